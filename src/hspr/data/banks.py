@@ -1,0 +1,53 @@
+"""The bundled real SWE-bench response matrices (see each bank's SOURCE.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from .io import read_wide_csv
+from .matrix import DataError, ResponseMatrix
+
+
+@dataclass(frozen=True)
+class BankInfo:
+    """A bundled bank: short name, file inside the package, human title."""
+
+    name: str
+    filename: str
+    title: str
+
+
+BANKS: dict[str, BankInfo] = {
+    "lite": BankInfo("lite", "matrix.csv", "SWE-bench Lite (test)"),
+    "verified": BankInfo("verified", "matrix.csv", "SWE-bench Verified"),
+    "full": BankInfo("full", "matrix.csv", "SWE-bench Full (test)"),
+    "pro": BankInfo("pro", "matrix_missing_as_0.csv", "SWE-bench Pro (public), missing runs as unresolved"),
+}
+BANK_ORDER = ("lite", "verified", "full", "pro")
+
+
+def bank_dir(name: str) -> Path:
+    return Path(str(resources.files("hspr").joinpath("data", "bundled", name)))
+
+
+@lru_cache(maxsize=None)
+def load_bank(name: str, missing_as_zero: bool = True) -> ResponseMatrix:
+    """Load a bundled bank by name ('lite', 'verified', 'full', 'pro').
+
+    For 'pro', ``missing_as_zero=False`` loads the matrix with its 491 missing cells masked.
+    Raises DataError for an unknown name.
+    """
+    if name not in BANKS:
+        raise DataError(f"unknown bank {name!r}; choose one of {', '.join(BANK_ORDER)} or pass --matrix PATH")
+    info = BANKS[name]
+    fname = info.filename if missing_as_zero else "matrix.csv"
+    m = read_wide_csv(bank_dir(name) / fname)
+    return ResponseMatrix(m.agents, m.tasks, m.values, m.missing, source=f"bank:{name}")
+
+
+def bank_provenance(name: str) -> str:
+    """The SOURCE.md text shipped with the bank."""
+    return (bank_dir(name) / "SOURCE.md").read_text(encoding="utf-8")

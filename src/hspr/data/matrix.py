@@ -1,0 +1,178 @@
+"""The response matrix: agents x tasks binary outcomes, with an optional missing mask."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+
+class DataError(ValueError):
+    """Raised for malformed response data; the message names the file, row/column and the fix."""
+
+
+@dataclass(frozen=True, eq=False)
+class ResponseMatrix:
+    """Binary agent x task outcomes (1 = resolved, 0 = unresolved).
+
+    Parameters
+    ----------
+    agents : sequence of str, length n_agents
+        Agent (configuration) ids, unique.
+    tasks : sequence of str, length n_tasks
+        Task (instance) ids, unique.
+    values : array of shape (n_agents, n_tasks)
+        0/1 outcomes. Cells flagged in ``missing`` are stored as 0.
+    missing : bool array of shape (n_agents, n_tasks), optional
+        True where the agent has no run on the task. ``None`` means complete.
+    source : str
+        Where the matrix came from (a path or a bank name), used in error messages.
+
+    Raises
+    ------
+    DataError
+        On an empty matrix, duplicate ids, a shape mismatch or non-binary values.
+    """
+
+    agents: tuple[str, ...]
+    tasks: tuple[str, ...]
+    values: np.ndarray
+    missing: np.ndarray | None = None
+    source: str = "<memory>"
+    _task_index: dict = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        agents = tuple(str(a) for a in self.agents)
+        tasks = tuple(str(t) for t in self.tasks)
+        object.__setattr__(self, "agents", agents)
+        object.__setattr__(self, "tasks", tasks)
+        vals = np.asarray(self.values)
+        src = self.source
+        if vals.ndim != 2:
+            raise DataError(f"{src}: response matrix must be 2-D (agents x tasks), got shape {vals.shape}")
+        if vals.shape[0] == 0 or vals.shape[1] == 0:
+            raise DataError(f"{src}: empty response matrix (shape {vals.shape}); it needs at least one agent row and one task column")
+        if vals.shape != (len(agents), len(tasks)):
+            raise DataError(
+                f"{src}: values have shape {vals.shape} but there are {len(agents)} agent ids and {len(tasks)} task ids"
+            )
+        _check_unique(agents, "agent", src)
+        _check_unique(tasks, "task", src)
+        miss = None
+        if self.missing is not None:
+            miss = np.asarray(self.missing, dtype=bool)
+            if miss.shape != vals.shape:
+                raise DataError(f"{src}: missing mask has shape {miss.shape}, values have {vals.shape}")
+            if not miss.any():
+                miss = None
+        check = vals if miss is None else np.where(miss, 0, vals)
+        bad = ~np.isin(check, (0, 1))
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise DataError(
+                f"{src}: non-binary value {check[r, c]!r} for agent {agents[r]!r}, task {tasks[c]!r} "
+                f"(row {r + 1}, column {c + 1}); outcomes must be 0 or 1"
+            )
+        vals = check.astype(np.int8)
+        vals.setflags(write=False)
+        if miss is not None:
+            miss.setflags(write=False)
+        object.__setattr__(self, "values", vals)
+        object.__setattr__(self, "missing", miss)
+        object.__setattr__(self, "_task_index", {t: j for j, t in enumerate(tasks)})
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def n_agents(self) -> int:
+        return len(self.agents)
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.tasks)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.values.shape
+
+    @property
+    def n_missing(self) -> int:
+        return 0 if self.missing is None else int(self.missing.sum())
+
+    def scores(self) -> np.ndarray:
+        """Per-agent full score (missing cells count as 0), shape (n_agents,), 0-1 scale."""
+        return self.values.mean(axis=1)
+
+    def task_index(self, task_id: str) -> int:
+        """Column index of ``task_id``; raises KeyError naming the id if it is not in the matrix."""
+        try:
+            return self._task_index[task_id]
+        except KeyError:
+            raise KeyError(f"task id {task_id!r} is not in {self.source} ({self.n_tasks} tasks)") from None
+
+    def agent_index(self, agent: str) -> int:
+        try:
+            return self.agents.index(agent)
+        except ValueError:
+            raise KeyError(f"agent {agent!r} is not in {self.source}") from None
+
+    # ------------------------------------------------------------------ transforms
+    def rows(self, idx: Sequence[int] | np.ndarray) -> "ResponseMatrix":
+        """Sub-matrix with the given agent rows (in that order)."""
+        idx = np.asarray(idx, dtype=int)
+        return ResponseMatrix(
+            agents=tuple(self.agents[i] for i in idx),
+            tasks=self.tasks,
+            values=self.values[idx],
+            missing=None if self.missing is None else self.missing[idx],
+            source=self.source,
+        )
+
+    def drop_rows(self, idx: Sequence[int] | np.ndarray) -> "ResponseMatrix":
+        keep = np.setdiff1d(np.arange(self.n_agents), np.asarray(idx, dtype=int))
+        return self.rows(keep)
+
+    def fill_missing(self, value: int = 0) -> "ResponseMatrix":
+        """Copy with missing cells set to ``value`` (the leaderboard convention is 0)."""
+        if self.missing is None:
+            return self
+        vals = np.where(self.missing, value, self.values)
+        return ResponseMatrix(self.agents, self.tasks, vals, None, self.source)
+
+    def require_complete(self, what: str = "this method") -> "ResponseMatrix":
+        """Return self, or raise DataError naming the first missing cell."""
+        if self.missing is not None:
+            r, c = np.argwhere(self.missing)[0]
+            raise DataError(
+                f"{self.source}: {self.n_missing} missing cells (first: agent {self.agents[r]!r}, task "
+                f"{self.tasks[c]!r}); {what} needs a complete matrix. Fill them with "
+                f"ResponseMatrix.fill_missing(0) / --missing-as-zero (leaderboard convention) or drop those rows."
+            )
+        return self
+
+    def digest(self) -> str:
+        """SHA-256 over ids and values: identifies a bank version (used by live sessions)."""
+        h = hashlib.sha256()
+        h.update("\x1f".join(self.agents).encode())
+        h.update(b"\x1e")
+        h.update("\x1f".join(self.tasks).encode())
+        h.update(b"\x1e")
+        h.update(np.ascontiguousarray(self.values).tobytes())
+        if self.missing is not None:
+            h.update(np.packbits(self.missing).tobytes())
+        return h.hexdigest()
+
+    def __repr__(self) -> str:
+        return f"ResponseMatrix({self.n_agents} agents x {self.n_tasks} tasks, missing={self.n_missing}, source={self.source!r})"
+
+
+def _check_unique(ids: tuple[str, ...], kind: str, src: str) -> None:
+    seen: dict[str, int] = {}
+    for i, x in enumerate(ids):
+        if x in seen:
+            where = "row" if kind == "agent" else "column"
+            raise DataError(
+                f"{src}: duplicate {kind} id {x!r} ({where}s {seen[x] + 1} and {i + 1}); {kind} ids must be unique"
+            )
+        seen[x] = i

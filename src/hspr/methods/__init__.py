@@ -1,0 +1,26 @@
+"""Registry of score-recovery methods by name (lazy imports, so one module's error
+does not break the others)."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from ..session import Method
+
+#: name -> "module:Class"; every class implements hspr.session.Method
+REGISTRY: dict[str, str] = {
+    "hspr": "hspr.methods.hspr:HSPR",
+    "uniform": "hspr.methods.uniform:Uniform",
+}
+
+
+def method_names() -> list[str]:
+    return list(REGISTRY)
+
+
+def get_method(name: str, **params) -> Method:
+    """Instantiate a registered method; raises KeyError listing the known names."""
+    if name not in REGISTRY:
+        raise KeyError(f"unknown method {name!r}; known: {', '.join(REGISTRY)}")
+    mod, cls = REGISTRY[name].split(":")
+    return getattr(import_module(mod), cls)(**params)

@@ -1,0 +1,211 @@
+"""The ask / tell / estimate protocol that HSPR and every peer method implement.
+
+Data flow (the Optuna ask/tell pattern): ``method.fit(source)`` returns a fitted model;
+``model.start(budget, seed)`` returns a :class:`Session`; the caller owns the expensive task
+execution: it asks which task to run, runs it, and tells the outcome. The replay harness is
+just a caller that answers from an archived row; the live CLI answers from the SWE-bench
+harness. Neither special-cases a method.
+"""
+
+from __future__ import annotations
+
+import numbers
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from .data.matrix import ResponseMatrix
+
+
+class BudgetError(ValueError):
+    """Raised for a budget that is not a whole number in [0, n_tasks], or when it is spent."""
+
+
+@dataclass(frozen=True)
+class ScoreEstimate:
+    """A full-bank score estimate; every value on the 0-1 scale.
+
+    Attributes
+    ----------
+    point : float
+        The method's reported estimate (for HSPR the calibrated posterior-predictive median, Eq. 16).
+    mean, median : float or None
+        Posterior(-predictive) mean and median where the method has a posterior, else None.
+    lower, upper : float or None
+        90 % credible (or confidence) interval where the method has one, else None.
+    n_queried : int
+        Distinct outcomes the estimate conditions on.
+    budget : int
+        The session's budget.
+    """
+
+    point: float
+    mean: float | None = None
+    median: float | None = None
+    lower: float | None = None
+    upper: float | None = None
+    n_queried: int = 0
+    budget: int = 0
+    level: float = 0.90
+
+    @property
+    def width(self) -> float | None:
+        """Width of the credible interval (0-1 scale) or None."""
+        if self.lower is None or self.upper is None:
+            return None
+        return self.upper - self.lower
+
+    def to_dict(self) -> dict:
+        return {
+            "point": self.point,
+            "mean": self.mean,
+            "median": self.median,
+            "lower": self.lower,
+            "upper": self.upper,
+            "level": self.level,
+            "n_queried": self.n_queried,
+            "budget": self.budget,
+        }
+
+
+def check_budget(budget, n_tasks: int, allow_zero: bool = True) -> int:
+    """Validate a budget (a whole number of distinct tasks, 0 <= budget <= n_tasks).
+
+    Raises
+    ------
+    BudgetError
+        If ``budget`` is not an integer (floats with a fractional part, bools and strings are
+        refused), is negative, exceeds ``n_tasks``, or is 0 where the method has no prior estimate.
+    """
+    if isinstance(budget, bool) or not isinstance(budget, (numbers.Integral, float, np.floating)):
+        raise BudgetError(f"budget must be a whole number of tasks, got {budget!r}")
+    if isinstance(budget, (float, np.floating)):
+        if not float(budget).is_integer():
+            raise BudgetError(
+                f"budget must be a whole number of tasks, got {budget!r}; to give a fraction of the bank use "
+                f"round(fraction * n_tasks)"
+            )
+    b = int(budget)
+    if b < 0:
+        raise BudgetError(f"budget must be >= 0, got {b}")
+    if b > n_tasks:
+        raise BudgetError(f"budget {b} exceeds the {n_tasks} tasks in the bank")
+    if b == 0 and not allow_zero:
+        raise BudgetError("budget 0: this method has no prior estimate; give a budget of at least 1 task")
+    return b
+
+
+def budget_from_fraction(fraction: float, n_tasks: int) -> int:
+    """``B = round(f * N)`` (HSPR_SPEC section 7); raises BudgetError outside (0, 1]."""
+    if not 0 < fraction <= 1:
+        raise BudgetError(f"budget fraction must be in (0, 1], got {fraction}")
+    return int(round(fraction * n_tasks))
+
+
+class Session(ABC):
+    """One evaluation of one target agent under a budget.
+
+    Subclasses implement :meth:`_select` (choose the next task index), :meth:`_update`
+    (absorb an outcome) and :meth:`estimate`. This base class keeps the bookkeeping
+    (queried ids in order, pending asks, budget) identical for every method.
+    """
+
+    #: whether the method gives an estimate with zero outcomes (a prior estimate)
+    has_prior_estimate: bool = False
+
+    def __init__(self, tasks: tuple[str, ...], budget: int, seed: int) -> None:
+        self.tasks = tasks
+        self.n_tasks = len(tasks)
+        self.budget = check_budget(budget, self.n_tasks)
+        self.seed = int(seed)
+        self._index = {t: j for j, t in enumerate(tasks)}
+        self.queried: list[str] = []
+        self.outcomes: list[int] = []
+        self._observed = np.zeros(self.n_tasks, dtype=bool)
+        self._pending: int | None = None
+
+    # -- protocol -----------------------------------------------------------------
+    def ask(self) -> str:
+        """Return the id of the next task to run.
+
+        Idempotent: asking again before telling returns the same task. Raises BudgetError
+        once ``budget`` outcomes have been told.
+        """
+        if len(self.queried) >= self.budget:
+            raise BudgetError(f"budget of {self.budget} tasks is spent; call estimate()")
+        if self._pending is None:
+            j = int(self._select())
+            if self._observed[j]:
+                raise RuntimeError(f"{type(self).__name__} selected an already observed task {self.tasks[j]!r}")
+            self._pending = j
+        return self.tasks[self._pending]
+
+    def tell(self, task_id: str, outcome: int) -> None:
+        """Record the outcome (1 resolved / 0 unresolved) of ``task_id``.
+
+        Raises KeyError for an id not in the bank, ValueError for a non-binary outcome or a
+        task told twice, and BudgetError past the budget.
+        """
+        if task_id not in self._index:
+            raise KeyError(f"task id {task_id!r} is not in the bank ({self.n_tasks} tasks)")
+        if outcome not in (0, 1) or isinstance(outcome, float) and not float(outcome).is_integer():
+            raise ValueError(f"outcome for {task_id!r} must be 0 or 1, got {outcome!r}")
+        j = self._index[task_id]
+        if self._observed[j]:
+            raise ValueError(f"task {task_id!r} was already recorded")
+        if len(self.queried) >= self.budget:
+            raise BudgetError(f"budget of {self.budget} tasks is spent; {task_id!r} not recorded")
+        self._observed[j] = True
+        self.queried.append(task_id)
+        self.outcomes.append(int(outcome))
+        if self._pending == j:
+            self._pending = None
+        self._update(j, int(outcome))
+
+    @property
+    def n_queried(self) -> int:
+        return len(self.queried)
+
+    @property
+    def done(self) -> bool:
+        return len(self.queried) >= self.budget
+
+    @abstractmethod
+    def _select(self) -> int:
+        """Column index of the next task (must be unobserved)."""
+
+    @abstractmethod
+    def _update(self, j: int, y: int) -> None:
+        """Absorb outcome ``y`` of task column ``j`` (already recorded by the base class)."""
+
+    @abstractmethod
+    def estimate(self) -> ScoreEstimate:
+        """The current estimate of the full score (0-1 scale)."""
+
+    def _require_outcomes(self) -> None:
+        if not self.queried and not self.has_prior_estimate:
+            raise BudgetError(f"{type(self).__name__}: no outcomes yet and the method has no prior estimate")
+
+
+class FittedModel(ABC):
+    """A method fitted on source agents; starts sessions for target agents."""
+
+    tasks: tuple[str, ...]
+
+    @abstractmethod
+    def start(self, budget: int, seed: int = 0) -> Session:
+        """A new session for one target agent."""
+
+
+class Method(ABC):
+    """A score-recovery method; ``fit`` learns from the source response matrix."""
+
+    name: str = "method"
+    #: 'sampling' (10 seeds), 'adaptive' (5 seeds) or 'deterministic' (1 path): replay defaults
+    seed_kind: str = "sampling"
+
+    @abstractmethod
+    def fit(self, source: ResponseMatrix) -> FittedModel:
+        """Fit on source agents (shape (n_sources, n_tasks)); returns a fitted model."""
+
