@@ -123,44 +123,66 @@ class Session(ABC):
         self.queried: list[str] = []
         self.outcomes: list[int] = []
         self._observed = np.zeros(self.n_tasks, dtype=bool)
-        self._pending: int | None = None
+        self._pending: list[int] = []
 
     # -- protocol -----------------------------------------------------------------
     def ask(self) -> str:
         """Return the id of the next task to run.
 
         Idempotent: asking again before telling returns the same task. Raises BudgetError
-        once ``budget`` outcomes have been told.
+        once the budget is spent (outcomes told plus tasks pending).
         """
-        if len(self.queried) >= self.budget:
+        return self.ask_batch(1)[0]
+
+    def ask_batch(self, k: int = 1) -> list[str]:
+        """Return ``k`` distinct tasks to run in parallel (fewer if the budget has less left).
+
+        Tasks asked earlier and not yet told stay pending and are returned first, so calling
+        again before telling anything returns the same tasks; new ones are chosen jointly by
+        :meth:`_select_batch`. Raises BudgetError when nothing is left of the budget and
+        ValueError for ``k < 1``.
+        """
+        if isinstance(k, bool) or int(k) != k or k < 1:
+            raise ValueError(f"batch size must be a whole number >= 1, got {k!r}")
+        left = self.budget - len(self.queried)
+        if left <= 0:
             raise BudgetError(f"budget of {self.budget} tasks is spent; call estimate()")
-        if self._pending is None:
-            j = int(self._select())
-            if self._observed[j]:
-                raise RuntimeError(f"{type(self).__name__} selected an already observed task {self.tasks[j]!r}")
-            self._pending = j
-        return self.tasks[self._pending]
+        k = min(int(k), left)
+        if len(self._pending) < k:
+            exclude = self._observed.copy()
+            exclude[self._pending] = True
+            new = [int(j) for j in self._select_batch(k - len(self._pending), exclude)]
+            if len(set(new)) != len(new) or exclude[new].any():
+                raise RuntimeError(f"{type(self).__name__} selected an observed, pending or repeated task")
+            self._pending.extend(new)
+        return [self.tasks[j] for j in self._pending[:k]]
+
+    @property
+    def pending(self) -> list[str]:
+        """Tasks asked and not yet told, in the order they were asked."""
+        return [self.tasks[j] for j in self._pending]
 
     def tell(self, task_id: str, outcome: int) -> None:
         """Record the outcome (1 resolved / 0 unresolved) of ``task_id``.
 
-        Raises KeyError for an id not in the bank, ValueError for a non-binary outcome or a
-        task told twice, and BudgetError past the budget.
+        Any task of the bank may be told, also one that was not asked (it is conditioned on
+        like the others). Raises KeyError for an id not in the bank and ValueError for a
+        non-binary outcome or a task told twice.
         """
         if task_id not in self._index:
             raise KeyError(f"task id {task_id!r} is not in the bank ({self.n_tasks} tasks)")
-        if outcome not in (0, 1) or isinstance(outcome, float) and not float(outcome).is_integer():
+        if isinstance(outcome, bool):
+            outcome = int(outcome)
+        if outcome not in (0, 1):
             raise ValueError(f"outcome for {task_id!r} must be 0 or 1, got {outcome!r}")
         j = self._index[task_id]
         if self._observed[j]:
             raise ValueError(f"task {task_id!r} was already recorded")
-        if len(self.queried) >= self.budget:
-            raise BudgetError(f"budget of {self.budget} tasks is spent; {task_id!r} not recorded")
         self._observed[j] = True
         self.queried.append(task_id)
         self.outcomes.append(int(outcome))
-        if self._pending == j:
-            self._pending = None
+        if j in self._pending:
+            self._pending.remove(j)
         self._update(j, int(outcome))
 
     @property
@@ -172,8 +194,20 @@ class Session(ABC):
         return len(self.queried) >= self.budget
 
     @abstractmethod
-    def _select(self) -> int:
-        """Column index of the next task (must be unobserved)."""
+    def _select(self, exclude: np.ndarray) -> int:
+        """Column index of the next task; ``exclude`` (bool, shape (n_tasks,)) marks tasks
+        observed or pending, which must not be chosen."""
+
+    def _select_batch(self, k: int, exclude: np.ndarray) -> list[int]:
+        """Choose ``k`` tasks jointly. Default: repeated :meth:`_select`, excluding each pick;
+        adaptive methods override it to condition on the picks' expected outcomes."""
+        exclude = exclude.copy()
+        out = []
+        for _ in range(k):
+            j = int(self._select(exclude))
+            exclude[j] = True
+            out.append(j)
+        return out
 
     @abstractmethod
     def _update(self, j: int, y: int) -> None:

@@ -22,12 +22,9 @@ class UniformSession(Session):
         chosen = np.random.default_rng(self.seed).choice(self.n_tasks, self.budget, replace=False)
         rest = np.setdiff1d(np.arange(self.n_tasks), chosen)
         self._order = np.concatenate([chosen, rest]).astype(int)
-        self._pos = 0
 
-    def _select(self) -> int:
-        while self._observed[self._order[self._pos]]:
-            self._pos += 1
-        return int(self._order[self._pos])
+    def _select(self, exclude) -> int:
+        return int(self._order[np.flatnonzero(~exclude[self._order])[0]])
 
     def _update(self, j, y):
         pass

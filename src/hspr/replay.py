@@ -1,0 +1,190 @@
+"""Replay (backtest) on archived response matrices: folds x targets x seeds x budgets.
+
+For each target fold, every method is fitted on the other folds' agents (the sources), then
+each target row is hidden behind :class:`HiddenRow` and revealed only through ``tell``. The
+estimate and the queried ids are recorded before the full row is read (HSPR_SPEC section 7).
+Work runs in parallel with joblib; ``backend`` selects loky (default), dask or ray.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+from joblib import Parallel, delayed, parallel_config
+
+from .data.folds import fold_indices
+from .data.matrix import DataError, ResponseMatrix
+from .session import FittedModel, Method, budget_from_fraction
+
+SEEDS_BY_KIND = {"sampling": tuple(range(10)), "adaptive": tuple(range(5)), "deterministic": (0,)}
+
+
+class HiddenRow:
+    """A target's outcomes, revealed one task at a time; the score is read only on request."""
+
+    def __init__(self, matrix: ResponseMatrix, row: int) -> None:
+        self._values = matrix.values[row]
+        self._index = matrix._task_index
+        self.agent = matrix.agents[row]
+        self.revealed: list[str] = []
+
+    def reveal(self, task_id: str) -> int:
+        self.revealed.append(task_id)
+        return int(self._values[self._index[task_id]])
+
+    def full_score(self) -> float:
+        return float(self._values.mean())
+
+
+@dataclass(frozen=True)
+class ReplayJob:
+    """One unit of parallel work: a fitted method, targets and one seed."""
+
+    bank: str
+    method: str
+    fold: int
+    seed: int
+    budgets: tuple[int, ...]
+    fractions: tuple[float, ...]
+    targets: ResponseMatrix = field(repr=False)
+
+
+def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed: int) -> list[dict]:
+    """Run one target under each budget; returns one record per budget (estimate before truth).
+
+    Models with ``nested_budgets = True`` (the query path does not depend on the budget) run
+    once at the largest budget and are estimated at every checkpoint on the way.
+    """
+    out = []
+    if getattr(model, "nested_budgets", False):
+        plan = [(max(budgets), sorted(budgets))]
+    else:
+        plan = [(b, [b]) for b in budgets]
+    for budget, checkpoints in plan:
+        sess = model.start(budget, seed)
+        for b in checkpoints:
+            while sess.n_queried < b:
+                t = sess.ask()
+                sess.tell(t, row.reveal(t))
+            est = sess.estimate()
+            out.append({"budget": b, "estimate": float(est.point), "mean": est.mean, "median": est.median,
+                        "lower": est.lower, "upper": est.upper, "queried": list(sess.queried)})
+    truth = row.full_score()  # read only after every estimate above is recorded
+    for rec in out:
+        rec["truth"] = truth
+    return out
+
+
+def _run_job(job: ReplayJob, model: FittedModel) -> list[dict]:
+    runs = []
+    frac = dict(zip(job.budgets, job.fractions))
+    for r in range(job.targets.n_agents):
+        row = HiddenRow(job.targets, r)
+        for rec in run_session(model, row, job.budgets, job.seed):
+            rec.update(bank=job.bank, method=job.method, fold=job.fold, target=row.agent, seed=job.seed,
+                       budget_fraction=frac[rec["budget"]])
+            runs.append(rec)
+    return runs
+
+
+def _fit(method: Method, source: ResponseMatrix) -> FittedModel:
+    return method.fit(source)
+
+
+def replay(
+    bank: str,
+    matrix: ResponseMatrix,
+    methods: dict[str, Method],
+    fractions: Sequence[float] = (0.10,),
+    seeds: dict[str, Sequence[int]] | None = None,
+    folds: list[list[str]] | None = None,
+    targets: ResponseMatrix | None = None,
+    n_jobs: int = 1,
+    backend: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[dict]:
+    """Replay methods on one bank and return one record per (fold, target, method, seed, budget).
+
+    Parameters
+    ----------
+    bank : str
+        Label written into each record.
+    matrix : ResponseMatrix, shape (n_agents, n_tasks)
+        Complete 0/1 matrix (missing cells refused: fill them first).
+    methods : dict name -> Method
+    fractions : budget fractions f; B = round(f * n_tasks).
+    seeds : dict name -> seeds; default by each method's ``seed_kind`` (10 / 5 / 1 seeds).
+    folds : list of lists of agent ids (target folds); ignored when ``targets`` is given.
+    targets : ResponseMatrix, optional
+        Evaluate these rows as targets with every row of ``matrix`` as sources (same task ids;
+        columns are reordered to ``matrix``'s order).
+    n_jobs, backend : joblib workers and backend ('loky', 'dask', 'ray', ...).
+    progress : callable(done, total), optional, called as jobs finish.
+
+    Returns
+    -------
+    list of dict with keys bank, method, fold, target, seed, budget, budget_fraction, estimate,
+    mean, median, lower, upper, queried, truth (0-1 scale).
+
+    Raises
+    ------
+    DataError for missing cells or target task ids that differ from the bank's.
+    """
+    matrix.require_complete("replay")
+    budgets = tuple(budget_from_fraction(f, matrix.n_tasks) for f in fractions)
+    seeds = dict(seeds or {})
+    for name, m in methods.items():
+        seeds.setdefault(name, SEEDS_BY_KIND[m.seed_kind])
+
+    if targets is not None:
+        targets = align_targets(targets, matrix).require_complete("replay targets")
+        splits = [(0, matrix, targets)]
+    else:
+        if folds is None:
+            raise ValueError("give folds or targets")
+        splits = []
+        for k, idx in enumerate(fold_indices(matrix.agents, folds)):
+            splits.append((k, matrix.drop_rows(idx), matrix.rows(idx)))
+
+    fit_specs = [(k, name) for k, _, _ in splits for name in methods]
+    source_of = {k: src for k, src, _ in splits}
+    target_of = {k: tgt for k, _, tgt in splits}
+    jobs = [ReplayJob(bank, name, k, int(s), budgets, tuple(fractions), target_of[k])
+            for k, name in fit_specs for s in seeds[name]]
+    total = len(fit_specs) + len(jobs)
+    done = 0
+    with parallel_config(backend=backend, n_jobs=n_jobs) if backend else parallel_config(n_jobs=n_jobs):
+        par = Parallel(return_as="generator")
+        models = {}
+        for spec, model in zip(fit_specs, par(delayed(_fit)(methods[n], source_of[k]) for k, n in fit_specs)):
+            models[spec] = model
+            done += 1
+            if progress:
+                progress(done, total)
+        runs: list[dict] = []
+        for res in Parallel(return_as="generator_unordered")(
+            delayed(_run_job)(job, models[(job.fold, job.method)]) for job in jobs
+        ):
+            runs.extend(res)
+            done += 1
+            if progress:
+                progress(done, total)
+    order = {name: i for i, name in enumerate(methods)}
+    runs.sort(key=lambda r: (order[r["method"]], r["fold"], r["target"], r["seed"], r["budget"]))
+    return runs
+
+
+def align_targets(targets: ResponseMatrix, bank: ResponseMatrix) -> ResponseMatrix:
+    """Reorder ``targets``' columns to ``bank``'s task order; DataError naming differing ids."""
+    missing = [t for t in bank.tasks if t not in targets._task_index]
+    extra = [t for t in targets.tasks if t not in bank._task_index]
+    if missing or extra:
+        raise DataError(
+            f"{targets.source}: task ids differ from {bank.source}: {len(missing)} bank tasks absent "
+            f"(e.g. {missing[:3]}), {len(extra)} unknown tasks (e.g. {extra[:3]}); targets need the bank's task columns"
+        )
+    idx = np.array([targets._task_index[t] for t in bank.tasks])
+    miss = None if targets.missing is None else targets.missing[:, idx]
+    return ResponseMatrix(targets.agents, bank.tasks, targets.values[:, idx], miss, targets.source)
