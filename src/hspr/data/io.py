@@ -1,26 +1,97 @@
 """Readers for response matrices on disk.
 
-``load_matrix(path)`` picks the reader from the file's form; each reader validates as it
-reads and raises :class:`~hspr.data.matrix.DataError` naming the file, row and column.
+``load_matrix(path)`` picks the reader from the input's form (:func:`detect_form`); each
+reader validates as it reads and raises :class:`~hspr.data.matrix.DataError` naming the file,
+the line / row / column or id at fault, and how to fix it.
+
+Supported forms
+---------------
+``wide_csv``
+    Header ``agent,<task_1>,...,<task_N>``, one row per agent; empty cell = no run.
+``long_csv``
+    Header with the columns ``agent,instance_id,resolved`` (extra columns are ignored), one
+    line per (agent, task) run; pairs absent for an agent are missing cells.
+``jsonl``
+    py-irt style: one JSON object per line, ``{"subject_id": ..., "responses": {task: 0/1}}``;
+    tasks absent for a subject are missing cells.
+``bank_dir``
+    The reference code's ``--data-root`` bank folder: header-less ``matrix.csv`` (rows =
+    agents, comma-separated 0/1) plus ``metadata.json`` with ``instance_ids`` and ``agents``.
+``leaderboard``
+    A checkout of SWE-bench/experiments:
+    ``evaluation/<split>/<submission>/results/results.json`` with a ``resolved`` id list.
 """
 
 from __future__ import annotations
 
 import csv
+import json
+import warnings
 from pathlib import Path
+from typing import Callable, Sequence
 
 import numpy as np
+import pandas as pd
 
 from .matrix import DataError, ResponseMatrix
 
-_TRUE = {"1", "1.0", "true", "True", "TRUE", "resolved"}
-_FALSE = {"0", "0.0", "false", "False", "FALSE", "unresolved"}
+_TRUE = ("1", "1.0", "true", "resolved")
+_FALSE = ("0", "0.0", "false", "unresolved")
+_MISSING = ("", "na", "nan")
+
+LONG_COLUMNS = ("agent", "instance_id", "resolved")
+"""Required columns of the long CSV form."""
+
+RESULT_ID_LISTS = (
+    "resolved",
+    "no_generation",
+    "generated",
+    "with_logs",
+    "no_logs",
+    "install_fail",
+    "reset_failed",
+    "no_apply",
+    "applied",
+    "test_errored",
+    "test_timeout",
+)
+"""Instance-id lists a SWE-bench/experiments ``results.json`` may hold.
+
+Only ``resolved`` scores 1. The others (no patch generated, no evaluation log, patch not
+applied, tests errored / timed out, ...) are unresolved by the leaderboard convention, where
+the denominator is the whole split; they only help to find the split's task universe.
+"""
+
+SPLIT_SIZES = {"lite": 300, "verified": 500, "test": 2294}
+"""Official task counts of the SWE-bench splits, to flag an incomplete task universe."""
+
+FORMS = {
+    "wide_csv": "wide CSV 'agent,<task ids...>'",
+    "long_csv": "long CSV 'agent,instance_id,resolved'",
+    "jsonl": "py-irt JSONL {'subject_id': ..., 'responses': {task: 0/1}}",
+    "bank_dir": "bank folder (header-less matrix.csv + metadata.json)",
+    "leaderboard": "SWE-bench/experiments checkout (evaluation/<split>/<submission>/results/results.json)",
+}
+"""Supported input forms, by the name :func:`detect_form` returns."""
+
+_LAYOUTS = (
+    "expected a wide CSV 'agent,<task ids...>', a long CSV 'agent,instance_id,resolved', "
+    "a py-irt .jsonl file, a folder with matrix.csv + metadata.json, or a SWE-bench/experiments "
+    "checkout (a folder holding evaluation/<split>/<submission>/results/results.json)"
+)
 
 
+# ---------------------------------------------------------------------- cell parsing
 def parse_outcome(text: str, where: str) -> int | None:
-    """Parse one cell: 1/0 (also true/false, 1.0/0.0); empty means missing (None)."""
-    t = text.strip()
-    if t == "" or t.lower() in {"na", "nan"}:
+    """Parse one cell: 1/0 (also true/false, 1.0/0.0, resolved/unresolved); empty or NA = None.
+
+    Raises
+    ------
+    DataError
+        For any other text; the message starts with ``where``.
+    """
+    t = text.strip().lower()
+    if t in _MISSING:
         return None
     if t in _TRUE:
         return 1
@@ -29,59 +100,627 @@ def parse_outcome(text: str, where: str) -> int | None:
     raise DataError(f"{where}: non-binary value {text!r}; outcomes must be 0 or 1 (empty = no run)")
 
 
-def read_wide_csv(path: str | Path) -> ResponseMatrix:
-    """Read a wide CSV: header ``agent,<task_1>,...,<task_N>``, one row per agent.
+def _parse_cells(cells: np.ndarray, where: Callable[[int, int], str]) -> tuple[np.ndarray, np.ndarray]:
+    """Parse a 2-D array of cell strings into (values int8, missing bool), both ``cells.shape``.
 
-    Empty cells are missing runs. Raises DataError on ragged rows, non-binary values,
-    duplicate ids or an empty file, naming the line and column.
+    ``where(r, c)`` describes the location of cell (r, c) for the error message.
     """
-    path = Path(path)
+    norm = np.char.lower(np.char.strip(cells.astype(str)))
+    ones = np.isin(norm, _TRUE)
+    miss = np.isin(norm, _MISSING)
+    bad = ~(ones | miss | np.isin(norm, _FALSE))
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise DataError(
+            f"{where(int(r), int(c))}: non-binary value {str(cells[r, c])!r}; outcomes must be 0 or 1 (empty = no run)"
+        )
+    return ones.astype(np.int8), miss
+
+
+# ---------------------------------------------------------------------- shared checks
+def _check_ids(ids: Sequence[str], kind: str, prefix: str, where: Callable[[int], str]) -> None:
+    """Raise DataError on the first empty or repeated id; ``where(i)`` names position i."""
+    s = pd.Series(list(ids), dtype=object)
+    empty = np.flatnonzero(s.to_numpy() == "")
+    if empty.size:
+        raise DataError(f"{prefix}: {where(int(empty[0]))}: empty {kind} id; every {kind} needs a non-empty id")
+    dup = np.flatnonzero(s.duplicated().to_numpy())
+    if dup.size:
+        j = int(dup[0])
+        i = int(np.flatnonzero((s == s[j]).to_numpy())[0])
+        raise DataError(
+            f"{prefix}: duplicate {kind} id {s[j]!r} ({where(i)} and {where(j)}); "
+            f"{kind} ids must be unique: rename or remove one of them"
+        )
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+
+
+def _csv_records(path: Path) -> list[tuple[int, list[str]]]:
+    """Non-blank CSV records of ``path`` as (line number, fields)."""
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
         try:
-            header = next(reader)
-        except StopIteration:
-            raise DataError(f"{path}: file is empty; expected a header 'agent,<task ids...>'") from None
-        if len(header) < 2:
-            raise DataError(f"{path}: header has {len(header)} column(s); expected 'agent,<task ids...>'")
-        tasks = [h.strip() for h in header[1:]]
-        for j, t in enumerate(tasks):
-            if not t:
-                raise DataError(f"{path}: line 1, column {j + 2}: empty task id in header")
-        agents: list[str] = []
-        rows: list[list[int]] = []
-        miss: list[list[bool]] = []
-        for lineno, rec in enumerate(reader, start=2):
-            if not rec or all(not x.strip() for x in rec):
-                continue
-            if len(rec) != len(header):
-                raise DataError(
-                    f"{path}: line {lineno} (agent {rec[0]!r}) has {len(rec)} fields, header has {len(header)}; "
-                    f"every row needs one value per task column"
-                )
-            agents.append(rec[0].strip())
-            vals, ms = [], []
-            for j, cell in enumerate(rec[1:]):
-                v = parse_outcome(cell, f"{path}: line {lineno}, column {j + 2} (agent {rec[0]!r}, task {tasks[j]!r})")
-                vals.append(0 if v is None else v)
-                ms.append(v is None)
-            rows.append(vals)
-            miss.append(ms)
-    if not rows:
-        raise DataError(f"{path}: no agent rows under the header; the matrix is empty")
-    values = np.array(rows, dtype=np.int8)
-    mask = np.array(miss, dtype=bool)
-    return ResponseMatrix(agents, tasks, values, mask if mask.any() else None, source=str(path))
+            recs = [(reader.line_num, rec) for rec in reader]
+        except csv.Error as exc:
+            raise DataError(f"{path}: line {reader.line_num}: malformed CSV ({exc}); check the quoting") from None
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    return [(n, r) for n, r in recs if any(x.strip() for x in r)]
+
+
+def _check_widths(path: Path, recs: list[tuple[int, list[str]]], width: int, what: str) -> None:
+    """Raise DataError naming the first record whose field count is not ``width``."""
+    lens = np.fromiter((len(r) for _, r in recs), dtype=int, count=len(recs))
+    bad = np.flatnonzero(lens != width)
+    if bad.size:
+        n, rec = recs[int(bad[0])]
+        raise DataError(
+            f"{path}: line {n} (starting {rec[0]!r}) has {len(rec)} fields, {what} has {width}; "
+            f"every row needs the same number of comma-separated fields"
+        )
+
+
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})") from None
+
+
+# ---------------------------------------------------------------------- wide CSV
+def read_wide_csv(path: str | Path) -> ResponseMatrix:
+    """Read a wide CSV: header ``agent,<task_1>,...,<task_N>``, one row per agent.
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV file. Cells are 0/1 (also true/false, 1.0/0.0); an empty cell is a missing run.
+
+    Returns
+    -------
+    ResponseMatrix
+        Shape (n_rows, n_task_columns), rows in file order; ``missing`` flags the empty cells.
+
+    Raises
+    ------
+    DataError
+        On an empty file, no agent rows, an empty or duplicate agent / task id, a ragged row or
+        a non-binary value; the message names the line and column.
+    """
+    path = Path(path)
+    recs = _csv_records(path)
+    if not recs:
+        raise DataError(f"{path}: file is empty; expected a header 'agent,<task ids...>' and one row per agent")
+    (hline, header), body = recs[0], recs[1:]
+    if len(header) < 2:
+        raise DataError(f"{path}: line {hline}: header has {len(header)} column(s); expected 'agent,<task ids...>'")
+    tasks = [h.strip() for h in header[1:]]
+    _check_ids(tasks, "task", f"{path}: line {hline} (header)", lambda j: f"column {j + 2}")
+    if not body:
+        raise DataError(f"{path}: no agent rows under the header; the matrix is empty (add one row per agent)")
+    _check_widths(path, body, len(header), "the header")
+    lines = [n for n, _ in body]
+    agents = [r[0].strip() for _, r in body]
+    _check_ids(agents, "agent", str(path), lambda i: f"line {lines[i]}")
+    cells = np.array([r[1:] for _, r in body], dtype=str)
+    values, miss = _parse_cells(
+        cells, lambda r, c: f"{path}: line {lines[r]}, column {c + 2} (agent {agents[r]!r}, task {tasks[c]!r})"
+    )
+    return ResponseMatrix(agents, tasks, values, miss if miss.any() else None, source=str(path))
+
+
+# ---------------------------------------------------------------------- long CSV
+def read_long_csv(path: str | Path) -> ResponseMatrix:
+    """Read a long CSV with columns ``agent,instance_id,resolved`` (one line per run).
+
+    ``resolved`` is 0/1 or true/false. Repeated (agent, instance_id) pairs with the same value
+    are merged; pairs absent for an agent become missing cells. Extra columns are ignored.
+
+    Returns
+    -------
+    ResponseMatrix
+        Shape (n_distinct_agents, n_distinct_instance_ids), both in order of first appearance.
+
+    Raises
+    ------
+    DataError
+        On an empty file, a missing required column, a ragged line, an empty id or value, a
+        non-binary value, or a repeated pair with conflicting values (naming both lines).
+    """
+    path = Path(path)
+    recs = _csv_records(path)
+    if not recs:
+        raise DataError(f"{path}: file is empty; expected a header 'agent,instance_id,resolved'")
+    (hline, header), body = recs[0], recs[1:]
+    names = [h.strip().lower() for h in header]
+    absent = [c for c in LONG_COLUMNS if c not in names]
+    if absent:
+        raise DataError(f"{path}: line {hline}: header lacks column(s) {', '.join(absent)}; expected 'agent,instance_id,resolved'")
+    if not body:
+        raise DataError(f"{path}: no data lines under the header; the matrix is empty")
+    _check_widths(path, body, len(header), "the header")
+    cols = [names.index(c) for c in LONG_COLUMNS]
+    arr = np.array([r for _, r in body], dtype=str)[:, cols]
+    lines = [n for n, _ in body]
+    agent, task = np.char.strip(arr[:, 0]).tolist(), np.char.strip(arr[:, 1]).tolist()
+    for k, col in enumerate((agent, task)):
+        empty = np.flatnonzero(np.asarray(col, dtype=object) == "")
+        if empty.size:
+            raise DataError(f"{path}: line {lines[empty[0]]}: empty {LONG_COLUMNS[k]}; every line needs agent, instance_id and resolved")
+    blank = np.flatnonzero(np.isin(np.char.lower(np.char.strip(arr[:, 2])), _MISSING))
+    if blank.size:
+        raise DataError(
+            f"{path}: line {lines[blank[0]]}: empty resolved value {str(arr[blank[0], 2])!r}; write 0 or 1, "
+            f"or drop the line (pairs absent from the file are missing runs)"
+        )
+    vals, _ = _parse_cells(
+        arr[:, 2:3], lambda r, c: f"{path}: line {lines[r]}, column resolved (agent {agent[r]!r}, instance_id {task[r]!r})"
+    )
+    df = pd.DataFrame({"agent": agent, "task": task, "v": vals[:, 0], "line": lines})
+    _check_long_conflicts(path, df)
+    df = df.drop_duplicates(["agent", "task"])
+    a_codes, agents = pd.factorize(df["agent"])
+    t_codes, tasks = pd.factorize(df["task"])
+    values = np.zeros((len(agents), len(tasks)), dtype=np.int8)
+    values[a_codes, t_codes] = df["v"].to_numpy()
+    miss = np.ones(values.shape, dtype=bool)
+    miss[a_codes, t_codes] = False
+    return ResponseMatrix(list(agents), list(tasks), values, miss if miss.any() else None, source=str(path))
+
+
+def _check_long_conflicts(path: Path, df: pd.DataFrame) -> None:
+    """Raise DataError on the first (agent, instance_id) line contradicting an earlier line."""
+    groups = df.groupby(["agent", "task"], sort=False)
+    first_v = groups["v"].transform("first").to_numpy()
+    first_line = groups["line"].transform("first").to_numpy()
+    bad = np.flatnonzero(df["v"].to_numpy() != first_v)
+    if bad.size:
+        j = int(bad[0])
+        row = df.iloc[j]
+        raise DataError(
+            f"{path}: conflicting outcomes for agent {row['agent']!r}, instance_id {row['task']!r}: "
+            f"line {int(first_line[j])} says {int(first_v[j])}, line {int(row['line'])} says {int(row['v'])}; "
+            f"keep one line per (agent, instance_id)"
+        )
+
+
+# ---------------------------------------------------------------------- py-irt JSONL
+def read_jsonl(path: str | Path) -> ResponseMatrix:
+    """Read py-irt style JSONL: one object ``{"subject_id": ..., "responses": {task: 0/1}}`` per line.
+
+    Response values are 0/1 (JSON numbers) or true/false; ``null`` and tasks absent for a
+    subject are missing cells. Blank lines are skipped.
+
+    Returns
+    -------
+    ResponseMatrix
+        Shape (n_subjects, n_tasks); subjects in file order, tasks in order of first appearance.
+
+    Raises
+    ------
+    DataError
+        On an empty file, a line that is not valid JSON or not such an object, an empty or
+        duplicate subject id, or a non-binary response (naming the line, subject and task).
+    """
+    path = Path(path)
+    subjects: list[str] = []
+    responses: list[dict] = []
+    lines: list[int] = []
+    for n, line in enumerate(_read_text(path).splitlines(), start=1):
+        if line.strip():
+            sid, resp = _jsonl_record(path, n, line)
+            subjects.append(sid)
+            responses.append(resp)
+            lines.append(n)
+    if not subjects:
+        raise DataError(f"{path}: file is empty; expected one JSON object per line: {{\"subject_id\": ..., \"responses\": {{task: 0/1}}}}")
+    _check_ids(subjects, "subject", str(path), lambda i: f"line {lines[i]}")
+    frame = pd.DataFrame.from_records(responses, index=range(len(subjects)))
+    if frame.shape[1] == 0:
+        raise DataError(f"{path}: no subject has any response; the matrix is empty")
+    tasks = [str(t) for t in frame.columns]
+    _check_ids(tasks, "task", str(path), lambda j: f"task #{j + 1}")
+    isna = frame.isna().to_numpy()
+    bad = ~(frame.isin([0, 1]).to_numpy() | isna)
+    if bad.any():
+        r, c = (int(x) for x in np.argwhere(bad)[0])
+        raise DataError(
+            f"{path}: line {lines[r]} (subject {subjects[r]!r}), task {tasks[c]!r}: non-binary response "
+            f"{_py(frame.iat[r, c])!r}; responses must be 0 or 1 (or true/false)"
+        )
+    values = np.where(isna, 0, frame.to_numpy(dtype=object)).astype(np.int8)
+    return ResponseMatrix(subjects, tasks, values, isna if isna.any() else None, source=str(path))
+
+
+def _py(x: object) -> object:
+    """A numpy scalar as the plain Python value (for readable messages)."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _jsonl_record(path: Path, n: int, line: str) -> tuple[str, dict]:
+    """Parse and check one JSONL line; returns (subject id, responses dict)."""
+    shape = "each line must be one object {\"subject_id\": ..., \"responses\": {task: 0/1}}"
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: line {n}, column {exc.colno}: invalid JSON ({exc.msg}); {shape}") from None
+    if not isinstance(obj, dict) or "subject_id" not in obj or not isinstance(obj.get("responses"), dict):
+        raise DataError(f"{path}: line {n}: not a subject record; {shape}")
+    sid = obj["subject_id"]
+    if not isinstance(sid, (str, int)) or isinstance(sid, bool):
+        raise DataError(f"{path}: line {n}: subject_id {sid!r} must be a string")
+    return str(sid).strip(), obj["responses"]
+
+
+# ---------------------------------------------------------------------- bank folder
+def read_bank_dir(folder: str | Path) -> ResponseMatrix:
+    """Read a reference-code bank folder: header-less ``matrix.csv`` + ``metadata.json``.
+
+    ``metadata.json`` holds ``instance_ids`` (list of task ids, one per matrix column) and
+    ``agents`` (list of ``{"folder": ..., "name": ...}``, one per matrix row; the agent id is
+    ``folder``, else ``name``). ``matrix.csv`` has one row per agent of 0/1 (also 0.0/1.0)
+    values; an empty cell is a missing run.
+
+    Returns
+    -------
+    ResponseMatrix
+        Shape (len(agents), len(instance_ids)).
+
+    Raises
+    ------
+    DataError
+        If either file is absent or malformed, an agent entry has no id, ids repeat, a row is
+        ragged, a value is non-binary, or the metadata counts differ from the matrix shape
+        (stating both numbers).
+    """
+    folder = Path(folder)
+    meta_path, mat_path = folder / "metadata.json", folder / "matrix.csv"
+    for p in (meta_path, mat_path):
+        if not p.is_file():
+            raise DataError(f"{folder}: no {p.name}; a bank folder needs a header-less matrix.csv and metadata.json")
+    tasks, agents = _read_bank_metadata(meta_path)
+    recs = _csv_records(mat_path)
+    if not recs:
+        raise DataError(f"{mat_path}: file is empty; expected one row of 0/1 values per agent in {meta_path.name}")
+    _check_widths(mat_path, recs, len(recs[0][1]), f"line {recs[0][0]}")
+    n_rows, n_cols = len(recs), len(recs[0][1])
+    if n_rows != len(agents):
+        raise DataError(
+            f"{folder}: metadata.json lists {len(agents)} agents but matrix.csv has {n_rows} rows; "
+            f"they must match one to one (row i = agents[i])"
+        )
+    if n_cols != len(tasks):
+        raise DataError(
+            f"{folder}: metadata.json lists {len(tasks)} instance_ids but matrix.csv has {n_cols} columns; "
+            f"they must match one to one (column j = instance_ids[j])"
+        )
+    lines = [n for n, _ in recs]
+    cells = np.array([r for _, r in recs], dtype=str)
+    values, miss = _parse_cells(
+        cells,
+        lambda r, c: f"{mat_path}: line {lines[r]}, column {c + 1} (agent {agents[r]!r}, task {tasks[c]!r}; "
+        f"matrix.csv is header-less)",
+    )
+    return ResponseMatrix(agents, tasks, values, miss if miss.any() else None, source=str(folder))
+
+
+def _read_bank_metadata(path: Path) -> tuple[list[str], list[str]]:
+    """(instance ids, agent ids) from a bank folder's metadata.json, checked."""
+    meta = _read_json(path)
+    if not isinstance(meta, dict):
+        raise DataError(f"{path}: expected a JSON object with 'instance_ids' and 'agents'")
+    ids, entries = meta.get("instance_ids"), meta.get("agents")
+    if not isinstance(ids, list) or not all(isinstance(t, (str, int)) for t in ids):
+        raise DataError(f"{path}: 'instance_ids' must be a list of task ids (one per matrix.csv column)")
+    if not isinstance(entries, list):
+        raise DataError(f"{path}: 'agents' must be a list of {{\"folder\": ..., \"name\": ...}} (one per matrix.csv row)")
+    agents = [_agent_id(path, i, e) for i, e in enumerate(entries)]
+    tasks = [str(t).strip() for t in ids]
+    _check_ids(tasks, "task", str(path), lambda j: f"instance_ids[{j}]")
+    _check_ids(agents, "agent", str(path), lambda i: f"agents[{i}]")
+    return tasks, agents
+
+
+def _agent_id(path: Path, i: int, entry: object) -> str:
+    if isinstance(entry, str):
+        return entry.strip()
+    if isinstance(entry, dict):
+        for key in ("folder", "name"):
+            if isinstance(entry.get(key), str) and entry[key].strip():
+                return entry[key].strip()
+    raise DataError(f"{path}: agents[{i}] = {entry!r} has neither a 'folder' nor a 'name'; give each agent an id")
+
+
+# ---------------------------------------------------------------------- leaderboard checkout
+def read_task_list(path: str | Path) -> list[str]:
+    """Read a task universe: one id per line, a JSON list, or a wide CSV whose header gives the ids.
+
+    Returns
+    -------
+    list of str
+        The ids in file order.
+
+    Raises
+    ------
+    DataError
+        If the file is absent or empty, or an id repeats (naming both lines / columns).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such task list file")
+    text = _read_text(path)
+    head = text.lstrip()[:1]
+    if head in ("[", "{"):
+        raw = _read_json(path)
+        raw = raw.get("instance_ids") if isinstance(raw, dict) else raw
+        if not isinstance(raw, list):
+            raise DataError(f"{path}: a JSON task list must be a list of ids (or an object with 'instance_ids')")
+        ids = [str(t).strip() for t in raw]
+        where = lambda j: f"item {j}"  # noqa: E731
+    else:
+        first = text.splitlines()[0] if text.strip() else ""
+        if "," in first and first.split(",")[0].strip().lower() == "agent":
+            ids = [h.strip() for h in next(csv.reader([first]))[1:]]
+            where = lambda j: f"line 1, column {j + 2}"  # noqa: E731
+        else:
+            numbered = [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+            ids = [t for _, t in numbered]
+            where = lambda j: f"line {numbered[j][0]}"  # noqa: E731
+    if not ids:
+        raise DataError(f"{path}: task list is empty; give one instance id per line")
+    _check_ids(ids, "task", str(path), where)
+    return ids
+
+
+def read_results_json(path: str | Path) -> dict[str, list[str]]:
+    """Read one submission's ``results/results.json``: its instance-id lists by key.
+
+    Only the keys in :data:`RESULT_ID_LISTS` are kept; ``resolved`` is required.
+
+    Raises
+    ------
+    DataError
+        On invalid JSON (naming line and column), a missing ``resolved`` list, or a list that
+        is not a list of id strings.
+    """
+    path = Path(path)
+    data = _read_json(path)
+    if not isinstance(data, dict) or "resolved" not in data:
+        raise DataError(f"{path}: expected a JSON object with a 'resolved' list of instance ids")
+    out: dict[str, list[str]] = {}
+    for key in RESULT_ID_LISTS:
+        ids = data.get(key)
+        if ids is None:
+            continue
+        if not isinstance(ids, list):
+            raise DataError(f"{path}: '{key}' must be a list of instance ids, got {type(ids).__name__}")
+        bad = [i for i, x in enumerate(ids) if not isinstance(x, str) or not x.strip()]
+        if bad:
+            raise DataError(f"{path}: '{key}'[{bad[0]}] = {ids[bad[0]]!r} is not an instance id string")
+        out[key] = [x.strip() for x in ids]
+    return out
+
+
+def leaderboard_splits(root: str | Path) -> list[str]:
+    """Split folder names under ``root/evaluation`` (sorted); DataError if there is none."""
+    root = Path(root)
+    eval_dir = root / "evaluation"
+    if not eval_dir.is_dir():
+        raise DataError(
+            f"{root}: no evaluation/ folder; expected a SWE-bench/experiments checkout with "
+            f"evaluation/<split>/<submission>/results/results.json"
+        )
+    splits = sorted(p.name for p in eval_dir.iterdir() if p.is_dir())
+    if not splits:
+        raise DataError(f"{eval_dir}: no split folders (e.g. lite, verified, test)")
+    return splits
+
+
+def _pick_split(root: Path, split: str | None) -> str:
+    splits = leaderboard_splits(root)
+    if split is None:
+        if len(splits) == 1:
+            return splits[0]
+        if "verified" in splits:
+            return "verified"
+        raise DataError(f"{root}: several splits ({', '.join(splits)}); choose one with --split")
+    if split not in splits:
+        raise DataError(f"{root}: no split {split!r} under evaluation/; available: {', '.join(splits)}")
+    return split
+
+
+def read_leaderboard(root: str | Path, split: str | None, tasks: str | Path | Sequence[str] | None = None) -> ResponseMatrix:
+    """Build a matrix from a SWE-bench/experiments checkout.
+
+    Each ``evaluation/<split>/<submission>/results/results.json`` gives one agent row (id =
+    submission folder name, rows sorted); a task is 1 if listed in ``resolved`` and 0 otherwise
+    (leaderboard convention: no generation, no logs, not applied, errored all count as
+    unresolved), so the matrix has no missing cells. Submission folders without a
+    results.json are skipped with a warning.
+
+    Parameters
+    ----------
+    root : str or Path
+        The checkout (the folder holding ``evaluation/``).
+    split : str or None
+        Split folder name (``lite``, ``verified``, ``test``, ...). None: the only split present,
+        else ``verified``.
+    tasks : path, sequence of str or None
+        The task universe (columns, in this order): a file for :func:`read_task_list` or a
+        list of ids. None: the sorted union of every id in any id list of the split's
+        results.json files (warns if that differs from the official split size, since a task
+        that no submission mentions cannot be found that way).
+
+    Returns
+    -------
+    ResponseMatrix
+        Shape (n_submissions, n_tasks), complete.
+
+    Raises
+    ------
+    DataError
+        If the layout or split is absent, no submission has a results.json, a results.json is
+        malformed, or (with ``tasks``) a ``resolved`` id is outside the task universe.
+    """
+    root = Path(root)
+    split = _pick_split(root, split)
+    split_dir = root / "evaluation" / split
+    results, skipped = {}, []
+    for sub in sorted(p for p in split_dir.iterdir() if p.is_dir()):
+        f = sub / "results" / "results.json"
+        if f.is_file():
+            results[sub.name] = read_results_json(f)
+        else:
+            skipped.append(sub.name)
+    if skipped:
+        warnings.warn(
+            f"{split_dir}: skipped {len(skipped)} submission folder(s) without results/results.json: "
+            f"{', '.join(skipped[:5])}{' ...' if len(skipped) > 5 else ''}",
+            stacklevel=2,
+        )
+    if not results:
+        raise DataError(f"{split_dir}: no submission folder has results/results.json; nothing to build")
+    universe = _leaderboard_universe(split_dir, split, results, tasks)
+    cols = np.asarray(universe, dtype=object)
+    values = np.vstack([np.isin(cols, lists["resolved"]) for lists in results.values()]).astype(np.int8)
+    return ResponseMatrix(list(results), universe, values, None, source=str(split_dir))
+
+
+def _leaderboard_universe(split_dir: Path, split: str, results: dict, tasks) -> list[str]:
+    if tasks is None:
+        ids = sorted(set().union(*(set(v) for lists in results.values() for v in lists.values())))
+        if not ids:
+            raise DataError(f"{split_dir}: the results.json files list no instance ids; pass --tasks FILE")
+        expected = SPLIT_SIZES.get(split)
+        if expected is not None and len(ids) != expected:
+            warnings.warn(
+                f"{split_dir}: the task universe (union of ids in {len(results)} results.json files) has "
+                f"{len(ids)} ids but SWE-bench {split} has {expected}; pass --tasks FILE with the official ids "
+                f"so that tasks no submission mentions count as unresolved",
+                stacklevel=3,
+            )
+        return ids
+    ids = read_task_list(tasks) if isinstance(tasks, (str, Path)) else [str(t) for t in tasks]
+    known = set(ids)
+    for name, lists in results.items():
+        foreign = [t for t in lists["resolved"] if t not in known]
+        if foreign:
+            raise DataError(
+                f"{split_dir / name / 'results' / 'results.json'}: {len(foreign)} resolved id(s) not in the task "
+                f"list (first: {foreign[0]!r}); check --split / --tasks, or remove that submission folder"
+            )
+    return ids
+
+
+# ---------------------------------------------------------------------- dispatch
+def _first_record(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        try:
+            for rec in csv.reader(fh):
+                if any(x.strip() for x in rec):
+                    return rec
+        except (csv.Error, UnicodeDecodeError):
+            return []
+    return []
+
+
+def _looks_like_bank_dir(folder: Path) -> bool:
+    return (folder / "matrix.csv").is_file() and (folder / "metadata.json").is_file()
+
+
+def _detect_dir(path: Path) -> str:
+    if _looks_like_bank_dir(path):
+        return "bank_dir"
+    if (path / "evaluation").is_dir():
+        return "leaderboard"
+    banks = sorted(p.name for p in path.iterdir() if p.is_dir() and _looks_like_bank_dir(p))
+    if banks:
+        raise DataError(
+            f"{path}: a data root holding {len(banks)} bank folders ({', '.join(banks)}); "
+            f"pass one of them, e.g. {path / banks[0]}"
+        )
+    if (path / "matrix.csv").is_file():
+        raise DataError(f"{path}: matrix.csv has no metadata.json next to it; add metadata.json with 'instance_ids' and 'agents'")
+    raise DataError(f"{path}: unknown folder layout; {_LAYOUTS}")
+
+
+def detect_form(path: str | Path) -> str:
+    """Name the form of ``path``: one of the keys of :data:`FORMS`.
+
+    Directories: ``bank_dir`` (matrix.csv + metadata.json) or ``leaderboard`` (has
+    ``evaluation/``). Files: ``jsonl`` by suffix (.jsonl/.ndjson) or a first character ``{``;
+    otherwise CSV, ``long_csv`` if the header has agent, instance_id and resolved, ``bank_dir``
+    for a header-less ``matrix.csv`` beside a metadata.json, else ``wide_csv``.
+
+    Raises
+    ------
+    DataError
+        If the path does not exist, is empty, or has no recognised form.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"{path}: no such file or directory")
+    if path.is_dir():
+        return _detect_dir(path)
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        return "jsonl"
+    with path.open("rb") as fh:
+        head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head:
+        raise DataError(f"{path}: file is empty; {_LAYOUTS}")
+    if head[:1] == b"{":
+        return "jsonl"
+    if path.suffix.lower() == ".json":
+        raise DataError(f"{path}: a .json file must be py-irt JSONL (one {{\"subject_id\", \"responses\"}} object per line)")
+    first = _first_record(path)
+    names = {x.strip().lower() for x in first}
+    if set(LONG_COLUMNS) <= names:
+        return "long_csv"
+    if first and np.isin(np.char.lower(np.char.strip(np.array(first, dtype=str))), _TRUE + _FALSE + _MISSING).all():
+        if path.name == "matrix.csv" and (path.parent / "metadata.json").is_file():
+            return "bank_dir"
+        raise DataError(
+            f"{path}: line 1 has no header (it holds outcome values); add a header 'agent,<task ids...>', "
+            f"or put a metadata.json with 'instance_ids' and 'agents' next to it as matrix.csv"
+        )
+    return "wide_csv"
+
+
+_READERS: dict[str, Callable[[Path], ResponseMatrix]] = {
+    "wide_csv": read_wide_csv,
+    "long_csv": read_long_csv,
+    "jsonl": read_jsonl,
+    "bank_dir": lambda p: read_bank_dir(p if p.is_dir() else p.parent),
+    "leaderboard": lambda p: read_leaderboard(p, None),
+}
 
 
 def load_matrix(path: str | Path) -> ResponseMatrix:
     """Load a response matrix from ``path``, choosing the reader from its form.
 
-    Supported: wide CSV (``agent,<task>...``). Raises DataError for unknown forms.
+    Parameters
+    ----------
+    path : str or Path
+        A wide CSV, long CSV, py-irt JSONL file, a bank folder (or its matrix.csv), or a
+        SWE-bench/experiments checkout (split: the only one present, else ``verified``; task
+        universe: the union of listed ids; use :func:`read_leaderboard` or
+        :func:`hspr.data.build.build_bank` to choose them).
+
+    Returns
+    -------
+    ResponseMatrix
+        Shape (n_agents, n_tasks), ``source`` = the path read.
+
+    Raises
+    ------
+    DataError
+        For a missing path, an unknown form, or any validation failure of the reader.
     """
     path = Path(path)
-    if not path.exists():
-        raise DataError(f"{path}: no such file or directory")
-    if path.suffix.lower() == ".csv":
-        return read_wide_csv(path)
-    raise DataError(f"{path}: unknown matrix format; expected a wide CSV 'agent,<task ids...>'")
+    return _READERS[detect_form(path)](path)

@@ -1,0 +1,163 @@
+"""CLI commands for banks: ``hspr banks``, ``hspr bank build``, ``hspr bank validate``.
+
+The root group (``hspr.cli``) calls :func:`register` to add them.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Callable
+
+import click
+import numpy as np
+
+from hspr.data.banks import BANK_ORDER, BANKS, load_bank
+from hspr.data.build import build_bank, write_wide_csv
+from hspr.data.io import FORMS, detect_form
+from hspr.data.matrix import DataError, ResponseMatrix
+
+EXIT_DATA_ERROR = 2
+
+
+def register(group: click.Group) -> None:
+    """Add ``banks`` and ``bank`` (with ``build`` and ``validate``) to the CLI ``group``."""
+    group.add_command(banks_cmd)
+    group.add_command(bank_group)
+
+
+# ---------------------------------------------------------------------- helpers
+def bank_summary(name: str) -> dict:
+    """Facts about one bundled bank, as printed by ``hspr banks --json``.
+
+    Keys: name, title, agents, tasks, missing (cells in the default matrix), missing_raw
+    (cells left blank in the raw matrix; differs only for 'pro'), score_min / score_median /
+    score_max (per-agent full score in %, missing counted as unresolved).
+    """
+    m = load_bank(name)
+    raw = load_bank(name, missing_as_zero=False) if BANKS[name].filename != "matrix.csv" else m
+    scores = m.scores() * 100.0
+    return {
+        "name": name,
+        "title": BANKS[name].title,
+        "agents": m.n_agents,
+        "tasks": m.n_tasks,
+        "missing": m.n_missing,
+        "missing_raw": raw.n_missing,
+        "score_min": round(float(scores.min()), 2),
+        "score_median": round(float(np.median(scores)), 2),
+        "score_max": round(float(scores.max()), 2),
+    }
+
+
+def summary_line(m: ResponseMatrix) -> str:
+    """One-line description: agents, tasks, missing cells."""
+    return f"{m.n_agents} agents x {m.n_tasks} tasks, {m.n_missing} missing cells"
+
+
+def _run(fn: Callable[[], ResponseMatrix]) -> ResponseMatrix:
+    """Call ``fn``; echo warnings to stderr; on DataError print it and exit with code 2."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = fn()
+        except DataError as exc:
+            _echo_warnings(caught)
+            click.echo(f"error: {exc}", err=True)
+            raise click.exceptions.Exit(EXIT_DATA_ERROR) from None
+    _echo_warnings(caught)
+    return result
+
+
+def _echo_warnings(caught: list) -> None:
+    for w in caught:
+        click.echo(f"warning: {w.message}", err=True)
+
+
+_SPLIT_HELP = (
+    "Leaderboard checkouts only: the split folder under evaluation/ (lite, verified, test, ...). "
+    "Default: the only split present, else verified."
+)
+_TASKS_HELP = (
+    "Leaderboard checkouts only: the task universe, one instance id per line (or a JSON list, or a "
+    "wide CSV whose header gives the ids). Default: every id named in the split's results.json files. "
+    "Tasks not listed as resolved count as unresolved."
+)
+_PATH_HELP = (
+    "PATH is a wide CSV (agent,<task ids...>), a long CSV (agent,instance_id,resolved), a py-irt "
+    "JSONL file, a bank folder (header-less matrix.csv + metadata.json) or a SWE-bench/experiments "
+    "checkout; the form is detected from the suffix, content and folder layout."
+)
+
+
+# ---------------------------------------------------------------------- hspr banks
+@click.command("banks")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list (one object per bank) for scripts.")
+def banks_cmd(as_json: bool) -> None:
+    """List the bundled SWE-bench banks: agents, tasks, missing cells and score range.
+
+    Missing cells are counted in the matrix the estimators use; for 'pro' the raw matrix's
+    blank cells (runs absent from the source, counted as unresolved by the leaderboard) are
+    shown too. Scores are per-agent full-bank resolve rates in %.
+    """
+    rows = [bank_summary(name) for name in BANK_ORDER]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Bundled banks")
+    for col in ("bank", "agents", "tasks", "missing", "min%", "med%", "max%"):
+        table.add_column(col, justify="left" if col == "bank" else "right", no_wrap=True)
+    table.add_column("title", ratio=1)
+    for r in rows:
+        missing = str(r["missing"]) if r["missing_raw"] == r["missing"] else f"{r['missing']} (raw {r['missing_raw']})"
+        scores = [f"{r[k]:.1f}" for k in ("score_min", "score_median", "score_max")]
+        table.add_row(r["name"], str(r["agents"]), str(r["tasks"]), missing, *scores, r["title"])
+    Console().print(table)
+    click.echo("missing: cells without a run (raw: blanks in the source, counted as unresolved).")
+    click.echo("min/med/max: per-agent resolve rate over the whole bank, in %.")
+
+
+# ---------------------------------------------------------------------- hspr bank ...
+@click.group("bank")
+def bank_group() -> None:
+    """Build or check a response matrix (bank) from files on disk."""
+
+
+@bank_group.command("build", epilog=_PATH_HELP)
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--split", default=None, metavar="NAME", help=_SPLIT_HELP)
+@click.option("--tasks", "tasks", default=None, type=click.Path(path_type=Path), metavar="FILE", help=_TASKS_HELP)
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Where to write the bank as a wide CSV (agent,<task ids...>; empty cell = no run).")
+def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> None:
+    """Build a bank from PATH and write it as a wide CSV.
+
+    Prints one line: agents, tasks and missing cells. Exits with code 2 (message on stderr)
+    if the input is invalid.
+    """
+    m = _run(lambda: build_bank(path, split=split, tasks=tasks))
+    try:
+        write_wide_csv(m, out)
+    except OSError as exc:
+        click.echo(f"error: cannot write {out}: {exc.strerror or exc}", err=True)
+        raise click.exceptions.Exit(1) from None
+    click.echo(f"{out}: {summary_line(m)} (built from {path})")
+
+
+@bank_group.command("validate", epilog=_PATH_HELP)
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--split", default=None, metavar="NAME", help=_SPLIT_HELP)
+@click.option("--tasks", "tasks", default=None, type=click.Path(path_type=Path), metavar="FILE", help=_TASKS_HELP)
+def validate_cmd(path: Path, split: str | None, tasks: Path | None) -> None:
+    """Load PATH, check it, and print its form and size.
+
+    Exits with code 2 and the error on stderr (file, line / column or id, and the fix) if the
+    input is invalid.
+    """
+    m = _run(lambda: build_bank(path, split=split, tasks=tasks))
+    form = FORMS[detect_form(path)]
+    click.echo(f"{path}: OK, {form}: {summary_line(m)}")

@@ -1,0 +1,81 @@
+"""The bundled banks: documented shapes, missing cells, shipped folds and ``hspr banks``."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from hspr.cli.bank import register
+from hspr.data.banks import BANK_ORDER, load_bank
+from hspr.data.folds import N_FOLDS, bank_folds, make_folds
+from hspr.data.matrix import DataError
+
+SHAPES = {"lite": (84, 300), "verified": (114, 500), "full": (22, 2294), "pro": (14, 730)}
+
+
+@pytest.mark.parametrize("name", BANK_ORDER)
+def test_bank_shapes(name):
+    m = load_bank(name)
+    assert m.shape == SHAPES[name]
+    assert m.n_missing == 0
+    assert set(np.unique(m.values)) <= {0, 1}
+    assert m.source == f"bank:{name}"
+
+
+def test_pro_raw_missing():
+    raw = load_bank("pro", missing_as_zero=False)
+    assert raw.shape == SHAPES["pro"]
+    assert raw.n_missing == 491
+    filled = load_bank("pro")
+    assert raw.agents == filled.agents and raw.tasks == filled.tasks
+    np.testing.assert_array_equal(raw.fill_missing(0).values, filled.values)
+
+
+def test_unknown_bank():
+    with pytest.raises(DataError, match="unknown bank 'nope'"):
+        load_bank("nope")
+
+
+@pytest.mark.parametrize("name", BANK_ORDER)
+def test_shipped_folds_partition_agents(name):
+    agents = load_bank(name).agents
+    folds = bank_folds(name)
+    assert len(folds) == N_FOLDS
+    flat = [a for f in folds for a in f]
+    assert len(flat) == len(set(flat)) == len(agents)  # disjoint, each agent once
+    assert set(flat) == set(agents)
+    assert all(folds[i] for i in range(N_FOLDS))
+    assert folds == make_folds(agents)
+
+
+def _cli(*args):
+    group = click.Group("hspr")
+    register(group)
+    return CliRunner().invoke(group, list(args))
+
+
+def test_cli_banks_json():
+    res = _cli("banks", "--json")
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert [r["name"] for r in rows] == list(BANK_ORDER)
+    by = {r["name"]: r for r in rows}
+    for name, (n_agents, n_tasks) in SHAPES.items():
+        assert (by[name]["agents"], by[name]["tasks"], by[name]["missing"]) == (n_agents, n_tasks, 0)
+        assert 0 <= by[name]["score_min"] <= by[name]["score_median"] <= by[name]["score_max"] <= 100
+        assert by[name]["title"]
+    assert by["pro"]["missing_raw"] == 491
+    assert by["lite"]["missing_raw"] == 0
+    assert by["pro"]["score_max"] == pytest.approx(319 / 730 * 100, abs=0.01)  # Claude Sonnet 4.5, SOURCE.md
+
+
+def test_cli_banks_table():
+    res = _cli("banks")
+    assert res.exit_code == 0, res.output
+    for name in BANK_ORDER:
+        assert name in res.stdout
+    assert "2294" in res.stdout and "491" in res.stdout

@@ -1,0 +1,365 @@
+"""Readers of every supported form, their error messages, write_wide_csv and the bank CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from hspr.cli.bank import register
+from hspr.data.build import build_bank, write_wide_csv
+from hspr.data.io import (
+    detect_form,
+    load_matrix,
+    read_leaderboard,
+    read_task_list,
+)
+from hspr.data.matrix import DataError, ResponseMatrix
+
+# The matrix every fixture encodes: 3 agents x 4 tasks, two missing cells (-1).
+AGENTS = ["a1", "a2", "a3"]
+TASKS = ["t1", "t2", "t3", "t4"]
+GRID = np.array([[1, 0, -1, 1], [0, 0, 1, 1], [1, -1, 0, 0]])
+
+
+def assert_matrix(m: ResponseMatrix, grid: np.ndarray = GRID, agents=AGENTS, tasks=TASKS) -> None:
+    assert list(m.agents) == agents
+    assert list(m.tasks) == tasks
+    np.testing.assert_array_equal(m.values, np.where(grid < 0, 0, grid))
+    miss = grid < 0
+    if miss.any():
+        np.testing.assert_array_equal(m.missing, miss)
+    else:
+        assert m.missing is None
+
+
+def reorder(tasks: list[str]) -> dict:
+    """assert_matrix arguments for GRID with its columns in the order ``tasks``."""
+    return {"grid": GRID[:, [TASKS.index(t) for t in tasks]], "tasks": tasks}
+
+
+FIRST_SEEN = ["t1", "t2", "t4", "t3"]  # long CSV / JSONL columns follow first appearance
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def assert_error(path, *fragments: str, reader=load_matrix) -> str:
+    """The reader raises DataError whose message contains every fragment."""
+    with pytest.raises(DataError) as info:
+        reader(path)
+    msg = str(info.value)
+    for frag in fragments:
+        assert frag in msg, f"{frag!r} not in {msg!r}"
+    return msg
+
+
+# ---------------------------------------------------------------------- fixtures per form
+WIDE = "agent,t1,t2,t3,t4\na1,1,0,,1\na2,0,0,1,1\na3,true,,False,0.0\n"
+LONG = (
+    "agent,instance_id,resolved\n"
+    "a1,t1,1\na1,t2,0\na1,t4,true\n"
+    "a2,t1,0\na2,t2,0\na2,t3,1\na2,t4,1\n"
+    "a3,t1,1\na3,t3,0\na3,t4,false\n"
+    "a1,t1,1\n"  # consistent repeat: merged
+)
+
+
+def jsonl_text() -> str:
+    rows = [
+        {"subject_id": "a1", "responses": {"t1": 1, "t2": 0, "t4": 1}},
+        {"subject_id": "a2", "responses": {"t1": 0, "t2": 0, "t3": 1, "t4": 1}},
+        {"subject_id": "a3", "responses": {"t1": True, "t3": 0, "t4": 0.0, "t2": None}},
+    ]
+    return "\n".join(json.dumps(r) for r in rows) + "\n\n"
+
+
+def make_bank_dir(folder: Path, grid=None, agents=None, ids=None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    grid = np.array([[1, 0, 0, 1], [0, 0, 1, 1], [1, 0, 0, 0]]) if grid is None else grid
+    agents = agents if agents is not None else [{"folder": "a1", "name": "A one"}, {"name": "a2"}, {"folder": "a3"}]
+    ids = ids if ids is not None else TASKS
+    meta = {"instance_ids": ids, "agents": agents, "n_agents": len(agents)}
+    write(folder / "metadata.json", json.dumps(meta))
+    write(folder / "matrix.csv", "\n".join(",".join(f"{float(v):.1f}" for v in row) for row in grid) + "\n")
+    return folder
+
+
+def make_leaderboard(root: Path, split: str = "verified", extra: dict | None = None) -> Path:
+    subs = {
+        "20240101_alpha": {"resolved": ["t1", "t4"], "no_generation": ["t3"]},
+        "20240202_beta": {"resolved": ["t3", "t4"], "no_logs": [], "applied": ["t2", "t3", "t4"]},
+        "20240303_gamma": {"resolved": ["t1"], "generated": ["t1", "t2", "t5"]},
+    }
+    subs.update(extra or {})
+    for name, res in subs.items():
+        d = root / "evaluation" / split / name / "results"
+        d.mkdir(parents=True)
+        write(d / "results.json", json.dumps(res, indent=2))
+    return root
+
+
+LB_AGENTS = ["20240101_alpha", "20240202_beta", "20240303_gamma"]
+LB_GRID = np.array([[1, 0, 0, 1, 0], [0, 0, 1, 1, 0], [1, 0, 0, 0, 0]])
+
+
+# ---------------------------------------------------------------------- readers: good files
+def test_wide_csv(tmp_path):
+    p = write(tmp_path / "m.csv", WIDE)
+    assert detect_form(p) == "wide_csv"
+    m = load_matrix(p)
+    assert_matrix(m)
+    assert m.source == str(p)
+
+
+def test_long_csv(tmp_path):
+    p = write(tmp_path / "runs.csv", LONG)
+    assert detect_form(p) == "long_csv"
+    assert_matrix(load_matrix(p), **reorder(FIRST_SEEN))
+
+
+def test_long_csv_extra_columns_and_order(tmp_path):
+    text = "resolved,model_note,instance_id,agent\n1,x,t2,b\n0,y,t1,a\n"
+    m = load_matrix(write(tmp_path / "runs.csv", text))
+    assert_matrix(m, np.array([[1, -1], [-1, 0]]), agents=["b", "a"], tasks=["t2", "t1"])
+
+
+def test_jsonl(tmp_path):
+    p = write(tmp_path / "responses.jsonl", jsonl_text())
+    assert detect_form(p) == "jsonl"
+    assert_matrix(load_matrix(p), **reorder(FIRST_SEEN))
+
+
+def test_jsonl_detected_by_content(tmp_path):
+    p = write(tmp_path / "responses.txt", jsonl_text())
+    assert_matrix(load_matrix(p), **reorder(FIRST_SEEN))
+
+
+def test_bank_dir(tmp_path):
+    folder = make_bank_dir(tmp_path / "swe_lite_summary")
+    grid = np.array([[1, 0, 0, 1], [0, 0, 1, 1], [1, 0, 0, 0]])
+    assert detect_form(folder) == "bank_dir"
+    assert_matrix(load_matrix(folder), grid)
+    assert_matrix(load_matrix(folder / "matrix.csv"), grid)  # the file itself, too
+
+
+def test_data_root_points_to_bank_folders(tmp_path):
+    make_bank_dir(tmp_path / "data" / "swe_lite_summary")
+    make_bank_dir(tmp_path / "data" / "swe_pro_summary")
+    assert_error(tmp_path / "data", "swe_lite_summary", "swe_pro_summary", "pass one of them")
+
+
+def test_leaderboard_union_universe(tmp_path):
+    root = make_leaderboard(tmp_path / "experiments")
+    with pytest.warns(UserWarning, match="has 5 ids but SWE-bench verified has 500"):
+        m = read_leaderboard(root, "verified")
+    assert_matrix(m, LB_GRID, agents=LB_AGENTS, tasks=["t1", "t2", "t3", "t4", "t5"])
+    assert detect_form(root) == "leaderboard"
+
+
+def test_leaderboard_task_file_orders_and_extends_columns(tmp_path):
+    root = make_leaderboard(tmp_path / "experiments", split="lite")
+    ids = write(tmp_path / "ids.txt", "t4\nt1\n\nt3\nt2\nt5\nt6\n")
+    m = read_leaderboard(root, "lite", ids)
+    grid = LB_GRID[:, [3, 0, 2, 1, 4]]
+    assert_matrix(m, np.hstack([grid, np.zeros((3, 1), int)]), agents=LB_AGENTS, tasks=["t4", "t1", "t3", "t2", "t5", "t6"])
+    # the header of a wide CSV works as a task list too
+    wide = write(tmp_path / "ref.csv", "agent,t4,t1,t3,t2,t5,t6\nx,1,1,1,1,1,1\n")
+    assert read_task_list(wide) == ["t4", "t1", "t3", "t2", "t5", "t6"]
+
+
+def test_leaderboard_skips_folders_without_results(tmp_path):
+    root = make_leaderboard(tmp_path / "experiments", split="mysplit")
+    (root / "evaluation" / "mysplit" / "20240404_empty").mkdir()
+    with pytest.warns(UserWarning, match="20240404_empty"):
+        m = read_leaderboard(root, None)
+    assert list(m.agents) == LB_AGENTS
+
+
+def test_leaderboard_errors(tmp_path):
+    root = make_leaderboard(tmp_path / "experiments", split="lite")
+    assert_error(root, "no split 'verified'", "lite", reader=lambda p: read_leaderboard(p, "verified"))
+    ids = write(tmp_path / "ids.txt", "t1\nt2\n")
+    assert_error(root, "20240101_alpha", "results.json", "'t4'", "--tasks",
+                 reader=lambda p: read_leaderboard(p, "lite", ids))
+    dup = write(tmp_path / "dup.txt", "t1\nt2\nt1\n")
+    assert_error(dup, str(dup), "duplicate task id 't1'", "line 1 and line 3", reader=read_task_list)
+    bad = root / "evaluation" / "lite" / "20240101_alpha" / "results" / "results.json"
+    write(bad, '{"resolved": ["t1",\n "t2"')
+    assert_error(root, str(bad), "line 2", "invalid JSON", reader=lambda p: read_leaderboard(p, "lite"))
+    write(bad, '{"resolved": ["t1", 7]}')
+    assert_error(root, str(bad), "'resolved'[1]", reader=lambda p: read_leaderboard(p, "lite"))
+    write(bad, '{"no_generation": ["t1"]}')
+    assert_error(root, str(bad), "'resolved' list", reader=lambda p: read_leaderboard(p, "lite"))
+    assert_error(tmp_path, "unknown folder layout")
+
+
+# ---------------------------------------------------------------------- readers: bad files
+BAD_WIDE = [
+    ("agent,t1,t2\na1,1,2\n", ["line 2, column 3", "'a1'", "'t2'", "non-binary value '2'"]),
+    ("agent,t1,t2\na1,1,0\na2,0,yes\n", ["line 3, column 3", "'yes'"]),
+    ("agent,t1,t2\na1,1,0\na2,0,1\na1,1,1\n", ["duplicate agent id 'a1'", "line 2 and line 4"]),
+    ("agent,t1,t2,t1\na1,1,0,1\n", ["duplicate task id 't1'", "column 2 and column 4"]),
+    ("agent,t1,t2\na1,1,0\na2,0\n", ["line 3", "'a2'", "2 fields", "header has 3"]),
+    ("agent,t1,t2\na1,1,0,1\n", ["line 2", "4 fields"]),
+    ("agent,t1,t2\n", ["no agent rows", "empty"]),
+    ("agent,t1,,t3\na1,1,0,1\n", ["column 3", "empty task id"]),
+    ("agent,t1\n,1\n", ["line 2", "empty agent id"]),
+    ("agent\na1\n", ["header has 1 column"]),
+    ("1,0,1\n0,0,1\n", ["line 1 has no header", "metadata.json"]),
+]
+
+
+@pytest.mark.parametrize("text,fragments", BAD_WIDE)
+def test_wide_csv_errors(tmp_path, text, fragments):
+    p = write(tmp_path / "bad.csv", text)
+    assert_error(p, str(p), *fragments)
+
+
+def test_empty_files(tmp_path):
+    for name in ("empty.csv", "empty.jsonl", "empty.txt"):
+        p = write(tmp_path / name, "\n  \n")
+        assert_error(p, str(p), "empty")
+    assert_error(tmp_path / "nope.csv", "no such file")
+
+
+BAD_LONG = [
+    ("agent,instance_id,resolved\na1,t1,1\na2,t1,0\na1,t1,0\n",
+     ["conflicting outcomes", "agent 'a1'", "instance_id 't1'", "line 2 says 1", "line 4 says 0"]),
+    ("agent,instance_id,resolved\na1,t1,1\na1,t2,maybe\n", ["line 3", "non-binary value 'maybe'", "'t2'"]),
+    ("agent,instance_id,resolved\na1,t1,1\na1,t2,\n", ["line 3", "empty resolved value", "drop the line"]),
+    ("agent,instance_id,resolved\na1,t1,1\n,t2,1\n", ["line 3", "empty agent"]),
+    ("agent,instance_id,resolved\na1,t1,1,9\n", ["line 2", "4 fields"]),
+    ("agent,instance_id,resolved\n", ["no data lines", "empty"]),
+]
+
+
+@pytest.mark.parametrize("text,fragments", BAD_LONG)
+def test_long_csv_errors(tmp_path, text, fragments):
+    p = write(tmp_path / "runs.csv", text)
+    assert_error(p, str(p), *fragments)
+
+
+BAD_JSONL = [
+    ('{"subject_id": "a1", "responses": {"t1": 1}}\n{"subject_id": "a2", "responses": {"t1": 1,}\n',
+     ["line 2", "invalid JSON"]),
+    ('{"subject_id": "a1", "responses": {"t1": 2}}\n', ["line 1", "subject 'a1'", "task 't1'", "non-binary response 2"]),
+    ('{"subject_id": "a1", "responses": {"t1": 1}}\n\n{"subject_id": "a2", "responses": {"t1": "1"}}\n',
+     ["line 3", "subject 'a2'", "'1'"]),
+    ('{"subject_id": "a1", "responses": {"t1": 1}}\n{"subject_id": "a1", "responses": {"t1": 0}}\n',
+     ["duplicate subject id 'a1'", "line 1 and line 2"]),
+    ('{"subject_id": "a1", "responses": [1, 0]}\n', ["line 1", "not a subject record"]),
+    ('{"subject_id": "a1", "responses": {}}\n', ["no subject has any response"]),
+]
+
+
+@pytest.mark.parametrize("text,fragments", BAD_JSONL)
+def test_jsonl_errors(tmp_path, text, fragments):
+    p = write(tmp_path / "r.jsonl", text)
+    assert_error(p, str(p), *fragments)
+
+
+def test_bank_dir_errors(tmp_path):
+    f = make_bank_dir(tmp_path / "rows", grid=np.ones((2, 4), int))
+    assert_error(f, "lists 3 agents", "matrix.csv has 2 rows")
+    f = make_bank_dir(tmp_path / "cols", ids=TASKS + ["t5"])
+    assert_error(f, "lists 5 instance_ids", "matrix.csv has 4 columns")
+    f = make_bank_dir(tmp_path / "dupagent", agents=[{"folder": "x"}, {"name": "y"}, {"folder": "x", "name": "z"}])
+    assert_error(f, "metadata.json", "duplicate agent id 'x'", "agents[0] and agents[2]")
+    f = make_bank_dir(tmp_path / "duptask", ids=["t1", "t2", "t1", "t4"])
+    assert_error(f, "metadata.json", "duplicate task id 't1'", "instance_ids[0] and instance_ids[2]")
+    f = make_bank_dir(tmp_path / "noid", agents=[{"folder": "a"}, {"other": 1}, {"name": "c"}])
+    assert_error(f, "agents[1]", "neither a 'folder' nor a 'name'")
+    f = make_bank_dir(tmp_path / "value")
+    write(f / "matrix.csv", "1,0,0,1\n0,0,1,1\n1,0,3,0\n")
+    assert_error(f, str(f / "matrix.csv"), "line 3, column 3", "'a3'", "'t3'", "non-binary value '3'")
+    write(f / "matrix.csv", "1,0,0,1\n0,0,1\n1,0,0,0\n")
+    assert_error(f, "line 2", "3 fields")
+    write(f / "metadata.json", '{"instance_ids": ["t1"], ')
+    assert_error(f, str(f / "metadata.json"), "invalid JSON")
+    (f / "metadata.json").unlink()
+    assert_error(f / "matrix.csv", "line 1 has no header")
+
+
+# ---------------------------------------------------------------------- build + write
+def test_build_bank_dispatch(tmp_path):
+    p = write(tmp_path / "m.csv", WIDE)
+    assert_matrix(build_bank(p))
+    assert_error(p, "only to a SWE-bench/experiments checkout", reader=lambda q: build_bank(q, split="lite"))
+    root = make_leaderboard(tmp_path / "exp", split="lite")
+    ids = write(tmp_path / "ids.txt", "t1\nt2\nt3\nt4\nt5\n")
+    assert_matrix(build_bank(root, split="lite", tasks=ids), LB_GRID, agents=LB_AGENTS, tasks=["t1", "t2", "t3", "t4", "t5"])
+
+
+def test_write_wide_csv_round_trip_with_missing(tmp_path):
+    m = load_matrix(write(tmp_path / "in.jsonl", jsonl_text()))
+    out = write_wide_csv(m, tmp_path / "out.csv")
+    assert out.read_text().splitlines()[:2] == ["agent,t1,t2,t4,t3", "a1,1,0,1,"]
+    back = load_matrix(out)
+    assert_matrix(back, **reorder(FIRST_SEEN))
+    assert back.digest() == m.digest()
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_round_trip_from_leaderboard(tmp_path):
+    root = make_leaderboard(tmp_path / "experiments", split="lite")
+    with pytest.warns(UserWarning, match="pass --tasks"):
+        m = build_bank(root, split="lite")
+    out = write_wide_csv(m, tmp_path / "bank.csv")
+    back = load_matrix(out)
+    assert back.agents == m.agents and back.tasks == m.tasks
+    np.testing.assert_array_equal(back.values, m.values)
+    assert back.missing is None
+
+
+def test_write_wide_csv_quotes_odd_ids(tmp_path):
+    m = ResponseMatrix(["agent, with comma", 'q"uote'], ["t,1", "t2"], np.array([[1, 0], [0, 1]]))
+    back = load_matrix(write_wide_csv(m, tmp_path / "odd.csv"))
+    assert back.agents == m.agents and back.tasks == m.tasks
+    np.testing.assert_array_equal(back.values, m.values)
+
+
+# ---------------------------------------------------------------------- CLI
+@pytest.fixture
+def cli():
+    group = click.Group("hspr")
+    register(group)
+    runner = CliRunner()
+    return lambda *args: runner.invoke(group, [str(a) for a in args])
+
+
+def test_cli_build_and_validate(tmp_path, cli):
+    root = make_leaderboard(tmp_path / "experiments", split="lite")
+    out = tmp_path / "bank.csv"
+    res = cli("bank", "build", root, "--split", "lite", "--out", out)
+    assert res.exit_code == 0, res.output
+    assert "3 agents x 5 tasks, 0 missing cells" in res.stdout
+    res = cli("bank", "validate", out)
+    assert res.exit_code == 0
+    assert "OK" in res.stdout and "wide CSV" in res.stdout and "3 agents x 5 tasks" in res.stdout
+    res = cli("bank", "validate", root, "--split", "verified")
+    assert res.exit_code == 2
+    assert "no split 'verified'" in res.stderr
+
+
+def test_cli_validate_error_exit_code(tmp_path, cli):
+    p = write(tmp_path / "bad.csv", "agent,t1\na1,7\n")
+    res = cli("bank", "validate", p)
+    assert res.exit_code == 2
+    assert res.stderr.startswith("error: ") and str(p) in res.stderr and "line 2, column 2" in res.stderr
+    assert "Traceback" not in res.output
+    res = cli("bank", "build", p, "--out", tmp_path / "x.csv")
+    assert res.exit_code == 2 and not (tmp_path / "x.csv").exists()
+
+
+def test_cli_help(cli):
+    for args in (["bank", "--help"], ["bank", "build", "--help"], ["bank", "validate", "--help"], ["banks", "--help"]):
+        res = cli(*args)
+        assert res.exit_code == 0 and "Usage:" in res.stdout
+    assert "--out" in cli("bank", "build", "--help").stdout
