@@ -11,6 +11,12 @@ from ..session import Method
 REGISTRY: dict[str, str] = {
     "hspr": "hspr.methods.hspr:HSPR",
     "uniform": "hspr.methods.uniform:Uniform",
+    "atlas": "hspr.methods.atlas:ATLAS",
+    "pta_irt": "hspr.methods.pta_irt:PTAIRT",
+    "stratified": "hspr.methods.stratified:Stratified",
+    "rsl": "hspr.methods.rsl:RSL",
+    "midrange": "hspr.methods.midrange:MidRange",
+    "midrange_ridge": "hspr.methods.midrange:MidRangeRidge",
 }
 
 

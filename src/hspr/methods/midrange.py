@@ -1,0 +1,130 @@
+"""Mid-Range selection (HSPR_SPEC section 8; Ndzomga 2026 as ported in the paper's section 4.1).
+
+The query path is fixed by the sources: tasks sorted by ``|p_i - 0.5|`` (``p_i`` the source pass
+rate) with ``np.argsort(..., kind='stable')``, so ties keep column order; a budget of B asks the
+first B. Two estimators share that path:
+
+- ``midrange``: the raw mean of the outcomes. It is biased by construction (mid-range tasks are
+  not a sample of the bank); that is the method, not a bug (HSPR_SPEC section 10).
+- ``midrange_ridge``: the source-fitted ridge score map of RSL (:mod:`hspr.methods.ridge_map`).
+
+The path does not depend on the budget, so the fitted models declare ``nested_budgets``.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..data.matrix import ResponseMatrix
+from ..session import FittedModel, Method, ScoreEstimate, Session, check_budget
+from .ridge_map import DEFAULT_ALPHAS, RidgeScoreMap
+from .rsl import RidgeSession
+from .stratified import source_pass_rates
+
+
+def midrange_order(pass_rate: np.ndarray) -> np.ndarray:
+    """All task columns, nearest source pass rate 0.5 first (stable ties).
+
+    Parameters
+    ----------
+    pass_rate : ndarray of float, shape (n_tasks,), 0-1 scale
+
+    Returns
+    -------
+    ndarray of int, shape (n_tasks,)
+        ``np.argsort(np.abs(pass_rate - 0.5), kind='stable')``.
+    """
+    return np.argsort(np.abs(np.asarray(pass_rate, dtype=float) - 0.5), kind="stable").astype(int)
+
+
+class MidRangeSession(Session):
+    """Mid-Range raw-mean session.
+
+    Asks tasks in :func:`midrange_order`, skipping those already told or pending (outcomes of
+    un-asked tasks are accepted and averaged like the others). The estimate is the raw mean of
+    all outcomes told; no interval is reported (the mean is biased, so a sampling interval would
+    mislead). Budget 0 is refused with BudgetError: the method has no prior estimate.
+    """
+
+    def __init__(self, tasks, budget, seed, order: np.ndarray) -> None:
+        super().__init__(tasks, check_budget(budget, len(tasks), allow_zero=False), seed)
+        self._order = np.asarray(order, dtype=int)
+
+    def _select(self, exclude) -> int:
+        return int(self._order[np.flatnonzero(~exclude[self._order])[0]])
+
+    def _update(self, j, y):
+        pass
+
+    def estimate(self) -> ScoreEstimate:
+        """Raw mean of the outcomes told (0-1 scale); exact at full budget.
+
+        Raises
+        ------
+        BudgetError
+            Before any outcome.
+        """
+        self._require_outcomes()
+        n = len(self.outcomes)
+        mean = float(sum(self.outcomes)) / n
+        return ScoreEstimate(point=mean, mean=mean, n_queried=n, budget=self.budget)
+
+
+class FittedMidRange(FittedModel):
+    """Mid-Range fitted on sources: the query order (and, with ``score_map``, the ridge map)."""
+
+    nested_budgets = True
+
+    def __init__(self, tasks: tuple[str, ...], order: np.ndarray, score_map: RidgeScoreMap | None = None) -> None:
+        self.tasks = tasks
+        self.order_ = order
+        self.score_map_ = score_map
+
+    def start(self, budget, seed=0) -> Session:
+        """A new session (the seed is ignored: the path is deterministic).
+
+        Raises
+        ------
+        BudgetError
+            For a budget not a whole number in [0, n_tasks]; for budget 0 without the ridge map.
+        """
+        if self.score_map_ is None:
+            return MidRangeSession(self.tasks, budget, seed, self.order_)
+        return RidgeSession(self.tasks, budget, seed, self.order_, self.score_map_)
+
+
+class MidRange(Method):
+    """Mid-Range selection with the raw mean (HSPR_SPEC section 8, "Mid-Range")."""
+
+    name = "midrange"
+    seed_kind = "deterministic"
+
+    def fit(self, source: ResponseMatrix) -> FittedMidRange:
+        """Order tasks by the source pass rate's distance to 0.5 (source shape (n_sources, n_tasks))."""
+        return FittedMidRange(source.tasks, midrange_order(source_pass_rates(source)))
+
+
+class MidRangeRidge(Method):
+    """Mid-Range selection with RSL's ridge score map (HSPR_SPEC section 8, "Mid-Range + Ridge").
+
+    Budget 0 gives the source mean score (the intercept-only map); full budget gives the exact
+    raw mean.
+
+    Parameters
+    ----------
+    alphas : sequence of float
+        RidgeCV penalties, default ``(0.1, 1, 10)``.
+    """
+
+    name = "midrange_ridge"
+    seed_kind = "deterministic"
+
+    def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS) -> None:
+        self.alphas = tuple(alphas)
+
+    def fit(self, source: ResponseMatrix) -> FittedMidRange:
+        """Mid-Range order and ridge map from ``source`` (complete, >= 2 agents; else DataError)."""
+        order = midrange_order(source_pass_rates(source))
+        return FittedMidRange(source.tasks, order, RidgeScoreMap(source, self.alphas))

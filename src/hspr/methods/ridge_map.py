@@ -1,0 +1,220 @@
+"""The shared source-fitted ridge score map of RSL and Mid-Range + Ridge (HSPR_SPEC section 8).
+
+A ridge regression (scikit-learn ``RidgeCV``, alphas ``(0.1, 1, 10)``, efficient leave-one-out
+choice of alpha, with intercept) is fitted on the *source* agents only: its features are the
+source outcomes on the target's observed task columns, its response the source agents' full
+scores. Applied to the target's outcomes on the same columns, it gives the score estimate.
+
+Conventions settled here (the paper is silent on them):
+
+- The map is fitted at estimate time on exactly the columns the target has outcomes for, so
+  outcomes told for tasks that were never asked are used like the others.
+- Fits are cached per column set (an LRU of ``cache_size`` entries): in a replay, every target
+  of a fold that shares a query set (same seed, or Mid-Range's fixed path) reuses one fit.
+- No columns: the intercept-only model, i.e. the source mean score. This is the methods' prior
+  estimate, so the ridge sessions accept budget 0.
+- All columns observed (``B = N``): the raw mean, which is then the exact score; the ridge
+  prediction is not used.
+- Every estimate is clipped to the scores still possible given the outcomes seen,
+  ``[s/N, (s + N - n)/N]`` (``s`` successes among ``n`` outcomes), a sub-interval of ``[0, 1]``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from sklearn.linear_model import RidgeCV
+
+from ..data.matrix import DataError, ResponseMatrix
+from ..session import ScoreEstimate
+
+#: RidgeCV penalties of the RSL port (HSPR_SPEC section 8)
+DEFAULT_ALPHAS: tuple[float, ...] = (0.1, 1.0, 10.0)
+
+
+@dataclass(frozen=True)
+class RidgeFit:
+    """One ridge fit on a fixed set of task columns.
+
+    Attributes
+    ----------
+    columns : ndarray of int, shape (k,)
+        Task columns (sorted ascending) the map reads.
+    coef : ndarray of float, shape (k,)
+        Coefficient per column (score per success, 0-1 scale).
+    intercept : float
+        Intercept (0-1 scale).
+    alpha : float or None
+        Penalty chosen by leave-one-out; None for the intercept-only fit (``k = 0``).
+    loo_abs_q : float
+        Quantile (at the interval level) of the absolute leave-one-source-out residuals of the
+        chosen alpha, 0-1 scale; the half-width of the approximate interval.
+    """
+
+    columns: np.ndarray
+    coef: np.ndarray
+    intercept: float
+    alpha: float | None
+    loo_abs_q: float
+
+    def predict(self, y: np.ndarray) -> float:
+        """Unclipped score prediction for outcomes ``y`` (shape (k,), aligned with ``columns``)."""
+        return float(self.intercept + np.dot(self.coef, np.asarray(y, dtype=float)))
+
+
+class RidgeScoreMap:
+    """Source-fitted ridge maps from outcomes on a column subset to the full score.
+
+    Parameters
+    ----------
+    source : ResponseMatrix, shape (n_sources, n_tasks)
+        Complete source response matrix (0/1).
+    alphas : sequence of float
+        RidgeCV penalties; default ``(0.1, 1, 10)`` (HSPR_SPEC section 8).
+    level : float
+        Level of the approximate interval reported by :func:`ridge_score_estimate`.
+    cache_size : int
+        Number of column-set fits kept (least recently used dropped first).
+
+    Raises
+    ------
+    DataError
+        If the source matrix has missing cells or fewer than 2 agents (leave-one-out needs 2).
+    ValueError
+        For an empty or non-positive ``alphas``, or ``level`` outside (0, 1).
+    """
+
+    def __init__(self, source: ResponseMatrix, alphas: Sequence[float] = DEFAULT_ALPHAS, level: float = 0.90,
+                 cache_size: int = 128) -> None:
+        source.require_complete("the ridge score map")
+        if source.n_agents < 2:
+            raise DataError(f"{source.source}: the ridge score map needs at least 2 source agents, got {source.n_agents}")
+        alphas = tuple(float(a) for a in alphas)
+        if not alphas or min(alphas) <= 0:
+            raise ValueError(f"alphas must be a non-empty sequence of positive penalties, got {alphas!r}")
+        if not 0 < level < 1:
+            raise ValueError(f"level must be in (0, 1), got {level}")
+        self.alphas = alphas
+        self.level = float(level)
+        self.cache_size = int(cache_size)
+        self.values_ = np.asarray(source.values, dtype=float)
+        self.scores_ = self.values_.mean(axis=1)
+        self.n_sources_, self.n_tasks_ = self.values_.shape
+        self._cache: OrderedDict[bytes, RidgeFit] = OrderedDict()
+
+    def fit_columns(self, columns: Sequence[int]) -> RidgeFit:
+        """The (cached) ridge fit for a set of task columns (order and duplicates ignored).
+
+        Parameters
+        ----------
+        columns : sequence of int
+            Column indices in ``[0, n_tasks)``.
+
+        Returns
+        -------
+        RidgeFit
+
+        Raises
+        ------
+        IndexError
+            For a column outside the matrix.
+        """
+        cols = np.unique(np.asarray(columns, dtype=int))
+        if cols.size and (cols[0] < 0 or cols[-1] >= self.n_tasks_):
+            raise IndexError(f"task columns must be in [0, {self.n_tasks_}), got {cols[0]}..{cols[-1]}")
+        key = cols.tobytes()
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        fit = self._fit(cols)
+        self._cache[key] = fit
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return fit
+
+    def _fit(self, cols: np.ndarray) -> RidgeFit:
+        s = self.scores_
+        if cols.size == 0:
+            resid = (s - s.mean()) * self.n_sources_ / (self.n_sources_ - 1)  # leave-one-out residuals of the mean
+            return RidgeFit(cols, np.zeros(0), float(s.mean()), None, float(np.quantile(np.abs(resid), self.level)))
+        X = self.values_[:, cols]
+        model = RidgeCV(alphas=self.alphas, store_cv_results=True).fit(X, s)
+        k = int(np.flatnonzero(np.isclose(self.alphas, model.alpha_))[0])
+        loo = np.sqrt(np.maximum(model.cv_results_[:, k], 0.0))  # squared LOO errors -> |residual|
+        return RidgeFit(cols, np.asarray(model.coef_, dtype=float), float(model.intercept_), float(model.alpha_),
+                        float(np.quantile(loo, self.level)))
+
+    def predict(self, columns: Sequence[int], y: Sequence[int]) -> float:
+        """Unclipped ridge prediction of the full score (0-1 scale).
+
+        Parameters
+        ----------
+        columns : sequence of int, length k
+            Observed task columns (distinct).
+        y : sequence of {0, 1}, length k
+            The target's outcomes on ``columns``, in the same order.
+
+        Raises
+        ------
+        ValueError
+            If ``columns`` and ``y`` differ in length or ``columns`` repeats a column.
+        """
+        cols = np.asarray(columns, dtype=int)
+        y = np.asarray(y, dtype=float)
+        if cols.shape != y.shape:
+            raise ValueError(f"{cols.size} columns but {y.size} outcomes")
+        if np.unique(cols).size != cols.size:
+            raise ValueError("columns must be distinct")
+        fit = self.fit_columns(cols)
+        order = np.argsort(cols)  # the fit's columns are sorted
+        return fit.predict(y[order])
+
+
+def feasible_bounds(n_success: int, n_observed: int, n_tasks: int) -> tuple[float, float]:
+    """The full scores still possible after ``n_observed`` outcomes with ``n_success`` successes.
+
+    Returns ``(s/N, (s + N - n)/N)`` on the 0-1 scale (Eq. 2 of the paper: the observed part is exact).
+    """
+    return n_success / n_tasks, (n_success + n_tasks - n_observed) / n_tasks
+
+
+def ridge_score_estimate(score_map: RidgeScoreMap, columns: Sequence[int], y: Sequence[int], budget: int) -> ScoreEstimate:
+    """The ridge estimate of RSL / Mid-Range + Ridge from a target's observed outcomes.
+
+    Parameters
+    ----------
+    score_map : RidgeScoreMap
+        Fitted on the source agents.
+    columns : sequence of int, length n
+        Distinct task columns with a target outcome (any order).
+    y : sequence of {0, 1}, length n
+        The outcomes on ``columns``.
+    budget : int
+        The session's budget, copied into the result.
+
+    Returns
+    -------
+    ScoreEstimate
+        ``point``: the ridge prediction clipped to the feasible scores (see :func:`feasible_bounds`);
+        the raw mean (the exact score) when every column is observed; the source mean score
+        (clipped likewise) with no outcomes. ``lower``/``upper``: an approximate 90 % interval,
+        the point plus/minus the quantile of the absolute leave-one-source-out residuals, clipped
+        to the feasible scores (a width of 0 at full budget).
+    """
+    y = np.asarray(y, dtype=float)
+    n, N = y.size, score_map.n_tasks_
+    s = float(y.sum())
+    if n == N:
+        exact = s / N
+        return ScoreEstimate(point=exact, lower=exact, upper=exact, n_queried=n, budget=budget, level=score_map.level)
+    lo, hi = feasible_bounds(s, n, N)
+    cols = np.asarray(columns, dtype=int)
+    fit_point = score_map.predict(cols, y)
+    half = score_map.fit_columns(cols).loo_abs_q
+    point = float(np.clip(fit_point, lo, hi))
+    return ScoreEstimate(point=point, lower=float(np.clip(point - half, lo, hi)), upper=float(np.clip(point + half, lo, hi)),
+                         n_queried=n, budget=budget, level=score_map.level)

@@ -1,0 +1,204 @@
+"""Stratified, RSL, Mid-Range and Mid-Range + Ridge on small synthetic matrices (HSPR_SPEC section 8)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hspr.data.matrix import ResponseMatrix
+from hspr.methods import get_method
+from hspr.methods.midrange import midrange_order
+from hspr.methods.ridge_map import RidgeScoreMap
+from hspr.methods.stratified import pass_rate_strata, proportional_allocation
+from hspr.methods.uniform import Uniform
+from hspr.session import BudgetError
+
+NAMES = ["stratified", "rsl", "midrange", "midrange_ridge"]
+
+
+def make_matrix(values, prefix="a") -> ResponseMatrix:
+    values = np.asarray(values)
+    return ResponseMatrix([f"{prefix}{i}" for i in range(values.shape[0])],
+                          [f"t{j}" for j in range(values.shape[1])], values)
+
+
+def random_bank(n_agents=30, n_tasks=37, seed=0) -> ResponseMatrix:
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=(n_agents, 1))
+    b = rng.normal(size=(1, n_tasks))
+    return make_matrix((rng.random((n_agents, n_tasks)) < 1 / (1 + np.exp(-(theta - b)))).astype(int))
+
+
+def run(sess, row: np.ndarray, tasks) -> None:
+    index = {t: j for j, t in enumerate(tasks)}
+    while not sess.done:
+        t = sess.ask()
+        sess.tell(t, int(row[index[t]]))
+
+
+# ----------------------------------------------------------------------------- Mid-Range
+def test_midrange_order_hand_checked():
+    # 8 sources; pass rates k/8 are exact binary fractions, so the distance ties are exact
+    counts = [4, 3, 5, 7, 1, 4, 6]  # rates .5 .375 .625 .875 .125 .5 .75
+    values = np.array([[1 if s < c else 0 for c in counts] for s in range(8)])
+    # |p - .5| = 0, 1/8, 1/8, 3/8, 3/8, 0, 2/8 -> stable order 0, 5, 1, 2, 6, 3, 4
+    assert midrange_order(values.mean(0)).tolist() == [0, 5, 1, 2, 6, 3, 4]
+    src = make_matrix(values)
+    sess = get_method("midrange").fit(src).start(4)
+    target = np.array([1, 0, 0, 1, 1, 1, 0])
+    run(sess, target, src.tasks)
+    assert sess.queried == ["t0", "t5", "t1", "t2"]
+    assert sess.estimate().point == pytest.approx(0.5)  # raw mean of outcomes 1, 1, 0, 0
+
+
+# ----------------------------------------------------------------------------- ridge map
+def duplicated_bank(n_agents, n_base=10, copies=4, seed=1) -> np.ndarray:
+    """Each base column repeated ``copies`` times: the full score is exactly the base mean."""
+    rng = np.random.default_rng(seed)
+    base = (rng.random((n_agents, n_base)) < rng.uniform(0.1, 0.9, n_base)).astype(int)
+    return np.repeat(base, copies, axis=1)
+
+
+def test_ridge_recovers_an_exactly_linear_score():
+    vals = duplicated_bank(600)
+    src, tgt = make_matrix(vals[:500]), vals[500:]
+    score_map = RidgeScoreMap(src)
+    cols = np.arange(0, 40, 4)  # one copy of each base column: score = mean of these outcomes
+    for y in tgt[:20]:
+        assert score_map.predict(cols, y[cols]) == pytest.approx(y.mean(), abs=2e-3)
+    fit = score_map.fit_columns(cols)
+    assert fit.coef == pytest.approx(np.full(10, 0.1), abs=2e-3)
+    assert score_map.fit_columns(cols[::-1]) is fit  # cached per column set, order ignored
+
+
+def test_ridge_session_uses_untold_asks_and_recovers_score():
+    vals = duplicated_bank(600)
+    src = make_matrix(vals[:500])
+    y = vals[550]
+    for name in ("rsl", "midrange_ridge"):
+        sess = get_method(name).fit(src).start(10, seed=3)
+        for j in range(0, 40, 4):  # tell tasks that were never asked
+            sess.tell(f"t{j}", int(y[j]))
+        assert sess.done and sess.n_queried == 10
+        assert sess.estimate().point == pytest.approx(y.mean(), abs=2e-3)
+
+
+def test_rsl_shares_uniform_query_sets():
+    src = random_bank()
+    row = src.values[0]
+    for seed in range(3):
+        a = Uniform().fit(src).start(9, seed)
+        b = get_method("rsl").fit(src).start(9, seed)
+        run(a, row, src.tasks)
+        run(b, row, src.tasks)
+        assert a.queried == b.queried
+
+
+# ----------------------------------------------------------------------------- Stratified
+def test_allocation_is_proportional_and_sums_to_budget():
+    assert proportional_allocation(np.array([60, 30, 10]), 10).tolist() == [6, 3, 1]
+    # quotas .5 .5 9 -> largest remainder 1 0 9 -> at least one each: 1 1 8
+    assert proportional_allocation(np.array([5, 5, 90]), 10).tolist() == [1, 1, 8]
+    assert proportional_allocation(np.array([5, 5, 90]), 2).tolist() == [0, 0, 2]  # budget < strata: no minimum
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        sizes = rng.integers(1, 50, size=rng.integers(1, 8))
+        B = int(rng.integers(0, sizes.sum() + 1))
+        n = proportional_allocation(sizes, B)
+        assert n.sum() == B and (n >= 0).all() and (n <= sizes).all()
+        quota = B * sizes / sizes.sum()
+        if B >= len(sizes) and (quota >= 1).all():
+            assert np.all(np.abs(n - quota) < 1)  # largest remainder: within one of the quota
+        if B >= len(sizes):
+            assert (n >= 1).all()
+
+
+def test_strata_are_pass_rate_quantiles():
+    p = np.array([0.9, 0.1, 0.5, 0.1, 0.3, 0.7, 0.0, 1.0, 0.2, 0.6])
+    lab = pass_rate_strata(p, 5)
+    assert np.bincount(lab).tolist() == [2] * 5
+    # sorted (stable): 6(.0) 1(.1) 3(.1) 8(.2) 4(.3) 2(.5) 9(.6) 5(.7) 0(.9) 7(1.)
+    assert lab.tolist() == [4, 0, 2, 1, 2, 3, 0, 4, 1, 3]
+
+
+def test_stratified_queries_follow_the_allocation():
+    src = random_bank(n_tasks=50)
+    model = get_method("stratified").fit(src)
+    sess = model.start(10, seed=4)
+    run(sess, src.values[0], src.tasks)
+    idx = [src.task_index(t) for t in sess.queried]
+    assert np.bincount(sess.labels_[idx], minlength=5).tolist() == sess.allocation_.tolist() == [2] * 5
+    again = model.start(10, seed=4)
+    run(again, src.values[0], src.tasks)
+    assert again.queried == sess.queried
+
+
+def test_stratified_estimate_and_post_stratification():
+    src = random_bank(n_tasks=50)
+    sess = get_method("stratified").fit(src).start(5, seed=0)
+    members = np.flatnonzero(sess.labels_ == 0)
+    for j in members[:5]:  # the caller tells 5 tasks of the hardest stratum only
+        sess.tell(f"t{j}", 1)
+    est = sess.estimate()
+    assert est.point == pytest.approx(1.0)  # every stratum merged into the only observed one
+    assert est.lower <= est.point <= est.upper
+    # hand-checked stratified mean: strata of 10 tasks, 2 outcomes each
+    sess = get_method("stratified").fit(src).start(10, seed=0)
+    ys = {h: v for h, v in enumerate([(0, 0), (0, 1), (1, 0), (1, 1), (1, 1)])}
+    for h in range(5):
+        for j, y in zip(np.flatnonzero(sess.labels_ == h)[:2], ys[h]):
+            sess.tell(f"t{j}", y)
+    assert sess.estimate().point == pytest.approx((0 + 0.5 + 0.5 + 1 + 1) / 5)
+
+
+# ----------------------------------------------------------------------------- all four
+@pytest.mark.parametrize("name", NAMES)
+def test_full_budget_is_exact(name):
+    src, tgt = random_bank(seed=2), random_bank(n_agents=4, seed=3)
+    model = get_method(name).fit(src)
+    for row in tgt.values:
+        sess = model.start(src.n_tasks, seed=1)
+        run(sess, row, src.tasks)
+        est = sess.estimate()
+        assert est.point == row.mean()
+        assert est.n_queried == src.n_tasks
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("budget", [38, -1, 2.5, "3", True])
+def test_bad_budgets_are_refused(name, budget):
+    model = get_method(name).fit(random_bank())
+    with pytest.raises(BudgetError):
+        model.start(budget)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_whole_float_budget_is_accepted(name):
+    assert get_method(name).fit(random_bank()).start(4.0).budget == 4
+
+
+def test_budget_zero():
+    src = random_bank()
+    for name in ("stratified", "midrange"):
+        with pytest.raises(BudgetError, match="budget 0"):
+            get_method(name).fit(src).start(0)
+    for name in ("rsl", "midrange_ridge"):  # prior estimate: the source mean score
+        sess = get_method(name).fit(src).start(0)
+        assert sess.estimate().point == pytest.approx(src.scores().mean())
+        with pytest.raises(BudgetError):
+            sess.ask()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_session_accepts_unasked_task(name):
+    src = random_bank(n_tasks=40)
+    row = src.values[1]
+    sess = get_method(name).fit(src).start(6, seed=2)
+    first = sess.ask()
+    other = next(t for t in src.tasks if t != first)
+    sess.tell(other, int(row[src.task_index(other)]))  # not asked
+    assert sess.ask() == first  # the pending ask stays
+    run(sess, row, src.tasks)
+    assert len(set(sess.queried)) == 6 and other in sess.queried
+    est = sess.estimate()
+    assert est.n_queried == 6 and 0.0 <= est.point <= 1.0
