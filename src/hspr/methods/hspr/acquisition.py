@@ -1,0 +1,55 @@
+"""HSPR acquisition rules (HSPR_SPEC section 4; paper section 3.4, Appendix B).
+
+All functions take importance weights ``w`` (J,), per-node group predictive means ``M``
+(J, G) and return one gain per group (G,). They are pure numpy (no loops over nodes/groups).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+VAR_FLOOR = 1e-15
+
+
+def within_node_variance(M: np.ndarray, conc: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """m (1 - m) [1 + (U - 1)/(A + F + 1)] per node and group, shape like ``M``.
+
+    It is Var(Y_g | z) + (U_g - 1) tau^2_g, tau^2 = m (1 - m)/(A + F + 1): the within-node
+    covariance of one unqueried task of group g with the group's unqueried total (Eq. 23).
+    ``conc`` = A + F (inf without group uncertainty).
+    """
+    return M * (1 - M) * (1 + (U[None, :] - 1) / (conc + 1))
+
+
+def node_scores(M: np.ndarray, U: np.ndarray, s_total: float, n_tasks: int) -> np.ndarray:
+    """mu_j = (sum_g s_g + sum_g U_g m_gj) / N, the predictive mean score at each node, shape (J,)."""
+    return (s_total + M @ U) / n_tasks
+
+
+def score_gains(w: np.ndarray, M: np.ndarray, Vw: np.ndarray, mu: np.ndarray, n_tasks: int) -> np.ndarray:
+    """Score rule G^S_g = Cov(S, Y_g | D)^2 / Var(Y_g | D) (Eqs. 10, 12, 23).
+
+    Cov(S, Y_g | D) = sum_j w_j Vw_gj / N + sum_j w_j (mu_j - mubar)(m_gj - mbar_g), with
+    ``Vw`` from :func:`within_node_variance` and ``mu`` from :func:`node_scores`.
+    Equals the expected one-step drop in Var(S | D) (Eq. 11). Shape (G,).
+    """
+    mbar, between = np.stack([w, w * (mu - w @ mu)]) @ M
+    cov = (w @ Vw) / n_tasks + between
+    return cov**2 / np.maximum(mbar * (1 - mbar), VAR_FLOOR)
+
+
+def latent_gains(w: np.ndarray, M: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """Latent rule G^z_g = sum_k Cov(z_k, Y_g | D)^2 / Var(Y_g | D) (Eq. 13). ``Z`` is (J, d); shape (G,)."""
+    mbar = w @ M
+    Zc = Z - w @ Z
+    cov = (w[:, None] * Zc).T @ M
+    return (cov**2).sum(axis=0) / np.maximum(mbar * (1 - mbar), VAR_FLOOR)
+
+
+def score_variance(w: np.ndarray, M: np.ndarray, conc: np.ndarray, U: np.ndarray, s_total: float, n_tasks: int) -> float:
+    """Var(S | D) under the weighted-node posterior: E_j[Var_j(S)] + Var_j(mu_j) (for tests and
+    the expected-width report). Var_j(S) sums the beta-binomial variances of the unqueried counts."""
+    mu = node_scores(M, U, s_total, n_tasks)
+    within = (M * (1 - M) * U[None, :] * (1 + (U[None, :] - 1) / (conc + 1))).sum(axis=1) / n_tasks**2
+    mbar = w @ mu
+    return float(w @ within + w @ (mu - mbar) ** 2)

@@ -1,0 +1,94 @@
+"""HSPR configuration (HSPR_SPEC sections 2-6)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+
+ACQUISITIONS = ("score", "latent", "uniform", "midrange")
+DECISIONS = ("median", "mean")
+
+
+@dataclass(frozen=True)
+class HSPRConfig:
+    """Settings of one HSPR run.
+
+    Attributes
+    ----------
+    rank : int
+        r, number of residual factors in the latent state z = (theta, u_1..u_r); 0..8.
+    gamma : float
+        gamma, prior precision on each u_k (on theta when rank = 0) (Eq. 3).
+    kappa : float
+        kappa, group concentration scale: c_g = kappa / (p_g (1 - p_g)) (Eqs. 5-6).
+    acquisition : {'score', 'latent', 'uniform', 'midrange'}
+        Score-variance rule (Eq. 12), latent rule (Eq. 13), or an ablation query path
+        (uniform random tasks; tasks by source pass rate nearest 0.5).
+    lam : float
+        lambda of the calibration (Eq. 16), usually 0 or 0.5.
+    decision : {'median', 'mean'}
+        Posterior-predictive median (Eq. 14) or posterior mean (ablation).
+    group_uncertainty : bool
+        False: q_g = p_g(z) exactly (kappa -> infinity ablation).
+    n_nodes, n_draws, refresh_every, node_seed, draw_seed
+        Importance-sampling nodes (8,192 Sobol points), predictive draws (131,072), proposal
+        refresh period (8 outcomes), and their seeds (20261005) (Appendix A; spec sections 3, 5).
+
+    Raises
+    ------
+    ValueError
+        On an out-of-range setting.
+    """
+
+    rank: int = 2
+    gamma: float = 4.0
+    kappa: float = 1.0
+    acquisition: str = "score"
+    lam: float = 0.5
+    decision: str = "median"
+    group_uncertainty: bool = True
+    n_nodes: int = 8192
+    n_draws: int = 131072
+    refresh_every: int = 8
+    node_seed: int = 20261005
+    draw_seed: int = 20261005
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.rank, int) and 0 <= self.rank <= 8):
+            raise ValueError(f"rank must be an integer in 0..8, got {self.rank!r}")
+        if not self.gamma > 0:
+            raise ValueError(f"gamma must be > 0, got {self.gamma!r}")
+        if not self.kappa > 0:
+            raise ValueError(f"kappa must be > 0, got {self.kappa!r}")
+        if self.acquisition not in ACQUISITIONS:
+            raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {self.acquisition!r}")
+        if self.decision not in DECISIONS:
+            raise ValueError(f"decision must be one of {DECISIONS}, got {self.decision!r}")
+        if not 0 <= self.lam <= 1:
+            raise ValueError(f"lam must be in [0, 1], got {self.lam!r}")
+        if self.n_nodes < 16 or self.n_draws < 16 or self.refresh_every < 1:
+            raise ValueError("n_nodes and n_draws must be >= 16 and refresh_every >= 1")
+
+    def replace(self, **changes) -> "HSPRConfig":
+        d = asdict(self)
+        unknown = set(changes) - set(d)
+        if unknown:
+            raise ValueError(f"unknown HSPR setting(s): {sorted(unknown)}")
+        d.update(changes)
+        return HSPRConfig(**d)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "HSPRConfig":
+        names = {f.name for f in fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise ValueError(f"unknown HSPR setting(s) {sorted(unknown)}; known: {sorted(names)}")
+        return cls(**d)
+
+    @classmethod
+    def from_json(cls, path) -> "HSPRConfig":
+        with open(path, encoding="utf-8") as fh:
+            return cls.from_dict(json.load(fh))

@@ -1,0 +1,262 @@
+"""HSPR behind the ask / tell / estimate protocol (Algorithm 1 of the paper).
+
+``HSPR(config).fit(source)`` runs the source fit (section 1) once; ``start(budget, seed)``
+opens a session holding the importance-sampled posterior (sections 2-3), the acquisition
+(section 4) and the decision (section 5).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special, stats
+
+from ...data.matrix import ResponseMatrix
+from ...session import FittedModel, Method, ScoreEstimate, Session
+from . import acquisition as acq
+from .config import HSPRConfig
+from .decision import calibrate, calibration_residual, predictive_draws
+from .posterior import P_EPS, map_proposal, outcome_log_terms, predictive_means, prior_precision, rates, sobol_normal
+from .source_fit import SourceFit, fit_source
+
+
+class HSPR(Method):
+    """Hierarchical score posterior recovery (seeds/000, HSPR_SPEC).
+
+    Parameters
+    ----------
+    config : HSPRConfig, optional
+        Defaults: r=2, gamma=4, kappa=1, score acquisition, lambda=0.5, median.
+    """
+
+    name = "hspr"
+    seed_kind = "adaptive"
+
+    def __init__(self, config: HSPRConfig | None = None, **settings) -> None:
+        base = config or HSPRConfig()
+        self.config = base.replace(**settings) if settings else base
+
+    def fit(self, source: ResponseMatrix) -> "FittedHSPR":
+        """Fit on the source matrix (n_sources, n_tasks); raises DataError on missing cells."""
+        source.require_complete("HSPR")
+        return FittedHSPR(fit_source(source.values), source.tasks, self.config)
+
+
+class FittedHSPR(FittedModel):
+    """HSPR source fit frozen for target inference; sessions share its Sobol points."""
+
+    nested_budgets = True  # the query path does not depend on the budget
+
+    def __init__(self, fit: SourceFit, tasks: tuple[str, ...], config: HSPRConfig) -> None:
+        self.fit_ = fit
+        self.tasks = tasks
+        self.config = config
+        self.x_ = sobol_normal(1 + config.rank, config.n_nodes, config.node_seed)
+
+    def with_config(self, config: HSPRConfig) -> "FittedHSPR":
+        """Same source fit under other settings (no refit): used by configuration selection."""
+        return FittedHSPR(self.fit_, self.tasks, config)
+
+    def start(self, budget: int, seed: int = 0) -> "HSPRSession":
+        return HSPRSession(self, budget, seed)
+
+
+class HSPRSession(Session):
+    """One target agent under HSPR. See module docstring; state arrays use J nodes, G groups."""
+
+    has_prior_estimate = True
+
+    def __init__(self, model: FittedHSPR, budget: int, seed: int) -> None:
+        super().__init__(model.tasks, budget, seed)
+        cfg = self.cfg = model.config
+        sf = self.sf = model.fit_
+        self.x = model.x_
+        self.kappa = cfg.kappa if cfg.group_uncertainty else None
+        self.L = np.column_stack([sf.group_a, sf.group_v[:, : cfg.rank]])  # (G, d)
+        self.gb = sf.group_b
+        self.prec = prior_precision(cfg.rank, cfg.gamma)
+        G = sf.n_groups
+        self.n = np.zeros(G)
+        self.s = np.zeros(G)
+        self.U = sf.group_size.astype(float).copy()
+        self._obs_g: list[int] = []
+        self._obs_prior_s: list[float] = []
+        self._obs_prior_f: list[float] = []
+        self.rng = np.random.default_rng(self.seed)
+        self._members = np.argsort(sf.labels, kind="stable")
+        self._starts = np.concatenate([[0], np.cumsum(sf.group_size)])
+        self._cache: tuple[int, ScoreEstimate] | None = None
+        self.multi = np.flatnonzero(sf.group_size > 1)
+        self._multi_pos = np.full(G, -1)
+        self._multi_pos[self.multi] = np.arange(len(self.multi))
+        if cfg.acquisition == "uniform":
+            chosen = np.random.default_rng(self.seed).choice(self.n_tasks, self.budget, replace=False)
+            self._order = np.concatenate([chosen, np.setdiff1d(np.arange(self.n_tasks), chosen)])
+        elif cfg.acquisition == "midrange":
+            self._order = np.argsort(np.abs(sf.pass_rate - 0.5), kind="stable")
+        self._refresh()
+
+    # -- posterior ------------------------------------------------------------------
+    def _refresh(self) -> None:
+        """New MAP proposal, nodes and weights from all outcomes so far (Appendix A)."""
+        obs = np.flatnonzero(self.n > 0)
+        mu, Sigma = map_proposal(self.L[obs], self.gb[obs], self.n[obs], self.s[obs], self.prec, self.kappa)
+        chol = np.linalg.cholesky(Sigma)
+        self.Z = mu + self.x @ chol.T
+        # log prior - log proposal; shared Gaussian constants cancel on normalisation
+        logw = -0.5 * (self.Z**2) @ self.prec + 0.5 * (self.x**2).sum(axis=1)
+        # baseline rates p_g(z_j) for every node and group, (J, G); q = 1 - p is formed exactly
+        # (as sigmoid(-eta)) only for the columns where it matters (observed or multi-task groups)
+        P = self.gb[None, :] + self.Z @ self.L.T
+        special.expit(P, out=P)
+        np.clip(P, P_EPS, 1 - P_EPS, out=P)
+        self.P = P
+        if self._obs_g:
+            g = np.asarray(self._obs_g)
+            p, q = self._rates(g)
+            logw = logw + outcome_log_terms(p, q, self.kappa, np.asarray(self._obs_prior_s),
+                                            np.asarray(self._obs_prior_f), np.asarray(self.outcomes, float)).sum(axis=1)
+        self.logw = logw
+        self.M = P.copy()
+        cols = np.union1d(obs, self.multi)
+        m, conc = self._column_means(cols)
+        self.M[:, cols] = m
+        self.conc_m = conc[:, np.searchsorted(cols, self.multi)]
+        self.Vw = 1.0 - self.M
+        self.Vw *= self.M
+        self._scale_multi(self.multi)
+        self._normalise()
+
+    def _rates(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(p, q) at every node for the given group columns, q computed as sigmoid(-eta)."""
+        return rates(self.gb[cols][None, :] + self.Z @ self.L[cols].T)
+
+    def _column_means(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p, q = self._rates(cols)
+        return predictive_means(p, q, self.kappa, self.n[cols], self.s[cols])
+
+    def _scale_multi(self, gs: np.ndarray) -> None:
+        """Vw[:, g] = m (1 - m) [1 + (U_g - 1)/(A + F + 1)] for multi-task groups ``gs`` (singletons: factor 1)."""
+        k = self._multi_pos[gs]
+        self.Vw[:, gs] = self.M[:, gs] * (1 - self.M[:, gs]) * (1 + (self.U[gs] - 1) / (self.conc_m[:, k] + 1))
+
+    def conc_full(self) -> np.ndarray:
+        """A + F for every node and group, (J, G); inf where it cannot matter (singleton groups)."""
+        out = np.full(self.M.shape, np.inf)
+        out[:, self.multi] = self.conc_m
+        return out
+
+    def _normalise(self) -> None:
+        w = np.exp(self.logw - self.logw.max())
+        self.w = w / w.sum()
+
+    def _update(self, j: int, y: int) -> None:
+        g = int(self.sf.labels[j])
+        ps, pf = self.s[g], self.n[g] - self.s[g]
+        self._obs_g.append(g)
+        self._obs_prior_s.append(ps)
+        self._obs_prior_f.append(pf)
+        self.n[g] += 1
+        self.s[g] += y
+        self.U[g] -= 1
+        self._cache = None
+        if len(self.outcomes) % self.cfg.refresh_every == 0:
+            self._refresh()
+            return
+        cols = np.array([g])
+        p, q = self._rates(cols)
+        self.logw = self.logw + outcome_log_terms(p, q, self.kappa, np.array([ps]), np.array([pf]),
+                                                  np.array([float(y)]))[:, 0]
+        m, c = predictive_means(p, q, self.kappa, self.n[cols], self.s[cols])
+        self.M[:, g] = m[:, 0]
+        if self._multi_pos[g] >= 0:
+            self.conc_m[:, self._multi_pos[g]] = c[:, 0]
+            self._scale_multi(cols)
+        else:
+            self.Vw[:, g] = m[:, 0] * (1 - m[:, 0])
+        self._normalise()
+
+    # -- acquisition -----------------------------------------------------------------
+    def group_gains(self, pending: np.ndarray | None = None) -> np.ndarray:
+        """Acquisition value of each group, shape (G,).
+
+        ``pending`` (G,) counts tasks already chosen in this batch: each is conditioned on its
+        expected outcome per node, which leaves the node means unchanged and removes the task
+        from its group's unqueried count (so only the within-node term moves).
+        """
+        if self.cfg.acquisition == "latent":
+            return acq.latent_gains(self.w, self.M, self.Z)
+        Vw = self.Vw
+        if pending is not None and pending.any():
+            gs = np.flatnonzero(pending)
+            Vw = Vw.copy()
+            conc = np.full((len(self.w), len(gs)), np.inf)
+            k = self._multi_pos[gs]
+            conc[:, k >= 0] = self.conc_m[:, k[k >= 0]]
+            Vw[:, gs] = acq.within_node_variance(self.M[:, gs], conc + pending[gs], self.U[gs] - pending[gs])
+        mu = acq.node_scores(self.M, self.U, self.s.sum(), self.n_tasks)
+        return acq.score_gains(self.w, self.M, Vw, mu, self.n_tasks)
+
+    def _pick(self, gains: np.ndarray, exclude: np.ndarray) -> int:
+        avail = np.bincount(self.sf.labels[~exclude], minlength=self.sf.n_groups)
+        g = int(np.argmax(np.where(avail > 0, gains, -np.inf)))
+        members = self._members[self._starts[g]:self._starts[g + 1]]
+        cand = np.sort(members[~exclude[members]])
+        return int(cand[self.rng.integers(len(cand))])
+
+    def _select(self, exclude: np.ndarray) -> int:
+        if self.cfg.acquisition in ("uniform", "midrange"):
+            return int(self._order[np.flatnonzero(~exclude[self._order])[0]])
+        return self._pick(self.group_gains(), exclude)
+
+    def _select_batch(self, k: int, exclude: np.ndarray) -> list[int]:
+        if self.cfg.acquisition in ("uniform", "midrange", "latent") or k == 1:
+            return super()._select_batch(k, exclude)
+        exclude = exclude.copy()
+        pending = np.zeros(self.sf.n_groups)
+        np.add.at(pending, self.sf.labels[exclude & ~self._observed], 1)
+        out = []
+        for _ in range(k):
+            j = self._pick(self.group_gains(pending), exclude)
+            exclude[j] = True
+            pending[self.sf.labels[j]] += 1
+            out.append(j)
+        return out
+
+    # -- decision ---------------------------------------------------------------------
+    def posterior_mean(self) -> float:
+        """E[S | D], analytic: sum_j w_j mu_j (0-1 scale)."""
+        return float(self.w @ acq.node_scores(self.M, self.U, self.s.sum(), self.n_tasks))
+
+    def score_sd(self) -> float:
+        """Posterior sd of the full score, sqrt(Var(S | D)) (0-1 scale)."""
+        return float(np.sqrt(acq.score_variance(self.w, self.M, self.conc_full(), self.U, self.s.sum(), self.n_tasks)))
+
+    def draws(self) -> np.ndarray:
+        """Posterior-predictive draws of S, shape (n_draws,), on the fixed draw seed."""
+        return predictive_draws(self.w, self.M, self.conc_m, self.multi, self.U, self.s.sum(), self.n_tasks,
+                                self.cfg.n_draws, self.cfg.draw_seed, self.kappa is not None)
+
+    def estimate(self) -> ScoreEstimate:
+        """Calibrated posterior-predictive median (Eqs. 14-16) with a 90 % credible interval."""
+        if self._cache is not None and self._cache[0] == self.n_queried:
+            return self._cache[1]
+        d = self.draws()
+        median = float(np.median(d))
+        mean = self.posterior_mean()
+        lo, hi = np.quantile(d, [0.05, 0.95])
+        base = median if self.cfg.decision == "median" else mean
+        resid = calibration_residual(self.w, self.M, self.n, self.s)
+        point = calibrate(base, resid, self.cfg.lam, self.n_queried, self.n_tasks)
+        est = ScoreEstimate(point=point, mean=mean, median=median, lower=float(lo), upper=float(hi),
+                            n_queried=self.n_queried, budget=self.budget)
+        self._cache = (self.n_queried, est)
+        return est
+
+    def effective_sample_size(self) -> float:
+        """Kish ESS of the importance weights, 1/sum(w^2)."""
+        return float(1.0 / (self.w**2).sum())
+
+
+def normal_interval_width(sd: float, level: float = 0.90) -> float:
+    """Width of a central normal interval with this sd (used for expected-width reports)."""
+    return float(2 * stats.norm.ppf(0.5 + level / 2) * sd)
