@@ -1,0 +1,32 @@
+"""Shared fixtures: small simulated response matrices with a known generating model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special
+
+from hspr.data import ResponseMatrix
+
+
+def simulate_matrix(n_agents: int, n_tasks: int, seed: int = 0, rank: int = 1, spread: float = 1.5):
+    """Logistic factor model: P(y=1) = sigmoid(b_i + a_i theta_s + v_i' u_s).
+
+    Returns (ResponseMatrix, dict of true parameters).
+    """
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=n_agents)
+    b = rng.normal(-0.5, spread, size=n_tasks)
+    a = rng.uniform(0.5, 2.0, size=n_tasks)
+    u = rng.normal(size=(n_agents, rank))
+    v = rng.normal(0, 0.7, size=(n_tasks, rank))
+    logits = b[None, :] + theta[:, None] * a[None, :] + u @ v.T
+    Y = (rng.random((n_agents, n_tasks)) < special.expit(logits)).astype(int)
+    m = ResponseMatrix([f"agent{i:03d}" for i in range(n_agents)], [f"task{j:04d}" for j in range(n_tasks)], Y)
+    return m, {"theta": theta, "b": b, "a": a}
+
+
+@pytest.fixture(scope="session")
+def small_bank():
+    """40 agents x 120 tasks, two latent factors."""
+    return simulate_matrix(40, 120, seed=1, rank=1)[0]
