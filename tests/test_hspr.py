@@ -79,6 +79,22 @@ def test_predictive_draws_match_analytic_mean(fitted):
     assert d.var() == pytest.approx(s.score_sd() ** 2, rel=0.1)
 
 
+def test_predictive_draws_for_a_strong_agent_on_a_large_bank():
+    """Draw sums of several hundred successes (guards against small-integer overflow)."""
+    m, _ = simulate_matrix(30, 700, seed=4, rank=1, spread=0.5)
+    vals = m.values.copy()
+    vals[:, :600] = 1  # most tasks easy: the strong target resolves ~600 of 700
+    from hspr.data import ResponseMatrix
+
+    easy = ResponseMatrix(m.agents, m.tasks, vals)
+    model = HSPR(FAST).fit(easy.rows(np.arange(1, 30)))
+    s = run(model, easy.values[0], 20)
+    d = s.draws()
+    assert d.min() > 0.8
+    assert abs(d.mean() - s.posterior_mean()) < 6 * d.std() / np.sqrt(len(d)) + 1e-9
+    assert abs(s.estimate().point - easy.values[0].mean()) < 0.05
+
+
 def _var_after(s, g, y):
     """Brute-force Var(S | D, Y_g = y) for the session's weighted nodes."""
     m = s.M[:, g]

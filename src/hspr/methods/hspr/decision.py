@@ -27,7 +27,7 @@ def predictive_draws(w: np.ndarray, M: np.ndarray, conc_multi: np.ndarray, multi
     """
     rng = np.random.default_rng(seed)
     idx = rng.choice(len(w), n_draws, p=w)
-    single = (U == 1).astype(np.int8)
+    single = U == 1
     big = U[multi] > 1
     many = multi[big]
     conc_many = conc_multi[:, big]
@@ -37,7 +37,8 @@ def predictive_draws(w: np.ndarray, M: np.ndarray, conc_multi: np.ndarray, multi
         rows = idx[lo:lo + CHUNK]
         Mr = M[rows]
         hits = rng.random(Mr.shape) < Mr
-        totals[lo:lo + len(rows)] += hits.view(np.int8) @ single
+        hits &= single
+        totals[lo:lo + len(rows)] += np.count_nonzero(hits, axis=1)
         if len(many):
             mm = Mr[:, many]
             if group_uncertainty:
