@@ -1,0 +1,1 @@
+"""Source fits shared by several methods (4PL item bank, ...)."""
