@@ -1,0 +1,61 @@
+"""``hspr report``: comparison table, paired statistics and figures from replay results."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import click
+from rich.console import Console
+
+from ..report import ReportError, ReportWarning, comparison_rich, paired_rich, read_results, write_report
+
+
+def register(group: click.Group) -> None:
+    @group.command("report")
+    @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+    @click.option("--out-dir", type=click.Path(file_okay=False), default="report", show_default=True,
+                  help="Folder for comparison.md/.csv, paired.md/.csv and the figures (created if needed).")
+    @click.option("--baseline", default="hspr", show_default=True,
+                  help="Method every other method is compared with in the paired analysis.")
+    @click.option("--n-resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
+                  help="Bootstrap resamples for the 95 % interval of the mean paired difference.")
+    @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+    @click.option("--figures/--no-figures", default=True, show_default=True, help="Write PNG and SVG figures.")
+    @click.option("--also", default=None, help="A second method for the estimate-vs-truth figure.")
+    def report_cmd(results, out_dir, baseline, n_resamples, seed, figures, also):
+        """Tables, paired statistics and figures from `hspr replay --out` results.
+
+        RESULTS: one or more results files, concatenated (e.g. a budget sweep and a main run;
+        a run present in several files is taken from the one given last). Errors are in
+        percentage points (pp).
+
+        \b
+        Writes to --out-dir:
+          comparison.md / .csv  per budget and bank: MAE, MaxErr, Kendall tau_b (best and
+                                second best marked), 90 % coverage and width; macro MAE
+          paired.md / .csv      per method vs --baseline: mean per-target |error| difference
+                                (pp, + = baseline better), 95 % bootstrap CI, Wilcoxon p, Holm p
+          budget_curves, estimate_vs_truth, coverage  (.png and .svg)
+        """
+        out, err = Console(), Console(stderr=True)
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", ReportWarning)
+                runs = read_results(results)
+            for w in caught:
+                err.print(f"[yellow]note:[/yellow] {w.message}", highlight=False, soft_wrap=True)
+            rep = write_report(runs, out_dir, baseline=baseline, n_resamples=n_resamples, seed=seed,
+                               figures=figures, also=also)
+        except ReportError as exc:
+            err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            sys.exit(2)
+        for table in comparison_rich(rep["comparison"]):
+            out.print(table)
+        if len(rep["paired"]):
+            out.print(paired_rich(rep["paired"]))
+        else:
+            err.print(f"no method other than {baseline!r} in the results: no paired analysis")
+        out.print(f"wrote {len(rep['paths'])} files:")
+        for p in rep["paths"]:
+            out.print(str(p), highlight=False, soft_wrap=True)

@@ -1,0 +1,286 @@
+"""Report: Holm, paired statistics, comparison table marking, macro MAE, figures, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+from hspr import report
+from hspr.cli.report import register
+from hspr.report import MACRO, POOLED, ReportError, ReportWarning
+
+
+def make_runs(errors: dict, truths: dict, fractions=(0.10,), intervals: dict | None = None) -> pd.DataFrame:
+    """Runs with known errors.
+
+    errors: {(bank, method): array (n_seeds, n_targets) of estimate - truth, 0-1 scale}
+    truths: {bank: array (n_targets,)}
+    intervals: {(bank, method): half-width} -> lower/upper = estimate -/+ half-width
+    """
+    rows = []
+    for frac in fractions:
+        for (bank, method), err in errors.items():
+            err = np.atleast_2d(err)
+            t = truths[bank]
+            for s in range(err.shape[0]):
+                for j in range(err.shape[1]):
+                    est = t[j] + err[s, j] * (1 + frac)  # larger budgets -> different errors
+                    hw = (intervals or {}).get((bank, method))
+                    rows.append({"bank": bank, "method": method, "fold": j % 4, "target": f"{bank}_a{j:02d}",
+                                 "seed": s, "budget": int(round(frac * 300)), "budget_fraction": frac,
+                                 "estimate": est, "mean": None, "median": None,
+                                 "lower": None if hw is None else est - hw, "upper": None if hw is None else est + hw,
+                                 "queried": [], "truth": float(t[j])})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture()
+def synth():
+    rng = np.random.default_rng(3)
+    truths = {"lite": np.linspace(0.1, 0.6, 12), "pro": np.linspace(0.05, 0.4, 5)}
+    errors = {
+        ("lite", "hspr"): rng.normal(0, 0.01, (2, 12)),
+        ("lite", "uniform"): rng.normal(0, 0.05, (3, 12)),
+        ("lite", "atlas"): rng.normal(0, 0.02, (1, 12)),
+        ("pro", "hspr"): rng.normal(0, 0.02, (2, 5)),
+        ("pro", "uniform"): rng.normal(0, 0.04, (3, 5)),
+    }
+    return truths, errors
+
+
+# ---------------------------------------------------------------------------------- Holm
+
+
+def test_holm_hand_example():
+    np.testing.assert_allclose(report.holm([0.01, 0.04, 0.03, 0.005]), [0.03, 0.06, 0.06, 0.02])
+
+
+def test_holm_nan_and_bounds():
+    adj = report.holm([0.5, np.nan, 0.01])  # family of 2
+    np.testing.assert_allclose(adj[[0, 2]], [0.5, 0.02])
+    assert np.isnan(adj[1])
+    assert report.holm([0.9, 0.8]).max() <= 1.0
+    assert report.holm([]).size == 0
+    with pytest.raises(ValueError):
+        report.holm([1.2])
+
+
+# ---------------------------------------------------------------------------------- paired
+
+
+def test_paired_mean_difference_equals_hand_computation(synth):
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+    paired = report.paired_analysis(runs, "hspr", n_resamples=500, seed=1)
+    row = paired[(paired["method"] == "uniform") & (paired["bank"] == "lite")].iloc[0]
+    f = 1.1  # the 0.10 budget scales the errors by (1 + 0.10)
+    d = 100 * (np.abs(errors[("lite", "uniform")] * f).mean(0) - np.abs(errors[("lite", "hspr")] * f).mean(0))
+    assert row["n_targets"] == 12
+    assert row["mean_diff_pp"] == pytest.approx(d.mean())
+    assert row["median_diff_pp"] == pytest.approx(np.median(d))
+    assert row["n_baseline_better"] == (d > 0).sum()
+    assert row["p_value"] == pytest.approx(stats.wilcoxon(d, zero_method="wilcox").pvalue)
+    # pooled = every target of both banks together
+    d_pro = 100 * (np.abs(errors[("pro", "uniform")] * f).mean(0) - np.abs(errors[("pro", "hspr")] * f).mean(0))
+    pooled = paired[(paired["method"] == "uniform") & (paired["bank"] == POOLED)].iloc[0]
+    assert pooled["mean_diff_pp"] == pytest.approx(np.concatenate([d, d_pro]).mean())
+    # atlas only on lite: no pooled row; Holm over every row
+    assert set(paired.loc[paired["method"] == "atlas", "bank"]) == {"lite"}
+    np.testing.assert_allclose(paired["p_holm"], report.holm(paired["p_value"]))
+    assert "hspr" not in set(paired["method"])
+
+
+def test_bootstrap_interval_contains_mean_and_shrinks():
+    rng = np.random.default_rng(0)
+    small = report.paired_stats(rng.normal(1.0, 2.0, 20), n_resamples=2000, seed=0)
+    large = report.paired_stats(rng.normal(1.0, 2.0, 2000), n_resamples=2000, seed=0)
+    for r in (small, large):
+        assert r["ci_low_pp"] < r["mean_diff_pp"] < r["ci_high_pp"]
+    assert (large["ci_high_pp"] - large["ci_low_pp"]) < 0.5 * (small["ci_high_pp"] - small["ci_low_pp"])
+    again = report.paired_stats(rng.normal(1.0, 2.0, 20), n_resamples=2000, seed=0)
+    assert again["ci_low_pp"] != small["ci_low_pp"]  # different data
+    same = report.paired_stats(np.arange(20.0), n_resamples=2000, seed=5)
+    assert same == report.paired_stats(np.arange(20.0), n_resamples=2000, seed=5)  # seeded
+
+
+def test_paired_degenerate_differences():
+    zero = report.paired_stats(np.zeros(6), n_resamples=200)
+    assert zero["p_value"] == 1.0 and zero["ci_low_pp"] == zero["ci_high_pp"] == 0.0
+    one = report.paired_stats([2.5], n_resamples=200)
+    assert one["mean_diff_pp"] == 2.5 and np.isnan(one["ci_low_pp"])
+
+
+def test_paired_unknown_baseline(synth):
+    truths, errors = synth
+    with pytest.raises(ReportError, match="baseline 'tinybench'.*hspr, uniform, atlas"):
+        report.paired_analysis(make_runs(errors, truths), "tinybench")
+
+
+# ---------------------------------------------------------------------------------- comparison
+
+
+def test_best_second_marking_and_macro():
+    truths = {"lite": np.linspace(0.1, 0.6, 8), "pro": np.linspace(0.1, 0.4, 4)}
+    const = lambda v, n: np.full((1, n), v)  # noqa: E731  constant error -> MAE = MaxErr = |v|
+    errors = {("lite", "a"): const(0.03, 8), ("lite", "b"): const(0.01, 8), ("lite", "c"): const(0.02, 8),
+              ("pro", "a"): const(0.01, 4), ("pro", "b"): const(0.05, 4), ("pro", "c"): const(0.01, 4),
+              ("lite", "d"): const(0.001, 8)}  # d only on lite: best there, no macro row
+    t = report.comparison_table(make_runs(errors, truths))
+    lite = t[t["bank"] == "lite"].set_index("method")
+    assert lite["mae_pp"].to_dict() == pytest.approx({"a": 3.3, "b": 1.1, "c": 2.2, "d": 0.11})
+    assert lite["mae_rank"].to_dict() == {"a": 4, "b": 2, "c": 3, "d": 1}
+    pro = t[t["bank"] == "pro"].set_index("method")
+    assert pro["mae_rank"].to_dict() == {"a": 1, "c": 1, "b": 2}  # ties share the best rank
+    macro = t[t["bank"] == MACRO].set_index("method")
+    assert set(macro.index) == {"a", "b", "c"}
+    # equal weight over banks (lite 8 targets, pro 4), not the pooled mean over 12 targets
+    assert macro.loc["a", "mae_pp"] == pytest.approx((3.3 + 1.1) / 2)
+    assert macro.loc["a", "mae_pp"] != pytest.approx((8 * 3.3 + 4 * 1.1) / 12)
+    assert macro["mae_rank"].to_dict() == {"c": 1, "a": 2, "b": 3}  # c 1.65, a 2.2, b 3.3
+    md = report.comparison_markdown(t)
+    assert "| lite | d | **0.110** |" in md and "| lite | b | *1.100* |" in md and "| lite | a | 3.300 |" in md
+    assert "| pro | a | **1.100** |" in md and "| pro | c | **1.100** |" in md
+    assert "| pro | b | 5.500 |" in md  # second rank but last: not marked
+    assert "| d | **0.110** | – | – |" in md and "| c | 2.200 | **1.100** | **1.650** |" in md
+    assert "– in the macro column" in md
+
+
+def test_macro_values_and_tau_higher_is_better():
+    truths = {"lite": np.linspace(0.1, 0.6, 8), "pro": np.linspace(0.1, 0.4, 4)}
+    rev = lambda t: (t[::-1] - t)[None, :]  # noqa: E731  estimate = reversed truth -> tau = -1
+    errors = {("lite", "good"): np.full((1, 8), 0.01), ("lite", "bad"): rev(truths["lite"]) / 1.1,
+              ("pro", "good"): np.full((1, 4), 0.02), ("pro", "bad"): np.full((1, 4), 0.03)}
+    t = report.comparison_table(make_runs(errors, truths))
+    lite = t[t["bank"] == "lite"].set_index("method")
+    assert lite.loc["good", "kendall_tau_b"] == pytest.approx(1.0)
+    assert lite.loc["bad", "kendall_tau_b"] == pytest.approx(-1.0)
+    assert lite["tau_rank"].to_dict() == {"good": 1, "bad": 2}
+    per = t[t["bank"] != MACRO]
+    macro = t[t["bank"] == MACRO].set_index("method")["mae_pp"]
+    expect = per.groupby("method")["mae_pp"].mean()
+    assert macro.to_dict() == pytest.approx(expect.to_dict())
+    md = report.comparison_markdown(t)  # two methods: best in bold, the other (last) not in italic
+    assert "| lite | good | **1.100** | **1.100** | **1.000** |" in md
+    assert "| lite | bad | 28.571 | 50.000 | -1.000 |" in md
+    assert "| pro | good | **2.200** | **2.200** | 1.000 |" in md  # tied tau: nothing marked
+
+
+def test_coverage_columns(synth):
+    truths, errors = synth
+    runs = make_runs(errors, truths, intervals={("lite", "hspr"): 0.5, ("pro", "hspr"): 1e-6})
+    t = report.comparison_table(runs).set_index(["bank", "method"])
+    assert t.loc[("lite", "hspr"), "coverage_90"] == 1.0
+    assert t.loc[("pro", "hspr"), "coverage_90"] == 0.0
+    assert t.loc[("lite", "hspr"), "mean_width_pp"] == pytest.approx(100.0)
+    assert np.isnan(t.loc[("lite", "uniform"), "coverage_90"])
+    cov = report.coverage_table(runs)
+    assert set(cov["method"]) == {"hspr"} and (cov["level"] == 0.90).all()
+    lite = cov[cov["bank"] == "lite"].iloc[0]
+    assert lite["ci_low"] < 1.0 == lite["coverage"] and lite["n_targets"] == 12
+    # draws-based quantiles at other levels, stored as lower_<pct> / upper_<pct>
+    runs["lower_50"], runs["upper_50"] = runs["estimate"] - 1e-6, runs["estimate"] + 1e-6
+    cov = report.coverage_table(runs)
+    assert sorted(cov.loc[cov["method"] == "hspr", "level"].unique()) == [0.5, 0.9]
+    assert (cov.loc[cov["level"] == 0.5, "coverage"] == 0).all()
+
+
+# ---------------------------------------------------------------------------------- files and CLI
+
+
+def _write(path, runs: pd.DataFrame, summary=True):
+    obj = {"runs": json.loads(runs.to_json(orient="records"))}
+    if summary:
+        obj["summary"] = []
+    path.write_text(json.dumps(obj))
+    return path
+
+
+def _cli():
+    g = click.Group()
+    register(g)
+    return g
+
+
+def test_cli_writes_tables_and_figures(tmp_path, synth):
+    truths, errors = synth
+    intervals = {("lite", "hspr"): 0.02, ("pro", "hspr"): 0.03}
+    sweep = _write(tmp_path / "sweep.json", make_runs(errors, truths, (0.05, 0.10, 0.20), intervals))
+    main = _write(tmp_path / "main.json", make_runs(errors, truths, (0.10,), intervals))
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(_cli(), ["report", str(sweep), str(main), "--out-dir", str(out), "--n-resamples", "200",
+                                      "--also", "uniform"])
+    assert res.exit_code == 0, res.output
+    names = {p.name for p in out.iterdir()}
+    assert {"comparison.md", "comparison.csv", "paired.md", "paired.csv"} <= names
+    for stem in ("budget_curves", "estimate_vs_truth", "coverage"):
+        assert {f"{stem}.png", f"{stem}.svg"} <= names
+        assert (out / f"{stem}.png").read_bytes()[:4] == b"\x89PNG"
+        assert str(out / f"{stem}.png") in res.output
+    assert "more than one place" in res.output  # 0.10 runs in both files: the later one kept
+    csv = pd.read_csv(out / "comparison.csv")
+    assert sorted(csv["budget_fraction"].unique()) == [0.05, 0.10, 0.20]
+    assert len(csv[(csv["budget_fraction"] == 0.10) & (csv["bank"] != MACRO)]) == 5  # no double counting
+    paired = pd.read_csv(out / "paired.csv")
+    assert {"mean_diff_pp", "ci_low_pp", "ci_high_pp", "p_value", "p_holm"} <= set(paired.columns)
+    assert "zero_method='wilcox'" in (out / "paired.md").read_text()
+    assert "**" in (out / "comparison.md").read_text()
+
+
+def test_cli_no_figures_single_budget(tmp_path, synth):
+    truths, errors = synth
+    f = _write(tmp_path / "r.json", make_runs(errors, truths))
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", str(out), "--no-figures", "--n-resamples", "200",
+                                      "--baseline", "uniform"])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.iterdir()) == ["comparison.csv", "comparison.md", "paired.csv", "paired.md"]
+    assert set(pd.read_csv(out / "paired.csv")["baseline"]) == {"uniform"}
+    # single budget, no intervals: figure (a) and (c) are skipped, (b) written
+    paths = report.make_figures(make_runs(errors, truths), tmp_path / "figs", formats=("png",))
+    assert [p.name for p in paths] == ["estimate_vs_truth.png"]
+
+
+@pytest.mark.parametrize("content, pattern", [
+    ({"summary": [{"bank": "lite"}]}, r"no 'runs'.*summary alone"),
+    ([{"bank": "lite"}], r"unknown layout: the top level is a JSON list"),
+    ({"runs": {"a": 1}}, r"unknown layout: 'runs' must be a list"),
+    ({"runs": []}, r"'runs' is empty"),
+    ({"runs": [{"bank": "lite", "method": "hspr"}]}, r"run records lack \['seed'"),
+    ("{not json", r"not valid JSON"),
+])
+def test_bad_results_file(tmp_path, content, pattern):
+    p = tmp_path / "bad_results.json"
+    p.write_text(content if isinstance(content, str) else json.dumps(content))
+    with pytest.raises(ReportError, match=pattern) as exc:
+        report.read_results([p])
+    assert str(p) in str(exc.value)
+    res = CliRunner().invoke(_cli(), ["report", str(p), "--out-dir", str(tmp_path / "o")])
+    assert res.exit_code == 2
+    assert "error:" in res.output and "bad_results.json" in res.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_unknown_baseline(tmp_path, synth):
+    truths, errors = synth
+    f = _write(tmp_path / "r.json", make_runs(errors, truths))
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", str(tmp_path / "o"), "--no-figures"])
+    assert res.exit_code == 0  # hspr present
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--baseline", "rsl", "--out-dir", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "baseline 'rsl' is not in the results" in res.output
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--also", "rsl", "--out-dir", str(tmp_path / "o2")])
+    assert res.exit_code == 2 and "--also method 'rsl'" in res.output and not (tmp_path / "o2").exists()
+
+
+def test_duplicate_runs_keep_last(tmp_path, synth):
+    truths, errors = synth
+    a = make_runs(errors, truths)
+    b = a.assign(estimate=a["truth"])  # perfect estimates in the later file
+    with pytest.warns(ReportWarning, match=f"{len(a)} run"):
+        runs = report.read_results([_write(tmp_path / "a.json", a), _write(tmp_path / "b.json", b)])
+    assert len(runs) == len(a) and (runs["estimate"] == runs["truth"]).all()
