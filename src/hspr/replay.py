@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
+from threadpoolctl import threadpool_limits
 
 from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
@@ -78,6 +79,11 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
 
 
 def _run_job(job: ReplayJob, model: FittedModel) -> list[dict]:
+    with threadpool_limits(1):  # one BLAS thread per worker: parallelism comes from the jobs
+        return _run_targets(job, model)
+
+
+def _run_targets(job: ReplayJob, model: FittedModel) -> list[dict]:
     runs = []
     frac = dict(zip(job.budgets, job.fractions))
     for r in range(job.targets.n_agents):
@@ -90,7 +96,8 @@ def _run_job(job: ReplayJob, model: FittedModel) -> list[dict]:
 
 
 def _fit(method: Method, source: ResponseMatrix) -> FittedModel:
-    return method.fit(source)
+    with threadpool_limits(1):
+        return method.fit(source)
 
 
 def replay(

@@ -106,24 +106,26 @@ class HSPRSession(Session):
         logw = -0.5 * (self.Z**2) @ self.prec + 0.5 * (self.x**2).sum(axis=1)
         # baseline rates p_g(z_j) for every node and group, (J, G); q = 1 - p is formed exactly
         # (as sigmoid(-eta)) only for the columns where it matters (observed or multi-task groups)
-        P = self.gb[None, :] + self.Z @ self.L.T
-        special.expit(P, out=P)
-        np.clip(P, P_EPS, 1 - P_EPS, out=P)
-        self.P = P
+        G = len(self.gb)
+        # M and Vw live side by side in one (J, 2G) array so the score rule is a single pass (one gemm)
+        self.MV = np.empty((len(self.Z), 2 * G))
+        self.M, self.Vw = self.MV[:, :G], self.MV[:, G:]
+        special.expit(self.gb[None, :] + self.Z @ self.L.T, out=self.M)
+        np.clip(self.M, P_EPS, 1 - P_EPS, out=self.M)
         if self._obs_g:
             g = np.asarray(self._obs_g)
             p, q = self._rates(g)
             logw = logw + outcome_log_terms(p, q, self.kappa, np.asarray(self._obs_prior_s),
                                             np.asarray(self._obs_prior_f), np.asarray(self.outcomes, float)).sum(axis=1)
         self.logw = logw
-        self.M = P.copy()
         cols = np.union1d(obs, self.multi)
         m, conc = self._column_means(cols)
         self.M[:, cols] = m
         self.conc_m = conc[:, np.searchsorted(cols, self.multi)]
-        self.Vw = 1.0 - self.M
+        np.subtract(1.0, self.M, out=self.Vw)
         self.Vw *= self.M
         self._scale_multi(self.multi)
+        self.mu = acq.node_scores(self.M, self.U, self.s.sum(), self.n_tasks)
         self._normalise()
 
     def _rates(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -167,6 +169,8 @@ class HSPRSession(Session):
         self.logw = self.logw + outcome_log_terms(p, q, self.kappa, np.array([ps]), np.array([pf]),
                                                   np.array([float(y)]))[:, 0]
         m, c = predictive_means(p, q, self.kappa, self.n[cols], self.s[cols])
+        # mu_j = (sum s + sum_g U_g m_gj)/N changes only through group g
+        self.mu += (y + self.U[g] * m[:, 0] - (self.U[g] + 1) * self.M[:, g]) / self.n_tasks
         self.M[:, g] = m[:, 0]
         if self._multi_pos[g] >= 0:
             self.conc_m[:, self._multi_pos[g]] = c[:, 0]
@@ -185,16 +189,16 @@ class HSPRSession(Session):
         """
         if self.cfg.acquisition == "latent":
             return acq.latent_gains(self.w, self.M, self.Z)
-        Vw = self.Vw
+        MV = self.MV
         if pending is not None and pending.any():
             gs = np.flatnonzero(pending)
-            Vw = Vw.copy()
+            MV = MV.copy()
+            Vw = MV[:, len(self.gb):]
             conc = np.full((len(self.w), len(gs)), np.inf)
             k = self._multi_pos[gs]
             conc[:, k >= 0] = self.conc_m[:, k[k >= 0]]
             Vw[:, gs] = acq.within_node_variance(self.M[:, gs], conc + pending[gs], self.U[gs] - pending[gs])
-        mu = acq.node_scores(self.M, self.U, self.s.sum(), self.n_tasks)
-        return acq.score_gains(self.w, self.M, Vw, mu, self.n_tasks)
+        return acq.score_gains(self.w, MV, self.mu, self.n_tasks)
 
     def _pick(self, gains: np.ndarray, exclude: np.ndarray) -> int:
         avail = np.bincount(self.sf.labels[~exclude], minlength=self.sf.n_groups)
@@ -225,7 +229,7 @@ class HSPRSession(Session):
     # -- decision ---------------------------------------------------------------------
     def posterior_mean(self) -> float:
         """E[S | D], analytic: sum_j w_j mu_j (0-1 scale)."""
-        return float(self.w @ acq.node_scores(self.M, self.U, self.s.sum(), self.n_tasks))
+        return float(self.w @ self.mu)
 
     def score_sd(self) -> float:
         """Posterior sd of the full score, sqrt(Var(S | D)) (0-1 scale)."""
