@@ -104,24 +104,26 @@ class HSPRSession(Session):
         self.Z = mu + self.x @ chol.T
         # log prior - log proposal; shared Gaussian constants cancel on normalisation
         logw = -0.5 * (self.Z**2) @ self.prec + 0.5 * (self.x**2).sum(axis=1)
-        # baseline rates p_g(z_j) for every node and group, (J, G); q = 1 - p is formed exactly
-        # (as sigmoid(-eta)) only for the columns where it matters (observed or multi-task groups)
+        # baseline rates p_g(z_j) for every node and group, (J, G); q is formed exactly as
+        # sigmoid(-eta) for observed groups, where log q enters the weights
         G = len(self.gb)
         # M and Vw live side by side in one (J, 2G) array so the score rule is a single pass (one gemm)
         self.MV = np.empty((len(self.Z), 2 * G))
         self.M, self.Vw = self.MV[:, :G], self.MV[:, G:]
         special.expit(self.gb[None, :] + self.Z @ self.L.T, out=self.M)
         np.clip(self.M, P_EPS, 1 - P_EPS, out=self.M)
-        if self._obs_g:
-            g = np.asarray(self._obs_g)
-            p, q = self._rates(g)
-            logw = logw + outcome_log_terms(p, q, self.kappa, np.asarray(self._obs_prior_s),
+        Pm = self.M[:, self.multi]
+        self.conc_m = np.full_like(Pm, np.inf) if self.kappa is None else self.kappa / (Pm * (1 - Pm))
+        if len(obs):
+            p, q = self._rates(obs)  # exact q = sigmoid(-eta) where outcomes were seen
+            pos = np.searchsorted(obs, np.asarray(self._obs_g))
+            logw = logw + outcome_log_terms(p[:, pos], q[:, pos], self.kappa, np.asarray(self._obs_prior_s),
                                             np.asarray(self._obs_prior_f), np.asarray(self.outcomes, float)).sum(axis=1)
+            m, conc = predictive_means(p, q, self.kappa, self.n[obs], self.s[obs])
+            self.M[:, obs] = m
+            k = self._multi_pos[obs]
+            self.conc_m[:, k[k >= 0]] = conc[:, k >= 0]
         self.logw = logw
-        cols = np.union1d(obs, self.multi)
-        m, conc = self._column_means(cols)
-        self.M[:, cols] = m
-        self.conc_m = conc[:, np.searchsorted(cols, self.multi)]
         np.subtract(1.0, self.M, out=self.Vw)
         self.Vw *= self.M
         self._scale_multi(self.multi)
@@ -132,14 +134,10 @@ class HSPRSession(Session):
         """(p, q) at every node for the given group columns, q computed as sigmoid(-eta)."""
         return rates(self.gb[cols][None, :] + self.Z @ self.L[cols].T)
 
-    def _column_means(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        p, q = self._rates(cols)
-        return predictive_means(p, q, self.kappa, self.n[cols], self.s[cols])
-
     def _scale_multi(self, gs: np.ndarray) -> None:
         """Vw[:, g] = m (1 - m) [1 + (U_g - 1)/(A + F + 1)] for multi-task groups ``gs`` (singletons: factor 1)."""
-        k = self._multi_pos[gs]
-        self.Vw[:, gs] = self.M[:, gs] * (1 - self.M[:, gs]) * (1 + (self.U[gs] - 1) / (self.conc_m[:, k] + 1))
+        Mg = self.M[:, gs]
+        self.Vw[:, gs] = Mg * (1 - Mg) * (1 + (self.U[gs] - 1) / (self.conc_m[:, self._multi_pos[gs]] + 1))
 
     def conc_full(self) -> np.ndarray:
         """A + F for every node and group, (J, G); inf where it cannot matter (singleton groups)."""
