@@ -1,0 +1,151 @@
+"""Batch (K tasks asked jointly) versus sequential HSPR queries in replay.
+
+For each of the bank's 4 target folds, HSPR is fitted on the other folds' agents; every target
+row is then hidden and run twice per seed at the same budget (round(f * N)):
+
+* sequential: the replay harness's own loop (:func:`hspr.replay.run_session`): ask one task,
+  tell its outcome, repeat;
+* batch: ``ask_batch(K)``, then tell the K outcomes (in the order asked), repeat; the last
+  batch is smaller when K does not divide the budget. This is what ``hspr live next --batch K``
+  does when K workers run the tasks in parallel.
+
+MAE (pp) is computed per seed over all targets and averaged over seeds (as ``hspr replay``
+does). Rows are appended to a JSON-lines file as they finish, so an interrupted run resumes.
+
+Usage::
+
+    python benchmarks/batch_vs_sequential.py --bank verified --budget 0.10 --batch 8 \
+        --seeds 0-4 --workers 2 --out benchmarks/results/batch_vs_sequential.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from hspr.data import bank_folds, load_bank
+from hspr.data.folds import fold_indices
+from hspr.methods.hspr import HSPR, HSPRConfig
+from hspr.replay import HiddenRow, run_session
+from hspr.session import budget_from_fraction
+
+
+def run_batch(model, row: HiddenRow, budget: int, seed: int, k: int) -> dict:
+    """One target under batch queries of ``k``; the estimate is read before the truth."""
+    sess = model.start(budget, seed)
+    while not sess.done:
+        for t in sess.ask_batch(k):
+            sess.tell(t, row.reveal(t))
+    est = sess.estimate()
+    return {"estimate": float(est.point), "lower": est.lower, "upper": est.upper, "queried": list(sess.queried)}
+
+
+def one_target(model, targets, r: int, budget: int, seeds: list[int], k: int) -> list[dict]:
+    out = []
+    for seed in seeds:
+        row = HiddenRow(targets, r)
+        seq = run_session(model, row, [budget], seed)[0]
+        bat = run_batch(model, HiddenRow(targets, r), budget, seed, k)
+        truth = row.full_score()
+        out.append({
+            "target": targets.agents[r], "seed": seed, "budget": budget, "truth": truth,
+            "seq_estimate": seq["estimate"], "batch_estimate": bat["estimate"],
+            "seq_width": seq["upper"] - seq["lower"], "batch_width": bat["upper"] - bat["lower"],
+            "overlap": len(set(seq["queried"]) & set(bat["queried"])),
+        })
+    return out
+
+
+def parse_seeds(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        if "-" in part:
+            lo, hi = part.split("-")
+            out.extend(range(int(lo), int(hi) + 1))
+        elif part.strip():
+            out.append(int(part))
+    return out
+
+
+def summarize(rows: list[dict]) -> dict:
+    seeds = sorted({r["seed"] for r in rows})
+    per_seed = {}
+    for s in seeds:
+        rs = [r for r in rows if r["seed"] == s]
+        t = np.array([r["truth"] for r in rs])
+        per_seed[s] = {
+            "n_targets": len(rs),
+            "seq_mae_pp": 100 * float(np.mean(np.abs(np.array([r["seq_estimate"] for r in rs]) - t))),
+            "batch_mae_pp": 100 * float(np.mean(np.abs(np.array([r["batch_estimate"] for r in rs]) - t))),
+        }
+    seq = float(np.mean([v["seq_mae_pp"] for v in per_seed.values()]))
+    bat = float(np.mean([v["batch_mae_pp"] for v in per_seed.values()]))
+    d = np.array([abs(r["batch_estimate"] - r["truth"]) - abs(r["seq_estimate"] - r["truth"]) for r in rows]) * 100
+    return {
+        "seeds": seeds, "per_seed": per_seed, "seq_mae_pp": seq, "batch_mae_pp": bat, "diff_pp": bat - seq,
+        "paired_diff_se_pp": float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else None,
+        "seq_mean_width_pp": 100 * float(np.mean([r["seq_width"] for r in rows])),
+        "batch_mean_width_pp": 100 * float(np.mean([r["batch_width"] for r in rows])),
+        "mean_query_overlap": float(np.mean([r["overlap"] for r in rows])),
+        "n_runs": len(rows),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bank", default="verified")
+    ap.add_argument("--budget", type=float, default=0.10, help="budget fraction f")
+    ap.add_argument("--batch", type=int, default=8, help="K")
+    ap.add_argument("--seeds", default="0-4")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--config", default=None, help="HSPRConfig JSON (default settings if omitted)")
+    ap.add_argument("--out", default="benchmarks/results/batch_vs_sequential.jsonl")
+    args = ap.parse_args()
+
+    cfg = HSPRConfig.from_json(args.config) if args.config else HSPRConfig()
+    matrix = load_bank(args.bank)
+    budget = budget_from_fraction(args.budget, matrix.n_tasks)
+    seeds = parse_seeds(args.seeds)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = set()
+    rows: list[dict] = []
+    if out.exists():
+        for line in out.read_text().splitlines():
+            r = json.loads(line)
+            if r["budget"] == budget:
+                rows.append(r)
+                done.add((r["target"], r["seed"]))
+    t0 = time.perf_counter()
+    jobs = []
+    for idx in fold_indices(matrix.agents, bank_folds(args.bank)):
+        model = HSPR(cfg).fit(matrix.drop_rows(idx))
+        targets = matrix.rows(idx)
+        for r in range(targets.n_agents):
+            todo = [s for s in seeds if (targets.agents[r], s) not in done]
+            if todo:
+                jobs.append(delayed(one_target)(model, targets, r, budget, todo, args.batch))
+    print(f"{len(jobs)} targets to run ({len(done)} (target, seed) pairs already in {out})", flush=True)
+    with out.open("a") as fh:
+        for i, res in enumerate(Parallel(n_jobs=args.workers, return_as="generator_unordered")(jobs)):
+            for r in res:
+                fh.write(json.dumps(r) + "\n")
+            fh.flush()
+            rows.extend(res)
+            if (i + 1) % 10 == 0:
+                print(f"  {i + 1}/{len(jobs)} targets, {time.perf_counter() - t0:.0f} s", flush=True)
+    rows = [r for r in rows if r["seed"] in seeds]
+    summary = summarize(rows)
+    summary.update(bank=args.bank, budget=budget, budget_fraction=args.budget, batch=args.batch,
+                   wall_seconds=time.perf_counter() - t0, config=cfg.to_dict())
+    out.with_suffix(".summary.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps({k: v for k, v in summary.items() if k != "config"}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

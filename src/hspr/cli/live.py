@@ -1,0 +1,251 @@
+"""``hspr live``: a persistent session that estimates a real new agent while it runs.
+
+Thin: parses arguments, calls :class:`hspr.live.LiveSession`, prints (text or ``--json``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..data.matrix import DataError
+from ..live import LiveSession, LiveSessionError, LiveStatus
+from ..methods import REGISTRY
+from ..session import BudgetError
+
+SESSION_HELP = "The session file (JSON). Default: run.hspr, or $HSPR_SESSION."
+
+
+def _session_option(f):
+    return click.option("--session", "session_path", default="run.hspr", show_default=True, envvar="HSPR_SESSION",
+                        type=click.Path(dir_okay=False), help=SESSION_HELP)(f)
+
+
+def _json_option(f):
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object (for scripts).")(f)
+
+
+def _stop_width_option(f):
+    return click.option("--stop-width", "stop_width", type=float, default=None,
+                        help="Change the stop width (pp) saved in the session: stop once the 90 % interval is "
+                             "narrower than this.")(f)
+
+
+def _fail(exc: Exception, as_json: bool) -> None:
+    msg = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)
+    if as_json:
+        click.echo(json.dumps({"ok": False, "error": msg}))
+    click.echo(f"error: {msg}", err=True)
+    sys.exit(2)
+
+
+def _fmt_pp(x: float | None, nd: int = 1) -> str:
+    return "-" if x is None else f"{x:.{nd}f}"
+
+
+def status_lines(st: LiveStatus) -> list[str]:
+    """Human-readable lines for a status snapshot."""
+    d = st.to_dict()
+    out = [f"session {st.session}: bank {st.bank} ({st.n_tasks} tasks), method {st.method}, budget {st.budget}, "
+           f"seed {st.seed}"]
+    if st.estimate is None:
+        out.append("estimate: none yet (the method needs at least one outcome)")
+    else:
+        out.append(f"estimate {_fmt_pp(d['estimate_pp'])} pp, 90 % credible interval "
+                   f"[{_fmt_pp(d['lower_pp'])}, {_fmt_pp(d['upper_pp'])}] pp (width {_fmt_pp(d['width_pp'], 2)} pp)")
+    out.append(f"run {st.n_recorded} of {st.budget} tasks ({d['n_asked_recorded']} asked, {d['n_extra']} extra); "
+               f"{len(st.pending)} pending; {st.budget_left} left in the budget")
+    if st.extra:
+        out.append(f"note: {len(st.extra)} outcome(s) the session did not ask for were conditioned on like the others "
+                   f"and count against the budget: {', '.join(st.extra[:8])}{' ...' if len(st.extra) > 8 else ''}")
+    if st.pending:
+        out.append(f"pending (asked, not recorded): {', '.join(st.pending[:8])}{' ...' if len(st.pending) > 8 else ''}")
+    if st.needs_rerun:
+        out.append(f"needs a re-run (harness error, no outcome): "
+                   + "; ".join(f"{t} ({why})" for t, why in st.needs_rerun[:8]))
+    if st.expected_width is not None:
+        out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
+                   f"{_fmt_pp(d['expected_width_pp'], 2)} pp (forecast, see `hspr.live`)")
+    for w in st.warnings:
+        out.append(f"warning: {w}")
+    sw = "none" if st.stop_width_pp is None else f"{st.stop_width_pp:g} pp"
+    out.append(f"stop: {st.stop_reason}" if st.stop else f"continue (stop width {sw})")
+    return out
+
+
+def _open(path: str, stop_width: float | None = None) -> LiveSession:
+    live = LiveSession.open(path)
+    if stop_width is not None and stop_width != live.stop_width:
+        live.set_stop_width(stop_width)
+    return live
+
+
+def _parse_budget(text: str, n_tasks: int) -> int:
+    try:
+        v = float(text)
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: give a number of tasks (50) or a fraction of the bank (0.10)") from None
+    if 0 < v < 1:
+        return int(round(v * n_tasks))
+    if not v.is_integer():
+        raise click.BadParameter(f"{text!r}: a budget above 1 must be a whole number of tasks")
+    return int(v)
+
+
+def register(group: click.Group) -> None:
+    @group.group("live")
+    def live() -> None:
+        """Estimate a real new agent's full score while it runs (a persistent session).
+
+        \b
+        hspr live start --bank verified --budget 50 --session run.hspr
+        hspr live next [--batch 8]            # which task(s) to run
+        hspr live record <instance_id> resolved|unresolved
+        hspr live ingest <report.json | log folder | run summary | sb-cli report | CSV>
+        hspr live status                      # estimate, 90 % interval, stop flag
+        """
+
+    @live.command("start")
+    @click.option("--bank", default=None, help="Bundled bank (lite, verified, full, pro); default verified. "
+                                               "With --matrix, a label for it.")
+    @click.option("--matrix", type=click.Path(exists=True), default=None,
+                  help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
+    @click.option("--budget", required=True, help="Tasks to run: a number (50) or a fraction of the bank (0.10).")
+    @click.option("--method", default="hspr", show_default=True, type=click.Choice(list(REGISTRY)))
+    @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
+                  help="Method settings as JSON (for hspr: HSPRConfig fields, e.g. {\"n_nodes\": 2048}).")
+    @click.option("--seed", default=0, show_default=True, type=int)
+    @click.option("--stop-width", "stop_width", type=float, default=None,
+                  help="Stop once the 90 % interval is narrower than this many percentage points.")
+    @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
+                  help="Count missing cells of --matrix as unresolved (leaderboard convention).")
+    @click.option("--force", is_flag=True, help="Replace an existing session file.")
+    @_session_option
+    @_json_option
+    def start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero, force, session_path,
+              as_json):
+        """Fit on every row of the bank and create a session file."""
+        try:
+            config = None
+            if config_path:
+                with open(config_path, encoding="utf-8") as fh:
+                    config = json.load(fh)
+                if not isinstance(config, dict):
+                    raise LiveSessionError(f"{config_path}: settings must be a JSON object")
+            from ..live import load_session_bank
+
+            n_tasks = load_session_bank(bank or ("verified" if matrix is None else None), matrix,
+                                        missing_as_zero).n_tasks
+            b = _parse_budget(budget, n_tasks)
+            live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
+                                        seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
+                                        overwrite=force)
+            st = live_s.status()
+        except (LiveSessionError, DataError, BudgetError, ValueError, json.JSONDecodeError, click.BadParameter) as exc:
+            _fail(exc, as_json)
+        if as_json:
+            click.echo(json.dumps({"ok": True, "command": "start", **st.to_dict()}))
+        else:
+            click.echo(f"created {session_path}")
+            click.echo("\n".join(status_lines(st)))
+
+    @live.command("next")
+    @click.option("--batch", "k", default=1, show_default=True, type=click.IntRange(min=1),
+                  help="Return K distinct tasks, chosen jointly, to run in parallel.")
+    @_stop_width_option
+    @_session_option
+    @_json_option
+    def next_cmd(k, stop_width, session_path, as_json):
+        """Print the next task id(s) to run (the same ones again until they are recorded)."""
+        try:
+            live_s = _open(session_path, stop_width)
+            tasks = live_s.next(k)
+            st = live_s.status()
+        except (LiveSessionError, DataError, BudgetError, ValueError) as exc:
+            _fail(exc, as_json)
+        if as_json:
+            click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, **st.to_dict()}))
+        else:
+            if st.stop:
+                click.echo(f"stop: {st.stop_reason}", err=not tasks)
+            for t in tasks:
+                click.echo(t)
+
+    @live.command("record")
+    @click.argument("instance_id")
+    @click.argument("outcome")
+    @_session_option
+    @_json_option
+    def record(instance_id, outcome, session_path, as_json):
+        """Record one task's outcome: resolved or unresolved (also 1/0, true/false)."""
+        try:
+            live_s = _open(session_path)
+            new = live_s.record(instance_id, outcome)
+            st = live_s.status()
+        except (LiveSessionError, DataError, BudgetError, ValueError) as exc:
+            _fail(exc, as_json)
+        y = live_s.recorded[instance_id.strip()]
+        if as_json:
+            click.echo(json.dumps({"ok": True, "command": "record",
+                                   "recorded": [{"task": instance_id, "outcome": y}] if new else [],
+                                   "unchanged": [] if new else [instance_id], **st.to_dict()}))
+        else:
+            word = "resolved" if y else "unresolved"
+            click.echo(f"recorded {instance_id} {word}" if new else f"{instance_id} already recorded {word}: no change")
+            click.echo("\n".join(status_lines(st)[1:]))
+
+    @live.command("ingest")
+    @click.argument("path", type=click.Path(exists=True))
+    @click.option("--errors-as-unresolved", is_flag=True,
+                  help="Count evaluations that errored in the harness as unresolved (leaderboard convention) "
+                       "instead of leaving them pending for a re-run.")
+    @_session_option
+    @_json_option
+    def ingest(path, errors_as_unresolved, session_path, as_json):
+        """Record outcomes from SWE-bench harness output or a CSV instance_id,resolved.
+
+        \b
+        PATH is one of:
+          a per-instance report.json (logs/run_evaluation/<run>/<model>/<id>/report.json),
+          a log folder holding such reports,
+          the harness's run summary <model>.<run_id>.json (schema_version 2),
+          an sb-cli report (sb-cli-reports/<subset>__<split>__<run_id>.json),
+          a CSV with columns instance_id,resolved.
+        Resolved -> 1; unresolved and empty patches -> 0; harness errors stay pending and are
+        listed as needing a re-run (unless --errors-as-unresolved).
+        """
+        try:
+            live_s = _open(session_path)
+            res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved)
+            st = live_s.status()
+        except (LiveSessionError, DataError, BudgetError, ValueError) as exc:
+            _fail(exc, as_json)
+        if as_json:
+            click.echo(json.dumps({"ok": True, "command": "ingest", **res.to_dict(), **st.to_dict()}))
+        else:
+            n1 = sum(y for _, y, _ in res.recorded)
+            click.echo(f"{path} ({res.form}): recorded {len(res.recorded)} outcome(s) ({n1} resolved, "
+                       f"{len(res.recorded) - n1} unresolved), {len(res.unchanged)} unchanged, "
+                       f"{len(res.needs_rerun)} harness error(s) needing a re-run")
+            for t, why in res.needs_rerun:
+                click.echo(f"  re-run {t}: {why}")
+            for note in res.notes:
+                click.echo(f"  note: {note}")
+            click.echo("\n".join(status_lines(st)[1:]))
+
+    @live.command("status")
+    @_stop_width_option
+    @_session_option
+    @_json_option
+    def status(stop_width, session_path, as_json):
+        """Print the estimate (pp), its 90 % credible interval, counts, expected final width and stop flag."""
+        try:
+            st = _open(session_path, stop_width).status()
+        except (LiveSessionError, DataError, BudgetError, ValueError) as exc:
+            _fail(exc, as_json)
+        if as_json:
+            click.echo(json.dumps({"ok": True, "command": "status", **st.to_dict()}))
+        else:
+            click.echo("\n".join(status_lines(st)))

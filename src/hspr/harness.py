@@ -1,0 +1,486 @@
+"""Read task outcomes from the outputs of the official SWE-bench evaluation harness.
+
+A live session (:mod:`hspr.live`) conditions on binary outcomes; this module turns what the
+harness writes into per-instance outcomes, one :class:`HarnessOutcome` per instance id, and
+says for each one *why* it got its status. It never imports ``swebench``: the formats below
+were read off the harness's own code (``swebench/harness/grading.py::get_eval_report``,
+``run_evaluation.py::run_instance`` and ``reporting.py::make_run_report``, swebench 4.x-5.x)
+and off the ``sb-cli`` client (``sb_cli/get_report.py``).
+
+Supported forms (:func:`detect_form` picks one)
+-----------------------------------------------
+``instance_report``
+    One per-instance ``report.json`` as ``run_instance`` writes it under
+    ``logs/run_evaluation/<run_id>/<model>/<instance_id>/``:
+    ``{instance_id: {"patch_is_None", "patch_exists", "patch_successfully_applied",
+    "resolved", ["infra_failure", "infra_failure_reason"], ["tests_status"]}}``.
+``log_dir``
+    A folder (the run's log folder or any folder above the instance folders): every
+    ``report.json`` below it, plus instance folders that have a ``run_instance.log`` but no
+    ``report.json`` (the harness raised before grading).
+``run_summary``
+    The run report ``<model>.<run_id>.json`` that ``make_run_report`` writes, with
+    ``schema_version: 2`` and the id lists ``resolved_ids``, ``unresolved_ids``,
+    ``error_ids``, ``empty_patch_ids``, ``completed_ids``, ``incomplete_ids``,
+    ``submitted_ids`` (newer harnesses add the advisory ``infra_failure_ids``,
+    ``ambiguous_failure_ids`` and ``failure_reasons``).
+``sb_cli``
+    The report ``sb-cli get-report`` / ``sb-cli submit`` saves
+    (``sb-cli-reports/<subset>__<split>__<run_id>.json``): the counts the client prints
+    (``total_instances``, ``submitted_instances``, ``completed_instances``,
+    ``resolved_instances``, ``error_instances``, ``pending_instances``,
+    ``failed_instances``) and the harness's id lists. The report is built server-side; the
+    id lists are read under the harness's names, plus ``pending_ids`` / ``failed_ids`` if
+    present. A report with counts only (no id lists) is refused: it does not say which task
+    had which outcome.
+``csv``
+    A plain CSV ``instance_id,resolved`` (header optional, extra columns ignored); outcomes
+    1/0, true/false, resolved/unresolved.
+
+What each harness category means for the estimate
+-------------------------------------------------
+=========================  ===========  =====================================================
+harness category           status       reason
+=========================  ===========  =====================================================
+``resolved_ids`` /         resolved     the FAIL_TO_PASS and PASS_TO_PASS tests all pass.
+``resolved: true``
+``unresolved_ids`` /       unresolved   graded: the agent's patch ran and did not fix it
+``resolved: false``                     (including a patch whose test log has no results).
+``empty_patch_ids`` /      empty_patch  the agent produced no patch: a failure of the agent,
+``patch_is_None``                       so it counts as unresolved (outcome 0).
+``error_ids``, no          error        the harness raised before grading (container or
+``report.json``                         image failure, timeout, crash): not evidence about
+                                        the agent. Left pending; it needs a re-run. The
+                                        leaderboard counts these as unresolved
+                                        (``errors_as_unresolved`` in :mod:`hspr.live`).
+``infra_failure: true`` /  error        the harness classified the failure as an environment
+``infra_failure_ids``                   fault (browser/display/OOM/docker/network), "not
+                                        plausibly caused by the patch"; like an error.
+``ambiguous_failure_ids``  unchanged    advisory only (could be the patch or the
+                                        environment): kept as the harness graded it.
+patch did not apply        unresolved   (log folders only) ``run_instance.log`` says
+(``>>>>> Patch Apply                    ``>>>>> Patch Apply Failed``: the agent's patch is
+Failed``)                               broken, a failure of the agent. In a run summary
+                                        these sit in ``error_ids`` and cannot be told apart.
+``incomplete_ids``,        ignored      no prediction was submitted / not evaluated yet: no
+``pending_ids``                         outcome exists.
+=========================  ===========  =====================================================
+
+Every reader validates as it reads and raises :class:`HarnessFormatError` naming the file
+(and key, line or instance) for malformed input.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .data.matrix import DataError
+
+RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR = "resolved", "unresolved", "empty_patch", "error"
+STATUSES = (RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR)
+"""Per-instance statuses; :attr:`HarnessOutcome.outcome` maps them to 1 / 0 / 0 / None."""
+
+LOG_REPORT = "report.json"
+LOG_INSTANCE = "run_instance.log"
+APPLY_PATCH_FAIL = ">>>>> Patch Apply Failed"
+SUMMARY_SCHEMA_VERSION = 2
+SUMMARY_ID_LISTS = ("resolved_ids", "unresolved_ids", "error_ids", "empty_patch_ids", "completed_ids",
+                    "incomplete_ids", "submitted_ids", "infra_failure_ids", "ambiguous_failure_ids")
+SB_CLI_ID_LISTS = ("pending_ids", "failed_ids")
+SB_CLI_KEYS = ("pending_instances", "failed_instances")
+"""Count keys only sb-cli's report has (the local harness writes neither)."""
+
+FORMS = {
+    "instance_report": "per-instance report.json {instance_id: {'resolved': ..., 'patch_is_None': ...}}",
+    "log_dir": "harness log folder (logs/run_evaluation/<run_id>/<model>/<instance_id>/report.json)",
+    "run_summary": "harness run summary <model>.<run_id>.json (schema_version 2, resolved_ids/unresolved_ids/...)",
+    "sb_cli": "sb-cli report <subset>__<split>__<run_id>.json",
+    "csv": "CSV instance_id,resolved",
+}
+
+_TRUE = ("1", "1.0", "true", "resolved", "yes")
+_FALSE = ("0", "0.0", "false", "unresolved", "no")
+
+
+class HarnessFormatError(DataError):
+    """A harness output that cannot be read; the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class HarnessOutcome:
+    """The harness's verdict on one instance.
+
+    Attributes
+    ----------
+    instance_id : str
+    status : {'resolved', 'unresolved', 'empty_patch', 'error'}
+    detail : str
+        Where the status came from (e.g. ``"error_ids"``, ``"report.json: patch_is_None"``,
+        ``"infra_failure: out_of_memory"``).
+    source : str
+        The file it was read from.
+    """
+
+    instance_id: str
+    status: str
+    detail: str
+    source: str
+
+    @property
+    def outcome(self) -> int | None:
+        """1 resolved, 0 unresolved or empty patch, None for a harness error (needs a re-run)."""
+        return {RESOLVED: 1, UNRESOLVED: 0, EMPTY_PATCH: 0}.get(self.status)
+
+
+@dataclass
+class HarnessRead:
+    """All outcomes read from one input.
+
+    Attributes
+    ----------
+    form : str
+        One of :data:`FORMS`.
+    source : str
+        The path read.
+    outcomes : list of HarnessOutcome
+        One per instance id, in the order read (sorted ids for the summary forms).
+    notes : list of str
+        What was read but carries no outcome (e.g. incomplete ids), for the user.
+    """
+
+    form: str
+    source: str
+    outcomes: list[HarnessOutcome] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """Number of outcomes per status."""
+        return {s: sum(o.status == s for o in self.outcomes) for s in STATUSES}
+
+
+# ---------------------------------------------------------------------- helpers
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise HarnessFormatError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise HarnessFormatError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _load_json(path: Path, text: str | None = None):
+    text = _read_text(path) if text is None else text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise HarnessFormatError(
+            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
+            f"a truncated report means the evaluation was interrupted: re-run it"
+        ) from None
+
+
+def _id_list(path: Path, data: dict, key: str) -> list[str]:
+    ids = data.get(key, [])
+    if not isinstance(ids, list):
+        raise HarnessFormatError(f"{path}: '{key}' must be a list of instance ids, got {type(ids).__name__}")
+    for i, x in enumerate(ids):
+        if not isinstance(x, str) or not x.strip():
+            raise HarnessFormatError(f"{path}: '{key}'[{i}] = {x!r} is not an instance id string")
+    dup = sorted(x for x, c in Counter(ids).items() if c > 1)
+    if dup:
+        raise HarnessFormatError(f"{path}: '{key}' lists {dup[0]!r} more than once")
+    return [x.strip() for x in ids]
+
+
+# ---------------------------------------------------------------------- per-instance report.json
+def parse_instance_report(data: object, path: Path) -> list[HarnessOutcome]:
+    """Outcomes from one parsed per-instance ``report.json`` (see module docstring)."""
+    if not isinstance(data, dict) or not data:
+        raise HarnessFormatError(
+            f"{path}: expected a per-instance report {{instance_id: {{'resolved': true/false, ...}}}}, "
+            f"got {type(data).__name__ if not isinstance(data, dict) else 'an empty object'}"
+        )
+    out = []
+    for iid, rep in data.items():
+        if not isinstance(rep, dict):
+            raise HarnessFormatError(f"{path}: entry {iid!r} must be an object with a 'resolved' flag, got {type(rep).__name__}")
+        if not isinstance(rep.get("resolved"), bool):
+            raise HarnessFormatError(
+                f"{path}: entry {iid!r} has no boolean 'resolved' (got {rep.get('resolved')!r}); "
+                f"is this a harness report.json?"
+            )
+        for key in ("patch_is_None", "patch_exists", "patch_successfully_applied", "infra_failure"):
+            if key in rep and not isinstance(rep[key], bool):
+                raise HarnessFormatError(f"{path}: entry {iid!r}: '{key}' must be true/false, got {rep[key]!r}")
+        if "tests_status" in rep and not isinstance(rep["tests_status"], dict):
+            raise HarnessFormatError(f"{path}: entry {iid!r}: 'tests_status' must be an object")
+        if rep.get("patch_is_None"):
+            out.append(HarnessOutcome(iid, EMPTY_PATCH, "report.json: patch_is_None (no patch)", str(path)))
+        elif rep["resolved"]:
+            out.append(HarnessOutcome(iid, RESOLVED, "report.json: resolved", str(path)))
+        elif rep.get("infra_failure"):
+            reason = rep.get("infra_failure_reason", "environment")
+            out.append(HarnessOutcome(iid, ERROR, f"report.json: infra_failure ({reason})", str(path)))
+        else:
+            why = "resolved false" if rep.get("patch_successfully_applied", True) else "no test results in the log"
+            out.append(HarnessOutcome(iid, UNRESOLVED, f"report.json: {why}", str(path)))
+    return out
+
+
+def read_instance_report(path: str | Path) -> HarnessRead:
+    """Read one per-instance ``report.json``.
+
+    An empty file counts as a harness error for the instance named by its folder (as
+    ``make_run_report`` does); invalid JSON or a wrong structure raises HarnessFormatError.
+    """
+    path = Path(path)
+    text = _read_text(path)
+    if not text.strip():
+        return HarnessRead("instance_report", str(path),
+                           [HarnessOutcome(path.parent.name, ERROR, "report.json is empty", str(path))])
+    return HarnessRead("instance_report", str(path), parse_instance_report(_load_json(path, text), path))
+
+
+def read_log_dir(folder: str | Path) -> HarnessRead:
+    """Every ``report.json`` below ``folder``, plus instance folders the harness left without one.
+
+    An instance folder (one holding ``run_instance.log``) without ``report.json`` is an error
+    (the harness raised before grading, or the evaluation is still running), except when its
+    log says the agent's patch did not apply, which is unresolved. The same instance found in
+    several folders (re-runs) must agree; an error is superseded by a graded outcome.
+
+    Raises
+    ------
+    HarnessFormatError
+        If nothing harness-like is found, a report is malformed, or two reports of the same
+        instance disagree.
+    """
+    folder = Path(folder)
+    found: dict[str, HarnessOutcome] = {}
+    notes: list[str] = []
+
+    def add(o: HarnessOutcome) -> None:
+        prev = found.get(o.instance_id)
+        if prev is None or (prev.status == ERROR and o.status != ERROR):
+            found[o.instance_id] = o
+        elif o.status != ERROR and prev.outcome != o.outcome:
+            raise HarnessFormatError(
+                f"{folder}: instance {o.instance_id!r} has conflicting reports: {prev.status} in {prev.source} "
+                f"and {o.status} in {o.source}; keep one run's logs"
+            )
+
+    reports = sorted(folder.rglob(LOG_REPORT))
+    report_dirs = {p.parent for p in reports}
+    for p in reports:
+        for o in read_instance_report(p).outcomes:
+            add(o)
+    for log in sorted(folder.rglob(LOG_INSTANCE)):
+        if log.parent in report_dirs:
+            continue
+        iid = log.parent.name
+        text = log.read_text(encoding="utf-8", errors="replace")
+        if APPLY_PATCH_FAIL in text:
+            add(HarnessOutcome(iid, UNRESOLVED, "run_instance.log: patch did not apply", str(log)))
+        elif "timed out" in text.lower():
+            add(HarnessOutcome(iid, ERROR, "run_instance.log: tests timed out, no report.json", str(log)))
+        else:
+            add(HarnessOutcome(iid, ERROR, "no report.json (harness error, or the evaluation is still running)", str(log)))
+    if not found:
+        raise HarnessFormatError(
+            f"{folder}: no {LOG_REPORT} or {LOG_INSTANCE} found below this folder; expected the harness's "
+            f"logs/run_evaluation/<run_id>/<model>/<instance_id>/{LOG_REPORT}"
+        )
+    return HarnessRead("log_dir", str(folder), [found[k] for k in sorted(found)], notes)
+
+
+# ---------------------------------------------------------------------- run summary / sb-cli
+def _check_count(path: Path, data: dict, count_key: str, ids: list[str], list_key: str) -> None:
+    if count_key in data and data[count_key] != len(ids):
+        raise HarnessFormatError(
+            f"{path}: '{count_key}' is {data[count_key]!r} but '{list_key}' lists {len(ids)} ids; the report is inconsistent"
+        )
+
+
+def parse_run_summary(data: dict, path: Path, form: str = "run_summary") -> HarnessRead:
+    """Outcomes from a parsed run summary (harness schema 2) or sb-cli report (see module docstring)."""
+    sv = data.get("schema_version")
+    notes: list[str] = []
+    if sv is not None and sv != SUMMARY_SCHEMA_VERSION:
+        raise HarnessFormatError(
+            f"{path}: schema_version {sv!r}; this reader knows the harness's schema_version "
+            f"{SUMMARY_SCHEMA_VERSION} (resolved_ids, unresolved_ids, error_ids, empty_patch_ids, ...)"
+        )
+    lists = {k: _id_list(path, data, k) for k in SUMMARY_ID_LISTS + SB_CLI_ID_LISTS}
+    required = ("resolved_ids", "unresolved_ids", "error_ids")
+    absent = [k for k in required if k not in data]
+    if absent:
+        what = "an sb-cli report with counts only" if form == "sb_cli" else "a run summary"
+        raise HarnessFormatError(
+            f"{path}: {what} without the id list(s) {', '.join(absent)}; per-instance outcomes need "
+            f"resolved_ids, unresolved_ids and error_ids (the harness's schema_version 2 report)"
+        )
+    if sv is None:
+        notes.append("no schema_version: read as the harness's schema 2 id lists")
+    if form == "run_summary":  # sb-cli's counts are the service's own; only the harness's are len(list)
+        for name in ("resolved", "unresolved", "error", "empty_patch"):
+            _check_count(path, data, f"{name}_instances", lists[f"{name}_ids"], f"{name}_ids")
+
+    status_of: dict[str, tuple[str, str]] = {}
+    for key, status in (("resolved_ids", RESOLVED), ("unresolved_ids", UNRESOLVED),
+                        ("empty_patch_ids", EMPTY_PATCH), ("error_ids", ERROR), ("failed_ids", ERROR)):
+        for iid in lists[key]:
+            if iid in status_of and status_of[iid][0] != status:
+                raise HarnessFormatError(
+                    f"{path}: instance {iid!r} is in both '{status_of[iid][1]}' and '{key}'; the report is inconsistent"
+                )
+            status_of.setdefault(iid, (status, key))
+    reasons = data.get("failure_reasons") or {}
+    if not isinstance(reasons, dict):
+        raise HarnessFormatError(f"{path}: 'failure_reasons' must be an object {{instance_id: reason}}")
+    for iid in lists["infra_failure_ids"]:
+        if iid not in status_of:
+            raise HarnessFormatError(f"{path}: 'infra_failure_ids' lists {iid!r}, which is in no outcome list")
+        if status_of[iid][0] == UNRESOLVED:
+            status_of[iid] = (ERROR, f"infra_failure_ids ({reasons.get(iid, 'environment')})")
+    amb = [i for i in lists["ambiguous_failure_ids"] if status_of.get(i, (None,))[0] == UNRESOLVED]
+    if amb:
+        notes.append(f"{len(amb)} ambiguous failure(s) (environment or patch) kept as unresolved: {', '.join(amb[:5])}")
+    pending = [i for i in lists["pending_ids"] if i not in status_of]
+    if pending:
+        notes.append(f"{len(pending)} instance(s) still pending evaluation, not read: {', '.join(pending[:5])}")
+    elif data.get("pending_instances"):
+        notes.append(f"{data['pending_instances']} instance(s) still pending evaluation")
+    if lists["incomplete_ids"]:
+        notes.append(f"{len(lists['incomplete_ids'])} incomplete id(s) (no prediction submitted) ignored")
+    outs = [HarnessOutcome(iid, st, key, str(path)) for iid, (st, key) in sorted(status_of.items())]
+    return HarnessRead(form, str(path), outs, notes)
+
+
+def read_run_summary(path: str | Path) -> HarnessRead:
+    """Read the harness's run summary json (schema 2) or an sb-cli report json."""
+    path = Path(path)
+    data = _load_json(path)
+    if not isinstance(data, dict):
+        raise HarnessFormatError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return parse_run_summary(data, path, _json_form(data, path))
+
+
+# ---------------------------------------------------------------------- CSV
+def _parse_cell(text: str) -> int | None:
+    t = text.strip().lower()
+    if t in _TRUE:
+        return 1
+    if t in _FALSE:
+        return 0
+    return None
+
+
+def read_outcome_csv(path: str | Path) -> HarnessRead:
+    """Read a CSV ``instance_id,resolved`` (header optional; with a header, extra columns are ignored).
+
+    Raises
+    ------
+    HarnessFormatError
+        Naming the line for a missing column, a non-binary outcome, or an instance listed twice
+        with different outcomes.
+    """
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            recs = [(n + 1, r) for n, r in enumerate(csv.reader(fh)) if any(x.strip() for x in r)]
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise HarnessFormatError(f"{path}: malformed CSV ({exc})") from None
+    if not recs:
+        raise HarnessFormatError(f"{path}: empty CSV; expected lines 'instance_id,resolved'")
+    head = [x.strip().lower() for x in recs[0][1]]
+    if "instance_id" in head:
+        if "resolved" not in head:
+            raise HarnessFormatError(f"{path}: header {recs[0][1]} has no 'resolved' column; expected 'instance_id,resolved'")
+        ci, cr = head.index("instance_id"), head.index("resolved")
+        recs = recs[1:]
+    elif len(head) == 2 and _parse_cell(head[1]) is not None:
+        ci, cr = 0, 1
+    else:
+        raise HarnessFormatError(f"{path}: line 1 {recs[0][1]} is not a header 'instance_id,resolved' nor a data line")
+    seen: dict[str, HarnessOutcome] = {}
+    for n, rec in recs:
+        if len(rec) <= max(ci, cr):
+            raise HarnessFormatError(f"{path}: line {n} has {len(rec)} field(s); expected 'instance_id,resolved'")
+        iid, cell = rec[ci].strip(), rec[cr]
+        y = _parse_cell(cell)
+        if not iid:
+            raise HarnessFormatError(f"{path}: line {n}: empty instance_id")
+        if y is None:
+            raise HarnessFormatError(
+                f"{path}: line {n}: outcome {cell!r} for {iid!r} is not 1/0, true/false or resolved/unresolved"
+            )
+        o = HarnessOutcome(iid, RESOLVED if y else UNRESOLVED, f"csv line {n}", str(path))
+        if iid in seen and seen[iid].status != o.status:
+            raise HarnessFormatError(f"{path}: line {n}: {iid!r} listed again with a different outcome ({seen[iid].detail})")
+        seen.setdefault(iid, o)
+    return HarnessRead("csv", str(path), list(seen.values()))
+
+
+# ---------------------------------------------------------------------- detection
+def _json_form(data: object, path: Path) -> str:
+    if isinstance(data, dict):
+        if any(k in data for k in SB_CLI_KEYS + SB_CLI_ID_LISTS):
+            return "sb_cli"
+        if "schema_version" in data or any(k in data for k in SUMMARY_ID_LISTS):
+            return "run_summary"
+        if data and (path.name == LOG_REPORT or all(isinstance(v, dict) for v in data.values())):
+            return "instance_report"  # its reader checks each entry
+        if "resolved" in data and isinstance(data["resolved"], list):
+            raise HarnessFormatError(
+                f"{path}: a SWE-bench/experiments results.json (only the resolved ids; the tasks that were run "
+                f"are not listed), so unresolved tasks cannot be told from tasks never run; ingest the harness's "
+                f"run summary, its log folder or a CSV instance_id,resolved instead"
+            )
+    raise HarnessFormatError(f"{path}: not a harness output; expected one of: {'; '.join(FORMS.values())}")
+
+
+def detect_form(path: str | Path) -> str:
+    """Name of the form of ``path`` (a key of :data:`FORMS`); HarnessFormatError if none fits."""
+    path = Path(path)
+    if not path.exists():
+        raise HarnessFormatError(f"{path}: no such file or folder")
+    if path.is_dir():
+        return "log_dir"
+    if path.suffix.lower() in (".csv", ".tsv", ".txt"):
+        return "csv"
+    text = _read_text(path)
+    if not text.strip():
+        if path.name == LOG_REPORT:
+            return "instance_report"
+        raise HarnessFormatError(f"{path}: empty file")
+    if text.lstrip()[:1] not in "{[":
+        return "csv"
+    return _json_form(_load_json(path, text), path)
+
+
+def read_outcomes(path: str | Path) -> HarnessRead:
+    """Read any supported harness output (see the module docstring); the form is detected.
+
+    Returns
+    -------
+    HarnessRead
+        The outcomes with their status and where each came from.
+
+    Raises
+    ------
+    HarnessFormatError
+        Naming the file (and the key, line or instance) when the input is not a supported
+        form or is malformed.
+    """
+    form = detect_form(path)
+    if form == "log_dir":
+        return read_log_dir(path)
+    if form == "csv":
+        return read_outcome_csv(path)
+    if form == "instance_report":
+        return read_instance_report(path)
+    return read_run_summary(path)

@@ -1,0 +1,914 @@
+"""The persistent live session: estimate a real new agent's full score while it runs.
+
+A live session wraps one method session (:class:`hspr.session.Session`) in a file, so the
+caller can run tasks for hours or days, in parallel, across process restarts:
+
+* :meth:`LiveSession.create` fits the method on every row of a bank (bundled, or the user's
+  matrix) and writes the session file;
+* :meth:`LiveSession.next` says which task(s) to run next (``k`` > 1 chooses a batch jointly);
+* :meth:`LiveSession.record` and :meth:`LiveSession.ingest` take outcomes (one by hand, or
+  from the SWE-bench harness's outputs, read by :mod:`hspr.harness`);
+* :meth:`LiveSession.status` gives the estimate, its 90 % interval, the counts, the expected
+  interval width after the remaining budget and the stop flag.
+
+The session file
+----------------
+JSON, written atomically (temporary file in the same folder, ``fsync``, ``os.replace``, then
+``fsync`` of the folder), so a process killed at any moment leaves either the previous or the
+new file, never a torn one, and an outcome is durable once ``record`` / ``ingest`` returns.
+It holds the bank (name or matrix path, and :meth:`ResponseMatrix.digest`), the method and its
+settings (for HSPR, :meth:`HSPRConfig.to_dict`), budget, seed, stop width, and the event log:
+
+``{"type": "ask", "k": K, "tasks": [...]}``
+    a call of ``ask_batch(K)`` that chose new tasks (re-asking pending tasks is not logged:
+    it changes nothing);
+``{"type": "tell", "task": ..., "outcome": 0/1, "source": ..., "detail": ..., "asked": bool}``
+    an outcome, where it came from, and whether the session had asked for it;
+``{"type": "error", "task": ..., "source": ..., "detail": ...}``
+    a harness error for the task: no outcome, it needs a re-run.
+
+Opening a file refits the method on the bank (deterministic) and replays the events in the
+order they happened, ask and tell interleaved, so the method session, its random state and
+its pending tasks are exactly those of the process that wrote the file. Should a replayed ask
+choose other tasks than the logged ones (the method's code, or the numerics of another
+machine, changed), the logged tasks are kept as the pending ones (they are what the user
+was told to run) and :attr:`LiveStatus.warnings` says so. A file made for another bank
+digest is refused.
+
+Several processes may use one session file at once (e.g. workers recording outcomes as they
+finish): every change takes an exclusive lock (``<file>.lock``, POSIX ``flock``), first
+replays the events other processes appended, then appends its own.
+
+Expected width after the remaining budget
+-----------------------------------------
+``status`` forecasts the 90 % interval width once the remaining budget r is spent: the current
+width times sqrt(V_r / V), V = Var(S | D) now and V_r a forecast of it after r more outcomes.
+For HSPR, V_r comes from a linearised (Laplace) design calculation on the session's own
+posterior (:func:`hspr_variance_forecast`): the latent-ability part of the variance shrinks
+by the Fisher information of r greedily chosen tasks, and the parts tied to unobserved
+outcomes shrink with the fraction rho = (U - r) / U of unobserved tasks left. Simulating the
+remaining budget instead would cost r x (draws from the posterior predictive) full sessions.
+For other methods the width is scaled by sqrt(rho): the variance ratio for exchangeable tasks
+with non-negative correlation, learning nothing (conservative).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import tempfile
+from collections import OrderedDict
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy import special
+
+from . import __version__
+from .data.banks import load_bank
+from .data.io import load_matrix
+from .data.matrix import DataError, ResponseMatrix
+from .harness import HarnessFormatError, read_outcomes
+from .methods import REGISTRY, get_method
+from .session import BudgetError, FittedModel, ScoreEstimate, Session, check_budget
+
+try:  # POSIX advisory locks; elsewhere single-process use is assumed
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None
+
+SESSION_FORMAT = "hspr-live-session"
+SESSION_VERSION = 1
+_TRUE = ("1", "resolved", "true", "yes", "pass")
+_FALSE = ("0", "unresolved", "false", "no", "fail")
+
+
+class LiveSessionError(ValueError):
+    """A refused input or an unusable session file; the message names what and why."""
+
+
+# ---------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class LiveStatus:
+    """A snapshot of a live session (values on the 0-1 scale unless the name ends in ``_pp``).
+
+    Attributes
+    ----------
+    session : str
+        The session file.
+    bank : str
+        Bank name or matrix path.
+    method : str
+    n_tasks, budget, seed : int
+    estimate : ScoreEstimate or None
+        None while the method has no estimate (no outcomes and no prior estimate).
+    n_recorded : int
+        Distinct outcomes conditioned on (asked and extra).
+    extra : tuple of str
+        Recorded tasks the session had not asked for (counted against the budget).
+    pending : tuple of str
+        Asked and not yet recorded, in the order asked.
+    needs_rerun : tuple of (task, detail)
+        Tasks whose evaluation errored in the harness and that have no outcome yet.
+    expected_width : float or None
+        Forecast 90 % interval width once the remaining budget is spent (see module docstring).
+    stop_width_pp : float or None
+    stop : bool
+        True once the budget is spent or the interval is narrower than ``stop_width_pp``.
+    stop_reason : str or None
+    warnings : tuple of str
+        Problems met while replaying the event log (e.g. a replayed ask that chose other tasks).
+    """
+
+    session: str
+    bank: str
+    method: str
+    n_tasks: int
+    budget: int
+    seed: int
+    estimate: ScoreEstimate | None
+    n_recorded: int
+    extra: tuple[str, ...]
+    pending: tuple[str, ...]
+    needs_rerun: tuple[tuple[str, str], ...]
+    expected_width: float | None
+    stop_width_pp: float | None
+    stop: bool
+    stop_reason: str | None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def budget_left(self) -> int:
+        """Tasks the budget still allows beyond those recorded (pending ones included)."""
+        return max(self.budget - self.n_recorded, 0)
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready dict; percentages (``*_pp``) next to the 0-1 ``estimate`` object."""
+        est = self.estimate
+
+        def pp(x):
+            return None if x is None else 100.0 * x
+
+        return {
+            "session": self.session,
+            "bank": self.bank,
+            "method": self.method,
+            "n_tasks": self.n_tasks,
+            "budget": self.budget,
+            "seed": self.seed,
+            "estimate": None if est is None else est.to_dict(),
+            "estimate_pp": None if est is None else pp(est.point),
+            "lower_pp": None if est is None else pp(est.lower),
+            "upper_pp": None if est is None else pp(est.upper),
+            "width_pp": None if est is None or est.width is None else pp(est.width),
+            "n_recorded": self.n_recorded,
+            "n_asked_recorded": self.n_recorded - len(self.extra),
+            "n_extra": len(self.extra),
+            "extra": list(self.extra),
+            "n_pending": len(self.pending),
+            "pending": list(self.pending),
+            "needs_rerun": [{"task": t, "detail": d} for t, d in self.needs_rerun],
+            "budget_left": self.budget_left,
+            "expected_width_pp": pp(self.expected_width),
+            "stop_width_pp": self.stop_width_pp,
+            "stop": self.stop,
+            "stop_reason": self.stop_reason,
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass
+class IngestResult:
+    """What :meth:`LiveSession.ingest` did with one harness output.
+
+    Attributes
+    ----------
+    source, form : str
+        The path read and its form (see :data:`hspr.harness.FORMS`).
+    recorded : list of (task, outcome, detail)
+        New outcomes, in the order told.
+    unchanged : list of str
+        Tasks already recorded with the same outcome (no-ops).
+    needs_rerun : list of (task, detail)
+        Harness errors: no outcome recorded; run these tasks again.
+    notes : list of str
+        What the reader skipped (e.g. incomplete ids).
+    """
+
+    source: str
+    form: str
+    recorded: list[tuple[str, int, str]] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    needs_rerun: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "source": self.source,
+            "form": self.form,
+            "recorded": [{"task": t, "outcome": y, "detail": d} for t, y, d in self.recorded],
+            "unchanged": list(self.unchanged),
+            "needs_rerun_new": [{"task": t, "detail": d} for t, d in self.needs_rerun],
+            "notes": list(self.notes),
+        }
+
+
+# ---------------------------------------------------------------------- helpers
+def parse_outcome(value) -> int:
+    """1 / 0 from an int, bool or text (resolved/unresolved, 1/0, true/false).
+
+    Raises
+    ------
+    LiveSessionError
+        For anything else, naming the value.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
+        return int(value)
+    if isinstance(value, str):
+        t = value.strip().lower()
+        if t in _TRUE:
+            return 1
+        if t in _FALSE:
+            return 0
+    raise LiveSessionError(f"outcome {value!r} is not resolved/unresolved (or 1/0, true/false)")
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def write_json_durable(obj: dict, path: Path) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically and durably.
+
+    A temporary file in the same folder is written, flushed and fsync'ed, moved over ``path``
+    with ``os.replace`` and the folder is fsync'ed; on any failure the temporary file is
+    removed and ``path`` is left as it was.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        if path.exists():
+            mode = path.stat().st_mode & 0o777
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(obj, fh, indent=1)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    if hasattr(os, "O_DIRECTORY"):
+        dfd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+@contextmanager
+def _file_lock(path: Path):
+    """Exclusive advisory lock on ``<path>.lock`` (no-op where fcntl is unavailable)."""
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    lock = path.with_name(path.name + ".lock")
+    with open(lock, "a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _read_doc(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LiveSessionError(f"{path}: no such session file; create one with `hspr live start`") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LiveSessionError(f"{path}: not a session file (invalid JSON at line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(doc, dict) or doc.get("format") != SESSION_FORMAT:
+        raise LiveSessionError(f"{path}: not an hspr live session file (no \"format\": \"{SESSION_FORMAT}\")")
+    if doc.get("version") != SESSION_VERSION:
+        raise LiveSessionError(f"{path}: session file version {doc.get('version')!r}; this hspr reads version {SESSION_VERSION}")
+    for key in ("bank", "method", "budget", "seed", "events"):
+        if key not in doc:
+            raise LiveSessionError(f"{path}: session file lacks {key!r}")
+    return doc
+
+
+def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_zero: bool = True) -> ResponseMatrix:
+    """The bank a session fits on: a bundled bank by name, or the user's matrix file.
+
+    Missing cells of a matrix are filled with 0 (unresolved, the leaderboard convention)
+    when ``missing_as_zero``; otherwise the method refuses them.
+    """
+    if matrix is not None:
+        m = load_matrix(matrix)
+        return m.fill_missing(0) if (m.missing is not None and missing_as_zero) else m
+    if name is None:
+        raise LiveSessionError("give a bundled bank name or a matrix path")
+    return load_bank(name, missing_as_zero)
+
+
+def _make_method(name: str, settings: dict):
+    if name not in REGISTRY:
+        raise LiveSessionError(f"unknown method {name!r}; known: {', '.join(REGISTRY)}")
+    if name == "hspr":
+        from .methods.hspr import HSPR, HSPRConfig
+
+        return HSPR(HSPRConfig.from_dict(settings))
+    return get_method(name, **settings)
+
+
+def _method_settings(name: str, config) -> dict:
+    if name == "hspr":
+        from .methods.hspr import HSPRConfig
+
+        if config is None:
+            return HSPRConfig().to_dict()
+        if isinstance(config, HSPRConfig):
+            return config.to_dict()
+        return HSPRConfig.from_dict(dict(config)).to_dict()
+    if config is None:
+        return {}
+    if hasattr(config, "to_dict"):
+        return config.to_dict()
+    return dict(config)
+
+
+_FIT_CACHE: "OrderedDict[tuple, FittedModel]" = OrderedDict()
+_FIT_CACHE_SIZE = 4
+
+
+def fit_model(name: str, settings: dict, matrix: ResponseMatrix) -> FittedModel:
+    """Fit method ``name`` with ``settings`` on ``matrix`` (all rows).
+
+    Fits are deterministic, so the last few are kept in memory keyed by (bank digest, method,
+    settings): reopening a session in the same process does not refit.
+    """
+    key = (matrix.digest(), name, json.dumps(settings, sort_keys=True))
+    if key in _FIT_CACHE:
+        _FIT_CACHE.move_to_end(key)
+        return _FIT_CACHE[key]
+    model = _make_method(name, settings).fit(matrix)
+    _FIT_CACHE[key] = model
+    while len(_FIT_CACHE) > _FIT_CACHE_SIZE:
+        _FIT_CACHE.popitem(last=False)
+    return model
+
+
+def expected_width(sess: Session, est: ScoreEstimate | None) -> float | None:
+    """Forecast 90 % interval width after the remaining budget (see the module docstring).
+
+    Parameters
+    ----------
+    sess : Session
+        The method session.
+    est : ScoreEstimate or None
+        Its current estimate (None: no forecast).
+
+    Returns
+    -------
+    float or None
+        On the 0-1 scale; the current width when the budget is spent, 0 when every task is seen.
+    """
+    if est is None or est.width is None:
+        return None
+    U = sess.n_tasks - sess.n_queried
+    r = min(max(sess.budget - sess.n_queried, 0), U)
+    if U <= 0:
+        return 0.0
+    if r == 0:
+        return float(est.width)
+    rho = (U - r) / U
+    from .methods.hspr.method import HSPRSession
+
+    if isinstance(sess, HSPRSession):
+        try:
+            V, V_after = hspr_variance_forecast(sess, r)
+        except (AttributeError, ValueError, np.linalg.LinAlgError):  # session internals changed: generic rule
+            return float(est.width * np.sqrt(rho))
+        return 0.0 if V <= 0 else float(est.width * np.sqrt(max(V_after, 0.0) / V))
+    return float(est.width * np.sqrt(rho))
+
+
+def hspr_variance_forecast(sess, r: int) -> tuple[float, float]:
+    """Var(S | D) now and its forecast after ``r`` more outcomes, for an HSPR session.
+
+    Var(S | D) = B + W: B = Var_w(mu_j), the spread of the node scores (what the latent
+    ability z leaves open), W = E_w[Var_j(S)], the outcome noise of the unobserved tasks
+    (:func:`hspr.methods.hspr.acquisition.score_variance`). The forecast is a Laplace
+    (linearised) design calculation:
+
+    * B is tracked through its part linear in z, beta' Sigma beta (Sigma = Cov_w(z), beta
+      the weighted regression of mu_j on the nodes z_j);
+    * the r tasks are chosen greedily as the score rule does (each adds Fisher information
+      E_w[p_g (1 - p_g)] l_g l_g' to Sigma^-1, l_g the group's loading row, at most U_g per
+      group; for the uniform / midrange ablations the average information of an unobserved
+      task), giving Sigma_r by rank-one updates;
+    * with rho = (U - r) / U of the unobserved tasks left, the forecast is
+      rho^2 B (beta' Sigma_r beta) / (beta' Sigma beta) + rho W: the non-linear rest of B
+      is assumed to shrink like its linear part (it is second order and in fact shrinks
+      faster as the posterior concentrates).
+
+    It ignores what the r outcomes reveal through the group (beta-binomial) effects, so it
+    tends to overstate the variance left.
+
+    Returns
+    -------
+    (float, float)
+        Current and forecast variance of the score (0-1 scale squared).
+    """
+    from .methods.hspr import acquisition as acq
+
+    w, Z, M, Uc, L = sess.w, sess.Z, sess.M, sess.U, sess.L  # L: (G, d) loading rows
+    N = sess.n_tasks
+    mu = acq.node_scores(M, Uc, sess.s.sum(), N)
+    conc = sess.conc_full()
+    within = (M * (1 - M) * Uc[None, :] * (1 + (Uc[None, :] - 1) / (conc + 1))).sum(axis=1) / N**2
+    W = float(w @ within)
+    mubar = float(w @ mu)
+    B = float(w @ (mu - mubar) ** 2)
+    U = N - sess.n_queried
+    rho = (U - r) / U
+    Zc = Z - w @ Z
+    Sigma = (Zc * w[:, None]).T @ Zc
+    cov = Zc.T @ (w * (mu - mubar))
+    try:
+        beta = np.linalg.solve(Sigma, cov)
+    except np.linalg.LinAlgError:
+        return B + W, rho**2 * B + rho * W
+    B_lin = float(min(cov @ beta, B))
+    P = special.expit(sess.gb[None, :] + Z @ L.T)  # (J, G) baseline rates p_g(z_j)
+    h = w @ (P * (1 - P))  # (G,) expected Bernoulli information weight
+    S = Sigma.copy()
+    avail = Uc.astype(float).copy()
+    if sess.cfg.acquisition in ("score", "latent"):
+        for _ in range(int(r)):
+            SL = L @ S  # (G, d)
+            q = np.einsum("gd,gd->g", SL, L)
+            bl = SL @ beta
+            gain = np.where(avail > 0, h * bl**2 / (1 + h * q), -np.inf)
+            g = int(np.argmax(gain))
+            v = SL[g]
+            S = S - h[g] * np.outer(v, v) / (1 + h[g] * q[g])
+            avail[g] -= 1
+    else:
+        info = (avail * h)[:, None, None] * np.einsum("gd,ge->gde", L, L)
+        I_bar = info.sum(axis=0) / max(avail.sum(), 1.0)
+        S = np.linalg.inv(np.linalg.inv(Sigma) + r * I_bar)
+    shrink = float(beta @ S @ beta) / B_lin if B_lin > 0 else 1.0
+    return B + W, rho**2 * B * min(shrink, 1.0) + rho * W
+
+
+# ---------------------------------------------------------------------- the session
+class LiveSession:
+    """A method session persisted in a file; see the module docstring.
+
+    Create one with :meth:`create` or reopen one with :meth:`open`; do not call the
+    constructor directly.
+
+    Attributes
+    ----------
+    path : Path
+        The session file.
+    matrix : ResponseMatrix, shape (n_agents, n_tasks)
+        The bank the method is fitted on.
+    model : FittedModel
+    session : Session
+        The method session, in the state the event log describes.
+    """
+
+    def __init__(self, path: Path, doc: dict, matrix: ResponseMatrix, model: FittedModel) -> None:
+        self.path = Path(path)
+        self.doc = doc
+        self.matrix = matrix
+        self.model = model
+        self._task_set = frozenset(model.tasks)
+        self._replay()
+
+    # -- construction ---------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        path: str | Path,
+        budget: int,
+        *,
+        bank: str | None = None,
+        matrix: str | Path | None = None,
+        method: str = "hspr",
+        config=None,
+        seed: int = 0,
+        stop_width: float | None = None,
+        missing_as_zero: bool = True,
+        overwrite: bool = False,
+    ) -> "LiveSession":
+        """Fit ``method`` on every row of the bank and write a new session file.
+
+        Parameters
+        ----------
+        path : str or Path
+            The session file to write.
+        budget : int
+            Tasks to run at most (0 < budget <= n_tasks).
+        bank : str, optional
+            Bundled bank name (``lite``, ``verified``, ``full``, ``pro``); default ``verified``
+            unless ``matrix`` is given.
+        matrix : str or Path, optional
+            The user's response matrix (any form :func:`hspr.data.load_matrix` reads) instead.
+        method : str
+            A registered method name (default ``hspr``).
+        config : HSPRConfig or dict, optional
+            The method's settings (for HSPR, :class:`HSPRConfig` fields); default settings if None.
+        seed : int
+            The session seed (tie-breaking among equally informative tasks).
+        stop_width : float, optional
+            Stop once the 90 % interval is narrower than this many percentage points.
+        missing_as_zero : bool
+            Fill missing cells of ``matrix`` with 0 (leaderboard convention).
+        overwrite : bool
+            Replace an existing file at ``path``.
+
+        Returns
+        -------
+        LiveSession
+
+        Raises
+        ------
+        LiveSessionError
+            If the file exists (and not ``overwrite``), or the method / settings are unknown.
+        DataError, BudgetError
+            For an unreadable bank or an invalid budget.
+        """
+        path = Path(path)
+        if path.exists() and not overwrite:
+            raise LiveSessionError(f"{path} already exists; choose another --session path or pass --force to replace it")
+        if matrix is None and bank is None:
+            bank = "verified"
+        try:
+            settings = _method_settings(method, config)
+            _make_method(method, settings)
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, LiveSessionError):
+                raise
+            raise LiveSessionError(f"settings for method {method!r}: {exc}") from None
+        mat = load_session_bank(bank if matrix is None else None, matrix, missing_as_zero)
+        b = check_budget(budget, mat.n_tasks)
+        if b == 0:
+            raise BudgetError("budget 0: a live session needs at least 1 task")
+        if stop_width is not None and not stop_width > 0:
+            raise LiveSessionError(f"stop width must be > 0 percentage points, got {stop_width!r}")
+        doc = {
+            "format": SESSION_FORMAT,
+            "version": SESSION_VERSION,
+            "hspr_version": __version__,
+            "created": _now(),
+            "bank": {
+                "name": bank if matrix is None else (bank or Path(matrix).stem),
+                "matrix": None if matrix is None else str(Path(matrix).resolve()),
+                "missing_as_zero": bool(missing_as_zero),
+                "digest": mat.digest(),
+                "n_agents": mat.n_agents,
+                "n_tasks": mat.n_tasks,
+            },
+            "method": {"name": method, "config": settings},
+            "budget": b,
+            "seed": int(seed),
+            "stop_width_pp": None if stop_width is None else float(stop_width),
+            "events": [],
+        }
+        live = cls(path, doc, mat, fit_model(method, settings, mat))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _file_lock(path):
+            write_json_durable(doc, path)
+        return live
+
+    @classmethod
+    def open(cls, path: str | Path) -> "LiveSession":
+        """Reopen a session file: refit on the bank and replay its events.
+
+        Raises
+        ------
+        LiveSessionError
+            If the file is missing or not a session file, the bank's digest differs from the
+            recorded one, or replaying the events does not reproduce the logged asks.
+        """
+        path = Path(path)
+        doc = _read_doc(path)
+        b = doc["bank"]
+        try:
+            mat = load_session_bank(b.get("name"), b.get("matrix"), b.get("missing_as_zero", True))
+        except (DataError, OSError) as exc:
+            raise LiveSessionError(f"{path}: cannot load the session's bank ({exc})") from None
+        if mat.digest() != b["digest"]:
+            where = b.get("matrix") or f"bundled bank {b.get('name')!r}"
+            raise LiveSessionError(
+                f"{path}: the session was made for bank digest {b['digest'][:16]}... but {where} now has digest "
+                f"{mat.digest()[:16]}... ({mat.n_agents} agents x {mat.n_tasks} tasks; the session had "
+                f"{b.get('n_agents')} x {b.get('n_tasks')}); a session for a different bank is refused: "
+                f"restore the original bank or start a new session"
+            )
+        try:
+            model = fit_model(doc["method"]["name"], doc["method"].get("config") or {}, mat)
+        except (TypeError, ValueError) as exc:
+            raise LiveSessionError(f"{path}: cannot fit the session's method: {exc}") from None
+        return cls(path, doc, mat, model)
+
+    # -- event replay ----------------------------------------------------------------
+    def _replay(self) -> None:
+        """Rebuild the method session from the bank fit and the whole event log."""
+        self.session = self.model.start(self.doc["budget"], self.doc["seed"])
+        self.warnings: list[str] = []
+        self._tells: dict[str, dict] = {}
+        self._errors: dict[str, dict] = {}
+        for i, ev in enumerate(self.doc["events"]):
+            self._apply(ev, i)
+
+    def _apply(self, ev: dict, i: int) -> None:
+        kind = ev.get("type")
+        if kind == "ask":
+            got = self.session.ask_batch(int(ev["k"]))
+            logged = list(ev["tasks"])
+            if got != logged:
+                self._force_pending(logged, i)
+                self.warnings.append(
+                    f"replaying event {i} (ask of {ev['k']}) chose {got} where the file logged {logged}: the method's "
+                    f"code or numerics changed since the session was written (hspr {self.doc.get('hspr_version')} "
+                    f"then, {__version__} now); the logged tasks are kept as asked, later choices may differ"
+                )
+        elif kind == "tell":
+            self.session.tell(ev["task"], int(ev["outcome"]))
+            self._tells[ev["task"]] = ev
+        elif kind == "error":
+            self._errors[ev["task"]] = ev
+        else:
+            raise LiveSessionError(f"{self.path}: unknown event type {kind!r} at event {i}")
+
+    def _force_pending(self, logged: list[str], i: int) -> None:
+        """Make the logged tasks the session's pending list (what the user was told to run)."""
+        sess = self.session
+        bad = [t for t in logged if t not in self._task_set or t in self._tells]
+        if bad:
+            raise LiveSessionError(f"{self.path}: event {i} asks for {bad}, which are not in the bank or already "
+                                   f"recorded: the session file is corrupt")
+        index = {t: j for j, t in enumerate(self.model.tasks)}
+        sess._pending = [index[t] for t in logged]
+
+    def _sync(self) -> None:
+        """Adopt events other processes appended to the file since this object last saw it."""
+        if not self.path.exists():
+            raise LiveSessionError(f"{self.path}: the session file was removed")
+        disk = _read_doc(self.path)
+        mine, theirs = self.doc["events"], disk["events"]
+        if theirs[: len(mine)] != mine:
+            raise LiveSessionError(
+                f"{self.path}: the file's events no longer extend this session's ({len(theirs)} vs {len(mine)}); "
+                f"it was rewritten by another session: reopen it"
+            )
+        for i in range(len(mine), len(theirs)):
+            self._apply(theirs[i], i)
+            mine.append(theirs[i])
+        self.doc["stop_width_pp"] = disk.get("stop_width_pp")
+
+    @contextmanager
+    def _transaction(self):
+        """Lock, catch up with the file, run the change, save; on failure restore from disk."""
+        with _file_lock(self.path):
+            self._sync()
+            n_before = len(self.doc["events"])
+            stop_before = self.doc.get("stop_width_pp")
+            try:
+                yield
+                if len(self.doc["events"]) != n_before or self.doc.get("stop_width_pp") != stop_before:
+                    write_json_durable(self.doc, self.path)
+            except BaseException:
+                del self.doc["events"][n_before:]
+                self.doc["stop_width_pp"] = stop_before
+                self._replay()
+                raise
+
+    # -- protocol ----------------------------------------------------------------------
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        """Task ids of the bank, in column order."""
+        return self.model.tasks
+
+    @property
+    def pending(self) -> list[str]:
+        """Tasks asked and not yet recorded, in the order asked."""
+        return self.session.pending
+
+    @property
+    def recorded(self) -> dict[str, int]:
+        """Outcomes recorded so far, task id -> 0/1, in the order told."""
+        return {t: int(ev["outcome"]) for t, ev in self._tells.items()}
+
+    @property
+    def budget(self) -> int:
+        return int(self.doc["budget"])
+
+    @property
+    def stop_width(self) -> float | None:
+        """The stop width in percentage points (None: stop only when the budget is spent)."""
+        return self.doc.get("stop_width_pp")
+
+    def set_stop_width(self, pp: float | None) -> None:
+        """Change the stop width (percentage points; None removes it) and save."""
+        if pp is not None and not pp > 0:
+            raise LiveSessionError(f"stop width must be > 0 percentage points, got {pp!r}")
+        with self._transaction():
+            self.doc["stop_width_pp"] = None if pp is None else float(pp)
+
+    def _estimate(self) -> ScoreEstimate | None:
+        try:
+            return self.session.estimate()
+        except BudgetError:
+            return None
+
+    def _stop(self, est: ScoreEstimate | None) -> tuple[bool, str | None]:
+        n, b = self.session.n_queried, self.budget
+        if n >= b:
+            return True, f"budget spent ({n} of {b} tasks recorded)"
+        sw = self.stop_width
+        if sw is not None and est is not None and est.width is not None and 100 * est.width < sw:
+            return True, f"90 % interval {100 * est.width:.2f} pp is narrower than the stop width {sw:g} pp"
+        return False, None
+
+    def next(self, k: int = 1) -> list[str]:
+        """The task(s) to run next: ``k`` distinct ids, chosen jointly when ``k`` > 1.
+
+        Pending tasks (asked, not recorded) come first, so calling again before recording
+        returns the same tasks; never a recorded task. Fewer than ``k`` when the budget has
+        less left; an empty list once the session says stop (see :meth:`status`).
+
+        Raises
+        ------
+        ValueError
+            For ``k`` < 1.
+        """
+        if isinstance(k, bool) or int(k) != k or k < 1:
+            raise LiveSessionError(f"batch size must be a whole number >= 1, got {k!r}")
+        with self._transaction():
+            if self._stop(self._estimate())[0]:
+                return []
+            before = self.session.pending
+            tasks = self.session.ask_batch(int(k))
+            if self.session.pending != before:
+                self.doc["events"].append({"type": "ask", "k": int(k), "tasks": list(tasks), "time": _now()})
+        return tasks
+
+    def _check_outcome(self, task: str, y: int) -> bool:
+        """True if new, False if the same outcome is already recorded; refuses the rest."""
+        if task not in self._task_set:
+            raise LiveSessionError(
+                f"task id {task!r} is not in the bank ({self.doc['bank']['name']}, {self.session.n_tasks} tasks)"
+            )
+        prev = self._tells.get(task)
+        if prev is None:
+            return True
+        if int(prev["outcome"]) == y:
+            return False
+        word = ("unresolved", "resolved")
+        raise LiveSessionError(
+            f"task {task!r} is already recorded as {word[int(prev['outcome'])]} (from {prev.get('source')}); "
+            f"refusing a second, different outcome ({word[y]})"
+        )
+
+    def _tell(self, task: str, y: int, source: str, detail: str) -> None:
+        ev = {"type": "tell", "task": task, "outcome": int(y), "source": source, "detail": detail,
+              "asked": task in self.session.pending, "time": _now()}
+        self.session.tell(task, int(y))
+        self._tells[task] = ev
+        self.doc["events"].append(ev)
+
+    def record(self, task: str, outcome, source: str = "record") -> bool:
+        """Record one outcome (``resolved``/``unresolved``, 1/0 or a bool) and save.
+
+        A task the session did not ask for is accepted and conditioned on (an extra task).
+
+        Returns
+        -------
+        bool
+            True if recorded, False if the same outcome was already there (a no-op).
+
+        Raises
+        ------
+        LiveSessionError
+            For an id not in the bank, a non-binary outcome, or a second, different outcome
+            for a recorded task.
+        """
+        y = parse_outcome(outcome)
+        task = str(task).strip()
+        with self._transaction():
+            if not self._check_outcome(task, y):
+                return False
+            self._tell(task, y, source, "recorded by hand" if source == "record" else source)
+        return True
+
+    def ingest(self, path: str | Path, errors_as_unresolved: bool = False) -> IngestResult:
+        """Record every outcome in a SWE-bench harness output or CSV (see :mod:`hspr.harness`).
+
+        All or nothing: the whole input is checked first (ids in the bank, no outcome that
+        contradicts a recorded one), then the new outcomes are told in the order read and
+        the file is saved once.
+
+        Parameters
+        ----------
+        path : str or Path
+            A per-instance ``report.json``, a log folder, a run summary json, an sb-cli
+            report or a CSV ``instance_id,resolved``.
+        errors_as_unresolved : bool
+            Count harness errors as unresolved (the leaderboard convention) instead of leaving
+            them pending for a re-run.
+
+        Returns
+        -------
+        IngestResult
+
+        Raises
+        ------
+        LiveSessionError
+            Naming the file and the offending ids for ids not in the bank or contradicting
+            outcomes; HarnessFormatError (a DataError) for a malformed file.
+        """
+        read = read_outcomes(path)
+        source = str(Path(path).resolve())
+        res = IngestResult(source, read.form, notes=list(read.notes))
+        unknown = [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]
+        if unknown:
+            raise LiveSessionError(
+                f"{path}: {len(unknown)} instance id(s) not in the bank ({self.doc['bank']['name']}, "
+                f"{self.session.n_tasks} tasks): {', '.join(unknown[:10])}{' ...' if len(unknown) > 10 else ''}; "
+                f"nothing was recorded"
+            )
+        with self._transaction():
+            todo = []
+            conflicts = []
+            for o in read.outcomes:
+                y = o.outcome
+                detail = f"{o.status}: {o.detail}"
+                if y is None and errors_as_unresolved:
+                    y, detail = 0, f"harness error counted unresolved: {o.detail}"
+                if y is None:
+                    if o.instance_id not in self._tells:
+                        todo.append((o, None, detail))
+                    continue
+                try:
+                    new = self._check_outcome(o.instance_id, y)
+                except LiveSessionError as exc:
+                    conflicts.append(str(exc))
+                    continue
+                if new:
+                    todo.append((o, y, detail))
+                else:
+                    res.unchanged.append(o.instance_id)
+            if conflicts:
+                raise LiveSessionError(f"{path}: {len(conflicts)} conflicting outcome(s), nothing was recorded: "
+                                       + "; ".join(conflicts[:5]))
+            for o, y, detail in todo:
+                if y is None:
+                    ev = {"type": "error", "task": o.instance_id, "source": source, "detail": o.detail, "time": _now()}
+                    self._errors[o.instance_id] = ev
+                    self.doc["events"].append(ev)
+                    res.needs_rerun.append((o.instance_id, o.detail))
+                else:
+                    self._tell(o.instance_id, y, source, detail)
+                    res.recorded.append((o.instance_id, y, detail))
+        return res
+
+    def status(self) -> LiveStatus:
+        """The current estimate, counts, expected final width and stop flag (nothing is written)."""
+        est = self._estimate()
+        stop, why = self._stop(est)
+        extra = tuple(t for t, ev in self._tells.items() if not ev.get("asked", True))
+        rerun = tuple((t, ev.get("detail", "")) for t, ev in self._errors.items() if t not in self._tells)
+        b = self.doc["bank"]
+        return LiveStatus(
+            session=str(self.path), bank=b.get("matrix") or b.get("name"), method=self.doc["method"]["name"],
+            n_tasks=self.session.n_tasks, budget=self.budget, seed=int(self.doc["seed"]), estimate=est,
+            n_recorded=self.session.n_queried, extra=extra, pending=tuple(self.session.pending), needs_rerun=rerun,
+            expected_width=expected_width(self.session, est), stop_width_pp=self.stop_width, stop=stop,
+            stop_reason=why, warnings=tuple(self.warnings),
+        )
+
+    def __repr__(self) -> str:
+        return (f"LiveSession({str(self.path)!r}, method={self.doc['method']['name']!r}, "
+                f"{self.session.n_queried}/{self.budget} recorded, {len(self.pending)} pending)")
+
+
+__all__ = ["HarnessFormatError", "IngestResult", "LiveSession", "LiveSessionError", "LiveStatus", "expected_width",
+           "fit_model", "parse_outcome", "write_json_durable"]

@@ -1,0 +1,273 @@
+"""Parsers of SWE-bench harness outputs (hspr.harness), on small files modelled on the real ones."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hspr.harness import (
+    EMPTY_PATCH,
+    ERROR,
+    RESOLVED,
+    UNRESOLVED,
+    HarnessFormatError,
+    detect_form,
+    read_outcomes,
+)
+
+
+def instance_report(iid, resolved, patch_is_none=False, applied=True, infra=None):
+    """A report.json as swebench.harness.grading.get_eval_report writes it (include_tests_status)."""
+    rep = {
+        "patch_is_None": patch_is_none,
+        "patch_exists": not patch_is_none,
+        "patch_successfully_applied": applied and not patch_is_none,
+        "resolved": resolved,
+    }
+    if infra is not None:
+        rep["infra_failure"] = True
+        rep["infra_failure_reason"] = infra
+    if applied and not patch_is_none:
+        rep["tests_status"] = {
+            "FAIL_TO_PASS": {"success": ["test_a"] if resolved else [], "failure": [] if resolved else ["test_a"]},
+            "PASS_TO_PASS": {"success": ["test_b"], "failure": []},
+            "FAIL_TO_FAIL": {"success": [], "failure": []},
+            "PASS_TO_FAIL": {"success": [], "failure": []},
+        }
+    return {iid: rep}
+
+
+def write_instance(root, iid, report=None, log=None, model="my__model", run="run1"):
+    d = root / "logs" / "run_evaluation" / run / model / iid
+    d.mkdir(parents=True)
+    if report is not None:
+        (d / "report.json").write_text(report if isinstance(report, str) else json.dumps(report, indent=4))
+    (d / "run_instance.log").write_text(log or "2025-01-01 Container started\n>>>>> Applied Patch:\n")
+    return d
+
+
+def run_summary(**lists):
+    """A run summary as swebench.harness.reporting.make_run_report writes it (schema_version 2)."""
+    keys = ("completed_ids", "incomplete_ids", "empty_patch_ids", "submitted_ids", "resolved_ids", "unresolved_ids",
+            "error_ids")
+    ids = {k: sorted(lists.get(k, [])) for k in keys}
+    rep = {
+        "total_instances": 10,
+        "submitted_instances": len(ids["submitted_ids"]),
+        "completed_instances": len(ids["completed_ids"]),
+        "resolved_instances": len(ids["resolved_ids"]),
+        "unresolved_instances": len(ids["unresolved_ids"]),
+        "empty_patch_instances": len(ids["empty_patch_ids"]),
+        "error_instances": len(ids["error_ids"]),
+        **ids,
+        "schema_version": 2,
+    }
+    rep.update({k: v for k, v in lists.items() if k not in keys})
+    return rep
+
+
+def status_map(read):
+    return {o.instance_id: o.status for o in read.outcomes}
+
+
+# ---------------------------------------------------------------------- per-instance report.json
+def test_instance_report_statuses(tmp_path):
+    cases = {
+        "a__a-1": (instance_report("a__a-1", True), RESOLVED, 1),
+        "a__a-2": (instance_report("a__a-2", False), UNRESOLVED, 0),
+        "a__a-3": (instance_report("a__a-3", False, patch_is_none=True), EMPTY_PATCH, 0),
+        "a__a-4": (instance_report("a__a-4", False, applied=False), UNRESOLVED, 0),
+        "a__a-5": (instance_report("a__a-5", False, applied=False, infra="out_of_memory"), ERROR, None),
+    }
+    for iid, (rep, status, y) in cases.items():
+        p = write_instance(tmp_path, iid, rep) / "report.json"
+        assert detect_form(p) == "instance_report"
+        read = read_outcomes(p)
+        assert read.form == "instance_report"
+        [o] = read.outcomes
+        assert (o.instance_id, o.status, o.outcome) == (iid, status, y)
+        assert o.source == str(p)
+    assert "out_of_memory" in read.outcomes[0].detail
+
+
+def test_empty_instance_report_is_a_harness_error(tmp_path):
+    p = write_instance(tmp_path, "x__x-1", "") / "report.json"
+    [o] = read_outcomes(p).outcomes
+    assert (o.instance_id, o.status) == ("x__x-1", ERROR)
+
+
+@pytest.mark.parametrize("text, msg", [
+    ('{"x__x-1": {"resolved": tru', "invalid JSON"),
+    ('{"x__x-1": {"patch_exists": true}}', "no boolean 'resolved'"),
+    ('{"x__x-1": {"resolved": "yes"}}', "no boolean 'resolved'"),
+    ('{"x__x-1": {"resolved": true, "patch_is_None": "no"}}', "'patch_is_None' must be true/false"),
+    ('{"x__x-1": {"resolved": true, "tests_status": []}}', "'tests_status' must be an object"),
+    ('[1, 2]', "not a harness output"),
+])
+def test_malformed_instance_report_refused(tmp_path, text, msg):
+    p = tmp_path / "report.json"
+    p.write_text(text)
+    with pytest.raises(HarnessFormatError, match=msg) as exc:
+        read_outcomes(p)
+    assert str(p) in str(exc.value)
+
+
+# ---------------------------------------------------------------------- log folder
+def test_log_dir(tmp_path):
+    write_instance(tmp_path, "a__a-1", instance_report("a__a-1", True))
+    write_instance(tmp_path, "a__a-2", instance_report("a__a-2", False))
+    write_instance(tmp_path, "a__a-3", instance_report("a__a-3", False, patch_is_none=True))
+    write_instance(tmp_path, "a__a-4", log="Container started\n>>>>> Patch Apply Failed:\nerror: corrupt patch\n")
+    write_instance(tmp_path, "a__a-5", log="Container started\nTest timed out after 1800 seconds.\n")
+    write_instance(tmp_path, "a__a-6", log="Container started\nError building image\n")
+    root = tmp_path / "logs" / "run_evaluation" / "run1"
+    assert detect_form(root) == "log_dir"
+    read = read_outcomes(root)
+    assert status_map(read) == {"a__a-1": RESOLVED, "a__a-2": UNRESOLVED, "a__a-3": EMPTY_PATCH,
+                                "a__a-4": UNRESOLVED, "a__a-5": ERROR, "a__a-6": ERROR}
+    assert "patch did not apply" in [o for o in read.outcomes if o.instance_id == "a__a-4"][0].detail
+
+
+def test_log_dir_reruns_and_conflicts(tmp_path):
+    write_instance(tmp_path, "a__a-1", log="Error: container died\n", run="run1")
+    write_instance(tmp_path, "a__a-1", instance_report("a__a-1", True), run="run2")
+    assert status_map(read_outcomes(tmp_path)) == {"a__a-1": RESOLVED}  # the re-run supersedes the error
+    write_instance(tmp_path, "a__a-1", instance_report("a__a-1", False), run="run3")
+    with pytest.raises(HarnessFormatError, match="conflicting reports"):
+        read_outcomes(tmp_path)
+
+
+def test_empty_folder_refused(tmp_path):
+    with pytest.raises(HarnessFormatError, match="no report.json"):
+        read_outcomes(tmp_path)
+
+
+# ---------------------------------------------------------------------- run summary (schema 2)
+def test_run_summary(tmp_path):
+    rep = run_summary(
+        submitted_ids=["r1", "r2", "u1", "e1", "p1", "x_error"],
+        completed_ids=["r1", "r2", "u1"],
+        resolved_ids=["r1", "r2"], unresolved_ids=["u1"], error_ids=["e1", "x_error"], empty_patch_ids=["p1"],
+        incomplete_ids=["i1", "i2", "i3"],
+    )
+    p = tmp_path / "my__model.run1.json"
+    p.write_text(json.dumps(rep, indent=4))
+    assert detect_form(p) == "run_summary"
+    read = read_outcomes(p)
+    assert status_map(read) == {"r1": RESOLVED, "r2": RESOLVED, "u1": UNRESOLVED, "e1": ERROR, "x_error": ERROR,
+                                "p1": EMPTY_PATCH}
+    assert [o.outcome for o in read.outcomes if o.instance_id in ("e1", "p1")] == [None, 0]
+    assert any("3 incomplete" in n for n in read.notes)
+    assert read.counts() == {RESOLVED: 2, UNRESOLVED: 1, EMPTY_PATCH: 1, ERROR: 2}
+
+
+def test_run_summary_infra_failures(tmp_path):
+    """Newer harnesses flag environment faults (advisory); they are harness errors, not agent failures."""
+    rep = run_summary(resolved_ids=["r1"], unresolved_ids=["u1", "u2", "u3"], error_ids=["e1"],
+                      infra_failure_ids=["u2"], ambiguous_failure_ids=["u3"],
+                      failure_reasons={"u2": "display_unavailable", "u3": "tests_timed_out"})
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps(rep))
+    read = read_outcomes(p)
+    assert status_map(read) == {"r1": RESOLVED, "u1": UNRESOLVED, "u2": ERROR, "u3": UNRESOLVED, "e1": ERROR}
+    assert "display_unavailable" in [o for o in read.outcomes if o.instance_id == "u2"][0].detail
+    assert any("ambiguous" in n for n in read.notes)
+
+
+@pytest.mark.parametrize("change, msg", [
+    ({"schema_version": 3}, "schema_version 3"),
+    ({"resolved_ids": "r1"}, "'resolved_ids' must be a list"),
+    ({"resolved_ids": ["r1", 7]}, r"'resolved_ids'\[1\]"),
+    ({"resolved_ids": ["r1", "r1"]}, "more than once"),
+    ({"unresolved_ids": ["r1"], "unresolved_instances": 1}, "both 'resolved_ids' and 'unresolved_ids'"),
+    ({"resolved_instances": 5}, "'resolved_instances' is 5"),
+    ({"infra_failure_ids": ["zz"]}, "in no outcome list"),
+])
+def test_malformed_run_summary_refused(tmp_path, change, msg):
+    rep = run_summary(resolved_ids=["r1"], unresolved_ids=["u1"], error_ids=[])
+    rep.update(change)
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(rep))
+    with pytest.raises(HarnessFormatError, match=msg) as exc:
+        read_outcomes(p)
+    assert str(p) in str(exc.value)
+
+
+def test_run_summary_without_id_lists_refused(tmp_path):
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps({"schema_version": 2, "resolved_instances": 3, "total_instances": 10}))
+    with pytest.raises(HarnessFormatError, match="resolved_ids, unresolved_ids, error_ids"):
+        read_outcomes(p)
+
+
+# ---------------------------------------------------------------------- sb-cli report
+def sb_cli_report(**lists):
+    rep = {
+        "total_instances": 500, "submitted_instances": 6, "completed_instances": 4, "resolved_instances": 2,
+        "unresolved_instances": 2, "empty_patch_instances": 0, "error_instances": 1, "pending_instances": 1,
+        "failed_instances": 1,
+        "resolved_ids": ["r1", "r2"], "unresolved_ids": ["u1", "u2"], "error_ids": ["e1"],
+        "completed_ids": ["r1", "r2", "u1", "u2"], "submitted_ids": ["r1", "r2", "u1", "u2", "e1", "q1"],
+        "schema_version": 2,
+    }
+    rep.update(lists)
+    return rep
+
+
+def test_sb_cli_report(tmp_path):
+    p = tmp_path / "swe-bench_verified__test__run1.json"
+    p.write_text(json.dumps(sb_cli_report(pending_ids=["q1"], failed_ids=["f1"]), indent=4))
+    assert detect_form(p) == "sb_cli"
+    read = read_outcomes(p)
+    assert status_map(read) == {"r1": RESOLVED, "r2": RESOLVED, "u1": UNRESOLVED, "u2": UNRESOLVED, "e1": ERROR,
+                                "f1": ERROR}
+    assert any("pending" in n and "q1" in n for n in read.notes)
+
+
+def test_sb_cli_counts_only_refused(tmp_path):
+    counts = {k: v for k, v in sb_cli_report().items() if not k.endswith("_ids")}
+    p = tmp_path / "swe-bench_verified__test__run1.json"
+    p.write_text(json.dumps(counts))
+    with pytest.raises(HarnessFormatError, match="counts only"):
+        read_outcomes(p)
+
+
+def test_leaderboard_results_json_refused(tmp_path):
+    p = tmp_path / "results.json"
+    p.write_text(json.dumps({"resolved": ["a"], "no_generation": ["b"], "no_logs": []}))
+    with pytest.raises(HarnessFormatError, match="experiments results.json"):
+        read_outcomes(p)
+
+
+# ---------------------------------------------------------------------- CSV
+def test_csv_forms(tmp_path):
+    p = tmp_path / "out.csv"
+    p.write_text("instance_id,resolved,notes\na__a-1,1,x\na__a-2,false,\na__a-3,resolved,\na__a-1,1,dup ok\n")
+    read = read_outcomes(p)
+    assert read.form == "csv"
+    assert [(o.instance_id, o.outcome) for o in read.outcomes] == [("a__a-1", 1), ("a__a-2", 0), ("a__a-3", 1)]
+    q = tmp_path / "noheader.txt"
+    q.write_text("a__a-1,0\na__a-2,unresolved\n")
+    assert [(o.instance_id, o.outcome) for o in read_outcomes(q).outcomes] == [("a__a-1", 0), ("a__a-2", 0)]
+
+
+@pytest.mark.parametrize("text, msg", [
+    ("instance_id,resolved\na__a-1,maybe\n", "line 2: outcome 'maybe'"),
+    ("instance_id,outcome\na__a-1,1\n", "no 'resolved' column"),
+    ("instance_id,resolved\na__a-1,1\na__a-1,0\n", "line 3: 'a__a-1' listed again"),
+    ("instance_id,resolved\na__a-1\n", "line 2 has 1 field"),
+    ("hello world\n", "not a header"),
+    ("", "empty"),
+])
+def test_malformed_csv_refused(tmp_path, text, msg):
+    p = tmp_path / "bad.csv"
+    p.write_text(text)
+    with pytest.raises(HarnessFormatError, match=msg) as exc:
+        read_outcomes(p)
+    assert str(p) in str(exc.value)
+
+
+def test_missing_path(tmp_path):
+    with pytest.raises(HarnessFormatError, match="no such file"):
+        read_outcomes(tmp_path / "nope.json")

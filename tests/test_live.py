@@ -1,0 +1,405 @@
+"""The persistent live session (hspr.live) and the `hspr live` commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from threadpoolctl import threadpool_limits
+
+from hspr.cli import main
+from hspr.data import load_bank, load_matrix
+from hspr.data.build import write_wide_csv
+from hspr.harness import HarnessFormatError
+from hspr.live import LiveSession, LiveSessionError
+from hspr.methods.hspr import HSPR, HSPRConfig
+from hspr.replay import HiddenRow, run_session
+
+from .conftest import simulate_matrix
+
+FAST = {"n_nodes": 512, "n_draws": 4096}
+RUN = [sys.executable, "-c", "from hspr.cli import main; main()"]
+
+
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory):
+    """Sources (rows 1..) as a wide CSV, the target (row 0) as the oracle, and a fast config."""
+    m, _ = simulate_matrix(30, 60, seed=5, rank=1)
+    d = tmp_path_factory.mktemp("bank")
+    src, tgt = m.rows(np.arange(1, m.n_agents)), m.rows([0])
+    write_wide_csv(src, d / "sources.csv")
+    (d / "cfg.json").write_text(json.dumps(FAST))
+    return {"dir": d, "csv": d / "sources.csv", "cfg": d / "cfg.json", "src": load_matrix(d / "sources.csv"),
+            "tgt": tgt, "truth": {t: int(v) for t, v in zip(tgt.tasks, tgt.values[0])}}
+
+
+def new(bank, tmp_path, budget=12, **kw) -> LiveSession:
+    return LiveSession.create(tmp_path / "run.hspr", budget, matrix=bank["csv"], config=FAST, **kw)
+
+
+def cli(args, *, ok=True):
+    res = CliRunner().invoke(main, ["live", *map(str, args)])
+    assert (res.exit_code == 0) == ok, res.output
+    return json.loads(res.stdout.strip().splitlines()[-1]) if "--json" in args else res.output
+
+
+# one BLAS thread: avoids oversubscription on small machines and keeps the numerics identical to
+# the in-process reference, which is computed under the same limit
+ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def sub(args):
+    out = subprocess.run([*RUN, "live", *map(str, args), "--json"], capture_output=True, text=True, timeout=120,
+                         env=ENV)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+# ---------------------------------------------------------------------- the replay path through the CLI
+def test_cli_replay_matches_run_session(bank, tmp_path):
+    """Subprocess `live next` / `live record` calls reproduce the replay harness's path and estimate."""
+    s, budget, seed = tmp_path / "r.hspr", 4, 3
+    start = cli(["start", "--matrix", bank["csv"], "--budget", budget, "--config", bank["cfg"], "--seed", seed,
+                 "--session", s, "--json"])
+    assert start["n_recorded"] == 0 and start["budget"] == budget and not start["stop"]
+    path, last = [], None
+    while True:
+        nxt = sub(["next", "--session", s])
+        if nxt["stop"]:
+            assert nxt["tasks"] == [] and "budget spent" in nxt["stop_reason"]
+            break
+        [t] = nxt["tasks"]
+        path.append(t)
+        last = sub(["record", t, "resolved" if bank["truth"][t] else "unresolved", "--session", s])
+    with threadpool_limits(1):
+        model = HSPR(HSPRConfig(**FAST)).fit(bank["src"])
+        [ref] = run_session(model, HiddenRow(bank["tgt"], 0), [budget], seed)
+    assert path == ref["queried"]
+    assert last["estimate"]["point"] == ref["estimate"]
+    assert (last["estimate"]["lower"], last["estimate"]["upper"]) == (ref["lower"], ref["upper"])
+    assert last["estimate_pp"] == pytest.approx(100 * ref["estimate"])
+    assert last["n_recorded"] == budget and last["stop"]
+
+
+# ---------------------------------------------------------------------- batches and pending tasks
+def test_batch_distinct_idempotent_and_pending(bank, tmp_path):
+    live = new(bank, tmp_path, budget=20)
+    first = live.next(8)
+    assert len(first) == 8 == len(set(first))
+    assert live.next(8) == first
+    assert live.next(3) == first[:3]
+    assert live.next() == first[:1]
+    # outcomes come back in any order; task first[0] is never recorded and stays pending
+    for t in reversed(first[1:]):
+        live.record(t, bank["truth"][t])
+    assert live.pending == [first[0]]
+    second = live.next(8)
+    assert second[0] == first[0] and len(set(second)) == 8
+    assert not set(second) & set(first[1:])
+    # the same asks and tells on a direct session give the same tasks
+    sess = HSPR(HSPRConfig(**FAST)).fit(bank["src"]).start(20, 0)
+    assert sess.ask_batch(8) == first
+    for t in reversed(first[1:]):
+        sess.tell(t, bank["truth"][t])
+    assert sess.ask_batch(8) == second
+    # reopening gives the same pending tasks and the same next batch
+    again = LiveSession.open(live.path)
+    assert again.pending == live.pending == second
+    assert again.next(8) == second
+    assert again.status().estimate == live.status().estimate
+
+
+def test_budget_caps_batches_and_stops(bank, tmp_path):
+    live = new(bank, tmp_path, budget=5)
+    tasks = live.next(8)
+    assert len(tasks) == 5
+    for t in tasks:
+        live.record(t, bank["truth"][t])
+    st = live.status()
+    assert st.stop and "budget spent" in st.stop_reason and st.budget_left == 0
+    assert live.next(4) == []
+
+
+def test_reopen_replays_interleaved_events_exactly(bank, tmp_path):
+    live = new(bank, tmp_path, budget=15, seed=7)
+    unasked = [t for t in bank["src"].tasks[::-1]][:2]
+    script = [("next", 3), ("rec", 1), ("extra", unasked[0]), ("next", 1), ("rec", 0), ("rec", 0), ("next", 4),
+              ("extra", unasked[1]), ("rec", 2), ("rec", 0)]
+    for op, arg in script:
+        if op == "next":
+            live.next(arg)
+        elif op == "rec":
+            t = live.pending[arg]
+            live.record(t, bank["truth"][t])
+        elif arg not in live.recorded and arg not in live.pending:
+            live.record(arg, bank["truth"][arg])
+    again = LiveSession.open(live.path)
+    assert again.recorded == live.recorded and again.pending == live.pending
+    assert again.session.queried == live.session.queried
+    assert again.status() == live.status()
+    assert again.next(5) == live.next(5)
+
+
+def test_extra_outcomes_are_conditioned_on_and_noted(bank, tmp_path):
+    live = new(bank, tmp_path)
+    [asked] = live.next()
+    extra = next(t for t in bank["src"].tasks if t != asked)
+    before = live.status().estimate
+    assert live.record(extra, 1)
+    st = live.status()
+    assert st.extra == (extra,) and st.n_recorded == 1 and st.pending == (asked,)
+    assert st.estimate != before
+    text = cli(["status", "--session", live.path])
+    assert "did not ask for" in text and extra in text
+
+
+# ---------------------------------------------------------------------- refused inputs
+def test_refused_inputs(bank, tmp_path):
+    live = new(bank, tmp_path)
+    [t] = live.next()
+    with pytest.raises(LiveSessionError, match="'nope__nope-1' is not in the bank"):
+        live.record("nope__nope-1", 1)
+    with pytest.raises(LiveSessionError, match="'maybe' is not resolved/unresolved"):
+        live.record(t, "maybe")
+    assert live.record(t, "resolved") is True
+    assert live.record(t, 1) is False  # same outcome twice: a no-op
+    n_events = len(json.loads(live.path.read_text())["events"])
+    with pytest.raises(LiveSessionError, match=f"'{t}' is already recorded as resolved"):
+        live.record(t, "unresolved")
+    assert len(json.loads(live.path.read_text())["events"]) == n_events
+    assert live.recorded == {t: 1}
+    # the CLI says the same, with exit code 2 and a JSON error object
+    err = cli(["record", t, "unresolved", "--session", live.path, "--json"], ok=False)
+    assert err["ok"] is False and t in err["error"]
+    err = cli(["record", "nope__nope-1", "resolved", "--session", live.path, "--json"], ok=False)
+    assert "nope__nope-1" in err["error"]
+    same = cli(["record", t, "1", "--session", live.path, "--json"])
+    assert same["unchanged"] == [t] and same["recorded"] == []
+
+
+def test_ingest_refusals_record_nothing(bank, tmp_path):
+    live = new(bank, tmp_path)
+    a, b = bank["src"].tasks[:2]
+    live.record(a, 1)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(f"instance_id,resolved\n{b},1\nghost__ghost-9,0\n")
+    with pytest.raises(LiveSessionError, match="ghost__ghost-9"):
+        live.ingest(bad)
+    bad.write_text(f"instance_id,resolved\n{b},1\n{a},0\n")
+    with pytest.raises(LiveSessionError, match=f"'{a}' is already recorded as resolved"):
+        live.ingest(bad)
+    broken = tmp_path / "report.json"
+    broken.write_text('{"x": {"resolved": tr')
+    with pytest.raises(HarnessFormatError, match="report.json: invalid JSON"):
+        live.ingest(broken)
+    assert live.recorded == {a: 1}
+    err = cli(["ingest", broken, "--session", live.path, "--json"], ok=False)
+    assert str(broken) in err["error"]
+
+
+def test_other_bank_digest_refused(bank, tmp_path):
+    csv = tmp_path / "bank.csv"
+    csv.write_bytes(bank["csv"].read_bytes())
+    live = LiveSession.create(tmp_path / "s.hspr", 5, matrix=csv, config=FAST)
+    live.record(live.next()[0], 1)
+    lines = csv.read_text().splitlines()
+    cells = lines[1].split(",")
+    cells[1] = "1" if cells[1] == "0" else "0"
+    csv.write_text("\n".join([lines[0], ",".join(cells), *lines[2:]]) + "\n")
+    with pytest.raises(LiveSessionError, match="different bank is refused"):
+        LiveSession.open(tmp_path / "s.hspr")
+    err = cli(["status", "--session", tmp_path / "s.hspr", "--json"], ok=False)
+    assert "digest" in err["error"]
+
+
+def test_replayed_ask_that_differs_keeps_the_logged_tasks(bank, tmp_path):
+    live = new(bank, tmp_path)
+    asked = live.next(2)
+    doc = json.loads(live.path.read_text())
+    other = [t for t in bank["src"].tasks if t not in asked][:2]
+    doc["events"][0]["tasks"] = other  # as if the method had chosen differently when the file was written
+    live.path.write_text(json.dumps(doc))
+    again = LiveSession.open(live.path)
+    assert again.pending == other and again.next(2) == other
+    st = again.status()
+    assert st.warnings and "logged tasks are kept" in st.warnings[0]
+    assert "warning:" in cli(["status", "--session", live.path])
+
+
+def test_not_a_session_file(tmp_path):
+    p = tmp_path / "x.hspr"
+    p.write_text("{}")
+    with pytest.raises(LiveSessionError, match="not an hspr live session"):
+        LiveSession.open(p)
+    with pytest.raises(LiveSessionError, match="no such session file"):
+        LiveSession.open(tmp_path / "missing.hspr")
+
+
+def test_start_refuses_existing_file(bank, tmp_path):
+    new(bank, tmp_path)
+    with pytest.raises(LiveSessionError, match="already exists"):
+        new(bank, tmp_path)
+    cli(["start", "--matrix", bank["csv"], "--budget", 4, "--config", bank["cfg"], "--session",
+         tmp_path / "run.hspr", "--json"], ok=False)
+
+
+# ---------------------------------------------------------------------- harness outputs
+def test_ingest_run_summary_errors_stay_pending(bank, tmp_path):
+    live = new(bank, tmp_path, budget=10)
+    asked = live.next(4)
+    summary = {
+        "resolved_ids": [asked[0]], "unresolved_ids": [asked[1]], "error_ids": [asked[2]],
+        "empty_patch_ids": [asked[3]], "completed_ids": sorted(asked[:2]), "incomplete_ids": ["not__run-1"],
+        "submitted_ids": sorted(asked), "schema_version": 2,
+    }
+    p = tmp_path / "model.run1.json"
+    p.write_text(json.dumps(summary))
+    res = live.ingest(p)
+    assert sorted((t, y) for t, y, _ in res.recorded) == sorted([(asked[0], 1), (asked[1], 0), (asked[3], 0)])
+    assert [t for t, _ in res.needs_rerun] == [asked[2]]
+    st = live.status()
+    assert st.pending == (asked[2],) and [t for t, _ in st.needs_rerun] == [asked[2]]
+    assert live.next(2)[0] == asked[2]  # the errored task is asked again first
+    ev = [e for e in json.loads(live.path.read_text())["events"] if e["type"] == "tell"]
+    assert {e["source"] for e in ev} == {str(p.resolve())}
+    # ingesting again is a no-op; with --errors-as-unresolved the error becomes a 0
+    out = cli(["ingest", p, "--errors-as-unresolved", "--session", live.path, "--json"])
+    assert sorted(out["unchanged"]) == sorted([asked[0], asked[1], asked[3]])
+    assert [(r["task"], r["outcome"]) for r in out["recorded"]] == [(asked[2], 0)]
+    assert out["needs_rerun"] == [] and "incomplete" in " ".join(out["notes"])
+
+
+def test_ingest_log_dir_and_csv(bank, tmp_path):
+    live = new(bank, tmp_path, budget=10)
+    a, b, c = live.next(3)
+    root = tmp_path / "logs" / "run_evaluation" / "r1" / "m"
+    for iid, rep in ((a, {a: {"patch_is_None": False, "patch_exists": True, "patch_successfully_applied": True,
+                               "resolved": True, "tests_status": {}}}),
+                     (b, {b: {"patch_is_None": True, "patch_exists": False, "patch_successfully_applied": False,
+                              "resolved": False}})):
+        (root / iid).mkdir(parents=True)
+        (root / iid / "report.json").write_text(json.dumps(rep))
+        (root / iid / "run_instance.log").write_text("ok\n")
+    (root / c).mkdir()
+    (root / c / "run_instance.log").write_text("Error creating container\n")
+    res = live.ingest(tmp_path / "logs")
+    assert res.form == "log_dir" and sorted((t, y) for t, y, _ in res.recorded) == sorted([(a, 1), (b, 0)])
+    assert [t for t, _ in res.needs_rerun] == [c] and live.pending == [c]
+    csv = tmp_path / "more.csv"
+    csv.write_text(f"instance_id,resolved\n{c},resolved\n")
+    out = cli(["ingest", csv, "--session", live.path, "--json"])
+    assert out["recorded"][0]["task"] == c and out["needs_rerun"] == [] and out["pending"] == []
+
+
+# ---------------------------------------------------------------------- stopping rule, status, JSON
+def test_stop_width_and_status_output(bank, tmp_path):
+    live = new(bank, tmp_path, budget=10, stop_width=500.0)
+    st = live.status()
+    assert st.stop and "narrower than the stop width 500 pp" in st.stop_reason
+    assert live.next() == []
+    out = cli(["next", "--stop-width", "0.5", "--session", live.path, "--json"])
+    assert not out["stop"] and len(out["tasks"]) == 1 and out["stop_width_pp"] == 0.5
+    assert LiveSession.open(live.path).stop_width == 0.5
+    out = cli(["status", "--session", live.path, "--json"])
+    for key in ("estimate_pp", "lower_pp", "upper_pp", "width_pp", "n_recorded", "n_pending", "budget_left",
+                "expected_width_pp", "stop", "stop_reason", "stop_width_pp"):
+        assert key in out
+    assert out["lower_pp"] <= out["estimate_pp"] <= out["upper_pp"]
+    assert 0 < out["expected_width_pp"] <= out["width_pp"]
+    text = cli(["status", "--session", live.path])
+    assert "90 % credible interval" in text and "expected interval width" in text and "continue" in text
+    text = cli(["next", "--batch", "3", "--session", live.path])
+    assert len(text.split()) == 3 and text.split()[0] == out["pending"][0]
+
+
+# ---------------------------------------------------------------------- durability
+def test_failed_write_keeps_the_file_intact(bank, tmp_path, monkeypatch):
+    live = new(bank, tmp_path)
+    done = {}
+    for t in live.next(3)[:2]:
+        live.record(t, bank["truth"][t])
+        done[t] = bank["truth"][t]
+    third = live.pending[0]
+    real_replace = os.replace
+
+    def crash(src, dst):  # the temp file is fully written; the process "dies" before the rename
+        assert Path(src).stat().st_size > 0
+        raise OSError("simulated kill before rename")
+
+    monkeypatch.setattr("hspr.live.os.replace", crash)
+    with pytest.raises(OSError, match="simulated kill"):
+        live.record(third, 1)
+    assert live.recorded == done and live.pending[0] == third  # in-memory state rolled back
+    assert json.loads(live.path.read_text())["events"]  # the file parses
+    assert LiveSession.open(live.path).recorded == done
+    assert not list(tmp_path.glob(".run.hspr.*.tmp"))
+    monkeypatch.setattr("hspr.live.os.replace", real_replace)
+    live.record(third, 1)
+    assert LiveSession.open(live.path).recorded == {**done, third: 1}
+
+
+def test_sigkill_during_records_loses_nothing(bank, tmp_path):
+    live = new(bank, tmp_path, budget=60)
+    path = live.path
+    code = (
+        "import sys\nfrom hspr.live import LiveSession\n"
+        f"s = LiveSession.open({str(path)!r})\n"
+        "for i, t in enumerate(s.tasks):\n"
+        "    s.record(t, i % 2)\n"
+        "    print(t, flush=True)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=ENV)
+    committed = []
+    t0 = time.time()
+    while len(committed) < 15 and time.time() - t0 < 60:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        committed.append(line.strip())
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert len(committed) >= 15
+    doc = json.loads(path.read_text())  # parses: never a torn file
+    reopened = LiveSession.open(path)
+    for t in committed:  # every outcome whose record() returned is there
+        assert t in reopened.recorded
+    assert len(reopened.recorded) == len([e for e in doc["events"] if e["type"] == "tell"])
+
+
+def test_two_processes_share_one_file(bank, tmp_path):
+    a = new(bank, tmp_path)
+    b = LiveSession.open(a.path)
+    t1, t2 = a.next(2)
+    a.record(t1, 1)
+    b.record(t2, 0)  # b first adopts a's event, then appends its own
+    assert b.recorded == {t1: 1, t2: 0}
+    assert LiveSession.open(a.path).recorded == {t1: 1, t2: 0}
+    a.record(t2, 0)  # a catches up; the same outcome is a no-op
+    assert a.recorded == b.recorded and a.pending == b.pending
+
+
+# ---------------------------------------------------------------------- the bundled lite bank
+def test_lite_bank_session(tmp_path):
+    p = tmp_path / "lite.hspr"
+    live = LiveSession.create(p, 10, bank="lite", config=FAST, seed=1)
+    lite = load_bank("lite")
+    doc = json.loads(p.read_text())
+    assert doc["bank"] == {"name": "lite", "matrix": None, "missing_as_zero": True, "digest": lite.digest(),
+                           "n_agents": lite.n_agents, "n_tasks": lite.n_tasks}
+    assert doc["method"] == {"name": "hspr", "config": HSPRConfig(**FAST).to_dict()}
+    tasks = live.next(4)
+    assert len(set(tasks)) == 4 and set(tasks) <= set(lite.tasks)
+    live.record(tasks[2], 1)
+    live.record(tasks[0], 0)
+    st = live.status()
+    assert st.n_recorded == 2 and st.pending == (tasks[1], tasks[3]) and st.expected_width < st.estimate.width
+    again = LiveSession.open(p)
+    assert again.status() == st and again.next(4) == live.next(4)
