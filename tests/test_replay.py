@@ -104,3 +104,24 @@ def test_quickstart_example_runs():
     assert est.n_queried == 20
     assert est.lower <= truth <= est.upper
     assert abs(est.point - truth) < 0.08
+
+
+def test_dask_local_cluster_matches_local_backend(small_bank):
+    pytest.importorskip("dask.distributed")
+    from hspr.parallel import cluster
+
+    folds = make_folds(small_bank.agents)
+    kw = dict(fractions=(0.1, 0.2), seeds={"hspr": [0], "uniform": [0, 1]}, folds=folds)
+    methods = {"hspr": get_method("hspr", config=FAST), "uniform": get_method("uniform")}
+    local = replay("sim", small_bank, methods, n_jobs=1, **kw)
+    with cluster("dask", None, 2) as backend:
+        remote = replay("sim", small_bank, methods, n_jobs=2, backend=backend, **kw)
+    assert local == remote
+
+
+def test_unknown_backend_is_refused():
+    from hspr.parallel import cluster
+
+    with pytest.raises(ValueError, match="unknown backend"):
+        with cluster("mpi"):
+            pass

@@ -21,6 +21,7 @@ from ..data.io import load_matrix
 from ..data.matrix import DataError
 from ..methods import REGISTRY, get_method
 from ..metrics import summarize
+from ..parallel import cluster
 from ..replay import replay
 from ..session import BudgetError
 
@@ -97,8 +98,13 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
         if n == "hspr":
             from ..methods.hspr import HSPRConfig
 
-            cfg = HSPRConfig.from_json(config_path) if config_path else HSPRConfig()
             changes = {k: v for k, v in ablations.items() if v is not None}
+            if config_path == "auto":
+                out[n] = get_method("hspr_auto", overrides=changes)
+                continue
+            if config_path and not Path(config_path).is_file():
+                raise ValueError(f"--config {config_path}: no such file (give a JSON of HSPRConfig fields or 'auto')")
+            cfg = HSPRConfig.from_json(config_path) if config_path else HSPRConfig()
             out[n] = get_method("hspr", config=cfg.replace(**changes) if changes else cfg)
         else:
             out[n] = get_method(n)
@@ -121,11 +127,14 @@ def register(group: click.Group) -> None:
                   "sampling methods, 5 for HSPR/adaptive ones, 1 path for deterministic ones.")
     @click.option("--workers", "-j", default=1, show_default=True, type=int, help="Parallel joblib workers.")
     @click.option("--backend", default=None, type=click.Choice(["loky", "threading", "dask", "ray"]),
-                  help="joblib backend (default loky). dask/ray need their extras and a running cluster/client.")
+                  help="joblib backend (default loky, local processes). dask / ray need the extras "
+                       "(pip install \"hspr[dask]\"); without --scheduler a local cluster of --workers is started.")
+    @click.option("--scheduler", default=None, help="Address of an existing dask scheduler or ray cluster.")
     @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
                   help="Count missing cells of --matrix as unresolved (leaderboard convention); otherwise refuse them.")
-    @click.option("--config", "config_path", type=click.Path(exists=True), default=None,
-                  help="HSPR settings as JSON (HSPRConfig fields).")
+    @click.option("--config", "config_path", default=None,
+                  help="HSPR settings as JSON (HSPRConfig fields), or 'auto': the source-only selected setting per "
+                       "fold (shipped for the bundled banks; selected on the sources otherwise, which is slow).")
     @click.option("--acquisition", type=click.Choice(["score", "latent", "uniform", "midrange"]), default=None,
                   help="HSPR query rule (ablation: HSPR's estimator on another query path).")
     @click.option("--decision", type=click.Choice(["median", "mean"]), default=None, help="HSPR decision rule.")
@@ -134,7 +143,7 @@ def register(group: click.Group) -> None:
                   help="Where to write runs and summary (JSON).")
     @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also write the summary as CSV.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-    def replay_cmd(bank, matrix, targets, methods, budget, seeds, workers, backend, missing_as_zero, config_path,
+    def replay_cmd(bank, matrix, targets, methods, budget, seeds, workers, backend, scheduler, missing_as_zero, config_path,
                    acquisition, decision, no_group_uncertainty, out, csv_path, quiet):
         """Backtest score recovery on archived response matrices.
 
@@ -177,8 +186,9 @@ def register(group: click.Group) -> None:
                 seeds_map[n] = seed_list[:1]
         all_runs = []
         t0 = time.perf_counter()
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TimeRemainingColumn(), console=console, disable=quiet) as prog:
+        with cluster(backend, scheduler, workers) as joblib_backend, Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                TimeRemainingColumn(), console=console, disable=quiet) as prog:
             for label, mat, folds in jobs:
                 task = prog.add_task(f"replay {label}", total=None)
 
@@ -187,7 +197,7 @@ def register(group: click.Group) -> None:
 
                 try:
                     runs = replay(label, mat, method_objs, fractions=fractions, seeds=seeds_map, folds=folds,
-                                  targets=tgt, n_jobs=workers, backend=backend, progress=tick)
+                                  targets=tgt, n_jobs=workers, backend=joblib_backend, progress=tick)
                 except (DataError, BudgetError) as exc:
                     console.print(f"[red]error:[/red] {exc}")
                     sys.exit(2)
