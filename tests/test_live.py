@@ -403,3 +403,32 @@ def test_lite_bank_session(tmp_path):
     assert st.n_recorded == 2 and st.pending == (tasks[1], tasks[3]) and st.expected_width < st.estimate.width
     again = LiveSession.open(p)
     assert again.status() == st and again.next(4) == live.next(4)
+
+
+def test_other_methods_and_start_options(bank, tmp_path):
+    live = LiveSession.create(tmp_path / "u.hspr", 6, matrix=bank["csv"], method="uniform", seed=2)
+    assert live.status().estimate is None  # uniform has no estimate before its first outcome
+    tasks = live.next(3)
+    for t in tasks:
+        live.record(t, bank["truth"][t])
+    st = live.status()
+    assert st.estimate is not None and st.expected_width == pytest.approx(st.estimate.width * np.sqrt(54 / 57))
+    assert LiveSession.open(live.path).status() == st
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"n_nodez": 5}))
+    err = cli(["start", "--matrix", bank["csv"], "--budget", 4, "--config", bad, "--session", tmp_path / "b.hspr",
+               "--json"], ok=False)
+    assert "n_nodez" in err["error"]
+    out = cli(["start", "--matrix", bank["csv"], "--budget", "0.1", "--config", bank["cfg"], "--stop-width", 20,
+               "--session", tmp_path / "f.hspr", "--json"])
+    assert out["budget"] == 6 and out["stop_width_pp"] == 20.0
+
+
+def test_corrupt_event_log_refused(bank, tmp_path):
+    live = new(bank, tmp_path)
+    live.record(live.next()[0], 1)
+    doc = json.loads(live.path.read_text())
+    doc["events"][-1]["task"] = "ghost__ghost-1"
+    live.path.write_text(json.dumps(doc))
+    with pytest.raises(LiveSessionError, match="event 1 cannot be replayed"):
+        LiveSession.open(live.path)

@@ -207,7 +207,9 @@ def parse_instance_report(data: object, path: Path) -> list[HarnessOutcome]:
     out = []
     for iid, rep in data.items():
         if not isinstance(rep, dict):
-            raise HarnessFormatError(f"{path}: entry {iid!r} must be an object with a 'resolved' flag, got {type(rep).__name__}")
+            raise HarnessFormatError(
+                f"{path}: entry {iid!r} must be an object with a 'resolved' flag, got {type(rep).__name__}"
+            )
         if not isinstance(rep.get("resolved"), bool):
             raise HarnessFormatError(
                 f"{path}: entry {iid!r} has no boolean 'resolved' (got {rep.get('resolved')!r}); "
@@ -288,7 +290,8 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
         elif "timed out" in text.lower():
             add(HarnessOutcome(iid, ERROR, "run_instance.log: tests timed out, no report.json", str(log)))
         else:
-            add(HarnessOutcome(iid, ERROR, "no report.json (harness error, or the evaluation is still running)", str(log)))
+            why = "no report.json (harness error, or the evaluation is still running)"
+            add(HarnessOutcome(iid, ERROR, why, str(log)))
     if not found:
         raise HarnessFormatError(
             f"{folder}: no {LOG_REPORT} or {LOG_INSTANCE} found below this folder; expected the harness's "
@@ -301,7 +304,8 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
 def _check_count(path: Path, data: dict, count_key: str, ids: list[str], list_key: str) -> None:
     if count_key in data and data[count_key] != len(ids):
         raise HarnessFormatError(
-            f"{path}: '{count_key}' is {data[count_key]!r} but '{list_key}' lists {len(ids)} ids; the report is inconsistent"
+            f"{path}: '{count_key}' is {data[count_key]!r} but '{list_key}' lists {len(ids)} ids; "
+            f"the report is inconsistent"
         )
 
 
@@ -399,7 +403,9 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
     head = [x.strip().lower() for x in recs[0][1]]
     if "instance_id" in head:
         if "resolved" not in head:
-            raise HarnessFormatError(f"{path}: header {recs[0][1]} has no 'resolved' column; expected 'instance_id,resolved'")
+            raise HarnessFormatError(
+                f"{path}: header {recs[0][1]} has no 'resolved' column; expected 'instance_id,resolved'"
+            )
         ci, cr = head.index("instance_id"), head.index("resolved")
         recs = recs[1:]
     elif len(head) == 2 and _parse_cell(head[1]) is not None:
@@ -420,7 +426,9 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
             )
         o = HarnessOutcome(iid, RESOLVED if y else UNRESOLVED, f"csv line {n}", str(path))
         if iid in seen and seen[iid].status != o.status:
-            raise HarnessFormatError(f"{path}: line {n}: {iid!r} listed again with a different outcome ({seen[iid].detail})")
+            raise HarnessFormatError(
+                f"{path}: line {n}: {iid!r} listed again with a different outcome ({seen[iid].detail})"
+            )
         seen.setdefault(iid, o)
     return HarnessRead("csv", str(path), list(seen.values()))
 

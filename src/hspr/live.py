@@ -303,7 +303,9 @@ def _read_doc(path: Path) -> dict:
     if not isinstance(doc, dict) or doc.get("format") != SESSION_FORMAT:
         raise LiveSessionError(f"{path}: not an hspr live session file (no \"format\": \"{SESSION_FORMAT}\")")
     if doc.get("version") != SESSION_VERSION:
-        raise LiveSessionError(f"{path}: session file version {doc.get('version')!r}; this hspr reads version {SESSION_VERSION}")
+        raise LiveSessionError(
+            f"{path}: session file version {doc.get('version')!r}; this hspr reads version {SESSION_VERSION}"
+        )
     for key in ("bank", "method", "budget", "seed", "events"):
         if key not in doc:
             raise LiveSessionError(f"{path}: session file lacks {key!r}")
@@ -556,7 +558,9 @@ class LiveSession:
         """
         path = Path(path)
         if path.exists() and not overwrite:
-            raise LiveSessionError(f"{path} already exists; choose another --session path or pass --force to replace it")
+            raise LiveSessionError(
+                f"{path} already exists; choose another --session path or pass --force to replace it"
+            )
         if matrix is None and bank is None:
             bank = "verified"
         try:
@@ -604,8 +608,10 @@ class LiveSession:
         Raises
         ------
         LiveSessionError
-            If the file is missing or not a session file, the bank's digest differs from the
-            recorded one, or replaying the events does not reproduce the logged asks.
+            If the file is missing or not a session file, the bank cannot be loaded, its digest
+            differs from the recorded one, or an event cannot be replayed (a corrupt file). A
+            replayed ask that chooses other tasks than logged is not an error: the logged ones
+            are kept and :attr:`LiveStatus.warnings` says so.
         """
         path = Path(path)
         doc = _read_doc(path)
@@ -641,7 +647,11 @@ class LiveSession:
     def _apply(self, ev: dict, i: int) -> None:
         kind = ev.get("type")
         if kind == "ask":
-            got = self.session.ask_batch(int(ev["k"]))
+            try:
+                got = self.session.ask_batch(int(ev["k"]))
+            except (KeyError, ValueError, TypeError) as exc:  # BudgetError is a ValueError
+                raise LiveSessionError(f"{self.path}: event {i} cannot be replayed ({exc}): the session file is "
+                                       f"corrupt") from None
             logged = list(ev["tasks"])
             if got != logged:
                 self._force_pending(logged, i)
@@ -651,7 +661,11 @@ class LiveSession:
                     f"then, {__version__} now); the logged tasks are kept as asked, later choices may differ"
                 )
         elif kind == "tell":
-            self.session.tell(ev["task"], int(ev["outcome"]))
+            try:
+                self.session.tell(ev["task"], int(ev["outcome"]))
+            except (KeyError, ValueError, TypeError) as exc:
+                raise LiveSessionError(f"{self.path}: event {i} cannot be replayed ({exc}): the session file is "
+                                       f"corrupt") from None
             self._tells[ev["task"]] = ev
         elif kind == "error":
             self._errors[ev["task"]] = ev

@@ -1,0 +1,86 @@
+"""How good is the live session's forecast of the final 90 % interval width?
+
+``hspr live status`` reports the interval width expected once the remaining budget is spent
+(:func:`hspr.live.expected_width`). This replays every target of a bank (4 folds, HSPR fitted
+on the other folds) sequentially at budget round(f * N) and, at checkpoints n = 0, B/4, B/2,
+3B/4, compares the forecast with the width actually reached at n = B.
+
+Usage::
+
+    python benchmarks/width_forecast.py --bank verified --budget 0.10 --seed 0 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from hspr.data import bank_folds, load_bank
+from hspr.data.folds import fold_indices
+from hspr.live import expected_width
+from hspr.methods.hspr import HSPR, HSPRConfig
+from hspr.replay import HiddenRow
+from hspr.session import budget_from_fraction
+
+
+def one_target(model, targets, r: int, budget: int, seed: int) -> dict:
+    row = HiddenRow(targets, r)
+    checkpoints = sorted({0, budget // 4, budget // 2, 3 * budget // 4})
+    sess = model.start(budget, seed)
+    forecasts = {}
+    while True:
+        if sess.n_queried in checkpoints:
+            forecasts[sess.n_queried] = expected_width(sess, sess.estimate())
+        if sess.done:
+            break
+        t = sess.ask()
+        sess.tell(t, row.reveal(t))
+    return {"target": targets.agents[r], "seed": seed, "budget": budget, "final_width": sess.estimate().width,
+            "forecasts": {str(k): v for k, v in forecasts.items()}}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bank", default="verified")
+    ap.add_argument("--budget", type=float, default=0.10)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--config", default=None, help="HSPRConfig JSON (default settings if omitted)")
+    ap.add_argument("--out", default="benchmarks/results/width_forecast.json")
+    args = ap.parse_args()
+
+    cfg = HSPRConfig.from_json(args.config) if args.config else HSPRConfig()
+    matrix = load_bank(args.bank)
+    budget = budget_from_fraction(args.budget, matrix.n_tasks)
+    t0 = time.perf_counter()
+    jobs = []
+    for idx in fold_indices(matrix.agents, bank_folds(args.bank)):
+        model = HSPR(cfg).fit(matrix.drop_rows(idx))
+        targets = matrix.rows(idx)
+        jobs += [delayed(one_target)(model, targets, r, budget, args.seed) for r in range(targets.n_agents)]
+    rows = list(Parallel(n_jobs=args.workers)(jobs))
+    final = np.array([r["final_width"] for r in rows])
+    summary = {"bank": args.bank, "budget": budget, "seed": args.seed, "n_targets": len(rows),
+               "mean_final_width_pp": 100 * float(final.mean()), "checkpoints": {}}
+    for k in rows[0]["forecasts"]:
+        f = np.array([r["forecasts"][k] for r in rows])
+        summary["checkpoints"][k] = {
+            "mean_forecast_pp": 100 * float(f.mean()),
+            "mean_abs_error_pp": 100 * float(np.abs(f - final).mean()),
+            "median_ratio_forecast_to_final": float(np.median(f / np.maximum(final, 1e-12))),
+            "share_forecast_at_least_final": float(np.mean(f >= final - 1e-12)),
+        }
+    summary["wall_seconds"] = time.perf_counter() - t0
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"summary": summary, "runs": rows}, indent=1))
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
