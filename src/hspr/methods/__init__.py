@@ -11,6 +11,8 @@ from ..session import Method
 REGISTRY: dict[str, str] = {
     "hspr": "hspr.methods.hspr:HSPR",
     "uniform": "hspr.methods.uniform:Uniform",
+    "tinybench": "hspr.methods.tinybench:TinyBench",
+    "faq": "hspr.methods.faq:FAQ",
     "atlas": "hspr.methods.atlas:ATLAS",
     "pta_irt": "hspr.methods.pta_irt:PTAIRT",
     "stratified": "hspr.methods.stratified:Stratified",
