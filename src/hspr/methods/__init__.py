@@ -10,6 +10,7 @@ from ..session import Method
 #: name -> "module:Class"; every class implements hspr.session.Method
 REGISTRY: dict[str, str] = {
     "hspr": "hspr.methods.hspr:HSPR",
+    "hspr_auto": "hspr.methods.hspr.selection:HSPRAuto",
     "uniform": "hspr.methods.uniform:Uniform",
     "tinybench": "hspr.methods.tinybench:TinyBench",
     "faq": "hspr.methods.faq:FAQ",

@@ -1,0 +1,103 @@
+"""Time source-only configuration selection (HSPR_SPEC section 6) per held-out agent and per fold.
+
+Usage:
+  python benchmarks/bench_selection.py --banks lite,pro [--agents 2] [--nodes 8192] [--json out.json]
+  python benchmarks/bench_selection.py --compare A.json B.json   # two `hspr select` outputs
+
+Timing mode: fold 0's sources, the first ``--agents`` held-out source agents, every stage's full
+grid for each (stage 3 on the default config's kappa/acquisition paths; the cost does not depend
+on which are chosen). Reports CPU seconds (process time, one BLAS thread) per held-out agent and
+stage, and extrapolates one fold's selection: CPU per fold = per-agent CPU x n_sources; wall with W
+workers on an idle machine ~ CPU / W. On a shared machine wall time is larger by the load factor.
+
+Compare mode: shows the chosen settings and source MAE of two selection runs of the same fold
+(e.g. spec constants versus ``--eval-nodes 2048``) and whether the choices agree at every stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from hspr.data import bank_folds, load_bank
+from hspr.data.folds import fold_indices
+from hspr.methods.hspr import HSPRConfig
+from hspr.methods.hspr import selection as sel
+from hspr.session import budget_from_fraction
+
+
+def bench_bank(name: str, n_agents: int, nodes: int | None, draws: int | None) -> dict:
+    m = load_bank(name)
+    src = m.drop_rows(fold_indices(m.agents, bank_folds(name))[0])
+    budget = budget_from_fraction(0.10, m.n_tasks)
+    base = HSPRConfig()
+    over = sel._eval_overrides(nodes, draws)
+    specs = [sel.stage1(base), sel.stage2(base, base.rank, base.gamma), sel.stage3(base)]
+    per_stage = np.zeros((n_agents, 4))
+    walls = []
+    for i in range(n_agents):
+        w0 = time.perf_counter()
+        t = time.process_time()
+        fit = sel.fit_source(np.delete(src.values, i, axis=0))
+        per_stage[i, 0] = time.process_time() - t
+        for k, spec in enumerate(specs):
+            t = time.process_time()
+            sel._agent_stage(src.values, i, src.tasks, budget, spec, over, fit)
+            per_stage[i, k + 1] = time.process_time() - t
+        walls.append(time.perf_counter() - w0)
+    agent_cpu = per_stage.sum(axis=1).mean()
+    return {"bank": name, "n_sources": src.n_agents, "tasks": m.n_tasks, "budget": budget,
+            "n_nodes": nodes or base.n_nodes, "n_draws": draws or base.n_draws, "agents_timed": n_agents,
+            "cpu_fit_s": per_stage[:, 0].mean(), "cpu_stage1_s": per_stage[:, 1].mean(),
+            "cpu_stage2_s": per_stage[:, 2].mean(), "cpu_stage3_s": per_stage[:, 3].mean(),
+            "cpu_per_agent_s": agent_cpu, "wall_per_agent_s": float(np.mean(walls)),
+            "cpu_per_fold_est_min": agent_cpu * src.n_agents / 60,
+            "wall_per_fold_est_min_2_workers_idle": agent_cpu * src.n_agents / 120}
+
+
+def compare(a_path: str, b_path: str) -> None:
+    a, b = (json.load(open(p)) for p in (a_path, b_path))
+    print(f"A: {a.get('command')}\nB: {b.get('command')}")
+    for k in range(3):
+        ra, rb = a["stages"][k][a["chosen"][k]], b["stages"][k][b["chosen"][k]]
+        print(f"stage {k + 1}: A {ra['setting']} MAE {100 * ra['mae']:.3f} pp | B {rb['setting']} MAE "
+              f"{100 * rb['mae']:.3f} pp | same choice: {ra['setting'] == rb['setting']}")
+        if len(a["stages"][k]) == len(b["stages"][k]):
+            ma = np.array([r["mae"] for r in a["stages"][k]])
+            mb = np.array([r["mae"] for r in b["stages"][k]])
+            print(f"   grid MAE max |A-B| {100 * np.abs(ma - mb).max():.3f} pp; rank corr "
+                  f"{np.corrcoef(np.argsort(np.argsort(ma)), np.argsort(np.argsort(mb)))[0, 1]:.3f}")
+    print("final config identical:", a["config"] == b["config"], "| wall s:", a.get("wall_seconds"),
+          b.get("wall_seconds"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--banks", default="lite,pro")
+    ap.add_argument("--agents", type=int, default=1)
+    ap.add_argument("--nodes", type=int, default=None)
+    ap.add_argument("--draws", type=int, default=None)
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--compare", nargs=2, metavar=("A", "B"), default=None)
+    args = ap.parse_args()
+    if args.compare:
+        compare(*args.compare)
+        return
+    rows = []
+    with threadpool_limits(1):
+        for b in args.banks.split(","):
+            r = bench_bank(b, args.agents, args.nodes, args.draws)
+            rows.append(r)
+            print(json.dumps({k: (round(v, 2) if isinstance(v, float) else v) for k, v in r.items()}), flush=True)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"machine": platform.platform(), "rows": rows}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""``hspr select``: source-only HSPR configuration selection for one fold (HSPR_SPEC section 6)."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ..data.banks import BANK_ORDER, load_bank
+from ..data.folds import N_FOLDS, bank_folds, fold_indices, make_folds
+from ..data.io import load_matrix
+from ..data.matrix import DataError, ResponseMatrix
+from ..session import BudgetError
+from .replay_cmd import write_json_atomic
+
+#: how the shipped table (src/hspr/methods/hspr/selected_configs.json) is regenerated, per bank and fold
+GENERATED_BY = ("hspr select --bank {bank} --fold {fold} --workers 2 --out sel_{bank}_{fold}.json "
+                "--record src/hspr/methods/hspr/selected_configs.json   (for bank in lite verified full pro, "
+                "fold in 0 1 2 3; missing cells of pro counted as unresolved)")
+
+
+def fold_sources(matrix: ResponseMatrix, folds: list[list[str]], fold: int) -> ResponseMatrix:
+    """The source rows of target fold ``fold``: every agent not in that fold (row order kept).
+
+    Raises click.BadParameter for a fold number out of range.
+    """
+    if not 0 <= fold < len(folds):
+        raise click.BadParameter(f"fold must be in 0..{len(folds) - 1}, got {fold}", param_hint="--fold")
+    return matrix.drop_rows(fold_indices(matrix.agents, folds)[fold])
+
+
+def record_entry(path: Path, bank: str, fold: int, result, command: str) -> None:
+    """Merge one selection into a shipped-results JSON ``{bank: {fold: entry}}`` (file-locked, atomic)."""
+    path = Path(path).resolve()
+    key = hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    lock = Path(tempfile.gettempdir()) / f"hspr-record-{key}.lock"  # not next to the file: no clutter in the tree
+    with open(lock, "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        table = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        table["generated_by"] = GENERATED_BY
+        entry = {"config": result.config.to_dict(), "source_digest": result.source_digest,
+                 "source_mae_pp": round(100 * result.source_mae, 4),
+                 "source_max_err_pp": round(100 * result.stages[2][result.chosen[2]]["max_err"], 4),
+                 "n_sources": result.n_sources, "budget": result.budget,
+                 "eval_overrides": result.eval_overrides, "seconds": round(result.seconds, 1), "command": command}
+        table.setdefault(bank, {})[str(fold)] = entry
+        ordered = {k: table[k] for k in table if not isinstance(table[k], dict)}
+        for b in sorted((k for k in table if isinstance(table[k], dict)),
+                        key=lambda b: (BANK_ORDER.index(b) if b in BANK_ORDER else 99, b)):
+            ordered[b] = dict(sorted(table[b].items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else kv[0]))
+        write_json_atomic(ordered, path)
+        os.chmod(path, 0o644)
+
+
+def stage_summary(result) -> Table:
+    table = Table(title="HSPR source-only selection (LOO over source agents; errors in pp)")
+    for col in ("stage", "chosen setting", "source MAE", "max agent err", "grid points"):
+        table.add_column(col)
+    for k, rows in enumerate(result.stages):
+        r = rows[result.chosen[k]]
+        s = ", ".join(f"{a}={b}" for a, b in r["setting"].items())
+        table.add_row(str(k + 1), s, f"{100 * r['mae']:.3f}", f"{100 * r['max_err']:.3f}", str(len(rows)))
+    return table
+
+
+def register(group: click.Group) -> None:
+    @group.command("select")
+    @click.option("--bank", default="lite", show_default=True,
+                  help=f"Bundled bank ({', '.join(BANK_ORDER)}). With --matrix, a label for your matrix.")
+    @click.option("--fold", type=int, required=True,
+                  help=f"Target fold 0..{N_FOLDS - 1}; selection runs on the other folds' agents (its sources) only.")
+    @click.option("--matrix", type=click.Path(exists=True), default=None,
+                  help="Your own response matrix instead of a bundled bank; folds from the standard rule "
+                       "(sorted agents, default_rng(0) shuffle, 4 parts).")
+    @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
+                  help="Count missing cells as unresolved (leaderboard convention); otherwise refuse them.")
+    @click.option("--fraction", default=0.10, show_default=True, type=float,
+                  help="Budget fraction f of the validation replays (B = round(f N)).")
+    @click.option("--workers", "-j", default=1, show_default=True, type=int,
+                  help="joblib workers over held-out source agents.")
+    @click.option("--eval-nodes", type=int, default=None,
+                  help="Importance nodes inside selection only (default: the spec's 8,192). The chosen config "
+                       "keeps 8,192.")
+    @click.option("--eval-draws", type=int, default=None,
+                  help="Predictive draws inside selection only (default: the spec's 131,072).")
+    @click.option("--out", type=click.Path(dir_okay=False), required=True,
+                  help="JSON with the chosen config (HSPRConfig fields under 'config'), every stage table and "
+                       "the source digest.")
+    @click.option("--config-out", type=click.Path(dir_okay=False), default=None,
+                  help="Also write the chosen config alone, for `hspr replay --config`.")
+    @click.option("--record", type=click.Path(dir_okay=False), default=None,
+                  help="Merge the result into a shipped-results table {bank: {fold: ...}} "
+                       "(e.g. src/hspr/methods/hspr/selected_configs.json).")
+    @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+    def select_cmd(bank, fold, matrix, missing_as_zero, fraction, workers, eval_nodes, eval_draws, out, config_out,
+                   record, quiet):
+        """Choose HSPR's configuration for one target fold from its source agents only.
+
+        Staged leave-one-source-agent-out validation (HSPR_SPEC section 6; paper section 3.6):
+        stage 1, 44 global settings (rank, gamma, acquisition, lambda) with the group-free model
+        on deterministic query paths; stage 2, kappa x acquisition x posterior-mean lambda on
+        query seeds 0-2; stage 3, median lambda on those paths. Each held-out source row is
+        removed before the source fit. Target rows are never read.
+
+        Runtime grows with the bank: minutes for Pro and Lite folds, hours for Full.
+        """
+        from ..methods.hspr.selection import select_config
+
+        console = Console(stderr=True)
+        try:
+            if matrix:
+                mat = load_matrix(matrix)
+                if mat.missing is not None and missing_as_zero:
+                    mat = mat.fill_missing(0)
+                folds = make_folds(mat.agents)
+            else:
+                if bank not in BANK_ORDER:
+                    raise DataError(f"unknown bank {bank!r}; choose one of {', '.join(BANK_ORDER)} or pass --matrix")
+                mat = load_bank(bank)
+                folds = bank_folds(bank)
+            src = fold_sources(mat, folds, fold)
+        except (DataError, ValueError, KeyError) as exc:
+            console.print(f"[red]error:[/red] {exc}")
+            sys.exit(2)
+
+        t0 = time.perf_counter()
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TimeRemainingColumn(), console=console, disable=quiet) as prog:
+            task = prog.add_task(f"select {bank} fold {fold} ({src.n_agents} sources)", total=3 * src.n_agents)
+
+            def tick(done, total):
+                prog.update(task, completed=done, total=total)
+
+            try:
+                res = select_config(src, fraction=fraction, n_jobs=workers, progress=tick, eval_nodes=eval_nodes,
+                                    eval_draws=eval_draws)
+            except (DataError, BudgetError, ValueError) as exc:
+                console.print(f"[red]error:[/red] {exc}")
+                sys.exit(2)
+        command = " ".join(["hspr"] + sys.argv[1:])
+        payload = {"bank": bank, "fold": fold, "fraction": fraction, "command": command,
+                   "hspr_version": __import__("hspr").__version__, "wall_seconds": time.perf_counter() - t0,
+                   **res.to_dict()}
+        write_json_atomic(payload, Path(out))
+        if config_out:
+            write_json_atomic(res.config.to_dict(), Path(config_out))
+        if record:
+            record_entry(Path(record), bank, fold, res, command)
+        Console().print(stage_summary(res))
+        console.print(f"chosen: {res.config}  source MAE {100 * res.source_mae:.3f} pp; "
+                      f"{res.seconds:.0f} s; wrote {out}")

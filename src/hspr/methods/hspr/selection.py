@@ -1,0 +1,466 @@
+"""Source-only configuration selection for HSPR (HSPR_SPEC section 6; paper section 3.6, Appendix A).
+
+Staged leave-one-source-agent-out (LOO) validation on the source rows only. Each source agent in
+turn is held out: its row is removed, the prior, items, factors and signature groups are refitted
+on the remaining rows (:func:`fit_source`), and the held-out agent is replayed as a target at one
+budget ``B = round(f N)``. Its absolute score error is the validation error.
+
+1. Global: 11 (rank, gamma) settings x acquisition {score, latent} x lambda {0, .5} = 44 settings,
+   group-free model (``group_uncertainty=False``), posterior-mean decision, one deterministic
+   query path per agent (within the chosen group the lowest unqueried column is taken). The best
+   rank and gamma are kept.
+2. Hierarchical: kappa {.25, 1, 4, 16} x {score, latent} x posterior-mean lambda {0, .5}, query
+   seeds 0, 1, 2. The best kappa and acquisition are kept.
+3. Median calibration lambda {0, .5} on the query paths of stage 2's choice (seeds 0, 1, 2).
+
+Source MAE = mean over held-out agents of |S_hat - S|, averaged over seeds; ties (equal to 1e-12 on
+the 0-1 scale) break on the largest per-agent error (per seed, then averaged over seeds, as in the
+replay's MaxErr), then on grid order. The grid order is the order of the lists below.
+
+Conventions where the paper is silent (documented here, see also the CLI help):
+
+- Stage 1's decision is the analytic posterior mean (the median is only chosen in stage 3).
+- "Deterministic query path": the group-free model treats the tasks of a group as exchangeable, so
+  the acquisition chooses a group and the lowest unqueried column of that group is queried (no RNG).
+
+Speed: one source fit per held-out agent is shared by every grid point (a rank only slices the
+loadings, :meth:`FittedHSPR.with_config`); lambda does not change the query path, so both lambda
+values are scored from one path with the closed form of Eq. 16; the posterior-mean decision is
+analytic; stage 3 re-runs only the 3 chosen paths and draws once per path; when a seed-0 path never
+had a choice within a group (:func:`seed_free`), seeds 1 and 2 reuse it. Held-out agents run in
+joblib workers (one BLAS thread each).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ...data.matrix import ResponseMatrix
+from ...session import Method, budget_from_fraction
+from .config import HSPRConfig
+from .decision import calibrate, calibration_residual
+from .method import HSPR, FittedHSPR, HSPRSession
+from .source_fit import SourceFit, fit_source
+
+log = logging.getLogger(__name__)
+
+#: stage 1 (rank, gamma) settings, in grid order
+RANK_GAMMA: tuple[tuple[int, float], ...] = (
+    (1, 1.0), (1, 4.0), (1, 8.0), (2, 1.0), (2, 4.0), (2, 8.0), (4, 1.0), (4, 4.0), (4, 8.0), (0, 0.25), (0, 1.0),
+)
+ACQUISITIONS: tuple[str, ...] = ("score", "latent")
+LAMBDAS: tuple[float, ...] = (0.0, 0.5)
+KAPPAS: tuple[float, ...] = (0.25, 1.0, 4.0, 16.0)
+QUERY_SEEDS: tuple[int, ...] = (0, 1, 2)
+STAGE1_DECISION = "mean"
+TIE_TOL = 1e-12
+
+SHIPPED_FILE = "selected_configs.json"
+
+Progress = Callable[[int, int], None]
+
+
+# ----------------------------------------------------------------------------- sessions
+class _FirstCandidate:
+    """Stands in for the session's query RNG: always the first (lowest-column) candidate."""
+
+    def integers(self, n, *args, **kwargs) -> int:
+        return 0
+
+
+class DeterministicSession(HSPRSession):
+    """HSPR session whose within-group pick is the lowest unqueried column (stage 1's query path)."""
+
+    def __init__(self, model: FittedHSPR, budget: int, seed: int = 0) -> None:
+        super().__init__(model, budget, seed)
+        self.rng = _FirstCandidate()
+
+
+def _run_path(model: FittedHSPR, row: np.ndarray, budget: int, seed: int, deterministic: bool) -> HSPRSession:
+    """Replay one held-out row (0/1, shape (n_tasks,)) on ``model`` up to ``budget`` outcomes."""
+    sess = DeterministicSession(model, budget) if deterministic else HSPRSession(model, budget, seed)
+    index = {t: j for j, t in enumerate(model.tasks)}
+    while not sess.done:
+        t = sess.ask()
+        sess.tell(t, int(row[index[t]]))
+    return sess
+
+
+def path_estimates(sess: HSPRSession, decision: str, lams: Sequence[float] = LAMBDAS) -> np.ndarray:
+    """Estimates (0-1 scale) of one finished session for each lambda, shape (len(lams),).
+
+    Eq. 16 with the session's base (analytic posterior mean or predictive median) and the
+    calibration residual R_B of the same posterior; equals ``sess.estimate().point`` under a
+    config with that lambda and decision.
+    """
+    if decision == "mean":
+        base = sess.posterior_mean()
+    else:
+        base = sess.estimate().median
+    resid = calibration_residual(sess.w, sess.M, sess.n, sess.s)
+    return np.array([calibrate(base, resid, lam, sess.n_queried, sess.n_tasks) for lam in lams])
+
+
+# ----------------------------------------------------------------------------- stages
+@dataclass(frozen=True)
+class StageSpec:
+    """One stage: path settings (configs; lambda ignored) x query seeds x lambdas (grid order:
+    path setting, then lambda)."""
+
+    number: int
+    paths: tuple[HSPRConfig, ...]
+    seeds: tuple[int, ...]
+    deterministic: bool
+    decision: str
+
+    def settings(self) -> list[HSPRConfig]:
+        """The grid points in grid order (configs with lambda set)."""
+        return [c.replace(lam=lam) for c in self.paths for lam in LAMBDAS]
+
+
+def stage1(base: HSPRConfig) -> StageSpec:
+    paths = tuple(base.replace(rank=r, gamma=g, acquisition=a, decision=STAGE1_DECISION, group_uncertainty=False)
+                  for r, g in RANK_GAMMA for a in ACQUISITIONS)
+    return StageSpec(1, paths, (0,), True, STAGE1_DECISION)
+
+
+def stage2(base: HSPRConfig, rank: int, gamma: float) -> StageSpec:
+    paths = tuple(base.replace(rank=rank, gamma=gamma, kappa=k, acquisition=a, decision="mean", group_uncertainty=True)
+                  for k in KAPPAS for a in ACQUISITIONS)
+    return StageSpec(2, paths, QUERY_SEEDS, False, "mean")
+
+
+def stage3(chosen2: HSPRConfig) -> StageSpec:
+    return StageSpec(3, (chosen2.replace(decision="median", group_uncertainty=True),), QUERY_SEEDS, False, "median")
+
+
+def _agent_stage(values: np.ndarray, i: int, tasks: tuple[str, ...], budget: int, spec: StageSpec,
+                 eval_overrides: dict, fit: SourceFit | None) -> tuple[SourceFit, np.ndarray]:
+    """Errors of held-out source row ``i`` under every path setting, seed and lambda.
+
+    The row is removed before the source fit (unless the fit of that reduced matrix is given).
+    Returns the fit and |estimate - truth| of shape (n_paths, n_seeds, n_lambdas).
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        if fit is None:
+            fit = fit_source(np.delete(values, i, axis=0))
+        row = values[i]
+        truth = float(row.mean())
+        err = np.empty((len(spec.paths), len(spec.seeds), len(LAMBDAS)))
+        for p, cfg in enumerate(spec.paths):
+            model = FittedHSPR(fit, tasks, cfg.replace(**eval_overrides))
+            for k, seed in enumerate(spec.seeds):
+                sess = _run_path(model, row, budget, seed, spec.deterministic)
+                err[p, k] = np.abs(path_estimates(sess, spec.decision) - truth)
+                if k == 0 and seed_free(sess, fit):
+                    err[p, 1:] = err[p, 0]  # every seed gives this same path and estimate
+                    break
+    return fit, err
+
+
+def seed_free(sess: HSPRSession, fit: SourceFit) -> bool:
+    """True if every query of ``sess`` was the only unqueried task left in its group.
+
+    Then the query seed never mattered: the pick ``cand[rng.integers(len(cand))]`` had one
+    candidate each time, and numpy's ``Generator.integers(1)`` returns 0 without advancing the
+    stream, so every seed replays the same path (and the draws use their own fixed seed). Common
+    on banks whose groups are mostly single tasks (Lite), rare on Pro (large groups).
+    """
+    index = {t: j for j, t in enumerate(sess.tasks)}
+    taken = np.zeros(fit.n_groups, dtype=int)
+    for t in sess.queried:
+        g = fit.labels[index[t]]
+        if fit.group_size[g] - taken[g] != 1:
+            return False
+        taken[g] += 1
+    return True
+
+
+def stage_table(spec: StageSpec, err: np.ndarray) -> list[dict]:
+    """Rows (grid order) from errors of shape (n_agents, n_paths, n_seeds, n_lambdas).
+
+    mae: mean over agents and seeds; max_err: per-seed max over agents, averaged over seeds.
+    """
+    rows = []
+    for p, cfg in enumerate(spec.paths):
+        for li, lam in enumerate(LAMBDAS):
+            e = err[:, p, :, li]  # (n_agents, n_seeds)
+            rows.append({"stage": spec.number, "setting": _setting(cfg.replace(lam=lam), spec.number),
+                         "mae": float(e.mean(axis=0).mean()), "max_err": float(e.max(axis=0).mean()),
+                         "agent_err": e.mean(axis=1).tolist()})
+    return rows
+
+
+def _setting(cfg: HSPRConfig, stage: int) -> dict:
+    keys = {1: ("rank", "gamma", "acquisition", "lam"),
+            2: ("rank", "gamma", "kappa", "acquisition", "lam"),
+            3: ("rank", "gamma", "kappa", "acquisition", "lam")}[stage]
+    d = {k: getattr(cfg, k) for k in keys}
+    d["decision"] = cfg.decision
+    d["group_uncertainty"] = cfg.group_uncertainty
+    return d
+
+
+def best_row(rows: Sequence[dict]) -> int:
+    """Index of the best row: lowest MAE; ties (within 1e-12) on the lowest max_err (same
+    tolerance), then the first in grid order."""
+    best = 0
+    for j in range(1, len(rows)):
+        a, b = rows[j], rows[best]
+        if a["mae"] < b["mae"] - TIE_TOL:
+            best = j
+        elif abs(a["mae"] - b["mae"]) <= TIE_TOL and a["max_err"] < b["max_err"] - TIE_TOL:
+            best = j
+    return best
+
+
+# ----------------------------------------------------------------------------- result
+@dataclass(frozen=True)
+class SelectionResult:
+    """Outcome of :func:`select_config`.
+
+    Attributes
+    ----------
+    config : HSPRConfig
+        The chosen setting (decision 'median', group uncertainty on), on ``base_config``'s
+        numerical constants.
+    stages : list of 3 lists of dict
+        Per stage, every grid point in grid order: ``setting`` (dict), ``mae`` and ``max_err``
+        (0-1 scale), ``agent_err`` (per held-out agent, seed-averaged).
+    chosen : tuple of 3 ints
+        Index of the chosen row in each stage table.
+    source_digest : str
+        ``source.digest()`` of the matrix selected on.
+    budget, n_sources, n_tasks : int
+    eval_overrides : dict
+        Numerical settings used inside selection only (e.g. fewer nodes), empty by default.
+    seconds : float
+        Wall time.
+    """
+
+    config: HSPRConfig
+    stages: list
+    chosen: tuple
+    source_digest: str
+    budget: int
+    n_sources: int
+    n_tasks: int
+    eval_overrides: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def source_mae(self) -> float:
+        """Source-LOO MAE (0-1 scale) of the chosen configuration (stage 3)."""
+        return self.stages[2][self.chosen[2]]["mae"]
+
+    def to_dict(self, agent_errors: bool = True) -> dict:
+        stages = [[{k: v for k, v in r.items() if agent_errors or k != "agent_err"} for r in st] for st in self.stages]
+        return {"config": self.config.to_dict(), "source_digest": self.source_digest,
+                "source_mae_pp": 100 * self.source_mae,
+                "source_max_err_pp": 100 * self.stages[2][self.chosen[2]]["max_err"],
+                "budget": self.budget, "n_sources": self.n_sources, "n_tasks": self.n_tasks,
+                "eval_overrides": dict(self.eval_overrides), "seconds": self.seconds,
+                "chosen": list(self.chosen), "stages": stages}
+
+
+def _eval_overrides(n_nodes: int | None, n_draws: int | None) -> dict:
+    out = {}
+    if n_nodes is not None:
+        out["n_nodes"] = int(n_nodes)
+    if n_draws is not None:
+        out["n_draws"] = int(n_draws)
+    HSPRConfig(**out)  # validate
+    return out
+
+
+def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 1, progress: Progress | None = None,
+                  base_config: HSPRConfig | None = None, eval_nodes: int | None = None,
+                  eval_draws: int | None = None) -> SelectionResult:
+    """Choose an HSPR configuration by staged leave-one-source-agent-out validation (spec 6).
+
+    Parameters
+    ----------
+    source : ResponseMatrix, shape (n_sources, n_tasks)
+        Complete 0/1 source matrix; no target row may be in it. Needs at least 3 agents (each
+        held-out fit keeps 2).
+    fraction : float
+        Budget fraction f; ``B = round(f * n_tasks)`` (one budget).
+    n_jobs : int
+        joblib workers over held-out agents.
+    progress : callable(done, total), optional
+        Called after each (stage, held-out agent) unit.
+    base_config : HSPRConfig, optional
+        Numerical constants (nodes, draws, refresh, seeds) of the returned config and of the
+        evaluation; the grid settings are overwritten. Default: spec constants.
+    eval_nodes, eval_draws : int, optional
+        Use fewer importance nodes / predictive draws inside selection only; the returned config
+        keeps ``base_config``'s values.
+
+    Returns
+    -------
+    SelectionResult
+
+    Raises
+    ------
+    DataError
+        For missing cells; ValueError for fewer than 3 source agents.
+    """
+    from joblib import Parallel, delayed
+
+    t0 = time.perf_counter()
+    source.require_complete("configuration selection")
+    if source.n_agents < 3:
+        raise ValueError(f"selection holds out one of {source.n_agents} source agents and needs at least 3")
+    base = base_config or HSPRConfig()
+    over = _eval_overrides(eval_nodes, eval_draws)
+    budget = budget_from_fraction(fraction, source.n_tasks)
+    if budget < 1:
+        raise ValueError(f"budget fraction {fraction} gives no task out of {source.n_tasks}")
+    values = np.asarray(source.values)
+    tasks = source.tasks
+    m = source.n_agents
+    total = 3 * m
+    done = 0
+    fits: list[SourceFit | None] = [None] * m
+
+    def run(spec: StageSpec) -> np.ndarray:
+        nonlocal done
+        errs: list[np.ndarray | None] = [None] * m
+        par = Parallel(n_jobs=n_jobs, return_as="generator")
+        jobs = (delayed(_agent_stage)(values, i, tasks, budget, spec, over, fits[i]) for i in range(m))
+        for i, (fit, e) in enumerate(par(jobs)):
+            fits[i] = fit
+            errs[i] = e
+            done += 1
+            if progress:
+                progress(done, total)
+        return np.stack(errs)
+
+    stages, chosen = [], []
+    spec = stage1(base)
+    rows = stage_table(spec, run(spec))
+    stages.append(rows)
+    chosen.append(best_row(rows))
+    s1 = spec.settings()[chosen[0]]
+
+    spec = stage2(base, s1.rank, s1.gamma)
+    rows = stage_table(spec, run(spec))
+    stages.append(rows)
+    chosen.append(best_row(rows))
+    s2 = spec.settings()[chosen[1]]
+
+    spec = stage3(s2)
+    rows = stage_table(spec, run(spec))
+    stages.append(rows)
+    chosen.append(best_row(rows))
+    s3 = spec.settings()[chosen[2]]
+
+    config = base.replace(rank=s3.rank, gamma=s3.gamma, kappa=s3.kappa, acquisition=s3.acquisition, lam=s3.lam,
+                          decision="median", group_uncertainty=True)
+    return SelectionResult(config, stages, tuple(chosen), source.digest(), budget, m, source.n_tasks, over,
+                           time.perf_counter() - t0)
+
+
+def loo_setting_errors(source: ResponseMatrix, config: HSPRConfig, fraction: float = 0.10,
+                       seeds: Sequence[int] = QUERY_SEEDS, deterministic: bool = False,
+                       fits: Sequence[SourceFit] | None = None) -> np.ndarray:
+    """Brute-force LOO errors of one grid point, with no shortcut: per held-out agent and seed,
+    ``|HSPR(config) session estimate().point - truth|``, shape (n_sources, n_seeds).
+
+    ``fits[i]`` may give the source fit without row i (else it is computed). Used to check
+    :func:`select_config` against an independent evaluation of the same grid.
+    """
+    budget = budget_from_fraction(fraction, source.n_tasks)
+    values = np.asarray(source.values)
+    out = np.empty((source.n_agents, len(seeds)))
+    for i in range(source.n_agents):
+        fit = fits[i] if fits is not None else fit_source(np.delete(values, i, axis=0))
+        model = FittedHSPR(fit, source.tasks, config)
+        for k, seed in enumerate(seeds):
+            sess = _run_path(model, values[i], budget, seed, deterministic)
+            out[i, k] = abs(sess.estimate().point - values[i].mean())
+    return out
+
+
+# ----------------------------------------------------------------------------- shipped results
+def shipped_configs() -> dict:
+    """The shipped selection results: ``{bank: {fold: {"config", "source_digest", ...}}}`` plus
+    metadata keys (``generated_by``, ...)."""
+    path = resources.files("hspr").joinpath("methods", "hspr", SHIPPED_FILE)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+
+
+def lookup_shipped(digest: str, table: dict | None = None) -> tuple[str, str, HSPRConfig] | None:
+    """(bank, fold, config) of the shipped entry whose source digest matches, else None."""
+    table = shipped_configs() if table is None else table
+    for bank, folds in table.items():
+        if not isinstance(folds, dict):
+            continue
+        for fold, entry in folds.items():
+            if isinstance(entry, dict) and entry.get("source_digest") == digest:
+                return bank, fold, HSPRConfig.from_dict(entry["config"])
+    return None
+
+
+class HSPRAuto(Method):
+    """HSPR with its configuration chosen on the source agents only (spec section 6).
+
+    ``fit(source)`` uses the shipped configuration whose source digest equals
+    ``source.digest()`` (the bundled banks' folds); otherwise it runs :func:`select_config` on
+    the source (slow: minutes to hours) and logs a warning. Then it fits HSPR with that config.
+
+    Parameters
+    ----------
+    fraction : float
+        Budget fraction used when selection has to run.
+    n_jobs : int
+        Workers for that selection.
+    base_config : HSPRConfig, optional
+        Numerical constants for a selection that has to run (and for tests).
+    table : dict, optional
+        Shipped-results table to search instead of the packaged file.
+    overrides : dict, optional
+        HSPRConfig fields set on top of the chosen config (ablations, e.g. ``{"decision": "mean"}``).
+    """
+
+    name = "hspr_auto"
+    seed_kind = "adaptive"
+
+    def __init__(self, fraction: float = 0.10, n_jobs: int = 1, base_config: HSPRConfig | None = None,
+                 table: dict | None = None, overrides: dict | None = None) -> None:
+        self.fraction = fraction
+        self.overrides = dict(overrides or {})
+        self.n_jobs = n_jobs
+        self.base_config = base_config
+        self.table = table
+        self.config_: HSPRConfig | None = None
+        self.selection_: SelectionResult | None = None
+        self.shipped_: tuple[str, str] | None = None
+
+    def fit(self, source: ResponseMatrix) -> FittedHSPR:
+        source.require_complete("HSPR")
+        hit = lookup_shipped(source.digest(), self.table)
+        if hit is not None:
+            bank, fold, cfg = hit
+            self.shipped_ = (bank, fold)
+        else:
+            log.warning("hspr_auto: no shipped configuration for source %s (%d agents x %d tasks); running "
+                        "source-only selection, which can take long", source.source, source.n_agents, source.n_tasks)
+            self.selection_ = select_config(source, self.fraction, self.n_jobs, base_config=self.base_config)
+            cfg = self.selection_.config
+        if self.overrides:
+            cfg = cfg.replace(**self.overrides)
+        self.config_ = cfg
+        return HSPR(cfg).fit(source)

@@ -1,0 +1,263 @@
+"""Source-only configuration selection (HSPR_SPEC section 6) and HSPRAuto, on tiny matrices."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from hspr.data import ResponseMatrix, make_folds
+from hspr.data.build import write_wide_csv
+from hspr.methods import get_method
+from hspr.methods.hspr import HSPR, HSPRConfig
+from hspr.methods.hspr import selection as sel
+from hspr.methods.hspr.source_fit import fit_source
+
+from .conftest import simulate_matrix
+
+TINY = HSPRConfig(n_nodes=64, n_draws=512)
+_FITS: dict = {}
+
+
+@pytest.fixture(autouse=True)
+def _memoised_source_fit(monkeypatch):
+    """The source fit is a pure function of the matrix: memoise it across tests (speed only)."""
+
+    def cached(M):
+        M = np.ascontiguousarray(M)
+        key = (M.shape, M.tobytes())
+        if key not in _FITS:
+            _FITS[key] = fit_source(M)
+        return _FITS[key]
+
+    monkeypatch.setattr(sel, "fit_source", cached)
+
+
+def tiny_bank(n_agents=10, n_tasks=40, seed=2):
+    """Simulated bank with a few duplicated columns (multi-task signature groups)."""
+    m, _ = simulate_matrix(n_agents, n_tasks, seed=seed, rank=2)
+    v = m.values.copy()
+    v[:, n_tasks - 8:] = v[:, :8]
+    return ResponseMatrix(m.agents, m.tasks, v)
+
+
+@pytest.fixture(scope="module")
+def bank():
+    return tiny_bank(n_agents=8)
+
+
+@pytest.fixture(scope="module")
+def selected(bank):
+    return sel.select_config(bank, base_config=TINY)
+
+
+def _run(model, row, budget, seed=0, deterministic=False):
+    return sel._run_path(model, row, budget, seed, deterministic)
+
+
+def test_deterministic_path_takes_lowest_unqueried_column(bank):
+    fit = fit_source(bank.values[1:])
+    assert (fit.group_size > 1).any()
+    model = HSPR(TINY.replace(group_uncertainty=False)).fit(bank.rows(np.arange(1, bank.n_agents)))
+    sess = _run(model, bank.values[0], 20, deterministic=True)
+    seen: set[int] = set()
+    for t in sess.queried:
+        j = bank.task_index(t)
+        g = fit.labels[j]
+        same = [k for k in np.flatnonzero(fit.labels == g) if k not in seen]
+        assert j == min(same)
+        seen.add(j)
+    again = _run(model, bank.values[0], 20, deterministic=True)
+    assert again.queried == sess.queried
+
+
+@pytest.mark.parametrize("decision", ["mean", "median"])
+def test_both_lambdas_from_one_path_equal_the_session_estimate(bank, decision):
+    src = bank.rows(np.arange(1, bank.n_agents))
+    for acqn in ("score", "latent"):
+        base = TINY.replace(decision=decision, acquisition=acqn)
+        model = HSPR(base).fit(src)
+        sess = _run(model, bank.values[0], 6, seed=1)
+        both = sel.path_estimates(sess, decision)
+        for lam, est in zip(sel.LAMBDAS, both):
+            ref = _run(model.with_config(base.replace(lam=lam)), bank.values[0], 6, seed=1)
+            assert ref.queried == sess.queried  # lambda does not change the query path
+            assert est == pytest.approx(ref.estimate().point, abs=1e-12)
+
+
+def test_seed_free_paths_are_the_same_for_every_seed():
+    rng = np.random.default_rng(5)
+    rng.integers(1)
+    assert rng.integers(10**9) == np.random.default_rng(5).integers(10**9)  # integers(1) draws nothing
+    bank = tiny_bank(n_agents=14, seed=4)
+    src = bank.rows(np.arange(1, bank.n_agents))
+    fit = sel.fit_source(src.values)
+    found = {True: 0, False: 0}
+    for budget in (1, 2, 3, 4, 8, 16):
+        for acqn in ("score", "latent"):
+            model = HSPR(TINY.replace(acquisition=acqn, kappa=16.0)).fit(src)
+            runs = [_run(model, bank.values[0], budget, seed=s) for s in sel.QUERY_SEEDS]
+            free = sel.seed_free(runs[0], fit)
+            found[free] += 1
+            if free:
+                assert all(r.queried == runs[0].queried for r in runs)
+                assert all(r.estimate() == runs[0].estimate() for r in runs)
+    assert found[True] and found[False]
+
+
+def test_tie_rule():
+    rows = [{"mae": 0.02, "max_err": 0.05}, {"mae": 0.01, "max_err": 0.09}, {"mae": 0.01, "max_err": 0.04},
+            {"mae": 0.01 + 1e-15, "max_err": 0.04}, {"mae": 0.03, "max_err": 0.01}]
+    assert sel.best_row(rows) == 2  # tie on MAE -> smaller max error; equal again -> grid order
+    assert sel.best_row(rows[:2]) == 1
+    assert sel.best_row([{"mae": 0.01, "max_err": 0.02}] * 3) == 0
+
+
+def _brute_best(rows):
+    """Independent argmin: sort by (MAE, max error, grid index) with the same 1e-12 tie tolerance."""
+    key = [(round(r["mae"] / sel.TIE_TOL), round(r["max_err"] / sel.TIE_TOL), i) for i, r in enumerate(rows)]
+    return min(key)[2]
+
+
+def test_staged_selection_matches_brute_force_grid(bank, selected):
+    """Every grid point re-scored with plain sessions (their own lambda/decision, estimate().point):
+    same table values and the same choice as select_config at every stage."""
+    fits = [sel.fit_source(np.delete(bank.values, i, axis=0)) for i in range(bank.n_agents)]
+    base = TINY
+    stage_cfgs = [
+        ([base.replace(rank=r, gamma=g, acquisition=a, lam=lam, decision="mean", group_uncertainty=False)
+          for r, g in sel.RANK_GAMMA for a in sel.ACQUISITIONS for lam in sel.LAMBDAS], (0,), True),
+    ]
+    chosen_cfg = None
+    for stage in range(3):
+        if stage == 1:
+            stage_cfgs.append(([base.replace(rank=chosen_cfg.rank, gamma=chosen_cfg.gamma, kappa=k, acquisition=a,
+                                             lam=lam, decision="mean", group_uncertainty=True)
+                                for k in sel.KAPPAS for a in sel.ACQUISITIONS for lam in sel.LAMBDAS],
+                               sel.QUERY_SEEDS, False))
+        if stage == 2:
+            stage_cfgs.append(([chosen_cfg.replace(lam=lam, decision="median") for lam in sel.LAMBDAS],
+                               sel.QUERY_SEEDS, False))
+        cfgs, seeds, det = stage_cfgs[stage]
+        rows = []
+        for cfg in cfgs:
+            e = sel.loo_setting_errors(bank, cfg, seeds=seeds, deterministic=det, fits=fits)
+            rows.append({"mae": e.mean(), "max_err": e.max(axis=0).mean()})
+        got = selected.stages[stage]
+        assert len(got) == len(rows) == {0: 44, 1: 16, 2: 2}[stage]
+        for r_got, r_ref in zip(got, rows):
+            assert r_got["mae"] == pytest.approx(r_ref["mae"], abs=1e-12)
+            assert r_got["max_err"] == pytest.approx(r_ref["max_err"], abs=1e-12)
+        best = _brute_best(rows)
+        assert selected.chosen[stage] == best
+        chosen_cfg = cfgs[best]
+    want = chosen_cfg.replace(decision="median", group_uncertainty=True)
+    assert selected.config == want
+    assert selected.source_mae == pytest.approx(selected.stages[2][selected.chosen[2]]["mae"])
+
+
+def test_selection_never_reads_target_rows(bank, selected, tmp_path):
+    """Fold sources of two matrices that differ only in the target rows give the same selection."""
+    big = tiny_bank(n_agents=9, seed=2)
+    folds = make_folds(big.agents)
+    from hspr.cli.select import fold_sources
+
+    garbage = big.values.copy()
+    tgt = [big.agent_index(a) for a in folds[1]]
+    garbage[tgt] = np.random.default_rng(9).integers(0, 2, size=(len(tgt), big.n_tasks))
+    other = ResponseMatrix(big.agents, big.tasks, garbage)
+    a = sel.select_config(fold_sources(big, folds, 1), base_config=TINY)
+    b = sel.select_config(fold_sources(other, folds, 1), base_config=TINY)
+    assert a.source_digest == b.source_digest
+    assert a.config == b.config and a.chosen == b.chosen
+    assert a.to_dict()["stages"] == b.to_dict()["stages"]
+
+
+def test_held_out_row_is_removed_before_the_source_fit(bank, monkeypatch):
+    seen = []
+    real = sel.fit_source
+
+    def spy(M):
+        seen.append(np.array(M))
+        return real(M)
+
+    monkeypatch.setattr(sel, "fit_source", spy)
+    src = bank.rows(np.arange(5))
+    sel.select_config(src, base_config=TINY)
+    assert len(seen) == src.n_agents  # one fit per held-out agent, shared by all three stages
+    for i, M in enumerate(seen):
+        assert np.array_equal(M, np.delete(src.values, i, axis=0))
+
+
+def test_hspr_auto_uses_shipped_config_when_digest_matches(bank, monkeypatch):
+    src = bank.rows(np.arange(8))
+    cfg = TINY.replace(rank=1, gamma=8.0, kappa=16.0, acquisition="latent", lam=0.0)
+    table = {"generated_by": "test", "toy": {"0": {"config": cfg.to_dict(), "source_digest": src.digest()}}}
+
+    def boom(*a, **k):
+        raise AssertionError("selection must not run when a shipped config matches")
+
+    monkeypatch.setattr(sel, "select_config", boom)
+    auto = sel.HSPRAuto(table=table)
+    model = auto.fit(src)
+    assert model.config == cfg and auto.shipped_ == ("toy", "0")
+    ablated = sel.HSPRAuto(table=table, overrides={"decision": "mean"}).fit(src)
+    assert ablated.config == cfg.replace(decision="mean")
+    assert get_method("hspr_auto").name == "hspr_auto" and sel.HSPRAuto.seed_kind == "adaptive"
+
+
+def test_hspr_auto_selects_when_no_entry_matches(bank, caplog):
+    src = bank.rows(np.arange(5))
+    auto = sel.HSPRAuto(base_config=TINY, table={"toy": {"0": {"config": TINY.to_dict(), "source_digest": "x"}}})
+    with caplog.at_level(logging.WARNING, logger=sel.__name__):
+        model = auto.fit(src)
+    assert any("no shipped configuration" in r.message for r in caplog.records)
+    assert model.config == sel.select_config(src, base_config=TINY).config == auto.selection_.config
+
+
+def test_shipped_table_entries_are_valid():
+    table = sel.shipped_configs()
+    assert "generated_by" in table
+    from hspr.data import load_bank
+    from hspr.data.folds import bank_folds
+    from hspr.cli.select import fold_sources
+
+    for bank_name, folds in table.items():
+        if not isinstance(folds, dict):
+            continue
+        m = load_bank(bank_name)
+        for fold, entry in folds.items():
+            cfg = HSPRConfig.from_dict(entry["config"])
+            assert cfg.decision == "median" and cfg.group_uncertainty
+            assert (cfg.n_nodes, cfg.n_draws) == (8192, 131072)
+            src = fold_sources(m, bank_folds(bank_name), int(fold))
+            assert entry["source_digest"] == src.digest()
+            assert sel.lookup_shipped(src.digest())[2] == cfg
+
+
+def test_cli_select_writes_result_and_record(tmp_path):
+    from hspr.cli import main
+
+    m = tiny_bank(n_agents=9, seed=3)
+    path = write_wide_csv(m, tmp_path / "toy.csv")
+    rec = tmp_path / "shipped.json"
+    out = tmp_path / "sel.json"
+    res = CliRunner().invoke(main, ["select", "--matrix", str(path), "--bank", "toy", "--fold", "2", "--quiet",
+                                    "--eval-nodes", "64", "--eval-draws", "512", "--out", str(out),
+                                    "--config-out", str(tmp_path / "cfg.json"), "--record", str(rec)])
+    assert res.exit_code == 0, res.output
+    payload = json.loads(out.read_text())
+    assert [len(s) for s in payload["stages"]] == [44, 16, 2]
+    cfg = HSPRConfig.from_json(tmp_path / "cfg.json")
+    assert cfg == HSPRConfig.from_dict(payload["config"]) and cfg.n_nodes == 8192
+    table = json.loads(rec.read_text())
+    assert "generated_by" in table and table["toy"]["2"]["source_digest"] == payload["source_digest"]
+    from hspr.cli.select import fold_sources
+
+    src = fold_sources(m, make_folds(m.agents), 2)
+    assert sel.lookup_shipped(src.digest(), table)[2] == cfg
+    bad = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "7", "--out", str(out)])
+    assert bad.exit_code != 0
