@@ -57,7 +57,9 @@ def parse_budgets(text: str) -> list[float]:
 
 
 def parse_methods(text: str) -> list[str]:
-    names = list(REGISTRY) if text.strip() == "all" else [x.strip() for x in text.split(",") if x.strip()]
+    # 'all' = every method once; hspr_auto is HSPR itself under `--config auto`
+    names = ([n for n in REGISTRY if n != "hspr_auto"] if text.strip() == "all"
+             else [x.strip() for x in text.split(",") if x.strip()])
     unknown = [n for n in names if n not in REGISTRY]
     if unknown:
         raise click.BadParameter(f"unknown method(s) {unknown}; known: {', '.join(REGISTRY)} or 'all'")
