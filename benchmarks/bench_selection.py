@@ -3,6 +3,7 @@
 Usage:
   python benchmarks/bench_selection.py --banks lite,pro [--agents 2] [--nodes 8192] [--json out.json]
   python benchmarks/bench_selection.py --compare A.json B.json   # two `hspr select` outputs
+  python benchmarks/bench_selection.py --shipped                  # the shipped table, one line per fold
 
 Timing mode: fold 0's sources, the first ``--agents`` held-out source agents, every stage's full
 grid for each (stage 3 on the default config's kappa/acquisition paths; the cost does not depend
@@ -76,6 +77,20 @@ def compare(a_path: str, b_path: str) -> None:
           b.get("wall_seconds"))
 
 
+def shipped() -> None:
+    table = sel.shipped_configs()
+    print(f"{'bank':9}{'fold':>5}{'srcs':>5}{'r':>3}{'gamma':>6}{'kappa':>6} {'acq':7}{'lam':>5}{'MAE pp':>8}"
+          f"{'max pp':>8}{'wall s':>8}")
+    for bank, folds in table.items():
+        if not isinstance(folds, dict):
+            continue
+        for fold, e in folds.items():
+            c = e["config"]
+            print(f"{bank:9}{fold:>5}{e['n_sources']:>5}{c['rank']:>3}{c['gamma']:>6}{c['kappa']:>6} "
+                  f"{c['acquisition']:7}{c['lam']:>5}{e['source_mae_pp']:>8.3f}{e['source_max_err_pp']:>8.3f}"
+                  f"{e['seconds']:>8.0f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--banks", default="lite,pro")
@@ -84,7 +99,11 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=None)
     ap.add_argument("--json", default=None)
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"), default=None)
+    ap.add_argument("--shipped", action="store_true")
     args = ap.parse_args()
+    if args.shipped:
+        shipped()
+        return
     if args.compare:
         compare(*args.compare)
         return
