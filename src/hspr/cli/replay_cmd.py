@@ -216,5 +216,6 @@ def register(group: click.Group) -> None:
         write_json_atomic(payload, Path(out))
         if csv_path:
             summary.to_csv(csv_path, index=False)
-        Console().print(summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"))
+        out_console = Console(width=None if sys.stdout.isatty() else 120)
+        out_console.print(summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"))
         console.print(f"wrote {out} ({len(all_runs)} runs)")
