@@ -50,6 +50,11 @@ outcomes shrink with the fraction rho = (U - r) / U of unobserved tasks left. Si
 remaining budget instead would cost r x (draws from the posterior predictive) full sessions.
 For other methods the width is scaled by sqrt(rho): the variance ratio for exchangeable tasks
 with non-negative correlation, learning nothing (conservative).
+
+Measured on Verified (``benchmarks/width_forecast.py``, 114 targets, 4 folds, B = 50, default
+settings): the realised final width averaged 7.19 pp; the forecast made before any outcome
+averaged 8.16 pp (mean absolute error 1.34 pp), after 25 outcomes 7.83 pp (error 0.66 pp,
+at least the realised width for 97 % of the targets): slightly conservative.
 """
 
 from __future__ import annotations
