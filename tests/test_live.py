@@ -334,14 +334,14 @@ def test_failed_write_keeps_the_file_intact(bank, tmp_path, monkeypatch):
         assert Path(src).stat().st_size > 0
         raise OSError("simulated kill before rename")
 
-    monkeypatch.setattr("hspr.live.os.replace", crash)
+    monkeypatch.setattr("hspr.fileio.os.replace", crash)
     with pytest.raises(OSError, match="simulated kill"):
         live.record(third, 1)
     assert live.recorded == done and live.pending[0] == third  # in-memory state rolled back
     assert json.loads(live.path.read_text())["events"]  # the file parses
     assert LiveSession.open(live.path).recorded == done
     assert not list(tmp_path.glob(".run.hspr.*.tmp"))
-    monkeypatch.setattr("hspr.live.os.replace", real_replace)
+    monkeypatch.setattr("hspr.fileio.os.replace", real_replace)
     live.record(third, 1)
     assert LiveSession.open(live.path).recorded == {**done, third: 1}
 

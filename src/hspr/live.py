@@ -61,8 +61,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
-import tempfile
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -75,6 +73,7 @@ from . import __version__
 from .data.banks import load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
+from .fileio import write_json_durable
 from .harness import HarnessFormatError, read_outcomes
 from .methods import REGISTRY, get_method
 from .session import BudgetError, FittedModel, ScoreEstimate, Session, check_budget
@@ -244,41 +243,6 @@ def parse_outcome(value) -> int:
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def write_json_durable(obj: dict, path: Path) -> None:
-    """Write ``obj`` as JSON to ``path`` atomically and durably.
-
-    A temporary file in the same folder is written, flushed and fsync'ed, moved over ``path``
-    with ``os.replace`` and the folder is fsync'ed; on any failure the temporary file is
-    removed and ``path`` is left as it was.
-    """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        if path.exists():
-            mode = path.stat().st_mode & 0o777
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, indent=1)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    if hasattr(os, "O_DIRECTORY"):
-        dfd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
 
 
 @contextmanager

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -20,6 +17,7 @@ from ..data.folds import bank_folds, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError
 from ..methods import REGISTRY, get_method
+from ..fileio import write_json_durable
 from ..metrics import summarize
 from ..parallel import cluster
 from ..replay import replay
@@ -64,23 +62,6 @@ def parse_methods(text: str) -> list[str]:
     if unknown:
         raise click.BadParameter(f"unknown method(s) {unknown}; known: {', '.join(REGISTRY)} or 'all'")
     return names
-
-
-def write_json_atomic(obj, path: Path) -> None:
-    """Write JSON via a temp file in the same folder and os.replace (no half-written files)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, indent=1, default=float)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def summary_table(summary: pd.DataFrame, title: str) -> Table:
@@ -213,7 +194,7 @@ def register(group: click.Group) -> None:
             "runs": all_runs,
             "summary": summary.to_dict(orient="records"),
         }
-        write_json_atomic(payload, Path(out))
+        write_json_durable(payload, Path(out))
         if csv_path:
             summary.to_csv(csv_path, index=False)
         out_console = Console(width=None if sys.stdout.isatty() else 120)

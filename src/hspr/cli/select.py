@@ -21,7 +21,7 @@ from ..data.folds import N_FOLDS, bank_folds, fold_indices, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError, ResponseMatrix
 from ..session import BudgetError
-from .replay_cmd import write_json_atomic
+from ..fileio import write_json_durable as write_json_atomic
 
 #: how the shipped table (src/hspr/methods/hspr/selected_configs.json) is regenerated, per bank and fold
 GENERATED_BY = ("hspr select --bank {bank} --fold {fold} --workers 2 --out sel_{bank}_{fold}.json "

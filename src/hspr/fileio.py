@@ -1,0 +1,55 @@
+"""Durable file writes shared by replay results, selection outputs and live sessions."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+
+def _json_default(x):
+    """numpy scalars and arrays -> plain JSON values."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"{type(x).__name__} is not JSON serialisable")
+
+
+def write_json_durable(obj, path: Path) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically and durably.
+
+    A temporary file in the same folder is written, flushed and fsync'ed, moved over ``path``
+    with ``os.replace`` and the folder is fsync'ed; on any failure the temporary file is
+    removed and ``path`` is left as it was.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        if path.exists():
+            mode = path.stat().st_mode & 0o777
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(obj, fh, indent=1, default=_json_default)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    if hasattr(os, "O_DIRECTORY"):
+        dfd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
