@@ -432,3 +432,20 @@ def test_corrupt_event_log_refused(bank, tmp_path):
     live.path.write_text(json.dumps(doc))
     with pytest.raises(LiveSessionError, match="event 1 cannot be replayed"):
         LiveSession.open(live.path)
+
+
+def test_session_with_non_object_events_is_refused(tmp_path):
+    import json as _json
+
+    from hspr.live import LiveSession, LiveSessionError
+
+    path = tmp_path / "s.hspr"
+    from hspr.methods.hspr import HSPRConfig
+
+    live = LiveSession.create(path, 5, bank="lite", config=HSPRConfig(n_nodes=256, n_draws=1024))
+    doc = _json.loads(path.read_text())
+    doc["events"] = ["oops"]
+    path.write_text(_json.dumps(doc))
+    with pytest.raises(LiveSessionError, match="event 0"):
+        LiveSession.open(path)
+    del live

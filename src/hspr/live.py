@@ -614,6 +614,9 @@ class LiveSession:
             self._apply(ev, i)
 
     def _apply(self, ev: dict, i: int) -> None:
+        if not isinstance(ev, dict):
+            raise LiveSessionError(f"{self.path}: event {i} is {type(ev).__name__} {ev!r}, not an event object: the "
+                                   f"session file is corrupt")
         kind = ev.get("type")
         if kind == "ask":
             try:

@@ -53,8 +53,8 @@ def status_lines(st: LiveStatus) -> list[str]:
     if st.estimate is None:
         out.append("estimate: none yet (the method needs at least one outcome)")
     else:
-        out.append(f"estimate {_fmt_pp(d['estimate_pp'])} pp, 90 % credible interval "
-                   f"[{_fmt_pp(d['lower_pp'])}, {_fmt_pp(d['upper_pp'])}] pp (width {_fmt_pp(d['width_pp'], 2)} pp)")
+        out.append(f"estimate {_fmt_pp(d['estimate_pp'])} %, 90 % credible interval "
+                   f"[{_fmt_pp(d['lower_pp'])}, {_fmt_pp(d['upper_pp'])}] % (width {_fmt_pp(d['width_pp'], 2)} pp)")
     out.append(f"run {st.n_recorded} of {st.budget} tasks ({d['n_asked_recorded']} asked, {d['n_extra']} extra); "
                f"{len(st.pending)} pending; {st.budget_left} left in the budget")
     if st.extra:
@@ -87,10 +87,10 @@ def _parse_budget(text: str, n_tasks: int) -> int:
         v = float(text)
     except ValueError:
         raise click.BadParameter(f"{text!r}: give a number of tasks (50) or a fraction of the bank (0.10)") from None
-    if 0 < v < 1:
+    if "." in text.strip() and 0 < v <= 1:  # a fraction, as `hspr replay --budget`: 1.0 = the whole bank
         return int(round(v * n_tasks))
-    if not v.is_integer():
-        raise click.BadParameter(f"{text!r}: a budget above 1 must be a whole number of tasks")
+    if not v.is_integer() or v < 1:
+        raise click.BadParameter(f"{text!r}: give a whole number of tasks >= 1 (50) or a fraction in (0, 1] (0.10)")
     return int(v)
 
 
@@ -112,7 +112,8 @@ def register(group: click.Group) -> None:
                                                "With --matrix, a label for it.")
     @click.option("--matrix", type=click.Path(exists=True), default=None,
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
-    @click.option("--budget", required=True, help="Tasks to run: a number (50) or a fraction of the bank (0.10).")
+    @click.option("--budget", required=True, help="Tasks to run: a whole number (50) or a fraction of the bank written with a point "
+                       "(0.10; 1.0 = every task).")
     @click.option("--method", default="hspr", show_default=True, type=click.Choice(list(REGISTRY)))
     @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
                   help="Method settings as JSON (for hspr: HSPRConfig fields, e.g. {\"n_nodes\": 2048}).")

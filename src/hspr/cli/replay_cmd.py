@@ -34,13 +34,16 @@ def parse_seeds(text: str | None) -> list[int] | None:
             part = part.strip()
             if "-" in part:
                 lo, hi = part.split("-")
+                if int(lo) > int(hi):
+                    raise click.BadParameter(f"{text!r}: seed range {part!r} runs backwards; write it low-high",
+                                             param_hint="--seeds")
                 out.extend(range(int(lo), int(hi) + 1))
             elif part:
                 out.append(int(part))
     except ValueError:
-        raise click.BadParameter(f"{text!r}: give seeds as '0-4' or '0,1,2'") from None
+        raise click.BadParameter(f"{text!r}: give seeds as '0-4' or '0,1,2'", param_hint="--seeds") from None
     if not out or min(out) < 0:
-        raise click.BadParameter(f"{text!r}: seeds must be non-negative integers")
+        raise click.BadParameter(f"{text!r}: seeds must be non-negative integers", param_hint="--seeds")
     return out
 
 
@@ -48,19 +51,22 @@ def parse_budgets(text: str) -> list[float]:
     try:
         vals = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise click.BadParameter(f"{text!r}: give budget fractions like 0.10 or 0.05,0.10,0.15,0.20") from None
+        raise click.BadParameter(f"{text!r}: give budget fractions like 0.10 or 0.05,0.10,0.15,0.20",
+                                 param_hint="--budget") from None
     if not vals or any(not 0 < v <= 1 for v in vals):
-        raise click.BadParameter(f"{text!r}: budget fractions must be in (0, 1]")
+        raise click.BadParameter(f"{text!r}: budget fractions must be in (0, 1] (a fraction of the bank's tasks)",
+                                 param_hint="--budget")
     return vals
 
 
 def parse_methods(text: str) -> list[str]:
     # 'all' = every method once; hspr_auto is HSPR itself under `--config auto`
     names = ([n for n in REGISTRY if n != "hspr_auto"] if text.strip() == "all"
-             else [x.strip() for x in text.split(",") if x.strip()])
+             else [x.strip() for x in text.split(",")])
     unknown = [n for n in names if n not in REGISTRY]
-    if unknown:
-        raise click.BadParameter(f"unknown method(s) {unknown}; known: {', '.join(REGISTRY)} or 'all'")
+    if unknown or len(set(names)) != len(names):
+        raise click.BadParameter(f"{text!r}: unknown, empty or repeated method name(s) {unknown}; known: "
+                                 f"{', '.join(REGISTRY)} or 'all'", param_hint="--methods")
     return names
 
 
