@@ -222,6 +222,31 @@ class Session(ABC):
             raise BudgetError(f"{type(self).__name__}: no outcomes yet and the method has no prior estimate")
 
 
+class FixedOrderSession(Session):
+    """A session whose query order is fixed when it starts (non-adaptive methods).
+
+    It asks the first task of ``order`` that is neither observed nor pending, and keeps the
+    told columns in ``self._cols`` (in the order told, including un-asked tasks). Subclasses
+    implement only :meth:`estimate`.
+
+    Parameters
+    ----------
+    order : int array
+        Column indices in query order; it must list at least the budget's tasks.
+    """
+
+    def __init__(self, tasks: tuple[str, ...], budget: int, seed: int, order: np.ndarray) -> None:
+        super().__init__(tasks, budget, seed)
+        self._order = np.asarray(order, dtype=int)
+        self._cols: list[int] = []
+
+    def _select(self, exclude: np.ndarray) -> int:
+        return int(self._order[np.flatnonzero(~exclude[self._order])[0]])
+
+    def _update(self, j: int, y: int) -> None:
+        self._cols.append(int(j))
+
+
 class FittedModel(ABC):
     """A method fitted on source agents; starts sessions for target agents."""
 

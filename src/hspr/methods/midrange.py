@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from ..data.matrix import ResponseMatrix
-from ..session import FittedModel, Method, ScoreEstimate, Session, check_budget
+from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, Session, check_budget
 from .ridge_map import DEFAULT_ALPHAS, RidgeScoreMap
 from .rsl import RidgeSession
 from .stratified import source_pass_rates
@@ -39,7 +39,7 @@ def midrange_order(pass_rate: np.ndarray) -> np.ndarray:
     return np.argsort(np.abs(np.asarray(pass_rate, dtype=float) - 0.5), kind="stable").astype(int)
 
 
-class MidRangeSession(Session):
+class MidRangeSession(FixedOrderSession):
     """Mid-Range raw-mean session.
 
     Asks tasks in :func:`midrange_order`, skipping those already told or pending (outcomes of
@@ -49,14 +49,7 @@ class MidRangeSession(Session):
     """
 
     def __init__(self, tasks, budget, seed, order: np.ndarray) -> None:
-        super().__init__(tasks, check_budget(budget, len(tasks), allow_zero=False), seed)
-        self._order = np.asarray(order, dtype=int)
-
-    def _select(self, exclude) -> int:
-        return int(self._order[np.flatnonzero(~exclude[self._order])[0]])
-
-    def _update(self, j, y):
-        pass
+        super().__init__(tasks, check_budget(budget, len(tasks), allow_zero=False), seed, order)
 
     def estimate(self) -> ScoreEstimate:
         """Raw mean of the outcomes told (0-1 scale); exact at full budget.

@@ -51,7 +51,7 @@ from numpy.polynomial.hermite_e import hermegauss
 
 from ..data.matrix import ResponseMatrix
 from ..irt.fourpl import FourPLBank, FourPLSettings, fit_4pl_cached, inner_banks, map_abilities, prob_4pl
-from ..session import FittedModel, Method, ScoreEstimate, Session, check_budget
+from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
 from .atlas import mixture_score_summary
 
 __all__ = ["PTAIRT", "PTAIRTSession", "PTASettings", "FittedPTAIRT", "allocate", "calibration_set",
@@ -243,7 +243,7 @@ def pta_estimate(bank: FourPLBank, idx, Y, posterior_average: bool = True, n_qua
 
 
 # ----------------------------------------------------------------------------- session
-class PTAIRTSession(Session):
+class PTAIRTSession(FixedOrderSession):
     """One PTA-IRT run: asks the budget's calibration set, then estimates (see module docstring).
 
     Parameters
@@ -268,20 +268,12 @@ class PTAIRTSession(Session):
 
     def __init__(self, tasks, budget, seed, bank: FourPLBank, settings: PTASettings, order: np.ndarray,
                  features=None) -> None:
-        super().__init__(tasks, budget, seed)
+        super().__init__(tasks, budget, seed, order)
         self._bank = bank
         self._st = settings
-        self._order = np.asarray(order, dtype=int)
         if features is not None:
             features = _check_features(np.asarray(features, float)[None], 1, self.n_tasks, "session features")[0]
         self.features = features
-        self._cols: list[int] = []
-
-    def _select(self, exclude) -> int:
-        return int(self._order[np.flatnonzero(~exclude[self._order])[0]])
-
-    def _update(self, j, y):
-        self._cols.append(int(j))
 
     def estimate(self) -> ScoreEstimate:
         """p-IRT estimate (0-1 scale) from every outcome told so far; exact at full budget."""

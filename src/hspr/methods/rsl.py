@@ -13,11 +13,11 @@ from typing import Sequence
 import numpy as np
 
 from ..data.matrix import ResponseMatrix
-from ..session import FittedModel, Method, ScoreEstimate, Session, check_budget
+from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
 from .ridge_map import DEFAULT_ALPHAS, RidgeScoreMap, ridge_score_estimate
 
 
-class RidgeSession(Session):
+class RidgeSession(FixedOrderSession):
     """A session that queries a fixed task order and estimates with the ridge score map.
 
     Parameters
@@ -42,16 +42,8 @@ class RidgeSession(Session):
     has_prior_estimate = True
 
     def __init__(self, tasks, budget, seed, order: np.ndarray, score_map: RidgeScoreMap) -> None:
-        super().__init__(tasks, budget, seed)
-        self._order = np.asarray(order, dtype=int)
+        super().__init__(tasks, budget, seed, order)
         self._map = score_map
-        self._cols: list[int] = []
-
-    def _select(self, exclude) -> int:
-        return int(self._order[np.flatnonzero(~exclude[self._order])[0]])
-
-    def _update(self, j, y):
-        self._cols.append(int(j))
 
     def estimate(self) -> ScoreEstimate:
         """Ridge-mapped full score of every outcome told so far (0-1 scale); see

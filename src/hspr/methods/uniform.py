@@ -6,10 +6,10 @@ import numpy as np
 from scipy import stats
 
 from ..data.matrix import ResponseMatrix
-from ..session import FittedModel, Method, ScoreEstimate, Session
+from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
 
 
-class UniformSession(Session):
+class UniformSession(FixedOrderSession):
     """Query the tasks ``default_rng(seed).choice(N, B, replace=False)`` in that order
     (HSPR_SPEC section 9), so query sets are not nested across budgets (as in the paper).
 
@@ -18,16 +18,10 @@ class UniformSession(Session):
     """
 
     def __init__(self, tasks, budget, seed):
-        super().__init__(tasks, budget, seed)
-        chosen = np.random.default_rng(self.seed).choice(self.n_tasks, self.budget, replace=False)
-        rest = np.setdiff1d(np.arange(self.n_tasks), chosen)
-        self._order = np.concatenate([chosen, rest]).astype(int)
-
-    def _select(self, exclude) -> int:
-        return int(self._order[np.flatnonzero(~exclude[self._order])[0]])
-
-    def _update(self, j, y):
-        pass
+        n = len(tasks)
+        b = check_budget(budget, n)
+        chosen = np.random.default_rng(int(seed)).choice(n, b, replace=False)
+        super().__init__(tasks, b, seed, np.concatenate([chosen, np.setdiff1d(np.arange(n), chosen)]))
 
     def estimate(self) -> ScoreEstimate:
         self._require_outcomes()
