@@ -261,3 +261,15 @@ def test_cli_select_writes_result_and_record(tmp_path):
     assert sel.lookup_shipped(src.digest(), table)[2] == cfg
     bad = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "7", "--out", str(out)])
     assert bad.exit_code != 0
+
+
+def test_selection_on_dask_local_cluster_matches_local(bank, selected):
+    pytest.importorskip("dask.distributed")
+    from hspr.parallel import cluster
+
+    with cluster("dask", None, 2) as backend:
+        remote = sel.select_config(bank, base_config=TINY, n_jobs=2, backend=backend)
+    assert remote.config == selected.config
+    assert remote.chosen == selected.chosen
+    for a, b in zip(remote.stages, selected.stages):
+        np.testing.assert_array_equal([r["mae"] for r in a], [r["mae"] for r in b])

@@ -20,6 +20,7 @@ from ..data.banks import BANK_ORDER, load_bank
 from ..data.folds import N_FOLDS, bank_folds, fold_indices, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError, ResponseMatrix
+from ..parallel import BACKENDS, cluster
 from ..session import BudgetError
 from ..fileio import write_json_durable as write_json_atomic
 
@@ -88,6 +89,10 @@ def register(group: click.Group) -> None:
                   help="Budget fraction f of the validation replays (B = round(f N)).")
     @click.option("--workers", "-j", default=1, show_default=True, type=int,
                   help="joblib workers over held-out source agents.")
+    @click.option("--backend", default=None, type=click.Choice(list(BACKENDS)),
+                  help="joblib backend (default loky, local processes). dask / ray need the extras "
+                       "(pip install \"hspr[dask]\"); without --scheduler a local cluster of --workers is started.")
+    @click.option("--scheduler", default=None, help="Address of an existing dask scheduler or ray cluster.")
     @click.option("--eval-nodes", type=int, default=None,
                   help="Importance nodes inside selection only (default: the spec's 8,192). The chosen config "
                        "keeps 8,192.")
@@ -102,7 +107,7 @@ def register(group: click.Group) -> None:
                   help="Merge the result into a shipped-results table {bank: {fold: ...}} "
                        "(e.g. src/hspr/methods/hspr/selected_configs.json).")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-    def select_cmd(bank, fold, matrix, missing_as_zero, fraction, workers, eval_nodes, eval_draws, out, config_out,
+    def select_cmd(bank, fold, matrix, missing_as_zero, fraction, workers, backend, scheduler, eval_nodes, eval_draws, out, config_out,
                    record, quiet):
         """Choose HSPR's configuration for one target fold from its source agents only.
 
@@ -142,8 +147,12 @@ def register(group: click.Group) -> None:
                 prog.update(task, completed=done, total=total)
 
             try:
-                res = select_config(src, fraction=fraction, n_jobs=workers, progress=tick, eval_nodes=eval_nodes,
-                                    eval_draws=eval_draws)
+                with cluster(backend, scheduler, workers) as joblib_backend:
+                    res = select_config(src, fraction=fraction, n_jobs=workers, progress=tick, eval_nodes=eval_nodes,
+                                        eval_draws=eval_draws, backend=joblib_backend)
+            except ImportError as exc:
+                console.print(f"[red]error:[/red] {exc}")
+                sys.exit(2)
             except (DataError, BudgetError, ValueError) as exc:
                 console.print(f"[red]error:[/red] {exc}")
                 sys.exit(2)

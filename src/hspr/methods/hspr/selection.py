@@ -284,7 +284,7 @@ def _eval_overrides(n_nodes: int | None, n_draws: int | None) -> dict:
 
 def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 1, progress: Progress | None = None,
                   base_config: HSPRConfig | None = None, eval_nodes: int | None = None,
-                  eval_draws: int | None = None) -> SelectionResult:
+                  eval_draws: int | None = None, backend: str | None = None) -> SelectionResult:
     """Choose an HSPR configuration by staged leave-one-source-agent-out validation (spec 6).
 
     Parameters
@@ -304,6 +304,10 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     eval_nodes, eval_draws : int, optional
         Use fewer importance nodes / predictive draws inside selection only; the returned config
         keeps ``base_config``'s values.
+    backend : str, optional
+        joblib backend of the held-out-agent jobs ('loky' default, 'threading', 'dask', 'ray';
+        for dask / ray connect first with :func:`hspr.parallel.cluster`). The result does not
+        depend on it.
 
     Returns
     -------
@@ -314,7 +318,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     DataError
         For missing cells; ValueError for fewer than 3 source agents.
     """
-    from joblib import Parallel, delayed
+    from joblib import Parallel, delayed, parallel_config
 
     t0 = time.perf_counter()
     source.require_complete("configuration selection")
@@ -335,14 +339,15 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     def run(spec: StageSpec) -> np.ndarray:
         nonlocal done
         errs: list[np.ndarray | None] = [None] * m
-        par = Parallel(n_jobs=n_jobs, return_as="generator")
         jobs = (delayed(_agent_stage)(values, i, tasks, budget, spec, over, fits[i]) for i in range(m))
-        for i, (fit, e) in enumerate(par(jobs)):
-            fits[i] = fit
-            errs[i] = e
-            done += 1
-            if progress:
-                progress(done, total)
+        ctx = parallel_config(backend=backend, n_jobs=n_jobs) if backend else parallel_config(n_jobs=n_jobs)
+        with ctx:
+            for i, (fit, e) in enumerate(Parallel(return_as="generator")(jobs)):
+                fits[i] = fit
+                errs[i] = e
+                done += 1
+                if progress:
+                    progress(done, total)
         return np.stack(errs)
 
     stages, chosen = [], []
