@@ -125,3 +125,25 @@ def test_unknown_backend_is_refused():
     with pytest.raises(ValueError, match="unknown backend"):
         with cluster("mpi"):
             pass
+
+
+def test_replay_cli_labels_ablations(tmp_path, small_bank):
+    from hspr.cli.replay_cmd import hspr_label
+
+    assert hspr_label(None, {}) == "hspr"
+    assert hspr_label("auto", {"decision": "mean"}) == "hspr[auto,decision=mean]"
+    csv = tmp_path / "bank.csv"
+    write_wide_csv(small_bank, csv)
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps(FAST.to_dict()))
+    outs = {}
+    for flags in ([], ["--no-group-uncertainty", "--acquisition", "uniform"]):
+        out = tmp_path / f"r{len(flags)}.json"
+        res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr", "--seeds", "0",
+                                        "--config", str(cfg), "--out", str(out), "--quiet", *flags])
+        assert res.exit_code == 0, res.output
+        outs[len(flags)] = json.loads(out.read_text())
+    assert {r["method"] for r in outs[0]["runs"]} == {"hspr"}
+    assert {r["method"] for r in outs[3]["runs"]} == {"hspr[acquisition=uniform,no-group-uncertainty]"}
+    # the ablated estimator really ran on another path: uniform query paths differ from the score rule's
+    assert [r["queried"] for r in outs[0]["runs"]] != [r["queried"] for r in outs[3]["runs"]]

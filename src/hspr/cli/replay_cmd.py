@@ -81,20 +81,35 @@ def summary_table(summary: pd.DataFrame, title: str) -> Table:
     return table
 
 
+def hspr_label(config_path: str | None, changes: dict) -> str:
+    """Method name HSPR's runs carry: 'hspr', or 'hspr[...]' naming `--config auto` and ablations.
+
+    Distinct labels let `hspr report` put the default, `--config auto` and every ablation of
+    separate replays side by side, e.g. ``hspr[no-group-uncertainty]``, ``hspr[auto]``,
+    ``hspr[acquisition=uniform]``. A ``--config FILE`` run is the user's HSPR: plain 'hspr'.
+    """
+    parts = ["auto"] if config_path == "auto" else []
+    for k, v in changes.items():
+        parts.append("no-group-uncertainty" if k == "group_uncertainty" and v is False else f"{k}={v}")
+    return f"hspr[{','.join(parts)}]" if parts else "hspr"
+
+
 def _method_objects(names: list[str], config_path: str | None, ablations: dict) -> dict:
+    """Method objects keyed by the name their runs carry (see :func:`hspr_label`)."""
     out = {}
     for n in names:
         if n == "hspr":
             from ..methods.hspr import HSPRConfig
 
             changes = {k: v for k, v in ablations.items() if v is not None}
+            label = hspr_label(config_path, changes)
             if config_path == "auto":
-                out[n] = get_method("hspr_auto", overrides=changes)
+                out[label] = get_method("hspr_auto", overrides=changes)
                 continue
             if config_path and not Path(config_path).is_file():
                 raise ValueError(f"--config {config_path}: no such file (give a JSON of HSPRConfig fields or 'auto')")
             cfg = HSPRConfig.from_json(config_path) if config_path else HSPRConfig()
-            out[n] = get_method("hspr", config=cfg.replace(**changes) if changes else cfg)
+            out[label] = get_method("hspr", config=cfg.replace(**changes) if changes else cfg)
         else:
             out[n] = get_method(n)
     return out
@@ -169,8 +184,8 @@ def register(group: click.Group) -> None:
             console.print(f"[red]error:[/red] {exc}")
             sys.exit(2)
 
-        seeds_map = {n: seed_list for n in names if seed_list is not None}
-        for n in names:
+        seeds_map = {n: seed_list for n in method_objs if seed_list is not None}
+        for n in method_objs:
             if seed_list is not None and method_objs[n].seed_kind == "deterministic":
                 seeds_map[n] = seed_list[:1]
         all_runs = []
