@@ -38,7 +38,7 @@ def register(group: click.Group) -> None:
                                 (pp, + = baseline better), 95 % bootstrap CI, Wilcoxon p, Holm p
           budget_curves, estimate_vs_truth, coverage  (.png and .svg)
         """
-        out, err = Console(), Console(stderr=True)
+        out, err = Console(width=None if sys.stdout.isatty() else 140), Console(stderr=True)
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ReportWarning)
