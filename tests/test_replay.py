@@ -71,7 +71,7 @@ def test_replay_cli_writes_results(tmp_path, small_bank):
                                     "--config", str(cfg), "--out", str(out), "--quiet"])
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
-    assert {r["method"] for r in data["summary"]} == {"hspr", "uniform"}
+    assert {r["method"] for r in data["summary"]} == {"hspr[config=cfg]", "uniform"}
     assert len(data["runs"]) == 2 * small_bank.n_agents
     assert "MAE" in res.output
 
@@ -134,16 +134,59 @@ def test_replay_cli_labels_ablations(tmp_path, small_bank):
     assert hspr_label("auto", {"decision": "mean"}) == "hspr[auto,decision=mean]"
     csv = tmp_path / "bank.csv"
     write_wide_csv(small_bank, csv)
-    cfg = tmp_path / "cfg.json"
+    cfg = tmp_path / "fast.json"
     cfg.write_text(json.dumps(FAST.to_dict()))
     outs = {}
-    for flags in ([], ["--no-group-uncertainty", "--acquisition", "uniform"]):
+    # --acquisition score is the config's own rule: it changes nothing and is not in the label
+    for flags in (["--acquisition", "score"], ["--no-group-uncertainty", "--acquisition", "uniform"]):
         out = tmp_path / f"r{len(flags)}.json"
         res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr", "--seeds", "0",
                                         "--config", str(cfg), "--out", str(out), "--quiet", *flags])
         assert res.exit_code == 0, res.output
         outs[len(flags)] = json.loads(out.read_text())
-    assert {r["method"] for r in outs[0]["runs"]} == {"hspr"}
-    assert {r["method"] for r in outs[3]["runs"]} == {"hspr[acquisition=uniform,no-group-uncertainty]"}
+    assert {r["method"] for r in outs[2]["runs"]} == {"hspr[config=fast]"}
+    assert {r["method"] for r in outs[3]["runs"]} == {"hspr[config=fast,acquisition=uniform,no-group-uncertainty]"}
     # the ablated estimator really ran on another path: uniform query paths differ from the score rule's
-    assert [r["queried"] for r in outs[0]["runs"]] != [r["queried"] for r in outs[3]["runs"]]
+    assert [r["queried"] for r in outs[2]["runs"]] != [r["queried"] for r in outs[3]["runs"]]
+    # the label survives the terminal table (no rich markup eaten)
+    assert "hspr[config=fast]" in res.output or "hspr[config=fast," in res.output
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--budget", "0.10,0.104"], "both give B = 12"),
+    (["--budget", "0.004"], "rounds to 0 tasks"),
+    (["--workers", "0"], "--workers"),
+    (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler needs --backend"),
+    (["--methods", "uniform", "--no-group-uncertainty"], "hspr is not in --methods"),
+    (["--config", "{bad}"], "no such file"),
+    (["--out", "{file}/x.json"], "--out"),
+    (["--csv", "{file}/s.csv"], "--csv"),
+])
+def test_replay_cli_refuses_bad_options_before_work(tmp_path, small_bank, args, needle):
+    csv = tmp_path / "bank.csv"
+    write_wide_csv(small_bank, csv)
+    args = [a.replace("{bad}", str(tmp_path / "nope.json")).replace("{file}", str(csv)) for a in args]
+    assert small_bank.n_tasks == 120
+    out = ["--out", str(tmp_path / "r.json")] if "--out" not in args else []
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr,uniform", "--quiet", *out,
+                                    *args])
+    assert res.exit_code == 2, res.output
+    assert needle in res.output
+    assert "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("cfg, needle", [
+    ({"group_uncertainty": "false"}, "group_uncertainty must be true or false"),
+    ({"gamma": "4"}, "gamma must be a finite number"),
+    ({"n_nodes": 256.5}, "n_nodes must be an integer"),
+    ([1, 2], "expected a JSON object"),
+])
+def test_replay_cli_refuses_bad_config_values(tmp_path, small_bank, cfg, needle):
+    csv = tmp_path / "bank.csv"
+    write_wide_csv(small_bank, csv)
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(cfg))
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr", "--config", str(path),
+                                    "--quiet", "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 2, res.output
+    assert needle in res.output and "--config" in res.output and "c.json" in res.output

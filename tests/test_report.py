@@ -284,3 +284,15 @@ def test_duplicate_runs_keep_last(tmp_path, synth):
     with pytest.warns(ReportWarning, match=f"{len(a)} run"):
         runs = report.read_results([_write(tmp_path / "a.json", a), _write(tmp_path / "b.json", b)])
     assert len(runs) == len(a) and (runs["estimate"] == runs["truth"]).all()
+
+
+def test_cli_default_baseline_is_an_hspr_variant_when_plain_hspr_is_absent(tmp_path, synth):
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+    runs["method"] = runs["method"].replace({"hspr": "hspr[no-group-uncertainty]"})
+    f = _write(tmp_path / "r.json", runs)
+    out = tmp_path / "o"
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", str(out), "--no-figures", "--n-resamples", "200"])
+    assert res.exit_code == 0, res.output
+    assert set(pd.read_csv(out / "paired.csv")["baseline"]) == {"hspr[no-group-uncertainty]"}
+    assert "hspr[no-group-uncertainty]" in res.output  # not eaten as rich markup

@@ -273,3 +273,43 @@ def test_selection_on_dask_local_cluster_matches_local(bank, selected):
     assert remote.chosen == selected.chosen
     for a, b in zip(remote.stages, selected.stages):
         np.testing.assert_array_equal([r["mae"] for r in a], [r["mae"] for r in b])
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--bank", "lite"], "names a bundled bank"),
+    (["--record", "{corrupt}"], "not a readable JSON file"),
+    (["--record", "{listy}"], "expected a table"),
+    (["--workers", "0"], "--workers"),
+    (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler needs --backend"),
+    (["--fraction", "0"], "--fraction"),
+    (["--eval-nodes", "8"], "n_nodes must be >= 16"),
+    (["--out", "{csv}/x.json"], "--out"),
+])
+def test_cli_select_refuses_bad_options_before_work(tmp_path, extra, needle):
+    from hspr.cli import main
+
+    m = tiny_bank(n_agents=9, seed=3)
+    path = write_wide_csv(m, tmp_path / "toy.csv")
+    (tmp_path / "corrupt.json").write_text("{\n")
+    (tmp_path / "listy.json").write_text('{"lite": [1, 2]}')
+    subs = {"{corrupt}": str(tmp_path / "corrupt.json"), "{listy}": str(tmp_path / "listy.json"), "{csv}": str(path)}
+    extra = [subs.get(a, a) for a in extra]
+    extra = [a.replace("{csv}", str(path)) for a in extra]
+    out = [] if "--out" in extra else ["--out", str(tmp_path / "sel.json")]
+    res = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "0", "--quiet", *out, *extra])
+    assert res.exit_code == 2, res.output
+    assert needle in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "sel.json").exists()
+
+
+def test_cli_select_labels_a_matrix_by_its_file_name(tmp_path):
+    from hspr.cli import main
+
+    m = tiny_bank(n_agents=9, seed=3)
+    path = write_wide_csv(m, tmp_path / "toy.csv")
+    rec = tmp_path / "shipped.json"
+    res = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "1", "--quiet", "--eval-nodes", "64",
+                                    "--eval-draws", "512", "--out", str(tmp_path / "s.json"), "--record", str(rec)])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "s.json").read_text())["bank"] == "toy"
+    assert set(json.loads(rec.read_text())) == {"generated_by", "toy"}

@@ -356,6 +356,7 @@ def _rich_cell(text: str, rank):
 def comparison_rich(table: pd.DataFrame) -> list:
     """rich Tables for the terminal: best per bank marked * (bold), second best ' (italic)."""
     from rich.table import Table
+    from rich.text import Text
 
     out = []
     for _, g in _with_marks(table).groupby("budget_fraction", sort=True):
@@ -375,7 +376,7 @@ def comparison_rich(table: pd.DataFrame) -> list:
             mt.add_column(f"{b} MAE", justify="right")
         mt.add_column("macro MAE", justify="right")
         for cells in wide:
-            mt.add_row(*[_rich_cell(x, k) if i else x for i, (x, k) in enumerate(cells)])
+            mt.add_row(*[_rich_cell(x, k) if i else Text(x) for i, (x, k) in enumerate(cells)])
         out.append(mt)
     return out
 
@@ -594,10 +595,11 @@ def paired_markdown(paired: pd.DataFrame, n_resamples: int | None = None, seed: 
 
 def paired_rich(paired: pd.DataFrame):
     """rich Table for :func:`paired_analysis`; Holm p < 0.05 in bold."""
+    from rich.markup import escape
     from rich.table import Table
     from rich.text import Text
 
-    base = paired["baseline"].iloc[0] if len(paired) else "baseline"
+    base = escape(paired["baseline"].iloc[0] if len(paired) else "baseline")
     t = Table(title=f"Paired per-target |error| difference: method − {base} (pp; + = {base} better)",
               caption=f"95 % percentile bootstrap CI; Wilcoxon signed-rank (zero_method='{ZERO_METHOD}'); "
                       "Holm over all rows")
@@ -606,9 +608,9 @@ def paired_rich(paired: pd.DataFrame):
     last = (paired["method"].ne(paired["method"].shift(-1))
             | paired["budget_fraction"].ne(paired["budget_fraction"].shift(-1))).to_numpy()
     for r, end in zip(paired.itertuples(), last):
-        cells = _pair_cells(r)
+        cells = [Text(c) for c in _pair_cells(r)]
         sig = not pd.isna(r.p_holm) and r.p_holm < 0.05
-        cells[-1] = Text(cells[-1], style="bold" if sig else "")
+        cells[-1].stylize("bold" if sig else "")
         t.add_row(*cells, end_section=bool(end))
     return t
 

@@ -9,8 +9,10 @@ from pathlib import Path
 import click
 import pandas as pd
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from ..data.banks import BANK_ORDER, load_bank
 from ..data.folds import bank_folds, make_folds
@@ -19,9 +21,9 @@ from ..data.matrix import DataError
 from ..methods import REGISTRY, get_method
 from ..fileio import write_json_durable
 from ..metrics import summarize
-from ..parallel import cluster
 from ..replay import replay
-from ..session import BudgetError
+from ..session import BudgetError, budget_from_fraction
+from .common import check_backend, check_output_file, check_workers, connected
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
@@ -76,43 +78,79 @@ def summary_table(summary: pd.DataFrame, title: str) -> Table:
         table.add_column(col, justify="right" if col not in ("bank", "method") else "left")
     for r in summary.itertuples():
         cov = "-" if r.coverage_90 is None or pd.isna(r.coverage_90) else f"{r.coverage_90:.2f}"
-        table.add_row(r.bank, r.method, f"{r.budget} ({r.budget_fraction:.0%})", f"{r.mae_pp:.3f}", f"{r.maxerr_pp:.3f}",
+        table.add_row(Text(r.bank), Text(r.method), f"{r.budget} ({r.budget_fraction:.0%})", f"{r.mae_pp:.3f}", f"{r.maxerr_pp:.3f}",
                       f"{r.kendall_tau_b:.3f}", cov, str(r.n_targets), str(r.n_seeds))
     return table
 
 
 def hspr_label(config_path: str | None, changes: dict) -> str:
-    """Method name HSPR's runs carry: 'hspr', or 'hspr[...]' naming `--config auto` and ablations.
+    """Method name HSPR's runs carry: 'hspr', or 'hspr[...]' naming the config and ablations.
 
-    Distinct labels let `hspr report` put the default, `--config auto` and every ablation of
-    separate replays side by side, e.g. ``hspr[no-group-uncertainty]``, ``hspr[auto]``,
-    ``hspr[acquisition=uniform]``. A ``--config FILE`` run is the user's HSPR: plain 'hspr'.
+    Distinct labels let `hspr report` put the default, `--config auto`, a config file and every
+    ablation of separate replays side by side, e.g. ``hspr[no-group-uncertainty]``,
+    ``hspr[auto]``, ``hspr[config=my_cfg]``, ``hspr[acquisition=uniform]``.
     """
-    parts = ["auto"] if config_path == "auto" else []
+    parts = []
+    if config_path == "auto":
+        parts.append("auto")
+    elif config_path:
+        parts.append(f"config={Path(config_path).stem}")
     for k, v in changes.items():
         parts.append("no-group-uncertainty" if k == "group_uncertainty" and v is False else f"{k}={v}")
     return f"hspr[{','.join(parts)}]" if parts else "hspr"
 
 
 def _method_objects(names: list[str], config_path: str | None, ablations: dict) -> dict:
-    """Method objects keyed by the name their runs carry (see :func:`hspr_label`)."""
+    """Method objects keyed by the name their runs carry (see :func:`hspr_label`).
+
+    Raises ValueError for a missing or invalid --config file, and for HSPR options given
+    without hspr among the methods.
+    """
+    given = {k: v for k, v in ablations.items() if v is not None}
+    if (given or config_path) and "hspr" not in names:
+        opts = [f"--{k.replace('_', '-')}" if k != "group_uncertainty" else "--no-group-uncertainty" for k in given]
+        opts += ["--config"] if config_path else []
+        raise ValueError(f"{', '.join(opts)} set(s) HSPR options, but hspr is not in --methods; add hspr "
+                         "(e.g. --methods hspr,uniform)")
     out = {}
     for n in names:
         if n == "hspr":
             from ..methods.hspr import HSPRConfig
 
-            changes = {k: v for k, v in ablations.items() if v is not None}
-            label = hspr_label(config_path, changes)
             if config_path == "auto":
-                out[label] = get_method("hspr_auto", overrides=changes)
+                out[hspr_label(config_path, given)] = get_method("hspr_auto", overrides=given)
                 continue
             if config_path and not Path(config_path).is_file():
-                raise ValueError(f"--config {config_path}: no such file (give a JSON of HSPRConfig fields or 'auto')")
-            cfg = HSPRConfig.from_json(config_path) if config_path else HSPRConfig()
-            out[label] = get_method("hspr", config=cfg.replace(**changes) if changes else cfg)
+                raise ValueError(f"--config {config_path}: no such file (give the path of a JSON file of "
+                                 "HSPRConfig fields, or 'auto')")
+            try:
+                cfg = HSPRConfig.from_json(config_path) if config_path else HSPRConfig()
+            except ValueError as exc:
+                raise ValueError(f"--config {exc}") from None
+            # name only the switches that change something
+            changes = {k: v for k, v in given.items() if getattr(cfg, k) != v}
+            out[hspr_label(config_path, changes)] = get_method("hspr", config=cfg.replace(**changes))
         else:
             out[n] = get_method(n)
     return out
+
+
+def check_budgets(label: str, n_tasks: int, fractions: list[float]) -> None:
+    """Every budget fraction must give a distinct task count >= 1 on this bank.
+
+    Raises click.BadParameter naming --budget, the bank and the task counts.
+    """
+    counts = [budget_from_fraction(f, n_tasks) for f in fractions]
+    zero = [f for f, b in zip(fractions, counts) if b < 1]
+    if zero:
+        raise click.BadParameter(f"{', '.join(map(str, zero))} of {label}'s {n_tasks} tasks rounds to 0 tasks; "
+                                 f"the smallest usable fraction is {0.5 / n_tasks + 1e-9:.4g}", param_hint="--budget")
+    seen: dict[int, float] = {}
+    for f, b in zip(fractions, counts):
+        if b in seen:
+            raise click.BadParameter(f"{seen[b]} and {f} both give B = {b} of {label}'s {n_tasks} tasks; "
+                                     "give each budget once", param_hint="--budget")
+        seen[b] = f
 
 
 def register(group: click.Group) -> None:
@@ -126,19 +164,23 @@ def register(group: click.Group) -> None:
     @click.option("--methods", default="hspr,uniform", show_default=True,
                   help=f"Comma-separated methods or 'all'. Known: {', '.join(REGISTRY)}.")
     @click.option("--budget", "budget", default="0.10", show_default=True,
-                  help="Budget as a fraction of the bank's tasks; a list (0.05,0.10,0.15,0.20) sweeps with nested paths.")
+                  help="Budget as a fraction of the bank's tasks; a list (0.05,0.10,0.15,0.20) sweeps: adaptive methods "
+                       "(HSPR, ATLAS, FAQ) run one nested query path per seed, sampling methods draw each budget anew.")
     @click.option("--seeds", default=None, help="Seeds for every method, e.g. '0-4' or '0,1'. Default: 10 seeds for "
                   "sampling methods, 5 for HSPR/adaptive ones, 1 path for deterministic ones.")
-    @click.option("--workers", "-j", default=1, show_default=True, type=int, help="Parallel joblib workers.")
+    @click.option("--workers", "-j", default=1, show_default=True, type=int, callback=check_workers,
+                  help="Parallel joblib workers (-1: all cores).")
     @click.option("--backend", default=None, type=click.Choice(["loky", "threading", "dask", "ray"]),
-                  help="joblib backend (default loky, local processes). dask / ray need the extras "
-                       "(pip install \"hspr[dask]\"); without --scheduler a local cluster of --workers is started.")
+                  help="joblib backend (default loky, local processes). dask / ray need their extras "
+                       "(pip install \"hspr[dask]\" or \"hspr[ray]\"); without --scheduler a local cluster of "
+                       "--workers is started.")
     @click.option("--scheduler", default=None, help="Address of an existing dask scheduler or ray cluster.")
     @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
                   help="Count missing cells of --matrix as unresolved (leaderboard convention); otherwise refuse them.")
     @click.option("--config", "config_path", default=None,
-                  help="HSPR settings as JSON (HSPRConfig fields), or 'auto': the source-only selected setting per "
-                       "fold (shipped for the bundled banks; selected on the sources otherwise, which is slow).")
+                  help="A JSON file of HSPR settings (HSPRConfig fields), or 'auto': the source-only selected "
+                       "setting per fold (shipped for the bundled banks' standard folds; selected on the sources "
+                       "otherwise, e.g. with --matrix or --targets, which takes minutes to hours).")
     @click.option("--acquisition", type=click.Choice(["score", "latent", "uniform", "midrange"]), default=None,
                   help="HSPR query rule (ablation: HSPR's estimator on another query path).")
     @click.option("--decision", type=click.Choice(["median", "mean"]), default=None, help="HSPR decision rule.")
@@ -157,6 +199,9 @@ def register(group: click.Group) -> None:
         every run (estimate, interval, queried ids, truth) to --out.
         """
         console = Console(stderr=True)
+        check_backend(backend, scheduler)
+        check_output_file(out, "--out")
+        check_output_file(csv_path, "--csv")
         try:
             names = parse_methods(methods)
             fractions = parse_budgets(budget)
@@ -170,7 +215,7 @@ def register(group: click.Group) -> None:
                 if mat.missing is not None and missing_as_zero:
                     mat = mat.fill_missing(0)
                 label = bank if bank != "verified" else Path(matrix).stem
-                jobs.append((label, mat, make_folds(mat.agents)))
+                jobs.append((label, mat, None if targets else make_folds(mat.agents)))
             else:
                 banks = list(BANK_ORDER) if bank == "all" else [bank]
                 for b in banks:
@@ -180,8 +225,18 @@ def register(group: click.Group) -> None:
                 tgt = load_matrix(targets)
                 if tgt.missing is not None and missing_as_zero:
                     tgt = tgt.fill_missing(0)
+            for label, mat, _ in jobs:
+                check_budgets(label, mat.n_tasks, fractions)
+                if tgt is not None:
+                    both = sorted(set(tgt.agents) & set(mat.agents))
+                    if both:
+                        console.print(f"[yellow]warning:[/yellow] {len(both)} --targets agent(s) are also source "
+                                      f"rows of {escape(label)} ({escape(', '.join(both[:5]))}"
+                                      f"{', ...' if len(both) > 5 else ''}): their outcomes are in the source fit, "
+                                      "so their errors are optimistic. Drop them from the bank for an honest test.",
+                                      highlight=False, soft_wrap=True)
         except (DataError, ValueError, KeyError) as exc:
-            console.print(f"[red]error:[/red] {exc}")
+            console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             sys.exit(2)
 
         seeds_map = {n: seed_list for n in method_objs if seed_list is not None}
@@ -190,7 +245,7 @@ def register(group: click.Group) -> None:
                 seeds_map[n] = seed_list[:1]
         all_runs = []
         t0 = time.perf_counter()
-        with cluster(backend, scheduler, workers) as joblib_backend, Progress(
+        with connected(backend, scheduler, workers) as joblib_backend, Progress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                 TimeRemainingColumn(), console=console, disable=quiet) as prog:
             for label, mat, folds in jobs:
@@ -203,7 +258,7 @@ def register(group: click.Group) -> None:
                     runs = replay(label, mat, method_objs, fractions=fractions, seeds=seeds_map, folds=folds,
                                   targets=tgt, n_jobs=workers, backend=joblib_backend, progress=tick)
                 except (DataError, BudgetError) as exc:
-                    console.print(f"[red]error:[/red] {exc}")
+                    console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
                     sys.exit(2)
                 all_runs.extend(runs)
         wall = time.perf_counter() - t0
@@ -217,6 +272,7 @@ def register(group: click.Group) -> None:
         }
         write_json_durable(payload, Path(out))
         if csv_path:
+            Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
             summary.to_csv(csv_path, index=False)
         out_console = Console(width=None if sys.stdout.isatty() else 120)
         out_console.print(summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"))

@@ -7,7 +7,9 @@ import warnings
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
+from .common import check_output_dir
 from ..report import ReportError, ReportWarning, comparison_rich, paired_rich, read_results, write_report
 
 
@@ -16,8 +18,9 @@ def register(group: click.Group) -> None:
     @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
     @click.option("--out-dir", type=click.Path(file_okay=False), default="report", show_default=True,
                   help="Folder for comparison.md/.csv, paired.md/.csv and the figures (created if needed).")
-    @click.option("--baseline", default="hspr", show_default=True,
-                  help="Method every other method is compared with in the paired analysis.")
+    @click.option("--baseline", default=None,
+                  help="Method every other method is compared with in the paired analysis (default: hspr, or "
+                       "the first hspr[...] variant when plain hspr is absent).")
     @click.option("--n-resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
                   help="Bootstrap resamples for the 95 % interval of the mean paired difference.")
     @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
@@ -39,23 +42,28 @@ def register(group: click.Group) -> None:
           budget_curves, estimate_vs_truth, coverage  (.png and .svg)
         """
         out, err = Console(width=None if sys.stdout.isatty() else 140), Console(stderr=True)
+        check_output_dir(out_dir, "--out-dir")
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ReportWarning)
                 runs = read_results(results)
+            if baseline is None:
+                names = list(dict.fromkeys(runs["method"]))
+                variants = [m for m in names if m.startswith("hspr[")]
+                baseline = "hspr" if "hspr" in names or not variants else variants[0]
             for w in caught:
-                err.print(f"[yellow]note:[/yellow] {w.message}", highlight=False, soft_wrap=True)
+                err.print(f"[yellow]note:[/yellow] {escape(str(w.message))}", highlight=False, soft_wrap=True)
             rep = write_report(runs, out_dir, baseline=baseline, n_resamples=n_resamples, seed=seed,
                                figures=figures, also=also)
         except ReportError as exc:
-            err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             sys.exit(2)
         for table in comparison_rich(rep["comparison"]):
             out.print(table)
         if len(rep["paired"]):
             out.print(paired_rich(rep["paired"]))
         else:
-            err.print(f"no method other than {baseline!r} in the results: no paired analysis")
+            err.print(f"no method other than {baseline!r} in the results: no paired analysis", markup=False)
         out.print(f"wrote {len(rep['paths'])} files:")
         for p in rep["paths"]:
             out.print(str(p), highlight=False, soft_wrap=True)

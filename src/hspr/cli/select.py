@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -20,8 +21,9 @@ from ..data.banks import BANK_ORDER, load_bank
 from ..data.folds import N_FOLDS, bank_folds, fold_indices, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError, ResponseMatrix
-from ..parallel import BACKENDS, cluster
-from ..session import BudgetError
+from ..parallel import BACKENDS
+from ..session import BudgetError, budget_from_fraction
+from .common import check_backend, check_output_file, check_workers, connected
 from ..fileio import write_json_durable as write_json_atomic
 
 #: how the shipped table (src/hspr/methods/hspr/selected_configs.json) is regenerated, per bank and fold
@@ -41,6 +43,26 @@ def fold_sources(matrix: ResponseMatrix, folds: list[list[str]], fold: int) -> R
     return matrix.drop_rows(fold_indices(matrix.agents, folds)[fold])
 
 
+def check_record_table(path: Path) -> None:
+    """Refuse a --record file that is not a shipped-results table, before any work starts.
+
+    Raises click.BadParameter naming the file and what is wrong.
+    """
+    if not path.exists():
+        return
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise click.BadParameter(f"{path}: not a readable JSON file ({exc}); give a new file name or a table "
+                                 "written by --record", param_hint="--record") from None
+    bad = (not isinstance(table, dict)) or [k for k, v in table.items()
+                                            if k != "generated_by" and not (isinstance(v, dict) and all(
+                                                isinstance(e, dict) for e in v.values()))]
+    if bad:
+        raise click.BadParameter(f"{path}: expected a table {{bank: {{fold: entry}}}} as written by --record; "
+                                 "give a new file name", param_hint="--record")
+
+
 def record_entry(path: Path, bank: str, fold: int, result, command: str) -> None:
     """Merge one selection into a shipped-results JSON ``{bank: {fold: entry}}`` (file-locked, atomic)."""
     path = Path(path).resolve()
@@ -49,7 +71,7 @@ def record_entry(path: Path, bank: str, fold: int, result, command: str) -> None
     with open(lock, "w") as lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
         table = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        table["generated_by"] = GENERATED_BY
+        table.setdefault("generated_by", GENERATED_BY)
         entry = {"config": result.config.to_dict(), "source_digest": result.source_digest,
                  "source_mae_pp": round(100 * result.source_mae, 4),
                  "source_max_err_pp": round(100 * result.stages[2][result.chosen[2]]["max_err"], 4),
@@ -77,8 +99,9 @@ def stage_summary(result) -> Table:
 
 def register(group: click.Group) -> None:
     @group.command("select")
-    @click.option("--bank", default="lite", show_default=True,
-                  help=f"Bundled bank ({', '.join(BANK_ORDER)}). With --matrix, a label for your matrix.")
+    @click.option("--bank", default=None,
+                  help=f"Bundled bank ({', '.join(BANK_ORDER)}; default lite). With --matrix, a label for your "
+                       "matrix (default: its file name; a bundled bank's name is refused).")
     @click.option("--fold", type=int, required=True,
                   help=f"Target fold 0..{N_FOLDS - 1}; selection runs on the other folds' agents (its sources) only.")
     @click.option("--matrix", type=click.Path(exists=True), default=None,
@@ -88,11 +111,12 @@ def register(group: click.Group) -> None:
                   help="Count missing cells as unresolved (leaderboard convention); otherwise refuse them.")
     @click.option("--fraction", default=0.10, show_default=True, type=float,
                   help="Budget fraction f of the validation replays (B = round(f N)).")
-    @click.option("--workers", "-j", default=1, show_default=True, type=int,
-                  help="joblib workers over held-out source agents.")
+    @click.option("--workers", "-j", default=1, show_default=True, type=int, callback=check_workers,
+                  help="joblib workers over held-out source agents (-1: all cores).")
     @click.option("--backend", default=None, type=click.Choice(list(BACKENDS)),
-                  help="joblib backend (default loky, local processes). dask / ray need the extras "
-                       "(pip install \"hspr[dask]\"); without --scheduler a local cluster of --workers is started.")
+                  help="joblib backend (default loky, local processes). dask / ray need their extras "
+                       "(pip install \"hspr[dask]\" or \"hspr[ray]\"); without --scheduler a local cluster of "
+                       "--workers is started.")
     @click.option("--scheduler", default=None, help="Address of an existing dask scheduler or ray cluster.")
     @click.option("--eval-nodes", type=int, default=None,
                   help="Importance nodes inside selection only (default: the spec's 8,192). The chosen config "
@@ -123,6 +147,20 @@ def register(group: click.Group) -> None:
         from ..methods.hspr.selection import select_config
 
         console = Console(stderr=True)
+        check_backend(backend, scheduler)
+        check_output_file(out, "--out")
+        check_output_file(config_out, "--config-out")
+        if record:
+            check_output_file(record, "--record")
+            check_record_table(Path(record))
+        if not 0 < fraction <= 1:
+            raise click.BadParameter(f"{fraction}: a fraction of the tasks in (0, 1]", param_hint="--fraction")
+        if matrix:
+            if bank in BANK_ORDER:
+                raise click.BadParameter(f"{bank!r} names a bundled bank; label your matrix otherwise (or leave "
+                                         "--bank out to use its file name)", param_hint="--bank")
+            bank = bank or Path(matrix).stem
+        bank = bank or "lite"
         try:
             if matrix:
                 mat = load_matrix(matrix)
@@ -135,8 +173,16 @@ def register(group: click.Group) -> None:
                 mat = load_bank(bank)
                 folds = bank_folds(bank)
             src = fold_sources(mat, folds, fold)
+            if budget_from_fraction(fraction, src.n_tasks) < 1:
+                raise click.BadParameter(f"{fraction} of {src.n_tasks} tasks rounds to 0 tasks", param_hint="--fraction")
+            from ..methods.hspr.selection import _eval_overrides
+
+            try:
+                _eval_overrides(eval_nodes, eval_draws)
+            except ValueError as exc:
+                raise click.BadParameter(str(exc), param_hint="--eval-nodes / --eval-draws") from None
         except (DataError, ValueError, KeyError) as exc:
-            console.print(f"[red]error:[/red] {exc}")
+            console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             sys.exit(2)
 
         t0 = time.perf_counter()
@@ -148,14 +194,11 @@ def register(group: click.Group) -> None:
                 prog.update(task, completed=done, total=total)
 
             try:
-                with cluster(backend, scheduler, workers) as joblib_backend:
+                with connected(backend, scheduler, workers) as joblib_backend:
                     res = select_config(src, fraction=fraction, n_jobs=workers, progress=tick, eval_nodes=eval_nodes,
                                         eval_draws=eval_draws, backend=joblib_backend)
-            except ImportError as exc:
-                console.print(f"[red]error:[/red] {exc}")
-                sys.exit(2)
             except (DataError, BudgetError, ValueError) as exc:
-                console.print(f"[red]error:[/red] {exc}")
+                console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
                 sys.exit(2)
         command = " ".join(["hspr"] + sys.argv[1:])
         payload = {"bank": bank, "fold": fold, "fraction": fraction, "command": command,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, fields
 
+import numpy as np
+
 ACQUISITIONS = ("score", "latent", "uniform", "midrange")
 DECISIONS = ("median", "mean")
 
@@ -54,7 +56,18 @@ class HSPRConfig:
     draw_seed: int = 20261005
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.rank, int) and 0 <= self.rank <= 8):
+        ints = ("rank", "n_nodes", "n_draws", "refresh_every", "node_seed", "draw_seed")
+        for name in ints:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise ValueError(f"{name} must be an integer, got {v!r}")
+        for name in ("gamma", "kappa", "lam"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
+                raise ValueError(f"{name} must be a finite number, got {v!r}")
+        if not isinstance(self.group_uncertainty, (bool, np.bool_)):
+            raise ValueError(f"group_uncertainty must be true or false, got {self.group_uncertainty!r}")
+        if not 0 <= self.rank <= 8:
             raise ValueError(f"rank must be an integer in 0..8, got {self.rank!r}")
         if not self.gamma > 0:
             raise ValueError(f"gamma must be > 0, got {self.gamma!r}")
@@ -66,8 +79,14 @@ class HSPRConfig:
             raise ValueError(f"decision must be one of {DECISIONS}, got {self.decision!r}")
         if not 0 <= self.lam <= 1:
             raise ValueError(f"lam must be in [0, 1], got {self.lam!r}")
-        if self.n_nodes < 16 or self.n_draws < 16 or self.refresh_every < 1:
-            raise ValueError("n_nodes and n_draws must be >= 16 and refresh_every >= 1")
+        if self.n_nodes < 16:
+            raise ValueError(f"n_nodes must be >= 16, got {self.n_nodes}")
+        if self.n_draws < 16:
+            raise ValueError(f"n_draws must be >= 16, got {self.n_draws}")
+        if self.refresh_every < 1:
+            raise ValueError(f"refresh_every must be >= 1, got {self.refresh_every}")
+        if self.node_seed < 0 or self.draw_seed < 0:
+            raise ValueError(f"node_seed and draw_seed must be >= 0, got {self.node_seed}, {self.draw_seed}")
 
     def replace(self, **changes) -> "HSPRConfig":
         d = asdict(self)
@@ -82,6 +101,8 @@ class HSPRConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "HSPRConfig":
+        if not isinstance(d, dict):
+            raise ValueError(f"expected a JSON object of HSPR settings (e.g. {{\"rank\": 2}}), got {type(d).__name__}")
         names = {f.name for f in fields(cls)}
         unknown = set(d) - names
         if unknown:
@@ -91,4 +112,11 @@ class HSPRConfig:
     @classmethod
     def from_json(cls, path) -> "HSPRConfig":
         with open(path, encoding="utf-8") as fh:
-            return cls.from_dict(json.load(fh))
+            try:
+                d = json.load(fh)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: not valid JSON ({exc})") from None
+        try:
+            return cls.from_dict(d)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None

@@ -1,0 +1,106 @@
+"""Option checks shared by the commands: output paths, worker counts, cluster connection.
+
+Each check runs before any long computation, so a bad option fails in a second with a message
+naming the option, never after an hour of replay or selection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Iterator
+
+import click
+
+from ..parallel import cluster
+
+#: pip extra that provides each cluster backend
+EXTRAS = {"dask": "hspr[dask]", "ray": "hspr[ray]"}
+
+
+class CliError(click.ClickException):
+    """A user error found before the work starts: printed without traceback, exit code 2."""
+
+    exit_code = 2
+
+
+def _writable_ancestor(p: Path, option: str) -> None:
+    """The first existing folder above ``p`` must be a writable folder (click.BadParameter)."""
+    a = p.parent
+    while not a.exists():
+        if a == a.parent:
+            break
+        a = a.parent
+    if not a.is_dir():
+        raise click.BadParameter(f"cannot create {p}: {a} is a file, not a folder; choose another path",
+                                 param_hint=option)
+    if not os.access(a, os.W_OK):
+        raise click.BadParameter(f"cannot create {p}: the folder {a} is not writable; choose another path",
+                                 param_hint=option)
+
+
+def check_output_file(path: str | os.PathLike | None, option: str) -> Path | None:
+    """Check that file ``path`` can be written (missing folders are created when it is); None passes.
+
+    Nothing is created here. Raises click.BadParameter naming ``option`` when ``path`` is a
+    folder, or when the first existing folder above it is a file or not writable.
+    """
+    if path is None:
+        return None
+    p = Path(path)
+    if p.is_dir():
+        raise click.BadParameter(f"{p} is a folder; give a file name", param_hint=option)
+    _writable_ancestor(p, option)
+    return p
+
+
+def check_output_dir(path: str | os.PathLike, option: str) -> Path:
+    """Check that folder ``path`` exists and is writable, or can be created (click.BadParameter)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise click.BadParameter(f"{p} is a file; give a folder", param_hint=option)
+    if p.is_dir():
+        if not os.access(p, os.W_OK):
+            raise click.BadParameter(f"the folder {p} is not writable; choose another", param_hint=option)
+        return p
+    _writable_ancestor(p, option)
+    return p
+
+
+def check_workers(ctx, param, value: int) -> int:
+    """click callback: joblib worker count, a positive integer or -1 (all cores)."""
+    if value == 0 or value < -1:
+        raise click.BadParameter(f"{value}: give a positive number of workers, or -1 for all cores")
+    return value
+
+
+def check_backend(backend: str | None, scheduler: str | None) -> None:
+    """--scheduler needs --backend dask or ray (click.UsageError otherwise)."""
+    if scheduler and backend not in ("dask", "ray"):
+        raise click.UsageError("--scheduler needs --backend dask or --backend ray (it names that cluster's address)")
+
+
+@contextlib.contextmanager
+def connected(backend: str | None, scheduler: str | None, n_workers: int) -> Iterator[str | None]:
+    """:func:`hspr.parallel.cluster` with connection failures turned into click errors.
+
+    A missing extra or an unreachable scheduler raises :class:`CliError` (exit 2 with a
+    message naming --backend / --scheduler and the fix) before any work starts.
+    """
+    try:
+        ctx = cluster(backend, scheduler, n_workers)
+        name = ctx.__enter__()
+    except ImportError:
+        raise CliError(f"--backend {backend} needs its extra: pip install \"{EXTRAS.get(backend, 'hspr')}\"")
+    except (OSError, TimeoutError, ValueError, RuntimeError, MemoryError) as exc:
+        where = f"--scheduler {scheduler}" if scheduler else f"a local {backend} cluster"
+        raise CliError(f"could not connect to {where} ({type(exc).__name__}: {exc}); check the address "
+                                   f"(dask: tcp://host:8786; ray: auto or ray://host:10001) and that the cluster runs")
+    try:
+        yield name
+    except BaseException as exc:
+        if not ctx.__exit__(type(exc), exc, exc.__traceback__):
+            raise
+    else:
+        ctx.__exit__(None, None, None)
