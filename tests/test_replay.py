@@ -190,3 +190,17 @@ def test_replay_cli_refuses_bad_config_values(tmp_path, small_bank, cfg, needle)
                                     "--quiet", "--out", str(tmp_path / "r.json")])
     assert res.exit_code == 2, res.output
     assert needle in res.output and "--config" in res.output and "c.json" in res.output
+
+
+def test_hspr_on_the_midrange_path_runs_one_path(small_bank):
+    """The Mid-Range query path and HSPR's fixed node seeds make every query seed identical."""
+    m = get_method("hspr", config=FAST.replace(acquisition="midrange"))
+    assert m.seed_kind == "deterministic" and get_method("hspr").seed_kind == "adaptive"
+    assert get_method("hspr_auto", overrides={"acquisition": "midrange"}).seed_kind == "deterministic"
+    folds = make_folds(small_bank.agents)
+    runs = replay("sim", small_bank, {"hspr": m}, seeds={"hspr": [0, 3]}, folds=folds)
+    a = [r for r in runs if r["seed"] == 0]
+    b = [r for r in runs if r["seed"] == 3]
+    assert [r["estimate"] for r in a] == [r["estimate"] for r in b]
+    assert [r["queried"] for r in a] == [r["queried"] for r in b]
+    assert {r["seed"] for r in replay("sim", small_bank, {"hspr": m}, folds=folds)} == {0}

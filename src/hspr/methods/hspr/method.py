@@ -29,11 +29,15 @@ class HSPR(Method):
     """
 
     name = "hspr"
-    seed_kind = "adaptive"
 
     def __init__(self, config: HSPRConfig | None = None, **settings) -> None:
         base = config or HSPRConfig()
         self.config = base.replace(**settings) if settings else base
+
+    @property
+    def seed_kind(self) -> str:
+        """'deterministic' on the Mid-Range query path (the query seed changes nothing), else 'adaptive'."""
+        return "deterministic" if self.config.acquisition == "midrange" else "adaptive"
 
     def fit(self, source: ResponseMatrix) -> "FittedHSPR":
         """Fit on the source matrix (n_sources, n_tasks); raises DataError on missing cells."""

@@ -441,7 +441,6 @@ class HSPRAuto(Method):
     """
 
     name = "hspr_auto"
-    seed_kind = "adaptive"
 
     def __init__(self, fraction: float = 0.10, n_jobs: int = 1, base_config: HSPRConfig | None = None,
                  table: dict | None = None, overrides: dict | None = None) -> None:
@@ -453,6 +452,11 @@ class HSPRAuto(Method):
         self.config_: HSPRConfig | None = None
         self.selection_: SelectionResult | None = None
         self.shipped_: tuple[str, str] | None = None
+
+    @property
+    def seed_kind(self) -> str:
+        """'deterministic' when an override puts HSPR on the Mid-Range query path, else 'adaptive'."""
+        return "deterministic" if self.overrides.get("acquisition") == "midrange" else "adaptive"
 
     def fit(self, source: ResponseMatrix) -> FittedHSPR:
         source.require_complete("HSPR")
