@@ -206,7 +206,7 @@ def test_hspr_auto_uses_shipped_config_when_digest_matches(bank, monkeypatch):
     assert model.config == cfg and auto.shipped_ == ("toy", "0")
     ablated = sel.HSPRAuto(table=table, overrides={"decision": "mean"}).fit(src)
     assert ablated.config == cfg.replace(decision="mean")
-    assert get_method("hspr_auto").name == "hspr_auto" and sel.HSPRAuto.seed_kind == "adaptive"
+    assert get_method("hspr_auto").name == "hspr_auto" and get_method("hspr_auto").seed_kind == "adaptive"
 
 
 def test_hspr_auto_selects_when_no_entry_matches(bank, caplog):
