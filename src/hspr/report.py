@@ -815,6 +815,11 @@ def coverage_table(runs: pd.DataFrame, budget_fraction: float | None = None) -> 
     return pd.DataFrame(rows, columns=cols)
 
 
+def _yerr(g: pd.DataFrame) -> np.ndarray:
+    """Error-bar lengths below / above the coverage; >= 0 (Wilson bounds can round past 0 or 1)."""
+    return np.clip(np.vstack([g["coverage"] - g["ci_low"], g["ci_high"] - g["coverage"]]), 0.0, None)
+
+
 def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None):
     """Figure (c): empirical interval coverage against the nominal level, per bank.
 
@@ -840,7 +845,7 @@ def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None):
         for k, m in enumerate(methods):
             g = cov[cov["method"] == m].set_index("bank").reindex(banks)
             x = np.arange(len(banks)) + (k - (len(methods) - 1) / 2) * width
-            ax.errorbar(x, g["coverage"], yerr=[g["coverage"] - g["ci_low"], g["ci_high"] - g["coverage"]],
+            ax.errorbar(x, g["coverage"], yerr=_yerr(g),
                         fmt="o", color=col[m], capsize=3, label=m)
             for xi, (c, w) in zip(x, zip(g["coverage"], g["mean_width_pp"])):
                 if not pd.isna(c):
@@ -863,7 +868,7 @@ def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None):
             g = cov[(cov["bank"] == b) & (cov["method"] == m)].sort_values("level")
             if g.empty:
                 continue
-            ax.errorbar(g["level"], g["coverage"], yerr=[g["coverage"] - g["ci_low"], g["ci_high"] - g["coverage"]],
+            ax.errorbar(g["level"], g["coverage"], yerr=_yerr(g),
                         fmt="o-", color=col[m], capsize=3, ms=4, lw=1, label=m)
         ax.plot([0, 1], [0, 1], color="0.4", ls="--", lw=0.8)
         ax.set_xlim(0, 1.02)
