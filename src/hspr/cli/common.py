@@ -13,7 +13,9 @@ from typing import Iterator
 
 import click
 
-from ..parallel import cluster
+from rich.markup import escape
+
+from ..parallel import BACKENDS, cluster
 
 #: pip extra that provides each cluster backend
 EXTRAS = {"dask": "hspr[dask]", "ray": "hspr[ray]"}
@@ -81,6 +83,20 @@ def check_backend(backend: str | None, scheduler: str | None) -> None:
         raise click.UsageError("--scheduler needs --backend dask or --backend ray (it names that cluster's address)")
 
 
+def backend_options(f):
+    """The --backend and --scheduler options shared by `hspr replay` and `hspr select`."""
+    f = click.option("--scheduler", default=None, help="Address of an existing dask scheduler or ray cluster.")(f)
+    return click.option("--backend", default=None, type=click.Choice(list(BACKENDS)),
+                        help="joblib backend (default loky, local processes). dask / ray need their extras "
+                             "(pip install \"hspr[dask]\" or \"hspr[ray]\"); without --scheduler a local cluster "
+                             "of --workers is started.")(f)
+
+
+def print_error(console, exc) -> None:
+    """Print ``error: <message>`` on ``console`` unwrapped, with no rich markup read in the message."""
+    console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+
+
 @contextlib.contextmanager
 def connected(backend: str | None, scheduler: str | None, n_workers: int) -> Iterator[str | None]:
     """:func:`hspr.parallel.cluster` with connection failures turned into click errors.
@@ -88,19 +104,13 @@ def connected(backend: str | None, scheduler: str | None, n_workers: int) -> Ite
     A missing extra or an unreachable scheduler raises :class:`CliError` (exit 2 with a
     message naming --backend / --scheduler and the fix) before any work starts.
     """
-    try:
-        ctx = cluster(backend, scheduler, n_workers)
-        name = ctx.__enter__()
-    except ImportError:
-        raise CliError(f"--backend {backend} needs its extra: pip install \"{EXTRAS.get(backend, 'hspr')}\"")
-    except (OSError, TimeoutError, ValueError, RuntimeError, MemoryError) as exc:
-        where = f"--scheduler {scheduler}" if scheduler else f"a local {backend} cluster"
-        raise CliError(f"could not connect to {where} ({type(exc).__name__}: {exc}); check the address "
-                                   f"(dask: tcp://host:8786; ray: auto or ray://host:10001) and that the cluster runs")
-    try:
+    with contextlib.ExitStack() as stack:
+        try:
+            name = stack.enter_context(cluster(backend, scheduler, n_workers))
+        except ImportError:
+            raise CliError(f"--backend {backend} needs its extra: pip install \"{EXTRAS.get(backend, 'hspr')}\"")
+        except (OSError, TimeoutError, ValueError, RuntimeError, MemoryError) as exc:
+            where = f"--scheduler {scheduler}" if scheduler else f"a local {backend} cluster"
+            raise CliError(f"could not connect to {where} ({type(exc).__name__}: {exc}); check the address "
+                           "(dask: tcp://host:8786; ray: auto or ray://host:10001) and that the cluster runs")
         yield name
-    except BaseException as exc:
-        if not ctx.__exit__(type(exc), exc, exc.__traceback__):
-            raise
-    else:
-        ctx.__exit__(None, None, None)

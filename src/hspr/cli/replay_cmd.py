@@ -23,7 +23,7 @@ from ..fileio import write_json_durable
 from ..metrics import summarize
 from ..replay import replay
 from ..session import BudgetError, budget_from_fraction
-from .common import check_backend, check_output_file, check_workers, connected
+from .common import backend_options, check_backend, check_output_file, check_workers, connected, print_error
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
@@ -170,11 +170,7 @@ def register(group: click.Group) -> None:
                   "sampling methods, 5 for HSPR/adaptive ones, 1 path for deterministic ones.")
     @click.option("--workers", "-j", default=1, show_default=True, type=int, callback=check_workers,
                   help="Parallel joblib workers (-1: all cores).")
-    @click.option("--backend", default=None, type=click.Choice(["loky", "threading", "dask", "ray"]),
-                  help="joblib backend (default loky, local processes). dask / ray need their extras "
-                       "(pip install \"hspr[dask]\" or \"hspr[ray]\"); without --scheduler a local cluster of "
-                       "--workers is started.")
-    @click.option("--scheduler", default=None, help="Address of an existing dask scheduler or ray cluster.")
+    @backend_options
     @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
                   help="Count missing cells of --matrix as unresolved (leaderboard convention); otherwise refuse them.")
     @click.option("--config", "config_path", default=None,
@@ -236,7 +232,7 @@ def register(group: click.Group) -> None:
                                       "so their errors are optimistic. Drop them from the bank for an honest test.",
                                       highlight=False, soft_wrap=True)
         except (DataError, ValueError, KeyError) as exc:
-            console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            print_error(console, exc)
             sys.exit(2)
 
         seeds_map = {n: seed_list for n in method_objs if seed_list is not None}
@@ -258,7 +254,7 @@ def register(group: click.Group) -> None:
                     runs = replay(label, mat, method_objs, fractions=fractions, seeds=seeds_map, folds=folds,
                                   targets=tgt, n_jobs=workers, backend=joblib_backend, progress=tick)
                 except (DataError, BudgetError) as exc:
-                    console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+                    print_error(console, exc)
                     sys.exit(2)
                 all_runs.extend(runs)
         wall = time.perf_counter() - t0

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from .common import check_output_dir
+from .common import check_output_dir, print_error
 from ..report import ReportError, ReportWarning, comparison_rich, paired_rich, read_results, write_report
 
 
@@ -56,7 +56,7 @@ def register(group: click.Group) -> None:
             rep = write_report(runs, out_dir, baseline=baseline, n_resamples=n_resamples, seed=seed,
                                figures=figures, also=also)
         except ReportError as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            print_error(err, exc)
             sys.exit(2)
         for table in comparison_rich(rep["comparison"]):
             out.print(table)

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -21,9 +20,8 @@ from ..data.banks import BANK_ORDER, load_bank
 from ..data.folds import N_FOLDS, bank_folds, fold_indices, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError, ResponseMatrix
-from ..parallel import BACKENDS
 from ..session import BudgetError, budget_from_fraction
-from .common import check_backend, check_output_file, check_workers, connected
+from .common import backend_options, check_backend, check_output_file, check_workers, connected, print_error
 from ..fileio import write_json_durable as write_json_atomic
 
 #: how the shipped table (src/hspr/methods/hspr/selected_configs.json) is regenerated, per bank and fold
@@ -113,11 +111,7 @@ def register(group: click.Group) -> None:
                   help="Budget fraction f of the validation replays (B = round(f N)).")
     @click.option("--workers", "-j", default=1, show_default=True, type=int, callback=check_workers,
                   help="joblib workers over held-out source agents (-1: all cores).")
-    @click.option("--backend", default=None, type=click.Choice(list(BACKENDS)),
-                  help="joblib backend (default loky, local processes). dask / ray need their extras "
-                       "(pip install \"hspr[dask]\" or \"hspr[ray]\"); without --scheduler a local cluster of "
-                       "--workers is started.")
-    @click.option("--scheduler", default=None, help="Address of an existing dask scheduler or ray cluster.")
+    @backend_options
     @click.option("--eval-nodes", type=int, default=None,
                   help="Importance nodes inside selection only (default: the spec's 8,192). The chosen config "
                        "keeps 8,192.")
@@ -182,7 +176,7 @@ def register(group: click.Group) -> None:
             except ValueError as exc:
                 raise click.BadParameter(str(exc), param_hint="--eval-nodes / --eval-draws") from None
         except (DataError, ValueError, KeyError) as exc:
-            console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            print_error(console, exc)
             sys.exit(2)
 
         t0 = time.perf_counter()
@@ -198,7 +192,7 @@ def register(group: click.Group) -> None:
                     res = select_config(src, fraction=fraction, n_jobs=workers, progress=tick, eval_nodes=eval_nodes,
                                         eval_draws=eval_draws, backend=joblib_backend)
             except (DataError, BudgetError, ValueError) as exc:
-                console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+                print_error(console, exc)
                 sys.exit(2)
         command = " ".join(["hspr"] + sys.argv[1:])
         payload = {"bank": bank, "fold": fold, "fraction": fraction, "command": command,
