@@ -29,6 +29,23 @@ BANKS: dict[str, BankInfo] = {
 BANK_ORDER = ("lite", "verified", "full", "pro")
 
 
+@dataclass(frozen=True)
+class TargetSetInfo:
+    """A bundled set of target rows scored against every row of one bank (a shift protocol)."""
+
+    name: str
+    bank: str
+    folder: str
+    title: str
+
+
+#: target sets unlike their bank's history (see each folder's SOURCE.md); never tune on them
+TARGET_SETS: dict[str, TargetSetInfo] = {
+    "bash-only": TargetSetInfo("bash-only", "verified", "verified_bash_only",
+                               "SWE-bench Verified bash-only leaderboard: 28 models, one minimal scaffold"),
+}
+
+
 def bank_dir(name: str) -> Path:
     return Path(str(resources.files("hspr").joinpath("data", "bundled", name)))
 
@@ -51,3 +68,16 @@ def load_bank(name: str, missing_as_zero: bool = True) -> ResponseMatrix:
 def bank_provenance(name: str) -> str:
     """The SOURCE.md text shipped with the bank."""
     return (bank_dir(name) / "SOURCE.md").read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=None)
+def load_target_set(name: str) -> ResponseMatrix:
+    """Load a bundled target set by name (see :data:`TARGET_SETS`), columns in its bank's task order.
+
+    Raises DataError for an unknown name.
+    """
+    if name not in TARGET_SETS:
+        raise DataError(f"unknown target set {name!r}; bundled sets: {', '.join(TARGET_SETS)} (or give a file path)")
+    info = TARGET_SETS[name]
+    m = read_wide_csv(bank_dir(info.folder) / "matrix.csv")
+    return ResponseMatrix(m.agents, m.tasks, m.values, m.missing, source=f"targets:{name}")

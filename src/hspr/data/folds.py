@@ -9,6 +9,7 @@ comparable across versions; :func:`make_folds` re-derives them for any matrix.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from importlib import resources
 from typing import Sequence
@@ -16,6 +17,8 @@ from typing import Sequence
 import numpy as np
 
 N_FOLDS = 4
+#: agent ids that start with a submission date, as on the SWE-bench leaderboard (YYYYMMDD_...)
+DATE_PREFIX = re.compile(r"^(\d{8})_")
 
 
 def make_folds(agents: Sequence[str], n_folds: int = N_FOLDS, seed: int = 0) -> list[list[str]]:
@@ -53,3 +56,36 @@ def fold_indices(agents: Sequence[str], folds: list[list[str]]) -> list[np.ndarr
             raise KeyError(f"fold agents not in the matrix: {missing[:3]}")
         out.append(np.array([pos[a] for a in f], dtype=int))
     return out
+
+
+def forward_split(agents: Sequence[str], newest: int) -> np.ndarray:
+    """Row indices of the ``newest`` agents by the date that starts their id (time-forward split).
+
+    The targets are the newest ``newest`` rows; all older rows are sources. Agents are ordered
+    by (date prefix, id), so ties within a day break by name and the split does not depend on
+    the file's row order.
+
+    Parameters
+    ----------
+    agents : sequence of str, ids of the form ``YYYYMMDD_name``
+    newest : int, number of targets, 1 <= newest <= n_agents - 2
+
+    Returns
+    -------
+    numpy int array, shape (newest,), sorted row indices.
+
+    Raises
+    ------
+    ValueError
+        If an id does not start with ``YYYYMMDD_`` (naming the first few) or ``newest`` leaves
+        fewer than 2 sources.
+    """
+    undated = [a for a in agents if not DATE_PREFIX.match(a)]
+    if undated:
+        raise ValueError(f"a time-forward split needs agent ids that start with a date (YYYYMMDD_...); "
+                         f"{len(undated)} of {len(agents)} do not (e.g. {undated[:3]}); use the 4-fold split instead")
+    if isinstance(newest, bool) or int(newest) != newest or not 1 <= newest <= len(agents) - 2:
+        raise ValueError(f"--newest must be a whole number from 1 to {len(agents) - 2} (the bank has "
+                         f"{len(agents)} agents and needs at least 2 sources), got {newest!r}")
+    order = sorted(range(len(agents)), key=lambda i: (DATE_PREFIX.match(agents[i]).group(1), agents[i]))
+    return np.sort(np.array(order[len(agents) - int(newest):], dtype=int))
