@@ -44,6 +44,7 @@ class ReplayJob:
     """One unit of parallel work: a fitted method, targets and one seed."""
 
     bank: str
+    protocol: str
     method: str
     fold: int
     seed: int
@@ -70,8 +71,11 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
                 t = sess.ask()
                 sess.tell(t, row.reveal(t))
             est = sess.estimate()
-            out.append({"budget": b, "estimate": float(est.point), "mean": est.mean, "median": est.median,
-                        "lower": est.lower, "upper": est.upper, "queried": list(sess.queried)})
+            rec = {"budget": b, "estimate": float(est.point), "mean": est.mean, "median": est.median,
+                   "lower": est.lower, "upper": est.upper, "queried": list(sess.queried)}
+            if est.shift is not None:
+                rec["shift"] = est.shift.to_dict()
+            out.append(rec)
     truth = row.full_score()  # read only after every estimate above is recorded
     for rec in out:
         rec["truth"] = truth
@@ -89,7 +93,7 @@ def _run_targets(job: ReplayJob, model: FittedModel) -> list[dict]:
     for r in range(job.targets.n_agents):
         row = HiddenRow(job.targets, r)
         for rec in run_session(model, row, job.budgets, job.seed):
-            rec.update(bank=job.bank, method=job.method, fold=job.fold, target=row.agent, seed=job.seed,
+            rec.update(bank=job.bank, protocol=job.protocol, method=job.method, fold=job.fold, target=row.agent, seed=job.seed,
                        budget_fraction=frac[rec["budget"]])
             runs.append(rec)
     return runs
@@ -111,6 +115,7 @@ def replay(
     n_jobs: int = 1,
     backend: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    protocol: str | None = None,
 ) -> list[dict]:
     """Replay methods on one bank and return one record per (fold, target, method, seed, budget).
 
@@ -129,17 +134,23 @@ def replay(
         columns are reordered to ``matrix``'s order).
     n_jobs, backend : joblib workers and backend ('loky', 'dask', 'ray', ...).
     progress : callable(done, total), optional, called as jobs finish.
+    protocol : str, optional
+        Label of the source -> target protocol written into each record: default ``"folds"``
+        (4-fold replay) or ``"targets"`` (with ``targets``); e.g. ``"forward-20"`` or
+        ``"bash-only"`` for a shift protocol.
 
     Returns
     -------
-    list of dict with keys bank, method, fold, target, seed, budget, budget_fraction, estimate,
-    mean, median, lower, upper, queried, truth (0-1 scale).
+    list of dict with keys bank, protocol, method, fold, target, seed, budget, budget_fraction,
+    estimate, mean, median, lower, upper, queried, truth (0-1 scale), plus ``shift`` (a dict)
+    for methods whose estimate carries a shift diagnostic.
 
     Raises
     ------
     DataError for missing cells or target task ids that differ from the bank's.
     """
     matrix.require_complete("replay")
+    protocol = protocol or ("targets" if targets is not None else "folds")
     budgets = tuple(budget_from_fraction(f, matrix.n_tasks) for f in fractions)
     seeds = dict(seeds or {})
     for name, m in methods.items():
@@ -158,7 +169,7 @@ def replay(
     fit_specs = [(k, name) for k, _, _ in splits for name in methods]
     source_of = {k: src for k, src, _ in splits}
     target_of = {k: tgt for k, _, tgt in splits}
-    jobs = [ReplayJob(bank, name, k, int(s), budgets, tuple(fractions), target_of[k])
+    jobs = [ReplayJob(bank, protocol, name, k, int(s), budgets, tuple(fractions), target_of[k])
             for k, name in fit_specs for s in seeds[name]]
     total = len(fit_specs) + len(jobs)
     done = 0

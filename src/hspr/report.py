@@ -207,7 +207,9 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         One row per (budget_fraction, bank, method), banks in paper order, plus for every budget
         one row per method with ``bank == MACRO`` holding the equal-weight mean of the per-bank
-        MAE (only for methods present on every bank of that budget). Columns:
+        MAE (only for methods present on every bank of that budget; shift protocols, labelled
+        ``bank/protocol`` such as ``verified/bash-only``, are shown but left out of the macro).
+        Columns:
 
         - ``budget_fraction`` (float), ``budget`` (Int64 tasks; NA on macro rows)
         - ``bank``, ``method``
@@ -231,6 +233,7 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
 
     macro = []
     for frac, g in s.groupby("budget_fraction", sort=True):
+        g = g[~g["bank"].str.contains("/", regex=False)]  # shift protocols (bank/protocol) stay out of the macro
         n_banks = g["bank"].nunique()
         for m in methods:
             gm = g[g["method"] == m]

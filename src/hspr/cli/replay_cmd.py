@@ -14,8 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from ..data.banks import BANK_ORDER, load_bank
-from ..data.folds import bank_folds, make_folds
+from ..data.banks import BANK_ORDER, TARGET_SETS, load_bank, load_target_set
+from ..data.folds import bank_folds, forward_split, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError
 from ..methods import REGISTRY, get_method
@@ -74,12 +74,18 @@ def parse_methods(text: str) -> list[str]:
 
 def summary_table(summary: pd.DataFrame, title: str) -> Table:
     table = Table(title=title)
-    for col in ("bank", "method", "budget", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90% cover", "targets", "seeds"):
-        table.add_column(col, justify="right" if col not in ("bank", "method") else "left")
+    for col in ("bank", "method", "budget", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90% cover", "width (pp)",
+                "targets", "seeds"):
+        if col in ("bank", "method"):  # never wrap a label: scripts and readers grep them
+            longest = max([len(str(v)) for v in summary[col]] + [len(col)])
+            table.add_column(col, justify="left", no_wrap=True, min_width=longest)
+        else:
+            table.add_column(col, justify="right")
     for r in summary.itertuples():
         cov = "-" if r.coverage_90 is None or pd.isna(r.coverage_90) else f"{r.coverage_90:.2f}"
-        table.add_row(Text(r.bank), Text(r.method), f"{r.budget} ({r.budget_fraction:.0%})", f"{r.mae_pp:.3f}", f"{r.maxerr_pp:.3f}",
-                      f"{r.kendall_tau_b:.3f}", cov, str(r.n_targets), str(r.n_seeds))
+        wid = "-" if r.mean_width_pp is None or pd.isna(r.mean_width_pp) else f"{r.mean_width_pp:.1f}"
+        table.add_row(Text(r.bank), Text(r.method), f"{r.budget} ({r.budget_fraction:.0%})", f"{r.mae_pp:.3f}",
+                      f"{r.maxerr_pp:.3f}", f"{r.kendall_tau_b:.3f}", cov, wid, str(r.n_targets), str(r.n_seeds))
     return table
 
 
@@ -159,8 +165,15 @@ def register(group: click.Group) -> None:
                   help=f"Bundled bank ({', '.join(BANK_ORDER)}) or 'all'. With --matrix, a label for it.")
     @click.option("--matrix", type=click.Path(exists=True, dir_okay=True), default=None,
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
-    @click.option("--targets", type=click.Path(exists=True), default=None,
-                  help="Evaluate these rows as targets, with every bank (or --matrix) row as a source, instead of folds.")
+    @click.option("--targets", default=None,
+                  help="Evaluate these rows as targets, with every bank (or --matrix) row as a source, instead of "
+                       f"folds: a matrix file, or a bundled target set ({', '.join(TARGET_SETS)}: scored against "
+                       "its own bank, a shift protocol).")
+    @click.option("--split", type=click.Choice(["folds", "forward"]), default="folds", show_default=True,
+                  help="folds: 4 target folds. forward: the --newest agents (by the YYYYMMDD_ date that starts "
+                       "their id) are targets, all older agents sources (a time-forward shift protocol).")
+    @click.option("--newest", default=20, show_default=True, type=int,
+                  help="With --split forward: how many of the newest agents are targets.")
     @click.option("--methods", default="hspr,uniform", show_default=True,
                   help=f"Comma-separated methods or 'all'. Known: {', '.join(REGISTRY)}.")
     @click.option("--budget", "budget", default="0.10", show_default=True,
@@ -185,14 +198,20 @@ def register(group: click.Group) -> None:
                   help="Where to write runs and summary (JSON).")
     @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also write the summary as CSV.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-    def replay_cmd(bank, matrix, targets, methods, budget, seeds, workers, backend, scheduler, missing_as_zero, config_path,
+    def replay_cmd(bank, matrix, targets, split, newest, methods, budget, seeds, workers, backend, scheduler, missing_as_zero, config_path,
                    acquisition, decision, no_group_uncertainty, out, csv_path, quiet):
         """Backtest score recovery on archived response matrices.
 
-        For each of 4 deterministic target folds (or the --targets rows), every method is fitted
-        on the source agents only, then each target's row is revealed one queried task at a time.
-        Prints MAE / MaxErr in percentage points and Kendall tau_b per bank and method, and writes
-        every run (estimate, interval, queried ids, truth) to --out.
+        For each of 4 deterministic target folds (or the --targets rows, or the newest agents
+        with --split forward), every method is fitted on the source agents only, then each
+        target's row is revealed one queried task at a time. Prints MAE / MaxErr in percentage
+        points, Kendall tau_b, 90 % interval coverage and width per bank (and protocol) and
+        method, and writes every run (estimate, interval, queried ids, truth) to --out.
+
+        Shift protocols, where the targets are unlike the sources: `--bank verified --targets
+        bash-only` (28 models in one minimal scaffold) and `--bank verified --split forward
+        --newest 20` (the newest 20 submissions). Their runs carry the bank label
+        `verified/bash-only` or `verified/forward-20`.
         """
         console = Console(stderr=True)
         check_backend(backend, scheduler)
@@ -205,22 +224,42 @@ def register(group: click.Group) -> None:
             ablations = {"acquisition": acquisition, "decision": decision,
                          "group_uncertainty": False if no_group_uncertainty else None}
             method_objs = _method_objects(names, config_path, ablations)
+            if targets and split == "forward":
+                raise click.BadParameter("give either --targets or --split forward, not both", param_hint="--split")
             jobs = []
             if matrix:
                 mat = load_matrix(matrix)
                 if mat.missing is not None and missing_as_zero:
                     mat = mat.fill_missing(0)
                 label = bank if bank != "verified" else Path(matrix).stem
-                jobs.append((label, mat, None if targets else make_folds(mat.agents)))
+                jobs.append((label, mat, None if targets or split == "forward" else make_folds(mat.agents)))
             else:
+                if targets in TARGET_SETS and bank in ("verified", TARGET_SETS[targets].bank):
+                    bank = TARGET_SETS[targets].bank
                 banks = list(BANK_ORDER) if bank == "all" else [bank]
                 for b in banks:
                     jobs.append((b, load_bank(b), bank_folds(b)))
-            tgt = None
-            if targets:
-                tgt = load_matrix(targets)
+            tgt, protocol = None, None
+            if targets in TARGET_SETS and not Path(targets).exists():
+                if matrix or any(label != TARGET_SETS[targets].bank for label, _, _ in jobs):
+                    raise click.BadParameter(f"the bundled target set {targets!r} is scored against the "
+                                             f"{TARGET_SETS[targets].bank!r} bank: use --bank "
+                                             f"{TARGET_SETS[targets].bank} without --matrix", param_hint="--targets")
+                tgt, protocol = load_target_set(targets), targets
+            elif targets:
+                if not Path(targets).is_file():
+                    raise click.BadParameter(f"{targets!r} is neither a file nor a bundled target set "
+                                             f"({', '.join(TARGET_SETS)})", param_hint="--targets")
+                tgt, protocol = load_matrix(targets), "targets"
                 if tgt.missing is not None and missing_as_zero:
                     tgt = tgt.fill_missing(0)
+            elif split == "forward":
+                protocol = f"forward-{newest}"
+                fwd = []
+                for label, mat, _ in jobs:
+                    new = forward_split(mat.agents, newest)
+                    fwd.append((label, mat.drop_rows(new), mat.rows(new)))
+                jobs = fwd
             for label, mat, _ in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
                 if tgt is not None:
@@ -234,6 +273,8 @@ def register(group: click.Group) -> None:
         except (DataError, ValueError, KeyError) as exc:
             print_error(console, exc)
             sys.exit(2)
+        if split != "forward" and newest != 20:
+            console.print("[yellow]warning:[/yellow] --newest is used only with --split forward", highlight=False)
 
         seeds_map = {n: seed_list for n in method_objs if seed_list is not None}
         for n in method_objs:
@@ -250,9 +291,13 @@ def register(group: click.Group) -> None:
                 def tick(done, total, task=task):
                     prog.update(task, completed=done, total=total)
 
+                # a forward split carries its targets in place of folds
+                job_targets = folds if split == "forward" else tgt
+                run_label = f"{label}/{protocol}" if protocol and protocol != "targets" else label
                 try:
-                    runs = replay(label, mat, method_objs, fractions=fractions, seeds=seeds_map, folds=folds,
-                                  targets=tgt, n_jobs=workers, backend=joblib_backend, progress=tick)
+                    runs = replay(run_label, mat, method_objs, fractions=fractions, seeds=seeds_map,
+                                  folds=None if split == "forward" else folds, targets=job_targets,
+                                  n_jobs=workers, backend=joblib_backend, progress=tick, protocol=protocol)
                 except (DataError, BudgetError) as exc:
                     print_error(console, exc)
                     sys.exit(2)
