@@ -23,6 +23,57 @@ class BudgetError(ValueError):
 
 
 @dataclass(frozen=True)
+class ShiftReport:
+    """How far a target lies from the source agents, and what that did to the interval.
+
+    Attributes
+    ----------
+    statistic : str
+        Name of the statistic, e.g. ``"nearest-source disagreement"``.
+    value : float
+        Its value for this target.
+    source_percentile : float
+        Percentile (0-100) of ``value`` among held-out source agents under the same protocol:
+        100 means farther from the history than every held-out source was.
+    n_sources : int
+        Number of source agents in the bank.
+    widening : float
+        Factor the interval's half-widths were multiplied by (1.0: not widened).
+    threshold : float
+        Percentile above which the target is reported as unlike the history.
+    """
+
+    statistic: str
+    value: float
+    source_percentile: float
+    n_sources: int
+    widening: float
+    threshold: float = 95.0
+
+    @property
+    def unlike_history(self) -> bool:
+        """True when the statistic lies above ``threshold`` percent of held-out sources."""
+        return self.source_percentile > self.threshold
+
+    @property
+    def message(self) -> str:
+        """One sentence a user can act on."""
+        wid = (f"the interval was widened by x{self.widening:.2f} for agents unlike the history"
+               if self.widening > 1 else "the interval was not widened")
+        if self.unlike_history:
+            return (f"this agent is unlike the {self.n_sources} agents in the bank: its {self.statistic} "
+                    f"({self.value:.3g}) is above {self.source_percentile:.0f} % of held-out sources; {wid}. "
+                    "Treat the estimate with care, or run more tasks.")
+        return (f"this agent looks like the {self.n_sources} agents in the bank ({self.statistic} "
+                f"{self.value:.3g}, source percentile {self.source_percentile:.0f}); {wid}.")
+
+    def to_dict(self) -> dict:
+        return {"statistic": self.statistic, "value": self.value, "source_percentile": self.source_percentile,
+                "n_sources": self.n_sources, "widening": self.widening, "threshold": self.threshold,
+                "unlike_history": self.unlike_history, "message": self.message}
+
+
+@dataclass(frozen=True)
 class ScoreEstimate:
     """A full-bank score estimate; every value on the 0-1 scale.
 
@@ -38,6 +89,13 @@ class ScoreEstimate:
         Distinct outcomes the estimate conditions on.
     budget : int
         The session's budget.
+    shift : ShiftReport or None
+        Shift diagnostic, for methods that compute one.
+
+    Notes
+    -----
+    The point always lies inside its own interval: an interval given without the point is
+    extended to reach it (``lower = min(lower, point)``, ``upper = max(upper, point)``).
     """
 
     point: float
@@ -48,6 +106,13 @@ class ScoreEstimate:
     n_queried: int = 0
     budget: int = 0
     level: float = 0.90
+    shift: ShiftReport | None = None
+
+    def __post_init__(self) -> None:
+        if self.lower is not None and self.lower > self.point:
+            object.__setattr__(self, "lower", float(self.point))
+        if self.upper is not None and self.upper < self.point:
+            object.__setattr__(self, "upper", float(self.point))
 
     @property
     def width(self) -> float | None:
@@ -66,6 +131,7 @@ class ScoreEstimate:
             "level": self.level,
             "n_queried": self.n_queried,
             "budget": self.budget,
+            "shift": None if self.shift is None else self.shift.to_dict(),
         }
 
 

@@ -243,7 +243,11 @@ class HSPRSession(Session):
                                 self.cfg.n_draws, self.cfg.draw_seed, self.kappa is not None)
 
     def estimate(self) -> ScoreEstimate:
-        """Calibrated posterior-predictive median (Eqs. 14-16) with a 90 % credible interval."""
+        """Calibrated posterior-predictive median (Eqs. 14-16) with a 90 % credible interval.
+
+        The interval is the 5 % and 95 % predictive quantiles moved by the calibration shift
+        ``S_hat - S_.5`` of Eq. 16 (clipped to [0, 1]), so it always holds the point.
+        """
         if self._cache is not None and self._cache[0] == self.n_queried:
             return self._cache[1]
         d = self.draws()
@@ -253,6 +257,8 @@ class HSPRSession(Session):
         base = median if self.cfg.decision == "median" else mean
         resid = calibration_residual(self.w, self.M, self.n, self.s)
         point = calibrate(base, resid, self.cfg.lam, self.n_queried, self.n_tasks)
+        # the interval moves with the calibration shift of Eq. 16, so it holds its own point
+        lo, hi = np.clip(np.array([lo, hi]) + (point - base), 0.0, 1.0)
         est = ScoreEstimate(point=point, mean=mean, median=median, lower=float(lo), upper=float(hi),
                             n_queried=self.n_queried, budget=self.budget)
         self._cache = (self.n_queried, est)
