@@ -55,6 +55,8 @@ def status_lines(st: LiveStatus) -> list[str]:
     else:
         out.append(f"estimate {_fmt_pp(d['estimate_pp'])} %, 90 % credible interval "
                    f"[{_fmt_pp(d['lower_pp'])}, {_fmt_pp(d['upper_pp'])}] % (width {_fmt_pp(d['width_pp'], 2)} pp)")
+        if st.estimate.shift is not None:
+            out.append(f"shift: {st.estimate.shift.message}")
     out.append(f"run {st.n_recorded} of {st.budget} tasks ({d['n_asked_recorded']} asked, {d['n_extra']} extra); "
                f"{len(st.pending)} pending; {st.budget_left} left in the budget")
     if st.extra:

@@ -11,6 +11,7 @@ from ..session import Method
 REGISTRY: dict[str, str] = {
     "hspr": "hspr.methods.hspr:HSPR",
     "hspr_auto": "hspr.methods.hspr.selection:HSPRAuto",
+    "hspr_robust": "hspr.methods.hspr.robust:HSPRRobust",
     "uniform": "hspr.methods.uniform:Uniform",
     "tinybench": "hspr.methods.tinybench:TinyBench",
     "faq": "hspr.methods.faq:FAQ",

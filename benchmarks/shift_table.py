@@ -1,0 +1,69 @@
+"""Print the shift-protocol table of the shift issue: MAE / MaxErr / 90 % coverage / mean width
+per protocol and method, for hspr_robust, hspr and the peers, in one run.
+
+Protocols (10 % budget):
+- ``verified/bash-only``: all 114 Verified rows as sources, the 28 bash-only rows as targets;
+- ``verified/forward-20``: the oldest 94 Verified rows as sources, the newest 20 as targets.
+
+    python benchmarks/shift_table.py --seeds 0-4 --workers 2 --out shift.json
+
+Every method runs on the same seeds (default 0-4). Writes the runs and summary as JSON (the
+format of ``hspr replay --out``, so ``hspr report shift.json`` works) and prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import pandas as pd
+
+from hspr.cli.replay_cmd import parse_seeds
+from hspr.data.banks import load_bank, load_target_set
+from hspr.data.folds import forward_split
+from hspr.methods import REGISTRY, get_method
+from hspr.metrics import summarize
+from hspr.replay import replay
+
+DEFAULT_METHODS = [n for n in REGISTRY if n != "hspr_auto"]  # hspr_auto would run selection (slow)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--methods", default=",".join(DEFAULT_METHODS))
+    ap.add_argument("--seeds", default="0-4")
+    ap.add_argument("--newest", type=int, default=20)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--protocols", default="bash-only,forward")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    names = args.methods.split(",")
+    seeds = parse_seeds(args.seeds)
+    methods = {n: get_method(n) for n in names}
+    seed_map = {n: (seeds[:1] if m.seed_kind == "deterministic" else seeds) for n, m in methods.items()}
+    bank = load_bank("verified")
+    runs = []
+    t0 = time.perf_counter()
+    for proto in args.protocols.split(","):
+        if proto == "bash-only":
+            runs += replay("verified/bash-only", bank, methods, seeds=seed_map, targets=load_target_set("bash-only"),
+                           n_jobs=args.workers, protocol="bash-only")
+        elif proto == "forward":
+            new = forward_split(bank.agents, args.newest)
+            runs += replay(f"verified/forward-{args.newest}", bank.drop_rows(new), methods, seeds=seed_map,
+                           targets=bank.rows(new), n_jobs=args.workers, protocol=f"forward-{args.newest}")
+        else:
+            raise SystemExit(f"unknown protocol {proto!r}; use bash-only and/or forward")
+        print(f"{proto}: {time.perf_counter() - t0:.0f} s", flush=True)
+    summary = summarize(pd.DataFrame(runs))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump({"runs": runs, "summary": summary.to_dict(orient="records"),
+                       "wall_seconds": time.perf_counter() - t0}, fh)
+    cols = ["bank", "method", "mae_pp", "maxerr_pp", "coverage_90", "mean_width_pp", "n_targets", "n_seeds"]
+    print(summary[cols].round(3).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,293 @@
+"""Shift protocols (bundled target set, time-forward split), hspr_robust and the interval rules."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from scipy import special, stats
+
+from hspr.cli import main
+from hspr.data import ResponseMatrix
+from hspr.data.banks import TARGET_SETS, load_bank, load_target_set
+from hspr.data.folds import forward_split
+from hspr.data.matrix import DataError
+from hspr.methods import REGISTRY, get_method
+from hspr.methods.hspr import HSPR, HSPRConfig
+from hspr.methods.hspr.robust import (HSPRRobust, ShiftSettings, held_out_rows, leave_cluster_out,
+                                      nearest_disagreement, shrunk_quantile, widened)
+from hspr.metrics import summarize
+from hspr.replay import replay
+from hspr.report import MACRO, comparison_table
+from hspr.session import ScoreEstimate, ShiftReport
+
+from .conftest import simulate_matrix
+
+FAST = HSPRConfig(n_nodes=256, n_draws=2048)
+FAST_SHIFT = ShiftSettings(max_held_out=8, n_nodes=256, n_draws=2048, min_held_out=4)
+
+
+def dated(m: ResponseMatrix) -> ResponseMatrix:
+    """The same matrix with ids that start with a date: agent k is dated 2024-01-(k+1)."""
+    agents = [f"202401{k + 1:02d}_{a}" for k, a in enumerate(m.agents)]
+    return ResponseMatrix(agents, m.tasks, m.values)
+
+
+# -- data --------------------------------------------------------------------------------------
+def test_bash_only_target_set_matches_verified_tasks():
+    t = load_target_set("bash-only")
+    v = load_bank("verified")
+    assert t.shape == (28, 500)
+    assert set(t.tasks) == set(v.tasks)
+    assert not set(t.agents) & set(v.agents)
+    assert TARGET_SETS["bash-only"].bank == "verified"
+    # SOURCE.md says: resolve rate min 0.090, max 0.744
+    assert t.scores().min() == pytest.approx(0.090)
+    assert t.scores().max() == pytest.approx(0.744)
+    with pytest.raises(DataError, match="unknown target set"):
+        load_target_set("nope")
+
+
+def test_forward_split_takes_newest_by_date_in_any_row_order():
+    agents = ["20240105_b", "20231201_a", "20240105_a", "20240301_z", "20230101_q"]
+    got = [agents[i] for i in forward_split(agents, 2)]
+    assert sorted(got) == ["20240105_b", "20240301_z"]  # same-day tie broken by id
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        perm = list(rng.permutation(agents))
+        assert sorted(perm[i] for i in forward_split(perm, 2)) == sorted(got)
+
+
+def test_forward_split_on_verified_is_the_newest_20():
+    v = load_bank("verified")
+    new = forward_split(v.agents, 20)
+    newest = sorted(v.agents)[-20:]
+    assert sorted(v.agents[i] for i in new) == newest
+
+
+@pytest.mark.parametrize("agents,newest,match", [
+    (["20240101_a", "b_undated", "20240102_c"], 1, "start with a date"),
+    (["20240101_a", "20240102_b", "20240103_c"], 2, "at least 2 sources"),
+    (["20240101_a", "20240102_b", "20240103_c"], 0, "--newest"),
+])
+def test_forward_split_refuses(agents, newest, match):
+    with pytest.raises(ValueError, match=match):
+        forward_split(agents, newest)
+
+
+# -- intervals ---------------------------------------------------------------------------------
+def test_score_estimate_extends_interval_to_hold_its_point():
+    e = ScoreEstimate(point=0.0, lower=0.003, upper=0.147)
+    assert (e.lower, e.upper) == (0.0, 0.147)
+    e = ScoreEstimate(point=0.9, lower=0.5, upper=0.8)
+    assert (e.lower, e.upper) == (0.5, 0.9)
+    e = ScoreEstimate(point=0.4, lower=0.3, upper=0.5)
+    assert (e.lower, e.upper) == (0.3, 0.5)
+
+
+def test_widened_closed_form():
+    assert widened(0.5, 0.4, 0.55, 2.0) == pytest.approx((0.3, 0.6))
+    assert widened(0.05, 0.0, 0.1, 2.0) == pytest.approx((0.0, 0.15))  # clipped at 0
+    assert widened(0.5, 0.4, 0.55, 1.0) == pytest.approx((0.4, 0.55))
+
+
+def test_shrunk_quantile_closed_forms():
+    # pseudo-values alone: the 10th of 10 is Phi^-1(0.975) / Phi^-1(0.95) = 1.96 / 1.645
+    assert shrunk_quantile(np.empty(0), 0.90, 10) == pytest.approx(stats.norm.ppf(0.975) / stats.norm.ppf(0.95))
+    # a calibrated model's ratios give a factor near 1
+    z = np.abs(np.random.default_rng(0).normal(size=20000)) / stats.norm.ppf(0.95)
+    assert shrunk_quantile(z, 0.90, 10) == pytest.approx(1.0, abs=0.03)
+    # errors twice as large as the model says give twice the factor
+    assert shrunk_quantile(2 * z, 0.90, 10) == pytest.approx(2.0, abs=0.06)
+    # no prior: the split-conformal rank ceil((n + 1) 0.9) of 1..9 is the 9th
+    assert shrunk_quantile(np.arange(1, 10), 0.90, 0) == 9
+
+
+def test_nearest_disagreement_hand_checked():
+    src = np.array([[1, 1, 0, 0], [0, 1, 1, 1]])
+    assert nearest_disagreement(src, np.array([0, 1, 2]), np.array([1, 1, 1])) == pytest.approx(1 / 3)
+    assert nearest_disagreement(src, np.array([2, 3]), np.array([1, 1])) == 0.0
+    assert nearest_disagreement(src, np.array([], dtype=int), np.array([])) == 0.0
+
+
+def test_held_out_rows_spread_over_scores_and_order_free():
+    m = simulate_matrix(30, 40, seed=3)[0]
+    rows = held_out_rows(m.values, m.agents, 6)
+    assert len(rows) == 6
+    picked = {m.agents[i] for i in rows}
+    perm = np.random.default_rng(1).permutation(30)
+    p = m.rows(perm)
+    assert {p.agents[i] for i in held_out_rows(p.values, p.agents, 6)} == picked
+    s = m.scores()
+    assert s[list(rows)].min() == s.min() and s[list(rows)].max() == s.max()
+
+
+def test_hspr_interval_holds_its_calibrated_point(small_bank):
+    """HSPR's interval moves with the Eq. 16 shift: same width unless clipped, holds the point."""
+    src, tgt = small_bank.drop_rows(range(8)), small_bank.rows(range(8))
+    model = HSPR(FAST).fit(src)
+    for r in range(tgt.n_agents):
+        s = model.start(12, 0)
+        while not s.done:
+            t = s.ask()
+            s.tell(t, int(tgt.values[r, tgt.task_index(t)]))
+        e = s.estimate()
+        d = s.draws()
+        lo, hi = np.quantile(d, [0.05, 0.95])
+        assert e.lower <= e.point <= e.upper
+        if 0 < e.lower and e.upper < 1:
+            assert e.upper - e.lower == pytest.approx(hi - lo, abs=1e-12)
+            assert e.lower - lo == pytest.approx(e.point - e.median, abs=1e-12)
+
+
+# -- every method: point inside its interval across a replay -----------------------------------
+def test_every_method_point_inside_interval_across_replay():
+    m = simulate_matrix(24, 60, seed=5)[0]
+    names = [n for n in REGISTRY if n not in ("hspr_auto", "hspr", "hspr_robust")]
+    methods = {n: get_method(n) for n in names}
+    methods["hspr"] = HSPR(FAST)
+    methods["hspr_robust"] = HSPRRobust(config=FAST, shift=FAST_SHIFT)
+    folds = [list(m.agents[i::4]) for i in range(4)]
+    runs = replay("sim", m, methods, fractions=(0.1, 0.3), seeds={n: (0,) for n in methods}, folds=folds)
+    df = pd.DataFrame(runs)
+    assert set(df["method"]) == set(methods)
+    has = df["lower"].notna()
+    assert has.any()
+    bad = df[has & ~((df["lower"] <= df["estimate"] + 1e-12) & (df["estimate"] <= df["upper"] + 1e-12))]
+    assert bad.empty, bad[["method", "target", "estimate", "lower", "upper"]]
+
+
+# -- hspr_robust ---------------------------------------------------------------------------------
+def test_robust_keeps_hspr_point_and_widens_interval(small_bank):
+    src, tgt = small_bank.drop_rows(range(6)), small_bank.rows(range(6))
+    base = HSPR(FAST).fit(src)
+    rob = HSPRRobust(config=FAST, shift=FAST_SHIFT).fit(src)
+    c = rob.calibration_.factor
+    assert c >= FAST_SHIFT.min_factor
+    for r in range(tgt.n_agents):
+        s0, s1 = base.start(15, 2), rob.start(15, 2)
+        while not s0.done:
+            t = s0.ask()
+            assert s1.ask() == t  # the same query path
+            y = int(tgt.values[r, tgt.task_index(t)])
+            s0.tell(t, y)
+            s1.tell(t, y)
+        e0, e1 = s0.estimate(), s1.estimate()
+        assert e1.point == e0.point
+        assert (e1.lower, e1.upper) == pytest.approx(widened(e0.point, e0.lower, e0.upper, c))
+        assert isinstance(e1.shift, ShiftReport)
+        assert 0 <= e1.shift.source_percentile <= 100
+        assert e1.shift.widening == c
+        assert e1.shift.n_sources == src.n_agents
+
+
+def test_robust_exact_at_full_budget(small_bank):
+    src, tgt = small_bank.drop_rows(range(2)), small_bank.rows(range(1))
+    rob = HSPRRobust(config=FAST, shift=FAST_SHIFT).fit(src)
+    s = rob.start(tgt.n_tasks, 0)
+    while not s.done:
+        t = s.ask()
+        s.tell(t, int(tgt.values[0, tgt.task_index(t)]))
+    e = s.estimate()
+    assert e.point == pytest.approx(tgt.values[0].mean())
+    assert e.lower == e.upper == e.point
+
+
+def test_robust_calibration_uses_forward_runs_when_ids_are_dated():
+    m = dated(simulate_matrix(20, 50, seed=2)[0])
+    cal = leave_cluster_out(m, [FAST], ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048, forward_fraction=0.2))[0]
+    fwd = [n for n in cal.held_out if n.endswith("(forward)")]
+    assert len(fwd) == 4  # round(0.2 * 20)
+    assert len(cal.ratios) == len(cal.errors) == len(cal.distances) == 9
+    cal0 = leave_cluster_out(m, [FAST], ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048, forward_fraction=0))[0]
+    assert len(cal0.held_out) == 5
+
+
+def test_robust_covers_a_shifted_population_better_than_hspr():
+    """Simulated shift: targets fail 25 % of the tasks the history finds easy (a 'slip')."""
+    rng = np.random.default_rng(11)
+    full, _ = simulate_matrix(60, 100, seed=11)
+    src = full.drop_rows(range(20))
+    Y = full.values[:20].copy()
+    slip = (rng.random(Y.shape) < 0.25) & (full.values[20:].mean(0) > 0.6)[None, :]
+    Y[slip] = 0
+    tgt = ResponseMatrix(full.agents[:20], full.tasks, Y)
+    methods = {"hspr": HSPR(FAST), "hspr_robust": HSPRRobust(config=FAST, shift=FAST_SHIFT)}
+    runs = pd.DataFrame(replay("sim", src, methods, fractions=(0.15,), seeds={n: (0, 1) for n in methods},
+                               targets=tgt))
+    s = summarize(runs).set_index("method")
+    assert s.loc["hspr_robust", "mae_pp"] == pytest.approx(s.loc["hspr", "mae_pp"])
+    assert s.loc["hspr_robust", "coverage_90"] > s.loc["hspr", "coverage_90"]
+    assert s.loc["hspr_robust", "mean_width_pp"] > s.loc["hspr", "mean_width_pp"]
+
+
+def test_shift_settings_refuse_bad_values():
+    for bad in ({"neighbour_fraction": 0.9}, {"max_held_out": 1}, {"level": 1.0}, {"min_factor": 0.5},
+                {"prior_n": -1}, {"forward_fraction": 0.7}, {"threshold": 101}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            ShiftSettings(**bad)
+    with pytest.raises(ValueError, match="at least 4 source agents"):
+        HSPRRobust(config=FAST).fit(simulate_matrix(3, 20)[0])
+
+
+def test_shift_report_message_names_the_bank_size_and_widening():
+    r = ShiftReport("nearest-source disagreement", 0.4, 99.0, 114, 1.25)
+    assert r.unlike_history
+    assert "unlike the 114 agents" in r.message and "x1.25" in r.message
+    d = r.to_dict()
+    assert d["unlike_history"] is True and json.loads(json.dumps(d)) == d
+    assert not ShiftReport("x", 0.1, 50.0, 114, 1.0).unlike_history
+
+
+# -- CLI and report ------------------------------------------------------------------------------
+def test_cli_bash_only_protocol_labels_runs(tmp_path):
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["replay", "--targets", "bash-only", "--methods", "uniform", "--seeds", "0",
+                                    "-q", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    d = json.loads(out.read_text())
+    assert {r["bank"] for r in d["runs"]} == {"verified/bash-only"}
+    assert {r["protocol"] for r in d["runs"]} == {"bash-only"}
+    assert {r["target"] for r in d["runs"]} == set(load_target_set("bash-only").agents)
+    assert d["summary"][0]["n_targets"] == 28
+
+
+def test_cli_forward_split(tmp_path):
+    m = dated(simulate_matrix(12, 30, seed=4)[0])
+    path = tmp_path / "m.csv"
+    pd.DataFrame(m.values, index=pd.Index(m.agents, name="agent"), columns=m.tasks).to_csv(path)
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(path), "--bank", "sim", "--split", "forward",
+                                    "--newest", "3", "--methods", "uniform", "--seeds", "0", "-q", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    d = json.loads(out.read_text())
+    assert {r["target"] for r in d["runs"]} == set(sorted(m.agents)[-3:])
+    assert {r["bank"] for r in d["runs"]} == {"sim/forward-3"}
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--targets", "bash-only", "--split", "forward"], "not both"),
+    (["--targets", "bash-only", "--bank", "lite"], "verified"),
+    (["--targets", "no-such-set"], "neither a file nor a bundled target set"),
+    (["--bank", "pro", "--split", "forward"], "start with a date"),
+])
+def test_cli_shift_protocol_errors(tmp_path, args, match):
+    res = CliRunner().invoke(main, ["replay", "--methods", "uniform", "-q", "--out", str(tmp_path / "r.json"), *args])
+    assert res.exit_code == 2
+    assert match in " ".join(res.output.split())
+    assert "Traceback" not in res.output
+
+
+def test_report_keeps_shift_protocols_out_of_the_macro():
+    rows = []
+    for bank, err in (("lite", 0.01), ("verified", 0.02), ("verified/bash-only", 0.10)):
+        for t in range(3):
+            rows.append(dict(bank=bank, method="m", seed=0, target=f"t{t}", budget=10, budget_fraction=0.1,
+                             estimate=0.5 + 0.1 * t + err * (t - 1), truth=0.5 + 0.1 * t, lower=0.3, upper=0.9))
+    table = comparison_table(pd.DataFrame(rows))
+    macro = table[table["bank"] == MACRO]
+    assert macro["mae_pp"].item() == pytest.approx((100 * 0.02 / 3 + 100 * 0.04 / 3) / 2)
+    assert "verified/bash-only" in set(table["bank"])
