@@ -449,3 +449,26 @@ def test_session_with_non_object_events_is_refused(tmp_path):
     with pytest.raises(LiveSessionError, match="event 0"):
         LiveSession.open(path)
     del live
+
+
+def test_robust_session_reports_shift_in_status(bank, tmp_path):
+    cfg = tmp_path / "robust.json"
+    cfg.write_text(json.dumps({"config": FAST, "shift": {"max_held_out": 6, "n_nodes": 256, "n_draws": 2048,
+                                                         "min_held_out": 4}}))
+    path = tmp_path / "r.hspr"
+    cli(["start", "--matrix", bank["csv"], "--budget", 6, "--method", "hspr_robust", "--config", cfg,
+         "--session", path, "--json"])
+    for t in cli(["next", "--batch", 3, "--session", path, "--json"])["tasks"]:
+        cli(["record", t, bank["truth"][t], "--session", path, "--json"])
+    out = cli(["status", "--session", path, "--json"])
+    shift = out["estimate"]["shift"]
+    assert shift["statistic"] == "nearest-source disagreement" and 0 <= shift["source_percentile"] <= 100
+    assert shift["n_sources"] == bank["src"].n_agents and shift["widening"] >= 1.25
+    assert out["lower_pp"] <= out["estimate_pp"] <= out["upper_pp"]
+    text = cli(["status", "--session", path])
+    assert "shift: this agent" in " ".join(text.split())
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"shift": {"max_heldout": 6}}))
+    err = cli(["start", "--matrix", bank["csv"], "--budget", 6, "--method", "hspr_robust", "--config", bad,
+               "--session", tmp_path / "b.hspr", "--json"], ok=False)
+    assert "max_heldout" in err["error"]

@@ -321,19 +321,31 @@ class HSPRRobust(Method):
 
     Parameters
     ----------
-    config : HSPRConfig, optional
-        Fixed HSPR settings. Default: the shipped source-only configuration of the fold when the
+    config : HSPRConfig or dict, optional
+        Fixed HSPR settings (a dict of HSPRConfig fields, e.g. from a JSON file). Default: the shipped source-only configuration of the fold when the
         source digest matches one (as ``hspr[auto]``), else ``HSPRConfig()``; selection is never
         run inside ``fit``.
-    shift : ShiftSettings, optional
+    shift : ShiftSettings or dict, optional
+        Calibration settings (a dict of ShiftSettings fields).
+
+    Raises
+    ------
+    ValueError
+        On an unknown or out-of-range setting.
     """
 
     name = "hspr_robust"
     seed_kind = "adaptive"
 
-    def __init__(self, config: HSPRConfig | None = None, shift: ShiftSettings | dict | None = None) -> None:
-        self.config = config
-        self.shift = ShiftSettings(**shift) if isinstance(shift, dict) else (shift or ShiftSettings())
+    def __init__(self, config: HSPRConfig | dict | None = None, shift: ShiftSettings | dict | None = None) -> None:
+        self.config = HSPRConfig.from_dict(config) if isinstance(config, dict) else config
+        if isinstance(shift, dict):
+            unknown = set(shift) - set(ShiftSettings.__dataclass_fields__)
+            if unknown:
+                raise ValueError(f"unknown hspr_robust shift setting(s) {sorted(unknown)}; known: "
+                                 f"{sorted(ShiftSettings.__dataclass_fields__)}")
+            shift = ShiftSettings(**shift)
+        self.shift = shift or ShiftSettings()
 
     def get_params(self) -> dict:
         """Settings as plain data (the scikit-learn convention)."""
