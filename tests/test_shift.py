@@ -225,7 +225,7 @@ def test_robust_covers_a_shifted_population_better_than_hspr():
 
 
 def test_shift_settings_refuse_bad_values():
-    for bad in ({"neighbour_fraction": 0.9}, {"max_held_out": 1}, {"level": 1.0}, {"min_factor": 0.5},
+    for bad in ({"neighbour_fraction": 0.9}, {"max_held_out": 1}, {"level": 1.0}, {"min_factor": 0.5}, {"max_factor": 1.1},
                 {"prior_n": -1}, {"forward_fraction": 0.7}, {"threshold": 101}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             ShiftSettings(**bad)
@@ -291,3 +291,18 @@ def test_report_keeps_shift_protocols_out_of_the_macro():
     macro = table[table["bank"] == MACRO]
     assert macro["mae_pp"].item() == pytest.approx((100 * 0.02 / 3 + 100 * 0.04 / 3) / 2)
     assert "verified/bash-only" in set(table["bank"])
+
+
+def test_one_se_choice_keeps_the_default_unless_clearly_better():
+    from hspr.methods.hspr.robust import one_se_choice
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(0, 0.02, size=50)
+    noisy = base + rng.normal(0, 0.01, size=50)  # same accuracy, different noise
+    assert one_se_choice(np.array([base, noisy])) == 0
+    better = base * 0.5  # every |error| halved: clearly better
+    assert one_se_choice(np.array([base, noisy, better])) == 2
+    # two clearly better rows: the lower mean wins
+    assert one_se_choice(np.array([base, base * 0.6, base * 0.3])) == 2
+    # hand-checked: differences (-1, -1, -1, -1) have sd 0, so any mean drop is clear
+    assert one_se_choice(np.array([[2.0, 2, 2, 2], [1.0, 1, 1, 1]])) == 1

@@ -58,7 +58,8 @@ class ShiftReport:
     @property
     def message(self) -> str:
         """One sentence a user can act on."""
-        wid = (f"the interval was widened by x{self.widening:.2f} for agents unlike the history"
+        wid = (f"the interval was widened by x{self.widening:.2f}, as for every agent, because source agents "
+               "replayed without their near twins miss more often than the model's own interval says"
                if self.widening > 1 else "the interval was not widened")
         if self.unlike_history:
             return (f"this agent is unlike the {self.n_sources} agents in the bank: its {self.statistic} "

@@ -315,6 +315,6 @@ def register(group: click.Group) -> None:
         if csv_path:
             Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
             summary.to_csv(csv_path, index=False)
-        out_console = Console(width=None if sys.stdout.isatty() else 120)
+        out_console = Console(width=None if sys.stdout.isatty() else 160)
         out_console.print(summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"))
         console.print(f"wrote {out} ({len(all_runs)} runs)")
