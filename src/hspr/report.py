@@ -330,7 +330,7 @@ def comparison_markdown(table: pd.DataFrame) -> str:
     Best per bank and column in **bold**, second best in *italic* (see :func:`_with_marks`).
     """
     out = ["# Score recovery: comparison", "",
-           "Seed-averaged metrics over all targets of the 4 folds (HSPR_SPEC section 7); errors in percentage "
+           "Seed-averaged metrics over all targets of the 4 folds, or of a shift protocol (bank/protocol rows, outside the macro MAE) (HSPR_SPEC section 7); errors in percentage "
            "points (pp). Per bank: **bold** = best, *italic* = second best, each marked only when some entry "
            "ranks below it (MAE, MaxErr: lower is better; Kendall τ_b: higher is better). 90 % coverage: "
            "fraction of runs whose 90 % interval holds the true score (– = the method gives no interval).", ""]
@@ -365,7 +365,7 @@ def comparison_rich(table: pd.DataFrame) -> list:
     for _, g in _with_marks(table).groupby("budget_fraction", sort=True):
         t = Table(title=_budget_heading(g), caption="errors in pp; * best, ' second best per bank")
         for h in _CMP_HEADER:
-            t.add_column(h, justify="left" if h in ("bank", "method") else "right")
+            t.add_column(h, justify="left" if h in ("bank", "method") else "right", no_wrap=h in ("bank", "method"))
         per = g[g["bank"] != MACRO]
         last = per["bank"].ne(per["bank"].shift(-1)).to_numpy()
         for r, end in zip(per.itertuples(), last):
@@ -607,7 +607,7 @@ def paired_rich(paired: pd.DataFrame):
               caption=f"95 % percentile bootstrap CI; Wilcoxon signed-rank (zero_method='{ZERO_METHOD}'); "
                       "Holm over all rows")
     for h in _PAIR_HEADER:
-        t.add_column(h, justify="left" if h in ("method", "bank") else "right")
+        t.add_column(h, justify="left" if h in ("method", "bank") else "right", no_wrap=h in ("bank", "method"))
     last = (paired["method"].ne(paired["method"].shift(-1))
             | paired["budget_fraction"].ne(paired["budget_fraction"].shift(-1))).to_numpy()
     for r, end in zip(paired.itertuples(), last):
