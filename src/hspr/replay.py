@@ -93,8 +93,8 @@ def _run_targets(job: ReplayJob, model: FittedModel) -> list[dict]:
     for r in range(job.targets.n_agents):
         row = HiddenRow(job.targets, r)
         for rec in run_session(model, row, job.budgets, job.seed):
-            rec.update(bank=job.bank, protocol=job.protocol, method=job.method, fold=job.fold, target=row.agent, seed=job.seed,
-                       budget_fraction=frac[rec["budget"]])
+            rec.update(bank=job.bank, protocol=job.protocol, method=job.method, fold=job.fold, target=row.agent,
+                       seed=job.seed, budget_fraction=frac[rec["budget"]])
             runs.append(rec)
     return runs
 

@@ -198,8 +198,8 @@ def register(group: click.Group) -> None:
                   help="Where to write runs and summary (JSON).")
     @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also write the summary as CSV.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-    def replay_cmd(bank, matrix, targets, split, newest, methods, budget, seeds, workers, backend, scheduler, missing_as_zero, config_path,
-                   acquisition, decision, no_group_uncertainty, out, csv_path, quiet):
+    def replay_cmd(bank, matrix, targets, split, newest, methods, budget, seeds, workers, backend, scheduler,
+                   missing_as_zero, config_path, acquisition, decision, no_group_uncertainty, out, csv_path, quiet):
         """Backtest score recovery on archived response matrices.
 
         For each of 4 deterministic target folds (or the --targets rows, or the newest agents
@@ -226,22 +226,22 @@ def register(group: click.Group) -> None:
             method_objs = _method_objects(names, config_path, ablations)
             if targets and split == "forward":
                 raise click.BadParameter("give either --targets or --split forward, not both", param_hint="--split")
-            jobs = []
+            jobs = []  # (label, source matrix, folds or None, target rows or None)
             if matrix:
                 mat = load_matrix(matrix)
                 if mat.missing is not None and missing_as_zero:
                     mat = mat.fill_missing(0)
                 label = bank if bank != "verified" else Path(matrix).stem
-                jobs.append((label, mat, None if targets or split == "forward" else make_folds(mat.agents)))
+                jobs.append((label, mat, None if targets or split == "forward" else make_folds(mat.agents), None))
             else:
                 if targets in TARGET_SETS and bank in ("verified", TARGET_SETS[targets].bank):
                     bank = TARGET_SETS[targets].bank
                 banks = list(BANK_ORDER) if bank == "all" else [bank]
                 for b in banks:
-                    jobs.append((b, load_bank(b), bank_folds(b)))
+                    jobs.append((b, load_bank(b), bank_folds(b), None))
             tgt, protocol = None, None
             if targets in TARGET_SETS and not Path(targets).exists():
-                if matrix or any(label != TARGET_SETS[targets].bank for label, _, _ in jobs):
+                if matrix or any(job[0] != TARGET_SETS[targets].bank for job in jobs):
                     raise click.BadParameter(f"the bundled target set {targets!r} is scored against the "
                                              f"{TARGET_SETS[targets].bank!r} bank: use --bank "
                                              f"{TARGET_SETS[targets].bank} without --matrix", param_hint="--targets")
@@ -253,14 +253,13 @@ def register(group: click.Group) -> None:
                 tgt, protocol = load_matrix(targets), "targets"
                 if tgt.missing is not None and missing_as_zero:
                     tgt = tgt.fill_missing(0)
+            if tgt is not None:
+                jobs = [(label, mat, None, tgt) for label, mat, _, _ in jobs]
             elif split == "forward":
                 protocol = f"forward-{newest}"
-                fwd = []
-                for label, mat, _ in jobs:
-                    new = forward_split(mat.agents, newest)
-                    fwd.append((label, mat.drop_rows(new), mat.rows(new)))
-                jobs = fwd
-            for label, mat, _ in jobs:
+                jobs = [(label, mat.drop_rows(new), None, mat.rows(new))
+                        for label, mat, _, _ in jobs for new in [forward_split(mat.agents, newest)]]
+            for label, mat, _, _ in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
                 if tgt is not None:
                     both = sorted(set(tgt.agents) & set(mat.agents))
@@ -285,19 +284,17 @@ def register(group: click.Group) -> None:
         with connected(backend, scheduler, workers) as joblib_backend, Progress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                 TimeRemainingColumn(), console=console, disable=quiet) as prog:
-            for label, mat, folds in jobs:
+            for label, mat, folds, job_targets in jobs:
                 task = prog.add_task(f"replay {label}", total=None)
 
                 def tick(done, total, task=task):
                     prog.update(task, completed=done, total=total)
 
-                # a forward split carries its targets in place of folds
-                job_targets = folds if split == "forward" else tgt
                 run_label = f"{label}/{protocol}" if protocol and protocol != "targets" else label
                 try:
-                    runs = replay(run_label, mat, method_objs, fractions=fractions, seeds=seeds_map,
-                                  folds=None if split == "forward" else folds, targets=job_targets,
-                                  n_jobs=workers, backend=joblib_backend, progress=tick, protocol=protocol)
+                    runs = replay(run_label, mat, method_objs, fractions=fractions, seeds=seeds_map, folds=folds,
+                                  targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
+                                  protocol=protocol)
                 except (DataError, BudgetError) as exc:
                     print_error(console, exc)
                     sys.exit(2)
