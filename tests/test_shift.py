@@ -236,7 +236,7 @@ def test_shift_settings_refuse_bad_values():
 def test_shift_report_message_names_the_bank_size_and_widening():
     r = ShiftReport("nearest-source disagreement", 0.4, 99.0, 114, 1.25)
     assert r.unlike_history
-    assert "unlike the 114 agents" in r.message and "x1.25" in r.message
+    assert "unlike the 114 source agents" in r.message and "x1.25" in r.message
     d = r.to_dict()
     assert d["unlike_history"] is True and json.loads(json.dumps(d)) == d
     assert not ShiftReport("x", 0.1, 50.0, 114, 1.0).unlike_history
@@ -272,7 +272,8 @@ def test_cli_forward_split(tmp_path):
     (["--targets", "bash-only", "--split", "forward"], "not both"),
     (["--targets", "bash-only", "--bank", "lite"], "verified"),
     (["--targets", "no-such-set"], "neither a file nor a bundled target set"),
-    (["--bank", "pro", "--split", "forward"], "start with a date"),
+    (["--bank", "pro", "--split", "forward"], "pro: a time-forward split needs agent ids that start with a date"),
+    (["--bank", "all", "--split", "forward"], "pro: a time-forward split"),
 ])
 def test_cli_shift_protocol_errors(tmp_path, args, match):
     res = CliRunner().invoke(main, ["replay", "--methods", "uniform", "-q", "--out", str(tmp_path / "r.json"), *args])
@@ -306,3 +307,18 @@ def test_one_se_choice_keeps_the_default_unless_clearly_better():
     assert one_se_choice(np.array([base, base * 0.6, base * 0.3])) == 2
     # hand-checked: differences (-1, -1, -1, -1) have sd 0, so any mean drop is clear
     assert one_se_choice(np.array([[2.0, 2, 2, 2], [1.0, 1, 1, 1]])) == 1
+
+
+def test_report_without_hspr_uses_a_method_in_the_results(tmp_path):
+    """A shift-only results file without plain hspr still gets its tables (no --baseline needed)."""
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["replay", "--targets", "bash-only", "--methods", "uniform,rsl", "--seeds", "0",
+                                    "-q", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    rep = CliRunner().invoke(main, ["report", str(out), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
+    assert rep.exit_code == 0, rep.output
+    md = (tmp_path / "rep" / "comparison.md").read_text()
+    assert "verified/bash-only" in md
+    assert "Macro MAE" not in md  # shift protocols only: no macro table
+    paired = pd.read_csv(tmp_path / "rep" / "paired.csv")
+    assert set(paired["method"]) == {"rsl"}  # compared with the first method, uniform

@@ -310,7 +310,7 @@ def _cmp_cells(r) -> list[tuple[str, float | None]]:
 
 def _macro_wide(g: pd.DataFrame) -> tuple[list[str], list[str], list[list[tuple[str, float | None]]]]:
     """Rows = methods, columns = per-bank MAE and the macro MAE; cells as (text, rank)."""
-    per = g[g["bank"] != MACRO]
+    per = g[(g["bank"] != MACRO) & ~g["bank"].str.contains("/", regex=False)]  # shift protocols: not in the macro
     banks = list(dict.fromkeys(per["bank"]))
     methods = list(dict.fromkeys(per["method"]))
     idx = {(r.bank, r.method): r for r in g.itertuples()}
@@ -339,6 +339,8 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         rows = [[_mark_md(t, k) for t, k in _cmp_cells(r)] for r in g[g["bank"] != MACRO].itertuples()]
         out += [_md_table(_CMP_HEADER, rows, [False, False] + [True] * 7), ""]
         banks, _, wide = _macro_wide(g)
+        if not banks:  # shift protocols only: no macro MAE
+            continue
         out += ["### Macro MAE (equal weight over banks, pp)", ""]
         rows = [[_mark_md(t, k) for t, k in cells] for cells in wide]
         out += [_md_table(["method"] + [f"{b} MAE" for b in banks] + ["macro MAE"], rows,
@@ -372,6 +374,8 @@ def comparison_rich(table: pd.DataFrame) -> list:
             t.add_row(*[_rich_cell(x, k) for x, k in _cmp_cells(r)], end_section=bool(end))
         out.append(t)
         banks, _, wide = _macro_wide(g)
+        if not banks:  # shift protocols only: no macro MAE
+            continue
         mt = Table(title=f"Macro MAE (equal weight over banks), budget {_pct(g['budget_fraction'].iloc[0])}",
                    caption="MAE in pp; * best, ' second best per column; – not run on every bank")
         mt.add_column("method")

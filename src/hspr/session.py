@@ -36,7 +36,7 @@ class ShiftReport:
         Percentile (0-100) of ``value`` among held-out source agents under the same protocol:
         100 means farther from the history than every held-out source was.
     n_sources : int
-        Number of source agents in the bank.
+        Number of source agents the method was fitted on.
     widening : float
         Factor the interval's half-widths were multiplied by (1.0: not widened).
     threshold : float
@@ -62,10 +62,10 @@ class ShiftReport:
                "replayed without their near twins miss more often than the model's own interval says"
                if self.widening > 1 else "the interval was not widened")
         if self.unlike_history:
-            return (f"this agent is unlike the {self.n_sources} agents in the bank: its {self.statistic} "
+            return (f"this agent is unlike the {self.n_sources} source agents: its {self.statistic} "
                     f"({self.value:.3g}) is above {self.source_percentile:.0f} % of held-out sources; {wid}. "
                     "Treat the estimate with care, or run more tasks.")
-        return (f"this agent looks like the {self.n_sources} agents in the bank ({self.statistic} "
+        return (f"this agent looks like the {self.n_sources} source agents ({self.statistic} "
                 f"{self.value:.3g}, source percentile {self.source_percentile:.0f}); {wid}.")
 
     def to_dict(self) -> dict:

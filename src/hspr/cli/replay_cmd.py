@@ -257,8 +257,14 @@ def register(group: click.Group) -> None:
                 jobs = [(label, mat, None, tgt) for label, mat, _, _ in jobs]
             elif split == "forward":
                 protocol = f"forward-{newest}"
-                jobs = [(label, mat.drop_rows(new), None, mat.rows(new))
-                        for label, mat, _, _ in jobs for new in [forward_split(mat.agents, newest)]]
+                fwd = []
+                for label, mat, _, _ in jobs:
+                    try:
+                        new = forward_split(mat.agents, newest)
+                    except ValueError as exc:
+                        raise ValueError(f"{label}: {exc}") from None
+                    fwd.append((label, mat.drop_rows(new), None, mat.rows(new)))
+                jobs = fwd
             for label, mat, _, _ in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
                 if tgt is not None:

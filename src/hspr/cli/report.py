@@ -19,8 +19,9 @@ def register(group: click.Group) -> None:
     @click.option("--out-dir", type=click.Path(file_okay=False), default="report", show_default=True,
                   help="Folder for comparison.md/.csv, paired.md/.csv and the figures (created if needed).")
     @click.option("--baseline", default=None,
-                  help="Method every other method is compared with in the paired analysis (default: hspr, or "
-                       "the first hspr[...] variant when plain hspr is absent).")
+                  help="Method every other method is compared with in the paired analysis (default: hspr; "
+                       "without it the first HSPR variant in the results (hspr[...], hspr_robust), else the "
+                       "first method).")
     @click.option("--n-resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
                   help="Bootstrap resamples for the 95 % interval of the mean paired difference.")
     @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
@@ -49,8 +50,8 @@ def register(group: click.Group) -> None:
                 runs = read_results(results)
             if baseline is None:
                 names = list(dict.fromkeys(runs["method"]))
-                variants = [m for m in names if m.startswith("hspr[")]
-                baseline = "hspr" if "hspr" in names or not variants else variants[0]
+                variants = [m for m in names if m.startswith("hspr")]
+                baseline = "hspr" if "hspr" in names else (variants or names)[0]
             for w in caught:
                 err.print(f"[yellow]note:[/yellow] {escape(str(w.message))}", highlight=False, soft_wrap=True)
             rep = write_report(runs, out_dir, baseline=baseline, n_resamples=n_resamples, seed=seed,
