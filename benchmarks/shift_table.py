@@ -14,14 +14,15 @@ format of ``hspr replay --out``, so ``hspr report shift.json`` works) and prints
 from __future__ import annotations
 
 import argparse
-import json
 import time
+from pathlib import Path
 
 import pandas as pd
 
 from hspr.cli.replay_cmd import parse_seeds
 from hspr.data.banks import load_bank, load_target_set
 from hspr.data.folds import forward_split
+from hspr.fileio import write_json_durable
 from hspr.methods import REGISTRY, get_method
 from hspr.metrics import summarize
 from hspr.replay import replay
@@ -58,9 +59,8 @@ def main() -> None:
         print(f"{proto}: {time.perf_counter() - t0:.0f} s", flush=True)
     summary = summarize(pd.DataFrame(runs))
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump({"runs": runs, "summary": summary.to_dict(orient="records"),
-                       "wall_seconds": time.perf_counter() - t0}, fh)
+        write_json_durable({"runs": runs, "summary": summary.to_dict(orient="records"),
+                            "wall_seconds": time.perf_counter() - t0}, Path(args.out))
     cols = ["bank", "method", "mae_pp", "maxerr_pp", "coverage_90", "mean_width_pp", "n_targets", "n_seeds"]
     print(summary[cols].round(3).to_string(index=False))
 

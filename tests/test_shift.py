@@ -322,3 +322,40 @@ def test_report_without_hspr_uses_a_method_in_the_results(tmp_path):
     assert "Macro MAE" not in md  # shift protocols only: no macro table
     paired = pd.read_csv(tmp_path / "rep" / "paired.csv")
     assert set(paired["method"]) == {"rsl"}  # compared with the first method, uniform
+
+
+# -- valid JSON (issue 13, defect 3) --------------------------------------------------------------
+def test_results_json_has_no_nan_or_infinity_when_truths_tie(tmp_path):
+    import warnings
+
+    from hspr.fileio import write_json_durable
+
+    rows = [dict(bank="b", method="m", seed=0, target=f"t{t}", budget=5, budget_fraction=0.1, estimate=0.4 + 0.1 * t,
+                 truth=0.5) for t in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning either
+        s = summarize(pd.DataFrame(rows))
+    assert np.isnan(s["kendall_tau_b"].item())
+    path = tmp_path / "r.json"
+    write_json_durable({"summary": s.to_dict(orient="records"), "x": [float("inf"), np.float64("nan"), 1.5]}, path)
+    text = path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    d = json.loads(text)
+    assert d["summary"][0]["kendall_tau_b"] is None and d["x"] == [None, None, 1.5]
+
+
+def test_live_refuses_infinite_stop_width(tmp_path):
+    from hspr.live import LiveSession, LiveSessionError
+
+    m = simulate_matrix(12, 30, seed=6)[0]
+    path = tmp_path / "m.csv"
+    pd.DataFrame(m.values, index=pd.Index(m.agents, name="agent"), columns=m.tasks).to_csv(path)
+    for bad in (float("inf"), float("nan"), 0.0, -1.0):
+        with pytest.raises(LiveSessionError, match="finite number > 0"):
+            LiveSession.create(tmp_path / "s.hspr", 5, matrix=path, method="uniform", stop_width=bad)
+    live = LiveSession.create(tmp_path / "s.hspr", 5, matrix=path, method="uniform", stop_width=5.0)
+    with pytest.raises(LiveSessionError, match="finite number > 0"):
+        live.set_stop_width(float("inf"))
+    assert LiveSession.open(live.path).stop_width == 5.0
+    res = CliRunner().invoke(main, ["live", "status", "--session", str(live.path), "--stop-width", "inf"])
+    assert res.exit_code == 2 and "finite number > 0" in res.output and "Traceback" not in res.output

@@ -19,8 +19,27 @@ def _json_default(x):
     raise TypeError(f"{type(x).__name__} is not JSON serialisable")
 
 
+def finite_json(obj):
+    """A copy of ``obj`` in which every NaN or infinite float is ``None`` (valid, standard JSON).
+
+    Walks dicts, lists and tuples; numpy scalars and arrays become plain values first.
+    """
+    if isinstance(obj, dict):
+        return {k: finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_json(v) for v in obj]
+    if isinstance(obj, (np.generic, np.ndarray)):
+        return finite_json(_json_default(obj))
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
+
+
 def write_json_durable(obj, path: Path) -> None:
-    """Write ``obj`` as JSON to ``path`` atomically and durably.
+    """Write ``obj`` as standard JSON to ``path`` atomically and durably.
+
+    NaN and infinite floats are written as ``null`` (:func:`finite_json`), never as the
+    non-standard ``NaN`` / ``Infinity`` tokens.
 
     A temporary file in the same folder is written, flushed and fsync'ed, moved over ``path``
     with ``os.replace`` and the folder is fsync'ed; on any failure the temporary file is
@@ -38,7 +57,7 @@ def write_json_durable(obj, path: Path) -> None:
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, indent=1, default=_json_default)
+            json.dump(finite_json(obj), fh, indent=1, allow_nan=False)
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())

@@ -325,6 +325,22 @@ _FIT_CACHE: "OrderedDict[tuple, FittedModel]" = OrderedDict()
 _FIT_CACHE_SIZE = 4
 
 
+def check_stop_width(pp: float | None) -> None:
+    """Refuse a stop width that is not a finite number > 0 (percentage points); None is allowed.
+
+    Raises
+    ------
+    LiveSessionError
+        Naming the value and the fix.
+    """
+    if pp is None:
+        return
+    if isinstance(pp, bool) or not isinstance(pp, (int, float, np.integer, np.floating)) or not np.isfinite(pp) \
+            or not pp > 0:
+        raise LiveSessionError(f"stop width must be a finite number > 0 percentage points (e.g. 6), got {pp!r}; "
+                               "leave it out to stop only when the budget is spent")
+
+
 def fit_model(name: str, settings: dict, matrix: ResponseMatrix) -> FittedModel:
     """Fit method ``name`` with ``settings`` on ``matrix`` (all rows).
 
@@ -543,8 +559,7 @@ class LiveSession:
         b = check_budget(budget, mat.n_tasks)
         if b == 0:
             raise BudgetError("budget 0: a live session needs at least 1 task")
-        if stop_width is not None and not stop_width > 0:
-            raise LiveSessionError(f"stop width must be > 0 percentage points, got {stop_width!r}")
+        check_stop_width(stop_width)
         doc = {
             "format": SESSION_FORMAT,
             "version": SESSION_VERSION,
@@ -714,8 +729,7 @@ class LiveSession:
 
     def set_stop_width(self, pp: float | None) -> None:
         """Change the stop width (percentage points; None removes it) and save."""
-        if pp is not None and not pp > 0:
-            raise LiveSessionError(f"stop width must be > 0 percentage points, got {pp!r}")
+        check_stop_width(pp)
         with self._transaction():
             self.doc["stop_width_pp"] = None if pp is None else float(pp)
 

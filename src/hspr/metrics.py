@@ -41,7 +41,9 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
         row = dict(zip(keys, key))
         row["budget"] = int(g["budget"].iloc[0])
         for m in ("mae_pp", "maxerr_pp", "kendall_tau_b"):
-            row[m] = float(np.nanmean([p[m] for p in per_seed]))
+            vals = np.array([p[m] for p in per_seed], dtype=float)
+            ok = np.isfinite(vals)  # tau_b is undefined (NaN) when every truth ties
+            row[m] = float(vals[ok].mean()) if ok.any() else float("nan")
         row["n_targets"] = int(g["target"].nunique())
         row["n_seeds"] = int(g["seed"].nunique())
         if "lower" in g and g["lower"].notna().all():
