@@ -278,6 +278,24 @@ def _read_doc(path: Path) -> dict:
     for key in ("bank", "method", "budget", "seed", "events"):
         if key not in doc:
             raise LiveSessionError(f"{path}: session file lacks {key!r}")
+    # hand-edited files: every field of the right kind, or a message that names it
+    expect = [
+        ("bank", isinstance(doc["bank"], dict) and isinstance(doc["bank"].get("digest"), str),
+         'an object with a "digest" string'),
+        ("method", isinstance(doc["method"], dict) and isinstance(doc["method"].get("name"), str),
+         'an object with a "name" string'),
+        ("events", isinstance(doc["events"], list), "a list of events"),
+        ("budget", isinstance(doc["budget"], int) and not isinstance(doc["budget"], bool), "a whole number"),
+        ("seed", isinstance(doc["seed"], int) and not isinstance(doc["seed"], bool), "a whole number"),
+    ]
+    for key, ok, what in expect:
+        if not ok:
+            raise LiveSessionError(f"{path}: session field {key!r} must be {what}, got {doc[key]!r}: the file is "
+                                   "corrupt or hand-edited; restore it or start a new session")
+    try:
+        check_stop_width(doc.get("stop_width_pp"))
+    except LiveSessionError as exc:
+        raise LiveSessionError(f"{path}: session field 'stop_width_pp': {exc}") from None
     return doc
 
 
@@ -541,7 +559,14 @@ class LiveSession:
         DataError, BudgetError
             For an unreadable bank or an invalid budget.
         """
+        if not str(path).strip():
+            raise LiveSessionError("the session path is empty; give a file name, e.g. --session run.hspr")
         path = Path(path)
+        blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            raise LiveSessionError(f"{path}: {blocker} is a file, not a folder; choose a --session path in a folder")
+        if path.is_dir():
+            raise LiveSessionError(f"{path} is a folder; give a file name for --session, e.g. {path / 'run.hspr'}")
         if path.exists() and not overwrite:
             raise LiveSessionError(
                 f"{path} already exists; choose another --session path or pass --force to replace it"
@@ -597,7 +622,12 @@ class LiveSession:
             replayed ask that chooses other tasks than logged is not an error: the logged ones
             are kept and :attr:`LiveStatus.warnings` says so.
         """
+        if not str(path).strip():
+            raise LiveSessionError("the session path is empty; give the file `hspr live start` made, e.g. "
+                                   "--session run.hspr")
         path = Path(path)
+        if path.is_dir():
+            raise LiveSessionError(f"{path} is a folder, not a session file")
         doc = _read_doc(path)
         b = doc["bank"]
         try:

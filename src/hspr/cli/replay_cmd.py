@@ -301,8 +301,9 @@ def register(group: click.Group) -> None:
                     runs = replay(run_label, mat, method_objs, fractions=fractions, seeds=seeds_map, folds=folds,
                                   targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
                                   protocol=protocol)
-                except (DataError, BudgetError) as exc:
-                    print_error(console, exc)
+                except ValueError as exc:  # DataError, BudgetError, or e.g. too few source agents for a method
+                    prog.stop()
+                    print_error(console, f"{run_label}: {exc}")
                     sys.exit(2)
                 all_runs.extend(runs)
         wall = time.perf_counter() - t0
