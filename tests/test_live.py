@@ -335,12 +335,15 @@ def test_failed_write_keeps_the_file_intact(bank, tmp_path, monkeypatch):
         raise OSError("simulated kill before rename")
 
     monkeypatch.setattr("hspr.fileio.os.replace", crash)
-    with pytest.raises(OSError, match="simulated kill"):
+    with pytest.raises(LiveSessionError, match="cannot save the session .simulated kill"):
         live.record(third, 1)
     assert live.recorded == done and live.pending[0] == third  # in-memory state rolled back
     assert json.loads(live.path.read_text())["events"]  # the file parses
     assert LiveSession.open(live.path).recorded == done
     assert not list(tmp_path.glob(".run.hspr.*.tmp"))
+    # the CLI says so with exit 2 and no traceback (a full disk behaves the same way)
+    res = CliRunner().invoke(main, ["live", "record", third, "1", "--session", str(live.path)])
+    assert res.exit_code == 2 and "cannot save the session" in res.output and "Traceback" not in res.output
     monkeypatch.setattr("hspr.fileio.os.replace", real_replace)
     live.record(third, 1)
     assert LiveSession.open(live.path).recorded == {**done, third: 1}

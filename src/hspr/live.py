@@ -252,7 +252,12 @@ def _file_lock(path: Path):
         yield
         return
     lock = path.with_name(path.name + ".lock")
-    with open(lock, "a") as fh:
+    try:
+        fh = open(lock, "a")
+    except OSError as exc:
+        raise LiveSessionError(f"{path}: cannot create the lock file {lock} ({exc.strerror}); the session folder "
+                               "must be writable") from None
+    with fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         try:
             yield
@@ -725,7 +730,12 @@ class LiveSession:
             try:
                 yield
                 if len(self.doc["events"]) != n_before or self.doc.get("stop_width_pp") != stop_before:
-                    write_json_durable(self.doc, self.path)
+                    try:
+                        write_json_durable(self.doc, self.path)
+                    except OSError as exc:  # full disk, read-only folder: the file on disk is unchanged
+                        raise LiveSessionError(f"{self.path}: cannot save the session ({exc.strerror or exc}); the "
+                                               "file is unchanged and nothing was recorded: free space or fix "
+                                               "permissions, then repeat the command") from None
             except BaseException:
                 del self.doc["events"][n_before:]
                 self.doc["stop_width_pp"] = stop_before
