@@ -72,3 +72,24 @@ def write_json_durable(obj, path: Path) -> None:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def read_json_file(path, what: str = "file"):
+    """Parse a JSON file; ValueError naming ``what`` and the path when it is not UTF-8 or not JSON.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the file does not exist (callers word that case themselves).
+    ValueError
+        ``"<what> <path>: not UTF-8 text (...)"`` or ``"<what> <path>: not valid JSON (line L: ...)"``.
+    """
+    raw = Path(path).read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{what} {path}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what} {path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None

@@ -270,6 +270,8 @@ def _read_doc(path: Path) -> dict:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise LiveSessionError(f"{path}: no such session file; create one with `hspr live start`") from None
+    except UnicodeDecodeError as exc:
+        raise LiveSessionError(f"{path}: not a session file (not UTF-8 text at byte {exc.start})") from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -684,12 +686,16 @@ class LiveSession:
                 )
         elif kind == "tell":
             try:
+                if ev["outcome"] not in (0, 1) or isinstance(ev["outcome"], str):
+                    raise ValueError(f"outcome {ev['outcome']!r} of {ev['task']!r} is not 0 or 1")
                 self.session.tell(ev["task"], int(ev["outcome"]))
             except (KeyError, ValueError, TypeError) as exc:
                 raise LiveSessionError(f"{self.path}: event {i} cannot be replayed ({exc}): the session file is "
                                        f"corrupt") from None
             self._tells[ev["task"]] = ev
         elif kind == "error":
+            if not isinstance(ev.get("task"), str):
+                raise LiveSessionError(f"{self.path}: error event {i} names no task: the session file is corrupt")
             self._errors[ev["task"]] = ev
         else:
             raise LiveSessionError(f"{self.path}: unknown event type {kind!r} at event {i}")

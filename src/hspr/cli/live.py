@@ -11,6 +11,7 @@ import sys
 import click
 
 from ..data.matrix import DataError
+from ..fileio import read_json_file
 from ..live import LiveSession, LiveSessionError, LiveStatus
 from ..methods import REGISTRY
 from ..session import BudgetError
@@ -119,7 +120,8 @@ def register(group: click.Group) -> None:
     @click.option("--method", default="hspr", show_default=True, type=click.Choice(list(REGISTRY)))
     @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
                   help="Method settings as JSON (for hspr: HSPRConfig fields, e.g. {\"n_nodes\": 2048}).")
-    @click.option("--seed", default=0, show_default=True, type=int)
+    @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+                  help="Query seed (tie-breaking among equally informative tasks), a whole number >= 0.")
     @click.option("--stop-width", "stop_width", type=float, default=None,
                   help="Stop once the 90 % interval is narrower than this many percentage points.")
     @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
@@ -133,10 +135,10 @@ def register(group: click.Group) -> None:
         try:
             config = None
             if config_path:
-                with open(config_path, encoding="utf-8") as fh:
-                    config = json.load(fh)
+                config = read_json_file(config_path, "--config")
                 if not isinstance(config, dict):
-                    raise LiveSessionError(f"{config_path}: settings must be a JSON object")
+                    raise LiveSessionError(f"--config {config_path}: settings must be a JSON object, e.g. "
+                                           '{"n_nodes": 2048}')
             from ..live import load_session_bank
 
             n_tasks = load_session_bank(bank or ("verified" if matrix is None else None), matrix,

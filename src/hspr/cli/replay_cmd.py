@@ -22,7 +22,7 @@ from ..methods import REGISTRY, get_method
 from ..fileio import write_json_durable
 from ..metrics import summarize
 from ..replay import replay
-from ..session import BudgetError, budget_from_fraction
+from ..session import budget_from_fraction
 from .common import backend_options, check_backend, check_output_file, check_workers, connected, print_error
 
 

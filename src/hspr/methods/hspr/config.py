@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
@@ -111,11 +110,12 @@ class HSPRConfig:
 
     @classmethod
     def from_json(cls, path) -> "HSPRConfig":
-        with open(path, encoding="utf-8") as fh:
-            try:
-                d = json.load(fh)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: not valid JSON ({exc})") from None
+        from ...fileio import read_json_file
+
+        try:
+            d = read_json_file(path, "settings file")
+        except ValueError as exc:
+            raise ValueError(str(exc).removeprefix("settings file ")) from None
         try:
             return cls.from_dict(d)
         except ValueError as exc:

@@ -1,0 +1,125 @@
+"""Bad input gets exit 2 and a message naming the cause, never a traceback; files we write are
+standard JSON (issue 13: defects 2, 3 and 4 of the hostile trial)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from hspr.cli import main
+from hspr.metrics import summarize
+
+from .conftest import simulate_matrix
+
+
+def write_csv(m, path):
+    pd.DataFrame(m.values, index=pd.Index(m.agents, name="agent"), columns=m.tasks).to_csv(path)
+    return path
+
+
+# -- valid JSON (issue 13, defect 3) --------------------------------------------------------------
+def test_results_json_has_no_nan_or_infinity_when_truths_tie(tmp_path):
+    import warnings
+
+    from hspr.fileio import write_json_durable
+
+    rows = [dict(bank="b", method="m", seed=0, target=f"t{t}", budget=5, budget_fraction=0.1, estimate=0.4 + 0.1 * t,
+                 truth=0.5) for t in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning either
+        s = summarize(pd.DataFrame(rows))
+    assert np.isnan(s["kendall_tau_b"].item())
+    path = tmp_path / "r.json"
+    write_json_durable({"summary": s.to_dict(orient="records"), "x": [float("inf"), np.float64("nan"), 1.5]}, path)
+    text = path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    d = json.loads(text)
+    assert d["summary"][0]["kendall_tau_b"] is None and d["x"] == [None, None, 1.5]
+
+
+def test_live_refuses_infinite_stop_width(tmp_path):
+    from hspr.live import LiveSession, LiveSessionError
+
+    m = simulate_matrix(12, 30, seed=6)[0]
+    path = tmp_path / "m.csv"
+    write_csv(m, path)
+    for bad in (float("inf"), float("nan"), 0.0, -1.0):
+        with pytest.raises(LiveSessionError, match="finite number > 0"):
+            LiveSession.create(tmp_path / "s.hspr", 5, matrix=path, method="uniform", stop_width=bad)
+    live = LiveSession.create(tmp_path / "s.hspr", 5, matrix=path, method="uniform", stop_width=5.0)
+    with pytest.raises(LiveSessionError, match="finite number > 0"):
+        live.set_stop_width(float("inf"))
+    assert LiveSession.open(live.path).stop_width == 5.0
+    res = CliRunner().invoke(main, ["live", "status", "--session", str(live.path), "--stop-width", "inf"])
+    assert res.exit_code == 2 and "finite number > 0" in res.output and "Traceback" not in res.output
+
+
+# -- issue 13, defect 2 (the inputs a hostile trial found): exit 2, a message, no traceback --------
+def test_bad_session_inputs_exit_2_without_traceback(tmp_path):
+    m = simulate_matrix(12, 30, seed=6)[0]
+    csv = write_csv(m, tmp_path / "m.csv")
+    (tmp_path / "afile").write_text("x")
+    good = tmp_path / "s.hspr"
+    start = ["live", "start", "--matrix", str(csv), "--budget", "5", "--method", "uniform"]
+    assert CliRunner().invoke(main, [*start, "--session", str(good)]).exit_code == 0
+    doc = json.loads(good.read_text())
+    edits = {"no-digest": lambda d: d["bank"].pop("digest"), "bank-string": lambda d: d.update(bank="verified"),
+             "events-null": lambda d: d.update(events=None), "stop-abc": lambda d: d.update(stop_width_pp="abc")}
+    cases = [([*start, "--session", ""], "session path is empty"),
+             ([*start, "--session", str(tmp_path / "afile" / "s.hspr")], "is a file, not a folder"),
+             (["live", "status", "--session", ""], "session path is empty")]
+    for name, edit in edits.items():
+        d = json.loads(json.dumps(doc))
+        edit(d)
+        (tmp_path / f"{name}.hspr").write_text(json.dumps(d))
+        field = {"no-digest": "'bank'", "bank-string": "'bank'", "events-null": "'events'",
+                 "stop-abc": "'stop_width_pp'"}[name]
+        cases.append((["live", "status", "--session", str(tmp_path / f"{name}.hspr")], field))
+    pd.DataFrame(m.values[:1], index=pd.Index(m.agents[:1], name="agent"), columns=m.tasks).to_csv(tmp_path / "one.csv")
+    pd.DataFrame(m.values[1:3], index=pd.Index(m.agents[1:3], name="agent"), columns=m.tasks).to_csv(tmp_path / "t.csv")
+    cases.append((["replay", "--matrix", str(tmp_path / "one.csv"), "--targets", str(tmp_path / "t.csv"), "--methods",
+                   "hspr", "-q", "--out", str(tmp_path / "o.json")], "at least 2 source agents"))
+    for args, match in cases:
+        res = CliRunner().invoke(main, args)
+        text = " ".join(res.output.split())
+        assert res.exit_code == 2, (args, res.output, res.exception)
+        assert match in text, (args, text)
+        assert "Traceback" not in res.output
+
+
+
+def test_hand_edited_events_and_settings_files_are_named(tmp_path):
+    m = simulate_matrix(12, 30, seed=6)[0]
+    csv = write_csv(m, tmp_path / "m.csv")
+    good = tmp_path / "s.hspr"
+    start = ["live", "start", "--matrix", str(csv), "--budget", "5", "--method", "uniform"]
+    assert CliRunner().invoke(main, [*start, "--session", str(good)]).exit_code == 0
+    task = json.loads(CliRunner().invoke(main, ["live", "next", "--session", str(good), "--json"]).output)["tasks"][0]
+    doc = json.loads(good.read_text())
+    for name, ev, match in [("half", {"type": "tell", "task": task, "outcome": 0.7}, "outcome 0.7"),
+                            ("notask", {"type": "error", "reason": "x"}, "names no task")]:
+        d = json.loads(json.dumps(doc))
+        d["events"].append(ev)
+        (tmp_path / f"{name}.hspr").write_text(json.dumps(d))
+        res = CliRunner().invoke(main, ["live", "status", "--session", str(tmp_path / f"{name}.hspr")])
+        assert res.exit_code == 2 and match in res.output and "Traceback" not in res.output
+    (tmp_path / "latin.hspr").write_bytes(good.read_bytes().replace(b'"uniform"', '"uniformé"'.encode("latin-1")))
+    (tmp_path / "bad.json").write_text("{bad")
+    (tmp_path / "latin.json").write_bytes('{"x": "é"}'.encode("latin-1"))
+    cases = [(["live", "status", "--session", str(tmp_path / "latin.hspr")], "not UTF-8"),
+             ([*start, "--seed", "-1", "--session", str(tmp_path / "a.hspr")], "--seed"),
+             ([*start, "--config", str(tmp_path / "bad.json"), "--session", str(tmp_path / "b.hspr")],
+              "--config " + str(tmp_path / "bad.json") + ": not valid JSON (line 1, column 2"),
+             ([*start, "--config", str(tmp_path / "latin.json"), "--session", str(tmp_path / "c.hspr")],
+              "--config " + str(tmp_path / "latin.json") + ": not UTF-8 text"),
+             (["replay", "--bank", "pro", "--methods", "hspr", "--config", str(tmp_path / "bad.json"), "-q"],
+              "--config " + str(tmp_path / "bad.json") + ": not valid JSON")]
+    for args, match in cases:
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 2, (args, res.output)
+        assert match in " ".join(res.output.split()), (args, res.output)
+        assert "Traceback" not in res.output
