@@ -270,7 +270,12 @@ def test_ingest_run_summary_errors_stay_pending(bank, tmp_path):
     assert live.next(2)[0] == asked[2]  # the errored task is asked again first
     ev = [e for e in json.loads(live.path.read_text())["events"] if e["type"] == "tell"]
     assert {e["source"] for e in ev} == {str(p.resolve())}
-    # ingesting again is a no-op; with --errors-as-unresolved the error becomes a 0
+    # ingesting again is a no-op (the same harness error is not logged twice; issue 13, defect 4)
+    n_events = len(json.loads(live.path.read_text())["events"])
+    again = live.ingest(p)
+    assert again.recorded == [] and [t for t, _ in again.needs_rerun] == [asked[2]]
+    assert len(json.loads(live.path.read_text())["events"]) == n_events
+    # with --errors-as-unresolved the error becomes a 0
     out = cli(["ingest", p, "--errors-as-unresolved", "--session", live.path, "--json"])
     assert sorted(out["unchanged"]) == sorted([asked[0], asked[1], asked[3]])
     assert [(r["task"], r["outcome"]) for r in out["recorded"]] == [(asked[2], 0)]

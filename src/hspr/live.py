@@ -910,8 +910,12 @@ class LiveSession:
                 if y is None and errors_as_unresolved:
                     y, detail = 0, f"harness error counted unresolved: {o.detail}"
                 if y is None:
-                    if o.instance_id not in self._tells:
-                        todo.append((o, None, detail))
+                    if o.instance_id in self._tells:
+                        continue
+                    if self._errors.get(o.instance_id, {}).get("detail") == o.detail:  # the same error again
+                        res.needs_rerun.append((o.instance_id, o.detail))
+                        continue
+                    todo.append((o, None, detail))
                     continue
                 try:
                     new = self._check_outcome(o.instance_id, y)
