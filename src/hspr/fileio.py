@@ -74,8 +74,9 @@ def write_json_durable(obj, path: Path) -> None:
             os.close(dfd)
 
 
-def read_json_file(path, what: str = "file"):
-    """Parse a JSON file; ValueError naming ``what`` and the path when it is not UTF-8 or not JSON.
+def read_json_file(path, what: str = ""):
+    """Parse a JSON file; ValueError naming ``what`` (e.g. an option) and the path when it is not
+    UTF-8 or not JSON.
 
     Raises
     ------
@@ -84,12 +85,13 @@ def read_json_file(path, what: str = "file"):
     ValueError
         ``"<what> <path>: not UTF-8 text (...)"`` or ``"<what> <path>: not valid JSON (line L: ...)"``.
     """
+    where = f"{what} {path}" if what else str(path)
     raw = Path(path).read_bytes()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{what} {path}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from None
+        raise ValueError(f"{where}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{what} {path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise ValueError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None

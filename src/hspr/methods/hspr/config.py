@@ -112,10 +112,7 @@ class HSPRConfig:
     def from_json(cls, path) -> "HSPRConfig":
         from ...fileio import read_json_file
 
-        try:
-            d = read_json_file(path, "settings file")
-        except ValueError as exc:
-            raise ValueError(str(exc).removeprefix("settings file ")) from None
+        d = read_json_file(path)  # ValueError naming the path when not UTF-8 or not JSON
         try:
             return cls.from_dict(d)
         except ValueError as exc:
