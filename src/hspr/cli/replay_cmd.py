@@ -226,6 +226,7 @@ def register(group: click.Group) -> None:
             method_objs = _method_objects(names, config_path, ablations)
             if targets and split == "forward":
                 raise click.BadParameter("give either --targets or --split forward, not both", param_hint="--split")
+            bundled = targets in TARGET_SETS and not Path(targets).exists()  # a file of that name wins
             jobs = []  # (label, source matrix, folds or None, target rows or None)
             if matrix:
                 mat = load_matrix(matrix)
@@ -234,13 +235,13 @@ def register(group: click.Group) -> None:
                 label = bank if bank != "verified" else Path(matrix).stem
                 jobs.append((label, mat, None if targets or split == "forward" else make_folds(mat.agents), None))
             else:
-                if targets in TARGET_SETS and bank in ("verified", TARGET_SETS[targets].bank):
+                if bundled and bank in ("verified", TARGET_SETS[targets].bank):
                     bank = TARGET_SETS[targets].bank
                 banks = list(BANK_ORDER) if bank == "all" else [bank]
                 for b in banks:
                     jobs.append((b, load_bank(b), bank_folds(b), None))
             tgt, protocol = None, None
-            if targets in TARGET_SETS and not Path(targets).exists():
+            if bundled:
                 if matrix or any(job[0] != TARGET_SETS[targets].bank for job in jobs):
                     raise click.BadParameter(f"the bundled target set {targets!r} is scored against the "
                                              f"{TARGET_SETS[targets].bank!r} bank: use --bank "

@@ -440,8 +440,7 @@ class HSPRRobustSession(HSPRSession):
     def estimate(self) -> ScoreEstimate:
         """HSPR's calibrated median with the interval widened by the leave-cluster-out factor."""
         base = super().estimate()
+        # at full budget HSPR's interval is the exact score, so the widened one is too
         lo, hi = widened(base.point, base.lower, base.upper, self.robust.calibration_.factor)
-        if self.n_queried == self.n_tasks:
-            lo = hi = base.point
         return ScoreEstimate(point=base.point, mean=base.mean, median=base.median, lower=lo, upper=hi,
                              n_queried=base.n_queried, budget=base.budget, shift=self.shift_report())
