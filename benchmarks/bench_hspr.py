@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/bench_hspr.py [--banks lite,verified,pro,full] [--targets 3] [--json out.json]
 
-Each run: fold 0's sources, the first ``--targets`` targets of fold 0, seed 0, 10 % budget,
+Each run: fold 0's sources, the first ``--targets`` targets of fold 0 (0: all), seed 0, 10 % budget,
 the default HSPR configuration (8,192 nodes, 131,072 draws). The source fit is timed apart.
 BLAS threads are pinned to 1 (threadpoolctl), as in replay workers.
 """
@@ -24,13 +24,14 @@ from hspr.methods import get_method
 
 def bench_bank(name: str, n_targets: int) -> dict:
     m = load_bank(name)
-    idx = fold_indices(m.agents, bank_folds(name))[0][:n_targets]
+    idx = fold_indices(m.agents, bank_folds(name))[0]
+    idx = idx[:n_targets] if n_targets > 0 else idx
     src = m.drop_rows(fold_indices(m.agents, bank_folds(name))[0])
     t = time.perf_counter()
     model = get_method("hspr").fit(src)
     fit_s = time.perf_counter() - t
     budget = round(0.10 * m.n_tasks)
-    runs, steps, ests = [], [], []
+    runs, steps, ests, points = [], [], [], []
     for r in idx:
         row = m.values[r]
         t0 = time.perf_counter()
@@ -41,12 +42,15 @@ def bench_bank(name: str, n_targets: int) -> dict:
             s.tell(task, int(row[m.task_index(task)]))
             steps.append(time.perf_counter() - a)
         a = time.perf_counter()
-        s.estimate()
+        e = s.estimate()
         ests.append(time.perf_counter() - a)
+        points.append({"agent": m.agents[r], "point": e.point, "lower": e.lower, "upper": e.upper,
+                       "queried": list(s.queried)})
         runs.append(time.perf_counter() - t0)
     return {"bank": name, "tasks": m.n_tasks, "budget": budget, "groups": model.fit_.n_groups, "fit_s": fit_s,
             "run_s": float(np.mean(runs)), "ask_tell_ms_mean": 1e3 * float(np.mean(steps)),
-            "ask_tell_ms_max": 1e3 * float(np.max(steps)), "estimate_s": float(np.mean(ests)), "n_runs": len(runs)}
+            "ask_tell_ms_max": 1e3 * float(np.max(steps)), "estimate_s": float(np.mean(ests)), "n_runs": len(runs),
+            "estimates": points}
 
 
 def main() -> None:

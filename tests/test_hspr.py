@@ -247,3 +247,81 @@ def test_config_validation():
         HSPRConfig(rank=9)
     cfg = HSPRConfig.from_dict(HSPRConfig(kappa=4.0).to_dict())
     assert cfg.kappa == 4.0
+
+
+# -- analytic predictive quantiles (issue 11) ------------------------------------------------
+def _exact_count_pmf(m_row, c_row, U, multi):
+    """Exact pmf of the unqueried count at one node: convolution of beta-binomial pmfs."""
+    from scipy import stats
+
+    pmf = np.array([1.0])
+    conc = np.full(len(U), np.inf)
+    conc[multi] = c_row
+    for g in np.flatnonzero(U > 0):
+        k = np.arange(U[g] + 1)
+        if np.isfinite(conc[g]):
+            pg = stats.betabinom.pmf(k, int(U[g]), m_row[g] * conc[g], (1 - m_row[g]) * conc[g])
+        else:
+            pg = stats.binom.pmf(k, int(U[g]), m_row[g])
+        pmf = np.convolve(pmf, pg)
+    return pmf
+
+
+def test_count_cumulants_are_the_exact_beta_binomial_cumulants(fitted):
+    from hspr.methods.hspr.decision import count_cumulants
+
+    model, tgt = fitted
+    s = run(model, tgt.values[0], 10, seed=1)
+    mean, var, k3 = count_cumulants(s.M, s.conc_m, s.multi, s.U)
+    for j in (0, 7, 100):
+        pmf = _exact_count_pmf(s.M[j], s.conc_m[j], s.U.astype(int), s.multi)
+        k = np.arange(len(pmf))
+        mu = pmf @ k
+        assert mean[j] == pytest.approx(mu, rel=1e-10)
+        assert var[j] == pytest.approx(pmf @ (k - mu) ** 2, rel=1e-9)
+        assert k3[j] == pytest.approx(pmf @ (k - mu) ** 3, rel=1e-7, abs=1e-9)
+    # the session's running arrays give the same cumulants
+    for a, b in zip(s.count_cumulants(), (mean, var, k3)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
+def test_analytic_quantiles_match_the_exact_mixture(small_bank):
+    """The Edgeworth mixture CDF is within 0.01 of the exact node-mixture CDF, and its quantiles
+    are the exact ones up to one lattice step where the exact CDF is that close to the probability."""
+    from hspr.methods.hspr.decision import mixture_cdf
+
+    src, tgt = split(small_bank)
+    model = HSPR(FAST.replace(n_nodes=64)).fit(src)
+    for r in range(3):
+        s = run(model, tgt.values[r], 8, seed=r)
+        exact = sum(wj * _exact_count_pmf(s.M[j], s.conc_m[j], s.U.astype(int), s.multi) for j, wj in enumerate(s.w))
+        F = np.cumsum(exact)
+        t = np.arange(len(F))
+        approx = mixture_cdf(t, s.w, *s.count_cumulants())
+        assert np.abs(approx - F).max() < 0.01
+        q = s.quantiles([0.05, 0.5, 0.95])
+        for p, qa in zip((0.05, 0.5, 0.95), q):
+            ta = int(round(qa * s.n_tasks - s.s.sum()))
+            te = int(np.searchsorted(F, p))  # smallest t with F(t) >= p
+            assert abs(ta - te) <= 1
+            if ta != te:
+                assert abs(F[min(ta, te)] - p) < 0.01
+
+
+def test_analytic_and_draws_agree_and_recover_the_exact_score(fitted, small_bank):
+    model, tgt = fitted
+    draws = HSPR(FAST.replace(predictive="draws", n_draws=131072)).fit(split(small_bank)[0])
+    for r in range(4):
+        a = run(model, tgt.values[r], 12, seed=r)
+        d = run(draws, tgt.values[r], 12, seed=r)
+        assert a.queried == d.queried
+        # the same 1/N lattice; at most one step apart
+        np.testing.assert_allclose(a.quantiles([0.05, 0.5, 0.95]), d.quantiles([0.05, 0.5, 0.95]),
+                                   atol=1.01 / tgt.n_tasks)
+    full = run(model, tgt.values[0], tgt.n_tasks)
+    np.testing.assert_allclose(full.quantiles([0.05, 0.5, 0.95]), tgt.values[0].mean(), atol=1e-12)
+
+
+def test_predictive_setting_is_validated():
+    with pytest.raises(ValueError, match="predictive"):
+        HSPRConfig(predictive="exact")

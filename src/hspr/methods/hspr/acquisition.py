@@ -26,7 +26,7 @@ def node_scores(M: np.ndarray, U: np.ndarray, s_total: float, n_tasks: int) -> n
     return (s_total + M @ U) / n_tasks
 
 
-def score_gains(w: np.ndarray, MV: np.ndarray, mu: np.ndarray, n_tasks: int) -> np.ndarray:
+def score_gains(w: np.ndarray, M: np.ndarray, Vw: np.ndarray, mu: np.ndarray, n_tasks: int) -> np.ndarray:
     """Score rule G^S_g = Cov(S, Y_g | D)^2 / Var(Y_g | D) (Eqs. 10, 12, 23).
 
     Cov(S, Y_g | D) = sum_j w_j Vw_gj / N + sum_j w_j (mu_j - mubar)(m_gj - mbar_g).
@@ -34,18 +34,16 @@ def score_gains(w: np.ndarray, MV: np.ndarray, mu: np.ndarray, n_tasks: int) -> 
     Parameters
     ----------
     w : (J,) weights
-    MV : (J, 2G) the predictive means ``M`` and :func:`within_node_variance` ``Vw`` side by
-        side (``[M | Vw]``), so all weighted sums come from one matrix product
+    M : (J, G) predictive means; Vw : (J, G) :func:`within_node_variance`
     mu : (J,) :func:`node_scores`
 
     Returns
     -------
     (G,) gains; they equal the expected one-step drop in Var(S | D) (Eq. 11).
     """
-    G = MV.shape[1] // 2
-    sums = np.stack([w, w * (mu - w @ mu)]) @ MV
-    mbar, between, within = sums[0, :G], sums[1, :G], sums[0, G:]
-    cov = within / n_tasks + between
+    sums = np.stack([w, w * (mu - w @ mu)]) @ M
+    mbar, between = sums
+    cov = (w @ Vw) / n_tasks + between
     return cov**2 / np.maximum(mbar * (1 - mbar), VAR_FLOOR)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 ACQUISITIONS = ("score", "latent", "uniform", "midrange")
 DECISIONS = ("median", "mean")
+PREDICTIVES = ("analytic", "draws")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,12 @@ class HSPRConfig:
         Posterior-predictive median (Eq. 14) or posterior mean (ablation).
     group_uncertainty : bool
         False: q_g = p_g(z) exactly (kappa -> infinity ablation).
+    predictive : {'analytic', 'draws'}
+        How the predictive median and 5 %/95 % quantiles are computed: 'analytic' (default)
+        from per-node cumulants of the unqueried count (an Edgeworth mixture CDF, no sampling;
+        :func:`hspr.methods.hspr.decision.predictive_quantiles`), or 'draws', the spec's
+        ``n_draws`` Monte-Carlo draws (section 5). Both give quantiles on the 1/N lattice; they
+        agree except where the draws' CDF lies within Monte-Carlo error of the probability.
     n_nodes, n_draws, refresh_every, node_seed, draw_seed
         Importance-sampling nodes (8,192 Sobol points), predictive draws (131,072), proposal
         refresh period (8 outcomes), and their seeds (20261005) (Appendix A; spec sections 3, 5).
@@ -48,6 +55,7 @@ class HSPRConfig:
     lam: float = 0.5
     decision: str = "median"
     group_uncertainty: bool = True
+    predictive: str = "analytic"
     n_nodes: int = 8192
     n_draws: int = 131072
     refresh_every: int = 8
@@ -76,6 +84,8 @@ class HSPRConfig:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {self.acquisition!r}")
         if self.decision not in DECISIONS:
             raise ValueError(f"decision must be one of {DECISIONS}, got {self.decision!r}")
+        if self.predictive not in PREDICTIVES:
+            raise ValueError(f"predictive must be one of {PREDICTIVES}, got {self.predictive!r}")
         if not 0 <= self.lam <= 1:
             raise ValueError(f"lam must be in [0, 1], got {self.lam!r}")
         if self.n_nodes < 16:

@@ -14,7 +14,7 @@ from ...data.matrix import ResponseMatrix
 from ...session import FittedModel, Method, ScoreEstimate, Session
 from . import acquisition as acq
 from .config import HSPRConfig
-from .decision import calibrate, calibration_residual, predictive_draws
+from .decision import calibrate, calibration_residual, predictive_draws, predictive_quantiles
 from .posterior import P_EPS, map_proposal, outcome_log_terms, predictive_means, prior_precision, rates, sobol_normal
 from .source_fit import SourceFit, fit_source
 
@@ -92,6 +92,8 @@ class HSPRSession(Session):
         self.multi = np.flatnonzero(sf.group_size > 1)
         self._multi_pos = np.full(G, -1)
         self._multi_pos[self.multi] = np.arange(len(self.multi))
+        self.M: np.ndarray | None = None  # (J, G) predictive means, allocated by the first refresh
+        self.Vw: np.ndarray | None = None  # (J, G) within-node variance factors
         if cfg.acquisition == "uniform":
             chosen = np.random.default_rng(self.seed).choice(self.n_tasks, self.budget, replace=False)
             self._order = np.concatenate([chosen, np.setdiff1d(np.arange(self.n_tasks), chosen)])
@@ -108,13 +110,15 @@ class HSPRSession(Session):
         self.Z = mu + self.x @ chol.T
         # log prior - log proposal; shared Gaussian constants cancel on normalisation
         logw = -0.5 * (self.Z**2) @ self.prec + 0.5 * (self.x**2).sum(axis=1)
-        # baseline rates p_g(z_j) for every node and group, (J, G); q is formed exactly as
-        # sigmoid(-eta) for observed groups, where log q enters the weights
-        G = len(self.gb)
-        # M and Vw live side by side in one (J, 2G) array so the score rule is a single pass (one gemm)
-        self.MV = np.empty((len(self.Z), 2 * G))
-        self.M, self.Vw = self.MV[:, :G], self.MV[:, G:]
-        special.expit(self.gb[None, :] + self.Z @ self.L.T, out=self.M)
+        # baseline rates p_g(z_j) for every node and group, (J, G), computed in place in buffers
+        # kept for the session; q is formed exactly as sigmoid(-eta) for observed groups, where
+        # log q enters the weights
+        if self.M is None:
+            self.M = np.empty((len(self.Z), len(self.gb)))
+            self.Vw = np.empty_like(self.M)
+        np.matmul(self.Z, self.L.T, out=self.M)
+        self.M += self.gb
+        special.expit(self.M, out=self.M)
         np.clip(self.M, P_EPS, 1 - P_EPS, out=self.M)
         Pm = self.M[:, self.multi]
         self.conc_m = np.full_like(Pm, np.inf) if self.kappa is None else self.kappa / (Pm * (1 - Pm))
@@ -191,16 +195,15 @@ class HSPRSession(Session):
         """
         if self.cfg.acquisition == "latent":
             return acq.latent_gains(self.w, self.M, self.Z)
-        MV = self.MV
+        Vw = self.Vw
         if pending is not None and pending.any():
             gs = np.flatnonzero(pending)
-            MV = MV.copy()
-            Vw = MV[:, len(self.gb):]
+            Vw = Vw.copy()
             conc = np.full((len(self.w), len(gs)), np.inf)
             k = self._multi_pos[gs]
             conc[:, k >= 0] = self.conc_m[:, k[k >= 0]]
             Vw[:, gs] = acq.within_node_variance(self.M[:, gs], conc + pending[gs], self.U[gs] - pending[gs])
-        return acq.score_gains(self.w, MV, self.mu, self.n_tasks)
+        return acq.score_gains(self.w, self.M, Vw, self.mu, self.n_tasks)
 
     def _pick(self, gains: np.ndarray, exclude: np.ndarray) -> int:
         avail = np.bincount(self.sf.labels[~exclude], minlength=self.sf.n_groups)
@@ -242,6 +245,42 @@ class HSPRSession(Session):
         return predictive_draws(self.w, self.M, self.conc_m, self.multi, self.U, self.s.sum(), self.n_tasks,
                                 self.cfg.n_draws, self.cfg.draw_seed, self.kappa is not None)
 
+    def count_cumulants(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Mean, variance and third cumulant of the unqueried success count at every node, each (J,).
+
+        The same values as :func:`hspr.methods.hspr.decision.count_cumulants`, read off the
+        session's running arrays: mean = N mu_j - sum s, variance = Vw @ U (Vw holds the
+        per-task beta-binomial variance), and k3 = sum_g U_g Vw_g (1 - 2 m_g) (c + 2 U_g)/(c + 2)
+        (c = A + F; c = inf for singletons and without group uncertainty).
+        """
+        U = self.U
+        mean = self.mu * self.n_tasks - self.s.sum()
+        var = self.Vw @ U
+        k3 = var - 2 * ((self.Vw * self.M) @ U)
+        if self.kappa is not None and len(self.multi):
+            live = U[self.multi] > 1
+            if live.any():
+                cols = self.multi[live]
+                Ul = U[cols]
+                extra = self.Vw[:, cols] * (1 - 2 * self.M[:, cols]) * (Ul * (2 * Ul - 2) / (self.conc_m[:, live] + 2))
+                k3 = k3 + extra.sum(axis=1)
+        return mean, var, k3
+
+    def quantiles(self, probs) -> np.ndarray:
+        """Posterior-predictive quantiles of the full score (0-1 scale), shape (len(probs),).
+
+        ``predictive='analytic'``: :func:`~hspr.methods.hspr.decision.predictive_quantiles`;
+        ``'draws'``: ``np.quantile`` of :meth:`draws` (the median by ``np.median``, as the spec).
+        """
+        probs = np.atleast_1d(np.asarray(probs, dtype=float))
+        if self.cfg.predictive == "draws":
+            d = self.draws()
+            q = np.quantile(d, probs)
+            q[probs == 0.5] = np.median(d)
+            return q
+        mean, var, k3 = self.count_cumulants()
+        return predictive_quantiles(self.w, mean, var, k3, self.s.sum(), self.n_tasks, int(self.U.sum()), probs)
+
     def estimate(self) -> ScoreEstimate:
         """Calibrated posterior-predictive median (Eqs. 14-16) with a 90 % credible interval.
 
@@ -250,10 +289,8 @@ class HSPRSession(Session):
         """
         if self._cache is not None and self._cache[0] == self.n_queried:
             return self._cache[1]
-        d = self.draws()
-        median = float(np.median(d))
+        lo, median, hi = (float(v) for v in self.quantiles([0.05, 0.5, 0.95]))
         mean = self.posterior_mean()
-        lo, hi = np.quantile(d, [0.05, 0.95])
         base = median if self.cfg.decision == "median" else mean
         resid = calibration_residual(self.w, self.M, self.n, self.s)
         point = calibrate(base, resid, self.cfg.lam, self.n_queried, self.n_tasks)
