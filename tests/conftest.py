@@ -30,3 +30,17 @@ def simulate_matrix(n_agents: int, n_tasks: int, seed: int = 0, rank: int = 1, s
 def small_bank():
     """40 agents x 120 tasks, two latent factors."""
     return simulate_matrix(40, 120, seed=1, rank=1)[0]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_fit_cache(tmp_path_factory):
+    """Fitted-model cache in a temporary folder: tests never read or fill the user's cache."""
+    import os
+
+    old = os.environ.get("HSPR_CACHE_DIR")
+    os.environ["HSPR_CACHE_DIR"] = str(tmp_path_factory.mktemp("fit-cache"))
+    yield
+    if old is None:
+        os.environ.pop("HSPR_CACHE_DIR", None)
+    else:
+        os.environ["HSPR_CACHE_DIR"] = old

@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +73,7 @@ from .data.banks import load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
 from .fileio import write_json_durable
+from .fitcache import cached_fit
 from .harness import HarnessFormatError, read_outcomes
 from .methods import REGISTRY, get_method
 from .session import BudgetError, FittedModel, ScoreEstimate, Session, check_budget
@@ -346,10 +346,6 @@ def _method_settings(name: str, config) -> dict:
     return dict(config)
 
 
-_FIT_CACHE: "OrderedDict[tuple, FittedModel]" = OrderedDict()
-_FIT_CACHE_SIZE = 4
-
-
 def check_stop_width(pp: float | None) -> None:
     """Refuse a stop width that is not a finite number > 0 (percentage points); None is allowed.
 
@@ -366,21 +362,15 @@ def check_stop_width(pp: float | None) -> None:
                                "leave it out to stop only when the budget is spent")
 
 
-def fit_model(name: str, settings: dict, matrix: ResponseMatrix) -> FittedModel:
+def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool = True) -> FittedModel:
     """Fit method ``name`` with ``settings`` on ``matrix`` (all rows).
 
-    Fits are deterministic, so the last few are kept in memory keyed by (bank digest, method,
-    settings): reopening a session in the same process does not refit.
+    Fits are deterministic, so they are kept in the user's cache folder keyed by bank digest,
+    method, settings and code (:mod:`hspr.fitcache`): reopening a session does not refit.
+    ``use_cache=False`` always refits.
     """
-    key = (matrix.digest(), name, json.dumps(settings, sort_keys=True))
-    if key in _FIT_CACHE:
-        _FIT_CACHE.move_to_end(key)
-        return _FIT_CACHE[key]
-    model = _make_method(name, settings).fit(matrix)
-    _FIT_CACHE[key] = model
-    while len(_FIT_CACHE) > _FIT_CACHE_SIZE:
-        _FIT_CACHE.popitem(last=False)
-    return model
+    return cached_fit(matrix.digest(), name, settings, matrix.tasks, lambda: _make_method(name, settings).fit(matrix),
+                      use_cache)
 
 
 def expected_width(sess: Session, est: ScoreEstimate | None) -> float | None:

@@ -1,0 +1,130 @@
+"""On-disk cache of fitted models, so a live command does not refit the bank (issue 11).
+
+A source fit is deterministic: the same bank, method, settings and code give the same fitted
+model. The cache stores it as a pickle in the user's cache folder
+(``platformdirs.user_cache_dir("hspr")``, or ``$HSPR_CACHE_DIR``), under a key that hashes
+
+* the bank's :meth:`~hspr.data.matrix.ResponseMatrix.digest` (agents, tasks, cells),
+* the method name and its settings (JSON, sorted keys),
+* the hspr version and a digest of the installed package's source files, so an upgrade or a
+  local code change never reuses a fit made by other code.
+
+An entry is trusted only if it unpickles, carries its own key and is a
+:class:`~hspr.session.FittedModel` whose task ids are the bank's; anything else (a torn write,
+a corrupt or foreign file, another format) is deleted and rebuilt. Entries are written
+atomically (temporary file, ``os.replace``); a cache that cannot be written (read-only or full
+disk) is skipped, never an error: it only costs the refit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from . import __version__
+
+#: bumped when the entry layout changes
+CACHE_FORMAT = 1
+ENV_VAR = "HSPR_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """The cache folder: ``$HSPR_CACHE_DIR`` if set, else ``platformdirs.user_cache_dir("hspr")``/fits."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("hspr")) / "fits"
+
+
+def code_digest() -> str:
+    """sha256 (hex) over the path and bytes of every ``.py`` file of the installed hspr package."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*.py")):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def cache_key(bank_digest: str, method: str, settings: dict) -> str:
+    """Hex key of one fit: bank digest, method, settings, hspr version, code digest, cache format."""
+    blob = json.dumps({"format": CACHE_FORMAT, "version": __version__, "code": code_digest(), "bank": bank_digest,
+                       "method": method, "settings": settings}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _load(path: Path, key: str, tasks: tuple[str, ...]):
+    from .session import FittedModel
+
+    try:
+        with open(path, "rb") as fh:
+            entry = pickle.load(fh)
+    except FileNotFoundError:
+        return None
+    except Exception:  # torn, corrupt or foreign file: never trusted
+        entry = None
+    ok = (isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("model"), FittedModel)
+          and tuple(entry["model"].tasks) == tuple(tasks))
+    if not ok:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        return None
+    return entry["model"]
+
+
+def _store(path: Path, key: str, model) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump({"key": key, "model": model}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except Exception:  # full disk, read-only folder, unpicklable model: skip caching
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def cached_fit(bank_digest: str, method: str, settings: dict, tasks: tuple[str, ...], fit: Callable[[], object],
+               use_cache: bool = True):
+    """The fitted model for (bank, method, settings): from the cache if a valid entry exists, else ``fit()``.
+
+    Parameters
+    ----------
+    bank_digest : str
+        :meth:`ResponseMatrix.digest` of the bank ``fit`` fits on.
+    method : str
+        Registered method name; ``settings`` its settings (JSON-serialisable dict).
+    tasks : tuple of str
+        The bank's task ids; a cached model for other tasks is not trusted.
+    fit : callable
+        Builds the model when the cache has none; its result is then stored.
+    use_cache : bool
+        False: always ``fit()`` and leave the cache alone.
+
+    Returns
+    -------
+    FittedModel
+    """
+    if not use_cache:
+        return fit()
+    key = cache_key(bank_digest, method, settings)
+    path = cache_dir() / f"{key}.pkl"
+    model = _load(path, key, tasks)
+    if model is None:
+        model = fit()
+        _store(path, key, model)
+    return model

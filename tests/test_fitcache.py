@@ -1,0 +1,107 @@
+"""The on-disk fit cache: a valid entry is reused, anything else is rebuilt (issue 11)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from hspr import fitcache
+from hspr.methods import get_method
+
+from .conftest import simulate_matrix
+
+
+@pytest.fixture()
+def bank():
+    return simulate_matrix(20, 40, seed=3)[0]
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(fitcache.ENV_VAR, str(tmp_path / "c"))
+    return tmp_path / "c"
+
+
+def fit_counter(bank, calls):
+    def fit():
+        calls.append(1)
+        return get_method("hspr", n_nodes=256).fit(bank)
+    return fit
+
+
+def run(model, row, budget=8):
+    s = model.start(budget, 0)
+    while not s.done:
+        t = s.ask()
+        s.tell(t, int(row[model.tasks.index(t)]))
+    return s.queried, s.estimate()
+
+
+def test_second_fit_comes_from_the_cache_and_gives_the_same_session(bank, cache):
+    calls = []
+    settings = {"n_nodes": 256}
+    a = fitcache.cached_fit(bank.digest(), "hspr", settings, bank.tasks, fit_counter(bank, calls))
+    b = fitcache.cached_fit(bank.digest(), "hspr", settings, bank.tasks, fit_counter(bank, calls))
+    assert len(calls) == 1 and len(list(cache.glob("*.pkl"))) == 1
+    assert run(a, bank.values[0]) == run(b, bank.values[0])
+
+
+def test_key_depends_on_bank_method_and_settings(bank):
+    k = fitcache.cache_key(bank.digest(), "hspr", {"rank": 2})
+    assert k == fitcache.cache_key(bank.digest(), "hspr", {"rank": 2})
+    assert k != fitcache.cache_key(bank.digest(), "hspr", {"rank": 1})
+    assert k != fitcache.cache_key(bank.digest(), "atlas", {"rank": 2})
+    assert k != fitcache.cache_key(bank.rows(np.arange(1, bank.n_agents)).digest(), "hspr", {"rank": 2})
+
+
+@pytest.mark.parametrize("bad", ["garbage", "foreign_key", "other_tasks", "not_a_model"])
+def test_corrupt_or_foreign_entries_are_rebuilt(bank, cache, bad):
+    calls = []
+    settings = {"n_nodes": 256}
+    key = fitcache.cache_key(bank.digest(), "hspr", settings)
+    path = cache / f"{key}.pkl"
+    cache.mkdir(parents=True)
+    good = get_method("hspr", n_nodes=256).fit(bank)
+    from hspr.data import ResponseMatrix
+
+    sub = ResponseMatrix(bank.agents, bank.tasks[:30], bank.values[:, :30])
+    other = get_method("hspr", n_nodes=256).fit(sub)
+    entry = {"garbage": None, "foreign_key": {"key": "0" * 64, "model": good},
+             "other_tasks": {"key": key, "model": other}, "not_a_model": {"key": key, "model": [1, 2]}}[bad]
+    path.write_bytes(b"\x80\x04not a pickle" if entry is None else pickle.dumps(entry))
+    model = fitcache.cached_fit(bank.digest(), "hspr", settings, bank.tasks, fit_counter(bank, calls))
+    assert len(calls) == 1
+    assert model.tasks == bank.tasks
+    assert pickle.loads(path.read_bytes())["key"] == key  # rewritten with the fresh fit
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_unwritable_cache_is_skipped(bank, cache):
+    cache.mkdir(parents=True)
+    cache.chmod(0o500)
+    try:
+        calls = []
+        fitcache.cached_fit(bank.digest(), "hspr", {}, bank.tasks, fit_counter(bank, calls))
+        fitcache.cached_fit(bank.digest(), "hspr", {}, bank.tasks, fit_counter(bank, calls))
+        assert len(calls) == 2
+    finally:
+        cache.chmod(0o700)
+
+
+def test_cache_under_a_file_is_skipped(bank, tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv(fitcache.ENV_VAR, str(blocker / "c"))
+    calls = []
+    fitcache.cached_fit(bank.digest(), "hspr", {}, bank.tasks, fit_counter(bank, calls))
+    assert len(calls) == 1
+
+
+def test_use_cache_false_always_fits(bank, cache):
+    calls = []
+    for _ in range(2):
+        fitcache.cached_fit(bank.digest(), "hspr", {}, bank.tasks, fit_counter(bank, calls), use_cache=False)
+    assert len(calls) == 2 and not cache.exists()
