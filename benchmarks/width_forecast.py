@@ -1,7 +1,7 @@
 """How good is the live session's forecast of the final 90 % interval width?
 
 ``hspr live status`` reports the interval width expected once the remaining budget is spent
-(:func:`hspr.live.expected_width`). This replays every target of a bank (4 folds, HSPR fitted
+(:meth:`hspr.session.Session.expected_width`). This replays every target of a bank (4 folds, HSPR fitted
 on the other folds) sequentially at budget round(f * N) and, at checkpoints n = 0, B/4, B/2,
 3B/4, compares the forecast with the width actually reached at n = B.
 
@@ -22,7 +22,6 @@ from joblib import Parallel, delayed
 
 from hspr.data import bank_folds, load_bank
 from hspr.data.folds import fold_indices
-from hspr.live import expected_width
 from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.replay import HiddenRow
 from hspr.session import budget_from_fraction
@@ -35,7 +34,7 @@ def one_target(model, targets, r: int, budget: int, seed: int) -> dict:
     forecasts = {}
     while True:
         if sess.n_queried in checkpoints:
-            forecasts[sess.n_queried] = expected_width(sess, sess.estimate())
+            forecasts[sess.n_queried] = sess.expected_width()
         if sess.done:
             break
         t = sess.ask()

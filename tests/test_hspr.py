@@ -325,3 +325,59 @@ def test_analytic_and_draws_agree_and_recover_the_exact_score(fitted, small_bank
 def test_predictive_setting_is_validated():
     with pytest.raises(ValueError, match="predictive"):
         HSPRConfig(predictive="exact")
+
+
+# -- restoring a session from its log (issue 11: live commands without re-choosing) ---------------
+def _drive(model, row, budget, seed, rng):
+    """Asks in batches of 1-3, tells in random order (one task told un-asked); returns (session, log)."""
+    s = model.start(budget, seed)
+    log = []
+    tasks = list(model.tasks)
+    while not s.done:
+        if rng.random() < 0.1 and len(s.queried) + len(s.pending) < budget:
+            free = [t for t in tasks if t not in s.queried and t not in s.pending]
+            t = free[rng.integers(len(free))]
+            s.tell(t, int(row[tasks.index(t)]))
+            log.append(("tell", t, int(row[tasks.index(t)])))
+            continue
+        k = int(rng.integers(1, 4))
+        before = list(s.pending)
+        got = s.ask_batch(k)
+        if len(got) > len(before):  # the live log keeps asks that chose new tasks
+            log.append(("ask", k, got))
+        for t in rng.permutation(got)[: int(rng.integers(1, len(got) + 1))]:
+            s.tell(str(t), int(row[tasks.index(str(t))]))
+            log.append(("tell", str(t), int(row[tasks.index(str(t))])))
+    return s, log
+
+
+@pytest.mark.parametrize("acq_rule", ["score", "latent", "uniform"])
+def test_restore_from_log_reaches_the_same_state_to_the_bit(small_bank, acq_rule):
+    src, tgt = split(small_bank)
+    model = HSPR(FAST.replace(acquisition=acq_rule, refresh_every=4)).fit(src)
+    rng = np.random.default_rng(0)
+    for r in range(2):
+        cut = int(rng.integers(5, 20))
+        s, log = _drive(model, tgt.values[r], 24, seed=r, rng=rng)
+        for trust, how in [(True, "two pieces"), (False, "two pieces"), (True, "resume"), (False, "resume")]:
+            if how == "resume":  # FittedModel.resume: with a trusted log no prior-only posterior is built
+                t, warns = model.resume(24, r, log, trust_log=trust)
+                assert warns == []
+            else:  # restore in two pieces (as a live file is read, then extended by another process)
+                t = model.start(24, r)
+                assert t.restore(log[:cut], trust_log=trust) == []
+                assert t.restore(log[cut:], trust_log=trust) == []
+            assert t.queried == s.queried and t.outcomes == s.outcomes and t.pending == s.pending
+            assert t.rng.bit_generator.state == s.rng.bit_generator.state
+            np.testing.assert_array_equal(t.w, s.w)
+            np.testing.assert_array_equal(t.M, s.M)
+            assert t.estimate() == s.estimate()
+    # a session stopped half-way continues exactly as the original one did
+    s = model.start(24, 5)
+    s2 = model.start(24, 5)
+    for _ in range(9):
+        t = s.ask()
+        s.tell(t, int(tgt.values[3][model.tasks.index(t)]))
+    log = [e for t, y in zip(s.queried, s.outcomes) for e in (("ask", 1, [t]), ("tell", t, y))]
+    s2.restore(log, trust_log=True)
+    assert s2.ask_batch(3) == s.ask_batch(3)

@@ -41,20 +41,10 @@ replays the events other processes appended, then appends its own.
 
 Expected width after the remaining budget
 -----------------------------------------
-``status`` forecasts the 90 % interval width once the remaining budget r is spent: the current
-width times sqrt(V_r / V), V = Var(S | D) now and V_r a forecast of it after r more outcomes.
-For HSPR, V_r comes from a linearised (Laplace) design calculation on the session's own
-posterior (:func:`hspr_variance_forecast`): the latent-ability part of the variance shrinks
-by the Fisher information of r greedily chosen tasks, and the parts tied to unobserved
-outcomes shrink with the fraction rho = (U - r) / U of unobserved tasks left. Simulating the
-remaining budget instead would cost r x (draws from the posterior predictive) full sessions.
-For other methods the width is scaled by sqrt(rho): the variance ratio for exchangeable tasks
-with non-negative correlation, learning nothing (conservative).
-
-Measured on Verified (``benchmarks/width_forecast.py``, 114 targets, 4 folds, B = 50, default
-settings): the realised final width averaged 7.19 pp; the forecast made before any outcome
-averaged 8.16 pp (mean absolute error 1.34 pp), after 25 outcomes 7.83 pp (error 0.66 pp,
-at least the realised width for 97 % of the targets): slightly conservative.
+``status`` reports :meth:`hspr.session.Session.expected_width`: the 90 % interval width
+forecast for when the remaining budget is spent. HSPR forecasts it from its own posterior (a
+linearised design calculation, :meth:`hspr.methods.hspr.method.HSPRSession._variance_forecast`);
+other methods scale the width by sqrt(rho), rho the share of unobserved tasks left.
 """
 
 from __future__ import annotations
@@ -66,17 +56,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy import special
 
 from . import __version__
 from .data.banks import load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
 from .fileio import write_json_durable
-from .fitcache import cached_fit
+from .fitcache import cached_fit, code_digest
 from .harness import HarnessFormatError, read_outcomes
 from .methods import REGISTRY, get_method
-from .session import BudgetError, FittedModel, ScoreEstimate, Session, check_budget
+from .session import BudgetError, FittedModel, ScoreEstimate, check_budget
 
 try:  # POSIX advisory locks; elsewhere single-process use is assumed
     import fcntl
@@ -373,110 +362,6 @@ def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool
                       use_cache)
 
 
-def expected_width(sess: Session, est: ScoreEstimate | None) -> float | None:
-    """Forecast 90 % interval width after the remaining budget (see the module docstring).
-
-    Parameters
-    ----------
-    sess : Session
-        The method session.
-    est : ScoreEstimate or None
-        Its current estimate (None: no forecast).
-
-    Returns
-    -------
-    float or None
-        On the 0-1 scale; the current width when the budget is spent, 0 when every task is seen.
-    """
-    if est is None or est.width is None:
-        return None
-    U = sess.n_tasks - sess.n_queried
-    r = min(max(sess.budget - sess.n_queried, 0), U)
-    if U <= 0:
-        return 0.0
-    if r == 0:
-        return float(est.width)
-    rho = (U - r) / U
-    from .methods.hspr.method import HSPRSession
-
-    if isinstance(sess, HSPRSession):
-        try:
-            V, V_after = hspr_variance_forecast(sess, r)
-        except (AttributeError, ValueError, np.linalg.LinAlgError):  # session internals changed: generic rule
-            return float(est.width * np.sqrt(rho))
-        return 0.0 if V <= 0 else float(est.width * np.sqrt(max(V_after, 0.0) / V))
-    return float(est.width * np.sqrt(rho))
-
-
-def hspr_variance_forecast(sess, r: int) -> tuple[float, float]:
-    """Var(S | D) now and its forecast after ``r`` more outcomes, for an HSPR session.
-
-    Var(S | D) = B + W: B = Var_w(mu_j), the spread of the node scores (what the latent
-    ability z leaves open), W = E_w[Var_j(S)], the outcome noise of the unobserved tasks
-    (:func:`hspr.methods.hspr.acquisition.score_variance`). The forecast is a Laplace
-    (linearised) design calculation:
-
-    * B is tracked through its part linear in z, beta' Sigma beta (Sigma = Cov_w(z), beta
-      the weighted regression of mu_j on the nodes z_j);
-    * the r tasks are chosen greedily as the score rule does (each adds Fisher information
-      E_w[p_g (1 - p_g)] l_g l_g' to Sigma^-1, l_g the group's loading row, at most U_g per
-      group; for the uniform / midrange ablations the average information of an unobserved
-      task), giving Sigma_r by rank-one updates;
-    * with rho = (U - r) / U of the unobserved tasks left, the forecast is
-      rho^2 B (beta' Sigma_r beta) / (beta' Sigma beta) + rho W: the non-linear rest of B
-      is assumed to shrink like its linear part (it is second order and in fact shrinks
-      faster as the posterior concentrates).
-
-    It ignores what the r outcomes reveal through the group (beta-binomial) effects, so it
-    tends to overstate the variance left.
-
-    Returns
-    -------
-    (float, float)
-        Current and forecast variance of the score (0-1 scale squared).
-    """
-    from .methods.hspr import acquisition as acq
-
-    w, Z, M, Uc, L = sess.w, sess.Z, sess.M, sess.U, sess.L  # L: (G, d) loading rows
-    N = sess.n_tasks
-    mu = acq.node_scores(M, Uc, sess.s.sum(), N)
-    conc = sess.conc_full()
-    within = (M * (1 - M) * Uc[None, :] * (1 + (Uc[None, :] - 1) / (conc + 1))).sum(axis=1) / N**2
-    W = float(w @ within)
-    mubar = float(w @ mu)
-    B = float(w @ (mu - mubar) ** 2)
-    U = N - sess.n_queried
-    rho = (U - r) / U
-    Zc = Z - w @ Z
-    Sigma = (Zc * w[:, None]).T @ Zc
-    cov = Zc.T @ (w * (mu - mubar))
-    try:
-        beta = np.linalg.solve(Sigma, cov)
-    except np.linalg.LinAlgError:
-        return B + W, rho**2 * B + rho * W
-    B_lin = float(min(cov @ beta, B))
-    P = special.expit(sess.gb[None, :] + Z @ L.T)  # (J, G) baseline rates p_g(z_j)
-    h = w @ (P * (1 - P))  # (G,) expected Bernoulli information weight
-    S = Sigma.copy()
-    avail = Uc.astype(float).copy()
-    if sess.cfg.acquisition in ("score", "latent"):
-        for _ in range(int(r)):
-            SL = L @ S  # (G, d)
-            q = np.einsum("gd,gd->g", SL, L)
-            bl = SL @ beta
-            gain = np.where(avail > 0, h * bl**2 / (1 + h * q), -np.inf)
-            g = int(np.argmax(gain))
-            v = SL[g]
-            S = S - h[g] * np.outer(v, v) / (1 + h[g] * q[g])
-            avail[g] -= 1
-    else:
-        info = (avail * h)[:, None, None] * np.einsum("gd,ge->gde", L, L)
-        I_bar = info.sum(axis=0) / max(avail.sum(), 1.0)
-        S = np.linalg.inv(np.linalg.inv(Sigma) + r * I_bar)
-    shrink = float(beta @ S @ beta) / B_lin if B_lin > 0 else 1.0
-    return B + W, rho**2 * B * min(shrink, 1.0) + rho * W
-
-
 # ---------------------------------------------------------------------- the session
 class LiveSession:
     """A method session persisted in a file; see the module docstring.
@@ -586,6 +471,7 @@ class LiveSession:
             "format": SESSION_FORMAT,
             "version": SESSION_VERSION,
             "hspr_version": __version__,
+            "code": code_digest(),
             "created": _now(),
             "bank": {
                 "name": bank if matrix is None else (bank or Path(matrix).stem),
@@ -648,57 +534,62 @@ class LiveSession:
     # -- event replay ----------------------------------------------------------------
     def _replay(self) -> None:
         """Rebuild the method session from the bank fit and the whole event log."""
-        self.session = self.model.start(self.doc["budget"], self.doc["seed"])
+        self.session = None
         self.warnings: list[str] = []
         self._tells: dict[str, dict] = {}
         self._errors: dict[str, dict] = {}
-        for i, ev in enumerate(self.doc["events"]):
-            self._apply(ev, i)
+        self._restore(self.doc["events"], 0)
 
-    def _apply(self, ev: dict, i: int) -> None:
-        if not isinstance(ev, dict):
-            raise LiveSessionError(f"{self.path}: event {i} is {type(ev).__name__} {ev!r}, not an event object: the "
-                                   f"session file is corrupt")
-        kind = ev.get("type")
-        if kind == "ask":
-            try:
-                got = self.session.ask_batch(int(ev["k"]))
-            except (KeyError, ValueError, TypeError) as exc:  # BudgetError is a ValueError
-                raise LiveSessionError(f"{self.path}: event {i} cannot be replayed ({exc}): the session file is "
-                                       f"corrupt") from None
-            logged = list(ev["tasks"])
-            if got != logged:
-                self._force_pending(logged, i)
-                self.warnings.append(
-                    f"replaying event {i} (ask of {ev['k']}) chose {got} where the file logged {logged}: the method's "
-                    f"code or numerics changed since the session was written (hspr {self.doc.get('hspr_version')} "
-                    f"then, {__version__} now); the logged tasks are kept as asked, later choices may differ"
-                )
-        elif kind == "tell":
-            try:
-                if ev["outcome"] not in (0, 1) or isinstance(ev["outcome"], str):
-                    raise ValueError(f"outcome {ev['outcome']!r} of {ev['task']!r} is not 0 or 1")
-                self.session.tell(ev["task"], int(ev["outcome"]))
-            except (KeyError, ValueError, TypeError) as exc:
-                raise LiveSessionError(f"{self.path}: event {i} cannot be replayed ({exc}): the session file is "
-                                       f"corrupt") from None
-            self._tells[ev["task"]] = ev
-        elif kind == "error":
-            if not isinstance(ev.get("task"), str):
-                raise LiveSessionError(f"{self.path}: error event {i} names no task: the session file is corrupt")
-            self._errors[ev["task"]] = ev
-        else:
-            raise LiveSessionError(f"{self.path}: unknown event type {kind!r} at event {i}")
+    def _restore(self, events: list, start: int) -> None:
+        """Check events ``start``, ``start + 1``, ... of the log and hand them to :meth:`Session.restore`.
 
-    def _force_pending(self, logged: list[str], i: int) -> None:
-        """Make the logged tasks the session's pending list (what the user was told to run)."""
-        sess = self.session
-        bad = [t for t in logged if t not in self._task_set or t in self._tells]
-        if bad:
-            raise LiveSessionError(f"{self.path}: event {i} asks for {bad}, which are not in the bank or already "
-                                   f"recorded: the session file is corrupt")
-        index = {t: j for j, t in enumerate(self.model.tasks)}
-        sess._pending = [index[t] for t in logged]
+        The log is trusted (the method does not re-choose its asks) when the file was written
+        by this hspr version and code (:func:`hspr.fitcache.code_digest`); otherwise every ask
+        is re-chosen and compared with the log.
+        """
+        replay = []
+        told = set(self._tells)
+        for i, ev in enumerate(events, start):
+            if not isinstance(ev, dict):
+                raise LiveSessionError(f"{self.path}: event {i} is {type(ev).__name__} {ev!r}, not an event object: "
+                                       f"the session file is corrupt")
+            kind = ev.get("type")
+            if kind == "ask":
+                k, tasks = ev.get("k"), ev.get("tasks")
+                if isinstance(k, bool) or not isinstance(k, int) or not isinstance(tasks, list) \
+                        or any(t not in self._task_set or t in told for t in tasks):
+                    raise LiveSessionError(f"{self.path}: event {i} cannot be replayed (ask of {k!r} for {tasks!r}): "
+                                           f"the session file is corrupt")
+                replay.append(("ask", k, tasks))
+            elif kind == "tell":
+                task, y = ev.get("task"), ev.get("outcome")
+                if task not in self._task_set or task in told or isinstance(y, (str, bool)) or y not in (0, 1):
+                    why = ("not in the bank" if task not in self._task_set else "told twice" if task in told
+                           else f"outcome {y!r} is not 0 or 1")
+                    raise LiveSessionError(f"{self.path}: event {i} cannot be replayed (task {task!r}: {why}): the "
+                                           f"session file is corrupt")
+                told.add(task)
+                replay.append(("tell", task, int(y)))
+                self._tells[task] = ev
+            elif kind == "error":
+                if not isinstance(ev.get("task"), str):
+                    raise LiveSessionError(f"{self.path}: error event {i} names no task: the session file is corrupt")
+                self._errors[ev["task"]] = ev
+            else:
+                raise LiveSessionError(f"{self.path}: unknown event type {kind!r} at event {i}")
+        trust = self.doc.get("hspr_version") == __version__ and self.doc.get("code") == code_digest()
+        try:
+            if self.session is None:
+                self.session, warnings = self.model.resume(self.doc["budget"], self.doc["seed"], replay, trust)
+            else:
+                warnings = self.session.restore(replay, trust_log=trust)
+        except (KeyError, ValueError, TypeError) as exc:  # BudgetError is a ValueError
+            raise LiveSessionError(f"{self.path}: events {start}..{start + len(events) - 1} cannot be replayed "
+                                   f"({exc}): the session file is corrupt") from None
+        self.warnings += [
+            f"{w}: the method's code or numerics changed since the session was written (hspr "
+            f"{self.doc.get('hspr_version')} then, {__version__} now); the logged tasks are kept as asked, later "
+            "choices may differ" for w in warnings]
 
     def _sync(self) -> None:
         """Adopt events other processes appended to the file since this object last saw it."""
@@ -711,9 +602,10 @@ class LiveSession:
                 f"{self.path}: the file's events no longer extend this session's ({len(theirs)} vs {len(mine)}); "
                 f"it was rewritten by another session: reopen it"
             )
-        for i in range(len(mine), len(theirs)):
-            self._apply(theirs[i], i)
-            mine.append(theirs[i])
+        new = theirs[len(mine):]
+        if new:
+            self._restore(new, len(mine))
+            mine.extend(new)
         self.doc["stop_width_pp"] = disk.get("stop_width_pp")
 
     @contextmanager
@@ -941,7 +833,7 @@ class LiveSession:
             session=str(self.path), bank=b.get("matrix") or b.get("name"), method=self.doc["method"]["name"],
             n_tasks=self.session.n_tasks, budget=self.budget, seed=int(self.doc["seed"]), estimate=est,
             n_recorded=self.session.n_queried, extra=extra, pending=tuple(self.session.pending), needs_rerun=rerun,
-            expected_width=expected_width(self.session, est), stop_width_pp=self.stop_width, stop=stop,
+            expected_width=self.session.expected_width(est), stop_width_pp=self.stop_width, stop=stop,
             stop_reason=why, warnings=tuple(self.warnings),
         )
 
@@ -950,5 +842,5 @@ class LiveSession:
                 f"{self.session.n_queried}/{self.budget} recorded, {len(self.pending)} pending)")
 
 
-__all__ = ["HarnessFormatError", "IngestResult", "LiveSession", "LiveSessionError", "LiveStatus", "expected_width",
+__all__ = ["HarnessFormatError", "IngestResult", "LiveSession", "LiveSessionError", "LiveStatus",
            "fit_model", "parse_outcome", "write_json_durable"]

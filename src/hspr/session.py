@@ -252,9 +252,112 @@ class Session(ABC):
             self._pending.remove(j)
         self._update(j, int(outcome))
 
+    def set_pending(self, task_ids) -> None:
+        """Make ``task_ids`` the pending tasks, in this order (e.g. what a log says the user was told to run).
+
+        Raises
+        ------
+        KeyError
+            For an id not in the bank.
+        ValueError
+            For a repeated id, an id already told, or more pending tasks than the budget has left.
+        """
+        ids = list(task_ids)
+        unknown = [t for t in ids if t not in self._index]
+        if unknown:
+            raise KeyError(f"task id(s) {unknown} are not in the bank ({self.n_tasks} tasks)")
+        cols = [self._index[t] for t in ids]
+        if len(set(cols)) != len(cols):
+            raise ValueError(f"pending tasks {ids} repeat an id")
+        told = [t for t, j in zip(ids, cols) if self._observed[j]]
+        if told:
+            raise ValueError(f"task(s) {told} were already recorded and cannot be pending")
+        if len(cols) > self.budget - len(self.queried):
+            raise ValueError(f"{len(cols)} pending tasks exceed the {self.budget - len(self.queried)} left of the budget")
+        self._pending = cols
+
+    def restore(self, events, trust_log: bool = False) -> list[str]:
+        """Bring the session to the state a logged sequence of asks and tells describes.
+
+        Parameters
+        ----------
+        events : iterable of tuples
+            ``("ask", k, tasks)``: a call ``ask_batch(k)`` that returned ``tasks`` (ids);
+            ``("tell", task, outcome)``: a :meth:`tell`. In the order they happened.
+        trust_log : bool
+            The log was written by this version of the code, so its asks are the ones this
+            session would make: methods may then skip re-choosing them (HSPR restores its
+            posterior with one refresh and only advances its random state). The result is the
+            same state either way.
+
+        Returns
+        -------
+        list of str
+            One warning per replayed ask that chose other tasks than logged (the logged ones are
+            kept as the pending tasks: they are what the user was told to run).
+
+        Raises
+        ------
+        KeyError, ValueError
+            For an event this session cannot take (unknown task, repeated tell, spent budget).
+        """
+        warnings = []
+        for i, ev in enumerate(events):
+            if ev[0] == "ask":
+                _, k, logged = ev
+                got = self.ask_batch(k)
+                if got != list(logged):
+                    self.set_pending(logged)
+                    warnings.append(f"replaying ask {i} of {k} chose {got} where the log has {list(logged)}")
+            else:
+                self.tell(ev[1], ev[2])
+        return warnings
+
     @property
     def n_queried(self) -> int:
         return len(self.queried)
+
+    def expected_width(self, est: ScoreEstimate | None = None) -> float | None:
+        """Forecast 90 % interval width once the rest of the budget is spent (0-1 scale).
+
+        Generic rule: the current width times sqrt(rho), rho = (U - r)/U the share of the U
+        unobserved tasks still unobserved after the r remaining ones: the variance ratio for
+        exchangeable tasks with non-negative correlation, learning nothing (conservative).
+        Methods with a posterior override :meth:`_variance_forecast`.
+
+        Parameters
+        ----------
+        est : ScoreEstimate, optional
+            The current estimate (computed if None).
+
+        Returns
+        -------
+        float or None
+            None without an interval; the current width when the budget is spent; 0 when every
+            task is seen.
+        """
+        if est is None:
+            try:
+                est = self.estimate()
+            except BudgetError:
+                return None
+        if est.width is None:
+            return None
+        U = self.n_tasks - self.n_queried
+        r = min(max(self.budget - self.n_queried, 0), U)
+        if U <= 0:
+            return 0.0
+        if r == 0:
+            return float(est.width)
+        forecast = self._variance_forecast(r)
+        if forecast is None:
+            return float(est.width * np.sqrt((U - r) / U))
+        V, V_after = forecast
+        return 0.0 if V <= 0 else float(est.width * np.sqrt(max(V_after, 0.0) / V))
+
+    def _variance_forecast(self, r: int) -> tuple[float, float] | None:
+        """(Var(S | D) now, its forecast after ``r`` more outcomes), or None for the generic rule."""
+        return None
 
     @property
     def done(self) -> bool:
@@ -322,6 +425,15 @@ class FittedModel(ABC):
     @abstractmethod
     def start(self, budget: int, seed: int = 0) -> Session:
         """A new session for one target agent."""
+
+    def resume(self, budget: int, seed: int, events, trust_log: bool = False) -> tuple[Session, list[str]]:
+        """A session in the state a logged sequence of asks and tells describes (:meth:`Session.restore`).
+
+        Returns the session and the restore warnings. Methods may override it to skip work that
+        the restore makes redundant (HSPR skips its prior-only posterior).
+        """
+        sess = self.start(budget, seed)
+        return sess, sess.restore(events, trust_log)
 
 
 class Method(ABC):

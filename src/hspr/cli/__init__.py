@@ -10,7 +10,26 @@ import click
 from .. import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+#: command name -> the sub-module that registers it; imported only when the command runs, so
+#: ``hspr live status`` does not pay for the replay and report stack (click's lazy-group pattern)
+LAZY_COMMANDS = {"banks": "bank", "bank": "bank", "replay": "replay_cmd", "report": "report", "select": "select",
+                 "live": "live"}
+
+
+class LazyGroup(click.Group):
+    """A click group whose sub-commands are registered when first looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in LAZY_COMMANDS:
+            mod = __import__(f"{__name__}.{LAZY_COMMANDS[name]}", fromlist=["register"])
+            mod.register(self)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="hspr")
 def main() -> None:
     """hspr: estimate an agent's full-benchmark score (e.g. SWE-bench resolve rate) from a small
@@ -22,21 +41,3 @@ def main() -> None:
     Bundled banks:
       hspr banks
     """
-
-
-def _register_all() -> None:
-    from . import bank, replay_cmd
-
-    for mod in (bank, replay_cmd):
-        mod.register(main)
-    for optional in ("live", "report", "select"):
-        try:
-            mod = __import__(f"{__name__}.{optional}", fromlist=["register"])
-        except ModuleNotFoundError as exc:  # not built yet in this version
-            if exc.name != f"{__name__}.{optional}":
-                raise
-            continue
-        mod.register(main)
-
-
-_register_all()

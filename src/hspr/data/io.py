@@ -28,12 +28,14 @@ import csv
 import json
 import warnings
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
-import pandas as pd
 
 from .matrix import DataError, ResponseMatrix
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _TRUE = ("1", "1.0", "true", "resolved")
 _FALSE = ("0", "0.0", "false", "unresolved")
@@ -120,18 +122,17 @@ def _parse_cells(cells: np.ndarray, where: Callable[[int, int], str]) -> tuple[n
 # ---------------------------------------------------------------------- shared checks
 def _check_ids(ids: Sequence[str], kind: str, prefix: str, where: Callable[[int], str]) -> None:
     """Raise DataError on the first empty or repeated id; ``where(i)`` names position i."""
-    s = pd.Series(list(ids), dtype=object)
-    empty = np.flatnonzero(s.to_numpy() == "")
-    if empty.size:
-        raise DataError(f"{prefix}: {where(int(empty[0]))}: empty {kind} id; every {kind} needs a non-empty id")
-    dup = np.flatnonzero(s.duplicated().to_numpy())
-    if dup.size:
-        j = int(dup[0])
-        i = int(np.flatnonzero((s == s[j]).to_numpy())[0])
-        raise DataError(
-            f"{prefix}: duplicate {kind} id {s[j]!r} ({where(i)} and {where(j)}); "
-            f"{kind} ids must be unique: rename or remove one of them"
-        )
+    ids = list(ids)
+    first: dict[str, int] = {}
+    for j, x in enumerate(ids):
+        if x == "":
+            raise DataError(f"{prefix}: {where(j)}: empty {kind} id; every {kind} needs a non-empty id")
+        if x in first:
+            raise DataError(
+                f"{prefix}: duplicate {kind} id {x!r} ({where(first[x])} and {where(j)}); "
+                f"{kind} ids must be unique: rename or remove one of them"
+            )
+        first[x] = j
 
 
 def _read_text(path: Path) -> str:
@@ -262,6 +263,8 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
     vals, _ = _parse_cells(
         arr[:, 2:3], lambda r, c: f"{path}: line {lines[r]}, column resolved (agent {agent[r]!r}, instance_id {task[r]!r})"
     )
+    import pandas as pd  # imported where used: loading a wide bank (every live command) does not need it
+
     df = pd.DataFrame({"agent": agent, "task": task, "v": vals[:, 0], "line": lines})
     _check_long_conflicts(path, df)
     df = df.drop_duplicates(["agent", "task"])
@@ -321,6 +324,8 @@ def read_jsonl(path: str | Path) -> ResponseMatrix:
     if not subjects:
         raise DataError(f"{path}: file is empty; expected one JSON object per line: {{\"subject_id\": ..., \"responses\": {{task: 0/1}}}}")
     _check_ids(subjects, "subject", str(path), lambda i: f"line {lines[i]}")
+    import pandas as pd
+
     frame = pd.DataFrame.from_records(responses, index=range(len(subjects)))
     if frame.shape[1] == 0:
         raise DataError(f"{path}: no subject has any response; the matrix is empty")

@@ -9,16 +9,21 @@ weights on 8,192 scrambled-Sobol nodes drawn from a logistic-normal MAP proposal
 from __future__ import annotations
 
 import numpy as np
-from scipy import special, stats
-from scipy.stats import qmc
+from scipy import special
 
 P_EPS = 1e-12
 
 
 def sobol_normal(dim: int, n: int, seed: int) -> np.ndarray:
-    """Standard-normal QMC points: ``norm.ppf(Sobol(d, scramble=True, seed).random(n))``, shape (n, dim)."""
+    """Standard-normal QMC points: ``norm.ppf(Sobol(d, scramble=True, seed).random(n))``, shape (n, dim).
+
+    ``special.ndtri`` is ``norm.ppf`` (the same values); ``scipy.stats`` is imported here only,
+    so a session restored from a cached fit does not load it.
+    """
+    from scipy.stats import qmc
+
     u = qmc.Sobol(d=dim, scramble=True, seed=seed).random(n)
-    return stats.norm.ppf(np.clip(u, 1e-15, 1 - 1e-15))
+    return special.ndtri(np.clip(u, 1e-15, 1 - 1e-15))
 
 
 def prior_precision(rank: int, gamma: float) -> np.ndarray:

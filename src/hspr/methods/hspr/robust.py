@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from ...data.folds import DATE_PREFIX, forward_split
 from ...data.matrix import ResponseMatrix
@@ -220,8 +220,8 @@ def shrunk_quantile(ratios: np.ndarray, level: float, prior_n: int) -> float:
     rule). With 10-20 sources the plain 90 % quantile is the largest ratio; the pseudo-values keep
     it stable and equal to 1 for a calibrated model.
     """
-    q = stats.norm.ppf(0.5 + level / 2)
-    pseudo = stats.norm.ppf(0.5 + 0.5 * (np.arange(prior_n) + 0.5) / max(prior_n, 1)) / q if prior_n else np.empty(0)
+    q = special.ndtri(0.5 + level / 2)
+    pseudo = special.ndtri(0.5 + 0.5 * (np.arange(prior_n) + 0.5) / max(prior_n, 1)) / q if prior_n else np.empty(0)
     pooled = np.sort(np.concatenate([np.asarray(ratios, float), pseudo]))
     k = min(len(pooled), math.ceil((len(pooled) + 1) * level))
     return float(pooled[k - 1])
@@ -418,16 +418,16 @@ class FittedHSPRRobust(FittedHSPR):
         self.source_values_ = source_values
         self.shift = shift
 
-    def start(self, budget: int, seed: int = 0) -> "HSPRRobustSession":
-        return HSPRRobustSession(self, budget, seed)
+    def _session(self, budget: int, seed: int, initial_refresh: bool = True) -> "HSPRRobustSession":
+        return HSPRRobustSession(self, budget, seed, initial_refresh)
 
 
 class HSPRRobustSession(HSPRSession):
     """An HSPR session whose estimate carries the widened interval and a :class:`ShiftReport`."""
 
-    def __init__(self, model: FittedHSPRRobust, budget: int, seed: int) -> None:
+    def __init__(self, model: FittedHSPRRobust, budget: int, seed: int, initial_refresh: bool = True) -> None:
         self.robust = model
-        super().__init__(model, budget, seed)
+        super().__init__(model, budget, seed, initial_refresh)
 
     def shift_report(self) -> ShiftReport:
         """Nearest-source disagreement of the outcomes so far, with its source percentile."""

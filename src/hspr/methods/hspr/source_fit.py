@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special
 
 P_CLIP = 1e-4
 MAX_DIRECTIONS = 8
@@ -39,6 +39,8 @@ def fit_zib_prior(h: np.ndarray, m: int) -> ZIBetaPrior:
     ZIBetaPrior. Parameters (logit pi, log alpha, log beta) by L-BFGS-B from fixed starts,
     alpha, beta in [1e-3, 1e3], logit pi in [-15, 15] (spec section 9).
     """
+    from scipy import optimize, stats  # fit time only: a restored session does not import them
+
     counts = np.bincount(np.asarray(h, dtype=int), minlength=m + 1).astype(float)
     ks = np.arange(m + 1)
 
@@ -66,6 +68,8 @@ def initial_intercepts(h: np.ndarray, m: int, prior: ZIBetaPrior) -> np.ndarray:
     For h_i = 0 the rate is shrunk by the posterior probability of the continuous component.
     Returns shape (n_tasks,).
     """
+    from scipy import stats  # fit time only: a restored session does not import them
+
     a, b, pi = prior.alpha, prior.beta, prior.pi
     p0 = (h + a) / (m + a + b)
     bb0 = np.exp(stats.betabinom.logpmf(0, m, a, b))

@@ -1,0 +1,86 @@
+"""Wall time of each `hspr live` command, as a user runs them (issue 11).
+
+Usage: python benchmarks/bench_live.py [--banks verified,full] [--repeat 3] [--json out.json]
+
+Per bank: a session with the default method and budget (10 %) is started in a temporary folder
+with a fresh fit cache; then, driven by the first fold-0 target's archived outcomes, the
+commands ``next`` and ``record`` run once per task until the budget is spent. Printed: the
+wall time of ``start`` (cold cache), of ``start`` again (warm cache), and the median and
+maximum wall time of ``next``, ``record`` and ``status`` over the session (each a separate
+``hspr`` process, so Python start-up and imports are included). ``--repeat`` runs ``status``
+that many times at the end; ``--steps k`` times only the first k tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from hspr.data import bank_folds, load_bank
+from hspr.data.folds import fold_indices
+
+HSPR = shutil.which("hspr") or "hspr"  # the installed console script, as a user runs it
+
+
+def hspr(*args, env) -> tuple[float, str]:
+    t = time.perf_counter()
+    out = subprocess.run([HSPR, *map(str, args)], env=env, capture_output=True, text=True)
+    dt = time.perf_counter() - t
+    if out.returncode != 0:
+        raise SystemExit(f"hspr {' '.join(map(str, args))} failed: {out.stderr}")
+    return dt, out.stdout
+
+
+def bench(bank: str, repeat: int, steps: int, tmp: Path) -> dict:
+    m = load_bank(bank)
+    target = fold_indices(m.agents, bank_folds(bank))[0][0]
+    row = {t: int(v) for t, v in zip(m.tasks, m.values[target])}
+    env = dict(os.environ, HSPR_CACHE_DIR=str(tmp / f"cache-{bank}"))
+    sess = tmp / f"{bank}.hspr"
+    budget = round(0.10 * m.n_tasks)
+    start_cold, _ = hspr("live", "start", "--bank", bank, "--budget", budget, "--session", sess, env=env)
+    start_warm, _ = hspr("live", "start", "--bank", bank, "--budget", budget, "--session", sess, "--force", env=env)
+    times = {"next": [], "record": [], "status": []}
+    for _ in range(budget if steps <= 0 else min(steps, budget)):
+        dt, out = hspr("live", "next", "--session", sess, "--json", env=env)
+        times["next"].append(dt)
+        task = json.loads(out)["tasks"][0]
+        dt, _ = hspr("live", "record", task, row[task], "--session", sess, env=env)
+        times["record"].append(dt)
+    for _ in range(repeat):
+        dt, _ = hspr("live", "status", "--session", sess, env=env)
+        times["status"].append(dt)
+    return {"bank": bank, "budget": budget, "start_cold_s": start_cold, "start_warm_s": start_warm,
+            **{f"{k}_median_s": statistics.median(v) for k, v in times.items()},
+            **{f"{k}_max_s": max(v) for k, v in times.items()}}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--banks", default="verified,full")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=0, help="next+record pairs to time (0: the whole budget)")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for b in args.banks.split(","):
+            r = bench(b, args.repeat, args.steps, Path(tmp))
+            rows.append(r)
+            print(f"{r['bank']:9s} B={r['budget']:4d}  start {r['start_cold_s']:.2f} s cold / {r['start_warm_s']:.2f} s "
+                  f"warm  next {r['next_median_s']:.2f} (max {r['next_max_s']:.2f})  record {r['record_median_s']:.2f} "
+                  f"(max {r['record_max_s']:.2f})  status {r['status_median_s']:.2f} (max {r['status_max_s']:.2f}) s",
+                  flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
