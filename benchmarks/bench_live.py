@@ -43,6 +43,7 @@ def bench(bank: str, repeat: int, steps: int, tmp: Path) -> dict:
     target = fold_indices(m.agents, bank_folds(bank))[0][0]
     row = {t: int(v) for t, v in zip(m.tasks, m.values[target])}
     env = dict(os.environ, HSPR_CACHE_DIR=str(tmp / f"cache-{bank}"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # byte-code caches on, as in a normal install
     sess = tmp / f"{bank}.hspr"
     budget = round(0.10 * m.n_tasks)
     start_cold, _ = hspr("live", "start", "--bank", bank, "--budget", budget, "--session", sess, env=env)

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from hspr import journal
 from hspr.cli import main
 from hspr.metrics import summarize
 
@@ -66,7 +67,7 @@ def test_bad_session_inputs_exit_2_without_traceback(tmp_path):
     good = tmp_path / "s.hspr"
     start = ["live", "start", "--matrix", str(csv), "--budget", "5", "--method", "uniform"]
     assert CliRunner().invoke(main, [*start, "--session", str(good)]).exit_code == 0
-    doc = json.loads(good.read_text())
+    doc = journal.read(good).doc
     edits = {"no-digest": lambda d: d["bank"].pop("digest"), "bank-string": lambda d: d.update(bank="verified"),
              "events-null": lambda d: d.update(events=None), "stop-abc": lambda d: d.update(stop_width_pp="abc")}
     cases = [([*start, "--session", ""], "session path is empty"),
@@ -75,7 +76,7 @@ def test_bad_session_inputs_exit_2_without_traceback(tmp_path):
     for name, edit in edits.items():
         d = json.loads(json.dumps(doc))
         edit(d)
-        (tmp_path / f"{name}.hspr").write_text(json.dumps(d))
+        (tmp_path / f"{name}.hspr").write_text(json.dumps({**d, "version": 1}))  # one-object form
         field = {"no-digest": "'bank'", "bank-string": "'bank'", "events-null": "'events'",
                  "stop-abc": "'stop_width_pp'"}[name]
         cases.append((["live", "status", "--session", str(tmp_path / f"{name}.hspr")], field))
@@ -99,12 +100,12 @@ def test_hand_edited_events_and_settings_files_are_named(tmp_path):
     start = ["live", "start", "--matrix", str(csv), "--budget", "5", "--method", "uniform"]
     assert CliRunner().invoke(main, [*start, "--session", str(good)]).exit_code == 0
     task = json.loads(CliRunner().invoke(main, ["live", "next", "--session", str(good), "--json"]).output)["tasks"][0]
-    doc = json.loads(good.read_text())
+    doc = journal.read(good).doc
     for name, ev, match in [("half", {"type": "tell", "task": task, "outcome": 0.7}, "outcome 0.7"),
                             ("notask", {"type": "error", "reason": "x"}, "names no task")]:
         d = json.loads(json.dumps(doc))
         d["events"].append(ev)
-        (tmp_path / f"{name}.hspr").write_text(json.dumps(d))
+        (tmp_path / f"{name}.hspr").write_text(json.dumps({**d, "version": 1}))  # one-object form
         res = CliRunner().invoke(main, ["live", "status", "--session", str(tmp_path / f"{name}.hspr")])
         assert res.exit_code == 2 and match in res.output and "Traceback" not in res.output
     (tmp_path / "latin.hspr").write_bytes(good.read_bytes().replace(b'"uniform"', '"uniformé"'.encode("latin-1")))

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 from threadpoolctl import threadpool_limits
 
+from hspr import journal
 from hspr.cli import main
 from hspr.data import load_bank, load_matrix
 from hspr.data.build import write_wide_csv
@@ -171,10 +172,10 @@ def test_refused_inputs(bank, tmp_path):
         live.record(t, "maybe")
     assert live.record(t, "resolved") is True
     assert live.record(t, 1) is False  # same outcome twice: a no-op
-    n_events = len(json.loads(live.path.read_text())["events"])
+    n_events = len(journal.read(Path(live.path)).doc["events"])
     with pytest.raises(LiveSessionError, match=f"'{t}' is already recorded as resolved"):
         live.record(t, "unresolved")
-    assert len(json.loads(live.path.read_text())["events"]) == n_events
+    assert len(journal.read(Path(live.path)).doc["events"]) == n_events
     assert live.recorded == {t: 1}
     # the CLI says the same, with exit code 2 and a JSON error object
     err = cli(["record", t, "unresolved", "--session", live.path, "--json"], ok=False)
@@ -223,11 +224,11 @@ def test_other_bank_digest_refused(bank, tmp_path):
 def test_replayed_ask_that_differs_keeps_the_logged_tasks(bank, tmp_path):
     live = new(bank, tmp_path)
     asked = live.next(2)
-    doc = json.loads(live.path.read_text())
+    doc = journal.read(Path(live.path)).doc
     other = [t for t in bank["src"].tasks if t not in asked][:2]
     doc["events"][0]["tasks"] = other  # as if the method had chosen differently when the file was written
     doc["hspr_version"] = "0.0.1"  # ... by another version (a log written by this code is trusted as is)
-    live.path.write_text(json.dumps(doc))
+    live.path.write_text(json.dumps({**doc, "version": 1}))  # the one-object form a hand edit may leave
     again = LiveSession.open(live.path)
     assert again.pending == other and again.next(2) == other
     st = again.status()
@@ -269,13 +270,13 @@ def test_ingest_run_summary_errors_stay_pending(bank, tmp_path):
     st = live.status()
     assert st.pending == (asked[2],) and [t for t, _ in st.needs_rerun] == [asked[2]]
     assert live.next(2)[0] == asked[2]  # the errored task is asked again first
-    ev = [e for e in json.loads(live.path.read_text())["events"] if e["type"] == "tell"]
+    ev = [e for e in journal.read(Path(live.path)).doc["events"] if e["type"] == "tell"]
     assert {e["source"] for e in ev} == {str(p.resolve())}
     # ingesting again is a no-op (the same harness error is not logged twice; issue 13, defect 4)
-    n_events = len(json.loads(live.path.read_text())["events"])
+    n_events = len(journal.read(Path(live.path)).doc["events"])
     again = live.ingest(p)
     assert again.recorded == [] and [t for t, _ in again.needs_rerun] == [asked[2]]
-    assert len(json.loads(live.path.read_text())["events"]) == n_events
+    assert len(journal.read(Path(live.path)).doc["events"]) == n_events
     # with --errors-as-unresolved the error becomes a 0
     out = cli(["ingest", p, "--errors-as-unresolved", "--session", live.path, "--json"])
     assert sorted(out["unchanged"]) == sorted([asked[0], asked[1], asked[3]])
@@ -334,25 +335,56 @@ def test_failed_write_keeps_the_file_intact(bank, tmp_path, monkeypatch):
         live.record(t, bank["truth"][t])
         done[t] = bank["truth"][t]
     third = live.pending[0]
-    real_replace = os.replace
+    before = live.path.read_bytes()
+    real_write = os.write
 
-    def crash(src, dst):  # the temp file is fully written; the process "dies" before the rename
-        assert Path(src).stat().st_size > 0
-        raise OSError("simulated kill before rename")
+    def full_disk(fd, data):  # half the record reaches the disk, then ENOSPC
+        real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("hspr.fileio.os.replace", crash)
-    with pytest.raises(LiveSessionError, match="cannot save the session .simulated kill"):
+    monkeypatch.setattr("hspr.journal.os.write", full_disk)
+    with pytest.raises(LiveSessionError, match="cannot save the session .No space left"):
         live.record(third, 1)
     assert live.recorded == done and live.pending[0] == third  # in-memory state rolled back
-    assert json.loads(live.path.read_text())["events"]  # the file parses
+    assert live.path.read_bytes() == before  # the half-written record was cut off again
     assert LiveSession.open(live.path).recorded == done
-    assert not list(tmp_path.glob(".run.hspr.*.tmp"))
-    # the CLI says so with exit 2 and no traceback (a full disk behaves the same way)
+    # the CLI says so with exit 2 and no traceback
     res = CliRunner().invoke(main, ["live", "record", third, "1", "--session", str(live.path)])
     assert res.exit_code == 2 and "cannot save the session" in res.output and "Traceback" not in res.output
-    monkeypatch.setattr("hspr.fileio.os.replace", real_replace)
+    monkeypatch.setattr("hspr.journal.os.write", real_write)
     live.record(third, 1)
     assert LiveSession.open(live.path).recorded == {**done, third: 1}
+
+
+def test_journal_appends_and_ignores_a_torn_last_line(bank, tmp_path):
+    live = new(bank, tmp_path)
+    t1, t2 = live.next(2)
+    size = live.path.stat().st_size
+    live.record(t1, 1)
+    text = live.path.read_text()
+    assert live.path.stat().st_size > size and text.count("\n") == 3  # header, ask, tell: one line each
+    with open(live.path, "a") as fh:  # a process killed in the middle of an append
+        fh.write('{"type": "tell", "task": "' + t2 + '", "outc')
+    again = LiveSession.open(live.path)
+    assert again.recorded == {t1: 1} and again.pending == [t2]
+    again.record(t2, 0)  # cuts the torn line off, then appends
+    assert journal.read(live.path).torn is False
+    assert LiveSession.open(live.path).recorded == {t1: 1, t2: 0}
+    live.set_stop_width(5.0)
+    assert journal.read(live.path).doc["stop_width_pp"] == 5.0 and LiveSession.open(live.path).stop_width == 5.0
+
+
+def test_version_1_session_file_is_read_and_converted(bank, tmp_path):
+    live = new(bank, tmp_path)
+    t1, t2 = live.next(2)
+    live.record(t1, 1)
+    doc = journal.read(live.path).doc
+    live.path.write_text(json.dumps({**doc, "version": 1}))  # the single-object form of hspr <= 0.1
+    old = LiveSession.open(live.path)
+    assert old.recorded == {t1: 1} and old.pending == [t2]
+    old.record(t2, 0)
+    jf = journal.read(live.path)
+    assert jf.version == journal.VERSION and [e["type"] for e in jf.doc["events"]] == ["ask", "tell", "tell"]
 
 
 def test_sigkill_during_records_loses_nothing(bank, tmp_path):
@@ -376,7 +408,7 @@ def test_sigkill_during_records_loses_nothing(bank, tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert len(committed) >= 15
-    doc = json.loads(path.read_text())  # parses: never a torn file
+    doc = journal.read(Path(path)).doc  # parses: never a torn file
     reopened = LiveSession.open(path)
     for t in committed:  # every outcome whose record() returned is there
         assert t in reopened.recorded
@@ -400,7 +432,7 @@ def test_lite_bank_session(tmp_path):
     p = tmp_path / "lite.hspr"
     live = LiveSession.create(p, 10, bank="lite", config=FAST, seed=1)
     lite = load_bank("lite")
-    doc = json.loads(p.read_text())
+    doc = journal.read(Path(p)).doc
     assert doc["bank"] == {"name": "lite", "matrix": None, "missing_as_zero": True, "digest": lite.digest(),
                            "n_agents": lite.n_agents, "n_tasks": lite.n_tasks}
     assert doc["method"] == {"name": "hspr", "config": HSPRConfig(**FAST).to_dict()}
@@ -436,9 +468,9 @@ def test_other_methods_and_start_options(bank, tmp_path):
 def test_corrupt_event_log_refused(bank, tmp_path):
     live = new(bank, tmp_path)
     live.record(live.next()[0], 1)
-    doc = json.loads(live.path.read_text())
+    doc = journal.read(Path(live.path)).doc
     doc["events"][-1]["task"] = "ghost__ghost-1"
-    live.path.write_text(json.dumps(doc))
+    live.path.write_text(json.dumps({**doc, "version": 1}))  # the one-object form a hand edit may leave
     with pytest.raises(LiveSessionError, match="event 1 cannot be replayed"):
         LiveSession.open(live.path)
 
@@ -452,9 +484,9 @@ def test_session_with_non_object_events_is_refused(tmp_path):
     from hspr.methods.hspr import HSPRConfig
 
     live = LiveSession.create(path, 5, bank="lite", config=HSPRConfig(n_nodes=256, n_draws=1024))
-    doc = _json.loads(path.read_text())
+    doc = journal.read(path).doc
     doc["events"] = ["oops"]
-    path.write_text(_json.dumps(doc))
+    path.write_text(_json.dumps({**doc, "version": 1}))
     with pytest.raises(LiveSessionError, match="event 0"):
         LiveSession.open(path)
     del live

@@ -13,11 +13,13 @@ caller can run tasks for hours or days, in parallel, across process restarts:
 
 The session file
 ----------------
-JSON, written atomically (temporary file in the same folder, ``fsync``, ``os.replace``, then
-``fsync`` of the folder), so a process killed at any moment leaves either the previous or the
-new file, never a torn one, and an outcome is durable once ``record`` / ``ingest`` returns.
-It holds the bank (name or matrix path, and :meth:`ResponseMatrix.digest`), the method and its
-settings (for HSPR, :meth:`HSPRConfig.to_dict`), budget, seed, stop width, and the event log:
+An append-only journal in JSON Lines (:mod:`hspr.journal`): a header line, then one line per
+event, each appended and ``fsync``'ed before the command returns, so an outcome is durable
+once ``record`` / ``ingest`` returns and a process killed at any moment leaves at most an
+incomplete last line, which readers ignore. The header holds the bank (name or matrix path,
+and :meth:`ResponseMatrix.digest`), the method and its settings (for HSPR,
+:meth:`HSPRConfig.to_dict`), budget, seed, stop width, and the hspr version and code digest
+that wrote it. The events:
 
 ``{"type": "ask", "k": K, "tasks": [...]}``
     a call of ``ask_batch(K)`` that chose new tasks (re-asking pending tasks is not logged:
@@ -27,9 +29,11 @@ settings (for HSPR, :meth:`HSPRConfig.to_dict`), budget, seed, stop width, and t
 ``{"type": "error", "task": ..., "source": ..., "detail": ...}``
     a harness error for the task: no outcome, it needs a re-run.
 
-Opening a file refits the method on the bank (deterministic) and replays the events in the
-order they happened, ask and tell interleaved, so the method session, its random state and
-its pending tasks are exactly those of the process that wrote the file. Should a replayed ask
+Opening a file takes the fitted method from the user's cache (:mod:`hspr.fitcache`; it is
+refitted, deterministically, when absent) and restores the session from the events in the
+order they happened (:meth:`hspr.session.Session.restore`), so the method session, its random
+state and its pending tasks are exactly those of the process that wrote the file. A file
+written by this very code is trusted: its asks are not re-chosen. Otherwise, should a replayed ask
 choose other tasks than the logged ones (the method's code, or the numerics of another
 machine, changed), the logged tasks are kept as the pending ones (they are what the user
 was told to run) and :attr:`LiveStatus.warnings` says so. A file made for another bank
@@ -61,7 +65,9 @@ from . import __version__
 from .data.banks import load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
+from . import journal
 from .fileio import write_json_durable
+from .journal import LiveSessionError
 from .fitcache import cached_fit, code_digest
 from .harness import HarnessFormatError, read_outcomes
 from .methods import REGISTRY, get_method
@@ -72,14 +78,10 @@ try:  # POSIX advisory locks; elsewhere single-process use is assumed
 except ImportError:  # pragma: no cover
     fcntl = None
 
-SESSION_FORMAT = "hspr-live-session"
-SESSION_VERSION = 1
+SESSION_FORMAT = journal.FORMAT
+SESSION_VERSION = journal.VERSION
 _TRUE = ("1", "resolved", "true", "yes", "pass")
 _FALSE = ("0", "unresolved", "false", "no", "fail")
-
-
-class LiveSessionError(ValueError):
-    """A refused input or an unusable session file; the message names what and why."""
 
 
 # ---------------------------------------------------------------------- results
@@ -254,23 +256,11 @@ def _file_lock(path: Path):
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-def _read_doc(path: Path) -> dict:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise LiveSessionError(f"{path}: no such session file; create one with `hspr live start`") from None
-    except UnicodeDecodeError as exc:
-        raise LiveSessionError(f"{path}: not a session file (not UTF-8 text at byte {exc.start})") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LiveSessionError(f"{path}: not a session file (invalid JSON at line {exc.lineno}: {exc.msg})") from None
-    if not isinstance(doc, dict) or doc.get("format") != SESSION_FORMAT:
-        raise LiveSessionError(f"{path}: not an hspr live session file (no \"format\": \"{SESSION_FORMAT}\")")
-    if doc.get("version") != SESSION_VERSION:
-        raise LiveSessionError(
-            f"{path}: session file version {doc.get('version')!r}; this hspr reads version {SESSION_VERSION}"
-        )
+def _read_doc(path: Path) -> journal.JournalFile:
+    """Read and check a session file (journal or legacy, :mod:`hspr.journal`); the fields a hand
+    edit can break are checked one by one, with a message that names the field."""
+    jf = journal.read(path)
+    doc = jf.doc
     for key in ("bank", "method", "budget", "seed", "events"):
         if key not in doc:
             raise LiveSessionError(f"{path}: session file lacks {key!r}")
@@ -292,7 +282,7 @@ def _read_doc(path: Path) -> dict:
         check_stop_width(doc.get("stop_width_pp"))
     except LiveSessionError as exc:
         raise LiveSessionError(f"{path}: session field 'stop_width_pp': {exc}") from None
-    return doc
+    return jf
 
 
 def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_zero: bool = True) -> ResponseMatrix:
@@ -380,9 +370,10 @@ class LiveSession:
         The method session, in the state the event log describes.
     """
 
-    def __init__(self, path: Path, doc: dict, matrix: ResponseMatrix, model: FittedModel) -> None:
+    def __init__(self, path: Path, file: journal.JournalFile, matrix: ResponseMatrix, model: FittedModel) -> None:
         self.path = Path(path)
-        self.doc = doc
+        self._file = file
+        self.doc = file.doc
         self.matrix = matrix
         self.model = model
         self._task_set = frozenset(model.tasks)
@@ -487,10 +478,11 @@ class LiveSession:
             "stop_width_pp": None if stop_width is None else float(stop_width),
             "events": [],
         }
-        live = cls(path, doc, mat, fit_model(method, settings, mat))
+        live = cls(path, journal.JournalFile(doc, SESSION_VERSION, 0), mat, fit_model(method, settings, mat))
         path.parent.mkdir(parents=True, exist_ok=True)
         with _file_lock(path):
-            write_json_durable(doc, path)
+            journal.write_new(path, doc)
+            live._file = journal.read(path)
         return live
 
     @classmethod
@@ -511,7 +503,8 @@ class LiveSession:
         path = Path(path)
         if path.is_dir():
             raise LiveSessionError(f"{path} is a folder, not a session file")
-        doc = _read_doc(path)
+        jf = _read_doc(path)
+        doc = jf.doc
         b = doc["bank"]
         try:
             mat = load_session_bank(b.get("name"), b.get("matrix"), b.get("missing_as_zero", True))
@@ -529,7 +522,7 @@ class LiveSession:
             model = fit_model(doc["method"]["name"], doc["method"].get("config") or {}, mat)
         except (TypeError, ValueError) as exc:
             raise LiveSessionError(f"{path}: cannot fit the session's method: {exc}") from None
-        return cls(path, doc, mat, model)
+        return cls(path, jf, mat, model)
 
     # -- event replay ----------------------------------------------------------------
     def _replay(self) -> None:
@@ -595,7 +588,8 @@ class LiveSession:
         """Adopt events other processes appended to the file since this object last saw it."""
         if not self.path.exists():
             raise LiveSessionError(f"{self.path}: the session file was removed")
-        disk = _read_doc(self.path)
+        self._file = _read_doc(self.path)
+        disk = self._file.doc
         mine, theirs = self.doc["events"], disk["events"]
         if theirs[: len(mine)] != mine:
             raise LiveSessionError(
@@ -617,9 +611,15 @@ class LiveSession:
             stop_before = self.doc.get("stop_width_pp")
             try:
                 yield
-                if len(self.doc["events"]) != n_before or self.doc.get("stop_width_pp") != stop_before:
+                records = list(self.doc["events"][n_before:])
+                if self.doc.get("stop_width_pp") != stop_before:
+                    records.append(journal.stop_record(self.doc.get("stop_width_pp")))
+                if records:
                     try:
-                        write_json_durable(self.doc, self.path)
+                        if self._file.version == SESSION_VERSION:
+                            journal.append(self.path, records, self._file.size)
+                        else:  # a version-1 file becomes a journal
+                            journal.write_new(self.path, self.doc)
                     except OSError as exc:  # full disk, read-only folder: the file on disk is unchanged
                         raise LiveSessionError(f"{self.path}: cannot save the session ({exc.strerror or exc}); the "
                                                "file is unchanged and nothing was recorded: free space or fix "
