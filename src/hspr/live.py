@@ -54,7 +54,6 @@ other methods scale the width by sqrt(rho), rho the share of unobserved tasks le
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
