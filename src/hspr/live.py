@@ -60,14 +60,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
+from . import __version__, journal
 from .data.banks import load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
-from . import journal
-from .fileio import write_json_durable
-from .journal import LiveSessionError
 from .fitcache import cached_fit, code_digest
+from .journal import LiveSessionError
 from .harness import HarnessFormatError, read_outcomes
 from .methods import REGISTRY, get_method
 from .session import BudgetError, FittedModel, ScoreEstimate, check_budget
@@ -842,4 +840,4 @@ class LiveSession:
 
 
 __all__ = ["HarnessFormatError", "IngestResult", "LiveSession", "LiveSessionError", "LiveStatus",
-           "fit_model", "parse_outcome", "write_json_durable"]
+           "fit_model", "parse_outcome"]

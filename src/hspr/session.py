@@ -349,7 +349,10 @@ class Session(ABC):
             return 0.0
         if r == 0:
             return float(est.width)
-        forecast = self._variance_forecast(r)
+        try:
+            forecast = self._variance_forecast(r)
+        except np.linalg.LinAlgError:  # a singular posterior covariance: the generic rule
+            forecast = None
         if forecast is None:
             return float(est.width * np.sqrt((U - r) / U))
         V, V_after = forecast

@@ -262,7 +262,7 @@ class HSPRSession(Session):
 
     def _logged_picks(self, k: int, exclude: np.ndarray) -> list[int]:
         """The next ``k`` logged tasks not yet excluded, advancing the RNG as :meth:`_pick` does."""
-        new = [j for j in self._logged if not exclude[j]][:k]
+        new = [j for j in dict.fromkeys(self._logged) if not exclude[j]][:k]
         if self.cfg.acquisition in ("score", "latent"):
             exclude = exclude.copy()
             for j in new:
@@ -300,8 +300,9 @@ class HSPRSession(Session):
         return int(cand[self.rng.integers(len(cand))])
 
     def _select(self, exclude: np.ndarray) -> int:
-        if self._logged is not None:
-            return self._logged_picks(1, exclude)[0]
+        picks = self._logged_picks(1, exclude) if self._logged is not None else []
+        if picks:
+            return picks[0]
         if self.cfg.acquisition in ("uniform", "midrange"):
             return int(self._order[np.flatnonzero(~exclude[self._order])[0]])
         return self._pick(self.group_gains(), exclude)
