@@ -23,7 +23,7 @@ def within_node_variance(M: np.ndarray, conc: np.ndarray, U: np.ndarray) -> np.n
 
 def node_scores(M: np.ndarray, U: np.ndarray, s_total: float, n_tasks: int) -> np.ndarray:
     """mu_j = (sum_g s_g + sum_g U_g m_gj) / N, the predictive mean score at each node, shape (J,)."""
-    return (s_total + M @ U) / n_tasks
+    return (s_total + (M @ np.asarray(U, dtype=M.dtype)).astype(float)) / n_tasks
 
 
 def score_gains(w: np.ndarray, M: np.ndarray, Vw: np.ndarray, mu: np.ndarray, n_tasks: int) -> np.ndarray:
@@ -41,17 +41,17 @@ def score_gains(w: np.ndarray, M: np.ndarray, Vw: np.ndarray, mu: np.ndarray, n_
     -------
     (G,) gains; they equal the expected one-step drop in Var(S | D) (Eq. 11).
     """
-    sums = np.stack([w, w * (mu - w @ mu)]) @ M
+    sums = (np.stack([w, w * (mu - w @ mu)]).astype(M.dtype) @ M).astype(float)
     mbar, between = sums
-    cov = (w @ Vw) / n_tasks + between
+    cov = (w.astype(Vw.dtype) @ Vw).astype(float) / n_tasks + between
     return cov**2 / np.maximum(mbar * (1 - mbar), VAR_FLOOR)
 
 
 def latent_gains(w: np.ndarray, M: np.ndarray, Z: np.ndarray) -> np.ndarray:
     """Latent rule G^z_g = sum_k Cov(z_k, Y_g | D)^2 / Var(Y_g | D) (Eq. 13). ``Z`` is (J, d); shape (G,)."""
-    mbar = w @ M
+    mbar = (w.astype(M.dtype) @ M).astype(float)
     Zc = Z - w @ Z
-    cov = (w[:, None] * Zc).T @ M
+    cov = ((w[:, None] * Zc).T.astype(M.dtype) @ M).astype(float)
     return (cov**2).sum(axis=0) / np.maximum(mbar * (1 - mbar), VAR_FLOOR)
 
 

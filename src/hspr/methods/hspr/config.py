@@ -9,6 +9,7 @@ import numpy as np
 ACQUISITIONS = ("score", "latent", "uniform", "midrange")
 DECISIONS = ("median", "mean")
 PREDICTIVES = ("analytic", "draws")
+NODE_DTYPES = ("float32", "float64")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,11 @@ class HSPRConfig:
         :func:`hspr.methods.hspr.decision.predictive_quantiles`), or 'draws', the spec's
         ``n_draws`` Monte-Carlo draws (section 5). Both give quantiles on the 1/N lattice; they
         agree except where the draws' CDF lies within Monte-Carlo error of the probability.
+    node_dtype : {'float32', 'float64'}
+        Storage of the (nodes x groups) arrays of predictive means and within-node variances,
+        the memory-bound part of every step. 'float32' (default) halves their memory traffic;
+        weights, proposal, observed-group rates and all sums are float64.
+        ``benchmarks/speed_vs_base.py`` checks that the query paths equal float64's.
     n_nodes, n_draws, refresh_every, node_seed, draw_seed
         Importance-sampling nodes (8,192 Sobol points), predictive draws (131,072), proposal
         refresh period (8 outcomes), and their seeds (20261005) (Appendix A; spec sections 3, 5).
@@ -56,6 +62,7 @@ class HSPRConfig:
     decision: str = "median"
     group_uncertainty: bool = True
     predictive: str = "analytic"
+    node_dtype: str = "float32"
     n_nodes: int = 8192
     n_draws: int = 131072
     refresh_every: int = 8
@@ -84,6 +91,8 @@ class HSPRConfig:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {self.acquisition!r}")
         if self.decision not in DECISIONS:
             raise ValueError(f"decision must be one of {DECISIONS}, got {self.decision!r}")
+        if self.node_dtype not in NODE_DTYPES:
+            raise ValueError(f"node_dtype must be one of {NODE_DTYPES}, got {self.node_dtype!r}")
         if self.predictive not in PREDICTIVES:
             raise ValueError(f"predictive must be one of {PREDICTIVES}, got {self.predictive!r}")
         if not 0 <= self.lam <= 1:

@@ -136,7 +136,7 @@ def calibration_residual(w: np.ndarray, M: np.ndarray, n: np.ndarray, s: np.ndar
     B = n.sum()
     if B == 0:
         return 0.0
-    qbar = w @ M
+    qbar = (np.asarray(w, dtype=M.dtype) @ M).astype(float)  # summed in M's dtype (float32 node arrays)
     return float((s.sum() - n @ qbar) / B)
 
 

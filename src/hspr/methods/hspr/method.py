@@ -88,6 +88,7 @@ class HSPRSession(Session):
         sf = self.sf = model.fit_
         self.x = model.x_
         self.kappa = cfg.kappa if cfg.group_uncertainty else None
+        self.dtype = np.dtype(cfg.node_dtype)
         self.L = np.column_stack([sf.group_a, sf.group_v[:, : cfg.rank]])  # (G, d)
         self.gb = sf.group_b
         self.prec = prior_precision(cfg.rank, cfg.gamma)
@@ -133,13 +134,14 @@ class HSPRSession(Session):
         # kept for the session; q is formed exactly as sigmoid(-eta) for observed groups, where
         # log q enters the weights
         if self.M is None:
-            self.M = np.empty((len(self.Z), len(self.gb)))
+            self.M = np.empty((len(self.Z), len(self.gb)), dtype=self.dtype)
             self.Vw = np.empty_like(self.M)
-        np.matmul(self.Z, self.L.T, out=self.M)
-        self.M += self.gb
+        np.matmul(self.Z.astype(self.dtype), self.L.T.astype(self.dtype), out=self.M)
+        self.M += self.gb.astype(self.dtype)
         special.expit(self.M, out=self.M)
         np.clip(self.M, P_EPS, 1 - P_EPS, out=self.M)
-        Pm = self.M[:, self.multi]
+        # float64 and clipped: in float32 a rate of 1 - 1e-12 rounds to 1
+        Pm = np.clip(self.M[:, self.multi].astype(float), P_EPS, 1 - P_EPS)
         self.conc_m = np.full_like(Pm, np.inf) if self.kappa is None else self.kappa / (Pm * (1 - Pm))
         if len(obs):
             p, q = self._rates(obs)  # exact q = sigmoid(-eta) where outcomes were seen
@@ -349,8 +351,9 @@ class HSPRSession(Session):
             return self._cumulants[1]
         U = self.U
         mean = self.mu * self.n_tasks - self.s.sum()
-        var = self.Vw @ U
-        k3 = var - 2 * ((self.Vw * self.M) @ U)
+        Ud = U.astype(self.dtype)
+        var = (self.Vw @ Ud).astype(float)
+        k3 = var - 2 * ((self.Vw * self.M) @ Ud)
         if self.kappa is not None and len(self.multi):
             live = U[self.multi] > 1
             if live.any():
@@ -442,10 +445,10 @@ class HSPRSession(Session):
         # h_g = E_w[p_g (1 - p_g)], the expected Bernoulli information weight of a task of group g,
         # p_g(z_j) the baseline rate: Vw holds m (1 - m) for unobserved singletons (m = p there);
         # multi-task groups and observed groups are recomputed from their rates
-        h = w @ self.Vw
+        h = (w.astype(self.dtype) @ self.Vw).astype(float)
         if len(self.multi):
             Mm = self.M[:, self.multi]
-            h[self.multi] = w @ (Mm * (1 - Mm))
+            h[self.multi] = w.astype(self.dtype) @ (Mm * (1 - Mm))
         obs = np.flatnonzero(self.n > 0)
         if len(obs):
             p, q = self._rates(obs)
