@@ -105,3 +105,15 @@ def test_use_cache_false_always_fits(bank, cache):
     for _ in range(2):
         fitcache.cached_fit(bank.digest(), "hspr", {}, bank.tasks, fit_counter(bank, calls), use_cache=False)
     assert len(calls) == 2 and not cache.exists()
+
+
+def test_entries_unused_for_a_month_are_pruned(bank, cache):
+    old = cache / ("0" * 64 + ".pkl")
+    cache.mkdir(parents=True)
+    old.write_bytes(b"stale")
+    recent = cache / ("1" * 64 + ".pkl")
+    recent.write_bytes(b"recent")
+    month = fitcache.MAX_AGE_DAYS * 86400
+    os.utime(old, (os.stat(old).st_atime - month - 10, os.stat(old).st_mtime - month - 10))
+    fitcache.cached_fit(bank.digest(), "hspr", {}, bank.tasks, fit_counter(bank, []))
+    assert not old.exists() and recent.exists() and len(list(cache.glob("*.pkl"))) == 2

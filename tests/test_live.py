@@ -336,13 +336,13 @@ def test_failed_write_keeps_the_file_intact(bank, tmp_path, monkeypatch):
         done[t] = bank["truth"][t]
     third = live.pending[0]
     before = live.path.read_bytes()
-    real_write = os.write
+    real_write = os.pwrite
 
-    def full_disk(fd, data):  # half the record reaches the disk, then ENOSPC
-        real_write(fd, bytes(data[: len(data) // 2]))
+    def full_disk(fd, data, offset):  # half the record reaches the disk, then ENOSPC
+        real_write(fd, bytes(data[: len(data) // 2]), offset)
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("hspr.journal.os.write", full_disk)
+    monkeypatch.setattr("hspr.journal.os.pwrite", full_disk)
     with pytest.raises(LiveSessionError, match="cannot save the session .No space left"):
         live.record(third, 1)
     assert live.recorded == done and live.pending[0] == third  # in-memory state rolled back
@@ -351,7 +351,7 @@ def test_failed_write_keeps_the_file_intact(bank, tmp_path, monkeypatch):
     # the CLI says so with exit 2 and no traceback
     res = CliRunner().invoke(main, ["live", "record", third, "1", "--session", str(live.path)])
     assert res.exit_code == 2 and "cannot save the session" in res.output and "Traceback" not in res.output
-    monkeypatch.setattr("hspr.journal.os.write", real_write)
+    monkeypatch.setattr("hspr.journal.os.pwrite", real_write)
     live.record(third, 1)
     assert LiveSession.open(live.path).recorded == {**done, third: 1}
 
@@ -513,3 +513,105 @@ def test_robust_session_reports_shift_in_status(bank, tmp_path):
     err = cli(["start", "--matrix", bank["csv"], "--budget", 6, "--method", "hspr_robust", "--config", bad,
                "--session", tmp_path / "b.hspr", "--json"], ok=False)
     assert "max_heldout" in err["error"]
+
+
+# ---------------------------------------------------------------------- journal edge cases (hostile trial)
+def test_missing_newlines_keep_every_record(bank, tmp_path):
+    live = new(bank, tmp_path)
+    t1, t2, t3 = live.next(3)
+    live.record(t1, 1)
+    # the last record without its newline (an editor dropped it): kept, and the next append adds one
+    live.path.write_bytes(live.path.read_bytes().rstrip(b"\n"))
+    assert LiveSession.open(live.path).recorded == {t1: 1}
+    LiveSession.open(live.path).record(t2, 0)
+    assert LiveSession.open(live.path).recorded == {t1: 1, t2: 0}
+    # a header alone without its newline
+    hdr = tmp_path / "h.hspr"
+    hdr.write_bytes(live.path.read_bytes().split(b"\n")[0])
+    LiveSession.open(hdr).record(t3, 1)
+    assert LiveSession.open(hdr).recorded == {t3: 1}
+
+
+def test_torn_record_is_reported(bank, tmp_path):
+    live = new(bank, tmp_path)
+    t1 = live.next()[0]
+    with open(live.path, "a") as fh:
+        fh.write('{"type": "tell", "task": "' + t1)
+    st = LiveSession.open(live.path).status()
+    assert any("incomplete record" in w for w in st.warnings)
+
+
+def test_symlinked_session_shares_the_lock_and_stays_a_link(bank, tmp_path):
+    live = new(bank, tmp_path)
+    t1, t2 = live.next(2)
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "target.hspr"
+    doc = journal.read(live.path).doc
+    target.write_text(json.dumps({**doc, "version": 1}))  # an old single-object file behind a link
+    link = tmp_path / "link.hspr"
+    link.symlink_to(target)
+    via_link = LiveSession.open(link)
+    assert via_link.path == target.resolve()  # locks and writes go to the file itself
+    via_link.record(t1, 1)
+    assert link.is_symlink() and journal.read(target).version == journal.VERSION
+    LiveSession.open(target).record(t2, 0)
+    assert LiveSession.open(link).recorded == {t1: 1, t2: 0}
+
+
+def test_single_object_with_events_is_read_whatever_its_version(bank, tmp_path):
+    live = new(bank, tmp_path)
+    t1 = live.next()[0]
+    live.record(t1, 1)
+    doc = journal.read(live.path).doc
+    live.path.write_text(json.dumps(doc, indent=2))  # version 2 header fields, one object, events inside
+    assert LiveSession.open(live.path).recorded == {t1: 1}
+
+
+@pytest.mark.parametrize("case, match", [
+    ("task-list", "not in the bank"), ("ask-list", "cannot be replayed"), ("deep", "not JSON"),
+    ("bank-name-list", "'bank'"), ("bank-matrix-int", "'bank'"), ("version-3", "version 3"),
+    ("header-array", "not an hspr live session"), ("error-unknown-task", "not in the bank"),
+    ("huge-int", "line 3 is not JSON"), ("under-a-file", "cannot read the session file"),
+    ("empty", "is empty"),
+])
+def test_hand_edited_journals_exit_2_with_a_message(bank, tmp_path, case, match):
+    live = new(bank, tmp_path)
+    live.next()
+    lines = live.path.read_text().splitlines()
+    head = json.loads(lines[0])
+    path = live.path
+    if case == "task-list":
+        lines.append(json.dumps({"type": "tell", "task": ["a"], "outcome": 1}))
+    elif case == "ask-list":
+        lines.append(json.dumps({"type": "ask", "k": 1, "tasks": [["a"]]}))
+    elif case == "deep":
+        lines.insert(1, "[" * 100000 + "]" * 100000)
+    elif case in ("bank-name-list", "bank-matrix-int"):
+        head["bank"] = {**head["bank"], **({"name": ["lite"]} if case == "bank-name-list" else {"matrix": 5})}
+        lines[0] = json.dumps(head)
+    elif case == "version-3":
+        lines[0] = json.dumps({**head, "version": 3})
+    elif case == "header-array":
+        lines[0] = json.dumps([head])
+    elif case == "error-unknown-task":
+        lines.append(json.dumps({"type": "error", "task": "nope"}))
+    elif case == "huge-int":
+        lines.insert(2, '{"type": "tell", "outcome": ' + "9" * 5000 + "}")
+    elif case == "under-a-file":
+        path = live.path / "s.hspr"
+    if case == "empty":
+        live.path.write_text("")
+    elif case != "under-a-file":
+        live.path.write_text("\n".join(lines) + "\n")
+    for cmd in (["status"], ["next"], ["record", live.tasks[0], "1"]):
+        res = CliRunner().invoke(main, ["live", *cmd, "--session", str(path)])
+        assert res.exit_code == 2 and match in " ".join(res.output.split()), (cmd, res.output)
+        assert "Traceback" not in res.output
+
+
+def test_byte_order_mark_is_accepted(bank, tmp_path):
+    live = new(bank, tmp_path)
+    t1 = live.next()[0]
+    live.record(t1, 0)
+    live.path.write_bytes(b"\xef\xbb\xbf" + live.path.read_bytes())
+    assert LiveSession.open(live.path).recorded == {t1: 0}

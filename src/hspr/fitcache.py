@@ -13,7 +13,9 @@ An entry is trusted only if it unpickles, carries its own key and is a
 :class:`~hspr.session.FittedModel` whose task ids are the bank's; anything else (a torn write,
 a corrupt or foreign file, another format) is deleted and rebuilt. Entries are written
 atomically (temporary file, ``os.replace``); a cache that cannot be written (read-only or full
-disk) is skipped, never an error: it only costs the refit.
+disk) is skipped, never an error: it only costs the refit. Entries not used for
+``MAX_AGE_DAYS`` days (fits made by older code, of banks no longer used) are deleted whenever a
+new entry is stored; a used entry's modification time is renewed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import json
 import os
 import pickle
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,6 +34,7 @@ from . import __version__
 #: bumped when the entry layout changes
 CACHE_FORMAT = 1
 ENV_VAR = "HSPR_CACHE_DIR"
+MAX_AGE_DAYS = 30
 
 
 def cache_dir() -> Path:
@@ -78,6 +82,10 @@ def _load(path: Path, key: str, tasks: tuple[str, ...]):
         except OSError:
             pass
         return None
+    try:
+        os.utime(path)  # in use: kept by the age-based clean-up
+    except OSError:
+        pass
     return entry["model"]
 
 
@@ -94,6 +102,19 @@ def _store(path: Path, key: str, model) -> None:
     except Exception:  # full disk, read-only folder, unpicklable model: skip caching
         try:
             os.unlink(tmp)
+        except OSError:
+            pass
+        return
+    _prune(path.parent, keep=path)
+
+
+def _prune(folder: Path, keep: Path) -> None:
+    """Delete cache entries not used for :data:`MAX_AGE_DAYS` days (never ``keep``)."""
+    limit = time.time() - MAX_AGE_DAYS * 86400
+    for p in folder.glob("*.pkl"):
+        try:
+            if p != keep and p.stat().st_mtime < limit:
+                p.unlink()
         except OSError:
             pass
 

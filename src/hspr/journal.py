@@ -21,10 +21,11 @@ as a whole) are read too and converted to a journal by the next write.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .fileio import finite_json
@@ -49,21 +50,32 @@ class JournalFile:
         Header fields plus ``events`` (list of event dicts, stop-width records excluded) and
         ``stop_width_pp`` (the latest stop width).
     version : int
-        1 (a legacy single-object file) or 2 (a journal).
+        1 (one JSON object: the legacy form, or a hand edit) or 2 (a journal).
     size : int
-        Bytes of complete lines: an append first truncates the file to this length.
+        Bytes of the records read: an append first cuts the file to this length.
     torn : bool
-        The file ended in an incomplete line (ignored).
+        The file ended in an incomplete record (ignored).
+    event_lines : list of int
+        File line (1-based) of each event, for messages (empty for a single object).
     """
 
     doc: dict
     version: int
     size: int
     torn: bool = False
+    event_lines: list = field(default_factory=list)
 
 
 def _dumps(obj) -> str:
     return json.dumps(finite_json(obj), allow_nan=False, separators=(",", ":"))
+
+
+def _loads(text: str):
+    """``json.loads``; a value nested too deeply is a ValueError like any other bad JSON."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def header_of(doc: dict) -> dict:
@@ -72,61 +84,75 @@ def header_of(doc: dict) -> dict:
 
 
 def read(path: Path) -> JournalFile:
-    """Read a session file (journal or legacy).
+    """Read a session file: a journal, or one JSON object with an ``events`` list.
+
+    A final record without a newline is kept if it parses (an editor may drop the newline)
+    and ignored as torn if it does not. A UTF-8 byte-order mark is allowed.
 
     Raises
     ------
     LiveSessionError
-        Missing file, not UTF-8, invalid JSON (naming the line), not a session file, an
-        unknown version, or a record that is not an object.
+        Missing or unreadable file, not UTF-8, invalid JSON (naming the line), not a session
+        file, an unknown version.
     """
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise LiveSessionError(f"{path}: no such session file; create one with `hspr live start`") from None
+    except OSError as exc:
+        raise LiveSessionError(f"{path}: cannot read the session file ({exc.strerror or exc})") from None
     try:
-        text = raw.decode("utf-8")
+        raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LiveSessionError(f"{path}: not a session file (not UTF-8 text at byte {exc.start})") from None
-    first = text.split("\n", 1)[0]
+    if not raw.strip():
+        raise LiveSessionError(f"{path}: the session file is empty; restore it or start a new session")
+    bom = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
     try:
-        head = json.loads(first)
-    except json.JSONDecodeError:
-        head = None
-    if not (isinstance(head, dict) and head.get("version") == VERSION):
-        return _read_legacy(path, text, len(raw))
-    lines = text.split("\n")
-    events, stop, size, torn = [], head.get("stop_width_pp"), len(first.encode()) + 1, False
-    for i, line in enumerate(lines[1:], start=2):
-        complete = i < len(lines)  # the last piece after the final newline is '' or a torn line
-        if not complete:
-            torn = line.strip() != ""
-            break
-        size += len(line.encode()) + 1
-        if not line.strip():
+        whole = _loads(raw[bom:].decode("utf-8"))
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict) and "events" in whole:  # one object: the legacy form, or a hand edit
+        return _read_object(path, whole, len(raw))
+    pieces = raw.split(b"\n")
+    try:
+        head = _loads(pieces[0][bom:].decode("utf-8"))
+    except ValueError as exc:
+        raise LiveSessionError(f"{path}: not a session file (line 1 is not JSON: {exc})") from None
+    _check_header(path, head, "line 1")
+    events, lines, stop, torn = [], [], head.get("stop_width_pp"), False
+    size = len(pieces[0]) + (1 if len(pieces) > 1 else 0)
+    for i, piece in enumerate(pieces[1:], start=2):
+        last = i == len(pieces)  # no newline after it: b'' when the file ends in one
+        if not piece.strip():
+            size += 0 if last else len(piece) + 1
             continue
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise LiveSessionError(f"{path}: line {i} is not JSON ({exc.msg}): the session file is corrupt") from None
+            rec = _loads(piece.decode("utf-8"))
+        except ValueError as exc:
+            if last:  # a record cut short by a killed process: never acknowledged, ignored
+                torn = True
+                break
+            raise LiveSessionError(f"{path}: line {i} is not JSON ({exc}): the session file is corrupt") from None
+        size += len(piece) + (0 if last else 1)
         if isinstance(rec, dict) and rec.get("type") == STOP:
             stop = rec.get("pp")
         else:
             events.append(rec)
-    doc = dict(head, events=events, stop_width_pp=stop)
-    return JournalFile(doc, VERSION, size, torn)
+            lines.append(i)
+    return JournalFile(dict(head, events=events, stop_width_pp=stop), VERSION, size, torn, lines)
 
 
-def _read_legacy(path: Path, text: str, n_bytes: int) -> JournalFile:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LiveSessionError(f"{path}: not a session file (invalid JSON at line {exc.lineno}: {exc.msg})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise LiveSessionError(f"{path}: not an hspr live session file (no \"format\": \"{FORMAT}\")")
-    if doc.get("version") != LEGACY_VERSION:
-        raise LiveSessionError(f"{path}: session file version {doc.get('version')!r}; this hspr reads versions "
+def _check_header(path: Path, head, where: str) -> None:
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        raise LiveSessionError(f"{path}: not an hspr live session file ({where} has no \"format\": \"{FORMAT}\")")
+    if head.get("version") not in (LEGACY_VERSION, VERSION) or ("events" not in head and head["version"] != VERSION):
+        raise LiveSessionError(f"{path}: session file version {head.get('version')!r}; this hspr reads versions "
                                f"{LEGACY_VERSION} and {VERSION}")
+
+
+def _read_object(path: Path, doc: dict, n_bytes: int) -> JournalFile:
+    _check_header(path, doc, "the object")
     return JournalFile(doc, LEGACY_VERSION, n_bytes)
 
 
@@ -138,6 +164,9 @@ def write_new(path: Path, doc: dict) -> None:
     body = _dumps(dict(header_of(doc), version=VERSION)) + "\n" + "".join(_dumps(e) + "\n" for e in doc["events"])
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, (path.stat().st_mode & 0o777) if path.exists() else 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(body)
             fh.flush()
@@ -168,19 +197,26 @@ def _fsync_dir(folder: Path) -> None:
 def append(path: Path, records: list[dict], size: int) -> int:
     """Append ``records`` (one JSON line each) after the first ``size`` bytes of ``path``, durably.
 
-    A torn tail beyond ``size`` is cut off first. On failure the file is truncated back to
-    ``size`` and the OSError propagates. Returns the new size.
+    A torn tail beyond ``size`` (no newline in it) is cut off first; a complete line beyond
+    ``size`` means someone wrote without the lock, and is never cut (OSError). A last record
+    without its newline gets one. On failure the file is truncated back to ``size`` and the
+    OSError propagates. Returns the new size.
     """
     data = "".join(_dumps(r) + "\n" for r in records).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY)
+    fd = os.open(path, os.O_RDWR)
     try:
+        end = os.fstat(fd).st_size
+        if end > size and b"\n" in os.pread(fd, end - size, size):
+            raise OSError(f"{end - size} bytes were written after this session read the file, without the lock")
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
         os.ftruncate(fd, size)
-        os.lseek(fd, size, os.SEEK_SET)
         try:
             view = memoryview(data)
+            offset = size
             while view:
-                n = os.write(fd, view)
-                view = view[n:]
+                n = os.pwrite(fd, view, offset)
+                view, offset = view[n:], offset + n
             os.fsync(fd)
         except OSError:
             try:

@@ -54,6 +54,7 @@ other methods scale the width by sqrt(rho), rho the share of unobserved tasks le
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,6 +254,12 @@ def _file_lock(path: Path):
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
+def _real(path: Path) -> Path:
+    """The file a session path names, symlinks followed: every process then locks and writes the
+    same file, however it was reached."""
+    return Path(os.path.realpath(path))
+
+
 def _read_doc(path: Path) -> journal.JournalFile:
     """Read and check a session file (journal or legacy, :mod:`hspr.journal`); the fields a hand
     edit can break are checked one by one, with a message that names the field."""
@@ -263,8 +270,9 @@ def _read_doc(path: Path) -> journal.JournalFile:
             raise LiveSessionError(f"{path}: session file lacks {key!r}")
     # hand-edited files: every field of the right kind, or a message that names it
     expect = [
-        ("bank", isinstance(doc["bank"], dict) and isinstance(doc["bank"].get("digest"), str),
-         'an object with a "digest" string'),
+        ("bank", isinstance(doc["bank"], dict) and isinstance(doc["bank"].get("digest"), str)
+         and all(isinstance(doc["bank"].get(k), (str, type(None))) for k in ("name", "matrix")),
+         'an object with a "digest" string and "name" / "matrix" strings'),
         ("method", isinstance(doc["method"], dict) and isinstance(doc["method"].get("name"), str),
          'an object with a "name" string'),
         ("events", isinstance(doc["events"], list), "a list of events"),
@@ -437,6 +445,7 @@ class LiveSession:
             raise LiveSessionError(f"{path}: {blocker} is a file, not a folder; choose a --session path in a folder")
         if path.is_dir():
             raise LiveSessionError(f"{path} is a folder; give a file name for --session, e.g. {path / 'run.hspr'}")
+        path = _real(path)
         if path.exists() and not overwrite:
             raise LiveSessionError(
                 f"{path} already exists; choose another --session path or pass --force to replace it"
@@ -498,6 +507,7 @@ class LiveSession:
             raise LiveSessionError("the session path is empty; give the file `hspr live start` made, e.g. "
                                    "--session run.hspr")
         path = Path(path)
+        path = _real(path)
         if path.is_dir():
             raise LiveSessionError(f"{path} is a folder, not a session file")
         jf = _read_doc(path)
@@ -526,6 +536,10 @@ class LiveSession:
         """Rebuild the method session from the bank fit and the whole event log."""
         self.session = None
         self.warnings: list[str] = []
+        if self._file.torn:
+            self.warnings.append("the session file ended in an incomplete record (a process was killed while "
+                                 "writing it; it had not been acknowledged) and it was ignored; the next change "
+                                 "removes it")
         self._tells: dict[str, dict] = {}
         self._errors: dict[str, dict] = {}
         self._restore(self.doc["events"], 0)
@@ -539,34 +553,45 @@ class LiveSession:
         """
         replay = []
         told = set(self._tells)
+        lines = self._file.event_lines
+
+        def where(i: int) -> str:
+            return f"event {i}" + (f" (line {lines[i]})" if i < len(lines) else "")
+
+        def known(t) -> bool:
+            return isinstance(t, str) and t in self._task_set
+
         for i, ev in enumerate(events, start):
             if not isinstance(ev, dict):
-                raise LiveSessionError(f"{self.path}: event {i} is {type(ev).__name__} {ev!r}, not an event object: "
+                raise LiveSessionError(f"{self.path}: {where(i)} is {type(ev).__name__} {ev!r}, not an event object: "
                                        f"the session file is corrupt")
             kind = ev.get("type")
             if kind == "ask":
                 k, tasks = ev.get("k"), ev.get("tasks")
                 if isinstance(k, bool) or not isinstance(k, int) or not isinstance(tasks, list) \
-                        or any(t not in self._task_set or t in told for t in tasks):
-                    raise LiveSessionError(f"{self.path}: event {i} cannot be replayed (ask of {k!r} for {tasks!r}): "
+                        or any(not known(t) or t in told for t in tasks):
+                    raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (ask of {k!r} for {tasks!r}): "
                                            f"the session file is corrupt")
                 replay.append(("ask", k, tasks))
             elif kind == "tell":
                 task, y = ev.get("task"), ev.get("outcome")
-                if task not in self._task_set or task in told or isinstance(y, (str, bool)) or y not in (0, 1):
-                    why = ("not in the bank" if task not in self._task_set else "told twice" if task in told
+                if not known(task) or task in told or isinstance(y, (str, bool)) or y not in (0, 1):
+                    why = ("not in the bank" if not known(task) else "told twice" if task in told
                            else f"outcome {y!r} is not 0 or 1")
-                    raise LiveSessionError(f"{self.path}: event {i} cannot be replayed (task {task!r}: {why}): the "
+                    raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: {why}): the "
                                            f"session file is corrupt")
                 told.add(task)
                 replay.append(("tell", task, int(y)))
                 self._tells[task] = ev
             elif kind == "error":
                 if not isinstance(ev.get("task"), str):
-                    raise LiveSessionError(f"{self.path}: error event {i} names no task: the session file is corrupt")
+                    raise LiveSessionError(f"{self.path}: error {where(i)} names no task: the session file is corrupt")
+                if not known(ev["task"]):
+                    raise LiveSessionError(f"{self.path}: error {where(i)} names task {ev['task']!r}, which is not in "
+                                           "the bank: the session file is corrupt")
                 self._errors[ev["task"]] = ev
             else:
-                raise LiveSessionError(f"{self.path}: unknown event type {kind!r} at event {i}")
+                raise LiveSessionError(f"{self.path}: unknown event type {kind!r} at {where(i)}")
         trust = self.doc.get("hspr_version") == __version__ and self.doc.get("code") == code_digest()
         try:
             if self.session is None:
