@@ -15,8 +15,11 @@ from hspr.data.build import build_bank, write_wide_csv
 from hspr.data.io import (
     detect_form,
     load_matrix,
+    read_jsonl,
     read_leaderboard,
+    read_long_csv,
     read_task_list,
+    read_wide_csv,
 )
 from hspr.data.matrix import DataError, ResponseMatrix
 
@@ -121,24 +124,25 @@ def test_wide_csv(tmp_path):
 def test_long_csv(tmp_path):
     p = write(tmp_path / "runs.csv", LONG)
     assert detect_form(p) == "long_csv"
-    assert_matrix(load_matrix(p), **reorder(FIRST_SEEN))
+    assert_matrix(read_long_csv(p), **reorder(FIRST_SEEN))  # the reader keeps first-seen order
+    assert_matrix(load_matrix(p))  # the loader sorts agents and tasks by id (canonical order)
 
 
 def test_long_csv_extra_columns_and_order(tmp_path):
     text = "resolved,model_note,instance_id,agent\n1,x,t2,b\n0,y,t1,a\n"
     m = load_matrix(write(tmp_path / "runs.csv", text))
-    assert_matrix(m, np.array([[1, -1], [-1, 0]]), agents=["b", "a"], tasks=["t2", "t1"])
+    assert_matrix(m, np.array([[0, -1], [-1, 1]]), agents=["a", "b"], tasks=["t1", "t2"])
 
 
 def test_jsonl(tmp_path):
     p = write(tmp_path / "responses.jsonl", jsonl_text())
     assert detect_form(p) == "jsonl"
-    assert_matrix(load_matrix(p), **reorder(FIRST_SEEN))
+    assert_matrix(load_matrix(p))
 
 
 def test_jsonl_detected_by_content(tmp_path):
     p = write(tmp_path / "responses.txt", jsonl_text())
-    assert_matrix(load_matrix(p), **reorder(FIRST_SEEN))
+    assert_matrix(load_matrix(p))
 
 
 def test_bank_dir(tmp_path):
@@ -298,10 +302,10 @@ def test_build_bank_dispatch(tmp_path):
 
 
 def test_write_wide_csv_round_trip_with_missing(tmp_path):
-    m = load_matrix(write(tmp_path / "in.jsonl", jsonl_text()))
+    m = read_jsonl(write(tmp_path / "in.jsonl", jsonl_text()))
     out = write_wide_csv(m, tmp_path / "out.csv")
     assert out.read_text().splitlines()[:2] == ["agent,t1,t2,t4,t3", "a1,1,0,1,"]
-    back = load_matrix(out)
+    back = read_wide_csv(out)
     assert_matrix(back, **reorder(FIRST_SEEN))
     assert back.digest() == m.digest()
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []

@@ -62,7 +62,7 @@ def load_bank(name: str, missing_as_zero: bool = True) -> ResponseMatrix:
     info = BANKS[name]
     fname = info.filename if missing_as_zero else "matrix.csv"
     m = read_wide_csv(bank_dir(name) / fname)
-    return ResponseMatrix(m.agents, m.tasks, m.values, m.missing, source=f"bank:{name}")
+    return ResponseMatrix(m.agents, m.tasks, m.values, m.missing, source=f"bank:{name}").canonical()
 
 
 def bank_provenance(name: str) -> str:
@@ -80,4 +80,4 @@ def load_target_set(name: str) -> ResponseMatrix:
         raise DataError(f"unknown target set {name!r}; bundled sets: {', '.join(TARGET_SETS)} (or give a file path)")
     info = TARGET_SETS[name]
     m = read_wide_csv(bank_dir(info.folder) / "matrix.csv")
-    return ResponseMatrix(m.agents, m.tasks, m.values, m.missing, source=f"targets:{name}")
+    return ResponseMatrix(m.agents, m.tasks, m.values, m.missing, source=f"targets:{name}").canonical()

@@ -720,7 +720,9 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
     Returns
     -------
     ResponseMatrix
-        Shape (n_agents, n_tasks), ``source`` = the path read.
+        Shape (n_agents, n_tasks), ``source`` = the path read, agents and tasks sorted by id
+        (:meth:`ResponseMatrix.canonical`): the same data in any row or column order gives the
+        same matrix, and so the same results.
 
     Raises
     ------
@@ -728,4 +730,4 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
         For a missing path, an unknown form, or any validation failure of the reader.
     """
     path = Path(path)
-    return _READERS[detect_form(path)](path)
+    return _READERS[detect_form(path)](path).canonical()

@@ -133,6 +133,25 @@ class ResponseMatrix:
         keep = np.setdiff1d(np.arange(self.n_agents), np.asarray(idx, dtype=int))
         return self.rows(keep)
 
+    def canonical(self) -> "ResponseMatrix":
+        """Copy with agents and tasks sorted by id (code-point order), shape unchanged.
+
+        Every loader returns this order, so results never depend on the row or column order of
+        the file a bank came from (issue 13, defect 1). The bundled banks are stored in it.
+        """
+        rows = sorted(range(self.n_agents), key=self.agents.__getitem__)
+        cols = sorted(range(self.n_tasks), key=self.tasks.__getitem__)
+        if rows == list(range(self.n_agents)) and cols == list(range(self.n_tasks)):
+            return self
+        r, c = np.asarray(rows, dtype=int), np.asarray(cols, dtype=int)
+        return ResponseMatrix(
+            agents=tuple(self.agents[i] for i in r),
+            tasks=tuple(self.tasks[j] for j in c),
+            values=self.values[np.ix_(r, c)],
+            missing=None if self.missing is None else self.missing[np.ix_(r, c)],
+            source=self.source,
+        )
+
     def fill_missing(self, value: int = 0) -> "ResponseMatrix":
         """Copy with missing cells set to ``value`` (the leaderboard convention is 0)."""
         if self.missing is None:
