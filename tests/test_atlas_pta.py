@@ -169,7 +169,7 @@ def test_pta_path_is_deterministic_and_budget_specific(pta_model, data):
     cal = pta_model.calibration(8)
     assert [f"t{j}" for j in cal] == q1
     assert pta_model.n_strata_for(8) in (1, 3)
-    assert set(pta_model.choice_[8]) <= {0.5, 1.0, 1, 3}
+    assert set(pta_model.choice_[8]) <= {0.5, 1.0, 3}
 
 
 def test_pta_features_shape_checked(data):

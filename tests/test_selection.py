@@ -224,9 +224,9 @@ def test_shipped_table_entries_are_valid():
     # every fold of every bundled bank ships, so `--config auto` never selects on a bundled bank
     assert {b: sorted(v) for b, v in table.items() if isinstance(v, dict)} == {
         b: ["0", "1", "2", "3"] for b in ("lite", "verified", "full", "pro")}
+    from hspr.cli.select import fold_sources
     from hspr.data import load_bank
     from hspr.data.folds import bank_folds
-    from hspr.cli.select import fold_sources
 
     for bank_name, folds in table.items():
         if not isinstance(folds, dict):

@@ -17,8 +17,15 @@ from hspr.data.folds import forward_split
 from hspr.data.matrix import DataError
 from hspr.methods import REGISTRY, get_method
 from hspr.methods.hspr import HSPR, HSPRConfig
-from hspr.methods.hspr.robust import (HSPRRobust, ShiftSettings, held_out_rows, leave_cluster_out,
-                                      nearest_disagreement, shrunk_quantile, widened)
+from hspr.methods.hspr.robust import (
+    HSPRRobust,
+    ShiftSettings,
+    held_out_rows,
+    leave_cluster_out,
+    nearest_disagreement,
+    shrunk_quantile,
+    widened,
+)
 from hspr.metrics import summarize
 from hspr.replay import replay
 from hspr.report import MACRO, comparison_table

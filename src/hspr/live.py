@@ -66,8 +66,8 @@ from .data.banks import load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
 from .fitcache import cached_fit, code_digest
-from .journal import LiveSessionError
 from .harness import HarnessFormatError, read_outcomes
+from .journal import LiveSessionError
 from .methods import REGISTRY, get_method
 from .session import BudgetError, FittedModel, ScoreEstimate, check_budget
 
@@ -231,7 +231,7 @@ def parse_outcome(value) -> int:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 @contextmanager
@@ -399,7 +399,7 @@ class LiveSession:
         stop_width: float | None = None,
         missing_as_zero: bool = True,
         overwrite: bool = False,
-    ) -> "LiveSession":
+    ) -> LiveSession:
         """Fit ``method`` on every row of the bank and write a new session file.
 
         Parameters
@@ -492,7 +492,7 @@ class LiveSession:
         return live
 
     @classmethod
-    def open(cls, path: str | Path) -> "LiveSession":
+    def open(cls, path: str | Path) -> LiveSession:
         """Reopen a session file: refit on the bank and replay its events.
 
         Raises

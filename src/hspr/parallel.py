@@ -7,7 +7,7 @@ first, so the replay code itself never special-cases a backend.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 BACKENDS = ("loky", "threading", "dask", "ray")
 

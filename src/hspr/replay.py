@@ -8,8 +8,8 @@ Work runs in parallel with joblib; ``backend`` selects loky (default), dask or r
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config

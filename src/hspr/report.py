@@ -19,8 +19,8 @@ import json
 import math
 import re
 import warnings
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -337,7 +337,8 @@ def comparison_markdown(table: pd.DataFrame) -> str:
     """
     out = ["# Score recovery: comparison", "",
            "Seed-averaged metrics over all targets of the 4 folds, or of a shift protocol (bank/protocol rows, "
-           "outside the macro MAE) (HSPR_SPEC section 7); errors in percentage points (pp). Per bank: **bold** = best, *italic* = second best, each marked only when some entry "
+           "outside the macro MAE) (HSPR_SPEC section 7); errors in percentage points (pp). Per bank: **bold** = best, "
+           "*italic* = second best, each marked only when some entry "
            "ranks below it (MAE, MaxErr: lower is better; Kendall τ_b: higher is better). 90 % coverage: "
            "fraction of runs whose 90 % interval holds the true score (– = the method gives no interval).", ""]
     for _, g in _with_marks(table).groupby("budget_fraction", sort=True):

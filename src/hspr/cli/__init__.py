@@ -9,7 +9,6 @@ import click
 
 from .. import __version__
 
-
 #: command name -> the sub-module that registers it; imported only when the command runs, so
 #: ``hspr live status`` does not pay for the replay and report stack (click's lazy-group pattern)
 LAZY_COMMANDS = {"banks": "bank", "bank": "bank", "replay": "replay_cmd", "report": "report", "select": "select",

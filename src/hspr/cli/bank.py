@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import click
 import numpy as np

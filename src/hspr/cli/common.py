@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import click
-
 from rich.markup import escape
 
 from ..parallel import BACKENDS, cluster
@@ -108,9 +107,9 @@ def connected(backend: str | None, scheduler: str | None, n_workers: int) -> Ite
         try:
             name = stack.enter_context(cluster(backend, scheduler, n_workers))
         except ImportError:
-            raise CliError(f"--backend {backend} needs its extra: pip install \"{EXTRAS.get(backend, 'hspr')}\"")
+            raise CliError(f"--backend {backend} needs its extra: pip install \"{EXTRAS.get(backend, 'hspr')}\"") from None
         except (OSError, TimeoutError, ValueError, RuntimeError, MemoryError) as exc:
             where = f"--scheduler {scheduler}" if scheduler else f"a local {backend} cluster"
             raise CliError(f"could not connect to {where} ({type(exc).__name__}: {exc}); check the address "
-                           "(dask: tcp://host:8786; ray: auto or ray://host:10001) and that the cluster runs")
+                           "(dask: tcp://host:8786; ray: auto or ray://host:10001) and that the cluster runs") from None
         yield name

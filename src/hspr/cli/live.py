@@ -66,7 +66,7 @@ def status_lines(st: LiveStatus) -> list[str]:
     if st.pending:
         out.append(f"pending (asked, not recorded): {', '.join(st.pending[:8])}{' ...' if len(st.pending) > 8 else ''}")
     if st.needs_rerun:
-        out.append(f"needs a re-run (harness error, no outcome): "
+        out.append("needs a re-run (harness error, no outcome): "
                    + "; ".join(f"{t} ({why})" for t, why in st.needs_rerun[:8]))
     if st.expected_width is not None:
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"

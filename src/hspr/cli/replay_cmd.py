@@ -18,8 +18,8 @@ from ..data.banks import BANK_ORDER, TARGET_SETS, load_bank, load_target_set
 from ..data.folds import bank_folds, forward_split, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError
-from ..methods import REGISTRY, get_method
 from ..fileio import write_json_durable
+from ..methods import REGISTRY, get_method
 from ..metrics import summarize
 from ..replay import replay
 from ..session import budget_from_fraction

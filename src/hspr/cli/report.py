@@ -9,8 +9,8 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from .common import check_output_dir, print_error
 from ..report import ReportError, ReportWarning, comparison_rich, paired_rich, read_results, write_report
+from .common import check_output_dir, print_error
 
 
 def register(group: click.Group) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -50,7 +50,7 @@ def bank_dir(name: str) -> Path:
     return Path(str(resources.files("hspr").joinpath("data", "bundled", name)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_bank(name: str, missing_as_zero: bool = True) -> ResponseMatrix:
     """Load a bundled bank by name ('lite', 'verified', 'full', 'pro').
 
@@ -70,7 +70,7 @@ def bank_provenance(name: str) -> str:
     return (bank_dir(name) / "SOURCE.md").read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_target_set(name: str) -> ResponseMatrix:
     """Load a bundled target set by name (see :data:`TARGET_SETS`), columns in its bank's task order.
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

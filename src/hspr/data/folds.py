@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from collections.abc import Sequence
+from functools import cache
 from importlib import resources
-from typing import Sequence
 
 import numpy as np
 
@@ -35,7 +35,7 @@ def make_folds(agents: Sequence[str], n_folds: int = N_FOLDS, seed: int = 0) -> 
     return [list(map(str, part)) for part in np.array_split(order, n_folds)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bundled() -> dict:
     path = resources.files("hspr").joinpath("data", "bundled", "folds.json")
     return json.loads(path.read_text(encoding="utf-8"))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -118,7 +118,7 @@ class ResponseMatrix:
             raise KeyError(f"agent {agent!r} is not in {self.source}") from None
 
     # ------------------------------------------------------------------ transforms
-    def rows(self, idx: Sequence[int] | np.ndarray) -> "ResponseMatrix":
+    def rows(self, idx: Sequence[int] | np.ndarray) -> ResponseMatrix:
         """Sub-matrix with the given agent rows (in that order)."""
         idx = np.asarray(idx, dtype=int)
         return ResponseMatrix(
@@ -129,11 +129,11 @@ class ResponseMatrix:
             source=self.source,
         )
 
-    def drop_rows(self, idx: Sequence[int] | np.ndarray) -> "ResponseMatrix":
+    def drop_rows(self, idx: Sequence[int] | np.ndarray) -> ResponseMatrix:
         keep = np.setdiff1d(np.arange(self.n_agents), np.asarray(idx, dtype=int))
         return self.rows(keep)
 
-    def canonical(self) -> "ResponseMatrix":
+    def canonical(self) -> ResponseMatrix:
         """Copy with agents and tasks sorted by id (code-point order), shape unchanged.
 
         Every loader returns this order, so results never depend on the row or column order of
@@ -152,14 +152,14 @@ class ResponseMatrix:
             source=self.source,
         )
 
-    def fill_missing(self, value: int = 0) -> "ResponseMatrix":
+    def fill_missing(self, value: int = 0) -> ResponseMatrix:
         """Copy with missing cells set to ``value`` (the leaderboard convention is 0)."""
         if self.missing is None:
             return self
         vals = np.where(self.missing, value, self.values)
         return ResponseMatrix(self.agents, self.tasks, vals, None, self.source)
 
-    def require_complete(self, what: str = "this method") -> "ResponseMatrix":
+    def require_complete(self, what: str = "this method") -> ResponseMatrix:
         """Return self, or raise DataError naming the first missing cell."""
         if self.missing is not None:
             r, c = np.argwhere(self.missing)[0]

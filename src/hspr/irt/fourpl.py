@@ -400,7 +400,7 @@ def fit_4pl(source: ResponseMatrix, settings: FourPLSettings | None = None,
 
 # ----------------------------------------------------------------------------- shared cache
 _CACHE_MAXSIZE = 32
-_cache: "OrderedDict[tuple[str, FourPLSettings], FourPLBank]" = OrderedDict()
+_cache: OrderedDict[tuple[str, FourPLSettings], FourPLBank] = OrderedDict()
 _cache_lock = threading.Lock()
 _cache_stats = {"hits": 0, "misses": 0}
 

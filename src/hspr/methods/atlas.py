@@ -171,7 +171,7 @@ class AtlasSession(Session):
 
     has_prior_estimate = True
 
-    def __init__(self, tasks, budget, seed, model: "FittedATLAS") -> None:
+    def __init__(self, tasks, budget, seed, model: FittedATLAS) -> None:
         super().__init__(tasks, budget, seed)
         self._m = model
         self._rng = np.random.default_rng(self.seed)

@@ -50,7 +50,7 @@ class FAQSession(Session):
 
     has_prior_estimate = True
 
-    def __init__(self, fitted: "FittedFAQ", budget: int, seed: int):
+    def __init__(self, fitted: FittedFAQ, budget: int, seed: int):
         super().__init__(fitted.tasks, budget, seed)
         self._f = fitted
         self._rng = np.random.default_rng(self.seed)

@@ -13,7 +13,7 @@ The path does not depend on the budget, so the fitted models declare ``nested_bu
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

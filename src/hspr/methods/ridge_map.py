@@ -22,8 +22,8 @@ Conventions settled here (the paper is silent on them):
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from sklearn.linear_model import RidgeCV

@@ -8,7 +8,7 @@ source agents (:mod:`hspr.methods.ridge_map`).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

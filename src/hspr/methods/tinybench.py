@@ -208,7 +208,7 @@ class TinyBenchSession(Session):
 
     has_prior_estimate = False
 
-    def __init__(self, fitted: "FittedTinyBench", budget: int, seed: int, model: MIRT2PL, anchors: Anchors,
+    def __init__(self, fitted: FittedTinyBench, budget: int, seed: int, model: MIRT2PL, anchors: Anchors,
                  lam: float):
         super().__init__(fitted.tasks, budget, seed)
         self._fitted = fitted
@@ -273,7 +273,7 @@ class FittedTinyBench(FittedModel):
 
     nested_budgets = False
 
-    def __init__(self, tasks: tuple[str, ...], models: dict, val_models: dict, params: "TinyBench"):
+    def __init__(self, tasks: tuple[str, ...], models: dict, val_models: dict, params: TinyBench):
         self.tasks = tasks
         self.models = models
         self.val_models = val_models

@@ -106,7 +106,7 @@ class HSPRConfig:
         if self.node_seed < 0 or self.draw_seed < 0:
             raise ValueError(f"node_seed and draw_seed must be >= 0, got {self.node_seed}, {self.draw_seed}")
 
-    def replace(self, **changes) -> "HSPRConfig":
+    def replace(self, **changes) -> HSPRConfig:
         d = asdict(self)
         unknown = set(changes) - set(d)
         if unknown:
@@ -118,7 +118,7 @@ class HSPRConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "HSPRConfig":
+    def from_dict(cls, d: dict) -> HSPRConfig:
         if not isinstance(d, dict):
             raise ValueError(f"expected a JSON object of HSPR settings (e.g. {{\"rank\": 2}}), got {type(d).__name__}")
         names = {f.name for f in fields(cls)}
@@ -128,7 +128,7 @@ class HSPRConfig:
         return cls(**d)
 
     @classmethod
-    def from_json(cls, path) -> "HSPRConfig":
+    def from_json(cls, path) -> HSPRConfig:
         from ...fileio import read_json_file
 
         d = read_json_file(path)  # ValueError naming the path when not UTF-8 or not JSON

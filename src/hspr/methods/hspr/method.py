@@ -39,7 +39,7 @@ class HSPR(Method):
         """'deterministic' on the Mid-Range query path (the query seed changes nothing), else 'adaptive'."""
         return "deterministic" if self.config.acquisition == "midrange" else "adaptive"
 
-    def fit(self, source: ResponseMatrix) -> "FittedHSPR":
+    def fit(self, source: ResponseMatrix) -> FittedHSPR:
         """Fit on the source matrix (n_sources, n_tasks); raises DataError on missing cells."""
         source.require_complete("HSPR")
         return FittedHSPR(fit_source(source.values), source.tasks, self.config)
@@ -56,18 +56,18 @@ class FittedHSPR(FittedModel):
         self.config = config
         self.x_ = sobol_normal(1 + config.rank, config.n_nodes, config.node_seed)
 
-    def with_config(self, config: HSPRConfig) -> "FittedHSPR":
+    def with_config(self, config: HSPRConfig) -> FittedHSPR:
         """Same source fit under other settings (no refit): used by configuration selection."""
         return FittedHSPR(self.fit_, self.tasks, config)
 
-    def start(self, budget: int, seed: int = 0) -> "HSPRSession":
+    def start(self, budget: int, seed: int = 0) -> HSPRSession:
         return self._session(budget, seed)
 
-    def _session(self, budget: int, seed: int, initial_refresh: bool = True) -> "HSPRSession":
+    def _session(self, budget: int, seed: int, initial_refresh: bool = True) -> HSPRSession:
         """The session class of this model (variants override it)."""
         return HSPRSession(self, budget, seed, initial_refresh)
 
-    def resume(self, budget: int, seed: int, events, trust_log: bool = False) -> tuple["HSPRSession", list[str]]:
+    def resume(self, budget: int, seed: int, events, trust_log: bool = False) -> tuple[HSPRSession, list[str]]:
         """:meth:`FittedModel.resume`; a trusted log with at least ``refresh_every`` tells skips the
         session's prior-only posterior (its restore ends in a refresh that replaces it)."""
         events = list(events)

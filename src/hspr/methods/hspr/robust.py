@@ -41,8 +41,8 @@ target of a fold and the diagnostic is reported, not used to widen further.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy import special
@@ -382,7 +382,7 @@ class HSPRRobust(Method):
         """Settings as plain data (the scikit-learn convention)."""
         return {"config": None if self.config is None else self.config.to_dict(), "shift": asdict(self.shift)}
 
-    def fit(self, source: ResponseMatrix) -> "FittedHSPRRobust":
+    def fit(self, source: ResponseMatrix) -> FittedHSPRRobust:
         """Fit HSPR on the sources (n_sources, n_tasks) and calibrate the interval on them.
 
         Costs one source fit and one calibration-size session per held-out agent and candidate
@@ -418,7 +418,7 @@ class FittedHSPRRobust(FittedHSPR):
         self.source_values_ = source_values
         self.shift = shift
 
-    def _session(self, budget: int, seed: int, initial_refresh: bool = True) -> "HSPRRobustSession":
+    def _session(self, budget: int, seed: int, initial_refresh: bool = True) -> HSPRRobustSession:
         return HSPRRobustSession(self, budget, seed, initial_refresh)
 
 

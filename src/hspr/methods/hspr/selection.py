@@ -36,9 +36,9 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Callable, Sequence
 
 import numpy as np
 
