@@ -202,3 +202,20 @@ def test_session_accepts_unasked_task(name):
     assert len(set(sess.queried)) == 6 and other in sess.queried
     est = sess.estimate()
     assert est.n_queried == 6 and 0.0 <= est.point <= 1.0
+
+
+def test_every_method_round_trips_its_params():
+    """One construction convention (issue 13): get_params() -> from_params() gives an equal method,
+    the params are plain JSON, and an unknown setting is a ValueError that names it."""
+    import json
+
+    from hspr.methods import REGISTRY, method_class
+
+    for name in REGISTRY:
+        cls = method_class(name)
+        params = cls().get_params()
+        assert json.loads(json.dumps(params)) == params, name
+        again = cls.from_params(params)
+        assert again.get_params() == params, name
+        with pytest.raises(ValueError, match="bogus"):
+            cls.from_params({**params, "bogus": 1})

@@ -68,8 +68,8 @@ from .data.matrix import DataError, ResponseMatrix
 from .fitcache import cached_fit, code_digest
 from .harness import HarnessFormatError, read_outcomes
 from .journal import LiveSessionError
-from .methods import REGISTRY, get_method
-from .session import BudgetError, FittedModel, ScoreEstimate, check_budget
+from .methods import REGISTRY, method_class
+from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget
 
 try:  # POSIX advisory locks; elsewhere single-process use is assumed
     import fcntl
@@ -304,30 +304,22 @@ def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_ze
     return load_bank(name, missing_as_zero)
 
 
-def _make_method(name: str, settings: dict):
+def _make_method(name: str, settings) -> Method:
+    """Method ``name`` built from its settings (None: defaults; a dict of :meth:`Method.get_params`
+    values; or a settings object with ``to_dict``, such as :class:`HSPRConfig`)."""
     if name not in REGISTRY:
         raise LiveSessionError(f"unknown method {name!r}; known: {', '.join(REGISTRY)}")
-    if name == "hspr":
-        from .methods.hspr import HSPR, HSPRConfig
-
-        return HSPR(HSPRConfig.from_dict(settings))
-    return get_method(name, **settings)
+    cls = method_class(name)
+    if settings is None:
+        return cls()
+    if hasattr(settings, "to_dict"):
+        settings = settings.to_dict()
+    return cls.from_params(dict(settings))
 
 
 def _method_settings(name: str, config) -> dict:
-    if name == "hspr":
-        from .methods.hspr import HSPRConfig
-
-        if config is None:
-            return HSPRConfig().to_dict()
-        if isinstance(config, HSPRConfig):
-            return config.to_dict()
-        return HSPRConfig.from_dict(dict(config)).to_dict()
-    if config is None:
-        return {}
-    if hasattr(config, "to_dict"):
-        return config.to_dict()
-    return dict(config)
+    """The settings a session file stores for ``name`` built from ``config``: :meth:`Method.get_params`."""
+    return _make_method(name, config).get_params()
 
 
 def check_stop_width(pp: float | None) -> None:

@@ -60,7 +60,7 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
     once at the largest budget and are estimated at every checkpoint on the way.
     """
     out = []
-    if getattr(model, "nested_budgets", False):
+    if model.nested_budgets:
         plan = [(max(budgets), sorted(budgets))]
     else:
         plan = [(b, [b]) for b in budgets]

@@ -9,6 +9,7 @@ harness. Neither special-cases a method.
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -421,9 +422,19 @@ class FixedOrderSession(Session):
 
 
 class FittedModel(ABC):
-    """A method fitted on source agents; starts sessions for target agents."""
+    """A method fitted on source agents; starts sessions for target agents.
+
+    Attributes
+    ----------
+    tasks : tuple of str
+        Task ids of the source matrix, in column order.
+    nested_budgets : bool
+        True when the query path does not depend on the budget, so one session at the largest
+        budget serves every smaller one (replay checkpoints).
+    """
 
     tasks: tuple[str, ...]
+    nested_budgets: bool = False
 
     @abstractmethod
     def start(self, budget: int, seed: int = 0) -> Session:
@@ -440,11 +451,52 @@ class FittedModel(ABC):
 
 
 class Method(ABC):
-    """A score-recovery method; ``fit`` learns from the source response matrix."""
+    """A score-recovery method; ``fit`` learns from the source response matrix.
+
+    Every method is built from keyword settings and reports them with :meth:`get_params`;
+    :meth:`from_params` rebuilds it from that dict (the scikit-learn convention), so a live
+    session, a results file or the CLI can store and restore any method the same way.
+
+    Attributes
+    ----------
+    name : str
+        Registered name.
+    seed_kind : {'sampling', 'adaptive', 'deterministic'}
+        Replay's default seeds: 10, 5 or 1 path (a property where it depends on the settings).
+    """
 
     name: str = "method"
-    #: 'sampling' (10 seeds), 'adaptive' (5 seeds) or 'deterministic' (1 path): replay defaults
     seed_kind: str = "sampling"
+
+    def get_params(self) -> dict:
+        """The method's settings as JSON values: each ``__init__`` keyword, read from the
+        attribute of the same name (methods with a settings dataclass override this)."""
+        from .params import plain
+
+        sig = inspect.signature(type(self).__init__)
+        return {k: plain(getattr(self, k)) for k, p in sig.parameters.items()
+                if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+    @classmethod
+    def from_params(cls, params: dict) -> Method:
+        """Build the method from :meth:`get_params` output (missing settings take defaults).
+
+        Raises
+        ------
+        ValueError
+            Naming an unknown setting, or a value the method refuses.
+        """
+        if not isinstance(params, dict):
+            raise ValueError(f"{cls.name}: expected an object of settings, got {type(params).__name__}")
+        sig = inspect.signature(cls.__init__)
+        known = [k for k, p in sig.parameters.items() if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise ValueError(f"unknown {cls.name} setting(s) {unknown}; known: {known}")
+        try:
+            return cls(**params)
+        except TypeError as exc:
+            raise ValueError(f"{cls.name}: {exc}") from None
 
     @abstractmethod
     def fit(self, source: ResponseMatrix) -> FittedModel:

@@ -28,9 +28,14 @@ def method_names() -> list[str]:
     return list(REGISTRY)
 
 
-def get_method(name: str, **params) -> Method:
-    """Instantiate a registered method; raises KeyError listing the known names."""
+def method_class(name: str) -> type[Method]:
+    """The class registered as ``name``; raises KeyError listing the known names."""
     if name not in REGISTRY:
         raise KeyError(f"unknown method {name!r}; known: {', '.join(REGISTRY)}")
     mod, cls = REGISTRY[name].split(":")
-    return getattr(import_module(mod), cls)(**params)
+    return getattr(import_module(mod), cls)
+
+
+def get_method(name: str, **params) -> Method:
+    """Instantiate a registered method with keyword settings; raises KeyError listing the known names."""
+    return method_class(name)(**params)

@@ -32,6 +32,7 @@ from scipy.special import ndtr
 
 from ..data.matrix import ResponseMatrix
 from ..irt.fourpl import FourPLBank, FourPLSettings, fit_4pl_cached, inner_banks
+from ..params import build_dataclass, plain
 from ..session import FittedModel, Method, ScoreEstimate, Session
 
 __all__ = ["ATLAS", "AtlasSettings", "AtlasSession", "FittedATLAS", "mixture_score_summary", "top_information"]
@@ -268,6 +269,15 @@ class ATLAS(Method):
         if kwargs:
             base = replace(base, **kwargs)
         self.settings = base
+
+    def get_params(self) -> dict:
+        """The settings dataclass as JSON values (nested settings as objects)."""
+        return plain(self.settings)
+
+    @classmethod
+    def from_params(cls, params: dict) -> ATLAS:
+        """From :meth:`get_params` output; raises ValueError naming an unknown setting."""
+        return cls(build_dataclass(AtlasSettings, params, cls.name))
 
     def fit(self, source: ResponseMatrix) -> FittedATLAS:
         """Choose the discrimination prior on the sources, fit (or reuse from the per-process

@@ -51,6 +51,7 @@ from numpy.polynomial.hermite_e import hermegauss
 
 from ..data.matrix import ResponseMatrix
 from ..irt.fourpl import FourPLBank, FourPLSettings, fit_4pl_cached, inner_banks, map_abilities, prob_4pl
+from ..params import build_dataclass, plain
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
 from .atlas import mixture_score_summary
 
@@ -393,6 +394,15 @@ class PTAIRT(Method):
     def __init__(self, settings: PTASettings | None = None, **kwargs) -> None:
         base = settings or PTASettings()
         self.settings = replace(base, **kwargs) if kwargs else base
+
+    def get_params(self) -> dict:
+        """The settings dataclass as JSON values (nested settings as objects)."""
+        return plain(self.settings)
+
+    @classmethod
+    def from_params(cls, params: dict) -> PTAIRT:
+        """From :meth:`get_params` output; raises ValueError naming an unknown setting."""
+        return cls(build_dataclass(PTASettings, params, cls.name))
 
     def fit(self, source: ResponseMatrix, features=None) -> FittedPTAIRT:
         """Fit on ``source`` (shape (n_sources, n_tasks)).

@@ -34,6 +34,15 @@ class HSPR(Method):
         base = config or HSPRConfig()
         self.config = base.replace(**settings) if settings else base
 
+    def get_params(self) -> dict:
+        """:meth:`HSPRConfig.to_dict` (every setting, JSON values)."""
+        return self.config.to_dict()
+
+    @classmethod
+    def from_params(cls, params: dict) -> HSPR:
+        """From :meth:`get_params` output; raises ValueError naming an unknown or invalid setting."""
+        return cls(HSPRConfig.from_dict(dict(params)))
+
     @property
     def seed_kind(self) -> str:
         """'deterministic' on the Mid-Range query path (the query seed changes nothing), else 'adaptive'."""

@@ -42,13 +42,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
 
 from ...data.folds import DATE_PREFIX, forward_split
 from ...data.matrix import ResponseMatrix
+from ...params import build_dataclass, plain
 from ...session import Method, ScoreEstimate, ShiftReport, budget_from_fraction
 from .config import HSPRConfig
 from .method import FittedHSPR, HSPRSession
@@ -371,16 +372,12 @@ class HSPRRobust(Method):
     def __init__(self, config: HSPRConfig | dict | None = None, shift: ShiftSettings | dict | None = None) -> None:
         self.config = HSPRConfig.from_dict(config) if isinstance(config, dict) else config
         if isinstance(shift, dict):
-            unknown = set(shift) - set(ShiftSettings.__dataclass_fields__)
-            if unknown:
-                raise ValueError(f"unknown hspr_robust shift setting(s) {sorted(unknown)}; known: "
-                                 f"{sorted(ShiftSettings.__dataclass_fields__)}")
-            shift = ShiftSettings(**shift)
+            shift = build_dataclass(ShiftSettings, shift, "hspr_robust shift")
         self.shift = shift or ShiftSettings()
 
     def get_params(self) -> dict:
         """Settings as plain data (the scikit-learn convention)."""
-        return {"config": None if self.config is None else self.config.to_dict(), "shift": asdict(self.shift)}
+        return {"config": None if self.config is None else self.config.to_dict(), "shift": plain(self.shift)}
 
     def fit(self, source: ResponseMatrix) -> FittedHSPRRobust:
         """Fit HSPR on the sources (n_sources, n_tasks) and calibrate the interval on them.

@@ -453,6 +453,14 @@ class HSPRAuto(Method):
         self.selection_: SelectionResult | None = None
         self.shipped_: tuple[str, str] | None = None
 
+    @classmethod
+    def from_params(cls, params: dict) -> HSPRAuto:
+        """From :meth:`get_params` output (``base_config`` as a dict of HSPR settings)."""
+        params = dict(params)
+        if isinstance(params.get("base_config"), dict):
+            params["base_config"] = HSPRConfig.from_dict(params["base_config"])
+        return super().from_params(params)
+
     @property
     def seed_kind(self) -> str:
         """'deterministic' when an override puts HSPR on the Mid-Range query path, else 'adaptive'."""

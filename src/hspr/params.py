@@ -1,0 +1,72 @@
+"""Settings as plain data: one way to read and rebuild any method's settings (issue 13).
+
+Every :class:`~hspr.session.Method` reports its settings with ``get_params()`` (JSON values:
+dicts, lists, numbers, strings, None) and is rebuilt from them with ``from_params(dict)``,
+the scikit-learn ``get_params`` convention. Methods whose settings live in a frozen dataclass
+(HSPR's :class:`HSPRConfig`, ATLAS's and PTA-IRT's settings) use :func:`plain` and
+:func:`build_dataclass` for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import numpy as np
+
+
+def plain(x):
+    """``x`` as JSON values: dataclasses and dicts to dicts, tuples to lists, numpy scalars to Python."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {f.name: plain(getattr(x, f.name)) for f in dataclasses.fields(x)}
+    if isinstance(x, dict):
+        return {k: plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [plain(v) for v in x]
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return x
+
+
+def build_dataclass(cls, values: dict, what: str):
+    """An instance of dataclass ``cls`` from a dict (nested dataclass fields from nested dicts).
+
+    Fields typed as tuples get tuples back from JSON lists; missing fields take their defaults.
+
+    Raises
+    ------
+    ValueError
+        Naming ``what`` and the unknown setting(s), or a value the dataclass refuses.
+    """
+    if isinstance(values, cls):
+        return values
+    if not isinstance(values, dict):
+        raise ValueError(f"{what}: expected an object of settings, got {type(values).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+        raise ValueError(f"unknown {what} setting(s) {unknown}; known: {sorted(fields)}")
+    hints = typing.get_type_hints(cls)
+    kw = {}
+    for name, v in values.items():
+        t = hints.get(name)
+        if dataclasses.is_dataclass(t) and isinstance(v, dict):
+            v = build_dataclass(t, v, f"{what}.{name}")
+        elif isinstance(v, list) and _is_tuple_type(t):
+            v = tuple(tuple(x) if isinstance(x, list) else x for x in v)
+        kw[name] = v
+    try:
+        return cls(**kw)
+    except TypeError as exc:
+        raise ValueError(f"{what}: {exc}") from None
+
+
+def _is_tuple_type(t) -> bool:
+    origin = typing.get_origin(t)
+    if origin is tuple:
+        return True
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return any(_is_tuple_type(a) for a in typing.get_args(t))
+    return False
