@@ -70,6 +70,7 @@ from .harness import HarnessFormatError, read_outcomes
 from .journal import LiveSessionError
 from .methods import REGISTRY, method_class
 from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget
+from .stopping import live_rule
 
 try:  # POSIX advisory locks; elsewhere single-process use is assumed
     import fcntl
@@ -682,13 +683,8 @@ class LiveSession:
             return None
 
     def _stop(self, est: ScoreEstimate | None) -> tuple[bool, str | None]:
-        n, b = self.session.n_queried, self.budget
-        if n >= b:
-            return True, f"budget spent ({n} of {b} tasks recorded)"
-        sw = self.stop_width
-        if sw is not None and est is not None and est.width is not None and 100 * est.width < sw:
-            return True, f"90 % interval {100 * est.width:.2f} pp is narrower than the stop width {sw:g} pp"
-        return False, None
+        why = live_rule(self.stop_width).check(self.session, est)
+        return why is not None, why
 
     def next(self, k: int = 1) -> list[str]:
         """The task(s) to run next: ``k`` distinct ids, chosen jointly when ``k`` > 1.

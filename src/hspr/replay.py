@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
 from .session import FittedModel, Method, budget_from_fraction
+from .stopping import StoppingRule
 
 SEEDS_BY_KIND = {"sampling": tuple(range(10)), "adaptive": tuple(range(5)), "deterministic": (0,)}
 
@@ -51,13 +52,17 @@ class ReplayJob:
     budgets: tuple[int, ...]
     fractions: tuple[float, ...]
     targets: ResponseMatrix = field(repr=False)
+    stop: StoppingRule | None = None
 
 
-def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed: int) -> list[dict]:
+def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed: int,
+                stop: StoppingRule | None = None) -> list[dict]:
     """Run one target under each budget; returns one record per budget (estimate before truth).
 
     Models with ``nested_budgets = True`` (the query path does not depend on the budget) run
-    once at the largest budget and are estimated at every checkpoint on the way.
+    once at the largest budget and are estimated at every checkpoint on the way. With a
+    ``stop`` rule (:mod:`hspr.stopping`) the session stops asking as soon as the rule says so;
+    the record's ``n_queried`` says how many tasks were run and ``stop_reason`` why.
     """
     out = []
     if model.nested_budgets:
@@ -66,13 +71,20 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
         plan = [(b, [b]) for b in budgets]
     for budget, checkpoints in plan:
         sess = model.start(budget, seed)
+        why = None
         for b in checkpoints:
-            while sess.n_queried < b:
+            while sess.n_queried < b and why is None:
+                if stop is not None and sess.n_queried:
+                    why = stop.check(sess, sess.estimate() if stop.needs_estimate else None)
+                    if why is not None:
+                        break
                 t = sess.ask()
                 sess.tell(t, row.reveal(t))
             est = sess.estimate()
             rec = {"budget": b, "estimate": float(est.point), "mean": est.mean, "median": est.median,
                    "lower": est.lower, "upper": est.upper, "queried": list(sess.queried)}
+            if stop is not None:
+                rec.update(n_queried=sess.n_queried, stop_reason=why)
             if est.shift is not None:
                 rec["shift"] = est.shift.to_dict()
             out.append(rec)
@@ -92,7 +104,7 @@ def _run_targets(job: ReplayJob, model: FittedModel) -> list[dict]:
     frac = dict(zip(job.budgets, job.fractions))
     for r in range(job.targets.n_agents):
         row = HiddenRow(job.targets, r)
-        for rec in run_session(model, row, job.budgets, job.seed):
+        for rec in run_session(model, row, job.budgets, job.seed, job.stop):
             rec.update(bank=job.bank, protocol=job.protocol, method=job.method, fold=job.fold, target=row.agent,
                        seed=job.seed, budget_fraction=frac[rec["budget"]])
             runs.append(rec)
@@ -116,6 +128,7 @@ def replay(
     backend: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     protocol: str | None = None,
+    stop: StoppingRule | None = None,
 ) -> list[dict]:
     """Replay methods on one bank and return one record per (fold, target, method, seed, budget).
 
@@ -134,6 +147,8 @@ def replay(
         columns are reordered to ``matrix``'s order).
     n_jobs, backend : joblib workers and backend ('loky', 'dask', 'ray', ...).
     progress : callable(done, total), optional, called as jobs finish.
+    stop : StoppingRule, optional
+        End each target's session early when the rule says so (:func:`run_session`).
     protocol : str, optional
         Label of the source -> target protocol written into each record: default ``"folds"``
         (4-fold replay) or ``"targets"`` (with ``targets``); e.g. ``"forward-20"`` or
@@ -169,7 +184,7 @@ def replay(
     fit_specs = [(k, name) for k, _, _ in splits for name in methods]
     source_of = {k: src for k, src, _ in splits}
     target_of = {k: tgt for k, _, tgt in splits}
-    jobs = [ReplayJob(bank, protocol, name, k, int(s), budgets, tuple(fractions), target_of[k])
+    jobs = [ReplayJob(bank, protocol, name, k, int(s), budgets, tuple(fractions), target_of[k], stop)
             for k, name in fit_specs for s in seeds[name]]
     total = len(fit_specs) + len(jobs)
     done = 0

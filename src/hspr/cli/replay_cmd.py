@@ -23,6 +23,7 @@ from ..methods import REGISTRY, get_method
 from ..metrics import summarize
 from ..replay import replay
 from ..session import budget_from_fraction
+from ..stopping import WidthBelow
 from .common import backend_options, check_backend, check_output_file, check_workers, connected, print_error
 
 
@@ -197,9 +198,16 @@ def register(group: click.Group) -> None:
     @click.option("--out", type=click.Path(dir_okay=False), default="results.json", show_default=True,
                   help="Where to write runs and summary (JSON).")
     @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also write the summary as CSV.")
+    @click.option("--stop-width", "stop_width", type=click.FloatRange(min=0, min_open=True), default=None,
+                  help="End each target's run early once its 90 % interval is narrower than this many pp, as "
+                       "`hspr live` does (after at least --stop-min-tasks outcomes); records then carry n_queried "
+                       "and stop_reason.")
+    @click.option("--stop-min-tasks", "stop_min_tasks", type=click.IntRange(min=1), default=5, show_default=True,
+                  help="With --stop-width: outcomes to see before the width can stop a run.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
     def replay_cmd(bank, matrix, targets, split, newest, methods, budget, seeds, workers, backend, scheduler,
-                   missing_as_zero, config_path, acquisition, decision, no_group_uncertainty, out, csv_path, quiet):
+                   missing_as_zero, config_path, acquisition, decision, no_group_uncertainty, out, csv_path, stop_width,
+                   stop_min_tasks, quiet):
         """Backtest score recovery on archived response matrices.
 
         For each of 4 deterministic target folds (or the --targets rows, or the newest agents
@@ -301,7 +309,7 @@ def register(group: click.Group) -> None:
                 try:
                     runs = replay(run_label, mat, method_objs, fractions=fractions, seeds=seeds_map, folds=folds,
                                   targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
-                                  protocol=protocol)
+                                  protocol=protocol, stop=None if stop_width is None else WidthBelow(stop_width, stop_min_tasks))
                 except ValueError as exc:  # DataError, BudgetError, or e.g. too few source agents for a method
                     prog.stop()
                     print_error(console, f"{run_label}: {exc}")

@@ -1,0 +1,86 @@
+"""When to stop asking: small stopping rules shared by the live loop and replay (catsim's pattern).
+
+A rule looks at a session and its current estimate and returns the reason to stop, or None.
+The live session stops on :func:`live_rule` (budget spent, or the 90 % interval narrower than
+the user's stop width); replay can end each target early with the same width rule
+(``hspr replay --stop-width``) and records how many tasks that took.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from .session import ScoreEstimate, Session
+
+
+class StoppingRule(ABC):
+    """Decides whether a session should stop asking."""
+
+    #: whether :meth:`check` reads the estimate (replay computes one per step only then)
+    needs_estimate: bool = False
+
+    @abstractmethod
+    def check(self, session: Session, estimate: ScoreEstimate | None) -> str | None:
+        """The reason to stop now (a sentence), or None to go on."""
+
+
+@dataclass(frozen=True)
+class BudgetSpent(StoppingRule):
+    """Stop once the session's budget is spent (outcomes told)."""
+
+    def check(self, session: Session, estimate: ScoreEstimate | None) -> str | None:
+        n, b = session.n_queried, session.budget
+        return f"budget spent ({n} of {b} tasks recorded)" if n >= b else None
+
+
+@dataclass(frozen=True)
+class WidthBelow(StoppingRule):
+    """Stop once the interval is narrower than ``width_pp`` percentage points, after at least
+    ``min_tasks`` outcomes (an interval from a handful of equal outcomes can be degenerate).
+
+    Raises
+    ------
+    ValueError
+        For a width that is not a finite number > 0.
+    """
+
+    width_pp: float
+    min_tasks: int = 1
+    needs_estimate = True
+
+    def __post_init__(self) -> None:
+        w = self.width_pp
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0 < w < float("inf")):
+            raise ValueError(f"stop width must be a finite number > 0 percentage points, got {w!r}")
+
+    def check(self, session: Session, estimate: ScoreEstimate | None) -> str | None:
+        if session.n_queried < self.min_tasks or estimate is None or estimate.width is None \
+                or not 100 * estimate.width < self.width_pp:
+            return None
+        return f"90 % interval {100 * estimate.width:.2f} pp is narrower than the stop width {self.width_pp:g} pp"
+
+
+@dataclass(frozen=True)
+class AnyOf(StoppingRule):
+    """Stop when any of ``rules`` says so (the first reason is given)."""
+
+    rules: tuple[StoppingRule, ...]
+
+    @property
+    def needs_estimate(self) -> bool:  # type: ignore[override]
+        return any(r.needs_estimate for r in self.rules)
+
+    def check(self, session: Session, estimate: ScoreEstimate | None) -> str | None:
+        for r in self.rules:
+            why = r.check(session, estimate)
+            if why is not None:
+                return why
+        return None
+
+
+def live_rule(stop_width_pp: float | None) -> StoppingRule:
+    """The live session's rule: budget spent, or (with a stop width) the interval narrow enough."""
+    if stop_width_pp is None:
+        return BudgetSpent()
+    return AnyOf((BudgetSpent(), WidthBelow(float(stop_width_pp))))

@@ -1,0 +1,48 @@
+"""Stopping rules shared by the live loop and replay (issue 13)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hspr.methods import get_method
+from hspr.replay import HiddenRow, run_session
+from hspr.session import ScoreEstimate
+from hspr.stopping import AnyOf, BudgetSpent, WidthBelow, live_rule
+
+from .conftest import simulate_matrix
+
+
+class _Sess:
+    def __init__(self, n, b):
+        self.n_queried, self.budget = n, b
+
+
+def test_rules_give_a_reason_exactly_when_they_fire():
+    narrow = ScoreEstimate(point=0.5, lower=0.48, upper=0.52)  # 4 pp
+    wide = ScoreEstimate(point=0.5, lower=0.4, upper=0.6)  # 20 pp
+    assert BudgetSpent().check(_Sess(3, 5), None) is None
+    assert "budget spent (5 of 5" in BudgetSpent().check(_Sess(5, 5), None)
+    assert WidthBelow(5).check(_Sess(1, 5), narrow).startswith("90 % interval 4.00 pp")
+    assert WidthBelow(5).check(_Sess(1, 5), wide) is None and WidthBelow(5).check(_Sess(1, 5), None) is None
+    rule = live_rule(5)
+    assert isinstance(rule, AnyOf) and rule.needs_estimate and not live_rule(None).needs_estimate
+    assert "budget" in rule.check(_Sess(5, 5), narrow)  # the first rule's reason
+    for bad in (0, -1, float("inf"), float("nan"), True):
+        with pytest.raises(ValueError, match="stop width"):
+            WidthBelow(bad)
+
+
+def test_replay_stops_at_the_same_point_as_the_rule_says():
+    m = simulate_matrix(30, 80, seed=3)[0]
+    model = get_method("uniform").fit(m.rows(np.arange(1, 30)))
+    full = run_session(model, HiddenRow(m, 0), [40], 0)[0]
+    rec = run_session(model, HiddenRow(m, 0), [40], 0, stop=WidthBelow(30.0))[0]
+    assert rec["stop_reason"] is not None and rec["n_queried"] < 40
+    assert rec["queried"] == full["queried"][: rec["n_queried"]]  # the same path, cut short
+    assert 100 * (rec["upper"] - rec["lower"]) < 30.0
+    # one task fewer and the interval was not yet narrow enough
+    s = model.start(40, 0)
+    for t in rec["queried"][:-1]:
+        s.tell(t, HiddenRow(m, 0).reveal(t))
+    assert 100 * s.estimate().width >= 30.0
