@@ -80,7 +80,8 @@ class AnyOf(StoppingRule):
 
 
 def live_rule(stop_width_pp: float | None) -> StoppingRule:
-    """The live session's rule: budget spent, or (with a stop width) the interval narrow enough."""
+    """The live session's rule: budget spent, or (with a stop width) the interval narrow enough, from
+    the first estimate on (HSPR has one before any outcome)."""
     if stop_width_pp is None:
         return BudgetSpent()
-    return AnyOf((BudgetSpent(), WidthBelow(float(stop_width_pp))))
+    return AnyOf((BudgetSpent(), WidthBelow(float(stop_width_pp), min_tasks=0)))
