@@ -207,7 +207,7 @@ def test_leaderboard_errors(tmp_path):
 # ---------------------------------------------------------------------- readers: bad files
 BAD_WIDE = [
     ("agent,t1,t2\na1,1,2\n", ["line 2, column 3", "'a1'", "'t2'", "non-binary value '2'"]),
-    ("agent,t1,t2\na1,1,0\na2,0,yes\n", ["line 3, column 3", "'yes'"]),
+    ("agent,t1,t2\na1,1,0\na2,0,maybe\n", ["line 3, column 3", "'maybe'", "yes/no"]),
     ("agent,t1,t2\na1,1,0\na2,0,1\na1,1,1\n", ["duplicate agent id 'a1'", "line 2 and line 4"]),
     ("agent,t1,t2,t1\na1,1,0,1\n", ["duplicate task id 't1'", "column 2 and column 4"]),
     ("agent,t1,t2\na1,1,0\na2,0\n", ["line 3", "'a2'", "2 fields", "header has 3"]),

@@ -124,3 +124,44 @@ def test_hand_edited_events_and_settings_files_are_named(tmp_path):
         assert res.exit_code == 2, (args, res.output)
         assert match in " ".join(res.output.split()), (args, res.output)
         assert "Traceback" not in res.output
+
+
+# -- issue 13: one outcome vocabulary, one root error ------------------------------------------
+def test_one_outcome_vocabulary_everywhere(tmp_path):
+    from hspr.data.io import read_wide_csv
+    from hspr.harness import read_outcome_csv
+    from hspr.live import parse_outcome
+    from hspr.outcomes import RESOLVED, UNRESOLVED
+
+    spellings = [(t, 1) for t in ("1", "1.0", "True", " yes", "PASS", "passed", "resolved")] + \
+                [(t, 0) for t in ("0", "0.0", "false", "No", "fail", "FAILED", "unresolved ")]
+    assert {t.strip().lower() for t, y in spellings if y} == RESOLVED
+    assert {t.strip().lower() for t, y in spellings if not y} == UNRESOLVED
+    for i, (text, y) in enumerate(spellings):
+        wide = tmp_path / f"m{i}.csv"
+        wide.write_text(f"agent,t1\na,{text}\n")
+        assert read_wide_csv(wide).values[0, 0] == y, text
+        run = tmp_path / f"r{i}.csv"
+        run.write_text(f"instance_id,resolved\nt1,{text}\n")
+        assert read_outcome_csv(run).outcomes[0].status == ("resolved" if y else "unresolved"), text
+        assert parse_outcome(text) == y
+    assert parse_outcome(1.0) == 1 and parse_outcome(np.int64(0)) == 0 and parse_outcome(True) == 1
+    for bad in ("maybe", "0.7", 2, 0.5):
+        with pytest.raises(ValueError, match="resolved/unresolved"):
+            parse_outcome(bad)
+
+
+def test_every_user_error_is_an_hspr_error_and_exits_2(tmp_path):
+    from hspr.data.matrix import DataError
+    from hspr.errors import HsprError
+    from hspr.harness import HarnessFormatError
+    from hspr.live import LiveSessionError
+    from hspr.report import ReportError
+    from hspr.session import BudgetError
+
+    for cls in (DataError, HarnessFormatError, BudgetError, LiveSessionError, ReportError):
+        assert issubclass(cls, HsprError) and issubclass(cls, ValueError)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("agent,t1\na,maybe\n")
+    res = CliRunner().invoke(main, ["bank", "validate", str(bad)])
+    assert res.exit_code == 2 and "'maybe'" in res.output and "Traceback" not in res.output

@@ -168,7 +168,7 @@ def test_refused_inputs(bank, tmp_path):
     [t] = live.next()
     with pytest.raises(LiveSessionError, match="'nope__nope-1' is not in the bank"):
         live.record("nope__nope-1", 1)
-    with pytest.raises(LiveSessionError, match="'maybe' is not resolved/unresolved"):
+    with pytest.raises(LiveSessionError, match="'maybe' is not one of resolved/unresolved"):
         live.record(t, "maybe")
     assert live.record(t, "resolved") is True
     assert live.record(t, 1) is False  # same outcome twice: a no-op

@@ -79,6 +79,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .data.matrix import DataError
+from .outcomes import SPELLINGS, outcome
 
 RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR = "resolved", "unresolved", "empty_patch", "error"
 STATUSES = (RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR)
@@ -102,8 +103,6 @@ FORMS = {
     "csv": "CSV instance_id,resolved",
 }
 
-_TRUE = ("1", "1.0", "true", "resolved", "yes")
-_FALSE = ("0", "0.0", "false", "unresolved", "no")
 
 
 class HarnessFormatError(DataError):
@@ -375,12 +374,8 @@ def read_run_summary(path: str | Path) -> HarnessRead:
 
 # ---------------------------------------------------------------------- CSV
 def _parse_cell(text: str) -> int | None:
-    t = text.strip().lower()
-    if t in _TRUE:
-        return 1
-    if t in _FALSE:
-        return 0
-    return None
+    """1 / 0 by the outcome vocabulary (:mod:`hspr.outcomes`), else None."""
+    return outcome(text)
 
 
 def read_outcome_csv(path: str | Path) -> HarnessRead:
@@ -422,7 +417,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
             raise HarnessFormatError(f"{path}: line {n}: empty instance_id")
         if y is None:
             raise HarnessFormatError(
-                f"{path}: line {n}: outcome {cell!r} for {iid!r} is not 1/0, true/false or resolved/unresolved"
+                f"{path}: line {n}: outcome {cell!r} for {iid!r} is not one of {SPELLINGS}"
             )
         o = HarnessOutcome(iid, RESOLVED if y else UNRESOLVED, f"csv line {n}", str(path))
         if iid in seen and seen[iid].status != o.status:

@@ -28,6 +28,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import HsprError
 from .fileio import finite_json
 
 FORMAT = "hspr-live-session"
@@ -36,7 +37,7 @@ LEGACY_VERSION = 1
 STOP = "stop_width"
 
 
-class LiveSessionError(ValueError):
+class LiveSessionError(HsprError):
     """A live session cannot be created, opened or updated (the message names the file and the fix)."""
 
 

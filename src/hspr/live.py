@@ -69,6 +69,7 @@ from .fitcache import cached_fit, code_digest
 from .harness import HarnessFormatError, read_outcomes
 from .journal import LiveSessionError
 from .methods import REGISTRY, method_class
+from .outcomes import SPELLINGS, outcome
 from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget
 from .stopping import live_rule
 
@@ -79,8 +80,6 @@ except ImportError:  # pragma: no cover
 
 SESSION_FORMAT = journal.FORMAT
 SESSION_VERSION = journal.VERSION
-_TRUE = ("1", "resolved", "true", "yes", "pass")
-_FALSE = ("0", "unresolved", "false", "no", "fail")
 
 
 # ---------------------------------------------------------------------- results
@@ -211,24 +210,18 @@ class IngestResult:
 
 # ---------------------------------------------------------------------- helpers
 def parse_outcome(value) -> int:
-    """1 / 0 from an int, bool or text (resolved/unresolved, 1/0, true/false).
+    """1 / 0 by the outcome vocabulary (:mod:`hspr.outcomes`: resolved/unresolved, 1/0, true/false,
+    yes/no, pass/fail, or a bool / number equal to 1 or 0).
 
     Raises
     ------
     LiveSessionError
         For anything else, naming the value.
     """
-    if isinstance(value, (bool, np.bool_)):
-        return int(value)
-    if isinstance(value, (int, np.integer)) and int(value) in (0, 1):
-        return int(value)
-    if isinstance(value, str):
-        t = value.strip().lower()
-        if t in _TRUE:
-            return 1
-        if t in _FALSE:
-            return 0
-    raise LiveSessionError(f"outcome {value!r} is not resolved/unresolved (or 1/0, true/false)")
+    y = outcome(value)
+    if y is None:
+        raise LiveSessionError(f"outcome {value!r} is not one of {SPELLINGS}")
+    return y
 
 
 def _now() -> str:

@@ -27,6 +27,7 @@ import pandas as pd
 from scipy import stats
 
 from .data.banks import BANK_ORDER
+from .errors import HsprError
 from .metrics import summarize
 
 #: bank label of the equal-weight macro rows in :func:`comparison_table`
@@ -51,7 +52,7 @@ DECIMALS = 3
 _EXTRA_LEVEL = re.compile(r"^lower_(\d+(?:\.\d+)?)$")
 
 
-class ReportError(ValueError):
+class ReportError(HsprError):
     """A results file or runs table the report cannot use; the message names the file."""
 
 

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .data.matrix import ResponseMatrix
+from .errors import HsprError
 
 
-class BudgetError(ValueError):
+class BudgetError(HsprError):
     """Raised for a budget that is not a whole number in [0, n_tasks], or when it is spent."""
 
 

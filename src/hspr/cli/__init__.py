@@ -21,6 +21,17 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(LAZY_COMMANDS))
 
+    def invoke(self, ctx: click.Context):
+        """Run the command; any :class:`~hspr.errors.HsprError` it lets through becomes
+        ``error: <message>`` on stderr and exit status 2 (the one place the CLI does this)."""
+        from ..errors import HsprError
+
+        try:
+            return super().invoke(ctx)
+        except HsprError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(2)
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in self.commands and name in LAZY_COMMANDS:
             mod = __import__(f"{__name__}.{LAZY_COMMANDS[name]}", fromlist=["register"])

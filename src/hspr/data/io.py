@@ -33,14 +33,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..outcomes import MISSING, RESOLVED, SPELLINGS, UNRESOLVED, is_missing, outcome
 from .matrix import DataError, ResponseMatrix
 
 if TYPE_CHECKING:
     import pandas as pd
 
-_TRUE = ("1", "1.0", "true", "resolved")
-_FALSE = ("0", "0.0", "false", "unresolved")
-_MISSING = ("", "na", "nan")
 
 LONG_COLUMNS = ("agent", "instance_id", "resolved")
 """Required columns of the long CSV form."""
@@ -86,21 +84,19 @@ _LAYOUTS = (
 
 # ---------------------------------------------------------------------- cell parsing
 def parse_outcome(text: str, where: str) -> int | None:
-    """Parse one cell: 1/0 (also true/false, 1.0/0.0, resolved/unresolved); empty or NA = None.
+    """Parse one cell with the outcome vocabulary (:mod:`hspr.outcomes`); empty, na or nan = None.
 
     Raises
     ------
     DataError
         For any other text; the message starts with ``where``.
     """
-    t = text.strip().lower()
-    if t in _MISSING:
+    if is_missing(text):
         return None
-    if t in _TRUE:
-        return 1
-    if t in _FALSE:
-        return 0
-    raise DataError(f"{where}: non-binary value {text!r}; outcomes must be 0 or 1 (empty = no run)")
+    y = outcome(text)
+    if y is None:
+        raise DataError(f"{where}: non-binary value {text!r}; outcomes must be 0 or 1 ({SPELLINGS}; empty = no run)")
+    return y
 
 
 def _parse_cells(cells: np.ndarray, where: Callable[[int, int], str]) -> tuple[np.ndarray, np.ndarray]:
@@ -109,13 +105,13 @@ def _parse_cells(cells: np.ndarray, where: Callable[[int, int], str]) -> tuple[n
     ``where(r, c)`` describes the location of cell (r, c) for the error message.
     """
     norm = np.char.lower(np.char.strip(cells.astype(str)))
-    ones = np.isin(norm, _TRUE)
-    miss = np.isin(norm, _MISSING)
-    bad = ~(ones | miss | np.isin(norm, _FALSE))
+    ones = np.isin(norm, list(RESOLVED))
+    miss = np.isin(norm, list(MISSING))
+    bad = ~(ones | miss | np.isin(norm, list(UNRESOLVED)))
     if bad.any():
         r, c = np.argwhere(bad)[0]
         raise DataError(
-            f"{where(int(r), int(c))}: non-binary value {str(cells[r, c])!r}; outcomes must be 0 or 1 (empty = no run)"
+            f"{where(int(r), int(c))}: non-binary value {str(cells[r, c])!r}; outcomes must be 0 or 1 ({SPELLINGS}; empty = no run)"
         )
     return ones.astype(np.int8), miss
 
@@ -255,7 +251,7 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
         empty = np.flatnonzero(np.asarray(col, dtype=object) == "")
         if empty.size:
             raise DataError(f"{path}: line {lines[empty[0]]}: empty {LONG_COLUMNS[k]}; every line needs agent, instance_id and resolved")
-    blank = np.flatnonzero(np.isin(np.char.lower(np.char.strip(arr[:, 2])), _MISSING))
+    blank = np.flatnonzero(np.isin(np.char.lower(np.char.strip(arr[:, 2])), list(MISSING)))
     if blank.size:
         raise DataError(
             f"{path}: line {lines[blank[0]]}: empty resolved value {str(arr[blank[0], 2])!r}; write 0 or 1, "
@@ -688,7 +684,7 @@ def detect_form(path: str | Path) -> str:
     names = {x.strip().lower() for x in first}
     if set(LONG_COLUMNS) <= names:
         return "long_csv"
-    if first and np.isin(np.char.lower(np.char.strip(np.array(first, dtype=str))), _TRUE + _FALSE + _MISSING).all():
+    if first and np.isin(np.char.lower(np.char.strip(np.array(first, dtype=str))), list(RESOLVED | UNRESOLVED | MISSING)).all():
         if path.name == "matrix.csv" and (path.parent / "metadata.json").is_file():
             return "bank_dir"
         raise DataError(

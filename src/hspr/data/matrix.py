@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import HsprError
 
-class DataError(ValueError):
+
+class DataError(HsprError):
     """Raised for malformed response data; the message names the file, row/column and the fix."""
 
 

@@ -1,0 +1,15 @@
+"""The root of hspr's user errors (issue 13).
+
+Every error caused by what a user gave us (a file, a setting, a session, a budget) is an
+:class:`HsprError`; its message names the file, row, column, task id or option and the fix.
+The command line turns any of them into ``error: <message>`` and exit status 2, never a
+traceback. Subclasses: :class:`hspr.data.matrix.DataError` (and the harness's
+``HarnessFormatError``), :class:`hspr.session.BudgetError`, :class:`hspr.journal.LiveSessionError`,
+:class:`hspr.report.ReportError`. It is a ValueError, so ``except ValueError`` still catches it.
+"""
+
+from __future__ import annotations
+
+
+class HsprError(ValueError):
+    """A refused input; the message says what, where and how to fix it."""
