@@ -24,8 +24,8 @@ from hspr.data.banks import load_bank, load_target_set
 from hspr.data.folds import forward_split
 from hspr.fileio import write_json_durable
 from hspr.methods import REGISTRY, get_method
-from hspr.metrics import summarize
 from hspr.replay import replay
+from hspr.report.stats import summarize
 
 DEFAULT_METHODS = [n for n in REGISTRY if n != "hspr_auto"]  # hspr_auto would run selection (slow)
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from hspr import journal
 from hspr.cli import main
-from hspr.metrics import summarize
+from hspr.report.stats import summarize
 
 from .conftest import simulate_matrix
 

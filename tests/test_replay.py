@@ -16,8 +16,8 @@ from hspr.data import load_bank, make_folds
 from hspr.data.build import write_wide_csv
 from hspr.methods import get_method
 from hspr.methods.hspr import HSPRConfig
-from hspr.metrics import seed_metrics, summarize
 from hspr.replay import HiddenRow, replay, run_session
+from hspr.report.stats import seed_metrics, summarize
 
 FAST = HSPRConfig(n_nodes=512, n_draws=8192)
 

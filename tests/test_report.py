@@ -301,7 +301,7 @@ def test_cli_default_baseline_is_an_hspr_variant_when_plain_hspr_is_absent(tmp_p
 def test_coverage_figure_with_full_coverage(tmp_path):
     """Coverage 1.0 on 14 targets: the Wilson upper bound rounds just below 1.0, and the bar above
     the point must still not go negative (a regression: matplotlib refused the figure)."""
-    assert report._wilson(1.0, 14)[1] < 1.0  # the rounding that used to break the figure
+    assert report.stats._wilson(1.0, 14)[1] < 1.0  # the rounding that used to break the figure
     rng = np.random.default_rng(0)
     truths = {"pro": np.linspace(0.05, 0.4, 14)}
     runs = make_runs({("pro", "hspr"): rng.normal(0, 0.01, (2, 14))}, truths, intervals={("pro", "hspr"): 0.5})

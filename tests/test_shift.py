@@ -26,9 +26,9 @@ from hspr.methods.hspr.robust import (
     shrunk_quantile,
     widened,
 )
-from hspr.metrics import summarize
 from hspr.replay import replay
 from hspr.report import MACRO, comparison_table
+from hspr.report.stats import summarize
 from hspr.session import ScoreEstimate, ShiftReport
 
 from .conftest import simulate_matrix

@@ -2,7 +2,7 @@
 
 Data flow: load a response matrix (:mod:`hspr.data`) -> fit a method on source agents
 (:mod:`hspr.methods`) -> ask / tell / estimate sessions (:mod:`hspr.session`) -> replay and
-report (:mod:`hspr.replay`, :mod:`hspr.metrics`).
+report (:mod:`hspr.replay`, :mod:`hspr.report`).
 """
 
 __version__ = "0.1.0"

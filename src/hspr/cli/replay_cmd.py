@@ -20,8 +20,8 @@ from ..data.io import load_matrix
 from ..data.matrix import DataError
 from ..fileio import write_json_durable
 from ..methods import REGISTRY, get_method
-from ..metrics import summarize
 from ..replay import replay
+from ..report.stats import summarize
 from ..session import budget_from_fraction
 from ..stopping import WidthBelow
 from .common import backend_options, check_backend, check_output_file, check_workers, connected, print_error

@@ -1,0 +1,103 @@
+"""Replay reports: the comparison table, paired statistics against a baseline, and figures.
+
+The input is the ``runs`` list of one or more ``hspr replay --out`` results files (one record
+per bank, method, fold, target, seed and budget; scores on the 0-1 scale). Everything this
+module reports is in percentage points (pp) of the bank's tasks.
+
+Library entry points (no CLI needed)::
+
+    runs = read_results(["sweep.json", "main.json"])
+    table = comparison_table(runs)            # per bank MAE / MaxErr / tau_b, macro MAE, coverage
+    paired = paired_analysis(runs, "hspr")    # method - baseline, bootstrap CI, Wilcoxon, Holm
+    paths = make_figures(runs, "report/")     # PNG + SVG
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .figures import figure_budget_curves, figure_coverage, figure_estimate_vs_truth, make_figures
+from .inputs import (
+    BAND_PP,
+    DECIMALS,
+    MACRO,
+    MAIN_FRACTION,
+    NOMINAL_LEVEL,
+    POOLED,
+    REQUIRED_COLUMNS,
+    RUN_KEY,
+    ZERO_METHOD,
+    ReportError,
+    ReportWarning,
+    _check_runs,
+    _methods,
+    bank_order,
+    is_shift_protocol,
+    read_results,
+    runs_frame,
+)
+from .stats import coverage_table, holm, paired_analysis, paired_stats, per_target_errors, seed_metrics, summarize
+from .tables import comparison_markdown, comparison_rich, comparison_table, paired_markdown, paired_rich
+
+__all__ = ["BAND_PP", "DECIMALS", "MACRO", "MAIN_FRACTION", "NOMINAL_LEVEL", "POOLED", "REQUIRED_COLUMNS", "RUN_KEY",
+           "ZERO_METHOD", "ReportError", "ReportWarning", "bank_order", "comparison_markdown", "comparison_rich",
+           "comparison_table", "coverage_table", "figure_budget_curves", "figure_coverage", "figure_estimate_vs_truth",
+           "holm", "is_shift_protocol", "make_figures", "paired_analysis", "paired_markdown", "paired_rich",
+           "paired_stats", "per_target_errors", "read_results", "runs_frame", "seed_metrics", "summarize",
+           "write_report"]
+
+
+
+# --------------------------------------------------------------------------------------------
+# everything
+
+
+def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr", n_resamples: int = 10_000,
+                 seed: int = 0, figures: bool = True, also: str | None = None) -> dict:
+    """Compute the comparison and paired tables, write Markdown / CSV (and figures) to ``out_dir``.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        Run records (see :func:`read_results`).
+    out_dir : path
+        Created if needed.
+    baseline, n_resamples, seed : see :func:`paired_analysis`.
+    figures : bool
+        Also write the figures (:func:`make_figures`).
+    also : str, optional
+        A second method for the estimate-vs-truth figure.
+
+    Returns
+    -------
+    dict
+        ``comparison`` and ``paired`` DataFrames, and ``paths``: the written files
+        (comparison.md, comparison.csv, paired.md, paired.csv, then the figures).
+
+    Raises
+    ------
+    ReportError
+        When ``baseline`` or ``also`` is not among the runs' methods (before anything is written).
+    """
+    runs = _check_runs(runs)
+    methods = _methods(runs)
+    for role, m in (("baseline", baseline), ("--also method", also)):
+        if m is not None and m not in methods:
+            raise ReportError(f"{role} {m!r} is not in the results (methods: {', '.join(methods)}); choose one of them")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table = comparison_table(runs)
+    paired = paired_analysis(runs, baseline, n_resamples, seed)
+    paths = []
+    for name, text in [("comparison.md", comparison_markdown(table)),
+                       ("paired.md", paired_markdown(paired, n_resamples, seed))]:
+        (out_dir / name).write_text(text, encoding="utf-8")
+    table.to_csv(out_dir / "comparison.csv", index=False)
+    paired.to_csv(out_dir / "paired.csv", index=False)
+    paths += [out_dir / n for n in ("comparison.md", "comparison.csv", "paired.md", "paired.csv")]
+    if figures:
+        paths += make_figures(runs, out_dir, baseline, also)
+    return {"comparison": table, "paired": paired, "paths": paths}
+

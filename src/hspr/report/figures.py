@@ -1,0 +1,286 @@
+"""Report figures: budget curves, estimate against truth, interval coverage (PNG + SVG)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .inputs import BAND_PP, MACRO, ReportError, _check_runs, _closest_fraction, _methods, bank_order
+from .stats import coverage_table
+from .tables import _pct, comparison_table
+
+# --------------------------------------------------------------------------------------------
+# 3. figures
+
+
+def _colors(methods: Sequence[str]) -> dict[str, str]:
+    return {m: f"C{i % 10}" for i, m in enumerate(methods)}
+
+
+def _save(fig, out_dir: Path, stem: str, formats: Sequence[str]) -> list[Path]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    paths = []
+    for ext in formats:
+        p = out_dir / f"{stem}.{ext}"
+        meta = {"Date": None} if ext == "svg" else {"Software": None} if ext == "png" else None
+        fig.savefig(p, dpi=150, bbox_inches="tight", metadata=meta)
+        paths.append(p)
+    return paths
+
+
+def _grid(n: int, ncol_max: int = 4) -> tuple[int, int]:
+    ncol = min(n, ncol_max)
+    return math.ceil(n / ncol), ncol
+
+
+def _plain_log_axis(ax) -> None:
+    """Log y axis labelled 1, 2, 5, 10, 20, ... instead of 10^1-style mantissas."""
+    from matplotlib.ticker import FuncFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(
+        lambda v, _: f"{v:g}" if v > 0 and round(v / 10 ** math.floor(math.log10(v) + 1e-9), 6) in (2, 5) else ""))
+
+
+def figure_budget_curves(runs: pd.DataFrame, baseline: str | None = None, table: pd.DataFrame | None = None):
+    """Figure (a): MAE (top) and MaxErr (bottom) in pp against the budget, one column per bank.
+
+    Returns a matplotlib Figure, or None when the runs hold a single budget. Log y scale when a
+    row's values span more than a factor 10 (e.g. with raw Mid-Range).
+    """
+    from matplotlib.figure import Figure
+
+    if runs["budget_fraction"].nunique() < 2:
+        return None
+    table = comparison_table(runs) if table is None else table
+    per = table[table["bank"] != MACRO]
+    banks, methods = bank_order(per["bank"]), _methods(runs)
+    col = _colors(methods)
+    fig = Figure(figsize=(3.1 * len(banks) + 1.6, 5.6), layout="constrained")
+    axes = fig.subplots(2, len(banks), sharex=True, squeeze=False)
+    for row, (metric, label) in enumerate([("mae_pp", "MAE (pp)"), ("maxerr_pp", "MaxErr (pp)")]):
+        vals = per[metric].to_numpy(float)
+        vals = vals[np.isfinite(vals) & (vals > 0)]
+        log = vals.size > 0 and vals.max() / vals.min() > 10
+        for j, b in enumerate(banks):
+            ax = axes[row, j]
+            for m in methods:
+                g = per[(per["bank"] == b) & (per["method"] == m)].sort_values("budget_fraction")
+                if g.empty:
+                    continue
+                strong = m == baseline
+                ax.plot(100 * g["budget_fraction"], g[metric], marker="o", ms=4 if not strong else 5,
+                        lw=2.4 if strong else 1.3, color=col[m], label=m, zorder=3 if strong else 2)
+            if log:
+                _plain_log_axis(ax)
+            ax.grid(True, which="major", alpha=0.3)
+            if row == 0:
+                ax.set_title(b)
+            if row == 1:
+                ax.set_xlabel("budget (% of tasks)")
+            if j == 0:
+                ax.set_ylabel(label + (" (log scale)" if log else ""))
+    fr = sorted(per["budget_fraction"].unique())
+    for ax in axes[1]:
+        ax.set_xticks([100 * f for f in fr])
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    seen = dict(zip(labels, handles))
+    for ax in axes.ravel():
+        h, lab = ax.get_legend_handles_labels()
+        seen.update({k: v for k, v in zip(lab, h) if k not in seen})
+    shown = [m for m in methods if m in seen]
+    fig.legend([seen[m] for m in shown], shown, loc="outside lower center", ncol=min(len(shown), 6), frameon=False)
+    fig.suptitle("Score-recovery error against budget (seed-averaged)")
+    return fig
+
+
+def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | None = None,
+                             budget_fraction: float | None = None):
+    """Figure (b): estimate against true score per target (%), ±2 pp band, one panel per bank.
+
+    Points are seed-averaged estimates; with several seeds a thin bar spans their min-max.
+    ``also`` adds a second method as hollow markers.
+    """
+    from matplotlib.figure import Figure
+
+    frac = _closest_fraction(runs) if budget_fraction is None else budget_fraction
+    sub = runs[runs["budget_fraction"] == frac]
+    methods = [m for m in (baseline, also) if m is not None]
+    for m in methods:
+        if m not in set(sub["method"]):
+            raise ReportError(f"method {m!r} has no runs at budget {_pct(frac)} (methods: "
+                              f"{', '.join(_methods(sub))})")
+    col = _colors(_methods(runs))
+    banks = bank_order(sub.loc[sub["method"] == baseline, "bank"])
+    nrow, ncol = _grid(len(banks))
+    fig = Figure(figsize=(3.3 * ncol + 0.4, 3.5 * nrow + 0.6), layout="constrained")
+    axes = fig.subplots(nrow, ncol, squeeze=False).ravel()
+    for ax, b in zip(axes, banks):
+        lo_all, hi_all, notes = [], [], []
+        for k, m in enumerate(methods):
+            g = sub[(sub["bank"] == b) & (sub["method"] == m)]
+            if g.empty:
+                continue
+            a = g.groupby("target").agg(truth=("truth", "mean"), est=("estimate", "mean"),
+                                        emin=("estimate", "min"), emax=("estimate", "max"))
+            t, e = 100 * a["truth"].to_numpy(), 100 * a["est"].to_numpy()
+            if g["seed"].nunique() > 1:
+                ax.vlines(t, 100 * a["emin"], 100 * a["emax"], color=col[m], lw=0.7, alpha=0.5)
+            ax.scatter(t, e, s=16, color=col[m] if k == 0 else "none", edgecolors=col[m], lw=0.9,
+                       marker="o" if k == 0 else "s", label=m, zorder=3 - k)
+            lo_all += [t.min(), e.min()]
+            hi_all += [t.max(), e.max()]
+            within = np.mean(np.abs(e - t) <= BAND_PP + 1e-9)
+            notes.append(f"{m}: MAE {np.mean(np.abs(e - t)):.2f} pp, {within:.0%} within ±{BAND_PP:g} pp")
+        lo, hi = min(lo_all) - 3, max(hi_all) + 3
+        x = np.array([lo, hi])
+        ax.fill_between(x, x - BAND_PP, x + BAND_PP, color="0.85", lw=0, label=f"±{BAND_PP:g} pp", zorder=1)
+        ax.plot(x, x, color="0.4", lw=0.8, zorder=2)
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_aspect("equal")
+        ax.set_title(b)
+        ax.set_xlabel("true score (%)")
+        ax.set_ylabel("estimate (%)")
+        ax.grid(True, alpha=0.3)
+        ax.text(0.03, 0.97, "\n".join(notes), transform=ax.transAxes, va="top", fontsize=7,
+                bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
+    for ax in axes[len(banks):]:
+        ax.set_visible(False)
+    h, lab = axes[0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="outside lower center", ncol=len(lab), frameon=False)
+    fig.suptitle(f"Estimate against true score per target, budget {_pct(frac)}"
+                 + (" (seed mean; bars: min–max over seeds)" if sub["seed"].nunique() > 1 else ""))
+    return fig
+
+
+
+
+def _yerr(g: pd.DataFrame) -> np.ndarray:
+    """Error-bar lengths below / above the coverage; >= 0 (Wilson bounds can round past 0 or 1)."""
+    return np.clip(np.vstack([g["coverage"] - g["ci_low"], g["ci_high"] - g["coverage"]]), 0.0, None)
+
+
+def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None):
+    """Figure (c): empirical interval coverage against the nominal level, per bank.
+
+    With only the 90 % interval: one point per bank and method with a Wilson 95 % bar and a
+    dashed line at 0.90. With more levels: one panel per bank, coverage against nominal level.
+    Returns None when no method has intervals.
+    """
+    from matplotlib.figure import Figure
+
+    frac = _closest_fraction(runs) if budget_fraction is None else budget_fraction
+    cov = coverage_table(runs, frac)
+    if cov.empty:
+        return None
+    col = _colors(_methods(runs))
+    methods = list(dict.fromkeys(cov["method"]))
+    banks = bank_order(cov["bank"])
+    title = f"Interval coverage, budget {_pct(frac)} (bars: Wilson 95 %, n = targets)"
+    if cov["level"].nunique() == 1:
+        level = float(cov["level"].iloc[0])
+        fig = Figure(figsize=(1.3 * len(banks) + 2.8, 3.6), layout="constrained")
+        ax = fig.subplots()
+        width = 0.6 / max(1, len(methods))
+        for k, m in enumerate(methods):
+            g = cov[cov["method"] == m].set_index("bank").reindex(banks)
+            x = np.arange(len(banks)) + (k - (len(methods) - 1) / 2) * width
+            ax.errorbar(x, g["coverage"], yerr=_yerr(g),
+                        fmt="o", color=col[m], capsize=3, label=m)
+            for xi, (c, w) in zip(x, zip(g["coverage"], g["mean_width_pp"])):
+                if not pd.isna(c):
+                    ax.annotate(f"{w:.1f} pp", (xi, c), xytext=(5, 0), textcoords="offset points", fontsize=6,
+                                va="center", color="0.3")
+        ax.axhline(level, ls="--", color="0.4", lw=1, label=f"nominal {level:.2f}")
+        ax.set_xticks(np.arange(len(banks)), banks)
+        ax.set_xlim(-0.6, len(banks) - 0.4)
+        ax.set_ylim(max(0.0, min(cov["ci_low"].min(), level) - 0.05), 1.01)
+        ax.set_ylabel(f"empirical coverage of the {level:.0%} interval")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=8, frameon=True, framealpha=0.9, loc="lower left")
+        ax.set_title(title + "\nlabels: mean interval width", fontsize=9)
+        return fig
+    nrow, ncol = _grid(len(banks))
+    fig = Figure(figsize=(3.2 * ncol + 1.6, 3.3 * nrow + 0.5), layout="constrained")
+    axes = fig.subplots(nrow, ncol, squeeze=False).ravel()
+    for ax, b in zip(axes, banks):
+        for m in methods:
+            g = cov[(cov["bank"] == b) & (cov["method"] == m)].sort_values("level")
+            if g.empty:
+                continue
+            ax.errorbar(g["level"], g["coverage"], yerr=_yerr(g),
+                        fmt="o-", color=col[m], capsize=3, ms=4, lw=1, label=m)
+        ax.plot([0, 1], [0, 1], color="0.4", ls="--", lw=0.8)
+        ax.set_xlim(0, 1.02)
+        ax.set_ylim(0, 1.02)
+        ax.set_aspect("equal")
+        ax.set_title(b)
+        ax.set_xlabel("nominal level")
+        ax.set_ylabel("empirical coverage")
+        ax.grid(True, alpha=0.3)
+    for ax in axes[len(banks):]:
+        ax.set_visible(False)
+    h, lab = axes[0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="outside right upper", frameon=False, title="method")
+    fig.suptitle(title)
+    return fig
+
+
+def make_figures(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr", also: str | None = None,
+                 budget_fraction: float | None = None, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+    """Write the report figures as PNG and SVG (matplotlib, Agg canvas; no pyplot state).
+
+    - ``budget_curves``: MAE and MaxErr against budget per bank and method (only with more
+      than one budget);
+    - ``estimate_vs_truth``: estimate against true score per target, ±2 pp band, one panel per
+      bank, for ``baseline`` (and ``also``);
+    - ``coverage``: empirical coverage of the intervals against the nominal level (only when
+      some method stores ``lower`` / ``upper``).
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        Run records.
+    out_dir : path
+        Created if needed.
+    baseline, also : methods for the estimate-vs-truth figure.
+    budget_fraction : float, optional
+        Budget of figures (b) and (c); default the one closest to 0.10.
+    formats : file extensions.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The written files.
+
+    Raises
+    ------
+    ReportError
+        When ``baseline`` (or ``also``) has no runs at that budget.
+    """
+    runs = _check_runs(runs)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if budget_fraction is not None and budget_fraction not in set(runs["budget_fraction"]):
+        raise ReportError(f"no runs at budget fraction {budget_fraction} "
+                          f"(have {sorted(runs['budget_fraction'].unique())})")
+    import matplotlib
+
+    paths: list[Path] = []
+    with matplotlib.rc_context({"svg.hashsalt": "hspr-report", "font.size": 9}):
+        for stem, make in [("budget_curves", lambda: figure_budget_curves(runs, baseline)),
+                           ("estimate_vs_truth", lambda: figure_estimate_vs_truth(runs, baseline, also,
+                                                                                  budget_fraction)),
+                           ("coverage", lambda: figure_coverage(runs, budget_fraction))]:
+            fig = make()
+            if fig is not None:
+                paths += _save(fig, out_dir, stem, formats)
+    return paths

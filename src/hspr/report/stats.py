@@ -1,0 +1,292 @@
+"""Report statistics: replay metrics (HSPR_SPEC section 7, Eqs. 17-18), interval coverage, and the
+paired analysis against a baseline (bootstrap CI, Wilcoxon, Holm)."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .inputs import _EXTRA_LEVEL, NOMINAL_LEVEL, POOLED, ZERO_METHOD, ReportError, _check_runs, _closest_fraction, _methods, bank_order
+
+
+def covered(lower: np.ndarray, upper: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Whether each interval holds its true score (0-1 scale, 1e-12 tolerance), bool like ``truth``.
+
+    The one coverage rule of the package: :func:`summarize` and :func:`coverage_table` use it.
+    """
+    return (lower - 1e-12 <= truth) & (truth <= upper + 1e-12)
+
+
+def seed_metrics(est: np.ndarray, truth: np.ndarray) -> dict:
+    """Metrics over the targets of one (bank, method, budget, seed).
+
+    Parameters
+    ----------
+    est, truth : arrays of shape (n_targets,), 0-1 scale.
+
+    Returns
+    -------
+    dict with ``mae_pp`` (Eq. 17), ``maxerr_pp`` (Eq. 18) in percentage points and
+    ``kendall_tau_b`` (ties counted; NaN when either side is constant).
+    """
+    est = np.asarray(est, float)
+    truth = np.asarray(truth, float)
+    err = np.abs(est - truth)
+    tau = stats.kendalltau(est, truth, variant="b").statistic if len(est) > 1 else np.nan
+    return {"mae_pp": 100 * err.mean(), "maxerr_pp": 100 * err.max(), "kendall_tau_b": float(tau)}
+
+
+def summarize(runs: pd.DataFrame) -> pd.DataFrame:
+    """Seed-averaged metrics per (bank, method, budget).
+
+    ``runs`` needs columns bank, method, budget_fraction, budget, seed, target, estimate, truth,
+    and optionally lower/upper (the 90 % interval). Metrics are computed per seed over all
+    targets of the 4 folds, then averaged over seeds (HSPR_SPEC section 7). Coverage is the
+    fraction of runs whose interval holds the truth; width is in pp.
+    """
+    rows = []
+    keys = ["bank", "method", "budget_fraction"]
+    for key, g in runs.groupby(keys, sort=False):
+        per_seed = [seed_metrics(s["estimate"].to_numpy(), s["truth"].to_numpy()) for _, s in g.groupby("seed")]
+        row = dict(zip(keys, key))
+        row["budget"] = int(g["budget"].iloc[0])
+        for m in ("mae_pp", "maxerr_pp", "kendall_tau_b"):
+            vals = np.array([p[m] for p in per_seed], dtype=float)
+            ok = np.isfinite(vals)  # tau_b is undefined (NaN) when every truth ties
+            row[m] = float(vals[ok].mean()) if ok.any() else float("nan")
+        row["n_targets"] = int(g["target"].nunique())
+        row["n_seeds"] = int(g["seed"].nunique())
+        if "lower" in g and g["lower"].notna().all():
+            lo, hi, t = g["lower"].to_numpy(float), g["upper"].to_numpy(float), g["truth"].to_numpy(float)
+            row["coverage_90"] = float(np.mean(covered(lo, hi, t)))
+            row["mean_width_pp"] = float(100 * np.mean(hi - lo))
+        else:
+            row["coverage_90"] = None
+            row["mean_width_pp"] = None
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+
+
+# --------------------------------------------------------------------------------------------
+# 2. paired analysis
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm-Bonferroni step-down adjusted p-values.
+
+    Parameters
+    ----------
+    pvalues : array_like, shape (m,)
+        Raw p-values in [0, 1]; NaN entries are left out of the family and stay NaN.
+
+    Returns
+    -------
+    numpy.ndarray, shape (m,)
+        ``p_adj[(i)] = max_{j <= i} min(1, (m - j + 1) p_(j))`` in the original order.
+
+    Examples
+    --------
+    >>> holm([0.01, 0.04, 0.03, 0.005]).round(3).tolist()
+    [0.03, 0.06, 0.06, 0.02]
+    """
+    p = np.asarray(pvalues, dtype=float)
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError("p-values must lie in [0, 1]")
+    out = np.full(p.shape, np.nan)
+    ok = ~np.isnan(p)
+    q = p[ok]
+    order = np.argsort(q, kind="stable")
+    adj = np.empty_like(q)
+    adj[order] = np.minimum(1.0, np.maximum.accumulate((q.size - np.arange(q.size)) * q[order]))
+    out[ok] = adj
+    return out
+
+
+def per_target_errors(runs: pd.DataFrame) -> pd.DataFrame:
+    """Seed-averaged absolute error per (budget_fraction, bank, method, target).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns budget_fraction, bank, method, target, ``abs_err_pp`` (mean over seeds of
+        ``100 * |estimate - truth|``), ``n_seeds``.
+    """
+    runs = _check_runs(runs)
+    e = runs.assign(abs_err_pp=100.0 * (runs["estimate"] - runs["truth"]).abs())
+    g = e.groupby(["budget_fraction", "bank", "method", "target"], sort=False)
+    return g.agg(abs_err_pp=("abs_err_pp", "mean"), n_seeds=("seed", "nunique")).reset_index()
+
+
+_BOOTSTRAP_HAS_RNG = "rng" in inspect.signature(stats.bootstrap).parameters  # scipy >= 1.15
+
+
+def _bootstrap_ci(d: np.ndarray, n_resamples: int, seed: int) -> tuple[float, float]:
+    if d.size < 2:
+        return math.nan, math.nan
+    if np.ptp(d) == 0:
+        return float(d[0]), float(d[0])
+    kw = {"rng": seed} if _BOOTSTRAP_HAS_RNG else {"random_state": seed}
+    res = stats.bootstrap((d,), np.mean, n_resamples=n_resamples, method="percentile", confidence_level=0.95,
+                          vectorized=True, **kw)
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def _wilcoxon(d: np.ndarray) -> tuple[float, float]:
+    if not np.any(d != 0):
+        return math.nan, 1.0  # no non-zero difference: no evidence either way
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # small-sample / ties notes from scipy
+        res = stats.wilcoxon(d, zero_method=ZERO_METHOD, alternative="two-sided")
+    return float(res.statistic), float(res.pvalue)
+
+
+def paired_stats(d, n_resamples: int = 10_000, seed: int = 0) -> dict:
+    """Statistics of one vector of paired differences (pp).
+
+    Parameters
+    ----------
+    d : array_like, shape (n_targets,)
+        Per-target differences, method minus baseline, in pp.
+    n_resamples, seed : bootstrap resamples and its seed.
+
+    Returns
+    -------
+    dict
+        ``n_targets``, ``mean_diff_pp``, ``ci_low_pp`` / ``ci_high_pp`` (95 % percentile
+        bootstrap of the mean; NaN for one target), ``median_diff_pp``, ``n_baseline_better``
+        (d > 0), ``n_method_better`` (d < 0), ``wilcoxon_stat`` and ``p_value`` (two-sided
+        signed-rank test, zero_method :data:`ZERO_METHOD`; 1.0 when every difference is zero).
+    """
+    d = np.asarray(d, dtype=float)
+    d = d[~np.isnan(d)]
+    lo, hi = _bootstrap_ci(d, n_resamples, seed)
+    stat, p = _wilcoxon(d)
+    return {"n_targets": int(d.size), "mean_diff_pp": float(d.mean()) if d.size else math.nan,
+            "ci_low_pp": lo, "ci_high_pp": hi, "median_diff_pp": float(np.median(d)) if d.size else math.nan,
+            "n_baseline_better": int((d > 0).sum()), "n_method_better": int((d < 0).sum()),
+            "wilcoxon_stat": stat, "p_value": p}
+
+
+def paired_analysis(runs: pd.DataFrame, baseline: str = "hspr", n_resamples: int = 10_000,
+                    seed: int = 0) -> pd.DataFrame:
+    """Paired per-target comparison of every method against ``baseline``.
+
+    For each budget, method and bank (and pooled over banks, when there are several), the
+    difference ``d = err_method - err_baseline`` of the seed-averaged absolute errors of the
+    same targets (pp; positive = the baseline is better) is summarised by its mean with a
+    95 % percentile bootstrap interval (``scipy.stats.bootstrap`` on the differences,
+    ``n_resamples`` resamples, ``rng``/``random_state = seed`` for every comparison) and a
+    two-sided Wilcoxon signed-rank p-value (``zero_method='wilcox'``: zero differences are
+    dropped). Holm's correction runs over all rows of the result (every budget, method, bank
+    and pooled row). Pooled rows weight every target equally (large banks count more; the same
+    agent on two banks counts twice), unlike the equal-weight macro MAE.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        Run records (see :func:`comparison_table`).
+    baseline : str
+        Method every other method is compared with.
+    n_resamples : int
+        Bootstrap resamples.
+    seed : int
+        Bootstrap seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns budget_fraction, method, baseline, bank (a bank or :data:`POOLED`), the keys
+        of :func:`paired_stats`, and ``p_holm``. Empty (same columns) when only the baseline ran.
+
+    Raises
+    ------
+    ReportError
+        When ``baseline`` is not among the runs' methods.
+    """
+    runs = _check_runs(runs)
+    methods = _methods(runs)
+    if baseline not in methods:
+        raise ReportError(f"baseline {baseline!r} is not in the results (methods: {', '.join(methods)}); "
+                          "choose one of them")
+    err = per_target_errors(runs)
+    banks = bank_order(err["bank"])
+    wide = err.pivot_table(index=["budget_fraction", "bank", "target"], columns="method", values="abs_err_pp",
+                           aggfunc="mean")
+    rows = []
+    for frac, w in wide.groupby(level="budget_fraction", sort=True):
+        if baseline not in w or w[baseline].isna().all():
+            continue
+        for m in methods:
+            if m == baseline or m not in w:
+                continue
+            d = (w[m] - w[baseline]).dropna()
+            if d.empty:
+                continue
+            present = [b for b in banks if b in d.index.get_level_values("bank")]
+            groups = [(b, d.xs(b, level="bank").to_numpy()) for b in present]
+            if len(present) > 1:
+                groups.append((POOLED, d.to_numpy()))
+            for b, vals in groups:
+                rows.append({"budget_fraction": frac, "method": m, "baseline": baseline, "bank": b,
+                             **paired_stats(vals, n_resamples, seed)})
+    cols = ["budget_fraction", "method", "baseline", "bank", "n_targets", "mean_diff_pp", "ci_low_pp", "ci_high_pp",
+            "median_diff_pp", "n_baseline_better", "n_method_better", "wilcoxon_stat", "p_value", "p_holm"]
+    out = pd.DataFrame(rows, columns=cols[:-1])
+    out["p_holm"] = holm(out["p_value"].to_numpy(float)) if len(out) else []
+    return out[cols]
+
+
+
+
+def _wilson(p: float, n: float, z: float = 1.959964) -> tuple[float, float]:
+    den = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / den
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return max(0.0, c - h), min(1.0, c + h)
+
+
+def coverage_table(runs: pd.DataFrame, budget_fraction: float | None = None) -> pd.DataFrame:
+    """Empirical interval coverage per bank, method and nominal level at one budget.
+
+    Levels: the stored ``lower`` / ``upper`` (nominal 0.90) and any ``lower_<pct>`` /
+    ``upper_<pct>`` column pairs (e.g. ``lower_50`` for a 50 % interval from the draws).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns bank, method, level, coverage (fraction of runs whose interval holds the
+        truth), ci_low / ci_high (Wilson 95 % binomial interval with n = number of targets,
+        since the seeds of one target are not independent), n_runs, n_targets, mean_width_pp.
+        Empty when no method carries intervals.
+    """
+    runs = _check_runs(runs)
+    frac = _closest_fraction(runs) if budget_fraction is None else budget_fraction
+    sub = runs[runs["budget_fraction"] == frac]
+    pairs = []
+    if "lower" in sub and "upper" in sub:
+        pairs.append((NOMINAL_LEVEL, "lower", "upper"))
+    for c in sub.columns:
+        mt = _EXTRA_LEVEL.match(str(c))
+        if mt and f"upper_{mt.group(1)}" in sub:
+            pairs.append((float(mt.group(1)) / 100, c, f"upper_{mt.group(1)}"))
+    rows = []
+    for (b, m), g in sub.groupby(["bank", "method"], sort=False):
+        for level, lc, uc in pairs:
+            lo, hi = pd.to_numeric(g[lc], errors="coerce"), pd.to_numeric(g[uc], errors="coerce")
+            if lo.isna().any() or hi.isna().any():
+                continue
+            t = g["truth"].to_numpy(float)
+            cov = float(np.mean(covered(lo.to_numpy(float), hi.to_numpy(float), t)))
+            nt = g["target"].nunique()
+            cl, ch = _wilson(cov, nt)
+            rows.append({"bank": b, "method": m, "level": level, "coverage": cov, "ci_low": cl, "ci_high": ch,
+                         "n_runs": len(g), "n_targets": nt, "mean_width_pp": float(100 * np.mean(hi - lo))})
+    cols = ["bank", "method", "level", "coverage", "ci_low", "ci_high", "n_runs", "n_targets", "mean_width_pp"]
+    return pd.DataFrame(rows, columns=cols)

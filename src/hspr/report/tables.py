@@ -1,0 +1,278 @@
+"""Report tables: the comparison and paired tables as DataFrames, Markdown and rich tables."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from .inputs import DECIMALS, MACRO, POOLED, ZERO_METHOD, _check_runs, _dense_rank, _methods, bank_order, is_shift_protocol
+from .stats import summarize
+
+# --------------------------------------------------------------------------------------------
+# 1. comparison table
+
+
+def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Seed-averaged per-bank metrics per budget and method, with ranks and macro MAE rows.
+
+    Metrics come from :func:`hspr.report.stats.summarize` (per seed over all targets of the folds,
+    then averaged over seeds; HSPR_SPEC section 7).
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        Run records (columns :data:`REQUIRED_COLUMNS`, optionally ``lower`` / ``upper``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (budget_fraction, bank, method), banks in paper order, plus for every budget
+        one row per method with ``bank == MACRO`` holding the equal-weight mean of the per-bank
+        MAE (only for methods present on every bank of that budget; shift protocols, labelled
+        ``bank/protocol`` such as ``verified/bash-only``, are shown but left out of the macro).
+        Columns:
+
+        - ``budget_fraction`` (float), ``budget`` (Int64 tasks; NA on macro rows)
+        - ``bank``, ``method``
+        - ``mae_pp``, ``maxerr_pp`` (pp), ``kendall_tau_b``
+        - ``coverage_90`` (fraction of runs whose 90 % interval holds the truth; NaN without
+          intervals), ``mean_width_pp`` (pp)
+        - ``n_targets``, ``n_seeds`` (per-bank rows), ``n_banks`` (macro rows)
+        - ``mae_rank``, ``maxerr_rank``, ``tau_rank``: dense rank within (budget, bank), 1 = best
+          (lower error, higher tau), ties at the shown precision of 3 decimals share a rank.
+    """
+    runs = _check_runs(runs)
+    s = summarize(runs)
+    for col in ("coverage_90", "mean_width_pp"):
+        s[col] = pd.to_numeric(s[col], errors="coerce").astype(float)
+    banks = bank_order(s["bank"])
+    methods = _methods(runs)
+    s["_b"] = s["bank"].map({b: i for i, b in enumerate(banks)})
+    s["_m"] = s["method"].map({m: i for i, m in enumerate(methods)})
+    s = s.sort_values(["budget_fraction", "_b", "_m"]).drop(columns=["_b", "_m"])
+    s["n_banks"] = pd.NA
+
+    macro = []
+    for frac, g in s.groupby("budget_fraction", sort=True):
+        g = g[~is_shift_protocol(g["bank"])]
+        n_banks = g["bank"].nunique()
+        for m in methods:
+            gm = g[g["method"] == m]
+            if len(gm) and gm["bank"].nunique() == n_banks:
+                macro.append({"budget_fraction": frac, "budget": pd.NA, "bank": MACRO, "method": m,
+                              "mae_pp": float(gm["mae_pp"].mean()), "n_banks": n_banks})
+    table = pd.concat([s, pd.DataFrame(macro)], ignore_index=True, sort=False) if macro else s.copy()
+    table["budget"] = table["budget"].astype("Int64")
+    table["n_banks"] = table["n_banks"].astype("Int64")
+    for col in ("n_targets", "n_seeds"):
+        table[col] = table[col].astype("Int64")
+    grp = table.groupby(["budget_fraction", "bank"], sort=False)
+    for rank, metric, higher in [("mae_rank", "mae_pp", False), ("maxerr_rank", "maxerr_pp", False),
+                                 ("tau_rank", "kendall_tau_b", True)]:
+        table[rank] = grp[metric].transform(lambda v, h=higher: _dense_rank(v, h)).round().astype("Int64")
+    table["_b"] = table["bank"].map({b: i for i, b in enumerate(banks + [MACRO])})
+    table["_m"] = table["method"].map({m: i for i, m in enumerate(methods)})
+    table = table.sort_values(["budget_fraction", "_b", "_m"]).drop(columns=["_b", "_m"])
+    cols = ["budget_fraction", "budget", "bank", "method", "mae_pp", "maxerr_pp", "kendall_tau_b", "coverage_90",
+            "mean_width_pp", "n_targets", "n_seeds", "n_banks", "mae_rank", "maxerr_rank", "tau_rank"]
+    return table[cols].reset_index(drop=True)
+
+
+def _fmt(x, nd: int = DECIMALS) -> str:
+    return "–" if x is None or pd.isna(x) else f"{x:.{nd}f}"
+
+
+def _pct(frac: float) -> str:
+    return f"{100 * frac:g} %"
+
+
+def _budget_heading(g: pd.DataFrame) -> str:
+    per = g[g["bank"] != MACRO][["bank", "budget"]].drop_duplicates()
+    return f"Budget {_pct(g['budget_fraction'].iloc[0])} of tasks (B = " + ", ".join(
+        f"{int(r.budget)} on {r.bank}" for r in per.itertuples()) + ")"
+
+
+def _with_marks(table: pd.DataFrame) -> pd.DataFrame:
+    """Add mae_mark / maxerr_mark / tau_mark: 1 (best) or 2 (second best), else NA.
+
+    Best is marked only when another entry of the (budget, bank) group ranks below it, second
+    best only when something ranks below it too (so a lone or last entry is never marked).
+    """
+    out = table.copy()
+    for rank in ("mae_rank", "maxerr_rank", "tau_rank"):
+        r = out[rank]
+        worst = out.groupby(["budget_fraction", "bank"], sort=False)[rank].transform("max")
+        out[rank.replace("_rank", "_mark")] = r.where(((r == 1) & (worst > 1)) | ((r == 2) & (worst > 2)))
+    return out
+
+
+def _mark_md(text: str, rank) -> str:
+    if text == "–" or rank is None or pd.isna(rank):
+        return text
+    return f"**{text}**" if rank == 1 else f"*{text}*" if rank == 2 else text
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("--:" if r else ":--" for r in right) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+_CMP_HEADER = ["bank", "method", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90 % coverage", "mean width (pp)",
+               "targets", "seeds"]
+
+
+def _cmp_cells(r) -> list[tuple[str, float | None]]:
+    """(text, rank) per comparison-table cell; rank None = never marked."""
+    return [(r.bank, None), (r.method, None), (_fmt(r.mae_pp), r.mae_mark), (_fmt(r.maxerr_pp), r.maxerr_mark),
+            (_fmt(r.kendall_tau_b), r.tau_mark), (_fmt(r.coverage_90, 2), None), (_fmt(r.mean_width_pp, 2), None),
+            (str(r.n_targets), None), (str(r.n_seeds), None)]
+
+
+def _macro_wide(g: pd.DataFrame) -> tuple[list[str], list[str], list[list[tuple[str, float | None]]]]:
+    """Rows = methods, columns = per-bank MAE and the macro MAE; cells as (text, rank)."""
+    per = g[(g["bank"] != MACRO) & ~is_shift_protocol(g["bank"])]
+    banks = list(dict.fromkeys(per["bank"]))
+    methods = list(dict.fromkeys(per["method"]))
+    idx = {(r.bank, r.method): r for r in g.itertuples()}
+    rows = []
+    for m in methods:
+        cells = [(m, None)]
+        for b in banks + [MACRO]:
+            r = idx.get((b, m))
+            cells.append((_fmt(r.mae_pp), r.mae_mark) if r is not None else ("–", None))
+        rows.append(cells)
+    return banks, methods, rows
+
+
+def comparison_markdown(table: pd.DataFrame) -> str:
+    """Markdown for :func:`comparison_table`: per budget a per-bank table and a macro-MAE table.
+
+    Best per bank and column in **bold**, second best in *italic* (see :func:`_with_marks`).
+    """
+    out = ["# Score recovery: comparison", "",
+           "Seed-averaged metrics over all targets of the 4 folds, or of a shift protocol (bank/protocol rows, "
+           "outside the macro MAE) (HSPR_SPEC section 7); errors in percentage points (pp). Per bank: **bold** = best, "
+           "*italic* = second best, each marked only when some entry "
+           "ranks below it (MAE, MaxErr: lower is better; Kendall τ_b: higher is better). 90 % coverage: "
+           "fraction of runs whose 90 % interval holds the true score (– = the method gives no interval).", ""]
+    for _, g in _with_marks(table).groupby("budget_fraction", sort=True):
+        out += [f"## {_budget_heading(g)}", ""]
+        rows = [[_mark_md(t, k) for t, k in _cmp_cells(r)] for r in g[g["bank"] != MACRO].itertuples()]
+        out += [_md_table(_CMP_HEADER, rows, [False, False] + [True] * 7), ""]
+        banks, _, wide = _macro_wide(g)
+        if not banks:  # shift protocols only: no macro MAE
+            continue
+        out += ["### Macro MAE (equal weight over banks, pp)", ""]
+        rows = [[_mark_md(t, k) for t, k in cells] for cells in wide]
+        out += [_md_table(["method"] + [f"{b} MAE" for b in banks] + ["macro MAE"], rows,
+                          [False] + [True] * (len(banks) + 1)), ""]
+        if any(c[-1][0] == "–" for c in wide):
+            out += ["– in the macro column: the method was not run on every bank.", ""]
+    return "\n".join(out)
+
+
+def _rich_cell(text: str, rank):
+    from rich.text import Text
+
+    if text == "–" or rank is None or pd.isna(rank) or rank > 2:
+        return Text(text + "  ")
+    return Text(text + (" *" if rank == 1 else " '"), style="bold" if rank == 1 else "italic")
+
+
+def comparison_rich(table: pd.DataFrame) -> list:
+    """rich Tables for the terminal: best per bank marked * (bold), second best ' (italic)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    out = []
+    for _, g in _with_marks(table).groupby("budget_fraction", sort=True):
+        t = Table(title=_budget_heading(g), caption="errors in pp; * best, ' second best per bank")
+        for h in _CMP_HEADER:
+            t.add_column(h, justify="left" if h in ("bank", "method") else "right", no_wrap=h in ("bank", "method"))
+        per = g[g["bank"] != MACRO]
+        last = per["bank"].ne(per["bank"].shift(-1)).to_numpy()
+        for r, end in zip(per.itertuples(), last):
+            t.add_row(*[_rich_cell(x, k) for x, k in _cmp_cells(r)], end_section=bool(end))
+        out.append(t)
+        banks, _, wide = _macro_wide(g)
+        if not banks:  # shift protocols only: no macro MAE
+            continue
+        mt = Table(title=f"Macro MAE (equal weight over banks), budget {_pct(g['budget_fraction'].iloc[0])}",
+                   caption="MAE in pp; * best, ' second best per column; – not run on every bank")
+        mt.add_column("method")
+        for b in banks:
+            mt.add_column(f"{b} MAE", justify="right")
+        mt.add_column("macro MAE", justify="right")
+        for cells in wide:
+            mt.add_row(*[_rich_cell(x, k) if i else Text(x) for i, (x, k) in enumerate(cells)])
+        out.append(mt)
+    return out
+
+
+
+
+def _fmt_p(p) -> str:
+    if p is None or pd.isna(p):
+        return "–"
+    return f"{p:.2e}" if p < 1e-3 else f"{p:.3f}"
+
+
+_PAIR_HEADER = ["budget", "method", "bank", "targets", "mean Δ (pp)", "95 % CI (pp)", "median Δ (pp)",
+                "baseline better / worse", "Wilcoxon p", "Holm p"]
+
+
+def _pair_cells(r) -> list[str]:
+    return [_pct(r.budget_fraction), r.method, r.bank, str(r.n_targets), f"{r.mean_diff_pp:+.3f}",
+            f"[{r.ci_low_pp:+.3f}, {r.ci_high_pp:+.3f}]" if not pd.isna(r.ci_low_pp) else "–",
+            f"{r.median_diff_pp:+.3f}", f"{r.n_baseline_better} / {r.n_method_better}", _fmt_p(r.p_value),
+            _fmt_p(r.p_holm)]
+
+
+def _paired_note(paired: pd.DataFrame, n_resamples: int | None, seed: int | None) -> str:
+    base = paired["baseline"].iloc[0] if len(paired) else "the baseline"
+    boot = f"{n_resamples:,} resamples, seed {seed}" if n_resamples is not None else "see --n-resamples"
+    return (f"Δ = seed-averaged absolute error of the method − that of {base} on the same target, in pp; "
+            f"positive = {base} better. Mean Δ with a 95 % percentile bootstrap interval ({boot}); two-sided "
+            f"Wilcoxon signed-rank test (zero_method='{ZERO_METHOD}': zero differences dropped); Holm correction "
+            f"over all {len(paired)} comparisons in this table. '{POOLED}' rows put the targets of every bank "
+            "together (each target weighs the same).")
+
+
+def paired_markdown(paired: pd.DataFrame, n_resamples: int | None = None, seed: int | None = None) -> str:
+    """Markdown for :func:`paired_analysis`; Holm p < 0.05 in bold."""
+    out = ["# Paired comparison against the baseline", ""]
+    if paired.empty:
+        return "\n".join(out + ["No method other than the baseline in the results.", ""])
+    out += [_paired_note(paired, n_resamples, seed), ""]
+    rows = []
+    for r in paired.itertuples():
+        cells = _pair_cells(r)
+        if not pd.isna(r.p_holm) and r.p_holm < 0.05:
+            cells[-1] = f"**{cells[-1]}**"
+        rows.append(cells)
+    out += [_md_table(_PAIR_HEADER, rows, [False, False, False] + [True] * 7), ""]
+    return "\n".join(out)
+
+
+def paired_rich(paired: pd.DataFrame):
+    """rich Table for :func:`paired_analysis`; Holm p < 0.05 in bold."""
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
+    base = escape(paired["baseline"].iloc[0] if len(paired) else "baseline")
+    t = Table(title=f"Paired per-target |error| difference: method − {base} (pp; + = {base} better)",
+              caption=f"95 % percentile bootstrap CI; Wilcoxon signed-rank (zero_method='{ZERO_METHOD}'); "
+                      "Holm over all rows")
+    for h in _PAIR_HEADER:
+        t.add_column(h, justify="left" if h in ("method", "bank") else "right", no_wrap=h in ("bank", "method"))
+    last = (paired["method"].ne(paired["method"].shift(-1))
+            | paired["budget_fraction"].ne(paired["budget_fraction"].shift(-1))).to_numpy()
+    for r, end in zip(paired.itertuples(), last):
+        cells = [Text(c) for c in _pair_cells(r)]
+        sig = not pd.isna(r.p_holm) and r.p_holm < 0.05
+        cells[-1].stylize("bold" if sig else "")
+        t.add_row(*cells, end_section=bool(end))
+    return t
