@@ -114,11 +114,11 @@ def test_hand_edited_events_and_settings_files_are_named(tmp_path):
     cases = [(["live", "status", "--session", str(tmp_path / "latin.hspr")], "not UTF-8"),
              ([*start, "--seed", "-1", "--session", str(tmp_path / "a.hspr")], "--seed"),
              ([*start, "--config", str(tmp_path / "bad.json"), "--session", str(tmp_path / "b.hspr")],
-              "--config " + str(tmp_path / "bad.json") + ": not valid JSON (line 1, column 2"),
+              "--config " + str(tmp_path / "bad.json") + ": invalid JSON at line 1, column 2"),
              ([*start, "--config", str(tmp_path / "latin.json"), "--session", str(tmp_path / "c.hspr")],
               "--config " + str(tmp_path / "latin.json") + ": not UTF-8 text"),
              (["replay", "--bank", "pro", "--methods", "hspr", "--config", str(tmp_path / "bad.json"), "-q"],
-              "--config " + str(tmp_path / "bad.json") + ": not valid JSON")]
+              "--config " + str(tmp_path / "bad.json") + ": invalid JSON")]
     for args, match in cases:
         res = CliRunner().invoke(main, args)
         assert res.exit_code == 2, (args, res.output)

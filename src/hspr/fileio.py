@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from .errors import HsprError
 
 
 def _json_default(x):
@@ -74,24 +77,75 @@ def write_json_durable(obj, path: Path) -> None:
             os.close(dfd)
 
 
-def read_json_file(path, what: str = ""):
-    """Parse a JSON file; ValueError naming ``what`` (e.g. an option) and the path when it is not
-    UTF-8 or not JSON.
+def read_text(path, error: type[Exception] = HsprError, what: str = "", raise_missing: bool = False) -> str:
+    """The text of a UTF-8 file (a byte-order mark is dropped): the one text reader of the package.
 
     Raises
     ------
+    error
+        ``"<what> <path>: not UTF-8 text (byte N); save the file as UTF-8"`` or ``"... cannot
+        read (reason)"``; ``error`` is the caller's class (DataError, HarnessFormatError, ...).
     FileNotFoundError
-        When the file does not exist (callers word that case themselves).
-    ValueError
-        ``"<what> <path>: not UTF-8 text (...)"`` or ``"<what> <path>: not valid JSON (line L: ...)"``.
+        Only with ``raise_missing`` (callers that word that case themselves).
     """
     where = f"{what} {path}" if what else str(path)
-    raw = Path(path).read_bytes()
     try:
-        text = raw.decode("utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{where}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8") from None
+        raise error(f"{where}: not UTF-8 text (byte {exc.start}: {exc.reason}); save the file as UTF-8") from None
+    except FileNotFoundError:
+        if raise_missing:
+            raise
+        raise error(f"{where}: no such file") from None
+    except OSError as exc:
+        raise error(f"{where}: cannot read ({exc.strerror or exc})") from None
+
+
+def read_json(path, error: type[Exception] = HsprError, what: str = "", text: str | None = None, hint: str = "",
+              raise_missing: bool = False):
+    """Parse a JSON file (or its already read ``text``): the one JSON reader of the package.
+
+    Raises
+    ------
+    error
+        As :func:`read_text`, or ``"<what> <path>: invalid JSON at line L, column C (reason)"``
+        followed by ``hint``.
+    """
+    where = f"{what} {path}" if what else str(path)
+    if text is None:
+        text = read_text(path, error, what, raise_missing)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise error(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
+                    + (f"; {hint}" if hint else "")) from None
+    except (RecursionError, ValueError) as exc:  # nested too deeply; an integer too long
+        raise error(f"{where}: invalid JSON ({exc})" + (f"; {hint}" if hint else "")) from None
+
+
+def csv_records(path, error: type[Exception] = HsprError) -> list[tuple[int, list[str]]]:
+    """Non-blank records of a UTF-8 CSV file as (line number, fields): the one CSV reader.
+
+    Raises
+    ------
+    error
+        Naming the line of malformed CSV (quoting), or the byte that is not UTF-8.
+    """
+    try:
+        with Path(path).open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh)
+            try:
+                recs = [(reader.line_num, rec) for rec in reader]
+            except csv.Error as exc:
+                raise error(f"{path}: line {reader.line_num}: malformed CSV ({exc}); check the quoting") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return [(n, r) for n, r in recs if any(x.strip() for x in r)]
+
+
+def read_json_file(path, what: str = ""):
+    """Parse a JSON settings or session file: :func:`read_json` with ``what`` (e.g. the option)
+    named, and FileNotFoundError left to the caller to word."""
+    return read_json(path, HsprError, what, raise_missing=True)

@@ -72,13 +72,12 @@ Every reader validates as it reads and raises :class:`HarnessFormatError` naming
 
 from __future__ import annotations
 
-import csv
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .data.matrix import DataError
+from .fileio import csv_records, read_json, read_text
 from .outcomes import SPELLINGS, outcome
 
 RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR = "resolved", "unresolved", "empty_patch", "error"
@@ -163,23 +162,12 @@ class HarnessRead:
 
 # ---------------------------------------------------------------------- helpers
 def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise HarnessFormatError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise HarnessFormatError(f"{path}: cannot read ({exc.strerror})") from None
+    return read_text(path, HarnessFormatError)
 
 
 def _load_json(path: Path, text: str | None = None):
-    text = _read_text(path) if text is None else text
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise HarnessFormatError(
-            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}); "
-            f"a truncated report means the evaluation was interrupted: re-run it"
-        ) from None
+    return read_json(path, HarnessFormatError, text=text,
+                     hint="a truncated report means the evaluation was interrupted: re-run it")
 
 
 def _id_list(path: Path, data: dict, key: str) -> list[str]:
@@ -388,11 +376,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         with different outcomes.
     """
     path = Path(path)
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            recs = [(n + 1, r) for n, r in enumerate(csv.reader(fh)) if any(x.strip() for x in r)]
-    except (csv.Error, UnicodeDecodeError) as exc:
-        raise HarnessFormatError(f"{path}: malformed CSV ({exc})") from None
+    recs = csv_records(path, HarnessFormatError)
     if not recs:
         raise HarnessFormatError(f"{path}: empty CSV; expected lines 'instance_id,resolved'")
     head = [x.strip().lower() for x in recs[0][1]]

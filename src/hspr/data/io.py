@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..fileio import csv_records, read_json, read_text
 from ..outcomes import MISSING, RESOLVED, SPELLINGS, UNRESOLVED, is_missing, outcome
 from .matrix import DataError, ResponseMatrix
 
@@ -132,26 +133,6 @@ def _check_ids(ids: Sequence[str], kind: str, prefix: str, where: Callable[[int]
         first[x] = j
 
 
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
-
-
-def _csv_records(path: Path) -> list[tuple[int, list[str]]]:
-    """Non-blank CSV records of ``path`` as (line number, fields)."""
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        try:
-            recs = [(reader.line_num, rec) for rec in reader]
-        except csv.Error as exc:
-            raise DataError(f"{path}: line {reader.line_num}: malformed CSV ({exc}); check the quoting") from None
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
-    return [(n, r) for n, r in recs if any(x.strip() for x in r)]
-
-
 def _check_widths(path: Path, recs: list[tuple[int, list[str]]], width: int, what: str) -> None:
     """Raise DataError naming the first record whose field count is not ``width``."""
     lens = np.fromiter((len(r) for _, r in recs), dtype=int, count=len(recs))
@@ -162,13 +143,6 @@ def _check_widths(path: Path, recs: list[tuple[int, list[str]]], width: int, wha
             f"{path}: line {n} (starting {rec[0]!r}) has {len(rec)} fields, {what} has {width}; "
             f"every row needs the same number of comma-separated fields"
         )
-
-
-def _read_json(path: Path) -> object:
-    try:
-        return json.loads(_read_text(path))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})") from None
 
 
 # ---------------------------------------------------------------------- wide CSV
@@ -192,7 +166,7 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         a non-binary value; the message names the line and column.
     """
     path = Path(path)
-    recs = _csv_records(path)
+    recs = csv_records(path, DataError)
     if not recs:
         raise DataError(f"{path}: file is empty; expected a header 'agent,<task ids...>' and one row per agent")
     (hline, header), body = recs[0], recs[1:]
@@ -232,7 +206,7 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
         non-binary value, or a repeated pair with conflicting values (naming both lines).
     """
     path = Path(path)
-    recs = _csv_records(path)
+    recs = csv_records(path, DataError)
     if not recs:
         raise DataError(f"{path}: file is empty; expected a header 'agent,instance_id,resolved'")
     (hline, header), body = recs[0], recs[1:]
@@ -312,7 +286,7 @@ def read_jsonl(path: str | Path) -> ResponseMatrix:
     subjects: list[str] = []
     responses: list[dict] = []
     lines: list[int] = []
-    for n, line in enumerate(_read_text(path).splitlines(), start=1):
+    for n, line in enumerate(read_text(path, DataError).splitlines(), start=1):
         if line.strip():
             sid, resp = _jsonl_record(path, n, line)
             subjects.append(sid)
@@ -387,7 +361,7 @@ def read_bank_dir(folder: str | Path) -> ResponseMatrix:
         if not p.is_file():
             raise DataError(f"{folder}: no {p.name}; a bank folder needs a header-less matrix.csv and metadata.json")
     tasks, agents = _read_bank_metadata(meta_path)
-    recs = _csv_records(mat_path)
+    recs = csv_records(mat_path, DataError)
     if not recs:
         raise DataError(f"{mat_path}: file is empty; expected one row of 0/1 values per agent in {meta_path.name}")
     _check_widths(mat_path, recs, len(recs[0][1]), f"line {recs[0][0]}")
@@ -414,7 +388,7 @@ def read_bank_dir(folder: str | Path) -> ResponseMatrix:
 
 def _read_bank_metadata(path: Path) -> tuple[list[str], list[str]]:
     """(instance ids, agent ids) from a bank folder's metadata.json, checked."""
-    meta = _read_json(path)
+    meta = read_json(path, DataError)
     if not isinstance(meta, dict):
         raise DataError(f"{path}: expected a JSON object with 'instance_ids' and 'agents'")
     ids, entries = meta.get("instance_ids"), meta.get("agents")
@@ -456,10 +430,10 @@ def read_task_list(path: str | Path) -> list[str]:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: no such task list file")
-    text = _read_text(path)
+    text = read_text(path, DataError)
     head = text.lstrip()[:1]
     if head in ("[", "{"):
-        raw = _read_json(path)
+        raw = read_json(path, DataError)
         raw = raw.get("instance_ids") if isinstance(raw, dict) else raw
         if not isinstance(raw, list):
             raise DataError(f"{path}: a JSON task list must be a list of ids (or an object with 'instance_ids')")
@@ -492,7 +466,7 @@ def read_results_json(path: str | Path) -> dict[str, list[str]]:
         is not a list of id strings.
     """
     path = Path(path)
-    data = _read_json(path)
+    data = read_json(path, DataError)
     if not isinstance(data, dict) or "resolved" not in data:
         raise DataError(f"{path}: expected a JSON object with a 'resolved' list of instance ids")
     out: dict[str, list[str]] = {}
