@@ -252,7 +252,7 @@ def test_cli_no_figures_single_budget(tmp_path, synth):
     ({"runs": {"a": 1}}, r"unknown layout: 'runs' must be a list"),
     ({"runs": []}, r"'runs' is empty"),
     ({"runs": [{"bank": "lite", "method": "hspr"}]}, r"run records lack \['seed'"),
-    ("{not json", r"not valid JSON"),
+    ("{not json", r"invalid JSON at line 1"),
 ])
 def test_bad_results_file(tmp_path, content, pattern):
     p = tmp_path / "bad_results.json"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
 from collections.abc import Iterable, Sequence
@@ -13,6 +12,7 @@ import pandas as pd
 
 from ..data.banks import BANK_ORDER
 from ..errors import HsprError
+from ..fileio import read_json
 
 #: bank label of the equal-weight macro rows in :func:`comparison_table`
 MACRO = "macro"
@@ -130,15 +130,7 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
         raise ReportError("no results file given")
     frames = []
     for p in map(Path, paths):
-        try:
-            text = p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ReportError(f"{p}: cannot read the results file ({exc})") from None
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ReportError(f"{p}: not valid JSON ({exc.msg}, line {exc.lineno}); "
-                              "expected the file written by `hspr replay --out`") from None
+        obj = read_json(p, ReportError, hint="expected the file written by `hspr replay --out`")
         frames.append(runs_frame(obj, str(p)))
     runs = pd.concat(frames, ignore_index=True, sort=False)
     dup = runs.duplicated(RUN_KEY, keep="last")
