@@ -38,15 +38,13 @@ def finite_json(obj):
     return obj
 
 
-def write_json_durable(obj, path: Path) -> None:
-    """Write ``obj`` as standard JSON to ``path`` atomically and durably.
-
-    NaN and infinite floats are written as ``null`` (:func:`finite_json`), never as the
-    non-standard ``NaN`` / ``Infinity`` tokens.
+def write_text_durable(text: str, path: Path) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically and durably.
 
     A temporary file in the same folder is written, flushed and fsync'ed, moved over ``path``
     with ``os.replace`` and the folder is fsync'ed; on any failure the temporary file is
-    removed and ``path`` is left as it was.
+    removed and ``path`` is left as it was. A new file follows the umask; a replaced one keeps
+    its mode.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -60,8 +58,7 @@ def write_json_durable(obj, path: Path) -> None:
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(finite_json(obj), fh, indent=1, allow_nan=False)
-            fh.write("\n")
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -75,6 +72,15 @@ def write_json_durable(obj, path: Path) -> None:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def write_json_durable(obj, path: Path) -> None:
+    """Write ``obj`` as standard JSON to ``path`` atomically and durably (:func:`write_text_durable`).
+
+    NaN and infinite floats are written as ``null`` (:func:`finite_json`), never as the
+    non-standard ``NaN`` / ``Infinity`` tokens.
+    """
+    write_text_durable(json.dumps(finite_json(obj), indent=1, allow_nan=False) + "\n", path)
 
 
 def read_text(path, error: type[Exception] = HsprError, what: str = "", raise_missing: bool = False) -> str:

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
 from ..data.matrix import DataError
-from ..fileio import read_json_file
+from ..errors import HsprError
+from ..fileio import read_json_file, write_text_durable
+from ..idformat import FORMATS, format_ids, subset_predictions
 from ..live import LiveSession, LiveSessionError, LiveStatus
 from ..methods import REGISTRY
 from ..session import BudgetError
 
-SESSION_HELP = "The session file (JSON). Default: run.hspr, or $HSPR_SESSION."
+SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $HSPR_SESSION."
 
 
 def _session_option(f):
@@ -159,22 +162,47 @@ def register(group: click.Group) -> None:
     @live.command("next")
     @click.option("--batch", "k", default=1, show_default=True, type=click.IntRange(min=1),
                   help="Return K distinct tasks, chosen jointly, to run in parallel.")
+    @click.option("--format", "form", type=click.Choice(FORMATS), default=None,
+                  help="Print the ids for a harness: lines (id-list files), space (swebench run_evaluation -i), csv "
+                       "(sb-cli --instance_ids), json, regex (mini-swe-agent --filter). The stop line goes to stderr.")
+    @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
+                  help="Write the ids (in --format, default lines) to this file instead; with --predictions, the "
+                       "cut-down predictions file.")
+    @click.option("--predictions", "predictions", type=click.Path(exists=True, dir_okay=False), default=None,
+                  help="A predictions file (JSON Lines, or .json list / object keyed by instance id): with --out, "
+                       "keep only the predictions of the asked tasks.")
     @_stop_width_option
     @_session_option
     @_json_option
-    def next_cmd(k, stop_width, session_path, as_json):
+    def next_cmd(k, form, out, predictions, stop_width, session_path, as_json):
         """Print the next task id(s) to run (the same ones again until they are recorded)."""
+        if predictions is not None and out is None:
+            _fail(ValueError("--predictions needs --out FILE for the cut-down predictions"), as_json)
         try:
             live_s = _open(session_path, stop_width)
             tasks = live_s.next(k)
             st = live_s.status()
-        except (LiveSessionError, DataError, BudgetError, ValueError) as exc:
+            missing = []
+            if predictions is not None:
+                missing = subset_predictions(predictions, tasks, out)
+            elif out is not None:
+                write_text_durable(format_ids(tasks, form or "lines") + "\n", Path(out))
+            elif form is not None:
+                text = format_ids(tasks, form)
+        except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
+        if missing:
+            click.echo(f"warning: {predictions} has no prediction for {', '.join(missing)}", err=True)
         if as_json:
-            click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, **st.to_dict()}))
+            click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, "out": out, **st.to_dict()}))
+            return
+        if st.stop:
+            click.echo(f"stop: {st.stop_reason}", err=not tasks or form is not None or out is not None)
+        if out is not None:
+            click.echo(f"wrote {len(tasks)} task(s) to {out}", err=True)
+        elif form is not None:
+            click.echo(text)
         else:
-            if st.stop:
-                click.echo(f"stop: {st.stop_reason}", err=not tasks)
             for t in tasks:
                 click.echo(t)
 

@@ -1,0 +1,120 @@
+"""Task ids in the form each harness takes, and predictions cut down to them (issue 12).
+
+``hspr live next --format F`` prints the asked task ids so they can be passed straight on:
+
+=========  ==========================================  ==============================================
+format     text                                        for
+=========  ==========================================  ==============================================
+lines      one id per line                             id-list files (OpenHands, Harbor task lists)
+space      ids separated by single spaces              swebench ``run_evaluation -i/--instance_ids``
+                                                       (argparse ``nargs="+"``, space separated)
+csv        ids separated by commas, no spaces          sb-cli ``submit --instance_ids``
+                                                       (its callback is ``x.split(',')``)
+json       a JSON list                                 scripts
+regex      ``^(?:id1|id2)$``, ids escaped              mini-swe-agent ``--filter``
+                                                       (``re.match(filter_spec, instance_id)``)
+=========  ==========================================  ==============================================
+
+Sources read: swebench ``swebench/harness/run_evaluation.py`` (the ``-i`` argument), sb-cli
+``sb_cli/submit.py`` (``--instance_ids`` callback and ``process_predictions``), mini-swe-agent
+``src/minisweagent/run/benchmarks/swebench.py`` (``filter_instances``). The tests parse each
+form with the tool's own rule.
+
+:func:`subset_predictions` keeps the predictions of the asked tasks in a predictions file of
+any of the forms those tools read: JSON Lines (one object with ``instance_id`` per line), a
+JSON list of such objects, or a JSON object keyed by instance id (mini-swe-agent ``preds.json``);
+as in sb-cli and the swebench harness, a ``.json`` file is JSON and any other is JSON Lines. The
+output has the input's form.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from .data.matrix import DataError
+from .fileio import read_json, read_text, write_text_durable
+
+FORMATS = ("lines", "space", "csv", "json", "regex")
+
+
+def format_ids(ids: Sequence[str], form: str) -> str:
+    """The ids as text in ``form`` (one of :data:`FORMATS`), without a final newline.
+
+    Raises
+    ------
+    ValueError
+        For an unknown form, or (space / csv) an id containing the separator.
+    """
+    ids = list(ids)
+    if form == "lines":
+        return "\n".join(ids)
+    if form in ("space", "csv"):
+        sep = " " if form == "space" else ","
+        bad = [t for t in ids if sep in t or (form == "space" and t != t.strip())]
+        if bad:
+            raise ValueError(f"task id(s) {bad} contain the separator of --format {form}; use --format lines or json")
+        return sep.join(ids)
+    if form == "json":
+        return json.dumps(ids)
+    if form == "regex":
+        return "^(?:" + "|".join(re.escape(t) for t in ids) + ")$" if ids else "^(?!)$"  # nothing matches none
+    raise ValueError(f"unknown id format {form!r}; choose one of {', '.join(FORMATS)}")
+
+
+def _read_predictions(path: Path):
+    """(form, records): form 'jsonl', 'list' or 'dict'; records as (instance_id, raw)."""
+    text = read_text(path, DataError)
+    if path.suffix.lower() == ".json":  # the rule of sb-cli and the swebench harness: .json is JSON, else lines
+        data = read_json(path, DataError, text=text)
+        if isinstance(data, list):
+            return "list", [(_iid(path, r, f"item {i}"), r) for i, r in enumerate(data)]
+        if isinstance(data, dict):
+            return "dict", list(data.items())
+        raise DataError(f"{path}: a predictions file is a JSON list, a JSON object keyed by instance id, or JSON "
+                        f"Lines; got {type(data).__name__}")
+    recs = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as exc:
+            raise DataError(f"{path}: line {n} is not JSON ({exc})") from None
+        recs.append((_iid(path, rec, f"line {n}"), line))
+    return "jsonl", recs
+
+
+def _iid(path: Path, rec, where: str) -> str:
+    if not isinstance(rec, dict) or not isinstance(rec.get("instance_id"), str):
+        raise DataError(f"{path}: {where} has no \"instance_id\" string; each prediction needs one")
+    return rec["instance_id"]
+
+
+def subset_predictions(src: str | Path, ids: Sequence[str], dest: str | Path) -> list[str]:
+    """Write to ``dest`` the predictions of ``src`` whose instance id is in ``ids`` (same form as ``src``).
+
+    Returns the ids that ``src`` has no prediction for (the caller reports them).
+
+    Raises
+    ------
+    DataError
+        For an unreadable predictions file, naming the line or item.
+    """
+    src, dest = Path(src), Path(dest)
+    if src.resolve() == dest.resolve():
+        raise DataError(f"{dest}: the subset would overwrite the predictions file it is cut from; choose another --out")
+    form, recs = _read_predictions(src)
+    want = set(ids)
+    kept = [(i, r) for i, r in recs if i in want]
+    if form == "jsonl":
+        text = "".join(r.rstrip("\n") + "\n" for _, r in kept)
+    elif form == "list":
+        text = json.dumps([r for _, r in kept], indent=1) + "\n"
+    else:
+        text = json.dumps(dict(kept), indent=1) + "\n"
+    write_text_durable(text, dest)
+    have = {i for i, _ in kept}
+    return [t for t in ids if t not in have]

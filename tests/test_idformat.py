@@ -1,0 +1,111 @@
+"""Task ids in each harness's form, parsed back with the harness's own rule (issue 12)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+
+import pytest
+from click.testing import CliRunner
+
+from hspr.cli import main
+from hspr.data.matrix import DataError
+from hspr.idformat import FORMATS, format_ids, subset_predictions
+
+IDS = ["astropy__astropy-12907", "django__django-11099", "sympy__sympy-20590", "scikit-learn__scikit-learn-13142"]
+# ids a loose rule would also pick: a longer id with the same prefix, and a dot that must not be a wildcard
+UNIVERSE = IDS + ["django__django-110990", "xastropy__astropy-12907", "sympy__sympy-20590x", "scikit-learn__scikit-learn-13142.1"]
+
+
+def swebench_parse(text: str) -> list[str]:
+    """swebench/harness/run_evaluation.py: -i/--instance_ids, nargs='+', type=str, after shell splitting."""
+    p = argparse.ArgumentParser()
+    p.add_argument("-i", "--instance_ids", nargs="+", type=str)
+    return p.parse_args(["--instance_ids", *shlex.split(text)]).instance_ids
+
+
+def sbcli_parse(text: str) -> list[str]:
+    """sb_cli/submit.py: --instance_ids callback ``lambda x: x.split(',') if x else None``."""
+    return (lambda x: x.split(",") if x else None)(text)
+
+
+def mini_swe_agent_select(pattern: str, instance_ids: list[str]) -> list[str]:
+    """minisweagent/run/benchmarks/swebench.py filter_instances: ``re.match(filter_spec, instance_id)``."""
+    return [i for i in instance_ids if re.match(pattern, i)]
+
+
+def test_each_form_parses_back_to_the_ids():
+    assert [x for x in format_ids(IDS, "lines").splitlines() if x.strip()] == IDS
+    assert swebench_parse(format_ids(IDS, "space")) == IDS
+    assert sbcli_parse(format_ids(IDS, "csv")) == IDS
+    assert json.loads(format_ids(IDS, "json")) == IDS
+    assert mini_swe_agent_select(format_ids(IDS, "regex"), UNIVERSE) == IDS
+    assert mini_swe_agent_select(format_ids([], "regex"), UNIVERSE) == []
+    assert set(FORMATS) == {"lines", "space", "csv", "json", "regex"}
+
+
+def test_separator_inside_an_id_is_refused():
+    with pytest.raises(ValueError, match="separator"):
+        format_ids(["a,b"], "csv")
+    with pytest.raises(ValueError, match="separator"):
+        format_ids(["a b"], "space")
+    with pytest.raises(ValueError, match="unknown id format"):
+        format_ids(IDS, "xml")
+
+
+@pytest.mark.parametrize("form", ["jsonl", "list", "dict"])
+def test_predictions_are_cut_to_the_asked_tasks_in_their_own_form(tmp_path, form):
+    preds = [{"instance_id": i, "model_name_or_path": "m", "model_patch": f"diff {k}"} for k, i in enumerate(UNIVERSE)]
+    src = tmp_path / ("preds.jsonl" if form == "jsonl" else "preds.json")
+    if form == "jsonl":
+        src.write_text("".join(json.dumps(p) + "\n" for p in preds))
+    elif form == "list":
+        src.write_text(json.dumps(preds))
+    else:
+        src.write_text(json.dumps({p["instance_id"]: p for p in preds}))
+    out = tmp_path / ("sub" + src.suffix)
+    missing = subset_predictions(src, IDS[:3] + ["nope__nope-1"], out)
+    assert missing == ["nope__nope-1"]
+    if form == "jsonl":
+        got = [json.loads(x) for x in out.read_text().splitlines()]
+    elif form == "list":
+        got = json.loads(out.read_text())
+    else:
+        got = list(json.loads(out.read_text()).values())
+    assert [p["instance_id"] for p in got] == IDS[:3] and got[0]["model_patch"] == "diff 0"
+
+
+def test_bad_predictions_name_the_line(tmp_path):
+    src = tmp_path / "p.jsonl"
+    src.write_text('{"instance_id": "a"}\n{"model_patch": "x"}\n')
+    with pytest.raises(DataError, match="line 2"):
+        subset_predictions(src, ["a"], tmp_path / "o.jsonl")
+
+
+def test_live_next_prints_and_writes_each_form(tmp_path):
+    s = tmp_path / "s.hspr"
+    runner = CliRunner()
+    assert runner.invoke(main, ["live", "start", "--bank", "lite", "--budget", "6", "--session", str(s),
+                                "--config", _fast(tmp_path)]).exit_code == 0
+    res = runner.invoke(main, ["live", "next", "--batch", "3", "--format", "space", "--session", str(s)])
+    ids = swebench_parse(res.stdout.strip())
+    assert len(ids) == 3 and res.exit_code == 0
+    res = runner.invoke(main, ["live", "next", "--batch", "3", "--format", "csv", "--out", str(tmp_path / "ids.txt"),
+                               "--session", str(s)])
+    assert res.exit_code == 0 and sbcli_parse((tmp_path / "ids.txt").read_text().strip()) == ids
+    preds = tmp_path / "all.jsonl"
+    preds.write_text("".join(json.dumps({"instance_id": i, "model_patch": ""}) + "\n" for i in ids[:2]))
+    res = runner.invoke(main, ["live", "next", "--batch", "3", "--predictions", str(preds), "--out",
+                               str(tmp_path / "sub.jsonl"), "--session", str(s)])
+    assert res.exit_code == 0 and f"no prediction for {ids[2]}" in res.output
+    assert [json.loads(x)["instance_id"] for x in (tmp_path / "sub.jsonl").read_text().splitlines()] == ids[:2]
+    res = runner.invoke(main, ["live", "next", "--predictions", str(preds), "--session", str(s)])
+    assert res.exit_code == 2 and "--out" in res.output
+
+
+def _fast(tmp_path) -> str:
+    cfg = tmp_path / "fast.json"
+    cfg.write_text(json.dumps({"n_nodes": 256}))
+    return str(cfg)
