@@ -615,3 +615,30 @@ def test_byte_order_mark_is_accepted(bank, tmp_path):
     live.record(t1, 0)
     live.path.write_bytes(b"\xef\xbb\xbf" + live.path.read_bytes())
     assert LiveSession.open(live.path).recorded == {t1: 0}
+
+
+# ---------------------------------------------------------------------- live plot (issue 12, item 4)
+def test_live_plot_of_a_session_and_of_a_replay_target(bank, tmp_path):
+    from hspr.session import trajectory
+
+    live = new(bank, tmp_path, budget=8, stop_width=15)
+    for _ in range(5):
+        t = live.next()[0]
+        live.record(t, bank["truth"][t])
+    path = live.trajectory()
+    assert [p["n"] for p in path] == list(range(6)) and [p["task"] for p in path[1:]] == list(live.recorded)
+    assert path[-1]["point"] == live.status().estimate.point  # the last step is the session's estimate
+    res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--out", str(tmp_path / "run.png")])
+    assert res.exit_code == 0 and "6 estimates" in res.output
+    png = (tmp_path / "run.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    # a replay target: its row is hidden from the fit, the path runs to the budget, the truth is drawn
+    target = bank["src"].agents[0]
+    res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--target", target,
+                                    "--out", str(tmp_path / "t.svg")])
+    assert res.exit_code == 0 and "9 estimates" in res.output and (tmp_path / "t.svg").read_text().startswith("<?xml")
+    res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--target", "nobody"])
+    assert res.exit_code == 2 and "'nobody' is not an agent" in res.output
+    res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--out", str(tmp_path / "x.pdf")])
+    assert res.exit_code == 2 and ".png or .svg" in res.output
+    assert trajectory(live.model, 8, 0, [])[0]["n"] == 0  # HSPR has a prior estimate

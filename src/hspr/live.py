@@ -70,7 +70,7 @@ from .harness import HarnessFormatError, read_outcomes
 from .journal import LiveSessionError
 from .methods import REGISTRY, method_class
 from .outcomes import SPELLINGS, outcome
-from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget
+from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, trajectory
 from .stopping import live_rule
 
 try:  # POSIX advisory locks; elsewhere single-process use is assumed
@@ -824,6 +824,10 @@ class LiveSession:
                     self._tell(o.instance_id, y, source, detail)
                     res.recorded.append((o.instance_id, y, detail))
         return res
+
+    def trajectory(self) -> list[dict]:
+        """The estimate after each recorded outcome, in the order recorded (:func:`hspr.session.trajectory`)."""
+        return trajectory(self.model, self.budget, self.doc["seed"], self.recorded.items())
 
     def status(self) -> LiveStatus:
         """The current estimate, counts, expected final width and stop flag (nothing is written)."""

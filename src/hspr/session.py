@@ -397,6 +397,37 @@ class Session(ABC):
             raise BudgetError(f"{type(self).__name__}: no outcomes yet and the method has no prior estimate")
 
 
+def trajectory(model: FittedModel, budget: int, seed: int, outcomes) -> list[dict]:
+    """The estimate after each outcome, replayed on a fresh session: the path of a live run or a replay.
+
+    Parameters
+    ----------
+    model : FittedModel
+    budget, seed : the session's
+    outcomes : iterable of (task id, 0/1) in the order they were told
+
+    Returns
+    -------
+    list of dict
+        ``n`` (outcomes so far), ``task`` (the last one; None at n = 0), ``point``, ``lower``,
+        ``upper`` (0-1 scale; None without an interval), one per step; n = 0 only for methods
+        with a prior estimate.
+    """
+    sess = model.start(budget, seed)
+    out = []
+
+    def add(task):
+        est = sess.estimate()
+        out.append({"n": sess.n_queried, "task": task, "point": est.point, "lower": est.lower, "upper": est.upper})
+
+    if sess.has_prior_estimate:
+        add(None)
+    for task, y in outcomes:
+        sess.tell(task, int(y))
+        add(task)
+    return out
+
+
 class FixedOrderSession(Session):
     """A session whose query order is fixed when it starts (non-adaptive methods).
 

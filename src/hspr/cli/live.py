@@ -15,7 +15,7 @@ from ..data.matrix import DataError
 from ..errors import HsprError
 from ..fileio import read_json_file, write_text_durable
 from ..idformat import FORMATS, format_ids, subset_predictions
-from ..live import LiveSession, LiveSessionError, LiveStatus
+from ..live import LiveSession, LiveSessionError, LiveStatus, fit_model
 from ..methods import REGISTRY
 from ..session import BudgetError
 
@@ -267,6 +267,45 @@ def register(group: click.Group) -> None:
             for note in res.notes:
                 click.echo(f"  note: {note}")
             click.echo("\n".join(status_lines(st)[1:]))
+
+    @live.command("plot")
+    @click.option("--out", "out", type=click.Path(dir_okay=False), default="run.png", show_default=True,
+                  help="The figure: a .png or .svg file.")
+    @click.option("--target", default=None,
+                  help="Instead of the session's own outcomes: replay this agent of the session's bank (its row "
+                       "hidden from the fit) with the session's method, budget and seed, and draw its true score.")
+    @_session_option
+    def plot(out, target, session_path):
+        """Draw the estimate and its 90 % interval against tasks run (and the stop width, if set)."""
+        from ..replay import HiddenRow
+        from ..report.runplot import figure_run, save_figure
+        from ..session import trajectory
+
+        try:
+            live_s = LiveSession.open(session_path)
+            sw = live_s.stop_width
+            if target is None:
+                path, truth = live_s.trajectory(), None
+                title = f"{Path(session_path).name}: {live_s.doc['method']['name']} on {live_s.doc['bank']['name']}"
+            else:
+                mat = live_s.matrix
+                if target not in mat.agents:
+                    raise LiveSessionError(f"--target {target!r} is not an agent of the session's bank ({mat.n_agents} "
+                                           f"agents, e.g. {mat.agents[0]!r})")
+                r = mat.agents.index(target)
+                name = live_s.doc["method"]["name"]
+                model = fit_model(name, live_s.doc["method"].get("config") or {}, mat.drop_rows([r]))
+                row, sess = HiddenRow(mat, r), model.start(live_s.budget, live_s.doc["seed"])
+                while not sess.done:
+                    t = sess.ask()
+                    sess.tell(t, row.reveal(t))
+                path = trajectory(model, live_s.budget, live_s.doc["seed"], zip(sess.queried, sess.outcomes))
+                truth = row.full_score()
+                title = f"replay of {target}: {name} on {live_s.doc['bank']['name']} (its row hidden from the fit)"
+            written = save_figure(figure_run(path, title, sw, truth, live_s.budget), out)
+        except (HsprError, ValueError, OSError) as exc:
+            _fail(exc, False)
+        click.echo(f"wrote {written} ({len(path)} estimates)")
 
     @live.command("status")
     @_stop_width_option

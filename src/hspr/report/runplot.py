@@ -1,0 +1,92 @@
+"""The picture of one run: estimate and 90 % band against tasks run (issue 12, item 4).
+
+The same figure serves a live session (``hspr live plot``) and a replay target
+(``hspr live plot --target AGENT``, which also draws the target's true score).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+
+def figure_run(path: Sequence[dict], title: str, stop_width_pp: float | None = None, truth: float | None = None,
+               budget: int | None = None):
+    """Estimate (line) and 90 % interval (band) in pp against the number of tasks run.
+
+    Parameters
+    ----------
+    path : list of dict
+        :func:`hspr.session.trajectory` output (``n``, ``point``, ``lower``, ``upper`` on the 0-1 scale).
+    title : str
+    stop_width_pp : float, optional
+        Drawn as a second panel: the interval width against the stop width.
+    truth : float, optional
+        The full score (0-1), for a replay target.
+    budget : int, optional
+        Marked on the x axis.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.figure import Figure
+
+    n = np.array([p["n"] for p in path], float)
+    pt = 100 * np.array([p["point"] for p in path], float)
+    has = all(p["lower"] is not None for p in path)
+    fig = Figure(figsize=(7.0, 4.6 if stop_width_pp is None else 6.2))
+    axes = fig.subplots(2 if stop_width_pp is not None else 1, 1, sharex=True, squeeze=False,
+                        gridspec_kw={"height_ratios": [3, 1.3]} if stop_width_pp is not None else None)[:, 0]
+    ax = axes[0]
+    if has:
+        lo = 100 * np.array([p["lower"] for p in path], float)
+        hi = 100 * np.array([p["upper"] for p in path], float)
+        ax.fill_between(n, lo, hi, step="post", alpha=0.25, color="C0", label="90 % interval")
+    ax.step(n, pt, where="post", color="C0", lw=1.6, label="estimate")
+    if len(pt):
+        ax.plot(n[-1], pt[-1], "o", color="C0")
+        ax.annotate(f"{pt[-1]:.1f} %" + (f" [{lo[-1]:.1f}, {hi[-1]:.1f}]" if has else ""), (n[-1], pt[-1]),
+                    xytext=(-6, 10), textcoords="offset points", ha="right", fontsize=8)
+    if truth is not None:
+        ax.axhline(100 * truth, color="C3", ls="--", lw=1.2, label=f"true score {100 * truth:.1f} %")
+    if budget is not None:
+        for a in axes:
+            a.axvline(budget, color="0.5", ls=":", lw=1)
+        ax.annotate(f"budget {budget}", (budget, 1), xycoords=("data", "axes fraction"), xytext=(-3, -12),
+                    textcoords="offset points", ha="right", fontsize=8, color="0.4")
+    ax.set_ylabel("full score (%)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="best", fontsize=8, frameon=False)
+    ax.grid(alpha=0.3)
+    if stop_width_pp is not None:
+        w = axes[1]
+        if has:
+            w.step(n, hi - lo, where="post", color="C0", lw=1.4, label="interval width")
+        w.axhline(stop_width_pp, color="C2", ls="--", lw=1.2, label=f"stop width {stop_width_pp:g} pp")
+        w.set_ylim(bottom=0)
+        w.set_ylabel("width (pp)")
+        w.legend(loc="best", fontsize=8, frameon=False)
+        w.grid(alpha=0.3)
+    axes[-1].set_xlabel("tasks run")
+    fig.tight_layout()
+    return fig
+
+
+def save_figure(fig, path: str | Path) -> Path:
+    """Write ``fig`` to ``path`` (PNG or SVG by its suffix, without timestamps, so the same run gives the same file)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    path = Path(path)
+    ext = path.suffix.lower().lstrip(".")
+    if ext not in ("png", "svg"):
+        raise ValueError(f"{path}: the figure is written as .png or .svg; give a file name ending in one of them")
+    FigureCanvasAgg(fig)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.hashsalt": "hspr-run"}):
+        fig.savefig(path, dpi=150, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else {"Software": None})
+    return path
