@@ -14,7 +14,7 @@ import click
 import numpy as np
 
 from hspr.data.banks import BANK_ORDER, BANKS, load_bank
-from hspr.data.build import build_bank, write_wide_csv
+from hspr.data.build import build_bank, merge_banks, write_wide_csv
 from hspr.data.io import FORMS, detect_form
 from hspr.data.matrix import DataError, ResponseMatrix
 
@@ -146,6 +146,33 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> N
         click.echo(f"error: cannot write {out}: {exc.strerror or exc}", err=True)
         raise click.exceptions.Exit(1) from None
     click.echo(f"{out}: {summary_line(m)} (built from {path})")
+
+
+@bank_group.command("merge", epilog=_PATH_HELP)
+@click.argument("base", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Where to write the merged bank as a wide CSV (it may be BASE itself).")
+@click.option("--prefer", type=click.Choice(["refuse", "new", "base"]), default="refuse", show_default=True,
+              help="A cell both banks have with different outcomes: refuse the merge, or keep NEW's or BASE's.")
+def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
+    """Append NEW's agents and tasks to the bank BASE (cells neither has stay empty: no run).
+
+    Prints both digests: a live session made on the old bank refuses the merged one (its
+    digest changed) until a new session is started on it.
+    """
+    a = _run(lambda: build_bank(base))
+    b = _run(lambda: build_bank(new))
+    m = _run(lambda: merge_banks(a, b, prefer))
+    try:
+        write_wide_csv(m, out)
+    except OSError as exc:
+        click.echo(f"error: cannot write {out}: {exc.strerror or exc}", err=True)
+        raise click.exceptions.Exit(1) from None
+    added_a = len(set(m.agents) - set(a.agents))
+    added_t = len(set(m.tasks) - set(a.tasks))
+    click.echo(f"{out}: {summary_line(m)} ({added_a} agent(s) and {added_t} task(s) added to {base}); digest "
+               f"{a.digest()[:12]} -> {m.digest()[:12]}")
 
 
 @bank_group.command("validate", epilog=_PATH_HELP)

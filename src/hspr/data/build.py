@@ -91,3 +91,59 @@ def write_wide_csv(matrix: ResponseMatrix, out: str | Path) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return out
+
+
+def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse") -> ResponseMatrix:
+    """The union of two banks: every agent and task of either, cells from both (issue 12, item 5).
+
+    New agents are appended rows; new tasks are appended columns; a cell neither bank has is
+    missing (no run). Where both banks have the same cell with different outcomes, ``prefer``
+    decides: ``'refuse'`` (DataError naming the first conflicts), ``'new'`` or ``'base'``.
+
+    Parameters
+    ----------
+    base, new : ResponseMatrix
+        Shapes (n_a, m_a) and (n_b, m_b).
+    prefer : {'refuse', 'new', 'base'}
+
+    Returns
+    -------
+    ResponseMatrix
+        Shape (|agents of base or new|, |tasks of base or new|), canonical order (sorted ids).
+
+    Raises
+    ------
+    DataError
+        On a conflict with ``prefer='refuse'``.
+    ValueError
+        For an unknown ``prefer``.
+    """
+    if prefer not in ("refuse", "new", "base"):
+        raise ValueError(f"prefer must be 'refuse', 'new' or 'base', got {prefer!r}")
+    agents = list(base.agents) + [a for a in new.agents if a not in set(base.agents)]
+    tasks = list(base.tasks) + [t for t in new.tasks if t not in set(base.tasks)]
+    ai = {a: i for i, a in enumerate(agents)}
+    ti = {t: j for j, t in enumerate(tasks)}
+    vals = np.zeros((len(agents), len(tasks)), dtype=np.int8)
+    have = np.zeros_like(vals, dtype=bool)
+    layers = [base, new] if prefer != "base" else [new, base]
+    placed = []
+    for m in layers:
+        r = np.array([ai[a] for a in m.agents])
+        c = np.array([ti[t] for t in m.tasks])
+        known = np.ones(m.values.shape, bool) if m.missing is None else ~m.missing
+        placed.append((r, c, known, m.values))
+    (r0, c0, k0, v0), (r1, c1, k1, v1) = placed
+    vals[np.ix_(r0, c0)] = np.where(k0, v0, 0)
+    have[np.ix_(r0, c0)] = k0
+    old_v, old_h = vals[np.ix_(r1, c1)], have[np.ix_(r1, c1)]
+    clash = old_h & k1 & (old_v != v1)
+    if clash.any() and prefer == "refuse":
+        rr, cc = np.nonzero(clash)
+        first = [f"{new.agents[i]} / {new.tasks[j]}" for i, j in zip(rr[:3], cc[:3])]
+        raise DataError(f"{int(clash.sum())} cell(s) differ between the banks, e.g. {'; '.join(first)}; "
+                        "pass --prefer new or --prefer base to choose")
+    vals[np.ix_(r1, c1)] = np.where(k1, v1, old_v)
+    have[np.ix_(r1, c1)] = old_h | k1
+    missing = None if have.all() else ~have
+    return ResponseMatrix(agents, tasks, vals, missing, source=f"{base.source} + {new.source}").canonical()

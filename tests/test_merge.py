@@ -1,0 +1,58 @@
+"""hspr bank merge: keep a bank current without hand-editing CSVs (issue 12, item 5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from hspr.cli import main
+from hspr.data import ResponseMatrix, load_matrix
+from hspr.data.build import merge_banks, write_wide_csv
+from hspr.data.matrix import DataError
+
+from .conftest import simulate_matrix
+
+
+def test_new_agents_and_tasks_are_appended_and_unknown_cells_stay_missing():
+    base = ResponseMatrix(["a", "b"], ["t1", "t2"], np.array([[1, 0], [0, 1]]))
+    new = ResponseMatrix(["b", "c"], ["t2", "t3"], np.array([[1, 1], [0, 0]]))  # b/t2 agrees with base
+    m = merge_banks(base, new)
+    assert m.agents == ("a", "b", "c") and m.tasks == ("t1", "t2", "t3")
+    expect = {("a", "t1"): 1, ("a", "t2"): 0, ("b", "t1"): 0, ("b", "t2"): 1, ("b", "t3"): 1, ("c", "t2"): 0,
+              ("c", "t3"): 0}
+    for i, a in enumerate(m.agents):
+        for j, t in enumerate(m.tasks):
+            if (a, t) in expect:
+                assert not m.missing[i, j] and m.values[i, j] == expect[a, t]
+            else:
+                assert m.missing[i, j]  # a/t3, c/t1: neither bank ran them
+
+
+def test_conflicting_cells_are_refused_or_resolved_by_choice():
+    base = ResponseMatrix(["a"], ["t1", "t2"], np.array([[1, 0]]))
+    new = ResponseMatrix(["a"], ["t1"], np.array([[0]]))
+    with pytest.raises(DataError, match="1 cell.* differ.*a / t1.*--prefer"):
+        merge_banks(base, new)
+    assert merge_banks(base, new, "new").values[0, 0] == 0
+    assert merge_banks(base, new, "base").values[0, 0] == 1
+
+
+def test_merge_cli_and_a_live_session_on_the_old_bank(tmp_path):
+    m = simulate_matrix(12, 30, seed=2)[0]
+    bank = write_wide_csv(m.rows(np.arange(10)), tmp_path / "bank.csv")
+    extra = write_wide_csv(m.rows([10, 11]), tmp_path / "new.csv")
+    runner = CliRunner()
+    assert runner.invoke(main, ["live", "start", "--matrix", str(bank), "--budget", "4", "--method", "uniform",
+                                "--session", str(tmp_path / "s.hspr")]).exit_code == 0
+    res = runner.invoke(main, ["bank", "merge", str(bank), str(extra), "--out", str(bank)])
+    assert res.exit_code == 0 and "2 agent(s) and 0 task(s) added" in res.output and "digest" in res.output
+    merged = load_matrix(bank)
+    assert merged.n_agents == 12 and merged.digest() == m.canonical().digest()
+    res = runner.invoke(main, ["live", "status", "--session", str(tmp_path / "s.hspr")])
+    assert res.exit_code == 2 and "different bank is refused" in " ".join(res.output.split())
+    bad = tmp_path / "bad.csv"
+    bad.write_text("agent," + ",".join(m.tasks) + "\n" + m.agents[0] + "," + ",".join(
+        str(1 - v) for v in m.values[0]) + "\n")
+    res = runner.invoke(main, ["bank", "merge", str(bank), str(bad), "--out", str(tmp_path / "x.csv")])
+    assert res.exit_code == 2 and "--prefer" in res.output and not (tmp_path / "x.csv").exists()
