@@ -265,8 +265,10 @@ def _read_doc(path: Path) -> journal.JournalFile:
     # hand-edited files: every field of the right kind, or a message that names it
     expect = [
         ("bank", isinstance(doc["bank"], dict) and isinstance(doc["bank"].get("digest"), str)
-         and all(isinstance(doc["bank"].get(k), (str, type(None))) for k in ("name", "matrix")),
-         'an object with a "digest" string and "name" / "matrix" strings'),
+         and all(isinstance(doc["bank"].get(k), (str, type(None))) for k in ("name", "matrix"))
+         and (doc["bank"].get("tasks") is None or (isinstance(doc["bank"]["tasks"], list)
+                                                   and all(isinstance(t, str) for t in doc["bank"]["tasks"]))),
+         'an object with a "digest" string, "name" / "matrix" strings and "tasks" null or a list of ids'),
         ("method", isinstance(doc["method"], dict) and isinstance(doc["method"].get("name"), str),
          'an object with a "name" string'),
         ("events", isinstance(doc["events"], list), "a list of events"),
@@ -284,18 +286,23 @@ def _read_doc(path: Path) -> journal.JournalFile:
     return jf
 
 
-def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_zero: bool = True) -> ResponseMatrix:
+def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_zero: bool = True,
+                      tasks=None) -> ResponseMatrix:
     """The bank a session fits on: a bundled bank by name, or the user's matrix file.
 
     Missing cells of a matrix are filled with 0 (unresolved, the leaderboard convention)
-    when ``missing_as_zero``; otherwise the method refuses them.
+    when ``missing_as_zero``; otherwise the method refuses them. ``tasks`` (a list of ids)
+    cuts the bank to that subset: the score is then over those tasks
+    (:meth:`ResponseMatrix.select_tasks`).
     """
     if matrix is not None:
         m = load_matrix(matrix)
-        return m.fill_missing(0) if (m.missing is not None and missing_as_zero) else m
-    if name is None:
+        m = m.fill_missing(0) if (m.missing is not None and missing_as_zero) else m
+    elif name is None:
         raise LiveSessionError("give a bundled bank name or a matrix path")
-    return load_bank(name, missing_as_zero)
+    else:
+        m = load_bank(name, missing_as_zero)
+    return m if tasks is None else m.select_tasks(tasks)
 
 
 def _make_method(name: str, settings) -> Method:
@@ -385,6 +392,7 @@ class LiveSession:
         stop_width: float | None = None,
         missing_as_zero: bool = True,
         overwrite: bool = False,
+        tasks=None,
     ) -> LiveSession:
         """Fit ``method`` on every row of the bank and write a new session file.
 
@@ -411,6 +419,9 @@ class LiveSession:
             Fill missing cells of ``matrix`` with 0 (leaderboard convention).
         overwrite : bool
             Replace an existing file at ``path``.
+        tasks : list of str, optional
+            Score over this subset of the bank's tasks only (e.g. the 484 of 500 Verified tasks
+            a leaderboard evaluates); stored in the session file.
 
         Returns
         -------
@@ -445,7 +456,7 @@ class LiveSession:
             if isinstance(exc, LiveSessionError):
                 raise
             raise LiveSessionError(f"settings for method {method!r}: {exc}") from None
-        mat = load_session_bank(bank if matrix is None else None, matrix, missing_as_zero)
+        mat = load_session_bank(bank if matrix is None else None, matrix, missing_as_zero, tasks)
         b = check_budget(budget, mat.n_tasks)
         if b == 0:
             raise BudgetError("budget 0: a live session needs at least 1 task")
@@ -463,6 +474,7 @@ class LiveSession:
                 "digest": mat.digest(),
                 "n_agents": mat.n_agents,
                 "n_tasks": mat.n_tasks,
+                "tasks": None if tasks is None else list(mat.tasks),
             },
             "method": {"name": method, "config": settings},
             "budget": b,
@@ -500,7 +512,7 @@ class LiveSession:
         doc = jf.doc
         b = doc["bank"]
         try:
-            mat = load_session_bank(b.get("name"), b.get("matrix"), b.get("missing_as_zero", True))
+            mat = load_session_bank(b.get("name"), b.get("matrix"), b.get("missing_as_zero", True), b.get("tasks"))
         except (DataError, OSError) as exc:
             raise LiveSessionError(f"{path}: cannot load the session's bank ({exc})") from None
         if mat.digest() != b["digest"]:

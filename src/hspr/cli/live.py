@@ -129,11 +129,14 @@ def register(group: click.Group) -> None:
                   help="Stop once the 90 % interval is narrower than this many percentage points.")
     @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
                   help="Count missing cells of --matrix as unresolved (leaderboard convention).")
+    @click.option("--tasks", "tasks_path", type=click.Path(exists=True, dir_okay=False), default=None,
+                  help="Score over this subset of the bank's tasks only (one id per line, a JSON list, or a wide CSV "
+                       "header), e.g. the tasks a leaderboard evaluates; a fractional --budget is of the subset.")
     @click.option("--force", is_flag=True, help="Replace an existing session file.")
     @_session_option
     @_json_option
-    def start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero, force, session_path,
-              as_json):
+    def start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero, tasks_path, force,
+              session_path, as_json):
         """Fit on every row of the bank and create a session file."""
         try:
             config = None
@@ -142,14 +145,16 @@ def register(group: click.Group) -> None:
                 if not isinstance(config, dict):
                     raise LiveSessionError(f"--config {config_path}: settings must be a JSON object, e.g. "
                                            '{"n_nodes": 2048}')
+            from ..data.io import read_task_list
             from ..live import load_session_bank
 
+            tasks = None if tasks_path is None else read_task_list(tasks_path)
             n_tasks = load_session_bank(bank or ("verified" if matrix is None else None), matrix,
-                                        missing_as_zero).n_tasks
+                                        missing_as_zero, tasks).n_tasks
             b = _parse_budget(budget, n_tasks)
             live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
                                         seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
-                                        overwrite=force)
+                                        overwrite=force, tasks=tasks)
             st = live_s.status()
         except (LiveSessionError, DataError, BudgetError, ValueError, json.JSONDecodeError, click.BadParameter) as exc:
             _fail(exc, as_json)

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from ..data.banks import BANK_ORDER, TARGET_SETS, load_bank, load_target_set
 from ..data.folds import bank_folds, forward_split, make_folds
-from ..data.io import load_matrix
+from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError
 from ..fileio import write_json_durable
 from ..methods import REGISTRY, get_method
@@ -198,6 +198,9 @@ def register(group: click.Group) -> None:
     @click.option("--out", type=click.Path(dir_okay=False), default="results.json", show_default=True,
                   help="Where to write runs and summary (JSON).")
     @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also write the summary as CSV.")
+    @click.option("--tasks", "tasks_path", type=click.Path(exists=True, dir_okay=False), default=None,
+                  help="Score over this subset of the bank's tasks only (one id per line, a JSON list, or a wide CSV "
+                       "header); the bank label gets '[N tasks]'.")
     @click.option("--stop-width", "stop_width", type=click.FloatRange(min=0, min_open=True), default=None,
                   help="End each target's run early once its 90 % interval is narrower than this many pp, as "
                        "`hspr live` does (after at least --stop-min-tasks outcomes); records then carry n_queried "
@@ -206,8 +209,8 @@ def register(group: click.Group) -> None:
                   help="With --stop-width: outcomes to see before the width can stop a run.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
     def replay_cmd(bank, matrix, targets, split, newest, methods, budget, seeds, workers, backend, scheduler,
-                   missing_as_zero, config_path, acquisition, decision, no_group_uncertainty, out, csv_path, stop_width,
-                   stop_min_tasks, quiet):
+                   missing_as_zero, config_path, acquisition, decision, no_group_uncertainty, out, csv_path, tasks_path,
+                   stop_width, stop_min_tasks, quiet):
         """Backtest score recovery on archived response matrices.
 
         For each of 4 deterministic target folds (or the --targets rows, or the newest agents
@@ -274,6 +277,10 @@ def register(group: click.Group) -> None:
                         raise ValueError(f"{label}: {exc}") from None
                     fwd.append((label, mat.drop_rows(new), None, mat.rows(new)))
                 jobs = fwd
+            if tasks_path is not None:  # score over a subset of the tasks: cut sources and targets alike
+                ids = read_task_list(tasks_path)
+                jobs = [(f"{label}[{len(set(ids))} tasks]", mat.select_tasks(ids), folds,
+                         None if t is None else t.select_tasks(ids)) for label, mat, folds, t in jobs]
             for label, mat, _, _ in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
                 if tgt is not None:

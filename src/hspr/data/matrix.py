@@ -135,6 +135,28 @@ class ResponseMatrix:
         keep = np.setdiff1d(np.arange(self.n_agents), np.asarray(idx, dtype=int))
         return self.rows(keep)
 
+    def select_tasks(self, task_ids) -> ResponseMatrix:
+        """The sub-bank of the given tasks (canonical order), shape (n_agents, len(set(task_ids))).
+
+        Scores of the result are over these tasks only: a leaderboard that evaluates a subset of
+        the benchmark is scored on that subset.
+
+        Raises
+        ------
+        DataError
+            Naming (up to 5 of) the ids that are not in the bank, or for an empty list.
+        """
+        ids = list(dict.fromkeys(task_ids))
+        if not ids:
+            raise DataError(f"{self.source}: the task subset is empty; list at least one task id")
+        unknown = [t for t in ids if t not in self._task_index]
+        if unknown:
+            raise DataError(f"{self.source}: {len(unknown)} task id(s) of the subset are not in the bank, e.g. "
+                            f"{unknown[:5]}; check the list against the bank's ids")
+        cols = np.array(sorted(self._task_index[t] for t in ids))
+        return ResponseMatrix(self.agents, tuple(self.tasks[j] for j in cols), self.values[:, cols],
+                              None if self.missing is None else self.missing[:, cols], source=self.source).canonical()
+
     def canonical(self) -> ResponseMatrix:
         """Copy with agents and tasks sorted by id (code-point order), shape unchanged.
 

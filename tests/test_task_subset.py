@@ -1,0 +1,66 @@
+"""Scoring over a subset of the bank's tasks (issue 12, item 3: --tasks)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from hspr.cli import main
+from hspr.data.build import write_wide_csv
+from hspr.data.matrix import DataError
+from hspr.live import LiveSession
+
+from .conftest import simulate_matrix
+
+
+@pytest.fixture()
+def files(tmp_path):
+    m = simulate_matrix(16, 40, seed=4)[0]
+    bank = write_wide_csv(m.rows(np.arange(1, 16)), tmp_path / "bank.csv")
+    target = write_wide_csv(m.rows([0]), tmp_path / "target.csv")
+    subset = [t for j, t in enumerate(m.tasks) if j % 3]  # 26 of 40 tasks
+    (tmp_path / "subset.txt").write_text("\n".join(subset) + "\n")
+    return {"m": m, "bank": bank, "target": target, "subset": subset, "list": tmp_path / "subset.txt"}
+
+
+def test_select_tasks_keeps_the_subset_and_names_unknown_ids(files):
+    m, subset = files["m"], files["subset"]
+    s = m.select_tasks(reversed(subset))
+    assert s.tasks == tuple(sorted(subset)) and s.n_agents == m.n_agents
+    np.testing.assert_array_equal(s.scores(), m.values[:, [m.task_index(t) for t in subset]].mean(axis=1))
+    with pytest.raises(DataError, match="not in the bank.*nope"):
+        m.select_tasks(subset + ["nope"])
+
+
+def test_replay_scores_the_subset(files, tmp_path):
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(files["bank"]), "--targets", str(files["target"]),
+                                    "--tasks", str(files["list"]), "--methods", "uniform,hspr", "--seeds", "0",
+                                    "--budget", "0.2", "-q", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    runs = json.loads(out.read_text())["runs"]
+    m, subset = files["m"], files["subset"]
+    truth = float(m.values[0, [m.task_index(t) for t in subset]].mean())
+    assert runs and all(r["truth"] == pytest.approx(truth) for r in runs)
+    assert all(set(r["queried"]) <= set(subset) for r in runs)
+    assert all(r["budget"] == round(0.2 * len(subset)) for r in runs)
+    assert all(r["bank"].endswith(f"[{len(subset)} tasks]") for r in runs)
+
+
+def test_live_session_on_a_subset_reports_the_subset_score(files, tmp_path):
+    m, subset = files["m"], files["subset"]
+    s = tmp_path / "s.hspr"
+    res = CliRunner().invoke(main, ["live", "start", "--matrix", str(files["bank"]), "--tasks", str(files["list"]),
+                                    "--budget", "1.0", "--session", str(s)])
+    assert res.exit_code == 0, res.output
+    live = LiveSession.open(s)
+    assert live.tasks == tuple(sorted(subset))
+    for t in subset:  # every subset task recorded: the estimate is the exact subset score
+        live.record(t, int(m.values[0, m.task_index(t)]))
+    est = LiveSession.open(s).status().estimate
+    assert est.point == pytest.approx(m.values[0, [m.task_index(t) for t in subset]].mean(), abs=1e-12)
+    res = CliRunner().invoke(main, ["live", "record", m.tasks[0], "1", "--session", str(s)])  # not in the subset
+    assert res.exit_code == 2 and "not in the bank" in res.output
