@@ -434,7 +434,7 @@ def test_lite_bank_session(tmp_path):
     lite = load_bank("lite")
     doc = journal.read(Path(p)).doc
     assert doc["bank"] == {"name": "lite", "matrix": None, "missing_as_zero": True, "digest": lite.digest(),
-                           "n_agents": lite.n_agents, "n_tasks": lite.n_tasks}
+                           "n_agents": lite.n_agents, "n_tasks": lite.n_tasks, "tasks": None}
     assert doc["method"] == {"name": "hspr", "config": HSPRConfig(**FAST).to_dict()}
     tasks = live.next(4)
     assert len(set(tasks)) == 4 and set(tasks) <= set(lite.tasks)
