@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from hspr.data.banks import BANK_ORDER, BANKS, load_bank
+from hspr.data.banks import BANKS, load_bank
 from hspr.data.build import build_bank, merge_banks, write_wide_csv
 from hspr.data.io import FORMS, detect_form
 from hspr.data.matrix import DataError, ResponseMatrix
@@ -101,7 +101,7 @@ def banks_cmd(as_json: bool) -> None:
     blank cells (runs absent from the source, counted as unresolved by the leaderboard) are
     shown too. Scores are per-agent full-bank resolve rates in %.
     """
-    rows = [bank_summary(name) for name in BANK_ORDER]
+    rows = [bank_summary(name) for name in BANKS]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return

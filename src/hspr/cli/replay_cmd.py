@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from ..data.banks import BANK_ORDER, TARGET_SETS, load_bank, load_target_set
+from ..data.banks import BANK_ORDER, BANKS, TARGET_SETS, load_bank, load_target_set
 from ..data.folds import bank_folds, forward_split, make_folds
 from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError
@@ -163,7 +163,8 @@ def check_budgets(label: str, n_tasks: int, fractions: list[float]) -> None:
 def register(group: click.Group) -> None:
     @group.command("replay")
     @click.option("--bank", "bank", default="verified", show_default=True,
-                  help=f"Bundled bank ({', '.join(BANK_ORDER)}) or 'all'. With --matrix, a label for it.")
+                  help=f"Bundled bank ({', '.join(BANKS)}) or 'all' (the four paper banks: {', '.join(BANK_ORDER)}). "
+                       "With --matrix, a label for it.")
     @click.option("--matrix", type=click.Path(exists=True, dir_okay=True), default=None,
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
     @click.option("--targets", default=None,
