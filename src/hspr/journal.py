@@ -24,12 +24,11 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import HsprError
-from .fileio import finite_json
+from .fileio import finite_json, write_text_durable
 
 FORMAT = "hspr-live-session"
 VERSION = 2
@@ -158,41 +157,12 @@ def _read_object(path: Path, doc: dict, n_bytes: int) -> JournalFile:
 
 
 def write_new(path: Path, doc: dict) -> None:
-    """Write the whole journal of ``doc`` atomically (temporary file, fsync, ``os.replace``, folder fsync).
+    """Write the whole journal of ``doc`` atomically (:func:`hspr.fileio.write_text_durable`).
 
     Used when a session is created and when a legacy file is converted. Raises OSError.
     """
     body = _dumps(dict(header_of(doc), version=VERSION)) + "\n" + "".join(_dumps(e) + "\n" for e in doc["events"])
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, (path.stat().st_mode & 0o777) if path.exists() else 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(body)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # pragma: no cover  (platforms without directory fds)
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
+    write_text_durable(body, path)
 
 
 def append(path: Path, records: list[dict], size: int) -> int:
