@@ -73,7 +73,7 @@ def status_lines(st: LiveStatus) -> list[str]:
                    + "; ".join(f"{t} ({why})" for t, why in st.needs_rerun[:8]))
     if st.expected_width is not None:
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
-                   f"{_fmt_pp(d['expected_width_pp'], 2)} pp (forecast, see `hspr.live`)")
+                   f"{_fmt_pp(d['expected_width_pp'], 2)} pp (forecast: Session.expected_width)")
     for w in st.warnings:
         out.append(f"warning: {w}")
     sw = "none" if st.stop_width_pp is None else f"{st.stop_width_pp:g} pp"
