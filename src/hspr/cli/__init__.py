@@ -48,6 +48,9 @@ def main() -> None:
     \b
     Replay (backtest on archived response matrices):
       hspr replay --bank verified --methods hspr,uniform --budget 0.10 --seeds 0
+    Live (a real new agent, one task at a time):
+      hspr live start --bank verified --budget 50 --session run.hspr
+      hspr live next --session run.hspr --format space
     Bundled banks:
       hspr banks
     """

@@ -148,7 +148,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> N
     click.echo(f"{out}: {summary_line(m)} (built from {path})")
 
 
-@bank_group.command("merge", epilog=_PATH_HELP)
+@bank_group.command("merge", epilog=_PATH_HELP.replace("PATH is", "BASE and NEW are each"))
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
@@ -171,8 +171,14 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
         raise click.exceptions.Exit(1) from None
     added_a = len(set(m.agents) - set(a.agents))
     added_t = len(set(m.tasks) - set(a.tasks))
+    # the digests a live session sees: missing cells counted as unresolved (its default)
+    old, now = a.fill_missing(0).digest(), m.fill_missing(0).digest()
     click.echo(f"{out}: {summary_line(m)} ({added_a} agent(s) and {added_t} task(s) added to {base}); digest "
-               f"{a.digest()[:12]} -> {m.digest()[:12]}")
+               f"{old[:16]} -> {now[:16]}")
+    if m.n_missing:
+        click.echo(f"note: {m.n_missing} cell(s) no one ran stay empty; `hspr live start` and `hspr replay` count "
+                   "them as unresolved unless --no-missing-as-zero (which HSPR refuses): merge only agents that ran "
+                   "the whole bank, or cut it with --tasks", err=True)
 
 
 @bank_group.command("validate", epilog=_PATH_HELP)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from ..data.banks import BANKS
 from ..data.matrix import DataError
 from ..errors import HsprError
 from ..fileio import read_json_file, write_text_durable
@@ -111,10 +112,11 @@ def register(group: click.Group) -> None:
         hspr live record <instance_id> resolved|unresolved
         hspr live ingest <report.json | log folder | run summary | sb-cli report | CSV>
         hspr live status                      # estimate, 90 % interval, stop flag
+        hspr live plot --out run.png          # the run as a figure
         """
 
     @live.command("start")
-    @click.option("--bank", default=None, help="Bundled bank (lite, verified, full, pro); default verified. "
+    @click.option("--bank", default=None, help=f"Bundled bank ({', '.join(BANKS)}); default verified. "
                                                "With --matrix, a label for it.")
     @click.option("--matrix", type=click.Path(exists=True), default=None,
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
@@ -203,7 +205,10 @@ def register(group: click.Group) -> None:
             return
         if st.stop:
             click.echo(f"stop: {st.stop_reason}", err=not tasks or form is not None or out is not None)
-        if out is not None:
+        if out is not None and predictions is not None:
+            click.echo(f"wrote the predictions of {len(tasks) - len(missing)} of {len(tasks)} asked task(s) to {out}",
+                       err=True)
+        elif out is not None:
             click.echo(f"wrote {len(tasks)} task(s) to {out}", err=True)
         elif form is not None:
             click.echo(text)

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ..data.banks import BANK_ORDER, load_bank
+from ..data.banks import BANK_ORDER, BANKS, load_bank
 from ..data.folds import N_FOLDS, bank_folds, fold_indices, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError, ResponseMatrix
@@ -98,7 +98,7 @@ def stage_summary(result) -> Table:
 def register(group: click.Group) -> None:
     @group.command("select")
     @click.option("--bank", default=None,
-                  help=f"Bundled bank ({', '.join(BANK_ORDER)}; default lite). With --matrix, a label for your "
+                  help=f"Bundled bank ({', '.join(BANKS)}; default lite). With --matrix, a label for your "
                        "matrix (default: its file name; a bundled bank's name is refused).")
     @click.option("--fold", type=int, required=True,
                   help=f"Target fold 0..{N_FOLDS - 1}; selection runs on the other folds' agents (its sources) only.")
@@ -163,7 +163,7 @@ def register(group: click.Group) -> None:
                 folds = make_folds(mat.agents)
             else:
                 if bank not in BANK_ORDER:
-                    raise DataError(f"unknown bank {bank!r}; choose one of {', '.join(BANK_ORDER)} or pass --matrix")
+                    raise DataError(f"unknown bank {bank!r}; choose one of {', '.join(BANKS)} or pass --matrix")
                 mat = load_bank(bank)
                 folds = bank_folds(bank)
             src = fold_sources(mat, folds, fold)

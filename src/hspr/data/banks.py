@@ -60,7 +60,7 @@ def load_bank(name: str, missing_as_zero: bool = True) -> ResponseMatrix:
     Raises DataError for an unknown name.
     """
     if name not in BANKS:
-        raise DataError(f"unknown bank {name!r}; choose one of {', '.join(BANK_ORDER)} or pass --matrix PATH")
+        raise DataError(f"unknown bank {name!r}; choose one of {', '.join(BANKS)} or pass --matrix PATH")
     info = BANKS[name]
     fname = info.filename if missing_as_zero else "matrix.csv"
     m = read_wide_csv(bank_dir(name) / fname)
