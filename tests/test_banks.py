@@ -79,3 +79,14 @@ def test_cli_banks_table():
     for name in BANK_ORDER:
         assert name in res.stdout
     assert "2294" in res.stdout and "491" in res.stdout
+
+
+def test_bank_agents_lists_ids_and_scores(tmp_path):
+    res = _cli("bank", "agents", "multimodal", "--json")
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    m = load_bank("multimodal")
+    assert [r["agent"] for r in rows] == list(m.agents)
+    assert [r["score"] for r in rows] == [round(100 * v, 2) for v in m.scores()]
+    res = _cli("bank", "agents", "no-such-bank")
+    assert res.exit_code == 2 and "no-such-bank" in res.output

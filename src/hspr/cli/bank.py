@@ -148,6 +148,23 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> N
     click.echo(f"{out}: {summary_line(m)} (built from {path})")
 
 
+@bank_group.command("agents")
+@click.argument("bank")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {agent, score} objects.")
+def agents_cmd(bank: str, as_json: bool) -> None:
+    """List the agent ids of BANK (a bundled bank name or a matrix file) with their scores (%).
+
+    These are the ids `hspr live plot --target`, `--targets` files and folds use.
+    """
+    m = _run(lambda: load_bank(bank) if bank in BANKS and not Path(bank).exists() else build_bank(Path(bank)))
+    scores = m.scores() * 100.0
+    if as_json:
+        click.echo(json.dumps([{"agent": a, "score": round(float(v), 2)} for a, v in zip(m.agents, scores)]))
+        return
+    for a, v in zip(m.agents, scores):
+        click.echo(f"{a}\t{v:.1f}")
+
+
 @bank_group.command("merge", epilog=_PATH_HELP.replace("PATH is", "BASE and NEW are each"))
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
