@@ -375,6 +375,8 @@ class LiveSession:
         self.matrix = matrix
         self.model = model
         self._task_set = frozenset(model.tasks)
+        # the header never changes, so whether its log can be trusted is decided once
+        self._trusted = self.doc.get("hspr_version") == __version__ and self.doc.get("code") == code_digest()
         self._replay()
 
     # -- construction ---------------------------------------------------------------
@@ -590,12 +592,11 @@ class LiveSession:
                 self._errors[ev["task"]] = ev
             else:
                 raise LiveSessionError(f"{self.path}: unknown event type {kind!r} at {where(i)}")
-        trust = self.doc.get("hspr_version") == __version__ and self.doc.get("code") == code_digest()
         try:
             if self.session is None:
-                self.session, warnings = self.model.resume(self.doc["budget"], self.doc["seed"], replay, trust)
+                self.session, warnings = self.model.resume(self.doc["budget"], self.doc["seed"], replay, self._trusted)
             else:
-                warnings = self.session.restore(replay, trust_log=trust)
+                warnings = self.session.restore(replay, trust_log=self._trusted)
         except (KeyError, ValueError, TypeError) as exc:  # BudgetError is a ValueError
             raise LiveSessionError(f"{self.path}: events {start}..{start + len(events) - 1} cannot be replayed "
                                    f"({exc}): the session file is corrupt") from None
