@@ -21,6 +21,8 @@ REGISTRY: dict[str, str] = {
     "rsl": "hspr.methods.rsl:RSL",
     "midrange": "hspr.methods.midrange:MidRange",
     "midrange_ridge": "hspr.methods.midrange:MidRangeRidge",
+    "disco": "hspr.methods.disco:DISCO",
+    "aipw": "hspr.methods.aipw:AIPW",
 }
 
 
