@@ -137,7 +137,9 @@ def replay(
     bank : str
         Label written into each record.
     matrix : ResponseMatrix, shape (n_agents, n_tasks)
-        Complete 0/1 matrix (missing cells refused: fill them first).
+        0/1 matrix. Missing cells stay missing in the source rows (methods that cannot fit with
+        them raise DataError); a target row's missing cells count as unresolved, in its truth
+        and in the outcomes it reveals (the leaderboard convention).
     methods : dict name -> Method
     fractions : budget fractions f; B = round(f * n_tasks).
     seeds : dict name -> seeds; default by each method's ``seed_kind`` (10 / 5 / 1 seeds).
@@ -162,9 +164,9 @@ def replay(
 
     Raises
     ------
-    DataError for missing cells or target task ids that differ from the bank's.
+    DataError for target task ids that differ from the bank's, or a method that refuses
+    missing source cells.
     """
-    matrix.require_complete("replay")
     protocol = protocol or ("targets" if targets is not None else "folds")
     budgets = tuple(budget_from_fraction(f, matrix.n_tasks) for f in fractions)
     seeds = dict(seeds or {})
@@ -172,14 +174,14 @@ def replay(
         seeds.setdefault(name, SEEDS_BY_KIND[m.seed_kind])
 
     if targets is not None:
-        targets = align_targets(targets, matrix).require_complete("replay targets")
+        targets = align_targets(targets, matrix).fill_missing(0)
         splits = [(0, matrix, targets)]
     else:
         if folds is None:
             raise ValueError("give folds or targets")
         splits = []
         for k, idx in enumerate(fold_indices(matrix.agents, folds)):
-            splits.append((k, matrix.drop_rows(idx), matrix.rows(idx)))
+            splits.append((k, matrix.drop_rows(idx), matrix.rows(idx).fill_missing(0)))
 
     fit_specs = [(k, name) for k, _, _ in splits for name in methods]
     source_of = {k: src for k, src, _ in splits}

@@ -187,7 +187,9 @@ def register(group: click.Group) -> None:
                   help="Parallel joblib workers (-1: all cores).")
     @backend_options
     @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
-                  help="Count missing cells of --matrix as unresolved (leaderboard convention); otherwise refuse them.")
+                  help="Count missing cells as unresolved (leaderboard convention). --no-missing-as-zero keeps them "
+                       "missing in the sources (HSPR fits without them; methods that cannot, refuse) and counts a "
+                       "target's missing cells as unresolved.")
     @click.option("--config", "config_path", default=None,
                   help="A JSON file of HSPR settings (HSPRConfig fields), or 'auto': the source-only selected "
                        "setting per fold (shipped for the bundled banks' standard folds; selected on the sources "
@@ -251,7 +253,8 @@ def register(group: click.Group) -> None:
                     bank = TARGET_SETS[targets].bank
                 banks = list(BANK_ORDER) if bank == "all" else [bank]
                 for b in banks:
-                    jobs.append((b, load_bank(b), bank_folds(b), None))
+                    m = load_bank(b, missing_as_zero)
+                    jobs.append((b if m.missing is None else f"{b}/missing-kept", m, bank_folds(b), None))
             tgt, protocol = None, None
             if bundled:
                 if matrix or any(job[0] != TARGET_SETS[targets].bank for job in jobs):

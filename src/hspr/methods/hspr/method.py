@@ -49,9 +49,10 @@ class HSPR(Method):
         return "deterministic" if self.config.acquisition == "midrange" else "adaptive"
 
     def fit(self, source: ResponseMatrix) -> FittedHSPR:
-        """Fit on the source matrix (n_sources, n_tasks); raises DataError on missing cells."""
-        source.require_complete("HSPR")
-        return FittedHSPR(fit_source(source.values), source.tasks, self.config)
+        """Fit on the source matrix (n_sources, n_tasks). Missing cells (``source.missing``) are
+        left out of the likelihood (:func:`~hspr.methods.hspr.source_fit.fit_source`); a
+        complete matrix gives the spec's fit exactly."""
+        return FittedHSPR(fit_source(source.values, missing=source.missing), source.tasks, self.config)
 
 
 class FittedHSPR(FittedModel):

@@ -13,6 +13,9 @@ from scipy import special
 
 P_CLIP = 1e-4
 MAX_DIRECTIONS = 8
+#: the spec's item-prior precisions (section 1.3): intercept toward b0, slope toward 1
+PREC_B = 1.0
+PREC_A = 2.0
 
 
 @dataclass(frozen=True)
@@ -24,15 +27,16 @@ class ZIBetaPrior:
     beta: float
 
 
-def fit_zib_prior(h: np.ndarray, m: int) -> ZIBetaPrior:
+def fit_zib_prior(h: np.ndarray, m: int | np.ndarray) -> ZIBetaPrior:
     """Fit the zero-inflated Beta prior to per-task success counts by marginal likelihood.
 
     Parameters
     ----------
     h : int array, shape (n_tasks,)
         Number of source agents that resolved each task, in 0..m.
-    m : int
-        Number of source agents.
+    m : int, or int array of shape (n_tasks,)
+        Number of source agents (that ran each task, when some cells are missing; tasks no
+        source ran carry no information and are left out).
 
     Returns
     -------
@@ -41,16 +45,24 @@ def fit_zib_prior(h: np.ndarray, m: int) -> ZIBetaPrior:
     """
     from scipy import optimize, stats  # fit time only: a restored session does not import them
 
-    counts = np.bincount(np.asarray(h, dtype=int), minlength=m + 1).astype(float)
-    ks = np.arange(m + 1)
+    h = np.asarray(h, dtype=int)
+    if np.ndim(m) == 0:  # complete matrix: the spec's histogram of counts over 0..m
+        counts = np.bincount(h, minlength=int(m) + 1).astype(float)
+        ks, ns = np.arange(int(m) + 1), np.full(int(m) + 1, int(m))
+    else:  # per-task numbers of runs: one term per distinct (successes, runs) pair
+        ran = np.asarray(m) > 0
+        pairs, counts = np.unique(np.column_stack([h[ran], np.asarray(m)[ran]]), axis=0, return_counts=True)
+        ks, ns, counts = pairs[:, 0], pairs[:, 1], counts.astype(float)
+    zero = ks == 0
 
     def nll(x):
         lp, la, lb = x
         pi = special.expit(lp)
-        ll = stats.betabinom.logpmf(ks, m, np.exp(la), np.exp(lb))
-        l0 = np.logaddexp(np.log(pi), np.log1p(-pi) + ll[0])
-        rest = np.log1p(-pi) + ll[1:]
-        return -(counts[0] * l0 + counts[1:] @ rest)
+        ll = stats.betabinom.logpmf(ks, ns, np.exp(la), np.exp(lb))
+        if np.ndim(m) == 0:  # the spec's sum, term for term
+            l0 = np.logaddexp(np.log(pi), np.log1p(-pi) + ll[0])
+            return -(counts[0] * l0 + counts[1:] @ (np.log1p(-pi) + ll[1:]))
+        return -(counts @ np.where(zero, np.logaddexp(np.log(pi), np.log1p(-pi) + ll), np.log1p(-pi) + ll))
 
     bounds = [(-15, 15), (np.log(1e-3), np.log(1e3)), (np.log(1e-3), np.log(1e3))]
     best = None
@@ -62,11 +74,12 @@ def fit_zib_prior(h: np.ndarray, m: int) -> ZIBetaPrior:
     return ZIBetaPrior(float(special.expit(lp)), float(np.exp(la)), float(np.exp(lb)))
 
 
-def initial_intercepts(h: np.ndarray, m: int, prior: ZIBetaPrior) -> np.ndarray:
+def initial_intercepts(h: np.ndarray, m: int | np.ndarray, prior: ZIBetaPrior) -> np.ndarray:
     """b0_i = logit(p0_i), the posterior-mean success rate under the prior (spec 1.1, 9).
 
     For h_i = 0 the rate is shrunk by the posterior probability of the continuous component.
-    Returns shape (n_tasks,).
+    ``m`` is the number of sources, or per task the number that ran it (a task no source ran
+    gets the prior mean ``(1 - pi) alpha / (alpha + beta)``). Returns shape (n_tasks,).
     """
     from scipy import stats  # fit time only: a restored session does not import them
 
@@ -78,23 +91,31 @@ def initial_intercepts(h: np.ndarray, m: int, prior: ZIBetaPrior) -> np.ndarray:
     return special.logit(np.clip(p0, P_CLIP, 1 - P_CLIP))
 
 
-def source_abilities(M: np.ndarray) -> np.ndarray:
+def source_abilities(M: np.ndarray, obs: np.ndarray | None = None) -> np.ndarray:
     """theta_s = logit((sum_i M_si + 0.5)/(N + 1)), standardised with the source mean and
-    max(population sd, 0.25). Shape (n_sources,)."""
-    n = M.shape[1]
-    th = special.logit((M.sum(axis=1) + 0.5) / (n + 1))
+    max(population sd, 0.25). Shape (n_sources,). With ``obs`` (bool, M's shape; False = no
+    run), N is the number of tasks the agent ran and only those count."""
+    n = M.shape[1] if obs is None else obs.sum(axis=1)
+    th = special.logit(((M if obs is None else M * obs).sum(axis=1) + 0.5) / (n + 1))
     return (th - th.mean()) / max(th.std(), 0.25)
 
 
-def fit_items(M: np.ndarray, theta: np.ndarray, b0: np.ndarray, n_steps: int = 16) -> tuple[np.ndarray, np.ndarray]:
+def fit_items(M: np.ndarray, theta: np.ndarray, b0: np.ndarray, n_steps: int = 16, prec_b: float = PREC_B,
+              prec_a: float = PREC_A, obs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Regularised 2PL item fit by clipped Newton steps, vectorised over items (spec 1.3).
 
-    Minimises, per item, -loglik(sigmoid(b_i + a_i theta_s)) + (b_i - b0_i)^2 / 2 + (a_i - 1)^2
-    from (b0, 1); each step component is clipped to +-0.5, then b in [-10, 10], a in [0.05, 5].
+    Minimises, per item, -loglik(sigmoid(b_i + a_i theta_s)) + prec_b (b_i - b0_i)^2 / 2
+    + prec_a (a_i - 1)^2 / 2 from (b0, 1); each step component is clipped to +-0.5, then b in
+    [-10, 10], a in [0.05, 5]. The spec's precisions are ``prec_b = 1``, ``prec_a = 2``.
 
     Parameters
     ----------
     M : (n_sources, n_tasks) 0/1; theta : (n_sources,); b0 : (n_tasks,)
+    prec_b, prec_a : float > 0
+        Prior precisions of the intercept (toward ``b0``) and of the slope (toward 1).
+    obs : bool array of M's shape, optional
+        False where the source has no run on the task: the cell is left out of the likelihood
+        (a task no source ran keeps its prior, b = b0 and a = 1).
 
     Returns
     -------
@@ -109,11 +130,13 @@ def fit_items(M: np.ndarray, theta: np.ndarray, b0: np.ndarray, n_steps: int = 1
         p = special.expit(b[None, :] + th * a[None, :])
         r = p - M
         w = p * (1 - p)
-        gb = r.sum(0) + (b - b0)
-        ga = (r * th).sum(0) + 2 * (a - 1)
-        hbb = w.sum(0) + 1
+        if obs is not None:
+            r, w = r * obs, w * obs
+        gb = r.sum(0) + prec_b * (b - b0)
+        ga = (r * th).sum(0) + prec_a * (a - 1)
+        hbb = w.sum(0) + prec_b
         hba = (w * th).sum(0)
-        haa = (w * th2).sum(0) + 2
+        haa = (w * th2).sum(0) + prec_a
         det = hbb * haa - hba**2
         db = -(haa * gb - hba * ga) / det
         da = -(-hba * gb + hbb * ga) / det
@@ -123,16 +146,21 @@ def fit_items(M: np.ndarray, theta: np.ndarray, b0: np.ndarray, n_steps: int = 1
 
 
 def residual_loadings(M: np.ndarray, theta: np.ndarray, b: np.ndarray, a: np.ndarray,
-                      k: int = MAX_DIRECTIONS) -> np.ndarray:
+                      k: int = MAX_DIRECTIONS, obs: np.ndarray | None = None) -> np.ndarray:
     """Residual factor loadings (Eq. 19), shape (n_tasks, k); directions beyond the rank of the
     centred residuals are zero.
 
     v_ik = V_ik S_kk / (sqrt(max(1, m - 1)) * max(dbar_i, 0.08)), dbar_i = mean_s p(1 - p).
+    With ``obs`` (False = no run) a missing residual is set to its column's mean over the runs
+    before centring (it adds nothing to the column's spread).
     """
     m = M.shape[0]
     p = special.expit(b[None, :] + theta[:, None] * a[None, :])
     E = M - p
-    E = E - E.mean(axis=0, keepdims=True)
+    if obs is None:
+        E = E - E.mean(axis=0, keepdims=True)
+    else:
+        E = np.where(obs, E - (E * obs).sum(axis=0) / np.maximum(obs.sum(axis=0), 1), 0.0)
     dbar = (p * (1 - p)).mean(axis=0)
     _, s, vt = np.linalg.svd(E, full_matrices=False)
     kk = min(k, len(s))
@@ -184,8 +212,16 @@ class SourceFit:
         return len(self.group_b)
 
 
-def fit_source(M: np.ndarray) -> SourceFit:
-    """Run HSPR_SPEC section 1 on a complete 0/1 source matrix of shape (n_sources, n_tasks).
+def fit_source(M: np.ndarray, prec_b: float = PREC_B, prec_a: float = PREC_A,
+               missing: np.ndarray | None = None) -> SourceFit:
+    """Run HSPR_SPEC section 1 on a 0/1 source matrix of shape (n_sources, n_tasks).
+
+    ``prec_b``, ``prec_a``: item-prior precisions of :func:`fit_items` (the spec's 1 and 2).
+    ``missing`` (bool, M's shape, True = no run; None or all False = complete, the spec
+    exactly): missing cells are left out of every likelihood: the prior is fitted on each
+    task's runs, abilities on each agent's runs, the item fit skips them, residuals are
+    centred over the runs, and a missing cell is its own value in the task signatures (tasks
+    group only with tasks missing for the same sources). A task no source ran keeps the prior.
 
     Raises ValueError for fewer than 2 source agents.
     """
@@ -193,17 +229,23 @@ def fit_source(M: np.ndarray) -> SourceFit:
     m, n = M.shape
     if m < 2:
         raise ValueError(f"HSPR needs at least 2 source agents, got {m}")
-    h = M.sum(axis=0)
-    prior = fit_zib_prior(h, m)
-    b0 = initial_intercepts(h, m, prior)
-    theta = source_abilities(M)
-    b, a = fit_items(M, theta, b0)
-    v = residual_loadings(M, theta, b, a)
-    labels, G = signature_groups(M)
+    obs = None if missing is None or not np.any(missing) else ~np.asarray(missing, dtype=bool)
+    if obs is None:
+        h, runs = M.sum(axis=0), m
+    else:
+        M = np.where(obs, M, 0)
+        h, runs = M.sum(axis=0), obs.sum(axis=0)
+    prior = fit_zib_prior(h, runs)
+    b0 = initial_intercepts(h, runs, prior)
+    theta = source_abilities(M, obs)
+    b, a = fit_items(M, theta, b0, prec_b=prec_b, prec_a=prec_a, obs=obs)
+    v = residual_loadings(M, theta, b, a, obs=obs)
+    labels, G = signature_groups(M if obs is None else np.where(obs, M, 2))
     size = np.bincount(labels, minlength=G).astype(float)
 
     def gmean(x):
         return np.stack([np.bincount(labels, weights=col, minlength=G) for col in np.atleast_2d(x.T)], -1) / size[:, None]
 
+    pass_rate = h / runs if obs is None else np.where(runs > 0, h / np.maximum(runs, 1), special.expit(b0))
     return SourceFit(prior, theta, b, a, v, labels, gmean(b)[:, 0], gmean(a)[:, 0], gmean(v),
-                     size.astype(int), h / m)
+                     size.astype(int), pass_rate)
