@@ -14,7 +14,8 @@ from hspr.data.banks import BANK_ORDER, load_bank
 from hspr.data.folds import N_FOLDS, bank_folds, make_folds
 from hspr.data.matrix import DataError
 
-SHAPES = {"lite": (84, 300), "verified": (114, 500), "full": (22, 2294), "pro": (14, 730), "multimodal": (12, 510)}
+SHAPES = {"lite": (84, 300), "verified": (114, 500), "full": (22, 2294), "pro": (14, 730), "multimodal": (12, 510),
+          "terminal-bench": (25, 80)}
 
 
 @pytest.mark.parametrize("name", BANK_ORDER)
@@ -62,7 +63,7 @@ def test_cli_banks_json():
     res = _cli("banks", "--json")
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
-    assert [r["name"] for r in rows] == [*BANK_ORDER, "multimodal"]
+    assert [r["name"] for r in rows] == [*BANK_ORDER, "multimodal", "terminal-bench"]
     by = {r["name"]: r for r in rows}
     for name, (n_agents, n_tasks) in SHAPES.items():
         assert (by[name]["agents"], by[name]["tasks"], by[name]["missing"]) == (n_agents, n_tasks, 0)

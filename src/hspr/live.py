@@ -25,6 +25,7 @@ that wrote it. The events:
     a call of ``ask_batch(K)`` that chose new tasks (re-asking pending tasks is not logged:
     it changes nothing);
 ``{"type": "tell", "task": ..., "outcome": 0/1, "source": ..., "detail": ..., "asked": bool}``
+(on a bank of repeated trials ``outcome`` may be a pass rate, successes / trials)
     an outcome, where it came from, and whether the session had asked for it;
 ``{"type": "error", "task": ..., "source": ..., "detail": ...}``
     a harness error for the task: no outcome, it needs a re-run.
@@ -209,19 +210,38 @@ class IngestResult:
 
 
 # ---------------------------------------------------------------------- helpers
-def parse_outcome(value) -> int:
+def parse_outcome(value, trials: int | None = None) -> float:
     """1 / 0 by the outcome vocabulary (:mod:`hspr.outcomes`: resolved/unresolved, 1/0, true/false,
     yes/no, pass/fail, or a bool / number equal to 1 or 0).
+
+    With ``trials`` (a bank of repeated trials) also ``"k/trials"``, the successes of the
+    task's trials, returned as the pass rate ``k / trials`` (a word of the vocabulary then
+    means every trial passed, or none).
 
     Raises
     ------
     LiveSessionError
         For anything else, naming the value.
     """
+    if trials is not None and isinstance(value, str) and "/" in value:
+        k, _, t = (x.strip() for x in value.partition("/"))
+        if not (k.isdigit() and t.isdigit()) or int(t) != trials or int(k) > trials:
+            raise LiveSessionError(f"outcome {value!r} is not k/{trials} with k in 0..{trials} (successes of the "
+                                   f"task's {trials} trials)")
+        y = int(k) / trials
+        return int(y) if y in (0, 1) else y
     y = outcome(value)
     if y is None:
-        raise LiveSessionError(f"outcome {value!r} is not one of {SPELLINGS}")
+        more = f", or k/{trials} (successes of {trials} trials)" if trials is not None else ""
+        raise LiveSessionError(f"outcome {value!r} is not one of {SPELLINGS}{more}")
     return y
+
+
+def describe_outcome(y: float, trials: int | None = None) -> str:
+    """``resolved`` / ``unresolved``, or ``k/trials`` for a pass rate of a repeated-trials bank."""
+    if trials is not None:
+        return f"{round(y * trials)}/{trials}"
+    return ("unresolved", "resolved")[int(y)]
 
 
 def _now() -> str:
@@ -291,7 +311,8 @@ def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_ze
     """The bank a session fits on: a bundled bank by name, or the user's matrix file.
 
     Missing cells of a matrix are filled with 0 (unresolved, the leaderboard convention)
-    when ``missing_as_zero``; otherwise the method refuses them. ``tasks`` (a list of ids)
+    when ``missing_as_zero``; otherwise they stay missing (HSPR fits without them, methods that
+    cannot refuse them). ``tasks`` (a list of ids)
     cuts the bank to that subset: the score is then over those tasks
     (:meth:`ResponseMatrix.select_tasks`).
     """
@@ -575,13 +596,14 @@ class LiveSession:
                 replay.append(("ask", k, tasks))
             elif kind == "tell":
                 task, y = ev.get("task"), ev.get("outcome")
-                if not known(task) or task in told or isinstance(y, (str, bool)) or y not in (0, 1):
+                rate = self.matrix.trials is not None and isinstance(y, float) and 0 <= y <= 1
+                if not known(task) or task in told or isinstance(y, (str, bool)) or not (y in (0, 1) or rate):
                     why = ("not in the bank" if not known(task) else "told twice" if task in told
-                           else f"outcome {y!r} is not 0 or 1")
+                           else f"outcome {y!r} is not 0 or 1" + (" or a pass rate" if self.matrix.trials else ""))
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: {why}): the "
                                            f"session file is corrupt")
                 told.add(task)
-                replay.append(("tell", task, int(y)))
+                replay.append(("tell", task, y if rate and y not in (0, 1) else int(y)))
                 self._tells[task] = ev
             elif kind == "error":
                 if not isinstance(ev.get("task"), str):
@@ -663,9 +685,10 @@ class LiveSession:
         return self.session.pending
 
     @property
-    def recorded(self) -> dict[str, int]:
-        """Outcomes recorded so far, task id -> 0/1, in the order told."""
-        return {t: int(ev["outcome"]) for t, ev in self._tells.items()}
+    def recorded(self) -> dict[str, float]:
+        """Outcomes recorded so far, task id -> 0/1 (a pass rate in [0, 1] on a bank of repeated
+        trials), in the order told."""
+        return {t: ev["outcome"] for t, ev in self._tells.items()}
 
     @property
     def budget(self) -> int:
@@ -715,7 +738,7 @@ class LiveSession:
                 self.doc["events"].append({"type": "ask", "k": int(k), "tasks": list(tasks), "time": _now()})
         return tasks
 
-    def _check_outcome(self, task: str, y: int) -> bool:
+    def _check_outcome(self, task: str, y: float) -> bool:
         """True if new, False if the same outcome is already recorded; refuses the rest."""
         if task not in self._task_set:
             raise LiveSessionError(
@@ -724,18 +747,18 @@ class LiveSession:
         prev = self._tells.get(task)
         if prev is None:
             return True
-        if int(prev["outcome"]) == y:
+        if prev["outcome"] == y:
             return False
-        word = ("unresolved", "resolved")
+        tr = self.matrix.trials
         raise LiveSessionError(
-            f"task {task!r} is already recorded as {word[int(prev['outcome'])]} (from {prev.get('source')}); "
-            f"refusing a second, different outcome ({word[y]})"
+            f"task {task!r} is already recorded as {describe_outcome(prev['outcome'], tr)} (from "
+            f"{prev.get('source')}); refusing a second, different outcome ({describe_outcome(y, tr)})"
         )
 
-    def _tell(self, task: str, y: int, source: str, detail: str) -> None:
-        ev = {"type": "tell", "task": task, "outcome": int(y), "source": source, "detail": detail,
+    def _tell(self, task: str, y: float, source: str, detail: str) -> None:
+        ev = {"type": "tell", "task": task, "outcome": y, "source": source, "detail": detail,
               "asked": task in self.session.pending, "time": _now()}
-        self.session.tell(task, int(y))
+        self.session.tell(task, y)
         self._tells[task] = ev
         self.doc["events"].append(ev)
 
@@ -755,7 +778,7 @@ class LiveSession:
             For an id not in the bank, a non-binary outcome, or a second, different outcome
             for a recorded task.
         """
-        y = parse_outcome(outcome)
+        y = parse_outcome(outcome, self.matrix.trials)
         task = str(task).strip()
         with self._transaction():
             if not self._check_outcome(task, y):

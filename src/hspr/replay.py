@@ -27,14 +27,16 @@ class HiddenRow:
     """A target's outcomes, revealed one task at a time; the score is read only on request."""
 
     def __init__(self, matrix: ResponseMatrix, row: int) -> None:
-        self._values = matrix.values[row]
+        self._values = matrix.values[row] if matrix.trials is None else matrix.rates()[row]
         self._index = matrix._task_index
         self.agent = matrix.agents[row]
         self.revealed: list[str] = []
 
-    def reveal(self, task_id: str) -> int:
+    def reveal(self, task_id: str) -> float:
+        """The task's outcome: 0/1, or with repeated trials its pass rate (all trials at once)."""
         self.revealed.append(task_id)
-        return int(self._values[self._index[task_id]])
+        v = self._values[self._index[task_id]]
+        return int(v) if self._values.dtype.kind in "iu" else float(v)
 
     def full_score(self) -> float:
         return float(self._values.mean())

@@ -9,6 +9,7 @@ harness. Neither special-cases a method.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 from abc import ABC, abstractmethod
@@ -182,6 +183,8 @@ class Session(ABC):
 
     #: whether the method gives an estimate with zero outcomes (a prior estimate)
     has_prior_estimate: bool = False
+    #: whether an outcome may be a pass rate in [0, 1] (repeated trials), not only 0 or 1
+    accepts_pass_rates: bool = False
 
     def __init__(self, tasks: tuple[str, ...], budget: int, seed: int) -> None:
         self.tasks = tasks
@@ -231,28 +234,34 @@ class Session(ABC):
         """Tasks asked and not yet told, in the order they were asked."""
         return [self.tasks[j] for j in self._pending]
 
-    def tell(self, task_id: str, outcome: int) -> None:
-        """Record the outcome (1 resolved / 0 unresolved) of ``task_id``.
+    def tell(self, task_id: str, outcome: float) -> None:
+        """Record the outcome (1 resolved / 0 unresolved) of ``task_id``; for a session that
+        :attr:`accepts_pass_rates`, also a pass rate in [0, 1] (successes / trials).
 
         Any task of the bank may be told, also one that was not asked (it is conditioned on
-        like the others). Raises KeyError for an id not in the bank and ValueError for a
-        non-binary outcome or a task told twice.
+        like the others). Raises KeyError for an id not in the bank and ValueError for an
+        outcome out of range (non-binary for the other sessions) or a task told twice.
         """
         if task_id not in self._index:
             raise KeyError(f"task id {task_id!r} is not in the bank ({self.n_tasks} tasks)")
         if isinstance(outcome, bool):
             outcome = int(outcome)
         if outcome not in (0, 1):
-            raise ValueError(f"outcome for {task_id!r} must be 0 or 1, got {outcome!r}")
+            if not (self.accepts_pass_rates and isinstance(outcome, numbers.Real) and 0 <= outcome <= 1):
+                raise ValueError(f"outcome for {task_id!r} must be 0 or 1"
+                                 f"{' or a pass rate in [0, 1]' if self.accepts_pass_rates else ''}, got {outcome!r}")
+            outcome = float(outcome)
+        else:
+            outcome = int(outcome)
         j = self._index[task_id]
         if self._observed[j]:
             raise ValueError(f"task {task_id!r} was already recorded")
         self._observed[j] = True
         self.queried.append(task_id)
-        self.outcomes.append(int(outcome))
+        self.outcomes.append(outcome)
         if j in self._pending:
             self._pending.remove(j)
-        self._update(j, int(outcome))
+        self._update(j, outcome)
 
     def set_pending(self, task_ids) -> None:
         """Make ``task_ids`` the pending tasks, in this order (e.g. what a log says the user was told to run).
@@ -495,9 +504,29 @@ class Method(ABC):
         Registered name.
     seed_kind : {'sampling', 'adaptive', 'deterministic'}
         Replay's default seeds: 10, 5 or 1 path (a property where it depends on the settings).
+    accepts_pass_rates : bool
+        Whether ``fit`` takes a bank of pass rates over repeated trials
+        (``ResponseMatrix.trials``) and its sessions take a pass rate in [0, 1] as an outcome.
+        For the others ``fit`` raises DataError on such a bank (checked here, for every method).
     """
 
     name: str = "method"
+    accepts_pass_rates: bool = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        fit = cls.__dict__.get("fit")
+        if fit is None or getattr(fit, "_checks_trials", False):
+            return
+
+        @functools.wraps(fit)
+        def checked_fit(self, source, *args, **kw):
+            if not self.accepts_pass_rates:
+                source.require_binary(self.name)
+            return fit(self, source, *args, **kw)
+
+        checked_fit._checks_trials = True
+        cls.fit = checked_fit
     seed_kind: str = "sampling"
 
     def get_params(self) -> dict:

@@ -194,8 +194,8 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
                f"{old[:16]} -> {now[:16]}")
     if m.n_missing:
         click.echo(f"note: {m.n_missing} cell(s) no one ran stay empty; `hspr live start` and `hspr replay` count "
-                   "them as unresolved unless --no-missing-as-zero (which HSPR refuses): merge only agents that ran "
-                   "the whole bank, or cut it with --tasks", err=True)
+                   "them as unresolved unless --no-missing-as-zero (HSPR then fits without them; most peers refuse "
+                   "them): merge only agents that ran the whole bank, or cut it with --tasks", err=True)
 
 
 @bank_group.command("validate", epilog=_PATH_HELP)

@@ -16,7 +16,7 @@ from ..data.matrix import DataError
 from ..errors import HsprError
 from ..fileio import read_json_file, write_text_durable
 from ..idformat import FORMATS, format_ids, subset_predictions
-from ..live import LiveSession, LiveSessionError, LiveStatus, fit_model
+from ..live import LiveSession, LiveSessionError, LiveStatus, describe_outcome, fit_model
 from ..methods import REGISTRY
 from ..session import BudgetError
 
@@ -130,7 +130,8 @@ def register(group: click.Group) -> None:
     @click.option("--stop-width", "stop_width", type=float, default=None,
                   help="Stop once the 90 % interval is narrower than this many percentage points.")
     @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
-                  help="Count missing cells of --matrix as unresolved (leaderboard convention).")
+                  help="Count missing cells of the bank as unresolved (leaderboard convention); --no-missing-as-zero "
+                       "keeps them missing: HSPR fits without them, methods that cannot refuse.")
     @click.option("--tasks", "tasks_path", type=click.Path(exists=True, dir_okay=False), default=None,
                   help="Score over this subset of the bank's tasks only (one id per line, a JSON list, or a wide CSV "
                        "header), e.g. the tasks a leaderboard evaluates; a fractional --budget is of the subset.")
@@ -222,7 +223,11 @@ def register(group: click.Group) -> None:
     @_session_option
     @_json_option
     def record(instance_id, outcome, session_path, as_json):
-        """Record one task's outcome: resolved or unresolved (also 1/0, true/false)."""
+        """Record one task's outcome: resolved or unresolved (also 1/0, true/false).
+
+        On a bank of repeated trials (e.g. terminal-bench, 5 trials per task) give the successes
+        of the task's trials as K/T, e.g. `hspr live record hello-world 3/5`.
+        """
         try:
             live_s = _open(session_path)
             new = live_s.record(instance_id, outcome)
@@ -235,7 +240,7 @@ def register(group: click.Group) -> None:
                                    "recorded": [{"task": instance_id, "outcome": y}] if new else [],
                                    "unchanged": [] if new else [instance_id], **st.to_dict()}))
         else:
-            word = "resolved" if y else "unresolved"
+            word = describe_outcome(y, live_s.matrix.trials)
             click.echo(f"recorded {instance_id} {word}" if new else f"{instance_id} already recorded {word}: no change")
             click.echo("\n".join(status_lines(st)[1:]))
 

@@ -7,7 +7,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from .io import read_wide_csv
+from .io import read_trials_csv, read_wide_csv
 from .matrix import DataError, ResponseMatrix
 
 
@@ -26,8 +26,11 @@ BANKS: dict[str, BankInfo] = {
     "full": BankInfo("full", "matrix.csv", "SWE-bench Full (test)"),
     "pro": BankInfo("pro", "matrix_missing_as_0.csv", "SWE-bench Pro (public), missing runs as unresolved"),
     "multimodal": BankInfo("multimodal", "matrix.csv", "SWE-bench Multimodal (test), 12 submissions"),
+    "terminal-bench": BankInfo("terminal-bench", "trials.csv",
+                               "Terminal-Bench 1.0, 25 agents x 80 tasks x 5 trials (score: mean pass rate)"),
 }
-#: the four banks of the paper's tables (``--bank all``, the macro MAE); multimodal is bundled besides
+#: the four banks of the paper's tables (``--bank all``, the macro MAE); multimodal and
+#: terminal-bench are bundled besides
 BANK_ORDER = ("lite", "verified", "full", "pro")
 
 
@@ -62,9 +65,11 @@ def load_bank(name: str, missing_as_zero: bool = True) -> ResponseMatrix:
     if name not in BANKS:
         raise DataError(f"unknown bank {name!r}; choose one of {', '.join(BANKS)} or pass --matrix PATH")
     info = BANKS[name]
-    fname = info.filename if missing_as_zero else "matrix.csv"
-    m = read_wide_csv(bank_dir(name) / fname)
-    return ResponseMatrix(m.agents, m.tasks, m.values, m.missing, source=f"bank:{name}").canonical()
+    if info.filename == "trials.csv":
+        m = read_trials_csv(bank_dir(name) / info.filename)
+    else:
+        m = read_wide_csv(bank_dir(name) / (info.filename if missing_as_zero else "matrix.csv"))
+    return ResponseMatrix(m.agents, m.tasks, m.values, m.missing, source=f"bank:{name}", trials=m.trials).canonical()
 
 
 def bank_provenance(name: str) -> str:

@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 LONG_COLUMNS = ("agent", "instance_id", "resolved")
 """Required columns of the long CSV form."""
 
+TRIALS_COLUMNS = ("agent", "task_id", "successes", "trials")
+"""Required columns of the repeated-trials CSV form (Terminal-Bench style)."""
+
 RESULT_ID_LISTS = (
     "resolved",
     "no_generation",
@@ -70,6 +73,7 @@ SPLIT_SIZES = {"lite": 300, "verified": 500, "test": 2294}
 FORMS = {
     "wide_csv": "wide CSV 'agent,<task ids...>'",
     "long_csv": "long CSV 'agent,instance_id,resolved'",
+    "trials_csv": "repeated-trials CSV 'agent,task_id,successes,trials'",
     "jsonl": "py-irt JSONL {'subject_id': ..., 'responses': {task: 0/1}}",
     "bank_dir": "bank folder (header-less matrix.csv + metadata.json)",
     "leaderboard": "SWE-bench/experiments checkout (evaluation/<split>/<submission>/results/results.json)",
@@ -78,6 +82,7 @@ FORMS = {
 
 _LAYOUTS = (
     "expected a wide CSV 'agent,<task ids...>', a long CSV 'agent,instance_id,resolved', "
+    "a repeated-trials CSV 'agent,task_id,successes,trials', "
     "a py-irt .jsonl file, a folder with matrix.csv + metadata.json, or a SWE-bench/experiments "
     "checkout (a folder holding evaluation/<split>/<submission>/results/results.json)"
 )
@@ -246,6 +251,83 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
     miss = np.ones(values.shape, dtype=bool)
     miss[a_codes, t_codes] = False
     return ResponseMatrix(list(agents), list(tasks), values, miss if miss.any() else None, source=str(path))
+
+
+def read_trials_csv(path: str | Path) -> ResponseMatrix:
+    """Read repeated trials per task: columns ``agent,task_id,successes,trials`` (one line per
+    agent and task; Terminal-Bench style, every task tried ``trials`` times).
+
+    Returns
+    -------
+    ResponseMatrix
+        Shape (n_distinct_agents, n_distinct_task_ids), ``values`` the success counts and
+        ``trials`` the number of trials per cell (the score is the mean pass rate); pairs absent
+        for an agent become missing cells.
+
+    Raises
+    ------
+    DataError
+        On an empty file, a missing column, a ragged line, an empty id, a count that is not a
+        whole number, successes outside 0..trials, trials that differ between lines (naming the
+        line), or a repeated (agent, task_id) pair.
+    """
+    path = Path(path)
+    recs = csv_records(path, DataError)
+    want = ",".join(TRIALS_COLUMNS)
+    if not recs:
+        raise DataError(f"{path}: file is empty; expected a header '{want}'")
+    (hline, header), body = recs[0], recs[1:]
+    names = [h.strip().lower() for h in header]
+    absent = [c for c in TRIALS_COLUMNS if c not in names]
+    if absent:
+        raise DataError(f"{path}: line {hline}: header lacks column(s) {', '.join(absent)}; expected '{want}'")
+    if not body:
+        raise DataError(f"{path}: no data lines under the header; the matrix is empty")
+    _check_widths(path, body, len(header), "the header")
+    arr = np.char.strip(np.array([r for _, r in body], dtype=str)[:, [names.index(c) for c in TRIALS_COLUMNS]])
+    lines = [n for n, _ in body]
+    for k in range(4):
+        empty = np.flatnonzero(arr[:, k] == "")
+        if empty.size:
+            raise DataError(f"{path}: line {lines[empty[0]]}: empty {TRIALS_COLUMNS[k]}; every line needs {want}")
+    counts = np.zeros((len(arr), 2), dtype=int)
+    for k in (2, 3):
+        ok = np.char.isdigit(arr[:, k])
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise DataError(f"{path}: line {lines[i]}, column {TRIALS_COLUMNS[k]}: {str(arr[i, k])!r} is not a whole number")
+        counts[:, k - 2] = arr[:, k].astype(int)
+    succ, tri = counts[:, 0], counts[:, 1]
+    bad = np.flatnonzero((tri < 1) | (succ > tri))
+    if bad.size:
+        i = int(bad[0])
+        raise DataError(f"{path}: line {lines[i]}: successes {succ[i]} of {tri[i]} trials; successes must be in "
+                        "0..trials and trials at least 1")
+    odd = np.flatnonzero(tri != tri[0])
+    if odd.size:
+        i = int(odd[0])
+        raise DataError(f"{path}: line {lines[i]}: {tri[i]} trials where line {lines[0]} has {tri[0]}; every task "
+                        "needs the same number of trials (drop the extra trials or rerun the short cells)")
+    if tri[0] > 127:
+        raise DataError(f"{path}: {tri[0]} trials per task; at most 127 are supported")
+    import pandas as pd
+
+    df = pd.DataFrame({"agent": arr[:, 0], "task": arr[:, 1], "line": lines})
+    dup = np.flatnonzero(df.duplicated(["agent", "task"]).to_numpy())
+    if dup.size:
+        later = int(dup[0])
+        a, t = str(df["agent"].iloc[later]), str(df["task"].iloc[later])
+        first = int(np.flatnonzero((df["agent"] == a).to_numpy() & (df["task"] == t).to_numpy())[0])
+        raise DataError(f"{path}: lines {lines[first]} and {lines[later]} both give agent {a!r}, task_id {t!r}; keep "
+                        "one line per (agent, task_id) with the trials summed")
+    a_codes, agents = pd.factorize(df["agent"])
+    t_codes, tasks = pd.factorize(df["task"])
+    values = np.zeros((len(agents), len(tasks)), dtype=np.int8)
+    values[a_codes, t_codes] = succ
+    miss = np.ones(values.shape, dtype=bool)
+    miss[a_codes, t_codes] = False
+    return ResponseMatrix(list(agents), list(tasks), values, miss if miss.any() else None, source=str(path),
+                          trials=int(tri[0]))
 
 
 def _check_long_conflicts(path: Path, df: pd.DataFrame) -> None:
@@ -658,6 +740,8 @@ def detect_form(path: str | Path) -> str:
     names = {x.strip().lower() for x in first}
     if set(LONG_COLUMNS) <= names:
         return "long_csv"
+    if set(TRIALS_COLUMNS) <= names:
+        return "trials_csv"
     if first and np.isin(np.char.lower(np.char.strip(np.array(first, dtype=str))), list(RESOLVED | UNRESOLVED | MISSING)).all():
         if path.name == "matrix.csv" and (path.parent / "metadata.json").is_file():
             return "bank_dir"
@@ -671,6 +755,7 @@ def detect_form(path: str | Path) -> str:
 _READERS: dict[str, Callable[[Path], ResponseMatrix]] = {
     "wide_csv": read_wide_csv,
     "long_csv": read_long_csv,
+    "trials_csv": read_trials_csv,
     "jsonl": read_jsonl,
     "bank_dir": lambda p: read_bank_dir(p if p.is_dir() else p.parent),
     "leaderboard": lambda p: read_leaderboard(p, None),

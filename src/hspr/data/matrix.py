@@ -29,6 +29,10 @@ class ResponseMatrix:
         0/1 outcomes. Cells flagged in ``missing`` are stored as 0.
     missing : bool array of shape (n_agents, n_tasks), optional
         True where the agent has no run on the task. ``None`` means complete.
+    trials : int, optional
+        Repeated trials per cell (Terminal-Bench style): ``values`` are then success counts in
+        0..trials and a cell's outcome is its pass rate ``values / trials``
+        (:meth:`rates`). ``None`` (one run per cell) means 0/1 outcomes.
     source : str
         Where the matrix came from (a path or a bank name), used in error messages.
 
@@ -43,6 +47,7 @@ class ResponseMatrix:
     values: np.ndarray
     missing: np.ndarray | None = None
     source: str = "<memory>"
+    trials: int | None = None
     _task_index: dict = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -70,12 +75,20 @@ class ResponseMatrix:
             if not miss.any():
                 miss = None
         check = vals if miss is None else np.where(miss, 0, vals)
-        bad = ~np.isin(check, (0, 1))
+        trials = self.trials
+        if trials is not None:
+            if isinstance(trials, bool) or int(trials) != trials or not 1 <= trials <= 127:
+                raise DataError(f"{src}: trials per cell must be a whole number in 1..127, got {trials!r}")
+            trials = int(trials)
+            object.__setattr__(self, "trials", None if trials == 1 else trials)
+        top = trials or 1
+        bad = ~np.isin(check, np.arange(top + 1))
         if bad.any():
             r, c = np.argwhere(bad)[0]
+            want = "0 or 1" if top == 1 else f"a success count in 0..{top} (of {top} trials)"
             raise DataError(
-                f"{src}: non-binary value {check[r, c]!r} for agent {agents[r]!r}, task {tasks[c]!r} "
-                f"(row {r + 1}, column {c + 1}); outcomes must be 0 or 1"
+                f"{src}: {'non-binary' if top == 1 else 'invalid'} value {check[r, c]!r} for agent {agents[r]!r}, "
+                f"task {tasks[c]!r} (row {r + 1}, column {c + 1}); outcomes must be {want}"
             )
         vals = check.astype(np.int8)
         vals.setflags(write=False)
@@ -102,9 +115,23 @@ class ResponseMatrix:
     def n_missing(self) -> int:
         return 0 if self.missing is None else int(self.missing.sum())
 
+    def rates(self) -> np.ndarray:
+        """Per-cell outcome on the 0-1 scale, shape (n_agents, n_tasks): the 0/1 values, or with
+        repeated trials the pass rate ``successes / trials``."""
+        return self.values if self.trials is None else self.values / self.trials
+
     def scores(self) -> np.ndarray:
-        """Per-agent full score (missing cells count as 0), shape (n_agents,), 0-1 scale."""
-        return self.values.mean(axis=1)
+        """Per-agent full score (missing cells count as 0), shape (n_agents,), 0-1 scale: the
+        resolve rate, or with repeated trials the mean pass rate."""
+        return self.rates().mean(axis=1)
+
+    def require_binary(self, what: str = "this method") -> ResponseMatrix:
+        """Return self, or raise DataError when cells are pass rates over repeated trials."""
+        if self.trials is not None:
+            raise DataError(f"{self.source}: cells are pass rates over {self.trials} trials; {what} takes one "
+                            "0/1 outcome per task. Use a method that takes pass rates (hspr, uniform), or "
+                            "count a task resolved only when every trial passed and rebuild the bank.")
+        return self
 
     def task_index(self, task_id: str) -> int:
         """Column index of ``task_id``; raises KeyError naming the id if it is not in the matrix."""
@@ -129,6 +156,7 @@ class ResponseMatrix:
             values=self.values[idx],
             missing=None if self.missing is None else self.missing[idx],
             source=self.source,
+            trials=self.trials,
         )
 
     def drop_rows(self, idx: Sequence[int] | np.ndarray) -> ResponseMatrix:
@@ -155,7 +183,8 @@ class ResponseMatrix:
                             f"{unknown[:5]}; check the list against the bank's ids")
         cols = np.array(sorted(self._task_index[t] for t in ids))
         return ResponseMatrix(self.agents, tuple(self.tasks[j] for j in cols), self.values[:, cols],
-                              None if self.missing is None else self.missing[:, cols], source=self.source).canonical()
+                              None if self.missing is None else self.missing[:, cols], source=self.source,
+                              trials=self.trials).canonical()
 
     def canonical(self) -> ResponseMatrix:
         """Copy with agents and tasks sorted by id (code-point order), shape unchanged.
@@ -174,6 +203,7 @@ class ResponseMatrix:
             values=self.values[np.ix_(r, c)],
             missing=None if self.missing is None else self.missing[np.ix_(r, c)],
             source=self.source,
+            trials=self.trials,
         )
 
     def fill_missing(self, value: int = 0) -> ResponseMatrix:
@@ -181,7 +211,7 @@ class ResponseMatrix:
         if self.missing is None:
             return self
         vals = np.where(self.missing, value, self.values)
-        return ResponseMatrix(self.agents, self.tasks, vals, None, self.source)
+        return ResponseMatrix(self.agents, self.tasks, vals, None, self.source, self.trials)
 
     def require_complete(self, what: str = "this method") -> ResponseMatrix:
         """Return self, or raise DataError naming the first missing cell."""
@@ -204,10 +234,13 @@ class ResponseMatrix:
         h.update(np.ascontiguousarray(self.values).tobytes())
         if self.missing is not None:
             h.update(np.packbits(self.missing).tobytes())
+        if self.trials is not None:
+            h.update(f"trials={self.trials}".encode())
         return h.hexdigest()
 
     def __repr__(self) -> str:
-        return f"ResponseMatrix({self.n_agents} agents x {self.n_tasks} tasks, missing={self.n_missing}, source={self.source!r})"
+        kind = "" if self.trials is None else f", trials={self.trials}"
+        return f"ResponseMatrix({self.n_agents} agents x {self.n_tasks} tasks, missing={self.n_missing}{kind}, source={self.source!r})"
 
 
 def _check_unique(ids: tuple[str, ...], kind: str, src: str) -> None:

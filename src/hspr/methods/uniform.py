@@ -14,8 +14,11 @@ class UniformSession(FixedOrderSession):
     (HSPR_SPEC section 9), so query sets are not nested across budgets (as in the paper).
 
     If the caller tells extra outcomes, the remaining tasks follow in column order after the
-    chosen set. The estimate is the sample mean with a 90 % finite-population Wald interval.
+    chosen set. The estimate is the sample mean with a 90 % finite-population Wald interval
+    (with repeated trials: the mean of the sampled tasks' pass rates).
     """
+
+    accepts_pass_rates = True
 
     def __init__(self, tasks, budget, seed):
         n = len(tasks)
@@ -49,6 +52,7 @@ class Uniform(Method):
 
     name = "uniform"
     seed_kind = "sampling"
+    accepts_pass_rates = True
 
     def fit(self, source: ResponseMatrix) -> FittedUniform:
         return FittedUniform(source.tasks)

@@ -29,6 +29,7 @@ class HSPR(Method):
     """
 
     name = "hspr"
+    accepts_pass_rates = True
 
     def __init__(self, config: HSPRConfig | None = None, **settings) -> None:
         base = config or HSPRConfig()
@@ -51,8 +52,11 @@ class HSPR(Method):
     def fit(self, source: ResponseMatrix) -> FittedHSPR:
         """Fit on the source matrix (n_sources, n_tasks). Missing cells (``source.missing``) are
         left out of the likelihood (:func:`~hspr.methods.hspr.source_fit.fit_source`); a
-        complete matrix gives the spec's fit exactly."""
-        return FittedHSPR(fit_source(source.values, missing=source.missing), source.tasks, self.config)
+        complete matrix gives the spec's fit exactly. A bank of pass rates over repeated trials
+        (``source.trials``) is fitted on the rates, and a session then takes a task's pass rate
+        as its outcome (one fractional outcome per task: a quasi-likelihood that does not treat
+        an agent's trials on one task as independent)."""
+        return FittedHSPR(fit_source(source.rates(), missing=source.missing), source.tasks, self.config)
 
 
 class FittedHSPR(FittedModel):
@@ -91,6 +95,7 @@ class HSPRSession(Session):
     """One target agent under HSPR. See module docstring; state arrays use J nodes, G groups."""
 
     has_prior_estimate = True
+    accepts_pass_rates = True
 
     def __init__(self, model: FittedHSPR, budget: int, seed: int, initial_refresh: bool = True) -> None:
         super().__init__(model.tasks, budget, seed)

@@ -52,17 +52,26 @@ def outcome_log_terms(p: np.ndarray, q: np.ndarray, kappa: float | None, prior_s
     ----------
     p, q : arrays (J, T), the baseline rates of each outcome's group at every node
     prior_succ, prior_fail : (T,) successes / failures of the same group before each outcome
-    y : (T,) outcomes 0/1
+    y : (T,) outcomes 0/1, or pass rates in [0, 1] (repeated trials): a pass rate y enters as
+        the quasi-likelihood ``y log P(success) + (1 - y) log P(failure)``, one fractional
+        outcome per task (equal to the 0/1 term for y in {0, 1}).
 
     Returns
     -------
     (J, T) log probabilities.
     """
+    y = np.asarray(y, dtype=float)
+    binary = bool(np.all((y == 0) | (y == 1)))
     if kappa is None:
-        return np.where(y[None, :] == 1, np.log(p), np.log(q))
+        if binary:
+            return np.where(y[None, :] == 1, np.log(p), np.log(q))
+        return y[None, :] * np.log(p) + (1 - y[None, :]) * np.log(q)
     inv_c = p * q / kappa
-    num = np.where(y[None, :] == 1, p + prior_succ[None, :] * inv_c, q + prior_fail[None, :] * inv_c)
-    return np.log(num) - np.log1p((prior_succ + prior_fail)[None, :] * inv_c)
+    norm = np.log1p((prior_succ + prior_fail)[None, :] * inv_c)
+    succ, fail = p + prior_succ[None, :] * inv_c, q + prior_fail[None, :] * inv_c
+    if binary:
+        return np.log(np.where(y[None, :] == 1, succ, fail)) - norm
+    return y[None, :] * np.log(succ) + (1 - y[None, :]) * np.log(fail) - norm
 
 
 def predictive_means(p: np.ndarray, q: np.ndarray, kappa: float | None, n: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

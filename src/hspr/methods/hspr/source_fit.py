@@ -45,6 +45,8 @@ def fit_zib_prior(h: np.ndarray, m: int | np.ndarray) -> ZIBetaPrior:
     """
     from scipy import optimize, stats  # fit time only: a restored session does not import them
 
+    if np.any(np.asarray(h) != np.round(h)):  # pass rates summed over sources: fractional counts
+        return _fit_zib_prior_continuous(np.asarray(h, float), np.broadcast_to(np.asarray(m, float), np.shape(h)))
     h = np.asarray(h, dtype=int)
     if np.ndim(m) == 0:  # complete matrix: the spec's histogram of counts over 0..m
         counts = np.bincount(h, minlength=int(m) + 1).astype(float)
@@ -70,6 +72,38 @@ def fit_zib_prior(h: np.ndarray, m: int | np.ndarray) -> ZIBetaPrior:
         res = optimize.minimize(nll, np.array(x0), method="L-BFGS-B", bounds=bounds)
         if best is None or res.fun < best.fun:
             best = res
+    lp, la, lb = best.x
+    return ZIBetaPrior(float(special.expit(lp)), float(np.exp(la)), float(np.exp(lb)))
+
+
+def betabinom_logpmf(k: np.ndarray, n: np.ndarray, a: float, b: float) -> np.ndarray:
+    """Beta-binomial log pmf continued to real ``k`` in [0, n] with gamma functions (equal to
+    ``scipy.stats.betabinom.logpmf`` at whole numbers)."""
+    return (special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
+            + special.betaln(k + a, n - k + b) - special.betaln(a, b))
+
+
+def _fit_zib_prior_continuous(h: np.ndarray, m: np.ndarray) -> ZIBetaPrior:
+    """:func:`fit_zib_prior` for fractional success counts (sums of pass rates over repeated
+    trials): the same marginal likelihood with :func:`betabinom_logpmf`; a task every source
+    failed on every trial (h = 0) may come from the point mass at 0."""
+    from scipy import optimize
+
+    ran = m > 0
+    pairs, counts = np.unique(np.column_stack([h[ran], m[ran]]), axis=0, return_counts=True)
+    ks, ns, counts = pairs[:, 0], pairs[:, 1], counts.astype(float)
+    zero = ks == 0
+
+    def nll(x):
+        lp, la, lb = x
+        pi = special.expit(lp)
+        ll = betabinom_logpmf(ks, ns, np.exp(la), np.exp(lb))
+        return -(counts @ np.where(zero, np.logaddexp(np.log(pi), np.log1p(-pi) + ll), np.log1p(-pi) + ll))
+
+    bounds = [(-15, 15), (np.log(1e-3), np.log(1e3)), (np.log(1e-3), np.log(1e3))]
+    best = min((optimize.minimize(nll, np.array(x0), method="L-BFGS-B", bounds=bounds)
+                for x0 in ([-2.0, 0.0, 0.0], [0.0, -1.0, 0.5], [-5.0, 0.5, 1.5], [1.0, -0.5, -0.5])),
+               key=lambda r: r.fun)
     lp, la, lb = best.x
     return ZIBetaPrior(float(special.expit(lp)), float(np.exp(la)), float(np.exp(lb)))
 
@@ -215,6 +249,11 @@ class SourceFit:
 def fit_source(M: np.ndarray, prec_b: float = PREC_B, prec_a: float = PREC_A,
                missing: np.ndarray | None = None) -> SourceFit:
     """Run HSPR_SPEC section 1 on a 0/1 source matrix of shape (n_sources, n_tasks).
+
+    ``M`` may hold pass rates in [0, 1] (repeated trials, ``ResponseMatrix.rates()``): each
+    cell is then one fractional outcome in every likelihood (quasi-likelihood; the item fit,
+    abilities and residuals take it as is, the prior's success counts are sums of pass rates,
+    tasks group by identical columns of rates).
 
     ``prec_b``, ``prec_a``: item-prior precisions of :func:`fit_items` (the spec's 1 and 2).
     ``missing`` (bool, M's shape, True = no run; None or all False = complete, the spec

@@ -1,0 +1,162 @@
+"""Repeated trials per task (Terminal-Bench style): banks of success counts, pass-rate outcomes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+from hspr.cli import main
+from hspr.data import ResponseMatrix
+from hspr.data.banks import load_bank
+from hspr.data.io import load_matrix, read_trials_csv
+from hspr.data.matrix import DataError
+from hspr.live import LiveSession, LiveSessionError, parse_outcome
+from hspr.methods import get_method
+from hspr.methods.hspr import HSPR, HSPRConfig
+from hspr.methods.hspr.posterior import outcome_log_terms
+from hspr.methods.hspr.source_fit import betabinom_logpmf, fit_zib_prior
+from hspr.replay import replay
+
+FAST = HSPRConfig(n_nodes=256, n_draws=2048)
+
+
+def simulate_trials(n_agents: int, n_tasks: int, trials: int, seed: int = 0) -> ResponseMatrix:
+    """Success counts from a 2PL: agent ability + task difficulty, ``trials`` Bernoulli draws per cell."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0, 1.2, n_agents)
+    b = rng.normal(0, 1.5, n_tasks)
+    p = 1 / (1 + np.exp(-(theta[:, None] - b[None, :])))
+    counts = rng.binomial(trials, p)
+    return ResponseMatrix([f"a{i:02d}" for i in range(n_agents)], [f"t{j:03d}" for j in range(n_tasks)], counts,
+                          trials=trials)
+
+
+def test_trials_csv_reader_and_bundled_bank(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("agent,task_id,successes,trials\nb,x,3,5\na,x,5,5\na,y,0,5\n")
+    m = load_matrix(p)
+    assert m.trials == 5 and m.agents == ("a", "b") and m.tasks == ("x", "y")
+    np.testing.assert_allclose(m.rates()[0], [1.0, 0.0])
+    assert m.missing is not None and m.missing[1, 1]  # b never ran y
+    tb = load_bank("terminal-bench")
+    assert tb.shape == (25, 80) and tb.trials == 5
+    # SOURCE.md: per-agent mean pass rate min 0.128, max 0.643; 524 cells neither 0 nor 1
+    assert tb.scores().min() == pytest.approx(0.1275) and tb.scores().max() == pytest.approx(0.6425)
+    assert int(((tb.values > 0) & (tb.values < 5)).sum()) == 524
+
+
+@pytest.mark.parametrize("body,match", [
+    ("a,x,6,5\n", "successes 6 of 5 trials"),
+    ("a,x,1,5\na,y,1,4\n", "line 3: 4 trials where line 2 has 5"),
+    ("a,x,1.5,5\n", "column successes: '1.5' is not a whole number"),
+    ("a,x,1,5\na,x,2,5\n", "lines 2 and 3 both give agent 'a', task_id 'x'"),
+])
+def test_trials_csv_errors_name_the_line(tmp_path, body, match):
+    p = tmp_path / "bad.csv"
+    p.write_text("agent,task_id,successes,trials\n" + body)
+    with pytest.raises(DataError, match=match):
+        read_trials_csv(p)
+
+
+def test_matrix_with_trials_validates_counts_and_keeps_trials_through_transforms():
+    with pytest.raises(DataError, match=r"success count in 0..3"):
+        ResponseMatrix(["a"], ["x", "y"], [[1, 4]], trials=3)
+    m = simulate_trials(8, 10, 4, seed=1)
+    assert m.rows([0, 1]).trials == m.canonical().trials == m.select_tasks(["t001"]).trials == 4
+    assert m.digest() != ResponseMatrix(m.agents, m.tasks, (m.values > 0).astype(int)).digest()
+    assert ResponseMatrix(["a"], ["x"], [[1]], trials=1).trials is None  # one trial is a plain 0/1 bank
+    with pytest.raises(DataError, match="pass rates over 4 trials; rsl takes one 0/1 outcome"):
+        get_method("rsl").fit(m)
+
+
+def test_betabinom_continuation_and_fractional_prior():
+    k, n = np.arange(6), np.full(6, 5)
+    np.testing.assert_allclose(betabinom_logpmf(k, n, 0.7, 1.9), stats.betabinom.logpmf(k, 5, 0.7, 1.9), rtol=1e-12)
+    h = np.array([0.0, 2.4, 3.0, 5.6, 0.0, 1.2])  # sums of pass rates over 8 sources
+    prior = fit_zib_prior(h, 8)
+    assert 0 <= prior.pi < 1 and prior.alpha > 0 and prior.beta > 0
+
+
+def test_pass_rate_outcome_is_the_quasi_likelihood():
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.1, 0.9, (4, 3))
+    q = 1 - p
+    ps, pf = np.array([0.0, 1.0, 2.4]), np.array([0.0, 2.0, 0.6])
+    y = np.array([0.4, 1.0, 0.0])
+    got = outcome_log_terms(p, q, 1.0, ps, pf, y)
+    one = outcome_log_terms(p, q, 1.0, ps, pf, np.ones(3))
+    zero = outcome_log_terms(p, q, 1.0, ps, pf, np.zeros(3))
+    np.testing.assert_allclose(got, y * one + (1 - y) * zero, rtol=1e-12)
+
+
+def test_hspr_on_pass_rates_exact_at_full_budget_and_tracks_scores():
+    m = simulate_trials(40, 60, 5, seed=2)
+    src, tgt = m.drop_rows(range(8)), m.rows(range(8))
+    model = HSPR(FAST).fit(src)
+    s = model.start(60, 0)
+    while not s.done:
+        t = s.ask()
+        s.tell(t, float(tgt.rates()[0, tgt.task_index(t)]))
+    e = s.estimate()
+    assert e.point == pytest.approx(tgt.scores()[0]) and e.lower == e.upper == pytest.approx(e.point)
+    runs = pd.DataFrame(replay("sim", m, {"hspr": HSPR(FAST), "uniform": get_method("uniform")}, fractions=(0.2,),
+                               seeds={"hspr": (0, 1), "uniform": range(10)},
+                               folds=[list(m.agents[i::4]) for i in range(4)]))
+    truth = dict(zip(m.agents, m.scores()))
+    assert runs["truth"].to_numpy() == pytest.approx(runs["target"].map(truth).to_numpy())
+    mae = runs.assign(e=(runs["estimate"] - runs["truth"]).abs()).groupby("method")["e"].mean()
+    assert mae["hspr"] < mae["uniform"]  # the source fit on pass rates carries information
+    assert (runs["lower"] <= runs["estimate"] + 1e-12).all() and (runs["estimate"] <= runs["upper"] + 1e-12).all()
+
+
+def test_session_refuses_a_pass_rate_where_it_takes_bits():
+    m = simulate_trials(12, 20, 5, seed=3)
+    s = get_method("uniform").fit(m).start(5, 0)
+    s.tell(s.ask(), 0.6)
+    b = ResponseMatrix(m.agents, m.tasks, (m.values == 5).astype(int))
+    with pytest.raises(ValueError, match="must be 0 or 1, got 0.6"):
+        get_method("atlas").fit(b).start(5, 0).tell(m.tasks[0], 0.6)
+
+
+def test_parse_outcome_k_of_trials():
+    assert parse_outcome("3/5", 5) == pytest.approx(0.6)
+    assert parse_outcome("5/5", 5) == 1 and parse_outcome("resolved", 5) == 1
+    for bad in ("6/5", "3/4", "x/5"):
+        with pytest.raises(LiveSessionError, match="k/5"):
+            parse_outcome(bad, 5)
+    with pytest.raises(LiveSessionError, match="not one of"):
+        parse_outcome("3/5")
+
+
+def test_live_records_k_of_trials_and_reopens_the_same_state(tmp_path):
+    path = tmp_path / "tb.hspr"
+    live = LiveSession.create(path, bank="terminal-bench", budget=6, method="hspr")
+    t1, t2 = live.next(2)
+    assert live.record(t1, "3/5") and live.record(t2, "0/5")
+    assert not live.record(t1, "3/5")
+    with pytest.raises(LiveSessionError, match="already recorded as 3/5"):
+        live.record(t1, "4/5")
+    est = live.status().estimate
+    again = LiveSession.open(path)
+    assert again.recorded == {t1: 0.6, t2: 0}
+    assert again.status().estimate.point == est.point
+    res = CliRunner().invoke(main, ["live", "record", "--session", str(path), again.next(1)[0], "2/5", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["recorded"][0]["outcome"] == pytest.approx(0.4)
+
+
+def test_cli_replay_terminal_bench_and_refusal(tmp_path):
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["replay", "--bank", "terminal-bench", "--methods", "uniform", "--seeds", "0",
+                                    "-q", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    runs = json.loads(out.read_text())["runs"]
+    assert len(runs) == 25 and {r["budget"] for r in runs} == {8}
+    res = CliRunner().invoke(main, ["replay", "--bank", "terminal-bench", "--methods", "faq", "--seeds", "0", "-q",
+                                    "--out", str(out)])
+    assert res.exit_code == 2 and "faq takes one 0/1 outcome per task" in res.output
