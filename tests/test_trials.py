@@ -160,3 +160,24 @@ def test_cli_replay_terminal_bench_and_refusal(tmp_path):
     res = CliRunner().invoke(main, ["replay", "--bank", "terminal-bench", "--methods", "faq", "--seeds", "0", "-q",
                                     "--out", str(out)])
     assert res.exit_code == 2 and "faq takes one 0/1 outcome per task" in res.output
+
+
+def test_ingest_per_trial_lines_and_counts(tmp_path):
+    path = tmp_path / "tb.hspr"
+    live = LiveSession.create(path, bank="terminal-bench", budget=8, method="hspr")
+    t1, t2, t3 = live.next(3)
+    per_trial = tmp_path / "trials.csv"
+    per_trial.write_text("task_id,trial,resolved\n" + "".join(f"{t1},{k},{int(k < 2)}\n" for k in range(5))
+                         + "".join(f"{t2},{k},1\n" for k in range(5)))
+    res = live.ingest(per_trial)
+    assert [(t, y) for t, y, _ in res.recorded] == [(t1, 0.4), (t2, 1)]
+    counts = tmp_path / "counts.csv"
+    counts.write_text(f"task_id,successes,trials\n{t3},3,5\n{t1},2,5\n")
+    res = live.ingest(counts)
+    assert [(t, y) for t, y, _ in res.recorded] == [(t3, 0.6)] and res.unchanged == [t1]
+    short = tmp_path / "short.csv"
+    short.write_text("task_id,resolved\n" + "".join(f"{live.next(1)[0]},1\n" for _ in range(3)))
+    with pytest.raises(DataError, match="has 3 trial line"):
+        live.ingest(short)
+    res = CliRunner().invoke(main, ["live", "ingest", str(counts), "--session", str(path)])
+    assert res.exit_code == 0 and "0 outcome(s)" in res.output and "2 unchanged" in res.output

@@ -121,16 +121,23 @@ class HarnessOutcome:
         ``"infra_failure: out_of_memory"``).
     source : str
         The file it was read from.
+    rate : float, optional
+        Pass rate over the task's repeated trials (:func:`read_trials_outcomes`); None for
+        one run.
     """
 
     instance_id: str
     status: str
     detail: str
     source: str
+    rate: float | None = None
 
     @property
-    def outcome(self) -> int | None:
-        """1 resolved, 0 unresolved or empty patch, None for a harness error (needs a re-run)."""
+    def outcome(self) -> float | None:
+        """1 resolved, 0 unresolved or empty patch, None for a harness error (needs a re-run); the
+        pass rate for repeated trials."""
+        if self.rate is not None:
+            return int(self.rate) if self.rate in (0, 1) else self.rate
         return {RESOLVED: 1, UNRESOLVED: 0, EMPTY_PATCH: 0}.get(self.status)
 
 
@@ -412,6 +419,69 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
     return HarnessRead("csv", str(path), list(seen.values()))
 
 
+def read_trials_outcomes(path: str | Path, trials: int) -> HarnessRead:
+    """Read repeated-trial results for a bank of ``trials`` trials per task, as pass rates.
+
+    Two CSV forms (header required; the id column is ``instance_id`` or ``task_id``):
+
+    * counts, ``task_id,successes,trials``: one line per task;
+    * one line per trial, ``task_id,resolved`` (an optional ``trial`` column is ignored):
+      the lines of a task are counted, and a task needs exactly ``trials`` of them.
+
+    Raises
+    ------
+    HarnessFormatError
+        Naming the line or task for a missing column, a count out of range, another number of
+        trials than the bank's, a task listed twice (counts form), or a task with too few or
+        too many trial lines.
+    """
+    path = Path(path)
+    recs = csv_records(path, HarnessFormatError)
+    if not recs:
+        raise HarnessFormatError(f"{path}: empty CSV; expected 'task_id,successes,trials' or 'task_id,resolved'")
+    head = [x.strip().lower() for x in recs[0][1]]
+    idcol = "instance_id" if "instance_id" in head else "task_id" if "task_id" in head else None
+    if idcol is None or not ({"successes", "trials"} <= set(head) or "resolved" in head):
+        raise HarnessFormatError(f"{path}: line 1 {recs[0][1]} is not a header 'task_id,successes,trials' (counts) "
+                                 "or 'task_id,resolved' (one line per trial)")
+    ci = head.index(idcol)
+    counts = {"successes", "trials"} <= set(head)
+    cols = [ci] + ([head.index("successes"), head.index("trials")] if counts else [head.index("resolved")])
+    succ: dict[str, int] = {}
+    runs: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for n, rec in recs[1:]:
+        if len(rec) <= max(cols):
+            raise HarnessFormatError(f"{path}: line {n} has {len(rec)} field(s); expected {len(head)}")
+        iid = rec[ci].strip()
+        if not iid:
+            raise HarnessFormatError(f"{path}: line {n}: empty {idcol}")
+        if counts:
+            k, t = rec[cols[1]].strip(), rec[cols[2]].strip()
+            if not (k.isdigit() and t.isdigit()) or int(t) != trials or int(k) > trials:
+                raise HarnessFormatError(f"{path}: line {n}: {k!r} successes of {t!r} trials for {iid!r}; the "
+                                         f"bank has {trials} trials per task (successes in 0..{trials})")
+            if iid in first:
+                raise HarnessFormatError(f"{path}: line {n}: {iid!r} listed again (line {first[iid]}); give one line "
+                                         "per task with its trials summed")
+            succ[iid], runs[iid] = int(k), trials
+        else:
+            y = _parse_cell(rec[cols[1]])
+            if y is None:
+                raise HarnessFormatError(f"{path}: line {n}: outcome {rec[cols[1]]!r} for {iid!r} is not one of "
+                                         f"{SPELLINGS}")
+            succ[iid] = succ.get(iid, 0) + y
+            runs[iid] = runs.get(iid, 0) + 1
+        first.setdefault(iid, n)
+    odd = [i for i, r in runs.items() if r != trials]
+    if odd:
+        raise HarnessFormatError(f"{path}: task {odd[0]!r} has {runs[odd[0]]} trial line(s) (from line {first[odd[0]]}); "
+                                 f"the bank has {trials} trials per task: record a task once all its trials ran")
+    out = [HarnessOutcome(i, RESOLVED if succ[i] == trials else UNRESOLVED, f"{succ[i]}/{trials} trials (line "
+                          f"{first[i]})", str(path), succ[i] / trials) for i in succ]
+    return HarnessRead("trials_csv", str(path), out)
+
+
 # ---------------------------------------------------------------------- detection
 def _json_form(data: object, path: Path) -> str:
     if isinstance(data, dict):
@@ -449,8 +519,10 @@ def detect_form(path: str | Path) -> str:
     return _json_form(_load_json(path, text), path)
 
 
-def read_outcomes(path: str | Path) -> HarnessRead:
+def read_outcomes(path: str | Path, trials: int | None = None) -> HarnessRead:
     """Read any supported harness output (see the module docstring); the form is detected.
+    With ``trials`` (a bank of repeated trials) only the CSV forms of
+    :func:`read_trials_outcomes` are read.
 
     Returns
     -------
@@ -464,6 +536,11 @@ def read_outcomes(path: str | Path) -> HarnessRead:
         form or is malformed.
     """
     form = detect_form(path)
+    if trials is not None:
+        if form != "csv":
+            raise HarnessFormatError(f"{path}: the bank has {trials} trials per task; give a CSV "
+                                     "'task_id,successes,trials' or one line per trial 'task_id,resolved'")
+        return read_trials_outcomes(path, trials)
     if form == "log_dir":
         return read_log_dir(path)
     if form == "csv":

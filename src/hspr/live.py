@@ -797,7 +797,9 @@ class LiveSession:
         ----------
         path : str or Path
             A per-instance ``report.json``, a log folder, a run summary json, an sb-cli
-            report or a CSV ``instance_id,resolved``.
+            report or a CSV ``instance_id,resolved``; on a bank of repeated trials a CSV
+            ``task_id,successes,trials`` or one line per trial ``task_id,resolved``
+            (:func:`hspr.harness.read_trials_outcomes`).
         errors_as_unresolved : bool
             Count harness errors as unresolved (the leaderboard convention) instead of leaving
             them pending for a re-run.
@@ -812,7 +814,7 @@ class LiveSession:
             Naming the file and the offending ids for ids not in the bank or contradicting
             outcomes; HarnessFormatError (a DataError) for a malformed file.
         """
-        read = read_outcomes(path)
+        read = read_outcomes(path, self.matrix.trials)
         source = str(Path(path).resolve())
         res = IngestResult(source, read.form, notes=list(read.notes))
         unknown = [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]

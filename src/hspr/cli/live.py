@@ -273,9 +273,11 @@ def register(group: click.Group) -> None:
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "ingest", **res.to_dict(), **st.to_dict()}))
         else:
-            n1 = sum(y for _, y, _ in res.recorded)
+            n1 = sum(y == 1 for _, y, _ in res.recorded)
+            n0 = sum(y == 0 for _, y, _ in res.recorded)
+            part = f", {len(res.recorded) - n1 - n0} partly" if n1 + n0 < len(res.recorded) else ""
             click.echo(f"{path} ({res.form}): recorded {len(res.recorded)} outcome(s) ({n1} resolved, "
-                       f"{len(res.recorded) - n1} unresolved), {len(res.unchanged)} unchanged, "
+                       f"{n0} unresolved{part}), {len(res.unchanged)} unchanged, "
                        f"{len(res.needs_rerun)} harness error(s) needing a re-run")
             for t, why in res.needs_rerun:
                 click.echo(f"  re-run {t}: {why}")
