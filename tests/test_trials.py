@@ -55,6 +55,9 @@ def test_trials_csv_reader_and_bundled_bank(tmp_path):
     ("a,x,1,5\na,y,1,4\n", "line 3: 4 trials where line 2 has 5"),
     ("a,x,1.5,5\n", "column successes: '1.5' is not a whole number"),
     ("a,x,1,5\na,x,2,5\n", "lines 2 and 3 both give agent 'a', task_id 'x'"),
+    ("a,x,-1,5\n", "column successes: '-1' is negative"),
+    ("a,x,\u00b2,5\n", "is not a whole number"),
+    ("a,x,3," + "1" * 30 + "\n", "is too large"),
 ])
 def test_trials_csv_errors_name_the_line(tmp_path, body, match):
     p = tmp_path / "bad.csv"
@@ -125,8 +128,8 @@ def test_session_refuses_a_pass_rate_where_it_takes_bits():
 
 def test_parse_outcome_k_of_trials():
     assert parse_outcome("3/5", 5) == pytest.approx(0.6)
-    assert parse_outcome("5/5", 5) == 1 and parse_outcome("resolved", 5) == 1
-    for bad in ("6/5", "3/4", "x/5"):
+    assert parse_outcome("5/5", 5) == 1 and parse_outcome(" 0 / 5 ", 5) == 0
+    for bad in ("6/5", "3/4", "x/5", "resolved", "\u0663/5", "\u00b2/5", "-1/5", "3/5/1"):
         with pytest.raises(LiveSessionError, match="k/5"):
             parse_outcome(bad, 5)
     with pytest.raises(LiveSessionError, match="not one of"):
@@ -181,3 +184,38 @@ def test_ingest_per_trial_lines_and_counts(tmp_path):
         live.ingest(short)
     res = CliRunner().invoke(main, ["live", "ingest", str(counts), "--session", str(path)])
     assert res.exit_code == 0 and "0 outcome(s)" in res.output and "2 unchanged" in res.output
+
+
+def test_trials_header_typo_is_named(tmp_path):
+    p = tmp_path / "typo.csv"
+    p.write_text("agent,task,successes,trials\na,x,1,5\n")
+    with pytest.raises(DataError, match="lacks column.*task_id"):
+        load_matrix(p)
+
+
+def test_trials_bank_merge_write_and_targets_keep_their_form(tmp_path):
+    from hspr.data.build import merge_banks, write_wide_csv
+    from hspr.replay import align_targets
+
+    m = simulate_trials(6, 8, 5, seed=4)
+    a, b = m.rows([0, 1, 2]), m.rows([3, 4, 5])
+    merged = merge_banks(a, b)
+    assert merged.trials == 5 and merged.digest() == m.digest()
+    out = write_wide_csv(merged, tmp_path / "m.csv")
+    assert load_matrix(out).digest() == m.digest()
+    binary = ResponseMatrix(m.agents, m.tasks, (m.values == 5).astype(int))
+    with pytest.raises(DataError, match="same number of trials"):
+        merge_banks(a, binary)
+    assert align_targets(b, a).trials == 5
+    with pytest.raises(DataError, match="success counts of 5 trials"):
+        align_targets(binary, a)
+
+
+def test_trajectory_keeps_pass_rates():
+    from hspr.session import trajectory
+
+    m = simulate_trials(20, 30, 5, seed=5)
+    model = get_method("uniform").fit(m.drop_rows([0]))
+    y = m.rates()[0]
+    traj = trajectory(model, 3, 0, [(m.tasks[j], float(y[j])) for j in range(3)])
+    assert traj[-1]["point"] == pytest.approx(y[:3].mean())

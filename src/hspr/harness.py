@@ -72,6 +72,7 @@ Every reader validates as it reads and raises :class:`HarnessFormatError` naming
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,8 +81,9 @@ from .data.matrix import DataError
 from .fileio import csv_records, read_json, read_text
 from .outcomes import SPELLINGS, outcome
 
-RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR = "resolved", "unresolved", "empty_patch", "error"
-STATUSES = (RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR)
+RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL = "resolved", "unresolved", "empty_patch", "error", "partial"
+_COUNT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit also takes superscripts)
+STATUSES = (RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL)
 """Per-instance statuses; :attr:`HarnessOutcome.outcome` maps them to 1 / 0 / 0 / None."""
 
 LOG_REPORT = "report.json"
@@ -115,7 +117,8 @@ class HarnessOutcome:
     Attributes
     ----------
     instance_id : str
-    status : {'resolved', 'unresolved', 'empty_patch', 'error'}
+    status : {'resolved', 'unresolved', 'empty_patch', 'error', 'partial'}
+        ('partial': some but not all of a task's repeated trials passed)
     detail : str
         Where the status came from (e.g. ``"error_ids"``, ``"report.json: patch_is_None"``,
         ``"infra_failure: out_of_memory"``).
@@ -163,8 +166,9 @@ class HarnessRead:
     notes: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
-        """Number of outcomes per status."""
-        return {s: sum(o.status == s for o in self.outcomes) for s in STATUSES}
+        """Number of outcomes per status ('partial' only when some task has it: repeated trials)."""
+        n = {s: sum(o.status == s for o in self.outcomes) for s in STATUSES}
+        return {s: k for s, k in n.items() if s != PARTIAL or k}
 
 
 # ---------------------------------------------------------------------- helpers
@@ -458,7 +462,7 @@ def read_trials_outcomes(path: str | Path, trials: int) -> HarnessRead:
             raise HarnessFormatError(f"{path}: line {n}: empty {idcol}")
         if counts:
             k, t = rec[cols[1]].strip(), rec[cols[2]].strip()
-            if not (k.isdigit() and t.isdigit()) or int(t) != trials or int(k) > trials:
+            if not (_COUNT.fullmatch(k) and _COUNT.fullmatch(t)) or int(t) != trials or int(k) > trials:
                 raise HarnessFormatError(f"{path}: line {n}: {k!r} successes of {t!r} trials for {iid!r}; the "
                                          f"bank has {trials} trials per task (successes in 0..{trials})")
             if iid in first:
@@ -477,8 +481,9 @@ def read_trials_outcomes(path: str | Path, trials: int) -> HarnessRead:
     if odd:
         raise HarnessFormatError(f"{path}: task {odd[0]!r} has {runs[odd[0]]} trial line(s) (from line {first[odd[0]]}); "
                                  f"the bank has {trials} trials per task: record a task once all its trials ran")
-    out = [HarnessOutcome(i, RESOLVED if succ[i] == trials else UNRESOLVED, f"{succ[i]}/{trials} trials (line "
-                          f"{first[i]})", str(path), succ[i] / trials) for i in succ]
+    status = {0: UNRESOLVED, trials: RESOLVED}
+    out = [HarnessOutcome(i, status.get(succ[i], PARTIAL), f"{succ[i]}/{trials} trials (line {first[i]})", str(path),
+                          succ[i] / trials) for i in succ]
     return HarnessRead("trials_csv", str(path), out)
 
 

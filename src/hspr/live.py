@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,26 +215,26 @@ def parse_outcome(value, trials: int | None = None) -> float:
     """1 / 0 by the outcome vocabulary (:mod:`hspr.outcomes`: resolved/unresolved, 1/0, true/false,
     yes/no, pass/fail, or a bool / number equal to 1 or 0).
 
-    With ``trials`` (a bank of repeated trials) also ``"k/trials"``, the successes of the
-    task's trials, returned as the pass rate ``k / trials`` (a word of the vocabulary then
-    means every trial passed, or none).
+    With ``trials`` (a bank of repeated trials) only ``"k/trials"``, the successes of the
+    task's trials, returned as the pass rate ``k / trials`` (a word such as ``resolved`` is
+    ambiguous there: every trial or one of them).
 
     Raises
     ------
     LiveSessionError
         For anything else, naming the value.
     """
-    if trials is not None and isinstance(value, str) and "/" in value:
-        k, _, t = (x.strip() for x in value.partition("/"))
-        if not (k.isdigit() and t.isdigit()) or int(t) != trials or int(k) > trials:
+    if trials is not None:
+        k, _, t = (x.strip() for x in str(value).partition("/"))
+        ascii_digits = re.compile(r"[0-9]{1,4}")
+        if not (ascii_digits.fullmatch(k) and ascii_digits.fullmatch(t)) or int(t) != trials or int(k) > trials:
             raise LiveSessionError(f"outcome {value!r} is not k/{trials} with k in 0..{trials} (successes of the "
                                    f"task's {trials} trials)")
         y = int(k) / trials
         return int(y) if y in (0, 1) else y
     y = outcome(value)
     if y is None:
-        more = f", or k/{trials} (successes of {trials} trials)" if trials is not None else ""
-        raise LiveSessionError(f"outcome {value!r} is not one of {SPELLINGS}{more}")
+        raise LiveSessionError(f"outcome {value!r} is not one of {SPELLINGS}")
     return y
 
 
@@ -741,8 +742,9 @@ class LiveSession:
     def _check_outcome(self, task: str, y: float) -> bool:
         """True if new, False if the same outcome is already recorded; refuses the rest."""
         if task not in self._task_set:
+            subset = " of the session's --tasks subset" if self.doc["bank"].get("tasks") else ""
             raise LiveSessionError(
-                f"task id {task!r} is not in the bank ({self.doc['bank']['name']}, {self.session.n_tasks} tasks)"
+                f"task id {task!r} is not in the bank ({self.doc['bank']['name']}, {self.session.n_tasks} tasks{subset})"
             )
         prev = self._tells.get(task)
         if prev is None:

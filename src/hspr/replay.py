@@ -222,6 +222,11 @@ def align_targets(targets: ResponseMatrix, bank: ResponseMatrix) -> ResponseMatr
             f"{targets.source}: task ids differ from {bank.source}: {len(missing)} bank tasks absent "
             f"(e.g. {missing[:3]}), {len(extra)} unknown tasks (e.g. {extra[:3]}); targets need the bank's task columns"
         )
+    if targets.trials != bank.trials:
+        def kind(m):
+            return "one 0/1 outcome per task" if m.trials is None else f"success counts of {m.trials} trials per task"
+        raise DataError(f"{targets.source}: the targets have {kind(targets)} but {bank.source} has {kind(bank)}; "
+                        "give targets of the bank's form")
     idx = np.array([targets._task_index[t] for t in bank.tasks])
     miss = None if targets.missing is None else targets.missing[:, idx]
-    return ResponseMatrix(targets.agents, bank.tasks, targets.values[:, idx], miss, targets.source)
+    return ResponseMatrix(targets.agents, bank.tasks, targets.values[:, idx], miss, targets.source, targets.trials)

@@ -432,7 +432,7 @@ def trajectory(model: FittedModel, budget: int, seed: int, outcomes) -> list[dic
     if sess.has_prior_estimate:
         add(None)
     for task, y in outcomes:
-        sess.tell(task, int(y))
+        sess.tell(task, y)
         add(task)
     return out
 

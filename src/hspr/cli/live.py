@@ -263,6 +263,12 @@ def register(group: click.Group) -> None:
           a CSV with columns instance_id,resolved.
         Resolved -> 1; unresolved and empty patches -> 0; harness errors stay pending and are
         listed as needing a re-run (unless --errors-as-unresolved).
+
+        \b
+        On a bank of repeated trials (e.g. terminal-bench) PATH is a CSV:
+          task_id,successes,trials   one line per task, or
+          task_id,resolved           one line per trial (a trial column is ignored);
+        every task in the file needs all its trials, else nothing is recorded.
         """
         try:
             live_s = _open(session_path)

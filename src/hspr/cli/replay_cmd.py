@@ -247,6 +247,8 @@ def register(group: click.Group) -> None:
                 if mat.missing is not None and missing_as_zero:
                     mat = mat.fill_missing(0)
                 label = bank if bank != "verified" else Path(matrix).stem
+                if mat.missing is not None:
+                    label += "/missing-kept"
                 jobs.append((label, mat, None if targets or split == "forward" else make_folds(mat.agents), None))
             else:
                 if bundled and bank in ("verified", TARGET_SETS[targets].bank):

@@ -53,7 +53,9 @@ def build_bank(
 
 
 def write_wide_csv(matrix: ResponseMatrix, out: str | Path) -> Path:
-    """Write ``matrix`` as a wide CSV (``agent,<task ids...>``; empty cell = missing run).
+    """Write ``matrix`` as a wide CSV (``agent,<task ids...>``; empty cell = missing run); a
+    bank of repeated trials (``matrix.trials``) as the long CSV ``agent,task_id,successes,trials``
+    instead (one line per cell that ran), the form :func:`hspr.data.io.read_trials_csv` reads.
 
     The file is written to a temporary file in the same folder and moved into place with
     ``os.replace``, so readers never see a half-written file.
@@ -83,8 +85,14 @@ def write_wide_csv(matrix: ResponseMatrix, out: str | Path) -> Path:
     try:
         with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh, lineterminator="\n")
-            writer.writerow(["agent", *matrix.tasks])
-            writer.writerows([agent, *row] for agent, row in zip(matrix.agents, cells.tolist()))
+            if matrix.trials is None:
+                writer.writerow(["agent", *matrix.tasks])
+                writer.writerows([agent, *row] for agent, row in zip(matrix.agents, cells.tolist()))
+            else:
+                writer.writerow(["agent", "task_id", "successes", "trials"])
+                ran = np.ones(matrix.shape, bool) if matrix.missing is None else ~matrix.missing
+                writer.writerows([matrix.agents[i], matrix.tasks[j], int(matrix.values[i, j]), matrix.trials]
+                                 for i, j in zip(*np.nonzero(ran)))
         os.chmod(tmp, 0o644)
         os.replace(tmp, out)
     except BaseException:
@@ -120,6 +128,11 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
     """
     if prefer not in ("refuse", "new", "base"):
         raise ValueError(f"prefer must be 'refuse', 'new' or 'base', got {prefer!r}")
+    if base.trials != new.trials:
+        def kind(m):
+            return "one 0/1 outcome per task" if m.trials is None else f"{m.trials} trials per task"
+        raise DataError(f"cannot merge {new.source} ({kind(new)}) into {base.source} ({kind(base)}): both banks need "
+                        "the same number of trials per task")
     agents = list(base.agents) + [a for a in new.agents if a not in set(base.agents)]
     tasks = list(base.tasks) + [t for t in new.tasks if t not in set(base.tasks)]
     ai = {a: i for i, a in enumerate(agents)}
@@ -146,4 +159,5 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
     vals[np.ix_(r1, c1)] = np.where(k1, v1, old_v)
     have[np.ix_(r1, c1)] = old_h | k1
     missing = None if have.all() else ~have
-    return ResponseMatrix(agents, tasks, vals, missing, source=f"{base.source} + {new.source}").canonical()
+    return ResponseMatrix(agents, tasks, vals, missing, source=f"{base.source} + {new.source}",
+                          trials=base.trials).canonical()

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -46,6 +47,8 @@ LONG_COLUMNS = ("agent", "instance_id", "resolved")
 
 TRIALS_COLUMNS = ("agent", "task_id", "successes", "trials")
 """Required columns of the repeated-trials CSV form (Terminal-Bench style)."""
+
+_ASCII_COUNT = re.compile(r"[0-9]+")
 
 RESULT_ID_LISTS = (
     "resolved",
@@ -292,11 +295,15 @@ def read_trials_csv(path: str | Path) -> ResponseMatrix:
             raise DataError(f"{path}: line {lines[empty[0]]}: empty {TRIALS_COLUMNS[k]}; every line needs {want}")
     counts = np.zeros((len(arr), 2), dtype=int)
     for k in (2, 3):
-        ok = np.char.isdigit(arr[:, k])
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise DataError(f"{path}: line {lines[i]}, column {TRIALS_COLUMNS[k]}: {str(arr[i, k])!r} is not a whole number")
-        counts[:, k - 2] = arr[:, k].astype(int)
+        col = arr[:, k].tolist()
+        for i, text in enumerate(col):
+            if not _ASCII_COUNT.fullmatch(text):
+                what = "is negative" if text.startswith("-") else "is not a whole number (digits 0-9)"
+                raise DataError(f"{path}: line {lines[i]}, column {TRIALS_COLUMNS[k]}: {text!r} {what}")
+            if len(text.lstrip("0")) > 3:
+                raise DataError(f"{path}: line {lines[i]}, column {TRIALS_COLUMNS[k]}: {text} is too large (at most "
+                                "127 trials per task)")
+        counts[:, k - 2] = [int(t) for t in col]
     succ, tri = counts[:, 0], counts[:, 1]
     bad = np.flatnonzero((tri < 1) | (succ > tri))
     if bad.size:
@@ -742,6 +749,10 @@ def detect_form(path: str | Path) -> str:
         return "long_csv"
     if set(TRIALS_COLUMNS) <= names:
         return "trials_csv"
+    if {"successes", "trials"} <= names:
+        absent = [c for c in TRIALS_COLUMNS if c not in names]
+        raise DataError(f"{path}: line 1: the header has successes and trials but lacks column(s) "
+                        f"{', '.join(absent)}; a repeated-trials CSV needs '{','.join(TRIALS_COLUMNS)}'")
     if first and np.isin(np.char.lower(np.char.strip(np.array(first, dtype=str))), list(RESOLVED | UNRESOLVED | MISSING)).all():
         if path.name == "matrix.csv" and (path.parent / "metadata.json").is_file():
             return "bank_dir"

@@ -467,7 +467,7 @@ class HSPRAuto(Method):
         return "deterministic" if self.overrides.get("acquisition") == "midrange" else "adaptive"
 
     def fit(self, source: ResponseMatrix) -> FittedHSPR:
-        source.require_complete("HSPR")
+        source.require_complete("hspr_auto (its source-only selection replays source rows as targets)")
         hit = lookup_shipped(source.digest(), self.table)
         if hit is not None:
             bank, fold, cfg = hit
