@@ -95,7 +95,7 @@ _PATH_HELP = (
 @click.command("banks")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list (one object per bank) for scripts.")
 def banks_cmd(as_json: bool) -> None:
-    """List the bundled SWE-bench banks: agents, tasks, missing cells and score range.
+    """List the bundled banks (SWE-bench splits, Terminal-Bench): agents, tasks, missing cells and score range.
 
     Missing cells are counted in the matrix the estimators use; for 'pro' the raw matrix's
     blank cells (runs absent from the source, counted as unresolved by the leaderboard) are
@@ -156,6 +156,9 @@ def agents_cmd(bank: str, as_json: bool) -> None:
 
     These are the ids `hspr live plot --target`, `--targets` files and folds use.
     """
+    if bank not in BANKS and not Path(bank).exists():
+        raise click.BadParameter(f"{bank!r} is neither a bundled bank ({', '.join(BANKS)}) nor a file",
+                                 param_hint="BANK")
     m = _run(lambda: load_bank(bank) if bank in BANKS and not Path(bank).exists() else build_bank(Path(bank)))
     scores = m.scores() * 100.0
     if as_json:
