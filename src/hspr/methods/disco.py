@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,7 +51,7 @@ from sklearn.ensemble import RandomForestRegressor
 
 from ..data.matrix import DataError, ResponseMatrix
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
-from .ridge_map import feasible_bounds
+from .ridge_map import ColumnFitCache, feasible_bounds
 
 
 def disagreement_order(values: np.ndarray, tasks: Sequence[str]) -> np.ndarray:
@@ -179,11 +178,11 @@ class SignatureMap:
         self.random_state = random_state
         self.level = level
         self.cache_size = cache_size
-        self._cache: OrderedDict[bytes, SignatureFit] = OrderedDict()
+        self._cache = ColumnFitCache(self.n_tasks_, cache_size)
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        state["_cache"] = OrderedDict()  # fits are rebuilt on demand; keep pickles small
+        state["_cache"] = ColumnFitCache(self.n_tasks_, self.cache_size)  # fits are rebuilt on demand: small pickles
         return state
 
     def _features(self, X: np.ndarray) -> np.ndarray:
@@ -197,20 +196,8 @@ class SignatureMap:
         IndexError
             For a column outside the matrix.
         """
-        cols = np.unique(np.asarray(columns, dtype=int))
-        if cols.size and (cols[0] < 0 or cols[-1] >= self.n_tasks_):
-            raise IndexError(f"task columns must be in [0, {self.n_tasks_}), got {cols[0]}..{cols[-1]}")
-        cols = cols[np.argsort(self.id_rank_[cols], kind="stable")]
-        key = cols.tobytes()
-        hit = self._cache.get(key)
-        if hit is not None:
-            self._cache.move_to_end(key)
-            return hit
-        fit = self._fit(cols)
-        self._cache[key] = fit
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-        return fit
+        cols = self._cache.columns(columns)
+        return self._cache.get(cols[np.argsort(self.id_rank_[cols], kind="stable")], self._fit)
 
     def _fit(self, cols: np.ndarray) -> SignatureFit:
         s, n = self.scores_, self.n_sources_

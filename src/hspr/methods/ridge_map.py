@@ -22,7 +22,7 @@ Conventions settled here (the paper is silent on them):
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,6 +65,49 @@ class RidgeFit:
         return float(self.intercept + np.dot(self.coef, np.asarray(y, dtype=float)))
 
 
+class ColumnFitCache:
+    """Fits keyed by a set of task columns, least recently used dropped first (an LRU).
+
+    Shared by the score maps that fit at estimate time on the columns a target has outcomes
+    for (:class:`RidgeScoreMap`, :class:`hspr.methods.disco.SignatureMap`).
+
+    Parameters
+    ----------
+    n_tasks : int
+        Number of task columns of the source matrix.
+    size : int
+        Number of fits kept.
+    """
+
+    def __init__(self, n_tasks: int, size: int) -> None:
+        self.n_tasks = int(n_tasks)
+        self.size = int(size)
+        self._fits: OrderedDict[bytes, object] = OrderedDict()
+
+    def columns(self, columns: Sequence[int]) -> np.ndarray:
+        """Distinct columns, ascending, shape (k,); IndexError for a column outside the matrix."""
+        cols = np.unique(np.asarray(columns, dtype=int))
+        if cols.size and (cols[0] < 0 or cols[-1] >= self.n_tasks):
+            raise IndexError(f"task columns must be in [0, {self.n_tasks}), got {cols[0]}..{cols[-1]}")
+        return cols
+
+    def get(self, cols: np.ndarray, make: Callable[[np.ndarray], object]):
+        """The cached fit for exactly ``cols`` (in that order), made with ``make(cols)`` on a miss."""
+        key = cols.tobytes()
+        hit = self._fits.get(key)
+        if hit is not None:
+            self._fits.move_to_end(key)
+            return hit
+        fit = make(cols)
+        self._fits[key] = fit
+        if len(self._fits) > self.size:
+            self._fits.popitem(last=False)
+        return fit
+
+    def __len__(self) -> int:
+        return len(self._fits)
+
+
 class RidgeScoreMap:
     """Source-fitted ridge maps from outcomes on a column subset to the full score.
 
@@ -103,7 +146,7 @@ class RidgeScoreMap:
         self.values_ = np.asarray(source.values, dtype=float)
         self.scores_ = self.values_.mean(axis=1)
         self.n_sources_, self.n_tasks_ = self.values_.shape
-        self._cache: OrderedDict[bytes, RidgeFit] = OrderedDict()
+        self._cache = ColumnFitCache(self.n_tasks_, self.cache_size)
 
     def fit_columns(self, columns: Sequence[int]) -> RidgeFit:
         """The (cached) ridge fit for a set of task columns (order and duplicates ignored).
@@ -122,19 +165,7 @@ class RidgeScoreMap:
         IndexError
             For a column outside the matrix.
         """
-        cols = np.unique(np.asarray(columns, dtype=int))
-        if cols.size and (cols[0] < 0 or cols[-1] >= self.n_tasks_):
-            raise IndexError(f"task columns must be in [0, {self.n_tasks_}), got {cols[0]}..{cols[-1]}")
-        key = cols.tobytes()
-        hit = self._cache.get(key)
-        if hit is not None:
-            self._cache.move_to_end(key)
-            return hit
-        fit = self._fit(cols)
-        self._cache[key] = fit
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-        return fit
+        return self._cache.get(self._cache.columns(columns), self._fit)
 
     def _fit(self, cols: np.ndarray) -> RidgeFit:
         s = self.scores_
