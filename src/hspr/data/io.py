@@ -196,6 +196,30 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
 
 
 # ---------------------------------------------------------------------- long CSV
+def _long_columns(path: Path, columns: Sequence[str]) -> tuple[np.ndarray, list[int]]:
+    """The named columns of a long CSV with a header, as text, and each row's line number.
+
+    Returns an array of shape (n_rows, len(columns)) (cells as read) and the rows' line numbers.
+    Raises DataError naming the file (and line) for an empty file, a header without one of
+    ``columns`` (the header may hold others, in any order and case), no data lines, or a line
+    whose width differs from the header's.
+    """
+    want = ",".join(columns)
+    recs = csv_records(path, DataError)
+    if not recs:
+        raise DataError(f"{path}: file is empty; expected a header '{want}'")
+    (hline, header), body = recs[0], recs[1:]
+    names = [h.strip().lower() for h in header]
+    absent = [c for c in columns if c not in names]
+    if absent:
+        raise DataError(f"{path}: line {hline}: header lacks column(s) {', '.join(absent)}; expected '{want}'")
+    if not body:
+        raise DataError(f"{path}: no data lines under the header; the matrix is empty")
+    _check_widths(path, body, len(header), "the header")
+    arr = np.array([r for _, r in body], dtype=str)[:, [names.index(c) for c in columns]]
+    return arr, [n for n, _ in body]
+
+
 def read_long_csv(path: str | Path) -> ResponseMatrix:
     """Read a long CSV with columns ``agent,instance_id,resolved`` (one line per run).
 
@@ -214,20 +238,7 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
         non-binary value, or a repeated pair with conflicting values (naming both lines).
     """
     path = Path(path)
-    recs = csv_records(path, DataError)
-    if not recs:
-        raise DataError(f"{path}: file is empty; expected a header 'agent,instance_id,resolved'")
-    (hline, header), body = recs[0], recs[1:]
-    names = [h.strip().lower() for h in header]
-    absent = [c for c in LONG_COLUMNS if c not in names]
-    if absent:
-        raise DataError(f"{path}: line {hline}: header lacks column(s) {', '.join(absent)}; expected 'agent,instance_id,resolved'")
-    if not body:
-        raise DataError(f"{path}: no data lines under the header; the matrix is empty")
-    _check_widths(path, body, len(header), "the header")
-    cols = [names.index(c) for c in LONG_COLUMNS]
-    arr = np.array([r for _, r in body], dtype=str)[:, cols]
-    lines = [n for n, _ in body]
+    arr, lines = _long_columns(path, LONG_COLUMNS)
     agent, task = np.char.strip(arr[:, 0]).tolist(), np.char.strip(arr[:, 1]).tolist()
     for k, col in enumerate((agent, task)):
         empty = np.flatnonzero(np.asarray(col, dtype=object) == "")
@@ -275,20 +286,9 @@ def read_trials_csv(path: str | Path) -> ResponseMatrix:
         line), or a repeated (agent, task_id) pair.
     """
     path = Path(path)
-    recs = csv_records(path, DataError)
     want = ",".join(TRIALS_COLUMNS)
-    if not recs:
-        raise DataError(f"{path}: file is empty; expected a header '{want}'")
-    (hline, header), body = recs[0], recs[1:]
-    names = [h.strip().lower() for h in header]
-    absent = [c for c in TRIALS_COLUMNS if c not in names]
-    if absent:
-        raise DataError(f"{path}: line {hline}: header lacks column(s) {', '.join(absent)}; expected '{want}'")
-    if not body:
-        raise DataError(f"{path}: no data lines under the header; the matrix is empty")
-    _check_widths(path, body, len(header), "the header")
-    arr = np.char.strip(np.array([r for _, r in body], dtype=str)[:, [names.index(c) for c in TRIALS_COLUMNS]])
-    lines = [n for n, _ in body]
+    arr, lines = _long_columns(path, TRIALS_COLUMNS)
+    arr = np.char.strip(arr)
     for k in range(4):
         empty = np.flatnonzero(arr[:, k] == "")
         if empty.size:
