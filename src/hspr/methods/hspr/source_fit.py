@@ -33,7 +33,8 @@ def fit_zib_prior(h: np.ndarray, m: int | np.ndarray) -> ZIBetaPrior:
     Parameters
     ----------
     h : int array, shape (n_tasks,)
-        Number of source agents that resolved each task, in 0..m.
+        Number of source agents that resolved each task, in 0..m (or sums of pass rates over
+        repeated trials, fractional).
     m : int, or int array of shape (n_tasks,)
         Number of source agents (that ran each task, when some cells are missing; tasks no
         source ran carry no information and are left out).
@@ -45,23 +46,27 @@ def fit_zib_prior(h: np.ndarray, m: int | np.ndarray) -> ZIBetaPrior:
     """
     from scipy import optimize, stats  # fit time only: a restored session does not import them
 
-    if np.any(np.asarray(h) != np.round(h)):  # pass rates summed over sources: fractional counts
-        return _fit_zib_prior_continuous(np.asarray(h, float), np.broadcast_to(np.asarray(m, float), np.shape(h)))
-    h = np.asarray(h, dtype=int)
-    if np.ndim(m) == 0:  # complete matrix: the spec's histogram of counts over 0..m
-        counts = np.bincount(h, minlength=int(m) + 1).astype(float)
+    fractional = bool(np.any(np.asarray(h) != np.round(h)))  # sums of pass rates (repeated trials)
+    spec = np.ndim(m) == 0 and not fractional
+    if spec:  # complete 0/1 matrix: the spec's histogram of counts over 0..m
+        counts = np.bincount(np.asarray(h, dtype=int), minlength=int(m) + 1).astype(float)
         ks, ns = np.arange(int(m) + 1), np.full(int(m) + 1, int(m))
-    else:  # per-task numbers of runs: one term per distinct (successes, runs) pair
-        ran = np.asarray(m) > 0
-        pairs, counts = np.unique(np.column_stack([h[ran], np.asarray(m)[ran]]), axis=0, return_counts=True)
+    else:  # per-task runs or fractional counts: one term per distinct (successes, runs) pair
+        h = np.asarray(h, dtype=float if fractional else int)
+        runs = np.broadcast_to(np.asarray(m), h.shape)
+        ran = runs > 0
+        pairs, counts = np.unique(np.column_stack([h[ran], runs[ran]]), axis=0, return_counts=True)
         ks, ns, counts = pairs[:, 0], pairs[:, 1], counts.astype(float)
+    # a fractional count takes the beta-binomial continued to real k; a task every source failed
+    # on every trial (k = 0) may still come from the point mass at 0
+    logpmf = betabinom_logpmf if fractional else stats.betabinom.logpmf
     zero = ks == 0
 
     def nll(x):
         lp, la, lb = x
         pi = special.expit(lp)
-        ll = stats.betabinom.logpmf(ks, ns, np.exp(la), np.exp(lb))
-        if np.ndim(m) == 0:  # the spec's sum, term for term
+        ll = logpmf(ks, ns, np.exp(la), np.exp(lb))
+        if spec:  # the spec's sum, term for term
             l0 = np.logaddexp(np.log(pi), np.log1p(-pi) + ll[0])
             return -(counts[0] * l0 + counts[1:] @ (np.log1p(-pi) + ll[1:]))
         return -(counts @ np.where(zero, np.logaddexp(np.log(pi), np.log1p(-pi) + ll), np.log1p(-pi) + ll))
@@ -81,31 +86,6 @@ def betabinom_logpmf(k: np.ndarray, n: np.ndarray, a: float, b: float) -> np.nda
     ``scipy.stats.betabinom.logpmf`` at whole numbers)."""
     return (special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
             + special.betaln(k + a, n - k + b) - special.betaln(a, b))
-
-
-def _fit_zib_prior_continuous(h: np.ndarray, m: np.ndarray) -> ZIBetaPrior:
-    """:func:`fit_zib_prior` for fractional success counts (sums of pass rates over repeated
-    trials): the same marginal likelihood with :func:`betabinom_logpmf`; a task every source
-    failed on every trial (h = 0) may come from the point mass at 0."""
-    from scipy import optimize
-
-    ran = m > 0
-    pairs, counts = np.unique(np.column_stack([h[ran], m[ran]]), axis=0, return_counts=True)
-    ks, ns, counts = pairs[:, 0], pairs[:, 1], counts.astype(float)
-    zero = ks == 0
-
-    def nll(x):
-        lp, la, lb = x
-        pi = special.expit(lp)
-        ll = betabinom_logpmf(ks, ns, np.exp(la), np.exp(lb))
-        return -(counts @ np.where(zero, np.logaddexp(np.log(pi), np.log1p(-pi) + ll), np.log1p(-pi) + ll))
-
-    bounds = [(-15, 15), (np.log(1e-3), np.log(1e3)), (np.log(1e-3), np.log(1e3))]
-    best = min((optimize.minimize(nll, np.array(x0), method="L-BFGS-B", bounds=bounds)
-                for x0 in ([-2.0, 0.0, 0.0], [0.0, -1.0, 0.5], [-5.0, 0.5, 1.5], [1.0, -0.5, -0.5])),
-               key=lambda r: r.fun)
-    lp, la, lb = best.x
-    return ZIBetaPrior(float(special.expit(lp)), float(np.exp(la)), float(np.exp(lb)))
 
 
 def initial_intercepts(h: np.ndarray, m: int | np.ndarray, prior: ZIBetaPrior) -> np.ndarray:
