@@ -51,7 +51,7 @@ from sklearn.ensemble import RandomForestRegressor
 
 from ..data.matrix import DataError, ResponseMatrix
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
-from .ridge_map import ColumnFitCache, feasible_bounds
+from .ridge_map import ColumnFitCache, feasible_bounds, observed_outcomes
 
 
 def disagreement_order(values: np.ndarray, tasks: Sequence[str]) -> np.ndarray:
@@ -251,12 +251,7 @@ class SignatureMap:
         ValueError
             If ``columns`` and ``y`` differ in length or ``columns`` repeats a column.
         """
-        cols = np.asarray(columns, dtype=int)
-        y = np.asarray(y, dtype=float)
-        if cols.shape != y.shape:
-            raise ValueError(f"{cols.size} columns but {y.size} outcomes")
-        if np.unique(cols).size != cols.size:
-            raise ValueError("columns must be distinct")
+        cols, y = observed_outcomes(columns, y)
         fit = self.fit_columns(cols)
         if fit.kind == "mean":
             return float(self.scores_.mean()), fit

@@ -65,6 +65,20 @@ class RidgeFit:
         return float(self.intercept + np.dot(self.coef, np.asarray(y, dtype=float)))
 
 
+def observed_outcomes(columns: Sequence[int], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """``columns`` as an int array and ``y`` as a float array, both shape (k,).
+
+    Raises ValueError if they differ in length or ``columns`` repeats a column.
+    """
+    cols = np.asarray(columns, dtype=int)
+    y = np.asarray(y, dtype=float)
+    if cols.shape != y.shape:
+        raise ValueError(f"{cols.size} columns but {y.size} outcomes")
+    if np.unique(cols).size != cols.size:
+        raise ValueError("columns must be distinct")
+    return cols, y
+
+
 class ColumnFitCache:
     """Fits keyed by a set of task columns, least recently used dropped first (an LRU).
 
@@ -194,12 +208,7 @@ class RidgeScoreMap:
         ValueError
             If ``columns`` and ``y`` differ in length or ``columns`` repeats a column.
         """
-        cols = np.asarray(columns, dtype=int)
-        y = np.asarray(y, dtype=float)
-        if cols.shape != y.shape:
-            raise ValueError(f"{cols.size} columns but {y.size} outcomes")
-        if np.unique(cols).size != cols.size:
-            raise ValueError("columns must be distinct")
+        cols, y = observed_outcomes(columns, y)
         fit = self.fit_columns(cols)
         order = np.argsort(cols)  # the fit's columns are sorted
         return fit.predict(y[order])
