@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from hspr.cli.bank import register
-from hspr.data.banks import BANK_ORDER, load_bank
+from hspr.data.banks import BANK_ORDER, BANKS, load_bank
 from hspr.data.folds import N_FOLDS, bank_folds, make_folds
 from hspr.data.matrix import DataError
 
@@ -80,6 +80,17 @@ def test_cli_banks_table():
     for name in BANK_ORDER:
         assert name in res.stdout
     assert "2294" in res.stdout and "491" in res.stdout
+    # CliRunner's console is 80 columns: every title is printed in full below the table
+    for name, spec in BANKS.items():
+        assert f"{name}: {spec.title}" in res.stdout
+
+
+def test_cli_validate_takes_a_bundled_bank_name():
+    res = _cli("bank", "validate", "pro")
+    assert res.exit_code == 0, res.output
+    assert "14 agents x 730 tasks, 491 missing cells" in res.stdout  # the raw matrix, blanks kept
+    res = _cli("bank", "validate", "no-such-bank")
+    assert res.exit_code == 2 and "no-such-bank" in res.output
 
 
 def test_bank_agents_lists_ids_and_scores(tmp_path):

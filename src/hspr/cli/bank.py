@@ -108,15 +108,21 @@ def banks_cmd(as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    console = Console()
+    wide = console.width >= 120  # the titles fit beside the numbers; else they follow the table
     table = Table(title="Bundled banks")
     for col in ("bank", "agents", "tasks", "missing", "min%", "med%", "max%"):
         table.add_column(col, justify="left" if col == "bank" else "right", no_wrap=True)
-    table.add_column("title", ratio=1)
+    if wide:
+        table.add_column("title", ratio=1)
     for r in rows:
         missing = str(r["missing"]) if r["missing_raw"] == r["missing"] else f"{r['missing']} (raw {r['missing_raw']})"
         scores = [f"{r[k]:.1f}" for k in ("score_min", "score_median", "score_max")]
-        table.add_row(r["name"], str(r["agents"]), str(r["tasks"]), missing, *scores, r["title"])
-    Console().print(table)
+        table.add_row(r["name"], str(r["agents"]), str(r["tasks"]), missing, *scores, *([r["title"]] if wide else []))
+    console.print(table)
+    if not wide:
+        for r in rows:
+            click.echo(f"{r['name']}: {r['title']}")
     click.echo("missing: cells without a run (raw: blanks in the source, counted as unresolved).")
     click.echo("min/med/max: per-agent resolve rate over the whole bank, in %.")
 
@@ -206,11 +212,15 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
 @click.option("--split", default=None, metavar="NAME", help=_SPLIT_HELP)
 @click.option("--tasks", "tasks", default=None, type=click.Path(path_type=Path), metavar="FILE", help=_TASKS_HELP)
 def validate_cmd(path: Path, split: str | None, tasks: Path | None) -> None:
-    """Load PATH, check it, and print its form and size.
+    """Load PATH (or a bundled bank's name, e.g. ``verified``), check it, and print its form and size.
 
     Exits with code 2 and the error on stderr (file, line / column or id, and the fix) if the
     input is invalid.
     """
+    if not path.exists() and str(path) in BANKS:  # a bundled bank's name: check the shipped files
+        m = _run(lambda: load_bank(str(path), missing_as_zero=False))
+        click.echo(f"bank:{path}: OK, bundled bank ({BANKS[str(path)].title}): {summary_line(m)}")
+        return
     m = _run(lambda: build_bank(path, split=split, tasks=tasks))
     form = FORMS[detect_form(path)]
     click.echo(f"{path}: OK, {form}: {summary_line(m)}")
