@@ -323,6 +323,11 @@ def test_stop_width_and_status_output(bank, tmp_path):
     assert 0 < out["expected_width_pp"] <= out["width_pp"]
     text = cli(["status", "--session", live.path])
     assert "90 % credible interval" in text and "expected interval width" in text and "continue" in text
+    # a stop width below the forecast final width is flagged; a reachable one is not
+    assert any("below the forecast width" in w and "0.5 pp" in w for w in out["warnings"])
+    assert "warning: the stop width 0.5 pp is below the forecast width" in text
+    reachable = cli(["status", "--stop-width", f"{out['expected_width_pp'] + 1:.3f}", "--session", live.path, "--json"])
+    assert not any("below the forecast width" in w for w in reachable["warnings"])
     text = cli(["next", "--batch", "3", "--session", live.path])
     assert len(text.split()) == 3 and text.split()[0] == out["pending"][0]
 

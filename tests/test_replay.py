@@ -31,6 +31,15 @@ def test_seed_metrics_hand_checked():
     assert m["kendall_tau_b"] == pytest.approx(1.0)
 
 
+def test_exact_estimates_rank_perfectly_despite_float_noise_in_tied_truths():
+    # two agents tied at 197/400, their truth reached by different floating-point sums
+    truth = np.array([0.4925, 0.49250000000000005, 0.30, 0.70])
+    assert truth[0] != truth[1]
+    m = seed_metrics(truth[[1, 0, 2, 3]], truth)
+    assert m["mae_pp"] == pytest.approx(0.0, abs=1e-12)
+    assert m["kendall_tau_b"] == 1.0
+
+
 def test_hidden_row_reveals_only_queried_cells(small_bank):
     model = get_method("hspr", config=FAST).fit(small_bank.rows(np.arange(5, 40)))
     row = HiddenRow(small_bank, 0)

@@ -876,12 +876,18 @@ class LiveSession:
         extra = tuple(t for t, ev in self._tells.items() if not ev.get("asked", True))
         rerun = tuple((t, ev.get("detail", "")) for t, ev in self._errors.items() if t not in self._tells)
         b = self.doc["bank"]
+        expected = self.session.expected_width(est)
+        warn = list(self.warnings)
+        if not stop and self.stop_width is not None and expected is not None and 100 * expected > self.stop_width:
+            warn.append(f"the stop width {self.stop_width:g} pp is below the forecast width after the rest of the "
+                        f"budget (~{100 * expected:.2f} pp): expect to run the whole budget of {self.budget} (a "
+                        "larger --stop-width or budget lets the width rule stop the run)")
         return LiveStatus(
             session=str(self.path), bank=b.get("matrix") or b.get("name"), method=self.doc["method"]["name"],
             n_tasks=self.session.n_tasks, budget=self.budget, seed=int(self.doc["seed"]), estimate=est,
             n_recorded=self.session.n_queried, extra=extra, pending=tuple(self.session.pending), needs_rerun=rerun,
-            expected_width=self.session.expected_width(est), stop_width_pp=self.stop_width, stop=stop,
-            stop_reason=why, warnings=tuple(self.warnings),
+            expected_width=expected, stop_width_pp=self.stop_width, stop=stop,
+            stop_reason=why, warnings=tuple(warn),
         )
 
     def __repr__(self) -> str:

@@ -23,11 +23,21 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context):
         """Run the command; any :class:`~hspr.errors.HsprError` it lets through becomes
-        ``error: <message>`` on stderr and exit status 2 (the one place the CLI does this)."""
+        ``error: <message>`` on stderr and exit status 2 (the one place the CLI does this).
+
+        The command runs with one BLAS thread: parallelism comes from joblib workers (each also
+        one thread), HSPR's products are too small to gain from more, and on a machine whose
+        cores are busy (an evaluation harness running beside ``hspr live``) OpenBLAS threads
+        competing for them made an HSPR run about 3x slower. One thread also makes the
+        floating-point sums the same on every machine.
+        """
+        from threadpoolctl import threadpool_limits
+
         from ..errors import HsprError
 
         try:
-            return super().invoke(ctx)
+            with threadpool_limits(1, user_api="blas"):
+                return super().invoke(ctx)
         except HsprError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)

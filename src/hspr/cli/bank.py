@@ -160,6 +160,8 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> N
 def agents_cmd(bank: str, as_json: bool) -> None:
     """List the agent ids of BANK (a bundled bank name or a matrix file) with their scores (%).
 
+    Prints tab-separated lines under the header ``agent<TAB>score_pct``; --json for scripts.
+
     These are the ids `hspr live plot --target`, `--targets` files and folds use.
     """
     if bank not in BANKS and not Path(bank).exists():
@@ -170,6 +172,7 @@ def agents_cmd(bank: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps([{"agent": a, "score": round(float(v), 2)} for a, v in zip(m.agents, scores)]))
         return
+    click.echo("agent\tscore_pct")  # tab-separated with a header, like any TSV
     for a, v in zip(m.agents, scores):
         click.echo(f"{a}\t{v:.1f}")
 
@@ -212,7 +215,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
 @click.option("--split", default=None, metavar="NAME", help=_SPLIT_HELP)
 @click.option("--tasks", "tasks", default=None, type=click.Path(path_type=Path), metavar="FILE", help=_TASKS_HELP)
 def validate_cmd(path: Path, split: str | None, tasks: Path | None) -> None:
-    """Load PATH (or a bundled bank's name, e.g. ``verified``), check it, and print its form and size.
+    """Load PATH (a file, folder or bundled bank name such as verified), check it, print its form and size.
 
     Exits with code 2 and the error on stderr (file, line / column or id, and the fix) if the
     input is invalid.

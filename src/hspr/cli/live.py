@@ -62,7 +62,9 @@ def status_lines(st: LiveStatus) -> list[str]:
                    f"[{_fmt_pp(d['lower_pp'])}, {_fmt_pp(d['upper_pp'])}] % (width {_fmt_pp(d['width_pp'], 2)} pp)")
         if st.estimate.shift is not None:
             out.append(f"shift: {st.estimate.shift.message}")
-    out.append(f"run {st.n_recorded} of {st.budget} tasks ({d['n_asked_recorded']} asked, {d['n_extra']} extra); "
+    ran = (f"run {st.n_recorded} of {st.budget} tasks" if st.n_recorded <= st.budget else
+           f"run {st.n_recorded} tasks, {st.n_recorded - st.budget} over the budget of {st.budget}")
+    out.append(f"{ran} ({d['n_asked_recorded']} asked, {d['n_extra']} extra); "
                f"{len(st.pending)} pending; {st.budget_left} left in the budget")
     if st.extra:
         out.append(f"note: {len(st.extra)} outcome(s) the session did not ask for were conditioned on like the others "
@@ -74,7 +76,7 @@ def status_lines(st: LiveStatus) -> list[str]:
                    + "; ".join(f"{t} ({why})" for t, why in st.needs_rerun[:8]))
     if st.expected_width is not None:
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
-                   f"{_fmt_pp(d['expected_width_pp'], 2)} pp (forecast: Session.expected_width)")
+                   f"{_fmt_pp(d['expected_width_pp'], 2)} pp (forecast from the current posterior)")
     for w in st.warnings:
         out.append(f"warning: {w}")
     sw = "none" if st.stop_width_pp is None else f"{st.stop_width_pp:g} pp"
@@ -226,7 +228,10 @@ def register(group: click.Group) -> None:
         """Record one task's outcome: resolved or unresolved (also 1/0, true/false).
 
         On a bank of repeated trials (e.g. terminal-bench, 5 trials per task) give the successes
-        of the task's trials as K/T, e.g. `hspr live record hello-world 3/5`.
+        of the task's trials as K/T, for example:
+
+        \b
+            hspr live record hello-world 3/5
         """
         try:
             live_s = _open(session_path)
@@ -317,12 +322,16 @@ def register(group: click.Group) -> None:
                                            f"agents, e.g. {mat.agents[0]!r})")
                 r = mat.agents.index(target)
                 name = live_s.doc["method"]["name"]
-                model = fit_model(name, live_s.doc["method"].get("config") or {}, mat.drop_rows([r]))
-                row, sess = HiddenRow(mat, r), model.start(live_s.budget, live_s.doc["seed"])
-                while not sess.done:
-                    t = sess.ask()
-                    sess.tell(t, row.reveal(t))
-                path = trajectory(model, live_s.budget, live_s.doc["seed"], zip(sess.queried, sess.outcomes))
+                from rich.console import Console
+
+                with Console(stderr=True).status(f"replaying {target} ({live_s.budget} tasks, its row hidden from "
+                                                 "the fit; seconds to a minute)"):
+                    model = fit_model(name, live_s.doc["method"].get("config") or {}, mat.drop_rows([r]))
+                    row, sess = HiddenRow(mat, r), model.start(live_s.budget, live_s.doc["seed"])
+                    while not sess.done:
+                        t = sess.ask()
+                        sess.tell(t, row.reveal(t))
+                    path = trajectory(model, live_s.budget, live_s.doc["seed"], zip(sess.queried, sess.outcomes))
                 truth = row.full_score()
                 title = f"replay of {target}: {name} on {live_s.doc['bank']['name']} (its row hidden from the fit)"
             written = save_figure(figure_run(path, title, sw, truth, live_s.budget), out)

@@ -56,6 +56,11 @@ def parse_budgets(text: str) -> list[float]:
     except ValueError:
         raise click.BadParameter(f"{text!r}: give budget fractions like 0.10 or 0.05,0.10,0.15,0.20",
                                  param_hint="--budget") from None
+    whole = [x.strip() for x in text.split(",") if x.strip() and "." not in x and float(x) >= 1]
+    if whole:  # `hspr live --budget 50` is 50 tasks; here every bank has its own size
+        raise click.BadParameter(f"{text!r}: replay budgets are fractions of each bank's tasks, not task counts "
+                                 f"({whole[0]} looks like a count): 50 of Verified's 500 tasks is 0.10, the whole "
+                                 "bank is 1.0", param_hint="--budget")
     if not vals or any(not 0 < v <= 1 for v in vals):
         raise click.BadParameter(f"{text!r}: budget fractions must be in (0, 1] (a fraction of the bank's tasks)",
                                  param_hint="--budget")
@@ -179,7 +184,8 @@ def register(group: click.Group) -> None:
     @click.option("--methods", default="hspr,uniform", show_default=True,
                   help=f"Comma-separated methods or 'all'. Known: {', '.join(REGISTRY)}.")
     @click.option("--budget", "budget", default="0.10", show_default=True,
-                  help="Budget as a fraction of the bank's tasks; a list (0.05,0.10,0.15,0.20) sweeps: adaptive methods "
+                  help="Budget as a fraction of the bank's tasks (1.0: all; unlike `hspr live`, not a task count); "
+                       "a list (0.05,0.10,0.15,0.20) sweeps: adaptive methods "
                        "(HSPR, ATLAS, FAQ) run one nested query path per seed, sampling methods draw each budget anew.")
     @click.option("--seeds", default=None, help="Seeds for every method, e.g. '0-4' or '0,1'. Default: 10 seeds for "
                   "sampling methods, 5 for HSPR/adaptive ones, 1 path for deterministic ones.")

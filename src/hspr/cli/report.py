@@ -40,7 +40,7 @@ def register(group: click.Group) -> None:
                                 second best marked), 90 % coverage and width; macro MAE
           paired.md / .csv      per method vs --baseline: mean per-target |error| difference
                                 (pp, + = baseline better), 95 % bootstrap CI, Wilcoxon p, Holm p
-          budget_curves, estimate_vs_truth, coverage  (.png and .svg)
+          budget_curves (with 2+ budgets), estimate_vs_truth, coverage  (.png and .svg)
         """
         out, err = Console(width=None if sys.stdout.isatty() else 140), Console(stderr=True)
         check_output_dir(out_dir, "--out-dir")
@@ -65,6 +65,9 @@ def register(group: click.Group) -> None:
             out.print(paired_rich(rep["paired"]))
         else:
             err.print(f"no method other than {baseline!r} in the results: no paired analysis", markup=False)
+        if figures and runs["budget_fraction"].nunique() < 2:
+            err.print("note: one budget in the results, so no budget_curves figure (it needs a sweep, e.g. "
+                      "`hspr replay --budget 0.05,0.10,0.15,0.20`)", markup=False)
         out.print(f"wrote {len(rep['paths'])} files:")
         for p in rep["paths"]:
             out.print(str(p), highlight=False, soft_wrap=True)

@@ -48,8 +48,11 @@ def figure_run(path: Sequence[dict], title: str, stop_width_pp: float | None = N
     ax.step(n, pt, where="post", color="C0", lw=1.6, label="estimate")
     if len(pt):
         ax.plot(n[-1], pt[-1], "o", color="C0")
-        ax.annotate(f"{pt[-1]:.1f} %" + (f" [{lo[-1]:.1f}, {hi[-1]:.1f}]" if has else ""), (n[-1], pt[-1]),
-                    xytext=(-6, 10), textcoords="offset points", ha="right", fontsize=8)
+        # above the band's end, on a white box, so it does not sit on the estimate line
+        ax.annotate(f"{pt[-1]:.1f} %" + (f" [{lo[-1]:.1f}, {hi[-1]:.1f}]" if has else ""),
+                    (n[-1], hi[-1] if has else pt[-1]), xytext=(-6, 8), textcoords="offset points", ha="right",
+                    va="bottom", fontsize=8, bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none",
+                                                   "alpha": 0.85})
     if truth is not None:
         ax.axhline(100 * truth, color="C3", ls="--", lw=1.2, label=f"true score {100 * truth:.1f} %")
     if budget is not None:
