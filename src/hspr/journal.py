@@ -24,6 +24,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +58,8 @@ class JournalFile:
         The file ended in an incomplete record (ignored).
     event_lines : list of int
         File line (1-based) of each event, for messages (empty for a single object).
+    torn_text : str
+        The incomplete record's text ('' if none), for messages.
     """
 
     doc: dict
@@ -64,6 +67,23 @@ class JournalFile:
     size: int
     torn: bool = False
     event_lines: list = field(default_factory=list)
+    torn_text: str = ""
+
+    @property
+    def torn_task(self) -> str | None:
+        """The task id the incomplete record names, if its ``"task"`` field survived, else None."""
+        m = re.search(r'"task"\s*:\s*"((?:[^"\\]|\\.)*)"', self.torn_text)
+        if m is None:
+            return None
+        try:
+            return _loads(f'"{m.group(1)}"')
+        except ValueError:
+            return m.group(1)
+
+
+def torn_path(path: Path) -> Path:
+    """Where :func:`append` keeps the bytes of an incomplete last record it cuts off: ``<name>.torn``."""
+    return path.with_name(path.name + ".torn")
 
 
 def _dumps(obj) -> str:
@@ -130,8 +150,8 @@ def read(path: Path) -> JournalFile:
         try:
             rec = _loads(piece.decode("utf-8"))
         except ValueError as exc:
-            if last:  # a record cut short by a killed process: never acknowledged, ignored
-                torn = True
+            if last:  # a record cut short (a killed process, a damaged disk): ignored, its bytes kept
+                torn = piece.decode("utf-8", errors="replace")
                 break
             raise LiveSessionError(f"{path}: line {i} is not JSON ({exc}): the session file is corrupt") from None
         size += len(piece) + (0 if last else 1)
@@ -140,7 +160,8 @@ def read(path: Path) -> JournalFile:
         else:
             events.append(rec)
             lines.append(i)
-    return JournalFile(dict(head, events=events, stop_width_pp=stop), VERSION, size, torn, lines)
+    return JournalFile(dict(head, events=events, stop_width_pp=stop), VERSION, size, bool(torn), lines,
+                       torn or "")
 
 
 def _check_header(path: Path, head, where: str) -> None:
@@ -168,7 +189,8 @@ def write_new(path: Path, doc: dict) -> None:
 def append(path: Path, records: list[dict], size: int) -> int:
     """Append ``records`` (one JSON line each) after the first ``size`` bytes of ``path``, durably.
 
-    A torn tail beyond ``size`` (no newline in it) is cut off first; a complete line beyond
+    A torn tail beyond ``size`` (no newline in it) is cut off first, its bytes appended to
+    :func:`torn_path` so nothing read from the file is lost; a complete line beyond
     ``size`` means someone wrote without the lock, and is never cut (OSError). A last record
     without its newline gets one. On failure the file is truncated back to ``size`` and the
     OSError propagates. Returns the new size.
@@ -177,8 +199,14 @@ def append(path: Path, records: list[dict], size: int) -> int:
     fd = os.open(path, os.O_RDWR)
     try:
         end = os.fstat(fd).st_size
-        if end > size and b"\n" in os.pread(fd, end - size, size):
+        tail = os.pread(fd, end - size, size) if end > size else b""
+        if b"\n" in tail:
             raise OSError(f"{end - size} bytes were written after this session read the file, without the lock")
+        if tail.strip():
+            with open(torn_path(path), "ab") as fh:
+                fh.write(tail + b"\n")
+                fh.flush()
+                os.fsync(fh.fileno())
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
         os.ftruncate(fd, size)

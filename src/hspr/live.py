@@ -57,6 +57,8 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
+import shutil
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -358,7 +360,8 @@ def check_stop_width(pp: float | None) -> None:
     if isinstance(pp, bool) or not isinstance(pp, (int, float, np.integer, np.floating)) or not np.isfinite(pp) \
             or not pp > 0:
         raise LiveSessionError(f"stop width must be a finite number > 0 percentage points (e.g. 6), got {pp!r}; "
-                               "leave it out to stop only when the budget is spent")
+                               "leave it out at start, or give 'none' to `next` / `status`, to stop only when the "
+                               "budget is spent")
 
 
 def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool = True) -> FittedModel:
@@ -392,6 +395,7 @@ class LiveSession:
 
     def __init__(self, path: Path, file: journal.JournalFile, matrix: ResponseMatrix, model: FittedModel) -> None:
         self.path = Path(path)
+        self.replaced: Path | None = None  # where create(overwrite=True) moved the file it replaced
         self._file = file
         self.doc = file.doc
         self.matrix = matrix
@@ -442,7 +446,8 @@ class LiveSession:
         missing_as_zero : bool
             Fill missing cells of ``matrix`` with 0 (leaderboard convention).
         overwrite : bool
-            Replace an existing file at ``path``.
+            Replace an existing file at ``path``; the old file is kept beside it as
+            ``<name>.replaced-<YYYYmmddTHHMMSS>`` (:attr:`replaced`).
         tasks : list of str, optional
             Score over this subset of the bank's tasks only (e.g. the 484 of 500 Verified tasks
             a leaderboard evaluates); stored in the session file.
@@ -509,7 +514,14 @@ class LiveSession:
         live = cls(path, journal.JournalFile(doc, SESSION_VERSION, 0), mat, fit_model(method, settings, mat))
         path.parent.mkdir(parents=True, exist_ok=True)
         with _file_lock(path):
-            journal.write_new(path, doc)
+            if path.exists():  # --force: the old file is kept beside it (a hard link, else a copy), never deleted
+                keep = path.with_name(f"{path.name}.replaced-{time.strftime('%Y%m%dT%H%M%S')}")
+                try:
+                    os.link(path, keep)
+                except OSError:
+                    shutil.copy2(path, keep)
+                live.replaced = keep
+            journal.write_new(path, doc)  # atomic: on failure the old file is still at ``path``
             live._file = journal.read(path)
         return live
 
@@ -559,9 +571,14 @@ class LiveSession:
         self.session = None
         self.warnings: list[str] = []
         if self._file.torn:
-            self.warnings.append("the session file ended in an incomplete record (a process was killed while "
-                                 "writing it; it had not been acknowledged) and it was ignored; the next change "
-                                 "removes it")
+            task = self._file.torn_task
+            what = f"an incomplete record for task {task!r}" if task else "an incomplete record"
+            again = (f"; if `hspr live record {task} ...` had printed its estimate, record it again"
+                     if task and task not in {e.get("task") for e in self.doc["events"]
+                                              if isinstance(e, dict) and e.get("type") == "tell"} else "")
+            self.warnings.append(f"the session file ended in {what} (a process killed while writing it, or a damaged "
+                                 f"file) and it was ignored; the next change moves its bytes to "
+                                 f"{journal.torn_path(self.path).name}{again}")
         self._tells: dict[str, dict] = {}
         self._errors: dict[str, dict] = {}
         self._restore(self.doc["events"], 0)

@@ -41,6 +41,11 @@ class LazyGroup(click.Group):
         except HsprError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
+        except OSError as exc:  # full disk, lost permission, vanished folder: no traceback
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"error: {where}{exc.strerror or exc}; free space, fix the permissions or choose another "
+                       "path, then run the command again", err=True)
+            ctx.exit(2)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in self.commands and name in LAZY_COMMANDS:

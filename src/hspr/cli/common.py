@@ -56,6 +56,29 @@ def check_output_file(path: str | os.PathLike | None, option: str) -> Path | Non
     return p
 
 
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """True when paths ``a`` and ``b`` name the same file (through links, ``..``, case-folding file systems)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return Path(a).resolve() == Path(b).resolve()
+
+
+def refuse_overwriting_inputs(out: str | os.PathLike | None, option: str,
+                              inputs: dict[str, str | os.PathLike | None]) -> None:
+    """click.BadParameter when output file ``out`` (given by ``option``) is one of the ``inputs``.
+
+    ``inputs`` maps a description (an option name such as ``--matrix``, or "the session file")
+    to a path or None. Writing there would destroy the input, so nothing is written.
+    """
+    if out is None:
+        return
+    for what, p in inputs.items():
+        if p is not None and same_file(out, p):
+            raise click.BadParameter(f"{option} {out} is also {what}; writing there would overwrite it: choose "
+                                     "another file", param_hint=option)
+
+
 def check_output_dir(path: str | os.PathLike, option: str) -> Path:
     """Check that folder ``path`` exists and is writable, or can be created (click.BadParameter)."""
     p = Path(path)

@@ -19,6 +19,7 @@ from ..idformat import FORMATS, format_ids, subset_predictions
 from ..live import LiveSession, LiveSessionError, LiveStatus, describe_outcome, fit_model
 from ..methods import REGISTRY
 from ..session import BudgetError
+from .common import refuse_overwriting_inputs
 
 SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $HSPR_SESSION."
 
@@ -32,14 +33,40 @@ def _json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object (for scripts).")(f)
 
 
+class StopWidth(click.ParamType):
+    """A stop width in pp, or ``none`` / ``off`` (:data:`NO_STOP_WIDTH`) to remove the saved one."""
+
+    name = "PP|none"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (float, int)) or value is NO_STOP_WIDTH:
+            return value
+        if str(value).strip().lower() in ("none", "off"):
+            return NO_STOP_WIDTH
+        try:
+            return float(value)
+        except ValueError:
+            self.fail(f"{value!r}: give a width in pp (e.g. 8) or 'none' to remove the saved one", param, ctx)
+
+
+#: ``--stop-width none``: remove the saved stop width (stop only when the budget is spent)
+NO_STOP_WIDTH = "none"
+
+
 def _stop_width_option(f):
-    return click.option("--stop-width", "stop_width", type=float, default=None,
+    return click.option("--stop-width", "stop_width", type=StopWidth(), default=None,
                         help="Change the stop width (pp) saved in the session: stop once the 90 % interval is "
-                             "narrower than this.")(f)
+                             "narrower than this; 'none' removes it (stop when the budget is spent).")(f)
 
 
-def _fail(exc: Exception, as_json: bool) -> None:
+def _fail(exc: Exception, as_json: bool, target: str | None = None) -> None:
+    """Print ``exc`` as ``error: ...`` (and a JSON object with --json), exit 2. ``target`` names
+    the file being written when an OSError does not carry it."""
     msg = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)
+    if isinstance(exc, OSError) and not isinstance(exc, HsprError):
+        where = exc.filename or target
+        msg = (f"cannot write {where}: " if where else "") + f"{exc.strerror or exc}; nothing was changed there: " \
+            "free space, fix the permissions or choose another path"
     if as_json:
         click.echo(json.dumps({"ok": False, "error": msg}))
     click.echo(f"error: {msg}", err=True)
@@ -86,7 +113,10 @@ def status_lines(st: LiveStatus) -> list[str]:
 
 def _open(path: str, stop_width: float | None = None) -> LiveSession:
     live = LiveSession.open(path)
-    if stop_width is not None and stop_width != live.stop_width:
+    if stop_width is NO_STOP_WIDTH:
+        if live.stop_width is not None:
+            live.set_stop_width(None)
+    elif stop_width is not None and stop_width != live.stop_width:
         live.set_stop_width(stop_width)
     return live
 
@@ -144,6 +174,8 @@ def register(group: click.Group) -> None:
               session_path, as_json):
         """Fit on every row of the bank and create a session file."""
         try:
+            refuse_overwriting_inputs(session_path, "--session", {"--matrix": matrix, "--tasks": tasks_path,
+                                                                  "--config": config_path})
             config = None
             if config_path:
                 config = read_json_file(config_path, "--config")
@@ -161,12 +193,16 @@ def register(group: click.Group) -> None:
                                         seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
                                         overwrite=force, tasks=tasks)
             st = live_s.status()
-        except (LiveSessionError, DataError, BudgetError, ValueError, json.JSONDecodeError, click.BadParameter) as exc:
+        except (LiveSessionError, DataError, BudgetError, ValueError, json.JSONDecodeError, click.BadParameter,
+                OSError) as exc:
             _fail(exc, as_json)
         if as_json:
-            click.echo(json.dumps({"ok": True, "command": "start", **st.to_dict()}))
+            click.echo(json.dumps({"ok": True, "command": "start", **st.to_dict(),
+                                   "replaced_kept_as": None if live_s.replaced is None else str(live_s.replaced)}))
         else:
             click.echo(f"created {session_path}")
+            if live_s.replaced is not None:
+                click.echo(f"note: the file it replaced was kept as {live_s.replaced}", err=True)
             click.echo("\n".join(status_lines(st)))
 
     @live.command("next")
@@ -190,6 +226,8 @@ def register(group: click.Group) -> None:
             _fail(ValueError("--predictions needs --out FILE for the cut-down predictions"), as_json)
         try:
             live_s = _open(session_path, stop_width)
+            refuse_overwriting_inputs(out, "--out", {"the session file": session_path, "--predictions": predictions,
+                                                     "the session's bank matrix": live_s.doc["bank"].get("matrix")})
             tasks = live_s.next(k)
             st = live_s.status()
             missing = []
@@ -199,7 +237,7 @@ def register(group: click.Group) -> None:
                 write_text_durable(format_ids(tasks, form or "lines") + "\n", Path(out))
             elif form is not None:
                 text = format_ids(tasks, form)
-        except (HsprError, ValueError, OSError) as exc:
+        except (HsprError, ValueError, OSError, click.BadParameter) as exc:
             _fail(exc, as_json)
         if missing:
             click.echo(f"warning: {predictions} has no prediction for {', '.join(missing)}", err=True)
@@ -311,6 +349,8 @@ def register(group: click.Group) -> None:
 
         try:
             live_s = LiveSession.open(session_path)
+            refuse_overwriting_inputs(out, "--out", {"the session file": session_path,
+                                                     "the session's bank matrix": live_s.doc["bank"].get("matrix")})
             sw = live_s.stop_width
             if target is None:
                 path, truth = live_s.trajectory(), None
@@ -335,7 +375,7 @@ def register(group: click.Group) -> None:
                 truth = row.full_score()
                 title = f"replay of {target}: {name} on {live_s.doc['bank']['name']} (its row hidden from the fit)"
             written = save_figure(figure_run(path, title, sw, truth, live_s.budget), out)
-        except (HsprError, ValueError, OSError) as exc:
+        except (HsprError, ValueError, OSError, click.BadParameter) as exc:
             _fail(exc, False)
         click.echo(f"wrote {written} ({len(path)} estimates)")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -18,13 +19,25 @@ from ..data.banks import BANK_ORDER, BANKS, TARGET_SETS, load_bank, load_target_
 from ..data.folds import bank_folds, forward_split, make_folds
 from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError
-from ..fileio import write_json_durable
+from ..fileio import write_json_durable, write_text_durable
 from ..methods import REGISTRY, get_method
 from ..replay import replay
 from ..report.stats import summarize
 from ..session import budget_from_fraction
 from ..stopping import WidthBelow
-from .common import backend_options, check_backend, check_output_file, check_workers, connected, print_error
+from .common import (
+    CliError,
+    backend_options,
+    check_backend,
+    check_output_file,
+    check_workers,
+    connected,
+    print_error,
+    refuse_overwriting_inputs,
+)
+
+#: more seeds than any replay needs (each seed replays every target of every fold)
+MAX_SEEDS = 1000
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
@@ -40,6 +53,9 @@ def parse_seeds(text: str | None) -> list[int] | None:
                 if int(lo) > int(hi):
                     raise click.BadParameter(f"{text!r}: seed range {part!r} runs backwards; write it low-high",
                                              param_hint="--seeds")
+                if int(hi) - int(lo) >= MAX_SEEDS:
+                    raise click.BadParameter(f"{text!r}: {int(hi) - int(lo) + 1} seeds; at most {MAX_SEEDS} per replay "
+                                             "(each seed replays every target)", param_hint="--seeds")
                 out.extend(range(int(lo), int(hi) + 1))
             elif part:
                 out.append(int(part))
@@ -47,6 +63,12 @@ def parse_seeds(text: str | None) -> list[int] | None:
         raise click.BadParameter(f"{text!r}: give seeds as '0-4' or '0,1,2'", param_hint="--seeds") from None
     if not out or min(out) < 0:
         raise click.BadParameter(f"{text!r}: seeds must be non-negative integers", param_hint="--seeds")
+    if len(out) > MAX_SEEDS:
+        raise click.BadParameter(f"{text!r}: {len(out)} seeds; at most {MAX_SEEDS} per replay", param_hint="--seeds")
+    if len(set(out)) != len(out):
+        twice = sorted({x for x in out if out.count(x) > 1})
+        raise click.BadParameter(f"{text!r}: seed(s) {', '.join(map(str, twice[:5]))} given twice; each seed runs "
+                                 "once", param_hint="--seeds")
     return out
 
 
@@ -71,10 +93,12 @@ def parse_methods(text: str) -> list[str]:
     # 'all' = every method once; hspr_auto is HSPR itself under `--config auto`
     names = ([n for n in REGISTRY if n != "hspr_auto"] if text.strip() == "all"
              else [x.strip() for x in text.split(",")])
-    unknown = [n for n in names if n not in REGISTRY]
-    if unknown or len(set(names)) != len(names):
-        raise click.BadParameter(f"{text!r}: unknown, empty or repeated method name(s) {unknown}; known: "
-                                 f"{', '.join(REGISTRY)} or 'all'", param_hint="--methods")
+    unknown = [repr(n) for n in names if n not in REGISTRY]
+    repeated = sorted({n for n in names if n in REGISTRY and names.count(n) > 1})
+    if unknown or repeated:
+        what = "; ".join(([f"unknown or empty name(s) {', '.join(unknown)}"] if unknown else [])
+                         + ([f"given twice: {', '.join(repeated)}"] if repeated else []))
+        raise click.BadParameter(f"{text!r}: {what}; known: {', '.join(REGISTRY)} or 'all'", param_hint="--methods")
     return names
 
 
@@ -156,13 +180,38 @@ def check_budgets(label: str, n_tasks: int, fractions: list[float]) -> None:
     zero = [f for f, b in zip(fractions, counts) if b < 1]
     if zero:
         raise click.BadParameter(f"{', '.join(map(str, zero))} of {label}'s {n_tasks} tasks rounds to 0 tasks; "
-                                 f"the smallest usable fraction is {0.5 / n_tasks + 1e-9:.4g}", param_hint="--budget")
+                                 f"{1 / n_tasks:.4g} gives one task", param_hint="--budget")
     seen: dict[int, float] = {}
     for f, b in zip(fractions, counts):
         if b in seen:
             raise click.BadParameter(f"{seen[b]} and {f} both give B = {b} of {label}'s {n_tasks} tasks; "
                                      "give each budget once", param_hint="--budget")
         seen[b] = f
+
+
+def save_results(payload: dict, out: Path, csv_text: str | None, csv_path: str | None, console: Console) -> None:
+    """Write the results JSON (and the summary CSV) atomically; if a write fails (full disk, lost
+    permission) the runs are not thrown away: they go to a file in the temporary folder, named in
+    the error (exit 2)."""
+    try:
+        write_json_durable(payload, out)
+        if csv_text is not None:
+            write_text_durable(csv_text, Path(csv_path))
+        return
+    except OSError as exc:
+        failed = exc.filename or (out if not out.exists() else csv_path)
+        why = exc.strerror or str(exc)
+    import tempfile
+
+    try:
+        fd, spare = tempfile.mkstemp(prefix="hspr-results-", suffix=".json")
+        os.close(fd)
+        write_json_durable(payload, Path(spare))
+        kept = f"the {len(payload['runs'])} runs were saved to {spare} instead"
+    except OSError:
+        kept = "the runs could not be saved anywhere else either"
+    raise CliError(f"cannot write {failed}: {why}; {kept}. Free space or choose another path (--out / --csv); "
+                   f"`hspr report FILE` reads the saved file")
 
 
 def register(group: click.Group) -> None:
@@ -237,6 +286,10 @@ def register(group: click.Group) -> None:
         check_backend(backend, scheduler)
         check_output_file(out, "--out")
         check_output_file(csv_path, "--csv")
+        given = {"--matrix": matrix, "--tasks": tasks_path, "--config": config_path,
+                 "--targets": targets if targets and Path(targets).is_file() else None}
+        refuse_overwriting_inputs(out, "--out", given)
+        refuse_overwriting_inputs(csv_path, "--csv", {**given, "--out": out})
         try:
             names = parse_methods(methods)
             fractions = parse_budgets(budget)
@@ -343,10 +396,7 @@ def register(group: click.Group) -> None:
             "runs": all_runs,
             "summary": summary.to_dict(orient="records"),
         }
-        write_json_durable(payload, Path(out))
-        if csv_path:
-            Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
-            summary.to_csv(csv_path, index=False)
+        save_results(payload, Path(out), summary.to_csv(index=False) if csv_path else None, csv_path, console)
         out_console = Console(width=None if sys.stdout.isatty() else 160)
         out_console.print(summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"))
         console.print(f"wrote {out} ({len(all_runs)} runs)")

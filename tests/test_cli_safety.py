@@ -1,0 +1,125 @@
+"""Nothing a user gave is overwritten or lost: outputs that name an input, --force, torn
+records, full disks; and the refusals of repeated seeds / methods (found by a hostile trial)."""
+
+from __future__ import annotations
+
+import errno
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from hspr import journal
+from hspr.cli import main, replay_cmd
+from hspr.data.build import write_wide_csv
+
+from .conftest import simulate_matrix
+
+FAST = {"n_nodes": 512, "n_draws": 4096}
+
+
+@pytest.fixture()
+def files(tmp_path):
+    m, _ = simulate_matrix(12, 40, seed=3, rank=1)
+    write_wide_csv(m, tmp_path / "bank.csv")
+    (tmp_path / "cfg.json").write_text(json.dumps(FAST))
+    return tmp_path
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def start(d, name="run.hspr", *extra):
+    return run("live", "start", "--matrix", d / "bank.csv", "--config", d / "cfg.json", "--budget", 4,
+               "--session", d / name, *extra)
+
+
+def test_outputs_that_name_an_input_are_refused_and_the_input_is_kept(files):
+    bank = (files / "bank.csv").read_bytes()
+    res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "--out", files / "bank.csv")
+    assert res.exit_code == 2 and "is also --matrix" in res.output
+    res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "--out", files / "r.json",
+              "--csv", files / "r.json")
+    assert res.exit_code == 2 and "is also --out" in res.output
+    res = run("live", "start", "--matrix", files / "bank.csv", "--budget", 4, "--session", files / "bank.csv", "--force")
+    assert res.exit_code == 2 and "is also --matrix" in res.output
+    assert (files / "bank.csv").read_bytes() == bank
+    assert start(files).exit_code == 0
+    session = (files / "run.hspr").read_bytes()
+    for cmd in (["next", "--out"], ["plot", "--out"]):
+        res = run("live", *cmd, files / "run.hspr", "--session", files / "run.hspr")
+        assert res.exit_code == 2 and "is also the session file" in res.output, res.output
+        assert (files / "run.hspr").read_bytes() == session
+    res = run("live", "next", "--out", files / "bank.csv", "--session", files / "run.hspr")
+    assert res.exit_code == 2 and "the session's bank matrix" in res.output
+    assert (files / "bank.csv").read_bytes() == bank
+
+
+def test_force_keeps_the_replaced_session_beside_the_new_one(files):
+    assert start(files).exit_code == 0
+    task = run("live", "next", "--session", files / "run.hspr").output.split()[0]
+    assert run("live", "record", task, "resolved", "--session", files / "run.hspr").exit_code == 0
+    old = (files / "run.hspr").read_bytes()
+    res = start(files, "run.hspr", "--force")
+    assert res.exit_code == 0, res.output
+    kept = list(files.glob("run.hspr.replaced-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == old and str(kept[0]) in res.output
+    assert journal.read(files / "run.hspr").doc["events"] == []
+
+
+def test_a_torn_last_record_is_named_and_its_bytes_kept(files):
+    assert start(files).exit_code == 0
+    path = files / "run.hspr"
+    task = run("live", "next", "--session", path).output.split()[0]
+    assert run("live", "record", task, "resolved", "--session", path).exit_code == 0
+    raw = path.read_bytes()
+    path.write_bytes(raw[:-10])  # the tell record loses its end
+    status = run("live", "status", "--session", path, "--json")
+    warning = json.loads(status.stdout.splitlines()[-1])["warnings"][0]
+    assert f"incomplete record for task {task!r}" in warning and "record it again" in warning
+    assert run("live", "record", task, "unresolved", "--session", path).exit_code == 0
+    torn = journal.torn_path(path).read_bytes()
+    assert torn == raw[raw.rstrip(b"\n").rfind(b"\n") + 1:-10] + b"\n"  # the cut record, byte for byte
+
+
+def test_a_failed_results_write_saves_the_runs_elsewhere(files, monkeypatch, tmp_path_factory):
+    spare_dir = tmp_path_factory.mktemp("spare")
+    monkeypatch.setenv("TMPDIR", str(spare_dir))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    real = replay_cmd.write_json_durable
+
+    def full_disk(obj, path):
+        if path.name == "r.json":
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(obj, path)
+
+    monkeypatch.setattr(replay_cmd, "write_json_durable", full_disk)
+    res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "--out", files / "r.json",
+              "-q")
+    assert res.exit_code == 2 and "No space left on device" in res.output and "r.json" in res.output
+    spare = list(spare_dir.glob("hspr-results-*.json"))
+    assert len(spare) == 1 and str(spare[0]) in res.output.replace("\n", "")
+    runs = json.loads(spare[0].read_text())["runs"]
+    assert len(runs) == 12 and all(r["method"] == "uniform" for r in runs)
+    assert not (files / "r.json").exists()
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--seeds", "1,1", "given twice"),
+    ("--seeds", "0-99999999999", "at most 1000"),
+    ("--methods", "uniform,uniform", "given twice: uniform"),
+    ("--budget", "50", "not task counts"),
+])
+def test_replay_refuses_repeats_and_counts_with_the_value_named(files, option, value, message):
+    args = {"--seeds": "0", "--methods": "uniform", "--budget": "0.1", option: value}
+    res = run("replay", "--matrix", files / "bank.csv", *np.ravel(list(args.items())))
+    assert res.exit_code == 2 and message in res.output, res.output
+
+
+def test_stop_width_none_removes_the_saved_width(files):
+    assert start(files, "run.hspr", "--stop-width", "5").exit_code == 0
+    res = run("live", "status", "--stop-width", "none", "--session", files / "run.hspr", "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout.splitlines()[-1])["stop_width_pp"] is None
+    assert journal.read(files / "run.hspr").doc["stop_width_pp"] is None
