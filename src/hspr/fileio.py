@@ -39,7 +39,12 @@ def finite_json(obj):
 
 
 def write_text_durable(text: str, path: Path) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically and durably.
+    """Write ``text`` (UTF-8) to ``path`` atomically and durably (:func:`write_bytes_durable`)."""
+    write_bytes_durable(text.encode("utf-8"), path)
+
+
+def write_bytes_durable(data: bytes, path: Path) -> None:
+    """Write ``data`` to ``path`` atomically and durably.
 
     A temporary file in the same folder is written, flushed and fsync'ed, moved over ``path``
     with ``os.replace`` and the folder is fsync'ed; on any failure the temporary file is
@@ -57,8 +62,8 @@ def write_text_durable(text: str, path: Path) -> None:
             os.umask(umask)
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

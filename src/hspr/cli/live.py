@@ -127,9 +127,17 @@ def _parse_budget(text: str, n_tasks: int) -> int:
     except ValueError:
         raise click.BadParameter(f"{text!r}: give a number of tasks (50) or a fraction of the bank (0.10)") from None
     if "." in text.strip() and 0 < v <= 1:  # a fraction, as `hspr replay --budget`: 1.0 = the whole bank
-        return int(round(v * n_tasks))
+        b = int(round(v * n_tasks))
+        if b < 1:
+            raise click.BadParameter(f"{text!r} of the bank's {n_tasks} tasks rounds to 0 tasks; {1 / n_tasks:.4g} "
+                                     "gives one (or give a number of tasks, e.g. 1)", param_hint="--budget")
+        return b
     if not v.is_integer() or v < 1:
-        raise click.BadParameter(f"{text!r}: give a whole number of tasks >= 1 (50) or a fraction in (0, 1] (0.10)")
+        raise click.BadParameter(f"{text!r}: give a whole number of tasks >= 1 (50) or a fraction in (0, 1] (0.10)",
+                                 param_hint="--budget")
+    if v > n_tasks:
+        raise click.BadParameter(f"{text!r}: more tasks than the bank's {n_tasks}; give at most {n_tasks} (or 1.0 for "
+                                 "all of them)", param_hint="--budget")
     return int(v)
 
 

@@ -88,8 +88,15 @@ def save_figure(fig, path: str | Path) -> Path:
         raise ValueError(f"{path}: the figure is written as .png or .svg; give a file name ending in one of them")
     FigureCanvasAgg(fig)
     path.parent.mkdir(parents=True, exist_ok=True)
+    import io
+
     import matplotlib
 
+    from ..fileio import write_bytes_durable
+
+    buf = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "hspr-run"}):
-        fig.savefig(path, dpi=150, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else {"Software": None})
+        fig.savefig(buf, format=ext, dpi=150, bbox_inches="tight",
+                    metadata={"Date": None} if ext == "svg" else {"Software": None})
+    write_bytes_durable(buf.getvalue(), path)  # a full disk leaves no empty or half-written figure
     return path
