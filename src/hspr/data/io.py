@@ -9,8 +9,9 @@ Supported forms
 ``wide_csv``
     Header ``agent,<task_1>,...,<task_N>``, one row per agent; empty cell = no run.
 ``long_csv``
-    Header with the columns ``agent,instance_id,resolved`` (extra columns are ignored), one
-    line per (agent, task) run; pairs absent for an agent are missing cells.
+    Header with the columns ``agent,instance_id,resolved`` (or ``agent,task_id,resolved``;
+    extra columns are ignored), one line per (agent, task) run; pairs absent for an agent are
+    missing cells.
 ``jsonl``
     py-irt style: one JSON object per line, ``{"subject_id": ..., "responses": {task: 0/1}}``;
     tasks absent for a subject are missing cells.
@@ -43,7 +44,10 @@ if TYPE_CHECKING:
 
 
 LONG_COLUMNS = ("agent", "instance_id", "resolved")
-"""Required columns of the long CSV form."""
+"""Required columns of the long CSV form (the task column may be named as in :data:`LONG_TASK_NAMES`)."""
+
+LONG_TASK_NAMES = ("instance_id", "task_id")
+"""Accepted names of the long CSV's task column; ``instance_id`` wins when a header has both."""
 
 TRIALS_COLUMNS = ("agent", "task_id", "successes", "trials")
 """Required columns of the repeated-trials CSV form (Terminal-Bench style)."""
@@ -75,7 +79,7 @@ SPLIT_SIZES = {"lite": 300, "verified": 500, "test": 2294}
 
 FORMS = {
     "wide_csv": "wide CSV 'agent,<task ids...>'",
-    "long_csv": "long CSV 'agent,instance_id,resolved'",
+    "long_csv": "long CSV 'agent,instance_id,resolved' (or 'agent,task_id,resolved')",
     "trials_csv": "repeated-trials CSV 'agent,task_id,successes,trials'",
     "jsonl": "py-irt JSONL {'subject_id': ..., 'responses': {task: 0/1}}",
     "bank_dir": "bank folder (header-less matrix.csv + metadata.json)",
@@ -84,7 +88,7 @@ FORMS = {
 """Supported input forms, by the name :func:`detect_form` returns."""
 
 _LAYOUTS = (
-    "expected a wide CSV 'agent,<task ids...>', a long CSV 'agent,instance_id,resolved', "
+    "expected a wide CSV 'agent,<task ids...>', a long CSV 'agent,instance_id,resolved' (or task_id), "
     "a repeated-trials CSV 'agent,task_id,successes,trials', "
     "a py-irt .jsonl file, a folder with matrix.csv + metadata.json, or a SWE-bench/experiments "
     "checkout (a folder holding evaluation/<split>/<submission>/results/results.json)"
@@ -196,35 +200,41 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
 
 
 # ---------------------------------------------------------------------- long CSV
-def _long_columns(path: Path, columns: Sequence[str]) -> tuple[np.ndarray, list[int]]:
-    """The named columns of a long CSV with a header, as text, and each row's line number.
+def _long_columns(path: Path, columns: Sequence[str | tuple[str, ...]]) -> tuple[np.ndarray, list[int], list[str]]:
+    """The named columns of a long CSV with a header, as text, each row's line number and the names used.
 
-    Returns an array of shape (n_rows, len(columns)) (cells as read) and the rows' line numbers.
-    Raises DataError naming the file (and line) for an empty file, a header without one of
-    ``columns`` (the header may hold others, in any order and case), no data lines, or a line
-    whose width differs from the header's.
+    A column given as a tuple of names is the first of them the header has (e.g.
+    ``("instance_id", "task_id")``). Returns an array of shape (n_rows, len(columns)) (cells as
+    read), the rows' line numbers and the header name found for each column. Raises DataError
+    naming the file (and line) for an empty file, a header without one of ``columns`` (the
+    header may hold others, in any order and case), no data lines, or a line whose width
+    differs from the header's.
     """
-    want = ",".join(columns)
+    options = [(c,) if isinstance(c, str) else tuple(c) for c in columns]
+    want = ",".join(o[0] for o in options)
     recs = csv_records(path, DataError)
     if not recs:
         raise DataError(f"{path}: file is empty; expected a header '{want}'")
     (hline, header), body = recs[0], recs[1:]
     names = [h.strip().lower() for h in header]
-    absent = [c for c in columns if c not in names]
+    used = [next((c for c in o if c in names), None) for o in options]
+    absent = [" or ".join(o) for o, u in zip(options, used) if u is None]
     if absent:
         raise DataError(f"{path}: line {hline}: header lacks column(s) {', '.join(absent)}; expected '{want}'")
     if not body:
         raise DataError(f"{path}: no data lines under the header; the matrix is empty")
     _check_widths(path, body, len(header), "the header")
-    arr = np.array([r for _, r in body], dtype=str)[:, [names.index(c) for c in columns]]
-    return arr, [n for n, _ in body]
+    arr = np.array([r for _, r in body], dtype=str)[:, [names.index(c) for c in used]]
+    return arr, [n for n, _ in body], used
 
 
 def read_long_csv(path: str | Path) -> ResponseMatrix:
     """Read a long CSV with columns ``agent,instance_id,resolved`` (one line per run).
 
-    ``resolved`` is 0/1 or true/false. Repeated (agent, instance_id) pairs with the same value
-    are merged; pairs absent for an agent become missing cells. Extra columns are ignored.
+    The task column may be named ``task_id`` instead (:data:`LONG_TASK_NAMES`); the file then
+    loads exactly as with ``instance_id``. ``resolved`` is 0/1 or true/false. Repeated (agent,
+    instance_id) pairs with the same value are merged; pairs absent for an agent become missing
+    cells. Extra columns are ignored.
 
     Returns
     -------
@@ -238,12 +248,13 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
         non-binary value, or a repeated pair with conflicting values (naming both lines).
     """
     path = Path(path)
-    arr, lines = _long_columns(path, LONG_COLUMNS)
+    arr, lines, used = _long_columns(path, ("agent", LONG_TASK_NAMES, "resolved"))
+    tid = used[1]
     agent, task = np.char.strip(arr[:, 0]).tolist(), np.char.strip(arr[:, 1]).tolist()
     for k, col in enumerate((agent, task)):
         empty = np.flatnonzero(np.asarray(col, dtype=object) == "")
         if empty.size:
-            raise DataError(f"{path}: line {lines[empty[0]]}: empty {LONG_COLUMNS[k]}; every line needs agent, instance_id and resolved")
+            raise DataError(f"{path}: line {lines[empty[0]]}: empty {used[k]}; every line needs agent, {tid} and resolved")
     blank = np.flatnonzero(np.isin(np.char.lower(np.char.strip(arr[:, 2])), list(MISSING)))
     if blank.size:
         raise DataError(
@@ -251,12 +262,12 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
             f"or drop the line (pairs absent from the file are missing runs)"
         )
     vals, _ = _parse_cells(
-        arr[:, 2:3], lambda r, c: f"{path}: line {lines[r]}, column resolved (agent {agent[r]!r}, instance_id {task[r]!r})"
+        arr[:, 2:3], lambda r, c: f"{path}: line {lines[r]}, column resolved (agent {agent[r]!r}, {tid} {task[r]!r})"
     )
     import pandas as pd  # imported where used: loading a wide bank (every live command) does not need it
 
     df = pd.DataFrame({"agent": agent, "task": task, "v": vals[:, 0], "line": lines})
-    _check_long_conflicts(path, df)
+    _check_long_conflicts(path, df, tid)
     df = df.drop_duplicates(["agent", "task"])
     a_codes, agents = pd.factorize(df["agent"])
     t_codes, tasks = pd.factorize(df["task"])
@@ -287,7 +298,7 @@ def read_trials_csv(path: str | Path) -> ResponseMatrix:
     """
     path = Path(path)
     want = ",".join(TRIALS_COLUMNS)
-    arr, lines = _long_columns(path, TRIALS_COLUMNS)
+    arr, lines, _ = _long_columns(path, TRIALS_COLUMNS)
     arr = np.char.strip(arr)
     for k in range(4):
         empty = np.flatnonzero(arr[:, k] == "")
@@ -337,8 +348,8 @@ def read_trials_csv(path: str | Path) -> ResponseMatrix:
                           trials=int(tri[0]))
 
 
-def _check_long_conflicts(path: Path, df: pd.DataFrame) -> None:
-    """Raise DataError on the first (agent, instance_id) line contradicting an earlier line."""
+def _check_long_conflicts(path: Path, df: pd.DataFrame, tid: str = "instance_id") -> None:
+    """Raise DataError on the first (agent, task) line contradicting an earlier line; ``tid`` names the task column."""
     groups = df.groupby(["agent", "task"], sort=False)
     first_v = groups["v"].transform("first").to_numpy()
     first_line = groups["line"].transform("first").to_numpy()
@@ -347,9 +358,9 @@ def _check_long_conflicts(path: Path, df: pd.DataFrame) -> None:
         j = int(bad[0])
         row = df.iloc[j]
         raise DataError(
-            f"{path}: conflicting outcomes for agent {row['agent']!r}, instance_id {row['task']!r}: "
+            f"{path}: conflicting outcomes for agent {row['agent']!r}, {tid} {row['task']!r}: "
             f"line {int(first_line[j])} says {int(first_v[j])}, line {int(row['line'])} says {int(row['v'])}; "
-            f"keep one line per (agent, instance_id)"
+            f"keep one line per (agent, {tid})"
         )
 
 
@@ -397,7 +408,7 @@ def read_jsonl(path: str | Path) -> ResponseMatrix:
         r, c = (int(x) for x in np.argwhere(bad)[0])
         raise DataError(
             f"{path}: line {lines[r]} (subject {subjects[r]!r}), task {tasks[c]!r}: non-binary response "
-            f"{_py(frame.iat[r, c])!r}; responses must be 0 or 1 (or true/false)"
+            f"{_short(_py(frame.iat[r, c]))}; responses must be 0 or 1 (or true/false)"
         )
     values = np.where(isna, 0, frame.to_numpy(dtype=object)).astype(np.int8)
     return ResponseMatrix(subjects, tasks, values, isna if isna.any() else None, source=str(path))
@@ -408,6 +419,12 @@ def _py(x: object) -> object:
     return x.item() if isinstance(x, np.generic) else x
 
 
+def _short(x: object, limit: int = 40) -> str:
+    """``repr`` of a value, cut to ``limit`` characters (a hostile file's value can be huge)."""
+    text = repr(x)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _jsonl_record(path: Path, n: int, line: str) -> tuple[str, dict]:
     """Parse and check one JSONL line; returns (subject id, responses dict)."""
     shape = "each line must be one object {\"subject_id\": ..., \"responses\": {task: 0/1}}"
@@ -415,6 +432,10 @@ def _jsonl_record(path: Path, n: int, line: str) -> tuple[str, dict]:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: line {n}, column {exc.colno}: invalid JSON ({exc.msg}); {shape}") from None
+    except RecursionError:
+        raise DataError(f"{path}: line {n}: nested too deeply to be a py-irt record; {shape}") from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise DataError(f"{path}: line {n}: invalid JSON ({str(exc).split(';')[0]}); {shape}") from None
     if not isinstance(obj, dict) or "subject_id" not in obj or not isinstance(obj.get("responses"), dict):
         raise DataError(f"{path}: line {n}: not a subject record; {shape}")
     sid = obj["subject_id"]
@@ -720,7 +741,8 @@ def detect_form(path: str | Path) -> str:
 
     Directories: ``bank_dir`` (matrix.csv + metadata.json) or ``leaderboard`` (has
     ``evaluation/``). Files: ``jsonl`` by suffix (.jsonl/.ndjson) or a first character ``{``;
-    otherwise CSV, ``long_csv`` if the header has agent, instance_id and resolved, ``bank_dir``
+    otherwise CSV, ``long_csv`` if the header has agent, instance_id and resolved (or
+    agent, task_id and resolved, when it is not a repeated-trials header), ``bank_dir``
     for a header-less ``matrix.csv`` beside a metadata.json, else ``wide_csv``.
 
     Raises
@@ -749,6 +771,8 @@ def detect_form(path: str | Path) -> str:
         return "long_csv"
     if set(TRIALS_COLUMNS) <= names:
         return "trials_csv"
+    if {"agent", "task_id", "resolved"} <= names:
+        return "long_csv"
     if {"successes", "trials"} <= names:
         absent = [c for c in TRIALS_COLUMNS if c not in names]
         raise DataError(f"{path}: line 1: the header has successes and trials but lacks column(s) "
@@ -794,7 +818,17 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
     Raises
     ------
     DataError
-        For a missing path, an unknown form, or any validation failure of the reader.
+        For a missing path, an unknown form, any validation failure of the reader, or a matrix
+        with no observed cell (every cell missing: nothing to fit or score).
     """
     path = Path(path)
-    return _READERS[detect_form(path)](path).canonical()
+    return _require_observed(_READERS[detect_form(path)](path), path).canonical()
+
+
+def _require_observed(m: ResponseMatrix, path: Path) -> ResponseMatrix:
+    """Return ``m``, or raise DataError when every cell of it is missing (a bank with no outcome at all)."""
+    if m.missing is not None and m.missing.all():
+        raise DataError(f"no observed outcome in {path}: every cell is missing ({m.n_agents} agents x {m.n_tasks} "
+                        "tasks, all blank or null); give at least one 0/1 outcome (a blank cell, null or absent "
+                        "pair is a missing run)")
+    return m

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from collections.abc import Iterable, Sequence
@@ -51,6 +52,92 @@ class ReportWarning(UserWarning):
 # --------------------------------------------------------------------------------------------
 # input
 
+#: run-record fields and what each must hold (checked per run by :func:`runs_frame`)
+_TEXT_FIELDS = ("bank", "method", "target")
+_NUMBER_FIELDS = ("estimate", "truth", "budget_fraction")
+_INTEGER_FIELDS = ("budget", "seed")
+#: interval columns: ``lower`` / ``upper`` and the ``lower_<pct>`` / ``upper_<pct>`` pairs
+_INTERVAL_COLUMN = re.compile(r"^(?:lower|upper)(_\d+(?:\.\d+)?)?$")
+#: integers beyond this lose precision as floats
+_MAX_INT = 2 ** 53
+_FROM_REPLAY = "the file should come from `hspr replay --out` (fix the run or write the file again)"
+
+
+def _show(value) -> str:
+    """A field value as JSON (null, true, "x"), cut to 40 characters for the error message."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _refuse(source: str, runs: list[dict], bad, field: str, need: str) -> None:
+    """Raise :class:`ReportError` naming the file, the first run flagged in ``bad`` (0-based), ``field`` and what it needs."""
+    bad = np.asarray(bad, dtype=bool)
+    if not bad.any():
+        return
+    i = int(np.flatnonzero(bad)[0])
+    got = "it is missing" if field not in runs[i] else f"it is {_show(runs[i][field])}"
+    more = f" ({int(bad.sum()) - 1} more run(s) like it)" if bad.sum() > 1 else ""
+    raise ReportError(f"{source}: run {i}: {field!r} must be {need}, but {got}{more}; {_FROM_REPLAY}")
+
+
+def _number(value) -> float:
+    """A JSON number as a float; NaN for null, a missing field, booleans, text, lists or an overflowing integer."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return np.nan
+    try:
+        return float(value)
+    except OverflowError:
+        return np.nan
+
+
+def _is_null(value) -> bool:
+    """JSON null (None) or a NaN float, both read as 'no value'."""
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _numbers(runs: list[dict], field: str) -> np.ndarray:
+    """Float values of ``field`` over the runs (NaN where it is not a JSON number)."""
+    return np.array([_number(r.get(field)) for r in runs], dtype=float)
+
+
+def _check_fields(runs: list[dict], df: pd.DataFrame, source: str) -> None:
+    """Every run has a non-empty string bank / method / target, finite numbers estimate / truth /
+    budget_fraction and integer budget / seed; the numeric columns of ``df`` are set to their types."""
+    for field in _TEXT_FIELDS:
+        ok = np.array([isinstance(r.get(field), str) and r[field].strip() != "" for r in runs], dtype=bool)
+        _refuse(source, runs, ~ok, field, "a non-empty string")
+    for field in _NUMBER_FIELDS:
+        x = _numbers(runs, field)
+        _refuse(source, runs, ~np.isfinite(x), field, "a finite number")
+        df[field] = x
+    for field in _INTEGER_FIELDS:
+        x = _numbers(runs, field)
+        ok = np.isfinite(x) & (np.abs(x) <= _MAX_INT)
+        ok[ok] = x[ok] == np.round(x[ok])
+        _refuse(source, runs, ~ok, field, "an integer")
+        df[field] = x.astype(np.int64)
+
+
+def _check_intervals(runs: list[dict], df: pd.DataFrame, source: str) -> None:
+    """``lower`` / ``upper`` (and each ``lower_<pct>`` / ``upper_<pct>`` pair): numbers or null, and in
+    every run both present or both absent; the columns of ``df`` are set to floats (NaN = no interval)."""
+    suffixes = dict.fromkeys(m.group(1) or "" for m in map(_INTERVAL_COLUMN.match, map(str, df.columns)) if m)
+    for suffix in suffixes:
+        lo, hi = f"lower{suffix}", f"upper{suffix}"
+        x = {}
+        for field in (lo, hi):
+            x[field] = _numbers(runs, field)
+            given = np.array([not _is_null(r.get(field)) for r in runs], dtype=bool)
+            _refuse(source, runs, given & np.isnan(x[field]), field, "a number or null")
+        for field, other in ((lo, hi), (hi, lo)):
+            _refuse(source, runs, ~np.isnan(x[other]) & np.isnan(x[field]), field,
+                    f"a number too, since the run has {other!r} (an interval needs both ends or neither)")
+        df[lo], df[hi] = x[lo], x[hi]
+
+
 
 def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
     """Validate one parsed results object and return its runs as a DataFrame.
@@ -71,7 +158,11 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
     Raises
     ------
     ReportError
-        When the object has no ``runs``, an unknown layout, missing columns or non-numeric scores.
+        When the object has no ``runs``, an unknown layout or missing columns, or naming the run
+        (0-based) and field when a run lacks a field or holds the wrong type: bank / method /
+        target must be non-empty strings, estimate / truth / budget_fraction finite numbers
+        (truth in [0, 1]), budget / seed integers, and lower / upper (and each lower_<pct> /
+        upper_<pct> pair) both numbers or both absent / null.
     """
     expect = "expected the JSON object written by `hspr replay --out` (keys 'runs' and 'summary')"
     if not isinstance(obj, dict):
@@ -89,16 +180,10 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         raise ReportError(f"{source}: run records lack {missing} (the first has keys {sorted(runs[0])}); {expect}")
-    for col in ("estimate", "truth", "budget_fraction", "lower", "upper"):
-        if col in df.columns:
-            vals = pd.to_numeric(df[col], errors="coerce")
-            bad = vals.isna() & df[col].notna()
-            if bad.any() or (col in ("estimate", "truth", "budget_fraction") and vals.isna().any()):
-                row = int(np.flatnonzero(bad | vals.isna())[0])
-                raise ReportError(f"{source}: run {row} has a non-numeric or missing {col!r}: {df[col].iloc[row]!r}")
-            df[col] = vals.astype(float)
-    if ((df["truth"] < 0) | (df["truth"] > 1)).any():
-        raise ReportError(f"{source}: 'truth' outside [0, 1]; runs must be on the 0-1 scale (not %)")
+    _check_fields(runs, df, source)
+    _check_intervals(runs, df, source)
+    _refuse(source, runs, (df["truth"] < 0) | (df["truth"] > 1), "truth",
+            "on the 0-1 scale, in [0, 1] (not %)")
     df["budget_fraction"] = df["budget_fraction"].round(6)
     df["source_file"] = source
     return df

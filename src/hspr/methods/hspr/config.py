@@ -10,6 +10,21 @@ ACQUISITIONS = ("score", "latent", "uniform", "midrange")
 DECISIONS = ("median", "mean")
 PREDICTIVES = ("analytic", "draws")
 NODE_DTYPES = ("float32", "float64")
+#: bounds of n_nodes and n_draws: at least 16; at most 2**18 nodes (the default is 8,192) and 2**22
+#: draws (the default is 131,072), since every step holds (nodes x groups) and (draws x groups) arrays
+MIN_SIZE = 16
+MAX_NODES = 2 ** 18
+MAX_DRAWS = 2 ** 22
+
+
+def _check_size(name: str, value: int, most: int) -> None:
+    """Raise ValueError unless ``MIN_SIZE <= value <= most``, naming the setting, its range and why."""
+    allowed = f"allowed: {MIN_SIZE} to {most:,}, i.e. 2**{most.bit_length() - 1}"
+    if value < MIN_SIZE:
+        raise ValueError(f"{name} must be >= {MIN_SIZE} ({allowed}), got {value:,}: fewer gives an unstable estimate")
+    if value > most:
+        raise ValueError(f"{name} must be at most {most:,} ({allowed}), got {value:,}: more would need many GiB of "
+                         f"memory per step (the default is {getattr(HSPRConfig, name):,})")
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,8 @@ class HSPRConfig:
     n_nodes, n_draws, refresh_every, node_seed, draw_seed
         Importance-sampling nodes (8,192 Sobol points), predictive draws (131,072), proposal
         refresh period (8 outcomes), and their seeds (20261005) (Appendix A; spec sections 3, 5).
+        ``n_nodes`` is at most 2**18 and ``n_draws`` at most 2**22 (:data:`MAX_NODES`,
+        :data:`MAX_DRAWS`), both at least 16.
 
     Raises
     ------
@@ -97,10 +114,8 @@ class HSPRConfig:
             raise ValueError(f"predictive must be one of {PREDICTIVES}, got {self.predictive!r}")
         if not 0 <= self.lam <= 1:
             raise ValueError(f"lam must be in [0, 1], got {self.lam!r}")
-        if self.n_nodes < 16:
-            raise ValueError(f"n_nodes must be >= 16, got {self.n_nodes}")
-        if self.n_draws < 16:
-            raise ValueError(f"n_draws must be >= 16, got {self.n_draws}")
+        for name, most in (("n_nodes", MAX_NODES), ("n_draws", MAX_DRAWS)):
+            _check_size(name, getattr(self, name), most)
         if self.refresh_every < 1:
             raise ValueError(f"refresh_every must be >= 1, got {self.refresh_every}")
         if self.node_seed < 0 or self.draw_seed < 0:
