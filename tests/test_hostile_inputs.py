@@ -212,6 +212,10 @@ def test_long_csv_task_id_errors_name_task_id(tmp_path):
     trials = tmp_path / "trials.csv"  # the repeated-trials header is still read as such
     trials.write_text("agent,task_id,successes,trials\na0,t1,2,3\n")
     assert detect_form(trials) == "trials_csv" and load_matrix(trials).trials == 3
+    other = tmp_path / "other.csv"  # another task column name: read as wide, and the error says what to do
+    other.write_text("agent,task,resolved\na0,t1,1\na0,t2,0\n")
+    with pytest.raises(DataError, match=r"duplicate agent id 'a0'.*looks like a long CSV.*agent,instance_id,resolved"):
+        load_matrix(other)
 
 
 # ---------------------------------------------------------------------------------- no observed cell

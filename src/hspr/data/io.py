@@ -191,7 +191,13 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
     _check_widths(path, body, len(header), "the header")
     lines = [n for n, _ in body]
     agents = [r[0].strip() for _, r in body]
-    _check_ids(agents, "agent", str(path), lambda i: f"line {lines[i]}")
+    try:
+        _check_ids(agents, "agent", str(path), lambda i: f"line {lines[i]}")
+    except DataError as exc:
+        if len(header) == 3:  # one row per (agent, task): a long CSV whose task column has another name
+            raise DataError(f"{exc}. With 3 columns this looks like a long CSV: name its header "
+                            "'agent,instance_id,resolved' (or agent,task_id,resolved)") from None
+        raise
     cells = np.array([r[1:] for _, r in body], dtype=str)
     values, miss = _parse_cells(
         cells, lambda r, c: f"{path}: line {lines[r]}, column {c + 2} (agent {agents[r]!r}, task {tasks[c]!r})"
