@@ -123,3 +123,17 @@ def test_stop_width_none_removes_the_saved_width(files):
     res = run("live", "status", "--stop-width", "none", "--session", files / "run.hspr", "--json")
     assert res.exit_code == 0 and json.loads(res.stdout.splitlines()[-1])["stop_width_pp"] is None
     assert journal.read(files / "run.hspr").doc["stop_width_pp"] is None
+
+
+def test_an_os_error_in_any_command_is_a_message_not_a_traceback():
+    from hspr.cli import LazyGroup
+
+    group = LazyGroup("hspr")
+
+    @group.command("write")
+    def write():
+        raise OSError(errno.ENOSPC, "No space left on device", "rep/comparison.md")
+
+    res = CliRunner().invoke(group, ["write"])
+    assert res.exit_code == 2 and res.exception is None or isinstance(res.exception, SystemExit)
+    assert res.output.startswith("error: rep/comparison.md: No space left on device; free space")
