@@ -135,5 +135,5 @@ def test_an_os_error_in_any_command_is_a_message_not_a_traceback():
         raise OSError(errno.ENOSPC, "No space left on device", "rep/comparison.md")
 
     res = CliRunner().invoke(group, ["write"])
-    assert res.exit_code == 2 and res.exception is None or isinstance(res.exception, SystemExit)
+    assert res.exit_code == 2 and (res.exception is None or isinstance(res.exception, SystemExit))
     assert res.output.startswith("error: rep/comparison.md: No space left on device; free space")
