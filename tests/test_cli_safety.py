@@ -137,3 +137,29 @@ def test_an_os_error_in_any_command_is_a_message_not_a_traceback():
     res = CliRunner().invoke(group, ["write"])
     assert res.exit_code == 2 and (res.exception is None or isinstance(res.exception, SystemExit))
     assert res.output.startswith("error: rep/comparison.md: No space left on device; free space")
+
+
+def test_ingest_csv_header_forms_and_widths(files):
+    assert start(files).exit_code == 0
+    session = files / "run.hspr"
+    task = run("live", "next", "--session", session).output.split()[0]
+    (files / "empty.csv").write_text("task_id,resolved\n")
+    res = run("live", "ingest", files / "empty.csv", "--session", session)
+    assert res.exit_code == 2 and "no outcome lines under the header" in res.output
+    (files / "wide.csv").write_text(f"task_id,resolved\n{task},1,extra\n")
+    res = run("live", "ingest", files / "wide.csv", "--session", session)
+    assert res.exit_code == 2 and "line 2 has 3 field(s); expected 2 as in the header" in res.output
+    (files / "ok.csv").write_text(f"task_id,resolved\n{task},1\n")  # task_id names the id column, like instance_id
+    res = run("live", "ingest", files / "ok.csv", "--session", session, "--json")
+    assert res.exit_code == 0, res.output
+    assert journal.read(session).doc["events"][-1]["task"] == task
+
+
+def test_an_unknown_task_in_the_tasks_file_names_the_file(files):
+    (files / "tasks.txt").write_text("no-such-task\n")
+    res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "--tasks",
+              files / "tasks.txt")
+    assert res.exit_code == 2 and f"--tasks {files / 'tasks.txt'}" in res.output.replace("\n", "")
+    res = run("live", "start", "--matrix", files / "bank.csv", "--budget", 2, "--tasks", files / "tasks.txt",
+              "--session", files / "t.hspr")
+    assert res.exit_code == 2 and "no-such-task" in res.output and not (files / "t.hspr").exists()

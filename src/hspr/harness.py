@@ -378,7 +378,8 @@ def _parse_cell(text: str) -> int | None:
 
 
 def read_outcome_csv(path: str | Path) -> HarnessRead:
-    """Read a CSV ``instance_id,resolved`` (header optional; with a header, extra columns are ignored).
+    """Read a CSV ``instance_id,resolved`` (header optional, its id column ``instance_id`` or ``task_id``;
+    with a header, extra columns are ignored but every line has the header's width).
 
     Raises
     ------
@@ -391,21 +392,26 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
     if not recs:
         raise HarnessFormatError(f"{path}: empty CSV; expected lines 'instance_id,resolved'")
     head = [x.strip().lower() for x in recs[0][1]]
-    if "instance_id" in head:
+    id_col = next((c for c in ("instance_id", "task_id") if c in head), None)
+    width = None  # with a header every line has its width
+    if id_col is not None:
         if "resolved" not in head:
             raise HarnessFormatError(
-                f"{path}: header {recs[0][1]} has no 'resolved' column; expected 'instance_id,resolved'"
+                f"{path}: header {recs[0][1]} has no 'resolved' column; expected '{id_col},resolved'"
             )
-        ci, cr = head.index("instance_id"), head.index("resolved")
+        ci, cr, width = head.index(id_col), head.index("resolved"), len(head)
         recs = recs[1:]
+        if not recs:
+            raise HarnessFormatError(f"{path}: no outcome lines under the header; nothing to record")
     elif len(head) == 2 and _parse_cell(head[1]) is not None:
         ci, cr = 0, 1
     else:
         raise HarnessFormatError(f"{path}: line 1 {recs[0][1]} is not a header 'instance_id,resolved' nor a data line")
     seen: dict[str, HarnessOutcome] = {}
     for n, rec in recs:
-        if len(rec) <= max(ci, cr):
-            raise HarnessFormatError(f"{path}: line {n} has {len(rec)} field(s); expected 'instance_id,resolved'")
+        if len(rec) <= max(ci, cr) or (width is not None and len(rec) != width):
+            raise HarnessFormatError(f"{path}: line {n} has {len(rec)} field(s); expected "
+                                     f"{width or 2} as in {'the header' if width else 'instance_id,resolved'}")
         iid, cell = rec[ci].strip(), rec[cr]
         y = _parse_cell(cell)
         if not iid:

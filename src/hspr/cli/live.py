@@ -194,8 +194,11 @@ def register(group: click.Group) -> None:
             from ..live import load_session_bank
 
             tasks = None if tasks_path is None else read_task_list(tasks_path)
-            n_tasks = load_session_bank(bank or ("verified" if matrix is None else None), matrix,
-                                        missing_as_zero, tasks).n_tasks
+            whole = load_session_bank(bank or ("verified" if matrix is None else None), matrix, missing_as_zero, None)
+            try:
+                n_tasks = whole.n_tasks if tasks is None else whole.select_tasks(tasks).n_tasks
+            except DataError as exc:
+                raise DataError(f"--tasks {tasks_path}: {exc}") from None
             b = _parse_budget(budget, n_tasks)
             live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
                                         seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,

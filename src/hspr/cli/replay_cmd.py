@@ -344,8 +344,11 @@ def register(group: click.Group) -> None:
                 jobs = fwd
             if tasks_path is not None:  # score over a subset of the tasks: cut sources and targets alike
                 ids = read_task_list(tasks_path)
-                jobs = [(f"{label}[{len(set(ids))} tasks]", mat.select_tasks(ids), folds,
-                         None if t is None else t.select_tasks(ids)) for label, mat, folds, t in jobs]
+                try:
+                    jobs = [(f"{label}[{len(set(ids))} tasks]", mat.select_tasks(ids), folds,
+                             None if t is None else t.select_tasks(ids)) for label, mat, folds, t in jobs]
+                except DataError as exc:
+                    raise DataError(f"--tasks {tasks_path}: {exc}") from None
             for label, mat, _, _ in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
                 if tgt is not None:
