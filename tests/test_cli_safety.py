@@ -67,6 +67,9 @@ def test_force_keeps_the_replaced_session_beside_the_new_one(files):
     kept = list(files.glob("run.hspr.replaced-*"))
     assert len(kept) == 1 and kept[0].read_bytes() == old and str(kept[0]) in res.output
     assert journal.read(files / "run.hspr").doc["events"] == []
+    assert start(files, "run.hspr", "--force").exit_code == 0  # again, within the same second or not
+    kept = sorted(files.glob("run.hspr.replaced-*"))
+    assert len(kept) == 2 and old in [k.read_bytes() for k in kept]
 
 
 def test_a_torn_last_record_is_named_and_its_bytes_kept(files):

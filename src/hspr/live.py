@@ -515,7 +515,11 @@ class LiveSession:
         path.parent.mkdir(parents=True, exist_ok=True)
         with _file_lock(path):
             if path.exists():  # --force: the old file is kept beside it (a hard link, else a copy), never deleted
-                keep = path.with_name(f"{path.name}.replaced-{time.strftime('%Y%m%dT%H%M%S')}")
+                stamp, n = time.strftime("%Y%m%dT%H%M%S"), 0
+                keep = path.with_name(f"{path.name}.replaced-{stamp}")
+                while keep.exists():  # two --force in one second: never overwrite an earlier copy
+                    n += 1
+                    keep = path.with_name(f"{path.name}.replaced-{stamp}-{n}")
                 try:
                     os.link(path, keep)
                 except OSError:
