@@ -42,9 +42,9 @@ class LazyGroup(click.Group):
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
         except OSError as exc:  # full disk, lost permission, vanished folder: no traceback
-            where = f"{exc.filename}: " if exc.filename else ""
-            click.echo(f"error: {where}{exc.strerror or exc}; free space, fix the permissions or choose another "
-                       "path, then run the command again", err=True)
+            from .common import os_error_message
+
+            click.echo(f"error: {os_error_message(exc)}", err=True)
             ctx.exit(2)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:

@@ -56,6 +56,13 @@ def check_output_file(path: str | os.PathLike | None, option: str) -> Path | Non
     return p
 
 
+def os_error_message(exc: OSError) -> str:
+    """One line for an OSError (full disk, lost permission, vanished folder): the file, the reason, the fix."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}; free space, fix the permissions or choose another path, then run the " \
+        "command again"
+
+
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
     """True when paths ``a`` and ``b`` name the same file (through links, ``..``, case-folding file systems)."""
     try:

@@ -19,7 +19,7 @@ from ..idformat import FORMATS, format_ids, subset_predictions
 from ..live import LiveSession, LiveSessionError, LiveStatus, describe_outcome, fit_model
 from ..methods import REGISTRY
 from ..session import BudgetError
-from .common import refuse_overwriting_inputs
+from .common import os_error_message, refuse_overwriting_inputs
 
 SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $HSPR_SESSION."
 
@@ -59,14 +59,11 @@ def _stop_width_option(f):
                              "narrower than this; 'none' removes it (stop when the budget is spent).")(f)
 
 
-def _fail(exc: Exception, as_json: bool, target: str | None = None) -> None:
-    """Print ``exc`` as ``error: ...`` (and a JSON object with --json), exit 2. ``target`` names
-    the file being written when an OSError does not carry it."""
+def _fail(exc: Exception, as_json: bool) -> None:
+    """Print ``exc`` as ``error: ...`` (and a JSON object with --json), exit 2."""
     msg = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)
     if isinstance(exc, OSError) and not isinstance(exc, HsprError):
-        where = exc.filename or target
-        msg = (f"cannot write {where}: " if where else "") + f"{exc.strerror or exc}; nothing was changed there: " \
-            "free space, fix the permissions or choose another path"
+        msg = os_error_message(exc)
     if as_json:
         click.echo(json.dumps({"ok": False, "error": msg}))
     click.echo(f"error: {msg}", err=True)
