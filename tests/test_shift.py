@@ -20,6 +20,7 @@ from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.methods.hspr.robust import (
     HSPRRobust,
     ShiftSettings,
+    hamming_distances,
     held_out_rows,
     leave_cluster_out,
     nearest_disagreement,
@@ -118,6 +119,43 @@ def test_nearest_disagreement_hand_checked():
     assert nearest_disagreement(src, np.array([0, 1, 2]), np.array([1, 1, 1])) == pytest.approx(1 / 3)
     assert nearest_disagreement(src, np.array([2, 3]), np.array([1, 1])) == 0.0
     assert nearest_disagreement(src, np.array([], dtype=int), np.array([])) == 0.0
+
+
+def test_nearest_disagreement_and_distances_skip_missing_cells():
+    src = np.array([[1, 1, 0, 0], [0, 1, 1, 1]])
+    miss = np.array([[False, False, True, True], [True, True, True, True]])
+    # source 0 ran tasks 0, 1 only: it disagrees on 0 of them; source 1 ran nothing: 1.0
+    assert nearest_disagreement(src, np.array([0, 1, 2]), np.array([1, 1, 1]), miss) == 0.0
+    assert nearest_disagreement(src, np.array([2, 3]), np.array([1, 1]), miss) == 1.0
+    rng = np.random.default_rng(0)
+    M = (rng.random((6, 30)) < 0.5).astype(int)
+    assert np.array_equal(hamming_distances(M), hamming_distances(M, None))
+    holes = rng.random(M.shape) < 0.3
+    D = hamming_distances(np.where(holes, 0, M), holes)
+    for i in range(6):
+        for j in range(6):
+            both = ~holes[i] & ~holes[j]
+            assert D[i, j] == pytest.approx((M[i, both] != M[j, both]).sum() * 30 / both.sum(), rel=1e-6)
+
+
+def test_robust_fits_with_missing_source_cells_left_out(small_bank):
+    src, tgt = small_bank.drop_rows(range(4)), small_bank.rows(range(4))
+    holes = np.random.default_rng(1).random(src.values.shape) < 0.15
+    robust = HSPRRobust(config=FAST, shift=FAST_SHIFT)
+    kept = robust.fit(ResponseMatrix(src.agents, src.tasks, src.values, holes))
+    zero = robust.fit(ResponseMatrix(src.agents, src.tasks, np.where(holes, 0, src.values)))
+    # an all-False mask is the complete matrix, bit for bit
+    none = robust.fit(ResponseMatrix(src.agents, src.tasks, src.values, np.zeros_like(holes)))
+    full = robust.fit(src)
+    np.testing.assert_array_equal(none.calibration_.errors, full.calibration_.errors)
+    assert not np.array_equal(kept.calibration_.errors, zero.calibration_.errors)  # the holes are left out, not zeros
+    for r in range(tgt.n_agents):
+        s = kept.start(12, 0)
+        while not s.done:
+            t = s.ask()
+            s.tell(t, int(tgt.values[r, tgt.task_index(t)]))
+        e = s.estimate()
+        assert e.lower <= e.point <= e.upper and 0 <= e.shift.source_percentile <= 100
 
 
 def test_held_out_rows_spread_over_scores_and_order_free():

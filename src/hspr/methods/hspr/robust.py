@@ -196,12 +196,16 @@ class ShiftCalibration:
         return float(100 * ((d < value).sum() + 0.5 * (d == value).sum()) / len(d))
 
 
-def nearest_disagreement(source: np.ndarray, cols: np.ndarray, y: np.ndarray) -> float:
+def nearest_disagreement(source: np.ndarray, cols: np.ndarray, y: np.ndarray,
+                         missing: np.ndarray | None = None) -> float:
     """Smallest fraction of the queried columns on which a source row differs from ``y``.
 
     Parameters
     ----------
     source : (n_sources, n_tasks) 0/1; cols : (B,) queried column indices; y : (B,) outcomes.
+    missing : (n_sources, n_tasks) bool, optional
+        Cells no source run exists for: each source is compared on the queried tasks it ran
+        only; a source that ran none of them counts as disagreeing everywhere.
 
     Returns
     -------
@@ -209,7 +213,31 @@ def nearest_disagreement(source: np.ndarray, cols: np.ndarray, y: np.ndarray) ->
     """
     if len(cols) == 0:
         return 0.0
-    return float((source[:, cols] != np.asarray(y)[None, :]).mean(axis=1).min())
+    differ = source[:, cols] != np.asarray(y)[None, :]
+    if missing is None:
+        return float(differ.mean(axis=1).min())
+    ran = ~np.asarray(missing, bool)[:, cols]
+    n_ran = ran.sum(axis=1)
+    frac = np.where(n_ran > 0, (differ & ran).sum(axis=1) / np.maximum(n_ran, 1), 1.0)
+    return float(frac.min())
+
+
+def hamming_distances(M: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
+    """Pairwise disagreement counts between source rows, shape (m, m), on the scale of all tasks.
+
+    Complete rows: the Hamming distance. With ``missing`` (bool, M's shape) each pair is compared
+    on the tasks both ran and the count is scaled to all ``n_tasks`` (pairs that share no task:
+    ``n_tasks``, the largest distance).
+    """
+    Mf = np.asarray(M, np.float32)
+    if missing is None:
+        dist = Mf @ (1 - Mf).T
+        return dist + dist.T
+    O = (~np.asarray(missing, bool)).astype(np.float32)
+    X = Mf * O
+    dist = X @ (O - X).T
+    both = O @ O.T
+    return np.where(both > 0, (dist + dist.T) * M.shape[1] / np.maximum(both, 1), float(M.shape[1]))
 
 
 def shrunk_quantile(ratios: np.ndarray, level: float, prior_n: int) -> float:
@@ -263,8 +291,9 @@ def held_out_rows(values: np.ndarray, agents: tuple[str, ...], max_held_out: int
 
 
 def _replay_held_out(fitted: FittedHSPR, y: np.ndarray, others: np.ndarray, pos: dict, budget: int,
-                     seed: int) -> tuple[float, float, float]:
-    """Run one held-out source row as a target; returns (ratio, signed error, disagreement)."""
+                     seed: int, others_missing: np.ndarray | None = None) -> tuple[float, float, float]:
+    """Run one held-out source row as a target (its missing cells count as unresolved, as a replay
+    target's); returns (ratio, signed error, disagreement)."""
     sess = fitted.start(budget, seed)
     while not sess.done:
         j = sess.ask()
@@ -273,7 +302,7 @@ def _replay_held_out(fitted: FittedHSPR, y: np.ndarray, others: np.ndarray, pos:
     err = est.point - float(y.mean())
     half = (est.upper - est.point) if err < 0 else (est.point - est.lower)
     cols = np.array([pos[t] for t in sess.queried])
-    return abs(err) / max(half, 1e-4), err, nearest_disagreement(others, cols, y[cols])
+    return abs(err) / max(half, 1e-4), err, nearest_disagreement(others, cols, y[cols], others_missing)
 
 
 def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
@@ -288,7 +317,9 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
 
     Parameters
     ----------
-    source : ResponseMatrix, shape (n_sources, n_tasks), complete
+    source : ResponseMatrix, shape (n_sources, n_tasks), 0/1; missing cells are left out of
+        each fit and of the distances, and count as unresolved in a held-out agent's row (its
+        truth), as for a replay target
     configs : sequence of HSPRConfig (nodes and draws are replaced by ``settings``')
     settings : ShiftSettings
 
@@ -302,6 +333,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
         With fewer than 4 source agents (each held-out agent needs 2 or more sources left).
     """
     M = np.asarray(source.values)
+    miss = None if source.missing is None or not source.missing.any() else np.asarray(source.missing, bool)
     m, n = M.shape
     if m < 4:
         raise ValueError(f"hspr_robust needs at least 4 source agents for its leave-cluster-out calibration, got {m}")
@@ -309,10 +341,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
     cfgs = [c.replace(n_nodes=settings.n_nodes, n_draws=settings.n_draws) for c in configs]
     k_max = min(int(round(settings.neighbour_fraction * (m - 1))), m - 3)
     pos = {t: j for j, t in enumerate(source.tasks)}
-    # Hamming distances between source rows, (m, m)
-    Mf = M.astype(np.float32)
-    dist = Mf @ (1 - Mf).T
-    dist = dist + dist.T
+    dist = hamming_distances(M, miss)  # (m, m)
     # near neighbours: closer than the neighbour_quantile of all pairwise distances, at most k_max
     near = np.quantile(dist[np.triu_indices(m, 1)], settings.neighbour_quantile)
     plan = []  # (held-out row, rows of its source fit, name)
@@ -330,10 +359,12 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
     last_keep, fit = None, None
     for i, (a, keep, _) in enumerate(plan):
         if last_keep is None or not np.array_equal(keep, last_keep):  # forward runs share one fit
-            fit, last_keep = fit_source(M[keep]), keep
+            fit, last_keep = fit_source(M[keep], missing=None if miss is None else miss[keep]), keep
         others = np.delete(M, a, axis=0)
+        others_miss = None if miss is None else np.delete(miss, a, axis=0)
         for c, cfg in enumerate(cfgs):
-            out[c, i] = _replay_held_out(FittedHSPR(fit, source.tasks, cfg), M[a], others, pos, budget, settings.seed)
+            out[c, i] = _replay_held_out(FittedHSPR(fit, source.tasks, cfg), M[a], others, pos, budget, settings.seed,
+                                         others_miss)
     names = tuple(name for _, _, name in plan)
     cals = []
     for c in range(len(cfgs)):
@@ -386,9 +417,9 @@ class HSPRRobust(Method):
         configuration (Verified, all 114 sources, 4 ranks: about 2 minutes on one core; a
         bundled fold with its shipped configuration: 10-40 s).
 
-        Raises DataError on missing cells and ValueError with fewer than 4 sources.
+        Missing cells (no run) are left out of every fit and distance (:func:`leave_cluster_out`).
+        Raises ValueError with fewer than 4 sources.
         """
-        source.require_complete("hspr_robust")
         if self.config is not None:
             candidates = [self.config]
         else:
@@ -401,18 +432,19 @@ class HSPRRobust(Method):
         cals = leave_cluster_out(source, candidates, self.shift)
         calib = cals[one_se_choice(np.array([c.errors for c in cals]))]
         cfg = calib.config
-        return FittedHSPRRobust(fit_source(source.values), source.tasks, cfg, calib, np.asarray(source.values),
-                                self.shift)
+        return FittedHSPRRobust(fit_source(source.values, missing=source.missing), source.tasks, cfg, calib,
+                                np.asarray(source.values), self.shift, source.missing)
 
 
 class FittedHSPRRobust(FittedHSPR):
     """HSPR source fit plus its :class:`ShiftCalibration`."""
 
     def __init__(self, fit, tasks, config: HSPRConfig, calibration: ShiftCalibration, source_values: np.ndarray,
-                 shift: ShiftSettings) -> None:
+                 shift: ShiftSettings, source_missing: np.ndarray | None = None) -> None:
         super().__init__(fit, tasks, config)
         self.calibration_ = calibration
         self.source_values_ = source_values
+        self.source_missing_ = source_missing
         self.shift = shift
 
     def _session(self, budget: int, seed: int, initial_refresh: bool = True) -> HSPRRobustSession:
@@ -430,7 +462,8 @@ class HSPRRobustSession(HSPRSession):
         """Nearest-source disagreement of the outcomes so far, with its source percentile."""
         cal = self.robust.calibration_
         cols = np.array([self._index[t] for t in self.queried], dtype=int)
-        value = nearest_disagreement(self.robust.source_values_, cols, np.asarray(self.outcomes))
+        value = nearest_disagreement(self.robust.source_values_, cols, np.asarray(self.outcomes),
+                                     self.robust.source_missing_)
         return ShiftReport(STATISTIC, value, cal.percentile(value) if len(cols) else 0.0,
                            int(self.robust.source_values_.shape[0]), cal.factor, self.robust.shift.threshold)
 
