@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from hspr.data import ResponseMatrix, make_folds
 from hspr.data.build import write_wide_csv
+from hspr.data.matrix import DataError
 from hspr.methods import get_method
 from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.methods.hspr import selection as sel
@@ -26,11 +27,11 @@ _FITS: dict = {}
 def _memoised_source_fit(monkeypatch):
     """The source fit is a pure function of the matrix: memoise it across tests (speed only)."""
 
-    def cached(M):
+    def cached(M, missing=None):
         M = np.ascontiguousarray(M)
-        key = (M.shape, M.tobytes())
+        key = (M.shape, M.tobytes(), None if missing is None else np.asarray(missing, bool).tobytes())
         if key not in _FITS:
-            _FITS[key] = fit_source(M)
+            _FITS[key] = fit_source(M, missing=missing)
         return _FITS[key]
 
     monkeypatch.setattr(sel, "fit_source", cached)
@@ -180,8 +181,9 @@ def test_held_out_row_is_removed_before_the_source_fit(bank, monkeypatch):
     seen = []
     real = sel.fit_source
 
-    def spy(M):
+    def spy(M, missing=None):
         seen.append(np.array(M))
+        assert missing is None  # a complete matrix takes the complete fit
         return real(M)
 
     monkeypatch.setattr(sel, "fit_source", spy)
@@ -190,6 +192,30 @@ def test_held_out_row_is_removed_before_the_source_fit(bank, monkeypatch):
     assert len(seen) == src.n_agents  # one fit per held-out agent, shared by all three stages
     for i, M in enumerate(seen):
         assert np.array_equal(M, np.delete(src.values, i, axis=0))
+
+
+def test_selection_with_missing_cells_leaves_them_out_of_each_held_out_fit(bank, monkeypatch):
+    src = bank.rows(np.arange(6))
+    holes = np.random.default_rng(4).random(src.values.shape) < 0.15
+    holed = ResponseMatrix(src.agents, src.tasks, src.values, holes)
+    seen = []
+    real = sel.fit_source
+
+    def spy(M, missing=None):
+        seen.append((np.array(M), None if missing is None else np.array(missing)))
+        return real(M, missing=missing)
+
+    monkeypatch.setattr(sel, "fit_source", spy)
+    res = sel.select_config(holed, base_config=TINY)
+    assert len(seen) == src.n_agents
+    for i, (M, miss) in enumerate(seen):
+        assert np.array_equal(miss, np.delete(holes, i, axis=0))
+        assert np.array_equal(M, np.delete(holed.values, i, axis=0))
+    # stage 1 of the table equals plain sessions on the same masked fits, held-out rows zero-filled
+    fits = [real(np.delete(holed.values, i, axis=0), missing=np.delete(holes, i, axis=0)) for i in range(6)]
+    for row, cfg in zip(res.stages[0][:4], sel.stage1(TINY).settings()[:4]):
+        e = sel.loo_setting_errors(holed, cfg, seeds=(0,), deterministic=True, fits=fits)
+        assert row["mae"] == pytest.approx(e.mean(), abs=1e-12)
 
 
 def test_hspr_auto_uses_shipped_config_when_digest_matches(bank, monkeypatch):
@@ -316,3 +342,21 @@ def test_cli_select_labels_a_matrix_by_its_file_name(tmp_path):
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "s.json").read_text())["bank"] == "toy"
     assert set(json.loads(rec.read_text())) == {"generated_by", "toy"}
+
+
+@pytest.mark.parametrize("flag, n_missing", [("--missing-as-zero", 0), ("--no-missing-as-zero", 255)])
+def test_cli_select_on_a_bundled_bank_keeps_missing_cells_when_asked(tmp_path, monkeypatch, flag, n_missing):
+    """Pro fold 0's 10 sources have 255 blank cells in the raw bank (SOURCE.md)."""
+    from hspr.cli import main
+
+    seen = []
+
+    def fake(src, **kw):
+        seen.append(src)
+        raise DataError("stop here")  # the loaded sources are all this test needs
+
+    monkeypatch.setattr(sel, "select_config", fake)
+    res = CliRunner().invoke(main, ["select", "--bank", "pro", "--fold", "0", "-q", flag,
+                                    "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 2 and "stop here" in res.output
+    assert seen[0].n_agents == 10 and seen[0].n_missing == n_missing

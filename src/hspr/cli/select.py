@@ -106,7 +106,8 @@ def register(group: click.Group) -> None:
                   help="Your own response matrix instead of a bundled bank; folds from the standard rule "
                        "(sorted agents, default_rng(0) shuffle, 4 parts).")
     @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
-                  help="Count missing cells as unresolved (leaderboard convention); otherwise refuse them.")
+                  help="Count missing cells as unresolved (leaderboard convention); otherwise leave them out of "
+                       "each held-out fit (a held-out agent's own missing cells still count as unresolved).")
     @click.option("--fraction", default=0.10, show_default=True, type=float,
                   help="Budget fraction f of the validation replays (B = round(f N)).")
     @click.option("--workers", "-j", default=1, show_default=True, type=int, callback=check_workers,
@@ -166,7 +167,7 @@ def register(group: click.Group) -> None:
             else:
                 if bank not in BANK_ORDER:
                     raise DataError(f"unknown bank {bank!r}; choose one of {', '.join(BANKS)} or pass --matrix")
-                mat = load_bank(bank)
+                mat = load_bank(bank, missing_as_zero=missing_as_zero)
                 folds = bank_folds(bank)
             src = fold_sources(mat, folds, fold)
             if budget_from_fraction(fraction, src.n_tasks) < 1:

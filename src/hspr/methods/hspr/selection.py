@@ -142,17 +142,21 @@ def stage3(chosen2: HSPRConfig) -> StageSpec:
 
 
 def _agent_stage(values: np.ndarray, i: int, tasks: tuple[str, ...], budget: int, spec: StageSpec,
-                 eval_overrides: dict, fit: SourceFit | None) -> tuple[SourceFit, np.ndarray]:
+                 eval_overrides: dict, fit: SourceFit | None,
+                 missing: np.ndarray | None = None) -> tuple[SourceFit, np.ndarray]:
     """Errors of held-out source row ``i`` under every path setting, seed and lambda.
 
     The row is removed before the source fit (unless the fit of that reduced matrix is given).
+    ``missing`` (bool, values' shape): cells left out of the fit; the held-out row's own
+    missing cells are stored as 0 and count as unresolved (as a replay target's).
     Returns the fit and |estimate - truth| of shape (n_paths, n_seeds, n_lambdas).
     """
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
         if fit is None:
-            fit = fit_source(np.delete(values, i, axis=0))
+            fit = fit_source(np.delete(values, i, axis=0),
+                             missing=None if missing is None else np.delete(missing, i, axis=0))
         row = values[i]
         truth = float(row.mean())
         err = np.empty((len(spec.paths), len(spec.seeds), len(LAMBDAS)))
@@ -290,8 +294,9 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     Parameters
     ----------
     source : ResponseMatrix, shape (n_sources, n_tasks)
-        Complete 0/1 source matrix; no target row may be in it. Needs at least 3 agents (each
-        held-out fit keeps 2).
+        0/1 source matrix; no target row may be in it. Needs at least 3 agents (each held-out
+        fit keeps 2). Missing cells are left out of each held-out fit; a held-out row's own
+        missing cells count as unresolved (its truth), as a replay target's.
     fraction : float
         Budget fraction f; ``B = round(f * n_tasks)`` (one budget).
     n_jobs : int
@@ -315,13 +320,14 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
 
     Raises
     ------
-    DataError
-        For missing cells; ValueError for fewer than 3 source agents.
+    ValueError
+        For fewer than 3 source agents or a budget fraction that gives no task.
     """
     from joblib import Parallel, delayed, parallel_config
 
     t0 = time.perf_counter()
-    source.require_complete("configuration selection")
+    source.require_binary("configuration selection")
+    missing = None if source.missing is None or not source.missing.any() else np.asarray(source.missing, bool)
     if source.n_agents < 3:
         raise ValueError(f"selection holds out one of {source.n_agents} source agents and needs at least 3")
     base = base_config or HSPRConfig()
@@ -339,7 +345,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     def run(spec: StageSpec) -> np.ndarray:
         nonlocal done
         errs: list[np.ndarray | None] = [None] * m
-        jobs = (delayed(_agent_stage)(values, i, tasks, budget, spec, over, fits[i]) for i in range(m))
+        jobs = (delayed(_agent_stage)(values, i, tasks, budget, spec, over, fits[i], missing) for i in range(m))
         ctx = parallel_config(backend=backend, n_jobs=n_jobs) if backend else parallel_config(n_jobs=n_jobs)
         with ctx:
             for i, (fit, e) in enumerate(Parallel(return_as="generator")(jobs)):
@@ -388,7 +394,8 @@ def loo_setting_errors(source: ResponseMatrix, config: HSPRConfig, fraction: flo
     values = np.asarray(source.values)
     out = np.empty((source.n_agents, len(seeds)))
     for i in range(source.n_agents):
-        fit = fits[i] if fits is not None else fit_source(np.delete(values, i, axis=0))
+        fit = fits[i] if fits is not None else fit_source(
+            np.delete(values, i, axis=0), missing=None if source.missing is None else np.delete(source.missing, i, axis=0))
         model = FittedHSPR(fit, source.tasks, config)
         for k, seed in enumerate(seeds):
             sess = _run_path(model, values[i], budget, seed, deterministic)
@@ -467,7 +474,6 @@ class HSPRAuto(Method):
         return "deterministic" if self.overrides.get("acquisition") == "midrange" else "adaptive"
 
     def fit(self, source: ResponseMatrix) -> FittedHSPR:
-        source.require_complete("hspr_auto (its source-only selection replays source rows as targets)")
         hit = lookup_shipped(source.digest(), self.table)
         if hit is not None:
             bank, fold, cfg = hit
