@@ -121,6 +121,15 @@ def test_nearest_disagreement_hand_checked():
     assert nearest_disagreement(src, np.array([], dtype=int), np.array([])) == 0.0
 
 
+def _finished(model, tgt, r: int, budget: int, seed: int = 0):
+    """A session of ``model`` run to ``budget`` on target row ``r`` of ``tgt``."""
+    s = model.start(budget, seed)
+    while not s.done:
+        t = s.ask()
+        s.tell(t, int(tgt.values[r, tgt.task_index(t)]))
+    return s
+
+
 def test_nearest_disagreement_and_distances_skip_missing_cells():
     src = np.array([[1, 1, 0, 0], [0, 1, 1, 1]])
     miss = np.array([[False, False, True, True], [True, True, True, True]])
@@ -150,11 +159,7 @@ def test_robust_fits_with_missing_source_cells_left_out(small_bank):
     np.testing.assert_array_equal(none.calibration_.errors, full.calibration_.errors)
     assert not np.array_equal(kept.calibration_.errors, zero.calibration_.errors)  # the holes are left out, not zeros
     for r in range(tgt.n_agents):
-        s = kept.start(12, 0)
-        while not s.done:
-            t = s.ask()
-            s.tell(t, int(tgt.values[r, tgt.task_index(t)]))
-        e = s.estimate()
+        e = _finished(kept, tgt, r, 12).estimate()
         assert e.lower <= e.point <= e.upper and 0 <= e.shift.source_percentile <= 100
 
 
@@ -175,10 +180,7 @@ def test_hspr_interval_holds_its_calibrated_point(small_bank):
     src, tgt = small_bank.drop_rows(range(8)), small_bank.rows(range(8))
     model = HSPR(FAST).fit(src)
     for r in range(tgt.n_agents):
-        s = model.start(12, 0)
-        while not s.done:
-            t = s.ask()
-            s.tell(t, int(tgt.values[r, tgt.task_index(t)]))
+        s = _finished(model, tgt, r, 12)
         e = s.estimate()
         lo, hi = s.quantiles([0.05, 0.95])
         assert e.lower <= e.point <= e.upper
