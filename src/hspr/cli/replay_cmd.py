@@ -189,29 +189,29 @@ def check_budgets(label: str, n_tasks: int, fractions: list[float]) -> None:
         seen[b] = f
 
 
-def save_results(payload: dict, out: Path, csv_text: str | None, csv_path: str | None, console: Console) -> None:
-    """Write the results JSON (and the summary CSV) atomically; if a write fails (full disk, lost
-    permission) the runs are not thrown away: they go to a file in the temporary folder, named in
-    the error (exit 2)."""
+def save_results(payload: dict, out: Path, csv_text: str | None, csv_path: str | None) -> None:
+    """Write the results JSON (and the summary CSV) atomically. If the JSON cannot be written (full
+    disk, lost permission) the runs are not thrown away: they go to a file in the temporary folder,
+    named in the error (CliError, exit 2)."""
     try:
         write_json_durable(payload, out)
-        if csv_text is not None:
-            write_text_durable(csv_text, Path(csv_path))
-        return
     except OSError as exc:
-        failed = exc.filename or (out if not out.exists() else csv_path)
-        why = exc.strerror or str(exc)
-    import tempfile
+        import tempfile
 
-    try:
-        fd, spare = tempfile.mkstemp(prefix="hspr-results-", suffix=".json")
-        os.close(fd)
-        write_json_durable(payload, Path(spare))
-        kept = f"the {len(payload['runs'])} runs were saved to {spare} instead"
-    except OSError:
-        kept = "the runs could not be saved anywhere else either"
-    raise CliError(f"cannot write {failed}: {why}; {kept}. Free space or choose another path (--out / --csv); "
-                   f"`hspr report FILE` reads the saved file")
+        try:
+            fd, spare = tempfile.mkstemp(prefix="hspr-results-", suffix=".json")
+            os.close(fd)
+            write_json_durable(payload, Path(spare))
+            kept = f"the {len(payload['runs'])} runs were saved to {spare} instead (`hspr report` reads it)"
+        except OSError:
+            kept = "the runs could not be saved anywhere else either"
+        raise CliError(f"cannot write {out}: {exc.strerror or exc}; {kept}. Free space or choose another --out") from None
+    if csv_text is not None:
+        try:
+            write_text_durable(csv_text, Path(csv_path))
+        except OSError as exc:
+            raise CliError(f"cannot write {csv_path}: {exc.strerror or exc}; the runs are in {out}, and "
+                           f"`hspr report {out}` writes the tables") from None
 
 
 def register(group: click.Group) -> None:
@@ -399,7 +399,7 @@ def register(group: click.Group) -> None:
             "runs": all_runs,
             "summary": summary.to_dict(orient="records"),
         }
-        save_results(payload, Path(out), summary.to_csv(index=False) if csv_path else None, csv_path, console)
+        save_results(payload, Path(out), summary.to_csv(index=False) if csv_path else None, csv_path)
         out_console = Console(width=None if sys.stdout.isatty() else 160)
         out_console.print(summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"))
         console.print(f"wrote {out} ({len(all_runs)} runs)")
