@@ -82,7 +82,10 @@ def test_a_torn_last_record_is_named_and_its_bytes_kept(files):
     status = run("live", "status", "--session", path, "--json")
     warning = json.loads(status.stdout.splitlines()[-1])["warnings"][0]
     assert f"incomplete record for task {task!r}" in warning and "record it again" in warning
-    assert run("live", "record", task, "unresolved", "--session", path).exit_code == 0
+    after = run("live", "record", task, "unresolved", "--session", path, "--json")
+    assert after.exit_code == 0
+    warning = json.loads(after.stdout.splitlines()[-1])["warnings"][0]
+    assert f"for task {task!r}, which was ignored; its bytes were moved to run.hspr.torn" in warning
     torn = journal.torn_path(path).read_bytes()
     assert torn == raw[raw.rstrip(b"\n").rfind(b"\n") + 1:-10] + b"\n"  # the cut record, byte for byte
 
@@ -111,6 +114,7 @@ def test_a_failed_results_write_saves_the_runs_elsewhere(files, monkeypatch, tmp
 
 @pytest.mark.parametrize("option, value, message", [
     ("--seeds", "1,1", "given twice"),
+    ("--seeds", "0,,1", "an empty seed between commas"),
     ("--seeds", "0-99999999999", "at most 1000"),
     ("--methods", "uniform,uniform", "given twice: uniform"),
     ("--budget", "50", "not task counts"),
@@ -166,3 +170,27 @@ def test_an_unknown_task_in_the_tasks_file_names_the_file(files):
     res = run("live", "start", "--matrix", files / "bank.csv", "--budget", 2, "--tasks", files / "tasks.txt",
               "--session", files / "t.hspr")
     assert res.exit_code == 2 and "no-such-task" in res.output and not (files / "t.hspr").exists()
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path):
+    import subprocess
+    import sys
+
+    # ~600 KB of output: far more than a pipe buffer holds, so the writer meets the closed pipe
+    rows = "".join(f"{'agent-' + str(i).zfill(60)},{i % 2},1\n" for i in range(10_000))
+    (tmp_path / "big.csv").write_text("agent,t1,t2\n" + rows)
+    p = subprocess.Popen([sys.executable, "-c", "from hspr.cli import main; main()", "bank", "agents",
+                          str(tmp_path / "big.csv")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout.readline().startswith(b"agent")
+    p.stdout.close()  # as `| head -1` does
+    assert p.wait(timeout=60) == 0
+    assert p.stderr.read() == b""
+
+
+def test_bank_build_refuses_to_overwrite_its_input_and_live_start_takes_stop_width_none(files):
+    before = (files / "bank.csv").read_bytes()
+    res = run("bank", "build", files / "bank.csv", "--out", files / "bank.csv")
+    assert res.exit_code == 2 and "is also PATH" in res.output
+    assert (files / "bank.csv").read_bytes() == before
+    assert start(files, "run.hspr", "--stop-width", "none").exit_code == 0
+    assert journal.read(files / "run.hspr").doc["stop_width_pp"] is None

@@ -71,6 +71,8 @@ HOSTILE_RUNS = [
     ("target_number", _set(9, target=3), 9, "target", "must be a non-empty string, but it is 3"),
     ("estimate_text", _set(11, estimate="high"), 11, "estimate", "must be a finite number"),
     ("truth_percent", _set(1, truth=37.5), 1, "truth", r"in \[0, 1\] \(not %\)"),
+    ("budget_negative", _set(3, budget=-3), 3, "budget", "must be an integer >= 0, but it is -3"),
+    ("interval_inverted", _set(2, lower=0.9, upper=0.1), 2, "lower", "must be at most 'upper'"),
 ]
 
 

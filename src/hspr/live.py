@@ -364,6 +364,10 @@ def check_stop_width(pp: float | None) -> None:
                                "budget is spent")
 
 
+#: start of the warning about a torn last record (:class:`LiveSession`)
+TORN_WARNING = "the session file ended in"
+
+
 def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool = True) -> FittedModel:
     """Fit method ``name`` with ``settings`` on ``matrix`` (all rows).
 
@@ -576,13 +580,13 @@ class LiveSession:
         self.warnings: list[str] = []
         if self._file.torn:
             task = self._file.torn_task
-            what = f"an incomplete record for task {task!r}" if task else "an incomplete record"
+            what = self._torn_what = f"an incomplete record for task {task!r}" if task else "an incomplete record"
             again = (f"; if `hspr live record {task} ...` had printed its estimate, record it again"
                      if task and task not in {e.get("task") for e in self.doc["events"]
                                               if isinstance(e, dict) and e.get("type") == "tell"} else "")
-            self.warnings.append(f"the session file ended in {what} (a process killed while writing it, or a damaged "
-                                 f"file) and it was ignored; the next change moves its bytes to "
-                                 f"{journal.torn_path(self.path).name}{again}")
+            self.warnings.append(f"{TORN_WARNING} {what} (a process killed while writing it, or a damaged file) and "
+                                 f"it was ignored{again}; the next change moves its bytes to "
+                                 f"{journal.torn_path(self.path).name}")
         self._tells: dict[str, dict] = {}
         self._errors: dict[str, dict] = {}
         self._restore(self.doc["events"], 0)
@@ -683,6 +687,10 @@ class LiveSession:
                     try:
                         if self._file.version == SESSION_VERSION:
                             journal.append(self.path, records, self._file.size)
+                            if self._file.torn:  # append moved the torn bytes aside: say where
+                                self.warnings = [w for w in self.warnings if not w.startswith(TORN_WARNING)] + [
+                                    f"{TORN_WARNING} {self._torn_what}, which was ignored; its bytes were moved to "
+                                    f"{journal.torn_path(self.path).name}"]
                         else:  # a version-1 file becomes a journal
                             journal.write_new(self.path, self.doc)
                     except OSError as exc:  # full disk, read-only folder: the file on disk is unchanged

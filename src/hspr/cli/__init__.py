@@ -41,6 +41,12 @@ class LazyGroup(click.Group):
         except HsprError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
+        except BrokenPipeError:  # `hspr bank agents verified | head`: the reader stopped reading, not an error
+            import os
+            import sys
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+            ctx.exit(0)
         except OSError as exc:  # full disk, lost permission, vanished folder: no traceback
             from .common import os_error_message
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 import numpy as np
 
+from hspr.cli.common import refuse_overwriting_inputs
 from hspr.data.banks import BANKS, load_bank
 from hspr.data.build import build_bank, merge_banks, write_wide_csv
 from hspr.data.io import FORMS, detect_form
@@ -145,6 +146,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> N
     Prints one line: agents, tasks and missing cells. Exits with code 2 (message on stderr)
     if the input is invalid.
     """
+    refuse_overwriting_inputs(out, "--out", {"PATH": path, "--tasks": tasks})
     m = _run(lambda: build_bank(path, split=split, tasks=tasks))
     try:
         write_wide_csv(m, out)
@@ -222,7 +224,9 @@ def validate_cmd(path: Path, split: str | None, tasks: Path | None) -> None:
     """
     if not path.exists() and str(path) in BANKS:  # a bundled bank's name: check the shipped files
         m = _run(lambda: load_bank(str(path), missing_as_zero=False))
-        click.echo(f"bank:{path}: OK, bundled bank ({BANKS[str(path)].title}): {summary_line(m)}")
+        note = " (blank in the source; replay and live count them as unresolved unless --no-missing-as-zero)" \
+            if m.n_missing else ""
+        click.echo(f"bank:{path}: OK, bundled bank: {summary_line(m)}{note}")
         return
     m = _run(lambda: build_bank(path, split=split, tasks=tasks))
     form = FORMS[detect_form(path)]

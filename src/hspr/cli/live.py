@@ -164,8 +164,9 @@ def register(group: click.Group) -> None:
                   help="Method settings as JSON (for hspr: HSPRConfig fields, e.g. {\"n_nodes\": 2048}).")
     @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
                   help="Query seed (tie-breaking among equally informative tasks), a whole number >= 0.")
-    @click.option("--stop-width", "stop_width", type=float, default=None,
-                  help="Stop once the 90 % interval is narrower than this many percentage points.")
+    @click.option("--stop-width", "stop_width", type=StopWidth(), default=None,
+                  help="Stop once the 90 % interval is narrower than this many percentage points ('none': only "
+                       "when the budget is spent, the default).")
     @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
                   help="Count missing cells of the bank as unresolved (leaderboard convention); --no-missing-as-zero "
                        "keeps them missing: HSPR fits without them, methods that cannot refuse.")
@@ -178,6 +179,7 @@ def register(group: click.Group) -> None:
     def start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero, tasks_path, force,
               session_path, as_json):
         """Fit on every row of the bank and create a session file."""
+        stop_width = None if stop_width is NO_STOP_WIDTH else stop_width
         try:
             refuse_overwriting_inputs(session_path, "--session", {"--matrix": matrix, "--tasks": tasks_path,
                                                                   "--config": config_path})

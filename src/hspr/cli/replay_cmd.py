@@ -48,6 +48,9 @@ def parse_seeds(text: str | None) -> list[int] | None:
     try:
         for part in text.split(","):
             part = part.strip()
+            if not part:
+                raise click.BadParameter(f"{text!r}: an empty seed between commas; give seeds as '0-4' or '0,1,2'",
+                                         param_hint="--seeds")
             if "-" in part:
                 lo, hi = part.split("-")
                 if int(lo) > int(hi):

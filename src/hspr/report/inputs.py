@@ -118,6 +118,7 @@ def _check_fields(runs: list[dict], df: pd.DataFrame, source: str) -> None:
         ok = np.isfinite(x) & (np.abs(x) <= _MAX_INT)
         ok[ok] = x[ok] == np.round(x[ok])
         _refuse(source, runs, ~ok, field, "an integer")
+        _refuse(source, runs, x < 0, field, "an integer >= 0")
         df[field] = x.astype(np.int64)
 
 
@@ -135,6 +136,7 @@ def _check_intervals(runs: list[dict], df: pd.DataFrame, source: str) -> None:
         for field, other in ((lo, hi), (hi, lo)):
             _refuse(source, runs, ~np.isnan(x[other]) & np.isnan(x[field]), field,
                     f"a number too, since the run has {other!r} (an interval needs both ends or neither)")
+        _refuse(source, runs, x[lo] > x[hi], lo, f"at most {hi!r} (an interval's lower end)")
         df[lo], df[hi] = x[lo], x[hi]
 
 

@@ -45,14 +45,11 @@ def figure_run(path: Sequence[dict], title: str, stop_width_pp: float | None = N
         lo = 100 * np.array([p["lower"] for p in path], float)
         hi = 100 * np.array([p["upper"] for p in path], float)
         ax.fill_between(n, lo, hi, step="post", alpha=0.25, color="C0", label="90 % interval")
-    ax.step(n, pt, where="post", color="C0", lw=1.6, label="estimate")
+    # the final value goes in the legend, which matplotlib places where it covers the least data
+    final = (f" (now {pt[-1]:.1f} %" + (f" [{lo[-1]:.1f}, {hi[-1]:.1f}]" if has else "") + ")") if len(pt) else ""
+    ax.step(n, pt, where="post", color="C0", lw=1.6, label=f"estimate{final}")
     if len(pt):
         ax.plot(n[-1], pt[-1], "o", color="C0")
-        # above the band's end, on a white box, so it does not sit on the estimate line
-        ax.annotate(f"{pt[-1]:.1f} %" + (f" [{lo[-1]:.1f}, {hi[-1]:.1f}]" if has else ""),
-                    (n[-1], hi[-1] if has else pt[-1]), xytext=(-6, 8), textcoords="offset points", ha="right",
-                    va="bottom", fontsize=8, bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none",
-                                                   "alpha": 0.85})
     if truth is not None:
         ax.axhline(100 * truth, color="C3", ls="--", lw=1.2, label=f"true score {100 * truth:.1f} %")
     if budget is not None:
