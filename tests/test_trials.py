@@ -117,6 +117,32 @@ def test_hspr_on_pass_rates_exact_at_full_budget_and_tracks_scores():
     assert (runs["lower"] <= runs["estimate"] + 1e-12).all() and (runs["estimate"] <= runs["upper"] + 1e-12).all()
 
 
+def test_hspr_robust_on_pass_rates_calibrates_and_widens_hspr():
+    from hspr.methods.hspr.robust import HSPRRobust, ShiftSettings, nearest_disagreement, widened
+
+    # a cell's disagreement with a pass rate is |rate - y|: source 0 is 0.6 from y on task 1, 0.2 on task 0
+    src = np.array([[0.2, 1.0], [1.0, 0.4]])
+    assert nearest_disagreement(src, np.array([0, 1]), np.array([0.0, 0.4])) == pytest.approx((0.2 + 0.6) / 2)
+    m = simulate_trials(40, 60, 5, seed=4)
+    srcm, tgt = m.drop_rows(range(4)), m.rows(range(4))
+    shift = ShiftSettings(max_held_out=8, n_nodes=256, n_draws=2048, min_held_out=4)
+    rob = HSPRRobust(config=FAST, shift=shift).fit(srcm)
+    base = HSPR(FAST).fit(srcm)
+    c = rob.calibration_.factor
+    assert shift.min_factor <= c <= shift.max_factor and len(rob.calibration_.errors) >= 8
+    for r in range(tgt.n_agents):
+        s0, s1 = base.start(12, 1), rob.start(12, 1)
+        while not s0.done:
+            t = s0.ask()
+            assert s1.ask() == t
+            y = float(tgt.rates()[r, tgt.task_index(t)])
+            s0.tell(t, y)
+            s1.tell(t, y)
+        e0, e1 = s0.estimate(), s1.estimate()
+        assert e1.point == e0.point
+        assert (e1.lower, e1.upper) == pytest.approx(widened(e0.point, e0.lower, e0.upper, c))
+
+
 def test_session_refuses_a_pass_rate_where_it_takes_bits():
     m = simulate_trials(12, 20, 5, seed=3)
     s = get_method("uniform").fit(m).start(5, 0)

@@ -202,7 +202,9 @@ def nearest_disagreement(source: np.ndarray, cols: np.ndarray, y: np.ndarray,
 
     Parameters
     ----------
-    source : (n_sources, n_tasks) 0/1; cols : (B,) queried column indices; y : (B,) outcomes.
+    source : (n_sources, n_tasks) 0/1, or pass rates in [0, 1] (repeated trials: a cell then
+        differs from the target's by ``|rate - y|``); cols : (B,) queried column indices;
+        y : (B,) outcomes (0/1 or pass rates).
     missing : (n_sources, n_tasks) bool, optional
         Cells no source run exists for: each source is compared on the queried tasks it ran
         only; a source that ran none of them counts as disagreeing everywhere.
@@ -213,19 +215,20 @@ def nearest_disagreement(source: np.ndarray, cols: np.ndarray, y: np.ndarray,
     """
     if len(cols) == 0:
         return 0.0
-    differ = source[:, cols] != np.asarray(y)[None, :]
+    differ = np.abs(source[:, cols] - np.asarray(y, float)[None, :])  # 0/1 cells: 1 where they differ
     if missing is None:
         return float(differ.mean(axis=1).min())
     ran = ~np.asarray(missing, bool)[:, cols]
     n_ran = ran.sum(axis=1)
-    frac = np.where(n_ran > 0, (differ & ran).sum(axis=1) / np.maximum(n_ran, 1), 1.0)
+    frac = np.where(n_ran > 0, (differ * ran).sum(axis=1) / np.maximum(n_ran, 1), 1.0)
     return float(frac.min())
 
 
 def hamming_distances(M: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
     """Pairwise disagreement counts between source rows, shape (m, m), on the scale of all tasks.
 
-    Complete rows: the Hamming distance. With ``missing`` (bool, M's shape) each pair is compared
+    Complete 0/1 rows: the Hamming distance (pass rates: the expected number of tasks on which
+    one trial of each disagrees). With ``missing`` (bool, M's shape) each pair is compared
     on the tasks both ran and the count is scaled to all ``n_tasks`` (pairs that share no task:
     ``n_tasks``, the largest distance).
     """
@@ -293,11 +296,12 @@ def held_out_rows(values: np.ndarray, agents: tuple[str, ...], max_held_out: int
 def _replay_held_out(fitted: FittedHSPR, y: np.ndarray, others: np.ndarray, pos: dict, budget: int,
                      seed: int, others_missing: np.ndarray | None = None) -> tuple[float, float, float]:
     """Run one held-out source row as a target (its missing cells count as unresolved, as a replay
-    target's); returns (ratio, signed error, disagreement)."""
+    target's; a pass-rate row tells pass rates); returns (ratio, signed error, disagreement)."""
     sess = fitted.start(budget, seed)
     while not sess.done:
         j = sess.ask()
-        sess.tell(j, int(y[pos[j]]))
+        v = y[pos[j]]
+        sess.tell(j, int(v) if v in (0, 1) else float(v))
     est = sess.estimate()
     err = est.point - float(y.mean())
     half = (est.upper - est.point) if err < 0 else (est.point - est.lower)
@@ -317,7 +321,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
 
     Parameters
     ----------
-    source : ResponseMatrix, shape (n_sources, n_tasks), 0/1; missing cells are left out of
+    source : ResponseMatrix, shape (n_sources, n_tasks), 0/1 or pass rates; missing cells are left out of
         each fit and of the distances, and count as unresolved in a held-out agent's row (its
         truth), as for a replay target
     configs : sequence of HSPRConfig (nodes and draws are replaced by ``settings``')
@@ -332,7 +336,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
     ValueError
         With fewer than 4 source agents (each held-out agent needs 2 or more sources left).
     """
-    M = np.asarray(source.values)
+    M = np.asarray(source.rates())  # the 0/1 values, or pass rates over repeated trials
     miss = None if source.missing is None or not source.missing.any() else np.asarray(source.missing, bool)
     m, n = M.shape
     if m < 4:
@@ -399,6 +403,7 @@ class HSPRRobust(Method):
 
     name = "hspr_robust"
     seed_kind = "adaptive"
+    accepts_pass_rates = True
 
     def __init__(self, config: HSPRConfig | dict | None = None, shift: ShiftSettings | dict | None = None) -> None:
         self.config = HSPRConfig.from_dict(config) if isinstance(config, dict) else config
@@ -432,8 +437,9 @@ class HSPRRobust(Method):
         cals = leave_cluster_out(source, candidates, self.shift)
         calib = cals[one_se_choice(np.array([c.errors for c in cals]))]
         cfg = calib.config
-        return FittedHSPRRobust(fit_source(source.values, missing=source.missing), source.tasks, cfg, calib,
-                                np.asarray(source.values), self.shift, source.missing)
+        rates = np.asarray(source.rates())
+        return FittedHSPRRobust(fit_source(rates, missing=source.missing), source.tasks, cfg, calib, rates,
+                                self.shift, source.missing)
 
 
 class FittedHSPRRobust(FittedHSPR):
