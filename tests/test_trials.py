@@ -143,6 +143,25 @@ def test_hspr_robust_on_pass_rates_calibrates_and_widens_hspr():
         assert (e1.lower, e1.upper) == pytest.approx(widened(e0.point, e0.lower, e0.upper, c))
 
 
+def test_source_selection_and_hspr_auto_on_pass_rates():
+    from hspr.methods.hspr import selection as sel
+    from hspr.methods.hspr.source_fit import fit_source
+
+    m = simulate_trials(7, 30, 5, seed=6)
+    tiny = HSPRConfig(n_nodes=64, n_draws=512)
+    res = sel.select_config(m, base_config=tiny)
+    rates = m.rates()
+    fits = [fit_source(np.delete(rates, i, axis=0)) for i in range(m.n_agents)]
+    for row, cfg in zip(res.stages[0][:4], sel.stage1(tiny).settings()[:4]):
+        e = sel.loo_setting_errors(m, cfg, seeds=(0,), deterministic=True, fits=fits)
+        assert row["mae"] == pytest.approx(e.mean(), abs=1e-12)  # held-out truths are mean pass rates
+    assert np.all(np.isfinite([r["mae"] for r in res.stages[2]]))
+    auto = get_method("hspr_auto", base_config=tiny).fit(m)
+    assert auto.config.rank == res.config.rank and auto.config.kappa == res.config.kappa
+    s = auto.start(6, 0)
+    s.tell(s.ask(), 0.6)  # its sessions take pass rates
+
+
 def test_session_refuses_a_pass_rate_where_it_takes_bits():
     m = simulate_trials(12, 20, 5, seed=3)
     s = get_method("uniform").fit(m).start(5, 0)

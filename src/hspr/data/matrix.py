@@ -129,7 +129,7 @@ class ResponseMatrix:
         """Return self, or raise DataError when cells are pass rates over repeated trials."""
         if self.trials is not None:
             raise DataError(f"{self.source}: cells are pass rates over {self.trials} trials; {what} takes one "
-                            "0/1 outcome per task. Use a method that takes pass rates (hspr, hspr_robust, uniform), or "
+                            "0/1 outcome per task. Use a method that takes pass rates (hspr, hspr_auto, hspr_robust, uniform), or "
                             "count a task resolved only when every trial passed and rebuild the bank.")
         return self
 

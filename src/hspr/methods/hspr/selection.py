@@ -84,12 +84,13 @@ class DeterministicSession(HSPRSession):
 
 
 def _run_path(model: FittedHSPR, row: np.ndarray, budget: int, seed: int, deterministic: bool) -> HSPRSession:
-    """Replay one held-out row (0/1, shape (n_tasks,)) on ``model`` up to ``budget`` outcomes."""
+    """Replay one held-out row (0/1 or pass rates, shape (n_tasks,)) on ``model`` up to ``budget`` outcomes."""
     sess = DeterministicSession(model, budget) if deterministic else HSPRSession(model, budget, seed)
     index = {t: j for j, t in enumerate(model.tasks)}
     while not sess.done:
         t = sess.ask()
-        sess.tell(t, int(row[index[t]]))
+        v = row[index[t]]
+        sess.tell(t, int(v) if v in (0, 1) else float(v))  # a pass rate over repeated trials stays one
     return sess
 
 
@@ -294,7 +295,8 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     Parameters
     ----------
     source : ResponseMatrix, shape (n_sources, n_tasks)
-        0/1 source matrix; no target row may be in it. Needs at least 3 agents (each held-out
+        0/1 source matrix, or pass rates over repeated trials (each cell one fractional outcome,
+        as in HSPR); no target row may be in it. Needs at least 3 agents (each held-out
         fit keeps 2). Missing cells are left out of each held-out fit; a held-out row's own
         missing cells count as unresolved (its truth), as a replay target's.
     fraction : float
@@ -326,7 +328,6 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     from joblib import Parallel, delayed, parallel_config
 
     t0 = time.perf_counter()
-    source.require_binary("configuration selection")
     missing = None if source.missing is None or not source.missing.any() else np.asarray(source.missing, bool)
     if source.n_agents < 3:
         raise ValueError(f"selection holds out one of {source.n_agents} source agents and needs at least 3")
@@ -335,7 +336,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     budget = budget_from_fraction(fraction, source.n_tasks)
     if budget < 1:
         raise ValueError(f"budget fraction {fraction} gives no task out of {source.n_tasks}")
-    values = np.asarray(source.values)
+    values = np.asarray(source.rates())  # 0/1, or pass rates over repeated trials
     tasks = source.tasks
     m = source.n_agents
     total = 3 * m
@@ -391,7 +392,7 @@ def loo_setting_errors(source: ResponseMatrix, config: HSPRConfig, fraction: flo
     :func:`select_config` against an independent evaluation of the same grid.
     """
     budget = budget_from_fraction(fraction, source.n_tasks)
-    values = np.asarray(source.values)
+    values = np.asarray(source.rates())
     out = np.empty((source.n_agents, len(seeds)))
     for i in range(source.n_agents):
         fit = fits[i] if fits is not None else fit_source(
@@ -448,6 +449,7 @@ class HSPRAuto(Method):
     """
 
     name = "hspr_auto"
+    accepts_pass_rates = True
 
     def __init__(self, fraction: float = 0.10, n_jobs: int = 1, base_config: HSPRConfig | None = None,
                  table: dict | None = None, overrides: dict | None = None) -> None:
