@@ -72,17 +72,15 @@ Every reader validates as it reads and raises :class:`HarnessFormatError` naming
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .data.matrix import DataError
 from .fileio import csv_records, read_json, read_text
-from .outcomes import SPELLINGS, outcome
+from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
 
 RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL = "resolved", "unresolved", "empty_patch", "error", "partial"
-_COUNT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit also takes superscripts)
 STATUSES = (RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL)
 """Per-instance statuses; :attr:`HarnessOutcome.outcome` maps them to 1 / 0 / 0 / None."""
 
@@ -140,7 +138,7 @@ class HarnessOutcome:
         """1 resolved, 0 unresolved or empty patch, None for a harness error (needs a re-run); the
         pass rate for repeated trials."""
         if self.rate is not None:
-            return int(self.rate) if self.rate in (0, 1) else self.rate
+            return self.rate
         return {RESOLVED: 1, UNRESOLVED: 0, EMPTY_PATCH: 0}.get(self.status)
 
 
@@ -468,13 +466,14 @@ def read_trials_outcomes(path: str | Path, trials: int) -> HarnessRead:
             raise HarnessFormatError(f"{path}: line {n}: empty {idcol}")
         if counts:
             k, t = rec[cols[1]].strip(), rec[cols[2]].strip()
-            if not (_COUNT.fullmatch(k) and _COUNT.fullmatch(t)) or int(t) != trials or int(k) > trials:
+            successes = trial_successes(k, t, trials)
+            if successes is None:
                 raise HarnessFormatError(f"{path}: line {n}: {k!r} successes of {t!r} trials for {iid!r}; the "
                                          f"bank has {trials} trials per task (successes in 0..{trials})")
             if iid in first:
                 raise HarnessFormatError(f"{path}: line {n}: {iid!r} listed again (line {first[iid]}); give one line "
                                          "per task with its trials summed")
-            succ[iid], runs[iid] = int(k), trials
+            succ[iid], runs[iid] = successes, trials
         else:
             y = _parse_cell(rec[cols[1]])
             if y is None:
@@ -489,7 +488,7 @@ def read_trials_outcomes(path: str | Path, trials: int) -> HarnessRead:
                                  f"the bank has {trials} trials per task: record a task once all its trials ran")
     status = {0: UNRESOLVED, trials: RESOLVED}
     out = [HarnessOutcome(i, status.get(succ[i], PARTIAL), f"{succ[i]}/{trials} trials (line {first[i]})", str(path),
-                          succ[i] / trials) for i in succ]
+                          pass_rate(succ[i], trials)) for i in succ]
     return HarnessRead("trials_csv", str(path), out)
 
 

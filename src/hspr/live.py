@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import re
 import shutil
 import time
 from contextlib import contextmanager
@@ -73,7 +72,7 @@ from .fitcache import cached_fit, code_digest
 from .harness import HarnessFormatError, read_outcomes
 from .journal import LiveSessionError
 from .methods import REGISTRY, method_class
-from .outcomes import SPELLINGS, outcome
+from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
 from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, trajectory
 from .stopping import live_rule
 
@@ -227,13 +226,12 @@ def parse_outcome(value, trials: int | None = None) -> float:
         For anything else, naming the value.
     """
     if trials is not None:
-        k, _, t = (x.strip() for x in str(value).partition("/"))
-        ascii_digits = re.compile(r"[0-9]{1,4}")
-        if not (ascii_digits.fullmatch(k) and ascii_digits.fullmatch(t)) or int(t) != trials or int(k) > trials:
+        k, _, t = str(value).partition("/")
+        successes = trial_successes(k, t, trials)
+        if successes is None:
             raise LiveSessionError(f"outcome {value!r} is not k/{trials} with k in 0..{trials} (successes of the "
                                    f"task's {trials} trials)")
-        y = int(k) / trials
-        return int(y) if y in (0, 1) else y
+        return pass_rate(successes, trials)
     y = outcome(value)
     if y is None:
         raise LiveSessionError(f"outcome {value!r} is not one of {SPELLINGS}")
@@ -629,7 +627,7 @@ class LiveSession:
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: {why}): the "
                                            f"session file is corrupt")
                 told.add(task)
-                replay.append(("tell", task, y if rate and y not in (0, 1) else int(y)))
+                replay.append(("tell", task, y))  # Session.tell keeps 0/1 as ints and a pass rate as a float
                 self._tells[task] = ev
             elif kind == "error":
                 if not isinstance(ev.get("task"), str):

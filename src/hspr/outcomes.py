@@ -15,12 +15,14 @@ the session file (:mod:`hspr.live`).
 from __future__ import annotations
 
 import numbers
+import re
 
 RESOLVED = frozenset({"1", "1.0", "true", "yes", "pass", "passed", "resolved"})
 UNRESOLVED = frozenset({"0", "0.0", "false", "no", "fail", "failed", "unresolved"})
 MISSING = frozenset({"", "na", "nan"})
 #: how messages describe the vocabulary
 SPELLINGS = "resolved/unresolved, 1/0, true/false, yes/no, pass/fail"
+_COUNT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit also takes superscripts)
 
 
 def outcome(value) -> int | None:
@@ -47,3 +49,23 @@ def outcome(value) -> int | None:
 def is_missing(text: str) -> bool:
     """True for an empty, ``na`` or ``nan`` matrix cell (no run)."""
     return isinstance(text, str) and text.strip().lower() in MISSING
+
+
+def trial_successes(k, t, trials: int) -> int | None:
+    """The successes ``k`` of a task's ``t`` repeated trials, as an int, or None unless ``k`` and
+    ``t`` are whole numbers in ASCII digits, ``t`` is the bank's ``trials`` and ``k <= trials``.
+
+    Used by ``hspr live record TASK k/t`` (:func:`hspr.live.parse_outcome`) and the
+    repeated-trials CSV of ``hspr live ingest`` (:func:`hspr.harness.read_trials_outcomes`).
+    """
+    k, t = str(k).strip(), str(t).strip()
+    if _COUNT.fullmatch(k) and _COUNT.fullmatch(t) and int(t) == trials and int(k) <= trials:
+        return int(k)
+    return None
+
+
+def pass_rate(successes: int, trials: int) -> float:
+    """``successes / trials``, given as the int 0 or 1 when every trial failed or passed (so a
+    session file keeps those outcomes as the integers a 0/1 bank has)."""
+    y = successes / trials
+    return int(y) if y in (0, 1) else y

@@ -300,8 +300,7 @@ def _replay_held_out(fitted: FittedHSPR, y: np.ndarray, others: np.ndarray, pos:
     sess = fitted.start(budget, seed)
     while not sess.done:
         j = sess.ask()
-        v = y[pos[j]]
-        sess.tell(j, int(v) if v in (0, 1) else float(v))
+        sess.tell(j, y[pos[j]])  # Session.tell keeps 0/1 as ints and a pass rate as a float
     est = sess.estimate()
     err = est.point - float(y.mean())
     half = (est.upper - est.point) if err < 0 else (est.point - est.lower)
@@ -337,7 +336,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
         With fewer than 4 source agents (each held-out agent needs 2 or more sources left).
     """
     M = np.asarray(source.rates())  # the 0/1 values, or pass rates over repeated trials
-    miss = None if source.missing is None or not source.missing.any() else np.asarray(source.missing, bool)
+    miss = source.missing  # None when no cell is missing (ResponseMatrix normalises it)
     m, n = M.shape
     if m < 4:
         raise ValueError(f"hspr_robust needs at least 4 source agents for its leave-cluster-out calibration, got {m}")

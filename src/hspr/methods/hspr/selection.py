@@ -89,8 +89,7 @@ def _run_path(model: FittedHSPR, row: np.ndarray, budget: int, seed: int, determ
     index = {t: j for j, t in enumerate(model.tasks)}
     while not sess.done:
         t = sess.ask()
-        v = row[index[t]]
-        sess.tell(t, int(v) if v in (0, 1) else float(v))  # a pass rate over repeated trials stays one
+        sess.tell(t, row[index[t]])  # Session.tell keeps 0/1 as ints and a pass rate as a float
     return sess
 
 
@@ -328,7 +327,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     from joblib import Parallel, delayed, parallel_config
 
     t0 = time.perf_counter()
-    missing = None if source.missing is None or not source.missing.any() else np.asarray(source.missing, bool)
+    missing = source.missing  # None when no cell is missing (ResponseMatrix normalises it)
     if source.n_agents < 3:
         raise ValueError(f"selection holds out one of {source.n_agents} source agents and needs at least 3")
     base = base_config or HSPRConfig()
