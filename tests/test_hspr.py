@@ -9,7 +9,7 @@ from scipy import special
 from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.methods.hspr import acquisition as acq
 from hspr.methods.hspr.decision import calibrate
-from hspr.methods.hspr.posterior import map_proposal, outcome_log_terms
+from hspr.methods.hspr.posterior import map_proposal, observed_log_likelihood, outcome_log_terms
 from hspr.methods.hspr.source_fit import fit_items, fit_zib_prior, signature_groups, source_abilities
 from hspr.session import BudgetError
 
@@ -190,6 +190,32 @@ def test_rising_factorial_terms_equal_beta_ratio():
     s, f = ys.sum(), len(ys) - ys.sum()
     ref = special.betaln(c * p[:, 0] + s, c * q[:, 0] + f) - special.betaln(c * p[:, 0], c * q[:, 0])
     np.testing.assert_allclose(terms, ref, rtol=1e-9)
+
+
+@pytest.mark.parametrize("kappa", [2.0, None])
+@pytest.mark.parametrize("pass_rates", [False, True])
+def test_observed_log_likelihood_equals_the_per_outcome_sum(kappa, pass_rates):
+    """Lone 0/1 outcomes read off the group columns; the total equals summing every outcome's term."""
+    rng = np.random.default_rng(3)
+    eta = rng.normal(0, 2, (50, 6))
+    p, q = special.expit(eta), special.expit(-eta)
+    pos = np.array([0, 1, 1, 2, 3, 3, 3, 4, 5])  # groups 0, 2, 4, 5 lone; 1 twice; 3 three times
+    y = rng.integers(0, 2, len(pos)).astype(float)
+    if pass_rates:
+        y[[0, 4]] = [0.4, 0.8]  # a lone pass rate is not a lone 0/1 outcome
+    ps, pf = np.zeros(len(pos)), np.zeros(len(pos))
+    for g in np.unique(pos):
+        at = np.flatnonzero(pos == g)
+        ps[at] = np.concatenate([[0], np.cumsum(y[at])[:-1]])
+        pf[at] = np.arange(len(at)) - ps[at]
+    ref = outcome_log_terms(p[:, pos], q[:, pos], kappa, ps, pf, y).sum(axis=1)
+    got = observed_log_likelihood(p, q, kappa, pos, ps, pf, y)
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+    lone = [3, 7, 8] if pass_rates else [0, 3, 7, 8]
+    by_hand = sum(np.log(p[:, pos[t]] if y[t] == 1 else q[:, pos[t]]) for t in lone)
+    rest = [t for t in range(len(pos)) if t not in lone]
+    np.testing.assert_allclose(got - outcome_log_terms(p[:, pos[rest]], q[:, pos[rest]], kappa, ps[rest], pf[rest],
+                                                       y[rest]).sum(axis=1), by_hand, rtol=1e-10)
 
 
 def test_calibration_exact_at_full_budget():

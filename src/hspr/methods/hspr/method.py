@@ -15,7 +15,16 @@ from ...session import FittedModel, Method, ScoreEstimate, Session
 from . import acquisition as acq
 from .config import HSPRConfig
 from .decision import calibrate, calibration_residual, predictive_draws, predictive_quantiles
-from .posterior import P_EPS, map_proposal, outcome_log_terms, predictive_means, prior_precision, rates, sobol_normal
+from .posterior import (
+    P_EPS,
+    map_proposal,
+    observed_log_likelihood,
+    outcome_log_terms,
+    predictive_means,
+    prior_precision,
+    rates,
+    sobol_normal,
+)
 from .source_fit import SourceFit, fit_source
 
 
@@ -157,12 +166,17 @@ class HSPRSession(Session):
         np.clip(self.M, P_EPS, 1 - P_EPS, out=self.M)
         # float64 and clipped: in float32 a rate of 1 - 1e-12 rounds to 1
         Pm = np.clip(self.M[:, self.multi].astype(float), P_EPS, 1 - P_EPS)
-        self.conc_m = np.full_like(Pm, np.inf) if self.kappa is None else self.kappa / (Pm * (1 - Pm))
+        if self.kappa is None:
+            self.conc_m = np.full_like(Pm, np.inf)
+        else:  # kappa / (p (1 - p)), in place
+            self.conc_m = 1 - Pm
+            self.conc_m *= Pm
+            np.divide(self.kappa, self.conc_m, out=self.conc_m)
         if len(obs):
             p, q = self._rates(obs)  # exact q = sigmoid(-eta) where outcomes were seen
             pos = np.searchsorted(obs, np.asarray(self._obs_g))
-            logw = logw + outcome_log_terms(p[:, pos], q[:, pos], self.kappa, np.asarray(self._obs_prior_s),
-                                            np.asarray(self._obs_prior_f), np.asarray(self._obs_y)).sum(axis=1)
+            logw = logw + observed_log_likelihood(p, q, self.kappa, pos, np.asarray(self._obs_prior_s),
+                                                  np.asarray(self._obs_prior_f), np.asarray(self._obs_y))
             m, conc = predictive_means(p, q, self.kappa, self.n[obs], self.s[obs])
             self.M[:, obs] = m
             k = self._multi_pos[obs]
@@ -170,7 +184,7 @@ class HSPRSession(Session):
         self.logw = logw
         np.subtract(1.0, self.M, out=self.Vw)
         self.Vw *= self.M
-        self._scale_multi(self.multi)
+        self._scale_multi(self.multi, fresh=True)
         self.mu = acq.node_scores(self.M, self.U, self.s.sum(), self.n_tasks)
         self._normalise()
 
@@ -178,10 +192,17 @@ class HSPRSession(Session):
         """(p, q) at every node for the given group columns, q computed as sigmoid(-eta)."""
         return rates(self.gb[cols][None, :] + self.Z @ self.L[cols].T)
 
-    def _scale_multi(self, gs: np.ndarray) -> None:
-        """Vw[:, g] = m (1 - m) [1 + (U_g - 1)/(A + F + 1)] for multi-task groups ``gs`` (singletons: factor 1)."""
-        Mg = self.M[:, gs]
-        self.Vw[:, gs] = Mg * (1 - Mg) * (1 + (self.U[gs] - 1) / (self.conc_m[:, self._multi_pos[gs]] + 1))
+    def _scale_multi(self, gs: np.ndarray, fresh: bool = False) -> None:
+        """Vw[:, g] = m (1 - m) [1 + (U_g - 1)/(A + F + 1)] for multi-task groups ``gs`` (singletons: factor 1).
+
+        ``fresh``: Vw[:, gs] already holds m (1 - m) (as after a refresh) and is scaled in place.
+        """
+        if fresh:
+            base = self.Vw[:, gs]
+        else:
+            Mg = self.M[:, gs]
+            base = Mg * (1 - Mg)
+        self.Vw[:, gs] = base * (1 + (self.U[gs] - 1) / (self.conc_m[:, self._multi_pos[gs]] + 1))
 
     def conc_full(self) -> np.ndarray:
         """A + F for every node and group, (J, G); inf where it cannot matter (singleton groups)."""

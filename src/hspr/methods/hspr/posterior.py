@@ -74,6 +74,42 @@ def outcome_log_terms(p: np.ndarray, q: np.ndarray, kappa: float | None, prior_s
     return y[None, :] * np.log(succ) + (1 - y[None, :]) * np.log(fail) - norm
 
 
+def observed_log_likelihood(p: np.ndarray, q: np.ndarray, kappa: float | None, pos: np.ndarray,
+                            prior_succ: np.ndarray, prior_fail: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Log likelihood of all outcomes so far at every node: the sum of :func:`outcome_log_terms`, shape (J,).
+
+    An outcome that is 0/1 and the only one of its group has term log p (success) or log q
+    (failure), exactly: no earlier outcome of the group enters. Those terms are read off the
+    group columns in one pass, log(where(success, p, q)) times a 0/1 column indicator; the
+    other outcomes go through :func:`outcome_log_terms`. Equal to the per-outcome sum up to the
+    order of the floating-point sum (the observed groups of a Full run are mostly single).
+
+    Parameters
+    ----------
+    p, q : (J, G_obs) baseline rates of the observed groups; pos : (T,) column of each outcome
+    prior_succ, prior_fail, y : (T,) as in :func:`outcome_log_terms`
+    """
+    pos = np.asarray(pos)
+    y = np.asarray(y, dtype=float)
+    counts = np.bincount(pos, minlength=p.shape[1])
+    lone = (counts[pos] == 1) & ((y == 0) | (y == 1))
+    total = np.zeros(p.shape[0])
+    if lone.any():
+        succ = np.zeros(p.shape[1], dtype=bool)
+        succ[pos[lone]] = y[lone] == 1
+        use = np.zeros(p.shape[1])
+        use[pos[lone]] = 1.0
+        logs = np.where(succ[None, :], p, q)
+        np.log(logs, out=logs)
+        total += logs @ use
+    rest = ~lone
+    if rest.any():
+        cols = pos[rest]
+        total += outcome_log_terms(p[:, cols], q[:, cols], kappa, np.asarray(prior_succ)[rest],
+                                   np.asarray(prior_fail)[rest], y[rest]).sum(axis=1)
+    return total
+
+
 def predictive_means(p: np.ndarray, q: np.ndarray, kappa: float | None, n: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-node group predictive mean m = A/(A+F) and concentration A + F (Eq. 7).
 
@@ -82,9 +118,13 @@ def predictive_means(p: np.ndarray, q: np.ndarray, kappa: float | None, n: np.nd
     """
     if kappa is None:
         return p, np.full_like(p, np.inf)
-    c = kappa / (p * q)
-    conc = c + n[None, :]
-    return (c * p + s[None, :]) / conc, conc
+    m = p * q
+    np.divide(kappa, m, out=m)  # c, in place: these are (J, G_obs) float64 passes
+    conc = m + n[None, :]
+    m *= p
+    m += s[None, :]
+    m /= conc
+    return m, conc
 
 
 def map_proposal(L: np.ndarray, b: np.ndarray, n: np.ndarray, s: np.ndarray, prec: np.ndarray,
