@@ -10,7 +10,16 @@ from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.methods.hspr import acquisition as acq
 from hspr.methods.hspr.decision import calibrate
 from hspr.methods.hspr.posterior import map_proposal, observed_log_likelihood, outcome_log_terms
-from hspr.methods.hspr.source_fit import fit_items, fit_zib_prior, signature_groups, source_abilities
+from hspr.methods.hspr.source_fit import (
+    PREC_A,
+    PREC_B,
+    fit_items,
+    fit_source,
+    fit_zib_prior,
+    initial_intercepts,
+    signature_groups,
+    source_abilities,
+)
 from hspr.session import BudgetError
 
 from .conftest import simulate_matrix
@@ -275,6 +284,31 @@ def test_config_validation():
         HSPRConfig(rank=9)
     cfg = HSPRConfig.from_dict(HSPRConfig(kappa=4.0).to_dict())
     assert cfg.kappa == 4.0
+    for bad in (0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="item_prior_scale"):
+            HSPRConfig(item_prior_scale=bad)
+    assert HSPRConfig.from_dict({"rank": 1}).item_prior_scale == 1.0  # configs written before it: the spec
+
+
+def test_item_prior_scale_one_is_the_spec_and_smaller_shrinks_less():
+    """Scale 1 gives the spec's fit to the bit; a smaller scale multiplies both precisions, so
+    slopes shrink less toward 1 and intercepts less toward the prior logit."""
+    m = simulate_matrix(16, 200, seed=4)[0]
+    Y = m.values.astype(float)
+    spec = HSPR(FAST).fit(m).fit_
+    ref = fit_source(Y)
+    np.testing.assert_array_equal(spec.b, ref.b)
+    np.testing.assert_array_equal(spec.a, ref.a)
+    loose = HSPR(FAST.replace(item_prior_scale=0.25)).fit(m).fit_
+    h = Y.sum(axis=0)
+    start = initial_intercepts(h, Y.shape[0], fit_zib_prior(h, Y.shape[0]))  # the prior logit b0
+    b, a = fit_items(Y, source_abilities(Y), start, prec_b=0.25 * PREC_B, prec_a=0.25 * PREC_A)
+    np.testing.assert_array_equal(loose.b, b)
+    np.testing.assert_array_equal(loose.a, a)
+    with pytest.raises(ValueError, match="item_prior_scale"):
+        HSPR(FAST).fit(m).with_config(FAST.replace(item_prior_scale=0.25))
+    assert np.abs(loose.a - 1).mean() > np.abs(spec.a - 1).mean()
+    assert np.abs(loose.b - start).mean() > np.abs(spec.b - start).mean()
 
 
 # -- analytic predictive quantiles (issue 11) ------------------------------------------------

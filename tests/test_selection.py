@@ -27,11 +27,11 @@ _FITS: dict = {}
 def _memoised_source_fit(monkeypatch):
     """The source fit is a pure function of the matrix: memoise it across tests (speed only)."""
 
-    def cached(M, missing=None):
+    def cached(M, missing=None, item_prior_scale=1.0):
         M = np.ascontiguousarray(M)
-        key = (M.shape, M.tobytes(), None if missing is None else np.asarray(missing, bool).tobytes())
+        key = (M.shape, M.tobytes(), None if missing is None else np.asarray(missing, bool).tobytes(), item_prior_scale)
         if key not in _FITS:
-            _FITS[key] = fit_source(M, missing=missing)
+            _FITS[key] = fit_source(M, missing=missing, item_prior_scale=item_prior_scale)
         return _FITS[key]
 
     monkeypatch.setattr(sel, "fit_source", cached)
@@ -181,9 +181,10 @@ def test_held_out_row_is_removed_before_the_source_fit(bank, monkeypatch):
     seen = []
     real = sel.fit_source
 
-    def spy(M, missing=None):
+    def spy(M, missing=None, item_prior_scale=1.0):
         seen.append(np.array(M))
         assert missing is None  # a complete matrix takes the complete fit
+        assert item_prior_scale == TINY.item_prior_scale  # the base configuration's item prior
         return real(M)
 
     monkeypatch.setattr(sel, "fit_source", spy)
@@ -201,9 +202,9 @@ def test_selection_with_missing_cells_leaves_them_out_of_each_held_out_fit(bank,
     seen = []
     real = sel.fit_source
 
-    def spy(M, missing=None):
+    def spy(M, missing=None, item_prior_scale=1.0):
         seen.append((np.array(M), None if missing is None else np.array(missing)))
-        return real(M, missing=missing)
+        return real(M, missing=missing, item_prior_scale=item_prior_scale)
 
     monkeypatch.setattr(sel, "fit_source", spy)
     res = sel.select_config(holed, base_config=TINY)

@@ -252,6 +252,18 @@ def test_robust_calibration_uses_forward_runs_when_ids_are_dated():
     assert len(cal0.held_out) == 5
 
 
+def test_calibration_fits_each_item_prior_once_and_matches_single_runs():
+    """Configurations with different item-prior scales get their own source fit per held-out
+    agent: calibrating both together equals calibrating each alone, and the scales differ."""
+    m = simulate_matrix(20, 60, seed=5)[0]
+    loose = FAST.replace(item_prior_scale=0.3)
+    both = leave_cluster_out(m, [FAST, loose], FAST_SHIFT)
+    for cfg, cal in zip((FAST, loose), both):
+        alone = leave_cluster_out(m, [cfg], FAST_SHIFT)[0]
+        np.testing.assert_array_equal(cal.errors, alone.errors)
+        assert cal.config == cfg
+    assert not np.array_equal(both[0].errors, both[1].errors)
+
 def test_robust_covers_a_shifted_population_better_than_hspr():
     """Simulated shift: targets fail 25 % of the tasks the history finds easy (a 'slip')."""
     rng = np.random.default_rng(11)

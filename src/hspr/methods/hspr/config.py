@@ -54,6 +54,12 @@ class HSPRConfig:
         :func:`hspr.methods.hspr.decision.predictive_quantiles`), or 'draws', the spec's
         ``n_draws`` Monte-Carlo draws (section 5). Both give quantiles on the 1/N lattice; they
         agree except where the draws' CDF lies within Monte-Carlo error of the probability.
+    item_prior_scale : float
+        Multiplies both item-prior precisions of the source item fit (intercept 1 toward the
+        zero-inflated-Beta logit, slope 2 toward 1; spec section 1.3), > 0. 1 (default) is the
+        spec exactly; smaller lets the items follow the source outcomes more closely (with
+        16-17 sources the spec's priors make hard tasks too easy for mid-range agents). Not
+        part of the paper's grid; ``hspr_robust`` chooses it on source rows.
     node_dtype : {'float32', 'float64'}
         Storage of the (nodes x groups) arrays of predictive means and within-node variances,
         the memory-bound part of every step. 'float32' (default) halves their memory traffic;
@@ -79,6 +85,7 @@ class HSPRConfig:
     decision: str = "median"
     group_uncertainty: bool = True
     predictive: str = "analytic"
+    item_prior_scale: float = 1.0
     node_dtype: str = "float32"
     n_nodes: int = 8192
     n_draws: int = 131072
@@ -92,7 +99,7 @@ class HSPRConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise ValueError(f"{name} must be an integer, got {v!r}")
-        for name in ("gamma", "kappa", "lam"):
+        for name in ("gamma", "kappa", "lam", "item_prior_scale"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
                 raise ValueError(f"{name} must be a finite number, got {v!r}")
@@ -104,6 +111,8 @@ class HSPRConfig:
             raise ValueError(f"gamma must be > 0, got {self.gamma!r}")
         if not self.kappa > 0:
             raise ValueError(f"kappa must be > 0, got {self.kappa!r}")
+        if not self.item_prior_scale > 0:
+            raise ValueError(f"item_prior_scale must be > 0, got {self.item_prior_scale!r}")
         if self.acquisition not in ACQUISITIONS:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {self.acquisition!r}")
         if self.decision not in DECISIONS:

@@ -65,7 +65,8 @@ class HSPR(Method):
         (``source.trials``) is fitted on the rates, and a session then takes a task's pass rate
         as its outcome (one fractional outcome per task: a quasi-likelihood that does not treat
         an agent's trials on one task as independent)."""
-        return FittedHSPR(fit_source(source.rates(), missing=source.missing), source.tasks, self.config)
+        fit = fit_source(source.rates(), missing=source.missing, item_prior_scale=self.config.item_prior_scale)
+        return FittedHSPR(fit, source.tasks, self.config)
 
 
 class FittedHSPR(FittedModel):
@@ -80,7 +81,13 @@ class FittedHSPR(FittedModel):
         self.x_ = sobol_normal(1 + config.rank, config.n_nodes, config.node_seed)
 
     def with_config(self, config: HSPRConfig) -> FittedHSPR:
-        """Same source fit under other settings (no refit): used by configuration selection."""
+        """Same source fit under other settings (no refit): used by configuration selection.
+
+        Raises ValueError when ``config`` changes ``item_prior_scale``, which needs a new source fit.
+        """
+        if config.item_prior_scale != self.config.item_prior_scale:
+            raise ValueError(f"item_prior_scale {config.item_prior_scale} differs from this fit's "
+                             f"{self.config.item_prior_scale}: fit again (HSPR(config).fit(source))")
         return FittedHSPR(self.fit_, self.tasks, config)
 
     def start(self, budget: int, seed: int = 0) -> HSPRSession:

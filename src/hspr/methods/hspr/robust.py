@@ -359,15 +359,18 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
         old = np.setdiff1d(np.arange(m), new)
         plan += [(a, old, f"{source.agents[a]} (forward)") for a in new]
     out = np.empty((len(cfgs), len(plan), 3))
-    last_keep, fit = None, None
+    last_keep, fits = None, {}
     for i, (a, keep, _) in enumerate(plan):
-        if last_keep is None or not np.array_equal(keep, last_keep):  # forward runs share one fit
-            fit, last_keep = fit_source(M[keep], missing=None if miss is None else miss[keep]), keep
+        if last_keep is None or not np.array_equal(keep, last_keep):  # forward runs share one fit per item prior
+            fits, last_keep = {}, keep
         others = np.delete(M, a, axis=0)
         others_miss = None if miss is None else np.delete(miss, a, axis=0)
         for c, cfg in enumerate(cfgs):
-            out[c, i] = _replay_held_out(FittedHSPR(fit, source.tasks, cfg), M[a], others, pos, budget, settings.seed,
-                                         others_miss)
+            scale = cfg.item_prior_scale
+            if scale not in fits:
+                fits[scale] = fit_source(M[keep], missing=None if miss is None else miss[keep], item_prior_scale=scale)
+            out[c, i] = _replay_held_out(FittedHSPR(fits[scale], source.tasks, cfg), M[a], others, pos, budget,
+                                         settings.seed, others_miss)
     names = tuple(name for _, _, name in plan)
     cals = []
     for c in range(len(cfgs)):
@@ -437,7 +440,8 @@ class HSPRRobust(Method):
         calib = cals[one_se_choice(np.array([c.errors for c in cals]))]
         cfg = calib.config
         rates = np.asarray(source.rates())
-        return FittedHSPRRobust(fit_source(rates, missing=source.missing), source.tasks, cfg, calib, rates,
+        fit = fit_source(rates, missing=source.missing, item_prior_scale=cfg.item_prior_scale)
+        return FittedHSPRRobust(fit, source.tasks, cfg, calib, rates,
                                 self.shift, source.missing)
 
 

@@ -156,7 +156,8 @@ def _agent_stage(values: np.ndarray, i: int, tasks: tuple[str, ...], budget: int
     with threadpool_limits(1):
         if fit is None:
             fit = fit_source(np.delete(values, i, axis=0),
-                             missing=None if missing is None else np.delete(missing, i, axis=0))
+                             missing=None if missing is None else np.delete(missing, i, axis=0),
+                             item_prior_scale=spec.paths[0].item_prior_scale)  # the base config's, shared
         row = values[i]
         truth = float(row.mean())
         err = np.empty((len(spec.paths), len(spec.seeds), len(LAMBDAS)))
@@ -395,7 +396,8 @@ def loo_setting_errors(source: ResponseMatrix, config: HSPRConfig, fraction: flo
     out = np.empty((source.n_agents, len(seeds)))
     for i in range(source.n_agents):
         fit = fits[i] if fits is not None else fit_source(
-            np.delete(values, i, axis=0), missing=None if source.missing is None else np.delete(source.missing, i, axis=0))
+            np.delete(values, i, axis=0), missing=None if source.missing is None else np.delete(source.missing, i, axis=0),
+            item_prior_scale=config.item_prior_scale)
         model = FittedHSPR(fit, source.tasks, config)
         for k, seed in enumerate(seeds):
             sess = _run_path(model, values[i], budget, seed, deterministic)

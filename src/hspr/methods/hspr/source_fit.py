@@ -227,7 +227,7 @@ class SourceFit:
 
 
 def fit_source(M: np.ndarray, prec_b: float = PREC_B, prec_a: float = PREC_A,
-               missing: np.ndarray | None = None) -> SourceFit:
+               missing: np.ndarray | None = None, item_prior_scale: float = 1.0) -> SourceFit:
     """Run HSPR_SPEC section 1 on a 0/1 source matrix of shape (n_sources, n_tasks).
 
     ``M`` may hold pass rates in [0, 1] (repeated trials, ``ResponseMatrix.rates()``): each
@@ -235,7 +235,8 @@ def fit_source(M: np.ndarray, prec_b: float = PREC_B, prec_a: float = PREC_A,
     abilities and residuals take it as is, the prior's success counts are sums of pass rates,
     tasks group by identical columns of rates).
 
-    ``prec_b``, ``prec_a``: item-prior precisions of :func:`fit_items` (the spec's 1 and 2).
+    ``prec_b``, ``prec_a``: item-prior precisions of :func:`fit_items` (the spec's 1 and 2),
+    both multiplied by ``item_prior_scale`` (:attr:`HSPRConfig.item_prior_scale`).
     ``missing`` (bool, M's shape, True = no run; None or all False = complete, the spec
     exactly): missing cells are left out of every likelihood: the prior is fitted on each
     task's runs, abilities on each agent's runs, the item fit skips them, residuals are
@@ -257,7 +258,7 @@ def fit_source(M: np.ndarray, prec_b: float = PREC_B, prec_a: float = PREC_A,
     prior = fit_zib_prior(h, runs)
     b0 = initial_intercepts(h, runs, prior)
     theta = source_abilities(M, obs)
-    b, a = fit_items(M, theta, b0, prec_b=prec_b, prec_a=prec_a, obs=obs)
+    b, a = fit_items(M, theta, b0, prec_b=prec_b * item_prior_scale, prec_a=prec_a * item_prior_scale, obs=obs)
     v = residual_loadings(M, theta, b, a, obs=obs)
     labels, G = signature_groups(M if obs is None else np.where(obs, M, 2))
     size = np.bincount(labels, minlength=G).astype(float)
