@@ -85,6 +85,17 @@ def test_cli_banks_table():
         assert f"{name}: {spec.title}" in res.stdout
 
 
+def test_cli_banks_narrow_console_prints_one_line_per_bank(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "40")
+    res = _cli("banks")
+    assert res.exit_code == 0, res.output
+    assert "…" not in res.stdout  # no squashed table cells
+    assert "full: 22 agents x 2294 tasks, missing 0, scores" in res.stdout
+    assert "pro: 14 agents x 730 tasks, missing 0 (raw 491)" in res.stdout
+    for spec in BANKS.values():
+        assert f"  {spec.title}" in res.stdout
+
+
 def test_cli_validate_takes_a_bundled_bank_name():
     res = _cli("bank", "validate", "pro")
     assert res.exit_code == 0, res.output

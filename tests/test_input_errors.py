@@ -84,6 +84,14 @@ def test_bad_session_inputs_exit_2_without_traceback(tmp_path):
     pd.DataFrame(m.values[1:3], index=pd.Index(m.agents[1:3], name="agent"), columns=m.tasks).to_csv(tmp_path / "t.csv")
     cases.append((["replay", "--matrix", str(tmp_path / "one.csv"), "--targets", str(tmp_path / "t.csv"), "--methods",
                    "hspr", "-q", "--out", str(tmp_path / "o.json")], "at least 2 source agents"))
+    one_start = ["live", "start", "--matrix", str(tmp_path / "one.csv"), "--budget", "5", "--session",
+                 str(tmp_path / "one.hspr")]
+    cases.append((one_start, f"{tmp_path / 'one.csv'}: HSPR needs at least 2 source agents, got 1"))
+    locked = tmp_path / "locked.hspr"
+    assert CliRunner().invoke(main, [*start, "--session", str(locked)]).exit_code == 0
+    (tmp_path / "locked.hspr.lock").unlink(missing_ok=True)
+    (tmp_path / "locked.hspr.lock").mkdir()
+    cases.append((["live", "next", "--session", str(locked)], "locked.hspr.lock is a folder"))
     for args, match in cases:
         res = CliRunner().invoke(main, args)
         text = " ".join(res.output.split())

@@ -258,6 +258,9 @@ def _file_lock(path: Path):
     lock = path.with_name(path.name + ".lock")
     try:
         fh = open(lock, "a")
+    except IsADirectoryError:
+        raise LiveSessionError(f"{path}: {lock} is a folder, but hspr keeps the session's lock file under that "
+                               "name: move the folder away (nothing of the session is in it)") from None
     except OSError as exc:
         raise LiveSessionError(f"{path}: cannot create the lock file {lock} ({exc.strerror}); the session folder "
                                "must be writable") from None
@@ -373,8 +376,15 @@ def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool
     method, settings and code (:mod:`hspr.fitcache`): reopening a session does not refit.
     ``use_cache=False`` always refits.
     """
-    return cached_fit(matrix.digest(), name, settings, matrix.tasks, lambda: _make_method(name, settings).fit(matrix),
-                      use_cache)
+    def fit() -> FittedModel:
+        try:
+            return _make_method(name, settings).fit(matrix)
+        except ValueError as exc:  # e.g. too few agent rows for the method: name the bank it was fitted on
+            if matrix.source in str(exc):
+                raise
+            raise LiveSessionError(f"{matrix.source}: {exc}") from None
+
+    return cached_fit(matrix.digest(), name, settings, matrix.tasks, fit, use_cache)
 
 
 # ---------------------------------------------------------------------- the session

@@ -93,6 +93,10 @@ _PATH_HELP = (
 
 
 # ---------------------------------------------------------------------- hspr banks
+#: below this console width ``hspr banks`` prints one line per bank instead of a table
+NARROW = 80
+
+
 @click.command("banks")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list (one object per bank) for scripts.")
 def banks_cmd(as_json: bool) -> None:
@@ -110,6 +114,14 @@ def banks_cmd(as_json: bool) -> None:
     from rich.table import Table
 
     console = Console()
+    if console.width < NARROW:  # a table would squash its numbers into ellipses: one line per bank
+        for r in rows:
+            missing = r["missing"] if r["missing_raw"] == r["missing"] else f"{r['missing']} (raw {r['missing_raw']})"
+            click.echo(f"{r['name']}: {r['agents']} agents x {r['tasks']} tasks, missing {missing}, scores "
+                       f"{r['score_min']:.1f}/{r['score_median']:.1f}/{r['score_max']:.1f} % (min/med/max)")
+            click.echo(f"  {r['title']}")
+        click.echo("missing: cells without a run (raw: blanks in the source, counted as unresolved).")
+        return
     wide = console.width >= 120  # the titles fit beside the numbers; else they follow the table
     table = Table(title="Bundled banks")
     for col in ("bank", "agents", "tasks", "missing", "min%", "med%", "max%"):
