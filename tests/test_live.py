@@ -221,6 +221,40 @@ def test_other_bank_digest_refused(bank, tmp_path):
     assert "digest" in err["error"]
 
 
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_moved_matrix_is_relinked_by_digest(bank, tmp_path, legacy):
+    """A session whose matrix file moved says how to re-point it; relink takes only the same bank,
+    appends one record, and the session goes on with every outcome (a version-1 file too)."""
+    csv = tmp_path / "bank.csv"
+    csv.write_bytes(bank["csv"].read_bytes())
+    live = LiveSession.create(tmp_path / "s.hspr", 6, matrix=csv, config=FAST)
+    t1, t2 = live.next(2)
+    live.record(t1, 1)
+    before = live.status()
+    if legacy:
+        live.path.write_text(json.dumps({**journal.read(live.path).doc, "version": 1}))
+    moved = tmp_path / "elsewhere" / "moved.csv"
+    moved.parent.mkdir()
+    csv.rename(moved)
+    err = cli(["status", "--session", live.path], ok=False)
+    assert "hspr live relink --matrix NEW" in " ".join(err.split())
+    other = tmp_path / "other.csv"
+    write_wide_csv(bank["src"].rows(np.arange(5)), other)
+    out = cli(["relink", "--matrix", other, "--session", live.path, "--json"], ok=False)
+    assert "holds another bank" in out["error"]
+    assert cli(["relink", "--matrix", moved, "--session", live.path, "--json"])["matrix"] == str(moved.resolve())
+    jf = journal.read(live.path)
+    assert jf.doc["bank"]["matrix"] == str(moved.resolve()) and jf.version == journal.VERSION
+    again = LiveSession.open(live.path)
+    assert again.recorded == {t1: 1} and again.pending == [t2]
+    assert again.status().estimate == before.estimate
+    again.record(t2, 0)  # appends after the relink record
+    assert LiveSession.open(live.path).recorded == {t1: 1, t2: 0}
+    bundled = LiveSession.create(tmp_path / "b.hspr", 3, bank="lite", method="uniform")
+    assert "bundled bank 'lite'" in cli(["relink", "--matrix", moved, "--session", bundled.path, "--json"],
+                                        ok=False)["error"]
+
 def test_replayed_ask_that_differs_keeps_the_logged_tasks(bank, tmp_path):
     live = new(bank, tmp_path)
     asked = live.next(2)

@@ -8,7 +8,9 @@ record, appended and ``fsync``'ed before the command that made it returns:
 ``{"type": "ask" | "tell" | "error", ...}``
     a session event (see :mod:`hspr.live`);
 ``{"type": "stop_width", "pp": X}``
-    a new stop width (``null`` removes it).
+    a new stop width (``null`` removes it);
+``{"type": "matrix", "path": P}``
+    the bank's matrix file moved to ``P`` (``hspr live relink``; the same bank, checked by digest).
 
 A command therefore reads the file and appends a few lines; it never rewrites what is
 there. Should a process die in the middle of an append, the last line is incomplete: the
@@ -35,6 +37,7 @@ FORMAT = "hspr-live-session"
 VERSION = 2
 LEGACY_VERSION = 1
 STOP = "stop_width"
+MATRIX = "matrix"
 
 
 class LiveSessionError(HsprError):
@@ -157,6 +160,11 @@ def read(path: Path) -> JournalFile:
         size += len(piece) + (0 if last else 1)
         if isinstance(rec, dict) and rec.get("type") == STOP:
             stop = rec.get("pp")
+        elif isinstance(rec, dict) and rec.get("type") == MATRIX:
+            if not isinstance(rec.get("path"), str) or not isinstance(head.get("bank"), dict):
+                raise LiveSessionError(f"{path}: line {i} moves the bank matrix but names no path: the session file "
+                                       "is corrupt or hand-edited")
+            head = dict(head, bank=dict(head["bank"], matrix=rec["path"]))
         else:
             events.append(rec)
             lines.append(i)
@@ -227,6 +235,11 @@ def append(path: Path, records: list[dict], size: int) -> int:
     finally:
         os.close(fd)
     return size + len(data)
+
+
+def matrix_record(path: str) -> dict:
+    """The record that points the session at its bank matrix's new place (an absolute path)."""
+    return {"type": MATRIX, "path": path}
 
 
 def stop_record(pp: float | None) -> dict:

@@ -330,6 +330,47 @@ def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_ze
     return m if tasks is None else m.select_tasks(tasks)
 
 
+def relink_matrix(path: str | Path, matrix: str | Path) -> str:
+    """Point a session at the new place of its bank matrix file; returns the new absolute path.
+
+    The file must hold the same bank: its digest, after the session's missing-cell rule and
+    task subset, must equal the one the session was made for. A ``matrix`` record is appended
+    to the journal (:func:`hspr.journal.matrix_record`; a version-1 file is rewritten as a
+    journal); nothing else changes.
+
+    Raises
+    ------
+    LiveSessionError
+        The session uses a bundled bank, the file holds another bank, or the session file cannot
+        be read or written.
+    DataError, OSError
+        The new matrix file cannot be read.
+    """
+    path = _real(Path(path))
+    new = str(Path(matrix).resolve())
+    _read_doc(path)  # a missing or broken session file is named before a lock file is made beside it
+    with _file_lock(path):
+        jf = _read_doc(path)
+        b = jf.doc["bank"]
+        if not b.get("matrix"):
+            raise LiveSessionError(f"{path}: the session uses the bundled bank {b.get('name')!r}, which ships with "
+                                   "hspr; relink is for a session made with --matrix")
+        mat = load_session_bank(None, new, b.get("missing_as_zero", True), b.get("tasks"))
+        if mat.digest() != b["digest"]:
+            raise LiveSessionError(
+                f"{matrix}: holds another bank (digest {mat.digest()[:16]}..., {mat.n_agents} agents x "
+                f"{mat.n_tasks} tasks) than the session's (digest {b['digest'][:16]}..., {b.get('n_agents')} x "
+                f"{b.get('n_tasks')}); relink only to the moved or copied file of the same bank")
+        try:
+            if jf.version == SESSION_VERSION:
+                journal.append(path, [journal.matrix_record(new)], jf.size)
+            else:
+                journal.write_new(path, dict(jf.doc, bank=dict(b, matrix=new)))
+        except OSError as exc:
+            raise LiveSessionError(f"{path}: cannot save the session ({exc.strerror or exc}); the file is unchanged") from None
+    return new
+
+
 def _make_method(name: str, settings) -> Method:
     """Method ``name`` built from its settings (None: defaults; a dict of :meth:`Method.get_params`
     values; or a settings object with ``to_dict``, such as :class:`HSPRConfig`)."""
@@ -382,7 +423,7 @@ def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool
         except ValueError as exc:  # e.g. too few agent rows for the method: name the bank it was fitted on
             if matrix.source in str(exc):
                 raise
-            raise LiveSessionError(f"{matrix.source}: {exc}") from None
+            raise ValueError(f"{matrix.source}: {exc}") from None
 
     return cached_fit(matrix.digest(), name, settings, matrix.tasks, fit, use_cache)
 
@@ -566,7 +607,9 @@ class LiveSession:
         try:
             mat = load_session_bank(b.get("name"), b.get("matrix"), b.get("missing_as_zero", True), b.get("tasks"))
         except (DataError, OSError) as exc:
-            raise LiveSessionError(f"{path}: cannot load the session's bank ({exc})") from None
+            moved = (f"; if the file moved, point the session at its new place: hspr live relink --matrix NEW "
+                     f"--session {path}" if b.get("matrix") and not Path(b["matrix"]).exists() else "")
+            raise LiveSessionError(f"{path}: cannot load the session's bank ({exc}){moved}") from None
         if mat.digest() != b["digest"]:
             where = b.get("matrix") or f"bundled bank {b.get('name')!r}"
             raise LiveSessionError(
@@ -678,6 +721,7 @@ class LiveSession:
             self._restore(new, len(mine))
             mine.extend(new)
         self.doc["stop_width_pp"] = disk.get("stop_width_pp")
+        self.doc["bank"] = disk["bank"]  # a relink (hspr live relink) may have moved the matrix
 
     @contextmanager
     def _transaction(self):

@@ -16,7 +16,7 @@ from ..data.matrix import DataError
 from ..errors import HsprError
 from ..fileio import read_json_file, write_text_durable
 from ..idformat import FORMATS, format_ids, subset_predictions
-from ..live import LiveSession, LiveSessionError, LiveStatus, describe_outcome, fit_model
+from ..live import LiveSession, LiveSessionError, LiveStatus, describe_outcome, fit_model, relink_matrix
 from ..methods import REGISTRY
 from ..session import BudgetError
 from .common import os_error_message, refuse_overwriting_inputs
@@ -150,6 +150,7 @@ def register(group: click.Group) -> None:
         hspr live ingest <report.json | log folder | run summary | sb-cli report | CSV>
         hspr live status                      # estimate, 90 % interval, stop flag
         hspr live plot --out run.png          # the run as a figure
+        hspr live relink --matrix NEW.csv     # the bank's matrix file moved
         """
 
     @live.command("start")
@@ -403,3 +404,19 @@ def register(group: click.Group) -> None:
             click.echo(json.dumps({"ok": True, "command": "status", **st.to_dict()}))
         else:
             click.echo("\n".join(status_lines(st)))
+
+    @live.command("relink")
+    @click.option("--matrix", required=True, type=click.Path(dir_okay=False),
+                  help="The new place of the session's bank matrix file (the same bank: checked by digest).")
+    @_session_option
+    @_json_option
+    def relink(matrix, session_path, as_json):
+        """Point the session at its bank matrix file after the file moved (nothing else changes)."""
+        try:
+            new = relink_matrix(session_path, matrix)
+        except (HsprError, ValueError, OSError) as exc:
+            _fail(exc, as_json)
+        if as_json:
+            click.echo(json.dumps({"ok": True, "command": "relink", "matrix": new}))
+        else:
+            click.echo(f"{session_path}: bank matrix is now {new}")
