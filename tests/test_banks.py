@@ -90,8 +90,9 @@ def test_cli_banks_narrow_console_prints_one_line_per_bank(monkeypatch):
     res = _cli("banks")
     assert res.exit_code == 0, res.output
     assert "…" not in res.stdout  # no squashed table cells
-    assert "full: 22 agents x 2294 tasks, missing 0, scores" in res.stdout
-    assert "pro: 14 agents x 730 tasks, missing 0 (raw 491)" in res.stdout
+    assert "full: 22 agents x 2294 tasks\n  missing 0; scores " in res.stdout
+    assert "pro: 14 agents x 730 tasks\n  missing 0 (raw 491); scores" in res.stdout
+    assert max(len(line) for line in res.stdout.splitlines()) <= 80
     for spec in BANKS.values():
         assert f"  {spec.title}" in res.stdout
 

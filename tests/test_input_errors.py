@@ -86,7 +86,7 @@ def test_bad_session_inputs_exit_2_without_traceback(tmp_path):
                    "hspr", "-q", "--out", str(tmp_path / "o.json")], "at least 2 source agents"))
     one_start = ["live", "start", "--matrix", str(tmp_path / "one.csv"), "--budget", "5", "--session",
                  str(tmp_path / "one.hspr")]
-    cases.append((one_start, f"{tmp_path / 'one.csv'}: HSPR needs at least 2 source agents, got 1"))
+    cases.append((one_start, f"{tmp_path / 'one.csv'} (1 agents x 30 tasks): HSPR needs at least 2 source agents, got 1"))
     locked = tmp_path / "locked.hspr"
     assert CliRunner().invoke(main, [*start, "--session", str(locked)]).exit_code == 0
     (tmp_path / "locked.hspr.lock").unlink(missing_ok=True)

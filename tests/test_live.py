@@ -246,6 +246,19 @@ def test_moved_matrix_is_relinked_by_digest(bank, tmp_path, legacy):
     assert cli(["relink", "--matrix", moved, "--session", live.path, "--json"])["matrix"] == str(moved.resolve())
     jf = journal.read(live.path)
     assert jf.doc["bank"]["matrix"] == str(moved.resolve()) and jf.version == journal.VERSION
+    size = live.path.stat().st_size
+    assert cli(["relink", "--matrix", moved, "--session", live.path, "--json"])["warnings"] == []
+    assert live.path.stat().st_size == size  # already there: nothing appended
+    if not legacy:  # a torn last record is moved aside by the relink's append, and named
+        with open(live.path, "a") as fh:
+            fh.write('{"type":"tell","task":"' + t2 + '","outc')
+        copy = tmp_path / "copy.csv"
+        copy.write_bytes(moved.read_bytes())
+        out = cli(["relink", "--matrix", copy, "--session", live.path, "--json"])
+        assert t2 in out["warnings"][0] and journal.torn_path(live.path).name in out["warnings"][0]
+        assert journal.torn_path(live.path).exists()
+        assert cli(["relink", "--matrix", moved, "--session", live.path, "--json"])["warnings"] == []
+        assert json.loads(live.path.read_text().splitlines()[-1])["time"]
     again = LiveSession.open(live.path)
     assert again.recorded == {t1: 1} and again.pending == [t2]
     assert again.status().estimate == before.estimate

@@ -94,6 +94,24 @@ def test_rsl_shares_uniform_query_sets():
         assert a.queried == b.queried
 
 
+def test_uniform_small_sample_interval_is_not_zero_width():
+    """Two agreeing outcomes out of 100 tasks: the Agresti-Coull variance (4/6)(2/6) = 2/9, not 0;
+    from 10 outcomes on the Wald variance is kept."""
+    from scipy import stats
+
+    tasks = tuple(f"t{i}" for i in range(100))
+    s = Uniform().fit(ResponseMatrix(("a", "b"), tasks, np.zeros((2, 100), int))).start(20, 0)
+    for t in s.ask_batch(2):
+        s.tell(t, 1)
+    e = s.estimate()
+    half = stats.norm.ppf(0.95) * np.sqrt(2 / 9 / 2 * (1 - 2 / 100))
+    assert e.point == 1.0 and e.lower == pytest.approx(1 - half) and e.upper == 1.0
+    for t in s.ask_batch(8):
+        s.tell(t, 1)
+    e = s.estimate()
+    assert e.lower == e.upper == 1.0  # 10 agreeing outcomes: the sample variance, 0
+
+
 # ----------------------------------------------------------------------------- Stratified
 def test_allocation_is_proportional_and_sums_to_budget():
     assert proportional_allocation(np.array([60, 30, 10]), 10).tolist() == [6, 3, 1]

@@ -183,6 +183,18 @@ def test_aipw_exact_at_full_budget_and_interval_formula():
                                                 min(e.point + Z90 * np.sqrt(var), (y[cols].sum() + 20) / 30)))
 
 
+def test_aipw_small_sample_variance_floor():
+    """Fewer than 10 sampled outcomes: the variance is at least the Agresti-Coull Bernoulli one."""
+    src, _ = strong_target_bank(n_tasks=30, seed=1)
+    fitted = AIPW(n_folds=4).fit(src)
+    cols = np.arange(4)
+    est, var, resid = aipw_estimate(fitted.features_, fitted.pass_rate_, cols, np.ones(4), np.zeros(0, int),
+                                    np.zeros(0), 4, (10.0,))
+    p = 6 / 8
+    assert var == pytest.approx((1 - 4 / 30) * max(resid.var(ddof=1), p * (1 - p)) / 4)
+    assert var >= (1 - 4 / 30) * p * (1 - p) / 4 - 1e-15
+
+
 def test_aipw_ridge_matches_closed_form_and_the_sample_is_uniform_raw():
     rng = np.random.default_rng(0)
     F = (rng.random((50, 12)) < 0.5).astype(float)

@@ -9,7 +9,7 @@ record, appended and ``fsync``'ed before the command that made it returns:
     a session event (see :mod:`hspr.live`);
 ``{"type": "stop_width", "pp": X}``
     a new stop width (``null`` removes it);
-``{"type": "matrix", "path": P}``
+``{"type": "matrix", "path": P, "time": T}``
     the bank's matrix file moved to ``P`` (``hspr live relink``; the same bank, checked by digest).
 
 A command therefore reads the file and appends a few lines; it never rewrites what is
@@ -237,9 +237,10 @@ def append(path: Path, records: list[dict], size: int) -> int:
     return size + len(data)
 
 
-def matrix_record(path: str) -> dict:
-    """The record that points the session at its bank matrix's new place (an absolute path)."""
-    return {"type": MATRIX, "path": path}
+def matrix_record(path: str, time: str) -> dict:
+    """The record that points the session at its bank matrix's new place (an absolute path), with
+    the time of the change (ISO 8601)."""
+    return {"type": MATRIX, "path": path, "time": time}
 
 
 def stop_record(pp: float | None) -> dict:

@@ -330,13 +330,18 @@ def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_ze
     return m if tasks is None else m.select_tasks(tasks)
 
 
-def relink_matrix(path: str | Path, matrix: str | Path) -> str:
-    """Point a session at the new place of its bank matrix file; returns the new absolute path.
+def relink_matrix(path: str | Path, matrix: str | Path) -> tuple[str, list[str]]:
+    """Point a session at the new place of its bank matrix file.
 
-    The file must hold the same bank: its digest, after the session's missing-cell rule and
-    task subset, must equal the one the session was made for. A ``matrix`` record is appended
-    to the journal (:func:`hspr.journal.matrix_record`; a version-1 file is rewritten as a
-    journal); nothing else changes.
+    The file (or bank folder) must hold the same bank: its digest, after the session's
+    missing-cell rule and task subset, must equal the one the session was made for. A
+    ``matrix`` record is appended to the journal (:func:`hspr.journal.matrix_record`; a
+    version-1 file is rewritten as a journal); nothing else changes, and nothing is written
+    when the session already names that path.
+
+    Returns
+    -------
+    (new absolute path, warnings): a torn last record moved aside by the append is named.
 
     Raises
     ------
@@ -361,14 +366,22 @@ def relink_matrix(path: str | Path, matrix: str | Path) -> str:
                 f"{matrix}: holds another bank (digest {mat.digest()[:16]}..., {mat.n_agents} agents x "
                 f"{mat.n_tasks} tasks) than the session's (digest {b['digest'][:16]}..., {b.get('n_agents')} x "
                 f"{b.get('n_tasks')}); relink only to the moved or copied file of the same bank")
+        if b["matrix"] == new:
+            return new, []
         try:
             if jf.version == SESSION_VERSION:
-                journal.append(path, [journal.matrix_record(new)], jf.size)
+                journal.append(path, [journal.matrix_record(new, _now())], jf.size)
             else:
                 journal.write_new(path, dict(jf.doc, bank=dict(b, matrix=new)))
         except OSError as exc:
             raise LiveSessionError(f"{path}: cannot save the session ({exc.strerror or exc}); the file is unchanged") from None
-    return new
+    warnings = []
+    if jf.torn and jf.version == SESSION_VERSION:
+        task = jf.torn_task
+        what = f"an incomplete record for task {task!r}" if task else "an incomplete record"
+        warnings.append(f"{TORN_WARNING} {what} (a process killed while writing it, or a damaged file), which was "
+                        f"ignored; its bytes were moved to {journal.torn_path(path).name}")
+    return new, warnings
 
 
 def _make_method(name: str, settings) -> Method:
@@ -423,7 +436,7 @@ def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool
         except ValueError as exc:  # e.g. too few agent rows for the method: name the bank it was fitted on
             if matrix.source in str(exc):
                 raise
-            raise ValueError(f"{matrix.source}: {exc}") from None
+            raise ValueError(f"{matrix.source} ({matrix.n_agents} agents x {matrix.n_tasks} tasks): {exc}") from None
 
     return cached_fit(matrix.digest(), name, settings, matrix.tasks, fit, use_cache)
 

@@ -117,10 +117,12 @@ def banks_cmd(as_json: bool) -> None:
     if console.width < NARROW:  # a table would squash its numbers into ellipses: one line per bank
         for r in rows:
             missing = r["missing"] if r["missing_raw"] == r["missing"] else f"{r['missing']} (raw {r['missing_raw']})"
-            click.echo(f"{r['name']}: {r['agents']} agents x {r['tasks']} tasks, missing {missing}, scores "
-                       f"{r['score_min']:.1f}/{r['score_median']:.1f}/{r['score_max']:.1f} % (min/med/max)")
+            click.echo(f"{r['name']}: {r['agents']} agents x {r['tasks']} tasks")
+            click.echo(f"  missing {missing}; scores {r['score_min']:.1f} / {r['score_median']:.1f} / "
+                       f"{r['score_max']:.1f} %")
             click.echo(f"  {r['title']}")
         click.echo("missing: cells without a run (raw: blanks in the source, counted as unresolved).")
+        click.echo("scores: min / median / max per-agent resolve rate over the whole bank, in %.")
         return
     wide = console.width >= 120  # the titles fit beside the numbers; else they follow the table
     table = Table(title="Bundled banks")

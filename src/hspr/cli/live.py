@@ -406,17 +406,20 @@ def register(group: click.Group) -> None:
             click.echo("\n".join(status_lines(st)))
 
     @live.command("relink")
-    @click.option("--matrix", required=True, type=click.Path(dir_okay=False),
-                  help="The new place of the session's bank matrix file (the same bank: checked by digest).")
+    @click.option("--matrix", required=True, type=click.Path(exists=True),
+                  help="The new place of the session's bank matrix file or bank folder (the same bank: checked by "
+                       "digest).")
     @_session_option
     @_json_option
     def relink(matrix, session_path, as_json):
         """Point the session at its bank matrix file after the file moved (nothing else changes)."""
         try:
-            new = relink_matrix(session_path, matrix)
+            new, warnings = relink_matrix(session_path, matrix)
         except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
         if as_json:
-            click.echo(json.dumps({"ok": True, "command": "relink", "matrix": new}))
+            click.echo(json.dumps({"ok": True, "command": "relink", "matrix": new, "warnings": warnings}))
         else:
             click.echo(f"{session_path}: bank matrix is now {new}")
+            for w in warnings:
+                click.echo(f"warning: {w}", err=True)

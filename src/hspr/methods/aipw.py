@@ -34,7 +34,8 @@ predictions are (the property the paper's section 5 motivates AIPW with):
 4. Interval: the normal 90 % interval of the difference estimator, variance
    ``(|P| / N)^2 (1 - n / |P|) s_e^2 / n`` with ``s_e^2`` the sample variance (ddof 1) of the
    cross-fitted residuals ``e_j = y_j - f^(-k(j))_j`` (0.25 with one sampled outcome, as Uniform
-   raw does). It is 0 once the whole population is observed: then ``T`` is the exact total.
+   raw does; below 10 sampled outcomes at least the Agresti-Coull Bernoulli variance,
+   :func:`hspr.methods.uniform.small_sample_variance`). It is 0 once the whole population is observed: then ``T`` is the exact total.
 
 No power-tuning coefficient is used (their code has none). The reported ``point`` is clipped to
 the scores still possible given the outcomes seen (:func:`hspr.methods.ridge_map.feasible_bounds`;
@@ -53,6 +54,7 @@ from ..data.matrix import ResponseMatrix
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
 from .ridge_map import feasible_bounds
 from .rsl import uniform_order
+from .uniform import small_sample_variance
 
 _Z90 = float(stats.norm.ppf(0.95))
 
@@ -162,7 +164,7 @@ def aipw_estimate(features: np.ndarray, prior: np.ndarray, sampled: np.ndarray, 
         rest = n_pop - len(other)  # |P \ S_-k|, which holds S_k
         totals[k] = y_s[~test].sum() + (f[in_pop].sum() - f[other].sum()) + rest / test.sum() * e.sum()
     estimate = (y_k.sum() + float(totals.mean())) / N
-    s2 = float(resid.var(ddof=1)) if n > 1 else 0.25
+    s2 = small_sample_variance(y_s, float(resid.var(ddof=1)) if n > 1 else 0.25)
     variance = (n_pop / N) ** 2 * max(1.0 - n / n_pop, 0.0) * s2 / n
     return float(estimate), float(variance), resid
 

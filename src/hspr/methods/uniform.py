@@ -32,11 +32,30 @@ class UniformSession(FixedOrderSession):
         n, N = len(y), self.n_tasks
         mean = float(y.mean())
         # finite-population corrected standard error of a simple random sample mean
-        var = y.var(ddof=1) if n > 1 else 0.25
+        var = small_sample_variance(y, y.var(ddof=1) if n > 1 else 0.25)
         se = np.sqrt(max(var, 0.0) / n * (1 - n / N))
         z = stats.norm.ppf(0.95)
         return ScoreEstimate(point=mean, mean=mean, median=None, lower=max(0.0, mean - z * se),
                              upper=min(1.0, mean + z * se), n_queried=n, budget=self.budget)
+
+
+#: below this many sampled outcomes the sample variance is floored (:func:`small_sample_variance`)
+SMALL_SAMPLE = 10
+
+
+def small_sample_variance(y: np.ndarray, s2: float) -> float:
+    """Variance for a normal interval from ``n = len(y)`` sampled outcomes (0/1 or pass rates).
+
+    Below :data:`SMALL_SAMPLE` outcomes the sample variance ``s2`` is at least the Agresti-Coull
+    Bernoulli variance p~ (1 - p~), p~ = (sum y + 2) / (n + 4): two outcomes that agree (variance
+    0) would otherwise give an interval of width 0 with most of the bank unseen. From
+    :data:`SMALL_SAMPLE` outcomes on ``s2`` is returned unchanged (the Wald interval).
+    """
+    n = len(y)
+    if n >= SMALL_SAMPLE:
+        return float(s2)
+    p = (float(np.sum(y)) + 2.0) / (n + 4.0)
+    return float(max(s2, p * (1.0 - p)))
 
 
 class FittedUniform(FittedModel):
