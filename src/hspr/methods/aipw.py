@@ -35,7 +35,8 @@ predictions are (the property the paper's section 5 motivates AIPW with):
    ``(|P| / N)^2 (1 - n / |P|) s_e^2 / n`` with ``s_e^2`` the sample variance (ddof 1) of the
    cross-fitted residuals ``e_j = y_j - f^(-k(j))_j`` (0.25 with one sampled outcome, as Uniform
    raw does; below 10 sampled outcomes at least the Agresti-Coull Bernoulli variance,
-   :func:`hspr.methods.uniform.small_sample_variance`). It is 0 once the whole population is observed: then ``T`` is the exact total.
+   :func:`hspr.methods.uniform.small_sample_variance`). It is 0 once the whole population is
+   observed: then ``T`` is the exact total.
 
 No power-tuning coefficient is used (their code has none). The reported ``point`` is clipped to
 the scores still possible given the outcomes seen (:func:`hspr.methods.ridge_map.feasible_bounds`;

@@ -57,9 +57,9 @@ class HSPRConfig:
     item_prior_scale : float
         Multiplies both item-prior precisions of the source item fit (intercept 1 toward the
         zero-inflated-Beta logit, slope 2 toward 1; spec section 1.3), > 0. 1 (default) is the
-        spec exactly; smaller lets the items follow the source outcomes more closely (with
-        16-17 sources the spec's priors make hard tasks too easy for mid-range agents). Not
-        part of the paper's grid; ``hspr_robust`` chooses it on source rows.
+        spec exactly; smaller lets the items follow the source outcomes more closely. Not part
+        of the paper's grid, and no shipped method changes it: a source-only choice by
+        leave-one-out moved only some Pro and Full folds (issue 10's closing note).
     node_dtype : {'float32', 'float64'}
         Storage of the (nodes x groups) arrays of predictive means and within-node variances,
         the memory-bound part of every step. 'float32' (default) halves their memory traffic;
