@@ -87,6 +87,8 @@ def test_bad_session_inputs_exit_2_without_traceback(tmp_path):
     one_start = ["live", "start", "--matrix", str(tmp_path / "one.csv"), "--budget", "5", "--session",
                  str(tmp_path / "one.hspr")]
     cases.append((one_start, f"{tmp_path / 'one.csv'} (1 agents x 30 tasks): HSPR needs at least 2 source agents, got 1"))
+    cases.append(([*one_start, "--method", "hspr_auto"], "hspr_auto selects its settings on the source agents and "
+                                                          "needs at least 3, got 1"))
     locked = tmp_path / "locked.hspr"
     assert CliRunner().invoke(main, [*start, "--session", str(locked)]).exit_code == 0
     (tmp_path / "locked.hspr.lock").unlink(missing_ok=True)
@@ -173,3 +175,19 @@ def test_every_user_error_is_an_hspr_error_and_exits_2(tmp_path):
     bad.write_text("agent,t1\na,maybe\n")
     res = CliRunner().invoke(main, ["bank", "validate", str(bad)])
     assert res.exit_code == 2 and "'maybe'" in res.output and "Traceback" not in res.output
+
+
+def test_targets_that_are_also_source_rows_are_told_apart_by_outcomes(tmp_path):
+    """A --targets row equal to a source row (same id, same outcomes) is warned about; a row that
+    only shares the id is noted as scored as given."""
+    m = simulate_matrix(12, 30, seed=6)[0]
+    csv = write_csv(m, tmp_path / "m.csv")
+    vals = m.values[[0, 1]].copy()
+    vals[1] = 1 - vals[1]  # same id as source row 1, other outcomes
+    pd.DataFrame(vals, index=pd.Index(m.agents[:2], name="agent"), columns=m.tasks).to_csv(tmp_path / "t.csv")
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--targets", str(tmp_path / "t.csv"), "--methods",
+                                    "uniform", "--seeds", "0", "-q", "--out", str(tmp_path / "o.json")])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 0, res.output
+    assert f"1 --targets row(s) are also source rows of m, same id and outcomes ({m.agents[0]})" in text
+    assert f"1 --targets id(s) also name source rows of m with other outcomes ({m.agents[1]})" in text

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import click
+import numpy as np
 import pandas as pd
 from rich.console import Console
 from rich.markup import escape
@@ -18,7 +19,7 @@ from rich.text import Text
 from ..data.banks import BANK_ORDER, BANKS, TARGET_SETS, load_bank, load_target_set
 from ..data.folds import bank_folds, forward_split, make_folds
 from ..data.io import load_matrix, read_task_list
-from ..data.matrix import DataError
+from ..data.matrix import DataError, ResponseMatrix
 from ..fileio import write_json_durable, write_text_durable
 from ..methods import REGISTRY, get_method
 from ..replay import replay
@@ -38,6 +39,15 @@ from .common import (
 
 #: more seeds than any replay needs (each seed replays every target of every fold)
 MAX_SEEDS = 1000
+
+
+def _same_outcomes(a: ResponseMatrix, b: ResponseMatrix, agent: str) -> bool:
+    """Whether ``agent`` has the same outcomes in both matrices on the tasks they share."""
+    in_a = set(a.tasks)
+    shared = [t for t in b.tasks if t in in_a]
+    ia, ib = a.agents.index(agent), b.agents.index(agent)
+    return bool(np.array_equal(a.values[ia, [a.task_index(t) for t in shared]],
+                               b.values[ib, [b.task_index(t) for t in shared]]))
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
@@ -352,15 +362,22 @@ def register(group: click.Group) -> None:
                              None if t is None else t.select_tasks(ids)) for label, mat, folds, t in jobs]
                 except DataError as exc:
                     raise DataError(f"--tasks {tasks_path}: {exc}") from None
-            for label, mat, _, _ in jobs:
+            for label, mat, _, job_tgt in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
-                if tgt is not None:
-                    both = sorted(set(tgt.agents) & set(mat.agents))
-                    if both:
-                        console.print(f"[yellow]warning:[/yellow] {len(both)} --targets agent(s) are also source "
-                                      f"rows of {escape(label)} ({escape(', '.join(both[:5]))}"
-                                      f"{', ...' if len(both) > 5 else ''}): their outcomes are in the source fit, "
+                if job_tgt is not None:
+                    both = sorted(set(job_tgt.agents) & set(mat.agents))
+                    same = [a for a in both if _same_outcomes(job_tgt, mat, a)]
+                    if same:
+                        console.print(f"[yellow]warning:[/yellow] {len(same)} --targets row(s) are also source "
+                                      f"rows of {escape(label)}, same id and outcomes ({escape(', '.join(same[:5]))}"
+                                      f"{', ...' if len(same) > 5 else ''}): their outcomes are in the source fit, "
                                       "so their errors are optimistic. Drop them from the bank for an honest test.",
+                                      highlight=False, soft_wrap=True)
+                    if len(same) < len(both):
+                        other = [a for a in both if a not in same]
+                        console.print(f"[yellow]note:[/yellow] {len(other)} --targets id(s) also name source rows of "
+                                      f"{escape(label)} with other outcomes ({escape(', '.join(other[:5]))}"
+                                      f"{', ...' if len(other) > 5 else ''}): the target rows are scored as given.",
                                       highlight=False, soft_wrap=True)
         except (DataError, ValueError, KeyError) as exc:
             print_error(console, exc)

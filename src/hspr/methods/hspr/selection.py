@@ -482,6 +482,9 @@ class HSPRAuto(Method):
             bank, fold, cfg = hit
             self.shipped_ = (bank, fold)
         else:
+            if source.n_agents < 3:  # refuse before announcing a long selection
+                raise ValueError(f"hspr_auto selects its settings on the source agents and needs at least 3, got "
+                                 f"{source.n_agents}")
             log.warning("hspr_auto: no shipped configuration for source %s (%d agents x %d tasks); running "
                         "source-only selection, which can take long", source.source, source.n_agents, source.n_tasks)
             self.selection_ = select_config(source, self.fraction, self.n_jobs, base_config=self.base_config)
