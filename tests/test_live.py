@@ -694,3 +694,18 @@ def test_live_plot_of_a_session_and_of_a_replay_target(bank, tmp_path):
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--out", str(tmp_path / "x.pdf")])
     assert res.exit_code == 2 and ".png or .svg" in res.output
     assert trajectory(live.model, 8, 0, [])[0]["n"] == 0  # HSPR has a prior estimate
+
+
+def test_a_held_lock_is_announced_then_waited_for(bank, tmp_path, caplog):
+    import fcntl
+    import threading
+
+    live = new(bank, tmp_path)
+    t = live.next()[0]
+    with open(live.path.with_name(live.path.name + ".lock"), "a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # another command holds the session
+        threading.Timer(0.3, fcntl.flock, (fh.fileno(), fcntl.LOCK_UN)).start()
+        with caplog.at_level("WARNING", logger="hspr.live"):
+            LiveSession.open(live.path).record(t, 1)
+    assert "another hspr command is using this session; waiting" in caplog.text
+    assert LiveSession.open(live.path).recorded == {t: 1}
