@@ -191,3 +191,14 @@ def test_targets_that_are_also_source_rows_are_told_apart_by_outcomes(tmp_path):
     assert res.exit_code == 0, res.output
     assert f"1 --targets row(s) are also source rows of m, same id and outcomes ({m.agents[0]})" in text
     assert f"1 --targets id(s) also name source rows of m with other outcomes ({m.agents[1]})" in text
+
+
+def test_refused_options_still_answer_in_json(tmp_path):
+    """An option click itself refuses (before the command runs) gives the JSON error object with --json."""
+    res = CliRunner().invoke(main, ["live", "relink", "--matrix", str(tmp_path / "nope.csv"), "--session",
+                                    str(tmp_path / "s.hspr"), "--json"])
+    assert res.exit_code == 2
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["ok"] is False and "--matrix" in out["error"] and "does not exist" in out["error"]
+    res = CliRunner().invoke(main, ["live", "status", "--stop-width", "abc"])
+    assert res.exit_code == 2 and not res.stdout.strip()  # without --json: click's usage text only, on stderr

@@ -38,6 +38,12 @@ class LazyGroup(click.Group):
         try:
             with threadpool_limits(1, user_api="blas"):
                 return super().invoke(ctx)
+        except click.UsageError as exc:  # a bad option: with --json a script gets its JSON object too
+            if "--json" in ctx.meta.get("hspr_args", ()):
+                import json
+
+                click.echo(json.dumps({"ok": False, "error": exc.format_message()}))
+            raise
         except HsprError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(2)
@@ -52,6 +58,12 @@ class LazyGroup(click.Group):
 
             click.echo(f"error: {os_error_message(exc)}", err=True)
             ctx.exit(2)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Keep the raw arguments in ``ctx.meta`` (seen by :meth:`invoke` when a sub-command's
+        option is refused), then parse as click does."""
+        ctx.meta["hspr_args"] = tuple(args)
+        return super().parse_args(ctx, args)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in self.commands and name in LAZY_COMMANDS:
