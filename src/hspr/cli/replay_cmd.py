@@ -406,8 +406,10 @@ def register(group: click.Group) -> None:
                                   targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
                                   protocol=protocol, stop=None if stop_width is None else WidthBelow(stop_width, stop_min_tasks))
                 except ValueError as exc:  # DataError, BudgetError, or e.g. too few source agents for a method
+                    prog.remove_task(task)  # no half-drawn bar above the message
                     prog.stop()
-                    print_error(console, f"{run_label}: {exc}")
+                    where = "" if mat.source == label else f" ({mat.source}: {mat.n_agents} agents x {mat.n_tasks} tasks)"
+                    print_error(console, f"{run_label}{where}: {exc}")
                     sys.exit(2)
                 all_runs.extend(runs)
         wall = time.perf_counter() - t0
