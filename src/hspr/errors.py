@@ -13,3 +13,9 @@ from __future__ import annotations
 
 class HsprError(ValueError):
     """A refused input; the message says what, where and how to fix it."""
+
+
+def shorten(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters (ending in "...") for an error message: a hostile
+    file's value can be huge."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."

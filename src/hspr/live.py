@@ -382,13 +382,7 @@ def relink_matrix(path: str | Path, matrix: str | Path) -> tuple[str, list[str]]
                 journal.write_new(path, dict(jf.doc, bank=dict(b, matrix=new)))
         except OSError as exc:
             raise LiveSessionError(f"{path}: cannot save the session ({exc.strerror or exc}); the file is unchanged") from None
-    warnings = []
-    if jf.torn and jf.version == SESSION_VERSION:
-        task = jf.torn_task
-        what = f"an incomplete record for task {task!r}" if task else "an incomplete record"
-        warnings.append(f"{TORN_WARNING} {what} (a process killed while writing it, or a damaged file), which was "
-                        f"ignored; its bytes were moved to {journal.torn_path(path).name}")
-    return new, warnings
+    return new, [_torn_moved(jf, path)] if jf.torn and jf.version == SESSION_VERSION else []
 
 
 def _make_method(name: str, settings) -> Method:
@@ -428,6 +422,18 @@ def check_stop_width(pp: float | None) -> None:
 
 #: start of the warning about a torn last record (:class:`LiveSession`)
 TORN_WARNING = "the session file ended in"
+
+
+def _torn_record(jf: journal.JournalFile) -> str:
+    """How a warning names the file's torn last record: with its task id when that survived."""
+    task = jf.torn_task
+    return f"an incomplete record for task {task!r}" if task else "an incomplete record"
+
+
+def _torn_moved(jf: journal.JournalFile, path: Path) -> str:
+    """The warning once :func:`hspr.journal.append` has moved a torn last record's bytes aside."""
+    return (f"{TORN_WARNING} {_torn_record(jf)}, which was ignored; its bytes were moved to "
+            f"{journal.torn_path(path).name}")
 
 
 def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool = True) -> FittedModel:
@@ -651,11 +657,11 @@ class LiveSession:
         self.warnings: list[str] = []
         if self._file.torn:
             task = self._file.torn_task
-            what = self._torn_what = f"an incomplete record for task {task!r}" if task else "an incomplete record"
             again = (f"; if `hspr live record {task} ...` had printed its estimate, record it again"
                      if task and task not in {e.get("task") for e in self.doc["events"]
                                               if isinstance(e, dict) and e.get("type") == "tell"} else "")
-            self.warnings.append(f"{TORN_WARNING} {what} (a process killed while writing it, or a damaged file) and "
+            self.warnings.append(f"{TORN_WARNING} {_torn_record(self._file)} (a process killed while writing it, "
+                                 "or a damaged file) and "
                                  f"it was ignored{again}; the next change moves its bytes to "
                                  f"{journal.torn_path(self.path).name}")
         self._tells: dict[str, dict] = {}
@@ -761,8 +767,7 @@ class LiveSession:
                             journal.append(self.path, records, self._file.size)
                             if self._file.torn:  # append moved the torn bytes aside: say where
                                 self.warnings = [w for w in self.warnings if not w.startswith(TORN_WARNING)] + [
-                                    f"{TORN_WARNING} {self._torn_what}, which was ignored; its bytes were moved to "
-                                    f"{journal.torn_path(self.path).name}"]
+                                    _torn_moved(self._file, self.path)]
                         else:  # a version-1 file becomes a journal
                             journal.write_new(self.path, self.doc)
                     except OSError as exc:  # full disk, read-only folder: the file on disk is unchanged

@@ -114,32 +114,29 @@ def banks_cmd(as_json: bool) -> None:
     from rich.table import Table
 
     console = Console()
-    if console.width < NARROW:  # a table would squash its numbers into ellipses: one line per bank
-        for r in rows:
-            missing = r["missing"] if r["missing_raw"] == r["missing"] else f"{r['missing']} (raw {r['missing_raw']})"
+    missing = [str(r["missing"]) if r["missing_raw"] == r["missing"] else f"{r['missing']} (raw {r['missing_raw']})"
+               for r in rows]
+    scores = [[f"{r[k]:.1f}" for k in ("score_min", "score_median", "score_max")] for r in rows]
+    if console.width < NARROW:  # a table would squash its numbers into ellipses: a few lines per bank
+        for r, miss, sc in zip(rows, missing, scores):
             click.echo(f"{r['name']}: {r['agents']} agents x {r['tasks']} tasks")
-            click.echo(f"  missing {missing}; scores {r['score_min']:.1f} / {r['score_median']:.1f} / "
-                       f"{r['score_max']:.1f} %")
+            click.echo(f"  missing {miss}; scores {' / '.join(sc)} %")
             click.echo(f"  {r['title']}")
-        click.echo("missing: cells without a run (raw: blanks in the source, counted as unresolved).")
-        click.echo("scores: min / median / max per-agent resolve rate over the whole bank, in %.")
-        return
-    wide = console.width >= 120  # the titles fit beside the numbers; else they follow the table
-    table = Table(title="Bundled banks")
-    for col in ("bank", "agents", "tasks", "missing", "min%", "med%", "max%"):
-        table.add_column(col, justify="left" if col == "bank" else "right", no_wrap=True)
-    if wide:
-        table.add_column("title", ratio=1)
-    for r in rows:
-        missing = str(r["missing"]) if r["missing_raw"] == r["missing"] else f"{r['missing']} (raw {r['missing_raw']})"
-        scores = [f"{r[k]:.1f}" for k in ("score_min", "score_median", "score_max")]
-        table.add_row(r["name"], str(r["agents"]), str(r["tasks"]), missing, *scores, *([r["title"]] if wide else []))
-    console.print(table)
-    if not wide:
-        for r in rows:
-            click.echo(f"{r['name']}: {r['title']}")
+    else:
+        wide = console.width >= 120  # the titles fit beside the numbers; else they follow the table
+        table = Table(title="Bundled banks")
+        for col in ("bank", "agents", "tasks", "missing", "min%", "med%", "max%"):
+            table.add_column(col, justify="left" if col == "bank" else "right", no_wrap=True)
+        if wide:
+            table.add_column("title", ratio=1)
+        for r, miss, sc in zip(rows, missing, scores):
+            table.add_row(r["name"], str(r["agents"]), str(r["tasks"]), miss, *sc, *([r["title"]] if wide else []))
+        console.print(table)
+        if not wide:
+            for r in rows:
+                click.echo(f"{r['name']}: {r['title']}")
     click.echo("missing: cells without a run (raw: blanks in the source, counted as unresolved).")
-    click.echo("min/med/max: per-agent resolve rate over the whole bank, in %.")
+    click.echo("min/med/max (scores): per-agent resolve rate over the whole bank, in %.")
 
 
 # ---------------------------------------------------------------------- hspr bank ...

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import shorten
 from ..fileio import csv_records, read_json, read_text
 from ..outcomes import MISSING, RESOLVED, SPELLINGS, UNRESOLVED, is_missing, outcome
 from .matrix import DataError, ResponseMatrix
@@ -414,7 +415,7 @@ def read_jsonl(path: str | Path) -> ResponseMatrix:
         r, c = (int(x) for x in np.argwhere(bad)[0])
         raise DataError(
             f"{path}: line {lines[r]} (subject {subjects[r]!r}), task {tasks[c]!r}: non-binary response "
-            f"{_short(_py(frame.iat[r, c]))}; responses must be 0 or 1 (or true/false)"
+            f"{shorten(repr(_py(frame.iat[r, c])))}; responses must be 0 or 1 (or true/false)"
         )
     values = np.where(isna, 0, frame.to_numpy(dtype=object)).astype(np.int8)
     return ResponseMatrix(subjects, tasks, values, isna if isna.any() else None, source=str(path))
@@ -423,12 +424,6 @@ def read_jsonl(path: str | Path) -> ResponseMatrix:
 def _py(x: object) -> object:
     """A numpy scalar as the plain Python value (for readable messages)."""
     return x.item() if isinstance(x, np.generic) else x
-
-
-def _short(x: object, limit: int = 40) -> str:
-    """``repr`` of a value, cut to ``limit`` characters (a hostile file's value can be huge)."""
-    text = repr(x)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _jsonl_record(path: Path, n: int, line: str) -> tuple[str, dict]:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.banks import BANK_ORDER
-from ..errors import HsprError
+from ..errors import HsprError, shorten
 from ..fileio import read_json
 
 #: bank label of the equal-weight macro rows in :func:`comparison_table`
@@ -69,7 +69,7 @@ def _show(value) -> str:
         text = json.dumps(value)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return shorten(text)
 
 
 def _refuse(source: str, runs: list[dict], bad, field: str, need: str) -> None:
