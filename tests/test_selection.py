@@ -289,8 +289,29 @@ def test_cli_select_writes_result_and_record(tmp_path):
 
     src = fold_sources(m, make_folds(m.agents), 2)
     assert sel.lookup_shipped(src.digest(), table)[2] == cfg
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["cfg.json", "sel.json", "shipped.json", "toy.csv"]
     bad = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "7", "--out", str(out)])
     assert bad.exit_code != 0
+
+
+def test_concurrent_records_keep_every_entry_and_leave_no_lock_file(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+    from types import SimpleNamespace
+
+    from hspr.cli.select import record_entry
+
+    def result(k):
+        return SimpleNamespace(config=HSPRConfig(), source_digest=f"d{k}", source_mae=0.01 * k,
+                               stages=[[], [], [{"max_err": 0.02}]], chosen=[0, 0, 0], n_sources=10,
+                               budget=5, eval_overrides={}, seconds=1.0)
+
+    rec = tmp_path / "shipped.json"
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda k: record_entry(rec, "toy", k, result(k), f"cmd {k}"), range(16)))
+    table = json.loads(rec.read_text())
+    assert sorted(int(k) for k in table["toy"]) == list(range(16))
+    assert [e["source_digest"] for e in table["toy"].values()] == [f"d{k}" for k in range(16)]
+    assert [f.name for f in tmp_path.iterdir()] == ["shipped.json"]
 
 
 def test_selection_on_dask_local_cluster_matches_local(bank, selected):

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -64,10 +62,10 @@ def check_record_table(path: Path) -> None:
 def record_entry(path: Path, bank: str, fold: int, result, command: str) -> None:
     """Merge one selection into a shipped-results JSON ``{bank: {fold: entry}}`` (file-locked, atomic)."""
     path = Path(path).resolve()
-    key = hashlib.sha256(str(path).encode()).hexdigest()[:16]
-    lock = Path(tempfile.gettempdir()) / f"hspr-record-{key}.lock"  # not next to the file: no clutter in the tree
-    with open(lock, "w") as lk:
-        fcntl.flock(lk, fcntl.LOCK_EX)
+    # Lock the table's folder, not a lock file: nothing is left behind in the tree or in /tmp.
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
         table = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         table.setdefault("generated_by", GENERATED_BY)
         entry = {"config": result.config.to_dict(), "source_digest": result.source_digest,
@@ -82,6 +80,8 @@ def record_entry(path: Path, bank: str, fold: int, result, command: str) -> None
             ordered[b] = dict(sorted(table[b].items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else kv[0]))
         write_json_atomic(ordered, path)
         os.chmod(path, 0o644)
+    finally:
+        os.close(folder)  # closing releases the lock
 
 
 def stage_summary(result) -> Table:
