@@ -201,3 +201,23 @@ def test_settings_validation():
         PTAIRT(n_strata=0)
     with pytest.raises(ValueError):
         PTAIRT(log_a_sd_grid=(0.0,))
+
+
+def test_pirt_point_equals_the_session_estimate_on_the_same_outcomes(atlas_model, data):
+    """pirt_point on any outcome set equals an ATLAS session told those outcomes (order free),
+    and is the exact score once every task is observed."""
+    from hspr.methods.atlas import pirt_point
+
+    src, tgt = data
+    rng = np.random.default_rng(3)
+    for r in range(tgt.n_agents):
+        row = tgt.values[r]
+        cols = rng.choice(tgt.n_tasks, 9, replace=False)
+        sess = atlas_model.start(9, 0)
+        for j in cols[::-1]:
+            sess.tell(tgt.tasks[j], int(row[j]))
+        assert pirt_point(atlas_model, cols, row[cols]) == pytest.approx(sess.estimate().point, abs=1e-12)
+        every = np.arange(tgt.n_tasks)
+        assert pirt_point(atlas_model, every, row) == pytest.approx(row.mean(), abs=1e-12)
+    assert pirt_point(atlas_model, np.zeros(0, int), np.zeros(0)) == pytest.approx(
+        atlas_model.start(0, 0).estimate().point, abs=1e-12)

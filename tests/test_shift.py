@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.methods.hspr.robust import (
     HSPRRobust,
     ShiftSettings,
+    choose_blend,
     hamming_distances,
     held_out_rows,
     leave_cluster_out,
@@ -35,7 +37,7 @@ from hspr.session import ScoreEstimate, ShiftReport
 from .conftest import simulate_matrix
 
 FAST = HSPRConfig(n_nodes=256, n_draws=2048)
-FAST_SHIFT = ShiftSettings(max_held_out=8, n_nodes=256, n_draws=2048, min_held_out=4)
+FAST_SHIFT = ShiftSettings(max_held_out=8, n_nodes=256, n_draws=2048, min_held_out=4, blend_weights=(0.0,))
 
 
 def dated(m: ResponseMatrix) -> ResponseMatrix:
@@ -230,9 +232,69 @@ def test_robust_keeps_hspr_point_and_widens_interval(small_bank):
         assert e1.shift.n_sources == src.n_agents
 
 
+def test_robust_blend_moves_point_and_interval_by_the_weighted_4pl_difference(small_bank):
+    """A single candidate weight 0.5 is the default, so it is used: the point is the average
+    of HSPR's point and the 4PL p-IRT estimate on the same outcomes, and HSPR's interval moves
+    with it before widening."""
+    from hspr.methods.atlas import pirt_point
+
+    src, tgt = small_bank.drop_rows(range(4)), small_bank.rows(range(4))
+    base = HSPR(FAST).fit(src)
+    shift = ShiftSettings(max_held_out=8, n_nodes=256, n_draws=2048, min_held_out=4, blend_weights=(0.5,),
+                          log_a_sds=(1.0,))
+    rob = HSPRRobust(config=FAST, shift=shift).fit(src)
+    cal = rob.calibration_
+    assert (cal.weight, cal.log_a_sd) == (0.5, 1.0) and rob.pirt_ is not None
+    assert len(cal.blend_table) == 1
+    assert np.abs(cal.errors).mean() == pytest.approx(cal.blend_table[0][2])
+    moved = 0
+    for r in range(tgt.n_agents):
+        s0, s1 = base.start(15, 1), rob.start(15, 1)
+        while not s0.done:
+            t = s0.ask()
+            assert s1.ask() == t
+            y = int(tgt.values[r, tgt.task_index(t)])
+            s0.tell(t, y)
+            s1.tell(t, y)
+        e0, e1 = s0.estimate(), s1.estimate()
+        cols = np.array([tgt.task_index(t) for t in s0.queried])
+        p4 = pirt_point(rob.pirt_, cols, tgt.values[r, cols])
+        assert e1.point == pytest.approx(0.5 * e0.point + 0.5 * p4, abs=1e-12)
+        move = e1.point - e0.point
+        moved += abs(move) > 1e-6
+        assert (e1.lower, e1.upper) == pytest.approx(widened(e1.point, e0.lower + move, e0.upper + move, cal.factor))
+        assert e1.lower <= e1.point <= e1.upper
+    assert moved == tgt.n_agents  # the two estimates differ on every target
+
+
+def test_choose_blend_takes_a_clearly_better_estimate_and_keeps_the_default_on_noise():
+    rng = np.random.default_rng(0)
+    truth = rng.uniform(0.2, 0.8, 60)
+    hspr = truth + rng.normal(0, 0.03, 60)
+    exact = np.stack([truth + rng.normal(0, 0.03, 60), truth])  # second sd: the exact score
+    k, w, table = choose_blend(hspr, exact, truth, (0.5, 1.0), (0.0, 0.5, 1.0))
+    assert (k, w) == (1, 1.0)
+    assert [(sd, wt) for sd, wt, _ in table] == [(0.5, 0.0), (0.5, 0.5), (0.5, 1.0), (1.0, 0.5), (1.0, 1.0)]
+    assert table[-1][2] == 0.0
+    noisy = np.stack([truth + rng.normal(0, 0.10, 60)] * 2)
+    assert choose_blend(hspr, noisy, truth, (0.5, 1.0), (0.0, 0.5, 1.0))[1] == 0.0
+    # too few held-out runs to move from the default, however clear the gain: the table is still made
+    k, w, few = choose_blend(hspr, exact, truth, (0.5, 1.0), (0.0, 0.5, 1.0), min_held_out=61)
+    assert (k, w) == (0, 0.0) and few == table
+
+
+def test_robust_blend_is_off_for_pass_rates():
+    m = simulate_matrix(16, 40, seed=4)[0]
+    trials = ResponseMatrix(m.agents, m.tasks, m.values * 3, trials=3)
+    cal = leave_cluster_out(trials, [FAST], ShiftSettings(max_held_out=6, n_nodes=256, n_draws=2048))[0]
+    assert (cal.weight, cal.log_a_sd, cal.blend_table) == (0.0, None, ())
+    np.testing.assert_array_equal(cal.errors, cal.hspr_errors)
+
+
 def test_robust_exact_at_full_budget(small_bank):
     src, tgt = small_bank.drop_rows(range(2)), small_bank.rows(range(1))
-    rob = HSPRRobust(config=FAST, shift=FAST_SHIFT).fit(src)
+    rob = HSPRRobust(config=FAST, shift=replace(FAST_SHIFT, blend_weights=(0.5,))).fit(src)
+    assert rob.calibration_.weight == 0.5
     s = rob.start(tgt.n_tasks, 0)
     while not s.done:
         t = s.ask()
@@ -284,7 +346,8 @@ def test_robust_covers_a_shifted_population_better_than_hspr():
 
 def test_shift_settings_refuse_bad_values():
     for bad in ({"neighbour_fraction": 0.9}, {"max_held_out": 1}, {"level": 1.0}, {"min_factor": 0.5}, {"max_factor": 1.1},
-                {"prior_n": -1}, {"forward_fraction": 0.7}, {"threshold": 101}):
+                {"prior_n": -1}, {"forward_fraction": 0.7}, {"threshold": 101}, {"blend_weights": (1.5,)},
+                {"blend_weights": ()}, {"log_a_sds": (0.0,)}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             ShiftSettings(**bad)
     with pytest.raises(ValueError, match="at least 4 source agents"):

@@ -35,7 +35,8 @@ from ..irt.fourpl import FourPLBank, FourPLSettings, fit_4pl_cached, inner_banks
 from ..params import build_dataclass, plain
 from ..session import FittedModel, Method, ScoreEstimate, Session
 
-__all__ = ["ATLAS", "AtlasSettings", "AtlasSession", "FittedATLAS", "mixture_score_summary", "top_information"]
+__all__ = ["ATLAS", "AtlasSettings", "AtlasSession", "FittedATLAS", "mixture_score_summary", "pirt_point",
+           "top_information"]
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,33 @@ def top_information(info: np.ndarray, exclude: np.ndarray, k: int) -> np.ndarray
     return cand[np.argsort(-vals[cand], kind="stable")][:k]
 
 
+def pirt_point(model: FittedATLAS, cols: np.ndarray, y: np.ndarray) -> float:
+    """p-IRT point estimate from any set of observed outcomes (0-1 scale).
+
+    ``(sum(y) + E_theta[sum_unobserved p_i(theta)]) / n_tasks``, the ability posterior on the
+    model's grid (N(0, 1) prior times the 4PL likelihood of ``y``), as in
+    :meth:`AtlasSession.estimate` but for outcomes chosen by another method (HSPR_SPEC section 8).
+
+    Parameters
+    ----------
+    model : FittedATLAS
+    cols : int array, shape (B,)
+        Distinct observed task columns.
+    y : array, shape (B,)
+        Outcomes, 0/1 (a pass rate in [0, 1] enters the likelihood as a fractional outcome).
+
+    Returns
+    -------
+    float in [sum(y) / n_tasks, (sum(y) + n_tasks - B) / n_tasks]; the exact score when B = n_tasks.
+    """
+    cols = np.asarray(cols, dtype=int)
+    y = np.asarray(y, dtype=float)
+    logpost = model.log_prior_ + model.logp_[:, cols] @ y + model.log1mp_[:, cols] @ (1 - y)
+    w = np.exp(logpost - logpost.max())
+    unobserved = model.psum_ - model.pgrid_[:, cols].sum(axis=1)  # (n_grid,)
+    return float((y.sum() + np.dot(w, unobserved) / w.sum()) / model.pgrid_.shape[1])
+
+
 class AtlasSession(Session):
     """One ATLAS run for a target agent (see the module docstring).
 
@@ -229,6 +257,8 @@ class FittedATLAS(FittedModel):
         Log N(0, 1) density on the grid (unnormalised).
     pgrid_, logp_, log1mp_ : arrays, shape (n_grid, n_tasks)
         4PL success probabilities and their logs (and logs of failure) at each grid ability.
+    psum_ : array, shape (n_grid,)
+        Expected number of successes over all tasks at each grid ability.
     """
 
     nested_budgets = True  # the query path does not depend on the budget
@@ -243,6 +273,7 @@ class FittedATLAS(FittedModel):
         self.log_prior_ = -0.5 * self.grid_ ** 2
         p = np.clip(bank.prob(self.grid_), 1e-12, 1 - 1e-12)
         self.pgrid_ = p
+        self.psum_ = p.sum(axis=1)
         self.logp_ = np.log(p)
         self.log1mp_ = np.log1p(-p)
 

@@ -1,7 +1,8 @@
 """HSPR-R: HSPR with an interval that stays honest for target agents unlike the history.
 
 The paper's HSPR (``hspr``) is kept exactly; this variant (``hspr_robust``) changes only the
-decision's interval and adds a shift diagnostic. Its settings are chosen on the source rows only.
+decision (a source-chosen blend with a 4PL estimate on the same outcomes, and a widened
+interval) and adds a shift diagnostic. Its settings are chosen on the source rows only.
 
 1. **Configuration.** The shipped source-only configuration of the fold (``hspr[auto]``, found
    by source digest) when there is one. Otherwise the default configuration, unless another
@@ -23,9 +24,19 @@ decision's interval and adds a shift diagnostic. Its settings are chosen on the 
    calibrated model (:func:`shrunk_quantile`), used when at least 30 agents were held out, and
    clipped to [1.25, 1.30] (``min_factor``, ``max_factor``: a little conservative in
    distribution, within the in-distribution width allowance; see ShiftSettings).
-3. **Decision.** The point is HSPR's calibrated median (Eq. 16). The interval is HSPR's 5 %
-   and 95 % predictive quantiles moved by the same calibration shift as the point, then each
-   half-width multiplied by ``c`` and clipped to [0, 1].
+3. **Decision.** The point is ``(1 - w) * HSPR + w * p-IRT``: HSPR's calibrated median (Eq. 16)
+   blended with the 4PL p-IRT estimate (ATLAS's item model, HSPR_SPEC section 8, fitted on the
+   same sources) computed from HSPR's *own* queried outcomes. Model-based estimates err together
+   but not identically: on the 4PL the hard tasks of a small source set are not made easier
+   by HSPR's item priors (the Full over-estimate of the shift and first-on-every-bank issues).
+   The weight ``w`` (``blend_weights``) and the 4PL's discrimination prior (``log_a_sds``) are
+   chosen on the held-out runs of step 2, where the p-IRT estimate of each held-out run uses a
+   4PL fitted on the same reduced sources as its HSPR fit; ``w = 0`` (HSPR's point) is kept
+   unless another pair is better by more than one standard error over at least
+   ``min_held_out`` held-out runs (:func:`choose_blend`). The
+   factor ``c`` of step 2 is computed on the blended points. Off for pass-rate banks (the 4PL
+   takes 0/1 cells). The interval is HSPR's 5 % and 95 % predictive quantiles moved by the
+   same amount as the point, then each half-width multiplied by ``c`` and clipped to [0, 1].
 4. **Shift diagnostic** (:class:`hspr.session.ShiftReport`): the nearest-source disagreement
    (the smallest fraction of queried tasks on which a source agent's outcome differs from the
    target's), with its percentile among the held-out source agents of step 2 (each measured
@@ -49,8 +60,10 @@ from scipy import special
 
 from ...data.folds import DATE_PREFIX, forward_split
 from ...data.matrix import ResponseMatrix
+from ...irt.fourpl import FourPLSettings, fit_4pl
 from ...params import build_dataclass, plain
 from ...session import Method, ScoreEstimate, ShiftReport, budget_from_fraction
+from ..atlas import AtlasSettings, FittedATLAS, pirt_point
 from .config import HSPRConfig
 from .method import FittedHSPR, HSPRSession
 from .source_fit import fit_source
@@ -99,15 +112,24 @@ class ShiftSettings:
         folds the held-out quantile reached 1.6 and the fold's targets were then all covered,
         at 1.6 times HSPR's width).
     min_held_out : int
-        The held-out ratios raise the factor above ``min_factor`` only when there are at least
-        this many: with 10-20 held-out agents the 90 % quantile is one outlier (on Pro and Full
-        folds it came out at 2.1-2.4 although HSPR's in-distribution coverage there is 0.89-0.91).
+        The held-out ratios raise the factor above ``min_factor``, and the blend weight moves from
+        its default, only when there are at least this many: with 10-20 held-out agents the 90 %
+        quantile is one outlier (on Pro and Full folds it came out at 2.1-2.4 although HSPR's
+        in-distribution coverage there is 0.89-0.91).
     threshold : float
         Source percentile above which a target is reported as unlike the history.
     ranks : tuple of int
         Residual-factor ranks compared with the default configuration on the held-out runs when
         no shipped configuration matches the sources (other settings at their defaults); one
         replaces the default only under the one-standard-error rule (:func:`one_se_choice`).
+    blend_weights : tuple of float
+        Candidate weights ``w`` of the 4PL p-IRT estimate on HSPR's own queried outcomes in the
+        point ``(1 - w) * HSPR + w * p-IRT``, each in [0, 1]; the first is the default, and
+        another replaces it only under the one-standard-error rule on the held-out runs.
+        ``(0.0,)`` turns the blend off.
+    log_a_sds : tuple of float
+        Candidate sds of the 4PL's log-discrimination prior (as ATLAS's ``log_a_sd_grid``),
+        chosen together with the weight.
     """
 
     neighbour_fraction: float = 0.20
@@ -125,6 +147,8 @@ class ShiftSettings:
     min_held_out: int = 30
     threshold: float = 95.0
     ranks: tuple[int, ...] = (1, 2, 4, 8)
+    blend_weights: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+    log_a_sds: tuple[float, ...] = (0.5, 1.0)
 
     def __post_init__(self) -> None:
         if not 0 <= self.neighbour_fraction <= 0.5:
@@ -152,6 +176,12 @@ class ShiftSettings:
             raise ValueError(f"ranks must be a non-empty list of integers in 0..8, got {self.ranks!r}")
         if not 0 <= self.threshold <= 100:
             raise ValueError(f"threshold must be in [0, 100], got {self.threshold!r}")
+        object.__setattr__(self, "blend_weights", tuple(float(w) for w in self.blend_weights))
+        if not self.blend_weights or any(not 0 <= w <= 1 for w in self.blend_weights):
+            raise ValueError(f"blend_weights must be a non-empty list of numbers in [0, 1], got {self.blend_weights!r}")
+        object.__setattr__(self, "log_a_sds", tuple(float(v) for v in self.log_a_sds))
+        if not self.log_a_sds or any(not v > 0 for v in self.log_a_sds):
+            raise ValueError(f"log_a_sds must be a non-empty list of positive numbers, got {self.log_a_sds!r}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,9 +193,10 @@ class ShiftCalibration:
     factor : float
         Interval widening ``c >= 1``.
     ratios : (n_held_out,) array
-        ``|S_hat - S| / half-width`` of each held-out agent (unwidened interval).
+        ``|S_hat - S| / half-width`` of each held-out agent (unwidened interval, moved with the
+        blended point).
     errors : (n_held_out,) array
-        Signed errors ``S_hat - S`` (0-1 scale).
+        Signed errors ``S_hat - S`` of the blended point (0-1 scale).
     distances : (n_held_out,) array
         Nearest-source disagreement of each held-out agent on its queried tasks, against all
         other sources.
@@ -175,6 +206,14 @@ class ShiftCalibration:
         Calibration budget (tasks).
     config : HSPRConfig or None
         The configuration these runs used.
+    hspr_errors : (n_held_out,) array or None
+        Signed errors of HSPR's own point (``errors`` when no blend was considered).
+    weight : float
+        Chosen weight of the 4PL p-IRT estimate in the point (0: HSPR's point).
+    log_a_sd : float or None
+        Chosen 4PL log-discrimination prior sd (None when the blend is off).
+    blend_table : tuple of (log_a_sd, weight, held-out MAE)
+        Every candidate compared, in order.
     """
 
     factor: float
@@ -184,6 +223,10 @@ class ShiftCalibration:
     held_out: tuple[str, ...]
     budget: int
     config: HSPRConfig | None = None
+    hspr_errors: np.ndarray | None = None
+    weight: float = 0.0
+    log_a_sd: float | None = None
+    blend_table: tuple[tuple[float, float, float], ...] = ()
 
     @property
     def mae(self) -> float:
@@ -294,18 +337,53 @@ def held_out_rows(values: np.ndarray, agents: tuple[str, ...], max_held_out: int
 
 
 def _replay_held_out(fitted: FittedHSPR, y: np.ndarray, others: np.ndarray, pos: dict, budget: int,
-                     seed: int, others_missing: np.ndarray | None = None) -> tuple[float, float, float]:
+                     seed: int, others_missing: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """Run one held-out source row as a target (its missing cells count as unresolved, as a replay
-    target's; a pass-rate row tells pass rates); returns (ratio, signed error, disagreement)."""
+    target's; a pass-rate row tells pass rates).
+
+    Returns ``(point, lower half-width, upper half-width, truth)``, the queried columns and the
+    nearest-source disagreement."""
     sess = fitted.start(budget, seed)
     while not sess.done:
         j = sess.ask()
         sess.tell(j, y[pos[j]])  # Session.tell keeps 0/1 as ints and a pass rate as a float
     est = sess.estimate()
-    err = est.point - float(y.mean())
-    half = (est.upper - est.point) if err < 0 else (est.point - est.lower)
-    cols = np.array([pos[t] for t in sess.queried])
-    return abs(err) / max(half, 1e-4), err, nearest_disagreement(others, cols, y[cols], others_missing)
+    cols = np.array([pos[t] for t in sess.queried], dtype=int)
+    run = np.array([est.point, est.point - est.lower, est.upper - est.point, float(y.mean())])
+    return run, cols, nearest_disagreement(others, cols, y[cols], others_missing)
+
+
+def _ratios(points: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """``|point - truth| / half-width`` on the side of the error; ``runs`` (n, 4) as returned by
+    :func:`_replay_held_out` (the interval moves with the point)."""
+    err = points - runs[:, 3]
+    half = np.where(err < 0, runs[:, 2], runs[:, 1])
+    return np.abs(err) / np.maximum(half, 1e-4)
+
+
+def _pirt_model(source: ResponseMatrix, log_a_sd: float):
+    """ATLAS's p-IRT model (4PL bank fitted on ``source``, tabulated on its ability grid)."""
+    return FittedATLAS(fit_4pl(source, FourPLSettings(prior_log_a_sd=log_a_sd)), AtlasSettings(log_a_sd_grid=None))
+
+
+def choose_blend(hspr_points: np.ndarray, pirt_points: np.ndarray, truth: np.ndarray, sds: Sequence[float],
+                 weights: Sequence[float], min_held_out: int = 1) -> tuple[int, float, list]:
+    """The (log_a_sd, weight) pair of the blended point on held-out source runs.
+
+    ``hspr_points`` (n,), ``pirt_points`` (n_sds, n), ``truth`` (n,). Candidate points are
+    ``(1 - w) * hspr + w * pirt``; the first weight (with the first sd) is the default and
+    another pair replaces it only under the one-standard-error rule (:func:`one_se_choice`),
+    and only with at least ``min_held_out`` runs (as the interval factor: with 10-20 held-out
+    agents one agent decides; on the Pro folds, 10-11 runs, the rule chose the pure 4PL on one
+    fold and that fold's targets got worse).
+    Returns (sd index, weight, [(sd, w, MAE), ...]).
+    """
+    pairs = [(0, weights[0])] + [(k, w) for k in range(len(sds)) for w in weights
+                                 if (k, w) != (0, weights[0]) and not (w == 0 and k > 0)]  # w = 0 needs no sd
+    errs = np.array([(1 - w) * hspr_points + w * pirt_points[k] - truth for k, w in pairs])
+    best = one_se_choice(errs) if len(truth) >= min_held_out else 0
+    table = [(float(sds[k]), float(w), float(np.abs(e).mean())) for (k, w), e in zip(pairs, errs)]
+    return pairs[best][0], float(pairs[best][1]), table
 
 
 def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
@@ -358,28 +436,41 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
         new = forward_split(source.agents, n_new)
         old = np.setdiff1d(np.arange(m), new)
         plan += [(a, old, f"{source.agents[a]} (forward)") for a in new]
-    out = np.empty((len(cfgs), len(plan), 3))
+    blend = source.trials is None and settings.blend_weights != (0.0,)  # the 4PL takes 0/1 cells
+    sds = settings.log_a_sds if blend else ()
+    runs = np.empty((len(cfgs), len(plan), 4))
+    dists = np.empty((len(cfgs), len(plan)))
+    pirt = np.empty((len(cfgs), len(sds), len(plan)))
     last_keep, fits = None, {}
     for i, (a, keep, _) in enumerate(plan):
         if last_keep is None or not np.array_equal(keep, last_keep):  # forward runs share one fit per item prior
             fits, last_keep = {}, keep
+            pirt_models = [_pirt_model(source.rows(keep), sd) for sd in sds]
         others = np.delete(M, a, axis=0)
         others_miss = None if miss is None else np.delete(miss, a, axis=0)
         for c, cfg in enumerate(cfgs):
             scale = cfg.item_prior_scale
             if scale not in fits:
                 fits[scale] = fit_source(M[keep], missing=None if miss is None else miss[keep], item_prior_scale=scale)
-            out[c, i] = _replay_held_out(FittedHSPR(fits[scale], source.tasks, cfg), M[a], others, pos, budget,
-                                         settings.seed, others_miss)
+            runs[c, i], cols, dists[c, i] = _replay_held_out(FittedHSPR(fits[scale], source.tasks, cfg), M[a], others,
+                                                            pos, budget, settings.seed, others_miss)
+            for k, model in enumerate(pirt_models):
+                pirt[c, k, i] = pirt_point(model, cols, M[a, cols])
     names = tuple(name for _, _, name in plan)
     cals = []
     for c in range(len(cfgs)):
-        ratios, errors, dists = out[c].T
+        hspr_points, truth = runs[c, :, 0], runs[c, :, 3]
+        k, w, table = (choose_blend(hspr_points, pirt[c], truth, sds, settings.blend_weights, settings.min_held_out)
+                       if blend
+                       else (None, 0.0, []))
+        points = hspr_points if k is None else (1 - w) * hspr_points + w * pirt[c, k]
+        ratios = _ratios(points, runs[c])
         factor = settings.min_factor
         if len(ratios) >= settings.min_held_out:
             factor = float(np.clip(shrunk_quantile(ratios, settings.level, settings.prior_n), settings.min_factor,
                                    settings.max_factor))
-        cals.append(ShiftCalibration(factor, ratios, errors, dists, names, budget, configs[c]))
+        cals.append(ShiftCalibration(factor, ratios, points - truth, dists[c], names, budget, configs[c],
+                                     hspr_points - truth, w, None if k is None else sds[k], tuple(table)))
     return cals
 
 
@@ -437,21 +528,25 @@ class HSPRRobust(Method):
             candidates = [hit[2]] if hit is not None else [default] + [
                 default.replace(rank=r) for r in self.shift.ranks if r != default.rank]
         cals = leave_cluster_out(source, candidates, self.shift)
-        calib = cals[one_se_choice(np.array([c.errors for c in cals]))]
+        calib = cals[one_se_choice(np.array([c.hspr_errors for c in cals]))]
         cfg = calib.config
         rates = np.asarray(source.rates())
         fit = fit_source(rates, missing=source.missing, item_prior_scale=cfg.item_prior_scale)
+        pirt = None if calib.weight == 0 else _pirt_model(source, calib.log_a_sd)
         return FittedHSPRRobust(fit, source.tasks, cfg, calib, rates,
-                                self.shift, source.missing)
+                                self.shift, source.missing, pirt)
 
 
 class FittedHSPRRobust(FittedHSPR):
     """HSPR source fit plus its :class:`ShiftCalibration`."""
 
     def __init__(self, fit, tasks, config: HSPRConfig, calibration: ShiftCalibration, source_values: np.ndarray,
-                 shift: ShiftSettings, source_missing: np.ndarray | None = None) -> None:
+                 shift: ShiftSettings, source_missing: np.ndarray | None = None,
+                 pirt: FittedATLAS | None = None) -> None:
         super().__init__(fit, tasks, config)
         self.calibration_ = calibration
+        #: the 4PL p-IRT model blended into the point (None when the chosen weight is 0)
+        self.pirt_ = pirt
         self.source_values_ = source_values
         self.source_missing_ = source_missing
         self.shift = shift
@@ -477,9 +572,17 @@ class HSPRRobustSession(HSPRSession):
                            int(self.robust.source_values_.shape[0]), cal.factor, self.robust.shift.threshold)
 
     def estimate(self) -> ScoreEstimate:
-        """HSPR's calibrated median with the interval widened by the leave-cluster-out factor."""
+        """HSPR's calibrated median blended with the 4PL p-IRT estimate on the same outcomes
+        (weight ``calibration_.weight``), with HSPR's interval moved by the same amount and
+        widened by the leave-cluster-out factor."""
         base = super().estimate()
-        # at full budget HSPR's interval is the exact score, so the widened one is too
-        lo, hi = widened(base.point, base.lower, base.upper, self.robust.calibration_.factor)
-        return ScoreEstimate(point=base.point, mean=base.mean, median=base.median, lower=lo, upper=hi,
+        cal = self.robust.calibration_
+        move = 0.0
+        if self.robust.pirt_ is not None and self.queried:
+            cols = np.array([self._index[t] for t in self.queried], dtype=int)
+            move = cal.weight * (pirt_point(self.robust.pirt_, cols, np.asarray(self.outcomes, float)) - base.point)
+        point = base.point + move
+        # at full budget both estimates are the exact score and HSPR's interval is that score too
+        lo, hi = widened(point, base.lower + move, base.upper + move, cal.factor)
+        return ScoreEstimate(point=point, mean=base.mean + move, median=base.median + move, lower=lo, upper=hi,
                              n_queried=base.n_queried, budget=base.budget, shift=self.shift_report())
