@@ -20,7 +20,7 @@ from hspr.replay import replay
 from .conftest import simulate_matrix
 
 FAST = HSPRConfig(n_nodes=256, n_draws=2048)
-FAST_SHIFT = ShiftSettings(max_held_out=8, n_nodes=256, n_draws=2048, min_held_out=4)
+FAST_SHIFT = ShiftSettings(max_held_out=8, n_nodes=256, n_draws=2048, min_held_out=4, blend_weights=(0.5,))  # the blend on
 
 
 def shuffled(m: ResponseMatrix, seed: int) -> ResponseMatrix:

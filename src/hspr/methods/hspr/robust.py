@@ -511,9 +511,11 @@ class HSPRRobust(Method):
     def fit(self, source: ResponseMatrix) -> FittedHSPRRobust:
         """Fit HSPR on the sources (n_sources, n_tasks) and calibrate the interval on them.
 
-        Costs one source fit and one calibration-size session per held-out agent and candidate
-        configuration (Verified, all 114 sources, 4 ranks: about 2 minutes on one core; a
-        bundled fold with its shipped configuration: 10-40 s).
+        Costs one HSPR source fit and one 4PL fit per log-discrimination prior per held-out
+        agent, and one calibration-size session per held-out agent and candidate configuration
+        (measured on this project's 2-core machine: Verified, all 114 sources, 4 ranks: 145 s;
+        a bundled fold with its shipped configuration: Pro 5-6 s, Lite 19-23 s, Verified
+        36-42 s, Full 53-91 s).
 
         Missing cells (no run) are left out of every fit and distance (:func:`leave_cluster_out`).
         Raises ValueError with fewer than 4 sources.
