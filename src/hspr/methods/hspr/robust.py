@@ -26,9 +26,9 @@ interval) and adds a shift diagnostic. Its settings are chosen on the source row
    distribution, within the in-distribution width allowance; see ShiftSettings).
 3. **Decision.** The point is ``(1 - w) * HSPR + w * p-IRT``: HSPR's calibrated median (Eq. 16)
    blended with the 4PL p-IRT estimate (ATLAS's item model, HSPR_SPEC section 8, fitted on the
-   same sources) computed from HSPR's *own* queried outcomes. Model-based estimates err together
-   but not identically: on the 4PL the hard tasks of a small source set are not made easier
-   by HSPR's item priors (the Full over-estimate of the shift and first-on-every-bank issues).
+   same sources) computed from HSPR's *own* queried outcomes. The two models err together but
+   not identically (on Full, HSPR's fixed item priors over-estimate mid-range agents and the
+   4PL errs the other way; first-on-every-bank issue).
    The weight ``w`` (``blend_weights``) and the 4PL's discrimination prior (``log_a_sds``) are
    chosen on the held-out runs of step 2, where the p-IRT estimate of each held-out run uses a
    4PL fitted on the same reduced sources as its HSPR fit; ``w = 0`` (HSPR's point) is kept
@@ -211,7 +211,7 @@ class ShiftCalibration:
     weight : float
         Chosen weight of the 4PL p-IRT estimate in the point (0: HSPR's point).
     log_a_sd : float or None
-        Chosen 4PL log-discrimination prior sd (None when the blend is off).
+        Chosen 4PL log-discrimination prior sd (None when the weight is 0).
     blend_table : tuple of (log_a_sd, weight, held-out MAE)
         Every candidate compared, in order.
     """
@@ -470,7 +470,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
             factor = float(np.clip(shrunk_quantile(ratios, settings.level, settings.prior_n), settings.min_factor,
                                    settings.max_factor))
         cals.append(ShiftCalibration(factor, ratios, points - truth, dists[c], names, budget, configs[c],
-                                     hspr_points - truth, w, None if k is None else sds[k], tuple(table)))
+                                     hspr_points - truth, w, None if w == 0 else sds[k], tuple(table)))
     return cals
 
 
