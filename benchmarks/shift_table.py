@@ -25,6 +25,7 @@ from hspr.data.folds import forward_split
 from hspr.fileio import write_json_durable
 from hspr.methods import REGISTRY, get_method
 from hspr.replay import replay
+from hspr.report import comparison_markdown, comparison_table
 from hspr.report.stats import summarize
 
 DEFAULT_METHODS = [n for n in REGISTRY if n != "hspr_auto"]  # hspr_auto would run selection (slow)
@@ -47,6 +48,7 @@ def main() -> None:
     runs = []
     t0 = time.perf_counter()
     for proto in args.protocols.split(","):
+        t_proto = time.perf_counter()
         if proto == "bash-only":
             runs += replay("verified/bash-only", bank, methods, seeds=seed_map, targets=load_target_set("bash-only"),
                            n_jobs=args.workers, protocol="bash-only")
@@ -56,13 +58,14 @@ def main() -> None:
                            targets=bank.rows(new), n_jobs=args.workers, protocol=f"forward-{args.newest}")
         else:
             raise SystemExit(f"unknown protocol {proto!r}; use bash-only and/or forward")
-        print(f"{proto}: {time.perf_counter() - t0:.0f} s", flush=True)
-    summary = summarize(pd.DataFrame(runs))
+        print(f"{proto}: {time.perf_counter() - t_proto:.0f} s", flush=True)
+    frame = pd.DataFrame(runs)
+    summary = summarize(frame)
     if args.out:
         write_json_durable({"runs": runs, "summary": summary.to_dict(orient="records"),
                             "wall_seconds": time.perf_counter() - t0}, Path(args.out))
-    cols = ["bank", "method", "mae_pp", "maxerr_pp", "coverage_90", "mean_width_pp", "n_targets", "n_seeds"]
-    print(summary[cols].round(3).to_string(index=False))
+    print(f"all protocols: {time.perf_counter() - t0:.0f} s\n")
+    print(comparison_markdown(comparison_table(frame)))
 
 
 if __name__ == "__main__":

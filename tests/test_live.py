@@ -559,7 +559,8 @@ def test_robust_session_reports_shift_in_status(bank, tmp_path):
     assert shift["n_sources"] == bank["src"].n_agents and shift["widening"] >= 1.25
     assert out["lower_pp"] <= out["estimate_pp"] <= out["upper_pp"]
     text = cli(["status", "--session", path])
-    assert "shift: this agent" in " ".join(text.split())
+    assert "shift: too few outcomes (3) to compare this agent" in " ".join(text.split())  # 3 of 6 recorded
+    assert out["estimate"]["shift"]["enough_outcomes"] is False
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"shift": {"max_heldout": 6}}))
     err = cli(["start", "--matrix", bank["csv"], "--budget", 6, "--method", "hspr_robust", "--config", bad,

@@ -361,6 +361,32 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     d = r.to_dict()
     assert d["unlike_history"] is True and json.loads(json.dumps(d)) == d
     assert not ShiftReport("x", 0.1, 50.0, 114, 1.0).unlike_history
+    calm = ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=40)
+    assert calm.enough_outcomes and "within the range of the 114 source agents" in calm.message
+    assert "does not rule out a miss" in calm.message
+
+
+def test_shift_report_withholds_a_verdict_on_too_few_outcomes():
+    early = ShiftReport("nearest-source disagreement", 0.0, 99.0, 84, 1.25, n_outcomes=3, min_outcomes=10)
+    assert not early.enough_outcomes and not early.unlike_history
+    assert "too few outcomes (3)" in early.message and "84 source agents" in early.message
+    assert "within the range" not in early.message and "unlike" not in early.message
+    assert early.to_dict()["enough_outcomes"] is False and early.to_dict()["n_outcomes"] == 3
+    assert ShiftReport("x", 0.4, 99.0, 84, 1.25, n_outcomes=10, min_outcomes=10).unlike_history
+
+
+def test_robust_session_reports_too_few_outcomes_then_compares(small_bank):
+    src, tgt = small_bank.drop_rows(range(2)), small_bank.rows(range(1))
+    rob = HSPRRobust(config=FAST, shift=FAST_SHIFT).fit(src)
+    s = rob.start(20, 0)
+    seen = []
+    while not s.done:
+        t = s.ask()
+        s.tell(t, int(tgt.values[0, tgt.task_index(t)]))
+        rep = s.estimate().shift
+        seen.append((rep.n_outcomes, rep.enough_outcomes))
+    need = min(10, rob.calibration_.budget)
+    assert seen == [(n, n >= need) for n in range(1, 21)]
 
 
 # -- CLI and report ------------------------------------------------------------------------------

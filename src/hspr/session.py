@@ -44,6 +44,11 @@ class ShiftReport:
         Factor the interval's half-widths were multiplied by (1.0: not widened).
     threshold : float
         Percentile above which the target is reported as unlike the history.
+    n_outcomes : int or None
+        Outcomes the statistic was computed on (None: not recorded).
+    min_outcomes : int
+        Below this many outcomes the statistic is not compared with the sources (too few to
+        judge: with a handful of tasks some source agent nearly always agrees).
     """
 
     statistic: str
@@ -52,11 +57,18 @@ class ShiftReport:
     n_sources: int
     widening: float
     threshold: float = 95.0
+    n_outcomes: int | None = None
+    min_outcomes: int = 10
+
+    @property
+    def enough_outcomes(self) -> bool:
+        """False while fewer than ``min_outcomes`` outcomes are known."""
+        return self.n_outcomes is None or self.n_outcomes >= self.min_outcomes
 
     @property
     def unlike_history(self) -> bool:
-        """True when the statistic lies above ``threshold`` percent of held-out sources."""
-        return self.source_percentile > self.threshold
+        """True when, on enough outcomes, the statistic lies above ``threshold`` percent of held-out sources."""
+        return self.enough_outcomes and self.source_percentile > self.threshold
 
     @property
     def message(self) -> str:
@@ -64,16 +76,21 @@ class ShiftReport:
         wid = (f"the interval was widened by x{self.widening:.2f}, as for every agent, because source agents "
                "replayed without their near twins miss more often than the model's own interval says"
                if self.widening > 1 else "the interval was not widened")
+        if not self.enough_outcomes:
+            return (f"too few outcomes ({self.n_outcomes}) to compare this agent with the {self.n_sources} source "
+                    f"agents yet (needs {self.min_outcomes}); {wid}.")
         if self.unlike_history:
             return (f"this agent is unlike the {self.n_sources} source agents: its {self.statistic} "
                     f"({self.value:.3g}) is above {self.source_percentile:.0f} % of held-out sources; {wid}. "
                     "Treat the estimate with care, or run more tasks.")
-        return (f"this agent looks like the {self.n_sources} source agents ({self.statistic} "
-                f"{self.value:.3g}, source percentile {self.source_percentile:.0f}); {wid}.")
+        return (f"this agent is within the range of the {self.n_sources} source agents on its {self.statistic} "
+                f"({self.value:.3g}, source percentile {self.source_percentile:.0f}); {wid}. That does not rule "
+                "out a miss: agents in range are missed about as often as flagged ones.")
 
     def to_dict(self) -> dict:
         return {"statistic": self.statistic, "value": self.value, "source_percentile": self.source_percentile,
                 "n_sources": self.n_sources, "widening": self.widening, "threshold": self.threshold,
+                "n_outcomes": self.n_outcomes, "enough_outcomes": self.enough_outcomes,
                 "unlike_history": self.unlike_history, "message": self.message}
 
 

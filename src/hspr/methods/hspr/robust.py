@@ -69,6 +69,9 @@ from .method import FittedHSPR, HSPRSession
 from .source_fit import fit_source
 
 STATISTIC = "nearest-source disagreement"
+#: the shift diagnostic compares a target with the sources from this many outcomes on (or the
+#: calibration budget, if smaller)
+MIN_OUTCOMES = 10
 
 
 @dataclass(frozen=True)
@@ -571,7 +574,8 @@ class HSPRRobustSession(HSPRSession):
         value = nearest_disagreement(self.robust.source_values_, cols, np.asarray(self.outcomes),
                                      self.robust.source_missing_)
         return ShiftReport(STATISTIC, value, cal.percentile(value) if len(cols) else 0.0,
-                           int(self.robust.source_values_.shape[0]), cal.factor, self.robust.shift.threshold)
+                           int(self.robust.source_values_.shape[0]), cal.factor, self.robust.shift.threshold,
+                           n_outcomes=len(cols), min_outcomes=min(MIN_OUTCOMES, cal.budget))
 
     def estimate(self) -> ScoreEstimate:
         """HSPR's calibrated median blended with the 4PL p-IRT estimate on the same outcomes
