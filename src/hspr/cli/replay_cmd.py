@@ -45,7 +45,7 @@ def _same_outcomes(a: ResponseMatrix, b: ResponseMatrix, agent: str) -> bool:
     """Whether ``agent`` has the same outcomes in both matrices on the tasks they share."""
     in_a = set(a.tasks)
     shared = [t for t in b.tasks if t in in_a]
-    ia, ib = a.agents.index(agent), b.agents.index(agent)
+    ia, ib = a.agent_index(agent), b.agent_index(agent)
     return bool(np.array_equal(a.values[ia, [a.task_index(t) for t in shared]],
                                b.values[ib, [b.task_index(t) for t in shared]]))
 
