@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import click
-from rich.markup import escape
 
 from ..parallel import BACKENDS, cluster
 
@@ -123,6 +122,8 @@ def backend_options(f):
 
 def print_error(console, exc) -> None:
     """Print ``error: <message>`` on ``console`` unwrapped, with no rich markup read in the message."""
+    from rich.markup import escape  # here only: importing rich.markup costs 20-40 ms of every live command
+
     console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
 
 

@@ -118,10 +118,13 @@ def _parse_cells(cells: np.ndarray, where: Callable[[int, int], str]) -> tuple[n
 
     ``where(r, c)`` describes the location of cell (r, c) for the error message.
     """
-    norm = np.char.lower(np.char.strip(cells.astype(str)))
-    ones = np.isin(norm, list(RESOLVED))
-    miss = np.isin(norm, list(MISSING))
-    bad = ~(ones | miss | np.isin(norm, list(UNRESOLVED)))
+    # normalise each distinct cell text once (a bank has a handful), then map back
+    uniq, inv = np.unique(cells.astype(str), return_inverse=True)
+    inv = inv.reshape(cells.shape)
+    norm = np.char.lower(np.char.strip(uniq))
+    ones = np.isin(norm, list(RESOLVED))[inv]
+    miss = np.isin(norm, list(MISSING))[inv]
+    bad = ~(ones | miss | np.isin(norm, list(UNRESOLVED))[inv])
     if bad.any():
         r, c = np.argwhere(bad)[0]
         raise DataError(

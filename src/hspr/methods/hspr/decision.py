@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
+
+from ...numerics import ndtr
 
 CHUNK = 8192
 
@@ -103,7 +104,7 @@ def mixture_cdf(t: np.ndarray, w: np.ndarray, mean: np.ndarray, var: np.ndarray,
     safe = np.where(pos, sd, 1.0)
     x = (t + 0.5 - mean[None, :]) / safe[None, :]
     gamma = np.where(pos, k3 / safe**3, 0.0)
-    F = special.ndtr(x) - np.exp(-0.5 * x * x) * (gamma * (x * x - 1) / (6 * np.sqrt(2 * np.pi)))
+    F = ndtr(x) - np.exp(-0.5 * x * x) * (gamma * (x * x - 1) / (6 * np.sqrt(2 * np.pi)))
     F = np.where(pos[None, :], np.clip(F, 0.0, 1.0), (t + 0.5 >= mean[None, :]).astype(float))
     return F @ w
 

@@ -8,9 +8,9 @@ opens a session holding the importance-sampled posterior (sections 2-3), the acq
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
 from ...data.matrix import ResponseMatrix
+from ...numerics import expit, ndtri
 from ...session import FittedModel, Method, ScoreEstimate, Session
 from . import acquisition as acq
 from .config import HSPRConfig
@@ -169,7 +169,7 @@ class HSPRSession(Session):
             self.Vw = np.empty_like(self.M)
         np.matmul(self.Z.astype(self.dtype), self.L.T.astype(self.dtype), out=self.M)
         self.M += self.gb.astype(self.dtype)
-        special.expit(self.M, out=self.M)
+        expit(self.M, out=self.M)
         np.clip(self.M, P_EPS, 1 - P_EPS, out=self.M)
         # float64 and clipped: in float32 a rate of 1 - 1e-12 rounds to 1
         Pm = np.clip(self.M[:, self.multi].astype(float), P_EPS, 1 - P_EPS)
@@ -522,4 +522,4 @@ class HSPRSession(Session):
 
 def normal_interval_width(sd: float, level: float = 0.90) -> float:
     """Width of a central normal interval with this sd (used for expected-width reports)."""
-    return float(2 * special.ndtri(0.5 + level / 2) * sd)
+    return float(2 * ndtri(0.5 + level / 2) * sd)

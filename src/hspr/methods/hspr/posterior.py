@@ -9,7 +9,8 @@ weights on 8,192 scrambled-Sobol nodes drawn from a logistic-normal MAP proposal
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
+
+from ...numerics import expit, log_expit
 
 P_EPS = 1e-12
 
@@ -20,6 +21,7 @@ def sobol_normal(dim: int, n: int, seed: int) -> np.ndarray:
     ``special.ndtri`` is ``norm.ppf`` (the same values); ``scipy.stats`` is imported here only,
     so a session restored from a cached fit does not load it.
     """
+    from scipy import special
     from scipy.stats import qmc
 
     u = qmc.Sobol(d=dim, scramble=True, seed=seed).random(n)
@@ -35,7 +37,7 @@ def prior_precision(rank: int, gamma: float) -> np.ndarray:
 
 def rates(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """p = sigmoid(eta) and q = 1 - p (computed as sigmoid(-eta)), both clipped to [1e-12, 1 - 1e-12]."""
-    return (np.clip(special.expit(eta), P_EPS, 1 - P_EPS), np.clip(special.expit(-eta), P_EPS, 1 - P_EPS))
+    return (np.clip(expit(eta), P_EPS, 1 - P_EPS), np.clip(expit(-eta), P_EPS, 1 - P_EPS))
 
 
 def outcome_log_terms(p: np.ndarray, q: np.ndarray, kappa: float | None, prior_succ: np.ndarray,
@@ -153,7 +155,7 @@ def map_proposal(L: np.ndarray, b: np.ndarray, n: np.ndarray, s: np.ndarray, pre
 
     def objective(z, delta):
         eta = b + L @ z + delta
-        ll = s * special.log_expit(eta) + (n - s) * special.log_expit(-eta)
+        ll = s * log_expit(eta) + (n - s) * log_expit(-eta)
         val = ll.sum() - 0.5 * prec @ z**2
         if use_delta:
             val -= 0.5 * kappa * delta @ delta
@@ -162,7 +164,7 @@ def map_proposal(L: np.ndarray, b: np.ndarray, n: np.ndarray, s: np.ndarray, pre
     f = objective(z, delta)
     for _ in range(max_iter):
         eta = b + L @ z + delta
-        sig = special.expit(eta)
+        sig = expit(eta)
         r = s - n * sig
         W = n * sig * (1 - sig)
         gz = L.T @ r - prec * z
@@ -190,7 +192,7 @@ def map_proposal(L: np.ndarray, b: np.ndarray, n: np.ndarray, s: np.ndarray, pre
             break
     # precision at the MAP
     eta = b + L @ z + delta
-    sig = special.expit(eta)
+    sig = expit(eta)
     W = n * sig * (1 - sig)
     shrink = W * kappa / (W + kappa) if use_delta else W
     S = np.diag(prec) + (L * shrink[:, None]).T @ L

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
+
+from ...numerics import expit
 
 P_CLIP = 1e-4
 MAX_DIRECTIONS = 8
@@ -44,7 +45,7 @@ def fit_zib_prior(h: np.ndarray, m: int | np.ndarray) -> ZIBetaPrior:
     ZIBetaPrior. Parameters (logit pi, log alpha, log beta) by L-BFGS-B from fixed starts,
     alpha, beta in [1e-3, 1e3], logit pi in [-15, 15] (spec section 9).
     """
-    from scipy import optimize, stats  # fit time only: a restored session does not import them
+    from scipy import optimize, stats  # fit time only: a restored session does not import scipy
 
     fractional = bool(np.any(np.asarray(h) != np.round(h)))  # sums of pass rates (repeated trials)
     spec = np.ndim(m) == 0 and not fractional
@@ -64,7 +65,7 @@ def fit_zib_prior(h: np.ndarray, m: int | np.ndarray) -> ZIBetaPrior:
 
     def nll(x):
         lp, la, lb = x
-        pi = special.expit(lp)
+        pi = expit(lp)
         ll = logpmf(ks, ns, np.exp(la), np.exp(lb))
         if spec:  # the spec's sum, term for term
             l0 = np.logaddexp(np.log(pi), np.log1p(-pi) + ll[0])
@@ -78,12 +79,14 @@ def fit_zib_prior(h: np.ndarray, m: int | np.ndarray) -> ZIBetaPrior:
         if best is None or res.fun < best.fun:
             best = res
     lp, la, lb = best.x
-    return ZIBetaPrior(float(special.expit(lp)), float(np.exp(la)), float(np.exp(lb)))
+    return ZIBetaPrior(float(expit(lp)), float(np.exp(la)), float(np.exp(lb)))
 
 
 def betabinom_logpmf(k: np.ndarray, n: np.ndarray, a: float, b: float) -> np.ndarray:
     """Beta-binomial log pmf continued to real ``k`` in [0, n] with gamma functions (equal to
     ``scipy.stats.betabinom.logpmf`` at whole numbers)."""
+    from scipy import special  # fit time only
+
     return (special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
             + special.betaln(k + a, n - k + b) - special.betaln(a, b))
 
@@ -95,7 +98,7 @@ def initial_intercepts(h: np.ndarray, m: int | np.ndarray, prior: ZIBetaPrior) -
     ``m`` is the number of sources, or per task the number that ran it (a task no source ran
     gets the prior mean ``(1 - pi) alpha / (alpha + beta)``). Returns shape (n_tasks,).
     """
-    from scipy import stats  # fit time only: a restored session does not import them
+    from scipy import special, stats  # fit time only: a restored session does not import scipy
 
     a, b, pi = prior.alpha, prior.beta, prior.pi
     p0 = (h + a) / (m + a + b)
@@ -110,6 +113,8 @@ def source_abilities(M: np.ndarray, obs: np.ndarray | None = None) -> np.ndarray
     max(population sd, 0.25). Shape (n_sources,). With ``obs`` (bool, M's shape; False = no
     run), N is the number of tasks the agent ran and only those count."""
     n = M.shape[1] if obs is None else obs.sum(axis=1)
+    from scipy import special  # fit time only
+
     th = special.logit(((M if obs is None else M * obs).sum(axis=1) + 0.5) / (n + 1))
     return (th - th.mean()) / max(th.std(), 0.25)
 
@@ -141,7 +146,7 @@ def fit_items(M: np.ndarray, theta: np.ndarray, b0: np.ndarray, n_steps: int = 1
     th = theta[:, None]
     th2 = th**2
     for _ in range(n_steps):
-        p = special.expit(b[None, :] + th * a[None, :])
+        p = expit(b[None, :] + th * a[None, :])
         r = p - M
         w = p * (1 - p)
         if obs is not None:
@@ -169,7 +174,7 @@ def residual_loadings(M: np.ndarray, theta: np.ndarray, b: np.ndarray, a: np.nda
     before centring (it adds nothing to the column's spread).
     """
     m = M.shape[0]
-    p = special.expit(b[None, :] + theta[:, None] * a[None, :])
+    p = expit(b[None, :] + theta[:, None] * a[None, :])
     E = M - p
     if obs is None:
         E = E - E.mean(axis=0, keepdims=True)
@@ -266,6 +271,6 @@ def fit_source(M: np.ndarray, prec_b: float = PREC_B, prec_a: float = PREC_A,
     def gmean(x):
         return np.stack([np.bincount(labels, weights=col, minlength=G) for col in np.atleast_2d(x.T)], -1) / size[:, None]
 
-    pass_rate = h / runs if obs is None else np.where(runs > 0, h / np.maximum(runs, 1), special.expit(b0))
+    pass_rate = h / runs if obs is None else np.where(runs > 0, h / np.maximum(runs, 1), expit(b0))
     return SourceFit(prior, theta, b, a, v, labels, gmean(b)[:, 0], gmean(a)[:, 0], gmean(v),
                      size.astype(int), pass_rate)

@@ -1,0 +1,95 @@
+"""hspr.numerics: the session path's logistic and normal functions, against scipy.special."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import special
+
+from hspr import numerics
+from hspr.data.build import write_wide_csv
+
+from .conftest import simulate_matrix
+
+
+def test_ndtr_within_1e12_of_scipy_everywhere():
+    x = np.concatenate([np.linspace(-40, 40, 400_001), np.linspace(-8.6, 8.6, 100_003),
+                        [-np.inf, np.inf, 0.0, -8.5, 8.5, 1e300, -1e300]])
+    err = np.abs(numerics.ndtr(x) - special.ndtr(x))
+    assert err.max() < 1e-12
+    # the grid points themselves carry math.erfc's value
+    assert numerics.ndtr(np.array([0.0]))[0] == 0.5
+    # symmetry and monotonicity of the interpolant
+    u = np.linspace(0, 9, 20_001)
+    assert np.abs(numerics.ndtr(u) + numerics.ndtr(-u) - 1).max() < 1e-12
+    # non-decreasing up to rounding next to 1 (a few ulp of 1, 1.1e-16 each)
+    assert np.diff(numerics.ndtr(np.linspace(-9, 9, 200_001))).min() >= -5e-16
+
+
+def test_ndtr_keeps_shape_and_nan():
+    x = np.array([[np.nan, 1.0], [-1.0, 2.0]])
+    out = numerics.ndtr(x)
+    assert out.shape == (2, 2) and np.isnan(out[0, 0])
+    np.testing.assert_allclose(out[1], special.ndtr(x[1]), atol=1e-12)
+
+
+def test_expit_and_log_expit_equal_scipy_in_float64():
+    x = np.linspace(-800, 800, 160_001)
+    np.testing.assert_array_max_ulp(numerics.expit(x), special.expit(x), maxulp=2)
+    assert numerics.expit(-800.0) == 0.0 and numerics.expit(800.0) == 1.0
+    assert isinstance(float(numerics.expit(0.25)), float)  # 0-d input, no out
+    np.testing.assert_allclose(numerics.log_expit(x), special.log_expit(x), rtol=4e-16, atol=0)
+
+
+def test_expit_in_place_keeps_float32():
+    x = np.linspace(-100, 100, 20_001).astype(np.float32)
+    ref = special.expit(x)
+    buf = x.copy()
+    out = numerics.expit(buf, out=buf)
+    assert out is buf and buf.dtype == np.float32
+    # numpy's vectorised float32 exp and the C library's expf differ by a few ulp
+    np.testing.assert_array_max_ulp(buf, ref, maxulp=4)
+
+
+def test_ndtri_matches_scipy():
+    p = np.array([1e-10, 0.05, 0.5, 0.9, 0.95, 1 - 1e-10])
+    np.testing.assert_allclose([numerics.ndtri(v) for v in p], special.ndtri(p), rtol=1e-14)
+
+
+def test_restored_live_session_does_not_import_scipy(tmp_path):
+    """The point of the module: next / record / status on a cached fit never import scipy."""
+    m, _ = simulate_matrix(20, 40, seed=3, rank=1)
+    write_wide_csv(m.rows(np.arange(1, 20)), tmp_path / "bank.csv")
+    env_cache = str(tmp_path / "cache")
+    script = f"""
+import json, os, sys
+os.environ["HSPR_CACHE_DIR"] = {env_cache!r}
+from hspr.live import LiveSession
+path = {str(tmp_path / 's.hspr')!r}
+if sys.argv[1] == "start":
+    s = LiveSession.create(path, 6, matrix={str(tmp_path / 'bank.csv')!r}, config={{"n_nodes": 256, "n_draws": 1024}})
+    for t in s.next(2):
+        s.record(t, 1)
+else:
+    s = LiveSession.open(path)
+    s.record(s.next(1)[0], 0)
+    s.status()
+print(json.dumps(sorted(k for k in sys.modules if k == "scipy" or k.startswith("scipy."))))
+"""
+    run = [sys.executable, "-c", script]
+    first = subprocess.run([*run, "start"], capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    assert "scipy" in json.loads(first.stdout)  # the source fit needs scipy
+    again = subprocess.run([*run, "resume"], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == []
+
+
+@pytest.mark.parametrize("n", [1, 7])
+def test_ndtr_broadcasts_like_scipy(n):
+    x = np.random.default_rng(n).normal(scale=4, size=(n, 5))
+    assert numerics.ndtr(x).shape == x.shape
