@@ -837,7 +837,8 @@ class LiveSession:
         if isinstance(k, bool) or int(k) != k or k < 1:
             raise LiveSessionError(f"batch size must be a whole number >= 1, got {k!r}")
         with self._transaction():
-            if self._stop(self._estimate())[0]:
+            rule = live_rule(self.stop_width)  # the estimate is computed only for a stop width
+            if rule.check(self.session, self._estimate() if rule.needs_estimate else None) is not None:
                 return []
             before = self.session.pending
             tasks = self.session.ask_batch(int(k))

@@ -121,7 +121,7 @@ def _parse_cells(cells: np.ndarray, where: Callable[[int, int], str]) -> tuple[n
     # normalise each distinct cell text once (a bank has a handful), then map back
     uniq, inv = np.unique(cells.astype(str), return_inverse=True)
     inv = inv.reshape(cells.shape)
-    norm = np.char.lower(np.char.strip(uniq))
+    norm = np.array([u.strip().lower() for u in uniq.tolist()], dtype=str)
     ones = np.isin(norm, list(RESOLVED))[inv]
     miss = np.isin(norm, list(MISSING))[inv]
     bad = ~(ones | miss | np.isin(norm, list(UNRESOLVED))[inv])
