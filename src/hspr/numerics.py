@@ -33,10 +33,11 @@ def expit(x, out: np.ndarray | None = None) -> np.ndarray:
     x = np.asarray(x)
     if not np.issubdtype(x.dtype, np.floating):
         x = x.astype(float)
-    with np.errstate(over="ignore"):
-        if out is None:
+    if x.ndim == 0 and out is None:
+        with np.errstate(over="ignore"):
             return 1 / (1 + np.exp(-x))
-        np.negative(x, out=out)
+    out = np.negative(x, out=out)  # one buffer, updated in place: no temporaries on (nodes x groups) arrays
+    with np.errstate(over="ignore"):
         np.exp(out, out=out)
     out += 1
     return np.reciprocal(out, out=out)

@@ -172,11 +172,12 @@ class HSPRSession(Session):
         expit(self.M, out=self.M)
         np.clip(self.M, P_EPS, 1 - P_EPS, out=self.M)
         # float64 and clipped: in float32 a rate of 1 - 1e-12 rounds to 1
-        Pm = np.clip(self.M[:, self.multi].astype(float), P_EPS, 1 - P_EPS)
+        Pm = self.M[:, self.multi].astype(float)
+        np.clip(Pm, P_EPS, 1 - P_EPS, out=Pm)
         if self.kappa is None:
             self.conc_m = np.full_like(Pm, np.inf)
         else:  # kappa / (p (1 - p)), in place
-            self.conc_m = 1 - Pm
+            self.conc_m = np.subtract(1, Pm)
             self.conc_m *= Pm
             np.divide(self.kappa, self.conc_m, out=self.conc_m)
         if len(obs):
@@ -209,7 +210,14 @@ class HSPRSession(Session):
         else:
             Mg = self.M[:, gs]
             base = Mg * (1 - Mg)
-        self.Vw[:, gs] = base * (1 + (self.U[gs] - 1) / (self.conc_m[:, self._multi_pos[gs]] + 1))
+        # base * (1 + (U - 1) / (conc + 1)), the same operations in place on one (J, len(gs)) buffer
+        pos = self._multi_pos[gs]
+        f = (self.conc_m if len(pos) == self.conc_m.shape[1] and np.array_equal(pos, np.arange(len(pos)))
+             else self.conc_m[:, pos]) + 1
+        np.divide(self.U[gs] - 1, f, out=f)
+        f += 1
+        f *= base
+        self.Vw[:, gs] = f
 
     def conc_full(self) -> np.ndarray:
         """A + F for every node and group, (J, G); inf where it cannot matter (singleton groups)."""

@@ -37,7 +37,10 @@ def prior_precision(rank: int, gamma: float) -> np.ndarray:
 
 def rates(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """p = sigmoid(eta) and q = 1 - p (computed as sigmoid(-eta)), both clipped to [1e-12, 1 - 1e-12]."""
-    return (np.clip(expit(eta), P_EPS, 1 - P_EPS), np.clip(expit(-eta), P_EPS, 1 - P_EPS))
+    p = expit(eta)
+    q = np.negative(eta)
+    expit(q, out=q)
+    return np.clip(p, P_EPS, 1 - P_EPS, out=p), np.clip(q, P_EPS, 1 - P_EPS, out=q)
 
 
 def outcome_log_terms(p: np.ndarray, q: np.ndarray, kappa: float | None, prior_succ: np.ndarray,
