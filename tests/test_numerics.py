@@ -60,8 +60,16 @@ def test_ndtri_matches_scipy():
     np.testing.assert_allclose([numerics.ndtri(v) for v in p], special.ndtri(p), rtol=1e-14)
 
 
-def test_restored_live_session_does_not_import_scipy(tmp_path):
-    """The point of the module: next / record / status on a cached fit never import scipy."""
+ROBUST_FAST = {"config": {"n_nodes": 256, "n_draws": 1024},
+               "shift": {"max_held_out": 6, "n_nodes": 256, "n_draws": 1024, "blend_weights": [1.0],
+                         "min_held_out": 2}}
+
+
+@pytest.mark.parametrize("method, config", [("hspr", {"n_nodes": 256, "n_draws": 1024}),
+                                            ("hspr_robust", ROBUST_FAST)])
+def test_restored_live_session_does_not_import_scipy(tmp_path, method, config):
+    """The point of the module: next / record / status on a cached fit never import scipy
+    (hspr_robust's blend weight 1 keeps its 4PL p-IRT model in the fit)."""
     m, _ = simulate_matrix(20, 40, seed=3, rank=1)
     write_wide_csv(m.rows(np.arange(1, 20)), tmp_path / "bank.csv")
     env_cache = str(tmp_path / "cache")
@@ -71,7 +79,7 @@ os.environ["HSPR_CACHE_DIR"] = {env_cache!r}
 from hspr.live import LiveSession
 path = {str(tmp_path / 's.hspr')!r}
 if sys.argv[1] == "start":
-    s = LiveSession.create(path, 6, matrix={str(tmp_path / 'bank.csv')!r}, config={{"n_nodes": 256, "n_draws": 1024}})
+    s = LiveSession.create(path, 6, matrix={str(tmp_path / 'bank.csv')!r}, method={method!r}, config={config!r})
     for t in s.next(2):
         s.record(t, 1)
 else:
@@ -81,7 +89,7 @@ else:
 print(json.dumps(sorted(k for k in sys.modules if k == "scipy" or k.startswith("scipy."))))
 """
     run = [sys.executable, "-c", script]
-    first = subprocess.run([*run, "start"], capture_output=True, text=True, timeout=120)
+    first = subprocess.run([*run, "start"], capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr
     assert "scipy" in json.loads(first.stdout)  # the source fit needs scipy
     again = subprocess.run([*run, "resume"], capture_output=True, text=True, timeout=120)

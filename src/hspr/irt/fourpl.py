@@ -38,8 +38,6 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import expit, log_expit
 from threadpoolctl import ThreadpoolController
 
 from ..data.matrix import ResponseMatrix
@@ -127,6 +125,8 @@ def prob_4pl(theta, a, b, c, d) -> np.ndarray:
     -------
     array of shape (n_items,) for a scalar ``theta``, else (n_theta, n_items); values in (0, 1).
     """
+    from scipy.special import expit  # here, not at import: a restored session needs no scipy
+
     theta = np.asarray(theta, dtype=float)
     z = a * (theta[..., None] - b) if theta.ndim else a * (theta - b)
     return c + (d - c) * expit(z)
@@ -147,6 +147,8 @@ def fisher_info_4pl(theta, a, b, c, d) -> np.ndarray:
     -------
     array of shape (n_items,) for a scalar ``theta``, else (n_theta, n_items); values >= 0.
     """
+    from scipy.special import expit
+
     theta = np.asarray(theta, dtype=float)
     z = a * (theta[..., None] - b) if theta.ndim else a * (theta - b)
     s = expit(z)
@@ -259,6 +261,8 @@ def _objective(x, Y, W, m, n, st: FourPLSettings, k=None):
     ``k[i]`` identical task columns sharing one parameter set (likelihood and item priors are
     multiplied by ``k[i]``; the result equals the full objective with those parameters tied).
     """
+    from scipy.special import expit, log_expit
+
     if k is None:
         k = np.ones(n)
     theta, b, la, gc, gs = _unpack(x, m, n)
@@ -342,6 +346,9 @@ def fit_4pl(source: ResponseMatrix, settings: FourPLSettings | None = None,
     installed with scikit-learn). Source: PTA-IRT (``seeds/002``, Eq. 2) for the model;
     HSPR_SPEC section 10 for the rescaling.
     """
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
     st = settings or FourPLSettings()
     Yfull = source.values.astype(float)
     Wfull = np.ones_like(Yfull) if source.missing is None else (~source.missing).astype(float)
@@ -469,6 +476,9 @@ def map_abilities(bank: FourPLBank, idx, Y, prior_sd: float = 1.0, bound: float 
     precision : array, shape (n_agents,)
         Laplace precision ``1/prior_sd^2 + sum_obs I_j(theta_hat)`` (expected Fisher information).
     """
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
     idx = np.asarray(idx, dtype=int)
     Y = np.atleast_2d(np.asarray(Y, dtype=float))
     n_agents = Y.shape[0]

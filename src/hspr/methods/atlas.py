@@ -27,8 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import ndtr
 
 from ..data.matrix import ResponseMatrix
 from ..irt.fourpl import FourPLBank, FourPLSettings, fit_4pl_cached, inner_banks
@@ -108,6 +106,9 @@ def mixture_score_summary(w: np.ndarray, mean: np.ndarray, var: np.ndarray, lo: 
     -------
     (mean, median, lower, upper) : floats on the 0-1 scale.
     """
+    from scipy.optimize import brentq  # here, not at import: a restored hspr_robust session needs no scipy
+    from scipy.special import ndtr
+
     mu = float(np.dot(w, mean))
     if hi - lo < 1e-12:
         return lo, lo, lo, hi

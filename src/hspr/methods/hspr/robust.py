@@ -56,7 +56,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from ...data.folds import DATE_PREFIX, forward_split
 from ...data.matrix import ResponseMatrix
@@ -298,6 +297,8 @@ def shrunk_quantile(ratios: np.ndarray, level: float, prior_n: int) -> float:
     rule). With 10-20 sources the plain 90 % quantile is the largest ratio; the pseudo-values keep
     it stable and equal to 1 for a calibrated model.
     """
+    from scipy import special  # fit time only: a restored session does not import scipy
+
     q = special.ndtri(0.5 + level / 2)
     pseudo = special.ndtri(0.5 + 0.5 * (np.arange(prior_n) + 0.5) / max(prior_n, 1)) / q if prior_n else np.empty(0)
     pooled = np.sort(np.concatenate([np.asarray(ratios, float), pseudo]))
