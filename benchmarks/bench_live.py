@@ -1,8 +1,8 @@
 """Wall time of each `hspr live` command, as a user runs them (issue 11).
 
-Usage: python benchmarks/bench_live.py [--banks verified,full] [--repeat 3] [--json out.json]
+Usage: python benchmarks/bench_live.py [--banks verified,full] [--method hspr] [--repeat 3] [--json out.json]
 
-Per bank: a session with the default method and budget (10 %) is started in a temporary folder
+Per bank: a session with ``--method`` (default: hspr, the live default) and budget (10 %) is started in a temporary folder
 with a fresh fit cache; then, driven by the first fold-0 target's archived outcomes, the
 commands ``next`` and ``record`` run once per task until the budget is spent. Printed: the
 wall time of ``start`` (cold cache), of ``start`` again (warm cache), and the median and
@@ -38,7 +38,7 @@ def hspr(*args, env) -> tuple[float, str]:
     return dt, out.stdout
 
 
-def bench(bank: str, repeat: int, steps: int, tmp: Path) -> dict:
+def bench(bank: str, repeat: int, steps: int, tmp: Path, method: str = "hspr") -> dict:
     m = load_bank(bank)
     target = fold_indices(m.agents, bank_folds(bank))[0][0]
     row = {t: int(v) for t, v in zip(m.tasks, m.values[target])}
@@ -46,8 +46,9 @@ def bench(bank: str, repeat: int, steps: int, tmp: Path) -> dict:
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # byte-code caches on, as in a normal install
     sess = tmp / f"{bank}.hspr"
     budget = round(0.10 * m.n_tasks)
-    start_cold, _ = hspr("live", "start", "--bank", bank, "--budget", budget, "--session", sess, env=env)
-    start_warm, _ = hspr("live", "start", "--bank", bank, "--budget", budget, "--session", sess, "--force", env=env)
+    start = ("live", "start", "--bank", bank, "--budget", budget, "--session", sess, "--method", method)
+    start_cold, _ = hspr(*start, env=env)
+    start_warm, _ = hspr(*start, "--force", env=env)
     times = {"next": [], "record": [], "status": []}
     for _ in range(budget if steps <= 0 else min(steps, budget)):
         dt, out = hspr("live", "next", "--session", sess, "--json", env=env)
@@ -58,7 +59,7 @@ def bench(bank: str, repeat: int, steps: int, tmp: Path) -> dict:
     for _ in range(repeat):
         dt, _ = hspr("live", "status", "--session", sess, env=env)
         times["status"].append(dt)
-    return {"bank": bank, "budget": budget, "start_cold_s": start_cold, "start_warm_s": start_warm,
+    return {"bank": bank, "method": method, "budget": budget, "start_cold_s": start_cold, "start_warm_s": start_warm,
             **{f"{k}_median_s": statistics.median(v) for k, v in times.items()},
             **{f"{k}_max_s": max(v) for k, v in times.items()}}
 
@@ -66,6 +67,7 @@ def bench(bank: str, repeat: int, steps: int, tmp: Path) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--banks", default="verified,full")
+    ap.add_argument("--method", default="hspr", help="registered method of the session (default hspr)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--steps", type=int, default=0, help="next+record pairs to time (0: the whole budget)")
     ap.add_argument("--json", default=None)
@@ -73,9 +75,9 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for b in args.banks.split(","):
-            r = bench(b, args.repeat, args.steps, Path(tmp))
+            r = bench(b, args.repeat, args.steps, Path(tmp), args.method)
             rows.append(r)
-            print(f"{r['bank']:9s} B={r['budget']:4d}  start {r['start_cold_s']:.2f} s cold / {r['start_warm_s']:.2f} s "
+            print(f"{r['bank']:9s} {r['method']} B={r['budget']:4d}  start {r['start_cold_s']:.2f} s cold / {r['start_warm_s']:.2f} s "
                   f"warm  next {r['next_median_s']:.2f} (max {r['next_max_s']:.2f})  record {r['record_median_s']:.2f} "
                   f"(max {r['record_max_s']:.2f})  status {r['status_median_s']:.2f} (max {r['status_max_s']:.2f}) s",
                   flush=True)
