@@ -18,8 +18,8 @@ P_EPS = 1e-12
 def sobol_normal(dim: int, n: int, seed: int) -> np.ndarray:
     """Standard-normal QMC points: ``norm.ppf(Sobol(d, scramble=True, seed).random(n))``, shape (n, dim).
 
-    ``special.ndtri`` is ``norm.ppf`` (the same values); ``scipy.stats`` is imported here only,
-    so a session restored from a cached fit does not load it.
+    ``special.ndtri`` is ``norm.ppf`` (the same values). scipy is imported here, at fit time
+    only: a session restored from a cached fit (whose nodes are stored) does not load it.
     """
     from scipy import special
     from scipy.stats import qmc
