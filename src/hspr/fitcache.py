@@ -1,8 +1,9 @@
 """On-disk cache of fitted models, so a live command does not refit the bank (issue 11).
 
 A source fit is deterministic: the same bank, method, settings and code give the same fitted
-model. The cache stores it as a pickle in the user's cache folder
-(``platformdirs.user_cache_dir("hspr")``, or ``$HSPR_CACHE_DIR``), under a key that hashes
+model. The cache stores it as a pickle in the ``fits`` folder of the user's cache folder
+(``platformdirs.user_cache_dir("hspr")``), or directly in ``$HSPR_CACHE_DIR`` when it is set,
+under a key that hashes
 
 * the bank's :meth:`~hspr.data.matrix.ResponseMatrix.digest` (agents, tasks, cells),
 * the method name and its settings (JSON, sorted keys),
