@@ -379,6 +379,25 @@ def test_stop_width_and_status_output(bank, tmp_path):
     assert len(text.split()) == 3 and text.split()[0] == out["pending"][0]
 
 
+def test_next_text_and_json_give_the_same_stop(bank, tmp_path):
+    """`next` without --json decides the stop without the full status (no estimate when no
+    stop width is set); the reason equals status's, for the width rule and for a spent budget."""
+    live = new(bank, tmp_path, budget=2, stop_width=500.0)
+    why = live.status().stop_reason
+    assert live.stop_reason() == why and "narrower than the stop width 500 pp" in why
+    res = CliRunner().invoke(main, ["live", "next", "--session", str(live.path)])
+    assert res.exit_code == 0 and res.stdout == "" and res.stderr.strip() == f"stop: {why}"
+    assert cli(["next", "--session", live.path, "--json"])["stop_reason"] == why
+    cli(["status", "--stop-width", "none", "--session", live.path])  # removes the width: the budget rule only
+    for _ in range(2):
+        task = cli(["next", "--session", live.path, "--json"])["tasks"][0]
+        cli(["record", task, bank["truth"][task], "--session", live.path])
+    done = LiveSession.open(live.path)
+    assert done.stop_reason() == done.status().stop_reason == "budget spent (2 of 2 tasks recorded)"
+    res = CliRunner().invoke(main, ["live", "next", "--session", str(live.path)])
+    assert res.stdout == "" and res.stderr.strip() == "stop: budget spent (2 of 2 tasks recorded)"
+
+
 # ---------------------------------------------------------------------- durability
 def test_failed_write_keeps_the_file_intact(bank, tmp_path, monkeypatch):
     live = new(bank, tmp_path)

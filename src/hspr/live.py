@@ -822,6 +822,15 @@ class LiveSession:
         why = live_rule(self.stop_width).check(self.session, est)
         return why is not None, why
 
+    def stop_reason(self) -> str | None:
+        """Why the session says stop (as :attr:`LiveStatus.stop_reason`), or None to go on.
+
+        The estimate is computed only when a stop width needs it, so this is cheaper than
+        :meth:`status` (``hspr live next`` without ``--json`` prints nothing else).
+        """
+        rule = live_rule(self.stop_width)
+        return rule.check(self.session, self._estimate() if rule.needs_estimate else None)
+
     def next(self, k: int = 1) -> list[str]:
         """The task(s) to run next: ``k`` distinct ids, chosen jointly when ``k`` > 1.
 
@@ -837,8 +846,7 @@ class LiveSession:
         if isinstance(k, bool) or int(k) != k or k < 1:
             raise LiveSessionError(f"batch size must be a whole number >= 1, got {k!r}")
         with self._transaction():
-            rule = live_rule(self.stop_width)  # the estimate is computed only for a stop width
-            if rule.check(self.session, self._estimate() if rule.needs_estimate else None) is not None:
+            if self.stop_reason() is not None:
                 return []
             before = self.session.pending
             tasks = self.session.ask_batch(int(k))

@@ -240,7 +240,8 @@ def register(group: click.Group) -> None:
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, "--predictions": predictions,
                                                      "the session's bank matrix": live_s.doc["bank"].get("matrix")})
             tasks = live_s.next(k)
-            st = live_s.status()
+            st = live_s.status() if as_json else None  # the text output needs only the stop reason
+            why = st.stop_reason if st is not None else live_s.stop_reason()
             missing = []
             if predictions is not None:
                 missing = subset_predictions(predictions, tasks, out)
@@ -255,8 +256,8 @@ def register(group: click.Group) -> None:
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, "out": out, **st.to_dict()}))
             return
-        if st.stop:
-            click.echo(f"stop: {st.stop_reason}", err=not tasks or form is not None or out is not None)
+        if why is not None:
+            click.echo(f"stop: {why}", err=not tasks or form is not None or out is not None)
         if out is not None and predictions is not None:
             click.echo(f"wrote the predictions of {len(tasks) - len(missing)} of {len(tasks)} asked task(s) to {out}",
                        err=True)
