@@ -9,6 +9,11 @@ wall time of ``start`` (cold cache), of ``start`` again (warm cache), and the me
 maximum wall time of ``next``, ``record`` and ``status`` over the session (each a separate
 ``hspr`` process, so Python start-up and imports are included). ``--repeat`` runs ``status``
 that many times at the end; ``--steps k`` times only the first k tasks.
+
+``--base COMMIT`` also times that commit's code (``git archive``, as ``speed_vs_base.py``) in
+the same run, bank by bank, base first, and prints each command's median as base / now with
+the ratio. Both then run as ``python -c "from hspr.cli import main; main()"`` with
+``PYTHONPATH`` pointing at their ``src``.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,25 +32,36 @@ from pathlib import Path
 from hspr.data import bank_folds, load_bank
 from hspr.data.folds import fold_indices
 
-HSPR = shutil.which("hspr") or "hspr"  # the installed console script, as a user runs it
+HSPR = [shutil.which("hspr") or "hspr"]  # the installed console script, as a user runs it
+LAUNCH = [sys.executable, "-c", "from hspr.cli import main; main()"]  # the code on PYTHONPATH (with --base)
 
 
-def hspr(*args, env) -> tuple[float, str]:
+def _run(*args, env, cmd=HSPR) -> tuple[float, str]:
     t = time.perf_counter()
-    out = subprocess.run([HSPR, *map(str, args)], env=env, capture_output=True, text=True)
+    out = subprocess.run([*cmd, *map(str, args)], env=env, capture_output=True, text=True)
     dt = time.perf_counter() - t
     if out.returncode != 0:
         raise SystemExit(f"hspr {' '.join(map(str, args))} failed: {out.stderr}")
     return dt, out.stdout
 
 
-def bench(bank: str, repeat: int, steps: int, tmp: Path, method: str = "hspr") -> dict:
+def bench(bank: str, repeat: int, steps: int, tmp: Path, method: str = "hspr", src: Path | None = None,
+          label: str = "now") -> dict:
+    """Time one session of ``method`` on ``bank``; ``src``: run that source tree's CLI instead of the installed one."""
     m = load_bank(bank)
     target = fold_indices(m.agents, bank_folds(bank))[0][0]
     row = {t: int(v) for t, v in zip(m.tasks, m.values[target])}
-    env = dict(os.environ, HSPR_CACHE_DIR=str(tmp / f"cache-{bank}"))
+    env = dict(os.environ, HSPR_CACHE_DIR=str(tmp / f"cache-{bank}-{label}"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # byte-code caches on, as in a normal install
-    sess = tmp / f"{bank}.hspr"
+    cmd = HSPR
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+        cmd = LAUNCH
+    sess = tmp / f"{bank}-{label}.hspr"
+
+    def hspr(*args, env):
+        return _run(*args, env=env, cmd=cmd)
+
     budget = round(0.10 * m.n_tasks)
     start = ("live", "start", "--bank", bank, "--budget", budget, "--session", sess, "--method", method)
     start_cold, _ = hspr(*start, env=env)
@@ -59,9 +76,16 @@ def bench(bank: str, repeat: int, steps: int, tmp: Path, method: str = "hspr") -
     for _ in range(repeat):
         dt, _ = hspr("live", "status", "--session", sess, env=env)
         times["status"].append(dt)
-    return {"bank": bank, "method": method, "budget": budget, "start_cold_s": start_cold, "start_warm_s": start_warm,
+    return {"bank": bank, "code": label, "method": method, "budget": budget, "start_cold_s": start_cold, "start_warm_s": start_warm,
             **{f"{k}_median_s": statistics.median(v) for k, v in times.items()},
             **{f"{k}_max_s": max(v) for k, v in times.items()}}
+
+
+def _line(r: dict) -> str:
+    return (f"{r['bank']:9s} {r['code']:4s} {r['method']} B={r['budget']:4d}  start {r['start_cold_s']:.2f} s cold / "
+            f"{r['start_warm_s']:.2f} s warm  next {r['next_median_s']:.2f} (max {r['next_max_s']:.2f})  record "
+            f"{r['record_median_s']:.2f} (max {r['record_max_s']:.2f})  status {r['status_median_s']:.2f} "
+            f"(max {r['status_max_s']:.2f}) s")
 
 
 def main() -> None:
@@ -70,17 +94,31 @@ def main() -> None:
     ap.add_argument("--method", default="hspr", help="registered method of the session (default hspr)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--steps", type=int, default=0, help="next+record pairs to time (0: the whole budget)")
+    ap.add_argument("--base", default=None, help="also time this older commit's code in the same run (ratios)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        base_src = None
+        if args.base:
+            from speed_vs_base import ROOT, export  # this folder's script, on sys.path when run as a file
+
+            base_src = export(args.base, tmp)
         for b in args.banks.split(","):
-            r = bench(b, args.repeat, args.steps, Path(tmp), args.method)
-            rows.append(r)
-            print(f"{r['bank']:9s} {r['method']} B={r['budget']:4d}  start {r['start_cold_s']:.2f} s cold / {r['start_warm_s']:.2f} s "
-                  f"warm  next {r['next_median_s']:.2f} (max {r['next_max_s']:.2f})  record {r['record_median_s']:.2f} "
-                  f"(max {r['record_max_s']:.2f})  status {r['status_median_s']:.2f} (max {r['status_max_s']:.2f}) s",
-                  flush=True)
+            if base_src is None:
+                rows.append(bench(b, args.repeat, args.steps, tmp, args.method))
+                print(_line(rows[-1]), flush=True)
+                continue
+            old = bench(b, args.repeat, args.steps, tmp, args.method, base_src, "base")
+            print(_line(old), flush=True)
+            new = bench(b, args.repeat, args.steps, tmp, args.method, ROOT / "src", "now")
+            print(_line(new), flush=True)
+            rows += [old, new]
+            print(f"{b:9s} base / now, medians: " + "  ".join(
+                f"{k} {old[f'{k}_median_s']:.2f} / {new[f'{k}_median_s']:.2f} s "
+                f"(x{old[f'{k}_median_s'] / new[f'{k}_median_s']:.1f})" for k in ("next", "record", "status")),
+                flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
 
