@@ -389,11 +389,16 @@ def test_next_text_and_json_give_the_same_stop(bank, tmp_path):
     assert res.exit_code == 0 and res.stdout == "" and res.stderr.strip() == f"stop: {why}"
     assert cli(["next", "--session", live.path, "--json"])["stop_reason"] == why
     cli(["status", "--stop-width", "none", "--session", live.path])  # removes the width: the budget rule only
+    res = CliRunner().invoke(main, ["live", "next", "--batch", "5", "--session", str(live.path)])
+    assert len(res.stdout.split()) == 2 and "note: 2 of the 5 task(s) asked for" in res.stderr
     for _ in range(2):
         task = cli(["next", "--session", live.path, "--json"])["tasks"][0]
         cli(["record", task, bank["truth"][task], "--session", live.path])
     done = LiveSession.open(live.path)
     assert done.stop_reason() == done.status().stop_reason == "budget spent (2 of 2 tasks recorded)"
+    # with the budget spent the interval is final: no forecast line for "the remaining 0 task(s)"
+    text = cli(["status", "--session", live.path])
+    assert "90 % credible interval" in text and "expected interval width" not in text
     res = CliRunner().invoke(main, ["live", "next", "--session", str(live.path)])
     assert res.stdout == "" and res.stderr.strip() == "stop: budget spent (2 of 2 tasks recorded)"
 

@@ -98,7 +98,7 @@ def status_lines(st: LiveStatus) -> list[str]:
     if st.needs_rerun:
         out.append("needs a re-run (harness error, no outcome): "
                    + "; ".join(f"{t} ({why})" for t, why in st.needs_rerun[:8]))
-    if st.expected_width is not None:
+    if st.expected_width is not None and st.budget_left > 0:  # with none left the interval above is final
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
                    f"{_fmt_pp(d['expected_width_pp'], 2)} pp (forecast from the current posterior)")
     for w in st.warnings:
@@ -258,6 +258,9 @@ def register(group: click.Group) -> None:
             return
         if why is not None:
             click.echo(f"stop: {why}", err=not tasks or form is not None or out is not None)
+        elif 0 < len(tasks) < k:
+            click.echo(f"note: {len(tasks)} of the {k} task(s) asked for: that is all the budget of "
+                       f"{live_s.budget} has left", err=True)
         if out is not None and predictions is not None:
             click.echo(f"wrote the predictions of {len(tasks) - len(missing)} of {len(tasks)} asked task(s) to {out}",
                        err=True)
