@@ -364,6 +364,9 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     calm = ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=40)
     assert calm.enough_outcomes and "within the range of the 114 source agents" in calm.message
     assert "does not rule out a miss" in calm.message
+    told = ShiftReport("share", 0.1, 50.0, 114, 1.25, n_outcomes=40, unit="of its queried tasks differ")
+    assert "(0.1 of its queried tasks differ; source percentile 50)" in told.message
+    assert told.to_dict()["unit"] == "of its queried tasks differ" and "(0.1; source" in calm.message
 
 
 def test_shift_report_withholds_a_verdict_on_too_few_outcomes():

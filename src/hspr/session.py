@@ -49,6 +49,9 @@ class ShiftReport:
     min_outcomes : int
         Below this many outcomes the statistic is not compared with the sources (too few to
         judge: with a handful of tasks some source agent nearly always agrees).
+    unit : str
+        Words that follow the value in :attr:`message` and say what it measures (e.g. ``"of
+        its queried tasks differ from the closest source agent"``); empty: the bare value.
     """
 
     statistic: str
@@ -59,6 +62,7 @@ class ShiftReport:
     threshold: float = 95.0
     n_outcomes: int | None = None
     min_outcomes: int = 10
+    unit: str = ""
 
     @property
     def enough_outcomes(self) -> bool:
@@ -79,18 +83,19 @@ class ShiftReport:
         if not self.enough_outcomes:
             return (f"too few outcomes ({self.n_outcomes}) to compare this agent with the {self.n_sources} source "
                     f"agents yet (needs {self.min_outcomes}); {wid}.")
+        value = f"{self.value:.3g}" + (f" {self.unit}" if self.unit else "")
         if self.unlike_history:
             return (f"this agent is unlike the {self.n_sources} source agents: its {self.statistic} "
-                    f"({self.value:.3g}) is above {self.source_percentile:.0f} % of held-out sources; {wid}. "
+                    f"({value}) is above {self.source_percentile:.0f} % of held-out sources; {wid}. "
                     "Treat the estimate with care, or run more tasks.")
         return (f"this agent is within the range of the {self.n_sources} source agents on its {self.statistic} "
-                f"({self.value:.3g}, source percentile {self.source_percentile:.0f}); {wid}. That does not rule "
+                f"({value}; source percentile {self.source_percentile:.0f}); {wid}. That does not rule "
                 "out a miss: agents in range are missed about as often as flagged ones.")
 
     def to_dict(self) -> dict:
         return {"statistic": self.statistic, "value": self.value, "source_percentile": self.source_percentile,
                 "n_sources": self.n_sources, "widening": self.widening, "threshold": self.threshold,
-                "n_outcomes": self.n_outcomes, "enough_outcomes": self.enough_outcomes,
+                "unit": self.unit, "n_outcomes": self.n_outcomes, "enough_outcomes": self.enough_outcomes,
                 "unlike_history": self.unlike_history, "message": self.message}
 
 

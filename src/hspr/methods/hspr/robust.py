@@ -68,6 +68,8 @@ from .method import FittedHSPR, HSPRSession
 from .source_fit import fit_source
 
 STATISTIC = "nearest-source disagreement"
+#: what its value (a share, 0-1) measures, in the shift message
+STATISTIC_UNIT = "of its queried tasks differ from the closest source agent"
 #: the shift diagnostic compares a target with the sources from this many outcomes on (or the
 #: calibration budget, if smaller)
 MIN_OUTCOMES = 10
@@ -579,7 +581,7 @@ class HSPRRobustSession(HSPRSession):
         value = nearest_disagreement(self.robust.source_values_, cols, y, self.robust.source_missing_)
         return ShiftReport(STATISTIC, value, cal.percentile(value) if len(cols) else 0.0,
                            int(self.robust.source_values_.shape[0]), cal.factor, self.robust.shift.threshold,
-                           n_outcomes=len(cols), min_outcomes=min(MIN_OUTCOMES, cal.budget))
+                           n_outcomes=len(cols), min_outcomes=min(MIN_OUTCOMES, cal.budget), unit=STATISTIC_UNIT)
 
     def estimate(self) -> ScoreEstimate:
         """HSPR's calibrated median blended with the 4PL p-IRT estimate on the same outcomes
