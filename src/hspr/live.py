@@ -818,18 +818,17 @@ class LiveSession:
         except BudgetError:
             return None
 
-    def _stop(self, est: ScoreEstimate | None) -> tuple[bool, str | None]:
-        why = live_rule(self.stop_width).check(self.session, est)
-        return why is not None, why
-
-    def stop_reason(self) -> str | None:
+    def stop_reason(self, estimate: ScoreEstimate | None = None) -> str | None:
         """Why the session says stop (as :attr:`LiveStatus.stop_reason`), or None to go on.
 
-        The estimate is computed only when a stop width needs it, so this is cheaper than
-        :meth:`status` (``hspr live next`` without ``--json`` prints nothing else).
+        ``estimate``: the current estimate when the caller has it; otherwise it is computed
+        only when a stop width needs it, so this is cheaper than :meth:`status` (``hspr live
+        next`` without ``--json`` prints nothing else).
         """
         rule = live_rule(self.stop_width)
-        return rule.check(self.session, self._estimate() if rule.needs_estimate else None)
+        if estimate is None and rule.needs_estimate:
+            estimate = self._estimate()
+        return rule.check(self.session, estimate)
 
     def next(self, k: int = 1) -> list[str]:
         """The task(s) to run next: ``k`` distinct ids, chosen jointly when ``k`` > 1.
@@ -987,7 +986,8 @@ class LiveSession:
     def status(self) -> LiveStatus:
         """The current estimate, counts, expected final width and stop flag (nothing is written)."""
         est = self._estimate()
-        stop, why = self._stop(est)
+        why = self.stop_reason(est)
+        stop = why is not None
         extra = tuple(t for t, ev in self._tells.items() if not ev.get("asked", True))
         rerun = tuple((t, ev.get("detail", "")) for t, ev in self._errors.items() if t not in self._tells)
         b = self.doc["bank"]

@@ -112,9 +112,9 @@ def source_abilities(M: np.ndarray, obs: np.ndarray | None = None) -> np.ndarray
     """theta_s = logit((sum_i M_si + 0.5)/(N + 1)), standardised with the source mean and
     max(population sd, 0.25). Shape (n_sources,). With ``obs`` (bool, M's shape; False = no
     run), N is the number of tasks the agent ran and only those count."""
-    n = M.shape[1] if obs is None else obs.sum(axis=1)
     from scipy import special  # fit time only
 
+    n = M.shape[1] if obs is None else obs.sum(axis=1)
     th = special.logit(((M if obs is None else M * obs).sum(axis=1) + 0.5) / (n + 1))
     return (th - th.mean()) / max(th.std(), 0.25)
 
