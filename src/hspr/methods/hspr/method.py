@@ -165,7 +165,9 @@ class HSPRSession(Session):
         # kept for the session; q is formed exactly as sigmoid(-eta) for observed groups, where
         # log q enters the weights
         if self.M is None:
-            self.M = np.empty((len(self.Z), len(self.gb)), dtype=self.dtype)
+            # column-major: a tell rewrites one group's column, and the acquisition's products
+            # read whole columns
+            self.M = np.empty((len(self.Z), len(self.gb)), dtype=self.dtype, order="F")
             self.Vw = np.empty_like(self.M)
         np.matmul(self.Z.astype(self.dtype), self.L.T.astype(self.dtype), out=self.M)
         self.M += self.gb.astype(self.dtype)

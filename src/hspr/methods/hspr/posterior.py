@@ -36,10 +36,20 @@ def prior_precision(rank: int, gamma: float) -> np.ndarray:
 
 
 def rates(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """p = sigmoid(eta) and q = 1 - p (computed as sigmoid(-eta)), both clipped to [1e-12, 1 - 1e-12]."""
-    p = expit(eta)
-    q = np.negative(eta)
-    expit(q, out=q)
+    """p = sigmoid(eta) and q = 1 - p = sigmoid(-eta), both clipped to [1e-12, 1 - 1e-12], from one exponential.
+
+    With t = exp(-|eta|) <= 1 and r = 1/(1 + t), the larger of p, q is r and the smaller is
+    t r, each to a few ulp (no cancellation: q is never formed as 1 - p).
+    """
+    t = np.abs(eta)
+    np.negative(t, out=t)
+    np.exp(t, out=t)
+    r = t + 1
+    np.reciprocal(r, out=r)
+    t *= r  # the smaller rate
+    pos = eta >= 0
+    p = np.where(pos, r, t)
+    q = np.where(pos, t, r)
     return np.clip(p, P_EPS, 1 - P_EPS, out=p), np.clip(q, P_EPS, 1 - P_EPS, out=q)
 
 
