@@ -121,6 +121,21 @@ def test_wide_csv(tmp_path):
     assert m.source == str(p)
 
 
+def test_wide_csv_plain_cells_read_as_the_general_parser(tmp_path):
+    """Plain 0/1 cells take a fast path; the same matrix spelled otherwise takes the general one."""
+    rng = np.random.default_rng(3)
+    grid = rng.integers(0, 2, size=(7, 11))
+    head = "agent," + ",".join(f"t{j}" for j in range(11)) + "\n"
+    plain = head + "".join(f"a{i}," + ",".join(map(str, row)) + "\n" for i, row in enumerate(grid))
+    spelled = head + "".join(f"a{i}," + ",".join(" TRUE" if v else "false " for v in row) + "\n"
+                             for i, row in enumerate(grid))
+    a, b = read_wide_csv(write(tmp_path / "a.csv", plain)), read_wide_csv(write(tmp_path / "b.csv", spelled))
+    assert a.values.dtype == b.values.dtype == np.int8
+    np.testing.assert_array_equal(a.values, grid)
+    np.testing.assert_array_equal(b.values, grid)
+    assert a.missing is None and b.missing is None and a.digest() == b.digest()
+
+
 def test_long_csv(tmp_path):
     p = write(tmp_path / "runs.csv", LONG)
     assert detect_form(p) == "long_csv"
@@ -217,6 +232,8 @@ BAD_WIDE = [
     ("agent,t1\n,1\n", ["line 2", "empty agent id"]),
     ("agent\na1\n", ["header has 1 column"]),
     ("1,0,1\n0,0,1\n", ["line 1 has no header", "metadata.json"]),
+    # as many characters as a plain 0/1 row ("10" and an empty cell): not read as 1, 0, 0
+    ("agent,t1,t2,t3\na1,10,,0\n", ["line 2, column 2", "non-binary value '10'"]),
 ]
 
 

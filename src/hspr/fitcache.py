@@ -21,6 +21,7 @@ new entry is stored; a used entry's modification time is renewed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -48,8 +49,13 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("hspr")) / "fits"
 
 
+@functools.cache
 def code_digest() -> str:
-    """sha256 (hex) over the path and bytes of every ``.py`` file of the installed hspr package."""
+    """sha256 (hex) over the path and bytes of every ``.py`` file of the installed hspr package.
+
+    Computed once per process (a live command asks twice: for the fit cache key and to decide
+    whether the session's log was written by this code).
+    """
     root = Path(__file__).resolve().parent
     h = hashlib.sha256()
     for p in sorted(root.rglob("*.py")):

@@ -55,7 +55,6 @@ other methods scale the width by sqrt(rho), rho the share of unobserved tasks le
 from __future__ import annotations
 
 import datetime as _dt
-import logging
 import os
 import shutil
 import time
@@ -76,8 +75,6 @@ from .methods import REGISTRY, method_class
 from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
 from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, trajectory
 from .stopping import live_rule
-
-log = logging.getLogger(__name__)
 
 try:  # POSIX advisory locks; elsewhere single-process use is assumed
     import fcntl
@@ -271,7 +268,9 @@ def _file_lock(path: Path):
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:  # another command holds it: say so, then wait
-            log.warning("%s: another hspr command is using this session; waiting for it to finish", path)
+            import logging  # here only: every command would pay for the import
+
+            logging.getLogger(__name__).warning("%s: another hspr command is using this session; waiting for it to finish", path)
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         try:
             yield

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 from functools import cache
-from statistics import NormalDist
 
 import numpy as np
 
@@ -85,4 +84,6 @@ def ndtri(p: float) -> float:
     statistics.StatisticsError
         When ``p`` is not in (0, 1).
     """
+    from statistics import NormalDist  # here only: its import (fractions, random) costs every command 5 ms
+
     return NormalDist().inv_cdf(float(p))
