@@ -142,6 +142,8 @@ class HSPRSession(Session):
         self._multi_pos[self.multi] = np.arange(len(self.multi))
         self.M: np.ndarray | None = None  # (J, G) predictive means, allocated by the first refresh
         self.Vw: np.ndarray | None = None  # (J, G) within-node variance factors
+        self.conc_m: np.ndarray | None = None  # (J, len(multi)) A + F of the multi-task groups
+        self._scratch: np.ndarray | None = None  # (J, len(multi)) float64 work buffer of the refresh
         if cfg.acquisition == "uniform":
             chosen = np.random.default_rng(self.seed).choice(self.n_tasks, self.budget, replace=False)
             self._order = np.concatenate([chosen, np.setdiff1d(np.arange(self.n_tasks), chosen)])
@@ -173,13 +175,18 @@ class HSPRSession(Session):
         self.M += self.gb.astype(self.dtype)
         expit(self.M, out=self.M)
         np.clip(self.M, P_EPS, 1 - P_EPS, out=self.M)
-        # float64 and clipped: in float32 a rate of 1 - 1e-12 rounds to 1
-        Pm = self.M[:, self.multi].astype(float)
+        # float64 and clipped: in float32 a rate of 1 - 1e-12 rounds to 1. The (J, multi) float64
+        # arrays live in two buffers kept for the session (fresh pages cost as much as the arithmetic)
+        if self._scratch is None:
+            self._scratch = np.empty((len(self.Z), len(self.multi)), order="F")
+            self.conc_m = np.empty_like(self._scratch)
+        Pm = self._scratch
+        np.copyto(Pm, self.M[:, self.multi])
         np.clip(Pm, P_EPS, 1 - P_EPS, out=Pm)
         if self.kappa is None:
-            self.conc_m = np.full_like(Pm, np.inf)
+            self.conc_m.fill(np.inf)
         else:  # kappa / (p (1 - p)), in place
-            self.conc_m = np.subtract(1, Pm)
+            np.subtract(1, Pm, out=self.conc_m)
             self.conc_m *= Pm
             np.divide(self.kappa, self.conc_m, out=self.conc_m)
         if len(obs):
@@ -214,8 +221,10 @@ class HSPRSession(Session):
             base = Mg * (1 - Mg)
         # base * (1 + (U - 1) / (conc + 1)), the same operations in place on one (J, len(gs)) buffer
         pos = self._multi_pos[gs]
-        f = (self.conc_m if len(pos) == self.conc_m.shape[1] and np.array_equal(pos, np.arange(len(pos)))
-             else self.conc_m[:, pos]) + 1
+        if len(pos) == self.conc_m.shape[1] and np.array_equal(pos, np.arange(len(pos))):
+            f = np.add(self.conc_m, 1, out=self._scratch)  # all of them (a refresh): the session's buffer
+        else:
+            f = self.conc_m[:, pos] + 1
         np.divide(self.U[gs] - 1, f, out=f)
         f += 1
         f *= base

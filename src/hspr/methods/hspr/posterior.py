@@ -28,6 +28,10 @@ def sobol_normal(dim: int, n: int, seed: int) -> np.ndarray:
     return special.ndtri(np.clip(u, 1e-15, 1 - 1e-15))
 
 
+#: |eta| beyond which :func:`rates` clips (exp(700) ~ 1e304 < the float64 maximum)
+_ETA_MAX = 700.0
+
+
 def prior_precision(rank: int, gamma: float) -> np.ndarray:
     """Diagonal of P (Eq. 3): 0.25 on theta and gamma on each u_k if rank > 0, else gamma on theta."""
     if rank == 0:
@@ -38,19 +42,17 @@ def prior_precision(rank: int, gamma: float) -> np.ndarray:
 def rates(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """p = sigmoid(eta) and q = 1 - p = sigmoid(-eta), both clipped to [1e-12, 1 - 1e-12], from one exponential.
 
-    With t = exp(-|eta|) <= 1 and r = 1/(1 + t), the larger of p, q is r and the smaller is
-    t r, each to a few ulp (no cancellation: q is never formed as 1 - p).
+    With e = exp(-eta), p = 1/(1 + e) and q = e p, each within a few ulp (q is never formed as
+    1 - p, which would cancel). ``eta`` is first clipped to [-700, 700], where both rates are
+    far beyond the clip and ``e`` cannot overflow.
     """
-    t = np.abs(eta)
-    np.negative(t, out=t)
-    np.exp(t, out=t)
-    r = t + 1
-    np.reciprocal(r, out=r)
-    t *= r  # the smaller rate
-    pos = eta >= 0
-    p = np.where(pos, r, t)
-    q = np.where(pos, t, r)
-    return np.clip(p, P_EPS, 1 - P_EPS, out=p), np.clip(q, P_EPS, 1 - P_EPS, out=q)
+    e = np.clip(eta, -_ETA_MAX, _ETA_MAX)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    p = e + 1
+    np.reciprocal(p, out=p)
+    e *= p
+    return np.clip(p, P_EPS, 1 - P_EPS, out=p), np.clip(e, P_EPS, 1 - P_EPS, out=e)
 
 
 def outcome_log_terms(p: np.ndarray, q: np.ndarray, kappa: float | None, prior_succ: np.ndarray,
