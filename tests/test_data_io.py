@@ -234,6 +234,11 @@ BAD_WIDE = [
     ("1,0,1\n0,0,1\n", ["line 1 has no header", "metadata.json"]),
     # as many characters as a plain 0/1 row ("10" and an empty cell): not read as 1, 0, 0
     ("agent,t1,t2,t3\na1,10,,0\n", ["line 2, column 2", "non-binary value '10'"]),
+    # a NUL would vanish in numpy's text arrays ('1\0' read as 1): refused, naming its line
+    ("agent,t1,t2\na1,1,0\na2,1\0,1\n", ["line 3", "NUL character"]),
+    # a quote never closed would swallow the rest of the file into one cell
+    ("agent,t1,t2\na1,1,0\na2,0,\"1\na3,1,1\n", ["line 3", "malformed CSV", "quote"]),
+    ("agent,t1,t2\na1,\"1\"0,1\n", ["line 2", "malformed CSV"]),
 ]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import tempfile
@@ -135,24 +136,36 @@ def read_json(path, error: type[Exception] = HsprError, what: str = "", text: st
 
 
 def csv_records(path, error: type[Exception] = HsprError) -> list[tuple[int, list[str]]]:
-    """Non-blank records of a UTF-8 CSV file as (line number, fields): the one CSV reader.
+    """Non-blank records of a UTF-8 CSV file as (line number where the record starts, fields): the one CSV reader.
+
+    Quoting is read strictly (``csv.reader(strict=True)``): a quote that is never closed or
+    text after a closing quote is an error, not a cell that swallows the rest of the file.
 
     Raises
     ------
     error
-        Naming the line of malformed CSV (quoting), or the byte that is not UTF-8.
+        Naming the line of malformed CSV (quoting) or of a NUL character, or the byte that is not UTF-8.
     """
     try:
         with Path(path).open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh)
-            try:
-                recs = [(reader.line_num, rec) for rec in reader]
-            except csv.Error as exc:
-                raise error(f"{path}: line {reader.line_num}: malformed CSV ({exc}); check the quoting") from None
+            text = fh.read()
     except UnicodeDecodeError as exc:
         raise error(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+    nul = text.find("\0")
+    if nul >= 0:  # numpy text arrays drop trailing NULs: '1\0' would read as 1
+        raise error(f"{path}: line {text.count(chr(10), 0, nul) + 1}: a NUL character (byte 0) in the text; the file "
+                    "is damaged or not a CSV text file")
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    recs, start = [], 1
+    try:
+        for rec in reader:
+            recs.append((start, rec))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise error(f"{path}: line {start}: malformed CSV ({exc}); check the quoting (a quote opened on this line "
+                    "may never be closed)") from None
     return [(n, r) for n, r in recs if any(x.strip() for x in r)]
 
 
