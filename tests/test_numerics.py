@@ -55,6 +55,23 @@ def test_expit_in_place_keeps_float32():
     np.testing.assert_array_max_ulp(buf, ref, maxulp=4)
 
 
+def test_rates_equal_scipy_expit_within_a_few_ulp():
+    """posterior.rates: p and q from one exponential, each within 4 ulp of scipy's expit(eta) and
+    expit(-eta) (clipped to [1e-12, 1 - 1e-12]), finite for any finite eta, and q never 1 - p."""
+    from hspr.methods.hspr.posterior import rates
+
+    eta = np.concatenate([np.linspace(-40, 40, 40_000), [-1e308, -800.0, -700.0, -0.0, 0.0, 700.0, 800.0, 1e308]])
+    p, q = rates(eta.reshape(8, -1))
+    p, q = p.ravel(), q.ravel()
+    want_p = np.clip(special.expit(eta), 1e-12, 1 - 1e-12)
+    want_q = np.clip(special.expit(-eta), 1e-12, 1 - 1e-12)
+    assert np.all(np.isfinite(p)) and np.all(np.isfinite(q))
+    assert np.max(np.abs(p - want_p) / want_p) <= 4 * np.finfo(float).eps
+    assert np.max(np.abs(q - want_q) / want_q) <= 4 * np.finfo(float).eps
+    # where p is near 1, q keeps its relative precision (1 - p would be 0 or off by orders)
+    assert q[np.argmin(np.abs(eta - 30.0))] == pytest.approx(special.expit(-30.0), rel=1e-15)
+
+
 def test_ndtri_matches_scipy():
     p = np.array([1e-10, 0.05, 0.5, 0.9, 0.95, 1 - 1e-10])
     np.testing.assert_allclose([numerics.ndtri(v) for v in p], special.ndtri(p), rtol=1e-14)

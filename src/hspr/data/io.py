@@ -221,14 +221,14 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
             raise DataError(f"{exc}. With 3 columns this looks like a long CSV: name its header "
                             "'agent,instance_id,resolved' (or agent,task_id,resolved)") from None
         raise
-    values = _plain_binary([r[1:] for _, r in body], len(tasks))
-    miss = np.zeros(values.shape, dtype=bool) if values is not None else None
+    values, miss = _plain_binary([r[1:] for _, r in body], len(tasks)), None
     if values is None:
         cells = np.array([r[1:] for _, r in body], dtype=str)
         values, miss = _parse_cells(
             cells, lambda r, c: f"{path}: line {lines[r]}, column {c + 2} (agent {agents[r]!r}, task {tasks[c]!r})"
         )
-    return ResponseMatrix(agents, tasks, values, miss if miss.any() else None, source=str(path))
+        miss = miss if miss.any() else None
+    return ResponseMatrix(agents, tasks, values, miss, source=str(path))
 
 
 # ---------------------------------------------------------------------- long CSV

@@ -164,8 +164,8 @@ class HSPRSession(Session):
         # log prior - log proposal; shared Gaussian constants cancel on normalisation
         logw = -0.5 * (self.Z**2) @ self.prec + 0.5 * (self.x**2).sum(axis=1)
         # baseline rates p_g(z_j) for every node and group, (J, G), computed in place in buffers
-        # kept for the session; q is formed exactly as sigmoid(-eta) for observed groups, where
-        # log q enters the weights
+        # kept for the session; for observed groups, where log q enters the weights, q comes
+        # from posterior.rates (never as 1 - p)
         if self.M is None:
             # column-major: a tell rewrites one group's column, and the acquisition's products
             # read whole columns
@@ -190,7 +190,7 @@ class HSPRSession(Session):
             self.conc_m *= Pm
             np.divide(self.kappa, self.conc_m, out=self.conc_m)
         if len(obs):
-            p, q = self._rates(obs)  # exact q = sigmoid(-eta) where outcomes were seen
+            p, q = self._rates(obs)  # q to a few ulp where outcomes were seen
             pos = np.searchsorted(obs, np.asarray(self._obs_g))
             logw = logw + observed_log_likelihood(p, q, self.kappa, pos, np.asarray(self._obs_prior_s),
                                                   np.asarray(self._obs_prior_f), np.asarray(self._obs_y))
@@ -206,7 +206,7 @@ class HSPRSession(Session):
         self._normalise()
 
     def _rates(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(p, q) at every node for the given group columns, q computed as sigmoid(-eta)."""
+        """(p, q) at every node for the given group columns (:func:`~hspr.methods.hspr.posterior.rates`)."""
         return rates(self.gb[cols][None, :] + self.Z @ self.L[cols].T)
 
     def _scale_multi(self, gs: np.ndarray, fresh: bool = False) -> None:
