@@ -237,3 +237,19 @@ def test_every_method_round_trips_its_params():
         assert again.get_params() == params, name
         with pytest.raises(ValueError, match="bogus"):
             cls.from_params({**params, "bogus": 1})
+
+
+def test_session_told_lists_columns_and_outcomes_in_telling_order():
+    """Session.told(): bank columns and float outcomes of every tell, asked or not, in order."""
+    bank = random_bank(n_agents=8, n_tasks=12, seed=4)
+    sess = get_method("uniform").fit(bank).start(5, 0)
+    first = sess.ask()
+    other = next(t for t in bank.tasks[::-1] if t != first)
+    sess.tell(other, 1)  # told without being asked
+    sess.tell(first, 0)
+    cols, y = sess.told()
+    assert cols.dtype == int and y.dtype == float
+    np.testing.assert_array_equal(cols, [bank.task_index(other), bank.task_index(first)])
+    np.testing.assert_array_equal(y, [1.0, 0.0])
+    empty_cols, empty_y = get_method("uniform").fit(bank).start(5, 0).told()
+    assert empty_cols.shape == empty_y.shape == (0,)

@@ -350,6 +350,11 @@ class Session(ABC):
     def n_queried(self) -> int:
         return len(self.queried)
 
+    def told(self) -> tuple[np.ndarray, np.ndarray]:
+        """Bank column indices (B,) of the tasks told so far, in telling order, and their outcomes
+        (B,) as floats (0/1, or pass rates for repeated trials)."""
+        return np.array([self._index[t] for t in self.queried], dtype=int), np.asarray(self.outcomes, dtype=float)
+
     def expected_width(self, est: ScoreEstimate | None = None) -> float | None:
         """Forecast 90 % interval width once the rest of the budget is spent (0-1 scale).
 

@@ -166,8 +166,8 @@ class StratifiedSession(Session):
         self._require_outcomes()
         obs = self._observed
         y = np.zeros(self.n_tasks)
-        idx = np.array([self._index[t] for t in self.queried], dtype=int)
-        y[idx] = self.outcomes
+        idx, told = self.told()
+        y[idx] = told
         labels = self._post_strata()
         H = int(labels.max()) + 1
         N_h = np.bincount(labels, minlength=H).astype(float)

@@ -238,8 +238,7 @@ class TinyBenchSession(Session):
             With no outcomes (tinyBenchmarks has no prior estimate).
         """
         self._require_outcomes()
-        obs = np.array([self._index[t] for t in self.queried], dtype=int)
-        y = np.asarray(self.outcomes, float)
+        obs, y = self.told()
         if len(obs) == self.n_tasks:
             s = float(y.mean())
             return {"anchor": s, "irt": s, "p-irt": s, "gp-irt": s}

@@ -570,14 +570,10 @@ class HSPRRobustSession(HSPRSession):
         self.robust = model
         super().__init__(model, budget, seed, initial_refresh)
 
-    def _told(self) -> tuple[np.ndarray, np.ndarray]:
-        """Column indices (B,) of the tasks told so far and their outcomes (B,), in the same order."""
-        return np.array([self._index[t] for t in self.queried], dtype=int), np.asarray(self.outcomes, float)
-
     def shift_report(self) -> ShiftReport:
         """Nearest-source disagreement of the outcomes so far, with its source percentile."""
         cal = self.robust.calibration_
-        cols, y = self._told()
+        cols, y = self.told()
         value = nearest_disagreement(self.robust.source_values_, cols, y, self.robust.source_missing_)
         return ShiftReport(STATISTIC, value, cal.percentile(value) if len(cols) else 0.0,
                            int(self.robust.source_values_.shape[0]), cal.factor, self.robust.shift.threshold,
@@ -591,7 +587,7 @@ class HSPRRobustSession(HSPRSession):
         cal = self.robust.calibration_
         move = 0.0
         if self.robust.pirt_ is not None and self.queried:
-            move = cal.weight * (pirt_point(self.robust.pirt_, *self._told()) - base.point)
+            move = cal.weight * (pirt_point(self.robust.pirt_, *self.told()) - base.point)
         point = base.point + move
         # at full budget both estimates are the exact score and HSPR's interval is that score too
         lo, hi = widened(point, base.lower + move, base.upper + move, cal.factor)
