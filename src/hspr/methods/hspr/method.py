@@ -201,7 +201,7 @@ class HSPRSession(Session):
         self.logw = logw
         np.subtract(1.0, self.M, out=self.Vw)
         self.Vw *= self.M
-        self._scale_multi(self.multi, fresh=True)
+        self._scale_multi()
         self.mu = acq.node_scores(self.M, self.U, self.s.sum(), self.n_tasks)
         self._normalise()
 
@@ -209,22 +209,22 @@ class HSPRSession(Session):
         """(p, q) at every node for the given group columns (:func:`~hspr.methods.hspr.posterior.rates`)."""
         return rates(self.gb[cols][None, :] + self.Z @ self.L[cols].T)
 
-    def _scale_multi(self, gs: np.ndarray, fresh: bool = False) -> None:
-        """Vw[:, g] = m (1 - m) [1 + (U_g - 1)/(A + F + 1)] for multi-task groups ``gs`` (singletons: factor 1).
+    def _scale_multi(self, g: int | None = None) -> None:
+        """Vw[:, g] = m (1 - m) [1 + (U_g - 1)/(A + F + 1)] for the multi-task group ``g`` (singletons: factor 1).
 
-        ``fresh``: Vw[:, gs] already holds m (1 - m) (as after a refresh) and is scaled in place.
+        ``g=None``: every multi-task group, right after a refresh, when Vw already holds m (1 - m);
+        the factor is then formed in the session's work buffer.
         """
-        if fresh:
+        if g is None:
+            gs = self.multi
             base = self.Vw[:, gs]
+            f = np.add(self.conc_m, 1, out=self._scratch)
         else:
+            gs = np.array([g])
             Mg = self.M[:, gs]
             base = Mg * (1 - Mg)
+            f = self.conc_m[:, self._multi_pos[gs]] + 1
         # base * (1 + (U - 1) / (conc + 1)), the same operations in place on one (J, len(gs)) buffer
-        pos = self._multi_pos[gs]
-        if len(pos) == self.conc_m.shape[1] and np.array_equal(pos, np.arange(len(pos))):
-            f = np.add(self.conc_m, 1, out=self._scratch)  # all of them (a refresh): the session's buffer
-        else:
-            f = self.conc_m[:, pos] + 1
         np.divide(self.U[gs] - 1, f, out=f)
         f += 1
         f *= base
@@ -278,7 +278,7 @@ class HSPRSession(Session):
         self.M[:, g] = m[:, 0]
         if self._multi_pos[g] >= 0:
             self.conc_m[:, self._multi_pos[g]] = c[:, 0]
-            self._scale_multi(cols)
+            self._scale_multi(g)
         else:
             self.Vw[:, g] = m[:, 0] * (1 - m[:, 0])
         self._normalise()
