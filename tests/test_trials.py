@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from scipy import stats
+from scipy import optimize, special, stats
 
 from hspr.cli import main
 from hspr.data import ResponseMatrix
@@ -19,7 +19,7 @@ from hspr.live import LiveSession, LiveSessionError, parse_outcome
 from hspr.methods import get_method
 from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.methods.hspr.posterior import outcome_log_terms
-from hspr.methods.hspr.source_fit import betabinom_logpmf, fit_zib_prior
+from hspr.methods.hspr.source_fit import fit_zib_prior
 from hspr.replay import replay
 
 FAST = HSPRConfig(n_nodes=256, n_draws=2048)
@@ -77,12 +77,39 @@ def test_matrix_with_trials_validates_counts_and_keeps_trials_through_transforms
         get_method("rsl").fit(m)
 
 
-def test_betabinom_continuation_and_fractional_prior():
-    k, n = np.arange(6), np.full(6, 5)
-    np.testing.assert_allclose(betabinom_logpmf(k, n, 0.7, 1.9), stats.betabinom.logpmf(k, 5, 0.7, 1.9), rtol=1e-12)
-    h = np.array([0.0, 2.4, 3.0, 5.6, 0.0, 1.2])  # sums of pass rates over 8 sources
-    prior = fit_zib_prior(h, 8)
-    assert 0 <= prior.pi < 1 and prior.alpha > 0 and prior.beta > 0
+def _zib_nll(x, h, n):
+    """The ZIB marginal likelihood written out independently: scipy's pmf at whole counts, the
+    gamma-function continuation at fractional ones."""
+    pi, a, b = x
+    k = np.asarray(h, float)
+    ll = (special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
+          + special.betaln(k + a, n - k + b) - special.betaln(a, b))
+    whole = k == np.round(k)
+    ll[whole] = stats.betabinom.logpmf(k[whole], np.broadcast_to(n, k.shape)[whole], a, b)
+    terms = np.log1p(-pi) + ll
+    return -np.where(k == 0, np.logaddexp(np.log(pi), terms), terms).sum()
+
+
+@pytest.mark.parametrize("h, n", [
+    (np.array([0.0, 2.4, 3.0, 5.6, 0.0, 1.2, 8.0, 0.0, 4.5]), 8),  # sums of pass rates over 8 sources
+    (np.random.default_rng(3).binomial(12, np.random.default_rng(4).beta(0.8, 1.5, 300)), 12),
+    (np.array([0, 0, 1, 3, 2, 0, 5, 4]), np.array([5, 3, 4, 6, 2, 1, 5, 6])),  # per-task runs
+])
+def test_zib_prior_is_the_marginal_likelihood_optimum(h, n):
+    prior = fit_zib_prior(h, n)
+    x = np.array([prior.pi, prior.alpha, prior.beta])
+    best = _zib_nll(x, h, n)
+    tol = 1e-7 * abs(best)  # L-BFGS-B stops at a relative change of about 2e-9 per step
+    # no nearby point (each coordinate moved by 1 % in logit / log space) has a higher likelihood
+    for d in np.vstack([np.eye(3), -np.eye(3)]) * 0.01:
+        lp, la, lb = special.logit(x[0]) + d[0], np.log(x[1]) + d[1], np.log(x[2]) + d[2]
+        if -15 < lp < 15:
+            assert _zib_nll([special.expit(lp), np.exp(la), np.exp(lb)], h, n) >= best - tol
+    # and a derivative-free search from the fit finds nothing better
+    nm = optimize.minimize(lambda y: _zib_nll([special.expit(y[0]), np.exp(y[1]), np.exp(y[2])], h, n),
+                           [special.logit(x[0]), np.log(x[1]), np.log(x[2])], method="Nelder-Mead",
+                           options={"xatol": 1e-8, "fatol": 1e-10})
+    assert nm.fun >= best - tol
 
 
 def test_pass_rate_outcome_is_the_quasi_likelihood():
