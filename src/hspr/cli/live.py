@@ -200,9 +200,15 @@ def register(group: click.Group) -> None:
             except DataError as exc:
                 raise DataError(f"--tasks {tasks_path}: {exc}") from None
             b = _parse_budget(budget, n_tasks)
-            live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
-                                        seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
-                                        overwrite=force, tasks=tasks)
+            from rich.console import Console
+
+            # a spinner on stderr (shown on a terminal only): a fit not yet in the cache can take
+            # a minute or more (a calibrating or selecting method), and a silent wait looks hung
+            with Console(stderr=True).status(f"fitting {method} on {whole.n_agents} agents (once per bank "
+                                             "and settings, then cached; can take minutes)"):
+                live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
+                                            seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
+                                            overwrite=force, tasks=tasks)
             st = live_s.status()
         except (LiveSessionError, DataError, BudgetError, ValueError, json.JSONDecodeError, click.BadParameter,
                 OSError) as exc:
