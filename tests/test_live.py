@@ -734,3 +734,16 @@ def test_a_held_lock_is_announced_then_waited_for(bank, tmp_path, caplog):
             LiveSession.open(live.path).record(t, 1)
     assert "another hspr command is using this session; waiting" in caplog.text
     assert LiveSession.open(live.path).recorded == {t: 1}
+
+
+@pytest.mark.parametrize("budget, needle", [
+    ("0", "--budget '0': give a whole number of tasks >= 1"),
+    ("abc", "--budget 'abc': give a number of tasks"),
+    ("0.001", "--budget '0.001' of the bank's 60 tasks rounds to 0 tasks"),
+    ("61", "--budget '61': more tasks than the bank's 60"),
+])
+def test_live_start_budget_errors_name_the_option(bank, tmp_path, budget, needle):
+    out = cli(["start", "--matrix", bank["csv"], "--budget", budget, "--session", tmp_path / "b.hspr", "--json"],
+              ok=False)
+    assert out["ok"] is False and out["error"].startswith(needle), out
+    assert not (tmp_path / "b.hspr").exists()

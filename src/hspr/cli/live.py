@@ -62,6 +62,8 @@ def _stop_width_option(f):
 def _fail(exc: Exception, as_json: bool) -> None:
     """Print ``exc`` as ``error: ...`` (and a JSON object with --json), exit 2."""
     msg = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)
+    if isinstance(exc, click.BadParameter) and exc.param_hint:  # name the option: "--budget '0': ..."
+        msg = f"{exc.param_hint} {msg}"
     if isinstance(exc, OSError) and not isinstance(exc, HsprError):
         msg = os_error_message(exc)
     if as_json:
@@ -122,7 +124,8 @@ def _parse_budget(text: str, n_tasks: int) -> int:
     try:
         v = float(text)
     except ValueError:
-        raise click.BadParameter(f"{text!r}: give a number of tasks (50) or a fraction of the bank (0.10)") from None
+        raise click.BadParameter(f"{text!r}: give a number of tasks (50) or a fraction of the bank (0.10)",
+                                 param_hint="--budget") from None
     if "." in text.strip() and 0 < v <= 1:  # a fraction, as `hspr replay --budget`: 1.0 = the whole bank
         b = int(round(v * n_tasks))
         if b < 1:

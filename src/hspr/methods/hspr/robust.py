@@ -46,7 +46,8 @@ interval) and adds a shift diagnostic. Its other settings are chosen on the sour
    (the smallest fraction of queried tasks on which a source agent's outcome differs from the
    target's), with its percentile among the held-out source agents of step 2 (each measured
    against all other sources). Above the 95th percentile the target is reported as unlike the
-   history.
+   history. With fewer than :data:`MIN_OUTCOMES` (10) outcomes (or than the calibration budget,
+   when that is smaller) it gives no verdict: too few queried tasks to compare with the sources.
 
 What was measured before building it (Verified sources, 10 % budget): the queried outcomes do
 not reveal a shift well (the nearest-source disagreement correlates 0.2 with the absolute error on
