@@ -3,9 +3,12 @@ per protocol and method, for hspr_robust, hspr and the peers, in one run.
 
 Protocols (10 % budget):
 - ``verified/bash-only``: all 114 Verified rows as sources, the 28 bash-only rows as targets;
-- ``verified/forward-20``: the oldest 94 Verified rows as sources, the newest 20 as targets.
+- ``verified/forward-20``: the oldest 94 Verified rows as sources, the newest 20 as targets;
+- ``folds`` (only when asked for): the 4-fold replays of the ``--banks`` (default lite, verified,
+  full, pro), the in-distribution rows of the same issue table.
 
     python benchmarks/shift_table.py --seeds 0-4 --workers 2 --out shift.json
+    python benchmarks/shift_table.py --protocols bash-only,forward,folds --out issue_table.json   # the whole table
 
 Every method runs on the same seeds (default 0-4). Writes the runs and summary as JSON (the
 format of ``hspr replay --out``, so ``hspr report shift.json`` works) and prints a markdown table.
@@ -21,7 +24,7 @@ import pandas as pd
 
 from hspr.cli.replay_cmd import parse_seeds
 from hspr.data.banks import load_bank, load_target_set
-from hspr.data.folds import forward_split
+from hspr.data.folds import bank_folds, forward_split
 from hspr.fileio import write_json_durable
 from hspr.methods import REGISTRY, get_method
 from hspr.replay import replay
@@ -37,7 +40,8 @@ def main() -> None:
     ap.add_argument("--seeds", default="0-4")
     ap.add_argument("--newest", type=int, default=20)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--protocols", default="bash-only,forward")
+    ap.add_argument("--protocols", default="bash-only,forward", help="comma-separated: bash-only, forward, folds")
+    ap.add_argument("--banks", default="lite,verified,full,pro", help="banks of the folds protocol")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     names = args.methods.split(",")
@@ -56,8 +60,12 @@ def main() -> None:
             new = forward_split(bank.agents, args.newest)
             runs += replay(f"verified/forward-{args.newest}", bank.drop_rows(new), methods, seeds=seed_map,
                            targets=bank.rows(new), n_jobs=args.workers, protocol=f"forward-{args.newest}")
+        elif proto == "folds":
+            for name in args.banks.split(","):
+                m = load_bank(name)
+                runs += replay(name, m, methods, seeds=seed_map, folds=bank_folds(name), n_jobs=args.workers)
         else:
-            raise SystemExit(f"unknown protocol {proto!r}; use bash-only and/or forward")
+            raise SystemExit(f"unknown protocol {proto!r}; use bash-only, forward and/or folds")
         print(f"{proto}: {time.perf_counter() - t_proto:.0f} s", flush=True)
     frame = pd.DataFrame(runs)
     summary = summarize(frame)
