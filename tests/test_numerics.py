@@ -72,6 +72,27 @@ def test_rates_equal_scipy_expit_within_a_few_ulp():
     assert q[np.argmin(np.abs(eta - 30.0))] == pytest.approx(special.expit(-30.0), rel=1e-15)
 
 
+def test_rates_in_float32_keep_dtype_and_relative_precision():
+    """posterior.rates on float32 logits (the refresh's observed groups): float32 out, finite
+    for any finite eta (clipped at +-80, where float32 exp cannot overflow), p and q each within
+    a few float32 ulp of scipy's float64 expit(+-eta) after the [1e-12, 1 - 1e-12] clip (whose
+    upper end is 1 in float32), and q keeps its relative precision where p rounds to 1."""
+    from hspr.methods.hspr.posterior import rates
+
+    eta = np.concatenate([np.linspace(-40, 40, 40_001), [-3e38, -100.0, -80.0, 80.0, 100.0, 3e38]]).astype(np.float32)
+    p, q = rates(eta)
+    assert p.dtype == q.dtype == np.float32
+    assert np.all(np.isfinite(p)) and np.all(np.isfinite(q))
+    e64 = eta.astype(float)
+    want_p = np.clip(special.expit(e64), 1e-12, 1.0)
+    want_q = np.clip(special.expit(-e64), 1e-12, 1.0)
+    eps = np.finfo(np.float32).eps
+    assert np.max(np.abs(p - want_p) / want_p) <= 4 * eps
+    assert np.max(np.abs(q - want_q) / want_q) <= 4 * eps
+    at20 = np.argmin(np.abs(e64 - 20.0))
+    assert p[at20] == 1.0 and q[at20] == pytest.approx(special.expit(-e64[at20]), rel=4 * eps)
+
+
 def test_ndtri_matches_scipy():
     p = np.array([1e-10, 0.05, 0.5, 0.9, 0.95, 1 - 1e-10])
     np.testing.assert_allclose([numerics.ndtri(v) for v in p], special.ndtri(p), rtol=1e-14)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...data.matrix import ResponseMatrix
-from ...numerics import expit, ndtri
+from ...numerics import ndtri
 from ...session import FittedModel, Method, ScoreEstimate, Session
 from . import acquisition as acq
 from .config import HSPRConfig
@@ -165,15 +165,21 @@ class HSPRSession(Session):
         logw = -0.5 * (self.Z**2) @ self.prec + 0.5 * (self.x**2).sum(axis=1)
         # baseline rates p_g(z_j) for every node and group, (J, G), computed in place in buffers
         # kept for the session; for observed groups, where log q enters the weights, q comes
-        # from posterior.rates (never as 1 - p)
+        # from posterior.rates (never as 1 - p), in the node dtype like the rest of the refresh
         if self.M is None:
             # column-major: a tell rewrites one group's column, and the acquisition's products
             # read whole columns
             self.M = np.empty((len(self.Z), len(self.gb)), dtype=self.dtype, order="F")
             self.Vw = np.empty_like(self.M)
-        np.matmul(self.Z.astype(self.dtype), self.L.T.astype(self.dtype), out=self.M)
-        self.M += self.gb.astype(self.dtype)
-        expit(self.M, out=self.M)
+        # M = expit(eta) = 1/(1 + exp(-eta)), formed from -eta = Z (-L)' - b (negation is exact, so
+        # this equals numerics.expit(eta) to the bit, one pass over the (J, G) array shorter)
+        np.matmul(self.Z.astype(self.dtype), -self.L.T.astype(self.dtype), out=self.M)
+        self.M -= self.gb.astype(self.dtype)
+        eta_obs = np.negative(self.M[:, obs])  # the logits of the observed groups, for their exact rates below
+        with np.errstate(over="ignore"):  # exp(-eta) = inf gives p = 0, clipped below
+            np.exp(self.M, out=self.M)
+        self.M += 1
+        np.reciprocal(self.M, out=self.M)
         np.clip(self.M, P_EPS, 1 - P_EPS, out=self.M)
         # float64 and clipped: in float32 a rate of 1 - 1e-12 rounds to 1. The (J, multi) float64
         # arrays live in two buffers kept for the session (fresh pages cost as much as the arithmetic)
@@ -190,7 +196,7 @@ class HSPRSession(Session):
             self.conc_m *= Pm
             np.divide(self.kappa, self.conc_m, out=self.conc_m)
         if len(obs):
-            p, q = self._rates(obs)  # q to a few ulp where outcomes were seen
+            p, q = rates(eta_obs)  # q to a few ulp where outcomes were seen
             pos = np.searchsorted(obs, np.asarray(self._obs_g))
             logw = logw + observed_log_likelihood(p, q, self.kappa, pos, np.asarray(self._obs_prior_s),
                                                   np.asarray(self._obs_prior_f), np.asarray(self._obs_y))
@@ -199,14 +205,19 @@ class HSPRSession(Session):
             k = self._multi_pos[obs]
             self.conc_m[:, k[k >= 0]] = conc[:, k >= 0]
         self.logw = logw
-        np.subtract(1.0, self.M, out=self.Vw)
+        np.subtract(self.dtype.type(1), self.M, out=self.Vw)
         self.Vw *= self.M
         self._scale_multi()
         self.mu = acq.node_scores(self.M, self.U, self.s.sum(), self.n_tasks)
         self._normalise()
 
     def _rates(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(p, q) at every node for the given group columns (:func:`~hspr.methods.hspr.posterior.rates`)."""
+        """(p, q) in float64 at every node for the given group columns (:func:`~hspr.methods.hspr.posterior.rates`).
+
+        The refresh instead takes the rates of every observed group at once from the node-dtype
+        logits it has just formed (float32 by default: in float64 these (J, G_obs) exponentials
+        and logarithms were most of a Full refresh).
+        """
         return rates(self.gb[cols][None, :] + self.Z @ self.L[cols].T)
 
     def _scale_multi(self, g: int | None = None) -> None:

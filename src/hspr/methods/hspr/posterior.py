@@ -28,8 +28,9 @@ def sobol_normal(dim: int, n: int, seed: int) -> np.ndarray:
     return special.ndtri(np.clip(u, 1e-15, 1 - 1e-15))
 
 
-#: |eta| beyond which :func:`rates` clips (exp(700) ~ 1e304 < the float64 maximum)
-_ETA_MAX = 700.0
+#: |eta| beyond which :func:`rates` clips, per float size: exp(700) ~ 1e304 < the float64 maximum,
+#: exp(80) ~ 6e34 < the float32 maximum (both far beyond the 1e-12 rate clip, |eta| ~ 27.6)
+_ETA_MAX = {8: 700.0, 4: 80.0}
 
 
 def prior_precision(rank: int, gamma: float) -> np.ndarray:
@@ -42,11 +43,14 @@ def prior_precision(rank: int, gamma: float) -> np.ndarray:
 def rates(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """p = sigmoid(eta) and q = 1 - p = sigmoid(-eta), both clipped to [1e-12, 1 - 1e-12], from one exponential.
 
-    With e = exp(-eta), p = 1/(1 + e) and q = e p, each within a few ulp (q is never formed as
-    1 - p, which would cancel). ``eta`` is first clipped to [-700, 700], where both rates are
-    far beyond the clip and ``e`` cannot overflow.
+    With e = exp(-eta), p = 1/(1 + e) and q = e p, each within a few ulp of ``eta``'s float
+    type (q is never formed as 1 - p, which would cancel). ``eta`` (float64 or float32; the
+    rates keep its dtype) is first clipped to [-700, 700] (float32: [-80, 80]), where both
+    rates are far beyond the clip and ``e`` cannot overflow. In float32 the upper clip
+    1 - 1e-12 rounds to 1, while q keeps its relative accuracy down to 1e-12.
     """
-    e = np.clip(eta, -_ETA_MAX, _ETA_MAX)
+    bound = _ETA_MAX[np.asarray(eta).dtype.itemsize]
+    e = np.clip(eta, -bound, bound)
     np.negative(e, out=e)
     np.exp(e, out=e)
     p = e + 1
@@ -75,20 +79,22 @@ def outcome_log_terms(p: np.ndarray, q: np.ndarray, kappa: float | None, prior_s
 
     Returns
     -------
-    (J, T) log probabilities.
+    (J, T) log probabilities, in the dtype of ``p`` (float64 or float32).
     """
     y = np.asarray(y, dtype=float)
     binary = bool(np.all((y == 0) | (y == 1)))
+    dt = np.result_type(p.dtype, np.float32)
+    prior_succ, prior_fail, yd = (np.asarray(v, dtype=dt) for v in (prior_succ, prior_fail, y))
     if kappa is None:
         if binary:
             return np.where(y[None, :] == 1, np.log(p), np.log(q))
-        return y[None, :] * np.log(p) + (1 - y[None, :]) * np.log(q)
-    inv_c = p * q / kappa
+        return yd[None, :] * np.log(p) + (1 - yd[None, :]) * np.log(q)
+    inv_c = p * q / dt.type(kappa)
     norm = np.log1p((prior_succ + prior_fail)[None, :] * inv_c)
     succ, fail = p + prior_succ[None, :] * inv_c, q + prior_fail[None, :] * inv_c
     if binary:
         return np.log(np.where(y[None, :] == 1, succ, fail)) - norm
-    return y[None, :] * np.log(succ) + (1 - y[None, :]) * np.log(fail) - norm
+    return yd[None, :] * np.log(succ) + (1 - yd[None, :]) * np.log(fail) - norm
 
 
 def observed_log_likelihood(p: np.ndarray, q: np.ndarray, kappa: float | None, pos: np.ndarray,
@@ -118,12 +124,12 @@ def observed_log_likelihood(p: np.ndarray, q: np.ndarray, kappa: float | None, p
         use[pos[lone]] = 1.0
         logs = np.where(succ[None, :], p, q)
         np.log(logs, out=logs)
-        total += logs @ use
+        total += logs.astype(float, copy=False) @ use  # summed in float64 (a mixed-dtype product is 5x slower)
     rest = ~lone
     if rest.any():
         cols = pos[rest]
         total += outcome_log_terms(p[:, cols], q[:, cols], kappa, np.asarray(prior_succ)[rest],
-                                   np.asarray(prior_fail)[rest], y[rest]).sum(axis=1)
+                                   np.asarray(prior_fail)[rest], y[rest]).sum(axis=1, dtype=float)
     return total
 
 
@@ -131,15 +137,15 @@ def predictive_means(p: np.ndarray, q: np.ndarray, kappa: float | None, n: np.nd
     """Per-node group predictive mean m = A/(A+F) and concentration A + F (Eq. 7).
 
     A = c p + s, F = c q + n - s, c = kappa/(p q). Shapes: p, q (J, G); n, s (G,).
-    Returns m (J, G) and conc (J, G) (``inf`` without group uncertainty).
+    Returns m (J, G) and conc (J, G) (``inf`` without group uncertainty), in the dtype of ``p``.
     """
     if kappa is None:
         return p, np.full_like(p, np.inf)
     m = p * q
-    np.divide(kappa, m, out=m)  # c, in place: these are (J, G_obs) float64 passes
-    conc = m + n[None, :]
+    np.divide(m.dtype.type(kappa), m, out=m)  # c, in place: these are (J, G_obs) passes
+    conc = m + np.asarray(n, dtype=m.dtype)[None, :]
     m *= p
-    m += s[None, :]
+    m += np.asarray(s, dtype=m.dtype)[None, :]
     m /= conc
     return m, conc
 
