@@ -469,3 +469,35 @@ def test_float32_node_arrays_keep_query_paths_and_estimates(small_bank):
 def test_node_dtype_is_validated():
     with pytest.raises(ValueError, match="node_dtype"):
         HSPRConfig(node_dtype="float16")
+
+
+def test_later_sessions_copy_the_prior_posterior_to_the_bit(small_bank):
+    """Every session of a model starts from the same posterior (no outcome yet): the first one
+    refreshes and shares its arrays, later ones copy them. A later session equals one refreshed
+    from scratch (a model unpickled without the shared arrays) in every array, to the bit, and
+    then asks and estimates the same; running a session never changes what the next one copies."""
+    import pickle
+
+    src, tgt = split(small_bank, n_targets=3)
+    model = HSPR(FAST).fit(src)
+    first = run(model, tgt.values[0], 20, seed=0)  # fills the shared state, then moves on
+    assert model._prior_state is not None
+    fresh_model = pickle.loads(pickle.dumps(model))
+    assert fresh_model._prior_state is None  # pickles leave the arrays out
+    for seed in (1, 2):
+        copied, fresh = model.start(20, seed), fresh_model.start(20, seed)
+        fresh_model._prior_state = None  # every fresh session refreshes
+        for k in ("Z", "M", "Vw", "conc_m", "logw", "mu", "w"):
+            a, b = getattr(copied, k), getattr(fresh, k)
+            assert a.dtype == b.dtype and a.flags.f_contiguous == b.flags.f_contiguous
+            np.testing.assert_array_equal(a, b)
+            assert not np.shares_memory(a, model._prior_state[k])
+        row = tgt.values[1 + seed % 2]
+        while not copied.done:
+            t = copied.ask()
+            assert fresh.ask() == t
+            y = int(row[model.tasks.index(t)])
+            copied.tell(t, y)
+            fresh.tell(t, y)
+        assert copied.estimate() == fresh.estimate()
+    assert first.estimate() == run(fresh_model, tgt.values[0], 20, seed=0).estimate()

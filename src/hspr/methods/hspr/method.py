@@ -79,6 +79,15 @@ class FittedHSPR(FittedModel):
         self.tasks = tasks
         self.config = config
         self.x_ = sobol_normal(1 + config.rank, config.n_nodes, config.node_seed)
+        #: the posterior before any outcome, the same for every session of this model: filled by
+        #: the first session, copied by the later ones (:meth:`HSPRSession._start_posterior`)
+        self._prior_state: dict | None = None
+
+    def __getstate__(self) -> dict:
+        """Pickled without the prior-posterior arrays (tens of MB, rebuilt by the first session)."""
+        state = self.__dict__.copy()
+        state["_prior_state"] = None
+        return state
 
     def with_config(self, config: HSPRConfig) -> FittedHSPR:
         """Same source fit under other settings (no refit): used by configuration selection.
@@ -151,9 +160,24 @@ class HSPRSession(Session):
             self._order = np.argsort(np.abs(sf.pass_rate - 0.5), kind="stable")
         self._cumulants: tuple[int, tuple] | None = None
         if initial_refresh:  # False only inside FittedHSPR.resume, whose restore() refreshes
-            self._refresh()
+            self._start_posterior(model)
 
     # -- posterior ------------------------------------------------------------------
+    #: the arrays a refresh with no outcome sets (with Z, logw, mu and w it is the whole posterior)
+    _PRIOR_ARRAYS = ("Z", "M", "Vw", "conc_m", "logw", "mu", "w")
+
+    def _start_posterior(self, model: FittedHSPR) -> None:
+        """The posterior before any outcome: :meth:`_refresh` on the first session of ``model``;
+        later sessions copy its arrays (the prior refresh depends only on the model, not on the
+        budget or seed), to the bit the same state at a few percent of the cost."""
+        shared = getattr(model, "_prior_state", None)
+        if shared is None:
+            self._refresh()
+            model._prior_state = {k: getattr(self, k).copy(order="K") for k in self._PRIOR_ARRAYS}
+            return
+        for k in self._PRIOR_ARRAYS:
+            setattr(self, k, shared[k].copy(order="K"))
+
     def _refresh(self) -> None:
         """New MAP proposal, nodes and weights from all outcomes so far (Appendix A)."""
         self._cumulants = None
