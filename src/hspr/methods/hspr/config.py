@@ -62,9 +62,12 @@ class HSPRConfig:
         leave-one-out moved only some Pro and Full folds (issue 10's closing note).
     node_dtype : {'float32', 'float64'}
         Storage of the (nodes x groups) arrays of predictive means and within-node variances,
-        the memory-bound part of every step. 'float32' (default) halves their memory traffic;
-        weights, proposal, observed-group rates and all sums are float64.
-        ``benchmarks/speed_vs_base.py`` checks that the query paths equal float64's.
+        the memory-bound part of every step, and the precision of the observed groups' rates and
+        likelihood terms at each refresh. 'float32' (default) halves their memory traffic;
+        weights, proposal, the single-outcome reweighting between refreshes and all sums over
+        nodes and outcomes are float64. ``tests/test_hspr.py`` checks that the query paths equal
+        float64's on simulated targets; ``benchmarks/speed_vs_base.py`` compares paths and
+        estimates with an older commit.
     n_nodes, n_draws, refresh_every, node_seed, draw_seed
         Importance-sampling nodes (8,192 Sobol points), predictive draws (131,072), proposal
         refresh period (8 outcomes), and their seeds (20261005) (Appendix A; spec sections 3, 5).
