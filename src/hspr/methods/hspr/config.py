@@ -64,8 +64,9 @@ class HSPRConfig:
         Storage of the (nodes x groups) arrays of predictive means and within-node variances,
         the memory-bound part of every step, and the precision of the observed groups' rates and
         likelihood terms at each refresh. 'float32' (default) halves their memory traffic;
-        weights, proposal, the single-outcome reweighting between refreshes and all sums over
-        nodes and outcomes are float64. ``tests/test_hspr.py`` checks that the query paths equal
+        weights, proposal, the single-outcome reweighting between refreshes and the sums of
+        log-likelihood terms are float64 (the acquisition's weighted sums over nodes are
+        matrix-vector products in the node dtype). ``tests/test_hspr.py`` checks that the query paths equal
         float64's on simulated targets; ``benchmarks/speed_vs_base.py`` compares paths and
         estimates with an older commit.
     n_nodes, n_draws, refresh_every, node_seed, draw_seed
