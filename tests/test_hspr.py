@@ -501,3 +501,42 @@ def test_later_sessions_copy_the_prior_posterior_to_the_bit(small_bank):
             fresh.tell(t, y)
         assert copied.estimate() == fresh.estimate()
     assert first.estimate() == run(fresh_model, tgt.values[0], 20, seed=0).estimate()
+
+
+def test_bernoulli_variance_keeps_one_minus_mbar_near_one():
+    """Var(Y_g | D) = mbar (1 - mbar) for groups whose rates are close to 1: a float32 weighted
+    mean loses 1 - mbar there (here by 58 % and 6 %, and it can round to exactly 1, which made a
+    near-certain group look informative to a perfect agent), so acquisition.bernoulli_variance
+    takes 1 - mbar from a float64 sum; it then equals the float64 value of the stored rates."""
+    rng = np.random.default_rng(0)
+    J = 8192
+    w = rng.random(J)
+    w /= w.sum()
+    M = np.empty((J, 3), dtype=np.float32, order="F")
+    M[:, 0] = 1 - rng.uniform(1e-7, 5e-7, J)
+    M[:, 1] = 1 - rng.uniform(2e-6, 8e-6, J)
+    M[:, 2] = rng.uniform(0.2, 0.8, J)
+    mbar = (w.astype(np.float32) @ M).astype(float)  # as the gains compute it
+    M64 = M.astype(float)
+    want = (w @ M64) * (w @ (1 - M64))
+    naive = mbar * (1 - mbar)
+    assert abs(naive[0] / want[0] - 1) > 0.3 and abs(naive[1] / want[1] - 1) > 0.03  # the float32 loss
+    np.testing.assert_allclose(acq.bernoulli_variance(w, M, mbar), want, rtol=1e-5)
+    # a perfect agent on Verified (fold 0 sources, 100 tasks): before, the float32 session went
+    # after near-certain groups from step 13 and its interval [96.6, 99.8] % missed the score 1
+    from hspr.data import bank_folds, load_bank
+    from hspr.data.folds import fold_indices
+
+    bank = load_bank("verified")
+    model = HSPR().fit(bank.drop_rows(fold_indices(bank.agents, bank_folds("verified"))[0]))
+    est = run(model, np.ones(bank.n_tasks), 100).estimate()
+    assert est.lower <= 1.0 <= est.upper + 1e-12 and est.point > 0.995
+
+
+@pytest.mark.parametrize("kappa", [0.0, -1.0, 1e-40, 1e30])
+def test_kappa_outside_its_range_is_refused(kappa):
+    """kappa far outside the selection grid (0.25-16) overflowed the float32 concentrations into
+    NaN estimates; the config refuses it and names the no-group-uncertainty switch."""
+    with pytest.raises(ValueError, match=r"kappa must be in \[1e-06, 1e\+06\].*group_uncertainty=False"):
+        HSPRConfig(kappa=kappa)
+    HSPRConfig(kappa=1e-6), HSPRConfig(kappa=1e6)  # the ends are accepted

@@ -9,6 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 VAR_FLOOR = 1e-15
+#: where 1 - mbar_g is below this, Var(Y_g | D) = mbar (1 - mbar) takes 1 - mbar from a float64 sum
+#: of 1 - m_gj: a float32 weighted mean of rates near 1 can round to exactly 1
+NEAR_ONE = 1e-5
 
 
 def _wsum(v: np.ndarray, A: np.ndarray) -> np.ndarray:
@@ -19,6 +22,22 @@ def _wsum(v: np.ndarray, A: np.ndarray) -> np.ndarray:
     (8,192, 447) float32 arrays of a Verified session: 0.47 ms per gemv, 2.6 ms for 2 rows).
     """
     return (v.astype(A.dtype) @ A).astype(float)
+
+
+def bernoulli_variance(w: np.ndarray, M: np.ndarray, mbar: np.ndarray) -> np.ndarray:
+    """Var(Y_g | D) = mbar_g (1 - mbar_g) of one unqueried task per group, floored at 1e-15, shape (G,).
+
+    ``mbar`` (G,) is ``w @ M`` as the acquisition computed it (in ``M``'s dtype). A float32 sum of
+    rates close to 1 loses 1 - mbar (it can round to exactly 1, and the floored variance then
+    makes a near-certain group look informative), so for groups with 1 - mbar < 1e-5 it is
+    recomputed as ``w @ (1 - M[:, g])`` in float64 (few columns; exact in float64 mode too).
+    """
+    rest = 1 - mbar
+    near = np.flatnonzero(rest < NEAR_ONE)
+    if len(near):
+        rest = rest.copy()
+        rest[near] = w @ (1 - M[:, near].astype(float))
+    return np.maximum(mbar * rest, VAR_FLOOR)
 
 
 def within_node_variance(M: np.ndarray, conc: np.ndarray, U: np.ndarray) -> np.ndarray:
@@ -54,7 +73,7 @@ def score_gains(w: np.ndarray, M: np.ndarray, Vw: np.ndarray, mu: np.ndarray, n_
     mbar = _wsum(w, M)
     between = _wsum(w * (mu - w @ mu), M)
     cov = _wsum(w, Vw) / n_tasks + between
-    return cov**2 / np.maximum(mbar * (1 - mbar), VAR_FLOOR)
+    return cov**2 / bernoulli_variance(w, M, mbar)
 
 
 def latent_gains(w: np.ndarray, M: np.ndarray, Z: np.ndarray) -> np.ndarray:
@@ -62,7 +81,7 @@ def latent_gains(w: np.ndarray, M: np.ndarray, Z: np.ndarray) -> np.ndarray:
     mbar = _wsum(w, M)
     Zc = Z - w @ Z
     cov = np.stack([_wsum(w * Zc[:, k], M) for k in range(Z.shape[1])])
-    return (cov**2).sum(axis=0) / np.maximum(mbar * (1 - mbar), VAR_FLOOR)
+    return (cov**2).sum(axis=0) / bernoulli_variance(w, M, mbar)
 
 
 def score_variance(w: np.ndarray, M: np.ndarray, conc: np.ndarray, U: np.ndarray, s_total: float, n_tasks: int) -> float:

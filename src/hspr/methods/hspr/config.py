@@ -10,6 +10,9 @@ ACQUISITIONS = ("score", "latent", "uniform", "midrange")
 DECISIONS = ("median", "mean")
 PREDICTIVES = ("analytic", "draws")
 NODE_DTYPES = ("float32", "float64")
+#: accepted kappa: the selection grid is 0.25-16; far outside [1e-6, 1e6] the concentrations
+#: kappa / (p q) and their inverses overflow float32 node arrays
+KAPPA_RANGE = (1e-6, 1e6)
 #: bounds of n_nodes and n_draws: at least 16; at most 2**18 nodes (the default is 8,192) and 2**22
 #: draws (the default is 131,072), since every step holds (nodes x groups) and (draws x groups) arrays
 MIN_SIZE = 16
@@ -38,7 +41,7 @@ class HSPRConfig:
     gamma : float
         gamma, prior precision on each u_k (on theta when rank = 0) (Eq. 3).
     kappa : float
-        kappa, group concentration scale: c_g = kappa / (p_g (1 - p_g)) (Eqs. 5-6).
+        kappa, group concentration scale: c_g = kappa / (p_g (1 - p_g)) (Eqs. 5-6), in [1e-6, 1e6].
     acquisition : {'score', 'latent', 'uniform', 'midrange'}
         Score-variance rule (Eq. 12), latent rule (Eq. 13), or an ablation query path
         (uniform random tasks; tasks by source pass rate nearest 0.5).
@@ -113,8 +116,9 @@ class HSPRConfig:
             raise ValueError(f"rank must be an integer in 0..8, got {self.rank!r}")
         if not self.gamma > 0:
             raise ValueError(f"gamma must be > 0, got {self.gamma!r}")
-        if not self.kappa > 0:
-            raise ValueError(f"kappa must be > 0, got {self.kappa!r}")
+        if not KAPPA_RANGE[0] <= self.kappa <= KAPPA_RANGE[1]:
+            raise ValueError(f"kappa must be in [{KAPPA_RANGE[0]:g}, {KAPPA_RANGE[1]:g}], got {self.kappa!r} "
+                             "(for no group uncertainty, the kappa -> infinity limit, set group_uncertainty=False)")
         if not self.item_prior_scale > 0:
             raise ValueError(f"item_prior_scale must be > 0, got {self.item_prior_scale!r}")
         if self.acquisition not in ACQUISITIONS:
