@@ -25,17 +25,18 @@ def _wsum(v: np.ndarray, A: np.ndarray) -> np.ndarray:
 
 
 def bernoulli_variance(w: np.ndarray, M: np.ndarray, mbar: np.ndarray) -> np.ndarray:
-    """Var(Y_g | D) = mbar_g (1 - mbar_g) of one unqueried task per group, floored at 1e-15, shape (G,).
+    """Var(Y_g | D) = mbar_g (1 - mbar_g) of one unqueried task per group (the denominator of
+    Eqs. 12-13), floored at 1e-15, shape (G,).
 
     ``mbar`` (G,) is ``w @ M`` as the acquisition computed it (in ``M``'s dtype). A float32 sum of
     rates close to 1 loses 1 - mbar (it can round to exactly 1, and the floored variance then
     makes a near-certain group look informative), so for groups with 1 - mbar < 1e-5 it is
-    recomputed as ``w @ (1 - M[:, g])`` in float64 (few columns; exact in float64 mode too).
+    recomputed as ``w @ (1 - M[:, g])`` in float64 (a few columns; in float64 mode the same
+    value up to rounding).
     """
     rest = 1 - mbar
     near = np.flatnonzero(rest < NEAR_ONE)
     if len(near):
-        rest = rest.copy()
         rest[near] = w @ (1 - M[:, near].astype(float))
     return np.maximum(mbar * rest, VAR_FLOOR)
 
