@@ -199,7 +199,8 @@ class HSPRSession(Session):
         # this equals numerics.expit(eta) to the bit, one pass over the (J, G) array shorter)
         np.matmul(self.Z.astype(self.dtype), -self.L.T.astype(self.dtype), out=self.M)
         self.M -= self.gb.astype(self.dtype)
-        eta_obs = np.negative(self.M[:, obs])  # the logits of the observed groups, for their exact rates below
+        eta_obs = self.M[:, obs]  # a copy: the logits of the observed groups, for their exact rates below
+        np.negative(eta_obs, out=eta_obs)
         with np.errstate(over="ignore"):  # exp(-eta) = inf gives p = 0, clipped below
             np.exp(self.M, out=self.M)
         self.M += 1
