@@ -527,8 +527,8 @@ class HSPRRobust(Method):
         Costs one HSPR source fit and one 4PL fit per log-discrimination prior per held-out
         agent, and one calibration-size session per held-out agent and candidate configuration
         (measured on this project's 2-core machine, one BLAS thread, with another fit running
-        on the second core: Verified, all 114 sources, 4 ranks: 50 s; fold 0 of a bundled bank
-        with its shipped configuration: Pro 6 s, Lite 18 s, Verified 30 s, Full 24 s).
+        on the second core, 2026-12-02: Verified, all 114 sources, 4 ranks: 45 s; fold 0 of a
+        bundled bank with its shipped configuration: Pro 4 s, Lite 7 s, Verified 18 s, Full 15 s).
 
         Missing cells (no run) are left out of every fit and distance (:func:`leave_cluster_out`).
         Raises ValueError with fewer than 4 sources.
