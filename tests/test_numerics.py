@@ -39,7 +39,9 @@ def test_ndtr_keeps_shape_and_nan():
 
 def test_expit_and_log_expit_equal_scipy_in_float64():
     x = np.linspace(-800, 800, 160_001)
-    np.testing.assert_array_max_ulp(numerics.expit(x), special.expit(x), maxulp=2)
+    # numpy's vectorised exp and the C library's differ by a few ulp, by CPU (SIMD path): 2 ulp
+    # on one machine, 3 at x = -37.03 on an AMD EPYC with numpy 2.4 and scipy 1.17
+    np.testing.assert_array_max_ulp(numerics.expit(x), special.expit(x), maxulp=4)
     assert numerics.expit(-800.0) == 0.0 and numerics.expit(800.0) == 1.0
     assert isinstance(float(numerics.expit(0.25)), float)  # 0-d input, no out
     np.testing.assert_allclose(numerics.log_expit(x), special.log_expit(x), rtol=4e-16, atol=0)
