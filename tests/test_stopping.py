@@ -25,6 +25,10 @@ def test_rules_give_a_reason_exactly_when_they_fire():
     assert "budget spent (5 of 5" in BudgetSpent().check(_Sess(5, 5), None)
     assert WidthBelow(5).check(_Sess(1, 5), narrow).startswith("90 % interval 4.00 pp")
     assert WidthBelow(5).check(_Sess(1, 5), wide) is None and WidthBelow(5).check(_Sess(1, 5), None) is None
+    # an interval exactly as wide as the stop width is not narrower, although 0.61 - 0.53 < 0.08 in floats
+    on_lattice = ScoreEstimate(point=0.57, lower=0.53, upper=0.61)
+    assert 100 * on_lattice.width < 8 and WidthBelow(8).check(_Sess(47, 50), on_lattice) is None
+    assert WidthBelow(8.01).check(_Sess(47, 50), on_lattice).startswith("90 % interval 8.00 pp")
     rule = live_rule(5)
     assert isinstance(rule, AnyOf) and rule.needs_estimate and not live_rule(None).needs_estimate
     assert "budget" in rule.check(_Sess(5, 5), narrow)  # the first rule's reason

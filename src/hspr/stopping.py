@@ -34,6 +34,10 @@ class BudgetSpent(StoppingRule):
         return f"budget spent ({n} of {b} tasks recorded)" if n >= b else None
 
 
+#: widths within this many pp of the stop width count as equal to it (float rounding of upper - lower)
+WIDTH_TOL_PP = 1e-9
+
+
 @dataclass(frozen=True)
 class WidthBelow(StoppingRule):
     """Stop once the interval is narrower than ``width_pp`` percentage points, after at least
@@ -55,8 +59,10 @@ class WidthBelow(StoppingRule):
             raise ValueError(f"stop width must be a finite number > 0 percentage points, got {w!r}")
 
     def check(self, session: Session, estimate: ScoreEstimate | None) -> str | None:
+        # narrower by more than float rounding: [0.53, 0.61] is 8 pp on the 1/500 lattice, but
+        # 0.61 - 0.53 = 0.07999999999999996 in floats, and an 8 pp stop width must not fire on it
         if session.n_queried < self.min_tasks or estimate is None or estimate.width is None \
-                or not 100 * estimate.width < self.width_pp:
+                or not 100 * estimate.width < self.width_pp - WIDTH_TOL_PP:
             return None
         return f"90 % interval {100 * estimate.width:.2f} pp is narrower than the stop width {self.width_pp:g} pp"
 
