@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -370,6 +371,9 @@ def test_stop_width_and_status_output(bank, tmp_path):
     assert 0 < out["expected_width_pp"] <= out["width_pp"]
     text = cli(["status", "--session", live.path])
     assert "90 % credible interval" in text and "expected interval width" in text and "continue" in text
+    # the printed bounds give the printed width (both at 2 decimals, from the JSON's values)
+    lo, hi, width = (float(x) for x in re.search(r"\[([\d.]+), ([\d.]+)\] % \(width ([\d.]+) pp\)", text).groups())
+    assert (lo, hi) == (round(out["lower_pp"], 2), round(out["upper_pp"], 2)) and abs(hi - lo - width) <= 0.011
     # a stop width below the forecast final width is flagged; a reachable one is not
     assert any("below the forecast width" in w and "0.5 pp" in w for w in out["warnings"])
     assert "warning: the stop width 0.5 pp is below the forecast width" in text

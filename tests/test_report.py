@@ -149,6 +149,10 @@ def test_best_second_marking_and_macro():
     assert "| pro | b | 5.500 |" in md  # second rank but last: not marked
     assert "| d | **0.110** | – | – |" in md and "| c | 2.200 | **1.100** | **1.650** |" in md
     assert "– in the macro column" in md
+    # one bank: no macro table (it would repeat the bank's MAE)
+    lite_only = make_runs({k: v for k, v in errors.items() if k[0] == "lite"}, {"lite": truths["lite"]})
+    one = report.comparison_markdown(report.comparison_table(lite_only))
+    assert "| lite | d | **0.110** |" in one and "Macro MAE" not in one
 
 
 def test_macro_values_and_tau_higher_is_better():

@@ -142,7 +142,7 @@ def banks_cmd(as_json: bool) -> None:
 # ---------------------------------------------------------------------- hspr bank ...
 @click.group("bank")
 def bank_group() -> None:
-    """Build or check a response matrix (bank) from files on disk."""
+    """Build, check or merge a response matrix (bank), or list a bundled bank's agents."""
 
 
 @bank_group.command("build", epilog=_PATH_HELP)

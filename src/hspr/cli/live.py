@@ -84,8 +84,9 @@ def status_lines(st: LiveStatus) -> list[str]:
     if st.estimate is None:
         out.append("estimate: none yet (the method needs at least one outcome)")
     else:
+        # bounds at the width's precision, so that upper - lower reads as the printed width
         out.append(f"estimate {_fmt_pp(d['estimate_pp'])} %, 90 % credible interval "
-                   f"[{_fmt_pp(d['lower_pp'])}, {_fmt_pp(d['upper_pp'])}] % (width {_fmt_pp(d['width_pp'], 2)} pp)")
+                   f"[{_fmt_pp(d['lower_pp'], 2)}, {_fmt_pp(d['upper_pp'], 2)}] % (width {_fmt_pp(d['width_pp'], 2)} pp)")
         if st.estimate.shift is not None:
             out.append(f"shift: {st.estimate.shift.message}")
     ran = (f"run {st.n_recorded} of {st.budget} tasks" if st.n_recorded <= st.budget else
@@ -363,7 +364,8 @@ def register(group: click.Group) -> None:
                   help="The figure: a .png or .svg file.")
     @click.option("--target", default=None,
                   help="Instead of the session's own outcomes: replay this agent of the session's bank (its row "
-                       "hidden from the fit) with the session's method, budget and seed, and draw its true score.")
+                       "hidden from the fit) with the session's method, budget and seed, and draw its true score. "
+                       "The replay runs the whole budget; the stop width line shows where it would have stopped.")
     @_session_option
     def plot(out, target, session_path):
         """Draw the estimate and its 90 % interval against tasks run (and the stop width, if set)."""

@@ -94,8 +94,8 @@ def parse_budgets(text: str) -> list[float]:
     whole = [x.strip() for x in text.split(",") if x.strip() and "." not in x and float(x) >= 1]
     if whole:  # `hspr live --budget 50` is 50 tasks; here every bank has its own size
         raise click.BadParameter(f"{text!r}: replay budgets are fractions of each bank's tasks, not task counts "
-                                 f"({whole[0]} looks like a count): 50 of Verified's 500 tasks is 0.10, the whole "
-                                 "bank is 1.0", param_hint="--budget")
+                                 f"({whole[0]} looks like a count; e.g. 50 of Verified's 500 tasks is 0.10, the "
+                                 "whole bank is 1.0)", param_hint="--budget")
     if not vals or any(not 0 < v <= 1 for v in vals):
         raise click.BadParameter(f"{text!r}: budget fractions must be in (0, 1] (a fraction of the bank's tasks)",
                                  param_hint="--budget")

@@ -152,7 +152,7 @@ def comparison_markdown(table: pd.DataFrame) -> str:
     Best per bank and column in **bold**, second best in *italic* (see :func:`_with_marks`).
     """
     out = ["# Score recovery: comparison", "",
-           "Seed-averaged metrics over all targets of the 4 folds, or of a shift protocol (bank/protocol rows, "
+           "Seed-averaged metrics over all targets of a bank's 4 folds, or of a shift protocol (bank/protocol rows, "
            "outside the macro MAE) (HSPR_SPEC section 7); errors in percentage points (pp). Per bank: **bold** = best, "
            "*italic* = second best, each marked only when some entry "
            "ranks below it (MAE, MaxErr: lower is better; Kendall τ_b: higher is better). 90 % coverage: "
@@ -162,7 +162,7 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         rows = [[_mark_md(t, k) for t, k in _cmp_cells(r)] for r in g[g["bank"] != MACRO].itertuples()]
         out += [_md_table(_CMP_HEADER, rows, [False, False] + [True] * 7), ""]
         banks, _, wide = _macro_wide(g)
-        if not banks:  # shift protocols only: no macro MAE
+        if len(banks) < 2:  # one bank, or shift protocols only: no macro MAE (it would repeat the bank's)
             continue
         out += ["### Macro MAE (equal weight over banks, pp)", ""]
         rows = [[_mark_md(t, k) for t, k in cells] for cells in wide]
@@ -197,7 +197,7 @@ def comparison_rich(table: pd.DataFrame) -> list:
             t.add_row(*[_rich_cell(x, k) for x, k in _cmp_cells(r)], end_section=bool(end))
         out.append(t)
         banks, _, wide = _macro_wide(g)
-        if not banks:  # shift protocols only: no macro MAE
+        if len(banks) < 2:  # one bank, or shift protocols only: no macro MAE (it would repeat the bank's)
             continue
         mt = Table(title=f"Macro MAE (equal weight over banks), budget {_pct(g['budget_fraction'].iloc[0])}",
                    caption="MAE in pp; * best, ' second best per column; – not run on every bank")
