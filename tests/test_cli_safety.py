@@ -194,3 +194,40 @@ def test_bank_build_refuses_to_overwrite_its_input_and_live_start_takes_stop_wid
     assert (files / "bank.csv").read_bytes() == before
     assert start(files, "run.hspr", "--stop-width", "none").exit_code == 0
     assert journal.read(files / "run.hspr").doc["stop_width_pp"] is None
+
+
+def test_select_merge_and_folder_inputs_refuse_outputs_that_would_overwrite_an_input(files):
+    """Found by a hostile trial: `select --out` replaced the --matrix file, outputs inside a bank
+    folder replaced its metadata.json, and `bank merge` wrote over NEW or a JSONL BASE."""
+    bank = files / "bank.csv"
+    before = bank.read_bytes()
+    res = run("select", "--matrix", bank, "--fold", 0, "--out", bank)
+    assert res.exit_code == 2 and "is also --matrix" in res.output
+    res = run("select", "--matrix", bank, "--fold", 0, "--out", files / "s.json", "--config-out", files / "s.json")
+    assert res.exit_code == 2 and "is also --out" in res.output and not (files / "s.json").exists()
+    folder = files / "f6"
+    folder.mkdir()
+    (folder / "metadata.json").write_text('{"agents": [], "instance_ids": []}')
+    meta = (folder / "metadata.json").read_bytes()
+    for args in (["replay", "--matrix", folder, "--methods", "uniform", "--out", folder / "metadata.json"],
+                 ["select", "--matrix", folder, "--fold", 0, "--out", folder / "sub" / "s.json"],
+                 ["bank", "build", folder, "--out", folder / "matrix.csv"]):
+        res = run(*args)
+        assert res.exit_code == 2 and "is inside" in res.output, (args, res.output)
+    assert (folder / "metadata.json").read_bytes() == meta and not (folder / "matrix.csv").exists()
+    new = files / "new.csv"
+    new.write_bytes(before)
+    res = run("bank", "merge", bank, new, "--out", new)
+    assert res.exit_code == 2 and "is also NEW" in res.output and new.read_bytes() == before
+    res = run("bank", "merge", bank, new, "--out", files / "merged.jsonl")
+    assert res.exit_code == 2 and "name it .csv" in res.output and not (files / "merged.jsonl").exists()
+    jl = files / "base.jsonl"
+    jl.write_text('{"subject_id": "a", "responses": {"t1": 1}}\n')
+    res = run("bank", "merge", jl, new, "--out", jl)
+    assert res.exit_code == 2 and "name it .csv" in res.output and jl.read_text().startswith('{"subject_id"')
+    long = files / "long.csv"
+    long.write_text("agent,instance_id,resolved\na,t1,1\n")
+    res = run("bank", "merge", long, new, "--out", long)
+    assert res.exit_code == 2 and "is BASE, a long CSV" in " ".join(res.output.split())
+    assert long.read_text() == "agent,instance_id,resolved\na,t1,1\n"
+    assert bank.read_bytes() == before

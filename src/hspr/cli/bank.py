@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from hspr.cli.common import refuse_overwriting_inputs
+from hspr.cli.common import refuse_overwriting_inputs, same_file
 from hspr.data.banks import BANKS, load_bank
 from hspr.data.build import build_bank, merge_banks, write_wide_csv
 from hspr.data.io import FORMS, detect_form
@@ -145,6 +145,13 @@ def bank_group() -> None:
     """Build, check or merge a response matrix (bank), or list a bundled bank's agents."""
 
 
+def _refuse_json_name(out: Path) -> None:
+    """A wide CSV written under a .json/.jsonl/.ndjson name would be read back as JSONL: refuse it."""
+    if out.suffix.lower() in (".json", ".jsonl", ".ndjson"):
+        raise click.BadParameter(f"{out}: the bank is written as a wide CSV, and hspr reads a {out.suffix} file as "
+                                 "JSONL; name it .csv", param_hint="--out")
+
+
 @bank_group.command("build", epilog=_PATH_HELP)
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--split", default=None, metavar="NAME", help=_SPLIT_HELP)
@@ -158,6 +165,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> N
     if the input is invalid.
     """
     refuse_overwriting_inputs(out, "--out", {"PATH": path, "--tasks": tasks})
+    _refuse_json_name(out)
     m = _run(lambda: build_bank(path, split=split, tasks=tasks))
     try:
         write_wide_csv(m, out)
@@ -194,7 +202,8 @@ def agents_cmd(bank: str, as_json: bool) -> None:
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Where to write the merged bank as a wide CSV (it may be BASE itself).")
+              help="Where to write the merged bank as a wide CSV (it may be BASE itself when BASE is a wide CSV; "
+                   "never NEW).")
 @click.option("--prefer", type=click.Choice(["refuse", "new", "base"]), default="refuse", show_default=True,
               help="A cell both banks have with different outcomes: refuse the merge, or keep NEW's or BASE's.")
 def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
@@ -203,6 +212,11 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
     Prints both digests: a live session made on the old bank refuses the merged one (its
     digest changed) until a new session is started on it.
     """
+    refuse_overwriting_inputs(out, "--out", {"NEW": new, **({"BASE": base} if base.is_dir() else {})})
+    _refuse_json_name(out)
+    if base.is_file() and same_file(out, base) and _run(lambda: detect_form(base)) != "wide_csv":
+        raise click.BadParameter(f"{out} is BASE, a {FORMS[detect_form(base)]}; the merged bank is written as a wide "
+                                 "CSV, which would replace that form: give another file", param_hint="--out")
     a = _run(lambda: build_bank(base))
     b = _run(lambda: build_bank(new))
     m = _run(lambda: merge_banks(a, b, prefer))

@@ -72,7 +72,8 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
 
 def refuse_overwriting_inputs(out: str | os.PathLike | None, option: str,
                               inputs: dict[str, str | os.PathLike | None]) -> None:
-    """click.BadParameter when output file ``out`` (given by ``option``) is one of the ``inputs``.
+    """click.BadParameter when output file ``out`` (given by ``option``) is one of the ``inputs``,
+    or lies inside an input that is a folder (a bank folder's ``matrix.csv`` or ``metadata.json``).
 
     ``inputs`` maps a description (an option name such as ``--matrix``, or "the session file")
     to a path or None. Writing there would destroy the input, so nothing is written.
@@ -80,9 +81,14 @@ def refuse_overwriting_inputs(out: str | os.PathLike | None, option: str,
     if out is None:
         return
     for what, p in inputs.items():
-        if p is not None and same_file(out, p):
+        if p is None:
+            continue
+        if same_file(out, p):
             raise click.BadParameter(f"{option} {out} is also {what}; writing there would overwrite it: choose "
                                      "another file", param_hint=option)
+        if Path(p).is_dir() and Path(out).resolve().is_relative_to(Path(p).resolve()):
+            raise click.BadParameter(f"{option} {out} is inside {what} ({p}); writing there could overwrite a file "
+                                     "of that input: choose a file outside it", param_hint=option)
 
 
 def check_output_dir(path: str | os.PathLike, option: str) -> Path:

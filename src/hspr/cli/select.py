@@ -20,7 +20,8 @@ from ..data.io import load_matrix
 from ..data.matrix import DataError, ResponseMatrix
 from ..fileio import write_json_durable as write_json_atomic
 from ..session import BudgetError, budget_from_fraction
-from .common import backend_options, check_backend, check_output_file, check_workers, connected, print_error
+from .common import (backend_options, check_backend, check_output_file, check_workers, connected, print_error,
+                     refuse_overwriting_inputs)
 
 #: how the shipped table (src/hspr/methods/hspr/selected_configs.json) is regenerated, per bank and fold
 GENERATED_BY = ("hspr select --bank {bank} --fold {fold} --workers 2 --out sel_{bank}_{fold}.json "
@@ -147,6 +148,8 @@ def register(group: click.Group) -> None:
         check_backend(backend, scheduler)
         check_output_file(out, "--out")
         check_output_file(config_out, "--config-out")
+        refuse_overwriting_inputs(out, "--out", {"--matrix": matrix, "--record": record})
+        refuse_overwriting_inputs(config_out, "--config-out", {"--matrix": matrix, "--record": record, "--out": out})
         if record:
             check_output_file(record, "--record")
             check_record_table(Path(record))
