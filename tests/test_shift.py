@@ -262,9 +262,24 @@ def test_robust_blend_moves_point_and_interval_by_the_weighted_4pl_difference(sm
         assert e1.point == pytest.approx(0.5 * e0.point + 0.5 * p4, abs=1e-12)
         move = e1.point - e0.point
         moved += abs(move) > 1e-6
-        assert (e1.lower, e1.upper) == pytest.approx(widened(e1.point, e0.lower + move, e0.upper + move, cal.factor))
-        assert e1.lower <= e1.point <= e1.upper
+        lo, hi = widened(e1.point, e0.lower + move, e0.upper + move, cal.factor)
+        # ... and extended to hold both estimates the point averages
+        assert (e1.lower, e1.upper) == pytest.approx((min(lo, e0.point, p4), max(hi, e0.point, p4)))
+        assert e1.lower <= min(e0.point, p4) <= e1.point <= max(e0.point, p4) <= e1.upper
     assert moved == tgt.n_agents  # the two estimates differ on every target
+
+
+def test_robust_interval_is_not_a_point_apart_from_hsprs_posterior():
+    """Found by a hostile trial: on an all-zero source matrix HSPR's interval is [0, 0]; the
+    blend moved the point to the 4PL's estimate and the interval with it, width 0, missing the
+    only score the outcomes support. It now reaches back to HSPR's point and holds the truth."""
+    zeros = ResponseMatrix([f"a{i}" for i in range(6)], [f"t{j}" for j in range(8)], np.zeros((6, 8), int))
+    shift = ShiftSettings(max_held_out=6, n_nodes=256, n_draws=2048, min_held_out=4, blend_weights=(0.5,))
+    rob = HSPRRobust(config=FAST, shift=shift).fit(zeros.drop_rows([0]))
+    s = _finished(rob, zeros, 0, 3)
+    e, hspr_point = s.estimate(), super(type(s), s).estimate().point
+    assert hspr_point == 0.0 and e.point > 0  # the 4PL's estimate is above 0
+    assert e.lower == 0.0 <= e.point <= e.upper and e.upper - e.lower >= e.point
 
 
 def test_choose_blend_takes_a_clearly_better_estimate_and_keeps_the_default_on_noise():
