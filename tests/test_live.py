@@ -24,6 +24,7 @@ from hspr.harness import HarnessFormatError
 from hspr.live import LiveSession, LiveSessionError
 from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.replay import HiddenRow, run_session
+from hspr.stopping import MIN_TASKS
 
 from .conftest import simulate_matrix
 
@@ -356,9 +357,13 @@ def test_ingest_log_dir_and_csv(bank, tmp_path):
 
 # ---------------------------------------------------------------------- stopping rule, status, JSON
 def test_stop_width_and_status_output(bank, tmp_path):
-    live = new(bank, tmp_path, budget=10, stop_width=500.0)
+    live = new(bank, tmp_path, budget=10, stop_width=100.0)
+    assert not live.status().stop  # the prior's interval is narrower than 100 pp, but no task has run yet
+    for _ in range(MIN_TASKS):
+        t = live.next()[0]
+        live.record(t, bank["truth"][t])
     st = live.status()
-    assert st.stop and "narrower than the stop width 500 pp" in st.stop_reason
+    assert st.stop and "narrower than the stop width 100 pp" in st.stop_reason
     assert live.next() == []
     out = cli(["next", "--stop-width", "0.5", "--session", live.path, "--json"])
     assert not out["stop"] and len(out["tasks"]) == 1 and out["stop_width_pp"] == 0.5
@@ -386,9 +391,12 @@ def test_stop_width_and_status_output(bank, tmp_path):
 def test_next_text_and_json_give_the_same_stop(bank, tmp_path):
     """`next` without --json decides the stop without the full status (no estimate when no
     stop width is set); the reason equals status's, for the width rule and for a spent budget."""
-    live = new(bank, tmp_path, budget=2, stop_width=500.0)
+    live = new(bank, tmp_path, budget=MIN_TASKS + 2, stop_width=100.0)
+    for _ in range(MIN_TASKS):
+        t = live.next()[0]
+        live.record(t, bank["truth"][t])
     why = live.status().stop_reason
-    assert live.stop_reason() == why and "narrower than the stop width 500 pp" in why
+    assert live.stop_reason() == why and "narrower than the stop width 100 pp" in why
     res = CliRunner().invoke(main, ["live", "next", "--session", str(live.path)])
     assert res.exit_code == 0 and res.stdout == "" and res.stderr.strip() == f"stop: {why}"
     assert cli(["next", "--session", live.path, "--json"])["stop_reason"] == why
@@ -399,12 +407,13 @@ def test_next_text_and_json_give_the_same_stop(bank, tmp_path):
         task = cli(["next", "--session", live.path, "--json"])["tasks"][0]
         cli(["record", task, bank["truth"][task], "--session", live.path])
     done = LiveSession.open(live.path)
-    assert done.stop_reason() == done.status().stop_reason == "budget spent (2 of 2 tasks recorded)"
+    spent = f"budget spent ({MIN_TASKS + 2} of {MIN_TASKS + 2} tasks recorded)"
+    assert done.stop_reason() == done.status().stop_reason == spent
     # with the budget spent the interval is final: no forecast line for "the remaining 0 task(s)"
     text = cli(["status", "--session", live.path])
     assert "90 % credible interval" in text and "expected interval width" not in text
     res = CliRunner().invoke(main, ["live", "next", "--session", str(live.path)])
-    assert res.stdout == "" and res.stderr.strip() == "stop: budget spent (2 of 2 tasks recorded)"
+    assert res.stdout == "" and res.stderr.strip() == f"stop: {spent}"
 
 
 # ---------------------------------------------------------------------- durability

@@ -8,7 +8,7 @@ import pytest
 from hspr.methods import get_method
 from hspr.replay import HiddenRow, run_session
 from hspr.session import ScoreEstimate
-from hspr.stopping import AnyOf, BudgetSpent, WidthBelow, live_rule
+from hspr.stopping import MIN_TASKS, AnyOf, BudgetSpent, WidthBelow, live_rule
 
 from .conftest import simulate_matrix
 
@@ -32,9 +32,12 @@ def test_rules_give_a_reason_exactly_when_they_fire():
     rule = live_rule(5)
     assert isinstance(rule, AnyOf) and rule.needs_estimate and not live_rule(None).needs_estimate
     assert "budget" in rule.check(_Sess(5, 5), narrow)  # the first rule's reason
-    for bad in (0, -1, float("inf"), float("nan"), True):
+    for bad in (0, -1, float("inf"), float("nan"), True, 100.5):
         with pytest.raises(ValueError, match="stop width"):
             WidthBelow(bad)
+    # live: no stop on the width before MIN_TASKS outcomes, however wide the stop width
+    assert rule.check(_Sess(MIN_TASKS - 1, 50), narrow) is None
+    assert rule.check(_Sess(MIN_TASKS, 50), narrow).startswith("90 % interval 4.00 pp")
 
 
 def test_replay_stops_at_the_same_point_as_the_rule_says():

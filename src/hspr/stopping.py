@@ -34,6 +34,10 @@ class BudgetSpent(StoppingRule):
         return f"budget spent ({n} of {b} tasks recorded)" if n >= b else None
 
 
+#: outcomes a live session or a replay run (``--stop-min-tasks``) records before a stop width can end it:
+#: an interval from a handful of equal outcomes can be degenerate
+MIN_TASKS = 5
+
 #: widths within this many pp of the stop width count as equal to it (float rounding of upper - lower)
 WIDTH_TOL_PP = 1e-9
 
@@ -57,6 +61,9 @@ class WidthBelow(StoppingRule):
         w = self.width_pp
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0 < w < float("inf")):
             raise ValueError(f"stop width must be a finite number > 0 percentage points, got {w!r}")
+        if w > 100:
+            raise ValueError(f"stop width {w:g} pp: a 90 % interval of a score in [0, 100] % is at most 100 pp wide; "
+                             "give a width of 100 pp or less")
 
     def check(self, session: Session, estimate: ScoreEstimate | None) -> str | None:
         # narrower by more than float rounding: [0.53, 0.61] is 8 pp on the 1/500 lattice, but
@@ -86,8 +93,9 @@ class AnyOf(StoppingRule):
 
 
 def live_rule(stop_width_pp: float | None) -> StoppingRule:
-    """The live session's rule: budget spent, or (with a stop width) the interval narrow enough, from
-    the first estimate on (HSPR has one before any outcome)."""
+    """The live session's rule: budget spent, or (with a stop width) the interval narrow enough
+    once :data:`MIN_TASKS` outcomes are recorded (before any outcome the interval is the prior's,
+    and a session given a wide stop width stopped before running a task)."""
     if stop_width_pp is None:
         return BudgetSpent()
-    return AnyOf((BudgetSpent(), WidthBelow(float(stop_width_pp), min_tasks=0)))
+    return AnyOf((BudgetSpent(), WidthBelow(float(stop_width_pp), min_tasks=MIN_TASKS)))

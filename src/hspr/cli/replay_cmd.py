@@ -25,7 +25,7 @@ from ..methods import REGISTRY, get_method
 from ..replay import replay
 from ..report.stats import summarize
 from ..session import budget_from_fraction
-from ..stopping import WidthBelow
+from ..stopping import MIN_TASKS, WidthBelow
 from .common import (
     CliError,
     backend_options,
@@ -274,9 +274,9 @@ def register(group: click.Group) -> None:
                        "header); the bank label gets '[N tasks]'.")
     @click.option("--stop-width", "stop_width", type=click.FloatRange(min=0, min_open=True), default=None,
                   help="End each target's run early once its 90 % interval is narrower than this many pp, as "
-                       "`hspr live` does (after at least --stop-min-tasks outcomes); records then carry n_queried "
+                       "`hspr live` does (after at least --stop-min-tasks outcomes; live waits for 5); records then carry n_queried "
                        "and stop_reason.")
-    @click.option("--stop-min-tasks", "stop_min_tasks", type=click.IntRange(min=1), default=5, show_default=True,
+    @click.option("--stop-min-tasks", "stop_min_tasks", type=click.IntRange(min=1), default=MIN_TASKS, show_default=True,
                   help="With --stop-width: outcomes to see before the width can stop a run.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
     def replay_cmd(bank, matrix, targets, split, newest, methods, budget, seeds, workers, backend, scheduler,
