@@ -231,3 +231,13 @@ def test_select_merge_and_folder_inputs_refuse_outputs_that_would_overwrite_an_i
     assert res.exit_code == 2 and "is BASE, a long CSV" in " ".join(res.output.split())
     assert long.read_text() == "agent,instance_id,resolved\na,t1,1\n"
     assert bank.read_bytes() == before
+
+
+def test_more_workers_than_cores_are_capped_with_a_note(files):
+    """Found by a hostile trial: --workers 1000 started 1000 local processes (a one-second replay took minutes)."""
+    import os
+
+    res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "-q", "--workers", 1000,
+              "--out", files / "r.json")
+    cores = os.cpu_count() or 1
+    assert res.exit_code == 0 and f"--workers 1000 is more than this machine's {cores} core(s); using {cores}" in res.output

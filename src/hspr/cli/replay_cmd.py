@@ -33,6 +33,7 @@ from .common import (
     check_output_file,
     check_workers,
     connected,
+    local_workers,
     print_error,
     refuse_overwriting_inputs,
 )
@@ -297,6 +298,7 @@ def register(group: click.Group) -> None:
         """
         console = Console(stderr=True)
         check_backend(backend, scheduler)
+        workers = local_workers(workers, scheduler, console)
         check_output_file(out, "--out")
         check_output_file(csv_path, "--csv")
         given = {"--matrix": matrix, "--tasks": tasks_path, "--config": config_path,

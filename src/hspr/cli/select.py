@@ -20,7 +20,16 @@ from ..data.io import load_matrix
 from ..data.matrix import DataError, ResponseMatrix
 from ..fileio import write_json_durable as write_json_atomic
 from ..session import BudgetError, budget_from_fraction
-from .common import backend_options, check_backend, check_output_file, check_workers, connected, print_error, refuse_overwriting_inputs
+from .common import (
+    backend_options,
+    check_backend,
+    check_output_file,
+    check_workers,
+    connected,
+    local_workers,
+    print_error,
+    refuse_overwriting_inputs,
+)
 
 #: how the shipped table (src/hspr/methods/hspr/selected_configs.json) is regenerated, per bank and fold
 GENERATED_BY = ("hspr select --bank {bank} --fold {fold} --workers 2 --out sel_{bank}_{fold}.json "
@@ -145,6 +154,7 @@ def register(group: click.Group) -> None:
 
         console = Console(stderr=True)
         check_backend(backend, scheduler)
+        workers = local_workers(workers, scheduler, console)
         check_output_file(out, "--out")
         check_output_file(config_out, "--config-out")
         refuse_overwriting_inputs(out, "--out", {"--matrix": matrix, "--record": record})
