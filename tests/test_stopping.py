@@ -53,3 +53,22 @@ def test_replay_stops_at_the_same_point_as_the_rule_says():
     for t in rec["queried"][:-1]:
         s.tell(t, HiddenRow(m, 0).reveal(t))
     assert 100 * s.estimate().width >= 30.0
+
+
+def test_cli_replay_with_a_stop_width_labels_its_runs_apart(tmp_path):
+    """Runs that may end early carry '[stop W pp]' in their bank label, so a report never mixes
+    them with full-budget runs of the same bank (found by a hostile trial)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from hspr.cli import main
+    from hspr.data.build import write_wide_csv
+
+    write_wide_csv(simulate_matrix(16, 40, seed=5)[0], tmp_path / "m.csv")
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "m.csv"), "--methods", "uniform", "--seeds", "0",
+                                    "--budget", "0.5", "--stop-width", "60", "-q", "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 0, res.output
+    runs = json.loads((tmp_path / "r.json").read_text())["runs"]
+    assert {r["bank"] for r in runs} == {"m[stop 60 pp]"}
+    assert any(r["n_queried"] < 20 for r in runs) and all(r["n_queried"] >= 5 for r in runs)

@@ -276,7 +276,8 @@ def register(group: click.Group) -> None:
     @click.option("--stop-width", "stop_width", type=click.FloatRange(min=0, min_open=True), default=None,
                   help="End each target's run early once its 90 % interval is narrower than this many pp, as "
                        "`hspr live` does (after at least --stop-min-tasks outcomes; live waits for 5); records then carry n_queried "
-                       "and stop_reason.")
+                       "and stop_reason, and the bank label gets '[stop W pp]' (so `hspr report` keeps them apart "
+                       "from full-budget runs).")
     @click.option("--stop-min-tasks", "stop_min_tasks", type=click.IntRange(min=1), default=MIN_TASKS, show_default=True,
                   help="With --stop-width: outcomes to see before the width can stop a run.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -403,6 +404,8 @@ def register(group: click.Group) -> None:
                     prog.update(task, completed=done, total=total)
 
                 run_label = f"{label}/{protocol}" if protocol and protocol != "targets" else label
+                if stop_width is not None:  # runs that may end early are not comparable with full-budget ones
+                    run_label += f"[stop {stop_width:g} pp]"
                 try:
                     runs = replay(run_label, mat, method_objs, fractions=fractions, seeds=seeds_map, folds=folds,
                                   targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
