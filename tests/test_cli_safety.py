@@ -241,3 +241,27 @@ def test_more_workers_than_cores_are_capped_with_a_note(files):
               "--out", files / "r.json")
     cores = os.cpu_count() or 1
     assert res.exit_code == 0 and f"--workers 1000 is more than this machine's {cores} core(s); using {cores}" in res.output
+
+
+def test_a_one_task_subset_suggests_a_budget_that_is_accepted(files):
+    """The hint for a budget that rounds to 0 tasks must itself be a valid --budget (it said '1', a count)."""
+    task = (files / "bank.csv").read_text().splitlines()[0].split(",")[1]
+    (files / "one.txt").write_text(task + "\n")
+    base = ["replay", "--matrix", files / "bank.csv", "--tasks", files / "one.txt", "--methods", "uniform", "--seeds", 0,
+            "-q", "--out", files / "r.json"]
+    res = run(*base, "--budget", "0.1")
+    assert res.exit_code == 2 and "1.0 gives one task" in res.output
+    assert run(*base, "--budget", "1.0").exit_code == 0
+
+
+def test_ingest_on_a_task_subset_session_names_the_subset(files):
+    """An id of the bank outside the session's --tasks subset: the message says it is the subset that lacks it."""
+    tasks = (files / "bank.csv").read_text().splitlines()[0].split(",")[1:]
+    (files / "sub.txt").write_text("\n".join(tasks[:6]) + "\n")
+    assert run("live", "start", "--matrix", files / "bank.csv", "--config", files / "cfg.json", "--budget", 2,
+               "--tasks", files / "sub.txt", "--session", files / "s.hspr").exit_code == 0
+    (files / "out.csv").write_text(f"instance_id,resolved\n{tasks[0]},1\n{tasks[10]},0\n")
+    res = run("live", "ingest", "--session", files / "s.hspr", files / "out.csv")
+    msg = " ".join(res.output.split())
+    assert res.exit_code == 2 and "6 tasks of the session's --tasks subset" in msg and tasks[10] in msg
+    assert "nothing was recorded" in msg

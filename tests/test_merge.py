@@ -56,3 +56,18 @@ def test_merge_cli_and_a_live_session_on_the_old_bank(tmp_path):
         str(1 - v) for v in m.values[0]) + "\n")
     res = runner.invoke(main, ["bank", "merge", str(bank), str(bad), "--out", str(tmp_path / "x.csv")])
     assert res.exit_code == 2 and "--prefer" in res.output and not (tmp_path / "x.csv").exists()
+
+
+def test_merge_onto_a_bundled_bank_by_name_and_build_names_the_bundled_bank(tmp_path):
+    """`bank validate lite` took a bundled name; merge and build said 'lite: no such file' (hostile trial)."""
+    from hspr.data import load_bank
+
+    pro = load_bank("pro", missing_as_zero=False)
+    new = write_wide_csv(ResponseMatrix(["my_agent"], pro.tasks[:3], np.array([[1, 0, 1]])), tmp_path / "new.csv")
+    res = CliRunner().invoke(main, ["bank", "merge", "pro", str(new), "--out", str(tmp_path / "m.csv")])
+    assert res.exit_code == 0, res.output
+    merged = load_matrix(tmp_path / "m.csv")
+    assert merged.n_agents == pro.n_agents + 1 and merged.n_tasks == pro.n_tasks
+    assert merged.missing.sum() == pro.missing.sum() + pro.n_tasks - 3  # Pro's missing cells stay missing
+    res = CliRunner().invoke(main, ["bank", "build", "lite", "--out", str(tmp_path / "l.csv")])
+    assert res.exit_code == 2 and "bundled bank, not a file" in " ".join(res.output.split())

@@ -934,9 +934,11 @@ class LiveSession:
         res = IngestResult(source, read.form, notes=list(read.notes))
         unknown = [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]
         if unknown:
+            subset = (" of the session's --tasks subset; keep only the subset's ids in the file"
+                      if self.doc["bank"].get("tasks") else "")
             raise LiveSessionError(
                 f"{path}: {len(unknown)} instance id(s) not in the bank ({self.doc['bank']['name']}, "
-                f"{self.session.n_tasks} tasks): {', '.join(unknown[:10])}{' ...' if len(unknown) > 10 else ''}; "
+                f"{self.session.n_tasks} tasks{subset}): {', '.join(unknown[:10])}{' ...' if len(unknown) > 10 else ''}; "
                 f"nothing was recorded"
             )
         with self._transaction():

@@ -166,6 +166,9 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> N
     """
     refuse_overwriting_inputs(out, "--out", {"PATH": path, "--tasks": tasks})
     _refuse_json_name(out)
+    if str(path) in BANKS and not path.exists():
+        raise click.BadParameter(f"{path!r} is a bundled bank, not a file: `hspr bank merge {path} NEW --out FILE` adds "
+                                 f"your runs to it, `hspr bank validate {path}` checks it", param_hint="PATH")
     m = _run(lambda: build_bank(path, split=split, tasks=tasks))
     try:
         write_wide_csv(m, out)
@@ -209,6 +212,8 @@ def agents_cmd(bank: str, as_json: bool) -> None:
 def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
     """Append NEW's agents and tasks to the bank BASE (cells neither has stay empty: no run).
 
+    BASE may be a bundled bank's name (e.g. verified).
+
     Prints both digests: a live session made on the old bank refuses the merged one (its
     digest changed) until a new session is started on it.
     """
@@ -217,7 +222,8 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
     if base.is_file() and same_file(out, base) and _run(lambda: detect_form(base)) != "wide_csv":
         raise click.BadParameter(f"{out} is BASE, a {FORMS[detect_form(base)]}; the merged bank is written as a wide "
                                  "CSV, which would replace that form: give another file", param_hint="--out")
-    a = _run(lambda: build_bank(base))
+    bundled = str(base) in BANKS and not base.exists()  # a bundled bank by name, its missing cells kept missing
+    a = _run(lambda: load_bank(str(base), missing_as_zero=False) if bundled else build_bank(base))
     b = _run(lambda: build_bank(new))
     m = _run(lambda: merge_banks(a, b, prefer))
     try:

@@ -193,8 +193,10 @@ def check_budgets(label: str, n_tasks: int, fractions: list[float]) -> None:
     counts = [budget_from_fraction(f, n_tasks) for f in fractions]
     zero = [f for f, b in zip(fractions, counts) if b < 1]
     if zero:
+        one = f"{1 / n_tasks:.4g}"
+        one = one if "." in one or "e" in one else one + ".0"  # '1' would read as a task count
         raise click.BadParameter(f"{', '.join(map(str, zero))} of {label}'s {n_tasks} tasks rounds to 0 tasks; "
-                                 f"{1 / n_tasks:.4g} gives one task", param_hint="--budget")
+                                 f"{one} gives one task", param_hint="--budget")
     seen: dict[int, float] = {}
     for f, b in zip(fractions, counts):
         if b in seen:
