@@ -156,7 +156,9 @@ def read(path: Path) -> JournalFile:
             if last:  # a record cut short (a killed process, a damaged disk): ignored, its bytes kept
                 torn = piece.decode("utf-8", errors="replace")
                 break
-            raise LiveSessionError(f"{path}: line {i} is not JSON ({exc}): the session file is corrupt") from None
+            raise LiveSessionError(f"{path}: line {i} is not JSON ({exc}): the session file is corrupt. Lines 1-{i - 1} "
+                                   f"are intact: keep a copy of the file, delete line {i} (that one event is lost) "
+                                   "and run the command again") from None
         size += len(piece) + (0 if last else 1)
         if isinstance(rec, dict) and rec.get("type") == STOP:
             stop = rec.get("pp")

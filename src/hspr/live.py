@@ -867,7 +867,8 @@ class LiveSession:
         tr = self.matrix.trials
         raise LiveSessionError(
             f"task {task!r} is already recorded as {describe_outcome(prev['outcome'], tr)} (from "
-            f"{prev.get('source')}); refusing a second, different outcome ({describe_outcome(y, tr)})"
+            f"{prev.get('source')}); refusing a second, different outcome ({describe_outcome(y, tr)}). A session "
+            f"never rewrites an outcome it was given: if the first was wrong, start a new session and record again"
         )
 
     def _tell(self, task: str, y: float, source: str, detail: str) -> None:
