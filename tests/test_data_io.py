@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import click
@@ -389,3 +390,17 @@ def test_cli_help(cli):
         res = cli(*args)
         assert res.exit_code == 0 and "Usage:" in res.stdout
     assert "--out" in cli("bank", "build", "--help").stdout
+
+
+@pytest.mark.parametrize("text, message", [
+    ("agent;t1;t2\na;1;0\n", "it holds semicolons: hspr reads comma-separated files"),
+    ("agent\tt1\tt2\na\t1\t0\n", "it holds tabs"),
+    ("model,instance_id,resolved\nm1,t1,1\n", "needs an 'agent' column; the header has 'model': rename"),
+])
+def test_common_header_mistakes_get_a_hint(tmp_path, text, message):
+    """Found by a hostile trial: a semicolon file said only 'header has 1 column(s)', and a long CSV
+    whose agent column is called 'model' said 'non-binary value'."""
+    path = tmp_path / "bank.csv"
+    path.write_text(text)
+    with pytest.raises(DataError, match=re.escape(message)):
+        load_matrix(path)

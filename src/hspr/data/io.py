@@ -206,7 +206,9 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         raise DataError(f"{path}: file is empty; expected a header 'agent,<task ids...>' and one row per agent")
     (hline, header), body = recs[0], recs[1:]
     if len(header) < 2:
-        raise DataError(f"{path}: line {hline}: header has {len(header)} column(s); expected 'agent,<task ids...>'")
+        sep = next((f" (it holds {name}: hspr reads comma-separated files)" for c, name in ((";", "semicolons"),
+                    ("\t", "tabs"), ("|", "'|'")) if header and c in header[0]), "")
+        raise DataError(f"{path}: line {hline}: header has {len(header)} column(s){sep}; expected 'agent,<task ids...>'")
     tasks = [h.strip() for h in header[1:]]
     _check_ids(tasks, "task", f"{path}: line {hline} (header)", lambda j: f"column {j + 2}")
     if not body:
@@ -799,6 +801,10 @@ def detect_form(path: str | Path) -> str:
         return "trials_csv"
     if {"agent", "task_id", "resolved"} <= names:
         return "long_csv"
+    if "resolved" in names and names & set(LONG_TASK_NAMES) and "agent" not in names:
+        other = sorted(names - {"resolved"} - set(LONG_TASK_NAMES))
+        raise DataError(f"{path}: line 1: a long CSV needs an 'agent' column; the header has "
+                        f"{', '.join(repr(x) for x in other) or 'none'}: rename the agent column to 'agent'")
     if {"successes", "trials"} <= names:
         absent = [c for c in TRIALS_COLUMNS if c not in names]
         raise DataError(f"{path}: line 1: the header has successes and trials but lacks column(s) "
