@@ -285,9 +285,13 @@ def test_duplicate_runs_keep_last(tmp_path, synth):
     truths, errors = synth
     a = make_runs(errors, truths)
     b = a.assign(estimate=a["truth"])  # perfect estimates in the later file
-    with pytest.warns(ReportWarning, match=f"{len(a)} run"):
+    with pytest.warns(ReportWarning, match=f"{len(a)} run.*in {tmp_path / 'a.json'}, {tmp_path / 'b.json'}"):
         runs = report.read_results([_write(tmp_path / "a.json", a), _write(tmp_path / "b.json", b)])
     assert len(runs) == len(a) and (runs["estimate"] == runs["truth"]).all()
+    # the same run with another true score: other data under the same bank label, refused
+    c = a.assign(truth=a["truth"] + 0.01)
+    with pytest.raises(ReportError, match="different true scores in .*a.json, .*c.json"):
+        report.read_results([_write(tmp_path / "a.json", a), _write(tmp_path / "c.json", c)])
 
 
 def test_cli_default_baseline_is_an_hspr_variant_when_plain_hspr_is_absent(tmp_path, synth):

@@ -222,8 +222,17 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     runs = pd.concat(frames, ignore_index=True, sort=False)
     dup = runs.duplicated(RUN_KEY, keep="last")
     if dup.any():
+        every = runs[runs.duplicated(RUN_KEY, keep=False)]
+        truths = every.groupby(RUN_KEY, dropna=False)["truth"].nunique()
+        if (truths > 1).any():
+            key = truths[truths > 1].index[0]
+            files = ", ".join(dict.fromkeys(every.set_index(RUN_KEY).loc[[key], "source_file"]))
+            raise ReportError(f"the same run (bank {key[0]}, method {key[1]}, target {key[3]}, seed {key[4]}) has "
+                              f"different true scores in {files}: the files come from different data under one bank "
+                              "label; replay with another --bank label or --tasks, or report them apart")
+        files = ", ".join(dict.fromkeys(every["source_file"]))
         warnings.warn(f"{int(dup.sum())} run(s) appear in more than one place (same bank, method, budget, target, "
-                      "seed); the copy from the file given last is used", ReportWarning, stacklevel=2)
+                      f"seed; in {files}); the copy from the file given last is used", ReportWarning, stacklevel=2)
         runs = runs.loc[~dup].reset_index(drop=True)
     return runs
 
