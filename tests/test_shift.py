@@ -82,6 +82,7 @@ def test_forward_split_on_verified_is_the_newest_20():
     (["20240101_a", "b_undated", "20240102_c"], 1, "start with a date"),
     (["20240101_a", "20240102_b", "20240103_c"], 2, "at least 2 sources"),
     (["20240101_a", "20240102_b", "20240103_c"], 0, "--newest"),
+    (["20240101_a", "20240102_b", "20251301_c", "99999999_d"], 1, "no calendar date .*20251301_c"),
 ])
 def test_forward_split_refuses(agents, newest, match):
     with pytest.raises(ValueError, match=match):

@@ -58,6 +58,22 @@ def fold_indices(agents: Sequence[str], folds: list[list[str]]) -> list[np.ndarr
     return out
 
 
+def _valid_date(yyyymmdd: str) -> bool:
+    """True for a calendar date in YYYYMMDD form (20251301 and 99999999 are not)."""
+    import datetime
+
+    try:
+        datetime.date(int(yyyymmdd[:4]), int(yyyymmdd[4:6]), int(yyyymmdd[6:8]))
+    except ValueError:
+        return False
+    return True
+
+
+def dated(agents: Sequence[str]) -> bool:
+    """True when every id starts with a calendar date ``YYYYMMDD_`` (a time-forward split can order them)."""
+    return all((m := DATE_PREFIX.match(a)) is not None and _valid_date(m.group(1)) for a in agents)
+
+
 def forward_split(agents: Sequence[str], newest: int) -> np.ndarray:
     """Row indices of the ``newest`` agents by the date that starts their id (time-forward split).
 
@@ -77,13 +93,17 @@ def forward_split(agents: Sequence[str], newest: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        If an id does not start with ``YYYYMMDD_`` (naming the first few) or ``newest`` leaves
-        fewer than 2 sources.
+        If an id does not start with ``YYYYMMDD_`` or its date is not a calendar date (naming the
+        first few), or ``newest`` leaves fewer than 2 sources.
     """
     undated = [a for a in agents if not DATE_PREFIX.match(a)]
     if undated:
         raise ValueError(f"a time-forward split needs agent ids that start with a date (YYYYMMDD_...); "
                          f"{len(undated)} of {len(agents)} do not (e.g. {undated[:3]}); use the 4-fold split instead")
+    bad = [a for a in agents if not _valid_date(DATE_PREFIX.match(a).group(1))]
+    if bad:
+        raise ValueError(f"a time-forward split orders agents by the date that starts their id; {len(bad)} id(s) start "
+                         f"with no calendar date (e.g. {bad[:3]}): fix the YYYYMMDD prefix")
     if isinstance(newest, bool) or int(newest) != newest or not 1 <= newest <= len(agents) - 2:
         raise ValueError(f"--newest must be a whole number from 1 to {len(agents) - 2} (the bank has "
                          f"{len(agents)} agents and needs at least 2 sources), got {newest!r}")

@@ -71,7 +71,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...data.folds import DATE_PREFIX, forward_split
+from ...data.folds import dated, forward_split
 from ...data.matrix import ResponseMatrix
 from ...irt.fourpl import FourPLSettings, fit_4pl
 from ...params import build_dataclass, plain
@@ -453,7 +453,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
         k = min(k_max, int((d[np.arange(m) != a] <= near).sum()))
         plan.append((a, np.setdiff1d(np.arange(m), np.argsort(d, kind="stable")[:k + 1]), source.agents[a]))
     n_new = int(round(settings.forward_fraction * m))
-    if n_new >= 1 and m - n_new >= 2 and all(DATE_PREFIX.match(a) for a in source.agents):
+    if n_new >= 1 and m - n_new >= 2 and dated(source.agents):
         new = forward_split(source.agents, n_new)
         old = np.setdiff1d(np.arange(m), new)
         plan += [(a, old, f"{source.agents[a]} (forward)") for a in new]
