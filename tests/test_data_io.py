@@ -404,3 +404,13 @@ def test_common_header_mistakes_get_a_hint(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(DataError, match=re.escape(message)):
         load_matrix(path)
+
+
+def test_ids_with_control_characters_are_refused_by_name():
+    """A tab or newline in an id broke `hspr bank agents`' TSV and the one-id-per-line outputs (hostile trial)."""
+    from hspr.data import ResponseMatrix
+
+    for agents, tasks, what in ((["a", "b\tc"], ["t"], "agent id 'b\\tc' (row 2)"),
+                                (["a", "b"], ["t\nu"], "task id 't\\nu' (column 1)")):
+        with pytest.raises(DataError, match=re.escape(what)):
+            ResponseMatrix(agents, tasks, np.zeros((len(agents), len(tasks)), int))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -243,7 +244,16 @@ class ResponseMatrix:
         return f"ResponseMatrix({self.n_agents} agents x {self.n_tasks} tasks, missing={self.n_missing}{kind}, source={self.source!r})"
 
 
+#: tabs, newlines and other control characters: an id holding one breaks every line- or tab-separated output
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def _check_unique(ids: tuple[str, ...], kind: str, src: str) -> None:
+    if _CONTROL.search("".join(ids)):  # one pass over all ids; only then find the first offender
+        i, x = next((i, x) for i, x in enumerate(ids) if _CONTROL.search(x))
+        where = "row" if kind == "agent" else "column"
+        raise DataError(f"{src}: {kind} id {x!r} ({where} {i + 1}) holds a tab, newline or other control character; "
+                        f"ids are written one per line and in tab-separated lists: remove it")
     seen: dict[str, int] = {}
     for i, x in enumerate(ids):
         if x in seen:
