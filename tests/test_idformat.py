@@ -82,6 +82,15 @@ def test_bad_predictions_name_the_line(tmp_path):
     src.write_text('{"instance_id": "a"}\n{"model_patch": "x"}\n')
     with pytest.raises(DataError, match="line 2"):
         subset_predictions(src, ["a"], tmp_path / "o.jsonl")
+    # two different predictions of an asked task are refused (hostile trial); the same one twice, or
+    # a conflict on a task not asked, is not
+    src.write_text('{"instance_id": "a", "model_patch": "x"}\n{"instance_id": "a", "model_patch": "y"}\n'
+                   '{"instance_id": "b", "model_patch": "z"}\n')
+    with pytest.raises(DataError, match="two different predictions for instance id 'a'"):
+        subset_predictions(src, ["a"], tmp_path / "o.jsonl")
+    assert subset_predictions(src, ["b"], tmp_path / "o.jsonl") == []
+    src.write_text('{"instance_id": "a", "model_patch": "x"}\n' * 2)
+    assert subset_predictions(src, ["a"], tmp_path / "o.jsonl") == []
 
 
 def test_live_next_prints_and_writes_each_form(tmp_path):

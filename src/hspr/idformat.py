@@ -101,7 +101,8 @@ def subset_predictions(src: str | Path, ids: Sequence[str], dest: str | Path) ->
     Raises
     ------
     DataError
-        For an unreadable predictions file, naming the line or item.
+        For an unreadable predictions file, naming the line or item, or two different predictions
+        of one asked task.
     """
     src, dest = Path(src), Path(dest)
     if src.resolve() == dest.resolve():
@@ -109,6 +110,11 @@ def subset_predictions(src: str | Path, ids: Sequence[str], dest: str | Path) ->
     form, recs = _read_predictions(src)
     want = set(ids)
     kept = [(i, r) for i, r in recs if i in want]
+    first: dict[str, object] = {}
+    for i, r in kept:  # two different predictions of one task: which one ran would be the harness's choice
+        if i in first and first[i] != r:
+            raise DataError(f"{src}: two different predictions for instance id {i!r}; keep one of them")
+        first.setdefault(i, r)
     if form == "jsonl":
         text = "".join(r.rstrip("\n") + "\n" for _, r in kept)
     elif form == "list":
