@@ -265,3 +265,16 @@ def test_ingest_on_a_task_subset_session_names_the_subset(files):
     msg = " ".join(res.output.split())
     assert res.exit_code == 2 and "6 tasks of the session's --tasks subset" in msg and tasks[10] in msg
     assert "nothing was recorded" in msg
+
+
+def test_live_plot_on_a_full_disk_names_the_file(files, monkeypatch):
+    """matplotlib's OSError on a full disk carried no file name (hostile trial)."""
+    from hspr.report import runplot
+
+    def full(fig, out):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(runplot, "save_figure", full)
+    assert start(files).exit_code == 0
+    res = run("live", "plot", "--session", files / "run.hspr", "--out", files / "run.png")
+    assert res.exit_code == 2 and f"cannot write {files / 'run.png'}: No space left on device" in " ".join(res.output.split())

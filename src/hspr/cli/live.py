@@ -400,7 +400,11 @@ def register(group: click.Group) -> None:
                     path = trajectory(model, live_s.budget, live_s.doc["seed"], zip(sess.queried, sess.outcomes))
                 truth = row.full_score()
                 title = f"replay of {target}: {name} on {live_s.doc['bank']['name']} (its row hidden from the fit)"
-            written = save_figure(figure_run(path, title, sw, truth, live_s.budget), out)
+            fig = figure_run(path, title, sw, truth, live_s.budget)
+            try:
+                written = save_figure(fig, out)
+            except OSError as exc:  # the message alone ('No space left on device') does not say where
+                raise OSError(f"cannot write {out}: {exc.strerror or exc}") from None
         except (HsprError, ValueError, OSError, click.BadParameter) as exc:
             _fail(exc, False)
         click.echo(f"wrote {written} ({len(path)} estimates)")
