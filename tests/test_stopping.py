@@ -69,6 +69,8 @@ def test_cli_replay_with_a_stop_width_labels_its_runs_apart(tmp_path):
     res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "m.csv"), "--methods", "uniform", "--seeds", "0",
                                     "--budget", "0.5", "--stop-width", "60", "-q", "--out", str(tmp_path / "r.json")])
     assert res.exit_code == 0, res.output
-    runs = json.loads((tmp_path / "r.json").read_text())["runs"]
+    out = json.loads((tmp_path / "r.json").read_text())
+    runs = out["runs"]
     assert {r["bank"] for r in runs} == {"m[stop 60 pp]"}
+    assert out["environment"]["numpy"] == np.__version__ and out["environment"]["hspr"] == out["hspr_version"]
     assert any(r["n_queried"] < 20 for r in runs) and all(r["n_queried"] >= 5 for r in runs)

@@ -111,6 +111,22 @@ def check_workers(ctx, param, value: int) -> int:
     return value
 
 
+def environment() -> dict:
+    """Versions a result depends on (the optimiser-based peers' numbers move with scipy and
+    scikit-learn releases), for the ``environment`` field of replay and select outputs."""
+    import platform
+    from importlib import metadata
+
+    out = {"hspr": __import__("hspr").__version__, "python": platform.python_version(),
+           "machine": platform.machine(), "cpus": os.cpu_count()}
+    for dist in ("numpy", "scipy", "scikit-learn", "pandas", "joblib"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
 def local_workers(workers: int, scheduler: str | None, console) -> int:
     """``workers``, or this machine's core count when more were asked for and no remote cluster
     (``--scheduler``) runs them: more local processes than cores only add start-up and switching

@@ -33,6 +33,7 @@ from .common import (
     check_output_file,
     check_workers,
     connected,
+    environment,
     local_workers,
     print_error,
     refuse_overwriting_inputs,
@@ -423,6 +424,7 @@ def register(group: click.Group) -> None:
         summary = summarize(pd.DataFrame(all_runs))
         payload = {
             "hspr_version": __import__("hspr").__version__,
+            "environment": environment(),
             "command": " ".join(sys.argv),
             "wall_seconds": wall,
             "runs": all_runs,

@@ -26,6 +26,7 @@ from .common import (
     check_output_file,
     check_workers,
     connected,
+    environment,
     local_workers,
     print_error,
     refuse_overwriting_inputs,
@@ -211,7 +212,8 @@ def register(group: click.Group) -> None:
                 sys.exit(2)
         command = " ".join(["hspr"] + sys.argv[1:])
         payload = {"bank": bank, "fold": fold, "fraction": fraction, "command": command,
-                   "hspr_version": __import__("hspr").__version__, "wall_seconds": time.perf_counter() - t0,
+                   "hspr_version": __import__("hspr").__version__, "environment": environment(),
+                   "wall_seconds": time.perf_counter() - t0,
                    **res.to_dict()}
         write_json_atomic(payload, Path(out))
         if config_out:
