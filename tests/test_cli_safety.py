@@ -278,3 +278,26 @@ def test_live_plot_on_a_full_disk_names_the_file(files, monkeypatch):
     assert start(files).exit_code == 0
     res = run("live", "plot", "--session", files / "run.hspr", "--out", files / "run.png")
     assert res.exit_code == 2 and f"cannot write {files / 'run.png'}: No space left on device" in " ".join(res.output.split())
+
+
+def test_a_stop_width_above_100_is_refused_before_anything_is_written(files):
+    """Review: the width was saved to the session before the stopping rule refused it, and every
+    later command failed (record even after saving its outcome)."""
+    res = start(files, "wide.hspr", "--stop-width", "150")
+    assert res.exit_code == 2 and "at most 100 pp" in res.output and not (files / "wide.hspr").exists()
+    assert start(files).exit_code == 0
+    before = (files / "run.hspr").read_bytes()
+    for cmd in ("status", "next"):
+        res = run("live", cmd, "--stop-width", "150", "--session", files / "run.hspr")
+        assert res.exit_code == 2 and "--stop-width 150 pp" in res.output
+    assert (files / "run.hspr").read_bytes() == before
+
+
+def test_a_bank_folder_given_by_its_matrix_csv_is_an_input_folder(files):
+    folder = files / "bk"
+    folder.mkdir()
+    (folder / "matrix.csv").write_text("1,0\n0,1\n")
+    (folder / "metadata.json").write_text('{"agents": ["a", "b"], "instance_ids": ["t1", "t2"]}')
+    meta = (folder / "metadata.json").read_bytes()
+    res = run("replay", "--matrix", folder / "matrix.csv", "--methods", "uniform", "--out", folder / "metadata.json")
+    assert res.exit_code == 2 and "is inside --matrix" in res.output and (folder / "metadata.json").read_bytes() == meta

@@ -377,8 +377,10 @@ def test_stop_width_and_status_output(bank, tmp_path):
     text = cli(["status", "--session", live.path])
     assert "90 % credible interval" in text and "expected interval width" in text and "continue" in text
     # the printed bounds give the printed width (both at 2 decimals, from the JSON's values)
-    lo, hi, width = (float(x) for x in re.search(r"\[([\d.]+), ([\d.]+)\] % \(width ([\d.]+) pp\)", text).groups())
+    est, lo, hi, width = (float(x) for x in re.search(
+        r"estimate ([\d.]+) %, 90 % credible interval \[([\d.]+), ([\d.]+)\] % \(width ([\d.]+) pp\)", text).groups())
     assert (lo, hi) == (round(out["lower_pp"], 2), round(out["upper_pp"], 2)) and abs(hi - lo - width) <= 0.011
+    assert est == round(out["estimate_pp"], 2) and lo <= est <= hi  # same precision: a point on a bound reads on it
     # a stop width below the forecast final width is flagged; a reachable one is not
     assert any("below the forecast width" in w and "0.5 pp" in w for w in out["warnings"])
     assert "warning: the stop width 0.5 pp is below the forecast width" in text

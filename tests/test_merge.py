@@ -70,4 +70,15 @@ def test_merge_onto_a_bundled_bank_by_name_and_build_names_the_bundled_bank(tmp_
     assert merged.n_agents == pro.n_agents + 1 and merged.n_tasks == pro.n_tasks
     assert merged.missing.sum() == pro.missing.sum() + pro.n_tasks - 3  # Pro's missing cells stay missing
     res = CliRunner().invoke(main, ["bank", "build", "lite", "--out", str(tmp_path / "l.csv")])
-    assert res.exit_code == 2 and "bundled bank, not a file" in " ".join(res.output.split())
+    assert res.exit_code == 2 and "'lite' is a bundled bank, not a file" in " ".join(res.output.split())
+
+
+def test_a_repeated_trials_bank_merges_in_place_in_its_own_form(tmp_path):
+    """Review: the in-place rule refused a trials CSV BASE, which is written back in its own form."""
+    base = tmp_path / "tb.csv"
+    base.write_text("agent,task_id,successes,trials\na,t1,2,3\na,t2,0,3\n")
+    (tmp_path / "new.csv").write_text("agent,task_id,successes,trials\nb,t1,3,3\nb,t2,1,3\n")
+    res = CliRunner().invoke(main, ["bank", "merge", str(base), str(tmp_path / "new.csv"), "--out", str(base)])
+    assert res.exit_code == 0, res.output
+    m = load_matrix(base)
+    assert m.trials == 3 and m.agents == ("a", "b") and m.values.tolist() == [[2, 0], [3, 1]]

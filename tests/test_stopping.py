@@ -35,6 +35,8 @@ def test_rules_give_a_reason_exactly_when_they_fire():
     for bad in (0, -1, float("inf"), float("nan"), True, 100.5):
         with pytest.raises(ValueError, match="stop width"):
             WidthBelow(bad)
+    # a session saved by an older version with a width above 100 pp still opens and stops as at 100
+    assert live_rule(500).check(_Sess(MIN_TASKS, 50), wide).startswith("90 % interval 20.00 pp is narrower than the stop width 100")
     # live: no stop on the width before MIN_TASKS outcomes, however wide the stop width
     assert rule.check(_Sess(MIN_TASKS - 1, 50), narrow) is None
     assert rule.check(_Sess(MIN_TASKS, 50), narrow).startswith("90 % interval 4.00 pp")

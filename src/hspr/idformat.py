@@ -112,9 +112,10 @@ def subset_predictions(src: str | Path, ids: Sequence[str], dest: str | Path) ->
     kept = [(i, r) for i, r in recs if i in want]
     first: dict[str, object] = {}
     for i, r in kept:  # two different predictions of one task: which one ran would be the harness's choice
-        if i in first and first[i] != r:
+        rec = json.loads(r) if isinstance(r, str) else r  # JSON Lines: compare the records, not their spelling
+        if i in first and first[i] != rec:
             raise DataError(f"{src}: two different predictions for instance id {i!r}; keep one of them")
-        first.setdefault(i, r)
+        first.setdefault(i, rec)
     if form == "jsonl":
         text = "".join(r.rstrip("\n") + "\n" for _, r in kept)
     elif form == "list":

@@ -403,7 +403,7 @@ def _method_settings(name: str, config) -> dict:
 
 
 def check_stop_width(pp: float | None) -> None:
-    """Refuse a stop width that is not a finite number > 0 (percentage points); None is allowed.
+    """Refuse a stop width that is not a finite number in (0, 100] (percentage points); None is allowed.
 
     Raises
     ------
@@ -417,6 +417,9 @@ def check_stop_width(pp: float | None) -> None:
         raise LiveSessionError(f"stop width must be a finite number > 0 percentage points (e.g. 6), got {pp!r}; "
                                "leave it out at start, or give 'none' to `next` / `status`, to stop only when the "
                                "budget is spent")
+    if pp > 100:
+        raise LiveSessionError(f"--stop-width {pp:g} pp: a 90 % interval of a score in [0, 100] % is at most 100 pp "
+                               "wide; give a width of 100 pp or less, or 'none' to stop only when the budget is spent")
 
 
 #: start of the warning about a torn last record (:class:`LiveSession`)

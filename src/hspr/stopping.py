@@ -98,4 +98,5 @@ def live_rule(stop_width_pp: float | None) -> StoppingRule:
     and a session given a wide stop width stopped before running a task)."""
     if stop_width_pp is None:
         return BudgetSpent()
-    return AnyOf((BudgetSpent(), WidthBelow(float(stop_width_pp), min_tasks=MIN_TASKS)))
+    # a width above 100 pp (refused now, saved by older versions) fires on every interval, as 100 does
+    return AnyOf((BudgetSpent(), WidthBelow(min(float(stop_width_pp), 100.0), min_tasks=MIN_TASKS)))

@@ -167,7 +167,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> N
     refuse_overwriting_inputs(out, "--out", {"PATH": path, "--tasks": tasks})
     _refuse_json_name(out)
     if str(path) in BANKS and not path.exists():
-        raise click.BadParameter(f"{path!r} is a bundled bank, not a file: `hspr bank merge {path} NEW --out FILE` adds "
+        raise click.BadParameter(f"'{path}' is a bundled bank, not a file: `hspr bank merge {path} NEW --out FILE` adds "
                                  f"your runs to it, `hspr bank validate {path}` checks it", param_hint="PATH")
     m = _run(lambda: build_bank(path, split=split, tasks=tasks))
     try:
@@ -219,7 +219,9 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
     """
     refuse_overwriting_inputs(out, "--out", {"NEW": new, **({"BASE": base} if base.is_dir() else {})})
     _refuse_json_name(out)
-    if base.is_file() and same_file(out, base) and _run(lambda: detect_form(base)) != "wide_csv":
+    # the merged bank is written as a wide CSV, or as a repeated-trials CSV when it has trials: in place,
+    # BASE keeps its form only if it is one of those
+    if base.is_file() and same_file(out, base) and _run(lambda: detect_form(base)) not in ("wide_csv", "trials_csv"):
         raise click.BadParameter(f"{out} is BASE, a {FORMS[detect_form(base)]}; the merged bank is written as a wide "
                                  "CSV, which would replace that form: give another file", param_hint="--out")
     bundled = str(base) in BANKS and not base.exists()  # a bundled bank by name, its missing cells kept missing

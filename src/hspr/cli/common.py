@@ -86,7 +86,10 @@ def refuse_overwriting_inputs(out: str | os.PathLike | None, option: str,
         if same_file(out, p):
             raise click.BadParameter(f"{option} {out} is also {what}; writing there would overwrite it: choose "
                                      "another file", param_hint=option)
-        if Path(p).is_dir() and Path(out).resolve().is_relative_to(Path(p).resolve()):
+        folder = Path(p)
+        if folder.name == "matrix.csv" and (folder.parent / "metadata.json").is_file():
+            folder = folder.parent  # a bank folder given by its header-less matrix: the folder is the input
+        if folder.is_dir() and Path(out).resolve().is_relative_to(folder.resolve()):
             raise click.BadParameter(f"{option} {out} is inside {what} ({p}); writing there could overwrite a file "
                                      "of that input: choose a file outside it", param_hint=option)
 

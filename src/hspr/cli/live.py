@@ -84,8 +84,9 @@ def status_lines(st: LiveStatus) -> list[str]:
     if st.estimate is None:
         out.append("estimate: none yet (the method needs at least one outcome)")
     else:
-        # bounds at the width's precision, so that upper - lower reads as the printed width
-        out.append(f"estimate {_fmt_pp(d['estimate_pp'])} %, 90 % credible interval "
+        # estimate and bounds at the width's precision: upper - lower reads as the printed width, and a
+        # point on a bound is printed on it
+        out.append(f"estimate {_fmt_pp(d['estimate_pp'], 2)} %, 90 % credible interval "
                    f"[{_fmt_pp(d['lower_pp'], 2)}, {_fmt_pp(d['upper_pp'], 2)}] % (width {_fmt_pp(d['width_pp'], 2)} pp)")
         if st.estimate.shift is not None:
             out.append(f"shift: {st.estimate.shift.message}")

@@ -803,8 +803,9 @@ def detect_form(path: str | Path) -> str:
         return "long_csv"
     if "resolved" in names and names & set(LONG_TASK_NAMES) and "agent" not in names:
         other = sorted(names - {"resolved"} - set(LONG_TASK_NAMES))
-        raise DataError(f"{path}: line 1: a long CSV needs an 'agent' column; the header has "
-                        f"{', '.join(repr(x) for x in other) or 'none'}: rename the agent column to 'agent'")
+        fix = (f"the header has {', '.join(repr(x) for x in other)}: rename the agent column to 'agent'" if other
+               else "add a column 'agent' naming the agent of each row")
+        raise DataError(f"{path}: line 1: a long CSV needs an 'agent' column; {fix}")
     if {"successes", "trials"} <= names:
         absent = [c for c in TRIALS_COLUMNS if c not in names]
         raise DataError(f"{path}: line 1: the header has successes and trials but lacks column(s) "
