@@ -205,8 +205,8 @@ def agents_cmd(bank: str, as_json: bool) -> None:
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("new", type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Where to write the merged bank as a wide CSV (it may be BASE itself when BASE is a wide CSV; "
-                   "never NEW).")
+              help="Where to write the merged bank as a wide CSV (a repeated-trials CSV for trial banks); it may "
+                   "be BASE itself when BASE has that form, never NEW.")
 @click.option("--prefer", type=click.Choice(["refuse", "new", "base"]), default="refuse", show_default=True,
               help="A cell both banks have with different outcomes: refuse the merge, or keep NEW's or BASE's.")
 def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
