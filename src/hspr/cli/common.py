@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from ..data.io import bank_dir_of
 from ..parallel import BACKENDS, cluster
 
 #: pip extra that provides each cluster backend
@@ -86,9 +87,7 @@ def refuse_overwriting_inputs(out: str | os.PathLike | None, option: str,
         if same_file(out, p):
             raise click.BadParameter(f"{option} {out} is also {what}; writing there would overwrite it: choose "
                                      "another file", param_hint=option)
-        folder = Path(p)
-        if folder.name == "matrix.csv" and (folder.parent / "metadata.json").is_file():
-            folder = folder.parent  # a bank folder given by its header-less matrix: the folder is the input
+        folder = bank_dir_of(p) or Path(p)  # a bank folder given by its matrix.csv: the folder is the input
         if folder.is_dir() and Path(out).resolve().is_relative_to(folder.resolve()):
             raise click.BadParameter(f"{option} {out} is inside {what} ({p}); writing there could overwrite a file "
                                      "of that input: choose a file outside it", param_hint=option)

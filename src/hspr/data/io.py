@@ -748,6 +748,14 @@ def _looks_like_bank_dir(folder: Path) -> bool:
     return (folder / "matrix.csv").is_file() and (folder / "metadata.json").is_file()
 
 
+def bank_dir_of(path: str | Path) -> Path | None:
+    """The bank folder (header-less ``matrix.csv`` + ``metadata.json``) that ``path`` is, or whose
+    ``matrix.csv`` it is; None otherwise."""
+    path = Path(path)
+    folder = path.parent if path.name == "matrix.csv" else path
+    return folder if _looks_like_bank_dir(folder) else None
+
+
 def _detect_dir(path: Path) -> str:
     if _looks_like_bank_dir(path):
         return "bank_dir"
@@ -811,7 +819,7 @@ def detect_form(path: str | Path) -> str:
         raise DataError(f"{path}: line 1: the header has successes and trials but lacks column(s) "
                         f"{', '.join(absent)}; a repeated-trials CSV needs '{','.join(TRIALS_COLUMNS)}'")
     if first and np.isin(np.char.lower(np.char.strip(np.array(first, dtype=str))), list(RESOLVED | UNRESOLVED | MISSING)).all():
-        if path.name == "matrix.csv" and (path.parent / "metadata.json").is_file():
+        if bank_dir_of(path) is not None:
             return "bank_dir"
         raise DataError(
             f"{path}: line 1 has no header (it holds outcome values); add a header 'agent,<task ids...>', "
