@@ -74,7 +74,7 @@ from .journal import LiveSessionError
 from .methods import REGISTRY, method_class
 from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
 from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, trajectory
-from .stopping import live_rule
+from .stopping import MAX_WIDTH_PP, live_rule
 
 try:  # POSIX advisory locks; elsewhere single-process use is assumed
     import fcntl
@@ -417,9 +417,10 @@ def check_stop_width(pp: float | None) -> None:
         raise LiveSessionError(f"stop width must be a finite number > 0 percentage points (e.g. 6), got {pp!r}; "
                                "leave it out at start, or give 'none' to `next` / `status`, to stop only when the "
                                "budget is spent")
-    if pp > 100:
-        raise LiveSessionError(f"--stop-width {pp:g} pp: a 90 % interval of a score in [0, 100] % is at most 100 pp "
-                               "wide; give a width of 100 pp or less, or 'none' to stop only when the budget is spent")
+    if pp > MAX_WIDTH_PP:
+        raise LiveSessionError(f"--stop-width {pp:g} pp: a 90 % interval of a score in [0, 100] % is at most "
+                               f"{MAX_WIDTH_PP:g} pp wide; give a width of {MAX_WIDTH_PP:g} pp or less, or 'none' to "
+                               "stop only when the budget is spent")
 
 
 #: start of the warning about a torn last record (:class:`LiveSession`)

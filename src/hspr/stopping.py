@@ -38,6 +38,9 @@ class BudgetSpent(StoppingRule):
 #: an interval from a handful of equal outcomes can be degenerate
 MIN_TASKS = 5
 
+#: the widest a 90 % interval of a score in [0, 100] % can be, so the largest stop width accepted (pp)
+MAX_WIDTH_PP = 100.0
+
 #: widths within this many pp of the stop width count as equal to it (float rounding of upper - lower)
 WIDTH_TOL_PP = 1e-9
 
@@ -61,9 +64,9 @@ class WidthBelow(StoppingRule):
         w = self.width_pp
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not (0 < w < float("inf")):
             raise ValueError(f"stop width must be a finite number > 0 percentage points, got {w!r}")
-        if w > 100:
-            raise ValueError(f"stop width {w:g} pp: a 90 % interval of a score in [0, 100] % is at most 100 pp wide; "
-                             "give a width of 100 pp or less")
+        if w > MAX_WIDTH_PP:
+            raise ValueError(f"stop width {w:g} pp: a 90 % interval of a score in [0, 100] % is at most "
+                             f"{MAX_WIDTH_PP:g} pp wide; give a width of {MAX_WIDTH_PP:g} pp or less")
 
     def check(self, session: Session, estimate: ScoreEstimate | None) -> str | None:
         # narrower by more than float rounding: [0.53, 0.61] is 8 pp on the 1/500 lattice, but
@@ -99,4 +102,4 @@ def live_rule(stop_width_pp: float | None) -> StoppingRule:
     if stop_width_pp is None:
         return BudgetSpent()
     # a width above 100 pp (refused now, saved by older versions) fires on every interval, as 100 does
-    return AnyOf((BudgetSpent(), WidthBelow(min(float(stop_width_pp), 100.0), min_tasks=MIN_TASKS)))
+    return AnyOf((BudgetSpent(), WidthBelow(min(float(stop_width_pp), MAX_WIDTH_PP), min_tasks=MIN_TASKS)))
