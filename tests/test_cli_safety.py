@@ -57,6 +57,22 @@ def test_outputs_that_name_an_input_are_refused_and_the_input_is_kept(files):
     assert (files / "bank.csv").read_bytes() == bank
 
 
+def test_outputs_never_overwrite_the_files_a_session_was_started_from(files):
+    from hspr.data.io import load_matrix
+
+    tasks = list(load_matrix(files / "bank.csv").tasks[:30])
+    (files / "subset.txt").write_text("\n".join(tasks) + "\n")
+    kept = {n: (files / n).read_bytes() for n in ("subset.txt", "cfg.json")}
+    assert start(files, "run.hspr", "--tasks", files / "subset.txt").exit_code == 0
+    for name, what in (("subset.txt", "--tasks"), ("cfg.json", "--config")):
+        for cmd in ("next", "plot"):
+            res = run("live", cmd, "--out", files / name, "--session", files / "run.hspr")
+            assert res.exit_code == 2 and f"the session's {what} file" in res.output, res.output
+            assert (files / name).read_bytes() == kept[name]
+    assert run("live", "next", "--out", files / "ids.txt", "--session", files / "run.hspr").exit_code == 0
+    assert (files / "ids.txt").read_text().split()[0] in tasks
+
+
 def test_force_keeps_the_replaced_session_beside_the_new_one(files):
     assert start(files).exit_code == 0
     task = run("live", "next", "--session", files / "run.hspr").output.split()[0]

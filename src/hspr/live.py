@@ -18,8 +18,9 @@ event, each appended and ``fsync``'ed before the command returns, so an outcome 
 once ``record`` / ``ingest`` returns and a process killed at any moment leaves at most an
 incomplete last line, which readers ignore. The header holds the bank (name or matrix path,
 and :meth:`ResponseMatrix.digest`), the method and its settings (for HSPR,
-:meth:`HSPRConfig.to_dict`), budget, seed, stop width, and the hspr version and code digest
-that wrote it. The events:
+:meth:`HSPRConfig.to_dict`), budget, seed, stop width, the absolute paths of the files ``start``
+read (``--tasks``, ``--config``: outputs never overwrite them), and the hspr version and code
+digest that wrote it. The events:
 
 ``{"type": "ask", "k": K, "tasks": [...]}``
     a call of ``ask_batch(K)`` that chose new tasks (re-asking pending tasks is not logged:
@@ -503,6 +504,7 @@ class LiveSession:
         missing_as_zero: bool = True,
         overwrite: bool = False,
         tasks=None,
+        input_files: dict[str, str | Path] | None = None,
     ) -> LiveSession:
         """Fit ``method`` on every row of the bank and write a new session file.
 
@@ -533,6 +535,10 @@ class LiveSession:
         tasks : list of str, optional
             Score over this subset of the bank's tasks only (e.g. the 484 of 500 Verified tasks
             a leaderboard evaluates); stored in the session file.
+        input_files : dict, optional
+            The files the session was started from, by option (e.g. ``{"--tasks": "subset.txt"}``);
+            their absolute paths are stored so that later outputs never overwrite them
+            (:meth:`input_paths`).
 
         Returns
         -------
@@ -591,6 +597,7 @@ class LiveSession:
             "budget": b,
             "seed": int(seed),
             "stop_width_pp": None if stop_width is None else float(stop_width),
+            "input_files": {str(k): str(Path(v).resolve()) for k, v in (input_files or {}).items() if v is not None},
             "events": [],
         }
         live = cls(path, journal.JournalFile(doc, SESSION_VERSION, 0), mat, fit_model(method, settings, mat))
@@ -808,6 +815,17 @@ class LiveSession:
     def stop_width(self) -> float | None:
         """The stop width in percentage points (None: stop only when the budget is spent)."""
         return self.doc.get("stop_width_pp")
+
+    def input_paths(self) -> dict[str, str]:
+        """Files this session reads or was started from, by description -> path: the bank matrix
+        (``--matrix``) and the files given to ``start`` (``--tasks``, ``--config``). An output
+        must never overwrite one of them (the CLI refuses). Sessions written before this field
+        existed give only the matrix."""
+        out = {"the session's bank matrix": self.doc["bank"].get("matrix")}
+        files = self.doc.get("input_files")
+        if isinstance(files, dict):
+            out.update({f"the session's {k} file": v for k, v in files.items() if isinstance(v, str)})
+        return {k: v for k, v in out.items() if v is not None}
 
     def set_stop_width(self, pp: float | None) -> None:
         """Change the stop width (percentage points; None removes it) and save."""

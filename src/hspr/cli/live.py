@@ -213,7 +213,8 @@ def register(group: click.Group) -> None:
                                              "and settings, then cached; can take minutes)"):
                 live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
                                             seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
-                                            overwrite=force, tasks=tasks)
+                                            overwrite=force, tasks=tasks,
+                                            input_files={"--tasks": tasks_path, "--config": config_path})
             st = live_s.status()
         except (LiveSessionError, DataError, BudgetError, ValueError, json.JSONDecodeError, click.BadParameter,
                 OSError) as exc:
@@ -249,7 +250,7 @@ def register(group: click.Group) -> None:
         try:
             live_s = _open(session_path, stop_width)
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, "--predictions": predictions,
-                                                     "the session's bank matrix": live_s.doc["bank"].get("matrix")})
+                                                     **live_s.input_paths()})
             tasks = live_s.next(k)
             st = live_s.status() if as_json else None  # the text output needs only the stop reason
             why = st.stop_reason if st is not None else live_s.stop_reason()
@@ -376,8 +377,7 @@ def register(group: click.Group) -> None:
 
         try:
             live_s = LiveSession.open(session_path)
-            refuse_overwriting_inputs(out, "--out", {"the session file": session_path,
-                                                     "the session's bank matrix": live_s.doc["bank"].get("matrix")})
+            refuse_overwriting_inputs(out, "--out", {"the session file": session_path, **live_s.input_paths()})
             sw = live_s.stop_width
             if target is None:
                 path, truth = live_s.trajectory(), None
