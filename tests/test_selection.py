@@ -334,6 +334,7 @@ def test_selection_on_dask_local_cluster_matches_local(bank, selected):
     (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler needs --backend"),
     (["--fraction", "0"], "--fraction"),
     (["--eval-nodes", "8"], "n_nodes must be >= 16"),
+    (["--fast", "--eval-nodes", "64"], "give either --fast"),
     (["--out", "{csv}/x.json"], "--out"),
 ])
 def test_cli_select_refuses_bad_options_before_work(tmp_path, extra, needle):
@@ -382,3 +383,23 @@ def test_cli_select_on_a_bundled_bank_keeps_missing_cells_when_asked(tmp_path, m
                                     "--out", str(tmp_path / "o.json")])
     assert res.exit_code == 2 and "stop here" in res.output
     assert seen[0].n_agents == 10 and seen[0].n_missing == n_missing
+
+
+@pytest.mark.parametrize("extra, expect", [([], (None, None)), (["--fast"], (2048, 32768)),
+                                           (["--eval-nodes", "64"], (64, None))])
+def test_cli_select_fast_is_the_shipped_evaluation_settings(tmp_path, monkeypatch, extra, expect):
+    from hspr.cli import main
+    from hspr.methods.hspr import selection as sel
+
+    seen = []
+
+    def fake(src, **kw):
+        seen.append((kw["eval_nodes"], kw["eval_draws"]))
+        raise DataError("stop here")
+
+    monkeypatch.setattr(sel, "select_config", fake)
+    path = write_wide_csv(tiny_bank(n_agents=9, seed=3), tmp_path / "toy.csv")
+    res = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "0", "-q", *extra,
+                                    "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 2 and "stop here" in res.output
+    assert seen == [expect]

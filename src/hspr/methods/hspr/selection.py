@@ -63,6 +63,10 @@ STAGE1_DECISION = "mean"
 TIE_TOL = 1e-12
 
 SHIPPED_FILE = "selected_configs.json"
+#: ``hspr select --fast``: importance nodes and predictive draws inside selection only (the
+#: settings the shipped Verified folds 1-3 and Full folds were selected with)
+FAST_EVAL_NODES = 2048
+FAST_EVAL_DRAWS = 32768
 
 Progress = Callable[[int, int], None]
 
