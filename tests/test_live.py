@@ -518,6 +518,20 @@ def test_two_processes_share_one_file(bank, tmp_path):
     assert a.recorded == b.recorded and a.pending == b.pending
 
 
+@pytest.mark.parametrize("same_settings", [True, False])
+def test_a_command_never_writes_into_a_session_replaced_after_it_opened(bank, tmp_path, same_settings):
+    """A record waiting for the lock while ``start --force`` replaced the file (found by a hostile
+    trial: its outcome landed in the new session, or made it unreadable)."""
+    old = new(bank, tmp_path)
+    task = old.tasks[0]  # no event yet: the new file's (empty) events extend the old one's
+    replaced = new(bank, tmp_path, budget=12 if same_settings else 20, overwrite=True)
+    with pytest.raises(LiveSessionError, match="was replaced"):
+        old.record(task, 1)
+    with pytest.raises(LiveSessionError, match="was replaced"):
+        old.next(1)
+    assert LiveSession.open(replaced.path).doc["events"] == []
+
+
 # ---------------------------------------------------------------------- the bundled lite bank
 def test_lite_bank_session(tmp_path):
     p = tmp_path / "lite.hspr"

@@ -19,8 +19,9 @@ once ``record`` / ``ingest`` returns and a process killed at any moment leaves a
 incomplete last line, which readers ignore. The header holds the bank (name or matrix path,
 and :meth:`ResponseMatrix.digest`), the method and its settings (for HSPR,
 :meth:`HSPRConfig.to_dict`), budget, seed, stop width, the absolute paths of the files ``start``
-read (``--tasks``, ``--config``: outputs never overwrite them), and the hspr version and code
-digest that wrote it. The events:
+read (``--tasks``, ``--config``: outputs never overwrite them), a random session id, and the hspr
+version and code digest that wrote it. A command appends only to the session it opened: if the
+file was replaced meanwhile (``start --force``; another id), it writes nothing and says so. The events:
 
 ``{"type": "ask", "k": K, "tasks": [...]}``
     a call of ``ask_batch(K)`` that chose new tasks (re-asking pending tasks is not logged:
@@ -56,6 +57,7 @@ other methods scale the width by sqrt(rho), rho the share of unobserved tasks le
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import shutil
 import time
@@ -277,6 +279,13 @@ def _file_lock(path: Path):
             yield
         finally:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _identity(doc: dict) -> tuple:
+    """What tells one session file from another written at the same path: its random id (files
+    written before ids existed: none), creation time, bank digest, method, budget and seed."""
+    return (doc.get("id"), doc.get("created"), doc["bank"].get("digest"), json.dumps(doc["method"], sort_keys=True),
+            doc["budget"], doc["seed"])
 
 
 def _real(path: Path) -> Path:
@@ -583,6 +592,7 @@ class LiveSession:
             "version": SESSION_VERSION,
             "hspr_version": __version__,
             "code": code_digest(),
+            "id": os.urandom(16).hex(),
             "created": _now(),
             "bank": {
                 "name": bank if matrix is None else (bank or Path(matrix).stem),
@@ -746,6 +756,11 @@ class LiveSession:
             raise LiveSessionError(f"{self.path}: the session file was removed")
         self._file = _read_doc(self.path)
         disk = self._file.doc
+        if _identity(disk) != _identity(self.doc):
+            raise LiveSessionError(
+                f"{self.path}: the session file was replaced (hspr live start --force?) after this command opened "
+                "it; nothing was written to it: repeat the command, which then reads the new session"
+            )
         mine, theirs = self.doc["events"], disk["events"]
         if theirs[: len(mine)] != mine:
             raise LiveSessionError(
