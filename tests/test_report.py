@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import click
 import numpy as np
@@ -290,8 +291,40 @@ def test_duplicate_runs_keep_last(tmp_path, synth):
     assert len(runs) == len(a) and (runs["estimate"] == runs["truth"]).all()
     # the same run with another true score: other data under the same bank label, refused
     c = a.assign(truth=a["truth"] + 0.01)
-    with pytest.raises(ReportError, match="different true scores in .*a.json, .*c.json"):
+    with pytest.raises(ReportError, match="different true scores: .* in .*a.json .*; .* in .*c.json"):
         report.read_results([_write(tmp_path / "a.json", a), _write(tmp_path / "c.json", c)])
+
+
+def test_one_truth_per_target_across_methods_and_files(tmp_path, synth):
+    """Two methods replayed on different matrices under one bank label were compared silently
+    (a hostile trial); within one file too, a hand-edited truth moved one method's MAE."""
+    truths, errors = synth
+    a = make_runs(errors, truths)
+    other = a[a["method"] != "hspr"].assign(truth=lambda d: d["truth"] + 0.02)
+    mine = a[a["method"] == "hspr"]
+    with pytest.raises(ReportError, match=r"target 'lite_a00' of bank 'lite' has different true scores: 10 % in "
+                                          r".*hspr.json \(method hspr, seed 0\); 12 % in .*peers.json"):
+        report.read_results([_write(tmp_path / "hspr.json", mine), _write(tmp_path / "peers.json", other)])
+    one = a.copy()
+    one.loc[3, "truth"] = 0.99
+    with pytest.raises(ReportError, match="different true scores"):
+        report.read_results(_write(tmp_path / "one.json", one))
+    assert len(report.read_results(_write(tmp_path / "a.json", a))) == len(a)  # one truth per target: fine
+
+
+@pytest.mark.parametrize("field, value, needle", [
+    ("estimate", 5.0, "'estimate' must be a score on the 0-1 scale"),
+    ("upper", 37.0, "'upper' must be a score on the 0-1 scale"),
+    ("budget_fraction", 7.0, "'budget_fraction' must be a share of the tasks, in (0, 1]"),
+    ("budget_fraction", 0.0, "'budget_fraction' must be a share of the tasks"),
+])
+def test_impossible_numbers_are_refused_with_the_run(tmp_path, synth, field, value, needle):
+    truths, errors = synth
+    a = make_runs(errors, truths, intervals={k: 0.05 for k in errors})
+    a[field] = a[field].astype(float)
+    a.loc[3, field] = value
+    with pytest.raises(ReportError, match=re.escape(f"run 3: {needle}")):
+        report.read_results(_write(tmp_path / "a.json", a))
 
 
 def test_cli_default_baseline_is_an_hspr_variant_when_plain_hspr_is_absent(tmp_path, synth):

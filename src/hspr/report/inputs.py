@@ -27,6 +27,9 @@ NOMINAL_LEVEL = 0.90
 BAND_PP = 2.0
 #: columns every run record needs
 REQUIRED_COLUMNS = ("bank", "method", "seed", "target", "budget", "budget_fraction", "estimate", "truth")
+#: estimates and interval ends outside this range are not scores on the 0-1 scale (a method may
+#: step a little outside [0, 1], e.g. an inverse-probability-weighted estimate)
+SCALE_RANGE = (-1.0, 2.0)
 #: a run is identified by these; a later file's run replaces an earlier one with the same key
 RUN_KEY = ["bank", "method", "budget_fraction", "target", "seed"]
 #: Wilcoxon signed-rank zero handling: 'wilcox' drops zero differences before ranking
@@ -163,8 +166,9 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
         When the object has no ``runs``, an unknown layout or missing columns, or naming the run
         (0-based) and field when a run lacks a field or holds the wrong type: bank / method /
         target must be non-empty strings, estimate / truth / budget_fraction finite numbers
-        (truth in [0, 1]), budget / seed integers, and lower / upper (and each lower_<pct> /
-        upper_<pct> pair) both numbers or both absent / null.
+        (truth in [0, 1], estimate and interval ends in :data:`SCALE_RANGE`, budget_fraction in
+        (0, 1]), budget / seed integers, and lower / upper (and each lower_<pct> / upper_<pct>
+        pair) both numbers or both absent / null.
     """
     expect = "expected the JSON object written by `hspr replay --out` (keys 'runs' and 'summary')"
     if not isinstance(obj, dict):
@@ -186,6 +190,13 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
     _check_intervals(runs, df, source)
     _refuse(source, runs, (df["truth"] < 0) | (df["truth"] > 1), "truth",
             "on the 0-1 scale, in [0, 1] (not %)")
+    # a method may step a little outside [0, 1] (an inverse-probability-weighted estimate can),
+    # but not by a whole score: such a value is a percentage or a broken record
+    for col in ["estimate"] + [c for c in df.columns if _INTERVAL_COLUMN.match(str(c))]:
+        _refuse(source, runs, (df[col] < SCALE_RANGE[0]) | (df[col] > SCALE_RANGE[1]), col,
+                f"a score on the 0-1 scale (between {SCALE_RANGE[0]:g} and {SCALE_RANGE[1]:g}; not %)")
+    _refuse(source, runs, (df["budget_fraction"] <= 0) | (df["budget_fraction"] > 1), "budget_fraction",
+            "a share of the tasks, in (0, 1]")
     df["budget_fraction"] = df["budget_fraction"].round(6)
     df["source_file"] = source
     return df
@@ -209,7 +220,8 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     Raises
     ------
     ReportError
-        Naming the file that cannot be read, is not JSON, or has no usable ``runs``.
+        Naming the file that cannot be read, is not JSON, or has no usable ``runs``; or naming
+        the files and methods where one target of a bank has different true scores.
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -220,21 +232,35 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
         obj = read_json(p, ReportError, hint="expected the file written by `hspr replay --out`")
         frames.append(runs_frame(obj, str(p)))
     runs = pd.concat(frames, ignore_index=True, sort=False)
+    _check_one_truth(runs)
     dup = runs.duplicated(RUN_KEY, keep="last")
     if dup.any():
         every = runs[runs.duplicated(RUN_KEY, keep=False)]
-        truths = every.groupby(RUN_KEY, dropna=False)["truth"].nunique()
-        if (truths > 1).any():
-            key = truths[truths > 1].index[0]
-            files = ", ".join(dict.fromkeys(every.set_index(RUN_KEY).loc[[key], "source_file"]))
-            raise ReportError(f"the same run (bank {key[0]}, method {key[1]}, target {key[3]}, seed {key[4]}) has "
-                              f"different true scores in {files}: the files come from different data under one bank "
-                              "label; replay with another --bank label or --tasks, or report them apart")
         files = ", ".join(dict.fromkeys(every["source_file"]))
         warnings.warn(f"{int(dup.sum())} run(s) appear in more than one place (same bank, method, budget, target, "
                       f"seed; in {files}); the copy from the file given last is used", ReportWarning, stacklevel=2)
         runs = runs.loc[~dup].reset_index(drop=True)
     return runs
+
+
+def _check_one_truth(runs: pd.DataFrame) -> None:
+    """ReportError unless every target of a bank has one true score over all runs, methods and files.
+
+    Runs of one (bank, target) with different true scores come from different data under one
+    bank label (another matrix, or a task subset): their errors cannot be compared, and the
+    paired statistics would pair unlike things. Truths equal to 12 decimals count as one.
+    """
+    key = ["bank", "target"]
+    n = runs.assign(_t=runs["truth"].round(12)).groupby(key, sort=False)["_t"].nunique()
+    if not (n > 1).any():
+        return
+    bank, target = n[n > 1].index[0]
+    sub = runs[(runs["bank"] == bank) & (runs["target"] == target)]
+    seen = sub.assign(pp=(100 * sub["truth"]).round(3)).drop_duplicates("pp")
+    where = "; ".join(f"{r.pp:g} % in {r.source_file} (method {r.method}, seed {r.seed})" for r in seen.itertuples())
+    raise ReportError(f"target {target!r} of bank {bank!r} has different true scores: {where}. The runs come from "
+                      "different data under one bank label (another matrix or task subset): replay with another "
+                      "--bank label or --tasks, or report them apart")
 
 
 def _check_runs(runs: pd.DataFrame, source: str = "runs") -> pd.DataFrame:
