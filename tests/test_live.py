@@ -203,9 +203,17 @@ def test_ingest_refusals_record_nothing(bank, tmp_path):
     broken.write_text('{"x": {"resolved": tr')
     with pytest.raises(HarnessFormatError, match="report.json: invalid JSON"):
         live.ingest(broken)
+    # one task twice with different outcomes: plain json keeps the last silently (a hostile trial)
+    broken.write_text(f'{{"{b}": {{"resolved": true}}, "{b}": {{"resolved": false}}}}')
+    with pytest.raises(HarnessFormatError, match=f"report.json: key '{b}' appears twice in one object with "
+                                                 "different values"):
+        live.ingest(broken)
     assert live.recorded == {a: 1}
     err = cli(["ingest", broken, "--session", live.path, "--json"], ok=False)
     assert str(broken) in err["error"]
+    broken.write_text(f'{{"{b}": {{"resolved": true}}, "{b}": {{"resolved": true}}}}')  # the same twice: one outcome
+    live.ingest(broken)
+    assert live.recorded == {a: 1, b: 1}
 
 
 def test_other_bank_digest_refused(bank, tmp_path):

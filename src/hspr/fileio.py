@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import HsprError
+from .errors import HsprError, shorten
 
 
 def _json_default(x):
@@ -113,6 +113,23 @@ def read_text(path, error: type[Exception] = HsprError, what: str = "", raise_mi
         raise error(f"{where}: cannot read ({exc.strerror or exc})") from None
 
 
+class _ConflictingKey(ValueError):
+    """A JSON object names one key twice with different values."""
+
+
+def _unique_keys(pairs: list) -> dict:
+    """``object_pairs_hook`` of :func:`read_json`: a key given twice must carry the same value (the
+    plain parser keeps the last one silently; a report listing a task as resolved and then as
+    unresolved is ambiguous)."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out and out[key] != value:
+            raise _ConflictingKey(f"key {key!r} appears twice in one object with different values "
+                                  f"({shorten(json.dumps(out[key]))}, then {shorten(json.dumps(value))}); keep one")
+        out[key] = value
+    return out
+
+
 def read_json(path, error: type[Exception] = HsprError, what: str = "", text: str | None = None, hint: str = "",
               raise_missing: bool = False):
     """Parse a JSON file (or its already read ``text``): the one JSON reader of the package.
@@ -121,13 +138,15 @@ def read_json(path, error: type[Exception] = HsprError, what: str = "", text: st
     ------
     error
         As :func:`read_text`, or ``"<what> <path>: invalid JSON at line L, column C (reason)"``
-        followed by ``hint``.
+        followed by ``hint``, or naming a key that one object gives twice with different values.
     """
     where = f"{what} {path}" if what else str(path)
     if text is None:
         text = read_text(path, error, what, raise_missing)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except _ConflictingKey as exc:
+        raise error(f"{where}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise error(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
                     + (f"; {hint}" if hint else "")) from None
