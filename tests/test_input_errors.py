@@ -193,6 +193,41 @@ def test_targets_that_are_also_source_rows_are_told_apart_by_outcomes(tmp_path):
     assert f"1 --targets id(s) also name source rows of m with other outcomes ({m.agents[1]})" in text
 
 
+def test_targets_that_copy_source_rows_under_new_ids_are_warned_about(tmp_path):
+    """A new-user trial replayed exact copies of Verified rows under new names as --targets and got
+    MAE 0.76 with no word. Copies are named from 50 shared tasks on; other rows are not."""
+    m = simulate_matrix(12, 60, seed=6)[0]
+    csv = write_csv(m, tmp_path / "m.csv")
+    vals = m.values[[3, 7, 2]].copy()
+    vals[2, 0] = 1 - vals[2, 0]  # one outcome differs: not a copy
+    pd.DataFrame(vals, index=pd.Index(["new_a", "new_b", "new_c"], name="agent"), columns=m.tasks).to_csv(tmp_path / "t.csv")
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--targets", str(tmp_path / "t.csv"), "--methods",
+                                    "uniform", "--seeds", "0", "-q", "--out", str(tmp_path / "o.json")])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 0, res.output
+    assert (f"2 --targets row(s) have exactly the outcomes of a source row of m under another id "
+            f"(new_a = {m.agents[3]}, new_b = {m.agents[7]})") in text
+    assert "new_c =" not in text
+
+
+@pytest.mark.parametrize("label, expect", [(None, "m"), ("mine", "mine"), ("verified", None), ("Verified", None),
+                                           ("all", None)])
+def test_replay_matrix_label_follows_select_rule(tmp_path, label, expect):
+    """--bank with --matrix is a label; a bundled bank's name (any case) is refused, as by select (a
+    new-user trial saw 'verified' ignored silently and 'Verified' used as the label)."""
+    m = simulate_matrix(12, 30, seed=6)[0]
+    csv = write_csv(m, tmp_path / "m.csv")
+    extra = [] if label is None else ["--bank", label]
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), *extra, "--methods", "uniform", "--seeds", "0",
+                                    "-q", "--out", str(tmp_path / "o.json")])
+    if expect is None:
+        assert res.exit_code == 2 and f"{label!r} names a bundled bank" in " ".join(res.output.split())
+        assert not (tmp_path / "o.json").exists()
+    else:
+        assert res.exit_code == 0, res.output
+        assert {r["bank"] for r in json.loads((tmp_path / "o.json").read_text())["runs"]} == {expect}
+
+
 def test_refused_options_still_answer_in_json(tmp_path):
     """An option click itself refuses (before the command runs) gives the JSON error object with --json."""
     res = CliRunner().invoke(main, ["live", "relink", "--matrix", str(tmp_path / "nope.csv"), "--session",

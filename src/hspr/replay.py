@@ -218,10 +218,19 @@ def align_targets(targets: ResponseMatrix, bank: ResponseMatrix) -> ResponseMatr
     missing = [t for t in bank.tasks if t not in targets._task_index]
     extra = [t for t in targets.tasks if t not in bank._task_index]
     if missing or extra:
-        raise DataError(
-            f"{targets.source}: task ids differ from {bank.source}: {len(missing)} bank tasks absent "
-            f"(e.g. {missing[:3]}), {len(extra)} unknown tasks (e.g. {extra[:3]}); targets need the bank's task columns"
-        )
+        parts = []
+        if missing:
+            parts.append(f"{len(missing)} bank task(s) absent (e.g. {', '.join(map(repr, missing[:3]))})")
+        if extra:
+            parts.append(f"{len(extra)} task(s) not in the bank (e.g. {', '.join(map(repr, extra[:3]))})")
+        fix = []
+        if missing:
+            fix.append("score a subset with --tasks FILE (the ids the targets ran), or add the absent tasks as empty "
+                       "cells (no run)")
+        if extra:
+            fix.append("drop the tasks the bank does not have")
+        raise DataError(f"{targets.source}: task ids differ from {bank.source}: {'; '.join(parts)}. Targets need the "
+                        f"bank's task columns: {'; '.join(fix)}")
     if targets.trials != bank.trials:
         def kind(m):
             return "one 0/1 outcome per task" if m.trials is None else f"success counts of {m.trials} trials per task"

@@ -93,6 +93,31 @@ def refuse_overwriting_inputs(out: str | os.PathLike | None, option: str,
                                      "of that input: choose a file outside it", param_hint=option)
 
 
+@contextlib.contextmanager
+def busy(text: str) -> Iterator[None]:
+    """Say on stderr that a long step runs: a spinner on a terminal, else one line (a script's log
+    or a CI job then shows what the command is waiting for)."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if console.is_terminal:
+        with console.status(text):
+            yield
+    else:
+        console.print(f"{text} ...", highlight=False, soft_wrap=True)
+        yield
+
+
+def check_matrix_label(label: str | None) -> None:
+    """click.BadParameter when ``--bank`` given together with ``--matrix`` names a bundled bank
+    (any letter case) or 'all': results would then be labelled as the bundled bank's."""
+    from ..data.banks import BANKS
+
+    if label is not None and label.strip().lower() in (*BANKS, "all"):
+        raise click.BadParameter(f"{label!r} names a bundled bank; with --matrix, --bank is a label for your matrix: "
+                                 "choose another (or leave --bank out to use the file name)", param_hint="--bank")
+
+
 def check_output_dir(path: str | os.PathLike, option: str) -> Path:
     """Check that folder ``path`` exists and is writable, or can be created (click.BadParameter)."""
     p = Path(path)

@@ -19,7 +19,7 @@ from ..idformat import FORMATS, format_ids, subset_predictions
 from ..live import LiveSession, LiveSessionError, LiveStatus, describe_outcome, fit_model, relink_matrix
 from ..methods import REGISTRY
 from ..session import BudgetError
-from .common import os_error_message, refuse_overwriting_inputs
+from .common import busy, os_error_message, refuse_overwriting_inputs
 
 SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $HSPR_SESSION."
 
@@ -205,12 +205,11 @@ def register(group: click.Group) -> None:
             except DataError as exc:
                 raise DataError(f"--tasks {tasks_path}: {exc}") from None
             b = _parse_budget(budget, n_tasks)
-            from rich.console import Console
 
-            # a spinner on stderr (shown on a terminal only): a fit not yet in the cache can take
-            # a minute or more (a calibrating or selecting method), and a silent wait looks hung
-            with Console(stderr=True).status(f"fitting {method} on {whole.n_agents} agents (once per bank "
-                                             "and settings, then cached; can take minutes)"):
+            # said on stderr (a spinner on a terminal, else one line): a fit not yet in the cache can
+            # take a minute or more (a calibrating or selecting method), and a silent wait looks hung
+            with busy(f"fitting {method} on {whole.n_agents} agents (once per bank and settings, then cached; "
+                      "can take minutes)"):
                 live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
                                             seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
                                             overwrite=force, tasks=tasks,
@@ -389,10 +388,9 @@ def register(group: click.Group) -> None:
                                            f"agents, e.g. {mat.agents[0]!r})")
                 r = mat.agents.index(target)
                 name = live_s.doc["method"]["name"]
-                from rich.console import Console
 
-                with Console(stderr=True).status(f"replaying {target} ({live_s.budget} tasks, its row hidden from "
-                                                 "the fit; seconds to a minute)"):
+                with busy(f"replaying {target} ({live_s.budget} tasks, its row hidden from the fit; seconds to a "
+                          "minute)"):
                     model = fit_model(name, live_s.doc["method"].get("config") or {}, mat.drop_rows([r]))
                     row, sess = HiddenRow(mat, r), model.start(live_s.budget, live_s.doc["seed"])
                     while not sess.done:

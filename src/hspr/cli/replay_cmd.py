@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 import numpy as np
 import pandas as pd
+from click.core import ParameterSource
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -30,6 +31,7 @@ from .common import (
     CliError,
     backend_options,
     check_backend,
+    check_matrix_label,
     check_output_file,
     check_workers,
     connected,
@@ -50,6 +52,33 @@ def _same_outcomes(a: ResponseMatrix, b: ResponseMatrix, agent: str) -> bool:
     ia, ib = a.agent_index(agent), b.agent_index(agent)
     return bool(np.array_equal(a.values[ia, [a.task_index(t) for t in shared]],
                                b.values[ib, [b.task_index(t) for t in shared]]))
+
+
+#: --targets rows under a new id with every outcome equal to a source row's are reported as copies
+#: from this many shared tasks on (on fewer, equal rows happen by chance)
+COPY_MIN_TASKS = 50
+
+
+def _copied_rows(targets: ResponseMatrix, bank: ResponseMatrix) -> list[tuple[str, str]]:
+    """(target id, source id) for target rows whose id is not a source id but whose outcomes (and
+    missing cells) on the shared tasks equal a source row's; empty below :data:`COPY_MIN_TASKS`."""
+    in_t = set(targets.tasks)
+    shared = [t for t in bank.tasks if t in in_t]
+    if len(shared) < COPY_MIN_TASKS:
+        return []
+
+    def keys(m: ResponseMatrix) -> list[bytes]:
+        cols = [m.task_index(t) for t in shared]
+        v = np.ascontiguousarray(m.values[:, cols], dtype=np.float64)
+        if m.missing is not None:
+            v[m.missing[:, cols]] = np.nan
+        return [row.tobytes() for row in v]
+
+    first = {}
+    for a, k in zip(bank.agents, keys(bank)):
+        first.setdefault(k, a)
+    known = set(bank.agents)
+    return [(a, first[k]) for a, k in zip(targets.agents, keys(targets)) if a not in known and k in first]
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
@@ -235,7 +264,7 @@ def register(group: click.Group) -> None:
     @group.command("replay")
     @click.option("--bank", "bank", default="verified", show_default=True,
                   help=f"Bundled bank ({', '.join(BANKS)}) or 'all' (the four paper banks: {', '.join(BANK_ORDER)}). "
-                       "With --matrix, a label for it.")
+                       "With --matrix, a label for it (default: its file name; a bundled bank's name is refused).")
     @click.option("--matrix", type=click.Path(exists=True, dir_okay=True), default=None,
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
     @click.option("--targets", default=None,
@@ -321,10 +350,12 @@ def register(group: click.Group) -> None:
             bundled = targets in TARGET_SETS and not Path(targets).exists()  # a file of that name wins
             jobs = []  # (label, source matrix, folds or None, target rows or None)
             if matrix:
+                explicit = click.get_current_context().get_parameter_source("bank") != ParameterSource.DEFAULT
+                check_matrix_label(bank if explicit else None)
                 mat = load_matrix(matrix)
                 if mat.missing is not None and missing_as_zero:
                     mat = mat.fill_missing(0)
-                label = bank if bank != "verified" else Path(matrix).stem
+                label = bank if explicit else Path(matrix).stem
                 if mat.missing is not None:
                     label += "/missing-kept"
                 jobs.append((label, mat, None if targets or split == "forward" else make_folds(mat.agents), None))
@@ -379,6 +410,14 @@ def register(group: click.Group) -> None:
                                       f"{', ...' if len(same) > 5 else ''}): their outcomes are in the source fit, "
                                       "so their errors are optimistic. Drop them from the bank for an honest test.",
                                       highlight=False, soft_wrap=True)
+                    copies = _copied_rows(job_tgt, mat)
+                    if copies:
+                        shown = ", ".join(f"{t} = {a}" for t, a in copies[:5])
+                        console.print(f"[yellow]warning:[/yellow] {len(copies)} --targets row(s) have exactly the "
+                                      f"outcomes of a source row of {escape(label)} under another id "
+                                      f"({escape(shown)}{', ...' if len(copies) > 5 else ''}): copies of agents in the "
+                                      "source fit, so their errors are optimistic. Drop them (or the source rows) for "
+                                      "an honest test.", highlight=False, soft_wrap=True)
                     if len(same) < len(both):
                         other = [a for a in both if a not in same]
                         console.print(f"[yellow]note:[/yellow] {len(other)} --targets id(s) also name source rows of "

@@ -23,6 +23,7 @@ from ..session import BudgetError, budget_from_fraction
 from .common import (
     backend_options,
     check_backend,
+    check_matrix_label,
     check_output_file,
     check_workers,
     connected,
@@ -95,7 +96,10 @@ def record_entry(path: Path, bank: str, fold: int, result, command: str) -> None
 
 
 def stage_summary(result) -> Table:
-    table = Table(title="HSPR source-only selection (LOO over source agents; errors in pp)")
+    table = Table(title="HSPR source-only selection (LOO over source agents; errors in pp)",
+                  caption="Each stage keeps its best row. Stages 1-2 score the posterior mean, stage 3 the "
+                          "shipped decision (the calibrated predictive median) on stage 2's query paths, so "
+                          "its source MAE can be above stage 2's.")
     for col in ("stage", "chosen setting", "source MAE", "max agent err", "grid points"):
         table.add_column(col)
     for k, rows in enumerate(result.stages):
@@ -138,7 +142,9 @@ def register(group: click.Group) -> None:
                   help="JSON with the chosen config (HSPRConfig fields under 'config'), every stage table and "
                        "the source digest.")
     @click.option("--config-out", type=click.Path(dir_okay=False), default=None,
-                  help="Also write the chosen config alone, for `hspr replay --config`.")
+                  help="Also write the chosen config alone (HSPRConfig fields), for `hspr live start --config` or a "
+                       "replay of this fold's targets (`hspr replay --config`); not for the other folds, whose rows "
+                       "helped choose it.")
     @click.option("--record", type=click.Path(dir_okay=False), default=None,
                   help="Merge the result into a shipped-results table {bank: {fold: ...}} "
                        "(e.g. src/hspr/methods/hspr/selected_configs.json).")
@@ -177,9 +183,7 @@ def register(group: click.Group) -> None:
         if not 0 < fraction <= 1:
             raise click.BadParameter(f"{fraction}: a fraction of the tasks in (0, 1]", param_hint="--fraction")
         if matrix:
-            if bank in BANK_ORDER:
-                raise click.BadParameter(f"{bank!r} names a bundled bank; label your matrix otherwise (or leave "
-                                         "--bank out to use its file name)", param_hint="--bank")
+            check_matrix_label(bank)
             bank = bank or Path(matrix).stem
         bank = bank or "lite"
         try:
@@ -233,4 +237,4 @@ def register(group: click.Group) -> None:
             record_entry(Path(record), bank, fold, res, command)
         Console().print(stage_summary(res))
         console.print(f"chosen: {res.config}  source MAE {100 * res.source_mae:.3f} pp; "
-                      f"{res.seconds:.0f} s; wrote {out}")
+                      f"{res.seconds:.0f} s; wrote {out}" + (f" and {config_out}" if config_out else ""))
