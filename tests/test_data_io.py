@@ -414,3 +414,16 @@ def test_ids_with_control_characters_are_refused_by_name():
                                 (["a", "b"], ["t\nu"], "task id 't\\nu' (column 1)")):
         with pytest.raises(DataError, match=re.escape(what)):
             ResponseMatrix(agents, tasks, np.zeros((len(agents), len(tasks)), int))
+
+
+@pytest.mark.parametrize("first, warned", [("task", True), ("Instance_ID", True), ("agent", False), ("model", False)])
+def test_wide_csv_with_a_task_column_first_is_flagged_as_transposed(tmp_path, first, warned):
+    """A new-user trial's transposed matrix (header task,agent_00,...) validated silently."""
+    import warnings
+
+    path = write(tmp_path / "m.csv", f"{first},a1,a2\nt1,1,0\nt2,0,1\n")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        m = read_wide_csv(path)
+    assert m.agents == ("t1", "t2")  # read as given: a warning, not a guess
+    assert any("transpose the file" in str(w.message) for w in seen) == warned

@@ -144,11 +144,12 @@ class LiveStatus:
         return max(self.budget - self.n_recorded, 0)
 
     def to_dict(self) -> dict:
-        """Plain JSON-ready dict; percentages (``*_pp``) next to the 0-1 ``estimate`` object."""
+        """Plain JSON-ready dict; percentages (``*_pp``, rounded to 1e-10 pp so that 0.468 prints as
+        46.8, not 46.800000000000004) next to the 0-1 ``estimate`` object (full precision)."""
         est = self.estimate
 
         def pp(x):
-            return None if x is None else 100.0 * x
+            return None if x is None else round(100.0 * x, 10)
 
         return {
             "session": self.session,

@@ -86,9 +86,10 @@ _TASKS_HELP = (
     "Tasks not listed as resolved count as unresolved."
 )
 _PATH_HELP = (
-    "PATH is a wide CSV (agent,<task ids...>), a long CSV (agent,instance_id,resolved), a py-irt "
-    "JSONL file, a bank folder (header-less matrix.csv + metadata.json) or a SWE-bench/experiments "
-    "checkout; the form is detected from the suffix, content and folder layout."
+    "PATH is a wide CSV (agent,<task ids...>), a long CSV (agent,instance_id,resolved), a "
+    "repeated-trials CSV (agent,task_id,successes,trials), a py-irt JSONL file, a bank folder "
+    "(header-less matrix.csv + metadata.json) or a SWE-bench/experiments checkout; the form is "
+    "detected from the suffix, content and folder layout."
 )
 
 

@@ -25,7 +25,7 @@ SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $
 
 
 def _session_option(f):
-    return click.option("--session", "session_path", default="run.hspr", show_default=True, envvar="HSPR_SESSION",
+    return click.option("--session", "session_path", default="run.hspr", envvar="HSPR_SESSION",
                         type=click.Path(dir_okay=False), help=SESSION_HELP)(f)
 
 

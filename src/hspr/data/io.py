@@ -52,6 +52,8 @@ LONG_TASK_NAMES = ("instance_id", "task_id")
 """Accepted names of the long CSV's task column; ``instance_id`` wins when a header has both."""
 
 TRIALS_COLUMNS = ("agent", "task_id", "successes", "trials")
+#: a wide CSV whose first header cell is one of these is probably transposed (one row per task)
+TASK_COLUMN_NAMES = frozenset({"task", "tasks", "task_id", "instance_id", "instance"})
 """Required columns of the repeated-trials CSV form (Terminal-Bench style)."""
 
 _ASCII_COUNT = re.compile(r"[0-9]+")
@@ -211,6 +213,10 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         raise DataError(f"{path}: line {hline}: header has {len(header)} column(s){sep}; expected 'agent,<task ids...>'")
     tasks = [h.strip() for h in header[1:]]
     _check_ids(tasks, "task", f"{path}: line {hline} (header)", lambda j: f"column {j + 2}")
+    if header[0].strip().lower() in TASK_COLUMN_NAMES:
+        warnings.warn(f"{path}: the first column is named {header[0].strip()!r}, but a wide CSV has one row per agent "
+                      "(header 'agent,<task ids...>'): its rows are read as agents and its header as task ids; if "
+                      "each row is a task, transpose the file", stacklevel=2)
     if not body:
         raise DataError(f"{path}: no agent rows under the header; the matrix is empty (add one row per agent)")
     _check_widths(path, body, len(header), "the header")
