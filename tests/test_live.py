@@ -168,8 +168,17 @@ def test_extra_outcomes_are_conditioned_on_and_noted(bank, tmp_path):
 def test_refused_inputs(bank, tmp_path):
     live = new(bank, tmp_path)
     [t] = live.next()
-    with pytest.raises(LiveSessionError, match="'nope__nope-1' is not in the bank"):
+    with pytest.raises(LiveSessionError, match="'nope__nope-1' is not in the bank") as exc:
         live.record("nope__nope-1", 1)
+    assert "did you mean" not in str(exc.value)
+    with pytest.raises(LiveSessionError, match=f"did you mean {t!r} for {t.upper()!r}"):
+        live.record(t.upper(), 1)
+    bad = tmp_path / "ids.csv"
+    bad.write_text(f"instance_id,resolved\n{t.upper()},1\nnope__nope-2,0\n")
+    with pytest.raises(LiveSessionError) as exc:  # ids quoted, with the fix where one is near
+        live.ingest(bad)
+    assert "2 instance id(s) not in the bank" in str(exc.value) and f"{t.upper()!r}, 'nope__nope-2'" in str(exc.value) \
+        and f"did you mean {t!r} for {t.upper()!r}" in str(exc.value)
     with pytest.raises(LiveSessionError, match="'maybe' is not one of resolved/unresolved"):
         live.record(t, "maybe")
     assert live.record(t, "resolved") is True

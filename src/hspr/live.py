@@ -282,6 +282,16 @@ def _file_lock(path: Path):
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
+def _did_you_mean(unknown: list[str], known) -> str:
+    """'; did you mean ...' for unknown ids that equal a bank id up to letter case and surrounding
+    white space (at most 3 shown), else ''."""
+    fold = {t.lower(): t for t in known}
+    hits = [(u, fold[u.strip().lower()]) for u in unknown if u.strip().lower() in fold]
+    if not hits:
+        return ""
+    return "; did you mean " + ", ".join(f"{b!r} for {u!r}" for u, b in hits[:3]) + (" ..." if len(hits) > 3 else "")
+
+
 def _identity(doc: dict) -> tuple:
     """What tells one session file from another written at the same path: its random id (files
     written before ids existed: none), creation time, bank digest, method, budget and seed."""
@@ -896,6 +906,7 @@ class LiveSession:
             subset = " of the session's --tasks subset" if self.doc["bank"].get("tasks") else ""
             raise LiveSessionError(
                 f"task id {task!r} is not in the bank ({self.doc['bank']['name']}, {self.session.n_tasks} tasks{subset})"
+                + _did_you_mean([task], self._task_set)
             )
         prev = self._tells.get(task)
         if prev is None:
@@ -977,8 +988,8 @@ class LiveSession:
                       if self.doc["bank"].get("tasks") else "")
             raise LiveSessionError(
                 f"{path}: {len(unknown)} instance id(s) not in the bank ({self.doc['bank']['name']}, "
-                f"{self.session.n_tasks} tasks{subset}): {', '.join(unknown[:10])}{' ...' if len(unknown) > 10 else ''}; "
-                f"nothing was recorded"
+                f"{self.session.n_tasks} tasks{subset}): {', '.join(map(repr, unknown[:10]))}"
+                f"{' ...' if len(unknown) > 10 else ''}; nothing was recorded" + _did_you_mean(unknown, self._task_set)
             )
         with self._transaction():
             todo = []
