@@ -237,7 +237,13 @@ def test_other_bank_digest_refused(bank, tmp_path):
     with pytest.raises(LiveSessionError, match="different bank is refused"):
         LiveSession.open(tmp_path / "s.hspr")
     err = cli(["status", "--session", tmp_path / "s.hspr", "--json"], ok=False)
-    assert "digest" in err["error"]
+    assert "digest" in err["error"] and "hspr live ingest" in err["error"]
+    # its outcomes are not lost: a new session on the changed bank ingests them from the old file
+    old = dict(journal.read(tmp_path / "s.hspr").doc["events"][-1])
+    fresh = LiveSession.create(tmp_path / "new.hspr", 5, matrix=csv, config=FAST)
+    res = fresh.ingest(tmp_path / "s.hspr")
+    assert fresh.recorded == {old["task"]: 1} and res.form == "session"
+    cli(["ingest", tmp_path / "s.hspr", "--session", tmp_path / "new.hspr"])  # again: unchanged, exit 0
 
 
 

@@ -36,6 +36,10 @@ Supported forms (:func:`detect_form` picks one)
 ``csv``
     A plain CSV ``instance_id,resolved`` (header optional, extra columns ignored); outcomes
     1/0, true/false, resolved/unresolved.
+``session``
+    Another ``hspr live`` session file: the outcomes recorded in it (its ``tell`` events). The
+    way to carry outcomes into a new session when the old one can no longer be opened (its
+    bank matrix changed) or was started with other settings.
 
 What each harness category means for the estimate
 -------------------------------------------------
@@ -72,6 +76,7 @@ Every reader validates as it reads and raises :class:`HarnessFormatError` naming
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +105,7 @@ FORMS = {
     "run_summary": "harness run summary <model>.<run_id>.json (schema_version 2, resolved_ids/unresolved_ids/...)",
     "sb_cli": "sb-cli report <subset>__<split>__<run_id>.json",
     "csv": "CSV instance_id,resolved",
+    "session": "another hspr live session file (its recorded outcomes)",
 }
 
 
@@ -510,6 +516,52 @@ def _json_form(data: object, path: Path) -> str:
     raise HarnessFormatError(f"{path}: not a harness output; expected one of: {'; '.join(FORMS.values())}")
 
 
+def _is_session(text: str) -> bool:
+    """Whether ``text`` is an hspr live session file (its first line, or the whole legacy object,
+    names the session format)."""
+    from .journal import FORMAT
+
+    first = text.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
+    if f'"{FORMAT}"' not in first and f'"{FORMAT}"' not in text[:4096]:
+        return False
+    for piece in (first, text):
+        try:
+            obj = json.loads(piece)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("format") == FORMAT:
+            return True
+    return False
+
+
+def read_session_outcomes(path: str | Path) -> HarnessRead:
+    """The outcomes recorded in another hspr live session file (:mod:`hspr.journal`): one per
+    ``tell`` event, a pass rate as status 'partial' unless it is 0 or 1.
+
+    Raises HarnessFormatError naming the file when it cannot be read as a session.
+    """
+    from .journal import LiveSessionError, read
+
+    path = Path(path)
+    try:
+        doc = read(path).doc
+    except LiveSessionError as exc:
+        raise HarnessFormatError(str(exc)) from None
+    events = doc.get("events") if isinstance(doc.get("events"), list) else []
+    out = []
+    for i, ev in enumerate(events):
+        if not isinstance(ev, dict) or ev.get("type") != "tell":
+            continue
+        task, y = ev.get("task"), ev.get("outcome")
+        if not isinstance(task, str) or isinstance(y, bool) or not isinstance(y, (int, float)) or not 0 <= y <= 1:
+            raise HarnessFormatError(f"{path}: event {i} is not a readable outcome (task {task!r}, outcome {y!r})")
+        status = "resolved" if y == 1 else "unresolved" if y == 0 else "partial"
+        detail = f"recorded in session {path.name} ({ev.get('source', 'record')})"
+        out.append(HarnessOutcome(task, status, detail, str(path), None if y in (0, 1) else float(y)))
+    notes = [] if out else [f"{path}: the session has no recorded outcome"]
+    return HarnessRead("session", str(path), out, notes)
+
+
 def detect_form(path: str | Path) -> str:
     """Name of the form of ``path`` (a key of :data:`FORMS`); HarnessFormatError if none fits."""
     path = Path(path)
@@ -526,6 +578,8 @@ def detect_form(path: str | Path) -> str:
         raise HarnessFormatError(f"{path}: empty file")
     if text.lstrip()[:1] not in "{[":
         return "csv"
+    if _is_session(text):
+        return "session"
     return _json_form(_load_json(path, text), path)
 
 
@@ -546,6 +600,8 @@ def read_outcomes(path: str | Path, trials: int | None = None) -> HarnessRead:
         form or is malformed.
     """
     form = detect_form(path)
+    if form == "session":
+        return read_session_outcomes(path)
     if trials is not None:
         if form != "csv":
             raise HarnessFormatError(f"{path}: the bank has {trials} trials per task; give a CSV "

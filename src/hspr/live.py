@@ -673,7 +673,8 @@ class LiveSession:
                 f"{path}: the session was made for bank digest {b['digest'][:16]}... but {where} now has digest "
                 f"{mat.digest()[:16]}... ({mat.n_agents} agents x {mat.n_tasks} tasks; the session had "
                 f"{b.get('n_agents')} x {b.get('n_tasks')}); a session for a different bank is refused: "
-                f"restore the original bank or start a new session"
+                f"restore the original bank, or start a new session and carry this one's outcomes over: "
+                f"hspr live ingest {path} --session NEW"
             )
         try:
             model = fit_model(doc["method"]["name"], doc["method"].get("config") or {}, mat)

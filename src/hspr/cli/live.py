@@ -329,7 +329,8 @@ def register(group: click.Group) -> None:
           a log folder holding such reports,
           the harness's run summary <model>.<run_id>.json (schema_version 2),
           an sb-cli report (sb-cli-reports/<subset>__<split>__<run_id>.json),
-          a CSV with columns instance_id,resolved.
+          a CSV with columns instance_id,resolved,
+          another hspr live session file (its recorded outcomes: carries them into this session).
         Resolved -> 1; unresolved and empty patches -> 0; harness errors stay pending and are
         listed as needing a re-run (unless --errors-as-unresolved).
 
@@ -337,7 +338,8 @@ def register(group: click.Group) -> None:
         On a bank of repeated trials (e.g. terminal-bench) PATH is a CSV:
           task_id,successes,trials   one line per task, or
           task_id,resolved           one line per trial (a trial column is ignored);
-        every task in the file needs all its trials, else nothing is recorded.
+        every task in the file needs all its trials, else nothing is recorded (or another session
+        file of the bank).
         """
         try:
             live_s = _open(session_path)
