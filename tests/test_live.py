@@ -541,6 +541,24 @@ def test_two_processes_share_one_file(bank, tmp_path):
     assert a.recorded == b.recorded and a.pending == b.pending
 
 
+def test_a_write_without_the_lock_is_named_as_such(bank, tmp_path, monkeypatch):
+    """Two hard links to one session lock apart; a write that slips in between read and append is
+    refused with that cause (a hostile trial got 'free space or fix permissions')."""
+    live = new(bank, tmp_path)
+    t = live.next()[0]
+    real_append = journal.append
+
+    def racing(path, records, size):
+        with open(path, "ab") as fh:  # another process, under another lock file
+            fh.write(b'{"type": "note"}\n')
+        return real_append(path, records, size)
+
+    monkeypatch.setattr(journal, "append", racing)
+    with pytest.raises(LiveSessionError, match="without hspr's lock .* nothing was recorded"):
+        live.record(t, 1)
+    assert live.path.read_text().splitlines()[-1] == '{"type": "note"}'  # never cut
+
+
 @pytest.mark.parametrize("same_settings", [True, False])
 def test_a_command_never_writes_into_a_session_replaced_after_it_opened(bank, tmp_path, same_settings):
     """A record waiting for the lock while ``start --force`` replaced the file (found by a hostile
@@ -701,7 +719,8 @@ def test_single_object_with_events_is_read_whatever_its_version(bank, tmp_path):
     ("bank-name-list", "'bank'"), ("bank-matrix-int", "'bank'"), ("version-3", "version 3"),
     ("header-array", "not an hspr live session"), ("error-unknown-task", "not in the bank"),
     ("huge-int", "line 3 is not JSON"), ("under-a-file", "cannot read the session file"),
-    ("empty", "is empty"),
+    ("empty", "is empty"), ("budget-0", "'budget' must be a whole number >= 1, got 0"),
+    ("seed-negative", "'seed' must be a whole number >= 0, got -1"),
 ])
 def test_hand_edited_journals_exit_2_with_a_message(bank, tmp_path, case, match):
     live = new(bank, tmp_path)
@@ -720,6 +739,8 @@ def test_hand_edited_journals_exit_2_with_a_message(bank, tmp_path, case, match)
         lines[0] = json.dumps(head)
     elif case == "version-3":
         lines[0] = json.dumps({**head, "version": 3})
+    elif case in ("budget-0", "seed-negative"):
+        lines[0] = json.dumps({**head, **({"budget": 0} if case == "budget-0" else {"seed": -1})})
     elif case == "header-array":
         lines[0] = json.dumps([head])
     elif case == "error-unknown-task":

@@ -196,12 +196,17 @@ def write_new(path: Path, doc: dict) -> None:
     write_text_durable(body, path)
 
 
+class UnlockedWriteError(OSError):
+    """The file grew by complete lines after it was read under the lock: another writer did not take
+    hspr's lock (a hard link to the session under another name, or a hand edit)."""
+
+
 def append(path: Path, records: list[dict], size: int) -> int:
     """Append ``records`` (one JSON line each) after the first ``size`` bytes of ``path``, durably.
 
     A torn tail beyond ``size`` (no newline in it) is cut off first, its bytes appended to
     :func:`torn_path` so nothing read from the file is lost; a complete line beyond
-    ``size`` means someone wrote without the lock, and is never cut (OSError). A last record
+    ``size`` means someone wrote without the lock, and is never cut (:class:`UnlockedWriteError`). A last record
     without its newline gets one. On failure the file is truncated back to ``size`` and the
     OSError propagates. Returns the new size.
     """
@@ -211,7 +216,8 @@ def append(path: Path, records: list[dict], size: int) -> int:
         end = os.fstat(fd).st_size
         tail = os.pread(fd, end - size, size) if end > size else b""
         if b"\n" in tail:
-            raise OSError(f"{end - size} bytes were written after this session read the file, without the lock")
+            raise UnlockedWriteError(f"{end - size} bytes were written after this session read the file, without "
+                                     "the lock")
         if tail.strip():
             with open(torn_path(path), "ab") as fh:
                 fh.write(tail + b"\n")

@@ -323,8 +323,10 @@ def _read_doc(path: Path) -> journal.JournalFile:
         ("method", isinstance(doc["method"], dict) and isinstance(doc["method"].get("name"), str),
          'an object with a "name" string'),
         ("events", isinstance(doc["events"], list), "a list of events"),
-        ("budget", isinstance(doc["budget"], int) and not isinstance(doc["budget"], bool), "a whole number"),
-        ("seed", isinstance(doc["seed"], int) and not isinstance(doc["seed"], bool), "a whole number"),
+        ("budget", isinstance(doc["budget"], int) and not isinstance(doc["budget"], bool) and doc["budget"] >= 1,
+         "a whole number >= 1"),
+        ("seed", isinstance(doc["seed"], int) and not isinstance(doc["seed"], bool) and doc["seed"] >= 0,
+         "a whole number >= 0"),
     ]
     for key, ok, what in expect:
         if not ok:
@@ -807,6 +809,11 @@ class LiveSession:
                                     _torn_moved(self._file, self.path)]
                         else:  # a version-1 file becomes a journal
                             journal.write_new(self.path, self.doc)
+                    except journal.UnlockedWriteError as exc:  # the file on disk is unchanged
+                        raise LiveSessionError(f"{self.path}: {exc}: another process wrote to the session without "
+                                               "hspr's lock (a hard link or second name for the file? hspr locks by "
+                                               "path); nothing was recorded: reach the session by one path only, "
+                                               "then repeat the command") from None
                     except OSError as exc:  # full disk, read-only folder: the file on disk is unchanged
                         raise LiveSessionError(f"{self.path}: cannot save the session ({exc.strerror or exc}); the "
                                                "file is unchanged and nothing was recorded: free space or fix "
