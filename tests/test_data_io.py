@@ -427,3 +427,18 @@ def test_wide_csv_with_a_task_column_first_is_flagged_as_transposed(tmp_path, fi
         m = read_wide_csv(path)
     assert m.agents == ("t1", "t2")  # read as given: a warning, not a guess
     assert any("transpose the file" in str(w.message) for w in seen) == warned
+
+
+def test_an_agent_row_without_any_run_is_warned_about(tmp_path):
+    """A hostile trial's 'ghost,,,' row became a replay target with true score 0 without a word."""
+    import warnings
+
+    from hspr.data.io import load_matrix
+
+    path = write(tmp_path / "m.csv", "agent,t1,t2\na1,1,0\nghost,,\na2,0,\n")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        m = load_matrix(path)
+    assert m.n_agents == 3
+    msgs = [str(w.message) for w in seen]
+    assert any("1 agent(s) have no run at all (every cell blank): 'ghost'" in t for t in msgs), msgs

@@ -162,6 +162,16 @@ def test_run_summary(tmp_path):
     assert read.counts() == {RESOLVED: 2, UNRESOLVED: 1, EMPTY_PATCH: 1, ERROR: 2}
 
 
+def test_a_summary_with_no_outcome_says_so(tmp_path):
+    """A run summary whose id lists are all empty was read as 'recorded 0 outcome(s)' with no word."""
+    p = tmp_path / "empty.json"
+    p.write_text(json.dumps(run_summary(submitted_ids=[], completed_ids=[], resolved_ids=[], unresolved_ids=[],
+                                        error_ids=[], empty_patch_ids=[], incomplete_ids=[])))
+    read = read_outcomes(p)
+    assert read.outcomes == [] and read.notes == [f"{p}: it names no task with an outcome or a harness error "
+                                                  "(nothing to record)"]
+
+
 def test_run_summary_infra_failures(tmp_path):
     """Newer harnesses flag environment faults (advisory); they are harness errors, not agent failures."""
     rep = run_summary(resolved_ids=["r1"], unresolved_ids=["u1", "u2", "u3"], error_ids=["e1"],

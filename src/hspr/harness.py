@@ -601,16 +601,20 @@ def read_outcomes(path: str | Path, trials: int | None = None) -> HarnessRead:
     """
     form = detect_form(path)
     if form == "session":
-        return read_session_outcomes(path)
-    if trials is not None:
+        read = read_session_outcomes(path)
+    elif trials is not None:
         if form != "csv":
             raise HarnessFormatError(f"{path}: the bank has {trials} trials per task; give a CSV "
                                      "'task_id,successes,trials' or one line per trial 'task_id,resolved'")
-        return read_trials_outcomes(path, trials)
-    if form == "log_dir":
-        return read_log_dir(path)
-    if form == "csv":
-        return read_outcome_csv(path)
-    if form == "instance_report":
-        return read_instance_report(path)
-    return read_run_summary(path)
+        read = read_trials_outcomes(path, trials)
+    elif form == "log_dir":
+        read = read_log_dir(path)
+    elif form == "csv":
+        read = read_outcome_csv(path)
+    elif form == "instance_report":
+        read = read_instance_report(path)
+    else:
+        read = read_run_summary(path)
+    if not read.outcomes and not read.notes:
+        read.notes.append(f"{path}: it names no task with an outcome or a harness error (nothing to record)")
+    return read

@@ -31,12 +31,19 @@ class LazyGroup(click.Group):
         competing for them made an HSPR run about 3x slower. One thread also makes the
         floating-point sums the same on every machine.
         """
+        import warnings
+
         from threadpoolctl import threadpool_limits
 
         from ..errors import HsprError
 
+        def show(message, category, filename, lineno, file=None, line=None):
+            # a warning about the user's input reads as one line, not as a source location
+            click.echo(f"warning: {message}", err=True)
+
         try:
-            with threadpool_limits(1, user_api="blas"):
+            with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():
+                warnings.showwarning = show
                 return super().invoke(ctx)
         except click.UsageError as exc:  # a bad option: with --json a script gets its JSON object too
             if "--json" in ctx.meta.get("hspr_args", ()):

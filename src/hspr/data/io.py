@@ -873,9 +873,19 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
 
 
 def _require_observed(m: ResponseMatrix, path: Path) -> ResponseMatrix:
-    """Return ``m``, or raise DataError when every cell of it is missing (a bank with no outcome at all)."""
+    """Return ``m``, or raise DataError when every cell of it is missing (a bank with no outcome at all).
+
+    Warns about agents with no observed cell: under the leaderboard convention (missing counts as
+    unresolved) such a row becomes an agent with score 0 that never ran."""
     if m.missing is not None and m.missing.all():
         raise DataError(f"no observed outcome in {path}: every cell is missing ({m.n_agents} agents x {m.n_tasks} "
                         "tasks, all blank or null); give at least one 0/1 outcome (a blank cell, null or absent "
                         "pair is a missing run)")
+    if m.missing is not None:
+        empty = [a for a, row in zip(m.agents, m.missing) if row.all()]
+        if empty:
+            warnings.warn(f"{path}: {len(empty)} agent(s) have no run at all (every cell blank): "
+                          f"{', '.join(map(repr, empty[:5]))}{' ...' if len(empty) > 5 else ''}; counting missing "
+                          "cells as unresolved makes each an agent with score 0: drop the row if it never ran",
+                          stacklevel=3)
     return m
