@@ -317,3 +317,16 @@ def test_a_bank_folder_given_by_its_matrix_csv_is_an_input_folder(files):
     meta = (folder / "metadata.json").read_bytes()
     res = run("replay", "--matrix", folder / "matrix.csv", "--methods", "uniform", "--out", folder / "metadata.json")
     assert res.exit_code == 2 and "is inside --matrix" in res.output and (folder / "metadata.json").read_bytes() == meta
+
+
+def test_an_input_warning_is_shown_by_start_and_not_by_every_later_call(files):
+    """A review saw the no-run warning repeated by every live next / record / status."""
+    text = (files / "bank.csv").read_text().splitlines()
+    n_cols = text[0].count(",")
+    (files / "ghost.csv").write_text("\n".join(text + ["ghost" + "," * n_cols]) + "\n")
+    res = run("live", "start", "--matrix", files / "ghost.csv", "--config", files / "cfg.json", "--budget", 4,
+              "--session", files / "g.hspr")
+    assert res.exit_code == 0 and res.output.count("warning: ") == 1 and "'ghost'" in res.output, res.output
+    for cmd in (["next"], ["status"]):
+        res = run("live", *cmd, "--session", files / "g.hspr")
+        assert res.exit_code == 0 and "no run at all" not in res.output, res.output

@@ -429,16 +429,30 @@ def test_wide_csv_with_a_task_column_first_is_flagged_as_transposed(tmp_path, fi
     assert any("transpose the file" in str(w.message) for w in seen) == warned
 
 
-def test_an_agent_row_without_any_run_is_warned_about(tmp_path):
-    """A hostile trial's 'ghost,,,' row became a replay target with true score 0 without a word."""
+def test_an_agent_row_without_any_run_is_warned_about_where_it_becomes_score_0(tmp_path):
+    """A hostile trial's 'ghost,,,' row became a replay target with true score 0 without a word; a
+    review then found the warning on every live call (tested in test_cli_safety)."""
     import warnings
 
-    from hspr.data.io import load_matrix
+    from click.testing import CliRunner
 
-    path = write(tmp_path / "m.csv", "agent,t1,t2\na1,1,0\nghost,,\na2,0,\n")
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        m = load_matrix(path)
-    assert m.n_agents == 3
-    msgs = [str(w.message) for w in seen]
-    assert any("1 agent(s) have no run at all (every cell blank): 'ghost'" in t for t in msgs), msgs
+    from hspr.cli import main
+    from hspr.data.io import load_matrix
+    from hspr.errors import InputWarning
+
+    path = write(tmp_path / "m.csv", "agent," + ",".join(f"t{j}" for j in range(12)) + "\n"
+                 + "".join(f"a{i}," + ",".join(str((i * j) % 2) for j in range(12)) + "\n" for i in range(8))
+                 + "ghost" + "," * 12 + "\n")
+    m = load_matrix(path)  # reading keeps the blank cells: nothing to say yet
+    with pytest.warns(InputWarning, match="1 agent.s. have no run at all .every cell blank.: 'ghost'; counting "
+                                          "missing cells as unresolved makes each an agent with score 0"):
+        m.fill_missing(0)
+    runner = CliRunner()
+    for flag in ("--missing-as-zero", "--no-missing-as-zero"):  # a target's truth counts its blanks as 0 either way
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")  # as in a fresh process: no registry of warnings already shown
+            res = runner.invoke(main, ["replay", "--matrix", str(path), flag, "--methods", "uniform", "--seeds", "0",
+                                       "--budget", "0.25", "-q", "--out", str(tmp_path / "o.json")])
+        assert res.exit_code == 0, res.output
+        lines = [ln for ln in res.output.splitlines() if "no run at all" in ln]
+        assert len(lines) == 1 and lines[0].startswith("warning: "), res.output  # one line, no source location

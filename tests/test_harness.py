@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -281,3 +282,44 @@ def test_malformed_csv_refused(tmp_path, text, msg):
 def test_missing_path(tmp_path):
     with pytest.raises(HarnessFormatError, match="no such file"):
         read_outcomes(tmp_path / "nope.json")
+
+
+# ---------------------------------------------------------------------- another session file
+def _session_file(path, tells, legacy_sorted=False):
+    from hspr import journal
+
+    doc = {"format": journal.FORMAT, "version": journal.VERSION, "bank": {"name": "b", "digest": "d"},
+           "method": {"name": "hspr"}, "budget": 5, "seed": 0,
+           "events": [{"type": "tell", "task": t, "outcome": y, "source": "record"} for t, y in tells]}
+    if legacy_sorted:  # one object, keys sorted as `jq -S` writes them: 'format' after a long 'events'
+        path.write_text(json.dumps({**doc, "version": 1}, sort_keys=True, indent=2))
+    else:
+        journal.write_new(path, doc)
+    return path
+
+
+@pytest.mark.parametrize("name, legacy", [("old.hspr", False), ("old.txt", False), ("old.json", True)])
+def test_a_session_file_is_read_whatever_its_name_or_layout(tmp_path, name, legacy):
+    tells = [(f"t{i:03d}", i % 2) for i in range(300)]  # long enough to push 'format' past the first 4 kB
+    p = _session_file(tmp_path / name, tells, legacy_sorted=legacy)
+    assert detect_form(p) == "session"
+    read = read_outcomes(p)
+    assert [(o.instance_id, o.outcome) for o in read.outcomes] == tells
+
+
+@pytest.mark.parametrize("tells, trials, needle", [
+    ([("a", 1 / 3)], None, "pass rate 0.333333, a session of repeated trials, but this bank has one 0/1 outcome"),
+    ([("a", 1 / 3)], 5, "not a count out of this bank's 5 trials"),
+    ([("a", 1), ("a", 0)], None, "task 'a' is told twice with different outcomes (1 at line 2, 0 at line 3)"),
+])
+def test_session_outcomes_of_another_kind_are_refused(tmp_path, tells, trials, needle):
+    """A review found 3-trial pass rates ingested into a 0/1 session, which then could not be opened."""
+    p = _session_file(tmp_path / "old.hspr", tells)
+    with pytest.raises(HarnessFormatError, match=re.escape(needle)):
+        read_outcomes(p, trials)
+
+
+def test_session_pass_rates_of_the_bank_s_trials_are_read(tmp_path):
+    p = _session_file(tmp_path / "old.hspr", [("a", 0.4), ("b", 1), ("a", 0.4)])
+    read = read_outcomes(p, 5)
+    assert [(o.instance_id, o.status, o.outcome) for o in read.outcomes] == [("a", "partial", 0.4), ("b", "resolved", 1.0)]

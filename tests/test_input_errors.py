@@ -228,6 +228,23 @@ def test_replay_matrix_label_follows_select_rule(tmp_path, label, expect):
         assert {r["bank"] for r in json.loads((tmp_path / "o.json").read_text())["runs"]} == {expect}
 
 
+def test_a_matrix_file_named_like_a_bundled_bank_needs_a_label(tmp_path):
+    """The file name was the unchecked fallback label (a review: --matrix vv/verified.csv ran as
+    'verified'); live start applies the same rule."""
+    m = simulate_matrix(12, 30, seed=6)[0]
+    csv = write_csv(m, tmp_path / "Verified.csv")
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "uniform", "--seeds", "0", "-q",
+                                    "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 2 and "its file name 'Verified' names a bundled bank" in " ".join(res.output.split())
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--bank", "mine", "--methods", "uniform",
+                                    "--seeds", "0", "-q", "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, ["live", "start", "--matrix", str(csv), "--bank", "LITE", "--budget", "4",
+                                    "--session", str(tmp_path / "s.hspr")])
+    assert res.exit_code == 2 and "'LITE' names a bundled bank" in " ".join(res.output.split())
+    assert not (tmp_path / "s.hspr").exists()
+
+
 def test_refused_options_still_answer_in_json(tmp_path):
     """An option click itself refuses (before the command runs) gives the JSON error object with --json."""
     res = CliRunner().invoke(main, ["live", "relink", "--matrix", str(tmp_path / "nope.csv"), "--session",

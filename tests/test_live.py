@@ -566,7 +566,9 @@ def test_a_command_never_writes_into_a_session_replaced_after_it_opened(bank, tm
     old = new(bank, tmp_path)
     task = old.tasks[0]  # no event yet: the new file's (empty) events extend the old one's
     replaced = new(bank, tmp_path, budget=12 if same_settings else 20, overwrite=True)
-    with pytest.raises(LiveSessionError, match="was replaced"):
+    [kept] = tmp_path.glob("run.hspr.replaced-*")
+    with pytest.raises(LiveSessionError, match=f"was replaced .* kept as {re.escape(str(kept))}: if the outcome "
+                                               f"belongs to that run, repeat the command with --session"):
         old.record(task, 1)
     with pytest.raises(LiveSessionError, match="was replaced"):
         old.next(1)

@@ -314,6 +314,8 @@ def test_one_truth_per_target_across_methods_and_files(tmp_path, synth):
 
 @pytest.mark.parametrize("field, value, needle", [
     ("estimate", 5.0, "'estimate' must be a score on the 0-1 scale"),
+    ("estimate", -1.5, "'estimate' must be a score on the 0-1 scale (between -1 and 2; not %)"),
+    ("lower", -3.0, "'lower' must be a score on the 0-1 scale"),
     ("upper", 37.0, "'upper' must be a score on the 0-1 scale"),
     ("budget_fraction", 7.0, "'budget_fraction' must be a share of the tasks, in (0, 1]"),
     ("budget_fraction", 0.0, "'budget_fraction' must be a share of the tasks"),

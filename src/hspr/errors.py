@@ -15,6 +15,12 @@ class HsprError(ValueError):
     """A refused input; the message says what, where and how to fix it."""
 
 
+class InputWarning(UserWarning):
+    """A suspicious but readable input (a matrix that looks transposed, an agent with no run). The
+    command that is given the input shows it; commands that reopen an input already accepted
+    (every ``hspr live`` call after ``start``) do not repeat it."""
+
+
 def shorten(text: str, limit: int = 40) -> str:
     """``text`` cut to ``limit`` characters (ending in "...") for an error message: a hostile
     file's value can be huge."""

@@ -123,11 +123,20 @@ def _unique_keys(pairs: list) -> dict:
     unresolved is ambiguous)."""
     out: dict = {}
     for key, value in pairs:
-        if key in out and out[key] != value:
+        if key in out and out[key] != value and not (out[key] != out[key] and value != value):  # NaN twice: same
             raise _ConflictingKey(f"key {key!r} appears twice in one object with different values "
                                   f"({shorten(json.dumps(out[key]))}, then {shorten(json.dumps(value))}); keep one")
         out[key] = value
     return out
+
+
+def loads(text: str):
+    """``json.loads`` for every JSON text hspr reads: an object that gives one key twice with
+    different values raises ValueError (the plain parser keeps the last value silently)."""
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except _ConflictingKey as exc:
+        raise ValueError(str(exc)) from None
 
 
 def read_json(path, error: type[Exception] = HsprError, what: str = "", text: str | None = None, hint: str = "",

@@ -76,7 +76,6 @@ Every reader validates as it reads and raises :class:`HarnessFormatError` naming
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -516,48 +515,63 @@ def _json_form(data: object, path: Path) -> str:
     raise HarnessFormatError(f"{path}: not a harness output; expected one of: {'; '.join(FORMS.values())}")
 
 
-def _is_session(text: str) -> bool:
-    """Whether ``text`` is an hspr live session file (its first line, or the whole legacy object,
-    names the session format)."""
-    from .journal import FORMAT
+def _is_session(path: Path, text: str) -> bool:
+    """Whether ``path`` is an hspr live session file: JSON that names the session format and that
+    :func:`hspr.journal.read` reads (a journal, or the legacy single object, keys in any order)."""
+    from .journal import FORMAT, LiveSessionError, read
 
-    first = text.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
-    if f'"{FORMAT}"' not in first and f'"{FORMAT}"' not in text[:4096]:
+    if text.lstrip("\ufeff \t\r\n")[:1] != "{" or f'"{FORMAT}"' not in text:
         return False
-    for piece in (first, text):
-        try:
-            obj = json.loads(piece)
-        except ValueError:
-            continue
-        if isinstance(obj, dict) and obj.get("format") == FORMAT:
-            return True
-    return False
+    try:
+        return read(path).doc.get("format") == FORMAT
+    except LiveSessionError:
+        return False
 
 
-def read_session_outcomes(path: str | Path) -> HarnessRead:
-    """The outcomes recorded in another hspr live session file (:mod:`hspr.journal`): one per
-    ``tell`` event, a pass rate as status 'partial' unless it is 0 or 1.
+def read_session_outcomes(path: str | Path, trials: int | None = None) -> HarnessRead:
+    """The outcomes recorded in another hspr live session file (:mod:`hspr.journal`), one per
+    ``tell`` event: 0/1, or on a bank of ``trials`` repeated trials a pass rate k / trials
+    (status 'partial' unless 0 or 1).
 
-    Raises HarnessFormatError naming the file when it cannot be read as a session.
+    Raises HarnessFormatError naming the file (and the file line of the event) when it cannot be
+    read as a session, tells one task twice with different outcomes, or holds outcomes of another
+    kind than the bank's (pass rates for a 0/1 bank, or rates that are not k / trials).
     """
     from .journal import LiveSessionError, read
 
     path = Path(path)
     try:
-        doc = read(path).doc
+        jf = read(path)
     except LiveSessionError as exc:
         raise HarnessFormatError(str(exc)) from None
-    events = doc.get("events") if isinstance(doc.get("events"), list) else []
-    out = []
+    events = jf.doc.get("events") if isinstance(jf.doc.get("events"), list) else []
+
+    def where(i: int) -> str:
+        return f"line {jf.event_lines[i]}" if i < len(jf.event_lines) else f"event {i}"
+
+    out, seen = [], {}
     for i, ev in enumerate(events):
         if not isinstance(ev, dict) or ev.get("type") != "tell":
             continue
         task, y = ev.get("task"), ev.get("outcome")
         if not isinstance(task, str) or isinstance(y, bool) or not isinstance(y, (int, float)) or not 0 <= y <= 1:
-            raise HarnessFormatError(f"{path}: event {i} is not a readable outcome (task {task!r}, outcome {y!r})")
+            raise HarnessFormatError(f"{path}: {where(i)} is not a readable outcome (task {task!r}, outcome {y!r})")
+        if trials is None and y not in (0, 1):
+            raise HarnessFormatError(f"{path}: {where(i)}: task {task!r} has pass rate {y:g}, a session of repeated "
+                                     "trials, but this bank has one 0/1 outcome per task; nothing was recorded")
+        if trials is not None and abs(y * trials - round(y * trials)) > 1e-9:
+            raise HarnessFormatError(f"{path}: {where(i)}: task {task!r} has pass rate {y:g}, not a count out of "
+                                     f"this bank's {trials} trials; nothing was recorded")
+        if task in seen and seen[task][1] != y:
+            raise HarnessFormatError(f"{path}: task {task!r} is told twice with different outcomes ({seen[task][1]:g} "
+                                     f"at {seen[task][0]}, {y:g} at {where(i)}); keep one in a copy of the file, "
+                                     "then ingest the copy; nothing was recorded")
+        if task in seen:
+            continue
+        seen[task] = (where(i), y)
         status = "resolved" if y == 1 else "unresolved" if y == 0 else "partial"
         detail = f"recorded in session {path.name} ({ev.get('source', 'record')})"
-        out.append(HarnessOutcome(task, status, detail, str(path), None if y in (0, 1) else float(y)))
+        out.append(HarnessOutcome(task, status, detail, str(path), float(y) if trials is not None else None))
     notes = [] if out else [f"{path}: the session has no recorded outcome"]
     return HarnessRead("session", str(path), out, notes)
 
@@ -569,17 +583,17 @@ def detect_form(path: str | Path) -> str:
         raise HarnessFormatError(f"{path}: no such file or folder")
     if path.is_dir():
         return "log_dir"
+    text = _read_text(path)
+    if _is_session(path, text):  # before the suffix rule: a session file may have any name
+        return "session"
     if path.suffix.lower() in (".csv", ".tsv", ".txt"):
         return "csv"
-    text = _read_text(path)
     if not text.strip():
         if path.name == LOG_REPORT:
             return "instance_report"
         raise HarnessFormatError(f"{path}: empty file")
     if text.lstrip()[:1] not in "{[":
         return "csv"
-    if _is_session(text):
-        return "session"
     return _json_form(_load_json(path, text), path)
 
 
@@ -601,7 +615,7 @@ def read_outcomes(path: str | Path, trials: int | None = None) -> HarnessRead:
     """
     form = detect_form(path)
     if form == "session":
-        read = read_session_outcomes(path)
+        read = read_session_outcomes(path, trials)
     elif trials is not None:
         if form != "csv":
             raise HarnessFormatError(f"{path}: the bank has {trials} trials per task; give a CSV "

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .data.matrix import DataError
-from .fileio import read_json, read_text, write_text_durable
+from .fileio import loads, read_json, read_text, write_text_durable
 
 FORMATS = ("lines", "space", "csv", "json", "regex")
 
@@ -80,7 +80,7 @@ def _read_predictions(path: Path):
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
+            rec = loads(line)
         except ValueError as exc:
             raise DataError(f"{path}: line {n} is not JSON ({exc})") from None
         recs.append((_iid(path, rec, f"line {n}"), line))

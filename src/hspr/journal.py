@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import HsprError
-from .fileio import finite_json, write_text_durable
+from .fileio import finite_json, loads, write_text_durable
 
 FORMAT = "hspr-live-session"
 VERSION = 2
@@ -94,9 +94,10 @@ def _dumps(obj) -> str:
 
 
 def _loads(text: str):
-    """``json.loads``; a value nested too deeply is a ValueError like any other bad JSON."""
+    """:func:`hspr.fileio.loads` (a key given twice with different values is refused); a value
+    nested too deeply is a ValueError like any other bad JSON."""
     try:
-        return json.loads(text)
+        return loads(text)
     except RecursionError:
         raise ValueError("nested too deeply") from None
 

@@ -57,10 +57,12 @@ other methods scale the width by sqrt(rho), rho the share of unobserved tasks le
 from __future__ import annotations
 
 import datetime as _dt
+import glob
 import json
 import os
 import shutil
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +73,7 @@ from . import __version__, journal
 from .data.banks import load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
+from .errors import InputWarning
 from .fitcache import cached_fit, code_digest
 from .harness import HarnessFormatError, read_outcomes
 from .journal import LiveSessionError
@@ -285,7 +288,9 @@ def _file_lock(path: Path):
 def _did_you_mean(unknown: list[str], known) -> str:
     """'; did you mean ...' for unknown ids that equal a bank id up to letter case and surrounding
     white space (at most 3 shown), else ''."""
-    fold = {t.lower(): t for t in known}
+    fold: dict[str, str] = {}
+    for t in known:  # the first id in the bank's column order wins (ids that differ only in case)
+        fold.setdefault(t.lower(), t)
     hits = [(u, fold[u.strip().lower()]) for u in unknown if u.strip().lower() in fold]
     if not hits:
         return ""
@@ -664,7 +669,10 @@ class LiveSession:
         doc = jf.doc
         b = doc["bank"]
         try:
-            mat = load_session_bank(b.get("name"), b.get("matrix"), b.get("missing_as_zero", True), b.get("tasks"))
+            with warnings.catch_warnings():  # shown by `start` when the bank was given; not on every call
+                warnings.simplefilter("ignore", InputWarning)
+                mat = load_session_bank(b.get("name"), b.get("matrix"), b.get("missing_as_zero", True),
+                                        b.get("tasks"))
         except (DataError, OSError) as exc:
             moved = (f"; if the file moved, point the session at its new place: hspr live relink --matrix NEW "
                      f"--session {path}" if b.get("matrix") and not Path(b["matrix"]).exists() else "")
@@ -771,10 +779,12 @@ class LiveSession:
         self._file = _read_doc(self.path)
         disk = self._file.doc
         if _identity(disk) != _identity(self.doc):
-            raise LiveSessionError(
-                f"{self.path}: the session file was replaced (hspr live start --force?) after this command opened "
-                "it; nothing was written to it: repeat the command, which then reads the new session"
-            )
+            kept = self._replaced_copy()
+            where = (f"the session this command opened was kept as {kept}: if the outcome belongs to that run, "
+                     f"repeat the command with --session {kept}; if it belongs to the new one, repeat it as is"
+                     if kept is not None else "if the outcome belongs to the new session, repeat the command")
+            raise LiveSessionError(f"{self.path}: the session file was replaced (hspr live start --force?) after this "
+                                   f"command opened it; nothing was written to either: {where}")
         mine, theirs = self.doc["events"], disk["events"]
         if theirs[: len(mine)] != mine:
             raise LiveSessionError(
@@ -787,6 +797,17 @@ class LiveSession:
             mine.extend(new)
         self.doc["stop_width_pp"] = disk.get("stop_width_pp")
         self.doc["bank"] = disk["bank"]  # a relink (hspr live relink) may have moved the matrix
+
+    def _replaced_copy(self) -> Path | None:
+        """The ``<name>.replaced-<time>`` copy that ``start --force`` kept of the session this object
+        opened (same :func:`_identity`), or None."""
+        for kept in sorted(self.path.parent.glob(glob.escape(self.path.name) + ".replaced-*"), reverse=True):
+            try:
+                if _identity(journal.read(kept).doc) == _identity(self.doc):
+                    return kept
+            except (LiveSessionError, KeyError, TypeError):
+                continue
+        return None
 
     @contextmanager
     def _transaction(self):
@@ -914,7 +935,7 @@ class LiveSession:
             subset = " of the session's --tasks subset" if self.doc["bank"].get("tasks") else ""
             raise LiveSessionError(
                 f"task id {task!r} is not in the bank ({self.doc['bank']['name']}, {self.session.n_tasks} tasks{subset})"
-                + _did_you_mean([task], self._task_set)
+                + _did_you_mean([task], self.tasks)
             )
         prev = self._tells.get(task)
         if prev is None:
@@ -997,7 +1018,7 @@ class LiveSession:
             raise LiveSessionError(
                 f"{path}: {len(unknown)} instance id(s) not in the bank ({self.doc['bank']['name']}, "
                 f"{self.session.n_tasks} tasks{subset}): {', '.join(map(repr, unknown[:10]))}"
-                f"{' ...' if len(unknown) > 10 else ''}; nothing was recorded" + _did_you_mean(unknown, self._task_set)
+                f"{' ...' if len(unknown) > 10 else ''}; nothing was recorded" + _did_you_mean(unknown, self.tasks)
             )
         with self._transaction():
             todo = []

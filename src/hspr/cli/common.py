@@ -98,24 +98,30 @@ def busy(text: str) -> Iterator[None]:
     """Say on stderr that a long step runs: a spinner on a terminal, else one line (a script's log
     or a CI job then shows what the command is waiting for)."""
     from rich.console import Console
+    from rich.markup import escape
 
     console = Console(stderr=True)
     if console.is_terminal:
-        with console.status(text):
+        with console.status(escape(text)):  # an agent id such as 'x[bash-only]' is text, not markup
             yield
     else:
-        console.print(f"{text} ...", highlight=False, soft_wrap=True)
+        console.print(f"{escape(text)} ...", highlight=False, soft_wrap=True)
         yield
 
 
-def check_matrix_label(label: str | None) -> None:
-    """click.BadParameter when ``--bank`` given together with ``--matrix`` names a bundled bank
-    (any letter case) or 'all': results would then be labelled as the bundled bank's."""
+def check_matrix_label(label: str | None, matrix: str | os.PathLike | None = None) -> None:
+    """click.BadParameter when the label of a user's matrix names a bundled bank (any letter case)
+    or 'all': results would then be labelled as the bundled bank's. ``label`` is ``--bank`` given
+    with ``--matrix``; None means the label is the file name of ``matrix``, checked the same way."""
     from ..data.banks import BANKS
 
-    if label is not None and label.strip().lower() in (*BANKS, "all"):
+    reserved = (*BANKS, "all")
+    if label is not None and label.strip().lower() in reserved:
         raise click.BadParameter(f"{label!r} names a bundled bank; with --matrix, --bank is a label for your matrix: "
                                  "choose another (or leave --bank out to use the file name)", param_hint="--bank")
+    if label is None and matrix is not None and Path(matrix).stem.strip().lower() in reserved:
+        raise click.BadParameter(f"--matrix {matrix}: its file name {Path(matrix).stem!r} names a bundled bank, and "
+                                 "results are labelled by it: give a label with --bank LABEL", param_hint="--bank")
 
 
 def check_output_dir(path: str | os.PathLike, option: str) -> Path:

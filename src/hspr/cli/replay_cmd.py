@@ -351,7 +351,7 @@ def register(group: click.Group) -> None:
             jobs = []  # (label, source matrix, folds or None, target rows or None)
             if matrix:
                 explicit = click.get_current_context().get_parameter_source("bank") != ParameterSource.DEFAULT
-                check_matrix_label(bank if explicit else None)
+                check_matrix_label(bank if explicit else None, matrix)
                 mat = load_matrix(matrix)
                 if mat.missing is not None and missing_as_zero:
                     mat = mat.fill_missing(0)

@@ -129,7 +129,7 @@ def register(group: click.Group) -> None:
     @backend_options
     @click.option("--fast", is_flag=True,
                   help="Shorthand for --eval-nodes 2048 --eval-draws 32768 (the settings that selected the "
-                       "shipped Verified folds 1-3 and Full folds). On a 2-core machine (2026-12-02) it ran each "
+                       "shipped Verified folds 1-3 and Full folds). With -j 2 on a 2-core machine (2026-12-02) it ran each "
                        "Verified fold in 76-92 s (373 s at the defaults for fold 0) and each Full fold in 131-166 s, "
                        "and chose the shipped setting on all 8; on Lite and Pro fold 0 it chose a neighbouring one "
                        "(another kappa / lambda) whose source LOO MAE at 8,192 nodes is 0.01 / 0.05 pp higher.")
@@ -159,8 +159,9 @@ def register(group: click.Group) -> None:
         query seeds 0-2; stage 3, median lambda on those paths. Each held-out source row is
         removed before the source fit. Target rows are never read.
 
-        Runtime grows with the bank and the importance nodes: about 6 minutes for a Verified fold
-        at the defaults on 2 cores, 1.5 minutes with --fast; a Full fold 2-3 minutes with --fast.
+        Runtime grows with the bank and the importance nodes: with -j 2 on 2 cores, about 6 minutes
+        for a Verified fold at the defaults, 1.5 minutes with --fast; a Full fold 2-3 minutes with
+        --fast.
         """
         from ..methods.hspr.selection import FAST_EVAL_DRAWS, FAST_EVAL_NODES, select_config
 
@@ -183,7 +184,7 @@ def register(group: click.Group) -> None:
         if not 0 < fraction <= 1:
             raise click.BadParameter(f"{fraction}: a fraction of the tasks in (0, 1]", param_hint="--fraction")
         if matrix:
-            check_matrix_label(bank)
+            check_matrix_label(bank, matrix)
             bank = bank or Path(matrix).stem
         bank = bank or "lite"
         try:

@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import shorten
-from ..fileio import csv_records, read_json, read_text
+from ..errors import InputWarning, shorten
+from ..fileio import csv_records, loads, read_json, read_text
 from ..outcomes import MISSING, RESOLVED, SPELLINGS, UNRESOLVED, is_missing, outcome
 from .matrix import DataError, ResponseMatrix
 
@@ -52,9 +52,10 @@ LONG_TASK_NAMES = ("instance_id", "task_id")
 """Accepted names of the long CSV's task column; ``instance_id`` wins when a header has both."""
 
 TRIALS_COLUMNS = ("agent", "task_id", "successes", "trials")
+"""Required columns of the repeated-trials CSV form (Terminal-Bench style)."""
+
 #: a wide CSV whose first header cell is one of these is probably transposed (one row per task)
 TASK_COLUMN_NAMES = frozenset({"task", "tasks", "task_id", "instance_id", "instance"})
-"""Required columns of the repeated-trials CSV form (Terminal-Bench style)."""
 
 _ASCII_COUNT = re.compile(r"[0-9]+")
 
@@ -216,7 +217,7 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
     if header[0].strip().lower() in TASK_COLUMN_NAMES:
         warnings.warn(f"{path}: the first column is named {header[0].strip()!r}, but a wide CSV has one row per agent "
                       "(header 'agent,<task ids...>'): its rows are read as agents and its header as task ids; if "
-                      "each row is a task, transpose the file", stacklevel=2)
+                      "each row is a task, transpose the file", InputWarning, stacklevel=2)
     if not body:
         raise DataError(f"{path}: no agent rows under the header; the matrix is empty (add one row per agent)")
     _check_widths(path, body, len(header), "the header")
@@ -463,7 +464,7 @@ def _jsonl_record(path: Path, n: int, line: str) -> tuple[str, dict]:
     """Parse and check one JSONL line; returns (subject id, responses dict)."""
     shape = "each line must be one object {\"subject_id\": ..., \"responses\": {task: 0/1}}"
     try:
-        obj = json.loads(line)
+        obj = loads(line)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: line {n}, column {exc.colno}: invalid JSON ({exc.msg}); {shape}") from None
     except RecursionError:
@@ -873,19 +874,9 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
 
 
 def _require_observed(m: ResponseMatrix, path: Path) -> ResponseMatrix:
-    """Return ``m``, or raise DataError when every cell of it is missing (a bank with no outcome at all).
-
-    Warns about agents with no observed cell: under the leaderboard convention (missing counts as
-    unresolved) such a row becomes an agent with score 0 that never ran."""
+    """Return ``m``, or raise DataError when every cell of it is missing (a bank with no outcome at all)."""
     if m.missing is not None and m.missing.all():
         raise DataError(f"no observed outcome in {path}: every cell is missing ({m.n_agents} agents x {m.n_tasks} "
                         "tasks, all blank or null); give at least one 0/1 outcome (a blank cell, null or absent "
                         "pair is a missing run)")
-    if m.missing is not None:
-        empty = [a for a, row in zip(m.agents, m.missing) if row.all()]
-        if empty:
-            warnings.warn(f"{path}: {len(empty)} agent(s) have no run at all (every cell blank): "
-                          f"{', '.join(map(repr, empty[:5]))}{' ...' if len(empty) > 5 else ''}; counting missing "
-                          "cells as unresolved makes each an agent with score 0: drop the row if it never ran",
-                          stacklevel=3)
     return m

@@ -208,9 +208,22 @@ class ResponseMatrix:
         )
 
     def fill_missing(self, value: int = 0) -> ResponseMatrix:
-        """Copy with missing cells set to ``value`` (the leaderboard convention is 0)."""
+        """Copy with missing cells set to ``value`` (the leaderboard convention is 0).
+
+        Warns (:class:`~hspr.errors.InputWarning`) about agents with no observed cell at all: filled
+        with 0 each becomes an agent with score 0 that never ran."""
         if self.missing is None:
             return self
+        empty = [a for a, row in zip(self.agents, self.missing) if row.all()]
+        if empty:
+            import warnings
+
+            from ..errors import InputWarning
+
+            warnings.warn(f"{self.source}: {len(empty)} agent(s) have no run at all (every cell blank): "
+                          f"{', '.join(map(repr, empty[:5]))}{' ...' if len(empty) > 5 else ''}; counting missing "
+                          f"cells as {'unresolved' if value == 0 else value} makes each an agent with score "
+                          f"{value} that never ran: drop the row if it never ran", InputWarning, stacklevel=2)
         vals = np.where(self.missing, value, self.values)
         return ResponseMatrix(self.agents, self.tasks, vals, None, self.source, self.trials)
 
