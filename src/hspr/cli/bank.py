@@ -160,17 +160,20 @@ def _refuse_json_name(out: Path) -> None:
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Where to write the bank as a wide CSV (agent,<task ids...>; empty cell = no run).")
 def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> None:
-    """Build a bank from PATH and write it as a wide CSV.
+    """Build a bank from PATH and write it as a wide CSV (a bundled bank's name writes a copy of it,
+    missing cells kept blank; a repeated-trials bank is written as a repeated-trials CSV).
 
     Prints one line: agents, tasks and missing cells. Exits with code 2 (message on stderr)
     if the input is invalid.
     """
     refuse_overwriting_inputs(out, "--out", {"PATH": path, "--tasks": tasks})
     _refuse_json_name(out)
-    if str(path) in BANKS and not path.exists():
-        raise click.BadParameter(f"'{path}' is a bundled bank, not a file: `hspr bank merge {path} NEW --out FILE` adds "
-                                 f"your runs to it, `hspr bank validate {path}` checks it", param_hint="PATH")
-    m = _run(lambda: build_bank(path, split=split, tasks=tasks))
+    bundled = str(path) in BANKS and not path.exists()  # a bundled bank by name: written out as a copy
+    if bundled and (split is not None or tasks is not None):
+        raise click.BadParameter(f"--split / --tasks read a leaderboard checkout; {path!s} is a bundled bank",
+                                 param_hint="--split / --tasks")
+    m = _run(lambda: load_bank(str(path), missing_as_zero=False) if bundled
+             else build_bank(path, split=split, tasks=tasks))
     try:
         write_wide_csv(m, out)
     except OSError as exc:

@@ -95,8 +95,9 @@ def status_lines(st: LiveStatus) -> list[str]:
     out.append(f"{ran} ({d['n_asked_recorded']} asked, {d['n_extra']} extra); "
                f"{len(st.pending)} pending; {st.budget_left} left in the budget")
     if st.extra:
-        out.append(f"note: {len(st.extra)} outcome(s) the session did not ask for were conditioned on like the others "
-                   f"and count against the budget: {', '.join(st.extra[:8])}{' ...' if len(st.extra) > 8 else ''}")
+        out.append(f"note: {len(st.extra)} outcome(s) this session did not ask for (recorded or ingested before it "
+                   "asked, e.g. carried over from another session) were conditioned on like the others and count "
+                   f"against the budget: {', '.join(st.extra[:8])}{' ...' if len(st.extra) > 8 else ''}")
     if st.pending:
         out.append(f"pending (asked, not recorded): {', '.join(st.pending[:8])}{' ...' if len(st.pending) > 8 else ''}")
     if st.needs_rerun:

@@ -13,6 +13,11 @@ from .stats import summarize
 # 1. comparison table
 
 
+def _comparisons(n: int) -> str:
+    """'the 1 comparison' or 'all n comparisons'."""
+    return "the 1 comparison" if n == 1 else f"all {n} comparisons"
+
+
 def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Seed-averaged per-bank metrics per budget and method, with ranks and macro MAE rows.
 
@@ -236,7 +241,7 @@ def _paired_note(paired: pd.DataFrame, n_resamples: int | None, seed: int | None
     return (f"Δ = seed-averaged absolute error of the method − that of {base} on the same target, in pp; "
             f"positive = {base} better. Mean Δ with a 95 % percentile bootstrap interval ({boot}); two-sided "
             f"Wilcoxon signed-rank test (zero_method='{ZERO_METHOD}': zero differences dropped); Holm correction "
-            f"over all {len(paired)} comparisons in this table. '{POOLED}' rows put the targets of every bank "
+            f"over {_comparisons(len(paired))} in this table. '{POOLED}' rows put the targets of every bank "
             "together (each target weighs the same).")
 
 
