@@ -456,3 +456,17 @@ def test_an_agent_row_without_any_run_is_warned_about_where_it_becomes_score_0(t
         assert res.exit_code == 0, res.output
         lines = [ln for ln in res.output.splitlines() if "no run at all" in ln]
         assert len(lines) == 1 and lines[0].startswith("warning: "), res.output  # one line, no source location
+
+
+@pytest.mark.parametrize("text, ok", [('{"a": 1, "a": 1}', True), ('{"a": NaN, "a": NaN}', True),
+                                      ('{"a": 1, "a": true}', False), ('{"a": false, "a": 0}', False),
+                                      ('{"a": {"b": 1}, "a": {"b": 2}}', False), ('[{"a": 1}, {"a": 2}]', True)])
+def test_one_json_loader_refuses_conflicting_duplicate_keys(text, ok):
+    """true then 1 counted as one value, so the result depended on the key order (a hostile trial)."""
+    from hspr.fileio import DuplicateKeyError, loads
+
+    if ok:
+        loads(text)
+    else:
+        with pytest.raises(DuplicateKeyError, match="key 'a' appears twice in one object with different values"):
+            loads(text)

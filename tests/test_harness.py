@@ -285,10 +285,11 @@ def test_missing_path(tmp_path):
 
 
 # ---------------------------------------------------------------------- another session file
-def _session_file(path, tells, legacy_sorted=False):
+def _session_file(path, tells, legacy_sorted=False, trials="absent"):
     from hspr import journal
 
-    doc = {"format": journal.FORMAT, "version": journal.VERSION, "bank": {"name": "b", "digest": "d"},
+    bank = {"name": "b", "digest": "d", **({} if trials == "absent" else {"trials": trials})}
+    doc = {"format": journal.FORMAT, "version": journal.VERSION, "bank": bank,
            "method": {"name": "hspr"}, "budget": 5, "seed": 0,
            "events": [{"type": "tell", "task": t, "outcome": y, "source": "record"} for t, y in tells]}
     if legacy_sorted:  # one object, keys sorted as `jq -S` writes them: 'format' after a long 'events'
@@ -307,19 +308,45 @@ def test_a_session_file_is_read_whatever_its_name_or_layout(tmp_path, name, lega
     assert [(o.instance_id, o.outcome) for o in read.outcomes] == tells
 
 
-@pytest.mark.parametrize("tells, trials, needle", [
-    ([("a", 1 / 3)], None, "pass rate 0.333333, a session of repeated trials, but this bank has one 0/1 outcome"),
-    ([("a", 1 / 3)], 5, "not a count out of this bank's 5 trials"),
-    ([("a", 1), ("a", 0)], None, "task 'a' is told twice with different outcomes (1 at line 2, 0 at line 3)"),
+@pytest.mark.parametrize("tells, theirs, trials, needle", [
+    ([("a", 1 / 3)], "absent", None, "pass rate 0.333333, a session of repeated trials, but this bank has one 0/1"),
+    ([("a", 1 / 3)], 5, 5, "not a count out of this bank's 5 trials"),
+    ([("a", 1), ("a", 0)], None, None, "task 'a' is told twice with different outcomes (1 at line 2, 0 at line 3)"),
+    # a hostile trial: 0/1 runs read as 5/5 or 0/5 pass rates, and 4-trial rates as 5-trial ones
+    ([("a", 1)], None, 5, "holds one 0/1 outcome per task, but this bank has pass rates over 5 trials per task"),
+    ([("a", 0.5)], 4, 5, "holds pass rates over 4 trials per task, but this bank has pass rates over 5"),
+    ([("a", 1)], 5, None, "holds pass rates over 5 trials per task, but this bank has one 0/1 outcome per task"),
+    ([("a", 1)], "absent", 5, "does not say how many trials its outcomes count"),
 ])
-def test_session_outcomes_of_another_kind_are_refused(tmp_path, tells, trials, needle):
+def test_session_outcomes_of_another_kind_are_refused(tmp_path, tells, theirs, trials, needle):
     """A review found 3-trial pass rates ingested into a 0/1 session, which then could not be opened."""
-    p = _session_file(tmp_path / "old.hspr", tells)
+    p = _session_file(tmp_path / "old.hspr", tells, trials=theirs)
     with pytest.raises(HarnessFormatError, match=re.escape(needle)):
         read_outcomes(p, trials)
 
 
+@pytest.mark.parametrize("line, got", [('{"task": "b", "outcome": 1}', "type None"), ("[1, 2]", "a JSON list"),
+                                       ('{"type": "undo", "task": "a"}', "type 'undo'")])
+def test_session_records_its_own_reader_refuses_are_refused(tmp_path, line, got):
+    """A hostile trial: ingest skipped records that `live status` calls corrupt, and said nothing."""
+    p = _session_file(tmp_path / "old.hspr", [("a", 1)], trials=None)
+    p.write_text(p.read_text() + line + "\n")
+    with pytest.raises(HarnessFormatError, match=re.escape(f"line 3 is not an event of a session ({got})")):
+        read_outcomes(p)
+
+
+def test_a_torn_or_damaged_session_is_named(tmp_path):
+    p = _session_file(tmp_path / "old.hspr", [("a", 1), ("b", 0)], trials=None)
+    p.write_text(p.read_text()[:-12])  # the last record cut short, as by a killed process
+    read = read_outcomes(p)
+    assert [o.instance_id for o in read.outcomes] == ["a"] and "its last line is incomplete" in read.notes[-1]
+    lines = p.read_text().splitlines()
+    (tmp_path / "mid.txt").write_text("\n".join([lines[0], lines[1][:10], lines[1]]) + "\n")  # damage mid-file
+    with pytest.raises(HarnessFormatError, match="line 2 is not JSON"):  # the journal's own message, any suffix
+        read_outcomes(tmp_path / "mid.txt")
+
+
 def test_session_pass_rates_of_the_bank_s_trials_are_read(tmp_path):
-    p = _session_file(tmp_path / "old.hspr", [("a", 0.4), ("b", 1), ("a", 0.4)])
+    p = _session_file(tmp_path / "old.hspr", [("a", 0.4), ("b", 1), ("a", 0.4)], trials=5)
     read = read_outcomes(p, 5)
     assert [(o.instance_id, o.status, o.outcome) for o in read.outcomes] == [("a", "partial", 0.4), ("b", "resolved", 1.0)]

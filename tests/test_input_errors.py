@@ -208,10 +208,14 @@ def test_targets_that_copy_source_rows_under_new_ids_are_warned_about(tmp_path):
     assert (f"2 --targets row(s) have exactly the outcomes of a source row of m under another id "
             f"(new_a = {m.agents[3]}, new_b = {m.agents[7]})") in text
     assert "new_c =" not in text
+    # a targets file's runs carry a label of their own, never pooled with the bank's folds in a report
+    assert {r["bank"] for r in json.loads((tmp_path / "o.json").read_text())["runs"]} == {"m/targets:t"}
 
 
-@pytest.mark.parametrize("label, expect", [(None, "m"), ("mine", "mine"), ("verified", None), ("Verified", None),
-                                           ("all", None)])
+@pytest.mark.parametrize("label, expect", [(None, "m"), ("mine", "mine"), ("my run 2", "my run 2"), ("verified", None),
+                                           ("Verified", None), ("all", None), ("macro", None), ("Pooled", None),
+                                           ("verified/bash-only", None), ("x[stop 5 pp]", None), ("a|b", None),
+                                           ("  ", None)])
 def test_replay_matrix_label_follows_select_rule(tmp_path, label, expect):
     """--bank with --matrix is a label; a bundled bank's name (any case) is refused, as by select (a
     new-user trial saw 'verified' ignored silently and 'Verified' used as the label)."""
@@ -221,7 +225,7 @@ def test_replay_matrix_label_follows_select_rule(tmp_path, label, expect):
     res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), *extra, "--methods", "uniform", "--seeds", "0",
                                     "-q", "--out", str(tmp_path / "o.json")])
     if expect is None:
-        assert res.exit_code == 2 and f"{label!r} names a bundled bank" in " ".join(res.output.split())
+        assert res.exit_code == 2 and f"the label {label!r} " in res.output, res.output
         assert not (tmp_path / "o.json").exists()
     else:
         assert res.exit_code == 0, res.output
@@ -235,13 +239,14 @@ def test_a_matrix_file_named_like_a_bundled_bank_needs_a_label(tmp_path):
     csv = write_csv(m, tmp_path / "Verified.csv")
     res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "uniform", "--seeds", "0", "-q",
                                     "--out", str(tmp_path / "o.json")])
-    assert res.exit_code == 2 and "its file name 'Verified' names a bundled bank" in " ".join(res.output.split())
+    assert res.exit_code == 2 and "results are labelled by its file name 'Verified', which is reserved" in \
+        " ".join(res.output.split())
     res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--bank", "mine", "--methods", "uniform",
                                     "--seeds", "0", "-q", "--out", str(tmp_path / "o.json")])
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(main, ["live", "start", "--matrix", str(csv), "--bank", "LITE", "--budget", "4",
                                     "--session", str(tmp_path / "s.hspr")])
-    assert res.exit_code == 2 and "'LITE' names a bundled bank" in " ".join(res.output.split())
+    assert res.exit_code == 2 and "the label 'LITE' is reserved" in " ".join(res.output.split())
     assert not (tmp_path / "s.hspr").exists()
 
 

@@ -567,8 +567,8 @@ def test_a_command_never_writes_into_a_session_replaced_after_it_opened(bank, tm
     task = old.tasks[0]  # no event yet: the new file's (empty) events extend the old one's
     replaced = new(bank, tmp_path, budget=12 if same_settings else 20, overwrite=True)
     [kept] = tmp_path.glob("run.hspr.replaced-*")
-    with pytest.raises(LiveSessionError, match=f"was replaced .* kept as {re.escape(str(kept))}: if the outcome "
-                                               f"belongs to that run, repeat the command with --session"):
+    with pytest.raises(LiveSessionError, match=f"was replaced .* kept as {re.escape(str(kept))}: if the command was "
+                                               f"meant for that run, repeat it with --session"):
         old.record(task, 1)
     with pytest.raises(LiveSessionError, match="was replaced"):
         old.next(1)
@@ -582,7 +582,7 @@ def test_lite_bank_session(tmp_path):
     lite = load_bank("lite")
     doc = journal.read(Path(p)).doc
     assert doc["bank"] == {"name": "lite", "matrix": None, "missing_as_zero": True, "digest": lite.digest(),
-                           "n_agents": lite.n_agents, "n_tasks": lite.n_tasks, "tasks": None}
+                           "n_agents": lite.n_agents, "n_tasks": lite.n_tasks, "tasks": None, "trials": None}
     assert doc["method"] == {"name": "hspr", "config": HSPRConfig(**FAST).to_dict()}
     tasks = live.next(4)
     assert len(set(tasks)) == 4 and set(tasks) <= set(lite.tasks)

@@ -327,9 +327,10 @@ def test_selection_on_dask_local_cluster_matches_local(bank, selected):
 
 
 @pytest.mark.parametrize("extra, needle", [
-    (["--bank", "lite"], "names a bundled bank"),
+    (["--bank", "lite"], "the label 'lite' is reserved"),
     (["--record", "{corrupt}"], "not a readable JSON file"),
     (["--record", "{listy}"], "expected a table"),
+    (["--record", "{dup}"], "key 'b' appears twice in one object with different values"),  # one copy was lost
     (["--workers", "0"], "--workers"),
     (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler needs --backend"),
     (["--fraction", "0"], "--fraction"),
@@ -344,7 +345,9 @@ def test_cli_select_refuses_bad_options_before_work(tmp_path, extra, needle):
     path = write_wide_csv(m, tmp_path / "toy.csv")
     (tmp_path / "corrupt.json").write_text("{\n")
     (tmp_path / "listy.json").write_text('{"lite": [1, 2]}')
-    subs = {"{corrupt}": str(tmp_path / "corrupt.json"), "{listy}": str(tmp_path / "listy.json"), "{csv}": str(path)}
+    (tmp_path / "dup.json").write_text('{"b": {"0": {"x": 1}}, "b": {"1": {"x": 2}}}')
+    subs = {"{corrupt}": str(tmp_path / "corrupt.json"), "{listy}": str(tmp_path / "listy.json"), "{csv}": str(path),
+            "{dup}": str(tmp_path / "dup.json")}
     extra = [subs.get(a, a) for a in extra]
     extra = [a.replace("{csv}", str(path)) for a in extra]
     out = [] if "--out" in extra else ["--out", str(tmp_path / "sel.json")]

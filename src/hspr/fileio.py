@@ -113,30 +113,34 @@ def read_text(path, error: type[Exception] = HsprError, what: str = "", raise_mi
         raise error(f"{where}: cannot read ({exc.strerror or exc})") from None
 
 
-class _ConflictingKey(ValueError):
+class DuplicateKeyError(ValueError):
     """A JSON object names one key twice with different values."""
 
 
+def _canonical(value) -> str:
+    """A JSON value as comparable text: ``true`` and ``1`` differ, two NaNs are the same."""
+    return json.dumps(value, sort_keys=True, allow_nan=True)
+
+
 def _unique_keys(pairs: list) -> dict:
-    """``object_pairs_hook`` of :func:`read_json`: a key given twice must carry the same value (the
-    plain parser keeps the last one silently; a report listing a task as resolved and then as
-    unresolved is ambiguous)."""
+    """``object_pairs_hook`` of :func:`loads`: a key given twice must carry the same value, also
+    the same JSON type (the plain parser keeps the last one silently; a report listing a task as
+    resolved and then as unresolved is ambiguous, and ``true`` then ``1`` made the result depend on
+    the key order)."""
     out: dict = {}
     for key, value in pairs:
-        if key in out and out[key] != value and not (out[key] != out[key] and value != value):  # NaN twice: same
-            raise _ConflictingKey(f"key {key!r} appears twice in one object with different values "
-                                  f"({shorten(json.dumps(out[key]))}, then {shorten(json.dumps(value))}); keep one")
+        if key in out and _canonical(out[key]) != _canonical(value):
+            raise DuplicateKeyError(f"key {key!r} appears twice in one object with different values "
+                                    f"({shorten(_canonical(out[key]))}, then {shorten(_canonical(value))}): keep one")
         out[key] = value
     return out
 
 
 def loads(text: str):
-    """``json.loads`` for every JSON text hspr reads: an object that gives one key twice with
-    different values raises ValueError (the plain parser keeps the last value silently)."""
-    try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    except _ConflictingKey as exc:
-        raise ValueError(str(exc)) from None
+    """``json.loads`` for every JSON text hspr reads. Raises :class:`DuplicateKeyError` (a
+    ValueError) for an object that gives one key twice with different values, which the plain
+    parser would resolve silently to the last one."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
 
 
 def read_json(path, error: type[Exception] = HsprError, what: str = "", text: str | None = None, hint: str = "",
@@ -153,8 +157,8 @@ def read_json(path, error: type[Exception] = HsprError, what: str = "", text: st
     if text is None:
         text = read_text(path, error, what, raise_missing)
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    except _ConflictingKey as exc:
+        return loads(text)
+    except DuplicateKeyError as exc:
         raise error(f"{where}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise error(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"

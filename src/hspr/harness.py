@@ -81,6 +81,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .data.matrix import DataError
+from .errors import shorten
 from .fileio import csv_records, read_json, read_text
 from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
 
@@ -516,12 +517,16 @@ def _json_form(data: object, path: Path) -> str:
 
 
 def _is_session(path: Path, text: str) -> bool:
-    """Whether ``path`` is an hspr live session file: JSON that names the session format and that
-    :func:`hspr.journal.read` reads (a journal, or the legacy single object, keys in any order)."""
+    """Whether ``path`` is an hspr live session file: its first line names the session format (a
+    journal; a damaged one too, so that its reader names the damage), or the whole text is one
+    JSON object of that format (a legacy file, keys in any order)."""
     from .journal import FORMAT, LiveSessionError, read
 
-    if text.lstrip("\ufeff \t\r\n")[:1] != "{" or f'"{FORMAT}"' not in text:
+    body = text.lstrip("\ufeff \t\r\n")
+    if body[:1] != "{" or f'"{FORMAT}"' not in text:
         return False
+    if f'"{FORMAT}"' in body.split("\n", 1)[0]:
+        return True
     try:
         return read(path).doc.get("format") == FORMAT
     except LiveSessionError:
@@ -545,9 +550,27 @@ def read_session_outcomes(path: str | Path, trials: int | None = None) -> Harnes
     except LiveSessionError as exc:
         raise HarnessFormatError(str(exc)) from None
     events = jf.doc.get("events") if isinstance(jf.doc.get("events"), list) else []
+    bank = jf.doc.get("bank") if isinstance(jf.doc.get("bank"), dict) else {}
+    if "trials" in bank:
+        theirs = bank["trials"]
+        if theirs != trials:
+            def kind(k):
+                return "one 0/1 outcome per task" if k is None else f"pass rates over {k} trials per task"
+            raise HarnessFormatError(f"{path}: the session holds {kind(theirs)}, but this bank has {kind(trials)}; "
+                                     "its outcomes do not carry over: nothing was recorded")
+    elif trials is not None:
+        raise HarnessFormatError(f"{path}: the session does not say how many trials its outcomes count (written "
+                                 f"before hspr recorded it), and this bank has {trials} per task; give the outcomes "
+                                 "as a CSV task_id,successes,trials instead: nothing was recorded")
 
     def where(i: int) -> str:
         return f"line {jf.event_lines[i]}" if i < len(jf.event_lines) else f"event {i}"
+
+    for i, ev in enumerate(events):  # what the session's own reader refuses is refused here too
+        if not isinstance(ev, dict) or ev.get("type") not in ("ask", "tell", "error"):
+            got = f"type {ev.get('type')!r}" if isinstance(ev, dict) else f"a JSON {type(ev).__name__}"
+            raise HarnessFormatError(f"{path}: {where(i)} is not an event of a session ({got}): the file is "
+                                     "damaged or hand-edited; nothing was recorded")
 
     out, seen = [], {}
     for i, ev in enumerate(events):
@@ -573,6 +596,9 @@ def read_session_outcomes(path: str | Path, trials: int | None = None) -> Harnes
         detail = f"recorded in session {path.name} ({ev.get('source', 'record')})"
         out.append(HarnessOutcome(task, status, detail, str(path), float(y) if trials is not None else None))
     notes = [] if out else [f"{path}: the session has no recorded outcome"]
+    if jf.torn:
+        notes.append(f"{path}: its last line is incomplete ({shorten(jf.torn_text)!r}), so an outcome written "
+                     "there, if any, was not read")
     return HarnessRead("session", str(path), out, notes)
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import HsprError
-from .fileio import finite_json, loads, write_text_durable
+from .fileio import DuplicateKeyError, finite_json, loads, write_text_durable
 
 FORMAT = "hspr-live-session"
 VERSION = 2
@@ -134,6 +134,8 @@ def read(path: Path) -> JournalFile:
     bom = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
     try:
         whole = _loads(raw[bom:].decode("utf-8"))
+    except DuplicateKeyError as exc:  # one object (a legacy or hand-edited file) naming a key twice
+        raise LiveSessionError(f"{path}: {exc}; the session file is corrupt or hand-edited") from None
     except ValueError:
         whole = None
     if isinstance(whole, dict) and "events" in whole:  # one object: the legacy form, or a hand edit

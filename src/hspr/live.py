@@ -620,6 +620,7 @@ class LiveSession:
                 "n_agents": mat.n_agents,
                 "n_tasks": mat.n_tasks,
                 "tasks": None if tasks is None else list(mat.tasks),
+                "trials": mat.trials,
             },
             "method": {"name": method, "config": settings},
             "budget": b,
@@ -780,9 +781,9 @@ class LiveSession:
         disk = self._file.doc
         if _identity(disk) != _identity(self.doc):
             kept = self._replaced_copy()
-            where = (f"the session this command opened was kept as {kept}: if the outcome belongs to that run, "
-                     f"repeat the command with --session {kept}; if it belongs to the new one, repeat it as is"
-                     if kept is not None else "if the outcome belongs to the new session, repeat the command")
+            where = (f"the session this command opened was kept as {kept}: if the command was meant for that run, "
+                     f"repeat it with --session {kept}; if for the new one, repeat it as is"
+                     if kept is not None else "if the command was meant for the new session, repeat it")
             raise LiveSessionError(f"{self.path}: the session file was replaced (hspr live start --force?) after this "
                                    f"command opened it; nothing was written to either: {where}")
         mine, theirs = self.doc["events"], disk["events"]

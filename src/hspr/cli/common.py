@@ -109,19 +109,37 @@ def busy(text: str) -> Iterator[None]:
         yield
 
 
+#: characters a label of a user's matrix may not hold: '/' marks a shift protocol (verified/bash-only),
+#: '[' a variant of a run ([stop 5 pp], [300 tasks]), '|' and line breaks break the report's tables
+LABEL_FORBIDDEN = "/[]|\n\r"
+
+
 def check_matrix_label(label: str | None, matrix: str | os.PathLike | None = None) -> None:
-    """click.BadParameter when the label of a user's matrix names a bundled bank (any letter case)
-    or 'all': results would then be labelled as the bundled bank's. ``label`` is ``--bank`` given
+    """click.BadParameter when the label of a user's matrix could be confused with another result:
+    a bundled bank's name (any letter case), 'all', the report's 'macro' / 'pooled' rows, an empty
+    label, or one holding a character of :data:`LABEL_FORBIDDEN`. ``label`` is ``--bank`` given
     with ``--matrix``; None means the label is the file name of ``matrix``, checked the same way."""
     from ..data.banks import BANKS
+    from ..report.inputs import MACRO, POOLED
 
-    reserved = (*BANKS, "all")
-    if label is not None and label.strip().lower() in reserved:
-        raise click.BadParameter(f"{label!r} names a bundled bank; with --matrix, --bank is a label for your matrix: "
+    reserved = (*BANKS, "all", MACRO, POOLED)
+
+    def problem(text: str) -> str | None:
+        if not text.strip():
+            return "is empty"
+        if text.strip().lower() in reserved:
+            return "is reserved (a bundled bank, 'all', or a row of the report)"
+        bad = sorted({c for c in text if c in LABEL_FORBIDDEN})
+        if bad:
+            return f"holds {', '.join(map(repr, bad))} ('/' marks a shift protocol, '[' a run variant)"
+        return None
+
+    if label is not None and (why := problem(label)):
+        raise click.BadParameter(f"the label {label!r} {why}; with --matrix, --bank is a label for your results: "
                                  "choose another (or leave --bank out to use the file name)", param_hint="--bank")
-    if label is None and matrix is not None and Path(matrix).stem.strip().lower() in reserved:
-        raise click.BadParameter(f"--matrix {matrix}: its file name {Path(matrix).stem!r} names a bundled bank, and "
-                                 "results are labelled by it: give a label with --bank LABEL", param_hint="--bank")
+    if label is None and matrix is not None and (why := problem(Path(matrix).stem)):
+        raise click.BadParameter(f"{matrix}: results are labelled by its file name {Path(matrix).stem!r}, which {why}; "
+                                 "give a label with --bank LABEL", param_hint="--matrix")
 
 
 def check_output_dir(path: str | os.PathLike, option: str) -> Path:

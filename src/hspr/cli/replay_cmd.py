@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -445,7 +446,11 @@ def register(group: click.Group) -> None:
                 def tick(done, total, task=task):
                     prog.update(task, completed=done, total=total)
 
-                run_label = f"{label}/{protocol}" if protocol and protocol != "targets" else label
+                # a shift protocol or a targets file gets a label of its own ('bank/...'), so its runs are never
+                # pooled with the bank's folds or with a bundled target set in a report
+                base, subset = re.fullmatch(r"(.*?)((?:\[\d+ tasks\])?)", label).groups()  # '[N tasks]' stays last
+                run_label = (base if not protocol else f"{base}/targets:{Path(targets).stem}" if protocol == "targets"
+                             else f"{base}/{protocol}") + subset
                 if stop_width is not None:  # runs that may end early are not comparable with full-budget ones
                     run_label += f"[stop {stop_width:g} pp]"
                 try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import sys
 import time
@@ -18,6 +17,7 @@ from ..data.banks import BANK_ORDER, BANKS, load_bank
 from ..data.folds import N_FOLDS, bank_folds, fold_indices, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError, ResponseMatrix
+from ..fileio import loads
 from ..fileio import write_json_durable as write_json_atomic
 from ..session import BudgetError, budget_from_fraction
 from .common import (
@@ -58,8 +58,8 @@ def check_record_table(path: Path) -> None:
     if not path.exists():
         return
     try:
-        table = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        table = loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, DuplicateKeyError
         raise click.BadParameter(f"{path}: not a readable JSON file ({exc}); give a new file name or a table "
                                  "written by --record", param_hint="--record") from None
     bad = (not isinstance(table, dict)) or [k for k, v in table.items()
@@ -77,7 +77,7 @@ def record_entry(path: Path, bank: str, fold: int, result, command: str) -> None
     folder = os.open(path.parent, os.O_RDONLY)
     try:
         fcntl.flock(folder, fcntl.LOCK_EX)
-        table = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        table = loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         table.setdefault("generated_by", GENERATED_BY)
         entry = {"config": result.config.to_dict(), "source_digest": result.source_digest,
                  "source_mae_pp": round(100 * result.source_mae, 4),

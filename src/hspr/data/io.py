@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputWarning, shorten
-from ..fileio import csv_records, loads, read_json, read_text
+from ..fileio import DuplicateKeyError, csv_records, loads, read_json, read_text
 from ..outcomes import MISSING, RESOLVED, SPELLINGS, UNRESOLVED, is_missing, outcome
 from .matrix import DataError, ResponseMatrix
 
@@ -467,6 +467,8 @@ def _jsonl_record(path: Path, n: int, line: str) -> tuple[str, dict]:
         obj = loads(line)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: line {n}, column {exc.colno}: invalid JSON ({exc.msg}); {shape}") from None
+    except DuplicateKeyError as exc:
+        raise DataError(f"{path}: line {n}: {exc}") from None
     except RecursionError:
         raise DataError(f"{path}: line {n}: nested too deeply to be a py-irt record; {shape}") from None
     except ValueError as exc:  # an integer of more than 4300 digits
