@@ -459,6 +459,8 @@ def test_an_agent_row_without_any_run_is_warned_about_where_it_becomes_score_0(t
 
 
 @pytest.mark.parametrize("text, ok", [('{"a": 1, "a": 1}', True), ('{"a": NaN, "a": NaN}', True),
+                                      ('{"a": 1, "a": 1.0}', True), ('{"a": -0.0, "a": 0}', True),
+                                      ('{"a": [1, {"b": 2}], "a": [1.0, {"b": 2.0}]}', True),
                                       ('{"a": 1, "a": true}', False), ('{"a": false, "a": 0}', False),
                                       ('{"a": {"b": 1}, "a": {"b": 2}}', False), ('[{"a": 1}, {"a": 2}]', True)])
 def test_one_json_loader_refuses_conflicting_duplicate_keys(text, ok):

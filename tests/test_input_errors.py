@@ -232,6 +232,12 @@ def test_replay_matrix_label_follows_select_rule(tmp_path, label, expect):
         assert {r["bank"] for r in json.loads((tmp_path / "o.json").read_text())["runs"]} == {expect}
 
 
+def write_fast_config(folder):
+    path = folder / "fast.json"
+    path.write_text(json.dumps({"n_nodes": 512, "n_draws": 4096}))
+    return path
+
+
 def test_a_matrix_file_named_like_a_bundled_bank_needs_a_label(tmp_path):
     """The file name was the unchecked fallback label (a review: --matrix vv/verified.csv ran as
     'verified'); live start applies the same rule."""
@@ -246,8 +252,21 @@ def test_a_matrix_file_named_like_a_bundled_bank_needs_a_label(tmp_path):
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(main, ["live", "start", "--matrix", str(csv), "--bank", "LITE", "--budget", "4",
                                     "--session", str(tmp_path / "s.hspr")])
-    assert res.exit_code == 2 and "the label 'LITE' is reserved" in " ".join(res.output.split())
+    assert res.exit_code == 2 and "the label 'LITE' names a bundled bank" in " ".join(res.output.split())
     assert not (tmp_path / "s.hspr").exists()
+    # a session is never pooled in a report: other labels stay free there, an empty one is the file name
+    for label, name in (("team/x [v2]", "team/x [v2]"), ("", "Verified")):
+        res = CliRunner().invoke(main, ["live", "start", "--matrix", str(csv), "--bank", label, "--budget", "4",
+                                        "--config", str(write_fast_config(tmp_path)), "--session",
+                                        str(tmp_path / f"s{len(label)}.hspr"), "--json"])
+        assert res.exit_code == 0, res.output
+        assert journal.read(tmp_path / f"s{len(label)}.hspr").doc["bank"]["name"] == name
+    # a --targets file names its runs' label: characters that break a report are refused
+    pd.DataFrame(m.values[:2], index=pd.Index(["n1", "n2"], name="agent"), columns=m.tasks).to_csv(tmp_path / "x|y.csv")
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--bank", "mine", "--targets", str(tmp_path / "x|y.csv"),
+                                    "--methods", "uniform", "--seeds", "0", "-q", "--out", str(tmp_path / "o2.json")])
+    assert res.exit_code == 2 and "the runs are labelled by its file name 'x|y', which holds '|'" in \
+        " ".join(res.output.split())
 
 
 def test_refused_options_still_answer_in_json(tmp_path):

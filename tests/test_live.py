@@ -723,6 +723,8 @@ def test_single_object_with_events_is_read_whatever_its_version(bank, tmp_path):
     ("huge-int", "line 3 is not JSON"), ("under-a-file", "cannot read the session file"),
     ("empty", "is empty"), ("budget-0", "'budget' must be a whole number >= 1, got 0"),
     ("seed-negative", "'seed' must be a whole number >= 0, got -1"),
+    # a complete last line naming a key twice is refused like any line, not set aside as torn (a review)
+    ("dup-last", "line 3 is not JSON (key 'outcome' appears twice in one object with different values (1, then 0)"),
 ])
 def test_hand_edited_journals_exit_2_with_a_message(bank, tmp_path, case, match):
     live = new(bank, tmp_path)
@@ -753,6 +755,9 @@ def test_hand_edited_journals_exit_2_with_a_message(bank, tmp_path, case, match)
         path = live.path / "s.hspr"
     if case == "empty":
         live.path.write_text("")
+    elif case == "dup-last":
+        dup = '{"type": "tell", "task": ' + json.dumps(live.tasks[0]) + ', "outcome": 1, "outcome": 0}'
+        live.path.write_text("\n".join(lines) + "\n" + dup)  # no newline after it
     elif case != "under-a-file":
         live.path.write_text("\n".join(lines) + "\n")
     for cmd in (["status"], ["next"], ["record", live.tasks[0], "1"]):

@@ -117,21 +117,31 @@ class DuplicateKeyError(ValueError):
     """A JSON object names one key twice with different values."""
 
 
-def _canonical(value) -> str:
-    """A JSON value as comparable text: ``true`` and ``1`` differ, two NaNs are the same."""
-    return json.dumps(value, sort_keys=True, allow_nan=True)
+def _same(a, b) -> bool:
+    """Whether two parsed JSON values are the same value: booleans apart from numbers (``true`` is not
+    ``1``), numbers by value (``1`` is ``1.0``, ``-0.0`` is ``0``), NaN the same as NaN, objects and
+    arrays item by item."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b or (a != a and b != b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
 
 
 def _unique_keys(pairs: list) -> dict:
-    """``object_pairs_hook`` of :func:`loads`: a key given twice must carry the same value, also
-    the same JSON type (the plain parser keeps the last one silently; a report listing a task as
-    resolved and then as unresolved is ambiguous, and ``true`` then ``1`` made the result depend on
-    the key order)."""
+    """``object_pairs_hook`` of :func:`loads`: a key given twice must carry the same value
+    (:func:`_same`; the plain parser keeps the last one silently: a report listing a task as resolved
+    and then as unresolved is ambiguous, and ``true`` then ``1`` made the result depend on the key
+    order)."""
     out: dict = {}
     for key, value in pairs:
-        if key in out and _canonical(out[key]) != _canonical(value):
+        if key in out and not _same(out[key], value):
             raise DuplicateKeyError(f"key {key!r} appears twice in one object with different values "
-                                    f"({shorten(_canonical(out[key]))}, then {shorten(_canonical(value))}): keep one")
+                                    f"({shorten(json.dumps(out[key]))}, then {shorten(json.dumps(value))}): keep one")
         out[key] = value
     return out
 

@@ -533,10 +533,14 @@ def _is_session(path: Path, text: str) -> bool:
         return False
 
 
-def read_session_outcomes(path: str | Path, trials: int | None = None) -> HarnessRead:
+def read_session_outcomes(path: str | Path, trials: int | None = None, digest: str | None = None) -> HarnessRead:
     """The outcomes recorded in another hspr live session file (:mod:`hspr.journal`), one per
     ``tell`` event: 0/1, or on a bank of ``trials`` repeated trials a pass rate k / trials
     (status 'partial' unless 0 or 1).
+
+    A session written before headers stored its trial count is taken as of this bank's count when
+    its bank digest equals ``digest`` (the ingesting bank's) or it names a bundled bank; otherwise
+    it is read only into a 0/1 bank.
 
     Raises HarnessFormatError naming the file (and the file line of the event) when it cannot be
     read as a session, tells one task twice with different outcomes, or holds outcomes of another
@@ -551,6 +555,14 @@ def read_session_outcomes(path: str | Path, trials: int | None = None) -> Harnes
         raise HarnessFormatError(str(exc)) from None
     events = jf.doc.get("events") if isinstance(jf.doc.get("events"), list) else []
     bank = jf.doc.get("bank") if isinstance(jf.doc.get("bank"), dict) else {}
+    if "trials" not in bank:  # written before hspr stored it: known if it is this bank or a bundled one
+        if digest is not None and bank.get("digest") == digest:
+            bank = dict(bank, trials=trials)
+        elif bank.get("matrix") is None and isinstance(bank.get("name"), str):
+            from .data.banks import BANKS, load_bank
+
+            if bank["name"] in BANKS:
+                bank = dict(bank, trials=load_bank(bank["name"]).trials)
     if "trials" in bank:
         theirs = bank["trials"]
         if theirs != trials:
@@ -623,10 +635,11 @@ def detect_form(path: str | Path) -> str:
     return _json_form(_load_json(path, text), path)
 
 
-def read_outcomes(path: str | Path, trials: int | None = None) -> HarnessRead:
+def read_outcomes(path: str | Path, trials: int | None = None, digest: str | None = None) -> HarnessRead:
     """Read any supported harness output (see the module docstring); the form is detected.
     With ``trials`` (a bank of repeated trials) only the CSV forms of
-    :func:`read_trials_outcomes` are read.
+    :func:`read_trials_outcomes` and another session file are read. ``digest`` is the ingesting
+    bank's digest (:func:`read_session_outcomes`).
 
     Returns
     -------
@@ -641,7 +654,7 @@ def read_outcomes(path: str | Path, trials: int | None = None) -> HarnessRead:
     """
     form = detect_form(path)
     if form == "session":
-        read = read_session_outcomes(path, trials)
+        read = read_session_outcomes(path, trials, digest)
     elif trials is not None:
         if form != "csv":
             raise HarnessFormatError(f"{path}: the bank has {trials} trials per task; give a CSV "

@@ -156,7 +156,8 @@ def read(path: Path) -> JournalFile:
         try:
             rec = _loads(piece.decode("utf-8"))
         except ValueError as exc:
-            if last:  # a record cut short (a killed process, a damaged disk): ignored, its bytes kept
+            if last and not isinstance(exc, DuplicateKeyError):  # a record cut short (a killed process, a damaged
+                # disk): ignored, its bytes kept; a complete record naming a key twice is refused like any line
                 torn = piece.decode("utf-8", errors="replace")
                 break
             raise LiveSessionError(f"{path}: line {i} is not JSON ({exc}): the session file is corrupt. Lines 1-{i - 1} "

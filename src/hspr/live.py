@@ -1009,7 +1009,7 @@ class LiveSession:
             Naming the file and the offending ids for ids not in the bank or contradicting
             outcomes; HarnessFormatError (a DataError) for a malformed file.
         """
-        read = read_outcomes(path, self.matrix.trials)
+        read = read_outcomes(path, self.matrix.trials, self.doc["bank"].get("digest"))
         source = str(Path(path).resolve())
         res = IngestResult(source, read.form, notes=list(read.notes))
         unknown = [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]

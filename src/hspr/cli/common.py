@@ -114,32 +114,45 @@ def busy(text: str) -> Iterator[None]:
 LABEL_FORBIDDEN = "/[]|\n\r"
 
 
-def check_matrix_label(label: str | None, matrix: str | os.PathLike | None = None) -> None:
-    """click.BadParameter when the label of a user's matrix could be confused with another result:
-    a bundled bank's name (any letter case), 'all', the report's 'macro' / 'pooled' rows, an empty
-    label, or one holding a character of :data:`LABEL_FORBIDDEN`. ``label`` is ``--bank`` given
-    with ``--matrix``; None means the label is the file name of ``matrix``, checked the same way."""
+def label_problem(text: str, reserved: bool = True) -> str | None:
+    """Why ``text`` cannot label a user's results, or None: empty, a reserved name (with
+    ``reserved``: a bundled bank's name in any letter case, 'all', the report's 'macro' / 'pooled'),
+    or a character of :data:`LABEL_FORBIDDEN`."""
     from ..data.banks import BANKS
     from ..report.inputs import MACRO, POOLED
 
-    reserved = (*BANKS, "all", MACRO, POOLED)
+    if not text.strip():
+        return "is empty"
+    if reserved and text.strip().lower() in (*BANKS, "all", MACRO, POOLED):
+        return "is reserved (a bundled bank, 'all', or a row of the report)"
+    bad = sorted({c for c in text if c in LABEL_FORBIDDEN})
+    if bad:
+        return f"holds {', '.join(map(repr, bad))} ('/' marks a protocol, '[' a run variant)"
+    return None
 
-    def problem(text: str) -> str | None:
-        if not text.strip():
-            return "is empty"
-        if text.strip().lower() in reserved:
-            return "is reserved (a bundled bank, 'all', or a row of the report)"
-        bad = sorted({c for c in text if c in LABEL_FORBIDDEN})
-        if bad:
-            return f"holds {', '.join(map(repr, bad))} ('/' marks a shift protocol, '[' a run variant)"
-        return None
 
-    if label is not None and (why := problem(label)):
+def check_matrix_label(label: str | None, matrix: str | os.PathLike | None = None) -> None:
+    """click.BadParameter when the label of a user's matrix could be confused with another result
+    (:func:`label_problem`). ``label`` is ``--bank`` given with ``--matrix``; None means the label
+    is the file name of ``matrix``, checked the same way."""
+    if label is not None and (why := label_problem(label)):
         raise click.BadParameter(f"the label {label!r} {why}; with --matrix, --bank is a label for your results: "
                                  "choose another (or leave --bank out to use the file name)", param_hint="--bank")
-    if label is None and matrix is not None and (why := problem(Path(matrix).stem)):
+    if label is None and matrix is not None and (why := label_problem(Path(matrix).stem)):
         raise click.BadParameter(f"{matrix}: results are labelled by its file name {Path(matrix).stem!r}, which {why}; "
                                  "give a label with --bank LABEL", param_hint="--matrix")
+
+
+def check_session_bank_label(label: str | None) -> None:
+    """click.BadParameter when ``--bank`` given with ``--matrix`` to ``live start`` names a bundled
+    bank (any letter case) or 'all': the session would then read as one on that bank. A session is
+    never pooled in a report, so other labels are free."""
+    from ..data.banks import BANKS
+
+    if label is not None and label.strip().lower() in (*BANKS, "all"):
+        raise click.BadParameter(f"the label {label!r} names a bundled bank; with --matrix, --bank is a label for your "
+                                 "matrix: choose another (or leave --bank out to use the file name)",
+                                 param_hint="--bank")
 
 
 def check_output_dir(path: str | os.PathLike, option: str) -> Path:

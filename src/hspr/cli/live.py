@@ -19,7 +19,7 @@ from ..idformat import FORMATS, format_ids, subset_predictions
 from ..live import LiveSession, LiveSessionError, LiveStatus, describe_outcome, fit_model, relink_matrix
 from ..methods import REGISTRY
 from ..session import BudgetError
-from .common import busy, check_matrix_label, os_error_message, refuse_overwriting_inputs
+from .common import busy, check_session_bank_label, os_error_message, refuse_overwriting_inputs
 
 SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $HSPR_SESSION."
 
@@ -191,7 +191,8 @@ def register(group: click.Group) -> None:
             refuse_overwriting_inputs(session_path, "--session", {"--matrix": matrix, "--tasks": tasks_path,
                                                                   "--config": config_path})
             if matrix is not None:
-                check_matrix_label(bank, matrix)
+                check_session_bank_label(bank)
+                bank = bank if bank and bank.strip() else None  # an empty label: the file name, as before
             config = None
             if config_path:
                 config = read_json_file(config_path, "--config")

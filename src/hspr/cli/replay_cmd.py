@@ -37,6 +37,7 @@ from .common import (
     check_workers,
     connected,
     environment,
+    label_problem,
     local_workers,
     print_error,
     refuse_overwriting_inputs,
@@ -378,6 +379,9 @@ def register(group: click.Group) -> None:
                 if not Path(targets).is_file():
                     raise click.BadParameter(f"{targets!r} is neither a file nor a bundled target set "
                                              f"({', '.join(TARGET_SETS)})", param_hint="--targets")
+                if why := label_problem(Path(targets).stem, reserved=False):  # it names the runs' label
+                    raise click.BadParameter(f"{targets}: the runs are labelled by its file name "
+                                             f"{Path(targets).stem!r}, which {why}: rename the file", param_hint="--targets")
                 tgt, protocol = load_matrix(targets), "targets"
                 if tgt.missing is not None and missing_as_zero:
                     tgt = tgt.fill_missing(0)

@@ -275,9 +275,12 @@ def _check_runs(runs: pd.DataFrame, source: str = "runs") -> pd.DataFrame:
 
 
 def is_shift_protocol(banks: pd.Series) -> pd.Series:
-    """True for shift-protocol labels (``bank/protocol``, e.g. ``verified/bash-only``): shown, but
-    left out of the macro MAE, which averages the 4-fold banks only."""
-    return banks.astype(str).str.contains("/", regex=False)
+    """True for labels outside the macro MAE, which averages the plain 4-fold banks only: shift
+    protocols and targets files (``bank/protocol``, e.g. ``verified/bash-only``), runs with missing
+    cells kept (``bank/missing-kept``) and run variants (``bank[300 tasks]``, ``bank[stop 5 pp]``).
+    They are shown as rows of their own."""
+    text = banks.astype(str)
+    return text.str.contains("/", regex=False) | text.str.contains("[", regex=False)
 
 
 def bank_order(banks: Iterable[str]) -> list[str]:
