@@ -266,7 +266,8 @@ def register(group: click.Group) -> None:
     @group.command("replay")
     @click.option("--bank", "bank", default="verified", show_default=True,
                   help=f"Bundled bank ({', '.join(BANKS)}) or 'all' (the four paper banks: {', '.join(BANK_ORDER)}). "
-                       "With --matrix, a label for it (default: its file name; a bundled bank's name is refused).")
+                       "With --matrix, a label for it (default: its file name; a bundled bank's name, all, macro, "
+                       "pooled, and labels holding / [ ] | are refused).")
     @click.option("--matrix", type=click.Path(exists=True, dir_okay=True), default=None,
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
     @click.option("--targets", default=None,
