@@ -85,3 +85,15 @@ def test_a_repeated_trials_bank_merges_in_place_in_its_own_form(tmp_path):
     assert res.exit_code == 0, res.output
     m = load_matrix(base)
     assert m.trials == 3 and m.agents == ("a", "b") and m.values.tolist() == [[2, 0], [3, 1]]
+
+
+def test_a_row_without_any_run_is_named_once_by_validate_and_merge(tmp_path):
+    """A hostile trial: validate never said it, merge said it twice."""
+    base = tmp_path / "base.csv"
+    base.write_text("agent,t1,t2\na,1,0\nghost,,\n")
+    (tmp_path / "new.csv").write_text("agent,t1,t2\nb,0,1\n")
+    res = CliRunner().invoke(main, ["bank", "validate", str(base)])
+    assert res.exit_code == 0 and res.output.count("no run at all") == 1 and "'ghost'" in res.output, res.output
+    res = CliRunner().invoke(main, ["bank", "merge", str(base), str(tmp_path / "new.csv"), "--out",
+                                    str(tmp_path / "m.csv")])
+    assert res.exit_code == 0 and res.output.count("no run at all") == 1, res.output

@@ -18,6 +18,7 @@ from hspr.data.banks import BANKS, load_bank
 from hspr.data.build import build_bank, merge_banks, write_wide_csv
 from hspr.data.io import FORMS, detect_form
 from hspr.data.matrix import DataError, ResponseMatrix
+from hspr.errors import InputWarning
 
 EXIT_DATA_ERROR = 2
 
@@ -240,7 +241,10 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
     added_a = len(set(m.agents) - set(a.agents))
     added_t = len(set(m.tasks) - set(a.tasks))
     # the digests a live session sees: missing cells counted as unresolved (its default)
-    old, now = a.fill_missing(0).digest(), m.fill_missing(0).digest()
+    with warnings.catch_warnings():  # said once, of the merged bank (below), not of BASE too
+        warnings.simplefilter("ignore", InputWarning)
+        old = a.fill_missing(0).digest()
+    now = _run(lambda: m.fill_missing(0)).digest()
     click.echo(f"{out}: {summary_line(m)} ({added_a} agent(s) and {added_t} task(s) added to {base}); digest "
                f"{old[:16]} -> {now[:16]}")
     if m.n_missing:
@@ -266,5 +270,6 @@ def validate_cmd(path: Path, split: str | None, tasks: Path | None) -> None:
         click.echo(f"bank:{path}: OK, bundled bank: {summary_line(m)}{note}")
         return
     m = _run(lambda: build_bank(path, split=split, tasks=tasks))
+    _run(lambda: m.fill_missing(0))  # says so if an agent has no run at all (it would score 0 in replay and live)
     form = FORMS[detect_form(path)]
     click.echo(f"{path}: OK, {form}: {summary_line(m)}")
