@@ -578,15 +578,13 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
     def where(i: int) -> str:
         return f"line {jf.event_lines[i]}" if i < len(jf.event_lines) else f"event {i}"
 
-    for i, ev in enumerate(events):  # what the session's own reader refuses is refused here too
-        if not isinstance(ev, dict) or ev.get("type") not in ("ask", "tell", "error"):
+    out, seen = [], {}
+    for i, ev in enumerate(events):
+        if not isinstance(ev, dict) or ev.get("type") not in ("ask", "tell", "error"):  # as the session's reader
             got = f"type {ev.get('type')!r}" if isinstance(ev, dict) else f"a JSON {type(ev).__name__}"
             raise HarnessFormatError(f"{path}: {where(i)} is not an event of a session ({got}): the file is "
                                      "damaged or hand-edited; nothing was recorded")
-
-    out, seen = [], {}
-    for i, ev in enumerate(events):
-        if not isinstance(ev, dict) or ev.get("type") != "tell":
+        if ev["type"] != "tell":
             continue
         task, y = ev.get("task"), ev.get("outcome")
         if not isinstance(task, str) or isinstance(y, bool) or not isinstance(y, (int, float)) or not 0 <= y <= 1:

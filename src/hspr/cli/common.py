@@ -114,16 +114,22 @@ def busy(text: str) -> Iterator[None]:
 LABEL_FORBIDDEN = "/[]|\n\r"
 
 
+def _names_bundled_bank(text: str) -> bool:
+    """Whether ``text`` is a bundled bank's name (any letter case, surrounding spaces ignored) or 'all'."""
+    from ..data.banks import BANKS
+
+    return text.strip().lower() in (*BANKS, "all")
+
+
 def label_problem(text: str, reserved: bool = True) -> str | None:
     """Why ``text`` cannot label a user's results, or None: empty, a reserved name (with
     ``reserved``: a bundled bank's name in any letter case, 'all', the report's 'macro' / 'pooled'),
     or a character of :data:`LABEL_FORBIDDEN`."""
-    from ..data.banks import BANKS
     from ..report.inputs import MACRO, POOLED
 
     if not text.strip():
         return "is empty"
-    if reserved and text.strip().lower() in (*BANKS, "all", MACRO, POOLED):
+    if reserved and (_names_bundled_bank(text) or text.strip().lower() in (MACRO, POOLED)):
         return "is reserved (a bundled bank, 'all', or a row of the report)"
     bad = sorted({c for c in text if c in LABEL_FORBIDDEN})
     if bad:
@@ -147,9 +153,7 @@ def check_session_bank_label(label: str | None) -> None:
     """click.BadParameter when ``--bank`` given with ``--matrix`` to ``live start`` names a bundled
     bank (any letter case) or 'all': the session would then read as one on that bank. A session is
     never pooled in a report, so other labels are free."""
-    from ..data.banks import BANKS
-
-    if label is not None and label.strip().lower() in (*BANKS, "all"):
+    if label is not None and _names_bundled_bank(label):
         raise click.BadParameter(f"the label {label!r} names a bundled bank; with --matrix, --bank is a label for your "
                                  "matrix: choose another (or leave --bank out to use the file name)",
                                  param_hint="--bank")

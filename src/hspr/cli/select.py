@@ -167,8 +167,8 @@ def register(group: click.Group) -> None:
 
         if fast:
             if eval_nodes is not None or eval_draws is not None:
-                raise click.BadParameter("--fast sets --eval-nodes 2048 and --eval-draws 32768; give either --fast "
-                                         "or those two options", param_hint="--fast")
+                raise click.BadParameter(f"--fast sets --eval-nodes {FAST_EVAL_NODES} and --eval-draws "
+                                         f"{FAST_EVAL_DRAWS}; give either --fast or those two options", param_hint="--fast")
             eval_nodes, eval_draws = FAST_EVAL_NODES, FAST_EVAL_DRAWS
 
         console = Console(stderr=True)

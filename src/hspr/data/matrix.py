@@ -214,7 +214,7 @@ class ResponseMatrix:
         with 0 each becomes an agent with score 0 that never ran."""
         if self.missing is None:
             return self
-        empty = [a for a, row in zip(self.agents, self.missing) if row.all()]
+        empty = [self.agents[i] for i in np.flatnonzero(self.missing.all(axis=1))]
         if empty:
             import warnings
 

@@ -13,11 +13,6 @@ from .stats import summarize
 # 1. comparison table
 
 
-def _comparisons(n: int) -> str:
-    """'the 1 comparison' or 'all n comparisons'."""
-    return "the 1 comparison" if n == 1 else f"all {n} comparisons"
-
-
 def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Seed-averaged per-bank metrics per budget and method, with ranks and macro MAE rows.
 
@@ -233,6 +228,11 @@ def _pair_cells(r) -> list[str]:
             f"[{r.ci_low_pp:+.3f}, {r.ci_high_pp:+.3f}]" if not pd.isna(r.ci_low_pp) else "–",
             f"{r.median_diff_pp:+.3f}", f"{r.n_baseline_better} / {r.n_method_better}", _fmt_p(r.p_value),
             _fmt_p(r.p_holm)]
+
+
+def _comparisons(n: int) -> str:
+    """'the 1 comparison' or 'all n comparisons'."""
+    return "the 1 comparison" if n == 1 else f"all {n} comparisons"
 
 
 def _paired_note(paired: pd.DataFrame, n_resamples: int | None, seed: int | None) -> str:
