@@ -472,3 +472,26 @@ def test_one_json_loader_refuses_conflicting_duplicate_keys(text, ok):
     else:
         with pytest.raises(DuplicateKeyError, match="key 'a' appears twice in one object with different values"):
             loads(text)
+
+
+def test_live_start_json_lists_the_input_warnings(tmp_path):
+    """`hspr live start --json` printed an input warning on stderr only: a script reading the JSON
+    object never saw it. It is now in ``input_warnings`` too (and still one stderr line)."""
+    from click.testing import CliRunner
+
+    from hspr.cli import main
+
+    path = write(tmp_path / "m.csv", "agent," + ",".join(f"t{j}" for j in range(12)) + "\n"
+                 + "".join(f"a{i}," + ",".join(str((i * j) % 2) for j in range(12)) + "\n" for i in range(8))
+                 + "ghost" + "," * 12 + "\n")
+    res = CliRunner().invoke(main, ["live", "start", "--matrix", str(path), "--budget", "3", "--method", "uniform",
+                                    "--session", str(tmp_path / "s.hspr"), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert len(doc["input_warnings"]) == 1 and "'ghost'" in doc["input_warnings"][0]
+    assert [ln for ln in res.stderr.splitlines() if "no run at all" in ln][0].startswith("warning: ")
+    clean = write(tmp_path / "c.csv", "agent," + ",".join(f"t{j}" for j in range(12)) + "\n"
+                  + "".join(f"a{i}," + ",".join(str((i * j) % 2) for j in range(12)) + "\n" for i in range(8)))
+    res = CliRunner().invoke(main, ["live", "start", "--matrix", str(clean), "--budget", "3", "--method", "uniform",
+                                    "--session", str(tmp_path / "c.hspr"), "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["input_warnings"] == []

@@ -109,6 +109,32 @@ def busy(text: str) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def input_warnings() -> Iterator[list[str]]:
+    """Collect the :class:`~hspr.errors.InputWarning` messages raised inside, for a ``--json``
+    object (``input_warnings``), and still print every warning on stderr as one ``warning:``
+    line (each message once), also when the block fails."""
+    import warnings
+
+    from ..errors import InputWarning
+
+    found: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InputWarning)
+        try:
+            yield found
+        finally:
+            said = set()
+            for w in caught:
+                text = str(w.message)
+                if text in said:  # the same input read twice (a check, then the fit) says it once
+                    continue
+                said.add(text)
+                if issubclass(w.category, InputWarning):
+                    found.append(text)
+                click.echo(f"warning: {text}", err=True)
+
+
 #: characters a label of a user's matrix may not hold: '/' marks a shift protocol (verified/bash-only),
 #: '[' a variant of a run ([stop 5 pp], [300 tasks]), '|' and line breaks break the report's tables
 LABEL_FORBIDDEN = "/[]|\n\r"

@@ -19,7 +19,7 @@ from ..idformat import FORMATS, format_ids, subset_predictions
 from ..live import LiveSession, LiveSessionError, LiveStatus, describe_outcome, fit_model, relink_matrix
 from ..methods import REGISTRY
 from ..session import BudgetError
-from .common import busy, check_session_bank_label, os_error_message, refuse_overwriting_inputs
+from .common import busy, check_session_bank_label, input_warnings, os_error_message, refuse_overwriting_inputs
 
 SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $HSPR_SESSION."
 
@@ -144,6 +144,47 @@ def _parse_budget(text: str, n_tasks: int) -> int:
     return int(v)
 
 
+def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero, tasks_path, force,
+           session_path, as_json) -> tuple[LiveSession, LiveStatus]:
+    """Create the session of ``hspr live start`` (exits with the error on bad input)."""
+    try:
+        refuse_overwriting_inputs(session_path, "--session", {"--matrix": matrix, "--tasks": tasks_path,
+                                                              "--config": config_path})
+        if matrix is not None:
+            check_session_bank_label(bank)
+            bank = bank if bank and bank.strip() else None  # an empty label: the file name, as before
+        config = None
+        if config_path:
+            config = read_json_file(config_path, "--config")
+            if not isinstance(config, dict):
+                raise LiveSessionError(f"--config {config_path}: settings must be a JSON object, e.g. "
+                                       '{"n_nodes": 2048}')
+        from ..data.io import read_task_list
+        from ..live import load_session_bank
+
+        tasks = None if tasks_path is None else read_task_list(tasks_path)
+        whole = load_session_bank(bank or ("verified" if matrix is None else None), matrix, missing_as_zero, None)
+        try:
+            n_tasks = whole.n_tasks if tasks is None else whole.select_tasks(tasks).n_tasks
+        except DataError as exc:
+            raise DataError(f"--tasks {tasks_path}: {exc}") from None
+        b = _parse_budget(budget, n_tasks)
+
+        # said on stderr (a spinner on a terminal, else one line): a fit not yet in the cache can
+        # take a minute or more (a calibrating or selecting method), and a silent wait looks hung
+        with busy(f"fitting {method} on {whole.n_agents} agents (once per bank and settings, then cached; "
+                  "can take minutes)"):
+            live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
+                                        seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
+                                        overwrite=force, tasks=tasks,
+                                        input_files={"--tasks": tasks_path, "--config": config_path})
+        st = live_s.status()
+    except (LiveSessionError, DataError, BudgetError, ValueError, json.JSONDecodeError, click.BadParameter,
+            OSError) as exc:
+        _fail(exc, as_json)
+    return live_s, st
+
+
 def register(group: click.Group) -> None:
     @group.group("live")
     def live() -> None:
@@ -187,43 +228,11 @@ def register(group: click.Group) -> None:
               session_path, as_json):
         """Fit on every row of the bank and create a session file."""
         stop_width = None if stop_width is NO_STOP_WIDTH else stop_width
-        try:
-            refuse_overwriting_inputs(session_path, "--session", {"--matrix": matrix, "--tasks": tasks_path,
-                                                                  "--config": config_path})
-            if matrix is not None:
-                check_session_bank_label(bank)
-                bank = bank if bank and bank.strip() else None  # an empty label: the file name, as before
-            config = None
-            if config_path:
-                config = read_json_file(config_path, "--config")
-                if not isinstance(config, dict):
-                    raise LiveSessionError(f"--config {config_path}: settings must be a JSON object, e.g. "
-                                           '{"n_nodes": 2048}')
-            from ..data.io import read_task_list
-            from ..live import load_session_bank
-
-            tasks = None if tasks_path is None else read_task_list(tasks_path)
-            whole = load_session_bank(bank or ("verified" if matrix is None else None), matrix, missing_as_zero, None)
-            try:
-                n_tasks = whole.n_tasks if tasks is None else whole.select_tasks(tasks).n_tasks
-            except DataError as exc:
-                raise DataError(f"--tasks {tasks_path}: {exc}") from None
-            b = _parse_budget(budget, n_tasks)
-
-            # said on stderr (a spinner on a terminal, else one line): a fit not yet in the cache can
-            # take a minute or more (a calibrating or selecting method), and a silent wait looks hung
-            with busy(f"fitting {method} on {whole.n_agents} agents (once per bank and settings, then cached; "
-                      "can take minutes)"):
-                live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
-                                            seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
-                                            overwrite=force, tasks=tasks,
-                                            input_files={"--tasks": tasks_path, "--config": config_path})
-            st = live_s.status()
-        except (LiveSessionError, DataError, BudgetError, ValueError, json.JSONDecodeError, click.BadParameter,
-                OSError) as exc:
-            _fail(exc, as_json)
+        with input_warnings() as warned:
+            live_s, st = _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero,
+                                tasks_path, force, session_path, as_json)
         if as_json:
-            click.echo(json.dumps({"ok": True, "command": "start", **st.to_dict(),
+            click.echo(json.dumps({"ok": True, "command": "start", **st.to_dict(), "input_warnings": warned,
                                    "replaced_kept_as": None if live_s.replaced is None else str(live_s.replaced)}))
         else:
             click.echo(f"created {session_path}")
