@@ -495,3 +495,27 @@ def test_live_start_json_lists_the_input_warnings(tmp_path):
     res = CliRunner().invoke(main, ["live", "start", "--matrix", str(clean), "--budget", "3", "--method", "uniform",
                                     "--session", str(tmp_path / "c.hspr"), "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["input_warnings"] == []
+
+
+@pytest.mark.parametrize("body, warned", [
+    ("a0,0,0,0\na1,0,0,0\na2,0,0,0\n", "every cell is 0"),
+    ("a0,1,0,1\na1,1,0,1\na2,1,0,1\n", "each task has one outcome for every agent"),
+    ("a0,1,0,1\na1,1,0,0\na2,1,0,1\n", None),
+])
+def test_a_matrix_in_which_no_task_separates_two_agents_is_warned_about(tmp_path, body, warned):
+    """A hostile trial's all-zero matrix gave estimates with no word that the bank carries no
+    information (RSL / DISCO intervals of width 0)."""
+    import warnings
+
+    from hspr.data.io import load_matrix
+    from hspr.errors import InputWarning
+
+    path = write(tmp_path / "m.csv", "agent,t0,t1,t2\n" + body)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        load_matrix(path)
+    said = [str(w.message) for w in seen if issubclass(w.category, InputWarning)]
+    if warned is None:
+        assert said == []
+    else:
+        assert len(said) == 1 and warned in said[0] and "no task separates any two agents" in said[0]

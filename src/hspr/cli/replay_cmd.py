@@ -160,7 +160,7 @@ def summary_table(summary: pd.DataFrame, title: str) -> Table:
     for r in summary.itertuples():
         cov = "-" if r.coverage_90 is None or pd.isna(r.coverage_90) else f"{r.coverage_90:.2f}"
         wid = "-" if r.mean_width_pp is None or pd.isna(r.mean_width_pp) else f"{r.mean_width_pp:.1f}"
-        table.add_row(Text(r.bank), Text(r.method), f"{r.budget} ({r.budget_fraction:.0%})", f"{r.mae_pp:.3f}",
+        table.add_row(Text(r.bank), Text(r.method), f"{r.budget} ({100 * r.budget_fraction:.3g} %)", f"{r.mae_pp:.3f}",
                       f"{r.maxerr_pp:.3f}", f"{r.kendall_tau_b:.3f}", cov, wid, str(r.n_targets), str(r.n_seeds))
     return table
 

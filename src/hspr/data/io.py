@@ -872,7 +872,31 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
         with no observed cell (every cell missing: nothing to fit or score).
     """
     path = Path(path)
-    return _require_observed(_READERS[detect_form(path)](path), path).canonical()
+    return _warn_uninformative(_require_observed(_READERS[detect_form(path)](path), path), path).canonical()
+
+
+def _warn_uninformative(m: ResponseMatrix, path: Path) -> ResponseMatrix:
+    """Return ``m``; warn (:class:`~hspr.errors.InputWarning`) when no task separates any two agents.
+
+    When every task has the same outcome for every agent that ran it (e.g. a matrix of zeros), the
+    bank says nothing about which tasks a new agent solves: every method's estimate then rests on
+    the target's own outcomes and its prior, and an interval learned from the sources can be a
+    single point.
+    """
+    r = np.asarray(m.rates(), dtype=float)
+    if m.missing is not None:
+        r = np.where(m.missing, np.nan, r)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column with no run: all-NaN
+        spread = np.nanmax(r, axis=0) - np.nanmin(r, axis=0)
+    if m.n_agents > 1 and not np.any(spread > 0):
+        values = np.unique(r[~np.isnan(r)])
+        same = f"every cell is {values[0]:g}" if len(values) == 1 else "each task has one outcome for every agent"
+        warnings.warn(f"{path}: no task separates any two agents ({same}): the bank carries no information on which "
+                      "tasks a new agent solves, so estimates rest on its own outcomes alone and intervals learned "
+                      "from the bank may be a single point; use a bank with real agents' runs", InputWarning,
+                      stacklevel=3)
+    return m
 
 
 def _require_observed(m: ResponseMatrix, path: Path) -> ResponseMatrix:
