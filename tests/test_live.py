@@ -197,6 +197,57 @@ def test_refused_inputs(bank, tmp_path):
     assert same["unchanged"] == [t] and same["recorded"] == []
 
 
+def test_a_corrected_outcome_rebuilds_the_session_as_if_told_first(bank, tmp_path):
+    """`record --correct` (a new user's typo had no remedy but a new session): the session then
+    equals one told the corrected outcome in the first place, on disk and in memory; both
+    outcomes stay in the file, and another session file ingests the corrected one."""
+    truth = bank["truth"]
+    live = new(bank, tmp_path, budget=12)
+    order = []
+    for i in range(10):
+        (t,) = live.next()
+        live.record(t, 1 - truth[t] if i == 2 else truth[t])  # the third one recorded wrong
+        order.append(t)
+    wrong = order[2]
+    with pytest.raises(LiveSessionError, match=f"record {wrong} {'resolved' if truth[wrong] else 'unresolved'} "
+                                               "--correct"):
+        live.record(wrong, truth[wrong])
+    with pytest.raises(LiveSessionError, match="has no recorded outcome to correct"):
+        live.record(live.next()[0], 1, correct=True)
+    with pytest.raises(LiveSessionError, match="not in the bank"):
+        live.record("nope__nope-1", 1, correct=True)
+    assert live.record(wrong, 1 - truth[wrong], correct=True) is False  # the outcome it already has: a no-op
+    assert live.record(wrong, truth[wrong], correct=True) is True
+    assert live.recorded == {t: truth[t] for t in order}  # in the order first told
+    ref = LiveSession.create(tmp_path / "ref.hspr", 12, matrix=bank["csv"], config=FAST)
+    for t in order:
+        ref.record(t, truth[t])
+    for s in (live, LiveSession.open(live.path)):
+        assert s.status().estimate.to_dict() == ref.status().estimate.to_dict()
+        assert s.status().n_recorded == 10 and s.status().extra == ()  # all ten were asked
+    kinds = [ev["type"] for ev in journal.read(Path(live.path)).doc["events"]]
+    assert kinds.count("tell") == 10 and kinds.count("correct") == 1
+    # another process that opened the file before the correction catches up when it next writes
+    other = tmp_path / "other.hspr"
+    a = LiveSession.create(other, 12, matrix=bank["csv"], config=FAST)
+    a.record(order[0], 1 - truth[order[0]])
+    b = LiveSession.open(other)
+    a.record(order[0], truth[order[0]], correct=True)
+    b.record(order[1], truth[order[1]])
+    assert b.recorded == {order[0]: truth[order[0]], order[1]: truth[order[1]]}
+    assert b.status().estimate.to_dict() == LiveSession.open(other).status().estimate.to_dict()
+    # ingesting the corrected session into a new one carries the corrected outcome
+    c = LiveSession.create(tmp_path / "c.hspr", 12, matrix=bank["csv"], config=FAST)
+    c.ingest(live.path)
+    assert c.recorded == {t: truth[t] for t in order}
+    # the CLI
+    out = cli(["record", order[0], 1 - truth[order[0]], "--correct", "--session", live.path, "--json"])
+    assert out["corrected"] == [{"task": order[0], "outcome": 1 - truth[order[0]], "previous": truth[order[0]]}]
+    assert out["recorded"] == [] and out["unchanged"] == []
+    text = cli(["record", order[0], truth[order[0]], "--correct", "--session", live.path])
+    assert text.startswith(f"corrected {order[0]}: ")
+
+
 def test_ingest_refusals_record_nothing(bank, tmp_path):
     live = new(bank, tmp_path)
     a, b = bank["src"].tasks[:2]

@@ -535,8 +535,8 @@ def _is_session(path: Path, text: str) -> bool:
 
 def read_session_outcomes(path: str | Path, trials: int | None = None, digest: str | None = None) -> HarnessRead:
     """The outcomes recorded in another hspr live session file (:mod:`hspr.journal`), one per
-    ``tell`` event: 0/1, or on a bank of ``trials`` repeated trials a pass rate k / trials
-    (status 'partial' unless 0 or 1).
+    ``tell`` event (the last ``correct`` event of its task replaces it): 0/1, or on a bank of
+    ``trials`` repeated trials a pass rate k / trials (status 'partial' unless 0 or 1).
 
     A session written before headers stored its trial count is taken as of this bank's count when
     its bank digest equals ``digest`` (the ingesting bank's) or it names a bundled bank; otherwise
@@ -578,13 +578,13 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
     def where(i: int) -> str:
         return f"line {jf.event_lines[i]}" if i < len(jf.event_lines) else f"event {i}"
 
-    out, seen = [], {}
+    seen = {}
     for i, ev in enumerate(events):
-        if not isinstance(ev, dict) or ev.get("type") not in ("ask", "tell", "error"):  # as the session's reader
+        if not isinstance(ev, dict) or ev.get("type") not in ("ask", "tell", "error", "correct"):  # as the session's reader
             got = f"type {ev.get('type')!r}" if isinstance(ev, dict) else f"a JSON {type(ev).__name__}"
             raise HarnessFormatError(f"{path}: {where(i)} is not an event of a session ({got}): the file is "
                                      "damaged or hand-edited; nothing was recorded")
-        if ev["type"] != "tell":
+        if ev["type"] not in ("tell", "correct"):
             continue
         task, y = ev.get("task"), ev.get("outcome")
         if not isinstance(task, str) or isinstance(y, bool) or not isinstance(y, (int, float)) or not 0 <= y <= 1:
@@ -595,15 +595,23 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
         if trials is not None and abs(y * trials - round(y * trials)) > 1e-9:
             raise HarnessFormatError(f"{path}: {where(i)}: task {task!r} has pass rate {y:g}, not a count out of "
                                      f"this bank's {trials} trials; nothing was recorded")
+        if ev["type"] == "correct":  # `record --correct`: the later outcome replaces the told one
+            if task not in seen:
+                raise HarnessFormatError(f"{path}: {where(i)} corrects task {task!r}, which no earlier line told: the "
+                                         "file is damaged or hand-edited; nothing was recorded")
+            seen[task] = (where(i), y, ev.get("source", "record"))
+            continue
         if task in seen and seen[task][1] != y:
             raise HarnessFormatError(f"{path}: task {task!r} is told twice with different outcomes ({seen[task][1]:g} "
                                      f"at {seen[task][0]}, {y:g} at {where(i)}); keep one in a copy of the file, "
                                      "then ingest the copy; nothing was recorded")
         if task in seen:
             continue
-        seen[task] = (where(i), y)
+        seen[task] = (where(i), y, ev.get("source", "record"))
+    out = []
+    for task, (_, y, source) in seen.items():  # in the order first told
         status = "resolved" if y == 1 else "unresolved" if y == 0 else "partial"
-        detail = f"recorded in session {path.name} ({ev.get('source', 'record')})"
+        detail = f"recorded in session {path.name} ({source})"
         out.append(HarnessOutcome(task, status, detail, str(path), float(y) if trials is not None else None))
     notes = [] if out else [f"{path}: the session has no recorded outcome"]
     if jf.torn:

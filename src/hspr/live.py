@@ -30,7 +30,13 @@ file was replaced meanwhile (``start --force``; another id), it writes nothing a
 (on a bank of repeated trials ``outcome`` may be a pass rate, successes / trials)
     an outcome, where it came from, and whether the session had asked for it;
 ``{"type": "error", "task": ..., "source": ..., "detail": ...}``
-    a harness error for the task: no outcome, it needs a re-run.
+    a harness error for the task: no outcome, it needs a re-run;
+``{"type": "correct", "task": ..., "outcome": ..., "previous": ..., "source": ..., "detail": ...}``
+    a recorded outcome replaced (``hspr live record ID OUTCOME --correct``: a typo, a re-run
+    of the harness). The session is then rebuilt as if the task had been told the corrected
+    outcome where it was first told; the tasks asked since stay as asked (they were what the
+    user was told to run), later choices use the corrected posterior. The first outcome stays
+    in the file.
 
 Opening a file takes the fitted method from the user's cache (:mod:`hspr.fitcache`; it is
 refitted, deterministically, when absent) and restores the session from the events in the
@@ -751,6 +757,18 @@ class LiveSession:
                 told.add(task)
                 replay.append(("tell", task, y))  # Session.tell keeps 0/1 as ints and a pass rate as a float
                 self._tells[task] = ev
+            elif kind == "correct":
+                task, y = ev.get("task"), ev.get("outcome")
+                rate = self.matrix.trials is not None and isinstance(y, float) and 0 <= y <= 1
+                at = next((k for k, r in enumerate(replay) if r[0] == "tell" and r[1] == task), None)
+                if at is None or isinstance(y, (str, bool)) or not (y in (0, 1) or rate):
+                    why = ("corrects a task not told before it" if at is None
+                           else f"outcome {y!r} is not 0 or 1" + (" or a pass rate" if self.matrix.trials else ""))
+                    raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: {why}): the "
+                                           f"session file is corrupt")
+                replay[at] = ("tell", task, y)
+                self._tells[task] = {**self._tells[task], "outcome": y, "source": ev.get("source"),
+                                     "detail": ev.get("detail"), "corrected_from": ev.get("previous")}
             elif kind == "error":
                 if not isinstance(ev.get("task"), str):
                     raise LiveSessionError(f"{self.path}: error {where(i)} names no task: the session file is corrupt")
@@ -768,10 +786,13 @@ class LiveSession:
         except (KeyError, ValueError, TypeError) as exc:  # BudgetError is a ValueError
             raise LiveSessionError(f"{self.path}: events {start}..{start + len(events) - 1} cannot be replayed "
                                    f"({exc}): the session file is corrupt") from None
-        self.warnings += [
-            f"{w}: the method's code or numerics changed since the session was written (hspr "
-            f"{self.doc.get('hspr_version')} then, {__version__} now); the logged tasks are kept as asked, later "
-            "choices may differ" for w in warnings]
+        corrected = any(isinstance(ev, dict) and ev.get("type") == "correct" for ev in events)
+        why = ("an outcome told before it was corrected since (the ask was chosen from the first outcome)"
+               if corrected and self._trusted else
+               f"the method's code or numerics changed since the session was written (hspr "
+               f"{self.doc.get('hspr_version')} then, {__version__} now)")
+        self.warnings += [f"{w}: {why}; the logged tasks are kept as asked, later choices may differ"
+                          for w in warnings]
 
     def _sync(self) -> None:
         """Adopt events other processes appended to the file since this object last saw it."""
@@ -793,7 +814,10 @@ class LiveSession:
                 f"it was rewritten by another session: reopen it"
             )
         new = theirs[len(mine):]
-        if new:
+        if any(isinstance(ev, dict) and ev.get("type") == "correct" for ev in new):
+            mine.extend(new)  # a correction changes an outcome told before: rebuild from the start
+            self._replay()
+        elif new:
             self._restore(new, len(mine))
             mine.extend(new)
         self.doc["stop_width_pp"] = disk.get("stop_width_pp")
@@ -946,8 +970,9 @@ class LiveSession:
         tr = self.matrix.trials
         raise LiveSessionError(
             f"task {task!r} is already recorded as {describe_outcome(prev['outcome'], tr)} (from "
-            f"{prev.get('source')}); refusing a second, different outcome ({describe_outcome(y, tr)}). A session "
-            f"never rewrites an outcome it was given: if the first was wrong, start a new session and record again"
+            f"{prev.get('source')}); refusing a second, different outcome ({describe_outcome(y, tr)}). If the first "
+            f"was wrong, replace it with `hspr live record {task} {describe_outcome(y, tr)} --correct` (both stay in "
+            "the session file)"
         )
 
     def _tell(self, task: str, y: float, source: str, detail: str) -> None:
@@ -957,25 +982,51 @@ class LiveSession:
         self._tells[task] = ev
         self.doc["events"].append(ev)
 
-    def record(self, task: str, outcome, source: str = "record") -> bool:
+    def record(self, task: str, outcome, source: str = "record", correct: bool = False) -> bool:
         """Record one outcome (``resolved``/``unresolved``, 1/0 or a bool) and save.
 
         A task the session did not ask for is accepted and conditioned on (an extra task).
 
+        Parameters
+        ----------
+        task : str
+            Task id of the bank.
+        outcome : str, int, float or bool
+            As :func:`parse_outcome` reads it (``K/T`` on a bank of repeated trials).
+        source : str
+            Where the outcome came from, kept in the event.
+        correct : bool
+            Replace the outcome already recorded for ``task`` (a typo, a harness re-run): a
+            ``correct`` event is appended and the session rebuilt with the new outcome in place
+            of the first (module docstring); the first stays in the file.
+
         Returns
         -------
         bool
-            True if recorded, False if the same outcome was already there (a no-op).
+            True if recorded (or corrected), False if the same outcome was already there (a no-op).
 
         Raises
         ------
         LiveSessionError
-            For an id not in the bank, a non-binary outcome, or a second, different outcome
-            for a recorded task.
+            For an id not in the bank, a non-binary outcome, a second, different outcome for a
+            recorded task without ``correct``, or ``correct`` for a task not yet recorded.
         """
         y = parse_outcome(outcome, self.matrix.trials)
         task = str(task).strip()
         with self._transaction():
+            if correct:
+                prev = self._tells.get(task)
+                if prev is None:
+                    self._check_outcome(task, y)  # an id not in the bank: its own message
+                    raise LiveSessionError(f"task {task!r} has no recorded outcome to correct: record it without "
+                                           "--correct")
+                if prev["outcome"] == y:
+                    return False
+                self.doc["events"].append({"type": "correct", "task": task, "outcome": y, "previous": prev["outcome"],
+                                           "source": source, "detail": "corrected by hand" if source == "record"
+                                           else source, "time": _now()})
+                self._replay()
+                return True
             if not self._check_outcome(task, y):
                 return False
             self._tell(task, y, source, "recorded by hand" if source == "record" else source)

@@ -299,9 +299,12 @@ def register(group: click.Group) -> None:
     @live.command("record")
     @click.argument("instance_id")
     @click.argument("outcome")
+    @click.option("--correct", is_flag=True,
+                  help="Replace the outcome already recorded for this task (a typo, a harness re-run); the session "
+                       "is rebuilt as if it had been told this one, and the first stays in the file.")
     @_session_option
     @_json_option
-    def record(instance_id, outcome, session_path, as_json):
+    def record(instance_id, outcome, correct, session_path, as_json):
         """Record one task's outcome: resolved or unresolved (also 1/0, true/false).
 
         On a bank of repeated trials (e.g. terminal-bench, 5 trials per task) give the successes
@@ -309,21 +312,28 @@ def register(group: click.Group) -> None:
 
         \b
             hspr live record hello-world 3/5
+            hspr live record hello-world 4/5 --correct   # it was 4 of 5
         """
+        task = instance_id.strip()
         try:
             live_s = _open(session_path)
-            new = live_s.record(instance_id, outcome)
+            before = live_s.recorded.get(task)
+            new = live_s.record(instance_id, outcome, correct=correct)
             st = live_s.status()
         except (LiveSessionError, DataError, BudgetError, ValueError) as exc:
             _fail(exc, as_json)
-        y = live_s.recorded[instance_id.strip()]
+        y = live_s.recorded[task]
+        fixed = new and correct
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "record",
-                                   "recorded": [{"task": instance_id, "outcome": y}] if new else [],
-                                   "unchanged": [] if new else [instance_id], **st.to_dict()}))
+                                   "recorded": [{"task": task, "outcome": y}] if new and not fixed else [],
+                                   "corrected": [{"task": task, "outcome": y, "previous": before}] if fixed else [],
+                                   "unchanged": [] if new else [task], **st.to_dict()}))
         else:
-            word = describe_outcome(y, live_s.matrix.trials)
-            click.echo(f"recorded {instance_id} {word}" if new else f"{instance_id} already recorded {word}: no change")
+            tr = live_s.matrix.trials
+            word = describe_outcome(y, tr)
+            click.echo(f"corrected {task}: {describe_outcome(before, tr)} -> {word}" if fixed
+                       else f"recorded {task} {word}" if new else f"{task} already recorded {word}: no change")
             click.echo("\n".join(status_lines(st)[1:]))
 
     @live.command("ingest")
