@@ -86,7 +86,7 @@ from .journal import LiveSessionError
 from .methods import REGISTRY, method_class
 from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
 from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, trajectory
-from .stopping import MAX_WIDTH_PP, live_rule
+from .stopping import WidthBelow, live_rule
 
 try:  # POSIX advisory locks; elsewhere single-process use is assumed
     import fcntl
@@ -436,8 +436,11 @@ def _method_settings(name: str, config) -> dict:
     return _make_method(name, config).get_params()
 
 
-def check_stop_width(pp: float | None) -> None:
+def check_stop_width(pp: float | None, name: str = "stop width") -> None:
     """Refuse a stop width that is not a finite number in (0, 100] (percentage points); None is allowed.
+
+    The rule is :class:`~hspr.stopping.WidthBelow`'s; this names the value as ``name`` (the
+    option or field it came from) and adds what to do instead.
 
     Raises
     ------
@@ -446,15 +449,12 @@ def check_stop_width(pp: float | None) -> None:
     """
     if pp is None:
         return
-    if isinstance(pp, bool) or not isinstance(pp, (int, float, np.integer, np.floating)) or not np.isfinite(pp) \
-            or not pp > 0:
-        raise LiveSessionError(f"stop width must be a finite number > 0 percentage points (e.g. 6), got {pp!r}; "
-                               "leave it out at start, or give 'none' to `next` / `status`, to stop only when the "
-                               "budget is spent")
-    if pp > MAX_WIDTH_PP:
-        raise LiveSessionError(f"--stop-width {pp:g} pp: a 90 % interval of a score in [0, 100] % is at most "
-                               f"{MAX_WIDTH_PP:g} pp wide; give a width of {MAX_WIDTH_PP:g} pp or less, or 'none' to "
-                               "stop only when the budget is spent")
+    try:
+        WidthBelow(float(pp) if isinstance(pp, (np.integer, np.floating)) else pp)
+    except ValueError as exc:
+        text = str(exc).removeprefix("stop width")
+        raise LiveSessionError(f"{name}{text}; leave it out at start, or give 'none' to `next` / `status`, to stop only "
+                               "when the budget is spent") from None
 
 
 #: start of the warning about a torn last record (:class:`LiveSession`)
@@ -610,7 +610,7 @@ class LiveSession:
         b = check_budget(budget, mat.n_tasks)
         if b == 0:
             raise BudgetError("budget 0: a live session needs at least 1 task")
-        check_stop_width(stop_width)
+        check_stop_width(stop_width, "--stop-width")
         doc = {
             "format": SESSION_FORMAT,
             "version": SESSION_VERSION,
@@ -909,7 +909,7 @@ class LiveSession:
 
     def set_stop_width(self, pp: float | None) -> None:
         """Change the stop width (percentage points; None removes it) and save."""
-        check_stop_width(pp)
+        check_stop_width(pp, "--stop-width")
         with self._transaction():
             self.doc["stop_width_pp"] = None if pp is None else float(pp)
 
