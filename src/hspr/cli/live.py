@@ -16,7 +16,7 @@ from ..data.matrix import DataError
 from ..errors import HsprError
 from ..fileio import read_json_file, write_text_durable
 from ..idformat import FORMATS, format_ids, subset_predictions
-from ..live import LiveSession, LiveSessionError, LiveStatus, describe_outcome, fit_model, relink_matrix
+from ..live import LiveSession, LiveSessionError, LiveStatus, check_stop_width, describe_outcome, fit_model, relink_matrix
 from ..methods import REGISTRY
 from ..session import BudgetError
 from .common import busy, check_session_bank_label, input_warnings, os_error_message, refuse_overwriting_inputs
@@ -148,6 +148,7 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
            session_path, as_json) -> tuple[LiveSession, LiveStatus]:
     """Create the session of ``hspr live start`` (exits with the error on bad input)."""
     try:
+        check_stop_width(stop_width, "--stop-width")  # before the fit: a bad value is refused at once
         refuse_overwriting_inputs(session_path, "--session", {"--matrix": matrix, "--tasks": tasks_path,
                                                               "--config": config_path})
         if matrix is not None:
