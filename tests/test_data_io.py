@@ -145,8 +145,11 @@ def test_long_csv(tmp_path):
 
 
 def test_long_csv_extra_columns_and_order(tmp_path):
+    from hspr.errors import InputWarning
+
     text = "resolved,model_note,instance_id,agent\n1,x,t2,b\n0,y,t1,a\n"
-    m = load_matrix(write(tmp_path / "runs.csv", text))
+    with pytest.warns(InputWarning, match="no task separates any two agents"):  # each task ran by one agent
+        m = load_matrix(write(tmp_path / "runs.csv", text))
     assert_matrix(m, np.array([[0, -1], [-1, 1]]), agents=["a", "b"], tasks=["t1", "t2"])
 
 

@@ -878,3 +878,19 @@ def test_live_start_budget_errors_name_the_option(bank, tmp_path, budget, needle
               ok=False)
     assert out["ok"] is False and out["error"].startswith(needle), out
     assert not (tmp_path / "b.hspr").exists()
+
+
+def test_the_fitting_message_is_said_only_when_a_fit_runs(bank, tmp_path, monkeypatch):
+    """A new-user trial: `live start` said 'fitting ... can take minutes' with the fit cached (0.45 s),
+    and before a refusal that needed no fit at all."""
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["live", "start", "--matrix", bank["csv"], "--config", bank["cfg"], "--budget", "5"]
+    first = CliRunner().invoke(main, [*map(str, args), "--session", str(tmp_path / "a.hspr")])
+    assert first.exit_code == 0 and "fitting hspr on 29 agents" in first.stderr
+    again = CliRunner().invoke(main, [*map(str, args), "--session", str(tmp_path / "b.hspr")])
+    assert again.exit_code == 0 and "fitting hspr" not in again.stderr
+    refused = CliRunner().invoke(main, [*map(str, args), "--session", str(tmp_path / "b.hspr")])
+    assert refused.exit_code == 2 and "already exists" in refused.stderr and "fitting hspr" not in refused.stderr
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "empty"))  # the cache cleared: reopening refits, and says so
+    status = CliRunner().invoke(main, ["live", "status", "--session", str(tmp_path / "b.hspr")])
+    assert status.exit_code == 0 and "fitting hspr on 29 agents" in status.stderr

@@ -69,7 +69,8 @@ import os
 import shutil
 import time
 import warnings
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -473,16 +474,22 @@ def _torn_moved(jf: journal.JournalFile, path: Path) -> str:
             f"{journal.torn_path(path).name}")
 
 
-def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool = True) -> FittedModel:
+def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool = True,
+              announce: Callable[[str], AbstractContextManager] | None = None) -> FittedModel:
     """Fit method ``name`` with ``settings`` on ``matrix`` (all rows).
 
     Fits are deterministic, so they are kept in the user's cache folder keyed by bank digest,
     method, settings and code (:mod:`hspr.fitcache`): reopening a session does not refit.
-    ``use_cache=False`` always refits.
+    ``use_cache=False`` always refits. ``announce(text)``, a context manager (the CLI's
+    spinner), wraps the fit when one runs (not when the cache has it).
     """
     def fit() -> FittedModel:
         try:
-            return _make_method(name, settings).fit(matrix)
+            if announce is None:
+                return _make_method(name, settings).fit(matrix)
+            with announce(f"fitting {name} on {matrix.n_agents} agents (once per bank and settings, then cached; "
+                          "can take minutes)"):
+                return _make_method(name, settings).fit(matrix)
         except ValueError as exc:  # e.g. too few agent rows for the method: name the bank it was fitted on
             if matrix.source in str(exc):
                 raise
@@ -538,6 +545,7 @@ class LiveSession:
         overwrite: bool = False,
         tasks=None,
         input_files: dict[str, str | Path] | None = None,
+        announce: Callable[[str], AbstractContextManager] | None = None,
     ) -> LiveSession:
         """Fit ``method`` on every row of the bank and write a new session file.
 
@@ -572,6 +580,9 @@ class LiveSession:
             The files the session was started from, by option (e.g. ``{"--tasks": "subset.txt"}``);
             their absolute paths are stored so that later outputs never overwrite them
             (:meth:`input_paths`).
+        announce : callable, optional
+            A context manager factory wrapping the method's fit when it is not cached
+            (:func:`fit_model`).
 
         Returns
         -------
@@ -635,7 +646,7 @@ class LiveSession:
             "input_files": {str(k): str(Path(v).resolve()) for k, v in (input_files or {}).items() if v is not None},
             "events": [],
         }
-        live = cls(path, journal.JournalFile(doc, SESSION_VERSION, 0), mat, fit_model(method, settings, mat))
+        live = cls(path, journal.JournalFile(doc, SESSION_VERSION, 0), mat, fit_model(method, settings, mat, announce=announce))
         path.parent.mkdir(parents=True, exist_ok=True)
         with _file_lock(path):
             if path.exists():  # --force: the old file is kept beside it (a hard link, else a copy), never deleted
@@ -654,8 +665,9 @@ class LiveSession:
         return live
 
     @classmethod
-    def open(cls, path: str | Path) -> LiveSession:
-        """Reopen a session file: refit on the bank and replay its events.
+    def open(cls, path: str | Path, announce: Callable[[str], AbstractContextManager] | None = None) -> LiveSession:
+        """Reopen a session file: refit on the bank (``announce``: as :func:`fit_model`'s, when the
+        fit is not cached) and replay its events.
 
         Raises
         ------
@@ -694,7 +706,7 @@ class LiveSession:
                 f"hspr live ingest {path} --session NEW"
             )
         try:
-            model = fit_model(doc["method"]["name"], doc["method"].get("config") or {}, mat)
+            model = fit_model(doc["method"]["name"], doc["method"].get("config") or {}, mat, announce=announce)
         except (TypeError, ValueError) as exc:
             raise LiveSessionError(f"{path}: cannot fit the session's method: {exc}") from None
         return cls(path, jf, mat, model)

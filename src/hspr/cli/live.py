@@ -114,7 +114,7 @@ def status_lines(st: LiveStatus) -> list[str]:
 
 
 def _open(path: str, stop_width: float | None = None) -> LiveSession:
-    live = LiveSession.open(path)
+    live = LiveSession.open(path, announce=busy)  # a fit missing from the cache (cleared, new machine) is said
     if stop_width is NO_STOP_WIDTH:
         if live.stop_width is not None:
             live.set_stop_width(None)
@@ -171,14 +171,12 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
             raise DataError(f"--tasks {tasks_path}: {exc}") from None
         b = _parse_budget(budget, n_tasks)
 
-        # said on stderr (a spinner on a terminal, else one line): a fit not yet in the cache can
-        # take a minute or more (a calibrating or selecting method), and a silent wait looks hung
-        with busy(f"fitting {method} on {whole.n_agents} agents (once per bank and settings, then cached; "
-                  "can take minutes)"):
-            live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
-                                        seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
-                                        overwrite=force, tasks=tasks,
-                                        input_files={"--tasks": tasks_path, "--config": config_path})
+        # a fit not yet in the cache is said on stderr (a spinner on a terminal, else one line): it
+        # can take a minute or more (a calibrating or selecting method), and a silent wait looks hung
+        live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
+                                    seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
+                                    overwrite=force, tasks=tasks,
+                                    input_files={"--tasks": tasks_path, "--config": config_path}, announce=busy)
         st = live_s.status()
     except (LiveSessionError, DataError, BudgetError, ValueError, json.JSONDecodeError, click.BadParameter,
             OSError) as exc:
