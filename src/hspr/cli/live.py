@@ -96,8 +96,8 @@ def status_lines(st: LiveStatus) -> list[str]:
                f"{len(st.pending)} pending; {st.budget_left} left in the budget")
     if st.extra:
         out.append(f"note: {len(st.extra)} outcome(s) this session did not ask for (recorded or ingested before it "
-                   "asked, e.g. carried over from another session) were conditioned on like the others and count "
-                   f"against the budget: {', '.join(st.extra[:8])}{' ...' if len(st.extra) > 8 else ''}")
+                   "asked them, after the budget was spent, or carried over from another session) were conditioned "
+                   f"on like the others and count against the budget: {', '.join(st.extra[:8])}{' ...' if len(st.extra) > 8 else ''}")
     if st.pending:
         out.append(f"pending (asked, not recorded): {', '.join(st.pending[:8])}{' ...' if len(st.pending) > 8 else ''}")
     if st.needs_rerun:
@@ -430,7 +430,7 @@ def register(group: click.Group) -> None:
                 raise OSError(f"cannot write {out}: {exc.strerror or exc}") from None
         except (HsprError, ValueError, OSError, click.BadParameter) as exc:
             _fail(exc, False)
-        click.echo(f"wrote {written} ({len(path)} estimates)")
+        click.echo(f"wrote {written} ({len(path)} estimate{'' if len(path) == 1 else 's'})")
 
     @live.command("status")
     @_stop_width_option

@@ -446,11 +446,6 @@ def register(group: click.Group) -> None:
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                 TimeRemainingColumn(), console=console, disable=quiet) as prog:
             for label, mat, folds, job_targets in jobs:
-                task = prog.add_task(f"replay {label}", total=None)
-
-                def tick(done, total, task=task):
-                    prog.update(task, completed=done, total=total)
-
                 # a shift protocol or a targets file gets a label of its own ('bank/...'), so its runs are never
                 # pooled with the bank's folds or with a bundled target set in a report
                 base, subset = re.fullmatch(r"(.*?)((?:\[\d+ tasks\])?)", label).groups()  # '[N tasks]' stays last
@@ -458,6 +453,11 @@ def register(group: click.Group) -> None:
                              else f"{base}/{protocol}") + subset
                 if stop_width is not None:  # runs that may end early are not comparable with full-budget ones
                     run_label += f"[stop {stop_width:g} pp]"
+                task = prog.add_task(f"replay {escape(run_label)}", total=None)  # the label the table shows
+
+                def tick(done, total, task=task):
+                    prog.update(task, completed=done, total=total)
+
                 try:
                     runs = replay(run_label, mat, method_objs, fractions=fractions, seeds=seeds_map, folds=folds,
                                   targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
