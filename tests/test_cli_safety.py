@@ -330,3 +330,41 @@ def test_an_input_warning_is_shown_by_start_and_not_by_every_later_call(files):
     for cmd in (["next"], ["status"]):
         res = run("live", *cmd, "--session", files / "g.hspr")
         assert res.exit_code == 0 and "no run at all" not in res.output, res.output
+
+
+def test_an_output_through_a_symlink_or_into_a_pipe_is_written_there(files):
+    """A script trial: `--out link.txt` replaced the link by a file (its target kept the old
+    text), and `--out /dev/stdout` replaced the device by a file (as root) and sent nothing."""
+    import os
+    import threading
+
+    assert start(files).exit_code == 0
+    target = files / "target.txt"
+    target.write_text("old\n")
+    (files / "link.txt").symlink_to(target)
+    res = run("live", "next", "--session", files / "run.hspr", "--batch", 2, "--out", files / "link.txt")
+    assert res.exit_code == 0, res.output
+    assert (files / "link.txt").is_symlink() and len(target.read_text().split()) == 2
+    fifo = files / "ids.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    res = run("live", "next", "--session", files / "run.hspr", "--batch", 2, "--out", fifo)
+    reader.join(timeout=30)
+    assert res.exit_code == 0 and got == [target.read_text()]  # the same two pending ids, through the pipe
+    assert not fifo.is_file() and not fifo.is_symlink()  # still a pipe
+
+
+@pytest.mark.parametrize("args", [["banks"], ["bank", "agents", "lite", "--json"]])
+def test_a_closed_pipe_after_rich_output_is_exit_0(args):
+    """A script trial: `hspr banks | true` exited 1 (rich's answer to a closed pipe), failing a
+    script under `set -o pipefail` although the command had done its work."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", "from hspr.cli import main; main()", *args],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # as `| true` does: nothing is read
+    assert p.wait(timeout=60) == 0
+    assert p.stderr.read() == b""

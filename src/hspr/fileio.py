@@ -50,9 +50,17 @@ def write_bytes_durable(data: bytes, path: Path) -> None:
     A temporary file in the same folder is written, flushed and fsync'ed, moved over ``path``
     with ``os.replace`` and the folder is fsync'ed; on any failure the temporary file is
     removed and ``path`` is left as it was. A new file follows the umask; a replaced one keeps
-    its mode.
+    its mode. A symbolic link is written through (its target is replaced, the link kept), and
+    a path that exists but is not a regular file (``/dev/stdout``, a named pipe, a device) is
+    written into directly: such a file cannot be replaced, only written.
     """
     path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    if path.exists() and not path.is_file() and not path.is_dir():
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -112,10 +112,11 @@ def banks_cmd(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from .common import console as make_console
+
+    console = make_console()
     missing = [str(r["missing"]) if r["missing_raw"] == r["missing"] else f"{r['missing']} (raw {r['missing_raw']})"
                for r in rows]
     scores = [[f"{r[k]:.1f}" for k in ("score_min", "score_median", "score_max")] for r in rows]

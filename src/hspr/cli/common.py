@@ -93,19 +93,35 @@ def refuse_overwriting_inputs(out: str | os.PathLike | None, option: str,
                                      "of that input: choose a file outside it", param_hint=option)
 
 
+def console(stderr: bool = False, **kwargs):
+    """A rich Console whose closed pipe (``hspr banks | head -1``) is the CLI's quiet exit 0.
+
+    rich's own answer to a reader that stopped reading is exit status 1, which fails a script
+    under ``set -o pipefail`` although the command did its work; here the BrokenPipeError goes
+    on to the CLI's handler (:meth:`hspr.cli.LazyGroup.invoke`) instead.
+    """
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console(stderr=stderr, **kwargs)
+
+
 @contextlib.contextmanager
 def busy(text: str) -> Iterator[None]:
     """Say on stderr that a long step runs: a spinner on a terminal, else one line (a script's log
     or a CI job then shows what the command is waiting for)."""
-    from rich.console import Console
     from rich.markup import escape
 
-    console = Console(stderr=True)
-    if console.is_terminal:
-        with console.status(escape(text)):  # an agent id such as 'x[bash-only]' is text, not markup
+    err = console(stderr=True)
+    if err.is_terminal:
+        with err.status(escape(text)):  # an agent id such as 'x[bash-only]' is text, not markup
             yield
     else:
-        console.print(f"{escape(text)} ...", highlight=False, soft_wrap=True)
+        err.print(f"{escape(text)} ...", highlight=False, soft_wrap=True)
         yield
 
 

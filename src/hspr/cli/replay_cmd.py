@@ -12,7 +12,6 @@ import click
 import numpy as np
 import pandas as pd
 from click.core import ParameterSource
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
@@ -42,6 +41,7 @@ from .common import (
     print_error,
     refuse_overwriting_inputs,
 )
+from .common import console as make_console
 
 #: more seeds than any replay needs (each seed replays every target of every fold)
 MAX_SEEDS = 1000
@@ -332,7 +332,7 @@ def register(group: click.Group) -> None:
         --newest 20` (the newest 20 submissions). Their runs carry the bank label
         `verified/bash-only` or `verified/forward-20`.
         """
-        console = Console(stderr=True)
+        console = make_console(stderr=True)
         check_backend(backend, scheduler)
         workers = local_workers(workers, scheduler, console)
         check_output_file(out, "--out")
@@ -480,6 +480,6 @@ def register(group: click.Group) -> None:
             "summary": summary.to_dict(orient="records"),
         }
         save_results(payload, Path(out), summary.to_csv(index=False) if csv_path else None, csv_path)
-        out_console = Console(width=None if sys.stdout.isatty() else 160)
+        out_console = make_console(width=None if sys.stdout.isatty() else 160)
         out_console.print(summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"))
         console.print(f"wrote {out} ({len(all_runs)} runs)")

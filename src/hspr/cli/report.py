@@ -6,11 +6,11 @@ import sys
 import warnings
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from ..report import ReportError, ReportWarning, comparison_rich, paired_rich, read_results, write_report
 from .common import check_output_dir, print_error
+from .common import console as make_console
 
 
 def register(group: click.Group) -> None:
@@ -42,7 +42,7 @@ def register(group: click.Group) -> None:
                                 (pp, + = baseline better), 95 % bootstrap CI, Wilcoxon p, Holm p
           budget_curves (with 2+ budgets), estimate_vs_truth, coverage  (.png and .svg)
         """
-        out, err = Console(width=None if sys.stdout.isatty() else 140), Console(stderr=True)
+        out, err = make_console(width=None if sys.stdout.isatty() else 140), make_console(stderr=True)
         check_output_dir(out_dir, "--out-dir")
         try:
             with warnings.catch_warnings(record=True) as caught:

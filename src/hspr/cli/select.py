@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -32,6 +31,7 @@ from .common import (
     print_error,
     refuse_overwriting_inputs,
 )
+from .common import console as make_console
 
 #: how the shipped table (src/hspr/methods/hspr/selected_configs.json) is regenerated, per bank and fold
 GENERATED_BY = ("hspr select --bank {bank} --fold {fold} --workers 2 --out sel_{bank}_{fold}.json "
@@ -171,7 +171,7 @@ def register(group: click.Group) -> None:
                                          f"{FAST_EVAL_DRAWS}; give either --fast or those two options", param_hint="--fast")
             eval_nodes, eval_draws = FAST_EVAL_NODES, FAST_EVAL_DRAWS
 
-        console = Console(stderr=True)
+        console = make_console(stderr=True)
         check_backend(backend, scheduler)
         workers = local_workers(workers, scheduler, console)
         check_output_file(out, "--out")
@@ -236,6 +236,6 @@ def register(group: click.Group) -> None:
             write_json_atomic(res.config.to_dict(), Path(config_out))
         if record:
             record_entry(Path(record), bank, fold, res, command)
-        Console().print(stage_summary(res))
+        make_console().print(stage_summary(res))
         console.print(f"chosen: {res.config}  source MAE {100 * res.source_mae:.3f} pp; "
                       f"{res.seconds:.0f} s; wrote {out}" + (f" and {config_out}" if config_out else ""))
