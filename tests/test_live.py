@@ -894,3 +894,24 @@ def test_the_fitting_message_is_said_only_when_a_fit_runs(bank, tmp_path, monkey
     monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "empty"))  # the cache cleared: reopening refits, and says so
     status = CliRunner().invoke(main, ["live", "status", "--session", str(tmp_path / "b.hspr")])
     assert status.exit_code == 0 and "fitting hspr on 29 agents" in status.stderr
+
+
+def test_a_start_that_loses_the_race_to_another_start_writes_nothing(bank, tmp_path, monkeypatch):
+    """A script trial: two `live start` without --force on one path both said ok; the second
+    silently replaced the first (kept aside), and the first caller was never told."""
+    import hspr.live as live_mod
+
+    path = tmp_path / "dup.hspr"
+    real = live_mod.fit_model
+
+    def fit_while_another_starts(*args, **kwargs):
+        model = real(*args, **kwargs)
+        if not path.exists():  # the other process finishes its start during this one's fit
+            monkeypatch.setattr(live_mod, "fit_model", real)
+            LiveSession.create(path, 5, matrix=bank["csv"], config=FAST, seed=1)
+        return model
+
+    monkeypatch.setattr(live_mod, "fit_model", fit_while_another_starts)
+    with pytest.raises(LiveSessionError, match="was created by another process while this one fitted"):
+        LiveSession.create(path, 5, matrix=bank["csv"], config=FAST, seed=2)
+    assert journal.read(path).doc["seed"] == 1 and not list(tmp_path.glob("dup.hspr.replaced-*"))

@@ -646,9 +646,14 @@ class LiveSession:
             "input_files": {str(k): str(Path(v).resolve()) for k, v in (input_files or {}).items() if v is not None},
             "events": [],
         }
-        live = cls(path, journal.JournalFile(doc, SESSION_VERSION, 0), mat, fit_model(method, settings, mat, announce=announce))
+        live = cls(path, journal.JournalFile(doc, SESSION_VERSION, 0), mat,
+                   fit_model(method, settings, mat, announce=announce))
         path.parent.mkdir(parents=True, exist_ok=True)
         with _file_lock(path):
+            if path.exists() and not overwrite:  # made by another `start` while this one fitted
+                raise LiveSessionError(f"{path} was created by another process while this one fitted the method; "
+                                       "nothing was written: choose another --session path, or pass --force to "
+                                       "replace it")
             if path.exists():  # --force: the old file is kept beside it (a hard link, else a copy), never deleted
                 stamp, n = time.strftime("%Y%m%dT%H%M%S"), 0
                 keep = path.with_name(f"{path.name}.replaced-{stamp}")
