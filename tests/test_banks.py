@@ -111,6 +111,10 @@ def test_bank_agents_lists_ids_and_scores(tmp_path):
     rows = json.loads(res.stdout)
     m = load_bank("multimodal")
     assert [r["agent"] for r in rows] == list(m.agents)
-    assert [r["score"] for r in rows] == [round(100 * v, 2) for v in m.scores()]
+    assert [r["score_pct"] for r in rows] == [round(100 * v, 2) for v in m.scores()]
     res = _cli("bank", "agents", "no-such-bank")
     assert res.exit_code == 2 and "no-such-bank" in res.output
+    bad = tmp_path / "notes.md"
+    bad.write_text("# not a matrix\n")
+    res = _cli("bank", "agents", str(bad), "--json")  # a script trial: an unreadable file gave no JSON at all
+    assert res.exit_code == 2 and json.loads(res.stdout)["ok"] is False and "notes.md" in json.loads(res.stdout)["error"]

@@ -58,14 +58,17 @@ def summary_line(m: ResponseMatrix) -> str:
     return f"{m.n_agents} agents x {m.n_tasks} tasks, {m.n_missing} missing cells"
 
 
-def _run(fn: Callable[[], ResponseMatrix]) -> ResponseMatrix:
-    """Call ``fn``; echo warnings to stderr; on DataError print it and exit with code 2."""
+def _run(fn: Callable[[], ResponseMatrix], as_json: bool = False) -> ResponseMatrix:
+    """Call ``fn``; echo warnings to stderr; on DataError print it (with ``as_json`` also as a
+    ``{"ok": false, "error": ...}`` object on stdout) and exit with code 2."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             result = fn()
         except DataError as exc:
             _echo_warnings(caught)
+            if as_json:
+                click.echo(json.dumps({"ok": False, "error": str(exc)}))
             click.echo(f"error: {exc}", err=True)
             raise click.exceptions.Exit(EXIT_DATA_ERROR) from None
     _echo_warnings(caught)
@@ -186,7 +189,9 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> N
 
 @bank_group.command("agents")
 @click.argument("bank")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {agent, score} objects.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON list of {agent, score_pct} objects (score in %); an error is a {ok: false, error} "
+                   "object.")
 def agents_cmd(bank: str, as_json: bool) -> None:
     """List the agent ids of BANK (a bundled bank name or a matrix file) with their scores (%).
 
@@ -197,14 +202,14 @@ def agents_cmd(bank: str, as_json: bool) -> None:
     if bank not in BANKS and not Path(bank).exists():
         raise click.BadParameter(f"{bank!r} is neither a bundled bank ({', '.join(BANKS)}) nor a file",
                                  param_hint="BANK")
-    m = _run(lambda: load_bank(bank) if bank in BANKS and not Path(bank).exists() else build_bank(Path(bank)))
-    scores = m.scores() * 100.0
-    if as_json:
-        click.echo(json.dumps([{"agent": a, "score": round(float(v), 2)} for a, v in zip(m.agents, scores)]))
+    m = _run(lambda: load_bank(bank) if bank in BANKS and not Path(bank).exists() else build_bank(Path(bank)), as_json)
+    scores = m.scores()
+    if as_json:  # the unit in the key, as in the table's header (it was 'score', in %, beside 0-1 scores elsewhere)
+        click.echo(json.dumps([{"agent": a, "score_pct": round(100.0 * float(v), 2)} for a, v in zip(m.agents, scores)]))
         return
     click.echo("agent\tscore_pct")  # tab-separated with a header, like any TSV
     for a, v in zip(m.agents, scores):
-        click.echo(f"{a}\t{v:.1f}")
+        click.echo(f"{a}\t{100.0 * v:.1f}")
 
 
 @bank_group.command("merge", epilog=_PATH_HELP.replace("PATH is", "BASE and NEW are each"))
