@@ -368,3 +368,14 @@ def test_a_closed_pipe_after_rich_output_is_exit_0(args):
     p.stdout.close()  # as `| true` does: nothing is read
     assert p.wait(timeout=60) == 0
     assert p.stderr.read() == b""
+
+
+@pytest.mark.parametrize("cmd", [["status"], ["record", "t1", "resolved"], ["ingest", "bank.csv"], ["next"]])
+def test_an_os_error_in_a_live_command_gives_the_json_error_object(files, cmd):
+    """A script trial: status, record and ingest printed no JSON for an OS error (a file name
+    longer than the file system takes), where next did."""
+    res = run("live", *[files / c if c == "bank.csv" else c for c in cmd], "--session", files / ("x" * 300 + ".hspr"),
+              "--json")
+    assert res.exit_code == 2
+    doc = json.loads(res.stdout)
+    assert doc["ok"] is False and "File name too long" in doc["error"]

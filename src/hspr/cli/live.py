@@ -319,7 +319,7 @@ def register(group: click.Group) -> None:
             before = live_s.recorded.get(task)
             new = live_s.record(instance_id, outcome, correct=correct)
             st = live_s.status()
-        except (LiveSessionError, DataError, BudgetError, ValueError) as exc:
+        except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
         y = live_s.recorded[task]
         fixed = new and correct
@@ -367,7 +367,7 @@ def register(group: click.Group) -> None:
             live_s = _open(session_path)
             res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved)
             st = live_s.status()
-        except (LiveSessionError, DataError, BudgetError, ValueError) as exc:
+        except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "ingest", **res.to_dict(), **st.to_dict()}))
@@ -440,7 +440,7 @@ def register(group: click.Group) -> None:
         """Print the estimate (pp), its 90 % credible interval, counts, expected final width and stop flag."""
         try:
             st = _open(session_path, stop_width).status()
-        except (LiveSessionError, DataError, BudgetError, ValueError) as exc:
+        except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "status", **st.to_dict()}))
