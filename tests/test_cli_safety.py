@@ -379,3 +379,17 @@ def test_an_os_error_in_a_live_command_gives_the_json_error_object(files, cmd):
     assert res.exit_code == 2
     doc = json.loads(res.stdout)
     assert doc["ok"] is False and "File name too long" in doc["error"]
+
+
+def test_a_stopped_session_prints_no_blank_id_line(files):
+    """A script trial: once the session stopped, `next --format lines` printed one empty line (a
+    `while read id` loop ran once with id='') and `--out` wrote a file holding a newline."""
+    assert start(files).exit_code == 0
+    for t in run("live", "next", "--batch", 4, "--session", files / "run.hspr").output.split():
+        assert run("live", "record", t, "resolved", "--session", files / "run.hspr").exit_code == 0
+    for form in ("lines", "space", "csv"):
+        res = run("live", "next", "--format", form, "--session", files / "run.hspr")
+        assert res.exit_code == 0 and res.stdout == "" and "stop: budget spent" in res.stderr
+    assert run("live", "next", "--format", "json", "--session", files / "run.hspr").stdout == "[]\n"
+    assert run("live", "next", "--out", files / "ids.txt", "--session", files / "run.hspr").exit_code == 0
+    assert (files / "ids.txt").read_text() == ""

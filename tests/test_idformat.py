@@ -110,6 +110,9 @@ def test_live_next_prints_and_writes_each_form(tmp_path):
                                str(tmp_path / "sub.jsonl"), "--session", str(s)])
     assert res.exit_code == 0 and f"no prediction for {ids[2]}" in res.output
     assert [json.loads(x)["instance_id"] for x in (tmp_path / "sub.jsonl").read_text().splitlines()] == ids[:2]
+    res = runner.invoke(main, ["live", "next", "--batch", "3", "--predictions", str(preds), "--out",
+                               str(tmp_path / "sub2.jsonl"), "--session", str(s), "--json"])
+    assert json.loads(res.stdout)["missing_predictions"] == [ids[2]]  # a script reads it too (was stderr only)
     res = runner.invoke(main, ["live", "next", "--predictions", str(preds), "--session", str(s)])
     assert res.exit_code == 2 and "--out" in res.output
 

@@ -269,7 +269,8 @@ def register(group: click.Group) -> None:
             if predictions is not None:
                 missing = subset_predictions(predictions, tasks, out)
             elif out is not None:
-                write_text_durable(format_ids(tasks, form or "lines") + "\n", Path(out))
+                ids = format_ids(tasks, form or "lines")
+                write_text_durable(ids + "\n" if ids else "", Path(out))  # no ids: an empty file, not one blank line
             elif form is not None:
                 text = format_ids(tasks, form)
         except (HsprError, ValueError, OSError, click.BadParameter) as exc:
@@ -277,7 +278,8 @@ def register(group: click.Group) -> None:
         if missing:
             click.echo(f"warning: {predictions} has no prediction for {', '.join(missing)}", err=True)
         if as_json:
-            click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, "out": out, **st.to_dict()}))
+            click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, "out": out,
+                                   "missing_predictions": missing, **st.to_dict()}))
             return
         if why is not None:
             click.echo(f"stop: {why}", err=not tasks or form is not None or out is not None)
@@ -290,7 +292,8 @@ def register(group: click.Group) -> None:
         elif out is not None:
             click.echo(f"wrote {len(tasks)} task(s) to {out}", err=True)
         elif form is not None:
-            click.echo(text)
+            if text:  # no ids (lines, space, csv): no blank line, which a `while read` loop would take for an id
+                click.echo(text)
         else:
             for t in tasks:
                 click.echo(t)
