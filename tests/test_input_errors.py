@@ -278,3 +278,23 @@ def test_refused_options_still_answer_in_json(tmp_path):
     assert out["ok"] is False and "--matrix" in out["error"] and "does not exist" in out["error"]
     res = CliRunner().invoke(main, ["live", "status", "--stop-width", "abc"])
     assert res.exit_code == 2 and not res.stdout.strip()  # without --json: click's usage text only, on stderr
+
+
+def test_api_input_errors_are_hspr_errors_and_keep_their_builtin_kind():
+    """A script trial: an unknown task or method raised a bare KeyError and a bad outcome a bare
+    ValueError, against errors.py's rule that every user error is an HsprError."""
+    from hspr.errors import HsprError, UnknownIdError
+    from hspr.methods import get_method
+
+    m, _ = simulate_matrix(10, 20, seed=0, rank=1)
+    s = get_method("uniform").fit(m).start(3, 0)
+    with pytest.raises(UnknownIdError, match=r"^task id 'nope' is not in the bank \(20 tasks\)$") as exc:
+        s.tell("nope", 1)
+    assert isinstance(exc.value, KeyError) and isinstance(exc.value, HsprError)
+    with pytest.raises(HsprError, match="must be 0 or 1"):
+        s.tell(m.tasks[0], 2)
+    s.tell(m.tasks[0], 1)
+    with pytest.raises(HsprError, match="already recorded"):
+        s.tell(m.tasks[0], 1)
+    with pytest.raises(UnknownIdError, match="unknown method 'nosuch'"):
+        get_method("nosuch")

@@ -5,7 +5,8 @@ Every error caused by what a user gave us (a file, a setting, a session, a budge
 The command line turns any of them into ``error: <message>`` and exit status 2, never a
 traceback. Subclasses: :class:`hspr.data.matrix.DataError` (and the harness's
 ``HarnessFormatError``), :class:`hspr.session.BudgetError`, :class:`hspr.journal.LiveSessionError`,
-:class:`hspr.report.ReportError`. It is a ValueError, so ``except ValueError`` still catches it.
+:class:`hspr.report.ReportError`, :class:`UnknownIdError` (also a KeyError). It is a ValueError, so
+``except ValueError`` still catches it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,13 @@ from __future__ import annotations
 
 class HsprError(ValueError):
     """A refused input; the message says what, where and how to fix it."""
+
+
+class UnknownIdError(HsprError, KeyError):
+    """An id (task, method) that is not known. Also a KeyError, so ``except KeyError`` still
+    catches it; its message is printed as given (a KeyError's own ``str`` adds quotes)."""
+
+    __str__ = BaseException.__str__
 
 
 class InputWarning(UserWarning):

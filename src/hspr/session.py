@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .data.matrix import ResponseMatrix
-from .errors import HsprError
+from .errors import HsprError, UnknownIdError
 
 
 class BudgetError(HsprError):
@@ -261,23 +261,25 @@ class Session(ABC):
         :attr:`accepts_pass_rates`, also a pass rate in [0, 1] (successes / trials).
 
         Any task of the bank may be told, also one that was not asked (it is conditioned on
-        like the others). Raises KeyError for an id not in the bank and ValueError for an
-        outcome out of range (non-binary for the other sessions) or a task told twice.
+        like the others), also once the budget is spent (an extra outcome is information too).
+        Raises :class:`~hspr.errors.UnknownIdError` (a KeyError) for an id not in the bank and
+        :class:`~hspr.errors.HsprError` (a ValueError) for an outcome out of range (non-binary
+        for the other sessions) or a task told twice.
         """
         if task_id not in self._index:
-            raise KeyError(f"task id {task_id!r} is not in the bank ({self.n_tasks} tasks)")
+            raise UnknownIdError(f"task id {task_id!r} is not in the bank ({self.n_tasks} tasks)")
         if isinstance(outcome, bool):
             outcome = int(outcome)
         if outcome not in (0, 1):
             if not (self.accepts_pass_rates and isinstance(outcome, numbers.Real) and 0 <= outcome <= 1):
-                raise ValueError(f"outcome for {task_id!r} must be 0 or 1"
+                raise HsprError(f"outcome for {task_id!r} must be 0 or 1"
                                  f"{' or a pass rate in [0, 1]' if self.accepts_pass_rates else ''}, got {outcome!r}")
             outcome = float(outcome)
         else:
             outcome = int(outcome)
         j = self._index[task_id]
         if self._observed[j]:
-            raise ValueError(f"task {task_id!r} was already recorded")
+            raise HsprError(f"task {task_id!r} was already recorded")
         self._observed[j] = True
         self.queried.append(task_id)
         self.outcomes.append(outcome)
@@ -298,7 +300,7 @@ class Session(ABC):
         ids = list(task_ids)
         unknown = [t for t in ids if t not in self._index]
         if unknown:
-            raise KeyError(f"task id(s) {unknown} are not in the bank ({self.n_tasks} tasks)")
+            raise UnknownIdError(f"task id(s) {unknown} are not in the bank ({self.n_tasks} tasks)")
         cols = [self._index[t] for t in ids]
         if len(set(cols)) != len(cols):
             raise ValueError(f"pending tasks {ids} repeat an id")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
+from ..errors import UnknownIdError
 from ..session import Method
 
 #: name -> "module:Class"; every class implements hspr.session.Method
@@ -33,7 +34,7 @@ def method_names() -> list[str]:
 def method_class(name: str) -> type[Method]:
     """The class registered as ``name``; raises KeyError listing the known names."""
     if name not in REGISTRY:
-        raise KeyError(f"unknown method {name!r}; known: {', '.join(REGISTRY)}")
+        raise UnknownIdError(f"unknown method {name!r}; known: {', '.join(REGISTRY)}")
     mod, cls = REGISTRY[name].split(":")
     return getattr(import_module(mod), cls)
 
