@@ -43,13 +43,19 @@ def seed_metrics(est: np.ndarray, truth: np.ndarray) -> dict:
     return {"mae_pp": 100 * err.mean(), "maxerr_pp": 100 * err.max(), "kendall_tau_b": float(tau)}
 
 
+#: columns of :func:`summarize`, in order
+SUMMARY_COLUMNS = ["budget_fraction", "budget", "bank", "method", "mae_pp", "maxerr_pp", "kendall_tau_b",
+                   "coverage_90", "mean_width_pp", "n_targets", "n_seeds"]
+
+
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     """Seed-averaged metrics per (bank, method, budget).
 
     ``runs`` needs columns bank, method, budget_fraction, budget, seed, target, estimate, truth,
     and optionally lower/upper (the 90 % interval). Metrics are computed per seed over all
     targets of the 4 folds, then averaged over seeds (HSPR_SPEC section 7). Coverage is the
-    fraction of runs whose interval holds the truth; width is in pp.
+    fraction of runs whose interval holds the truth; width is in pp. Columns
+    :data:`SUMMARY_COLUMNS`, in the order of the report's ``comparison.csv``.
     """
     rows = []
     keys = ["bank", "method", "budget_fraction"]
@@ -71,7 +77,8 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
             row["coverage_90"] = None
             row["mean_width_pp"] = None
         rows.append(row)
-    return pd.DataFrame(rows)
+    # the column order of the report's comparison.csv, so replay --csv and report read alike
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
 
