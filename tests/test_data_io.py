@@ -498,6 +498,10 @@ def test_live_start_json_lists_the_input_warnings(tmp_path):
     res = CliRunner().invoke(main, ["live", "start", "--matrix", str(clean), "--budget", "3", "--method", "uniform",
                                     "--session", str(tmp_path / "c.hspr"), "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["input_warnings"] == []
+    assert json.loads(res.stdout)["bank_label"] == "c"  # the matrix's stem; the path is in "bank"
+    res = CliRunner().invoke(main, ["live", "start", "--matrix", str(clean), "--bank", "mine", "--budget", "3",
+                                    "--method", "uniform", "--session", str(tmp_path / "d.hspr"), "--json"])
+    assert json.loads(res.stdout)["bank_label"] == "mine" and json.loads(res.stdout)["bank"] == str(clean.resolve())
 
 
 @pytest.mark.parametrize("body, warned", [

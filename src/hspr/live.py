@@ -111,6 +111,9 @@ class LiveStatus:
         Bank name or matrix path.
     method : str
     n_tasks, budget, seed : int
+    bank_label : str
+        The bank's name: a bundled bank's, or the ``--bank`` label of a matrix (its file stem by
+        default).
     estimate : ScoreEstimate or None
         None while the method has no estimate (no outcomes and no prior estimate).
     n_recorded : int
@@ -147,6 +150,7 @@ class LiveStatus:
     stop: bool
     stop_reason: str | None
     warnings: tuple[str, ...] = ()
+    bank_label: str | None = None
 
     @property
     def budget_left(self) -> int:
@@ -164,6 +168,7 @@ class LiveStatus:
         return {
             "session": self.session,
             "bank": self.bank,
+            "bank_label": self.bank_label,
             "method": self.method,
             "n_tasks": self.n_tasks,
             "budget": self.budget,
@@ -1151,7 +1156,7 @@ class LiveSession:
             n_tasks=self.session.n_tasks, budget=self.budget, seed=int(self.doc["seed"]), estimate=est,
             n_recorded=self.session.n_queried, extra=extra, pending=tuple(self.session.pending), needs_rerun=rerun,
             expected_width=expected, stop_width_pp=self.stop_width, stop=stop,
-            stop_reason=why, warnings=tuple(warn),
+            stop_reason=why, warnings=tuple(warn), bank_label=b.get("name"),
         )
 
     def __repr__(self) -> str:
