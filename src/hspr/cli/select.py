@@ -139,8 +139,9 @@ def register(group: click.Group) -> None:
     @click.option("--eval-draws", type=int, default=None,
                   help="Predictive draws inside selection only (default: the spec's 131,072).")
     @click.option("--out", type=click.Path(dir_okay=False), required=True,
-                  help="JSON with the chosen config (HSPRConfig fields under 'config'), every stage table and "
-                       "the source digest.")
+                  help="JSON with the chosen config (HSPRConfig fields under 'config'), every stage table (rows' "
+                       "mae and max_err on the 0-1 scale; source_mae_pp in pp), 'fraction' (the budget fraction) "
+                       "and the source digest.")
     @click.option("--config-out", type=click.Path(dir_okay=False), default=None,
                   help="Also write the chosen config alone (HSPRConfig fields), for `hspr live start --config` or a "
                        "replay of this fold's targets (`hspr replay --config`); not for the other folds, whose rows "
