@@ -393,3 +393,26 @@ def test_a_stopped_session_prints_no_blank_id_line(files):
     assert run("live", "next", "--format", "json", "--session", files / "run.hspr").stdout == "[]\n"
     assert run("live", "next", "--out", files / "ids.txt", "--session", files / "run.hspr").exit_code == 0
     assert (files / "ids.txt").read_text() == ""
+
+
+def test_out_dev_stdout_goes_into_the_stream_the_shell_connected(files, tmp_path):
+    """A review: `--out /dev/stdout | cat` failed (the link resolved to 'pipe:[N]'), and with
+    stdout redirected to a file the file was replaced (a header written before it was lost)."""
+    import subprocess
+    import sys
+
+    assert start(files).exit_code == 0
+    hspr = f"{sys.executable} -c 'from hspr.cli import main; main()'"
+    sess = files / "run.hspr"
+    piped = subprocess.run(f"{hspr} live next --session {sess} --batch 2 --out /dev/stdout | cat", shell=True,
+                           capture_output=True, text=True, timeout=120)
+    ids = piped.stdout.split()
+    assert piped.returncode == 0 and len(ids) == 2, piped.stderr
+    log = tmp_path / "log.txt"
+    subprocess.run(f"{{ echo HEADER; {hspr} live next --session {sess} --batch 2 --out /dev/stdout; echo END; }} > {log}",
+                   shell=True, check=True, timeout=120, executable="/bin/bash")
+    assert log.read_text().split() == ["HEADER", *ids, "END"]
+    (tmp_path / "loop_a").symlink_to(tmp_path / "loop_b")
+    (tmp_path / "loop_b").symlink_to(tmp_path / "loop_a")
+    res = run("live", "next", "--session", sess, "--out", tmp_path / "loop_a")
+    assert res.exit_code == 2 and "error:" in res.output and "Traceback" not in res.output

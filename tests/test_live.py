@@ -915,3 +915,31 @@ def test_a_start_that_loses_the_race_to_another_start_writes_nothing(bank, tmp_p
     with pytest.raises(LiveSessionError, match="was created by another process while this one fitted"):
         LiveSession.create(path, 5, matrix=bank["csv"], config=FAST, seed=2)
     assert journal.read(path).doc["seed"] == 1 and not list(tmp_path.glob("dup.hspr.replaced-*"))
+
+
+def test_a_correction_is_refused_where_it_would_leave_design_weights_wrong_and_survives_a_re_ingest(bank, tmp_path):
+    """A review: correcting a FAQ session's outcome after later asks dropped most of its AIPW terms
+    (each weights an outcome by the draw probability computed from the outcomes before it); and
+    re-ingesting the harness file that still held the replaced outcome refused everything,
+    suggesting to undo the correction."""
+    truth = bank["truth"]
+    faq = LiveSession.create(tmp_path / "faq.hspr", 8, matrix=bank["csv"], method="faq")
+    order = []
+    for _ in range(3):
+        (t,) = faq.next()
+        faq.record(t, 1 - truth[t])
+        order.append(t)
+    with pytest.raises(LiveSessionError, match="weights each outcome by the probability with which its task was drawn"):
+        faq.record(order[0], truth[order[0]], correct=True)
+    assert faq.record(order[-1], truth[order[-1]], correct=True) is True  # nothing asked after it: allowed
+    # hspr: a harness file with the replaced outcome keeps the correction, and its new rows are recorded
+    live = new(bank, tmp_path, budget=12)
+    a, b = live.next(2)
+    csv = tmp_path / "h.csv"
+    csv.write_text(f"instance_id,resolved\n{a},{1 - truth[a]}\n")
+    live.ingest(csv)
+    live.record(a, truth[a], correct=True)
+    csv.write_text(f"instance_id,resolved\n{a},{1 - truth[a]}\n{b},{truth[b]}\n")
+    res = live.ingest(csv)
+    assert [r[0] for r in res.recorded] == [b] and res.unchanged == [a] and "kept the corrected outcome" in res.notes[-1]
+    assert live.recorded == {a: truth[a], b: truth[b]}

@@ -6,6 +6,9 @@ import csv
 import io
 import json
 import os
+import re
+import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -44,23 +47,52 @@ def write_text_durable(text: str, path: Path) -> None:
     write_bytes_durable(text.encode("utf-8"), path)
 
 
+def _descriptor_path(path) -> int | None:
+    """The open file descriptor a path such as ``/dev/stdout`` or ``/dev/fd/3`` names, else None."""
+    text = os.fspath(path)
+    named = {"/dev/stdout": 1, "/dev/stderr": 2}
+    if text in named:
+        return named[text]
+    m = re.fullmatch(r"/dev/fd/(\d+)|/proc/self/fd/(\d+)", text)
+    return None if m is None else int(m.group(1) or m.group(2))
+
+
 def write_bytes_durable(data: bytes, path: Path) -> None:
     """Write ``data`` to ``path`` atomically and durably.
 
     A temporary file in the same folder is written, flushed and fsync'ed, moved over ``path``
     with ``os.replace`` and the folder is fsync'ed; on any failure the temporary file is
     removed and ``path`` is left as it was. A new file follows the umask; a replaced one keeps
-    its mode. A symbolic link is written through (its target is replaced, the link kept), and
-    a path that exists but is not a regular file (``/dev/stdout``, a named pipe, a device) is
-    written into directly: such a file cannot be replaced, only written.
+    its mode. A symbolic link is written through (its target is replaced, the link kept).
+    ``/dev/stdout``, ``/dev/stderr`` and ``/dev/fd/N`` are written to the open descriptor (into
+    the pipe or file the shell connected, appending where it appends), and any other path that
+    is not a regular file (a named pipe, a device) is opened and written: such a file cannot be
+    replaced, only written.
     """
+    fd = _descriptor_path(path)
+    if fd is not None:
+        for stream in (sys.stdout, sys.stderr):  # what Python buffered for the descriptor goes first
+            if stream is not None and hasattr(stream, "fileno"):
+                try:
+                    if stream.fileno() == fd:
+                        stream.flush()
+                except (OSError, ValueError):  # no real descriptor (captured output)
+                    pass
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        return
     path = Path(path)
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))
-    if path.exists() and not path.is_file() and not path.is_dir():
+    try:
+        st = os.stat(path)  # follows links
+    except (FileNotFoundError, NotADirectoryError):
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
         with open(path, "wb") as fh:
             fh.write(data)
         return
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -36,7 +36,9 @@ file was replaced meanwhile (``start --force``; another id), it writes nothing a
     of the harness). The session is then rebuilt as if the task had been told the corrected
     outcome where it was first told; the tasks asked since stay as asked (they were what the
     user was told to run), later choices use the corrected posterior. The first outcome stays
-    in the file.
+    in the file. A method whose estimate weights each outcome by its draw probability (FAQ)
+    refuses a correction once tasks were asked after the outcome; an ingested file that still
+    holds a replaced outcome keeps the correction (noted).
 
 Opening a file takes the fitted method from the user's cache (:mod:`hspr.fitcache`; it is
 refitted, deterministically, when absent) and restores the session from the events in the
@@ -728,15 +730,17 @@ class LiveSession:
         self.warnings: list[str] = []
         if self._file.torn:
             task = self._file.torn_task
-            again = (f"; if `hspr live record {task} ...` had printed its estimate, record it again"
-                     if task and task not in {e.get("task") for e in self.doc["events"]
-                                              if isinstance(e, dict) and e.get("type") == "tell"} else "")
+            told = {e.get("task") for e in self.doc["events"] if isinstance(e, dict) and e.get("type") == "tell"}
+            again = ("" if not task else
+                     f"; if `hspr live record {task} ...` had printed its estimate, record it again" if task not in told
+                     else f"; if `hspr live record {task} ... --correct` had printed its estimate, correct it again")
             self.warnings.append(f"{TORN_WARNING} {_torn_record(self._file)} (a process killed while writing it, "
                                  "or a damaged file) and "
                                  f"it was ignored{again}; the next change moves its bytes to "
                                  f"{journal.torn_path(self.path).name}")
         self._tells: dict[str, dict] = {}
         self._errors: dict[str, dict] = {}
+        self._corrected: dict[str, list] = {}  # task -> the outcomes `record --correct` replaced
         self._restore(self.doc["events"], 0)
 
     def _restore(self, events: list, start: int) -> None:
@@ -789,6 +793,7 @@ class LiveSession:
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: {why}): the "
                                            f"session file is corrupt")
                 replay[at] = ("tell", task, y)
+                self._corrected.setdefault(task, []).append(self._tells[task]["outcome"])
                 self._tells[task] = {**self._tells[task], "outcome": y, "source": ev.get("source"),
                                      "detail": ev.get("detail"), "corrected_from": ev.get("previous")}
             elif kind == "error":
@@ -808,13 +813,12 @@ class LiveSession:
         except (KeyError, ValueError, TypeError) as exc:  # BudgetError is a ValueError
             raise LiveSessionError(f"{self.path}: events {start}..{start + len(events) - 1} cannot be replayed "
                                    f"({exc}): the session file is corrupt") from None
-        corrected = any(isinstance(ev, dict) and ev.get("type") == "correct" for ev in events)
-        why = ("an outcome told before it was corrected since (the ask was chosen from the first outcome)"
-               if corrected and self._trusted else
-               f"the method's code or numerics changed since the session was written (hspr "
-               f"{self.doc.get('hspr_version')} then, {__version__} now)")
-        self.warnings += [f"{w}: {why}; the logged tasks are kept as asked, later choices may differ"
-                          for w in warnings]
+        if any(isinstance(ev, dict) and ev.get("type") == "correct" for ev in events) and self._trusted:
+            warnings = []  # asks chosen before a `record --correct` are kept as asked: expected, nothing to do
+        self.warnings += [
+            f"{w}: the method's code or numerics changed since the session was written (hspr "
+            f"{self.doc.get('hspr_version')} then, {__version__} now); the logged tasks are kept as asked, later "
+            "choices may differ" for w in warnings]
 
     def _sync(self) -> None:
         """Adopt events other processes appended to the file since this object last saw it."""
@@ -1044,6 +1048,17 @@ class LiveSession:
                                            "--correct")
                 if prev["outcome"] == y:
                     return False
+                if self.session.design_depends_on_outcomes:
+                    events = self.doc["events"]
+                    told_at = next(i for i, ev in enumerate(events) if isinstance(ev, dict) and ev.get("task") == task
+                                   and ev.get("type") == "tell")
+                    if any(isinstance(ev, dict) and ev.get("type") == "ask" for ev in events[told_at + 1:]):
+                        raise LiveSessionError(
+                            f"task {task!r}: method {self.doc['method']['name']!r} weights each outcome by the "
+                            "probability with which its task was drawn, computed from the outcomes before it, and "
+                            "tasks were asked after this one: a corrected outcome would leave those weights wrong. "
+                            f"Start a new session, carry this one's outcomes over (hspr live ingest {self.path} "
+                            f"--session NEW), then correct {task} there")
                 self.doc["events"].append({"type": "correct", "task": task, "outcome": y, "previous": prev["outcome"],
                                            "source": source, "detail": "corrected by hand" if source == "record"
                                            else source, "time": _now()})
@@ -1113,6 +1128,12 @@ class LiveSession:
                 try:
                     new = self._check_outcome(o.instance_id, y)
                 except LiveSessionError as exc:
+                    if y in self._corrected.get(o.instance_id, ()):  # the file predates a `record --correct`
+                        res.notes.append(f"{o.instance_id}: kept the corrected outcome "
+                                         f"{describe_outcome(self._tells[o.instance_id]['outcome'], self.matrix.trials)}"
+                                         f" over the file's {describe_outcome(y, self.matrix.trials)}, which it replaced")
+                        res.unchanged.append(o.instance_id)
+                        continue
                     conflicts.append(str(exc))
                     continue
                 if new:

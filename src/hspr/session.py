@@ -207,6 +207,10 @@ class Session(ABC):
     has_prior_estimate: bool = False
     #: whether an outcome may be a pass rate in [0, 1] (repeated trials), not only 0 or 1
     accepts_pass_rates: bool = False
+    #: whether the estimate depends on how each asked task was drawn, computed from the outcomes
+    #: before it (a design-based, inverse-probability-weighted estimate): then an outcome cannot
+    #: be corrected once tasks were asked after it (:meth:`hspr.live.LiveSession.record`)
+    design_depends_on_outcomes: bool = False
 
     def __init__(self, tasks: tuple[str, ...], budget: int, seed: int) -> None:
         self.tasks = tasks
@@ -237,7 +241,7 @@ class Session(ABC):
         ValueError for ``k < 1``.
         """
         if isinstance(k, bool) or int(k) != k or k < 1:
-            raise ValueError(f"batch size must be a whole number >= 1, got {k!r}")
+            raise HsprError(f"batch size must be a whole number >= 1, got {k!r}")
         left = self.budget - len(self.queried)
         if left <= 0:
             raise BudgetError(f"budget of {self.budget} tasks is spent; call estimate()")
@@ -303,12 +307,12 @@ class Session(ABC):
             raise UnknownIdError(f"task id(s) {unknown} are not in the bank ({self.n_tasks} tasks)")
         cols = [self._index[t] for t in ids]
         if len(set(cols)) != len(cols):
-            raise ValueError(f"pending tasks {ids} repeat an id")
+            raise HsprError(f"pending tasks {ids} repeat an id")
         told = [t for t, j in zip(ids, cols) if self._observed[j]]
         if told:
-            raise ValueError(f"task(s) {told} were already recorded and cannot be pending")
+            raise HsprError(f"task(s) {told} were already recorded and cannot be pending")
         if len(cols) > self.budget - len(self.queried):
-            raise ValueError(f"{len(cols)} pending tasks exceed the {self.budget - len(self.queried)} left of the budget")
+            raise HsprError(f"{len(cols)} pending tasks exceed the {self.budget - len(self.queried)} left of the budget")
         self._pending = cols
 
     def restore(self, events, trust_log: bool = False) -> list[str]:
@@ -577,16 +581,16 @@ class Method(ABC):
             Naming an unknown setting, or a value the method refuses.
         """
         if not isinstance(params, dict):
-            raise ValueError(f"{cls.name}: expected an object of settings, got {type(params).__name__}")
+            raise HsprError(f"{cls.name}: expected an object of settings, got {type(params).__name__}")
         sig = inspect.signature(cls.__init__)
         known = [k for k, p in sig.parameters.items() if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
         unknown = sorted(set(params) - set(known))
         if unknown:
-            raise ValueError(f"unknown {cls.name} setting(s) {unknown}; known: {known}")
+            raise HsprError(f"unknown {cls.name} setting(s) {unknown}; known: {known}")
         try:
             return cls(**params)
         except TypeError as exc:
-            raise ValueError(f"{cls.name}: {exc}") from None
+            raise HsprError(f"{cls.name}: {exc}") from None
 
     @abstractmethod
     def fit(self, source: ResponseMatrix) -> FittedModel:

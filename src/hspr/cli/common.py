@@ -68,7 +68,10 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
     try:
         return os.path.samefile(a, b)
     except OSError:  # one of them does not exist yet
-        return Path(a).resolve() == Path(b).resolve()
+        try:
+            return Path(a).resolve() == Path(b).resolve()
+        except (OSError, RuntimeError):  # a symlink loop: no file, so not an input
+            return False
 
 
 def refuse_overwriting_inputs(out: str | os.PathLike | None, option: str,

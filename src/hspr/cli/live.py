@@ -319,13 +319,15 @@ def register(group: click.Group) -> None:
         task = instance_id.strip()
         try:
             live_s = _open(session_path)
-            before = live_s.recorded.get(task)
             new = live_s.record(instance_id, outcome, correct=correct)
             st = live_s.status()
         except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
         y = live_s.recorded[task]
         fixed = new and correct
+        # the outcome replaced, as the event this command wrote holds it (read under the lock)
+        before = next((ev.get("previous") for ev in reversed(live_s.doc["events"])
+                       if isinstance(ev, dict) and ev.get("type") == "correct" and ev.get("task") == task), None)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "record",
                                    "recorded": [{"task": task, "outcome": y}] if new and not fixed else [],
@@ -402,7 +404,7 @@ def register(group: click.Group) -> None:
         from ..session import trajectory
 
         try:
-            live_s = LiveSession.open(session_path)
+            live_s = LiveSession.open(session_path, announce=busy)
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, **live_s.input_paths()})
             sw = live_s.stop_width
             if target is None:

@@ -878,10 +878,9 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
 def _warn_uninformative(m: ResponseMatrix, path: Path) -> ResponseMatrix:
     """Return ``m``; warn (:class:`~hspr.errors.InputWarning`) when no task separates any two agents.
 
-    When every task has the same outcome for every agent that ran it (e.g. a matrix of zeros), the
-    bank says nothing about which tasks a new agent solves: every method's estimate then rests on
-    the target's own outcomes and its prior, and an interval learned from the sources can be a
-    single point.
+    When every task has the same outcome for every agent that ran it (e.g. a matrix of zeros, or
+    identical rows), the bank says nothing about which tasks a new agent solves: a method may then
+    return the bank's one score, and an interval learned from the sources can be a single point.
     """
     r = np.asarray(m.rates(), dtype=float)
     if m.missing is not None:
@@ -893,9 +892,9 @@ def _warn_uninformative(m: ResponseMatrix, path: Path) -> ResponseMatrix:
         values = np.unique(r[~np.isnan(r)])
         same = f"every cell is {values[0]:g}" if len(values) == 1 else "each task has one outcome for every agent"
         warnings.warn(f"{path}: no task separates any two agents ({same}): the bank carries no information on which "
-                      "tasks a new agent solves, so estimates rest on its own outcomes alone and intervals learned "
-                      "from the bank may be a single point; use a bank with real agents' runs", InputWarning,
-                      stacklevel=3)
+                      "tasks a new agent solves, so no estimate made from it can be trusted (it may repeat the "
+                      "bank's one score with an interval of width 0); use a bank with real agents' runs",
+                      InputWarning, stacklevel=3)
     return m
 
 

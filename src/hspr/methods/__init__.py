@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from ..errors import UnknownIdError
+from ..errors import HsprError, UnknownIdError
 from ..session import Method
 
 #: name -> "module:Class"; every class implements hspr.session.Method
@@ -40,5 +40,18 @@ def method_class(name: str) -> type[Method]:
 
 
 def get_method(name: str, **params) -> Method:
-    """Instantiate a registered method with keyword settings; raises KeyError listing the known names."""
-    return method_class(name)(**params)
+    """Instantiate a registered method with keyword settings.
+
+    Raises :class:`~hspr.errors.UnknownIdError` (a KeyError) listing the known names for an
+    unknown method, and :class:`~hspr.errors.HsprError` (a ValueError) for a setting the method
+    does not take or refuses.
+    """
+    cls = method_class(name)
+    try:
+        return cls(**params)
+    except TypeError as exc:  # an unknown keyword
+        raise HsprError(f"method {name!r}: {exc}") from None
+    except ValueError as exc:
+        if isinstance(exc, HsprError):
+            raise
+        raise HsprError(f"method {name!r}: {exc}") from None
