@@ -4,6 +4,8 @@ per protocol and method, for hspr_robust, hspr and the peers, in one run.
 Protocols (10 % budget):
 - ``verified/bash-only``: all 114 Verified rows as sources, the 28 bash-only rows as targets;
 - ``verified/forward-20``: the oldest 94 Verified rows as sources, the newest 20 as targets;
+- ``verified/strongest-20`` (only when asked for): the 20 highest-scoring Verified rows as targets,
+  the other 94 as sources (agents better than the whole history);
 - ``folds`` (only when asked for): the 4-fold replays of the ``--banks`` (default lite, verified,
   full, pro), the in-distribution rows of the same issue table.
 
@@ -24,7 +26,7 @@ import pandas as pd
 
 from hspr.cli.replay_cmd import parse_seeds
 from hspr.data.banks import load_bank, load_target_set
-from hspr.data.folds import bank_folds, forward_split
+from hspr.data.folds import bank_folds, forward_split, strongest_split
 from hspr.fileio import write_json_durable
 from hspr.methods import REGISTRY, get_method
 from hspr.replay import replay
@@ -39,8 +41,9 @@ def main() -> None:
     ap.add_argument("--methods", default=",".join(DEFAULT_METHODS))
     ap.add_argument("--seeds", default="0-4")
     ap.add_argument("--newest", type=int, default=20)
+    ap.add_argument("--strongest", type=int, default=20)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--protocols", default="bash-only,forward", help="comma-separated: bash-only, forward, folds")
+    ap.add_argument("--protocols", default="bash-only,forward", help="comma-separated: bash-only, forward, strongest, folds")
     ap.add_argument("--banks", default="lite,verified,full,pro", help="banks of the folds protocol")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -60,12 +63,16 @@ def main() -> None:
             new = forward_split(bank.agents, args.newest)
             runs += replay(f"verified/forward-{args.newest}", bank.drop_rows(new), methods, seeds=seed_map,
                            targets=bank.rows(new), n_jobs=args.workers, protocol=f"forward-{args.newest}")
+        elif proto == "strongest":
+            top = strongest_split(bank.agents, bank.scores(), args.strongest)
+            runs += replay(f"verified/strongest-{args.strongest}", bank.drop_rows(top), methods, seeds=seed_map,
+                           targets=bank.rows(top), n_jobs=args.workers, protocol=f"strongest-{args.strongest}")
         elif proto == "folds":
             for name in args.banks.split(","):
                 m = load_bank(name)
                 runs += replay(name, m, methods, seeds=seed_map, folds=bank_folds(name), n_jobs=args.workers)
         else:
-            raise SystemExit(f"unknown protocol {proto!r}; use bash-only, forward and/or folds")
+            raise SystemExit(f"unknown protocol {proto!r}; use bash-only, forward, strongest and/or folds")
         print(f"{proto}: {time.perf_counter() - t_proto:.0f} s", flush=True)
     frame = pd.DataFrame(runs)
     summary = summarize(frame)

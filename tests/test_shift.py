@@ -14,7 +14,7 @@ from scipy import stats
 from hspr.cli import main
 from hspr.data import ResponseMatrix
 from hspr.data.banks import TARGET_SETS, load_bank, load_target_set
-from hspr.data.folds import forward_split
+from hspr.data.folds import forward_split, strongest_split
 from hspr.data.matrix import DataError
 from hspr.methods import REGISTRY, get_method
 from hspr.methods.hspr import HSPR, HSPRConfig
@@ -87,6 +87,40 @@ def test_forward_split_on_verified_is_the_newest_20():
 def test_forward_split_refuses(agents, newest, match):
     with pytest.raises(ValueError, match=match):
         forward_split(agents, newest)
+
+
+def test_strongest_split_takes_the_highest_scores_ties_by_id_in_any_row_order():
+    agents = ["c", "a", "b", "d", "e"]
+    scores = [0.5, 0.7, 0.7, 0.1, 0.3]
+    got = [agents[i] for i in strongest_split(agents, scores, 2)]
+    assert sorted(got) == ["a", "b"]
+    assert [agents[i] for i in strongest_split(agents, scores, 1)] == ["a"]  # the tie at 0.7 broken by id
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        p = rng.permutation(len(agents))
+        perm, ps = [agents[i] for i in p], [scores[i] for i in p]
+        assert sorted(perm[i] for i in strongest_split(perm, ps, 3)) == ["a", "b", "c"]
+    v = load_bank("verified")
+    top = strongest_split(v.agents, v.scores(), 20)
+    rest = np.setdiff1d(np.arange(v.n_agents), top)
+    assert v.scores()[top].min() >= v.scores()[rest].max()  # every target at least as strong as every source
+    for bad in (0, 4, True, 2.5):
+        with pytest.raises(ValueError, match="--strongest"):
+            strongest_split(agents, scores, bad)
+
+
+def test_cli_strongest_split(tmp_path):
+    m = simulate_matrix(12, 30, seed=4)[0]
+    path = tmp_path / "m.csv"
+    pd.DataFrame(m.values, index=pd.Index(m.agents, name="agent"), columns=m.tasks).to_csv(path)
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(path), "--bank", "sim", "--split", "strongest",
+                                    "--strongest", "3", "--methods", "uniform", "--seeds", "0", "-q", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    d = json.loads(out.read_text())
+    top = {m.agents[i] for i in np.argsort(-np.asarray(m.scores()), kind="stable")[:3]}
+    assert {r["target"] for r in d["runs"]} == top
+    assert {r["bank"] for r in d["runs"]} == {"sim/strongest-3"} and {r["protocol"] for r in d["runs"]} == {"strongest-3"}
 
 
 # -- intervals ---------------------------------------------------------------------------------
@@ -436,6 +470,8 @@ def test_cli_forward_split(tmp_path):
 
 @pytest.mark.parametrize("args,match", [
     (["--targets", "bash-only", "--split", "forward"], "not both"),
+    (["--targets", "bash-only", "--split", "strongest"], "not both"),
+    (["--bank", "pro", "--split", "strongest", "--strongest", "13"], "pro: --strongest must be a whole number from 1 to 12"),
     (["--targets", "bash-only", "--bank", "lite"], "verified"),
     (["--targets", "no-such-set"], "neither a file nor a bundled target set"),
     (["--bank", "pro", "--split", "forward"], "pro: a time-forward split needs agent ids that start with a date"),

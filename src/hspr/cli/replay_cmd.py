@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..data.banks import BANK_ORDER, BANKS, TARGET_SETS, load_bank, load_target_set
-from ..data.folds import bank_folds, forward_split, make_folds
+from ..data.folds import bank_folds, forward_split, make_folds, strongest_split
 from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..fileio import write_json_durable, write_text_durable
@@ -274,11 +274,15 @@ def register(group: click.Group) -> None:
                   help="Evaluate these rows as targets, with every bank (or --matrix) row as a source, instead of "
                        f"folds: a matrix file, or a bundled target set ({', '.join(TARGET_SETS)}: scored against "
                        "its own bank, a shift protocol).")
-    @click.option("--split", type=click.Choice(["folds", "forward"]), default="folds", show_default=True,
+    @click.option("--split", type=click.Choice(["folds", "forward", "strongest"]), default="folds", show_default=True,
                   help="folds: 4 target folds. forward: the --newest agents (by the YYYYMMDD_ date that starts "
-                       "their id) are targets, all older agents sources (a time-forward shift protocol).")
+                       "their id) are targets, all older agents sources (a time-forward shift protocol). strongest: "
+                       "the --strongest highest-scoring agents are targets, all others sources (agents better than "
+                       "the whole history).")
     @click.option("--newest", default=20, show_default=True, type=int,
                   help="With --split forward: how many of the newest agents are targets.")
+    @click.option("--strongest", default=20, show_default=True, type=int,
+                  help="With --split strongest: how many of the highest-scoring agents are targets.")
     @click.option("--methods", default="hspr,uniform", show_default=True,
                   help=f"Comma-separated methods or 'all'. Known: {', '.join(REGISTRY)}.")
     @click.option("--budget", "budget", default="0.10", show_default=True,
@@ -316,21 +320,22 @@ def register(group: click.Group) -> None:
     @click.option("--stop-min-tasks", "stop_min_tasks", type=click.IntRange(min=1), default=MIN_TASKS, show_default=True,
                   help="With --stop-width: outcomes to see before the width can stop a run.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-    def replay_cmd(bank, matrix, targets, split, newest, methods, budget, seeds, workers, backend, scheduler,
+    def replay_cmd(bank, matrix, targets, split, newest, strongest, methods, budget, seeds, workers, backend, scheduler,
                    missing_as_zero, config_path, acquisition, decision, no_group_uncertainty, out, csv_path, tasks_path,
                    stop_width, stop_min_tasks, quiet):
         """Backtest score recovery on archived response matrices.
 
         For each of 4 deterministic target folds (or the --targets rows, or the newest agents
-        with --split forward), every method is fitted on the source agents only, then each
+        with --split forward, or the strongest with --split strongest), every method is fitted on the source agents only, then each
         target's row is revealed one queried task at a time. Prints MAE / MaxErr in percentage
         points, Kendall tau_b, 90 % interval coverage and width per bank (and protocol) and
         method, and writes every run (estimate, interval, queried ids, truth) to --out.
 
         Shift protocols, where the targets are unlike the sources: `--bank verified --targets
         bash-only` (28 models in one minimal scaffold) and `--bank verified --split forward
-        --newest 20` (the newest 20 submissions). Their runs carry the bank label
-        `verified/bash-only` or `verified/forward-20`.
+        --newest 20` (the newest 20 submissions), and `--split strongest --strongest 20` (the
+        20 highest-scoring agents against the weaker rest). Their runs carry the bank label
+        `verified/bash-only`, `verified/forward-20` or `verified/strongest-20`.
         """
         console = make_console(stderr=True)
         check_backend(backend, scheduler)
@@ -348,8 +353,8 @@ def register(group: click.Group) -> None:
             ablations = {"acquisition": acquisition, "decision": decision,
                          "group_uncertainty": False if no_group_uncertainty else None}
             method_objs = _method_objects(names, config_path, ablations)
-            if targets and split == "forward":
-                raise click.BadParameter("give either --targets or --split forward, not both", param_hint="--split")
+            if targets and split != "folds":
+                raise click.BadParameter(f"give either --targets or --split {split}, not both", param_hint="--split")
             bundled = targets in TARGET_SETS and not Path(targets).exists()  # a file of that name wins
             jobs = []  # (label, source matrix, folds or None, target rows or None)
             if matrix:
@@ -361,7 +366,7 @@ def register(group: click.Group) -> None:
                 label = bank if explicit else Path(matrix).stem
                 if mat.missing is not None:
                     label += "/missing-kept"
-                jobs.append((label, mat, None if targets or split == "forward" else make_folds(mat.agents), None))
+                jobs.append((label, mat, None if targets or split != "folds" else make_folds(mat.agents), None))
             else:
                 if bundled and bank in ("verified", TARGET_SETS[targets].bank):
                     bank = TARGET_SETS[targets].bank
@@ -398,6 +403,16 @@ def register(group: click.Group) -> None:
                         raise ValueError(f"{label}: {exc}") from None
                     fwd.append((label, mat.drop_rows(new), None, mat.rows(new)))
                 jobs = fwd
+            elif split == "strongest":
+                protocol = f"strongest-{strongest}"
+                top = []
+                for label, mat, _, _ in jobs:
+                    try:
+                        rows = strongest_split(mat.agents, mat.scores(), strongest)
+                    except ValueError as exc:
+                        raise ValueError(f"{label}: {exc}") from None
+                    top.append((label, mat.drop_rows(rows), None, mat.rows(rows)))
+                jobs = top
             if tasks_path is not None:  # score over a subset of the tasks: cut sources and targets alike
                 ids = read_task_list(tasks_path)
                 try:
@@ -435,6 +450,8 @@ def register(group: click.Group) -> None:
             sys.exit(2)
         if split != "forward" and newest != 20:
             console.print("[yellow]warning:[/yellow] --newest is used only with --split forward", highlight=False)
+        if split != "strongest" and strongest != 20:
+            console.print("[yellow]warning:[/yellow] --strongest is used only with --split strongest", highlight=False)
 
         seeds_map = {n: seed_list for n in method_objs if seed_list is not None}
         for n in method_objs:

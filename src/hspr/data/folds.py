@@ -109,3 +109,34 @@ def forward_split(agents: Sequence[str], newest: int) -> np.ndarray:
                          f"{len(agents)} agents and needs at least 2 sources), got {newest!r}")
     order = sorted(range(len(agents)), key=lambda i: (DATE_PREFIX.match(agents[i]).group(1), agents[i]))
     return np.sort(np.array(order[len(agents) - int(newest):], dtype=int))
+
+
+def strongest_split(agents: Sequence[str], scores, strongest: int) -> np.ndarray:
+    """Row indices of the ``strongest`` agents by score (a stronger-than-history split).
+
+    The targets are the ``strongest`` highest-scoring rows; all others are sources, so every
+    target scores at least as high as every source: the case of a new agent better than the
+    whole history, where a model fitted on the sources must extrapolate. Ties break by id, so
+    the split does not depend on the file's row order.
+
+    Parameters
+    ----------
+    agents : sequence of str, the row ids
+    scores : array, shape (n_agents,), each agent's score (0-1)
+    strongest : int, number of targets, 1 <= strongest <= n_agents - 2
+
+    Returns
+    -------
+    numpy int array, shape (strongest,), sorted row indices.
+
+    Raises
+    ------
+    ValueError
+        If ``strongest`` leaves fewer than 2 sources.
+    """
+    if isinstance(strongest, bool) or int(strongest) != strongest or not 1 <= strongest <= len(agents) - 2:
+        raise ValueError(f"--strongest must be a whole number from 1 to {len(agents) - 2} (the bank has "
+                         f"{len(agents)} agents and needs at least 2 sources), got {strongest!r}")
+    scores = np.asarray(scores, dtype=float)
+    order = sorted(range(len(agents)), key=lambda i: (-scores[i], agents[i]))
+    return np.sort(np.asarray(order[: int(strongest)], dtype=int))

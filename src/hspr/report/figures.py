@@ -17,8 +17,15 @@ from .tables import _pct, comparison_table
 # 3. figures
 
 
-def _colors(methods: Sequence[str]) -> dict[str, str]:
-    return {m: f"C{i % 10}" for i, m in enumerate(methods)}
+def _colors(methods: Sequence[str]) -> dict:
+    """One colour per method: matplotlib's default cycle, or tab20 beyond its 10 colours (with
+    12 methods, the default cycle drew two of them alike)."""
+    if len(methods) <= 10:
+        return {m: f"C{i}" for i, m in enumerate(methods)}
+    from matplotlib import colormaps
+
+    tab = colormaps["tab20"]
+    return {m: tab(i % 20) for i, m in enumerate(methods)}
 
 
 def _save(fig, out_dir: Path, stem: str, formats: Sequence[str]) -> list[Path]:
@@ -187,7 +194,7 @@ def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None):
     title = f"Interval coverage, budget {_pct(frac)} (bars: Wilson 95 %, n = targets)"
     if cov["level"].nunique() == 1:
         level = float(cov["level"].iloc[0])
-        fig = Figure(figsize=(1.3 * len(banks) + 2.8, 3.6), layout="constrained")
+        fig = Figure(figsize=(1.3 * len(banks) + 4.0, 3.6), layout="constrained")
         ax = fig.subplots()
         width = 0.6 / max(1, len(methods))
         for k, m in enumerate(methods):
@@ -205,7 +212,7 @@ def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None):
         ax.set_ylim(max(0.0, min(cov["ci_low"].min(), level) - 0.05), 1.01)
         ax.set_ylabel(f"empirical coverage of the {level:.0%} interval")
         ax.grid(True, axis="y", alpha=0.3)
-        ax.legend(fontsize=8, frameon=True, framealpha=0.9, loc="lower left")
+        fig.legend(*ax.get_legend_handles_labels(), fontsize=8, frameon=False, loc="outside right upper")
         ax.set_title(title + "\nlabels: mean interval width", fontsize=9)
         return fig
     nrow, ncol = _grid(len(banks))
