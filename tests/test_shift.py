@@ -109,20 +109,6 @@ def test_strongest_split_takes_the_highest_scores_ties_by_id_in_any_row_order():
             strongest_split(agents, scores, bad)
 
 
-def test_cli_strongest_split(tmp_path):
-    m = simulate_matrix(12, 30, seed=4)[0]
-    path = tmp_path / "m.csv"
-    pd.DataFrame(m.values, index=pd.Index(m.agents, name="agent"), columns=m.tasks).to_csv(path)
-    out = tmp_path / "r.json"
-    res = CliRunner().invoke(main, ["replay", "--matrix", str(path), "--bank", "sim", "--split", "strongest",
-                                    "--strongest", "3", "--methods", "uniform", "--seeds", "0", "-q", "--out", str(out)])
-    assert res.exit_code == 0, res.output
-    d = json.loads(out.read_text())
-    top = {m.agents[i] for i in np.argsort(-np.asarray(m.scores()), kind="stable")[:3]}
-    assert {r["target"] for r in d["runs"]} == top
-    assert {r["bank"] for r in d["runs"]} == {"sim/strongest-3"} and {r["protocol"] for r in d["runs"]} == {"strongest-3"}
-
-
 # -- intervals ---------------------------------------------------------------------------------
 def test_score_estimate_extends_interval_to_hold_its_point():
     e = ScoreEstimate(point=0.0, lower=0.003, upper=0.147)
@@ -455,17 +441,21 @@ def test_cli_bash_only_protocol_labels_runs(tmp_path):
     assert d["summary"][0]["n_targets"] == 28
 
 
-def test_cli_forward_split(tmp_path):
+@pytest.mark.parametrize("split", ["forward", "strongest"])
+def test_cli_forward_and_strongest_splits(tmp_path, split):
     m = dated(simulate_matrix(12, 30, seed=4)[0])
     path = tmp_path / "m.csv"
     pd.DataFrame(m.values, index=pd.Index(m.agents, name="agent"), columns=m.tasks).to_csv(path)
     out = tmp_path / "r.json"
-    res = CliRunner().invoke(main, ["replay", "--matrix", str(path), "--bank", "sim", "--split", "forward",
-                                    "--newest", "3", "--methods", "uniform", "--seeds", "0", "-q", "--out", str(out)])
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(path), "--bank", "sim", "--split", split,
+                                    "--newest" if split == "forward" else "--strongest", "3", "--methods", "uniform",
+                                    "--seeds", "0", "-q", "--out", str(out)])
     assert res.exit_code == 0, res.output
     d = json.loads(out.read_text())
-    assert {r["target"] for r in d["runs"]} == set(sorted(m.agents)[-3:])
-    assert {r["bank"] for r in d["runs"]} == {"sim/forward-3"}
+    want = (set(sorted(m.agents)[-3:]) if split == "forward"
+            else {m.agents[i] for i in np.argsort(-np.asarray(m.scores()), kind="stable")[:3]})
+    assert {r["target"] for r in d["runs"]} == want
+    assert {r["bank"] for r in d["runs"]} == {f"sim/{split}-3"} and {r["protocol"] for r in d["runs"]} == {f"{split}-3"}
 
 
 @pytest.mark.parametrize("args,match", [

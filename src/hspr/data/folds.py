@@ -74,6 +74,13 @@ def dated(agents: Sequence[str]) -> bool:
     return all((m := DATE_PREFIX.match(a)) is not None and _valid_date(m.group(1)) for a in agents)
 
 
+def _check_targets(k, n_agents: int, option: str) -> None:
+    """ValueError naming ``option`` unless ``k`` is a whole number of targets leaving at least 2 sources."""
+    if isinstance(k, bool) or int(k) != k or not 1 <= k <= n_agents - 2:
+        raise ValueError(f"{option} must be a whole number from 1 to {n_agents - 2} (the bank has {n_agents} agents "
+                         f"and needs at least 2 sources), got {k!r}")
+
+
 def forward_split(agents: Sequence[str], newest: int) -> np.ndarray:
     """Row indices of the ``newest`` agents by the date that starts their id (time-forward split).
 
@@ -104,9 +111,7 @@ def forward_split(agents: Sequence[str], newest: int) -> np.ndarray:
     if bad:
         raise ValueError(f"a time-forward split orders agents by the date that starts their id; {len(bad)} id(s) start "
                          f"with no calendar date (e.g. {bad[:3]}): fix the YYYYMMDD prefix")
-    if isinstance(newest, bool) or int(newest) != newest or not 1 <= newest <= len(agents) - 2:
-        raise ValueError(f"--newest must be a whole number from 1 to {len(agents) - 2} (the bank has "
-                         f"{len(agents)} agents and needs at least 2 sources), got {newest!r}")
+    _check_targets(newest, len(agents), "--newest")
     order = sorted(range(len(agents)), key=lambda i: (DATE_PREFIX.match(agents[i]).group(1), agents[i]))
     return np.sort(np.array(order[len(agents) - int(newest):], dtype=int))
 
@@ -134,9 +139,7 @@ def strongest_split(agents: Sequence[str], scores, strongest: int) -> np.ndarray
     ValueError
         If ``strongest`` leaves fewer than 2 sources.
     """
-    if isinstance(strongest, bool) or int(strongest) != strongest or not 1 <= strongest <= len(agents) - 2:
-        raise ValueError(f"--strongest must be a whole number from 1 to {len(agents) - 2} (the bank has "
-                         f"{len(agents)} agents and needs at least 2 sources), got {strongest!r}")
+    _check_targets(strongest, len(agents), "--strongest")
     scores = np.asarray(scores, dtype=float)
     order = sorted(range(len(agents)), key=lambda i: (-scores[i], agents[i]))
     return np.sort(np.asarray(order[: int(strongest)], dtype=int))
