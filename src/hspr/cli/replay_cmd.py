@@ -326,8 +326,8 @@ def register(group: click.Group) -> None:
         """Backtest score recovery on archived response matrices.
 
         For each of 4 deterministic target folds (or the --targets rows, or the newest agents
-        with --split forward, or the strongest with --split strongest), every method is fitted on the source agents only, then each
-        target's row is revealed one queried task at a time. Prints MAE / MaxErr in percentage
+        with --split forward, or the strongest with --split strongest), every method is fitted
+        on the source agents only, then each target's row is revealed one queried task at a time. Prints MAE / MaxErr in percentage
         points, Kendall tau_b, 90 % interval coverage and width per bank (and protocol) and
         method, and writes every run (estimate, interval, queried ids, truth) to --out.
 
