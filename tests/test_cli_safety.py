@@ -416,3 +416,24 @@ def test_out_dev_stdout_goes_into_the_stream_the_shell_connected(files, tmp_path
     (tmp_path / "loop_b").symlink_to(tmp_path / "loop_a")
     res = run("live", "next", "--session", sess, "--out", tmp_path / "loop_a")
     assert res.exit_code == 2 and "error:" in res.output and "Traceback" not in res.output
+
+
+def test_bank_build_writes_through_a_symlink_and_into_a_pipe(files, tmp_path):
+    """A trial: `bank build --out /dev/stdout` replaced the machine's /dev/stdout link by a file
+    (write_wide_csv had its own temporary-file-and-rename), as it did a symlink and a pipe."""
+    import os
+    import threading
+
+    target = tmp_path / "real.csv"
+    target.write_text("old\n")
+    (tmp_path / "link.csv").symlink_to(target)
+    assert run("bank", "build", files / "bank.csv", "--out", tmp_path / "link.csv").exit_code == 0
+    assert (tmp_path / "link.csv").is_symlink() and target.read_text() == (files / "bank.csv").read_text()
+    fifo = tmp_path / "m.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    res = run("bank", "build", files / "bank.csv", "--out", fifo)
+    reader.join(timeout=30)
+    assert res.exit_code == 0 and got == [target.read_text()] and not fifo.is_file()

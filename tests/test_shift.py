@@ -514,3 +514,27 @@ def test_report_without_hspr_uses_a_method_in_the_results(tmp_path):
     assert "Macro MAE" not in md  # shift protocols only: no macro table
     paired = pd.read_csv(tmp_path / "rep" / "paired.csv")
     assert set(paired["method"]) == {"rsl"}  # compared with the first method, uniform
+
+
+def test_strongest_split_with_a_task_subset_ranks_by_the_subset_score(tmp_path):
+    """A trial: with --tasks, --split strongest chose targets by the full-bank score, so a target
+    could score below a source on the subset its truth is measured on."""
+    m = simulate_matrix(12, 30, seed=4)[0]
+    path = tmp_path / "m.csv"
+    pd.DataFrame(m.values, index=pd.Index(m.agents, name="agent"), columns=m.tasks).to_csv(path)
+    subset = list(m.tasks[:10])
+    (tmp_path / "sub.txt").write_text("\n".join(subset) + "\n")
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(path), "--bank", "sim", "--split", "strongest",
+                                    "--strongest", "3", "--tasks", str(tmp_path / "sub.txt"), "--methods", "uniform",
+                                    "--seeds", "0", "-q", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    d = json.loads(out.read_text())
+    sub = m.select_tasks(subset).scores()
+    targets = {r["target"] for r in d["runs"]}
+    assert min(sub[m.agents.index(t)] for t in targets) >= max(sub[i] for i, a in enumerate(m.agents)
+                                                               if a not in targets)
+    # an explicit --strongest without its split is said, even at the default value
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(path), "--strongest", "20", "--methods", "uniform",
+                                    "--seeds", "0", "-q", "--out", str(out)])
+    assert res.exit_code == 0 and "--strongest is used only with --split strongest" in res.output

@@ -997,8 +997,8 @@ class LiveSession:
         raise LiveSessionError(
             f"task {task!r} is already recorded as {describe_outcome(prev['outcome'], tr)} (from "
             f"{prev.get('source')}); refusing a second, different outcome ({describe_outcome(y, tr)}). If the first "
-            f"was wrong, replace it with `hspr live record {task} {describe_outcome(y, tr)} --correct` (both stay in "
-            "the session file)"
+            f"was wrong, replace it with `hspr live record {task} {describe_outcome(y, tr)} --correct --session "
+            f"{self.path}` (both stay in the session file)"
         )
 
     def _tell(self, task: str, y: float, source: str, detail: str) -> None:
@@ -1056,9 +1056,10 @@ class LiveSession:
                         raise LiveSessionError(
                             f"task {task!r}: method {self.doc['method']['name']!r} weights each outcome by the "
                             "probability with which its task was drawn, computed from the outcomes before it, and "
-                            "tasks were asked after this one: a corrected outcome would leave those weights wrong. "
-                            f"Start a new session, carry this one's outcomes over (hspr live ingest {self.path} "
-                            f"--session NEW), then correct {task} there")
+                            "tasks were asked after this one: a corrected outcome would leave those weights wrong, so "
+                            "nothing was changed. A new session can take this one's outcomes (hspr live ingest "
+                            f"{self.path} --session NEW) and be corrected, but it counts them as known outcomes, not "
+                            "as weighted draws, so its estimate and interval differ from this method's own")
                 self.doc["events"].append({"type": "correct", "task": task, "outcome": y, "previous": prev["outcome"],
                                            "source": source, "detail": "corrected by hand" if source == "record"
                                            else source, "time": _now()})

@@ -160,8 +160,9 @@ def summary_table(summary: pd.DataFrame, title: str) -> Table:
     for r in summary.itertuples():
         cov = "-" if r.coverage_90 is None or pd.isna(r.coverage_90) else f"{r.coverage_90:.2f}"
         wid = "-" if r.mean_width_pp is None or pd.isna(r.mean_width_pp) else f"{r.mean_width_pp:.1f}"
+        tau = "-" if pd.isna(r.kendall_tau_b) else f"{r.kendall_tau_b:.3f}"  # undefined for one target
         table.add_row(Text(r.bank), Text(r.method), f"{r.budget} ({100 * r.budget_fraction:.3g} %)", f"{r.mae_pp:.3f}",
-                      f"{r.maxerr_pp:.3f}", f"{r.kendall_tau_b:.3f}", cov, wid, str(r.n_targets), str(r.n_seeds))
+                      f"{r.maxerr_pp:.3f}", tau, cov, wid, str(r.n_targets), str(r.n_seeds))
     return table
 
 
@@ -408,7 +409,11 @@ def register(group: click.Group) -> None:
                 top = []
                 for label, mat, _, _ in jobs:
                     try:
-                        rows = strongest_split(mat.agents, mat.scores(), strongest)
+                        # with --tasks, the scores the targets are judged on: over the subset
+                        scored = mat if tasks_path is None else mat.select_tasks(read_task_list(tasks_path))
+                        rows = strongest_split(mat.agents, scored.scores(), strongest)
+                    except DataError as exc:
+                        raise DataError(f"--tasks {tasks_path}: {exc}") from None
                     except ValueError as exc:
                         raise ValueError(f"{label}: {exc}") from None
                     top.append((label, mat.drop_rows(rows), None, mat.rows(rows)))
@@ -420,13 +425,14 @@ def register(group: click.Group) -> None:
                              None if t is None else t.select_tasks(ids)) for label, mat, folds, t in jobs]
                 except DataError as exc:
                     raise DataError(f"--tasks {tasks_path}: {exc}") from None
+            rows_word = "--targets" if targets else "target"  # a split's targets come from the bank itself
             for label, mat, _, job_tgt in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
                 if job_tgt is not None:
                     both = sorted(set(job_tgt.agents) & set(mat.agents))
                     same = [a for a in both if _same_outcomes(job_tgt, mat, a)]
                     if same:
-                        console.print(f"[yellow]warning:[/yellow] {len(same)} --targets row(s) are also source "
+                        console.print(f"[yellow]warning:[/yellow] {len(same)} {rows_word} row(s) are also source "
                                       f"rows of {escape(label)}, same id and outcomes ({escape(', '.join(same[:5]))}"
                                       f"{', ...' if len(same) > 5 else ''}): their outcomes are in the source fit, "
                                       "so their errors are optimistic. Drop them from the bank for an honest test.",
@@ -434,24 +440,24 @@ def register(group: click.Group) -> None:
                     copies = _copied_rows(job_tgt, mat)
                     if copies:
                         shown = ", ".join(f"{t} = {a}" for t, a in copies[:5])
-                        console.print(f"[yellow]warning:[/yellow] {len(copies)} --targets row(s) have exactly the "
+                        console.print(f"[yellow]warning:[/yellow] {len(copies)} {rows_word} row(s) have exactly the "
                                       f"outcomes of a source row of {escape(label)} under another id "
                                       f"({escape(shown)}{', ...' if len(copies) > 5 else ''}): copies of agents in the "
                                       "source fit, so their errors are optimistic. Drop them (or the source rows) for "
                                       "an honest test.", highlight=False, soft_wrap=True)
                     if len(same) < len(both):
                         other = [a for a in both if a not in same]
-                        console.print(f"[yellow]note:[/yellow] {len(other)} --targets id(s) also name source rows of "
+                        console.print(f"[yellow]note:[/yellow] {len(other)} {rows_word} id(s) also name source rows of "
                                       f"{escape(label)} with other outcomes ({escape(', '.join(other[:5]))}"
                                       f"{', ...' if len(other) > 5 else ''}): the target rows are scored as given.",
                                       highlight=False, soft_wrap=True)
         except (DataError, ValueError, KeyError) as exc:
             print_error(console, exc)
             sys.exit(2)
-        if split != "forward" and newest != 20:
-            console.print("[yellow]warning:[/yellow] --newest is used only with --split forward", highlight=False)
-        if split != "strongest" and strongest != 20:
-            console.print("[yellow]warning:[/yellow] --strongest is used only with --split strongest", highlight=False)
+        given_opts = click.get_current_context().get_parameter_source
+        for opt, used_by in (("newest", "forward"), ("strongest", "strongest")):
+            if split != used_by and given_opts(opt) != ParameterSource.DEFAULT:
+                console.print(f"[yellow]warning:[/yellow] --{opt} is used only with --split {used_by}", highlight=False)
 
         seeds_map = {n: seed_list for n in method_objs if seed_list is not None}
         for n in method_objs:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import csv
-import os
-import tempfile
+import io
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from ..fileio import write_text_durable
 from .io import FORMS, detect_form, load_matrix, read_leaderboard
 from .matrix import DataError, ResponseMatrix
 
@@ -57,15 +57,15 @@ def write_wide_csv(matrix: ResponseMatrix, out: str | Path) -> Path:
     bank of repeated trials (``matrix.trials``) as the long CSV ``agent,task_id,successes,trials``
     instead (one line per cell that ran), the form :func:`hspr.data.io.read_trials_csv` reads.
 
-    The file is written to a temporary file in the same folder and moved into place with
-    ``os.replace``, so readers never see a half-written file.
+    Written by :func:`hspr.fileio.write_text_durable`: atomically (a temporary file moved into
+    place), through a symbolic link, and into ``/dev/stdout`` or a named pipe.
 
     Parameters
     ----------
     matrix : ResponseMatrix
         Shape (n_agents, n_tasks); missing cells are written empty.
     out : str or Path
-        Destination file; its folder must exist.
+        Destination file (missing folders are created).
 
     Returns
     -------
@@ -75,29 +75,23 @@ def write_wide_csv(matrix: ResponseMatrix, out: str | Path) -> Path:
     Raises
     ------
     OSError
-        If the folder does not exist or is not writable (no partial file is left behind).
+        If the folder is not writable (no partial file is left behind).
     """
     out = Path(out)
     cells = matrix.values.astype(str)
     if matrix.missing is not None:
         cells = np.where(matrix.missing, "", cells)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh, lineterminator="\n")
-            if matrix.trials is None:
-                writer.writerow(["agent", *matrix.tasks])
-                writer.writerows([agent, *row] for agent, row in zip(matrix.agents, cells.tolist()))
-            else:
-                writer.writerow(["agent", "task_id", "successes", "trials"])
-                ran = np.ones(matrix.shape, bool) if matrix.missing is None else ~matrix.missing
-                writer.writerows([matrix.agents[i], matrix.tasks[j], int(matrix.values[i, j]), matrix.trials]
-                                 for i, j in zip(*np.nonzero(ran)))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    if matrix.trials is None:
+        writer.writerow(["agent", *matrix.tasks])
+        writer.writerows([agent, *row] for agent, row in zip(matrix.agents, cells.tolist()))
+    else:
+        writer.writerow(["agent", "task_id", "successes", "trials"])
+        ran = np.ones(matrix.shape, bool) if matrix.missing is None else ~matrix.missing
+        writer.writerows([matrix.agents[i], matrix.tasks[j], int(matrix.values[i, j]), matrix.trials]
+                         for i, j in zip(*np.nonzero(ran)))
+    write_text_durable(buf.getvalue(), out)  # through a symlink, into /dev/stdout or a pipe (fileio)
     return out
 
 

@@ -213,7 +213,7 @@ def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None):
         ax.set_ylabel(f"empirical coverage of the {level:.0%} interval")
         ax.grid(True, axis="y", alpha=0.3)
         fig.legend(*ax.get_legend_handles_labels(), fontsize=8, frameon=False, loc="outside right upper")
-        ax.set_title(title + "\nlabels: mean interval width", fontsize=9)
+        fig.suptitle(title + "\nlabels: mean interval width", fontsize=9)  # above the legend too
         return fig
     nrow, ncol = _grid(len(banks))
     fig = Figure(figsize=(3.2 * ncol + 1.6, 3.3 * nrow + 0.5), layout="constrained")

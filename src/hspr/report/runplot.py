@@ -71,6 +71,9 @@ def figure_run(path: Sequence[dict], title: str, stop_width_pp: float | None = N
         w.legend(loc="best", fontsize=8, frameon=False)
         w.grid(alpha=0.3)
     axes[-1].set_xlabel("tasks run")
+    from matplotlib.ticker import MaxNLocator
+
+    axes[-1].xaxis.set_major_locator(MaxNLocator(integer=True))  # a count of tasks: no 2.5
     fig.tight_layout()
     return fig
 
