@@ -280,7 +280,12 @@ def test_ingest_on_a_task_subset_session_names_the_subset(files):
     res = run("live", "ingest", "--session", files / "s.hspr", files / "out.csv")
     msg = " ".join(res.output.split())
     assert res.exit_code == 2 and "6 tasks of the session's --tasks subset" in msg and tasks[10] in msg
-    assert "nothing was recorded" in msg
+    assert "nothing was recorded" in msg and "--skip-unknown" in msg
+    # a harness run over every task, ingested into the subset session: --skip-unknown records the rest
+    res = run("live", "ingest", "--session", files / "s.hspr", files / "out.csv", "--skip-unknown", "--json")
+    doc = json.loads(res.stdout)
+    assert res.exit_code == 0 and [r["task"] for r in doc["recorded"]] == [tasks[0]]
+    assert doc["notes"] == [f"skipped 1 id(s) that are not tasks of the session: {tasks[10]!r}"]
 
 
 def test_live_plot_on_a_full_disk_names_the_file(files, monkeypatch):

@@ -73,7 +73,7 @@ import time
 import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -1070,7 +1070,7 @@ class LiveSession:
             self._tell(task, y, source, "recorded by hand" if source == "record" else source)
         return True
 
-    def ingest(self, path: str | Path, errors_as_unresolved: bool = False) -> IngestResult:
+    def ingest(self, path: str | Path, errors_as_unresolved: bool = False, skip_unknown: bool = False) -> IngestResult:
         """Record every outcome in a SWE-bench harness output or CSV (see :mod:`hspr.harness`).
 
         All or nothing: the whole input is checked first (ids in the bank, no outcome that
@@ -1087,6 +1087,9 @@ class LiveSession:
         errors_as_unresolved : bool
             Count harness errors as unresolved (the leaderboard convention) instead of leaving
             them pending for a re-run.
+        skip_unknown : bool
+            Skip ids that are not tasks of the session (a note lists them) instead of refusing
+            the whole file.
 
         Returns
         -------
@@ -1102,13 +1105,18 @@ class LiveSession:
         source = str(Path(path).resolve())
         res = IngestResult(source, read.form, notes=list(read.notes))
         unknown = [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]
-        if unknown:
+        if unknown and skip_unknown:
+            res.notes.append(f"skipped {len(unknown)} id(s) that are not tasks of the session: "
+                             f"{', '.join(map(repr, unknown[:10]))}{' ...' if len(unknown) > 10 else ''}")
+            read = replace(read, outcomes=[o for o in read.outcomes if o.instance_id in self._task_set])
+        elif unknown:
             subset = (" of the session's --tasks subset; keep only the subset's ids in the file"
                       if self.doc["bank"].get("tasks") else "")
             raise LiveSessionError(
                 f"{path}: {len(unknown)} instance id(s) not in the bank ({self.doc['bank']['name']}, "
                 f"{self.session.n_tasks} tasks{subset}): {', '.join(map(repr, unknown[:10]))}"
-                f"{' ...' if len(unknown) > 10 else ''}; nothing was recorded" + _did_you_mean(unknown, self.tasks)
+                f"{' ...' if len(unknown) > 10 else ''}; nothing was recorded (--skip-unknown records the rest)"
+                + _did_you_mean(unknown, self.tasks)
             )
         with self._transaction():
             todo = []

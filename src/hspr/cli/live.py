@@ -345,9 +345,13 @@ def register(group: click.Group) -> None:
     @click.option("--errors-as-unresolved", is_flag=True,
                   help="Count evaluations that errored in the harness as unresolved (leaderboard convention) "
                        "instead of leaving them pending for a re-run.")
+    @click.option("--skip-unknown", is_flag=True,
+                  help="Skip ids that are not tasks of the session (e.g. a harness run over all tasks, ingested into "
+                       "a session on a --tasks subset) and record the rest; they are listed in a note. Without it "
+                       "such a file is refused whole.")
     @_session_option
     @_json_option
-    def ingest(path, errors_as_unresolved, session_path, as_json):
+    def ingest(path, errors_as_unresolved, skip_unknown, session_path, as_json):
         """Record outcomes from SWE-bench harness output or a CSV instance_id,resolved.
 
         \b
@@ -370,7 +374,7 @@ def register(group: click.Group) -> None:
         """
         try:
             live_s = _open(session_path)
-            res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved)
+            res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved, skip_unknown=skip_unknown)
             st = live_s.status()
         except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
