@@ -931,6 +931,8 @@ def test_a_correction_is_refused_where_it_would_leave_design_weights_wrong_and_s
         order.append(t)
     with pytest.raises(LiveSessionError, match="weights each outcome by the probability with which its task was drawn"):
         faq.record(order[0], truth[order[0]], correct=True)
+    with pytest.raises(LiveSessionError, match="an outcome withdrawn now would leave those weights wrong"):
+        faq.withdraw(order[0])
     assert faq.record(order[-1], truth[order[-1]], correct=True) is True  # nothing asked after it: allowed
     # hspr: a harness file with the replaced outcome keeps the correction, and its new rows are recorded
     live = new(bank, tmp_path, budget=12)
@@ -943,3 +945,38 @@ def test_a_correction_is_refused_where_it_would_leave_design_weights_wrong_and_s
     res = live.ingest(csv)
     assert [r[0] for r in res.recorded] == [b] and res.unchanged == [a] and "kept the corrected outcome" in res.notes[-1]
     assert live.recorded == {a: truth[a], b: truth[b]}
+
+
+def test_a_withdrawn_outcome_leaves_the_session_as_if_it_had_never_been_told(bank, tmp_path):
+    """`hspr live withdraw` (an outcome recorded under the wrong id had no remedy): the session
+    equals one told the other outcomes in the same order, on disk and in memory; the outcome
+    stays in the file, the task can be recorded again, and ingesting the session skips it."""
+    truth = bank["truth"]
+    live = new(bank, tmp_path, budget=12)
+    order = []
+    for _ in range(9):
+        (t,) = live.next()
+        live.record(t, truth[t])
+        order.append(t)
+    wrong = next(t for t in bank["src"].tasks if t not in order)
+    live.record(wrong, 1)  # meant for another task
+    with pytest.raises(LiveSessionError, match="has no recorded outcome to withdraw"):
+        live.withdraw(next(t for t in bank["src"].tasks if t not in order and t != wrong))
+    with pytest.raises(LiveSessionError, match="not in the bank"):
+        live.withdraw("nope__nope-1")
+    live.withdraw(wrong)
+    assert live.recorded == {t: truth[t] for t in order}
+    ref = LiveSession.create(tmp_path / "ref.hspr", 12, matrix=bank["csv"], config=FAST)
+    for t in order:
+        ref.record(t, truth[t])
+    for s in (live, LiveSession.open(live.path)):
+        assert s.status().estimate.to_dict() == ref.status().estimate.to_dict() and s.status().n_recorded == 9
+    kinds = [ev["type"] for ev in journal.read(Path(live.path)).doc["events"]]
+    assert kinds.count("tell") == 10 and kinds.count("withdraw") == 1
+    c = LiveSession.create(tmp_path / "c.hspr", 12, matrix=bank["csv"], config=FAST)
+    c.ingest(live.path)
+    assert c.recorded == {t: truth[t] for t in order}
+    assert live.record(wrong, 0) is True  # recorded again, with another outcome
+    assert LiveSession.open(live.path).recorded == {**{t: truth[t] for t in order}, wrong: 0}
+    out = cli(["withdraw", wrong, "--session", live.path, "--json"])
+    assert out["withdrawn"] == [{"task": wrong, "previous": 0}] and out["n_recorded"] == 9

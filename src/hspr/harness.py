@@ -535,8 +535,9 @@ def _is_session(path: Path, text: str) -> bool:
 
 def read_session_outcomes(path: str | Path, trials: int | None = None, digest: str | None = None) -> HarnessRead:
     """The outcomes recorded in another hspr live session file (:mod:`hspr.journal`), one per
-    ``tell`` event (the last ``correct`` event of its task replaces it): 0/1, or on a bank of
-    ``trials`` repeated trials a pass rate k / trials (status 'partial' unless 0 or 1).
+    ``tell`` event (the last ``correct`` event of its task replaces it, a ``withdraw`` event removes
+    it): 0/1, or on a bank of ``trials`` repeated trials a pass rate k / trials (status 'partial'
+    unless 0 or 1).
 
     A session written before headers stored its trial count is taken as of this bank's count when
     its bank digest equals ``digest`` (the ingesting bank's) or it names a bundled bank; otherwise
@@ -580,10 +581,15 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
 
     seen = {}
     for i, ev in enumerate(events):
-        if not isinstance(ev, dict) or ev.get("type") not in ("ask", "tell", "error", "correct"):  # as the session's reader
+        if not isinstance(ev, dict) or ev.get("type") not in ("ask", "tell", "error", "correct", "withdraw"):
             got = f"type {ev.get('type')!r}" if isinstance(ev, dict) else f"a JSON {type(ev).__name__}"
             raise HarnessFormatError(f"{path}: {where(i)} is not an event of a session ({got}): the file is "
                                      "damaged or hand-edited; nothing was recorded")
+        if ev["type"] == "withdraw":  # `live withdraw`: the task's outcome is taken back
+            if seen.pop(ev.get("task"), None) is None:
+                raise HarnessFormatError(f"{path}: {where(i)} withdraws task {ev.get('task')!r}, which no earlier line "
+                                         "told: the file is damaged or hand-edited; nothing was recorded")
+            continue
         if ev["type"] not in ("tell", "correct"):
             continue
         task, y = ev.get("task"), ev.get("outcome")

@@ -5,7 +5,7 @@ the hspr version and code digest that wrote it, the bank (name or matrix path, d
 method and its settings, budget, seed and the initial stop width. Every later line is one
 record, appended and ``fsync``'ed before the command that made it returns:
 
-``{"type": "ask" | "tell" | "error" | "correct", ...}``
+``{"type": "ask" | "tell" | "error" | "correct" | "withdraw", ...}``
     a session event (see :mod:`hspr.live`);
 ``{"type": "stop_width", "pp": X}``
     a new stop width (``null`` removes it);

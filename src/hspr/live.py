@@ -38,7 +38,10 @@ file was replaced meanwhile (``start --force``; another id), it writes nothing a
     user was told to run), later choices use the corrected posterior. The first outcome stays
     in the file. A method whose estimate weights each outcome by its draw probability (FAQ)
     refuses a correction once tasks were asked after the outcome; an ingested file that still
-    holds a replaced outcome keeps the correction (noted).
+    holds a replaced outcome keeps the correction (noted);
+``{"type": "withdraw", "task": ..., "previous": ..., "source": ..., "detail": ...}``
+    a recorded outcome taken back (``hspr live withdraw ID``: recorded under the wrong id). The
+    session is rebuilt without it, as for a correction; the task may be recorded again.
 
 Opening a file takes the fitted method from the user's cache (:mod:`hspr.fitcache`; it is
 refitted, deterministically, when absent) and restores the session from the events in the
@@ -465,6 +468,9 @@ def check_stop_width(pp: float | None, name: str = "stop width") -> None:
                                "when the budget is spent") from None
 
 
+#: events that change an outcome told before them (the session is rebuilt from the start)
+REWRITES = ("correct", "withdraw")
+
 #: start of the warning about a torn last record (:class:`LiveSession`)
 TORN_WARNING = "the session file ended in"
 
@@ -796,6 +802,16 @@ class LiveSession:
                 self._corrected.setdefault(task, []).append(self._tells[task]["outcome"])
                 self._tells[task] = {**self._tells[task], "outcome": y, "source": ev.get("source"),
                                      "detail": ev.get("detail"), "corrected_from": ev.get("previous")}
+            elif kind == "withdraw":
+                task = ev.get("task")
+                at = next((k for k, r in enumerate(replay) if r[0] == "tell" and r[1] == task), None)
+                if at is None:
+                    raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: withdraws a "
+                                           "task not told before it): the session file is corrupt")
+                del replay[at]
+                told.discard(task)
+                self._tells.pop(task)
+                self._corrected.pop(task, None)
             elif kind == "error":
                 if not isinstance(ev.get("task"), str):
                     raise LiveSessionError(f"{self.path}: error {where(i)} names no task: the session file is corrupt")
@@ -813,8 +829,8 @@ class LiveSession:
         except (KeyError, ValueError, TypeError) as exc:  # BudgetError is a ValueError
             raise LiveSessionError(f"{self.path}: events {start}..{start + len(events) - 1} cannot be replayed "
                                    f"({exc}): the session file is corrupt") from None
-        if any(isinstance(ev, dict) and ev.get("type") == "correct" for ev in events) and self._trusted:
-            warnings = []  # asks chosen before a `record --correct` are kept as asked: expected, nothing to do
+        if any(isinstance(ev, dict) and ev.get("type") in REWRITES for ev in events) and self._trusted:
+            warnings = []  # asks chosen before a correction or withdrawal are kept as asked: expected
         self.warnings += [
             f"{w}: the method's code or numerics changed since the session was written (hspr "
             f"{self.doc.get('hspr_version')} then, {__version__} now); the logged tasks are kept as asked, later "
@@ -840,8 +856,8 @@ class LiveSession:
                 f"it was rewritten by another session: reopen it"
             )
         new = theirs[len(mine):]
-        if any(isinstance(ev, dict) and ev.get("type") == "correct" for ev in new):
-            mine.extend(new)  # a correction changes an outcome told before: rebuild from the start
+        if any(isinstance(ev, dict) and ev.get("type") in REWRITES for ev in new):
+            mine.extend(new)  # a correction or withdrawal changes an outcome told before: rebuild from the start
             self._replay()
         elif new:
             self._restore(new, len(mine))
@@ -1048,18 +1064,7 @@ class LiveSession:
                                            "--correct")
                 if prev["outcome"] == y:
                     return False
-                if self.session.design_depends_on_outcomes:
-                    events = self.doc["events"]
-                    told_at = next(i for i, ev in enumerate(events) if isinstance(ev, dict) and ev.get("task") == task
-                                   and ev.get("type") == "tell")
-                    if any(isinstance(ev, dict) and ev.get("type") == "ask" for ev in events[told_at + 1:]):
-                        raise LiveSessionError(
-                            f"task {task!r}: method {self.doc['method']['name']!r} weights each outcome by the "
-                            "probability with which its task was drawn, computed from the outcomes before it, and "
-                            "tasks were asked after this one: a corrected outcome would leave those weights wrong, so "
-                            "nothing was changed. A new session can take this one's outcomes (hspr live ingest "
-                            f"{self.path} --session NEW) and be corrected, but it counts them as known outcomes, not "
-                            "as weighted draws, so its estimate and interval differ from this method's own")
+                self._check_rewritable(task, "corrected")
                 self.doc["events"].append({"type": "correct", "task": task, "outcome": y, "previous": prev["outcome"],
                                            "source": source, "detail": "corrected by hand" if source == "record"
                                            else source, "time": _now()})
@@ -1069,6 +1074,46 @@ class LiveSession:
                 return False
             self._tell(task, y, source, "recorded by hand" if source == "record" else source)
         return True
+
+    def _check_rewritable(self, task: str, what: str) -> None:
+        """Refuse to change ``task``'s outcome where the method's estimate weights later asks by draw
+        probabilities computed from it (:attr:`hspr.session.Session.design_depends_on_outcomes`)."""
+        if not self.session.design_depends_on_outcomes:
+            return
+        events = self.doc["events"]
+        told_at = max(i for i, ev in enumerate(events) if isinstance(ev, dict) and ev.get("task") == task
+                      and ev.get("type") == "tell")
+        if any(isinstance(ev, dict) and ev.get("type") == "ask" for ev in events[told_at + 1:]):
+            raise LiveSessionError(
+                f"task {task!r}: method {self.doc['method']['name']!r} weights each outcome by the probability with "
+                "which its task was drawn, computed from the outcomes before it, and tasks were asked after this one: "
+                f"an outcome {what} now would leave those weights wrong, so nothing was changed. A new session can "
+                f"take this one's outcomes (hspr live ingest {self.path} --session NEW) and be changed, but it counts "
+                "them as known outcomes, not as weighted draws, so its estimate and interval differ from this "
+                "method's own")
+
+    def withdraw(self, task: str) -> None:
+        """Take back the outcome recorded for ``task`` (e.g. recorded under the wrong id) and save.
+
+        A ``withdraw`` event is appended and the session rebuilt without the outcome (module
+        docstring); the outcome stays in the file, and the task may be recorded again.
+
+        Raises
+        ------
+        LiveSessionError
+            For an id not in the bank or without a recorded outcome, or (FAQ) once tasks were
+            asked after the outcome.
+        """
+        task = str(task).strip()
+        with self._transaction():
+            prev = self._tells.get(task)
+            if prev is None:
+                self._check_outcome(task, 0)  # an id not in the bank: its own message
+                raise LiveSessionError(f"task {task!r} has no recorded outcome to withdraw")
+            self._check_rewritable(task, "withdrawn")
+            self.doc["events"].append({"type": "withdraw", "task": task, "previous": prev["outcome"],
+                                       "source": "withdraw", "detail": "withdrawn by hand", "time": _now()})
+            self._replay()
 
     def ingest(self, path: str | Path, errors_as_unresolved: bool = False, skip_unknown: bool = False) -> IngestResult:
         """Record every outcome in a SWE-bench harness output or CSV (see :mod:`hspr.harness`).

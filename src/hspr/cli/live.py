@@ -192,7 +192,8 @@ def register(group: click.Group) -> None:
         \b
         hspr live start --bank verified --budget 50 --session run.hspr
         hspr live next [--batch 8]            # which task(s) to run
-        hspr live record <instance_id> resolved|unresolved
+        hspr live record <instance_id> resolved|unresolved [--correct]
+        hspr live withdraw <instance_id>      # take back an outcome recorded under the wrong id
         hspr live ingest <report.json | log folder | run summary | sb-cli report | CSV>
         hspr live status                      # estimate, 90 % interval, stop flag
         hspr live plot --out run.png          # the run as a figure
@@ -338,6 +339,33 @@ def register(group: click.Group) -> None:
             word = describe_outcome(y, tr)
             click.echo(f"corrected {task}: {describe_outcome(before, tr)} -> {word}" if fixed
                        else f"recorded {task} {word}" if new else f"{task} already recorded {word}: no change")
+            click.echo("\n".join(status_lines(st)[1:]))
+
+    @live.command("withdraw")
+    @click.argument("instance_id")
+    @_session_option
+    @_json_option
+    def withdraw(instance_id, session_path, as_json):
+        """Take back the outcome recorded for a task, e.g. one recorded under the wrong id.
+
+        The session is rebuilt without it (the tasks asked since stay as asked); the outcome stays
+        in the session file, and the task may be recorded again. To change an outcome instead,
+        use `hspr live record ID OUTCOME --correct`.
+        """
+        task = instance_id.strip()
+        try:
+            live_s = _open(session_path)
+            live_s.withdraw(task)
+            st = live_s.status()
+        except (HsprError, ValueError, OSError) as exc:
+            _fail(exc, as_json)
+        previous = next((ev.get("previous") for ev in reversed(live_s.doc["events"])
+                         if isinstance(ev, dict) and ev.get("type") == "withdraw" and ev.get("task") == task), None)
+        if as_json:
+            click.echo(json.dumps({"ok": True, "command": "withdraw", "withdrawn": [{"task": task,
+                                   "previous": previous}], **st.to_dict()}))
+        else:
+            click.echo(f"withdrew {task} (was {describe_outcome(previous, live_s.matrix.trials)})")
             click.echo("\n".join(status_lines(st)[1:]))
 
     @live.command("ingest")
