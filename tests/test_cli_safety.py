@@ -97,7 +97,7 @@ def test_a_torn_last_record_is_named_and_its_bytes_kept(files):
     path.write_bytes(raw[:-10])  # the tell record loses its end
     status = run("live", "status", "--session", path, "--json")
     warning = json.loads(status.stdout.splitlines()[-1])["warnings"][0]
-    assert f"incomplete record for task {task!r}" in warning and "record it again" in warning
+    assert f"incomplete record for task {task!r}" in warning and "had printed its result, run it again" in warning
     after = run("live", "record", task, "unresolved", "--session", path, "--json")
     assert after.exit_code == 0
     warning = json.loads(after.stdout.splitlines()[-1])["warnings"][0]

@@ -980,3 +980,49 @@ def test_a_withdrawn_outcome_leaves_the_session_as_if_it_had_never_been_told(ban
     assert LiveSession.open(live.path).recorded == {**{t: truth[t] for t in order}, wrong: 0}
     out = cli(["withdraw", wrong, "--session", live.path, "--json"])
     assert out["withdrawn"] == [{"task": wrong, "previous": 0}] and out["n_recorded"] == 9
+
+
+def test_withdraw_treats_the_task_as_never_asked_and_a_re_ingest_keeps_it_withdrawn(bank, tmp_path):
+    """A hostile trial: a withdrawn asked task stayed pending or not by whether anything was
+    asked after it, and re-ingesting the harness file silently brought the outcome back."""
+    truth = bank["truth"]
+    for later_ask in (False, True):
+        live = LiveSession.create(tmp_path / f"w{later_ask}.hspr", 12, matrix=bank["csv"], config=FAST)
+        (a,) = live.next()
+        csv = tmp_path / f"h{later_ask}.csv"
+        csv.write_text(f"instance_id,resolved\n{a},{truth[a]}\n")
+        live.ingest(csv)
+        if later_ask:
+            live.next()
+        live.withdraw(a)
+        assert a not in live.pending and a not in live.recorded  # the same either way
+        res = live.ingest(csv)
+        assert res.recorded == [] and "was withdrawn" in res.notes[-1] and a not in live.recorded
+        live.record(a, truth[a])
+        assert live.status().extra == (a,)  # recorded again by hand: an outcome the session did not ask for
+        assert LiveSession.open(live.path).status().estimate.to_dict() == live.status().estimate.to_dict()
+    faq = LiveSession.create(tmp_path / "faq.hspr", 8, matrix=bank["csv"], method="faq")
+    (t,) = faq.next()
+    faq.record(t, 1)
+    with pytest.raises(LiveSessionError, match="an outcome withdrawn now would leave those weights wrong"):
+        faq.withdraw(t)  # asked: its draw probability is in the estimate, even with nothing asked since
+
+
+def test_skip_unknown_skips_before_checking_and_refuses_a_file_of_other_tasks(tmp_path):
+    """A hostile trial: on a trials bank a skipped task's incomplete trial lines still refused the
+    file; a file with no task of the session passed as ok with nothing recorded."""
+    tb = load_bank("terminal-bench")
+    sub = tmp_path / "sub.txt"
+    sub.write_text("\n".join(tb.tasks[:5]) + "\n")
+    s = LiveSession.create(tmp_path / "tb.hspr", 3, bank="terminal-bench", tasks=list(tb.tasks[:5]),
+                           config={"n_nodes": 256})
+    lines = [f"{tb.tasks[0]},{k % 2}" for k in range(5)] + [f"{tb.tasks[9]},1", f"{tb.tasks[9]},0"]
+    (tmp_path / "trials.csv").write_text("task_id,resolved\n" + "\n".join(lines) + "\n")
+    with pytest.raises(HarnessFormatError, match=f"task '{tb.tasks[9]}' has 2 trial line"):
+        s.ingest(tmp_path / "trials.csv")  # without the flag the skipped task's lines are checked
+    res = s.ingest(tmp_path / "trials.csv", skip_unknown=True)
+    assert [r[0] for r in res.recorded] == [tb.tasks[0]] and res.skipped == [tb.tasks[9]]
+    (tmp_path / "other.csv").write_text(f"task_id,successes,trials\n{tb.tasks[1].upper()},2,5\n")
+    with pytest.raises(LiveSessionError, match=f"none of its 1 id.s. is a task of the session.*did you mean "
+                                               f"'{tb.tasks[1]}'"):
+        s.ingest(tmp_path / "other.csv", skip_unknown=True)

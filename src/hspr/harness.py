@@ -77,6 +77,7 @@ Every reader validates as it reads and raises :class:`HarnessFormatError` naming
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,12 +163,15 @@ class HarnessRead:
         One per instance id, in the order read (sorted ids for the summary forms).
     notes : list of str
         What was read but carries no outcome (e.g. incomplete ids), for the user.
+    skipped : list of str
+        Ids the reader was asked to skip (``keep``) before checking them, in the order read.
     """
 
     form: str
     source: str
     outcomes: list[HarnessOutcome] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status ('partial' only when some task has it: repeated trials)."""
@@ -433,7 +437,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
     return HarnessRead("csv", str(path), list(seen.values()))
 
 
-def read_trials_outcomes(path: str | Path, trials: int) -> HarnessRead:
+def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bool] | None = None) -> HarnessRead:
     """Read repeated-trial results for a bank of ``trials`` trials per task, as pass rates.
 
     Two CSV forms (header required; the id column is ``instance_id`` or ``task_id``):
@@ -441,6 +445,9 @@ def read_trials_outcomes(path: str | Path, trials: int) -> HarnessRead:
     * counts, ``task_id,successes,trials``: one line per task;
     * one line per trial, ``task_id,resolved`` (an optional ``trial`` column is ignored):
       the lines of a task are counted, and a task needs exactly ``trials`` of them.
+
+    Lines of an id for which ``keep(id)`` is false are skipped before any check (listed in
+    :attr:`HarnessRead.skipped`): a file over more tasks than the session's.
 
     Raises
     ------
@@ -464,12 +471,17 @@ def read_trials_outcomes(path: str | Path, trials: int) -> HarnessRead:
     succ: dict[str, int] = {}
     runs: dict[str, int] = {}
     first: dict[str, int] = {}
+    skipped: list[str] = []
     for n, rec in recs[1:]:
         if len(rec) <= max(cols):
             raise HarnessFormatError(f"{path}: line {n} has {len(rec)} field(s); expected {len(head)}")
         iid = rec[ci].strip()
         if not iid:
             raise HarnessFormatError(f"{path}: line {n}: empty {idcol}")
+        if keep is not None and not keep(iid):
+            if iid not in skipped:
+                skipped.append(iid)
+            continue
         if counts:
             k, t = rec[cols[1]].strip(), rec[cols[2]].strip()
             successes = trial_successes(k, t, trials)
@@ -495,7 +507,7 @@ def read_trials_outcomes(path: str | Path, trials: int) -> HarnessRead:
     status = {0: UNRESOLVED, trials: RESOLVED}
     out = [HarnessOutcome(i, status.get(succ[i], PARTIAL), f"{succ[i]}/{trials} trials (line {first[i]})", str(path),
                           pass_rate(succ[i], trials)) for i in succ]
-    return HarnessRead("trials_csv", str(path), out)
+    return HarnessRead("trials_csv", str(path), out, skipped=skipped)
 
 
 # ---------------------------------------------------------------------- detection
@@ -647,11 +659,13 @@ def detect_form(path: str | Path) -> str:
     return _json_form(_load_json(path, text), path)
 
 
-def read_outcomes(path: str | Path, trials: int | None = None, digest: str | None = None) -> HarnessRead:
+def read_outcomes(path: str | Path, trials: int | None = None, digest: str | None = None,
+                  keep: Callable[[str], bool] | None = None) -> HarnessRead:
     """Read any supported harness output (see the module docstring); the form is detected.
     With ``trials`` (a bank of repeated trials) only the CSV forms of
     :func:`read_trials_outcomes` and another session file are read. ``digest`` is the ingesting
-    bank's digest (:func:`read_session_outcomes`).
+    bank's digest (:func:`read_session_outcomes`); ``keep`` is passed to
+    :func:`read_trials_outcomes` (the other forms check ids per outcome, not per task).
 
     Returns
     -------
@@ -671,7 +685,7 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
         if form != "csv":
             raise HarnessFormatError(f"{path}: the bank has {trials} trials per task; give a CSV "
                                      "'task_id,successes,trials' or one line per trial 'task_id,resolved'")
-        read = read_trials_outcomes(path, trials)
+        read = read_trials_outcomes(path, trials, keep)
     elif form == "log_dir":
         read = read_log_dir(path)
     elif form == "csv":

@@ -41,7 +41,10 @@ file was replaced meanwhile (``start --force``; another id), it writes nothing a
     holds a replaced outcome keeps the correction (noted);
 ``{"type": "withdraw", "task": ..., "previous": ..., "source": ..., "detail": ...}``
     a recorded outcome taken back (``hspr live withdraw ID``: recorded under the wrong id). The
-    session is rebuilt without it, as for a correction; the task may be recorded again.
+    session is rebuilt as if the task had been neither told nor asked (the other asks stay as
+    asked); it may be recorded again (then as an extra outcome), and an ingested file that
+    still holds the withdrawn outcome does not bring it back (noted). FAQ refuses to withdraw
+    a task it asked.
 
 Opening a file takes the fitted method from the user's cache (:mod:`hspr.fitcache`; it is
 refitted, deterministically, when absent) and restores the session from the events in the
@@ -215,6 +218,8 @@ class IngestResult:
         Harness errors: no outcome recorded; run these tasks again.
     notes : list of str
         What the reader skipped (e.g. incomplete ids).
+    skipped : list of str
+        Ids that are not tasks of the session, skipped with ``skip_unknown``.
     """
 
     source: str
@@ -223,6 +228,7 @@ class IngestResult:
     unchanged: list[str] = field(default_factory=list)
     needs_rerun: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -231,6 +237,7 @@ class IngestResult:
             "recorded": [{"task": t, "outcome": y, "detail": d} for t, y, d in self.recorded],
             "unchanged": list(self.unchanged),
             "needs_rerun_new": [{"task": t, "detail": d} for t, d in self.needs_rerun],
+            "skipped": list(self.skipped),
             "notes": list(self.notes),
         }
 
@@ -736,10 +743,8 @@ class LiveSession:
         self.warnings: list[str] = []
         if self._file.torn:
             task = self._file.torn_task
-            told = {e.get("task") for e in self.doc["events"] if isinstance(e, dict) and e.get("type") == "tell"}
-            again = ("" if not task else
-                     f"; if `hspr live record {task} ...` had printed its estimate, record it again" if task not in told
-                     else f"; if `hspr live record {task} ... --correct` had printed its estimate, correct it again")
+            again = (f"; if the command on {task} that wrote it (record, record --correct, withdraw or ingest) had "
+                     "printed its result, run it again" if task else "")
             self.warnings.append(f"{TORN_WARNING} {_torn_record(self._file)} (a process killed while writing it, "
                                  "or a damaged file) and "
                                  f"it was ignored{again}; the next change moves its bytes to "
@@ -747,6 +752,7 @@ class LiveSession:
         self._tells: dict[str, dict] = {}
         self._errors: dict[str, dict] = {}
         self._corrected: dict[str, list] = {}  # task -> the outcomes `record --correct` replaced
+        self._withdrawn: dict[str, list] = {}  # task -> the outcomes `live withdraw` took back
         self._restore(self.doc["events"], 0)
 
     def _restore(self, events: list, start: int) -> None:
@@ -809,8 +815,13 @@ class LiveSession:
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: withdraws a "
                                            "task not told before it): the session file is corrupt")
                 del replay[at]
+                # as if never asked either: the task leaves the logged asks (a later ask's replay would
+                # otherwise drop it from the pending tasks or not, by whether anything was asked since)
+                replay = [r if r[0] != "ask" or task not in r[2] else ("ask", r[1] - 1, [t for t in r[2] if t != task])
+                          for r in replay]
+                replay = [r for r in replay if r[0] != "ask" or r[2]]
                 told.discard(task)
-                self._tells.pop(task)
+                self._withdrawn.setdefault(task, []).append(self._tells.pop(task)["outcome"])
                 self._corrected.pop(task, None)
             elif kind == "error":
                 if not isinstance(ev.get("task"), str):
@@ -829,12 +840,15 @@ class LiveSession:
         except (KeyError, ValueError, TypeError) as exc:  # BudgetError is a ValueError
             raise LiveSessionError(f"{self.path}: events {start}..{start + len(events) - 1} cannot be replayed "
                                    f"({exc}): the session file is corrupt") from None
-        if any(isinstance(ev, dict) and ev.get("type") in REWRITES for ev in events) and self._trusted:
+        rewritten = any(isinstance(ev, dict) and ev.get("type") in REWRITES for ev in events)
+        if rewritten and self._trusted:
             warnings = []  # asks chosen before a correction or withdrawal are kept as asked: expected
-        self.warnings += [
-            f"{w}: the method's code or numerics changed since the session was written (hspr "
-            f"{self.doc.get('hspr_version')} then, {__version__} now); the logged tasks are kept as asked, later "
-            "choices may differ" for w in warnings]
+        why = (f"the method's code or numerics changed since the session was written (hspr "
+               f"{self.doc.get('hspr_version')} then, {__version__} now)")
+        if rewritten:
+            why += ", or an outcome told before the ask was corrected or withdrawn since"
+        self.warnings += [f"{w}: {why}; the logged tasks are kept as asked, later choices may differ"
+                          for w in warnings]
 
     def _sync(self) -> None:
         """Adopt events other processes appended to the file since this object last saw it."""
@@ -1083,7 +1097,9 @@ class LiveSession:
         events = self.doc["events"]
         told_at = max(i for i, ev in enumerate(events) if isinstance(ev, dict) and ev.get("task") == task
                       and ev.get("type") == "tell")
-        if any(isinstance(ev, dict) and ev.get("type") == "ask" for ev in events[told_at + 1:]):
+        # a withdrawn task also leaves the asks, whose draw probabilities the method keeps
+        since = 0 if what == "withdrawn" else told_at + 1
+        if any(isinstance(ev, dict) and ev.get("type") == "ask" for ev in events[since:]):
             raise LiveSessionError(
                 f"task {task!r}: method {self.doc['method']['name']!r} weights each outcome by the probability with "
                 "which its task was drawn, computed from the outcomes before it, and tasks were asked after this one: "
@@ -1146,14 +1162,22 @@ class LiveSession:
             Naming the file and the offending ids for ids not in the bank or contradicting
             outcomes; HarnessFormatError (a DataError) for a malformed file.
         """
-        read = read_outcomes(path, self.matrix.trials, self.doc["bank"].get("digest"))
+        read = read_outcomes(path, self.matrix.trials, self.doc["bank"].get("digest"),
+                             keep=self._task_set.__contains__ if skip_unknown else None)
         source = str(Path(path).resolve())
         res = IngestResult(source, read.form, notes=list(read.notes))
-        unknown = [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]
+        unknown = read.skipped + [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]
         if unknown and skip_unknown:
-            res.notes.append(f"skipped {len(unknown)} id(s) that are not tasks of the session: "
-                             f"{', '.join(map(repr, unknown[:10]))}{' ...' if len(unknown) > 10 else ''}")
             read = replace(read, outcomes=[o for o in read.outcomes if o.instance_id in self._task_set])
+            if not read.outcomes:
+                raise LiveSessionError(f"{path}: none of its {len(unknown)} id(s) is a task of the session "
+                                       f"({', '.join(map(repr, unknown[:5]))}{' ...' if len(unknown) > 5 else ''}): "
+                                       "the wrong file or session? Nothing was recorded"
+                                       + _did_you_mean(unknown, self.tasks))
+            res.skipped = unknown
+            res.notes.append(f"skipped {len(unknown)} id(s) that are not tasks of the session: "
+                             f"{', '.join(map(repr, unknown[:10]))}{' ...' if len(unknown) > 10 else ''}"
+                             + _did_you_mean(unknown, self.tasks))
         elif unknown:
             subset = (" of the session's --tasks subset; keep only the subset's ids in the file"
                       if self.doc["bank"].get("tasks") else "")
@@ -1171,6 +1195,12 @@ class LiveSession:
                 detail = f"{o.status}: {o.detail}"
                 if y is None and errors_as_unresolved:
                     y, detail = 0, f"harness error counted unresolved: {o.detail}"
+                if y is not None and o.instance_id not in self._tells and y in self._withdrawn.get(o.instance_id, ()):
+                    res.notes.append(f"{o.instance_id}: not recorded: its outcome "
+                                     f"{describe_outcome(y, self.matrix.trials)} was withdrawn (`hspr live withdraw`); "
+                                     "record it by hand to take it back")
+                    res.unchanged.append(o.instance_id)
+                    continue
                 if y is None:
                     if o.instance_id in self._tells:
                         continue

@@ -348,9 +348,11 @@ def register(group: click.Group) -> None:
     def withdraw(instance_id, session_path, as_json):
         """Take back the outcome recorded for a task, e.g. one recorded under the wrong id.
 
-        The session is rebuilt without it (the tasks asked since stay as asked); the outcome stays
-        in the session file, and the task may be recorded again. To change an outcome instead,
-        use `hspr live record ID OUTCOME --correct`.
+        The session is rebuilt as if the task had been neither told nor asked (the other tasks
+        asked stay as asked); the outcome stays in the session file. The task may be recorded
+        again by hand (as an outcome the session did not ask for); a harness file ingested later
+        does not bring the withdrawn outcome back. To change an outcome instead, use
+        `hspr live record ID OUTCOME --correct`.
         """
         task = instance_id.strip()
         try:
