@@ -1004,8 +1004,12 @@ def test_withdraw_treats_the_task_as_never_asked_and_a_re_ingest_keeps_it_withdr
     faq = LiveSession.create(tmp_path / "faq.hspr", 8, matrix=bank["csv"], method="faq")
     (t,) = faq.next()
     faq.record(t, 1)
-    with pytest.raises(LiveSessionError, match="an outcome withdrawn now would leave those weights wrong"):
+    with pytest.raises(LiveSessionError, match="this task was one of its draws: an outcome withdrawn now"):
         faq.withdraw(t)  # asked: its draw probability is in the estimate, even with nothing asked since
+    extra = next(x for x in bank["src"].tasks if x != t)
+    faq.record(extra, 0)  # not asked, nothing asked since: it can go
+    faq.withdraw(extra)
+    assert faq.recorded == {t: 1}
 
 
 def test_skip_unknown_skips_before_checking_and_refuses_a_file_of_other_tasks(tmp_path):

@@ -1097,12 +1097,15 @@ class LiveSession:
         events = self.doc["events"]
         told_at = max(i for i, ev in enumerate(events) if isinstance(ev, dict) and ev.get("task") == task
                       and ev.get("type") == "tell")
-        # a withdrawn task also leaves the asks, whose draw probabilities the method keeps
-        since = 0 if what == "withdrawn" else told_at + 1
-        if any(isinstance(ev, dict) and ev.get("type") == "ask" for ev in events[since:]):
+        later = any(isinstance(ev, dict) and ev.get("type") == "ask" for ev in events[told_at + 1:])
+        # a withdrawn task also leaves the asks, and with them the draw probability of its own ask
+        drawn = what == "withdrawn" and any(isinstance(ev, dict) and ev.get("type") == "ask"
+                                            and task in (ev.get("tasks") or ()) for ev in events)
+        if later or drawn:
+            why = "tasks were asked after this one" if later else "this task was one of its draws"
             raise LiveSessionError(
                 f"task {task!r}: method {self.doc['method']['name']!r} weights each outcome by the probability with "
-                "which its task was drawn, computed from the outcomes before it, and tasks were asked after this one: "
+                f"which its task was drawn, computed from the outcomes before it, and {why}: "
                 f"an outcome {what} now would leave those weights wrong, so nothing was changed. A new session can "
                 f"take this one's outcomes (hspr live ingest {self.path} --session NEW) and be changed, but it counts "
                 "them as known outcomes, not as weighted draws, so its estimate and interval differ from this "
