@@ -1030,3 +1030,21 @@ def test_skip_unknown_skips_before_checking_and_refuses_a_file_of_other_tasks(tm
     with pytest.raises(LiveSessionError, match=f"none of its 1 id.s. is a task of the session.*did you mean "
                                                f"'{tb.tasks[1]}'"):
         s.ingest(tmp_path / "other.csv", skip_unknown=True)
+
+
+@pytest.mark.parametrize("method", ["faq", "hspr"])
+def test_the_plotted_path_ends_at_the_status_estimate(bank, tmp_path, method):
+    """A hostile trial: for FAQ, `live plot`'s path ended at 0.186 where status said 0.0: the path
+    replayed the outcomes as ones the session had not asked for (no draw probabilities)."""
+    truth = bank["truth"]
+    live = LiveSession.create(tmp_path / "p.hspr", 8, matrix=bank["csv"], method=method,
+                              config=FAST if method == "hspr" else None)
+    for _ in range(3):
+        for t in live.next(2):
+            live.record(t, truth[t])
+    live.record(next(t for t in bank["src"].tasks if t not in live.recorded), 1)  # an extra outcome too
+    for s in (live, LiveSession.open(live.path)):
+        path = s.trajectory()
+        est = s.status().estimate
+        assert [p["n"] for p in path][-1] == 7
+        assert (path[-1]["point"], path[-1]["lower"], path[-1]["upper"]) == (est.point, est.lower, est.upper)

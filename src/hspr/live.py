@@ -753,6 +753,7 @@ class LiveSession:
         self._errors: dict[str, dict] = {}
         self._corrected: dict[str, list] = {}  # task -> the outcomes `record --correct` replaced
         self._withdrawn: dict[str, list] = {}  # task -> the outcomes `live withdraw` took back
+        self._replayed: list[tuple] = []  # the asks and tells the method session was restored from
         self._restore(self.doc["events"], 0)
 
     def _restore(self, events: list, start: int) -> None:
@@ -832,6 +833,7 @@ class LiveSession:
                 self._errors[ev["task"]] = ev
             else:
                 raise LiveSessionError(f"{self.path}: unknown event type {kind!r} at {where(i)}")
+        self._replayed.extend(replay)
         try:
             if self.session is None:
                 self.session, warnings = self.model.resume(self.doc["budget"], self.doc["seed"], replay, self._trusted)
@@ -1008,6 +1010,7 @@ class LiveSession:
             tasks = self.session.ask_batch(int(k))
             if self.session.pending != before:
                 self.doc["events"].append({"type": "ask", "k": int(k), "tasks": list(tasks), "time": _now()})
+                self._replayed.append(("ask", int(k), list(tasks)))
         return tasks
 
     def _check_outcome(self, task: str, y: float) -> bool:
@@ -1037,6 +1040,7 @@ class LiveSession:
         self.session.tell(task, y)
         self._tells[task] = ev
         self.doc["events"].append(ev)
+        self._replayed.append(("tell", task, y))
 
     def record(self, task: str, outcome, source: str = "record", correct: bool = False) -> bool:
         """Record one outcome (``resolved``/``unresolved``, 1/0 or a bool) and save.
@@ -1242,8 +1246,9 @@ class LiveSession:
         return res
 
     def trajectory(self) -> list[dict]:
-        """The estimate after each recorded outcome, in the order recorded (:func:`hspr.session.trajectory`)."""
-        return trajectory(self.model, self.budget, self.doc["seed"], self.recorded.items())
+        """The estimate after each recorded outcome, in the order recorded (:func:`hspr.session.trajectory`),
+        replayed with the session's asks, so that it ends at :meth:`status`'s estimate for every method."""
+        return trajectory(self.model, self.budget, self.doc["seed"], self._replayed)
 
     def status(self) -> LiveStatus:
         """The current estimate, counts, expected final width and stop flag (nothing is written)."""

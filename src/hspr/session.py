@@ -446,7 +446,10 @@ def trajectory(model: FittedModel, budget: int, seed: int, outcomes) -> list[dic
     ----------
     model : FittedModel
     budget, seed : the session's
-    outcomes : iterable of (task id, 0/1) in the order they were told
+    outcomes : iterable of (task id, outcome) in the order they were told, or of the events of
+        :meth:`Session.restore` (``("ask", k, tasks)`` and ``("tell", task, outcome)``): with the
+        asks, a method whose estimate depends on how each task was drawn (FAQ) gives the path
+        its session gave; without them every outcome counts as one it did not ask for
 
     Returns
     -------
@@ -464,7 +467,11 @@ def trajectory(model: FittedModel, budget: int, seed: int, outcomes) -> list[dic
 
     if sess.has_prior_estimate:
         add(None)
-    for task, y in outcomes:
+    for item in outcomes:
+        if len(item) == 3 and item[0] == "ask":
+            sess.restore([item])
+            continue
+        task, y = item[1:] if len(item) == 3 else item
         sess.tell(task, y)
         add(task)
     return out

@@ -456,10 +456,13 @@ def register(group: click.Group) -> None:
                           "minute)"):
                     model = fit_model(name, live_s.doc["method"].get("config") or {}, mat.drop_rows([r]))
                     row, sess = HiddenRow(mat, r), model.start(live_s.budget, live_s.doc["seed"])
+                    events = []  # with its asks, so the path ends at the run's own estimate for every method
                     while not sess.done:
                         t = sess.ask()
-                        sess.tell(t, row.reveal(t))
-                    path = trajectory(model, live_s.budget, live_s.doc["seed"], zip(sess.queried, sess.outcomes))
+                        y = row.reveal(t)
+                        sess.tell(t, y)
+                        events += [("ask", 1, [t]), ("tell", t, y)]
+                    path = trajectory(model, live_s.budget, live_s.doc["seed"], events)
                 truth = row.full_score()
                 title = f"replay of {target}: {name} on {live_s.doc['bank']['name']} (its row hidden from the fit)"
             fig = figure_run(path, title, sw, truth, live_s.budget)
