@@ -559,7 +559,7 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
     read as a session, tells one task twice with different outcomes, or holds outcomes of another
     kind than the bank's (pass rates for a 0/1 bank, or rates that are not k / trials).
     """
-    from .journal import LiveSessionError, read
+    from .journal import EVENT_TYPES, LiveSessionError, read
 
     path = Path(path)
     try:
@@ -593,7 +593,7 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
 
     seen = {}
     for i, ev in enumerate(events):
-        if not isinstance(ev, dict) or ev.get("type") not in ("ask", "tell", "error", "correct", "withdraw"):
+        if not isinstance(ev, dict) or ev.get("type") not in EVENT_TYPES:  # as the session's reader
             got = f"type {ev.get('type')!r}" if isinstance(ev, dict) else f"a JSON {type(ev).__name__}"
             raise HarnessFormatError(f"{path}: {where(i)} is not an event of a session ({got}): the file is "
                                      "damaged or hand-edited; nothing was recorded")

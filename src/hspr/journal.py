@@ -38,6 +38,15 @@ VERSION = 2
 LEGACY_VERSION = 1
 STOP = "stop_width"
 MATRIX = "matrix"
+#: the ``type`` of a session event (:mod:`hspr.live`), as opposed to a header change (STOP, MATRIX)
+EVENT_TYPES = ("ask", "tell", "error", "correct", "withdraw")
+#: events that change an outcome told before them: a reader rebuilds the session from the start
+REWRITES = ("correct", "withdraw")
+
+
+def has_rewrite(events) -> bool:
+    """Whether any of ``events`` (parsed records) is one of :data:`REWRITES`."""
+    return any(isinstance(ev, dict) and ev.get("type") in REWRITES for ev in events)
 
 
 class LiveSessionError(HsprError):

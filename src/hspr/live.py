@@ -475,9 +475,6 @@ def check_stop_width(pp: float | None, name: str = "stop width") -> None:
                                "when the budget is spent") from None
 
 
-#: events that change an outcome told before them (the session is rebuilt from the start)
-REWRITES = ("correct", "withdraw")
-
 #: start of the warning about a torn last record (:class:`LiveSession`)
 TORN_WARNING = "the session file ended in"
 
@@ -773,6 +770,13 @@ class LiveSession:
         def known(t) -> bool:
             return isinstance(t, str) and t in self._task_set
 
+        def bad_outcome(y) -> str | None:
+            """Why ``y`` cannot be an outcome of this bank, or None."""
+            rate = self.matrix.trials is not None and isinstance(y, float) and 0 <= y <= 1
+            if isinstance(y, (str, bool)) or not (y in (0, 1) or rate):
+                return f"outcome {y!r} is not 0 or 1" + (" or a pass rate" if self.matrix.trials else "")
+            return None
+
         for i, ev in enumerate(events, start):
             if not isinstance(ev, dict):
                 raise LiveSessionError(f"{self.path}: {where(i)} is {type(ev).__name__} {ev!r}, not an event object: "
@@ -787,10 +791,8 @@ class LiveSession:
                 replay.append(("ask", k, tasks))
             elif kind == "tell":
                 task, y = ev.get("task"), ev.get("outcome")
-                rate = self.matrix.trials is not None and isinstance(y, float) and 0 <= y <= 1
-                if not known(task) or task in told or isinstance(y, (str, bool)) or not (y in (0, 1) or rate):
-                    why = ("not in the bank" if not known(task) else "told twice" if task in told
-                           else f"outcome {y!r} is not 0 or 1" + (" or a pass rate" if self.matrix.trials else ""))
+                why = "not in the bank" if not known(task) else "told twice" if task in told else bad_outcome(y)
+                if why:
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: {why}): the "
                                            f"session file is corrupt")
                 told.add(task)
@@ -798,11 +800,9 @@ class LiveSession:
                 self._tells[task] = ev
             elif kind == "correct":
                 task, y = ev.get("task"), ev.get("outcome")
-                rate = self.matrix.trials is not None and isinstance(y, float) and 0 <= y <= 1
                 at = next((k for k, r in enumerate(replay) if r[0] == "tell" and r[1] == task), None)
-                if at is None or isinstance(y, (str, bool)) or not (y in (0, 1) or rate):
-                    why = ("corrects a task not told before it" if at is None
-                           else f"outcome {y!r} is not 0 or 1" + (" or a pass rate" if self.matrix.trials else ""))
+                why = "corrects a task not told before it" if at is None else bad_outcome(y)
+                if why:
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: {why}): the "
                                            f"session file is corrupt")
                 replay[at] = ("tell", task, y)
@@ -842,7 +842,7 @@ class LiveSession:
         except (KeyError, ValueError, TypeError) as exc:  # BudgetError is a ValueError
             raise LiveSessionError(f"{self.path}: events {start}..{start + len(events) - 1} cannot be replayed "
                                    f"({exc}): the session file is corrupt") from None
-        rewritten = any(isinstance(ev, dict) and ev.get("type") in REWRITES for ev in events)
+        rewritten = journal.has_rewrite(events)
         if rewritten and self._trusted:
             warnings = []  # asks chosen before a correction or withdrawal are kept as asked: expected
         why = (f"the method's code or numerics changed since the session was written (hspr "
@@ -872,7 +872,7 @@ class LiveSession:
                 f"it was rewritten by another session: reopen it"
             )
         new = theirs[len(mine):]
-        if any(isinstance(ev, dict) and ev.get("type") in REWRITES for ev in new):
+        if journal.has_rewrite(new):
             mine.extend(new)  # a correction or withdrawal changes an outcome told before: rebuild from the start
             self._replay()
         elif new:
@@ -1075,22 +1075,30 @@ class LiveSession:
         task = str(task).strip()
         with self._transaction():
             if correct:
-                prev = self._tells.get(task)
-                if prev is None:
-                    self._check_outcome(task, y)  # an id not in the bank: its own message
-                    raise LiveSessionError(f"task {task!r} has no recorded outcome to correct: record it without "
-                                           "--correct")
-                if prev["outcome"] == y:
-                    return False
-                self._check_rewritable(task, "corrected")
-                self.doc["events"].append({"type": "correct", "task": task, "outcome": y, "previous": prev["outcome"],
-                                           "source": source, "detail": "corrected by hand" if source == "record"
-                                           else source, "time": _now()})
-                self._replay()
-                return True
+                return self._rewrite(task, {"type": "correct", "outcome": y, "source": source,
+                                            "detail": "corrected by hand" if source == "record" else source},
+                                     ": record it without --correct")
             if not self._check_outcome(task, y):
                 return False
             self._tell(task, y, source, "recorded by hand" if source == "record" else source)
+        return True
+
+    def _rewrite(self, task: str, event: dict, hint: str = "") -> bool:
+        """Apply a :data:`hspr.journal.REWRITES` event to ``task``'s recorded outcome (inside a
+        transaction): append ``event`` with the outcome it replaces as ``previous`` and rebuild the
+        session from the whole log. False (nothing written) when ``event`` gives the outcome the
+        task already has. Refuses a task without a recorded outcome (``hint``: what to do instead)
+        and, for FAQ, a change its draw probabilities depend on (:meth:`_check_rewritable`)."""
+        verb = event["type"]
+        prev = self._tells.get(task)
+        if prev is None:
+            self._check_outcome(task, event.get("outcome", 0))  # an id not in the bank: its own message
+            raise LiveSessionError(f"task {task!r} has no recorded outcome to {verb}{hint}")
+        if "outcome" in event and event["outcome"] == prev["outcome"]:
+            return False
+        self._check_rewritable(task, {"correct": "corrected", "withdraw": "withdrawn"}[verb])
+        self.doc["events"].append({**event, "task": task, "previous": prev["outcome"], "time": _now()})
+        self._replay()
         return True
 
     def _check_rewritable(self, task: str, what: str) -> None:
@@ -1129,14 +1137,7 @@ class LiveSession:
         """
         task = str(task).strip()
         with self._transaction():
-            prev = self._tells.get(task)
-            if prev is None:
-                self._check_outcome(task, 0)  # an id not in the bank: its own message
-                raise LiveSessionError(f"task {task!r} has no recorded outcome to withdraw")
-            self._check_rewritable(task, "withdrawn")
-            self.doc["events"].append({"type": "withdraw", "task": task, "previous": prev["outcome"],
-                                       "source": "withdraw", "detail": "withdrawn by hand", "time": _now()})
-            self._replay()
+            self._rewrite(task, {"type": "withdraw", "source": "withdraw", "detail": "withdrawn by hand"})
 
     def ingest(self, path: str | Path, errors_as_unresolved: bool = False, skip_unknown: bool = False) -> IngestResult:
         """Record every outcome in a SWE-bench harness output or CSV (see :mod:`hspr.harness`).

@@ -113,6 +113,13 @@ def status_lines(st: LiveStatus) -> list[str]:
     return out
 
 
+def _replaced(live_s: LiveSession, kind: str, task: str):
+    """The outcome the last ``kind`` event ('correct' / 'withdraw') of ``task`` replaced, as the
+    event this command wrote under the lock holds it (None if there is none)."""
+    return next((ev.get("previous") for ev in reversed(live_s.doc["events"])
+                 if isinstance(ev, dict) and ev.get("type") == kind and ev.get("task") == task), None)
+
+
 def _open(path: str, stop_width: float | None = None) -> LiveSession:
     live = LiveSession.open(path, announce=busy)  # a fit missing from the cache (cleared, new machine) is said
     if stop_width is NO_STOP_WIDTH:
@@ -326,9 +333,7 @@ def register(group: click.Group) -> None:
             _fail(exc, as_json)
         y = live_s.recorded[task]
         fixed = new and correct
-        # the outcome replaced, as the event this command wrote holds it (read under the lock)
-        before = next((ev.get("previous") for ev in reversed(live_s.doc["events"])
-                       if isinstance(ev, dict) and ev.get("type") == "correct" and ev.get("task") == task), None)
+        before = _replaced(live_s, "correct", task)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "record",
                                    "recorded": [{"task": task, "outcome": y}] if new and not fixed else [],
@@ -361,8 +366,7 @@ def register(group: click.Group) -> None:
             st = live_s.status()
         except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
-        previous = next((ev.get("previous") for ev in reversed(live_s.doc["events"])
-                         if isinstance(ev, dict) and ev.get("type") == "withdraw" and ev.get("task") == task), None)
+        previous = _replaced(live_s, "withdraw", task)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "withdraw", "withdrawn": [{"task": task,
                                    "previous": previous}], **st.to_dict()}))

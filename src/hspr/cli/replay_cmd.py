@@ -392,34 +392,30 @@ def register(group: click.Group) -> None:
                 tgt, protocol = load_matrix(targets), "targets"
                 if tgt.missing is not None and missing_as_zero:
                     tgt = tgt.fill_missing(0)
+            ids = None if tasks_path is None else read_task_list(tasks_path)
             if tgt is not None:
                 jobs = [(label, mat, None, tgt) for label, mat, _, _ in jobs]
-            elif split == "forward":
-                protocol = f"forward-{newest}"
-                fwd = []
+            elif split != "folds":  # a shift protocol: rows of the bank itself as targets
+                protocol = f"{split}-{newest if split == 'forward' else strongest}"
+
+                def target_rows(mat: ResponseMatrix) -> np.ndarray:
+                    if split == "forward":
+                        return forward_split(mat.agents, newest)
+                    # with --tasks, by the scores the targets are judged on: over the subset
+                    return strongest_split(mat.agents, (mat if ids is None else mat.select_tasks(ids)).scores(),
+                                           strongest)
+
+                split_jobs = []
                 for label, mat, _, _ in jobs:
                     try:
-                        new = forward_split(mat.agents, newest)
-                    except ValueError as exc:
-                        raise ValueError(f"{label}: {exc}") from None
-                    fwd.append((label, mat.drop_rows(new), None, mat.rows(new)))
-                jobs = fwd
-            elif split == "strongest":
-                protocol = f"strongest-{strongest}"
-                top = []
-                for label, mat, _, _ in jobs:
-                    try:
-                        # with --tasks, the scores the targets are judged on: over the subset
-                        scored = mat if tasks_path is None else mat.select_tasks(read_task_list(tasks_path))
-                        rows = strongest_split(mat.agents, scored.scores(), strongest)
+                        rows = target_rows(mat)
                     except DataError as exc:
                         raise DataError(f"--tasks {tasks_path}: {exc}") from None
                     except ValueError as exc:
                         raise ValueError(f"{label}: {exc}") from None
-                    top.append((label, mat.drop_rows(rows), None, mat.rows(rows)))
-                jobs = top
-            if tasks_path is not None:  # score over a subset of the tasks: cut sources and targets alike
-                ids = read_task_list(tasks_path)
+                    split_jobs.append((label, mat.drop_rows(rows), None, mat.rows(rows)))
+                jobs = split_jobs
+            if ids is not None:  # score over a subset of the tasks: cut sources and targets alike
                 try:
                     jobs = [(f"{label}[{len(set(ids))} tasks]", mat.select_tasks(ids), folds,
                              None if t is None else t.select_tasks(ids)) for label, mat, folds, t in jobs]
