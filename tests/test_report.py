@@ -357,3 +357,28 @@ def test_coverage_figure_with_full_coverage(tmp_path):
     assert (cov["coverage"] == 1.0).all()
     paths = report.make_figures(runs, tmp_path, formats=("png",))
     assert "coverage.png" in [p.name for p in paths]
+
+
+def test_coverage_figure_width_labels_do_not_overlap():
+    """Eleven methods on two banks (the shift table): the mean-width labels stood side by side and
+    ran into each other; none of their boxes may overlap, nor leave the axes."""
+    rng = np.random.default_rng(1)
+    truths = {"verified/bash-only": np.linspace(0.1, 0.6, 10), "verified/forward-20": np.linspace(0.5, 0.7, 10)}
+    methods = [f"method_{k}" for k in range(11)]
+    errors = {(b, m): rng.normal(0, 0.03, (2, 10)) for b in truths for m in methods}
+    runs = make_runs(errors, truths, intervals={(b, m): 0.02 + 0.01 * k for b in truths for k, m in enumerate(methods)})
+    fig = report.figures.figure_coverage(runs)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    ax = fig.axes[0]
+    labels = [t for t in ax.texts if t.get_text().endswith(" pp")]
+    assert len(labels) == 22
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    frame = ax.get_window_extent(renderer)
+    for i, a in enumerate(boxes):
+        assert frame.y0 <= a.y0 and a.y1 <= frame.y1, labels[i].get_text()
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b)

@@ -200,20 +200,20 @@ def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None):
         for k, m in enumerate(methods):
             g = cov[cov["method"] == m].set_index("bank").reindex(banks)
             x = np.arange(len(banks)) + (k - (len(methods) - 1) / 2) * width
-            ax.errorbar(x, g["coverage"], yerr=_yerr(g),
-                        fmt="o", color=col[m], capsize=3, label=m)
-            for xi, (c, w) in zip(x, zip(g["coverage"], g["mean_width_pp"])):
-                if not pd.isna(c):
-                    ax.annotate(f"{w:.1f} pp", (xi, c), xytext=(5, 0), textcoords="offset points", fontsize=6,
-                                va="center", color="0.3")
+            yerr = _yerr(g)
+            ax.errorbar(x, g["coverage"], yerr=yerr, fmt="o", color=col[m], capsize=3, label=m)
+            for xi, c, top, w in zip(x, g["coverage"], g["coverage"] + yerr[1], g["mean_width_pp"]):
+                if not pd.isna(c):  # vertical, above the bar: side by side they overlap with many methods
+                    ax.annotate(f"{w:.1f} pp", (xi, top), xytext=(0, 2), textcoords="offset points", fontsize=6,
+                                rotation=90, ha="center", va="bottom", color="0.3")
         ax.axhline(level, ls="--", color="0.4", lw=1, label=f"nominal {level:.2f}")
         ax.set_xticks(np.arange(len(banks)), banks)
         ax.set_xlim(-0.6, len(banks) - 0.4)
-        ax.set_ylim(max(0.0, min(cov["ci_low"].min(), level) - 0.05), 1.01)
+        ax.set_ylim(max(0.0, min(cov["ci_low"].min(), level) - 0.05), 1.12)  # room for the width labels
         ax.set_ylabel(f"empirical coverage of the {level:.0%} interval")
         ax.grid(True, axis="y", alpha=0.3)
         fig.legend(*ax.get_legend_handles_labels(), fontsize=8, frameon=False, loc="outside right upper")
-        fig.suptitle(title + "\nlabels: mean interval width", fontsize=9)  # above the legend too
+        ax.set_title(title + "\nlabels: mean interval width", fontsize=9)  # over the axes: clear of the legend
         return fig
     nrow, ncol = _grid(len(banks))
     fig = Figure(figsize=(3.2 * ncol + 1.6, 3.3 * nrow + 0.5), layout="constrained")
