@@ -20,7 +20,7 @@ def synthetic(n_agents=24, n_tasks=30, seed=0):
     P = prob_4pl(theta, a, b, np.full(n_tasks, 0.02), np.full(n_tasks, 0.98))
     Y = (rng.random(P.shape) < P).astype(int)
     Y[:, 0] = 0  # a task nobody solved
-    return ResponseMatrix([f"a{i}" for i in range(n_agents)], [f"t{j}" for j in range(n_tasks)], Y)
+    return ResponseMatrix([f"a{i}" for i in range(n_agents)], [f"t{j:03d}" for j in range(n_tasks)], Y)
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +126,7 @@ def test_tell_unasked_tasks(which, atlas_model, pta_model, data):
     row = data[1].values[2]
     s = model.start(6)
     for j in (4, 9):  # told without being asked
-        s.tell(f"t{j}", int(row[j]))
+        s.tell(f"t{j:03d}", int(row[j]))
     while not s.done:
         t = s.ask()
         assert t not in ("t4", "t9")
@@ -167,7 +167,7 @@ def test_pta_path_is_deterministic_and_budget_specific(pta_model, data):
     q1 = run(pta_model, row, 8).queried
     assert run(pta_model, row, 8, seed=5).queried == q1
     cal = pta_model.calibration(8)
-    assert [f"t{j}" for j in cal] == q1
+    assert [f"t{j:03d}" for j in cal] == q1
     assert pta_model.n_strata_for(8) in (1, 3)
     assert set(pta_model.choice_[8]) <= {0.5, 1.0, 3}
 

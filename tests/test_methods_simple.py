@@ -19,7 +19,7 @@ NAMES = ["stratified", "rsl", "midrange", "midrange_ridge"]
 def make_matrix(values, prefix="a") -> ResponseMatrix:
     values = np.asarray(values)
     return ResponseMatrix([f"{prefix}{i}" for i in range(values.shape[0])],
-                          [f"t{j}" for j in range(values.shape[1])], values)
+                          [f"t{j:03d}" for j in range(values.shape[1])], values)
 
 
 def random_bank(n_agents=30, n_tasks=37, seed=0) -> ResponseMatrix:
@@ -47,7 +47,7 @@ def test_midrange_order_hand_checked():
     sess = get_method("midrange").fit(src).start(4)
     target = np.array([1, 0, 0, 1, 1, 1, 0])
     run(sess, target, src.tasks)
-    assert sess.queried == ["t0", "t5", "t1", "t2"]
+    assert sess.queried == ["t000", "t005", "t001", "t002"]
     assert sess.estimate().point == pytest.approx(0.5)  # raw mean of outcomes 1, 1, 0, 0
 
 
@@ -78,7 +78,7 @@ def test_ridge_session_uses_untold_asks_and_recovers_score():
     for name in ("rsl", "midrange_ridge"):
         sess = get_method(name).fit(src).start(10, seed=3)
         for j in range(0, 40, 4):  # tell tasks that were never asked
-            sess.tell(f"t{j}", int(y[j]))
+            sess.tell(f"t{j:03d}", int(y[j]))
         assert sess.done and sess.n_queried == 10
         assert sess.estimate().point == pytest.approx(y.mean(), abs=2e-3)
 
@@ -156,7 +156,7 @@ def test_stratified_estimate_and_post_stratification():
     sess = get_method("stratified").fit(src).start(5, seed=0)
     members = np.flatnonzero(sess.labels_ == 0)
     for j in members[:5]:  # the caller tells 5 tasks of the hardest stratum only
-        sess.tell(f"t{j}", 1)
+        sess.tell(f"t{j:03d}", 1)
     est = sess.estimate()
     assert est.point == pytest.approx(1.0)  # every stratum merged into the only observed one
     assert est.lower <= est.point <= est.upper
@@ -165,7 +165,7 @@ def test_stratified_estimate_and_post_stratification():
     ys = {h: v for h, v in enumerate([(0, 0), (0, 1), (1, 0), (1, 1), (1, 1)])}
     for h in range(5):
         for j, y in zip(np.flatnonzero(sess.labels_ == h)[:2], ys[h]):
-            sess.tell(f"t{j}", y)
+            sess.tell(f"t{j:03d}", y)
     assert sess.estimate().point == pytest.approx((0 + 0.5 + 0.5 + 1 + 1) / 5)
 
 

@@ -28,7 +28,7 @@ def _low_rank(n_agents=40, n_tasks=150, dim=2, seed=0):
 
 
 def _matrix(Y, prefix="a"):
-    return ResponseMatrix([f"{prefix}{i}" for i in range(Y.shape[0])], [f"t{j}" for j in range(Y.shape[1])], Y)
+    return ResponseMatrix([f"{prefix}{i}" for i in range(Y.shape[0])], [f"t{j:03d}" for j in range(Y.shape[1])], Y)
 
 
 @pytest.fixture(scope="module")

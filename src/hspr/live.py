@@ -576,7 +576,10 @@ class LiveSession:
             Bundled bank name (``lite``, ``verified``, ``full``, ``pro``); default ``verified``
             unless ``matrix`` is given.
         matrix : str or Path, optional
-            The user's response matrix (any form :func:`hspr.data.load_matrix` reads) instead.
+            The path of the user's response matrix (any file or folder :func:`hspr.data.load_matrix`
+            reads) instead. A path, not a ResponseMatrix: the session reopens it on every call and
+            refuses it once it changed (save one built in memory with
+            :func:`hspr.data.build.write_wide_csv`).
         method : str
             A registered method name (default ``hspr``).
         config : HSPRConfig or dict, optional
@@ -627,6 +630,10 @@ class LiveSession:
             )
         if matrix is None and bank is None:
             bank = "verified"
+        if matrix is not None and not isinstance(matrix, (str, Path)):
+            raise LiveSessionError(f"matrix must be the path of a response-matrix file, got {type(matrix).__name__}: a "
+                                   "session reopens its bank on every call; save the matrix first, e.g. "
+                                   "hspr.data.build.write_wide_csv(matrix, 'bank.csv'), and pass 'bank.csv'")
         try:
             settings = _method_settings(method, config)
             _make_method(method, settings)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .data.matrix import ResponseMatrix
+from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, UnknownIdError
 
 
@@ -115,6 +115,8 @@ class ScoreEstimate:
         Distinct outcomes the estimate conditions on.
     budget : int
         The session's budget.
+    level : float
+        Nominal coverage of ``lower``, ``upper`` (0.90).
     shift : ShiftReport or None
         Shift diagnostic, for methods that compute one.
 
@@ -135,6 +137,10 @@ class ScoreEstimate:
     shift: ShiftReport | None = None
 
     def __post_init__(self) -> None:
+        for name in ("point", "mean", "median", "lower", "upper"):  # plain floats, whatever numpy gave
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, float(value))
         if self.lower is not None and self.lower > self.point:
             object.__setattr__(self, "lower", float(self.point))
         if self.upper is not None and self.upper < self.point:
@@ -188,6 +194,20 @@ def check_budget(budget, n_tasks: int, allow_zero: bool = True) -> int:
     return b
 
 
+def check_seed(seed) -> int:
+    """Validate a session seed (a whole number >= 0; numpy integers too) and return it as an int.
+
+    Raises
+    ------
+    HsprError
+        For None, a bool, a float, a string or a negative number.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise HsprError(f"seed must be a whole number >= 0, got {seed!r} (a fixed seed gives the same asks and "
+                        "estimate on every run; replays use 0, 1, 2, ...)")
+    return int(seed)
+
+
 def budget_from_fraction(fraction: float, n_tasks: int) -> int:
     """``B = round(f * N)`` (HSPR_SPEC section 7); raises BudgetError outside (0, 1]."""
     if not 0 < fraction <= 1:
@@ -215,8 +235,8 @@ class Session(ABC):
     def __init__(self, tasks: tuple[str, ...], budget: int, seed: int) -> None:
         self.tasks = tasks
         self.n_tasks = len(tasks)
-        self.budget = check_budget(budget, self.n_tasks)
-        self.seed = int(seed)
+        self.budget = check_budget(budget, self.n_tasks, allow_zero=self.has_prior_estimate)
+        self.seed = check_seed(seed)
         self._index = {t: j for j, t in enumerate(tasks)}
         self.queried: list[str] = []
         self.outcomes: list[int] = []
@@ -271,7 +291,11 @@ class Session(ABC):
         for the other sessions) or a task told twice.
         """
         if task_id not in self._index:
-            raise UnknownIdError(f"task id {task_id!r} is not in the bank ({self.n_tasks} tasks)")
+            import difflib
+
+            close = difflib.get_close_matches(str(task_id), self.tasks, n=1)
+            raise UnknownIdError(f"task id {task_id!r} is not in the bank ({self.n_tasks} tasks)"
+                                 + (f"; did you mean {close[0]!r}?" if close else ""))
         if isinstance(outcome, bool):
             outcome = int(outcome)
         if outcome not in (0, 1):
@@ -283,7 +307,9 @@ class Session(ABC):
             outcome = int(outcome)
         j = self._index[task_id]
         if self._observed[j]:
-            raise HsprError(f"task {task_id!r} was already recorded")
+            raise HsprError(f"task {task_id!r} was already recorded (as {self.outcomes[self.queried.index(task_id)]!r}); "
+                            "an outcome cannot be changed in a session: start a new one and tell the right outcomes "
+                            "(`hspr live record --correct` does that for a live session)")
         self._observed[j] = True
         self.queried.append(task_id)
         self.outcomes.append(outcome)
@@ -408,6 +434,7 @@ class Session(ABC):
 
     @property
     def done(self) -> bool:
+        """True once the budget's worth of outcomes was told (more may still be told)."""
         return len(self.queried) >= self.budget
 
     @abstractmethod
@@ -508,18 +535,56 @@ class FittedModel(ABC):
     Attributes
     ----------
     tasks : tuple of str
-        Task ids of the source matrix, in column order.
+        Task ids of the source matrix, in column order: sorted by id, since :meth:`Method.fit`
+        fits on :meth:`~hspr.data.matrix.ResponseMatrix.canonical` (unless it was given inputs
+        indexed by the caller's columns, such as PTA-IRT's ``features``).
+    binary_outcomes : bool
+        Whether the sources hold 0/1 outcomes only; then sessions refuse a pass rate.
     nested_budgets : bool
         True when the query path does not depend on the budget, so one session at the largest
         budget serves every smaller one (replay checkpoints).
     """
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        start = cls.__dict__.get("start")
+        if start is None or getattr(start, "_checks_seed", False):
+            return
+
+        @functools.wraps(start)
+        def checked_start(self, budget: int, seed: int = 0, *args, **kw) -> Session:
+            return start(self, budget, check_seed(seed), *args, **kw)  # before a session seeds its generator
+
+        checked_start._checks_seed = True
+        cls.start = checked_start
+
     tasks: tuple[str, ...]
     nested_budgets: bool = False
+    #: set by :meth:`Method.fit`: True when the sources hold one 0/1 outcome per cell (no
+    #: ``trials``), so a session refuses a pass rate as an outcome (False: not known, or pass rates)
+    binary_outcomes: bool = False
 
     @abstractmethod
     def start(self, budget: int, seed: int = 0) -> Session:
-        """A new session for one target agent."""
+        """A new session for one target agent.
+
+        Parameters
+        ----------
+        budget : int
+            Tasks to run: a whole number of distinct tasks in 0..n_tasks (a fraction f of the bank
+            is ``budget_from_fraction(f, n_tasks)``). Outcomes told beyond it are still used.
+        seed : int
+            Seed of the session's random choices (>= 0): the same seed gives the same asks for
+            the same outcomes.
+
+        Raises
+        ------
+        BudgetError
+            For a budget that is not a whole number in range (0 too, for a method with no prior
+            estimate).
+        HsprError
+            For a seed that is not a whole number >= 0 (checked for every method).
+        """
 
     def resume(self, budget: int, seed: int, events, trust_log: bool = False) -> tuple[Session, list[str]]:
         """A session in the state a logged sequence of asks and tells describes (:meth:`Session.restore`).
@@ -548,6 +613,14 @@ class Method(ABC):
         Whether ``fit`` takes a bank of pass rates over repeated trials
         (``ResponseMatrix.trials``) and its sessions take a pass rate in [0, 1] as an outcome.
         For the others ``fit`` raises DataError on such a bank (checked here, for every method).
+
+    Notes
+    -----
+    Every ``fit`` is wrapped here: it refuses anything but a
+    :class:`~hspr.data.matrix.ResponseMatrix` (DataError naming ``from_dataframe``), fits on the
+    matrix sorted by agent and task id (the same result for the same data in any row or column
+    order; not when ``fit`` takes extra inputs indexed by the caller's rows or columns), and marks
+    the fitted model's :attr:`FittedModel.binary_outcomes`.
     """
 
     name: str = "method"
@@ -561,9 +634,18 @@ class Method(ABC):
 
         @functools.wraps(fit)
         def checked_fit(self, source, *args, **kw):
+            if not isinstance(source, ResponseMatrix):
+                raise DataError(f"{self.name}.fit takes a ResponseMatrix, got {type(source).__name__}: build one with "
+                                "ResponseMatrix.from_dataframe(df) (one row per agent, one column per task id) or "
+                                "hspr.load_matrix(path)")
             if not self.accepts_pass_rates:
                 source.require_binary(self.name)
-            return fit(self, source, *args, **kw)
+            # sorted ids: the same fit, asks and estimates for the same data in any row or column order;
+            # not with extra inputs indexed by the caller's rows or columns (PTA-IRT's features)
+            model = fit(self, source if args or kw else source.canonical(), *args, **kw)
+            if isinstance(model, FittedModel):
+                model.binary_outcomes = source.trials is None
+            return model
 
         checked_fit._checks_trials = True
         cls.fit = checked_fit

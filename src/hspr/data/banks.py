@@ -57,7 +57,14 @@ def bank_dir(name: str) -> Path:
 
 @cache
 def load_bank(name: str, missing_as_zero: bool = True) -> ResponseMatrix:
-    """Load a bundled bank by name ('lite', 'verified', 'full', 'pro').
+    """Load a bundled bank by name (:data:`BANKS`: 'lite', 'verified', 'full', 'pro', 'multimodal',
+    'terminal-bench'; ``hspr banks`` lists them with their sources).
+
+    Returns
+    -------
+    ResponseMatrix
+        Shape (n_agents, n_tasks), agents and tasks sorted by id; 0/1 outcomes, or success
+        counts with ``trials`` set for a bank of repeated trials (Terminal-Bench).
 
     For 'pro', ``missing_as_zero=False`` loads the matrix with its 491 missing cells masked.
     Raises DataError for an unknown name.

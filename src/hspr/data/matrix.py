@@ -52,6 +52,10 @@ class ResponseMatrix:
     _task_index: dict = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        for kind, ids in (("agents", self.agents), ("tasks", self.tasks)):
+            if isinstance(ids, (str, bytes)):  # tuple('ab') would be the ids 'a' and 'b'
+                raise DataError(f"{self.source}: {kind} must be a sequence of ids, got the string {ids!r}; "
+                                f"for one id write [{ids!r}]")
         agents = tuple(str(a) for a in self.agents)
         tasks = tuple(str(t) for t in self.tasks)
         object.__setattr__(self, "agents", agents)
@@ -87,9 +91,12 @@ class ResponseMatrix:
         if bad.any():
             r, c = np.argwhere(bad)[0]
             want = "0 or 1" if top == 1 else f"a success count in 0..{top} (of {top} trials)"
+            nan = bool(np.any(np.isnan(check[bad].astype(float)))) if check.dtype.kind in "fc" else False
             raise DataError(
-                f"{src}: {'non-binary' if top == 1 else 'invalid'} value {check[r, c]!r} for agent {agents[r]!r}, "
+                f"{src}: {'non-binary' if top == 1 else 'invalid'} value {check[r, c].item()!r} for agent {agents[r]!r}, "
                 f"task {tasks[c]!r} (row {r + 1}, column {c + 1}); outcomes must be {want}"
+                + ("; for cells with no run pass missing=np.isnan(values) (values there are ignored), or fill "
+                   "them first (leaderboards count a missing run as 0)" if nan else "")
             )
         vals = check.astype(np.int8)
         vals.setflags(write=False)
@@ -98,6 +105,35 @@ class ResponseMatrix:
         object.__setattr__(self, "values", vals)
         object.__setattr__(self, "missing", miss)
         object.__setattr__(self, "_task_index", {t: j for j, t in enumerate(tasks)})
+
+    @classmethod
+    def from_dataframe(cls, df, source: str = "<DataFrame>", trials: int | None = None) -> ResponseMatrix:
+        """A response matrix from a pandas DataFrame: one row per agent (the index holds the agent
+        ids), one column per task id, cells 0/1 (or success counts of ``trials`` trials).
+
+        Blank cells (NaN, None, ``pd.NA``) are missing runs (``missing``); every other cell must be
+        an outcome. Row and column order do not matter to any method (:meth:`canonical`).
+
+        Raises
+        ------
+        DataError
+            For something that is not a DataFrame, ids that are not unique, or a cell that is not
+            an outcome (naming its agent and task).
+        """
+        import pandas as pd
+
+        if not isinstance(df, pd.DataFrame):
+            raise DataError(f"{source}: from_dataframe takes a pandas DataFrame, got {type(df).__name__}")
+        frame = df.apply(pd.to_numeric, errors="coerce")  # nullable dtypes and objects -> float with NaN
+        bad = frame.isna() & df.notna()
+        if bad.to_numpy().any():
+            r, c = np.argwhere(bad.to_numpy())[0]
+            raise DataError(f"{source}: value {df.iat[r, c]!r} for agent {df.index[r]!r}, task {df.columns[c]!r} "
+                            f"(row {r + 1}, column {c + 1}) is not a number; outcomes are 0/1 (blank: no run)")
+        values = frame.to_numpy(dtype=float)
+        missing = np.isnan(values)
+        return cls(tuple(df.index), tuple(df.columns), np.where(missing, 0, values), missing if missing.any() else None,
+                   source=source, trials=trials)
 
     # ------------------------------------------------------------------ shape
     @property

@@ -28,6 +28,7 @@ REGISTRY: dict[str, str] = {
 
 
 def method_names() -> list[str]:
+    """The registered method names, in registry order (``hspr`` first; :func:`get_method` takes each)."""
     return list(REGISTRY)
 
 
@@ -41,6 +42,18 @@ def method_class(name: str) -> type[Method]:
 
 def get_method(name: str, **params) -> Method:
     """Instantiate a registered method with keyword settings.
+
+    Parameters
+    ----------
+    name : str
+        A registered name (:func:`method_names`), e.g. ``"hspr"``, ``"hspr_robust"``, ``"atlas"``.
+    **params
+        The method's settings (its ``__init__`` keywords; :meth:`Method.get_params` lists them).
+
+    Returns
+    -------
+    Method
+        Unfitted; ``get_method(name).fit(source)`` gives a :class:`~hspr.session.FittedModel`.
 
     Raises :class:`~hspr.errors.UnknownIdError` (a KeyError) listing the known names for an
     unknown method, and :class:`~hspr.errors.HsprError` (a ValueError) for a setting the method

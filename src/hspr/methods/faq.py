@@ -34,7 +34,7 @@ import numpy as np
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
-from ..data.matrix import ResponseMatrix
+from ..data.matrix import DataError, ResponseMatrix
 from ..irt.mirt2pl import MIRT2PL, fit_mirt2pl, laplace_posterior, predictive_probs
 from ..session import FittedModel, Method, ScoreEstimate, Session
 
@@ -252,13 +252,13 @@ class FAQ(Method):
         ------
         DataError
             If ``source`` has missing cells.
-        ValueError
+        DataError
             With fewer than 2 source agents.
         """
         source.require_complete("faq")
         Y = np.asarray(source.values)
         if Y.shape[0] < 2:
-            raise ValueError(f"faq needs at least 2 source agents, got {Y.shape[0]}")
+            raise DataError(f"faq needs at least 2 source agents, got {Y.shape[0]}")
         with threadpool_limits(1):
             model = fit_mirt2pl(Y, min(self.rank, Y.shape[0] - 1), sd_a=self.sd_a, sd_b=self.sd_b)
         return FittedFAQ(source.tasks, model, self.eps, self.beta, self.estimator, self.interval)

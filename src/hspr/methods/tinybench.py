@@ -35,7 +35,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
-from ..data.matrix import ResponseMatrix
+from ..data.matrix import DataError, ResponseMatrix
 from ..irt.mirt2pl import MIRT2PL, fit_mirt2pl, laplace_posterior, predictive_probs
 from ..session import FittedModel, Method, ScoreEstimate, Session, check_budget
 
@@ -450,14 +450,14 @@ class TinyBench(Method):
         ------
         DataError
             If ``source`` has missing cells.
-        ValueError
+        DataError
             With fewer than 2 source agents.
         """
         source.require_complete("tinybench")
         Y = np.asarray(source.values)
         m = Y.shape[0]
         if m < 2:
-            raise ValueError(f"tinybench needs at least 2 source agents, got {m}")
+            raise DataError(f"tinybench needs at least 2 source agents, got {m}")
         dims = list(dict.fromkeys(int(min(d, m - 1)) for d in np.atleast_1d(self.dim)))
         validate = (self.lam is None or len(dims) > 1) and m >= 3
         models, val = {}, {}

@@ -63,7 +63,9 @@ class FittedUniform(FittedModel):
         self.tasks = tasks
 
     def start(self, budget, seed=0):
-        return UniformSession(self.tasks, budget, seed)
+        sess = UniformSession(self.tasks, budget, seed)
+        sess.accepts_pass_rates = not self.binary_outcomes
+        return sess
 
 
 class Uniform(Method):

@@ -97,7 +97,9 @@ class FittedHSPR(FittedModel):
         if config.item_prior_scale != self.config.item_prior_scale:
             raise ValueError(f"item_prior_scale {config.item_prior_scale} differs from this fit's "
                              f"{self.config.item_prior_scale}: fit again (HSPR(config).fit(source))")
-        return FittedHSPR(self.fit_, self.tasks, config)
+        out = FittedHSPR(self.fit_, self.tasks, config)
+        out.binary_outcomes = self.binary_outcomes
+        return out
 
     def start(self, budget: int, seed: int = 0) -> HSPRSession:
         return self._session(budget, seed)
@@ -124,6 +126,8 @@ class HSPRSession(Session):
 
     def __init__(self, model: FittedHSPR, budget: int, seed: int, initial_refresh: bool = True) -> None:
         super().__init__(model.tasks, budget, seed)
+        if model.binary_outcomes:  # fitted on 0/1 outcomes: a pass rate is a mistake, not a rate
+            self.accepts_pass_rates = False
         cfg = self.cfg = model.config
         sf = self.sf = model.fit_
         self.x = model.x_

@@ -72,7 +72,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...data.folds import dated, forward_split
-from ...data.matrix import ResponseMatrix
+from ...data.matrix import DataError, ResponseMatrix
 from ...irt.fourpl import FourPLSettings, fit_4pl
 from ...params import build_dataclass, plain
 from ...session import Method, ScoreEstimate, ShiftReport, budget_from_fraction
@@ -431,14 +431,14 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
 
     Raises
     ------
-    ValueError
+    DataError
         With fewer than 4 source agents (each held-out agent needs 2 or more sources left).
     """
     M = np.asarray(source.rates())  # the 0/1 values, or pass rates over repeated trials
     miss = source.missing  # None when no cell is missing (ResponseMatrix normalises it)
     m, n = M.shape
     if m < 4:
-        raise ValueError(f"hspr_robust needs at least 4 source agents for its leave-cluster-out calibration, got {m}")
+        raise DataError(f"hspr_robust needs at least 4 source agents for its leave-cluster-out calibration, got {m}")
     budget = max(1, budget_from_fraction(settings.fraction, n))
     cfgs = [c.replace(n_nodes=settings.n_nodes, n_draws=settings.n_draws) for c in configs]
     k_max = min(int(round(settings.neighbour_fraction * (m - 1))), m - 3)
@@ -539,7 +539,7 @@ class HSPRRobust(Method):
         bundled bank with its shipped configuration: Pro 4 s, Lite 7 s, Verified 18 s, Full 15 s).
 
         Missing cells (no run) are left out of every fit and distance (:func:`leave_cluster_out`).
-        Raises ValueError with fewer than 4 sources.
+        Raises DataError with fewer than 4 sources.
         """
         if self.config is not None:
             candidates = [self.config]

@@ -42,7 +42,7 @@ from importlib import resources
 
 import numpy as np
 
-from ...data.matrix import ResponseMatrix
+from ...data.matrix import DataError, ResponseMatrix
 from ...session import Method, budget_from_fraction
 from .config import HSPRConfig
 from .decision import calibrate, calibration_residual
@@ -326,7 +326,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
 
     Raises
     ------
-    ValueError
+    DataError (a ValueError)
         For fewer than 3 source agents or a budget fraction that gives no task.
     """
     from joblib import Parallel, delayed, parallel_config
@@ -334,7 +334,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     t0 = time.perf_counter()
     missing = source.missing  # None when no cell is missing (ResponseMatrix normalises it)
     if source.n_agents < 3:
-        raise ValueError(f"selection holds out one of {source.n_agents} source agents and needs at least 3")
+        raise DataError(f"selection holds out one of {source.n_agents} source agents and needs at least 3")
     base = base_config or HSPRConfig()
     over = _eval_overrides(eval_nodes, eval_draws)
     budget = budget_from_fraction(fraction, source.n_tasks)
@@ -487,7 +487,7 @@ class HSPRAuto(Method):
             self.shipped_ = (bank, fold)
         else:
             if source.n_agents < 3:  # refuse before announcing a long selection
-                raise ValueError(f"hspr_auto selects its settings on the source agents and needs at least 3, got "
+                raise DataError(f"hspr_auto selects its settings on the source agents and needs at least 3, got "
                                  f"{source.n_agents}")
             log.warning("hspr_auto: no shipped configuration for source %s (%d agents x %d tasks); running "
                         "source-only selection, which can take long", source.source, source.n_agents, source.n_tasks)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...data.matrix import DataError
 from ...numerics import expit
 
 P_CLIP = 1e-4
@@ -249,12 +250,12 @@ def fit_source(M: np.ndarray, prec_b: float = PREC_B, prec_a: float = PREC_A,
     centred over the runs, and a missing cell is its own value in the task signatures (tasks
     group only with tasks missing for the same sources). A task no source ran keeps the prior.
 
-    Raises ValueError for fewer than 2 source agents.
+    Raises DataError (a ValueError) for fewer than 2 source agents.
     """
     M = np.asarray(M)
     m, n = M.shape
     if m < 2:
-        raise ValueError(f"HSPR needs at least 2 source agents, got {m}")
+        raise DataError(f"HSPR needs at least 2 source agents, got {m}")
     obs = None if missing is None or not np.any(missing) else ~np.asarray(missing, dtype=bool)
     if obs is None:
         h, runs = M.sum(axis=0), m

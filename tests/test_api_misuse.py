@@ -1,0 +1,131 @@
+"""The Python API used the way a library user does (a library-user trial): in-memory and pandas
+matrices, misuse of fit / start / tell, and results that survive pickling. Each refused input is an
+HsprError naming the cause, never an error from inside numpy or pandas, and never a silent answer."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hspr import get_method
+from hspr.data.matrix import DataError, ResponseMatrix
+from hspr.errors import HsprError, UnknownIdError
+from hspr.journal import LiveSessionError
+from hspr.live import LiveSession
+from hspr.methods.hspr import HSPR, HSPRConfig
+
+from .conftest import simulate_matrix
+
+FAST = HSPRConfig(n_nodes=256, n_draws=2048)
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return simulate_matrix(20, 40, seed=4)[0]
+
+
+def test_from_dataframe_reads_ids_outcomes_and_blanks():
+    df = pd.DataFrame({"t2": [1, 0, None], "t1": [0, 1, 1]}, index=["b", "a", "c"]).astype("Int64")  # pd.NA blank
+    m = ResponseMatrix.from_dataframe(df)
+    assert m.agents == ("b", "a", "c") and m.tasks == ("t2", "t1")
+    assert m.values.tolist() == [[1, 0], [0, 1], [0, 1]]
+    assert m.missing.tolist() == [[False, False], [False, False], [True, False]]
+    c = m.canonical()
+    assert c.agents == ("a", "b", "c") and c.tasks == ("t1", "t2") and c.values.tolist() == [[1, 0], [0, 1], [1, 0]]
+
+
+def test_from_dataframe_names_the_cell_that_is_not_an_outcome():
+    df = pd.DataFrame({"t1": [1, "x"], "t2": [0, 1]}, index=["a", "b"])
+    with pytest.raises(DataError, match=r"value 'x' for agent 'b', task 't1' \(row 2, column 1\)"):
+        ResponseMatrix.from_dataframe(df)
+    with pytest.raises(DataError, match="non-binary value 2.0 for agent 'a'"):
+        ResponseMatrix.from_dataframe(pd.DataFrame({"t1": [2.0]}, index=["a"]))
+    with pytest.raises(DataError, match="takes a pandas DataFrame, got ndarray"):
+        ResponseMatrix.from_dataframe(np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("name", ["hspr", "uniform", "atlas"])
+def test_fit_on_a_dataframe_names_the_constructor(name):
+    df = pd.DataFrame(np.eye(3, dtype=int), index=["a", "b", "c"], columns=["t1", "t2", "t3"])
+    with pytest.raises(DataError, match=rf"{name}\.fit takes a ResponseMatrix, got DataFrame.*from_dataframe"):
+        get_method(name).fit(df)
+
+
+def test_ids_given_as_one_string_and_nan_values_are_explained():
+    with pytest.raises(DataError, match="agents must be a sequence of ids, got the string 'ab'"):
+        ResponseMatrix("ab", ["t1"], np.array([[1], [0]]))
+    with pytest.raises(DataError, match=r"value nan for agent 'a', task 't1'.*missing=np\.isnan\(values\)"):
+        ResponseMatrix(["a"], ["t1", "t2"], np.array([[np.nan, 1.0]]))
+
+
+@pytest.mark.parametrize("method", [HSPR(FAST), get_method("uniform")], ids=["hspr", "uniform"])
+def test_a_pass_rate_is_refused_on_a_bank_of_0_1_outcomes(sim, method):
+    """It was taken as a pass rate: 40 outcomes of 0.5 gave the estimate 0.5 with a zero-width interval."""
+    sess = method.fit(sim).start(5, 0)
+    with pytest.raises(HsprError, match=r"must be 0 or 1, got 0\.5"):
+        sess.tell(sess.ask(), 0.5)
+    trials = ResponseMatrix(sim.agents, sim.tasks, sim.values * 2, trials=2)  # the same tasks as counts of 2 trials
+    sess = method.fit(trials).start(5, 0)
+    sess.tell(sess.ask(), 0.5)  # a pass rate of a bank of repeated trials
+    assert sess.outcomes == [0.5]
+
+
+def test_with_config_keeps_the_outcome_kind(sim):
+    model = HSPR(FAST).fit(sim)
+    assert model.binary_outcomes and model.with_config(FAST.replace(rank=1)).binary_outcomes
+
+
+@pytest.mark.parametrize("seed", [None, "a", -1, 1.5, True])
+def test_seed_must_be_a_whole_number(sim, seed):
+    with pytest.raises(HsprError, match=r"seed must be a whole number >= 0"):
+        get_method("uniform").fit(sim).start(5, seed)
+
+
+@pytest.mark.parametrize("name,n", [("hspr", 1), ("faq", 1), ("tinybench", 1), ("hspr_robust", 3)])
+def test_too_few_sources_is_a_data_error(name, n, sim):
+    with pytest.raises(DataError, match="needs at least"):
+        get_method(name).fit(sim.rows(range(n)))
+
+
+def test_unknown_task_suggests_the_nearest_id_and_a_repeat_says_what_to_do(sim):
+    sess = get_method("uniform").fit(sim).start(5, 0)
+    task = sess.ask()
+    with pytest.raises(UnknownIdError, match=rf"did you mean {task!r}"):
+        sess.tell(task + "x", 1)
+    sess.tell(task, 1)
+    with pytest.raises(HsprError, match=r"already recorded \(as 1\).*start a new one"):
+        sess.tell(task, 0)
+
+
+def test_estimates_are_plain_floats(sim):
+    sess = get_method("uniform").fit(sim).start(5, 0)
+    while not sess.done:
+        sess.tell(sess.ask(), 1)
+    est = sess.estimate()
+    assert all(type(v) is float for v in (est.point, est.mean, est.lower, est.upper))
+
+
+def test_a_pickled_model_and_session_continue_identically(sim):
+    """The README's promise: a fit can be kept and a session paused with pickle."""
+    model = HSPR(FAST).fit(sim.rows(range(1, 20)))
+    row = sim.values[0]
+    sess = model.start(8, 2)
+    for _ in range(3):
+        t = sess.ask()
+        sess.tell(t, int(row[sim.task_index(t)]))
+    copy = pickle.loads(pickle.dumps(sess))
+    again = pickle.loads(pickle.dumps(model)).start(8, 2)
+    for s in (sess, copy, again):
+        while not s.done:
+            t = s.ask()
+            s.tell(t, int(row[sim.task_index(t)]))
+    assert sess.queried == copy.queried == again.queried
+    assert sess.estimate() == copy.estimate() == again.estimate()
+
+
+def test_live_session_asks_for_a_path_not_an_in_memory_matrix(sim, tmp_path):
+    with pytest.raises(LiveSessionError, match="matrix must be the path of a response-matrix file, got ResponseMatrix"):
+        LiveSession.create(tmp_path / "s.hspr", 5, matrix=sim)
