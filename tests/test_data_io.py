@@ -526,3 +526,20 @@ def test_a_matrix_in_which_no_task_separates_two_agents_is_warned_about(tmp_path
         assert said == []
     else:
         assert len(said) == 1 and warned in said[0] and "no task separates any two agents" in said[0]
+
+
+@pytest.mark.parametrize("rows, header, warned", [
+    (["django__django-11099", "astropy__astropy-12907", "sympy__sympy-20590"], ["20240402_sweagent_gpt4", "a2"], True),
+    (["20240402_sweagent_gpt4", "a2", "a3"], ["django__django-11099", "astropy__astropy-12907"], False),
+    (["django__django-11099", "a2", "a3"], ["t1", "t2"], False),  # one of three rows: no
+])
+def test_rows_that_look_like_swe_bench_task_ids_are_flagged_as_transposed(tmp_path, rows, header, warned):
+    """What pandas writes for ``df.T.to_csv()`` (first header cell blank) validated silently (a hostile trial)."""
+    import warnings
+
+    text = "," + ",".join(header) + "\n" + "".join(f"{r}," + ",".join(["1"] * len(header)) + "\n" for r in rows)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        m = read_wide_csv(write(tmp_path / "m.csv", text))
+    assert m.agents == tuple(rows)
+    assert any("the row ids look like task ids" in str(w.message) for w in seen) == warned

@@ -97,3 +97,21 @@ def test_a_row_without_any_run_is_named_once_by_validate_and_merge(tmp_path):
     res = CliRunner().invoke(main, ["bank", "merge", str(base), str(tmp_path / "new.csv"), "--out",
                                     str(tmp_path / "m.csv")])
     assert res.exit_code == 0 and res.output.count("no run at all") == 1, res.output
+
+
+def test_jsonl_task_ids_are_stripped_like_csv_ids_so_a_merge_writes_a_loadable_bank(tmp_path):
+    """A JSONL response under 't1 ' became a second task beside the CSV's 't1', and `bank merge`
+    wrote (over BASE) a CSV that `bank validate` then refused for a duplicate id (a hostile trial)."""
+    base = tmp_path / "bank.csv"
+    base.write_text("agent,t1,t2\na1,1,0\na2,0,1\n")
+    new = tmp_path / "new.jsonl"
+    new.write_text('{"subject_id": "a3", "responses": {"t1 ": 1, "t2": 0}}\n')
+    res = CliRunner().invoke(main, ["bank", "merge", str(base), str(new), "--out", str(base)])
+    assert res.exit_code == 0, res.output
+    m = load_matrix(base)
+    assert m.tasks == ("t1", "t2") and m.agents == ("a1", "a2", "a3")
+    assert m.values[m.agent_index("a3")].tolist() == [1, 0]
+    clash = tmp_path / "clash.jsonl"
+    clash.write_text('{"subject_id": "a3", "responses": {"t1 ": 1, "t1": 0}}\n')
+    with pytest.raises(DataError, match=r"line 1: task ids 't1 ' and 't1' are the same id"):
+        load_matrix(clash)

@@ -59,6 +59,14 @@ TASK_COLUMN_NAMES = frozenset({"task", "tasks", "task_id", "instance_id", "insta
 
 _ASCII_COUNT = re.compile(r"[0-9]+")
 
+#: a SWE-bench instance id, ``owner__repo-<number>`` (e.g. ``django__django-11099``)
+_INSTANCE_ID = re.compile(r"^[\w.-]+__[\w.-]+-\d+$")
+
+
+def _share_like_instance_ids(ids: Sequence[str]) -> float:
+    """Fraction of ``ids`` shaped like SWE-bench instance ids (a transposed-matrix hint)."""
+    return sum(bool(_INSTANCE_ID.match(x)) for x in ids) / max(1, len(ids))
+
 RESULT_ID_LISTS = (
     "resolved",
     "no_generation",
@@ -214,7 +222,8 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         raise DataError(f"{path}: line {hline}: header has {len(header)} column(s){sep}; expected 'agent,<task ids...>'")
     tasks = [h.strip() for h in header[1:]]
     _check_ids(tasks, "task", f"{path}: line {hline} (header)", lambda j: f"column {j + 2}")
-    if header[0].strip().lower() in TASK_COLUMN_NAMES:
+    named_task_column = header[0].strip().lower() in TASK_COLUMN_NAMES
+    if named_task_column:
         warnings.warn(f"{path}: the first column is named {header[0].strip()!r}, but a wide CSV has one row per agent "
                       "(header 'agent,<task ids...>'): its rows are read as agents and its header as task ids; if "
                       "each row is a task, transpose the file", InputWarning, stacklevel=2)
@@ -230,6 +239,11 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
             raise DataError(f"{exc}. With 3 columns this looks like a long CSV: name its header "
                             "'agent,instance_id,resolved' (or agent,task_id,resolved)") from None
         raise
+    if not named_task_column and _share_like_instance_ids(agents) >= 0.5 > _share_like_instance_ids(tasks):
+        example = next(a for a in agents if _INSTANCE_ID.match(a))
+        warnings.warn(f"{path}: the row ids look like task ids (e.g. {example!r}) and the header's do not, but a wide "
+                      "CSV has one row per agent (header 'agent,<task ids...>'): if each row is a task, transpose the "
+                      "file (pandas: df.T.to_csv(...))", InputWarning, stacklevel=2)
     values, miss = _plain_binary([r[1:] for _, r in body], len(tasks)), None
     if values is None:
         cells = np.array([r[1:] for _, r in body], dtype=str)
@@ -478,7 +492,15 @@ def _jsonl_record(path: Path, n: int, line: str) -> tuple[str, dict]:
     sid = obj["subject_id"]
     if not isinstance(sid, (str, int)) or isinstance(sid, bool):
         raise DataError(f"{path}: line {n}: subject_id {sid!r} must be a string")
-    return str(sid).strip(), obj["responses"]
+    responses: dict = {}
+    given: dict = {}
+    for key, value in obj["responses"].items():  # ids are stripped as the CSV readers strip them
+        task = str(key).strip()
+        if task in responses:
+            raise DataError(f"{path}: line {n}: task ids {given[task]!r} and {key!r} are the same id once surrounding "
+                            "spaces are removed; keep one of them")
+        responses[task], given[task] = value, key
+    return str(sid).strip(), responses
 
 
 # ---------------------------------------------------------------------- bank folder
