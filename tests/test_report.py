@@ -382,3 +382,41 @@ def test_coverage_figure_width_labels_do_not_overlap():
         assert frame.y0 <= a.y0 and a.y1 <= frame.y1, labels[i].get_text()
         for b in boxes[i + 1:]:
             assert not a.overlaps(b)
+
+
+def test_methods_replayed_on_different_targets_are_named(tmp_path, synth):
+    """A method run before the bank gained rows and one after were ranked in one row without a word."""
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+    fewer = runs[~((runs["method"] == "uniform") & (runs["bank"] == "lite") & runs["target"].isin(["lite_a00", "lite_a01"]))]
+    with pytest.warns(ReportWarning, match=r"bank 'lite' at budget 0\.1: the methods were replayed on different targets "
+                                           r"\(hspr 12, uniform 10, atlas 12 targets\)"):
+        report.read_results(_write(tmp_path / "r.json", fewer))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReportWarning)
+        report.read_results(_write(tmp_path / "same.json", runs))  # the same targets: no warning
+
+
+def test_cli_report_refuses_a_negative_seed_and_names_a_broken_matplotlib(tmp_path, synth, monkeypatch):
+    truths, errors = synth
+    f = _write(tmp_path / "r.json", make_runs(errors, truths))
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", str(tmp_path / "o"), "--seed", "-1"])
+    assert res.exit_code == 2 and "'--seed': -1 is not in the range" in res.output
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", str(tmp_path / "o"), "--n-resamples", "100000000"])
+    assert res.exit_code == 2 and "'--n-resamples'" in res.output
+    import builtins
+
+    real = builtins.__import__
+
+    def broken(name, *args, **kw):
+        if name == "matplotlib":
+            raise ValueError("Key backend: 'nonsense' is not a valid value for backend")
+        return real(name, *args, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", broken)
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", str(tmp_path / "o"), "--n-resamples", "200"])
+    assert res.exit_code == 2, res.output
+    assert "the figures need matplotlib, which failed to load" in res.output and "--no-figures" in res.output
+    assert (tmp_path / "o" / "comparison.csv").exists()  # the tables were written, as the message says

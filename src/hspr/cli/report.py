@@ -22,9 +22,10 @@ def register(group: click.Group) -> None:
                   help="Method every other method is compared with in the paired analysis (default: hspr; "
                        "without it the first HSPR variant in the results (hspr[...], hspr_robust), else the "
                        "first method).")
-    @click.option("--n-resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
+    @click.option("--n-resamples", type=click.IntRange(min=100, max=1_000_000), default=10_000, show_default=True,
                   help="Bootstrap resamples for the 95 % interval of the mean paired difference.")
-    @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+    @click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=0, show_default=True,
+                  help="Bootstrap seed.")
     @click.option("--figures/--no-figures", default=True, show_default=True, help="Write PNG and SVG figures.")
     @click.option("--also", default=None, help="A second method for the estimate-vs-truth figure.")
     def report_cmd(results, out_dir, baseline, n_resamples, seed, figures, also):

@@ -279,7 +279,11 @@ def make_figures(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
     if budget_fraction is not None and budget_fraction not in set(runs["budget_fraction"]):
         raise ReportError(f"no runs at budget fraction {budget_fraction} "
                           f"(have {sorted(runs['budget_fraction'].unique())})")
-    import matplotlib
+    try:
+        import matplotlib
+    except (ImportError, ValueError) as exc:  # e.g. MPLBACKEND naming no backend
+        raise ReportError(f"the figures need matplotlib, which failed to load ({exc}); fix that (e.g. unset "
+                          "MPLBACKEND) or pass --no-figures; the tables were written") from None
 
     paths: list[Path] = []
     with matplotlib.rc_context({"svg.hashsalt": "hspr-report", "font.size": 9}):

@@ -215,7 +215,8 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     pandas.DataFrame
         The runs of every file (see :func:`runs_frame`). A run (same bank, method,
         budget_fraction, target and seed) present in several files is kept from the file given
-        last; a :class:`ReportWarning` says how many were replaced.
+        last; a :class:`ReportWarning` says how many were replaced, and another names each bank
+        and budget whose methods ran on different targets.
 
     Raises
     ------
@@ -240,7 +241,23 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
         warnings.warn(f"{int(dup.sum())} run(s) appear in more than one place (same bank, method, budget, target, "
                       f"seed; in {files}); the copy from the file given last is used", ReportWarning, stacklevel=2)
         runs = runs.loc[~dup].reset_index(drop=True)
+    _warn_unequal_targets(runs)
     return runs
+
+
+def _warn_unequal_targets(runs: pd.DataFrame) -> None:
+    """ReportWarning for each bank and budget whose methods were replayed on different target sets.
+
+    Their MAEs average over different agents (e.g. one run before a bank gained rows, one after),
+    so the table's ranking of them is not a comparison; the paired analysis uses the common targets.
+    """
+    sets = runs.groupby(["bank", "budget_fraction", "method"], sort=False)["target"].agg(frozenset)
+    for (bank, frac), per_method in sets.groupby(level=[0, 1], sort=False):
+        if per_method.nunique() > 1:
+            counts = ", ".join(f"{m} {len(t)}" for (_, _, m), t in per_method.items())
+            warnings.warn(f"bank {bank!r} at budget {frac:g}: the methods were replayed on different targets ({counts} "
+                          "targets): their MAEs average over different agents, so the table does not compare them; "
+                          "replay them on the same bank and folds", ReportWarning, stacklevel=3)
 
 
 def _check_one_truth(runs: pd.DataFrame) -> None:
