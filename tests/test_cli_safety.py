@@ -442,3 +442,19 @@ def test_bank_build_writes_through_a_symlink_and_into_a_pipe(files, tmp_path):
     res = run("bank", "build", files / "bank.csv", "--out", fifo)
     reader.join(timeout=30)
     assert res.exit_code == 0 and got == [target.read_text()] and not fifo.is_file()
+
+
+@pytest.mark.parametrize("args, option, name", [
+    (["replay", "--bank", "lite", "--methods", "uniform", "--out", "bank.csv"], "--out", "bank.json"),
+    (["replay", "--bank", "lite", "--methods", "uniform", "--csv", "summary.json"], "--csv", "summary.csv"),
+    (["select", "--bank", "lite", "--fold", "0", "--out", "bank.csv"], "--out", "bank.json"),
+    (["select", "--bank", "lite", "--fold", "0", "--out", "s.json", "--config-out", "run.hspr"], "--config-out", "run.json"),
+])
+def test_an_output_named_like_another_format_is_refused_before_any_work(tmp_path, monkeypatch, args, option, name):
+    """`select --out mybank.csv` wrote JSON over the user's bank after minutes of work (a hostile trial)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bank.csv").write_text("agent,t1\na,1\n")
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 2, res.output
+    assert f"{option} is written as" in res.output and f"name it {name}" in res.output
+    assert (tmp_path / "bank.csv").read_text() == "agent,t1\na,1\n"

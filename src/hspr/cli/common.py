@@ -41,6 +41,26 @@ def _writable_ancestor(p: Path, option: str) -> None:
                                  param_hint=option)
 
 
+#: file suffixes of the formats hspr writes, and of the inputs a user keeps (a bank, a session, a figure)
+_SUFFIXES = {"json": (".json",), "csv": (".csv",)}
+_DATA_SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".txt", ".hspr", ".png", ".svg", ".parquet", ".xlsx")
+
+
+def check_output_suffix(path: str | os.PathLike | None, option: str, kind: str) -> None:
+    """click.BadParameter naming ``option`` when output file ``path``, written as ``kind``
+    (``"json"``, ``"csv"``), is named with the suffix of another format: ``select --out bank.csv``
+    wrote JSON over a bank. A name without a known suffix (``/dev/stdout``, ``out``) passes; None passes.
+    """
+    if path is None:
+        return
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix in _DATA_SUFFIXES and suffix not in _SUFFIXES[kind]:
+        raise click.BadParameter(f"{p}: {option} is written as {kind.upper()}, and the name ends in {p.suffix}, the "
+                                 f"suffix of another format (a bank, a session, a figure?): name it "
+                                 f"{p.with_suffix(_SUFFIXES[kind][0]).name}", param_hint=option)
+
+
 def check_output_file(path: str | os.PathLike | None, option: str) -> Path | None:
     """Check that file ``path`` can be written (missing folders are created when it is); None passes.
 

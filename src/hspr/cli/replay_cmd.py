@@ -33,6 +33,7 @@ from .common import (
     check_backend,
     check_matrix_label,
     check_output_file,
+    check_output_suffix,
     check_workers,
     connected,
     environment,
@@ -347,6 +348,8 @@ def register(group: click.Group) -> None:
                  "--targets": targets if targets and Path(targets).is_file() else None}
         refuse_overwriting_inputs(out, "--out", given)
         refuse_overwriting_inputs(csv_path, "--csv", {**given, "--out": out})
+        check_output_suffix(out, "--out", "json")
+        check_output_suffix(csv_path, "--csv", "csv")
         try:
             names = parse_methods(methods)
             fractions = parse_budgets(budget)

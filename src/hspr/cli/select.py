@@ -24,6 +24,7 @@ from .common import (
     check_backend,
     check_matrix_label,
     check_output_file,
+    check_output_suffix,
     check_workers,
     connected,
     environment,
@@ -182,6 +183,8 @@ def register(group: click.Group) -> None:
         if record:
             check_output_file(record, "--record")
             check_record_table(Path(record))
+        for path, option in ((out, "--out"), (config_out, "--config-out"), (record, "--record")):
+            check_output_suffix(path, option, "json")
         if not 0 < fraction <= 1:
             raise click.BadParameter(f"{fraction}: a fraction of the tasks in (0, 1]", param_hint="--fraction")
         if matrix:
