@@ -280,8 +280,8 @@ BAD_JSONL = [
     ('{"subject_id": "a1", "responses": {"t1": 1}}\n{"subject_id": "a2", "responses": {"t1": 1,}\n',
      ["line 2", "invalid JSON"]),
     ('{"subject_id": "a1", "responses": {"t1": 2}}\n', ["line 1", "subject 'a1'", "task 't1'", "non-binary response 2"]),
-    ('{"subject_id": "a1", "responses": {"t1": 1}}\n\n{"subject_id": "a2", "responses": {"t1": "1"}}\n',
-     ["line 3", "subject 'a2'", "'1'"]),
+    ('{"subject_id": "a1", "responses": {"t1": 1}}\n\n{"subject_id": "a2", "responses": {"t1": "maybe"}}\n',
+     ["line 3", "subject 'a2'", "'maybe'"]),
     ('{"subject_id": "a1", "responses": {"t1": 1}}\n{"subject_id": "a1", "responses": {"t1": 0}}\n',
      ["duplicate subject id 'a1'", "line 1 and line 2"]),
     ('{"subject_id": "a1", "responses": [1, 0]}\n', ["line 1", "not a subject record"]),
@@ -543,3 +543,19 @@ def test_rows_that_look_like_swe_bench_task_ids_are_flagged_as_transposed(tmp_pa
         m = read_wide_csv(write(tmp_path / "m.csv", text))
     assert m.agents == tuple(rows)
     assert any("the row ids look like task ids" in str(w.message) for w in seen) == warned
+
+
+def test_one_outcome_vocabulary_for_csv_and_jsonl(tmp_path):
+    """CSV took 1.0 but not 1.00, NA but not null or N/A; JSONL refused "resolved" and "1" that CSV
+    took (a hostile trial). Both now read the same spellings."""
+    csv = write(tmp_path / "m.csv", "agent,t1,t2,t3,t4\na,1.00,0.000,null,N/A\nb,resolved,None,1,0\n")
+    m = load_matrix(csv)
+    assert m.values.tolist() == [[1, 0, 0, 0], [1, 0, 1, 0]]
+    assert m.missing.tolist() == [[False, False, True, True], [False, True, False, False]]
+    jl = write(tmp_path / "m.jsonl", '{"subject_id": "a", "responses": {"t1": "resolved", "t2": "1.00", "t3": null}}\n'
+                                     '{"subject_id": "b", "responses": {"t1": "0", "t2": true, "t3": 1}}\n')
+    m = load_matrix(jl)
+    assert m.values.tolist() == [[1, 1, 0], [0, 1, 1]] and m.missing.tolist() == [[False, False, True], [False] * 3]
+    for bad in ("1.5", "10", "01"):
+        with pytest.raises(DataError, match=rf"non-binary value '{bad}'.*null = no run"):
+            load_matrix(write(tmp_path / "b.csv", f"agent,t1,t2\na,{bad},1\nb,0,1\n"))

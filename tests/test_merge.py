@@ -115,3 +115,30 @@ def test_jsonl_task_ids_are_stripped_like_csv_ids_so_a_merge_writes_a_loadable_b
     clash.write_text('{"subject_id": "a3", "responses": {"t1 ": 1, "t1": 0}}\n')
     with pytest.raises(DataError, match=r"line 1: task ids 't1 ' and 't1' are the same id"):
         load_matrix(clash)
+
+
+def _m(text_rows, source):
+    agents = [r[0] for r in text_rows[1:]]
+    return ResponseMatrix(agents, text_rows[0][1:], np.array([r[1:] for r in text_rows[1:]], int), source=source)
+
+
+def test_merge_names_overridden_cells_and_refuses_two_unrelated_banks():
+    from hspr.errors import InputWarning
+
+    base = _m([["agent", "t1", "t2"], ["a1", 1, 0], ["a2", 0, 1]], "b1.csv")
+    new = _m([["agent", "t1", "t3"], ["a1", 0, 1], ["a3", 1, 1]], "b2.csv")
+    with pytest.raises(DataError, match=r"1 cell\(s\) differ.*a1 / t1 \(b1\.csv: 1, b2\.csv: 0\)"):
+        merge_banks(base, new)
+    with pytest.warns(InputWarning, match=r"take the new bank's outcome \(b2\.csv\), e\.g\. a1 / t1 \(b1\.csv: 1, b2\.csv: 0\)"):
+        m = merge_banks(base, new, prefer="new")
+    assert m.values[m.agent_index("a1"), m.task_index("t1")] == 0
+    with pytest.warns(InputWarning, match=r"take the base bank's outcome \(b1\.csv\), e\.g\. a1 / t1 \(b2\.csv: 0, b1\.csv: 1\)"):
+        m = merge_banks(base, new, prefer="base")
+    assert m.values[m.agent_index("a1"), m.task_index("t1")] == 1
+    other = _m([["agent", "t8", "t9"], ["z1", 0, 1]], "b3.csv")
+    with pytest.raises(DataError, match="shares no task id and no agent id with b1.csv"):
+        merge_banks(base, other)
+    more_tasks = _m([["agent", "t8", "t9"], ["a1", 0, 1], ["z1", 1, 1]], "b4.csv")  # a1 ran new tasks: a real merge
+    with pytest.warns(InputWarning, match=r"1 new agent\(s\) \('z1'\) ran none of b1\.csv's 2 tasks"):
+        m = merge_banks(base, more_tasks)
+    assert m.shape == (3, 4)

@@ -1,9 +1,9 @@
 """The outcome vocabulary: the one set of spellings every reader accepts for a task's result.
 
 =============  ==========================================================================
-resolved       ``1``, ``1.0``, ``true``, ``yes``, ``pass``, ``passed``, ``resolved``
-unresolved     ``0``, ``0.0``, ``false``, ``no``, ``fail``, ``failed``, ``unresolved``
-no run         (matrix cells only) empty, ``na``, ``nan``
+resolved       ``1``, ``1.0``, ``1.00``, ..., ``true``, ``yes``, ``pass``, ``passed``, ``resolved``
+unresolved     ``0``, ``0.0``, ``0.00``, ..., ``false``, ``no``, ``fail``, ``failed``, ``unresolved``
+no run         (matrix cells only) empty, ``na``, ``n/a``, ``nan``, ``null``, ``none``
 =============  ==========================================================================
 
 Case and surrounding spaces are ignored. Python values ``True``/``False`` and numbers equal
@@ -19,9 +19,19 @@ import re
 
 RESOLVED = frozenset({"1", "1.0", "true", "yes", "pass", "passed", "resolved"})
 UNRESOLVED = frozenset({"0", "0.0", "false", "no", "fail", "failed", "unresolved"})
-MISSING = frozenset({"", "na", "nan"})
+MISSING = frozenset({"", "na", "n/a", "nan", "null", "none"})
 #: how messages describe the vocabulary
 SPELLINGS = "resolved/unresolved, 1/0, true/false, yes/no, pass/fail"
+#: how messages describe a cell with no run
+NO_RUN = "empty, na, nan or null = no run"
+_DECIMAL = re.compile(r"([01])\.0+")  # 1.00, 0.000: a spreadsheet's formatting of 1 and 0
+
+
+def normalise(text: str) -> str:
+    """A cell's text as the vocabulary spells it: stripped, lower case, ``1.00`` as ``1``."""
+    t = text.strip().lower()
+    m = _DECIMAL.fullmatch(t)
+    return m.group(1) if m else t
 _COUNT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit also takes superscripts)
 
 
@@ -38,7 +48,7 @@ def outcome(value) -> int | None:
     if hasattr(value, "item") and not isinstance(value, str):  # numpy scalars
         return outcome(value.item())
     if isinstance(value, str):
-        t = value.strip().lower()
+        t = normalise(value)
         if t in RESOLVED:
             return 1
         if t in UNRESOLVED:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from ..errors import InputWarning
 from ..fileio import write_text_durable
 from .io import FORMS, detect_form, load_matrix, read_leaderboard
 from .matrix import DataError, ResponseMatrix
@@ -116,7 +118,13 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
     Raises
     ------
     DataError
-        On a conflict with ``prefer='refuse'``.
+        On a conflict with ``prefer='refuse'``, or when the banks share no task and no agent.
+
+    Warns
+    -----
+    InputWarning
+        Naming the cells that differ, with ``prefer`` 'new' or 'base'; and new agents that share
+        no task with ``base``.
     ValueError
         For an unknown ``prefer``.
     """
@@ -127,6 +135,11 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
             return "one 0/1 outcome per task" if m.trials is None else f"{m.trials} trials per task"
         raise DataError(f"cannot merge {new.source} ({kind(new)}) into {base.source} ({kind(base)}): both banks need "
                         "the same number of trials per task")
+    shared_tasks = set(base.tasks) & set(new.tasks)
+    if not shared_tasks and not set(base.agents) & set(new.agents):
+        raise DataError(f"{new.source} shares no task id and no agent id with {base.source} (e.g. task "
+                        f"{new.tasks[0]!r} against {base.tasks[0]!r}): merged, every agent would have no run on the "
+                        "other bank's tasks. Check that both are of one split and spell task ids the same way")
     agents = list(base.agents) + [a for a in new.agents if a not in set(base.agents)]
     tasks = list(base.tasks) + [t for t in new.tasks if t not in set(base.tasks)]
     ai = {a: i for i, a in enumerate(agents)}
@@ -145,13 +158,24 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
     have[np.ix_(r0, c0)] = k0
     old_v, old_h = vals[np.ix_(r1, c1)], have[np.ix_(r1, c1)]
     clash = old_h & k1 & (old_v != v1)
-    if clash.any() and prefer == "refuse":
+    if clash.any():
         rr, cc = np.nonzero(clash)
-        first = [f"{new.agents[i]} / {new.tasks[j]}" for i, j in zip(rr[:3], cc[:3])]
-        raise DataError(f"{int(clash.sum())} cell(s) differ between the banks, e.g. {'; '.join(first)}; "
-                        "pass --prefer new or --prefer base to choose")
+        top = layers[1]  # the bank whose outcome wins (new, unless prefer='base')
+        first = [f"{top.agents[i]} / {top.tasks[j]} ({layers[0].source}: {old_v[i, j]}, {top.source}: {v1[i, j]})"
+                 for i, j in zip(rr[:3], cc[:3])]
+        if prefer == "refuse":
+            raise DataError(f"{int(clash.sum())} cell(s) differ between the banks, e.g. {'; '.join(first)}; "
+                            "pass --prefer new or --prefer base to choose")
+        warnings.warn(f"{int(clash.sum())} cell(s) differ between the banks and take the {prefer} bank's outcome "
+                      f"({top.source}), e.g. {'; '.join(first)}", InputWarning, stacklevel=2)
     vals[np.ix_(r1, c1)] = np.where(k1, v1, old_v)
     have[np.ix_(r1, c1)] = old_h | k1
+    added = [a for a in new.agents if a not in set(base.agents)]
+    if added and not shared_tasks:
+        warnings.warn(f"{len(added)} new agent(s) ({', '.join(map(repr, added[:3]))}{' ...' if len(added) > 3 else ''}) "
+                      f"ran none of {base.source}'s {base.n_tasks} tasks: they have no run on those tasks (counted as "
+                      "unresolved where missing runs count as 0)",
+                      InputWarning, stacklevel=2)
     missing = None if have.all() else ~have
     return ResponseMatrix(agents, tasks, vals, missing, source=f"{base.source} + {new.source}",
                           trials=base.trials).canonical()

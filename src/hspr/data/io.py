@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import InputWarning, shorten
 from ..fileio import DuplicateKeyError, csv_records, loads, read_json, read_text
-from ..outcomes import MISSING, RESOLVED, SPELLINGS, UNRESOLVED, is_missing, outcome
+from ..outcomes import MISSING, NO_RUN, RESOLVED, SPELLINGS, UNRESOLVED, is_missing, normalise, outcome
 from .matrix import DataError, ResponseMatrix
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def parse_outcome(text: str, where: str) -> int | None:
         return None
     y = outcome(text)
     if y is None:
-        raise DataError(f"{where}: non-binary value {text!r}; outcomes must be 0 or 1 ({SPELLINGS}; empty = no run)")
+        raise DataError(f"{where}: non-binary value {text!r}; outcomes must be 0 or 1 ({SPELLINGS}; {NO_RUN})")
     return y
 
 
@@ -133,14 +133,14 @@ def _parse_cells(cells: np.ndarray, where: Callable[[int, int], str]) -> tuple[n
     # normalise each distinct cell text once (a bank has a handful), then map back
     uniq, inv = np.unique(cells.astype(str), return_inverse=True)
     inv = inv.reshape(cells.shape)
-    norm = np.array([u.strip().lower() for u in uniq.tolist()], dtype=str)
+    norm = np.array([normalise(u) for u in uniq.tolist()], dtype=str)
     ones = np.isin(norm, list(RESOLVED))[inv]
     miss = np.isin(norm, list(MISSING))[inv]
     bad = ~(ones | miss | np.isin(norm, list(UNRESOLVED))[inv])
     if bad.any():
         r, c = np.argwhere(bad)[0]
         raise DataError(
-            f"{where(int(r), int(c))}: non-binary value {str(cells[r, c])!r}; outcomes must be 0 or 1 ({SPELLINGS}; empty = no run)"
+            f"{where(int(r), int(c))}: non-binary value {str(cells[r, c])!r}; outcomes must be 0 or 1 ({SPELLINGS}; {NO_RUN})"
         )
     return ones.astype(np.int8), miss
 
@@ -458,14 +458,17 @@ def read_jsonl(path: str | Path) -> ResponseMatrix:
     tasks = [str(t) for t in frame.columns]
     _check_ids(tasks, "task", str(path), lambda j: f"task #{j + 1}")
     isna = frame.isna().to_numpy()
-    bad = ~(frame.isin([0, 1]).to_numpy() | isna)
-    if bad.any():
-        r, c = (int(x) for x in np.argwhere(bad)[0])
-        raise DataError(
-            f"{path}: line {lines[r]} (subject {subjects[r]!r}), task {tasks[c]!r}: non-binary response "
-            f"{shorten(repr(_py(frame.iat[r, c])))}; responses must be 0 or 1 (or true/false)"
-        )
-    values = np.where(isna, 0, frame.to_numpy(dtype=object)).astype(np.int8)
+    cells = frame.to_numpy(dtype=object, copy=True)
+    other = ~(frame.isin([0, 1]).to_numpy() | isna)
+    for r, c in np.argwhere(other):  # a spelling of the vocabulary ("resolved", "1"), as the CSV readers take
+        y = outcome(cells[r, c]) if isinstance(cells[r, c], str) else None
+        if y is None:
+            raise DataError(
+                f"{path}: line {lines[r]} (subject {subjects[r]!r}), task {tasks[c]!r}: non-binary response "
+                f"{shorten(repr(_py(cells[r, c])))}; responses must be 0 or 1 ({SPELLINGS}; null = no run)"
+            )
+        cells[r, c] = y
+    values = np.where(isna, 0, cells).astype(np.int8)
     return ResponseMatrix(subjects, tasks, values, isna if isna.any() else None, source=str(path))
 
 
