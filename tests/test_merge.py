@@ -142,3 +142,16 @@ def test_merge_names_overridden_cells_and_refuses_two_unrelated_banks():
     with pytest.warns(InputWarning, match=r"1 new agent\(s\) \('z1'\) ran none of b1\.csv's 2 tasks"):
         m = merge_banks(base, more_tasks)
     assert m.shape == (3, 4)
+
+
+def test_bank_commands_name_a_misspelt_bundled_bank_and_a_file_in_the_out_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "b1.csv").write_text("agent,t1,t2\na1,1,0\na2,0,1\n")
+    run = CliRunner().invoke
+    res = run(main, ["bank", "validate", "Verified"])
+    assert res.exit_code == 2 and "Verified: no such file or folder; the bundled bank is spelled 'verified'" in res.output
+    res = run(main, ["bank", "merge", "b1.csv", "lite", "--out", "m.csv"])
+    assert res.exit_code == 2 and "only BASE may be a bundled bank's name" in res.output
+    res = run(main, ["bank", "build", "b1.csv", "--out", "b1.csv/x.csv"])  # was "File exists", exit 1
+    assert res.exit_code == 2 and "b1.csv is a file, not a folder" in res.output
+    assert not (tmp_path / "m.csv").exists()

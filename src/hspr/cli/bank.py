@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from hspr.cli.common import refuse_overwriting_inputs, same_file
+from hspr.cli.common import check_output_file, refuse_overwriting_inputs, same_file
 from hspr.data.banks import BANKS, load_bank
 from hspr.data.build import build_bank, merge_banks, write_wide_csv
 from hspr.data.io import FORMS, detect_form
@@ -151,6 +151,22 @@ def bank_group() -> None:
     """Build, check or merge a response matrix (bank), or list a bundled bank's agents."""
 
 
+def _require_input(path: Path, what: str, bundled_ok: bool = True) -> None:
+    """click.BadParameter naming ``what`` when ``path`` is neither a file or folder nor (where
+    ``bundled_ok``) a bundled bank's name; it names the bundled bank a misspelling means."""
+    if path.exists() or (bundled_ok and str(path) in BANKS):
+        return
+    import difflib
+
+    if str(path) in BANKS:
+        hint = (f"; only BASE may be a bundled bank's name: merge the other way round "
+                f"(hspr bank merge {path} <your bank> --out ...)")
+    else:
+        close = [b for b in BANKS if b == str(path).lower()] or difflib.get_close_matches(str(path), BANKS, n=1)
+        hint = f"; the bundled bank is spelled {close[0]!r}" if close and bundled_ok else ""
+    raise click.BadParameter(f"{path}: no such file or folder{hint}", param_hint=what)
+
+
 def _refuse_json_name(out: Path) -> None:
     """A wide CSV written under a .json/.jsonl/.ndjson name would be read back as JSONL: refuse it."""
     if out.suffix.lower() in (".json", ".jsonl", ".ndjson"):
@@ -171,6 +187,8 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> N
     Prints one line: agents, tasks and missing cells. Exits with code 2 (message on stderr)
     if the input is invalid.
     """
+    _require_input(path, "PATH")
+    check_output_file(out, "--out")
     refuse_overwriting_inputs(out, "--out", {"PATH": path, "--tasks": tasks})
     _refuse_json_name(out)
     bundled = str(path) in BANKS and not path.exists()  # a bundled bank by name: written out as a copy
@@ -228,6 +246,9 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
     Prints both digests: a live session made on the old bank refuses the merged one (its
     digest changed) until a new session is started on it.
     """
+    _require_input(base, "BASE")
+    _require_input(new, "NEW", bundled_ok=False)
+    check_output_file(out, "--out")
     refuse_overwriting_inputs(out, "--out", {"NEW": new, **({"BASE": base} if base.is_dir() else {})})
     _refuse_json_name(out)
     # the merged bank is written as a wide CSV, or as a repeated-trials CSV when it has trials: in place,
@@ -269,6 +290,7 @@ def validate_cmd(path: Path, split: str | None, tasks: Path | None) -> None:
     Exits with code 2 and the error on stderr (file, line / column or id, and the fix) if the
     input is invalid.
     """
+    _require_input(path, "PATH")
     if not path.exists() and str(path) in BANKS:  # a bundled bank's name: check the shipped files
         m = _run(lambda: load_bank(str(path), missing_as_zero=False))
         note = " (blank in the source; replay and live count them as unresolved unless --no-missing-as-zero)" \
