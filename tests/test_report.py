@@ -420,3 +420,13 @@ def test_cli_report_refuses_a_negative_seed_and_names_a_broken_matplotlib(tmp_pa
     assert res.exit_code == 2, res.output
     assert "the figures need matplotlib, which failed to load" in res.output and "--no-figures" in res.output
     assert (tmp_path / "o" / "comparison.csv").exists()  # the tables were written, as the message says
+
+
+def test_cli_report_refuses_an_empty_out_dir(tmp_path, synth, monkeypatch):
+    """--out-dir '' wrote the tables into the current folder."""
+    truths, errors = synth
+    f = _write(tmp_path / "r.json", make_runs(errors, truths))
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", "", "--no-figures"])
+    assert res.exit_code == 2 and "the folder name is empty" in res.output
+    assert not (tmp_path / "comparison.csv").exists()

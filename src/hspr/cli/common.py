@@ -225,7 +225,13 @@ def check_session_bank_label(label: str | None) -> None:
 
 
 def check_output_dir(path: str | os.PathLike, option: str) -> Path:
-    """Check that folder ``path`` exists and is writable, or can be created (click.BadParameter)."""
+    """Check that folder ``path`` exists and is writable, or can be created (click.BadParameter).
+
+    An empty name is refused (it meant the current folder, where the outputs could replace a
+    user's files of the same names)."""
+    if not str(path).strip():
+        raise click.BadParameter("the folder name is empty; give a folder, e.g. report (use . for the current one)",
+                                 param_hint=option)
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise click.BadParameter(f"{p} is a file; give a folder", param_hint=option)
