@@ -129,11 +129,9 @@ def register(group: click.Group) -> None:
                   help="joblib workers over held-out source agents (-1: all cores).")
     @backend_options
     @click.option("--fast", is_flag=True,
-                  help="Shorthand for --eval-nodes 2048 --eval-draws 32768 (the settings that selected the "
-                       "shipped Verified folds 1-3 and Full folds). With -j 2 on a 2-core machine (2026-12-02) it ran each "
-                       "Verified fold in 76-92 s (373 s at the defaults for fold 0) and each Full fold in 131-166 s, "
-                       "and chose the shipped setting on all 8; on Lite and Pro fold 0 it chose a neighbouring one "
-                       "(another kappa / lambda) whose source LOO MAE at 8,192 nodes is 0.01 / 0.05 pp higher.")
+                  help="Shorthand for --eval-nodes 2048 --eval-draws 32768: about 4x faster (a Verified fold in "
+                       "1.5 minutes with -j 2 on 2 cores). It chose the shipped setting on every Verified and Full "
+                       "fold, and on Lite and Pro fold 0 a neighbouring one 0.01 / 0.05 pp worse on the sources.")
     @click.option("--eval-nodes", type=int, default=None,
                   help="Importance nodes inside selection only (default: the spec's 8,192). The chosen config "
                        "keeps 8,192.")
