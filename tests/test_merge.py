@@ -155,3 +155,26 @@ def test_bank_commands_name_a_misspelt_bundled_bank_and_a_file_in_the_out_path(t
     res = run(main, ["bank", "build", "b1.csv", "--out", "b1.csv/x.csv"])  # was "File exists", exit 1
     assert res.exit_code == 2 and "b1.csv is a file, not a folder" in res.output
     assert not (tmp_path / "m.csv").exists()
+
+
+def test_bank_commands_print_json_for_scripts(tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "b1.csv").write_text("agent,t1,t2\na1,1,0\na2,0,1\n")
+    (tmp_path / "b2.csv").write_text("agent,t1,t3\na1,0,1\na3,1,1\n")
+    run = CliRunner().invoke
+    b1 = load_matrix(tmp_path / "b1.csv")
+    res = run(main, ["bank", "validate", "b1.csv", "--json"])
+    assert res.exit_code == 0
+    assert json.loads(res.stdout) == {"ok": True, "path": "b1.csv", "form": "wide_csv", "agents": 2, "tasks": 2,
+                                      "missing": 0, "trials": None, "digest": b1.digest()}
+    res = run(main, ["bank", "build", "b1.csv", "--out", "c.csv", "--json"])
+    assert json.loads(res.stdout)["out"] == "c.csv" and json.loads(res.stdout)["digest"] == b1.digest()
+    res = run(main, ["bank", "merge", "b1.csv", "b2.csv", "--out", "m.csv", "--prefer", "new", "--json"])
+    got = json.loads(res.stdout)
+    merged = load_matrix(tmp_path / "m.csv")
+    assert (got["agents"], got["tasks"], got["missing"], got["agents_added"], got["tasks_added"]) == (3, 3, 2, 1, 1)
+    assert got["digest"] == merged.fill_missing(0).digest() and got["digest_before"] == b1.digest()
+    res = run(main, ["bank", "merge", "b1.csv", "b2.csv", "--out", "m2.csv", "--json"])  # a conflict: refused
+    assert res.exit_code == 2 and json.loads(res.stdout)["ok"] is False and "differ" in json.loads(res.stdout)["error"]

@@ -58,6 +58,17 @@ def summary_line(m: ResponseMatrix) -> str:
     return f"{m.n_agents} agents x {m.n_tasks} tasks, {m.n_missing} missing cells"
 
 
+def summary_dict(m: ResponseMatrix) -> dict:
+    """The ``--json`` summary of a bank: sizes, trials and the digest a live session sees (missing as 0)."""
+    with warnings.catch_warnings():  # said already, on stderr, by the command that loaded it
+        warnings.simplefilter("ignore", InputWarning)
+        digest = m.fill_missing(0).digest()
+    return {"agents": m.n_agents, "tasks": m.n_tasks, "missing": m.n_missing, "trials": m.trials, "digest": digest}
+
+
+_JSON_HELP = "Print one JSON object for scripts (ok, sizes, digest; on an error ok false and the message)."
+
+
 def _run(fn: Callable[[], ResponseMatrix], as_json: bool = False) -> ResponseMatrix:
     """Call ``fn``; echo warnings to stderr; on DataError print it (with ``as_json`` also as a
     ``{"ok": false, "error": ...}`` object on stdout) and exit with code 2."""
@@ -167,6 +178,18 @@ def _require_input(path: Path, what: str, bundled_ok: bool = True) -> None:
     raise click.BadParameter(f"{path}: no such file or folder{hint}", param_hint=what)
 
 
+def _write(m: ResponseMatrix, out: Path, as_json: bool) -> None:
+    """Write ``m`` as a bank CSV; an OSError is the error line (and the JSON error) and exit 1."""
+    try:
+        write_wide_csv(m, out)
+    except OSError as exc:
+        msg = f"cannot write {out}: {exc.strerror or exc}"
+        if as_json:
+            click.echo(json.dumps({"ok": False, "error": msg}))
+        click.echo(f"error: {msg}", err=True)
+        raise click.exceptions.Exit(1) from None
+
+
 def _refuse_json_name(out: Path) -> None:
     """A wide CSV written under a .json/.jsonl/.ndjson name would be read back as JSONL: refuse it."""
     if out.suffix.lower() in (".json", ".jsonl", ".ndjson"):
@@ -180,12 +203,13 @@ def _refuse_json_name(out: Path) -> None:
 @click.option("--tasks", "tasks", default=None, type=click.Path(path_type=Path), metavar="FILE", help=_TASKS_HELP)
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Where to write the bank as a wide CSV (agent,<task ids...>; empty cell = no run).")
-def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> None:
+@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_json: bool) -> None:
     """Build a bank from PATH and write it as a wide CSV (a bundled bank's name writes a copy of it,
     missing cells kept blank; a repeated-trials bank is written as a repeated-trials CSV).
 
-    Prints one line: agents, tasks and missing cells. Exits with code 2 (message on stderr)
-    if the input is invalid.
+    Prints one line: agents, tasks and missing cells (--json: one object with them, the trials
+    and the digest). Exits with code 2 (message on stderr) if the input is invalid.
     """
     _require_input(path, "PATH")
     check_output_file(out, "--out")
@@ -196,12 +220,11 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path) -> N
         raise click.BadParameter(f"--split / --tasks read a leaderboard checkout; {path!s} is a bundled bank",
                                  param_hint="--split / --tasks")
     m = _run(lambda: load_bank(str(path), missing_as_zero=False) if bundled
-             else build_bank(path, split=split, tasks=tasks))
-    try:
-        write_wide_csv(m, out)
-    except OSError as exc:
-        click.echo(f"error: cannot write {out}: {exc.strerror or exc}", err=True)
-        raise click.exceptions.Exit(1) from None
+             else build_bank(path, split=split, tasks=tasks), as_json)
+    _write(m, out, as_json)
+    if as_json:
+        click.echo(json.dumps({"ok": True, "out": str(out), "built_from": str(path), **summary_dict(m)}))
+        return
     click.echo(f"{out}: {summary_line(m)} (built from {path})")
 
 
@@ -238,7 +261,8 @@ def agents_cmd(bank: str, as_json: bool) -> None:
                    "be BASE itself when BASE has that form, never NEW.")
 @click.option("--prefer", type=click.Choice(["refuse", "new", "base"]), default="refuse", show_default=True,
               help="A cell both banks have with different outcomes: refuse the merge, or keep NEW's or BASE's.")
-def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> None:
     """Append NEW's agents and tasks to the bank BASE (cells neither has stay empty: no run).
 
     BASE may be a bundled bank's name (e.g. verified).
@@ -257,23 +281,23 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
         raise click.BadParameter(f"{out} is BASE, a {FORMS[detect_form(base)]}; the merged bank is written as a wide "
                                  "CSV, which would replace that form: give another file", param_hint="--out")
     bundled = str(base) in BANKS and not base.exists()  # a bundled bank by name, its missing cells kept missing
-    a = _run(lambda: load_bank(str(base), missing_as_zero=False) if bundled else build_bank(base))
-    b = _run(lambda: build_bank(new))
-    m = _run(lambda: merge_banks(a, b, prefer))
-    try:
-        write_wide_csv(m, out)
-    except OSError as exc:
-        click.echo(f"error: cannot write {out}: {exc.strerror or exc}", err=True)
-        raise click.exceptions.Exit(1) from None
+    a = _run(lambda: load_bank(str(base), missing_as_zero=False) if bundled else build_bank(base), as_json)
+    b = _run(lambda: build_bank(new), as_json)
+    m = _run(lambda: merge_banks(a, b, prefer), as_json)
+    _write(m, out, as_json)
     added_a = len(set(m.agents) - set(a.agents))
     added_t = len(set(m.tasks) - set(a.tasks))
     # the digests a live session sees: missing cells counted as unresolved (its default)
     with warnings.catch_warnings():  # said once, of the merged bank (below), not of BASE too
         warnings.simplefilter("ignore", InputWarning)
         old = a.fill_missing(0).digest()
-    now = _run(lambda: m.fill_missing(0)).digest()
-    click.echo(f"{out}: {summary_line(m)} ({added_a} agent(s) and {added_t} task(s) added to {base}); digest "
-               f"{old[:16]} -> {now[:16]}")
+    now = _run(lambda: m.fill_missing(0), as_json).digest()
+    if as_json:
+        click.echo(json.dumps({"ok": True, "out": str(out), "base": str(base), "new": str(new), **summary_dict(m),
+                               "agents_added": added_a, "tasks_added": added_t, "digest_before": old}))
+    else:
+        click.echo(f"{out}: {summary_line(m)} ({added_a} agent(s) and {added_t} task(s) added to {base}); digest "
+                   f"{old[:16]} -> {now[:16]}")
     if m.n_missing:
         click.echo(f"note: {m.n_missing} cell(s) no one ran stay empty; `hspr live start` and `hspr replay` count "
                    "them as unresolved unless --no-missing-as-zero (HSPR then fits without them; most peers refuse "
@@ -284,20 +308,28 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str) -> None:
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--split", default=None, metavar="NAME", help=_SPLIT_HELP)
 @click.option("--tasks", "tasks", default=None, type=click.Path(path_type=Path), metavar="FILE", help=_TASKS_HELP)
-def validate_cmd(path: Path, split: str | None, tasks: Path | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+def validate_cmd(path: Path, split: str | None, tasks: Path | None, as_json: bool) -> None:
     """Load PATH (a file, folder or bundled bank name such as verified), check it, print its form and size.
 
     Exits with code 2 and the error on stderr (file, line / column or id, and the fix) if the
-    input is invalid.
+    input is invalid. --json prints {"ok", "path", "form", "agents", "tasks", "missing",
+    "trials", "digest"} (the digest a live session records, missing cells as unresolved).
     """
     _require_input(path, "PATH")
     if not path.exists() and str(path) in BANKS:  # a bundled bank's name: check the shipped files
-        m = _run(lambda: load_bank(str(path), missing_as_zero=False))
+        m = _run(lambda: load_bank(str(path), missing_as_zero=False), as_json)
+        if as_json:
+            click.echo(json.dumps({"ok": True, "path": f"bank:{path}", "form": "bundled", **summary_dict(m)}))
+            return
         note = " (blank in the source; replay and live count them as unresolved unless --no-missing-as-zero)" \
             if m.n_missing else ""
         click.echo(f"bank:{path}: OK, bundled bank: {summary_line(m)}{note}")
         return
-    m = _run(lambda: build_bank(path, split=split, tasks=tasks))
-    _run(lambda: m.fill_missing(0))  # says so if an agent has no run at all (it would score 0 in replay and live)
-    form = FORMS[detect_form(path)]
-    click.echo(f"{path}: OK, {form}: {summary_line(m)}")
+    m = _run(lambda: build_bank(path, split=split, tasks=tasks), as_json)
+    _run(lambda: m.fill_missing(0), as_json)  # says so if an agent has no run at all (it would score 0 in replay and live)
+    form = detect_form(path)
+    if as_json:
+        click.echo(json.dumps({"ok": True, "path": str(path), "form": form, **summary_dict(m)}))
+        return
+    click.echo(f"{path}: OK, {FORMS[form]}: {summary_line(m)}")
