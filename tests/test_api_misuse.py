@@ -129,3 +129,40 @@ def test_a_pickled_model_and_session_continue_identically(sim):
 def test_live_session_asks_for_a_path_not_an_in_memory_matrix(sim, tmp_path):
     with pytest.raises(LiveSessionError, match="matrix must be the path of a response-matrix file, got ResponseMatrix"):
         LiveSession.create(tmp_path / "s.hspr", 5, matrix=sim)
+
+
+def test_object_cells_and_ids_that_are_not_sequences_are_data_errors():
+    with pytest.raises(DataError, match=r"non-binary value None for agent 'a', task 'u'"):
+        ResponseMatrix(["a", "b"], ["t", "u"], np.array([[1, None], [0, 1]], dtype=object))
+    with pytest.raises(DataError, match=r"non-binary value 'yes' for agent 'a', task 'u'"):
+        ResponseMatrix(["a", "b"], ["t", "u"], np.array([[1, "yes"], [0, 1]], dtype=object))
+    with pytest.raises(DataError, match="agents must be a sequence of ids, got NoneType"):
+        ResponseMatrix(None, ["t"], np.zeros((1, 1)))
+
+
+def test_ids_and_batch_sizes_of_the_wrong_type_are_hspr_errors(sim):
+    sess = get_method("uniform").fit(sim).start(5, 0)
+    with pytest.raises(UnknownIdError, match="a task id is a string, got list"):
+        sess.tell([sess.ask()], 1)
+    for k in (None, "a"):
+        with pytest.raises(HsprError, match="batch size must be a whole number"):
+            sess.ask_batch(k)
+
+
+def test_a_refused_pass_rate_says_why(sim):
+    sess = HSPR(FAST).fit(sim).start(5, 0)
+    with pytest.raises(HsprError, match="this one was fitted on 0/1 outcomes"):
+        sess.tell(sess.ask(), 0.5)
+
+
+def test_extra_inputs_given_as_none_still_fit_the_sorted_matrix(sim):
+    src = ResponseMatrix(sim.agents[::-1], sim.tasks[::-1], sim.values[::-1, ::-1])
+    assert get_method("pta_irt").fit(src, features=None).tasks == tuple(sorted(sim.tasks))
+
+
+def test_live_start_with_too_few_sources_is_a_data_error(sim, tmp_path):
+    from hspr.data.build import write_wide_csv
+
+    path = write_wide_csv(sim.rows(range(3)), tmp_path / "three.csv")
+    with pytest.raises(DataError, match=r"three\.csv \(3 agents x 40 tasks\): hspr_robust needs at least 4"):
+        LiveSession.create(tmp_path / "s.hspr", 5, matrix=path, method="hspr_robust")

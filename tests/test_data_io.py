@@ -559,3 +559,37 @@ def test_one_outcome_vocabulary_for_csv_and_jsonl(tmp_path):
     for bad in ("1.5", "10", "01"):
         with pytest.raises(DataError, match=rf"non-binary value '{bad}'.*null = no run"):
             load_matrix(write(tmp_path / "b.csv", f"agent,t1,t2\na,{bad},1\nb,0,1\n"))
+
+
+def test_a_bank_folder_matrix_with_two_decimal_cells_is_read_as_a_bank_folder(tmp_path):
+    """With 1.00 in the vocabulary the header-less check still read 1.00 as an id: the file loaded
+    as a wide CSV of the wrong shape (a review of the vocabulary change)."""
+    folder = make_bank_dir(tmp_path / "bank")
+    grid = np.array([[1, 0, 0, 1], [0, 0, 1, 1], [1, 0, 0, 0]])
+    write(folder / "matrix.csv", "\n".join(",".join(f"{v:.2f}" for v in row) for row in grid) + "\n")
+    assert detect_form(folder / "matrix.csv") == "bank_dir"
+    m = load_matrix(folder / "matrix.csv")
+    assert m.shape == (3, 4) and m.values.sum() == grid.sum()
+    with pytest.raises(DataError, match="line 1 has no header"):
+        load_matrix(write(tmp_path / "plain.csv", "1.00,0.00\n0.00,1.00\n"))
+
+
+def test_jsonl_takes_the_no_run_spellings_too(tmp_path):
+    m = load_matrix(write(tmp_path / "m.jsonl", '{"subject_id": "a", "responses": {"t1": "n/a", "t2": "", "t3": 1}}\n'
+                                                '{"subject_id": "b", "responses": {"t1": 1, "t2": 0, "t3": "NA"}}\n'))
+    assert m.missing.tolist() == [[True, True, False], [False, False, True]]
+
+
+@pytest.mark.parametrize("rows, warned", [
+    (["openai__gpt-4", "anthropic__claude-3", "google__gemma-2"], False),  # model ids, not task ids
+    (["instance_NodeBB__NodeBB-04998908ba6721d64eba79ae3b65a351dcfbc5b5-vnan",
+      "instance_ansible__ansible-0ea40e09d1b35bcb69ff4d9cecf3d0defa4b36e8-v30a923fb5c164d6cd18280c02422f75e611e8fb2"], True),
+])
+def test_transposed_check_knows_model_ids_from_pro_task_ids(tmp_path, rows, warned):
+    import warnings
+
+    text = ",q1,q2\n" + "".join(f"{r},1,0\n" for r in rows)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        read_wide_csv(write(tmp_path / "m.csv", text))
+    assert any("the row ids look like task ids" in str(w.message) for w in seen) == warned

@@ -88,7 +88,7 @@ from . import __version__, journal
 from .data.banks import load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
-from .errors import InputWarning
+from .errors import HsprError, InputWarning
 from .fitcache import cached_fit, code_digest
 from .harness import HarnessFormatError, read_outcomes
 from .journal import LiveSessionError
@@ -510,7 +510,8 @@ def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool
         except ValueError as exc:  # e.g. too few agent rows for the method: name the bank it was fitted on
             if matrix.source in str(exc):
                 raise
-            raise ValueError(f"{matrix.source} ({matrix.n_agents} agents x {matrix.n_tasks} tasks): {exc}") from None
+            kind = DataError if isinstance(exc, DataError) else HsprError
+            raise kind(f"{matrix.source} ({matrix.n_agents} agents x {matrix.n_tasks} tasks): {exc}") from None
 
     return cached_fit(matrix.digest(), name, settings, matrix.tasks, fit, use_cache)
 
@@ -630,7 +631,7 @@ class LiveSession:
             )
         if matrix is None and bank is None:
             bank = "verified"
-        if matrix is not None and not isinstance(matrix, (str, Path)):
+        if matrix is not None and not isinstance(matrix, (str, os.PathLike)):
             raise LiveSessionError(f"matrix must be the path of a response-matrix file, got {type(matrix).__name__}: a "
                                    "session reopens its bank on every call; save the matrix first, e.g. "
                                    "hspr.data.build.write_wide_csv(matrix, 'bank.csv'), and pass 'bank.csv'")

@@ -38,7 +38,7 @@ _COUNT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit also takes 
 def outcome(value) -> int | None:
     """1 or 0 for a value in the vocabulary, else None (the caller names where it was found).
 
-    ``value`` may be text, a bool or a number; a missing marker (empty, na, nan) is None too:
+    ``value`` may be text, a bool or a number; a missing marker (:data:`MISSING`) is None too:
     readers that allow missing cells test :func:`is_missing` first.
     """
     if isinstance(value, bool):
@@ -57,7 +57,7 @@ def outcome(value) -> int | None:
 
 
 def is_missing(text: str) -> bool:
-    """True for an empty, ``na`` or ``nan`` matrix cell (no run)."""
+    """True for a matrix cell that marks no run (:data:`MISSING`: empty, na, n/a, nan, null, none)."""
     return isinstance(text, str) and text.strip().lower() in MISSING
 
 

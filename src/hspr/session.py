@@ -235,7 +235,7 @@ class Session(ABC):
     def __init__(self, tasks: tuple[str, ...], budget: int, seed: int) -> None:
         self.tasks = tasks
         self.n_tasks = len(tasks)
-        self.budget = check_budget(budget, self.n_tasks, allow_zero=self.has_prior_estimate)
+        self.budget = check_budget(budget, self.n_tasks)
         self.seed = check_seed(seed)
         self._index = {t: j for j, t in enumerate(tasks)}
         self.queried: list[str] = []
@@ -260,7 +260,7 @@ class Session(ABC):
         :meth:`_select_batch`. Raises BudgetError when nothing is left of the budget and
         ValueError for ``k < 1``.
         """
-        if isinstance(k, bool) or int(k) != k or k < 1:
+        if isinstance(k, bool) or not isinstance(k, numbers.Real) or int(k) != k or k < 1:
             raise HsprError(f"batch size must be a whole number >= 1, got {k!r}")
         left = self.budget - len(self.queried)
         if left <= 0:
@@ -290,6 +290,8 @@ class Session(ABC):
         :class:`~hspr.errors.HsprError` (a ValueError) for an outcome out of range (non-binary
         for the other sessions) or a task told twice.
         """
+        if not isinstance(task_id, str):
+            raise UnknownIdError(f"a task id is a string, got {type(task_id).__name__} {task_id!r}")
         if task_id not in self._index:
             import difflib
 
@@ -300,8 +302,10 @@ class Session(ABC):
             outcome = int(outcome)
         if outcome not in (0, 1):
             if not (self.accepts_pass_rates and isinstance(outcome, numbers.Real) and 0 <= outcome <= 1):
+                why = ("; pass rates need a model fitted on a bank of repeated trials (ResponseMatrix.trials), and "
+                       "this one was fitted on 0/1 outcomes") if type(self).accepts_pass_rates else ""
                 raise HsprError(f"outcome for {task_id!r} must be 0 or 1"
-                                 f"{' or a pass rate in [0, 1]' if self.accepts_pass_rates else ''}, got {outcome!r}")
+                                f"{' or a pass rate in [0, 1]' if self.accepts_pass_rates else ''}, got {outcome!r}{why}")
             outcome = float(outcome)
         else:
             outcome = int(outcome)
@@ -537,7 +541,7 @@ class FittedModel(ABC):
     tasks : tuple of str
         Task ids of the source matrix, in column order: sorted by id, since :meth:`Method.fit`
         fits on :meth:`~hspr.data.matrix.ResponseMatrix.canonical` (unless it was given inputs
-        indexed by the caller's columns, such as PTA-IRT's ``features``).
+        indexed by the caller's columns, such as per-task features).
     binary_outcomes : bool
         Whether the sources hold 0/1 outcomes only; then sessions refuse a pass rate.
     nested_budgets : bool
@@ -641,8 +645,9 @@ class Method(ABC):
             if not self.accepts_pass_rates:
                 source.require_binary(self.name)
             # sorted ids: the same fit, asks and estimates for the same data in any row or column order;
-            # not with extra inputs indexed by the caller's rows or columns (PTA-IRT's features)
-            model = fit(self, source if args or kw else source.canonical(), *args, **kw)
+            # not with extra inputs indexed by the caller's rows or columns (a method's per-task features)
+            extra = any(a is not None for a in args) or any(v is not None for v in kw.values())
+            model = fit(self, source if extra else source.canonical(), *args, **kw)
             if isinstance(model, FittedModel):
                 model.binary_outcomes = source.trials is None
             return model

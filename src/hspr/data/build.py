@@ -119,14 +119,14 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
     ------
     DataError
         On a conflict with ``prefer='refuse'``, or when the banks share no task and no agent.
+    ValueError
+        For an unknown ``prefer``.
 
     Warns
     -----
     InputWarning
-        Naming the cells that differ, with ``prefer`` 'new' or 'base'; and new agents that share
-        no task with ``base``.
-    ValueError
-        For an unknown ``prefer``.
+        Naming the cells that differ, with ``prefer`` 'new' or 'base'; and new agents when the
+        banks share no task.
     """
     if prefer not in ("refuse", "new", "base"):
         raise ValueError(f"prefer must be 'refuse', 'new' or 'base', got {prefer!r}")

@@ -59,8 +59,9 @@ TASK_COLUMN_NAMES = frozenset({"task", "tasks", "task_id", "instance_id", "insta
 
 _ASCII_COUNT = re.compile(r"[0-9]+")
 
-#: a SWE-bench instance id, ``owner__repo-<number>`` (e.g. ``django__django-11099``)
-_INSTANCE_ID = re.compile(r"^[\w.-]+__[\w.-]+-\d+$")
+#: a SWE-bench instance id: ``owner__repo-<number>`` (e.g. ``django__django-11099``), or Pro's
+#: ``instance_owner__repo-<commit sha>...``; model ids such as ``openai__gpt-4`` do not match
+_INSTANCE_ID = re.compile(r"^(instance_)?[\w.-]+__[\w.-]+-(\d{3,}|[0-9a-f]{40}.*)$")
 
 
 def _share_like_instance_ids(ids: Sequence[str]) -> float:
@@ -457,10 +458,13 @@ def read_jsonl(path: str | Path) -> ResponseMatrix:
         raise DataError(f"{path}: no subject has any response; the matrix is empty")
     tasks = [str(t) for t in frame.columns]
     _check_ids(tasks, "task", str(path), lambda j: f"task #{j + 1}")
-    isna = frame.isna().to_numpy()
+    isna = frame.isna().to_numpy().copy()  # may be a read-only view
     cells = frame.to_numpy(dtype=object, copy=True)
     other = ~(frame.isin([0, 1]).to_numpy() | isna)
-    for r, c in np.argwhere(other):  # a spelling of the vocabulary ("resolved", "1"), as the CSV readers take
+    for r, c in np.argwhere(other):  # a spelling of the vocabulary ("resolved", "1", "n/a"), as the CSV readers take
+        if isinstance(cells[r, c], str) and is_missing(normalise(cells[r, c])):
+            isna[r, c], cells[r, c] = True, 0
+            continue
         y = outcome(cells[r, c]) if isinstance(cells[r, c], str) else None
         if y is None:
             raise DataError(
@@ -852,7 +856,7 @@ def detect_form(path: str | Path) -> str:
         absent = [c for c in TRIALS_COLUMNS if c not in names]
         raise DataError(f"{path}: line 1: the header has successes and trials but lacks column(s) "
                         f"{', '.join(absent)}; a repeated-trials CSV needs '{','.join(TRIALS_COLUMNS)}'")
-    if first and np.isin(np.char.lower(np.char.strip(np.array(first, dtype=str))), list(RESOLVED | UNRESOLVED | MISSING)).all():
+    if first and np.isin([normalise(x) for x in first], list(RESOLVED | UNRESOLVED | MISSING)).all():
         if bank_dir_of(path) is not None:
             return "bank_dir"
         raise DataError(

@@ -56,6 +56,10 @@ class ResponseMatrix:
             if isinstance(ids, (str, bytes)):  # tuple('ab') would be the ids 'a' and 'b'
                 raise DataError(f"{self.source}: {kind} must be a sequence of ids, got the string {ids!r}; "
                                 f"for one id write [{ids!r}]")
+            try:
+                iter(ids)
+            except TypeError:
+                raise DataError(f"{self.source}: {kind} must be a sequence of ids, got {type(ids).__name__}") from None
         agents = tuple(str(a) for a in self.agents)
         tasks = tuple(str(t) for t in self.tasks)
         object.__setattr__(self, "agents", agents)
@@ -91,9 +95,11 @@ class ResponseMatrix:
         if bad.any():
             r, c = np.argwhere(bad)[0]
             want = "0 or 1" if top == 1 else f"a success count in 0..{top} (of {top} trials)"
-            nan = bool(np.any(np.isnan(check[bad].astype(float)))) if check.dtype.kind in "fc" else False
+            value = check[r, c]
+            value = value.item() if isinstance(value, np.generic) else value  # plain in the message
+            nan = isinstance(value, float) and value != value
             raise DataError(
-                f"{src}: {'non-binary' if top == 1 else 'invalid'} value {check[r, c].item()!r} for agent {agents[r]!r}, "
+                f"{src}: {'non-binary' if top == 1 else 'invalid'} value {value!r} for agent {agents[r]!r}, "
                 f"task {tasks[c]!r} (row {r + 1}, column {c + 1}); outcomes must be {want}"
                 + ("; for cells with no run pass missing=np.isnan(values) (values there are ignored), or fill "
                    "them first (leaderboards count a missing run as 0)" if nan else "")

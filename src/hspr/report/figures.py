@@ -210,6 +210,8 @@ def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None):
         ax.set_xticks(np.arange(len(banks)), banks)
         ax.set_xlim(-0.6, len(banks) - 0.4)
         ax.set_ylim(max(0.0, min(cov["ci_low"].min(), level) - 0.05), 1.12)  # room for the width labels
+        lo, _ = ax.get_ylim()
+        ax.set_yticks([t for t in ax.get_yticks() if lo - 1e-9 <= t <= 1.0 + 1e-9])  # no coverage above 1 to mark
         ax.set_ylabel(f"empirical coverage of the {level:.0%} interval")
         ax.grid(True, axis="y", alpha=0.3)
         fig.legend(*ax.get_legend_handles_labels(), fontsize=8, frameon=False, loc="outside right upper")
@@ -283,7 +285,7 @@ def make_figures(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
         import matplotlib
     except (ImportError, ValueError) as exc:  # e.g. MPLBACKEND naming no backend
         raise ReportError(f"the figures need matplotlib, which failed to load ({exc}); fix that (e.g. unset "
-                          "MPLBACKEND) or pass --no-figures; the tables were written") from None
+                          "MPLBACKEND) or leave the figures out (--no-figures)") from None
 
     paths: list[Path] = []
     with matplotlib.rc_context({"svg.hashsalt": "hspr-report", "font.size": 9}):
