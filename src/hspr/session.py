@@ -533,6 +533,36 @@ class FixedOrderSession(Session):
         self._cols.append(int(j))
 
 
+def _checked_fit(fit):
+    """``Method.fit`` wrapped with the checks every method shares (see :class:`Method`, Notes)."""
+    def checked_fit(self, source, *args, **kw):
+        if not isinstance(source, ResponseMatrix):
+            raise DataError(f"{self.name}.fit takes a ResponseMatrix, got {type(source).__name__}: build one with "
+                            "ResponseMatrix.from_dataframe(df) (one row per agent, one column per task id) or "
+                            "hspr.load_matrix(path)")
+        if not self.accepts_pass_rates:
+            source.require_binary(self.name)
+        # sorted ids: the same fit, asks and estimates for the same data in any row or column order;
+        # not with extra inputs indexed by the caller's rows or columns (a method's per-task features)
+        extra = any(a is not None for a in args) or any(v is not None for v in kw.values())
+        model = fit(self, source if extra else source.canonical(), *args, **kw)
+        if isinstance(model, FittedModel):
+            model.binary_outcomes = source.trials is None
+        return model
+    return checked_fit
+
+
+def _wrap_once(cls, attr: str, make) -> None:
+    """Replace ``cls.<attr>``, when ``cls`` defines it, by ``make(original)`` (kept as its
+    ``__wrapped__``, with its name and docstring); a method wrapped already is left alone."""
+    fn = cls.__dict__.get(attr)
+    if fn is None or getattr(fn, "_hspr_checked", False):
+        return
+    wrapped = functools.wraps(fn)(make(fn))
+    wrapped._hspr_checked = True
+    setattr(cls, attr, wrapped)
+
+
 class FittedModel(ABC):
     """A method fitted on source agents; starts sessions for target agents.
 
@@ -551,16 +581,13 @@ class FittedModel(ABC):
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
-        start = cls.__dict__.get("start")
-        if start is None or getattr(start, "_checks_seed", False):
-            return
 
-        @functools.wraps(start)
-        def checked_start(self, budget: int, seed: int = 0, *args, **kw) -> Session:
-            return start(self, budget, check_seed(seed), *args, **kw)  # before a session seeds its generator
+        def checked(start):
+            def checked_start(self, budget: int, seed: int = 0, *args, **kw) -> Session:
+                return start(self, budget, check_seed(seed), *args, **kw)  # before a session seeds its generator
+            return checked_start
 
-        checked_start._checks_seed = True
-        cls.start = checked_start
+        _wrap_once(cls, "start", checked)
 
     tasks: tuple[str, ...]
     nested_budgets: bool = False
@@ -632,28 +659,8 @@ class Method(ABC):
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
-        fit = cls.__dict__.get("fit")
-        if fit is None or getattr(fit, "_checks_trials", False):
-            return
+        _wrap_once(cls, "fit", _checked_fit)
 
-        @functools.wraps(fit)
-        def checked_fit(self, source, *args, **kw):
-            if not isinstance(source, ResponseMatrix):
-                raise DataError(f"{self.name}.fit takes a ResponseMatrix, got {type(source).__name__}: build one with "
-                                "ResponseMatrix.from_dataframe(df) (one row per agent, one column per task id) or "
-                                "hspr.load_matrix(path)")
-            if not self.accepts_pass_rates:
-                source.require_binary(self.name)
-            # sorted ids: the same fit, asks and estimates for the same data in any row or column order;
-            # not with extra inputs indexed by the caller's rows or columns (a method's per-task features)
-            extra = any(a is not None for a in args) or any(v is not None for v in kw.values())
-            model = fit(self, source if extra else source.canonical(), *args, **kw)
-            if isinstance(model, FittedModel):
-                model.binary_outcomes = source.trials is None
-            return model
-
-        checked_fit._checks_trials = True
-        cls.fit = checked_fit
     seed_kind: str = "sampling"
 
     def get_params(self) -> dict:
