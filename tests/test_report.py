@@ -430,3 +430,14 @@ def test_cli_report_refuses_an_empty_out_dir(tmp_path, synth, monkeypatch):
     res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", "", "--no-figures"])
     assert res.exit_code == 2 and "the folder name is empty" in res.output
     assert not (tmp_path / "comparison.csv").exists()
+
+
+def test_estimate_vs_truth_draws_the_best_other_method_by_default(synth):
+    """Only the baseline was drawn unless --also was given, so a new user thought a method was missing."""
+    truths, errors = synth  # lite: hspr sd 0.01, uniform 0.05, atlas 0.02; pro: hspr and uniform
+    runs = make_runs(errors, truths)
+    assert report.figures.best_other_method(runs, "hspr", 0.10) == "atlas"
+    assert report.figures.best_other_method(runs, "atlas", 0.10) == "hspr"
+    assert report.figures.best_other_method(runs[runs["method"] == "hspr"], "hspr", 0.10) is None
+    fig = report.figures.figure_estimate_vs_truth(runs, "hspr", report.figures.best_other_method(runs, "hspr", 0.10))
+    assert "atlas" in [t.get_text() for t in fig.legends[0].get_texts()]

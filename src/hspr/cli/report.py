@@ -27,7 +27,9 @@ def register(group: click.Group) -> None:
     @click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=0, show_default=True,
                   help="Bootstrap seed.")
     @click.option("--figures/--no-figures", default=True, show_default=True, help="Write PNG and SVG figures.")
-    @click.option("--also", default=None, help="A second method for the estimate-vs-truth figure.")
+    @click.option("--also", default=None,
+                  help="The second method of the estimate-vs-truth figure (default: the method other than "
+                       "--baseline with the lowest MAE).")
     def report_cmd(results, out_dir, baseline, n_resamples, seed, figures, also):
         """Tables, paired statistics and figures from `hspr replay --out` results.
 
