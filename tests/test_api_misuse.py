@@ -43,6 +43,9 @@ def test_from_dataframe_names_the_cell_that_is_not_an_outcome():
         ResponseMatrix.from_dataframe(df)
     with pytest.raises(DataError, match="non-binary value 2.0 for agent 'a'"):
         ResponseMatrix.from_dataframe(pd.DataFrame({"t1": [2.0]}, index=["a"]))
+    with pytest.raises(DataError, match=r"If column 'agent' holds the agent ids, make it the index: "
+                                        r"from_dataframe\(df\.set_index\('agent'\)\)"):
+        ResponseMatrix.from_dataframe(pd.DataFrame({"agent": ["a", "b"], "t1": [1, 0]}))  # pd.read_csv of a bank
     with pytest.raises(DataError, match="takes a pandas DataFrame, got ndarray"):
         ResponseMatrix.from_dataframe(np.zeros((2, 2)))
 

@@ -439,7 +439,9 @@ def test_stop_width_and_status_output(bank, tmp_path):
     st = live.status()
     assert st.stop and "narrower than the stop width 100 pp" in st.stop_reason
     assert live.next() == []
-    out = cli(["next", "--stop-width", "0.5", "--session", live.path, "--json"])
+    res = CliRunner().invoke(main, ["live", "next", "--stop-width", "0.5", "--session", str(live.path), "--json"])
+    assert "note: the session's stop width is now 0.5 pp (was 100 pp)" in res.stderr
+    out = json.loads(res.stdout)
     assert not out["stop"] and len(out["tasks"]) == 1 and out["stop_width_pp"] == 0.5
     assert LiveSession.open(live.path).stop_width == 0.5
     out = cli(["status", "--session", live.path, "--json"])
@@ -476,7 +478,10 @@ def test_next_text_and_json_give_the_same_stop(bank, tmp_path):
     res = CliRunner().invoke(main, ["live", "next", "--session", str(live.path)])
     assert res.exit_code == 0 and res.stdout == "" and res.stderr.strip() == f"stop: {why}"
     assert cli(["next", "--session", live.path, "--json"])["stop_reason"] == why
-    cli(["status", "--stop-width", "none", "--session", live.path])  # removes the width: the budget rule only
+    res = CliRunner().invoke(main, ["live", "status", "--stop-width", "none", "--session", str(live.path)])
+    assert "note: the session's stop width (100 pp) is removed" in res.stderr  # removes the width: the budget rule only
+    res = CliRunner().invoke(main, ["live", "status", "--stop-width", "none", "--session", str(live.path)])
+    assert "stop width" not in res.stderr  # nothing to remove: no note
     res = CliRunner().invoke(main, ["live", "next", "--batch", "5", "--session", str(live.path)])
     assert len(res.stdout.split()) == 2 and "note: 2 of the 5 task(s) asked for" in res.stderr
     for _ in range(2):

@@ -317,3 +317,11 @@ def test_trajectory_keeps_pass_rates():
     y = m.rates()[0]
     traj = trajectory(model, 3, 0, [(m.tasks[j], float(y[j])) for j in range(3)])
     assert traj[-1]["point"] == pytest.approx(y[:3].mean())
+
+
+def test_live_start_refuses_a_0_1_method_on_a_trials_bank_before_announcing_a_fit(tmp_path):
+    """`live start --bank terminal-bench --method atlas` said 'fitting atlas ... can take minutes' and then refused."""
+    res = CliRunner().invoke(main, ["live", "start", "--bank", "terminal-bench", "--method", "atlas", "--budget", "10",
+                                    "--session", str(tmp_path / "s.hspr")])
+    assert res.exit_code == 2 and "atlas takes one 0/1 outcome per task" in res.output
+    assert "fitting" not in res.output and not (tmp_path / "s.hspr").exists()

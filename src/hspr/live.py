@@ -502,11 +502,14 @@ def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool
     """
     def fit() -> FittedModel:
         try:
+            method = _make_method(name, settings)
             if announce is None:
-                return _make_method(name, settings).fit(matrix)
+                return method.fit(matrix)
+            if not method.accepts_pass_rates:
+                matrix.require_binary(name)  # refused before the fit is announced
             with announce(f"fitting {name} on {matrix.n_agents} agents (once per bank and settings, then cached; "
                           "can take minutes)"):
-                return _make_method(name, settings).fit(matrix)
+                return method.fit(matrix)
         except ValueError as exc:  # e.g. too few agent rows for the method: name the bank it was fitted on
             if matrix.source in str(exc):
                 raise

@@ -236,7 +236,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
 def agents_cmd(bank: str, as_json: bool) -> None:
     """List the agent ids of BANK (a bundled bank name or a matrix file) with their scores (%).
 
-    Prints tab-separated lines under the header ``agent<TAB>score_pct``; --json for scripts.
+    Prints tab-separated lines under the header "agent<TAB>score_pct" (the id is the first field); --json for scripts.
 
     These are the ids `hspr live plot --target`, `--targets` files and folds use.
     """

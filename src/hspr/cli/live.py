@@ -122,11 +122,16 @@ def _replaced(live_s: LiveSession, kind: str, task: str):
 
 def _open(path: str, stop_width: float | None = None) -> LiveSession:
     live = LiveSession.open(path, announce=busy)  # a fit missing from the cache (cleared, new machine) is said
+    was = live.stop_width
     if stop_width is NO_STOP_WIDTH:
-        if live.stop_width is not None:
+        if was is not None:
             live.set_stop_width(None)
-    elif stop_width is not None and stop_width != live.stop_width:
+            click.echo(f"note: the session's stop width ({was:g} pp) is removed; it stops when the budget is spent",
+                       err=True)
+    elif stop_width is not None and stop_width != was:
         live.set_stop_width(stop_width)
+        click.echo(f"note: the session's stop width is now {stop_width:g} pp"
+                   + (f" (was {was:g} pp)" if was is not None else " (it had none)"), err=True)
     return live
 
 

@@ -134,8 +134,12 @@ class ResponseMatrix:
         bad = frame.isna() & df.notna()
         if bad.to_numpy().any():
             r, c = np.argwhere(bad.to_numpy())[0]
+            ids = bad.iloc[:, c].all() and c == 0  # a first column of text: the agent ids, not set as the index
             raise DataError(f"{source}: value {df.iat[r, c]!r} for agent {df.index[r]!r}, task {df.columns[c]!r} "
-                            f"(row {r + 1}, column {c + 1}) is not a number; outcomes are 0/1 (blank: no run)")
+                            f"(row {r + 1}, column {c + 1}) is not a number; outcomes are 0/1 (blank: no run)"
+                            + (f". If column {df.columns[c]!r} holds the agent ids, make it the index: "
+                               f"from_dataframe(df.set_index({df.columns[c]!r})), or read the file with "
+                               "hspr.load_matrix(path)" if ids else ""))
         values = frame.to_numpy(dtype=float)
         missing = np.isnan(values)
         return cls(tuple(df.index), tuple(df.columns), np.where(missing, 0, values), missing if missing.any() else None,
