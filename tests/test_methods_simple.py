@@ -96,7 +96,9 @@ def test_rsl_shares_uniform_query_sets():
 
 def test_uniform_small_sample_interval_is_not_zero_width():
     """Two agreeing outcomes out of 100 tasks: the Agresti-Coull variance (4/6)(2/6) = 2/9, not 0;
-    from 10 outcomes on the Wald variance is kept."""
+    10 agreeing outcomes: (12/14)(2/14), not 0 (the interval was [1, 1], and on Lite 5 of 84 agents
+    with 30 unresolved draws got [0, 0] and were missed); from 10 outcomes that differ the Wald
+    variance is kept."""
     from scipy import stats
 
     tasks = tuple(f"t{i}" for i in range(100))
@@ -109,7 +111,13 @@ def test_uniform_small_sample_interval_is_not_zero_width():
     for t in s.ask_batch(8):
         s.tell(t, 1)
     e = s.estimate()
-    assert e.lower == e.upper == 1.0  # 10 agreeing outcomes: the sample variance, 0
+    half = stats.norm.ppf(0.95) * np.sqrt(12 / 14 * 2 / 14 / 10 * (1 - 10 / 100))
+    assert e.upper == 1.0 and e.lower == pytest.approx(1 - half)
+    s.tell(s.ask(), 0)
+    e = s.estimate()
+    y = np.array([1.0] * 10 + [0.0])
+    half = stats.norm.ppf(0.95) * np.sqrt(y.var(ddof=1) / 11 * (1 - 11 / 100))
+    assert e.point == pytest.approx(10 / 11) and e.lower == pytest.approx(10 / 11 - half)
 
 
 # ----------------------------------------------------------------------------- Stratified

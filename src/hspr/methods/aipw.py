@@ -34,8 +34,8 @@ predictions are (the property the paper's section 5 motivates AIPW with):
 4. Interval: the normal 90 % interval of the difference estimator, variance
    ``(|P| / N)^2 (1 - n / |P|) s_e^2 / n`` with ``s_e^2`` the sample variance (ddof 1) of the
    cross-fitted residuals ``e_j = y_j - f^(-k(j))_j`` (0.25 with one sampled outcome, as Uniform
-   raw does; below 10 sampled outcomes at least the Agresti-Coull Bernoulli variance,
-   :func:`hspr.methods.uniform.small_sample_variance`). It is 0 once the whole population is
+   raw does; below 10 sampled outcomes, or when all of them are equal, at least the
+   Agresti-Coull Bernoulli variance, :func:`hspr.methods.uniform.small_sample_variance`). It is 0 once the whole population is
    observed: then ``T`` is the exact total.
 
 No power-tuning coefficient is used (their code has none). The reported ``point`` is clipped to
