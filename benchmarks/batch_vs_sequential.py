@@ -16,6 +16,9 @@ Usage::
 
     python benchmarks/batch_vs_sequential.py --bank verified --budget 0.10 --batch 8 \
         --seeds 0-4 --workers 2 --out benchmarks/results/batch_vs_sequential.jsonl
+
+Each row holds its settings (bank, budget, batch, config); a file holding rows of other settings
+is refused rather than mixed into the summary.
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
+import _checks
 import numpy as np
 from joblib import Parallel, delayed
 
 from hspr.data import bank_folds, load_bank
 from hspr.data.folds import fold_indices
+from hspr.errors import HsprError
 from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.replay import HiddenRow, run_session
 from hspr.session import budget_from_fraction
@@ -45,7 +49,7 @@ def run_batch(model, row: HiddenRow, budget: int, seed: int, k: int) -> dict:
     return {"estimate": float(est.point), "lower": est.lower, "upper": est.upper, "queried": list(sess.queried)}
 
 
-def one_target(model, targets, r: int, budget: int, seeds: list[int], k: int) -> list[dict]:
+def one_target(model, targets, r: int, budget: int, seeds: list[int], k: int, settings: dict) -> list[dict]:
     out = []
     for seed in seeds:
         row = HiddenRow(targets, r)
@@ -53,22 +57,11 @@ def one_target(model, targets, r: int, budget: int, seeds: list[int], k: int) ->
         bat = run_batch(model, HiddenRow(targets, r), budget, seed, k)
         truth = row.full_score()
         out.append({
-            "target": targets.agents[r], "seed": seed, "budget": budget, "truth": truth,
+            **settings, "target": targets.agents[r], "seed": seed, "budget": budget, "truth": truth,
             "seq_estimate": seq["estimate"], "batch_estimate": bat["estimate"],
             "seq_width": seq["upper"] - seq["lower"], "batch_width": bat["upper"] - bat["lower"],
             "overlap": len(set(seq["queried"]) & set(bat["queried"])),
         })
-    return out
-
-
-def parse_seeds(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        if "-" in part:
-            lo, hi = part.split("-")
-            out.extend(range(int(lo), int(hi) + 1))
-        elif part.strip():
-            out.append(int(part))
     return out
 
 
@@ -104,23 +97,40 @@ def main() -> None:
     ap.add_argument("--seeds", default="0-4")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--config", default=None, help="HSPRConfig JSON (default settings if omitted)")
-    ap.add_argument("--out", default="benchmarks/results/batch_vs_sequential.jsonl")
+    ap.add_argument("--out", default="batch_vs_sequential.jsonl",
+                    help="JSON-lines file of the runs (resumed when it holds runs of the same settings); the "
+                         "summary goes beside it as .summary.json")
     args = ap.parse_args()
 
-    cfg = HSPRConfig.from_json(args.config) if args.config else HSPRConfig()
-    matrix = load_bank(args.bank)
-    budget = budget_from_fraction(args.budget, matrix.n_tasks)
-    seeds = parse_seeds(args.seeds)
-    out = Path(args.out)
+    _checks.banks(ap, "--bank", args.bank)
+    _checks.fraction(ap, "--budget", args.budget)
+    _checks.at_least(ap, "--batch", args.batch, 1)
+    _checks.workers(ap, args.workers)
+    seeds = _checks.seeds(ap, args.seeds)
+    out = _checks.out_file(ap, "--out", args.out)
+    try:
+        cfg = HSPRConfig.from_json(args.config) if args.config else HSPRConfig()
+        matrix = load_bank(args.bank)
+        budget = budget_from_fraction(args.budget, matrix.n_tasks)
+    except (HsprError, OSError) as exc:
+        ap.error(str(exc))
+    # a run is resumed only under the same settings: other settings give other estimates
+    settings = {"bank": args.bank, "budget": budget, "batch": args.batch, "config": cfg.to_dict()}
     out.parent.mkdir(parents=True, exist_ok=True)
     done = set()
     rows: list[dict] = []
     if out.exists():
-        for line in out.read_text().splitlines():
+        for n, line in enumerate(out.read_text().splitlines(), start=1):
             r = json.loads(line)
-            if r["budget"] == budget:
-                rows.append(r)
-                done.add((r["target"], r["seed"]))
+            if "bank" not in r:
+                ap.error(f"--out {out}: line {n} is a run written before runs held their settings; give another --out")
+            theirs = {k: r.get(k) for k in settings}
+            if theirs != settings:
+                ap.error(f"--out {out}: line {n} is a run of other settings "
+                         f"({', '.join(f'{k} {theirs[k]!r}' for k in settings if theirs[k] != settings[k] and k != 'config')}"
+                         f"{', another --config' if theirs['config'] != settings['config'] else ''}); give another --out")
+            rows.append(r)
+            done.add((r["target"], r["seed"]))
     t0 = time.perf_counter()
     jobs = []
     for idx in fold_indices(matrix.agents, bank_folds(args.bank)):
@@ -129,7 +139,7 @@ def main() -> None:
         for r in range(targets.n_agents):
             todo = [s for s in seeds if (targets.agents[r], s) not in done]
             if todo:
-                jobs.append(delayed(one_target)(model, targets, r, budget, todo, args.batch))
+                jobs.append(delayed(one_target)(model, targets, r, budget, todo, args.batch, settings))
     print(f"{len(jobs)} targets to run ({len(done)} (target, seed) pairs already in {out})", flush=True)
     with out.open("a") as fh:
         for i, res in enumerate(Parallel(n_jobs=args.workers, return_as="generator_unordered")(jobs)):

@@ -22,18 +22,19 @@ import argparse
 import time
 from pathlib import Path
 
+import _checks
 import pandas as pd
 
-from hspr.cli.replay_cmd import parse_seeds
 from hspr.data.banks import load_bank, load_target_set
 from hspr.data.folds import bank_folds, forward_split, strongest_split
 from hspr.fileio import write_json_durable
-from hspr.methods import REGISTRY, get_method
+from hspr.methods import REGISTRY
 from hspr.replay import replay
 from hspr.report import comparison_markdown, comparison_table
 from hspr.report.stats import summarize
 
 DEFAULT_METHODS = [n for n in REGISTRY if n != "hspr_auto"]  # hspr_auto would run selection (slow)
+PROTOCOLS = ("bash-only", "forward", "strongest", "folds")
 
 
 def main() -> None:
@@ -47,14 +48,19 @@ def main() -> None:
     ap.add_argument("--banks", default="lite,verified,full,pro", help="banks of the folds protocol")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
-    names = args.methods.split(",")
-    seeds = parse_seeds(args.seeds)
-    methods = {n: get_method(n) for n in names}
+    seeds = _checks.seeds(ap, args.seeds)
+    methods = _checks.methods(ap, args.methods)
+    protocols = _checks.choices(ap, "--protocols", args.protocols, PROTOCOLS)
+    banks = _checks.banks(ap, "--banks", args.banks) if "folds" in protocols else []
+    _checks.at_least(ap, "--newest", args.newest, 1)
+    _checks.at_least(ap, "--strongest", args.strongest, 1)
+    _checks.workers(ap, args.workers)
+    _checks.out_file(ap, "--out", args.out)
     seed_map = {n: (seeds[:1] if m.seed_kind == "deterministic" else seeds) for n, m in methods.items()}
     bank = load_bank("verified")
     runs = []
     t0 = time.perf_counter()
-    for proto in args.protocols.split(","):
+    for proto in protocols:
         t_proto = time.perf_counter()
         if proto == "bash-only":
             runs += replay("verified/bash-only", bank, methods, seeds=seed_map, targets=load_target_set("bash-only"),
@@ -68,11 +74,9 @@ def main() -> None:
             runs += replay(f"verified/strongest-{args.strongest}", bank.drop_rows(top), methods, seeds=seed_map,
                            targets=bank.rows(top), n_jobs=args.workers, protocol=f"strongest-{args.strongest}")
         elif proto == "folds":
-            for name in args.banks.split(","):
+            for name in banks:
                 m = load_bank(name)
                 runs += replay(name, m, methods, seeds=seed_map, folds=bank_folds(name), n_jobs=args.workers)
-        else:
-            raise SystemExit(f"unknown protocol {proto!r}; use bash-only, forward, strongest and/or folds")
         print(f"{proto}: {time.perf_counter() - t_proto:.0f} s", flush=True)
     frame = pd.DataFrame(runs)
     summary = summarize(frame)

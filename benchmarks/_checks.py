@@ -1,0 +1,95 @@
+"""Argument checks shared by the benchmark scripts: a bad value ends in ``argparse``'s usage
+line and one ``error:`` line naming the option (exit 2) before any work, never a traceback.
+
+Run as ``python benchmarks/<script>.py``: Python puts this folder on ``sys.path``, so the scripts
+``import _checks``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import click
+
+from hspr.cli.replay_cmd import parse_seeds
+from hspr.data.banks import BANKS
+from hspr.errors import HsprError
+from hspr.methods import REGISTRY, get_method
+
+
+def seeds(ap: argparse.ArgumentParser, text: str) -> list[int]:
+    """``--seeds`` as ``hspr replay`` reads it ('0-4', '0,2'), or ``ap.error``."""
+    try:
+        return parse_seeds(text)
+    except click.BadParameter as exc:
+        ap.error(f"--seeds: {exc.message}")
+
+
+def methods(ap: argparse.ArgumentParser, text: str) -> dict:
+    """``--methods`` (comma-separated registered names, spaces ignored, no repeats) as instances."""
+    names = [n.strip() for n in text.split(",")]
+    if any(not n for n in names):
+        ap.error(f"--methods {text!r}: an empty name between commas")
+    if len(set(names)) < len(names):
+        ap.error(f"--methods {text!r}: a method named twice")
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown:
+        ap.error(f"--methods: unknown {', '.join(map(repr, unknown))}; known: {', '.join(REGISTRY)}")
+    try:
+        return {n: get_method(n) for n in names}
+    except HsprError as exc:
+        ap.error(f"--methods: {exc}")
+
+
+def choices(ap: argparse.ArgumentParser, option: str, text: str, known) -> list[str]:
+    """A comma-separated list of names out of ``known`` (spaces ignored, no repeats), or ``ap.error``."""
+    names = [n.strip() for n in text.split(",")]
+    bad = [n for n in names if n not in known]
+    if bad:
+        ap.error(f"{option}: unknown {', '.join(map(repr, bad))}; choose from {', '.join(known)}")
+    if len(set(names)) < len(names):
+        ap.error(f"{option} {text!r}: a name given twice")
+    return names
+
+
+def banks(ap: argparse.ArgumentParser, option: str, text: str) -> list[str]:
+    """Bundled bank names for ``option``."""
+    return choices(ap, option, text, list(BANKS))
+
+
+def at_least(ap: argparse.ArgumentParser, option: str, value: int, low: int) -> int:
+    """``value`` if it is at least ``low``, else ``ap.error``."""
+    if value < low:
+        ap.error(f"{option} {value}: give a whole number >= {low}")
+    return value
+
+
+def workers(ap: argparse.ArgumentParser, value: int) -> int:
+    """joblib workers: a positive number, or -1 for all cores."""
+    if value == 0 or value < -1:
+        ap.error(f"--workers {value}: give a positive number of workers, or -1 for all cores")
+    return value
+
+
+def fraction(ap: argparse.ArgumentParser, option: str, value: float) -> float:
+    """A budget fraction in (0, 1]."""
+    if not 0 < value <= 1:
+        ap.error(f"{option} {value}: a fraction of the tasks in (0, 1]")
+    return value
+
+
+def out_file(ap: argparse.ArgumentParser, option: str, path: str | None) -> Path | None:
+    """An output file that can be written (checked before the work, not after), or ``ap.error``."""
+    if path is None:
+        return None
+    p = Path(path)
+    if p.is_dir():
+        ap.error(f"{option} {p} is a folder; give a file name")
+    parent = next((q for q in p.absolute().parents if q.exists()), None)
+    if parent is not None and not parent.is_dir():
+        ap.error(f"{option} {p}: {parent} is a file, not a folder")
+    if parent is not None and not os.access(parent, os.W_OK):
+        ap.error(f"{option} {p}: the folder {parent} is not writable")
+    return p
