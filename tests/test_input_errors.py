@@ -298,3 +298,35 @@ def test_api_input_errors_are_hspr_errors_and_keep_their_builtin_kind():
         s.tell(m.tasks[0], 1)
     with pytest.raises(UnknownIdError, match="unknown method 'nosuch'"):
         get_method("nosuch")
+
+
+def test_rows_that_resolved_none_of_the_tasks_are_not_called_copies():
+    """On a hard task subset several agents resolve nothing; their identical all-zero rows were
+    warned about as copies of a source agent (a hostile trial)."""
+    from hspr.cli.replay_cmd import _copied_rows
+    from hspr.data.matrix import ResponseMatrix
+
+    tasks = [f"t{j:02d}" for j in range(60)]  # COPY_MIN_TASKS: 50
+    rng = np.random.default_rng(0)
+    src = rng.integers(0, 2, (5, 60))
+    src[0] = 0
+    bank = ResponseMatrix([f"s{i}" for i in range(5)], tasks, src)
+    targets = ResponseMatrix(["zero", "copy", "own"], tasks, np.vstack([np.zeros(60, int), src[3], 1 - src[3]]))
+    assert _copied_rows(targets, bank) == [("copy", "s3")]
+
+
+def test_a_config_file_name_with_label_characters_gives_a_clean_label():
+    from hspr.cli.replay_cmd import hspr_label
+
+    assert hspr_label("cfg/x|y.json", {}) == "hspr[config=x_y]"
+    assert hspr_label("cfg/a]b.json", {}) == "hspr[config=a_b]"
+
+
+def test_replay_names_a_targets_folder_and_an_unused_stop_min_tasks(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fold").mkdir()
+    res = CliRunner().invoke(main, ["replay", "--bank", "pro", "--methods", "uniform", "--targets", "fold", "--seeds", "0"])
+    assert res.exit_code == 2 and "fold is a folder; --targets takes one matrix file" in res.output
+    res = CliRunner().invoke(main, ["replay", "--bank", "pro", "--methods", "uniform", "--seeds", "0", "--stop-min-tasks",
+                                    "3", "--out", "r.json", "-q"])
+    assert res.exit_code == 0 and "--stop-min-tasks is used only with --stop-width" in res.output

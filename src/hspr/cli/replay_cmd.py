@@ -64,7 +64,9 @@ COPY_MIN_TASKS = 50
 
 def _copied_rows(targets: ResponseMatrix, bank: ResponseMatrix) -> list[tuple[str, str]]:
     """(target id, source id) for target rows whose id is not a source id but whose outcomes (and
-    missing cells) on the shared tasks equal a source row's; empty below :data:`COPY_MIN_TASKS`."""
+    missing cells) on the shared tasks equal a source row's; empty below :data:`COPY_MIN_TASKS`.
+    A row that resolved all or none of the shared tasks is no copy (many agents solve none of a
+    small hard subset)."""
     in_t = set(targets.tasks)
     shared = [t for t in bank.tasks if t in in_t]
     if len(shared) < COPY_MIN_TASKS:
@@ -81,7 +83,12 @@ def _copied_rows(targets: ResponseMatrix, bank: ResponseMatrix) -> list[tuple[st
     for a, k in zip(bank.agents, keys(bank)):
         first.setdefault(k, a)
     known = set(bank.agents)
-    return [(a, first[k]) for a, k in zip(targets.agents, keys(targets)) if a not in known and k in first]
+    cols = [targets.task_index(t) for t in shared]
+    v = targets.values[:, cols]
+    constant = (v.min(axis=1) == v.max(axis=1)) if targets.missing is None else \
+        np.array([np.ptp(r[~m]) == 0 if (~m).any() else True for r, m in zip(v, targets.missing[:, cols])])
+    return [(a, first[k]) for a, k, c in zip(targets.agents, keys(targets), constant)
+            if a not in known and k in first and not c]
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
@@ -178,7 +185,7 @@ def hspr_label(config_path: str | None, changes: dict) -> str:
     if config_path == "auto":
         parts.append("auto")
     elif config_path:
-        parts.append(f"config={Path(config_path).stem}")
+        parts.append(f"config={re.sub(r'[^A-Za-z0-9_.-]', '_', Path(config_path).stem)}")  # no |, [, ] in a label
     for k, v in changes.items():
         parts.append("no-group-uncertainty" if k == "group_uncertainty" and v is False else f"{k}={v}")
     return f"hspr[{','.join(parts)}]" if parts else "hspr"
@@ -386,6 +393,10 @@ def register(group: click.Group) -> None:
                                              f"{TARGET_SETS[targets].bank} without --matrix", param_hint="--targets")
                 tgt, protocol = load_target_set(targets), targets
             elif targets:
+                if Path(targets).is_dir():
+                    raise click.BadParameter(f"{targets} is a folder; --targets takes one matrix file (build one from a "
+                                             f"folder with `hspr bank build {targets} --out targets.csv`) or a bundled "
+                                             f"target set ({', '.join(TARGET_SETS)})", param_hint="--targets")
                 if not Path(targets).is_file():
                     raise click.BadParameter(f"{targets!r} is neither a file nor a bundled target set "
                                              f"({', '.join(TARGET_SETS)})", param_hint="--targets")
@@ -457,6 +468,8 @@ def register(group: click.Group) -> None:
         for opt, used_by in (("newest", "forward"), ("strongest", "strongest")):
             if split != used_by and given_opts(opt) != ParameterSource.DEFAULT:
                 console.print(f"[yellow]warning:[/yellow] --{opt} is used only with --split {used_by}", highlight=False)
+        if stop_width is None and given_opts("stop_min_tasks") != ParameterSource.DEFAULT:
+            console.print("[yellow]warning:[/yellow] --stop-min-tasks is used only with --stop-width", highlight=False)
 
         seeds_map = {n: seed_list for n in method_objs if seed_list is not None}
         for n in method_objs:

@@ -748,13 +748,15 @@ def _leaderboard_universe(split_dir: Path, split: str, results: dict, tasks) -> 
     if tasks is None:
         ids = sorted(set().union(*(set(v) for lists in results.values() for v in lists.values())))
         if not ids:
-            raise DataError(f"{split_dir}: the results.json files list no instance ids; pass --tasks FILE")
+            raise DataError(f"{split_dir}: the results.json files list no instance ids; build the bank with the "
+                            f"official ids: hspr bank build {split_dir.parent.parent} --tasks FILE --out bank.csv")
         expected = SPLIT_SIZES.get(split)
         if expected is not None and len(ids) != expected:
             warnings.warn(
                 f"{split_dir}: the task universe (union of ids in {len(results)} results.json files) has "
-                f"{len(ids)} ids but SWE-bench {split} has {expected}; pass --tasks FILE with the official ids "
-                f"so that tasks no submission mentions count as unresolved",
+                f"{len(ids)} ids but SWE-bench {split} has {expected}; build the bank with the official ids, so "
+                f"that tasks no submission mentions count as unresolved: hspr bank build "
+                f"{split_dir.parent.parent} --split {split} --tasks FILE --out bank.csv (FILE: one id per line)",
                 stacklevel=3,
             )
         return ids
