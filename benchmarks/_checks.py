@@ -2,7 +2,8 @@
 line and one ``error:`` line naming the option (exit 2) before any work, never a traceback.
 
 Run as ``python benchmarks/<script>.py``: Python puts this folder on ``sys.path``, so the scripts
-``import _checks``.
+``import _checks``. hspr is imported inside each check: ``speed_vs_base.py`` runs ``bench_hspr.py``
+against an older commit's package, which may lack some of these modules.
 """
 
 from __future__ import annotations
@@ -11,36 +12,35 @@ import argparse
 import os
 from pathlib import Path
 
-import click
-
-from hspr.cli.replay_cmd import parse_seeds
-from hspr.data.banks import BANKS
-from hspr.errors import HsprError
-from hspr.methods import REGISTRY, get_method
-
 
 def seeds(ap: argparse.ArgumentParser, text: str) -> list[int]:
     """``--seeds`` as ``hspr replay`` reads it ('0-4', '0,2'), or ``ap.error``."""
+    import click
+
+    from hspr.cli.replay_cmd import parse_seeds
+
     try:
         return parse_seeds(text)
     except click.BadParameter as exc:
         ap.error(f"--seeds: {exc.message}")
 
 
-def methods(ap: argparse.ArgumentParser, text: str) -> dict:
+def methods(ap: argparse.ArgumentParser, text: str, option: str = "--methods") -> dict:
     """``--methods`` (comma-separated registered names, spaces ignored, no repeats) as instances."""
+    from hspr.methods import REGISTRY, get_method
+
     names = [n.strip() for n in text.split(",")]
     if any(not n for n in names):
-        ap.error(f"--methods {text!r}: an empty name between commas")
+        ap.error(f"{option} {text!r}: an empty name between commas")
     if len(set(names)) < len(names):
-        ap.error(f"--methods {text!r}: a method named twice")
+        ap.error(f"{option} {text!r}: a method named twice")
     unknown = [n for n in names if n not in REGISTRY]
     if unknown:
-        ap.error(f"--methods: unknown {', '.join(map(repr, unknown))}; known: {', '.join(REGISTRY)}")
+        ap.error(f"{option}: unknown {', '.join(map(repr, unknown))}; known: {', '.join(REGISTRY)}")
     try:
         return {n: get_method(n) for n in names}
-    except HsprError as exc:
-        ap.error(f"--methods: {exc}")
+    except ValueError as exc:  # hspr's HsprError
+        ap.error(f"{option}: {exc}")
 
 
 def choices(ap: argparse.ArgumentParser, option: str, text: str, known) -> list[str]:
@@ -56,6 +56,8 @@ def choices(ap: argparse.ArgumentParser, option: str, text: str, known) -> list[
 
 def banks(ap: argparse.ArgumentParser, option: str, text: str) -> list[str]:
     """Bundled bank names for ``option``."""
+    from hspr.data.banks import BANKS
+
     return choices(ap, option, text, list(BANKS))
 
 

@@ -18,6 +18,7 @@ import argparse
 import json
 import time
 
+import _checks
 import numpy as np
 from threadpoolctl import threadpool_limits
 
@@ -72,6 +73,10 @@ def main() -> None:
     ap.add_argument("--ref-draws", type=int, default=1048576)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    args.banks = ",".join(_checks.banks(ap, "--banks", args.banks))
+    _checks.at_least(ap, "--targets", args.targets, 0)
+    _checks.at_least(ap, "--ref-draws", args.ref_draws, 1)
+    _checks.out_file(ap, "--json", args.json)
     rows = []
     with threadpool_limits(1):
         for b in args.banks.split(","):

@@ -14,6 +14,7 @@ import json
 import platform
 import time
 
+import _checks
 import numpy as np
 from threadpoolctl import threadpool_limits
 
@@ -59,6 +60,9 @@ def main() -> None:
     ap.add_argument("--targets", type=int, default=3)
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    args.banks = ",".join(_checks.banks(ap, "--banks", args.banks))
+    _checks.at_least(ap, "--targets", args.targets, 0)
+    _checks.out_file(ap, "--json", args.json)
     rows = []
     with threadpool_limits(1):
         for b in args.banks.split(","):

@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import _checks
+
 from hspr.data import bank_folds, load_bank
 from hspr.data.folds import fold_indices
 
@@ -97,6 +99,11 @@ def main() -> None:
     ap.add_argument("--base", default=None, help="also time this older commit's code in the same run (ratios)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    args.banks = ",".join(_checks.banks(ap, "--banks", args.banks))
+    _checks.methods(ap, args.method, "--method")
+    _checks.at_least(ap, "--repeat", args.repeat, 1)
+    _checks.at_least(ap, "--steps", args.steps, 0)
+    _checks.out_file(ap, "--json", args.json)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

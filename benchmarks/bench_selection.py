@@ -21,7 +21,9 @@ import argparse
 import json
 import platform
 import time
+from pathlib import Path
 
+import _checks
 import numpy as np
 from threadpoolctl import threadpool_limits
 
@@ -101,6 +103,12 @@ def main() -> None:
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"), default=None)
     ap.add_argument("--shipped", action="store_true")
     args = ap.parse_args()
+    args.banks = ",".join(_checks.banks(ap, "--banks", args.banks))
+    _checks.at_least(ap, "--agents", args.agents, 1)
+    _checks.out_file(ap, "--json", args.json)
+    for path in args.compare or ():
+        if not Path(path).is_file():
+            ap.error(f"--compare: {path}: no such file (give two files written by --json)")
     if args.shipped:
         shipped()
         return

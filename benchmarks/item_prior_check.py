@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 
+import _checks
 import numpy as np
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
@@ -46,6 +47,8 @@ def main() -> None:
     ap.add_argument("--scales", default="1,0.3,0.1", help="item-prior scales; the first is the default")
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
+    args.banks = ",".join(_checks.banks(ap, "--banks", args.banks))
+    _checks.workers(ap, args.workers)
     scales = [float(s) for s in args.scales.split(",")]
     rows = Parallel(n_jobs=args.workers)(delayed(fold_row)(b, f, scales)
                                          for b in args.banks.split(",") for f in range(4))

@@ -22,6 +22,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+import _checks
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -49,6 +51,9 @@ def main() -> None:
     ap.add_argument("--targets", type=int, default=0, help="first k fold-0 targets per bank (0: all)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    args.banks = ",".join(_checks.banks(ap, "--banks", args.banks))
+    _checks.at_least(ap, "--targets", args.targets, 0)
+    _checks.out_file(ap, "--json", args.json)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         base = run_bench(export(args.base, tmp), args.banks, args.targets, tmp / "base.json")

@@ -7,7 +7,8 @@ on the other folds) sequentially at budget round(f * N) and, at checkpoints n = 
 
 Usage::
 
-    python benchmarks/width_forecast.py --bank verified --budget 0.10 --seed 0 --workers 2
+    python benchmarks/width_forecast.py --bank verified --budget 0.10 --seed 0 --workers 2 \
+        --out benchmarks/results/width_forecast.json   # the committed summary
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import time
 from pathlib import Path
 
+import _checks
 import numpy as np
 from joblib import Parallel, delayed
 
@@ -50,8 +52,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--config", default=None, help="HSPRConfig JSON (default settings if omitted)")
-    ap.add_argument("--out", default="benchmarks/results/width_forecast.json")
+    ap.add_argument("--out", default="width_forecast.json")
     args = ap.parse_args()
+    _checks.banks(ap, "--bank", args.bank)
+    _checks.fraction(ap, "--budget", args.budget)
+    _checks.at_least(ap, "--seed", args.seed, 0)
+    _checks.workers(ap, args.workers)
+    _checks.out_file(ap, "--out", args.out)
 
     cfg = HSPRConfig.from_json(args.config) if args.config else HSPRConfig()
     matrix = load_bank(args.bank)
