@@ -1,0 +1,35 @@
+"""The benchmark scripts refuse bad options before any work: argparse's usage and one error line
+naming the option, exit 2 (a hostile trial found tracebacks, and failures after the whole run)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.mark.parametrize("script, args, message", [
+    ("shift_table.py", ["--protocols", "bash-only, nosuch"], "--protocols: unknown 'nosuch'"),
+    ("shift_table.py", ["--methods", "uniform,"], "--methods 'uniform,': an empty name between commas"),
+    ("shift_table.py", ["--seeds", "2-0"], "seed range '2-0' runs backwards"),
+    ("batch_vs_sequential.py", ["--batch", "0"], "--batch 0: give a whole number >= 1"),
+    ("bench_hspr.py", ["--banks", "nosuch"], "--banks: unknown 'nosuch'"),
+    ("bench_live.py", ["--method", "foo"], "--method: unknown 'foo'"),
+])
+def test_bad_options_are_refused_before_any_work(tmp_path, script, args, message):
+    res = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert message in res.stderr and "Traceback" not in res.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_an_out_file_under_a_file_is_refused_up_front(tmp_path):
+    (tmp_path / "afile").write_text("")
+    res = subprocess.run([sys.executable, str(BENCH / "shift_table.py"), "--out", "afile/x.json"], capture_output=True,
+                         text=True, cwd=tmp_path, timeout=120)
+    assert res.returncode == 2 and "afile is a file, not a folder" in res.stderr
