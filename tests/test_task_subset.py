@@ -64,3 +64,31 @@ def test_live_session_on_a_subset_reports_the_subset_score(files, tmp_path):
     assert est.point == pytest.approx(m.values[0, [m.task_index(t) for t in subset]].mean(), abs=1e-12)
     res = CliRunner().invoke(main, ["live", "record", m.tasks[0], "1", "--session", str(s)])  # not in the subset
     assert res.exit_code == 2 and "not in the bank" in res.output
+
+
+def test_task_lists_take_comment_lines_and_name_packed_or_nested_ids(tmp_path):
+    from hspr.data.io import read_task_list
+
+    p = tmp_path / "t.txt"
+    p.write_text("# the hard ones\nt1\n\n  # another comment\nt2\n")
+    assert read_task_list(p) == ["t1", "t2"]
+    p.write_text("t1\tt2\nt3\n")
+    with pytest.raises(DataError, match=r"line 1 holds 't1\\tt2': a task list has one id per line"):
+        read_task_list(p)
+    p.write_text("t1,t2\n")
+    with pytest.raises(DataError, match="line 1 holds 't1,t2'"):
+        read_task_list(p)
+    j = tmp_path / "t.json"
+    j.write_text('[["a"], null]')
+    with pytest.raises(DataError, match=r"item 0 of the JSON task list is \['a'\]; every item must be one task id"):
+        read_task_list(j)
+
+
+def test_replay_budget_with_an_empty_item_is_refused():
+    import click
+
+    from hspr.cli.replay_cmd import parse_budgets
+
+    with pytest.raises(click.BadParameter, match="an empty budget between commas"):
+        parse_budgets("0.1,,0.2")
+    assert parse_budgets("0.05, 0.1") == [0.05, 0.1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -127,6 +128,9 @@ def parse_seeds(text: str | None) -> list[int] | None:
 
 
 def parse_budgets(text: str) -> list[float]:
+    if any(not x.strip() for x in text.split(",")):
+        raise click.BadParameter(f"{text!r}: an empty budget between commas; give fractions like 0.05,0.10",
+                                 param_hint="--budget")
     try:
         vals = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
@@ -509,7 +513,7 @@ def register(group: click.Group) -> None:
         payload = {
             "hspr_version": __import__("hspr").__version__,
             "environment": environment(),
-            "command": " ".join(sys.argv),
+            "command": shlex.join(sys.argv),  # quoted: it runs again as given (a path with a space)
             "wall_seconds": wall,
             "runs": all_runs,
             "summary": summary.to_dict(orient="records"),

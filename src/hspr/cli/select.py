@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -228,7 +229,7 @@ def register(group: click.Group) -> None:
             except (DataError, BudgetError, ValueError) as exc:
                 print_error(console, exc)
                 sys.exit(2)
-        command = " ".join(["hspr"] + sys.argv[1:])
+        command = shlex.join(["hspr"] + sys.argv[1:])  # quoted: it runs again as given
         payload = {"bank": bank, "fold": fold, "fraction": fraction, "command": command,
                    "hspr_version": __import__("hspr").__version__, "environment": environment(),
                    "wall_seconds": time.perf_counter() - t0,

@@ -591,7 +591,8 @@ def _agent_id(path: Path, i: int, entry: object) -> str:
 
 # ---------------------------------------------------------------------- leaderboard checkout
 def read_task_list(path: str | Path) -> list[str]:
-    """Read a task universe: one id per line, a JSON list, or a wide CSV whose header gives the ids.
+    """Read a task universe: one id per line (``#`` starts a comment line), a JSON list, or a wide
+    CSV whose header gives the ids.
 
     Returns
     -------
@@ -613,6 +614,10 @@ def read_task_list(path: str | Path) -> list[str]:
         raw = raw.get("instance_ids") if isinstance(raw, dict) else raw
         if not isinstance(raw, list):
             raise DataError(f"{path}: a JSON task list must be a list of ids (or an object with 'instance_ids')")
+        bad = next((j for j, t in enumerate(raw) if not isinstance(t, (str, int)) or isinstance(t, bool)), None)
+        if bad is not None:
+            raise DataError(f"{path}: item {bad} of the JSON task list is {shorten(repr(raw[bad]))}; every item must "
+                            "be one task id (a string)")
         ids = [str(t).strip() for t in raw]
         where = lambda j: f"item {j}"  # noqa: E731
     else:
@@ -621,9 +626,14 @@ def read_task_list(path: str | Path) -> list[str]:
             ids = [h.strip() for h in next(csv.reader([first]))[1:]]
             where = lambda j: f"line 1, column {j + 2}"  # noqa: E731
         else:
-            numbered = [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+            numbered = [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1)
+                        if ln.strip() and not ln.lstrip().startswith("#")]  # '# ...' lines are comments
             ids = [t for _, t in numbered]
             where = lambda j: f"line {numbered[j][0]}"  # noqa: E731
+            packed = next(((n, t) for n, t in numbered if any(c in t for c in "\t,;")), None)
+            if packed is not None:
+                raise DataError(f"{path}: line {packed[0]} holds {shorten(repr(packed[1]))}: a task list has one id per "
+                                "line (ids hold no tab, comma or semicolon)")
     if not ids:
         raise DataError(f"{path}: task list is empty; give one instance id per line")
     _check_ids(ids, "task", str(path), where)
