@@ -7,8 +7,10 @@ on the other folds) sequentially at budget round(f * N) and, at checkpoints n = 
 
 Usage::
 
-    python benchmarks/width_forecast.py --bank verified --budget 0.10 --seed 0 --workers 2 \
-        --out benchmarks/results/width_forecast.json   # the committed summary
+    python benchmarks/width_forecast.py --bank verified --budget 0.10 --seed 0 --workers 2
+
+It prints the summary (the committed one is benchmarks/results/width_forecast.summary.json) and
+writes the summary and every run to --out (default width_forecast.json in the current folder).
 """
 
 from __future__ import annotations

@@ -315,11 +315,14 @@ def test_rows_that_resolved_none_of_the_tasks_are_not_called_copies():
     assert _copied_rows(targets, bank) == [("copy", "s3")]
 
 
-def test_a_config_file_name_with_label_characters_gives_a_clean_label():
-    from hspr.cli.replay_cmd import hspr_label
-
-    assert hspr_label("cfg/x|y.json", {}) == "hspr[config=x_y]"
-    assert hspr_label("cfg/a]b.json", {}) == "hspr[config=a_b]"
+def test_a_config_file_name_with_label_characters_is_refused(tmp_path):
+    """It named the runs hspr[config=x|y], which broke the report's markdown table (a hostile trial)."""
+    cfg = tmp_path / "x|y.json"
+    cfg.write_text("{}")
+    res = CliRunner().invoke(main, ["replay", "--bank", "pro", "--methods", "hspr", "--config", str(cfg), "--seeds", "0",
+                                    "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 2 and "file name holds '|'" in res.output and "rename the file" in res.output
+    assert not (tmp_path / "r.json").exists()
 
 
 def test_replay_names_a_targets_folder_and_an_unused_stop_min_tasks(tmp_path, monkeypatch):

@@ -213,3 +213,21 @@ def test_hspr_on_the_midrange_path_runs_one_path(small_bank):
     assert [r["estimate"] for r in a] == [r["estimate"] for r in b]
     assert [r["queried"] for r in a] == [r["queried"] for r in b]
     assert {r["seed"] for r in replay("sim", small_bank, {"hspr": m}, folds=folds)} == {0}
+
+
+def test_results_json_command_is_shell_quoted(tmp_path, monkeypatch):
+    """A path with a space was stored unquoted, so the command could not run again as given."""
+    import shlex
+    import sys
+
+    from click.testing import CliRunner
+
+    from hspr.cli import main
+
+    out = tmp_path / "my results.json"
+    argv = ["hspr", "replay", "--bank", "pro", "--methods", "uniform", "--seeds", "0", "--out", str(out), "-q"]
+    monkeypatch.setattr(sys, "argv", argv)
+    res = CliRunner().invoke(main, argv[1:])
+    assert res.exit_code == 0, res.output
+    stored = json.loads(out.read_text())["command"]
+    assert shlex.split(stored) == argv

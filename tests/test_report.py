@@ -441,3 +441,18 @@ def test_estimate_vs_truth_draws_the_best_other_method_by_default(synth):
     assert report.figures.best_other_method(runs[runs["method"] == "hspr"], "hspr", 0.10) is None
     fig = report.figures.figure_estimate_vs_truth(runs, "hspr", report.figures.best_other_method(runs, "hspr", 0.10))
     assert "atlas" in [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def test_make_figures_passes_the_best_other_method_when_also_is_not_given(tmp_path, synth, monkeypatch):
+    truths, errors = synth
+    seen = {}
+
+    def spy(runs, baseline, also=None, budget_fraction=None):
+        seen.update(baseline=baseline, also=also)
+        return None
+
+    monkeypatch.setattr(report.figures, "figure_estimate_vs_truth", spy)
+    report.make_figures(make_runs(errors, truths), tmp_path, "hspr", formats=("png",))
+    assert seen == {"baseline": "hspr", "also": "atlas"}
+    report.make_figures(make_runs(errors, truths), tmp_path, "hspr", also="uniform", formats=("png",))
+    assert seen["also"] == "uniform"

@@ -92,3 +92,17 @@ def test_replay_budget_with_an_empty_item_is_refused():
     with pytest.raises(click.BadParameter, match="an empty budget between commas"):
         parse_budgets("0.1,,0.2")
     assert parse_budgets("0.05, 0.1") == [0.05, 0.1]
+
+
+def test_task_lists_refuse_inline_comments_and_read_any_wide_csv_header(tmp_path):
+    from hspr.data.io import read_task_list
+
+    p = tmp_path / "t.txt"
+    p.write_text("t1\nt2  # hard\n")  # a phantom task 't2  # hard' that every agent would fail
+    with pytest.raises(DataError, match="comments take a whole line starting with #"):
+        read_task_list(p)
+    p.write_text("# from the bank\nmodel,t1,t2\na,1,0\nb,0,\n")  # a wide CSV whose first column is not 'agent'
+    assert read_task_list(p) == ["t1", "t2"]
+    p.write_text("t1,t2\nt3,t4\n")  # ids two to a line, not a bank
+    with pytest.raises(DataError, match="line 1 holds 't1,t2'"):
+        read_task_list(p)

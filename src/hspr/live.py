@@ -499,6 +499,12 @@ def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool
     method, settings and code (:mod:`hspr.fitcache`): reopening a session does not refit.
     ``use_cache=False`` always refits. ``announce(text)``, a context manager (the CLI's
     spinner), wraps the fit when one runs (not when the cache has it).
+
+    Raises
+    ------
+    DataError, HsprError
+        When the method refuses the matrix (too few agents, pass rates for a 0/1 method), the
+        message prefixed with the bank's name and size.
     """
     def fit() -> FittedModel:
         try:
@@ -513,7 +519,7 @@ def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool
         except ValueError as exc:  # e.g. too few agent rows for the method: name the bank it was fitted on
             if matrix.source in str(exc):
                 raise
-            kind = DataError if isinstance(exc, DataError) else HsprError
+            kind = type(exc) if isinstance(exc, HsprError) else HsprError  # keeps DataError, UnknownIdError
             raise kind(f"{matrix.source} ({matrix.n_agents} agents x {matrix.n_tasks} tasks): {exc}") from None
 
     return cached_fit(matrix.digest(), name, settings, matrix.tasks, fit, use_cache)

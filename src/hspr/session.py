@@ -286,7 +286,8 @@ class Session(ABC):
 
         Any task of the bank may be told, also one that was not asked (it is conditioned on
         like the others), also once the budget is spent (an extra outcome is information too).
-        Raises :class:`~hspr.errors.UnknownIdError` (a KeyError) for an id not in the bank and
+        Raises :class:`~hspr.errors.UnknownIdError` (a KeyError) for an id not in the bank or not a
+        string, and
         :class:`~hspr.errors.HsprError` (a ValueError) for an outcome out of range (non-binary
         for the other sessions) or a task told twice.
         """

@@ -128,6 +128,8 @@ def parse_seeds(text: str | None) -> list[int] | None:
 
 
 def parse_budgets(text: str) -> list[float]:
+    if not text.strip():
+        raise click.BadParameter("no budget given; give fractions like 0.10 or 0.05,0.10", param_hint="--budget")
     if any(not x.strip() for x in text.split(",")):
         raise click.BadParameter(f"{text!r}: an empty budget between commas; give fractions like 0.05,0.10",
                                  param_hint="--budget")
@@ -189,7 +191,7 @@ def hspr_label(config_path: str | None, changes: dict) -> str:
     if config_path == "auto":
         parts.append("auto")
     elif config_path:
-        parts.append(f"config={re.sub(r'[^A-Za-z0-9_.-]', '_', Path(config_path).stem)}")  # no |, [, ] in a label
+        parts.append(f"config={Path(config_path).stem}")
     for k, v in changes.items():
         parts.append("no-group-uncertainty" if k == "group_uncertainty" and v is False else f"{k}={v}")
     return f"hspr[{','.join(parts)}]" if parts else "hspr"
@@ -215,6 +217,9 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
             if config_path == "auto":
                 out[hspr_label(config_path, given)] = get_method("hspr_auto", overrides=given)
                 continue
+            if config_path and (why := label_problem(Path(config_path).stem, reserved=False)):
+                raise ValueError(f"--config {config_path}: the runs are labelled hspr[config=<file name>], and the "
+                                 f"file name {why}: rename the file")
             if config_path and not Path(config_path).is_file():
                 raise ValueError(f"--config {config_path}: no such file (give the path of a JSON file of "
                                  "HSPRConfig fields, or 'auto')")

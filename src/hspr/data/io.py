@@ -60,8 +60,9 @@ TASK_COLUMN_NAMES = frozenset({"task", "tasks", "task_id", "instance_id", "insta
 _ASCII_COUNT = re.compile(r"[0-9]+")
 
 #: a SWE-bench instance id: ``owner__repo-<number>`` (e.g. ``django__django-11099``), or Pro's
-#: ``instance_owner__repo-<commit sha>...``; model ids such as ``openai__gpt-4`` do not match
-_INSTANCE_ID = re.compile(r"^(instance_)?[\w.-]+__[\w.-]+-(\d{3,}|[0-9a-f]{40}.*)$")
+#: ``instance_owner__repo-<commit sha>...``; model ids such as ``openai__gpt-4`` or ones ending in an
+#: 8-digit date do not match (``openai__gpt-4-0613`` does: the warning says "if")
+_INSTANCE_ID = re.compile(r"^(instance_)?[\w.-]+__[\w.-]+-(\d{3,5}|[0-9a-f]{40}.*)$")
 
 
 def _share_like_instance_ids(ids: Sequence[str]) -> float:
@@ -602,7 +603,8 @@ def read_task_list(path: str | Path) -> list[str]:
     Raises
     ------
     DataError
-        If the file is absent or empty, or an id repeats (naming both lines / columns).
+        If the file is absent or empty, an id repeats (naming both lines / columns), a line holds
+        several ids or an inline comment, or a JSON item is not an id.
     """
     path = Path(path)
     if not path.is_file():
@@ -621,19 +623,26 @@ def read_task_list(path: str | Path) -> list[str]:
         ids = [str(t).strip() for t in raw]
         where = lambda j: f"item {j}"  # noqa: E731
     else:
-        first = text.splitlines()[0] if text.strip() else ""
-        if "," in first and first.split(",")[0].strip().lower() == "agent":
-            ids = [h.strip() for h in next(csv.reader([first]))[1:]]
-            where = lambda j: f"line 1, column {j + 2}"  # noqa: E731
+        numbered = [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1)
+                    if ln.strip() and not ln.lstrip().startswith("#")]  # '# ...' lines are comments
+        rows = [next(csv.reader([ln])) for _, ln in numbered[:50]]
+        vocab = RESOLVED | UNRESOLVED | MISSING
+        if len(rows) >= 2 and len(rows[0]) > 1 and all(len(r) == len(rows[0]) for r in rows) \
+                and all(normalise(c) in vocab for r in rows[1:] for c in r[1:]):
+            # a wide CSV (a bank file, whatever its first column is called): the header gives the ids
+            ids = [h.strip() for h in rows[0][1:]]
+            where = lambda j: f"line {numbered[0][0]}, column {j + 2}"  # noqa: E731
+        elif numbered and "," in numbered[0][1] and numbered[0][1].split(",")[0].strip().lower() == "agent":
+            ids = [h.strip() for h in rows[0][1:]]  # a bank's header line alone
+            where = lambda j: f"line {numbered[0][0]}, column {j + 2}"  # noqa: E731
         else:
-            numbered = [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1)
-                        if ln.strip() and not ln.lstrip().startswith("#")]  # '# ...' lines are comments
             ids = [t for _, t in numbered]
             where = lambda j: f"line {numbered[j][0]}"  # noqa: E731
-            packed = next(((n, t) for n, t in numbered if any(c in t for c in "\t,;")), None)
+            packed = next(((n, t) for n, t in numbered if any(c in t for c in "\t,;") or re.search(r"\s#", t)), None)
             if packed is not None:
                 raise DataError(f"{path}: line {packed[0]} holds {shorten(repr(packed[1]))}: a task list has one id per "
-                                "line (ids hold no tab, comma or semicolon)")
+                                "line (ids hold no tab, comma or semicolon) and comments take a whole line starting "
+                                "with #")
     if not ids:
         raise DataError(f"{path}: task list is empty; give one instance id per line")
     _check_ids(ids, "task", str(path), where)
@@ -759,7 +768,8 @@ def _leaderboard_universe(split_dir: Path, split: str, results: dict, tasks) -> 
         ids = sorted(set().union(*(set(v) for lists in results.values() for v in lists.values())))
         if not ids:
             raise DataError(f"{split_dir}: the results.json files list no instance ids; build the bank with the "
-                            f"official ids: hspr bank build {split_dir.parent.parent} --tasks FILE --out bank.csv")
+                            f"official ids: hspr bank build {split_dir.parent.parent} --split {split} --tasks FILE "
+                            "--out bank.csv")
         expected = SPLIT_SIZES.get(split)
         if expected is not None and len(ids) != expected:
             warnings.warn(

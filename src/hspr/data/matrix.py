@@ -40,7 +40,8 @@ class ResponseMatrix:
     Raises
     ------
     DataError
-        On an empty matrix, duplicate ids, a shape mismatch or non-binary values.
+        On an empty matrix, ids that are not a sequence (or one string), duplicate ids, a shape
+        mismatch or non-binary values.
     """
 
     agents: tuple[str, ...]

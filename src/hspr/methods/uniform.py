@@ -49,7 +49,7 @@ def small_sample_variance(y: np.ndarray, s2: float) -> float:
     Below :data:`SMALL_SAMPLE` outcomes, and at any ``n`` when every sampled outcome is the same,
     the sample variance ``s2`` is at least the Agresti-Coull Bernoulli variance p~ (1 - p~),
     p~ = (sum y + 2) / (n + 4): outcomes that agree (variance 0) would otherwise give an interval
-    of width 0 with most of the bank unseen (50 unresolved draws gave [0, 0] % for an agent at
+    of width 0 with most of the bank unseen (30 unresolved draws gave [0, 0] % for an agent at
     4.3 %; 5 of 84 Lite targets at 10 %, each missed). Otherwise ``s2`` is returned unchanged (the
     Wald interval).
     """
