@@ -76,3 +76,8 @@ def test_cli_replay_with_a_stop_width_labels_its_runs_apart(tmp_path):
     assert {r["bank"] for r in runs} == {"m[stop 60 pp]"}
     assert out["environment"]["numpy"] == np.__version__ and out["environment"]["hspr"] == out["hspr_version"]
     assert any(r["n_queried"] < 20 for r in runs) and all(r["n_queried"] >= 5 for r in runs)
+    # the summary and the printed table say how many tasks were run on average (a hostile trial: no way to tell)
+    assert out["summary"][0]["mean_tasks_run"] == pytest.approx(np.mean([r["n_queried"] for r in runs]))
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "m.csv"), "--methods", "uniform", "--seeds", "0",
+                                    "--budget", "0.5", "--stop-width", "60", "--out", str(tmp_path / "r2.json")])
+    assert "tasks run" in res.output

@@ -164,8 +164,9 @@ def parse_methods(text: str) -> list[str]:
 
 def summary_table(summary: pd.DataFrame, title: str) -> Table:
     table = Table(title=title)
+    stopped = "mean_tasks_run" in summary
     for col in ("bank", "method", "budget", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90% cover", "width (pp)",
-                "targets", "seeds"):
+                "targets", "seeds") + (("tasks run",) if stopped else ()):
         if col in ("bank", "method"):  # never wrap a label: scripts and readers grep them
             longest = max([len(str(v)) for v in summary[col]] + [len(col)])
             table.add_column(col, justify="left", no_wrap=True, min_width=longest)
@@ -175,8 +176,9 @@ def summary_table(summary: pd.DataFrame, title: str) -> Table:
         cov = "-" if r.coverage_90 is None or pd.isna(r.coverage_90) else f"{r.coverage_90:.2f}"
         wid = "-" if r.mean_width_pp is None or pd.isna(r.mean_width_pp) else f"{r.mean_width_pp:.1f}"
         tau = "-" if pd.isna(r.kendall_tau_b) else f"{r.kendall_tau_b:.3f}"  # undefined for one target
+        run = ((f"{r.mean_tasks_run:.1f}" if not pd.isna(r.mean_tasks_run) else "-"),) if stopped else ()
         table.add_row(Text(r.bank), Text(r.method), f"{r.budget} ({100 * r.budget_fraction:.3g} %)", f"{r.mae_pp:.3f}",
-                      f"{r.maxerr_pp:.3f}", tau, cov, wid, str(r.n_targets), str(r.n_seeds))
+                      f"{r.maxerr_pp:.3f}", tau, cov, wid, str(r.n_targets), str(r.n_seeds), *run)
     return table
 
 
@@ -333,7 +335,7 @@ def register(group: click.Group) -> None:
     @click.option("--stop-width", "stop_width", type=click.FloatRange(min=0, min_open=True), default=None,
                   help="End each target's run early once its 90 % interval is narrower than this many pp, as "
                        "`hspr live` does (after at least --stop-min-tasks outcomes; live waits for 5); records then carry n_queried "
-                       "and stop_reason, and the bank label gets '[stop W pp]' (so `hspr report` keeps them apart "
+                       "and stop_reason, the summary the mean tasks run, and the bank label gets '[stop W pp]' (so `hspr report` keeps them apart "
                        "from full-budget runs).")
     @click.option("--stop-min-tasks", "stop_min_tasks", type=click.IntRange(min=1), default=MIN_TASKS, show_default=True,
                   help="With --stop-width: outcomes to see before the width can stop a run.")

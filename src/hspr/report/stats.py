@@ -55,7 +55,9 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     and optionally lower/upper (the 90 % interval). Metrics are computed per seed over all
     targets of the 4 folds, then averaged over seeds (HSPR_SPEC section 7). Coverage is the
     fraction of runs whose interval holds the truth; width is in pp. Columns
-    :data:`SUMMARY_COLUMNS`, in the order of the report's ``comparison.csv``.
+    :data:`SUMMARY_COLUMNS`, in the order of the report's ``comparison.csv``; with runs of a
+    stopping rule (an ``n_queried`` column, ``hspr replay --stop-width``) also ``mean_tasks_run``,
+    the tasks actually run, averaged over the runs (NaN for methods without the rule).
     """
     rows = []
     keys = ["bank", "method", "budget_fraction"]
@@ -76,9 +78,12 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
         else:
             row["coverage_90"] = None
             row["mean_width_pp"] = None
+        if "n_queried" in g:
+            row["mean_tasks_run"] = float(g["n_queried"].mean())  # NaN where no run had a stopping rule
         rows.append(row)
     # the column order of the report's comparison.csv, so replay --csv and report read alike
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    stopped = "n_queried" in runs and runs["n_queried"].notna().any()
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS + (["mean_tasks_run"] if stopped else []))
 
 
 
