@@ -335,8 +335,8 @@ def register(group: click.Group) -> None:
     @click.option("--stop-width", "stop_width", type=click.FloatRange(min=0, min_open=True), default=None,
                   help="End each target's run early once its 90 % interval is narrower than this many pp, as "
                        "`hspr live` does (after at least --stop-min-tasks outcomes; live waits for 5); records then carry n_queried "
-                       "and stop_reason, the summary the mean tasks run, and the bank label gets '[stop W pp]' (so `hspr report` keeps them apart "
-                       "from full-budget runs).")
+                       "and stop_reason, the summary the mean tasks run, and the bank label gets '[stop W pp]' "
+                       "(so `hspr report` keeps them apart from full-budget runs).")
     @click.option("--stop-min-tasks", "stop_min_tasks", type=click.IntRange(min=1), default=MIN_TASKS, show_default=True,
                   help="With --stop-width: outcomes to see before the width can stop a run.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
