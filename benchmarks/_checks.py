@@ -9,7 +9,6 @@ against an older commit's package, which may lack some of these modules.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 
@@ -69,10 +68,16 @@ def at_least(ap: argparse.ArgumentParser, option: str, value: int, low: int) -> 
 
 
 def workers(ap: argparse.ArgumentParser, value: int) -> int:
-    """joblib workers: a positive number, or -1 for all cores."""
-    if value == 0 or value < -1:
-        ap.error(f"--workers {value}: give a positive number of workers, or -1 for all cores")
-    return value
+    """joblib workers: a positive number, or -1 for all cores (the CLI's rule,
+    :func:`hspr.cli.common.check_workers`)."""
+    import click
+
+    from hspr.cli.common import check_workers
+
+    try:
+        return check_workers(None, None, value)
+    except click.BadParameter as exc:
+        ap.error(f"--workers {exc.message}")
 
 
 def fraction(ap: argparse.ArgumentParser, option: str, value: float) -> float:
@@ -83,15 +88,13 @@ def fraction(ap: argparse.ArgumentParser, option: str, value: float) -> float:
 
 
 def out_file(ap: argparse.ArgumentParser, option: str, path: str | None) -> Path | None:
-    """An output file that can be written (checked before the work, not after), or ``ap.error``."""
-    if path is None:
-        return None
-    p = Path(path)
-    if p.is_dir():
-        ap.error(f"{option} {p} is a folder; give a file name")
-    parent = next((q for q in p.absolute().parents if q.exists()), None)
-    if parent is not None and not parent.is_dir():
-        ap.error(f"{option} {p}: {parent} is a file, not a folder")
-    if parent is not None and not os.access(parent, os.W_OK):
-        ap.error(f"{option} {p}: the folder {parent} is not writable")
-    return p
+    """An output file that can be written (checked before the work, not after, by the CLI's
+    :func:`hspr.cli.common.check_output_file`), or ``ap.error``."""
+    import click
+
+    from hspr.cli.common import check_output_file
+
+    try:
+        return check_output_file(path, option)
+    except click.BadParameter as exc:
+        ap.error(f"{option}: {exc.message}")
