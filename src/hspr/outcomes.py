@@ -25,6 +25,8 @@ SPELLINGS = "resolved/unresolved, 1/0, true/false, yes/no, pass/fail"
 #: how messages describe a cell with no run
 NO_RUN = "empty, na, nan or null = no run"
 _DECIMAL = re.compile(r"([01])\.0+")  # 1.00, 0.000: a spreadsheet's formatting of 1 and 0
+_COUNT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit also takes superscripts)
+_CELLS = RESOLVED | UNRESOLVED | MISSING
 
 
 def normalise(text: str) -> str:
@@ -32,7 +34,12 @@ def normalise(text: str) -> str:
     t = text.strip().lower()
     m = _DECIMAL.fullmatch(t)
     return m.group(1) if m else t
-_COUNT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit also takes superscripts)
+
+
+def is_cell(text: str) -> bool:
+    """True for the text of a matrix cell: an outcome or a no-run marker in any spelling of the
+    vocabulary (used to tell a header-less matrix or a bank file from a list of ids)."""
+    return normalise(text) in _CELLS
 
 
 def outcome(value) -> int | None:

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import InputWarning, shorten
 from ..fileio import DuplicateKeyError, csv_records, loads, read_json, read_text
-from ..outcomes import MISSING, NO_RUN, RESOLVED, SPELLINGS, UNRESOLVED, is_missing, normalise, outcome
+from ..outcomes import MISSING, NO_RUN, RESOLVED, SPELLINGS, UNRESOLVED, is_cell, is_missing, normalise, outcome
 from .matrix import DataError, ResponseMatrix
 
 if TYPE_CHECKING:
@@ -463,7 +463,7 @@ def read_jsonl(path: str | Path) -> ResponseMatrix:
     cells = frame.to_numpy(dtype=object, copy=True)
     other = ~(frame.isin([0, 1]).to_numpy() | isna)
     for r, c in np.argwhere(other):  # a spelling of the vocabulary ("resolved", "1", "n/a"), as the CSV readers take
-        if isinstance(cells[r, c], str) and is_missing(normalise(cells[r, c])):
+        if is_missing(cells[r, c]):
             isna[r, c], cells[r, c] = True, 0
             continue
         y = outcome(cells[r, c]) if isinstance(cells[r, c], str) else None
@@ -626,14 +626,11 @@ def read_task_list(path: str | Path) -> list[str]:
         numbered = [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1)
                     if ln.strip() and not ln.lstrip().startswith("#")]  # '# ...' lines are comments
         rows = [next(csv.reader([ln])) for _, ln in numbered[:50]]
-        vocab = RESOLVED | UNRESOLVED | MISSING
-        if len(rows) >= 2 and len(rows[0]) > 1 and all(len(r) == len(rows[0]) for r in rows) \
-                and all(normalise(c) in vocab for r in rows[1:] for c in r[1:]):
-            # a wide CSV (a bank file, whatever its first column is called): the header gives the ids
+        bank_rows = len(rows) >= 2 and len(rows[0]) > 1 and all(len(r) == len(rows[0]) for r in rows) \
+            and all(is_cell(c) for r in rows[1:] for c in r[1:])
+        agent_header = bool(rows) and len(rows[0]) > 1 and rows[0][0].strip().lower() == "agent"
+        if bank_rows or agent_header:  # a wide CSV (whatever its first column is called), or its header alone
             ids = [h.strip() for h in rows[0][1:]]
-            where = lambda j: f"line {numbered[0][0]}, column {j + 2}"  # noqa: E731
-        elif numbered and "," in numbered[0][1] and numbered[0][1].split(",")[0].strip().lower() == "agent":
-            ids = [h.strip() for h in rows[0][1:]]  # a bank's header line alone
             where = lambda j: f"line {numbered[0][0]}, column {j + 2}"  # noqa: E731
         else:
             ids = [t for _, t in numbered]
@@ -878,7 +875,7 @@ def detect_form(path: str | Path) -> str:
         absent = [c for c in TRIALS_COLUMNS if c not in names]
         raise DataError(f"{path}: line 1: the header has successes and trials but lacks column(s) "
                         f"{', '.join(absent)}; a repeated-trials CSV needs '{','.join(TRIALS_COLUMNS)}'")
-    if first and np.isin([normalise(x) for x in first], list(RESOLVED | UNRESOLVED | MISSING)).all():
+    if first and all(is_cell(x) for x in first):
         if bank_dir_of(path) is not None:
             return "bank_dir"
         raise DataError(
