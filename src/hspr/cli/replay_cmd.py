@@ -7,6 +7,7 @@ import re
 import shlex
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import click
@@ -73,23 +74,24 @@ def _copied_rows(targets: ResponseMatrix, bank: ResponseMatrix) -> list[tuple[st
     if len(shared) < COPY_MIN_TASKS:
         return []
 
-    def keys(m: ResponseMatrix) -> list[bytes]:
+    def cells(m: ResponseMatrix) -> np.ndarray:
+        """The shared tasks' outcomes, NaN where a run is missing, shape (n_agents, len(shared))."""
         cols = [m.task_index(t) for t in shared]
         v = np.ascontiguousarray(m.values[:, cols], dtype=np.float64)
         if m.missing is not None:
             v[m.missing[:, cols]] = np.nan
-        return [row.tobytes() for row in v]
+        return v
 
     first = {}
-    for a, k in zip(bank.agents, keys(bank)):
-        first.setdefault(k, a)
+    for a, row in zip(bank.agents, cells(bank)):
+        first.setdefault(row.tobytes(), a)
     known = set(bank.agents)
-    cols = [targets.task_index(t) for t in shared]
-    v = targets.values[:, cols]
-    constant = (v.min(axis=1) == v.max(axis=1)) if targets.missing is None else \
-        np.array([np.ptp(r[~m]) == 0 if (~m).any() else True for r, m in zip(v, targets.missing[:, cols])])
-    return [(a, first[k]) for a, k, c in zip(targets.agents, keys(targets), constant)
-            if a not in known and k in first and not c]
+    v = cells(targets)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a row with no run: all-NaN, constant
+        varies = np.nanmax(v, axis=1) > np.nanmin(v, axis=1)
+    return [(a, first[row.tobytes()]) for a, row, vary in zip(targets.agents, v, varies)
+            if a not in known and vary and row.tobytes() in first]
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
