@@ -140,7 +140,8 @@ def test_replay_cli_labels_ablations(tmp_path, small_bank):
     from hspr.cli.replay_cmd import hspr_label
 
     assert hspr_label(None, {}) == "hspr"
-    assert hspr_label("auto", {"decision": "mean"}) == "hspr[auto,decision=mean]"
+    assert hspr_label("auto", {"decision": "mean"}) == "hspr_auto[decision=mean]"
+    assert hspr_label("auto", {}) == "hspr_auto"  # the same label as --methods hspr_auto
     csv = tmp_path / "bank.csv"
     write_wide_csv(small_bank, csv)
     cfg = tmp_path / "fast.json"

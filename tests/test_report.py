@@ -300,6 +300,20 @@ def test_duplicate_runs_keep_last(tmp_path, synth):
         report.read_results([_write(tmp_path / "a.json", a), _write(tmp_path / "c.json", c)])
 
 
+def test_old_auto_label_reads_as_hspr_auto(tmp_path, synth):
+    """`--config auto` runs were labelled hspr[auto], `--methods hspr_auto` runs hspr_auto: one
+    method under two names, and `--baseline hspr_auto` refused the first (a new-user trial)."""
+    truths, errors = synth
+    a = make_runs(errors, truths)
+    old = a.assign(method=a["method"].replace({"hspr": "hspr[auto]", "atlas": "hspr[auto,decision=mean]"}))
+    runs = report.read_results(_write(tmp_path / "old.json", old))
+    assert sorted(set(runs["method"])) == ["hspr_auto", "hspr_auto[decision=mean]", "uniform"]
+    new = a.assign(method=a["method"].replace({"hspr": "hspr_auto"}))
+    with pytest.warns(ReportWarning, match="appear in more than one place"):  # the same runs under both labels
+        both = report.read_results([_write(tmp_path / "old.json", old), _write(tmp_path / "new.json", new)])
+    assert (both["method"] == "hspr_auto").sum() == (a["method"] == "hspr").sum()
+
+
 def test_one_truth_per_target_across_methods_and_files(tmp_path, synth):
     """Two methods replayed on different matrices under one bank label were compared silently
     (a hostile trial); within one file too, a hand-edited truth moved one method's MAE."""

@@ -189,16 +189,17 @@ def hspr_label(config_path: str | None, changes: dict) -> str:
 
     Distinct labels let `hspr report` put the default, `--config auto`, a config file and every
     ablation of separate replays side by side, e.g. ``hspr[no-group-uncertainty]``,
-    ``hspr[auto]``, ``hspr[config=my_cfg]``, ``hspr[acquisition=uniform]``.
+    ``hspr[config=my_cfg]``, ``hspr[acquisition=uniform]``. ``--config auto`` runs are the
+    registered method ``hspr_auto`` and carry its name (``hspr_auto[decision=mean]`` with an
+    ablation), as ``--methods hspr_auto`` runs do.
     """
     parts = []
-    if config_path == "auto":
-        parts.append("auto")
-    elif config_path:
+    if config_path and config_path != "auto":
         parts.append(f"config={Path(config_path).stem}")
     for k, v in changes.items():
         parts.append("no-group-uncertainty" if k == "group_uncertainty" and v is False else f"{k}={v}")
-    return f"hspr[{','.join(parts)}]" if parts else "hspr"
+    name = "hspr_auto" if config_path == "auto" else "hspr"
+    return f"{name}[{','.join(parts)}]" if parts else name
 
 
 def _method_objects(names: list[str], config_path: str | None, ablations: dict) -> dict:

@@ -61,6 +61,10 @@ _NUMBER_FIELDS = ("estimate", "truth", "budget_fraction")
 _INTEGER_FIELDS = ("budget", "seed")
 #: interval columns: ``lower`` / ``upper`` and the ``lower_<pct>`` / ``upper_<pct>`` pairs
 _INTERVAL_COLUMN = re.compile(r"^(?:lower|upper)(_\d+(?:\.\d+)?)?$")
+
+#: the label ``hspr replay --config auto`` gave its runs until 2026-12-02: ``hspr[auto]`` or
+#: ``hspr[auto,<ablations>]``, read as the registered name ``hspr_auto`` (``hspr_auto[<ablations>]``)
+_OLD_AUTO_LABEL = re.compile(r"^hspr\[auto(?:,(.+))?\]$")
 #: integers beyond this lose precision as floats
 _MAX_INT = 2 ** 53
 _FROM_REPLAY = "the file should come from `hspr replay --out` (fix the run or write the file again)"
@@ -198,6 +202,8 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
     _refuse(source, runs, (df["budget_fraction"] <= 0) | (df["budget_fraction"] > 1), "budget_fraction",
             "a share of the tasks, in (0, 1]")
     df["budget_fraction"] = df["budget_fraction"].round(6)
+    df["method"] = df["method"].str.replace(_OLD_AUTO_LABEL, lambda m: f"hspr_auto[{m[1]}]" if m[1] else "hspr_auto",
+                                            regex=True)
     df["source_file"] = source
     return df
 
