@@ -332,4 +332,6 @@ def test_replay_names_a_targets_folder_and_an_unused_stop_min_tasks(tmp_path, mo
     assert res.exit_code == 2 and "fold is a folder; --targets takes one matrix file" in res.output
     res = CliRunner().invoke(main, ["replay", "--bank", "pro", "--methods", "uniform", "--seeds", "0", "--stop-min-tasks",
                                     "3", "--out", "r.json", "-q"])
-    assert res.exit_code == 0 and "--stop-min-tasks is used only with --stop-width" in res.output
+    # refused before any work (it ran the full-budget replay before: a new-user trial)
+    assert res.exit_code == 2 and "--stop-min-tasks is used only with --stop-width: add --stop-width" in res.output
+    assert not (tmp_path / "r.json").exists()

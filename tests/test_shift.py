@@ -534,7 +534,11 @@ def test_strongest_split_with_a_task_subset_ranks_by_the_subset_score(tmp_path):
     targets = {r["target"] for r in d["runs"]}
     assert min(sub[m.agents.index(t)] for t in targets) >= max(sub[i] for i, a in enumerate(m.agents)
                                                                if a not in targets)
-    # an explicit --strongest without its split is said, even at the default value
-    res = CliRunner().invoke(main, ["replay", "--matrix", str(path), "--strongest", "20", "--methods", "uniform",
-                                    "--seeds", "0", "-q", "--out", str(out)])
-    assert res.exit_code == 0 and "--strongest is used only with --split strongest" in res.output
+    # an explicit --strongest or --newest without its split is refused before any work, even at the
+    # default value (it ran the 4-fold replay: a new-user trial)
+    out.unlink()
+    for opt, split in (("--strongest", "strongest"), ("--newest", "forward")):
+        res = CliRunner().invoke(main, ["replay", "--matrix", str(path), opt, "20", "--methods", "uniform",
+                                        "--seeds", "0", "-q", "--out", str(out)])
+        assert res.exit_code == 2 and f"{opt} is used only with --split {split}: add --split {split}" in res.output
+        assert not out.exists()

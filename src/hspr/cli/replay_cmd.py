@@ -184,6 +184,22 @@ def summary_table(summary: pd.DataFrame, title: str) -> Table:
     return table
 
 
+def check_unused_options(split: str, stop_width: float | None) -> None:
+    """click.BadParameter for an option given without the option that uses it, before any work.
+
+    ``--newest 5`` without ``--split forward`` would otherwise run the 4-fold replay the user did
+    not ask for (minutes of work, exit 0; a new-user trial).
+    """
+    given = click.get_current_context().get_parameter_source
+    for opt, used_by in (("newest", "forward"), ("strongest", "strongest")):
+        if split != used_by and given(opt) not in (ParameterSource.DEFAULT, None):
+            raise click.BadParameter(f"--{opt} is used only with --split {used_by}: add --split {used_by} "
+                                     f"(or drop --{opt})", param_hint=f"--{opt}")
+    if stop_width is None and given("stop_min_tasks") not in (ParameterSource.DEFAULT, None):
+        raise click.BadParameter("--stop-min-tasks is used only with --stop-width: add --stop-width W "
+                                 "(or drop --stop-min-tasks)", param_hint="--stop-min-tasks")
+
+
 def hspr_label(config_path: str | None, changes: dict) -> str:
     """Method name HSPR's runs carry: 'hspr', or 'hspr[...]' naming the config and ablations.
 
@@ -372,6 +388,7 @@ def register(group: click.Group) -> None:
         check_output_suffix(out, "--out", "json")
         check_output_suffix(csv_path, "--csv", "csv")
         try:
+            check_unused_options(split, stop_width)
             names = parse_methods(methods)
             fractions = parse_budgets(budget)
             seed_list = parse_seeds(seeds)
@@ -478,13 +495,6 @@ def register(group: click.Group) -> None:
         except (DataError, ValueError, KeyError) as exc:
             print_error(console, exc)
             sys.exit(2)
-        given_opts = click.get_current_context().get_parameter_source
-        for opt, used_by in (("newest", "forward"), ("strongest", "strongest")):
-            if split != used_by and given_opts(opt) != ParameterSource.DEFAULT:
-                console.print(f"[yellow]warning:[/yellow] --{opt} is used only with --split {used_by}", highlight=False)
-        if stop_width is None and given_opts("stop_min_tasks") != ParameterSource.DEFAULT:
-            console.print("[yellow]warning:[/yellow] --stop-min-tasks is used only with --stop-width", highlight=False)
-
         seeds_map = {n: seed_list for n in method_objs if seed_list is not None}
         for n in method_objs:
             if seed_list is not None and method_objs[n].seed_kind == "deterministic":
