@@ -158,6 +158,20 @@ def test_a_refused_pass_rate_says_why(sim):
         sess.tell(sess.ask(), 0.5)
 
 
+def test_a_pass_rate_in_the_wrong_form_on_a_trials_bank_says_the_right_form():
+    """'3/5' on a 5-trial bank was told the model was fitted on 0/1 outcomes (a new-user trial)."""
+    from tests.test_trials import simulate_trials
+
+    sess = HSPR(FAST).fit(simulate_trials(12, 30, 5)).start(5, 0)
+    t = sess.ask()
+    for bad in ("3/5", (3, 5), 1.2):
+        with pytest.raises(HsprError, match=r"successes / trials \(0.6 for 3 of 5 trials\)") as err:
+            sess.tell(t, bad)
+        assert "fitted on 0/1" not in str(err.value)
+    sess.tell(t, 0.6)
+    assert sess.outcomes == [0.6]
+
+
 def test_extra_inputs_given_as_none_still_fit_the_sorted_matrix(sim):
     src = ResponseMatrix(sim.agents[::-1], sim.tasks[::-1], sim.values[::-1, ::-1])
     assert get_method("pta_irt").fit(src, features=None).tasks == tuple(sorted(sim.tasks))

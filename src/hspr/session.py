@@ -303,8 +303,13 @@ class Session(ABC):
             outcome = int(outcome)
         if outcome not in (0, 1):
             if not (self.accepts_pass_rates and isinstance(outcome, numbers.Real) and 0 <= outcome <= 1):
-                why = ("; pass rates need a model fitted on a bank of repeated trials (ResponseMatrix.trials), and "
-                       "this one was fitted on 0/1 outcomes") if type(self).accepts_pass_rates else ""
+                if self.accepts_pass_rates:  # e.g. '3/5' or (3, 5) for 3 of 5 trials
+                    why = "; tell a pass rate as one number, successes / trials (0.6 for 3 of 5 trials)"
+                elif type(self).accepts_pass_rates:
+                    why = ("; pass rates need a model fitted on a bank of repeated trials (ResponseMatrix.trials), "
+                           "and this one was fitted on 0/1 outcomes")
+                else:
+                    why = ""
                 raise HsprError(f"outcome for {task_id!r} must be 0 or 1"
                                 f"{' or a pass rate in [0, 1]' if self.accepts_pass_rates else ''}, got {outcome!r}{why}")
             outcome = float(outcome)
