@@ -333,7 +333,8 @@ def test_selection_on_dask_local_cluster_matches_local(bank, selected):
     (["--record", "{dup}"], "key 'b' appears twice in one object with different values"),  # one copy was lost
     (["--workers", "0"], "--workers"),
     (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler needs --backend"),
-    (["--fraction", "0"], "--fraction"),
+    (["--fraction", "0"], "--budget"),  # the older name of --budget
+    (["--budget", "1.5"], "--budget"),
     (["--eval-nodes", "8"], "n_nodes must be >= 16"),
     (["--fast", "--eval-nodes", "64"], "give either --fast"),
     (["--out", "{csv}/x.json"], "--out"),

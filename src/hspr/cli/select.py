@@ -114,7 +114,7 @@ def stage_summary(result) -> Table:
 def register(group: click.Group) -> None:
     @group.command("select")
     @click.option("--bank", default=None,
-                  help=f"Bundled bank ({', '.join(BANKS)}; default lite). With --matrix, a label for your "
+                  help=f"Bundled bank ({', '.join(BANKS)}; default verified, as for replay and live). With --matrix, a label for your "
                        "matrix (default: its file name; a bundled bank's name is refused).")
     @click.option("--fold", type=int, required=True,
                   help=f"Target fold 0..{N_FOLDS - 1}; selection runs on the other folds' agents (its sources) only.")
@@ -124,8 +124,9 @@ def register(group: click.Group) -> None:
     @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
                   help="Count missing cells as unresolved (leaderboard convention); otherwise leave them out of "
                        "each held-out fit (a held-out agent's own missing cells still count as unresolved).")
-    @click.option("--fraction", default=0.10, show_default=True, type=float,
-                  help="Budget fraction f of the validation replays (B = round(f N)).")
+    @click.option("--budget", "--fraction", "fraction", default=0.10, show_default=True, type=float,
+                  help="Budget of the validation replays as a fraction f of the bank's tasks (B = round(f N)), as "
+                       "replay's --budget (one value); --fraction is its older name.")
     @click.option("--workers", "-j", default=1, show_default=True, type=int, callback=check_workers,
                   help="joblib workers over held-out source agents (-1: all cores).")
     @backend_options
@@ -185,11 +186,11 @@ def register(group: click.Group) -> None:
         for path, option in ((out, "--out"), (config_out, "--config-out"), (record, "--record")):
             check_output_suffix(path, option, "json")
         if not 0 < fraction <= 1:
-            raise click.BadParameter(f"{fraction}: a fraction of the tasks in (0, 1]", param_hint="--fraction")
+            raise click.BadParameter(f"{fraction}: a fraction of the tasks in (0, 1]", param_hint="--budget")
         if matrix:
             check_matrix_label(bank, matrix)
             bank = bank or Path(matrix).stem
-        bank = bank or "lite"
+        bank = bank or "verified"
         try:
             if matrix:
                 mat = load_matrix(matrix)
