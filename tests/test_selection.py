@@ -407,3 +407,19 @@ def test_cli_select_fast_is_the_shipped_evaluation_settings(tmp_path, monkeypatc
                                     "--out", str(tmp_path / "o.json")])
     assert res.exit_code == 2 and "stop here" in res.output
     assert seen == [expect]
+
+
+def test_a_select_output_given_as_config_names_the_config_out_file(tmp_path):
+    """`--config sel.json` listed every select field as an unknown setting (a new-user trial)."""
+    from hspr.cli import main
+
+    sel = {"bank": "lite", "fold": 0, "fraction": 0.1, "config": HSPRConfig(rank=4).to_dict(), "stages": [[], [], []],
+           "chosen": [0, 0, 0], "source_digest": "x"}
+    path = tmp_path / "sel.json"
+    path.write_text(json.dumps(sel))
+    with pytest.raises(ValueError, match=r"output of `hspr select` \(bank 'lite', fold 0\), not a config: give the "
+                                         r"file its --config-out option writes"):
+        HSPRConfig.from_json(path)
+    res = CliRunner().invoke(main, ["replay", "--bank", "lite", "--methods", "hspr", "--config", str(path), "-q"])
+    assert res.exit_code == 2 and "--config-out" in res.output and "Traceback" not in res.output
+    assert HSPRConfig.from_dict(sel["config"]) == HSPRConfig(rank=4)  # its 'config' object is a config

@@ -204,7 +204,7 @@ def register(group: click.Group) -> None:
                 folds = bank_folds(bank)
             src = fold_sources(mat, folds, fold)
             if budget_from_fraction(fraction, src.n_tasks) < 1:
-                raise click.BadParameter(f"{fraction} of {src.n_tasks} tasks rounds to 0 tasks", param_hint="--fraction")
+                raise click.BadParameter(f"{fraction} of {src.n_tasks} tasks rounds to 0 tasks", param_hint="--budget")
             from ..methods.hspr.selection import _eval_overrides
 
             try:

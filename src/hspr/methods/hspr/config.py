@@ -161,6 +161,10 @@ class HSPRConfig:
             raise ValueError(f"expected a JSON object of HSPR settings (e.g. {{\"rank\": 2}}), got {type(d).__name__}")
         names = {f.name for f in fields(cls)}
         unknown = set(d) - names
+        if isinstance(d.get("config"), dict) and "stages" in d:  # the whole `hspr select --out` file
+            raise ValueError(f"this is the output of `hspr select` (bank {d.get('bank')!r}, fold {d.get('fold')!r}), not "
+                             "a config: give the file its --config-out option writes (the chosen settings alone; "
+                             "`hspr select ... --config-out cfg.json`), or copy its 'config' object into a file")
         if unknown:
             raise ValueError(f"unknown HSPR setting(s) {sorted(unknown)}; known: {sorted(names)}")
         return cls(**d)
