@@ -46,7 +46,10 @@ def test_merge_cli_and_a_live_session_on_the_old_bank(tmp_path):
     assert runner.invoke(main, ["live", "start", "--matrix", str(bank), "--budget", "4", "--method", "uniform",
                                 "--session", str(tmp_path / "s.hspr")]).exit_code == 0
     res = runner.invoke(main, ["bank", "merge", str(bank), str(extra), "--out", str(bank)])
-    assert res.exit_code == 0 and "2 agent(s) and 0 task(s) added" in res.output and "digest" in res.output
+    assert res.exit_code == 0 and f"2 agent(s) and 0 task(s) more than {bank});" in res.output and "digest" in res.output
+    # into another file: the summary says where it went and that the base is unchanged (it said "added to" the base)
+    res = runner.invoke(main, ["bank", "merge", str(bank), str(extra), "--out", str(tmp_path / "m2.csv")])
+    assert res.exit_code == 0 and f"written to {tmp_path / 'm2.csv'}; {bank} is unchanged" in " ".join(res.output.split())
     merged = load_matrix(bank)
     assert merged.n_agents == 12 and merged.digest() == m.canonical().digest()
     res = runner.invoke(main, ["live", "status", "--session", str(tmp_path / "s.hspr")])
