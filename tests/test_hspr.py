@@ -79,6 +79,20 @@ def test_nested_query_paths(fitted):
     assert again.estimate().point == short.estimate().point
 
 
+@pytest.mark.parametrize("acquisition", ["score", "latent", "uniform", "midrange"])
+def test_nested_budgets_says_whether_the_path_nests(fitted, acquisition):
+    """A replay runs one path for every budget of a sweep when ``nested_budgets``; the uniform
+    ablation draws its B tasks at once and claimed it too (a code audit)."""
+    from hspr.methods.hspr.method import FittedHSPR
+
+    base, tgt = fitted
+    model = FittedHSPR(base.fit_, base.tasks, base.config.replace(acquisition=acquisition))
+    nests = [run(model, tgt.values[1], 30, seed=s).queried[:15] == run(model, tgt.values[1], 15, seed=s).queried
+             for s in (0, 1)]
+    assert model.nested_budgets == all(nests)
+    assert model.nested_budgets == (acquisition != "uniform")
+
+
 def test_predictive_draws_match_analytic_mean(fitted):
     model, tgt = fitted
     s = run(model, tgt.values[2], 12, seed=0)

@@ -72,7 +72,12 @@ class HSPR(Method):
 class FittedHSPR(FittedModel):
     """HSPR source fit frozen for target inference; sessions share its Sobol points."""
 
-    nested_budgets = True  # the query path does not depend on the budget
+    @property
+    def nested_budgets(self) -> bool:
+        """True: the query path does not depend on the budget, so one path serves every budget of a
+        sweep. Not for the ``acquisition="uniform"`` ablation, which draws ``budget`` tasks at once
+        (``Generator.choice``): its first B tasks at a larger budget are another sample."""
+        return self.config.acquisition != "uniform"
 
     def __init__(self, fit: SourceFit, tasks: tuple[str, ...], config: HSPRConfig) -> None:
         self.fit_ = fit
