@@ -86,9 +86,13 @@ def test_missing_cells_are_ignored():
     M, *_ = simulate(30, 8, seed=3)
     miss = np.zeros(M.shape, dtype=bool)
     miss[0, :5] = True
-    Mm = ResponseMatrix(M.agents, M.tasks, M.values, miss)
-    bank = fit_4pl(Mm)
-    assert np.all(np.isfinite(bank.b))
+    bank = fit_4pl(ResponseMatrix(M.agents, M.tasks, M.values, miss))
+    flipped = M.values.copy()
+    flipped[miss] = 1 - flipped[miss]  # what lies under a missing cell must not matter
+    other = fit_4pl(ResponseMatrix(M.agents, M.tasks, flipped, miss))
+    for name in ("a", "b", "c", "d", "theta"):
+        np.testing.assert_array_equal(getattr(bank, name), getattr(other, name))
+    assert np.abs(bank.b - fit_4pl(M).b).max() > 1e-3  # and leaving them out is not the same as keeping them
 
 
 def test_fisher_information_closed_form_and_finite_difference():

@@ -213,7 +213,21 @@ def test_hspr_interval_holds_its_calibrated_point(small_bank):
 
 
 # -- every method: point inside its interval across a replay -----------------------------------
-def test_every_method_point_inside_interval_across_replay():
+def test_every_method_point_inside_interval_across_replay(monkeypatch):
+    """Each method's own interval holds its point. ScoreEstimate extends an interval that does not
+    (its safety net), so the check sees the interval each method gives *before* that net: a test
+    of the records alone could not fail (a code audit)."""
+    from hspr.session import ScoreEstimate
+
+    outside = []
+    net = ScoreEstimate.__post_init__
+
+    def watched(self):
+        if self.lower is not None and not (self.lower <= self.point + 1e-12 and self.point <= self.upper + 1e-12):
+            outside.append((self.point, self.lower, self.upper))
+        net(self)
+
+    monkeypatch.setattr(ScoreEstimate, "__post_init__", watched)
     m = simulate_matrix(24, 60, seed=5)[0]
     names = [n for n in REGISTRY if n not in ("hspr_auto", "hspr", "hspr_robust")]
     methods = {n: get_method(n) for n in names}
@@ -227,6 +241,10 @@ def test_every_method_point_inside_interval_across_replay():
     assert has.any()
     bad = df[has & ~((df["lower"] <= df["estimate"] + 1e-12) & (df["estimate"] <= df["upper"] + 1e-12))]
     assert bad.empty, bad[["method", "target", "estimate", "lower", "upper"]]
+    assert not outside, outside[:5]
+    # and the net works: an interval given without its point is extended to reach it
+    assert (ScoreEstimate(0.5, lower=0.6, upper=0.7).lower, ScoreEstimate(0.8, lower=0.6, upper=0.7).upper) == (0.5, 0.8)
+    assert len(outside) == 2
 
 
 # -- hspr_robust ---------------------------------------------------------------------------------
