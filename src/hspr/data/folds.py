@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
+from types import MappingProxyType
 
 import numpy as np
 
@@ -36,9 +37,11 @@ def make_folds(agents: Sequence[str], n_folds: int = N_FOLDS, seed: int = 0) -> 
 
 
 @cache
-def _bundled() -> dict:
+def _bundled() -> Mapping[str, tuple[tuple[str, ...], ...]]:
+    """The shipped folds, read once: read-only (the cached object is shared by every caller)."""
     path = resources.files("hspr").joinpath("data", "bundled", "folds.json")
-    return json.loads(path.read_text(encoding="utf-8"))
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return MappingProxyType({bank: tuple(map(tuple, folds)) for bank, folds in raw.items()})
 
 
 def bank_folds(name: str) -> list[list[str]]:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -237,17 +238,16 @@ class FourPLBank:
 
 
 # ----------------------------------------------------------------------------- the fit
-_controller: ThreadpoolController | None = None
+@cache
+def _controller() -> ThreadpoolController:
+    """The process's threadpool controller, built once (its library scan costs ~40 ms)."""
+    return ThreadpoolController()
 
 
 def _single_thread_blas():
     """Context limiting BLAS to one thread: L-BFGS-B's many tiny BLAS calls run up to 30x
-    slower with a threaded OpenBLAS on a busy machine. The controller is built once per process
-    (its library scan costs ~40 ms; entering the limit afterwards costs microseconds)."""
-    global _controller
-    if _controller is None:
-        _controller = ThreadpoolController()
-    return _controller.limit(limits=1, user_api="blas")
+    slower with a threaded OpenBLAS on a busy machine (entering the limit costs microseconds)."""
+    return _controller().limit(limits=1, user_api="blas")
 
 
 def _unpack(x, m, n):
