@@ -230,7 +230,8 @@ def test_hspr_auto_uses_shipped_config_when_digest_matches(bank, monkeypatch):
     monkeypatch.setattr(sel, "select_config", boom)
     auto = sel.HSPRAuto(table=table)
     model = auto.fit(src)
-    assert model.config == cfg and auto.shipped_ == ("toy", "0")
+    assert model.config == cfg and model.shipped == ("toy", "0") and model.selection is None
+    assert not hasattr(auto, "shipped_")  # the method object is not changed by fit
     ablated = sel.HSPRAuto(table=table, overrides={"decision": "mean"}).fit(src)
     assert ablated.config == cfg.replace(decision="mean")
     assert get_method("hspr_auto").name == "hspr_auto" and get_method("hspr_auto").seed_kind == "adaptive"
@@ -242,7 +243,8 @@ def test_hspr_auto_selects_when_no_entry_matches(bank, caplog):
     with caplog.at_level(logging.WARNING, logger=sel.__name__):
         model = auto.fit(src)
     assert any("no shipped configuration" in r.message for r in caplog.records)
-    assert model.config == sel.select_config(src, base_config=TINY).config == auto.selection_.config
+    assert model.config == sel.select_config(src, base_config=TINY).config == model.selection.config
+    assert model.shipped is None
 
 
 def test_shipped_table_entries_are_valid():

@@ -70,7 +70,15 @@ class HSPR(Method):
 
 
 class FittedHSPR(FittedModel):
-    """HSPR source fit frozen for target inference; sessions share its Sobol points."""
+    """HSPR source fit frozen for target inference; sessions share its Sobol points.
+
+    Attributes ``shipped`` ((bank, fold) of the shipped configuration used) and ``selection``
+    (the source-only :class:`~hspr.methods.hspr.selection.SelectionResult`) are set by
+    ``hspr_auto``'s fit; None otherwise.
+    """
+
+    shipped: tuple[str, str] | None = None
+    selection = None
 
     @property
     def nested_budgets(self) -> bool:

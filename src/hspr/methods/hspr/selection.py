@@ -463,9 +463,6 @@ class HSPRAuto(Method):
         self.n_jobs = n_jobs
         self.base_config = base_config
         self.table = table
-        self.config_: HSPRConfig | None = None
-        self.selection_: SelectionResult | None = None
-        self.shipped_: tuple[str, str] | None = None
 
     @classmethod
     def from_params(cls, params: dict) -> HSPRAuto:
@@ -481,19 +478,30 @@ class HSPRAuto(Method):
         return "deterministic" if self.overrides.get("acquisition") == "midrange" else "adaptive"
 
     def fit(self, source: ResponseMatrix) -> FittedHSPR:
+        """HSPR fitted on ``source`` with the shipped or freshly selected configuration.
+
+        The returned model's ``shipped`` is the (bank, fold) whose shipped entry was used, or
+        None; its ``selection`` the :class:`SelectionResult` when selection ran, or None. The
+        method object itself is not changed, so one instance fits every fold (also in parallel).
+
+        Raises :class:`~hspr.data.matrix.DataError` when selection has to run on fewer than 3
+        source agents.
+        """
         hit = lookup_shipped(source.digest(), self.table)
+        shipped, selection = None, None
         if hit is not None:
             bank, fold, cfg = hit
-            self.shipped_ = (bank, fold)
+            shipped = (bank, fold)
         else:
             if source.n_agents < 3:  # refuse before announcing a long selection
                 raise DataError(f"hspr_auto selects its settings on the source agents and needs at least 3, got "
                                  f"{source.n_agents}")
             log.warning("hspr_auto: no shipped configuration for source %s (%d agents x %d tasks); running "
                         "source-only selection, which can take long", source.source, source.n_agents, source.n_tasks)
-            self.selection_ = select_config(source, self.fraction, self.n_jobs, base_config=self.base_config)
-            cfg = self.selection_.config
+            selection = select_config(source, self.fraction, self.n_jobs, base_config=self.base_config)
+            cfg = selection.config
         if self.overrides:
             cfg = cfg.replace(**self.overrides)
-        self.config_ = cfg
-        return HSPR(cfg).fit(source)
+        model = HSPR(cfg).fit(source)
+        model.shipped, model.selection = shipped, selection
+        return model
