@@ -232,3 +232,10 @@ def test_results_json_command_is_shell_quoted(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     stored = json.loads(out.read_text())["command"]
     assert shlex.split(stored) == argv
+
+
+def test_methods_all_runs_every_method_once():
+    from hspr.cli.replay_cmd import parse_methods
+    from hspr.methods import REGISTRY
+
+    assert parse_methods("all") == [n for n in REGISTRY if n != "hspr_auto"]  # hspr_auto is hspr under --config auto

@@ -650,6 +650,9 @@ class Method(ABC):
         Whether ``fit`` takes a bank of pass rates over repeated trials
         (``ResponseMatrix.trials``) and its sessions take a pass rate in [0, 1] as an outcome.
         For the others ``fit`` raises DataError on such a bank (checked here, for every method).
+    in_all : bool
+        Whether ``--methods all`` runs it; False for a method that is another one under other
+        settings (``hspr_auto`` is ``hspr`` under ``--config auto``).
 
     Notes
     -----
@@ -662,6 +665,7 @@ class Method(ABC):
 
     name: str = "method"
     accepts_pass_rates: bool = False
+    in_all: bool = True
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)

@@ -24,7 +24,8 @@ from ..data.folds import bank_folds, forward_split, make_folds, strongest_split
 from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..fileio import write_json_durable, write_text_durable
-from ..methods import REGISTRY, get_method
+from ..methods import REGISTRY, get_method, method_class
+from ..methods.hspr.config import ACQUISITIONS, DECISIONS
 from ..replay import replay
 from ..report.stats import summarize
 from ..session import budget_from_fraction
@@ -152,8 +153,8 @@ def parse_budgets(text: str) -> list[float]:
 
 
 def parse_methods(text: str) -> list[str]:
-    # 'all' = every method once; hspr_auto is HSPR itself under `--config auto`
-    names = ([n for n in REGISTRY if n != "hspr_auto"] if text.strip() == "all"
+    # 'all' = every method once (not those that are another under other settings: Method.in_all)
+    names = ([n for n in REGISTRY if method_class(n).in_all] if text.strip() == "all"
              else [x.strip() for x in text.split(",")])
     unknown = [repr(n) for n in names if n not in REGISTRY]
     repeated = sorted({n for n in names if n in REGISTRY and names.count(n) > 1})
@@ -341,9 +342,9 @@ def register(group: click.Group) -> None:
                   help="A JSON file of HSPR settings (HSPRConfig fields), or 'auto': the source-only selected "
                        "setting per fold (shipped for the bundled banks' standard folds; selected on the sources "
                        "otherwise, e.g. with --matrix or --targets, which takes minutes to hours).")
-    @click.option("--acquisition", type=click.Choice(["score", "latent", "uniform", "midrange"]), default=None,
+    @click.option("--acquisition", type=click.Choice(ACQUISITIONS), default=None,
                   help="HSPR query rule (ablation: HSPR's estimator on another query path).")
-    @click.option("--decision", type=click.Choice(["median", "mean"]), default=None, help="HSPR decision rule.")
+    @click.option("--decision", type=click.Choice(DECISIONS), default=None, help="HSPR decision rule.")
     @click.option("--no-group-uncertainty", is_flag=True, default=False, help="Ablation: q_g = p_g(z) exactly.")
     @click.option("--out", type=click.Path(dir_okay=False), default="results.json", show_default=True,
                   help="Where to write runs and summary (JSON).")
