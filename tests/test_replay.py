@@ -239,3 +239,16 @@ def test_methods_all_runs_every_method_once():
     from hspr.methods import REGISTRY
 
     assert parse_methods("all") == [n for n in REGISTRY if n != "hspr_auto"]  # hspr_auto is hspr under --config auto
+
+
+def test_replay_cli_hspr_choices_are_the_config_s():
+    """The CLI lists HSPR's rules literally (importing HSPR for them slowed `replay --help` by 0.3 s):
+    they must be the configuration's."""
+    import click
+
+    from hspr.cli import main
+    from hspr.methods.hspr.config import ACQUISITIONS, DECISIONS
+
+    params = {p.name: p for p in main.get_command(click.Context(main), "replay").params}
+    assert tuple(params["acquisition"].type.choices) == ACQUISITIONS
+    assert tuple(params["decision"].type.choices) == DECISIONS

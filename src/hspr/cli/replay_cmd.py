@@ -25,7 +25,6 @@ from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..fileio import write_json_durable, write_text_durable
 from ..methods import REGISTRY, get_method, method_class
-from ..methods.hspr.config import ACQUISITIONS, DECISIONS
 from ..replay import replay
 from ..report.stats import summarize
 from ..session import budget_from_fraction
@@ -342,9 +341,9 @@ def register(group: click.Group) -> None:
                   help="A JSON file of HSPR settings (HSPRConfig fields), or 'auto': the source-only selected "
                        "setting per fold (shipped for the bundled banks' standard folds; selected on the sources "
                        "otherwise, e.g. with --matrix or --targets, which takes minutes to hours).")
-    @click.option("--acquisition", type=click.Choice(ACQUISITIONS), default=None,
+    @click.option("--acquisition", type=click.Choice(["score", "latent", "uniform", "midrange"]), default=None,
                   help="HSPR query rule (ablation: HSPR's estimator on another query path).")
-    @click.option("--decision", type=click.Choice(DECISIONS), default=None, help="HSPR decision rule.")
+    @click.option("--decision", type=click.Choice(["median", "mean"]), default=None, help="HSPR decision rule.")
     @click.option("--no-group-uncertainty", is_flag=True, default=False, help="Ablation: q_g = p_g(z) exactly.")
     @click.option("--out", type=click.Path(dir_okay=False), default="results.json", show_default=True,
                   help="Where to write runs and summary (JSON).")
