@@ -261,6 +261,12 @@ def test_cli_replay_terminal_bench_and_refusal(tmp_path):
     res = CliRunner().invoke(main, ["replay", "--bank", "terminal-bench", "--methods", "faq", "--seeds", "0", "-q",
                                     "--out", str(out)])
     assert res.exit_code == 2 and "faq takes one 0/1 outcome per task" in res.output
+    # the methods named as alternatives are the registry's that take pass rates
+    from hspr.methods import REGISTRY, method_class
+
+    takes = [n for n in REGISTRY if method_class(n).accepts_pass_rates]
+    assert "uniform" in takes and "faq" not in takes
+    assert f"Use a method that takes pass rates ({', '.join(takes)})" in " ".join(res.output.split())
 
 
 def test_ingest_per_trial_lines_and_counts(tmp_path):

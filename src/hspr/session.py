@@ -539,6 +539,13 @@ class FixedOrderSession(Session):
         self._cols.append(int(j))
 
 
+def pass_rate_methods() -> list[str]:
+    """Registered methods whose ``fit`` takes a bank of pass rates (``Method.accepts_pass_rates``)."""
+    from .methods import REGISTRY, method_class  # the registry imports this module
+
+    return [n for n in REGISTRY if method_class(n).accepts_pass_rates]
+
+
 def _checked_fit(fit):
     """``Method.fit`` wrapped with the checks every method shares (see :class:`Method`, Notes)."""
     def checked_fit(self, source, *args, **kw):
@@ -547,7 +554,7 @@ def _checked_fit(fit):
                             "ResponseMatrix.from_dataframe(df) (one row per agent, one column per task id) or "
                             "hspr.load_matrix(path)")
         if not self.accepts_pass_rates:
-            source.require_binary(self.name)
+            source.require_binary(self.name, pass_rate_methods())
         # sorted ids: the same fit, asks and estimates for the same data in any row or column order;
         # not with extra inputs indexed by the caller's rows or columns (a method's per-task features)
         extra = any(a is not None for a in args) or any(v is not None for v in kw.values())

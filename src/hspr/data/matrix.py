@@ -173,11 +173,15 @@ class ResponseMatrix:
         resolve rate, or with repeated trials the mean pass rate."""
         return self.rates().mean(axis=1)
 
-    def require_binary(self, what: str = "this method") -> ResponseMatrix:
-        """Return self, or raise DataError when cells are pass rates over repeated trials."""
+    def require_binary(self, what: str = "this method", alternatives: Sequence[str] = ()) -> ResponseMatrix:
+        """Return self, or raise DataError when cells are pass rates over repeated trials.
+
+        ``alternatives`` (e.g. the methods that take pass rates) are named in the error.
+        """
         if self.trials is not None:
+            others = f" ({', '.join(alternatives)})" if alternatives else ""
             raise DataError(f"{self.source}: cells are pass rates over {self.trials} trials; {what} takes one "
-                            "0/1 outcome per task. Use a method that takes pass rates (hspr, hspr_auto, hspr_robust, uniform), or "
+                            f"0/1 outcome per task. Use a method that takes pass rates{others}, or "
                             "count a task resolved only when every trial passed and rebuild the bank.")
         return self
 
