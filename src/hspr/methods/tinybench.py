@@ -159,7 +159,8 @@ def anchor_points(embedding: np.ndarray, budget: int, random_state: int = 0) -> 
 
 def tiny_estimates(model: MIRT2PL, anchors: Anchors, obs: np.ndarray, y: np.ndarray,
                    average: bool = True, init: np.ndarray | None = None) -> tuple[dict, np.ndarray]:
-    """All four tinyBenchmarks estimates from the observed outcomes (0-1 scale).
+    """The anchor, IRT and p-IRT estimates of tinyBenchmarks from the observed outcomes (0-1 scale);
+    the session mixes in the fourth, gp-IRT (:meth:`TinyBenchSession.estimates`).
 
     Parameters
     ----------
@@ -397,7 +398,7 @@ class TinyBench(Method):
     lam : float or None
         gp-IRT mixing weight in [0, 1]; None chooses it per budget on held-out sources.
     lam_rule : {'expected-mae', 'observed'}
-        Validation criterion for ``lam`` (see :meth:`FittedTinyBench._validate_lambda`).
+        Validation criterion for ``lam`` (see :meth:`FittedTinyBench._validate`).
     n_val_folds : int
         Validation folds of the sources for ``lam`` (leave-one-out with fewer sources).
     n_draws : int

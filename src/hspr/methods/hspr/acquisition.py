@@ -86,8 +86,16 @@ def latent_gains(w: np.ndarray, M: np.ndarray, Z: np.ndarray) -> np.ndarray:
 
 
 def score_variance(w: np.ndarray, M: np.ndarray, conc: np.ndarray, U: np.ndarray, s_total: float, n_tasks: int) -> float:
-    """Var(S | D) under the weighted-node posterior: E_j[Var_j(S)] + Var_j(mu_j) (for tests and
-    the expected-width report). Var_j(S) sums the beta-binomial variances of the unqueried counts."""
+    """Var(S | D) under the weighted-node posterior: E_j[Var_j(S)] + Var_j(mu_j), on the 0-1 score
+    scale squared (:meth:`HSPRSession.score_sd`). Var_j(S) sums the beta-binomial variances of the
+    unqueried counts.
+
+    Parameters
+    ----------
+    w : (J,) normalised node weights; M : (J, G) predictive group means per node; conc : (J, G)
+    beta-binomial concentrations; U : (G,) unqueried tasks per group; s_total : successes seen;
+    n_tasks : N.
+    """
     mu = node_scores(M, U, s_total, n_tasks)
     within = (M * (1 - M) * U[None, :] * (1 + (U[None, :] - 1) / (conc + 1))).sum(axis=1) / n_tasks**2
     mbar = w @ mu

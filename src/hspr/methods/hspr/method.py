@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...data.matrix import ResponseMatrix
-from ...numerics import ndtri
 from ...session import FittedModel, Method, ScoreEstimate, Session
 from . import acquisition as acq
 from .config import HSPRConfig
@@ -590,8 +589,3 @@ class HSPRSession(Session):
     def effective_sample_size(self) -> float:
         """Kish ESS of the importance weights, 1/sum(w^2)."""
         return float(1.0 / (self.w**2).sum())
-
-
-def normal_interval_width(sd: float, level: float = 0.90) -> float:
-    """Width of a central normal interval with this sd (used for expected-width reports)."""
-    return float(2 * ndtri(0.5 + level / 2) * sd)
