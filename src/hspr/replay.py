@@ -39,6 +39,8 @@ class HiddenRow:
         return int(v) if self._values.dtype.kind in "iu" else float(v)
 
     def full_score(self) -> float:
+        """The true score on the 0-1 scale: the row mean (pass rates with trials; a target's
+        missing cells were filled with 0 before, the leaderboard convention)."""
         return float(self._values.mean())
 
 

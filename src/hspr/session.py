@@ -567,11 +567,15 @@ def _checked_fit(fit):
 
 def _wrap_once(cls, attr: str, make) -> None:
     """Replace ``cls.<attr>``, when ``cls`` defines it, by ``make(original)`` (kept as its
-    ``__wrapped__``, with its name and docstring); a method wrapped already is left alone."""
+    ``__wrapped__``, with its name and docstring, or the base class's docstring when it has none,
+    so ``help()`` shows the protocol's); a method wrapped already is left alone."""
     fn = cls.__dict__.get(attr)
     if fn is None or getattr(fn, "_hspr_checked", False):
         return
     wrapped = functools.wraps(fn)(make(fn))
+    if wrapped.__doc__ is None:
+        wrapped.__doc__ = next((getattr(b, attr).__doc__ for b in cls.__mro__[1:] if getattr(getattr(b, attr, None), "__doc__", None)),
+                               None)
     wrapped._hspr_checked = True
     setattr(cls, attr, wrapped)
 

@@ -212,6 +212,8 @@ class ResponseMatrix:
         )
 
     def drop_rows(self, idx: Sequence[int] | np.ndarray) -> ResponseMatrix:
+        """Sub-matrix without the given agent rows (0-based indices; the others keep their order).
+        Indices out of range are ignored."""
         keep = np.setdiff1d(np.arange(self.n_agents), np.asarray(idx, dtype=int))
         return self.rows(keep)
 

@@ -249,6 +249,8 @@ class TinyBenchSession(Session):
         return est
 
     def estimate(self) -> ScoreEstimate:
+        """The configured estimate (default gp-IRT, 0-1 scale) as the point; no interval
+        (tinyBenchmarks gives none). Raises BudgetError with no outcomes."""
         est = self.estimates()
         point = float(np.clip(est[self._fitted.estimator], 0.0, 1.0))
         return ScoreEstimate(point=point, n_queried=self.n_queried, budget=self.budget)

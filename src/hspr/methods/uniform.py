@@ -27,6 +27,9 @@ class UniformSession(FixedOrderSession):
         super().__init__(tasks, b, seed, np.concatenate([chosen, np.setdiff1d(np.arange(n), chosen)]))
 
     def estimate(self) -> ScoreEstimate:
+        """Sample mean (0-1 scale) with its 90 % finite-population normal interval, the variance
+        floored for small or unanimous samples (:func:`small_sample_variance`), clipped to [0, 1].
+        Raises BudgetError with no outcomes."""
         self._require_outcomes()
         y = np.asarray(self.outcomes, dtype=float)
         n, N = len(y), self.n_tasks
@@ -61,6 +64,8 @@ def small_sample_variance(y: np.ndarray, s2: float) -> float:
 
 
 class FittedUniform(FittedModel):
+    """Uniform sampling needs nothing from the sources but their task ids."""
+
     def __init__(self, tasks):
         self.tasks = tasks
 

@@ -145,6 +145,7 @@ class HSPRConfig:
             raise ValueError(f"node_seed and draw_seed must be >= 0, got {self.node_seed}, {self.draw_seed}")
 
     def replace(self, **changes) -> HSPRConfig:
+        """A copy with these fields changed; ValueError for an unknown field or a refused value."""
         d = asdict(self)
         unknown = set(changes) - set(d)
         if unknown:
@@ -157,6 +158,8 @@ class HSPRConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> HSPRConfig:
+        """From a dict of HSPRConfig fields (missing ones at their defaults); ValueError for
+        anything else (an unknown field, a refused value, the whole `hspr select --out` file)."""
         if not isinstance(d, dict):
             raise ValueError(f"expected a JSON object of HSPR settings (e.g. {{\"rank\": 2}}), got {type(d).__name__}")
         names = {f.name for f in fields(cls)}
@@ -171,6 +174,8 @@ class HSPRConfig:
 
     @classmethod
     def from_json(cls, path) -> HSPRConfig:
+        """From a JSON file of HSPRConfig fields; ValueError naming ``path`` when it is not UTF-8
+        JSON or :meth:`from_dict` refuses it."""
         from ...fileio import read_json_file
 
         d = read_json_file(path)  # ValueError naming the path when not UTF-8 or not JSON
