@@ -7,7 +7,7 @@ import pytest
 
 from hspr.data.matrix import ResponseMatrix
 from hspr.methods import get_method
-from hspr.methods.midrange import midrange_order
+from hspr.methods.orders import midrange_order
 from hspr.methods.ridge_map import RidgeScoreMap
 from hspr.methods.stratified import pass_rate_strata, proportional_allocation
 from hspr.methods.uniform import Uniform

@@ -18,7 +18,7 @@ estimator with cross-fitting, which is exactly unbiased for the target's score w
 predictions are (the property the paper's section 5 motivates AIPW with):
 
 1. Queries: the ``B`` tasks of Uniform raw, ``default_rng(seed).choice(N, B, replace=False)``
-   (:func:`hspr.methods.rsl.uniform_order`), a simple random sample ``R`` of the bank.
+   (:func:`hspr.methods.orders.uniform_order`), a simple random sample ``R`` of the bank.
 2. Cross-fitting: the sampled tasks are dealt into ``K = min(n_folds, n)`` folds by their
    position in that random order (``i mod K``), so the split is a random partition. For fold
    ``k`` a ridge fitted on the outcomes of the *other* folds predicts every task,
@@ -53,8 +53,8 @@ from scipy import stats
 
 from ..data.matrix import ResponseMatrix
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
+from .orders import uniform_order
 from .ridge_map import feasible_bounds
-from .rsl import uniform_order
 from .uniform import small_sample_variance
 
 _Z90 = float(stats.norm.ppf(0.95))

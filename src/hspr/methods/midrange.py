@@ -19,24 +19,10 @@ import numpy as np
 
 from ..data.matrix import ResponseMatrix
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, Session, check_budget
+from .orders import midrange_order
 from .ridge_map import DEFAULT_ALPHAS, RidgeScoreMap
 from .rsl import RidgeSession
 from .stratified import source_pass_rates
-
-
-def midrange_order(pass_rate: np.ndarray) -> np.ndarray:
-    """All task columns, nearest source pass rate 0.5 first (stable ties).
-
-    Parameters
-    ----------
-    pass_rate : ndarray of float, shape (n_tasks,), 0-1 scale
-
-    Returns
-    -------
-    ndarray of int, shape (n_tasks,)
-        ``np.argsort(np.abs(pass_rate - 0.5), kind='stable')``.
-    """
-    return np.argsort(np.abs(np.asarray(pass_rate, dtype=float) - 0.5), kind="stable").astype(int)
 
 
 class MidRangeSession(FixedOrderSession):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..data.matrix import ResponseMatrix
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
+from .orders import uniform_order
 from .ridge_map import DEFAULT_ALPHAS, RidgeScoreMap, ridge_score_estimate
 
 
@@ -51,17 +52,6 @@ class RidgeSession(FixedOrderSession):
         return ridge_score_estimate(self._map, self._cols, self.outcomes, self.budget)
 
 
-def uniform_order(n_tasks: int, budget: int, seed: int) -> np.ndarray:
-    """Uniform raw's query order: ``default_rng(seed).choice(N, B, replace=False)``, then the
-    other columns ascending (asked only if the caller told outcomes outside the chosen set).
-
-    Returns
-    -------
-    ndarray of int, shape (n_tasks,)
-    """
-    chosen = np.random.default_rng(int(seed)).choice(n_tasks, budget, replace=False)
-    rest = np.setdiff1d(np.arange(n_tasks), chosen)
-    return np.concatenate([chosen, rest]).astype(int)
 
 
 class FittedRSL(FittedModel):

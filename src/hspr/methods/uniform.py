@@ -7,6 +7,7 @@ from scipy import stats
 
 from ..data.matrix import ResponseMatrix
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
+from .orders import uniform_order
 
 
 class UniformSession(FixedOrderSession):
@@ -21,10 +22,8 @@ class UniformSession(FixedOrderSession):
     accepts_pass_rates = True
 
     def __init__(self, tasks, budget, seed):
-        n = len(tasks)
-        b = check_budget(budget, n)
-        chosen = np.random.default_rng(int(seed)).choice(n, b, replace=False)
-        super().__init__(tasks, b, seed, np.concatenate([chosen, np.setdiff1d(np.arange(n), chosen)]))
+        b = check_budget(budget, len(tasks))
+        super().__init__(tasks, b, seed, uniform_order(len(tasks), b, seed))
 
     def estimate(self) -> ScoreEstimate:
         """Sample mean (0-1 scale) with its 90 % finite-population normal interval, the variance

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...data.matrix import ResponseMatrix
 from ...session import FittedModel, Method, ScoreEstimate, Session
+from ..orders import midrange_order, uniform_order
 from . import acquisition as acq
 from .config import HSPRConfig
 from .decision import calibrate, calibration_residual, predictive_draws, predictive_quantiles
@@ -170,10 +171,9 @@ class HSPRSession(Session):
         self.conc_m: np.ndarray | None = None  # (J, len(multi)) A + F of the multi-task groups
         self._scratch: np.ndarray | None = None  # (J, len(multi)) float64 work buffer of the refresh
         if cfg.acquisition == "uniform":
-            chosen = np.random.default_rng(self.seed).choice(self.n_tasks, self.budget, replace=False)
-            self._order = np.concatenate([chosen, np.setdiff1d(np.arange(self.n_tasks), chosen)])
+            self._order = uniform_order(self.n_tasks, self.budget, self.seed)
         elif cfg.acquisition == "midrange":
-            self._order = np.argsort(np.abs(sf.pass_rate - 0.5), kind="stable")
+            self._order = midrange_order(sf.pass_rate)
         self._cumulants: tuple[int, tuple] | None = None
         if initial_refresh:  # False only inside FittedHSPR.resume, whose restore() refreshes
             self._start_posterior(model)
