@@ -339,9 +339,7 @@ class ATLAS(Method):
 def _replay_row(model: FittedATLAS, row: np.ndarray, budget: int, seed: int = 0) -> float:
     """Point estimate of one ATLAS run on a known 0/1 row (source-only validation)."""
     sess = model.start(budget, seed)
-    exclude = np.zeros(row.size, dtype=bool)
-    for _ in range(budget):
-        j = sess._select(exclude)
-        exclude[j] = True
-        sess.tell(sess.tasks[j], int(row[j]))
+    while not sess.done:
+        t = sess.ask()
+        sess.tell(t, int(row[sess._index[t]]))
     return sess.estimate().point
