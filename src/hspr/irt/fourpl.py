@@ -33,10 +33,8 @@ it one Full fold went from 1.57 to 3.45 pp for PTA-IRT).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -407,46 +405,50 @@ def fit_4pl(source: ResponseMatrix, settings: FourPLSettings | None = None,
 
 # ----------------------------------------------------------------------------- shared cache
 _CACHE_MAXSIZE = 32
-_cache: OrderedDict[tuple[str, FourPLSettings], FourPLBank] = OrderedDict()
-_cache_lock = threading.Lock()
-_cache_stats = {"hits": 0, "misses": 0}
+
+
+@dataclass(frozen=True, eq=False)
+class _FitKey:
+    """A source matrix and settings, equal (and hashed) by the matrix's digest: the key of
+    :func:`fit_4pl_cached` (functools.lru_cache needs a hashable argument)."""
+
+    source: ResponseMatrix
+    settings: FourPLSettings
+    digest: str
+
+    def __hash__(self) -> int:
+        return hash((self.digest, self.settings))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _FitKey) and (self.digest, self.settings) == (other.digest, other.settings)
+
+
+@lru_cache(maxsize=_CACHE_MAXSIZE)
+def _fit_by_key(key: _FitKey) -> FourPLBank:
+    return fit_4pl(key.source, key.settings)
 
 
 def fit_4pl_cached(source: ResponseMatrix, settings: FourPLSettings | None = None) -> FourPLBank:
     """:func:`fit_4pl`, memoised per process on ``(source.digest(), settings)`` (LRU, 32 entries).
 
     ATLAS and PTA-IRT fitted on the same source fold in one process share one fit (and the
-    fits of their source-only validation folds, :func:`inner_banks`). The bank is immutable, so
-    sharing it is safe. 32 entries hold one fold's outer and inner fits for a few prior settings.
+    fits of their source-only validation folds, :func:`inner_banks`). The fit is deterministic
+    and the bank immutable, so a cached bank is the bank a new fit would give. 32 entries hold
+    one fold's outer and inner fits for a few prior settings.
     """
     st = settings or FourPLSettings()
-    key = (source.digest(), st)
-    with _cache_lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            _cache_stats["hits"] += 1
-            return _cache[key]
-    bank = fit_4pl(source, st)
-    with _cache_lock:
-        _cache_stats["misses"] += 1
-        _cache[key] = bank
-        _cache.move_to_end(key)
-        while len(_cache) > _CACHE_MAXSIZE:
-            _cache.popitem(last=False)
-    return bank
+    return _fit_by_key(_FitKey(source, st, source.digest()))
 
 
 def fit_4pl_cache_info() -> dict:
     """Hits, misses and current size of the :func:`fit_4pl_cached` cache."""
-    with _cache_lock:
-        return {**_cache_stats, "size": len(_cache), "maxsize": _CACHE_MAXSIZE}
+    info = _fit_by_key.cache_info()
+    return {"hits": info.hits, "misses": info.misses, "size": info.currsize, "maxsize": info.maxsize}
 
 
 def fit_4pl_cache_clear() -> None:
     """Empty the :func:`fit_4pl_cached` cache and reset its counters."""
-    with _cache_lock:
-        _cache.clear()
-        _cache_stats.update(hits=0, misses=0)
+    _fit_by_key.cache_clear()
 
 
 # ----------------------------------------------------------------------------- target abilities
