@@ -183,3 +183,37 @@ def test_live_start_with_too_few_sources_is_a_data_error(sim, tmp_path):
     path = write_wide_csv(sim.rows(range(3)), tmp_path / "three.csv")
     with pytest.raises(DataError, match=r"three\.csv \(3 agents x 40 tasks\): hspr_robust needs at least 4"):
         LiveSession.create(tmp_path / "s.hspr", 5, matrix=path, method="hspr_robust")
+
+
+def test_a_user_method_without_docstrings_takes_the_protocol_s():
+    """help() shows the protocol's docstring; a mixin base without the method is skipped (the
+    fallback read None.__doc__, which exists on Python 3.13, and then failed on the mixin)."""
+    from hspr.session import FittedModel, Method
+
+    class Mixin:
+        pass
+
+    class Fitted(Mixin, FittedModel):
+        def start(self, budget, seed=0):
+            raise NotImplementedError
+
+    class Mine(Mixin, Method):
+        name = "mine"
+
+        def fit(self, source):
+            return Fitted()
+
+    assert Mine.fit.__doc__ == Method.fit.__doc__ and Fitted.start.__doc__ == FittedModel.start.__doc__
+
+
+def test_fitting_a_0_1_bank_does_not_import_every_method():
+    """Naming the pass-rate methods in the refusal imports all of them (scikit-learn too): only
+    when refusing (it cost every replay worker and `live start` 1-2 s)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from hspr.data.matrix import ResponseMatrix; from hspr.methods import get_method; "
+            "m = ResponseMatrix(['a','b','c'], ['t','u'], np.array([[0,1],[1,1],[0,0]])); get_method('faq').fit(m); "
+            "print(sorted(k for k in sys.modules if k.startswith('hspr.methods.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "hspr.methods.atlas" not in out and "hspr.methods.disco" not in out and "hspr.methods.faq" in out

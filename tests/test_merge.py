@@ -38,7 +38,7 @@ def test_conflicting_cells_are_refused_or_resolved_by_choice():
     assert merge_banks(base, new, "base").values[0, 0] == 1
 
 
-def test_merge_cli_and_a_live_session_on_the_old_bank(tmp_path):
+def test_merge_cli_and_a_live_session_on_the_old_bank(tmp_path, monkeypatch):
     m = simulate_matrix(12, 30, seed=2)[0]
     bank = write_wide_csv(m.rows(np.arange(10)), tmp_path / "bank.csv")
     extra = write_wide_csv(m.rows([10, 11]), tmp_path / "new.csv")
@@ -50,6 +50,10 @@ def test_merge_cli_and_a_live_session_on_the_old_bank(tmp_path):
     # into another file: the summary says where it went and that the base is unchanged (it said "added to" the base)
     res = runner.invoke(main, ["bank", "merge", str(bank), str(extra), "--out", str(tmp_path / "m2.csv")])
     assert res.exit_code == 0 and f"written to {tmp_path / 'm2.csv'}; {bank} is unchanged" in " ".join(res.output.split())
+    # BASE itself under another spelling (relative --out, absolute BASE) is not "unchanged"
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(main, ["bank", "merge", str(bank), str(extra), "--out", "bank.csv"])
+    assert res.exit_code == 0 and "unchanged" not in res.output
     merged = load_matrix(bank)
     assert merged.n_agents == 12 and merged.digest() == m.canonical().digest()
     res = runner.invoke(main, ["live", "status", "--session", str(tmp_path / "s.hspr")])

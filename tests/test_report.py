@@ -312,6 +312,10 @@ def test_old_auto_label_reads_as_hspr_auto(tmp_path, synth):
     with pytest.warns(ReportWarning, match="appear in more than one place"):  # the same runs under both labels
         both = report.read_results([_write(tmp_path / "old.json", old), _write(tmp_path / "new.json", new)])
     assert (both["method"] == "hspr_auto").sum() == (a["method"] == "hspr").sum()
+    # an old script's --baseline / --also with the old label still works
+    res = CliRunner().invoke(_cli(), ["report", str(tmp_path / "old.json"), "--baseline", "hspr[auto]", "--also",
+                                      "hspr[auto,decision=mean]", "--out-dir", str(tmp_path / "o"), "--no-figures"])
+    assert res.exit_code == 0, res.output
 
 
 def test_one_truth_per_target_across_methods_and_files(tmp_path, synth):

@@ -511,7 +511,7 @@ def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool
             method = _make_method(name, settings)
             if announce is None:
                 return method.fit(matrix)
-            if not method.accepts_pass_rates:
+            if not method.accepts_pass_rates and matrix.trials is not None:
                 matrix.require_binary(name, pass_rate_methods())  # refused before the fit is announced
             with announce(f"fitting {name} on {matrix.n_agents} agents (once per bank and settings, then cached; "
                           "can take minutes)"):

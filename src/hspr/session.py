@@ -553,7 +553,7 @@ def _checked_fit(fit):
             raise DataError(f"{self.name}.fit takes a ResponseMatrix, got {type(source).__name__}: build one with "
                             "ResponseMatrix.from_dataframe(df) (one row per agent, one column per task id) or "
                             "hspr.load_matrix(path)")
-        if not self.accepts_pass_rates:
+        if not self.accepts_pass_rates and source.trials is not None:  # the list imports every method
             source.require_binary(self.name, pass_rate_methods())
         # sorted ids: the same fit, asks and estimates for the same data in any row or column order;
         # not with extra inputs indexed by the caller's rows or columns (a method's per-task features)
@@ -573,8 +573,8 @@ def _wrap_once(cls, attr: str, make) -> None:
     if fn is None or getattr(fn, "_hspr_checked", False):
         return
     wrapped = functools.wraps(fn)(make(fn))
-    if wrapped.__doc__ is None:
-        wrapped.__doc__ = next((getattr(b, attr).__doc__ for b in cls.__mro__[1:] if getattr(getattr(b, attr, None), "__doc__", None)),
+    if wrapped.__doc__ is None:  # (not getattr(None, "__doc__"): None has a docstring on Python 3.13)
+        wrapped.__doc__ = next((f.__doc__ for b in cls.__mro__[1:] if (f := b.__dict__.get(attr)) is not None and f.__doc__),
                                None)
     wrapped._hspr_checked = True
     setattr(cls, attr, wrapped)

@@ -296,7 +296,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
         click.echo(json.dumps({"ok": True, "out": str(out), "base": str(base), "new": str(new), **summary_dict(m),
                                "agents_added": added_a, "tasks_added": added_t, "digest_before": old}))
     else:
-        into = "" if Path(out) == Path(base) else f", written to {out}; {base} is unchanged"
+        into = "" if same_file(out, base) else f", written to {out}; {base} is unchanged"
         click.echo(f"{out}: {summary_line(m)} ({added_a} agent(s) and {added_t} task(s) more than {base}{into}); "
                    f"digest {old[:16]} -> {now[:16]}")
     if m.n_missing:

@@ -9,6 +9,7 @@ import click
 from rich.markup import escape
 
 from ..report import ReportError, ReportWarning, comparison_rich, paired_rich, read_results, write_report
+from ..report.inputs import current_label
 from .common import check_output_dir, print_error
 from .common import console as make_console
 
@@ -51,6 +52,7 @@ def register(group: click.Group) -> None:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ReportWarning)
                 runs = read_results(results)
+            baseline, also = (None if x is None else current_label(x) for x in (baseline, also))  # old labels too
             if baseline is None:
                 names = list(dict.fromkeys(runs["method"]))
                 variants = [m for m in names if m.startswith("hspr")]

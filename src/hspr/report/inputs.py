@@ -202,10 +202,16 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
     _refuse(source, runs, (df["budget_fraction"] <= 0) | (df["budget_fraction"] > 1), "budget_fraction",
             "a share of the tasks, in (0, 1]")
     df["budget_fraction"] = df["budget_fraction"].round(6)
-    df["method"] = df["method"].str.replace(_OLD_AUTO_LABEL, lambda m: f"hspr_auto[{m[1]}]" if m[1] else "hspr_auto",
-                                            regex=True)
+    df["method"] = df["method"].map(current_label)
     df["source_file"] = source
     return df
+
+
+def current_label(method: str) -> str:
+    """A method label as replay writes it today: ``hspr[auto]`` / ``hspr[auto,<ablations>]``
+    (``--config auto`` runs until 2026-12-02) become ``hspr_auto`` / ``hspr_auto[<ablations>]``."""
+    m = _OLD_AUTO_LABEL.match(method)
+    return method if m is None else (f"hspr_auto[{m[1]}]" if m[1] else "hspr_auto")
 
 
 def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:

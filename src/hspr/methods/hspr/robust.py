@@ -4,7 +4,7 @@ The paper's HSPR (``hspr``) is kept exactly; this variant (``hspr_robust``) chan
 decision (an equal-weight blend with a 4PL estimate on the same outcomes, and a widened
 interval) and adds a shift diagnostic. Its other settings are chosen on the source rows only.
 
-1. **Configuration.** The shipped source-only configuration of the fold (``hspr[auto]``, found
+1. **Configuration.** The shipped source-only configuration of the fold (``hspr_auto``, found
    by source digest) when there is one. Otherwise the default configuration, unless another
    residual-factor rank (1, 4 or 8, other settings at their defaults) has a clearly lower error
    on the shift-mimicking replays of step 2: lower by more than one standard error of the paired
@@ -503,7 +503,7 @@ class HSPRRobust(Method):
     config : HSPRConfig or dict, optional
         Fixed HSPR settings (a dict of HSPRConfig fields, e.g. from a JSON file). Default: the
         shipped source-only configuration of the fold when the source digest matches one (as
-        ``hspr[auto]``), else ``HSPRConfig()`` or another rank of ``shift.ranks`` that is
+        ``hspr_auto``), else ``HSPRConfig()`` or another rank of ``shift.ranks`` that is
         clearly better on the leave-cluster-out replays (:func:`one_se_choice`); the paper's
         staged selection is never run inside ``fit``.
     shift : ShiftSettings or dict, optional
