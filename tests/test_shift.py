@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import replace
 
@@ -368,6 +369,45 @@ def test_robust_calibration_uses_forward_runs_when_ids_are_dated():
     assert len(cal0.held_out) == 5
 
 
+def test_strongest_sources_set_the_factor_above_the_history_and_nothing_else():
+    m = simulate_matrix(30, 60, seed=3)[0]
+    base = dict(max_held_out=6, n_nodes=256, n_draws=2048, blend_weights=(0.0,), min_held_out=4)
+    cal = leave_cluster_out(m, [FAST], ShiftSettings(**base, strongest_fraction=0.2))[0]
+    off = leave_cluster_out(m, [FAST], ShiftSettings(**base, strongest_fraction=0.0))[0]
+    assert len(cal.above_ratios) == 6 and len(off.above_ratios) == 0  # round(0.2 * 30)
+    # the strongest runs set above_factor only: the factor, errors and percentiles are unchanged
+    np.testing.assert_array_equal(cal.errors, off.errors)
+    assert cal.factor == off.factor and cal.held_out == off.held_out and off.above_factor == off.factor
+    assert cal.source_max == m.scores().max()
+    expect = np.clip(shrunk_quantile(cal.above_ratios, 0.9, 10), cal.factor, 3.0)
+    assert cal.above_factor == pytest.approx(expect) and cal.factor <= cal.above_factor <= 3.0
+
+
+def test_a_target_above_every_source_gets_the_strongest_sources_factor():
+    """Sources are the weaker 24 agents; the strongest target is estimated above all of them."""
+    full = simulate_matrix(30, 80, seed=4)[0]
+    order = np.argsort(full.scores())
+    src, tgt = full.rows(order[:24]), full.rows(order[24:])
+    base = dict(max_held_out=8, n_nodes=256, n_draws=2048, blend_weights=(0.0,), min_held_out=4)
+    on = HSPRRobust(config=FAST, shift=ShiftSettings(**base, strongest_fraction=0.25, min_factor=1.0)).fit(src)
+    off = HSPRRobust(config=FAST, shift=ShiftSettings(**base, strongest_fraction=0.0, min_factor=1.0)).fit(src)
+    cal = on.calibration_
+    assert cal.factor == off.calibration_.factor and cal.source_max == src.scores().max()
+    top = tgt.n_agents - 1
+    e, e_off = _finished(on, tgt, top, 16).estimate(), _finished(off, tgt, top, 16).estimate()
+    assert e.point == e_off.point > cal.source_max
+    assert e.shift.above_history and e.shift.widening == cal.above_factor
+    assert "above every source agent's score" in e.shift.message and e.shift.to_dict()["above_history"]
+    # the widening itself: with a larger factor above the history the interval grows by its ratio
+    on.calibration_ = dataclasses.replace(cal, above_factor=2 * cal.factor)
+    e2 = _finished(on, tgt, top, 16).estimate()
+    assert e2.point == e.point and e2.shift.widening == 2 * cal.factor
+    assert e2.upper - e2.point == pytest.approx(2 * (e_off.upper - e_off.point)) or e2.upper == 1.0
+    assert e2.point - e2.lower == pytest.approx(2 * (e_off.point - e_off.lower)) or e2.lower == 0.0
+    low = _finished(on, src, 0, 16).estimate()  # the weakest source itself: in range
+    assert not low.shift.above_history and low.shift.widening == cal.factor
+
+
 def test_calibration_fits_each_item_prior_once_and_matches_single_runs():
     """Configurations with different item-prior scales get their own source fit per held-out
     agent: calibrating both together equals calibrating each alone, and the scales differ."""
@@ -400,7 +440,8 @@ def test_robust_covers_a_shifted_population_better_than_hspr():
 
 def test_shift_settings_refuse_bad_values():
     for bad in ({"neighbour_fraction": 0.9}, {"max_held_out": 1}, {"level": 1.0}, {"min_factor": 0.5}, {"max_factor": 1.1},
-                {"prior_n": -1}, {"forward_fraction": 0.7}, {"threshold": 101}, {"blend_weights": (1.5,)},
+                {"prior_n": -1}, {"forward_fraction": 0.7}, {"strongest_fraction": 0.6}, {"max_above_factor": 1.2},
+                {"threshold": 101}, {"blend_weights": (1.5,)},
                 {"blend_weights": ()}, {"log_a_sds": (0.0,)}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             ShiftSettings(**bad)

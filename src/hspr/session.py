@@ -52,6 +52,14 @@ class ShiftReport:
     unit : str
         Words that follow the value in :attr:`message` and say what it measures (e.g. ``"of
         its queried tasks differ from the closest source agent"``); empty: the bare value.
+    above_history : bool
+        The estimate lies above every source agent's score (``source_max``): the target is
+        better than the whole history, and ``widening`` is the factor measured on the strongest
+        ``n_strongest`` sources replayed against the others.
+    source_max : float or None
+        Highest source score (0-1 scale).
+    n_strongest : int
+        How many strongest sources were replayed for that factor.
     """
 
     statistic: str
@@ -63,6 +71,9 @@ class ShiftReport:
     n_outcomes: int | None = None
     min_outcomes: int = 10
     unit: str = ""
+    above_history: bool = False
+    source_max: float | None = None
+    n_strongest: int = 0
 
     @property
     def enough_outcomes(self) -> bool:
@@ -80,6 +91,10 @@ class ShiftReport:
         wid = (f"the interval was widened by x{self.widening:.2f}, as for every agent, because source agents "
                "replayed without their near twins miss more often than the model's own interval says"
                if self.widening > 1 else "the interval was not widened")
+        if self.above_history:
+            wid = (f"its estimate is above every source agent's score (best {100 * self.source_max:.1f} %), so the "
+                   f"interval was widened by x{self.widening:.2f}, the miss measured on the {self.n_strongest} "
+                   "strongest source agents replayed against the others")
         if not self.enough_outcomes:
             return (f"too few outcomes ({self.n_outcomes}) to compare this agent with the {self.n_sources} source "
                     f"agents yet (needs {self.min_outcomes}); {wid}.")
@@ -96,7 +111,8 @@ class ShiftReport:
         return {"statistic": self.statistic, "value": self.value, "source_percentile": self.source_percentile,
                 "n_sources": self.n_sources, "widening": self.widening, "threshold": self.threshold,
                 "unit": self.unit, "n_outcomes": self.n_outcomes, "enough_outcomes": self.enough_outcomes,
-                "unlike_history": self.unlike_history, "message": self.message}
+                "unlike_history": self.unlike_history, "above_history": self.above_history,
+                "source_max": self.source_max, "message": self.message}
 
 
 @dataclass(frozen=True)
