@@ -648,7 +648,7 @@ class HSPRRobustSession(HSPRSession):
         value = nearest_disagreement(self.robust.source_values_, cols, y, self.robust.source_missing_)
         above = point is not None and self._above_history(point)
         return ShiftReport(STATISTIC, value, cal.percentile(value) if len(cols) else 0.0,
-                           int(self.robust.source_values_.shape[0]), cal.above_factor if above else cal.factor,
+                           int(self.robust.source_values_.shape[0]), max(cal.above_factor, cal.factor) if above else cal.factor,
                            self.robust.shift.threshold, n_outcomes=len(cols), min_outcomes=min(MIN_OUTCOMES, cal.budget),
                            unit=STATISTIC_UNIT, above_history=above, source_max=cal.source_max,
                            n_strongest=len(cal.above_ratios))
@@ -671,7 +671,7 @@ class HSPRRobustSession(HSPRSession):
             pirt = pirt_point(self.robust.pirt_, *self.told())
             move, ends = cal.weight * (pirt - base.point), (base.point, pirt)
         point = base.point + move
-        factor = cal.above_factor if self._above_history(point) else cal.factor
+        factor = max(cal.above_factor, cal.factor) if self._above_history(point) else cal.factor
         lo, hi = widened(point, base.lower + move, base.upper + move, factor)
         # at full budget both estimates and HSPR's interval are the exact score, up to rounding
         if self.n_queried < self.n_tasks:
