@@ -372,8 +372,11 @@ def test_robust_calibration_uses_forward_runs_when_ids_are_dated():
 def test_strongest_sources_set_the_factor_above_the_history_and_nothing_else():
     m = simulate_matrix(30, 60, seed=3)[0]
     base = dict(max_held_out=6, n_nodes=256, n_draws=2048, blend_weights=(0.0,), min_held_out=4)
-    cal = leave_cluster_out(m, [FAST], ShiftSettings(**base, strongest_fraction=0.2))[0]
+    cal = leave_cluster_out(m, [FAST], ShiftSettings(**base, strongest_fraction=0.2, min_strongest=5))[0]
     off = leave_cluster_out(m, [FAST], ShiftSettings(**base, strongest_fraction=0.0))[0]
+    few = leave_cluster_out(m, [FAST], ShiftSettings(**base, strongest_fraction=0.2))[0]  # 6 runs < min_strongest 10
+    np.testing.assert_array_equal(few.above_ratios, cal.above_ratios)
+    assert few.above_factor == few.factor  # one or two agents do not decide
     assert len(cal.above_ratios) == 6 and len(off.above_ratios) == 0  # round(0.2 * 30)
     # the strongest runs set above_factor only: the factor, errors and percentiles are unchanged
     np.testing.assert_array_equal(cal.errors, off.errors)
@@ -389,7 +392,8 @@ def test_a_target_above_every_source_gets_the_strongest_sources_factor():
     order = np.argsort(full.scores())
     src, tgt = full.rows(order[:24]), full.rows(order[24:])
     base = dict(max_held_out=8, n_nodes=256, n_draws=2048, blend_weights=(0.0,), min_held_out=4)
-    on = HSPRRobust(config=FAST, shift=ShiftSettings(**base, strongest_fraction=0.25, min_factor=1.0)).fit(src)
+    on = HSPRRobust(config=FAST, shift=ShiftSettings(**base, strongest_fraction=0.25, min_factor=1.0,
+                                                     min_strongest=5)).fit(src)
     off = HSPRRobust(config=FAST, shift=ShiftSettings(**base, strongest_fraction=0.0, min_factor=1.0)).fit(src)
     cal = on.calibration_
     assert cal.factor == off.calibration_.factor and cal.source_max == src.scores().max()
@@ -440,13 +444,51 @@ def test_robust_covers_a_shifted_population_better_than_hspr():
 
 def test_shift_settings_refuse_bad_values():
     for bad in ({"neighbour_fraction": 0.9}, {"max_held_out": 1}, {"level": 1.0}, {"min_factor": 0.5}, {"max_factor": 1.1},
-                {"prior_n": -1}, {"forward_fraction": 0.7}, {"strongest_fraction": 0.6}, {"max_above_factor": 1.2},
+                {"prior_n": -1}, {"forward_fraction": 0.7}, {"strongest_fraction": 0.6},
+                {"max_above_factor": float("inf")}, {"max_factor": float("nan")}, {"min_strongest": 0},
                 {"threshold": 101}, {"blend_weights": (1.5,)},
                 {"blend_weights": ()}, {"log_a_sds": (0.0,)}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             ShiftSettings(**bad)
     with pytest.raises(ValueError, match="at least 4 source agents"):
         HSPRRobust(config=FAST).fit(simulate_matrix(3, 20)[0])
+
+
+def test_settings_accept_a_large_max_factor_and_cap_above_it():
+    """max_factor 3.5 was refused because the default max_above_factor (3) was below it (a hostile trial)."""
+    s = ShiftSettings(min_factor=3.5, max_factor=3.5)
+    assert s.max_above_factor == 3.0  # acts as 3.5: the factor above the history is never below the usual one
+
+
+def test_above_history_messages_say_where_the_widening_came_from():
+    base = dict(statistic="nearest-source disagreement", value=0.1, source_percentile=50.0, n_sources=94,
+                above_history=True, source_max=0.682)
+    widened = ShiftReport(**base, widening=2.24, n_strongest=14, strongest_widened=True)
+    assert "widened by x2.24, the miss measured on the 14 strongest source agents" in widened.message
+    usual = ShiftReport(**base, widening=1.25, n_strongest=14)
+    assert "x1.25, as for every agent" in usual.message and "were missed no more than the rest" in usual.message
+    none = ShiftReport(**base, widening=1.25)
+    assert "too few source agents to measure" in none.message and "0 strongest" not in none.message
+    d = widened.to_dict()
+    assert (d["above_history"], d["source_max"], d["n_strongest"], d["strongest_widened"]) == (True, 0.682, 14, True)
+    no_max = ShiftReport("s", 0.1, 50.0, 10, 1.3, above_history=True)  # crashed on source_max None
+    assert "above every source agent's score;" in no_max.message and no_max.to_dict()["source_max"] is None
+
+
+def test_strongest_sources_are_ranked_on_the_tasks_they_ran():
+    """With missing cells left missing, a strong agent that ran half the tasks is the strongest
+    source, not a weak one (its missing cells counted as failures; a hostile trial)."""
+    full = simulate_matrix(20, 60, seed=5)[0]
+    order = np.argsort(full.scores())
+    src = full.rows(order)  # weakest first, the strongest last
+    miss = np.zeros(src.values.shape, bool)
+    miss[-1, 30:] = True
+    holey = ResponseMatrix(src.agents, src.tasks, src.values, miss)
+    cal = leave_cluster_out(holey, [FAST], ShiftSettings(max_held_out=6, n_nodes=256, n_draws=2048, blend_weights=(0.0,),
+                                                         strongest_fraction=0.1, min_held_out=4))[0]
+    ran_rate = src.values[-1, :30].mean()
+    assert cal.source_max == pytest.approx(max(ran_rate, src.values[:-1].mean(axis=1).max()))
+    assert cal.source_max > holey.values[-1].mean()  # not the rate with its missing cells as 0 (ResponseMatrix stores 0)
 
 
 def test_shift_report_message_names_the_bank_size_and_widening():

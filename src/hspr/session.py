@@ -53,13 +53,16 @@ class ShiftReport:
         Words that follow the value in :attr:`message` and say what it measures (e.g. ``"of
         its queried tasks differ from the closest source agent"``); empty: the bare value.
     above_history : bool
-        The estimate lies above every source agent's score (``source_max``): the target is
-        better than the whole history, and ``widening`` is the factor measured on the strongest
-        ``n_strongest`` sources replayed against the others.
+        The estimate, not yet exact (some task unseen), lies above every source agent's score
+        (``source_max``): the target looks better than the whole history.
     source_max : float or None
         Highest source score (0-1 scale).
     n_strongest : int
-        How many strongest sources were replayed for that factor.
+        How many strongest sources were replayed against the others to measure the factor for
+        such a target (0: none, too few sources).
+    strongest_widened : bool
+        Whether ``widening`` is that factor, larger than the usual one (those replays missed
+        more); False: the usual factor, as for every agent.
     """
 
     statistic: str
@@ -74,6 +77,7 @@ class ShiftReport:
     above_history: bool = False
     source_max: float | None = None
     n_strongest: int = 0
+    strongest_widened: bool = False
 
     @property
     def enough_outcomes(self) -> bool:
@@ -92,9 +96,16 @@ class ShiftReport:
                "replayed without their near twins miss more often than the model's own interval says"
                if self.widening > 1 else "the interval was not widened")
         if self.above_history:
-            wid = (f"its estimate is above every source agent's score (best {100 * self.source_max:.1f} %), so the "
-                   f"interval was widened by x{self.widening:.2f}, the miss measured on the {self.n_strongest} "
-                   "strongest source agents replayed against the others")
+            best = "" if self.source_max is None else f" (best {100 * self.source_max:.1f} %)"
+            if self.strongest_widened:
+                wid = (f"its estimate is above every source agent's score{best}, so the interval was widened by "
+                       f"x{self.widening:.2f}, the miss measured on the {self.n_strongest} strongest source agents "
+                       "replayed against the others")
+            else:
+                why = (f"the {self.n_strongest} strongest source agents replayed against the others were missed no "
+                       "more than the rest" if self.n_strongest else "too few source agents to measure how such "
+                       "agents are missed")
+                wid = f"its estimate is above every source agent's score{best}; {wid} ({why})"
         if not self.enough_outcomes:
             return (f"too few outcomes ({self.n_outcomes}) to compare this agent with the {self.n_sources} source "
                     f"agents yet (needs {self.min_outcomes}); {wid}.")
@@ -112,7 +123,8 @@ class ShiftReport:
                 "n_sources": self.n_sources, "widening": self.widening, "threshold": self.threshold,
                 "unit": self.unit, "n_outcomes": self.n_outcomes, "enough_outcomes": self.enough_outcomes,
                 "unlike_history": self.unlike_history, "above_history": self.above_history,
-                "source_max": self.source_max, "message": self.message}
+                "source_max": self.source_max, "n_strongest": self.n_strongest,
+                "strongest_widened": self.strongest_widened, "message": self.message}
 
 
 @dataclass(frozen=True)

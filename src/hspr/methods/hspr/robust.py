@@ -62,12 +62,16 @@ interval) and adds a shift diagnostic. Its other settings are chosen on the sour
    the sources are also replayed against a fit on the others (one fit), and the 90 %
    split-conformal quantile of their ratios, at least ``c`` and at most ``max_above_factor``,
    widens such a target's interval instead of ``c`` (:attr:`ShiftCalibration.above_factor`;
-   the shift diagnostic says so). Those runs set nothing else. Measured after building it
-   (query seeds 0-4, 10 %): on ``--split strongest --strongest 20`` (94 weaker Verified
-   sources; 14 strongest replayed) the factor is 2.24 and coverage went from 0.80 at 6.0 pp
-   to 0.95 at 10.1 pp (95 of 100 runs above every source); on all 114 Verified rows it is
-   1.31 against ``c`` = 1.25; the folds, bash-only and forward-20 coverages did not move
-   (Lite mean width 11.63 -> 11.64 pp, forward-20 8.67 -> 8.8 pp).
+   the shift diagnostic says so), when there are at least ``min_strongest`` (10) such runs:
+   with fewer, one agent would decide (the usual factor needs 30). Scores are each source's
+   rate on the tasks it ran (missing cells are unknown to the fit). Those runs set nothing
+   else. Measured after building it (query seeds 0-4, 10 %): on ``--split strongest
+   --strongest 20`` (94 weaker Verified sources; 14 strongest replayed) the factor is 2.24 and
+   coverage went from 0.80 at 6.0 pp to 0.95 at 10.1 pp (95 of 100 runs above every source);
+   on all 114 Verified rows it is 1.31 against ``c`` = 1.25; the fold, bash-only and forward-20
+   coverages did not move (forward-20 width 8.67 -> 8.80 pp). A known limit: the factor
+   switches on where the point crosses the best source's score, so a session's width can jump
+   between two outcomes (with ``--stop-width``, a run may stop on the narrower side).
 
 What was measured before building it (Verified sources, 10 % budget): the queried outcomes do
 not reveal a shift well (the nearest-source disagreement correlates 0.2 with the absolute error on
@@ -127,7 +131,11 @@ class ShiftSettings:
         whose estimate lies above every source's score (:attr:`ShiftCalibration.above_factor`);
         0 turns it off. In [0, 0.5].
     max_above_factor : float
-        Largest factor for such a target, >= ``max_factor``.
+        Largest factor for such a target (a value below ``max_factor`` acts as ``max_factor``).
+    min_strongest : int
+        The strongest sources' runs set that factor only when there are at least this many
+        (with fewer, the 90 % quantile is the largest of a handful of ratios: one agent would
+        decide); otherwise such a target gets the usual factor.
     fraction : float
         Budget fraction of the calibration runs, in (0, 1]; the factor is used at every budget.
     level : float
@@ -176,6 +184,7 @@ class ShiftSettings:
     forward_fraction: float = 0.15
     strongest_fraction: float = 0.15
     max_above_factor: float = 3.0
+    min_strongest: int = 10
     fraction: float = 0.10
     level: float = 0.90
     n_nodes: int = 2048
@@ -191,6 +200,13 @@ class ShiftSettings:
     log_a_sds: tuple[float, ...] = (0.5,)
 
     def __post_init__(self) -> None:
+        for name in ("neighbour_fraction", "neighbour_quantile", "forward_fraction", "strongest_fraction", "fraction",
+                     "level", "min_factor", "max_factor", "max_above_factor", "threshold"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}")
+        if isinstance(self.min_strongest, bool) or int(self.min_strongest) != self.min_strongest or self.min_strongest < 1:
+            raise ValueError(f"min_strongest must be a whole number >= 1, got {self.min_strongest!r}")
         if not 0 <= self.neighbour_fraction <= 0.5:
             raise ValueError(f"neighbour_fraction must be in [0, 0.5], got {self.neighbour_fraction!r}")
         if not 0 <= self.neighbour_quantile <= 1:
@@ -213,8 +229,6 @@ class ShiftSettings:
             raise ValueError(f"min_factor must be >= 1, got {self.min_factor!r}")
         if not self.max_factor >= self.min_factor:
             raise ValueError(f"max_factor must be >= min_factor ({self.min_factor}), got {self.max_factor!r}")
-        if not self.max_above_factor >= self.max_factor:
-            raise ValueError(f"max_above_factor must be >= max_factor ({self.max_factor}), got {self.max_above_factor!r}")
         object.__setattr__(self, "ranks", tuple(int(r) for r in self.ranks))
         if not self.ranks or any(not 0 <= r <= 8 for r in self.ranks):
             raise ValueError(f"ranks must be a non-empty list of integers in 0..8, got {self.ranks!r}")
@@ -263,12 +277,12 @@ class ShiftCalibration:
         split-conformal quantile (:func:`shrunk_quantile`) of the ratios of the strongest
         sources replayed against a fit on the others (``ShiftSettings.strongest_fraction``),
         at least ``factor``, at most ``ShiftSettings.max_above_factor``; ``factor`` when there
-        are no such runs.
+        are fewer than ``ShiftSettings.min_strongest`` such runs.
     above_ratios : (n_strongest,) array
         Those runs' ``|S_hat - S| / half-width`` (unwidened, blended point).
     source_max : float
-        Highest source score (0-1 scale); a target estimated above it is better than the whole
-        history.
+        Highest source score (0-1 scale; on the tasks each source ran, when cells are missing); a
+        target estimated above it is better than the whole history.
     """
 
     factor: float
@@ -497,7 +511,9 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
         old = np.setdiff1d(np.arange(m), new)
         plan += [(a, old, f"{source.agents[a]} (forward)") for a in new]
     n_main = len(plan)  # the runs above set the factor, the blend and the percentiles; the next ones only above_factor
-    scores = M.mean(axis=1)
+    # each source's score on the tasks it ran (a missing cell is unknown to the fit, not a failure)
+    ran = np.ones_like(M, dtype=bool) if miss is None else ~np.asarray(miss, bool)
+    scores = (M * ran).sum(axis=1) / np.maximum(ran.sum(axis=1), 1)
     n_top = int(round(settings.strongest_fraction * m))
     if n_top >= 1 and m - n_top >= 2:
         top = np.array(sorted(range(m), key=lambda i: (-scores[i], source.agents[i]))[:n_top], dtype=int)
@@ -540,9 +556,9 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
             factor = float(np.clip(shrunk_quantile(ratios, settings.level, settings.prior_n), settings.min_factor,
                                    settings.max_factor))
         above = factor
-        if len(top_ratios):
+        if len(top_ratios) >= settings.min_strongest:
             above = float(np.clip(shrunk_quantile(top_ratios, settings.level, settings.prior_n), factor,
-                                  settings.max_above_factor))
+                                  max(settings.max_above_factor, factor)))
         cals.append(ShiftCalibration(factor, ratios, points[main] - truth, dists[c, main], names, budget, configs[c],
                                      hspr_points - truth, w, None if w == 0 else sds[k], tuple(table),
                                      above, top_ratios, float(scores.max())))
@@ -651,7 +667,8 @@ class HSPRRobustSession(HSPRSession):
                            int(self.robust.source_values_.shape[0]), max(cal.above_factor, cal.factor) if above else cal.factor,
                            self.robust.shift.threshold, n_outcomes=len(cols), min_outcomes=min(MIN_OUTCOMES, cal.budget),
                            unit=STATISTIC_UNIT, above_history=above, source_max=cal.source_max,
-                           n_strongest=len(cal.above_ratios))
+                           n_strongest=len(cal.above_ratios) if len(cal.above_ratios) >= self.robust.shift.min_strongest else 0,
+                           strongest_widened=above and cal.above_factor > cal.factor)
 
     def _above_history(self, point: float) -> bool:
         """The point lies above every source's score, with outcomes to base it on (not at full budget)."""
