@@ -403,13 +403,18 @@ def test_a_target_above_every_source_gets_the_strongest_sources_factor():
     assert e.shift.above_history and e.shift.widening == cal.above_factor
     assert "above every source agent's score" in e.shift.message and e.shift.to_dict()["above_history"]
     # the widening itself: with a larger factor above the history the interval grows by its ratio
+    assert e.shift.n_strongest == len(cal.above_ratios) == 6 and e.shift.strongest_widened == (cal.above_factor > cal.factor)
     on.calibration_ = dataclasses.replace(cal, above_factor=2 * cal.factor)
     e2 = _finished(on, tgt, top, 16).estimate()
-    assert e2.point == e.point and e2.shift.widening == 2 * cal.factor
+    assert e2.point == e.point and e2.shift.widening == 2 * cal.factor and e2.shift.strongest_widened
     assert e2.upper - e2.point == pytest.approx(2 * (e_off.upper - e_off.point)) or e2.upper == 1.0
     assert e2.point - e2.lower == pytest.approx(2 * (e_off.point - e_off.lower)) or e2.lower == 0.0
     low = _finished(on, src, 0, 16).estimate()  # the weakest source itself: in range
     assert not low.shift.above_history and low.shift.widening == cal.factor
+    exact = _finished(on, tgt, top, src.n_tasks).estimate()  # full budget: the exact score, no verdict
+    assert exact.point > cal.source_max and not exact.shift.above_history
+    on.calibration_ = dataclasses.replace(cal, above_factor=0.5)  # never below the usual factor
+    assert _finished(on, tgt, top, 16).estimate().shift.widening == cal.factor
 
 
 def test_calibration_fits_each_item_prior_once_and_matches_single_runs():
@@ -445,7 +450,8 @@ def test_robust_covers_a_shifted_population_better_than_hspr():
 def test_shift_settings_refuse_bad_values():
     for bad in ({"neighbour_fraction": 0.9}, {"max_held_out": 1}, {"level": 1.0}, {"min_factor": 0.5}, {"max_factor": 1.1},
                 {"prior_n": -1}, {"forward_fraction": 0.7}, {"strongest_fraction": 0.6},
-                {"max_above_factor": float("inf")}, {"max_factor": float("nan")}, {"min_strongest": 0},
+                {"max_above_factor": float("inf")}, {"max_factor": float("inf")}, {"max_above_factor": float("nan")},
+                {"min_strongest": 0}, {"min_strongest": float("inf")}, {"seed": float("inf")},
                 {"threshold": 101}, {"blend_weights": (1.5,)},
                 {"blend_weights": ()}, {"log_a_sds": (0.0,)}):
         with pytest.raises(ValueError, match=next(iter(bad))):
@@ -466,9 +472,9 @@ def test_above_history_messages_say_where_the_widening_came_from():
     widened = ShiftReport(**base, widening=2.24, n_strongest=14, strongest_widened=True)
     assert "widened by x2.24, the miss measured on the 14 strongest source agents" in widened.message
     usual = ShiftReport(**base, widening=1.25, n_strongest=14)
-    assert "x1.25, as for every agent" in usual.message and "were missed no more than the rest" in usual.message
+    assert "x1.25, as for every agent" in usual.message and "called for no more than that" in usual.message
     none = ShiftReport(**base, widening=1.25)
-    assert "too few source agents to measure" in none.message and "0 strongest" not in none.message
+    assert "no replays of the strongest source agents" in none.message and "0 strongest" not in none.message
     d = widened.to_dict()
     assert (d["above_history"], d["source_max"], d["n_strongest"], d["strongest_widened"]) == (True, 0.682, 14, True)
     no_max = ShiftReport("s", 0.1, 50.0, 10, 1.3, above_history=True)  # crashed on source_max None
@@ -488,6 +494,7 @@ def test_strongest_sources_are_ranked_on_the_tasks_they_ran():
                                                          strongest_fraction=0.1, min_held_out=4))[0]
     ran_rate = src.values[-1, :30].mean()
     assert cal.source_max == pytest.approx(max(ran_rate, src.values[:-1].mean(axis=1).max()))
+    assert src.agents[-1] in cal.strongest and len(cal.strongest) == 2  # replayed as one of the 2 strongest (0.1 x 20)
     assert cal.source_max > holey.values[-1].mean()  # not the rate with its missing cells as 0 (ResponseMatrix stores 0)
 
 

@@ -102,9 +102,9 @@ class ShiftReport:
                        f"x{self.widening:.2f}, the miss measured on the {self.n_strongest} strongest source agents "
                        "replayed against the others")
             else:
-                why = (f"the {self.n_strongest} strongest source agents replayed against the others were missed no "
-                       "more than the rest" if self.n_strongest else "too few source agents to measure how such "
-                       "agents are missed")
+                why = (f"the {self.n_strongest} strongest source agents replayed against the others called for no "
+                       "more than that" if self.n_strongest else "no replays of the strongest source agents to "
+                       "measure how such agents are missed: too few sources, or turned off")
                 wid = f"its estimate is above every source agent's score{best}; {wid} ({why})"
         if not self.enough_outcomes:
             return (f"too few outcomes ({self.n_outcomes}) to compare this agent with the {self.n_sources} source "

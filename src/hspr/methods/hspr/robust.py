@@ -82,6 +82,7 @@ target of a fold and the diagnostic is reported, not used to widen further.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -201,9 +202,10 @@ class ShiftSettings:
 
     def __post_init__(self) -> None:
         for name in ("neighbour_fraction", "neighbour_quantile", "forward_fraction", "strongest_fraction", "fraction",
-                     "level", "min_factor", "max_factor", "max_above_factor", "threshold"):
+                     "level", "min_factor", "max_factor", "max_above_factor", "threshold", "max_held_out", "prior_n",
+                     "min_held_out", "min_strongest", "seed", "n_nodes", "n_draws"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
         if isinstance(self.min_strongest, bool) or int(self.min_strongest) != self.min_strongest or self.min_strongest < 1:
             raise ValueError(f"min_strongest must be a whole number >= 1, got {self.min_strongest!r}")
@@ -283,6 +285,8 @@ class ShiftCalibration:
     source_max : float
         Highest source score (0-1 scale; on the tasks each source ran, when cells are missing); a
         target estimated above it is better than the whole history.
+    strongest : tuple of str
+        The ids of the strongest sources replayed for ``above_ratios``, in row order.
     """
 
     factor: float
@@ -299,6 +303,7 @@ class ShiftCalibration:
     above_factor: float = 1.0
     above_ratios: np.ndarray = field(default_factory=lambda: np.empty(0))
     source_max: float = 1.0
+    strongest: tuple[str, ...] = ()
 
     @property
     def mae(self) -> float:
@@ -561,7 +566,8 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
                                   max(settings.max_above_factor, factor)))
         cals.append(ShiftCalibration(factor, ratios, points[main] - truth, dists[c, main], names, budget, configs[c],
                                      hspr_points - truth, w, None if w == 0 else sds[k], tuple(table),
-                                     above, top_ratios, float(scores.max())))
+                                     above, top_ratios, float(scores.max()),
+                                     tuple(source.agents[a] for a, _, _ in plan[n_main:])))
     return cals
 
 
