@@ -94,7 +94,7 @@ from .harness import HarnessFormatError, read_outcomes
 from .journal import LiveSessionError
 from .methods import REGISTRY, method_class
 from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
-from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, pass_rate_methods, trajectory
+from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, refuse_pass_rates, trajectory
 from .stopping import WidthBelow, live_rule
 
 try:  # POSIX advisory locks; elsewhere single-process use is assumed
@@ -511,8 +511,7 @@ def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool
             method = _make_method(name, settings)
             if announce is None:
                 return method.fit(matrix)
-            if not method.accepts_pass_rates and matrix.trials is not None:
-                matrix.require_binary(name, pass_rate_methods())  # refused before the fit is announced
+            refuse_pass_rates(method, matrix)  # before the fit is announced
             with announce(f"fitting {name} on {matrix.n_agents} agents (once per bank and settings, then cached; "
                           "can take minutes)"):
                 return method.fit(matrix)

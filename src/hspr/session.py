@@ -574,6 +574,13 @@ def pass_rate_methods() -> list[str]:
     return [n for n in REGISTRY if method_class(n).accepts_pass_rates]
 
 
+def refuse_pass_rates(method: Method, source: ResponseMatrix) -> None:
+    """DataError when ``method`` takes one 0/1 outcome per cell and ``source`` holds pass rates over
+    repeated trials, naming the methods that take them (listed only then: listing imports every method)."""
+    if not method.accepts_pass_rates and source.trials is not None:
+        source.require_binary(method.name, pass_rate_methods())
+
+
 def _checked_fit(fit):
     """``Method.fit`` wrapped with the checks every method shares (see :class:`Method`, Notes)."""
     def checked_fit(self, source, *args, **kw):
@@ -581,8 +588,7 @@ def _checked_fit(fit):
             raise DataError(f"{self.name}.fit takes a ResponseMatrix, got {type(source).__name__}: build one with "
                             "ResponseMatrix.from_dataframe(df) (one row per agent, one column per task id) or "
                             "hspr.load_matrix(path)")
-        if not self.accepts_pass_rates and source.trials is not None:  # the list imports every method
-            source.require_binary(self.name, pass_rate_methods())
+        refuse_pass_rates(self, source)
         # sorted ids: the same fit, asks and estimates for the same data in any row or column order;
         # not with extra inputs indexed by the caller's rows or columns (a method's per-task features)
         extra = any(a is not None for a in args) or any(v is not None for v in kw.values())

@@ -668,18 +668,21 @@ class HSPRRobustSession(HSPRSession):
         cal = self.robust.calibration_
         cols, y = self.told()
         value = nearest_disagreement(self.robust.source_values_, cols, y, self.robust.source_missing_)
-        above = point is not None and self._above_history(point)
+        above, factor = self._widening(point) if point is not None else (False, cal.factor)
         return ShiftReport(STATISTIC, value, cal.percentile(value) if len(cols) else 0.0,
-                           int(self.robust.source_values_.shape[0]), max(cal.above_factor, cal.factor) if above else cal.factor,
-                           self.robust.shift.threshold, n_outcomes=len(cols), min_outcomes=min(MIN_OUTCOMES, cal.budget),
+                           int(self.robust.source_values_.shape[0]), factor, self.robust.shift.threshold,
+                           n_outcomes=len(cols), min_outcomes=min(MIN_OUTCOMES, cal.budget),
                            unit=STATISTIC_UNIT, above_history=above, source_max=cal.source_max,
                            n_strongest=len(cal.above_ratios) if len(cal.above_ratios) >= self.robust.shift.min_strongest else 0,
                            strongest_widened=above and cal.above_factor > cal.factor)
 
-    def _above_history(self, point: float) -> bool:
-        """The point lies above every source's score, with outcomes to base it on (not at full budget)."""
+    def _widening(self, point: float) -> tuple[bool, float]:
+        """(above the history, interval factor) for ``point``: above when it lies over every
+        source's score with outcomes to base it on (not at full budget); then the strongest
+        sources' factor, never below the usual one."""
         cal = self.robust.calibration_
-        return bool(self.queried) and self.n_queried < self.n_tasks and point > cal.source_max
+        above = bool(self.queried) and self.n_queried < self.n_tasks and point > cal.source_max
+        return above, max(cal.above_factor, cal.factor) if above else cal.factor
 
     def estimate(self) -> ScoreEstimate:
         """HSPR's calibrated median blended with the 4PL p-IRT estimate on the same outcomes
@@ -694,8 +697,7 @@ class HSPRRobustSession(HSPRSession):
             pirt = pirt_point(self.robust.pirt_, *self.told())
             move, ends = cal.weight * (pirt - base.point), (base.point, pirt)
         point = base.point + move
-        factor = max(cal.above_factor, cal.factor) if self._above_history(point) else cal.factor
-        lo, hi = widened(point, base.lower + move, base.upper + move, factor)
+        lo, hi = widened(point, base.lower + move, base.upper + move, self._widening(point)[1])
         # at full budget both estimates and HSPR's interval are the exact score, up to rounding
         if self.n_queried < self.n_tasks:
             lo, hi = max(min(lo, *ends), 0.0), min(max(hi, *ends), 1.0)
