@@ -1,9 +1,9 @@
 """Wall time of each `hspr live` command, as a user runs them (issue 11).
 
-Usage: python benchmarks/bench_live.py [--banks verified,full] [--method hspr] [--repeat 3] [--json out.json]
+Usage: python benchmarks/bench_live.py [--banks verified,full] [--method hspr_robust] [--repeat 3] [--json out.json]
 
-Per bank: a session with ``--method`` (default: hspr, the live default) and budget (10 %) is started in a temporary folder
-with a fresh fit cache; then, driven by the first fold-0 target's archived outcomes, the
+Per bank: a session with ``--method`` (default: the live default, ``hspr.methods.LIVE_DEFAULT``) and budget
+(10 %) is started in a temporary folder with a fresh fit cache; then, driven by the first fold-0 target's archived outcomes, the
 commands ``next`` and ``record`` run once per task until the budget is spent. Printed: the
 wall time of ``start`` (cold cache), of ``start`` again (warm cache), and the median and
 maximum wall time of ``next``, ``record`` and ``status`` over the session (each a separate
@@ -33,6 +33,7 @@ import _checks
 
 from hspr.data import bank_folds, load_bank
 from hspr.data.folds import fold_indices
+from hspr.methods import LIVE_DEFAULT
 
 HSPR = [shutil.which("hspr") or "hspr"]  # the installed console script, as a user runs it
 LAUNCH = [sys.executable, "-c", "from hspr.cli import main; main()"]  # the code on PYTHONPATH (with --base)
@@ -47,7 +48,7 @@ def _run(*args, env, cmd=HSPR) -> tuple[float, str]:
     return dt, out.stdout
 
 
-def bench(bank: str, repeat: int, steps: int, tmp: Path, method: str = "hspr", src: Path | None = None,
+def bench(bank: str, repeat: int, steps: int, tmp: Path, method: str = LIVE_DEFAULT, src: Path | None = None,
           label: str = "now") -> dict:
     """Time one session of ``method`` on ``bank``; ``src``: run that source tree's CLI instead of the installed one."""
     m = load_bank(bank)
@@ -93,7 +94,7 @@ def _line(r: dict) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--banks", default="verified,full")
-    ap.add_argument("--method", default="hspr", help="registered method of the session (default hspr)")
+    ap.add_argument("--method", default=LIVE_DEFAULT, help=f"registered method of the session (default {LIVE_DEFAULT}, the live default)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--steps", type=int, default=0, help="next+record pairs to time (0: the whole budget)")
     ap.add_argument("--base", default=None, help="also time this older commit's code in the same run (ratios)")

@@ -86,7 +86,10 @@ def test_bad_session_inputs_exit_2_without_traceback(tmp_path):
                    "hspr", "-q", "--out", str(tmp_path / "o.json")], "at least 2 source agents"))
     one_start = ["live", "start", "--matrix", str(tmp_path / "one.csv"), "--budget", "5", "--session",
                  str(tmp_path / "one.hspr")]
-    cases.append((one_start, f"{tmp_path / 'one.csv'} (1 agents x 30 tasks): HSPR needs at least 2 source agents, got 1"))
+    cases.append(([*one_start, "--method", "hspr"],
+                  f"{tmp_path / 'one.csv'} (1 agents x 30 tasks): HSPR needs at least 2 source agents, got 1"))
+    cases.append((one_start, "hspr_robust needs at least 4 source agents for its leave-cluster-out calibration, got 1; "
+                             "with 2 or 3, use method hspr (the paper's HSPR; no calibration)"))
     cases.append(([*one_start, "--method", "hspr_auto"], "hspr_auto selects its settings on the source agents and "
                                                           "needs at least 3, got 1"))
     locked = tmp_path / "locked.hspr"

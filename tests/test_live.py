@@ -70,8 +70,8 @@ def sub(args):
 def test_cli_replay_matches_run_session(bank, tmp_path):
     """Subprocess `live next` / `live record` calls reproduce the replay harness's path and estimate."""
     s, budget, seed = tmp_path / "r.hspr", 4, 3
-    start = cli(["start", "--matrix", bank["csv"], "--budget", budget, "--config", bank["cfg"], "--seed", seed,
-                 "--session", s, "--json"])
+    start = cli(["start", "--matrix", bank["csv"], "--budget", budget, "--method", "hspr", "--config", bank["cfg"],
+                 "--seed", seed, "--session", s, "--json"])
     assert start["n_recorded"] == 0 and start["budget"] == budget and not start["stop"]
     path, last = [], None
     while True:
@@ -634,7 +634,7 @@ def test_a_command_never_writes_into_a_session_replaced_after_it_opened(bank, tm
 # ---------------------------------------------------------------------- the bundled lite bank
 def test_lite_bank_session(tmp_path):
     p = tmp_path / "lite.hspr"
-    live = LiveSession.create(p, 10, bank="lite", config=FAST, seed=1)
+    live = LiveSession.create(p, 10, bank="lite", method="hspr", config=FAST, seed=1)
     lite = load_bank("lite")
     doc = journal.read(Path(p)).doc
     assert doc["bank"] == {"name": "lite", "matrix": None, "missing_as_zero": True, "digest": lite.digest(),
@@ -687,7 +687,7 @@ def test_session_with_non_object_events_is_refused(tmp_path):
     path = tmp_path / "s.hspr"
     from hspr.methods.hspr import HSPRConfig
 
-    live = LiveSession.create(path, 5, bank="lite", config=HSPRConfig(n_nodes=256, n_draws=1024))
+    live = LiveSession.create(path, 5, bank="lite", method="hspr", config=HSPRConfig(n_nodes=256, n_draws=1024))
     doc = journal.read(path).doc
     doc["events"] = ["oops"]
     path.write_text(_json.dumps({**doc, "version": 1}))
@@ -719,6 +719,27 @@ def test_robust_session_reports_shift_in_status(bank, tmp_path):
                "--session", tmp_path / "b.hspr", "--json"], ok=False)
     assert "max_heldout" in err["error"]
 
+
+
+def test_the_live_default_is_hspr_robust_and_takes_an_hspr_settings_file(bank, tmp_path):
+    """`live start` without --method runs hspr_robust (README, "Live"); a --config file of HSPR
+    settings alone (as hspr takes) fixes its HSPR configuration, and the file stores both parts."""
+    from hspr.methods import LIVE_DEFAULT, get_method
+    from hspr.methods.hspr.robust import HSPRRobust, ShiftSettings
+
+    assert LIVE_DEFAULT == "hspr_robust"
+    robust = HSPRRobust.from_params(dict(FAST))
+    assert robust.config == HSPRConfig(**FAST) and robust.shift == ShiftSettings()
+    assert HSPRRobust.from_params(robust.get_params()).get_params() == robust.get_params()
+    with pytest.raises(ValueError, match="n_nodes"):  # HSPR fields next to 'shift' are not read as the config
+        HSPRRobust.from_params({"n_nodes": 256, "shift": {}})
+    assert get_method("hspr_robust").config is None  # no settings: the shipped / rank-chosen configuration
+    path = tmp_path / "d.hspr"
+    out = cli(["start", "--matrix", bank["csv"], "--budget", 6, "--config", bank["cfg"], "--session", path, "--json"])
+    assert out["method"] == "hspr_robust"
+    doc = journal.read(path).doc
+    assert doc["method"]["name"] == "hspr_robust"
+    assert doc["method"]["config"]["config"] == HSPRConfig.from_dict(json.loads(bank["cfg"].read_text())).to_dict()
 
 # ---------------------------------------------------------------------- journal edge cases (hostile trial)
 def test_missing_newlines_keep_every_record(bank, tmp_path):
@@ -891,14 +912,14 @@ def test_the_fitting_message_is_said_only_when_a_fit_runs(bank, tmp_path, monkey
     monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "cache"))
     args = ["live", "start", "--matrix", bank["csv"], "--config", bank["cfg"], "--budget", "5"]
     first = CliRunner().invoke(main, [*map(str, args), "--session", str(tmp_path / "a.hspr")])
-    assert first.exit_code == 0 and "fitting hspr on 29 agents" in first.stderr
+    assert first.exit_code == 0 and "fitting hspr_robust on 29 agents" in first.stderr
     again = CliRunner().invoke(main, [*map(str, args), "--session", str(tmp_path / "b.hspr")])
     assert again.exit_code == 0 and "fitting hspr" not in again.stderr
     refused = CliRunner().invoke(main, [*map(str, args), "--session", str(tmp_path / "b.hspr")])
     assert refused.exit_code == 2 and "already exists" in refused.stderr and "fitting hspr" not in refused.stderr
     monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "empty"))  # the cache cleared: reopening refits, and says so
     status = CliRunner().invoke(main, ["live", "status", "--session", str(tmp_path / "b.hspr")])
-    assert status.exit_code == 0 and "fitting hspr on 29 agents" in status.stderr
+    assert status.exit_code == 0 and "fitting hspr_robust on 29 agents" in status.stderr
 
 
 def test_a_start_that_loses_the_race_to_another_start_writes_nothing(bank, tmp_path, monkeypatch):

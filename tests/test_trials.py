@@ -231,7 +231,7 @@ def test_a_trials_session_carries_over_into_a_new_one_on_its_bank_also_from_befo
     from hspr import journal
 
     fast = {"n_nodes": 512, "n_draws": 4096}
-    old = LiveSession.create(tmp_path / "old.hspr", bank="terminal-bench", budget=6, config=fast)
+    old = LiveSession.create(tmp_path / "old.hspr", bank="terminal-bench", budget=6, method="hspr", config=fast)
     t1, t2 = old.next(2)
     old.record(t1, "3/5")
     old.record(t2, "5/5")
@@ -241,12 +241,12 @@ def test_a_trials_session_carries_over_into_a_new_one_on_its_bank_also_from_befo
     (tmp_path / "older.hspr").write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
     assert "trials" not in journal.read(tmp_path / "older.hspr").doc["bank"]
     for src in ("old.hspr", "older.hspr"):
-        new = LiveSession.create(tmp_path / f"new_{src}", bank="terminal-bench", budget=6, config=fast)
+        new = LiveSession.create(tmp_path / f"new_{src}", bank="terminal-bench", budget=6, method="hspr", config=fast)
         new.ingest(tmp_path / src)
         assert new.recorded == {t1: 0.6, t2: 1}
     again = LiveSession.open(tmp_path / "older.hspr")
     assert again.ingest(tmp_path / "older.hspr").unchanged == [t1, t2]  # itself: nothing new
-    lite = LiveSession.create(tmp_path / "lite.hspr", bank="lite", budget=6, config=fast)
+    lite = LiveSession.create(tmp_path / "lite.hspr", bank="lite", budget=6, method="hspr", config=fast)
     with pytest.raises(DataError, match="holds pass rates over 5 trials per task, but this bank has one 0/1"):
         lite.ingest(tmp_path / "older.hspr")  # known from the bundled bank's name
 

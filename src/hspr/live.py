@@ -92,7 +92,7 @@ from .errors import HsprError, InputWarning
 from .fitcache import cached_fit, code_digest
 from .harness import HarnessFormatError, read_outcomes
 from .journal import LiveSessionError
-from .methods import REGISTRY, method_class
+from .methods import LIVE_DEFAULT, REGISTRY, method_class
 from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
 from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, refuse_pass_rates, trajectory
 from .stopping import WidthBelow, live_rule
@@ -563,7 +563,7 @@ class LiveSession:
         *,
         bank: str | None = None,
         matrix: str | Path | None = None,
-        method: str = "hspr",
+        method: str = LIVE_DEFAULT,
         config=None,
         seed: int = 0,
         stop_width: float | None = None,
@@ -590,7 +590,7 @@ class LiveSession:
             refuses it once it changed (save one built in memory with
             :func:`hspr.data.build.write_wide_csv`).
         method : str
-            A registered method name (default ``hspr``).
+            A registered method name (default :data:`hspr.methods.LIVE_DEFAULT`, ``hspr_robust``).
         config : HSPRConfig or dict, optional
             The method's settings (for HSPR, :class:`HSPRConfig` fields); default settings if None.
         seed : int

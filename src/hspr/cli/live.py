@@ -17,7 +17,7 @@ from ..errors import HsprError
 from ..fileio import read_json_file, write_text_durable
 from ..idformat import FORMATS, format_ids, subset_predictions
 from ..live import LiveSession, LiveSessionError, LiveStatus, check_stop_width, describe_outcome, fit_model, relink_matrix
-from ..methods import REGISTRY
+from ..methods import LIVE_DEFAULT, REGISTRY
 from ..session import BudgetError
 from .common import busy, check_session_bank_label, input_warnings, os_error_message, refuse_overwriting_inputs
 
@@ -219,7 +219,7 @@ def register(group: click.Group) -> None:
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
     @click.option("--budget", required=True, help="Tasks to run: a whole number (50) or a fraction of the bank written with a point "
                        "(0.10; 1.0 = every task).")
-    @click.option("--method", default="hspr", show_default=True, type=click.Choice(list(REGISTRY)))
+    @click.option("--method", default=LIVE_DEFAULT, show_default=True, type=click.Choice(list(REGISTRY)))
     @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
                   help="Method settings as JSON (for hspr: HSPRConfig fields, e.g. {\"n_nodes\": 2048}).")
     @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),

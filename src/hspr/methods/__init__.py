@@ -26,6 +26,11 @@ REGISTRY: dict[str, str] = {
     "aipw": "hspr.methods.aipw:AIPW",
 }
 
+#: the method ``hspr live start`` (and :meth:`hspr.live.LiveSession.create`) runs unless told
+#: otherwise: the lowest macro MAE of the four shipped banks' folds and the interval that holds
+#: up for agents unlike the bank (README, "Live"; shift and first-on-every-bank issues)
+LIVE_DEFAULT = "hspr_robust"
+
 
 def method_names() -> list[str]:
     """The registered method names, in registry order (``hspr`` first; :func:`get_method` takes each)."""

@@ -496,7 +496,8 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
     miss = source.missing  # None when no cell is missing (ResponseMatrix normalises it)
     m, n = M.shape
     if m < 4:
-        raise DataError(f"hspr_robust needs at least 4 source agents for its leave-cluster-out calibration, got {m}")
+        raise DataError(f"hspr_robust needs at least 4 source agents for its leave-cluster-out calibration, got {m}; "
+                        "with 2 or 3, use method hspr (the paper's HSPR; no calibration)")
     budget = max(1, budget_from_fraction(settings.fraction, n))
     cfgs = [c.replace(n_nodes=settings.n_nodes, n_draws=settings.n_draws) for c in configs]
     k_max = min(int(round(settings.neighbour_fraction * (m - 1))), m - 3)
@@ -604,6 +605,15 @@ class HSPRRobust(Method):
     def get_params(self) -> dict:
         """Settings as plain data (the scikit-learn convention)."""
         return {"config": None if self.config is None else self.config.to_dict(), "shift": plain(self.shift)}
+
+    @classmethod
+    def from_params(cls, params: dict) -> HSPRRobust:
+        """From :meth:`get_params` output (``{"config": ..., "shift": ...}``), or from HSPR
+        settings alone (:class:`HSPRConfig` fields, as ``hspr``'s ``--config`` file holds), which
+        then fix the configuration. Raises ValueError naming an unknown or invalid setting."""
+        if isinstance(params, dict) and params and not {"config", "shift"} & set(params):
+            params = {"config": dict(params)}
+        return super().from_params(params)
 
     def fit(self, source: ResponseMatrix) -> FittedHSPRRobust:
         """Fit HSPR on the sources (n_sources, n_tasks) and calibrate the interval on them.
