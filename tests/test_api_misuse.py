@@ -158,6 +158,23 @@ def test_a_refused_pass_rate_says_why(sim):
         sess.tell(sess.ask(), 0.5)
 
 
+def test_an_outcome_that_is_not_a_number_names_its_type_and_the_word_reader(sim):
+    """A new-user trial: tell(t, 'resolved') and tell(t, None) said pass rates need a trials bank."""
+    from hspr.outcomes import outcome
+
+    sess = HSPR(FAST).fit(sim).start(5, 0)
+    t = sess.ask()
+    with pytest.raises(HsprError, match=r"got str 'resolved'; hspr.outcomes.outcome\(\) reads the words") as err:
+        sess.tell(t, "resolved")
+    assert "repeated trials" not in str(err.value)
+    with pytest.raises(HsprError, match="must be 0 or 1, got NoneType None$"):
+        sess.tell(t, None)
+    assert sess.queried == []  # nothing was recorded
+    sess.tell(t, outcome("resolved"))
+    sess.tell(sess.ask(), np.False_)  # numpy booleans, as a boolean mask gives them
+    assert sess.outcomes == [1, 0] and all(type(y) is int for y in sess.outcomes)
+
+
 def test_a_pass_rate_in_the_wrong_form_on_a_trials_bank_says_the_right_form():
     """'3/5' on a 5-trial bank was told the model was fitted on 0/1 outcomes (a new-user trial)."""
     from tests.test_trials import simulate_trials

@@ -97,7 +97,7 @@ def test_live_next_prints_and_writes_each_form(tmp_path):
     s = tmp_path / "s.hspr"
     runner = CliRunner()
     assert runner.invoke(main, ["live", "start", "--bank", "lite", "--budget", "6", "--session", str(s),
-                                "--config", _fast(tmp_path)]).exit_code == 0
+                                "--method", "hspr", "--config", _fast(tmp_path)]).exit_code == 0
     res = runner.invoke(main, ["live", "next", "--batch", "3", "--format", "space", "--session", str(s)])
     ids = swebench_parse(res.stdout.strip())
     assert len(ids) == 3 and res.exit_code == 0
@@ -115,6 +115,12 @@ def test_live_next_prints_and_writes_each_form(tmp_path):
     assert json.loads(res.stdout)["missing_predictions"] == [ids[2]]  # a script reads it too (was stderr only)
     res = runner.invoke(main, ["live", "next", "--predictions", str(preds), "--session", str(s)])
     assert res.exit_code == 2 and "--out" in res.output
+    # a new-user trial: --format with --json was ignored silently; with --out it is the file's format
+    res = runner.invoke(main, ["live", "next", "--format", "space", "--json", "--session", str(s)])
+    assert res.exit_code == 2 and "--format space with --json" in json.loads(res.stdout)["error"]
+    res = runner.invoke(main, ["live", "next", "--format", "space", "--json", "--out", str(tmp_path / "sp.txt"),
+                               "--session", str(s)])
+    assert res.exit_code == 0 and (tmp_path / "sp.txt").read_text().split() == json.loads(res.stdout)["tasks"]
 
 
 def _fast(tmp_path) -> str:

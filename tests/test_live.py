@@ -717,7 +717,7 @@ def test_robust_session_reports_shift_in_status(bank, tmp_path):
     bad.write_text(json.dumps({"shift": {"max_heldout": 6}}))
     err = cli(["start", "--matrix", bank["csv"], "--budget", 6, "--method", "hspr_robust", "--config", bad,
                "--session", tmp_path / "b.hspr", "--json"], ok=False)
-    assert "max_heldout" in err["error"]
+    assert "max_heldout" in err["error"] and f"--config {bad}: settings for method 'hspr_robust'" in err["error"]
 
 
 

@@ -169,6 +169,10 @@ def test_replay_cli_labels_ablations(tmp_path, small_bank):
     (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler needs --backend"),
     (["--methods", "uniform", "--no-group-uncertainty"], "hspr is not in --methods"),
     (["--config", "{bad}"], "no such file"),
+    # a new-user trial: `--methods hspr,hspr_auto --config auto` dropped hspr's runs silently, and --config
+    # with hspr_auto alone said 'add hspr'
+    (["--methods", "hspr,hspr_auto", "--config", "auto"], "the two are one method"),
+    (["--methods", "hspr_auto", "--config", "{bad}"], "hspr_auto chooses its own"),
     (["--out", "{file}/x.json"], "--out"),
     (["--csv", "{file}/s.csv"], "--csv"),
 ])

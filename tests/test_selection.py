@@ -425,3 +425,24 @@ def test_a_select_output_given_as_config_names_the_config_out_file(tmp_path):
     res = CliRunner().invoke(main, ["replay", "--bank", "lite", "--methods", "hspr", "--config", str(path), "-q"])
     assert res.exit_code == 2 and "--config-out" in res.output and "Traceback" not in res.output
     assert HSPRConfig.from_dict(sel["config"]) == HSPRConfig(rank=4)  # its 'config' object is a config
+
+
+@pytest.mark.parametrize("bank", ["lite", "multimodal", "terminal-bench"])
+def test_cli_select_takes_every_bundled_bank_with_its_shipped_folds(tmp_path, monkeypatch, bank):
+    """A new-user trial: `select --bank terminal-bench` (and multimodal) said 'unknown bank', listing
+    the bank among the known ones, though replay and live take both."""
+    from hspr.cli import main
+    from hspr.data import bank_folds, load_bank
+    from hspr.methods.hspr import selection as sel
+
+    seen = []
+
+    def fake(src, **kw):
+        seen.append(src)
+        raise DataError("stop here")
+
+    monkeypatch.setattr(sel, "select_config", fake)
+    res = CliRunner().invoke(main, ["select", "--bank", bank, "--fold", "1", "-q", "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 2 and "stop here" in res.output, res.output
+    folds = bank_folds(bank)
+    assert set(seen[0].agents) == set(load_bank(bank).agents) - set(folds[1])

@@ -502,6 +502,9 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     r = ShiftReport("nearest-source disagreement", 0.4, 99.0, 114, 1.25)
     assert r.unlike_history
     assert "unlike the 114 source agents" in r.message and "x1.25" in r.message
+    assert "is higher than 99 % of the held-out source agents'" in r.message
+    # a new-user trial: 'above 100 % of held-out sources'
+    assert "is higher than every held-out source agent's;" in ShiftReport("d", 0.4, 100.0, 114, 1.25).message
     d = r.to_dict()
     assert d["unlike_history"] is True and json.loads(json.dumps(d)) == d
     assert not ShiftReport("x", 0.1, 50.0, 114, 1.0).unlike_history

@@ -649,7 +649,8 @@ class LiveSession:
         except (TypeError, ValueError) as exc:
             if isinstance(exc, LiveSessionError):
                 raise
-            raise LiveSessionError(f"settings for method {method!r}: {exc}") from None
+            where = (input_files or {}).get("--config")
+            raise LiveSessionError(f"{f'--config {where}: ' if where else ''}settings for method {method!r}: {exc}") from None
         mat = load_session_bank(bank if matrix is None else None, matrix, missing_as_zero, tasks)
         b = check_budget(budget, mat.n_tasks)
         if b == 0:

@@ -19,6 +19,7 @@ import numpy as np
 
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, UnknownIdError
+from .outcomes import SPELLINGS
 
 
 class BudgetError(HsprError):
@@ -111,8 +112,10 @@ class ShiftReport:
                     f"agents yet (needs {self.min_outcomes}); {wid}.")
         value = f"{self.value:.3g}" + (f" {self.unit}" if self.unit else "")
         if self.unlike_history:
+            share = ("every held-out source agent's" if self.source_percentile >= 99.5
+                     else f"{self.source_percentile:.0f} % of the held-out source agents'")
             return (f"this agent is unlike the {self.n_sources} source agents: its {self.statistic} "
-                    f"({value}) is above {self.source_percentile:.0f} % of held-out sources; {wid}. "
+                    f"({value}) is higher than {share}; {wid}. "
                     "Treat the estimate with care, or run more tasks.")
         return (f"this agent is within the range of the {self.n_sources} source agents on its {self.statistic} "
                 f"({value}; source percentile {self.source_percentile:.0f}); {wid}. That does not rule "
@@ -327,19 +330,23 @@ class Session(ABC):
             close = difflib.get_close_matches(str(task_id), self.tasks, n=1)
             raise UnknownIdError(f"task id {task_id!r} is not in the bank ({self.n_tasks} tasks)"
                                  + (f"; did you mean {close[0]!r}?" if close else ""))
-        if isinstance(outcome, bool):
+        if isinstance(outcome, (bool, np.bool_)):
             outcome = int(outcome)
-        if outcome not in (0, 1):
-            if not (self.accepts_pass_rates and isinstance(outcome, numbers.Real) and 0 <= outcome <= 1):
+        number = isinstance(outcome, numbers.Real)  # 'resolved', '3/5', None: the CLI's forms are not the API's
+        if not number or outcome not in (0, 1):
+            if not (self.accepts_pass_rates and number and 0 <= outcome <= 1):
                 if self.accepts_pass_rates:  # e.g. '3/5' or (3, 5) for 3 of 5 trials
                     why = "; tell a pass rate as one number, successes / trials (0.6 for 3 of 5 trials)"
-                elif type(self).accepts_pass_rates:
+                elif isinstance(outcome, str):
+                    why = f"; hspr.outcomes.outcome() reads the words `hspr live record` takes ({SPELLINGS})"
+                elif number and type(self).accepts_pass_rates:
                     why = ("; pass rates need a model fitted on a bank of repeated trials (ResponseMatrix.trials), "
                            "and this one was fitted on 0/1 outcomes")
                 else:
                     why = ""
                 raise HsprError(f"outcome for {task_id!r} must be 0 or 1"
-                                f"{' or a pass rate in [0, 1]' if self.accepts_pass_rates else ''}, got {outcome!r}{why}")
+                                f"{' or a pass rate in [0, 1]' if self.accepts_pass_rates else ''}, got "
+                                f"{'' if number else type(outcome).__name__ + ' '}{outcome!r}{why}")
             outcome = float(outcome)
         else:
             outcome = int(outcome)

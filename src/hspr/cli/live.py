@@ -219,9 +219,11 @@ def register(group: click.Group) -> None:
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
     @click.option("--budget", required=True, help="Tasks to run: a whole number (50) or a fraction of the bank written with a point "
                        "(0.10; 1.0 = every task).")
-    @click.option("--method", default=LIVE_DEFAULT, show_default=True, type=click.Choice(list(REGISTRY)))
+    @click.option("--method", default=LIVE_DEFAULT, show_default=True, type=click.Choice(list(REGISTRY)),
+                  help="Method that picks the tasks and estimates the score (README, 'Live': why hspr_robust is the "
+                       "default; hspr is the paper's method).")
     @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
-                  help="Method settings as JSON (for hspr: HSPRConfig fields, e.g. {\"n_nodes\": 2048}).")
+                  help="Method settings as JSON (for hspr and hspr_robust: HSPRConfig fields, e.g. {\"n_nodes\": 2048}).")
     @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
                   help="Query seed (tie-breaking among equally informative tasks), a whole number >= 0.")
     @click.option("--stop-width", "stop_width", type=StopWidth(), default=None,
@@ -271,6 +273,9 @@ def register(group: click.Group) -> None:
         """Print the next task id(s) to run (the same ones again until they are recorded)."""
         if predictions is not None and out is None:
             _fail(ValueError("--predictions needs --out FILE for the cut-down predictions"), as_json)
+        if form is not None and as_json and out is None:  # a new-user trial: the format was ignored silently
+            _fail(ValueError(f"--format {form} with --json: the JSON's 'tasks' list holds the ids; drop one of "
+                             "the two, or add --out FILE to write the ids in that format"), as_json)
         try:
             live_s = _open(session_path, stop_width)
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, "--predictions": predictions,

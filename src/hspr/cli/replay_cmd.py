@@ -225,6 +225,13 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
     without hspr among the methods.
     """
     given = {k: v for k, v in ablations.items() if v is not None}
+    if config_path == "auto" and "hspr" in names and "hspr_auto" in names:
+        raise ValueError("--config auto runs hspr with its source-selected settings, labelled hspr_auto, and "
+                         "hspr_auto is also in --methods: the two are one method; drop --config auto to compare "
+                         "the default hspr with hspr_auto")
+    if config_path and "hspr" not in names and "hspr_auto" in names:
+        raise ValueError(f"--config {config_path} sets hspr's settings; hspr_auto chooses its own on each fold's "
+                         "sources (--methods hspr_auto is --methods hspr --config auto): drop --config, or add hspr")
     if (given or config_path) and "hspr" not in names:
         opts = [f"--{k.replace('_', '-')}" if k != "group_uncertainty" else "--no-group-uncertainty" for k in given]
         opts += ["--config"] if config_path else []

@@ -198,8 +198,6 @@ def register(group: click.Group) -> None:
                     mat = mat.fill_missing(0)
                 folds = make_folds(mat.agents)
             else:
-                if bank not in BANK_ORDER:
-                    raise DataError(f"unknown bank {bank!r}; choose one of {', '.join(BANKS)} or pass --matrix")
                 mat = load_bank(bank, missing_as_zero=missing_as_zero)
                 folds = bank_folds(bank)
             src = fold_sources(mat, folds, fold)

@@ -845,7 +845,9 @@ def detect_form(path: str | Path) -> str:
     """
     path = Path(path)
     if not path.exists():
-        raise DataError(f"{path}: no such file or directory")
+        bare = len(path.parts) == 1 and not path.suffix  # e.g. 'lite': perhaps a bundled bank's name
+        raise DataError(f"{path}: no such file or directory"
+                        + (f" (a bundled bank is loaded by name: hspr.data.load_bank({str(path)!r}), or --bank)" if bare else ""))
     if path.is_dir():
         return _detect_dir(path)
     if path.suffix.lower() in (".jsonl", ".ndjson"):
