@@ -615,6 +615,32 @@ def test_a_write_without_the_lock_is_named_as_such(bank, tmp_path, monkeypatch):
     assert live.path.read_text().splitlines()[-1] == '{"type": "note"}'  # never cut
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX flock")
+def test_an_append_holds_the_session_file_itself_locked(bank, tmp_path, monkeypatch):
+    """A hostile trial: two `record`s through two hard links of one session (each under its own
+    name's lock file) raced, and one acknowledged outcome was cut off by the other's append. The
+    file itself is now locked while it is appended to, so a writer under another name waits."""
+    import fcntl
+
+    live = new(bank, tmp_path)
+    other = tmp_path / "other.hspr"
+    os.link(live.path, other)
+    real_pwrite, seen = os.pwrite, []
+
+    def pwrite(fd, data, offset):
+        with open(other, "ab") as fh:  # another writer, through the hard link
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                seen.append("free")
+            except BlockingIOError:
+                seen.append("locked")
+        return real_pwrite(fd, data, offset)
+
+    monkeypatch.setattr(os, "pwrite", pwrite)
+    live.record(live.next()[0], 1)
+    assert seen and set(seen) == {"locked"}
+
+
 @pytest.mark.parametrize("same_settings", [True, False])
 def test_a_command_never_writes_into_a_session_replaced_after_it_opened(bank, tmp_path, same_settings):
     """A record waiting for the lock while ``start --force`` replaced the file (found by a hostile

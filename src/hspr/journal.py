@@ -31,6 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import HsprError
+
+try:  # POSIX advisory locks; elsewhere single-process use is assumed
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None
 from .fileio import DuplicateKeyError, finite_json, loads, write_text_durable
 
 FORMAT = "hspr-live-session"
@@ -220,12 +225,15 @@ def append(path: Path, records: list[dict], size: int) -> int:
     A torn tail beyond ``size`` (no newline in it) is cut off first, its bytes appended to
     :func:`torn_path` so nothing read from the file is lost; a complete line beyond
     ``size`` means someone wrote without the lock, and is never cut (:class:`UnlockedWriteError`). A last record
-    without its newline gets one. On failure the file is truncated back to ``size`` and the
-    OSError propagates. Returns the new size.
+    without its newline gets one. The file itself is locked (POSIX ``flock``) while this runs, so a
+    writer under another name of it (a hard link) appends whole or is refused. On failure the file is
+    truncated back to ``size`` and the OSError propagates. Returns the new size.
     """
     data = "".join(_dumps(r) + "\n" for r in records).encode("utf-8")
     fd = os.open(path, os.O_RDWR)
     try:
+        if fcntl is not None:  # the file itself too: a hard link's writer holds another name's lock file, and
+            fcntl.flock(fd, fcntl.LOCK_EX)  # its cut-and-write could otherwise interleave with this one's
         end = os.fstat(fd).st_size
         tail = os.pread(fd, end - size, size) if end > size else b""
         if b"\n" in tail:
