@@ -139,6 +139,35 @@ def test_log_dir_reruns_and_conflicts(tmp_path):
         read_outcomes(tmp_path)
 
 
+def test_log_dir_of_two_models_is_refused_and_a_nested_rerun_is_not(tmp_path):
+    """A hostile trial: a run folder holding two models' instance folders was ingested as one agent."""
+    write_instance(tmp_path, "a__a-1", instance_report("a__a-1", True), model="modelA")
+    write_instance(tmp_path, "a__a-2", instance_report("a__a-2", False), model="modelB")
+    run = tmp_path / "logs" / "run_evaluation" / "run1"
+    with pytest.raises(HarnessFormatError, match=r"holds the logs of 2 models \(modelA, modelB\); a session records one agent"):
+        read_outcomes(run)
+    assert status_map(read_outcomes(run / "modelA")) == {"a__a-1": RESOLVED}
+    other = tmp_path / "two_runs"  # also across two runs
+    write_instance(other, "a__a-1", instance_report("a__a-1", True), model="modelA", run="run1")
+    write_instance(other, "a__a-3", instance_report("a__a-3", True), model="modelC", run="run2")
+    with pytest.raises(HarnessFormatError, match=r"2 models \(run1/modelA, run2/modelC\)"):
+        read_outcomes(other / "logs" / "run_evaluation")
+    rerun = run / "modelA" / "rerun" / "a__a-4"  # one model's re-run kept in a subfolder: one agent
+    rerun.mkdir(parents=True)
+    (rerun / "report.json").write_text(json.dumps(instance_report("a__a-4", False)))
+    assert status_map(read_outcomes(run / "modelA")) == {"a__a-1": RESOLVED, "a__a-4": UNRESOLVED}
+
+
+def test_outcome_csv_of_two_agents_is_refused(tmp_path):
+    """A hostile trial: an `agent,instance_id,resolved` CSV of several agents was ingested as one."""
+    p = tmp_path / "o.csv"
+    p.write_text("agent,instance_id,resolved\nme,T1,1\nother,T2,0\nother,T3,1\n")
+    with pytest.raises(HarnessFormatError, match=r"column 'agent' names 2 agents \('me', 'other'\)"):
+        read_outcomes(p)
+    p.write_text("agent,instance_id,resolved\nme,T1,1\nme,T2,0\n")
+    assert status_map(read_outcomes(p)) == {"T1": RESOLVED, "T2": UNRESOLVED}
+
+
 def test_empty_folder_refused(tmp_path):
     with pytest.raises(HarnessFormatError, match="no report.json"):
         read_outcomes(tmp_path)

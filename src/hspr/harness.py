@@ -264,8 +264,9 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
     Raises
     ------
     HarnessFormatError
-        If nothing harness-like is found, a report is malformed, or two reports of the same
-        instance disagree.
+        If nothing harness-like is found, a report is malformed, two reports of the same
+        instance disagree, or the instance folders sit under more than one model folder (two
+        agents' logs).
     """
     folder = Path(folder)
     found: dict[str, HarnessOutcome] = {}
@@ -283,10 +284,21 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
 
     reports = sorted(folder.rglob(LOG_REPORT))
     report_dirs = {p.parent for p in reports}
+    logs = sorted(folder.rglob(LOG_INSTANCE))
+    # <run_id>/<model>/<instance_id>/: instance folders under model folders of two names, at one depth, are
+    # two agents' logs (a re-run kept in a subfolder sits deeper and is not one)
+    models = sorted({p.parent.parent for p in reports} | {p.parent.parent for p in logs})
+    for depth in sorted({len(m.parts) for m in models}):
+        level = [m for m in models if len(m.parts) == depth]
+        if len({m.name for m in level}) > 1:
+            shown = ", ".join(str(m.relative_to(folder)) if m.is_relative_to(folder) else m.name for m in level[:4])
+            raise HarnessFormatError(
+                f"{folder}: holds the logs of {len({m.name for m in level})} models ({shown}"
+                f"{', ...' if len(level) > 4 else ''}); a session records one agent: ingest one model's folder")
     for p in reports:
         for o in read_instance_report(p).outcomes:
             add(o)
-    for log in sorted(folder.rglob(LOG_INSTANCE)):
+    for log in logs:
         if log.parent in report_dirs:
             continue
         iid = log.parent.name
@@ -385,9 +397,14 @@ def _parse_cell(text: str) -> int | None:
     return outcome(text)
 
 
+#: header columns of an outcome CSV that name the agent: more than one value there is more than one agent
+AGENT_COLUMNS = ("agent", "agent_id", "model", "model_name_or_path")
+
+
 def read_outcome_csv(path: str | Path) -> HarnessRead:
     """Read a CSV ``instance_id,resolved`` (header optional, its id column ``instance_id`` or ``task_id``;
-    with a header, extra columns are ignored but every line has the header's width).
+    with a header, extra columns are ignored but every line has the header's width, and a column
+    of :data:`AGENT_COLUMNS` must name one agent only).
 
     Raises
     ------
@@ -411,6 +428,12 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         recs = recs[1:]
         if not recs:
             raise HarnessFormatError(f"{path}: no outcome lines under the header; nothing to record")
+        for col in (c for c in AGENT_COLUMNS if c in head):  # a bank's long CSV holds many agents
+            names = sorted({rec[head.index(col)].strip() for _, rec in recs if len(rec) > head.index(col)})
+            if len(names) > 1:
+                raise HarnessFormatError(
+                    f"{path}: column {col!r} names {len(names)} agents ({', '.join(map(repr, names[:3]))}"
+                    f"{', ...' if len(names) > 3 else ''}); a session records one agent: keep that agent's lines")
     elif len(head) == 2 and _parse_cell(head[1]) is not None:
         ci, cr = 0, 1
     else:
