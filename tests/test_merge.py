@@ -83,6 +83,24 @@ def test_merge_onto_a_bundled_bank_by_name_and_build_copies_it(tmp_path):
     assert copy.digest() == pro.digest() and copy.n_missing == pro.n_missing > 0
 
 
+def test_a_file_named_like_a_bundled_bank_is_read_with_a_note(tmp_path, monkeypatch):
+    """A hostile trial: `bank merge lite new.csv --out lite` wrote ./lite, after which `bank validate
+    lite` silently read that file (85 agents) while `replay --bank lite` read the bundled 84."""
+    from hspr.data import load_bank
+
+    lite = load_bank("lite")
+    monkeypatch.chdir(tmp_path)
+    new = write_wide_csv(ResponseMatrix(["my_agent"], lite.tasks[:3], np.array([[1, 0, 1]])), tmp_path / "new.csv")
+    assert CliRunner().invoke(main, ["bank", "merge", "lite", str(new), "--out", "lite"]).exit_code == 0
+    for args in (["bank", "validate", "lite"], ["bank", "agents", "lite"]):
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 0 and "'lite' is a bundled bank's name and also a file in this folder" in res.stderr
+    assert str(lite.n_agents + 1) in CliRunner().invoke(main, ["bank", "validate", "lite"]).stdout
+    (tmp_path / "lite").unlink()
+    res = CliRunner().invoke(main, ["bank", "validate", "lite"])
+    assert res.exit_code == 0 and "note:" not in res.stderr and str(lite.n_agents) in res.stdout
+
+
 def test_a_repeated_trials_bank_merges_in_place_in_its_own_form(tmp_path):
     """Review: the in-place rule refused a trials CSV BASE, which is written back in its own form."""
     base = tmp_path / "tb.csv"

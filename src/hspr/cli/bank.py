@@ -162,10 +162,20 @@ def bank_group() -> None:
     """Build, check or merge a response matrix (bank), or list a bundled bank's agents."""
 
 
+def _note_shadowed(path: Path) -> None:
+    """Say on stderr when ``path`` is both a bundled bank's name and a file or folder here, which
+    the bank commands read (``replay --bank`` / ``live start --bank`` always read the bundled one)."""
+    if str(path) in BANKS and path.exists():
+        click.echo(f"note: {str(path)!r} is a bundled bank's name and also a {'folder' if path.is_dir() else 'file'} "
+                   f"in this folder; this reads ./{path} (the bundled bank: run from another folder, or rename "
+                   "the file)", err=True)
+
+
 def _require_input(path: Path, what: str, bundled_ok: bool = True) -> None:
     """click.BadParameter naming ``what`` when ``path`` is neither a file or folder nor (where
     ``bundled_ok``) a bundled bank's name; it names the bundled bank a misspelling means."""
     if path.exists() or (bundled_ok and str(path) in BANKS):
+        _note_shadowed(path)
         return
     import difflib
 
@@ -243,6 +253,7 @@ def agents_cmd(bank: str, as_json: bool) -> None:
     if bank not in BANKS and not Path(bank).exists():
         raise click.BadParameter(f"{bank!r} is neither a bundled bank ({', '.join(BANKS)}) nor a file",
                                  param_hint="BANK")
+    _note_shadowed(Path(bank))
     m = _run(lambda: load_bank(bank) if bank in BANKS and not Path(bank).exists() else build_bank(Path(bank)), as_json)
     scores = m.scores()
     if as_json:  # the unit in the key, as in the table's header (it was 'score', in %, beside 0-1 scores elsewhere)
