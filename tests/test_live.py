@@ -319,6 +319,8 @@ def test_moved_matrix_is_relinked_by_digest(bank, tmp_path, legacy):
     write_wide_csv(bank["src"].rows(np.arange(5)), other)
     out = cli(["relink", "--matrix", other, "--session", live.path, "--json"], ok=False)
     assert "holds another bank" in out["error"]
+    out = cli(["relink", "--matrix", live.path, "--session", live.path, "--json"], ok=False)  # a hostile trial: it
+    assert "is the session file itself" in out["error"]  # said 'line 1: not a subject record ... py-irt'
     assert cli(["relink", "--matrix", moved, "--session", live.path, "--json"])["matrix"] == str(moved.resolve())
     jf = journal.read(live.path)
     assert jf.doc["bank"]["matrix"] == str(moved.resolve()) and jf.version == journal.VERSION
@@ -760,6 +762,8 @@ def test_the_live_default_is_hspr_robust_and_takes_an_hspr_settings_file(bank, t
     with pytest.raises(ValueError, match="n_nodes"):  # HSPR fields next to 'shift' are not read as the config
         HSPRRobust.from_params({"n_nodes": 256, "shift": {}})
     assert get_method("hspr_robust").config is None  # no settings: the shipped / rank-chosen configuration
+    with pytest.raises(ValueError, match="this is the output of `hspr select`"):  # not 17 unknown settings
+        HSPRRobust.from_params({"bank": "lite", "fold": 0, "config": dict(FAST), "stages": []})
     path = tmp_path / "d.hspr"
     out = cli(["start", "--matrix", bank["csv"], "--budget", 6, "--config", bank["cfg"], "--session", path, "--json"])
     assert out["method"] == "hspr_robust"

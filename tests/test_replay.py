@@ -6,6 +6,7 @@ import json
 import runpy
 from pathlib import Path
 
+import click
 import numpy as np
 import pandas as pd
 import pytest
@@ -194,6 +195,7 @@ def test_replay_cli_refuses_bad_options_before_work(tmp_path, small_bank, args, 
     ({"gamma": "4"}, "gamma must be a finite number"),
     ({"n_nodes": 256.5}, "n_nodes must be an integer"),
     ([1, 2], "expected a JSON object"),
+    ({"item_prior_scale": 1e308}, "item_prior_scale must be in [1e-06, 1e+06]"),  # broke the fit (hostile trial)
 ])
 def test_replay_cli_refuses_bad_config_values(tmp_path, small_bank, cfg, needle):
     csv = tmp_path / "bank.csv"
@@ -243,6 +245,18 @@ def test_methods_all_runs_every_method_once():
     from hspr.methods import REGISTRY
 
     assert parse_methods("all") == [n for n in REGISTRY if n != "hspr_auto"]  # hspr_auto is hspr under --config auto
+    with pytest.raises(click.BadParameter, match="'all' runs every method and stands alone"):  # a hostile trial:
+        parse_methods("all,uniform")  # it said "unknown name 'all'; known: ... or 'all'"
+
+
+def test_seeds_beyond_what_a_results_file_keeps_are_refused():
+    """A hostile trial: replay wrote seed 10^20, which `hspr report` then refused to read (JSON doubles)."""
+    from hspr.cli.replay_cmd import MAX_SEED, parse_seeds
+
+    assert parse_seeds(f"{MAX_SEED}") == [2 ** 53 - 1]
+    for bad in (f"{MAX_SEED + 1}", "99999999999999999999", f"0,{2 ** 60}"):
+        with pytest.raises(click.BadParameter, match="from 0 to 9007199254740991"):
+            parse_seeds(bad)
 
 
 def test_replay_cli_hspr_choices_are_the_config_s():

@@ -397,6 +397,11 @@ def _parse_cell(text: str) -> int | None:
     return outcome(text)
 
 
+def _line(fields: list[str]) -> str:
+    """A CSV line's fields for an error message, cut (a bank's header lists hundreds of task ids)."""
+    return shorten(",".join(fields), 80)
+
+
 #: header columns of an outcome CSV that name the agent: more than one value there is more than one agent
 AGENT_COLUMNS = ("agent", "agent_id", "model", "model_name_or_path")
 
@@ -422,7 +427,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
     if id_col is not None:
         if "resolved" not in head:
             raise HarnessFormatError(
-                f"{path}: header {recs[0][1]} has no 'resolved' column; expected '{id_col},resolved'"
+                f"{path}: header {_line(recs[0][1])} has no 'resolved' column; expected '{id_col},resolved'"
             )
         ci, cr, width = head.index(id_col), head.index("resolved"), len(head)
         recs = recs[1:]
@@ -437,7 +442,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
     elif len(head) == 2 and _parse_cell(head[1]) is not None:
         ci, cr = 0, 1
     else:
-        raise HarnessFormatError(f"{path}: line 1 {recs[0][1]} is not a header 'instance_id,resolved' nor a data line")
+        raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} is not a header 'instance_id,resolved' nor a data line")
     seen: dict[str, HarnessOutcome] = {}
     for n, rec in recs:
         if len(rec) <= max(ci, cr) or (width is not None and len(rec) != width):
@@ -486,7 +491,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     head = [x.strip().lower() for x in recs[0][1]]
     idcol = "instance_id" if "instance_id" in head else "task_id" if "task_id" in head else None
     if idcol is None or not ({"successes", "trials"} <= set(head) or "resolved" in head):
-        raise HarnessFormatError(f"{path}: line 1 {recs[0][1]} is not a header 'task_id,successes,trials' (counts) "
+        raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} is not a header 'task_id,successes,trials' (counts) "
                                  "or 'task_id,resolved' (one line per trial)")
     ci = head.index(idcol)
     counts = {"successes", "trials"} <= set(head)

@@ -412,6 +412,9 @@ def relink_matrix(path: str | Path, matrix: str | Path) -> tuple[str, list[str]]
     path = _real(Path(path))
     new = str(Path(matrix).resolve())
     _read_doc(path)  # a missing or broken session file is named before a lock file is made beside it
+    if Path(new).is_file() and os.path.samefile(new, path):
+        raise LiveSessionError(f"--matrix {matrix} is the session file itself; give the bank's matrix file (the "
+                               "CSV or folder the session was started with, at its new place)")
     with _file_lock(path):
         jf = _read_doc(path)
         b = jf.doc["bank"]

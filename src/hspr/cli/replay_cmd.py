@@ -94,6 +94,10 @@ def _copied_rows(targets: ResponseMatrix, bank: ResponseMatrix) -> list[tuple[st
             if a not in known and vary and row.tobytes() in first]
 
 
+#: the largest seed: a results file is JSON, whose readers hold numbers as doubles (``hspr report`` refuses more)
+MAX_SEED = 2 ** 53 - 1
+
+
 def parse_seeds(text: str | None) -> list[int] | None:
     """'0-4' -> [0..4]; '0,2,5' -> [0, 2, 5]; None -> None. Raises click.BadParameter."""
     if text is None:
@@ -118,8 +122,9 @@ def parse_seeds(text: str | None) -> list[int] | None:
                 out.append(int(part))
     except ValueError:
         raise click.BadParameter(f"{text!r}: give seeds as '0-4' or '0,1,2'", param_hint="--seeds") from None
-    if not out or min(out) < 0:
-        raise click.BadParameter(f"{text!r}: seeds must be non-negative integers", param_hint="--seeds")
+    if not out or min(out) < 0 or max(out) > MAX_SEED:
+        raise click.BadParameter(f"{text!r}: seeds must be whole numbers from 0 to {MAX_SEED} (2^53 - 1, the largest "
+                                 "a results file keeps exactly)", param_hint="--seeds")
     if len(out) > MAX_SEEDS:
         raise click.BadParameter(f"{text!r}: {len(out)} seeds; at most {MAX_SEEDS} per replay", param_hint="--seeds")
     if len(set(out)) != len(out):
@@ -155,6 +160,9 @@ def parse_methods(text: str) -> list[str]:
     # 'all' = every method once (not those that are another under other settings: Method.in_all)
     names = ([n for n in REGISTRY if method_class(n).in_all] if text.strip() == "all"
              else [x.strip() for x in text.split(",")])
+    if "all" in names and len(names) > 1:
+        raise click.BadParameter(f"{text!r}: 'all' runs every method and stands alone; give it alone, or list the "
+                                 "names", param_hint="--methods")
     unknown = [repr(n) for n in names if n not in REGISTRY]
     repeated = sorted({n for n in names if n in REGISTRY and names.count(n) > 1})
     if unknown or repeated:

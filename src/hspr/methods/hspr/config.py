@@ -13,6 +13,9 @@ NODE_DTYPES = ("float32", "float64")
 #: accepted kappa: the selection grid is 0.25-16; far outside [1e-6, 1e6] the concentrations
 #: kappa / (p q) and their inverses overflow float32 node arrays
 KAPPA_RANGE = (1e-6, 1e6)
+#: item_prior_scale multiplies precisions: beyond 1e6 the items are the prior (a hostile trial's 1e308 broke the
+#: source fit's SVD), below 1e-6 the prior is gone
+ITEM_PRIOR_SCALE_RANGE = (1e-6, 1e6)
 #: bounds of n_nodes and n_draws: at least 16; at most 2**18 nodes (the default is 8,192) and 2**22
 #: draws (the default is 131,072), since every step holds (nodes x groups) and (draws x groups) arrays
 MIN_SIZE = 16
@@ -59,7 +62,7 @@ class HSPRConfig:
         agree except where the draws' CDF lies within Monte-Carlo error of the probability.
     item_prior_scale : float
         Multiplies both item-prior precisions of the source item fit (intercept 1 toward the
-        zero-inflated-Beta logit, slope 2 toward 1; spec section 1.3), > 0. 1 (default) is the
+        zero-inflated-Beta logit, slope 2 toward 1; spec section 1.3), in [1e-6, 1e6]. 1 (default) is the
         spec exactly; smaller lets the items follow the source outcomes more closely. Not part
         of the paper's grid, and no shipped method changes it. Measured 2026-12-02 (4-fold
         replays, 10 %, query seeds 0-2, other settings at their defaults): scale 0.3 moved the
@@ -125,8 +128,9 @@ class HSPRConfig:
         if not KAPPA_RANGE[0] <= self.kappa <= KAPPA_RANGE[1]:
             raise ValueError(f"kappa must be in [{KAPPA_RANGE[0]:g}, {KAPPA_RANGE[1]:g}], got {self.kappa!r} "
                              "(for no group uncertainty, the kappa -> infinity limit, set group_uncertainty=False)")
-        if not self.item_prior_scale > 0:
-            raise ValueError(f"item_prior_scale must be > 0, got {self.item_prior_scale!r}")
+        if not ITEM_PRIOR_SCALE_RANGE[0] <= self.item_prior_scale <= ITEM_PRIOR_SCALE_RANGE[1]:
+            raise ValueError(f"item_prior_scale must be in [{ITEM_PRIOR_SCALE_RANGE[0]:g}, "
+                             f"{ITEM_PRIOR_SCALE_RANGE[1]:g}], got {self.item_prior_scale!r}")
         if self.acquisition not in ACQUISITIONS:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}, got {self.acquisition!r}")
         if self.decision not in DECISIONS:

@@ -611,6 +611,8 @@ class HSPRRobust(Method):
         """From :meth:`get_params` output (``{"config": ..., "shift": ...}``), or from HSPR
         settings alone (:class:`HSPRConfig` fields, as ``hspr``'s ``--config`` file holds), which
         then fix the configuration. Raises ValueError naming an unknown or invalid setting."""
+        if isinstance(params, dict) and "stages" in params:  # the whole `hspr select --out` file: say so
+            HSPRConfig.from_dict(params)
         if isinstance(params, dict) and params and not {"config", "shift"} & set(params):
             params = {"config": dict(params)}
         return super().from_params(params)
