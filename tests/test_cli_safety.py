@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 
 import numpy as np
 import pytest
@@ -160,6 +161,33 @@ def test_an_os_error_in_any_command_is_a_message_not_a_traceback():
     res = CliRunner().invoke(group, ["write"])
     assert res.exit_code == 2 and (res.exception is None or isinstance(res.exception, SystemExit))
     assert res.output.startswith("error: rep/comparison.md: No space left on device; free space")
+
+
+@pytest.mark.parametrize("code, fix", [(errno.EACCES, "; fix the file's permissions, then"),
+                                       (errno.EFBIG, "; free space, or raise the file size limit (ulimit -f), then"),
+                                       (errno.ELOOP, "; fix the symbolic link"), (errno.EIO, "; free space, fix the")])
+def test_an_os_error_message_gives_the_fix_its_cause_calls_for(code, fix):
+    """A hostile trial: a permission-denied read was told to free space."""
+    from hspr.cli.common import os_error_message
+
+    msg = os_error_message(OSError(code, os.strerror(code), "in.csv"))
+    assert msg.startswith(f"in.csv: {os.strerror(code)}") and fix in msg
+    assert os_error_message(OSError(code, os.strerror(code)), "out_dir").startswith("out_dir: ")  # no file in it
+
+
+def test_report_names_its_output_folder_when_a_write_fails_without_a_file_name(tmp_path, monkeypatch):
+    """A hostile trial: `report` under `ulimit -f 1` said 'error: File too large' and named no file."""
+    import hspr.cli.report as report_cli
+
+    def full(*args, **kwargs):
+        raise OSError(errno.EFBIG, "File too large")
+
+    res_file = tmp_path / "r.json"
+    res_file.write_text(json.dumps({"runs": [{"bank": "b", "method": "m", "fold": 0, "target": "a", "seed": 0,
+                                              "budget": 1, "budget_fraction": 0.5, "estimate": 0.5, "truth": 0.5}]}))
+    monkeypatch.setattr(report_cli, "write_report", full)
+    res = CliRunner().invoke(main, ["report", str(res_file), "--out-dir", str(tmp_path / "rep")])
+    assert res.exit_code == 2 and f"{tmp_path / 'rep'}: File too large; free space, or raise" in " ".join(res.output.split())
 
 
 def test_ingest_csv_header_forms_and_widths(files):

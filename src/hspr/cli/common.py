@@ -7,6 +7,7 @@ naming the option, never after an hour of replay or selection.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,11 +77,30 @@ def check_output_file(path: str | os.PathLike | None, option: str) -> Path | Non
     return p
 
 
-def os_error_message(exc: OSError) -> str:
-    """One line for an OSError (full disk, lost permission, vanished folder): the file, the reason, the fix."""
-    where = f"{exc.filename}: " if exc.filename else ""
-    return f"{where}{exc.strerror or exc}; free space, fix the permissions or choose another path, then run the " \
-        "command again"
+#: the fix an OSError calls for, by errno (others: the generic advice)
+_OS_FIXES = {
+    errno.ENOSPC: "free space on that disk",
+    errno.EDQUOT: "free space within your disk quota",
+    errno.EFBIG: "free space, or raise the file size limit (ulimit -f)",
+    errno.EACCES: "fix the file's permissions",
+    errno.EPERM: "fix the file's permissions",
+    errno.EROFS: "choose a path on a writable disk",
+    errno.ENOENT: "check that the file or folder exists (it may have been moved)",
+    errno.ELOOP: "fix the symbolic link that points to itself",
+    errno.ENAMETOOLONG: "use a shorter path",
+    errno.EISDIR: "give a file, not a folder",
+    errno.ENOTDIR: "a part of the path is a file, not a folder: fix the path",
+}
+
+
+def os_error_message(exc: OSError, where: str | os.PathLike | None = None) -> str:
+    """One line for an OSError (full disk, lost permission, vanished folder): the file, the reason, the fix.
+
+    ``where`` names the file or folder being written when the error itself carries no file name
+    (a failed ``write`` of an open file: a full disk or the size limit)."""
+    name = exc.filename or where
+    fix = _OS_FIXES.get(exc.errno, "free space, fix the permissions or choose another path")
+    return f"{f'{name}: ' if name else ''}{exc.strerror or exc}; {fix}, then run the command again"
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from ..report import ReportError, ReportWarning, comparison_rich, paired_rich, read_results, write_report
 from ..report.inputs import current_label
-from .common import check_output_dir, print_error
+from .common import check_output_dir, os_error_message, print_error
 from .common import console as make_console
 
 
@@ -63,6 +63,9 @@ def register(group: click.Group) -> None:
                                figures=figures, also=also)
         except ReportError as exc:
             print_error(err, exc)
+            sys.exit(2)
+        except OSError as exc:  # a full disk while writing: name the output folder when the error names no file
+            err.print(f"error: {escape(os_error_message(exc, out_dir))}", highlight=False, soft_wrap=True)
             sys.exit(2)
         for table in comparison_rich(rep["comparison"]):
             out.print(table)
