@@ -174,6 +174,7 @@ def test_replay_cli_labels_ablations(tmp_path, small_bank):
     # with hspr_auto alone said 'add hspr'
     (["--methods", "hspr,hspr_auto", "--config", "auto"], "the two are one method"),
     (["--methods", "hspr_auto", "--config", "{bad}"], "hspr_auto chooses its own"),
+    (["--stop-width", "30", "--stop-min-tasks", "100"], "more than the largest budget on bank (12 tasks)"),
     (["--out", "{file}/x.json"], "--out"),
     (["--csv", "{file}/s.csv"], "--csv"),
 ])

@@ -484,6 +484,10 @@ def register(group: click.Group) -> None:
             rows_word = "--targets" if targets else "target"  # a split's targets come from the bank itself
             for label, mat, _, job_tgt in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
+                top = max(budget_from_fraction(f, mat.n_tasks) for f in fractions)
+                if stop_width is not None and stop_min_tasks > top:  # a hostile trial: accepted, and never stopped
+                    raise click.BadParameter(f"{stop_min_tasks} is more than the largest budget on {label} "
+                                             f"({top} tasks): the stop rule could never fire", param_hint="--stop-min-tasks")
                 if job_tgt is not None:
                     both = sorted(set(job_tgt.agents) & set(mat.agents))
                     same = [a for a in both if _same_outcomes(job_tgt, mat, a)]
