@@ -908,6 +908,22 @@ def test_live_plot_of_a_session_and_of_a_replay_target(bank, tmp_path):
     assert trajectory(live.model, 8, 0, [])[0]["n"] == 0  # HSPR has a prior estimate
 
 
+def test_run_figure_draws_the_last_interval_at_its_point():
+    """A new-user trial: the band steps after each task, so the final interval was never drawn."""
+    from matplotlib.container import ErrorbarContainer
+
+    from hspr.report.runplot import figure_run
+
+    path = [{"n": 0, "point": 0.5, "lower": 0.3, "upper": 0.7}, {"n": 1, "point": 0.6, "lower": 0.45, "upper": 0.72}]
+    ax = figure_run(path, "t").axes[0]
+    [bar] = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    seg = bar.lines[2][0].get_segments()[0]
+    assert seg[:, 0].tolist() == [1, 1] and np.allclose(sorted(seg[:, 1]), [45, 72])
+    no_interval = [{"n": 0, "point": 0.5, "lower": None, "upper": None}]
+    [bar] = [c for c in figure_run(no_interval, "t").axes[0].containers if isinstance(c, ErrorbarContainer)]
+    assert bar.has_yerr is False
+
+
 def test_a_held_lock_is_announced_then_waited_for(bank, tmp_path, caplog):
     import fcntl
     import threading

@@ -48,8 +48,9 @@ def figure_run(path: Sequence[dict], title: str, stop_width_pp: float | None = N
     # the final value goes in the legend, which matplotlib places where it covers the least data
     final = (f" (now {pt[-1]:.1f} %" + (f" [{lo[-1]:.1f}, {hi[-1]:.1f}]" if has else "") + ")") if len(pt) else ""
     ax.step(n, pt, where="post", color="C0", lw=1.6, label=f"estimate{final}")
-    if len(pt):
-        ax.plot(n[-1], pt[-1], "o", color="C0")
+    if len(pt):  # the band steps after each task, so the last interval is drawn at its point
+        yerr = [[pt[-1] - lo[-1]], [hi[-1] - pt[-1]]] if has else None
+        ax.errorbar(n[-1], pt[-1], yerr=yerr, fmt="o", color="C0", capsize=3, lw=1.4)
     if truth is not None:
         ax.axhline(100 * truth, color="C3", ls="--", lw=1.2, label=f"true score {100 * truth:.1f} %")
     if budget is not None:
