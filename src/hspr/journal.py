@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import HsprError
+from .fileio import DuplicateKeyError, finite_json, loads, write_text_durable
 
 try:  # POSIX advisory locks; elsewhere single-process use is assumed
     import fcntl
 except ImportError:  # pragma: no cover
     fcntl = None
-from .fileio import DuplicateKeyError, finite_json, loads, write_text_durable
 
 FORMAT = "hspr-live-session"
 VERSION = 2
