@@ -233,7 +233,11 @@ def append(path: Path, records: list[dict], size: int) -> int:
     fd = os.open(path, os.O_RDWR)
     try:
         if fcntl is not None:  # the file itself too: a hard link's writer holds another name's lock file, and
-            fcntl.flock(fd, fcntl.LOCK_EX)  # its cut-and-write could otherwise interleave with this one's
+            try:  # its cut-and-write could otherwise interleave with this one's; never wait on a foreign lock
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise UnlockedWriteError("another process holds a lock on the session file itself (not hspr's "
+                                         "lock file)") from None
         end = os.fstat(fd).st_size
         tail = os.pread(fd, end - size, size) if end > size else b""
         if b"\n" in tail:
