@@ -175,6 +175,10 @@ def test_replay_cli_labels_ablations(tmp_path, small_bank):
     (["--methods", "hspr,hspr_auto", "--config", "auto"], "the two are one method"),
     (["--methods", "hspr_auto", "--config", "{bad}"], "hspr_auto chooses its own"),
     (["--stop-width", "30", "--stop-min-tasks", "100"], "more than the largest budget on bank (12 tasks)"),
+    # a review: the refusal blamed --stop-min-tasks 5 the user never gave, and advised 'add hspr' for --config auto
+    (["--stop-width", "30", "--budget", "0.03"], "5 (the default) is more than the largest budget on bank (4 tasks)"),
+    (["--methods", "hspr_auto", "--config", "auto"], "--methods hspr --config auto): drop --config\n"),
+    (["--methods", "hspr_robust,uniform", "--config", "{bad}"], "hspr_robust chooses its own on each fold's sources: drop"),
     (["--out", "{file}/x.json"], "--out"),
     (["--csv", "{file}/s.csv"], "--csv"),
 ])

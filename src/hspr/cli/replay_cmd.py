@@ -237,9 +237,11 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
         raise ValueError("--config auto runs hspr with its source-selected settings, labelled hspr_auto, and "
                          "hspr_auto is also in --methods: the two are one method; drop --config auto to compare "
                          "the default hspr with hspr_auto")
-    if config_path and "hspr" not in names and "hspr_auto" in names:
-        raise ValueError(f"--config {config_path} sets hspr's settings; hspr_auto chooses its own on each fold's "
-                         "sources (--methods hspr_auto is --methods hspr --config auto): drop --config, or add hspr")
+    if config_path and "hspr" not in names and (chooser := next((n for n in names if n in ("hspr_auto", "hspr_robust")), None)):
+        same = " (--methods hspr_auto is --methods hspr --config auto)" if chooser == "hspr_auto" else ""
+        raise ValueError(f"--config {config_path} sets hspr's settings in a replay; {chooser} chooses its own on each "
+                         f"fold's sources{same}: drop --config"
+                         + ("" if config_path == "auto" else f", or add hspr to run hspr with {config_path}"))
     if (given or config_path) and "hspr" not in names:
         opts = [f"--{k.replace('_', '-')}" if k != "group_uncertainty" else "--no-group-uncertainty" for k in given]
         opts += ["--config"] if config_path else []
@@ -486,8 +488,10 @@ def register(group: click.Group) -> None:
                 check_budgets(label, mat.n_tasks, fractions)
                 top = max(budget_from_fraction(f, mat.n_tasks) for f in fractions)
                 if stop_width is not None and stop_min_tasks > top:  # a hostile trial: accepted, and never stopped
-                    raise click.BadParameter(f"{stop_min_tasks} is more than the largest budget on {label} "
-                                             f"({top} tasks): the stop rule could never fire", param_hint="--stop-min-tasks")
+                    default = click.get_current_context().get_parameter_source("stop_min_tasks") == ParameterSource.DEFAULT
+                    raise click.BadParameter(f"{stop_min_tasks}{' (the default)' if default else ''} is more than the largest "
+                                             f"budget on {label} ({top} tasks): the stop rule could never fire; give "
+                                             f"--stop-min-tasks {top} or less, or a larger --budget", param_hint="--stop-min-tasks")
                 if job_tgt is not None:
                     both = sorted(set(job_tgt.agents) & set(mat.agents))
                     same = [a for a in both if _same_outcomes(job_tgt, mat, a)]
