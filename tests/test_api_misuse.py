@@ -175,6 +175,21 @@ def test_an_outcome_that_is_not_a_number_names_its_type_and_the_word_reader(sim)
     assert sess.outcomes == [1, 0] and all(type(y) is int for y in sess.outcomes)
 
 
+def test_zero_d_arrays_and_decimals_are_outcomes_like_the_numbers_they_hold(sim):
+    """np.array(1) and Decimal('0') were accepted, then refused by the type check (a review)."""
+    from decimal import Decimal
+
+    sess = HSPR(FAST).fit(sim).start(5, 0)
+    sess.tell(sess.ask(), np.array(1))
+    sess.tell(sess.ask(), np.ones(3)[0:1].reshape(()))
+    sess.tell(sess.ask(), Decimal("0"))
+    assert sess.outcomes == [1, 1, 0] and all(type(y) is int for y in sess.outcomes)
+    for bad in (np.array([1]), Decimal("NaN"), Decimal("2")):
+        with pytest.raises(HsprError, match="must be 0 or 1"):
+            sess.tell(sess.ask(), bad)
+    assert len(sess.outcomes) == 3
+
+
 def test_a_pass_rate_in_the_wrong_form_on_a_trials_bank_says_the_right_form():
     """'3/5' on a 5-trial bank was told the model was fitted on 0/1 outcomes (a new-user trial)."""
     from tests.test_trials import simulate_trials

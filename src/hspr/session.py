@@ -9,6 +9,7 @@ harness. Neither special-cases a method.
 
 from __future__ import annotations
 
+import decimal
 import functools
 import inspect
 import numbers
@@ -330,8 +331,12 @@ class Session(ABC):
             close = difflib.get_close_matches(str(task_id), self.tasks, n=1)
             raise UnknownIdError(f"task id {task_id!r} is not in the bank ({self.n_tasks} tasks)"
                                  + (f"; did you mean {close[0]!r}?" if close else ""))
+        if isinstance(outcome, np.ndarray) and outcome.ndim == 0:  # np.array(1), a 0-d slice of an array
+            outcome = outcome.item()
         if isinstance(outcome, (bool, np.bool_)):
             outcome = int(outcome)
+        elif isinstance(outcome, decimal.Decimal) and outcome.is_finite():  # a Number, not a numbers.Real
+            outcome = float(outcome)
         number = isinstance(outcome, numbers.Real)  # 'resolved', '3/5', None: the CLI's forms are not the API's
         if not number or outcome not in (0, 1):
             if not (self.accepts_pass_rates and number and 0 <= outcome <= 1):
