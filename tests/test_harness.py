@@ -144,7 +144,8 @@ def test_log_dir_of_two_models_is_refused_and_a_nested_rerun_is_not(tmp_path):
     write_instance(tmp_path, "a__a-1", instance_report("a__a-1", True), model="modelA")
     write_instance(tmp_path, "a__a-2", instance_report("a__a-2", False), model="modelB")
     run = tmp_path / "logs" / "run_evaluation" / "run1"
-    with pytest.raises(HarnessFormatError, match=r"holds the logs of 2 models \(modelA, modelB\); a session records one agent"):
+    with pytest.raises(HarnessFormatError, match=r"holds the logs of 2 models \(modelA, modelB\); a session records one agent"
+                       r".*sibling folders: ingest them one at a time"):
         read_outcomes(run)
     assert status_map(read_outcomes(run / "modelA")) == {"a__a-1": RESOLVED}
     other = tmp_path / "two_runs"  # also across two runs
@@ -166,6 +167,12 @@ def test_outcome_csv_of_two_agents_is_refused(tmp_path):
         read_outcomes(p)
     p.write_text("agent,instance_id,resolved\nme,T1,1\nme,T2,0\n")
     assert status_map(read_outcomes(p)) == {"T1": RESOLVED, "T2": UNRESOLVED}
+    p.write_text("model_name,instance_id,resolved\ngpt,T1,1\nclaude,T2,0\n")
+    with pytest.raises(HarnessFormatError, match=r"column 'model_name' names 2 agents"):
+        read_outcomes(p)
+    # a blank cell names no agent; a case-only difference is one agent (a review found both refused)
+    p.write_text("model,instance_id,resolved\nGPT-4,T1,1\n,T2,0\ngpt-4,T3,1\n")
+    assert status_map(read_outcomes(p)) == {"T1": RESOLVED, "T2": UNRESOLVED, "T3": RESOLVED}
 
 
 def test_empty_folder_refused(tmp_path):

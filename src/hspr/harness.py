@@ -294,7 +294,8 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
             shown = ", ".join(str(m.relative_to(folder)) if m.is_relative_to(folder) else m.name for m in level[:4])
             raise HarnessFormatError(
                 f"{folder}: holds the logs of {len({m.name for m in level})} models ({shown}"
-                f"{', ...' if len(level) > 4 else ''}); a session records one agent: ingest one model's folder")
+                f"{', ...' if len(level) > 4 else ''}); a session records one agent: ingest one model's folder "
+                "(re-runs of one agent in sibling folders: ingest them one at a time; equal outcomes are no-ops)")
     for p in reports:
         for o in read_instance_report(p).outcomes:
             add(o)
@@ -403,7 +404,7 @@ def _line(fields: list[str]) -> str:
 
 
 #: header columns of an outcome CSV that name the agent: more than one value there is more than one agent
-AGENT_COLUMNS = ("agent", "agent_id", "model", "model_name_or_path")
+AGENT_COLUMNS = ("agent", "agent_id", "agent_name", "model", "model_name", "model_name_or_path")
 
 
 def read_outcome_csv(path: str | Path) -> HarnessRead:
@@ -434,7 +435,9 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         if not recs:
             raise HarnessFormatError(f"{path}: no outcome lines under the header; nothing to record")
         for col in (c for c in AGENT_COLUMNS if c in head):  # a bank's long CSV holds many agents
-            names = sorted({rec[head.index(col)].strip() for _, rec in recs if len(rec) > head.index(col)})
+            # a blank cell names no agent, and names that differ in case only are one agent
+            cells = {rec[head.index(col)].strip() for _, rec in recs if len(rec) > head.index(col)} - {""}
+            names = sorted({c.casefold(): c for c in sorted(cells)}.values())
             if len(names) > 1:
                 raise HarnessFormatError(
                     f"{path}: column {col!r} names {len(names)} agents ({', '.join(map(repr, names[:3]))}"
