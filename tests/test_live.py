@@ -453,10 +453,10 @@ def test_stop_width_and_status_output(bank, tmp_path):
     assert out["lower_pp"] <= out["estimate_pp"] <= out["upper_pp"]
     assert 0 < out["expected_width_pp"] <= out["width_pp"]
     text = cli(["status", "--session", live.path])
-    assert "90 % credible interval" in text and "expected interval width" in text and "continue" in text
+    assert "90 % interval" in text and "expected interval width" in text and "continue" in text
     # the printed bounds give the printed width (both at 2 decimals, from the JSON's values)
     est, lo, hi, width = (float(x) for x in re.search(
-        r"estimate ([\d.]+) %, 90 % credible interval \[([\d.]+), ([\d.]+)\] % \(width ([\d.]+) pp\)", text).groups())
+        r"estimate ([\d.]+) %, 90 % interval \[([\d.]+), ([\d.]+)\] % \(width ([\d.]+) pp\)", text).groups())
     assert (lo, hi) == (round(out["lower_pp"], 2), round(out["upper_pp"], 2)) and abs(hi - lo - width) <= 0.011
     assert est == round(out["estimate_pp"], 2) and lo <= est <= hi  # same precision: a point on a bound reads on it
     # a stop width below the forecast final width is flagged; a reachable one is not
@@ -494,7 +494,7 @@ def test_next_text_and_json_give_the_same_stop(bank, tmp_path):
     assert done.stop_reason() == done.status().stop_reason == spent
     # with the budget spent the interval is final: no forecast line for "the remaining 0 task(s)"
     text = cli(["status", "--session", live.path])
-    assert "90 % credible interval" in text and "expected interval width" not in text
+    assert "90 % interval" in text and "expected interval width" not in text
     res = CliRunner().invoke(main, ["live", "next", "--session", str(live.path)])
     assert res.stdout == "" and res.stderr.strip() == f"stop: {spent}"
 

@@ -86,7 +86,7 @@ def status_lines(st: LiveStatus) -> list[str]:
     else:
         # estimate and bounds at the width's precision: upper - lower reads as the printed width, and a
         # point on a bound is printed on it
-        out.append(f"estimate {_fmt_pp(d['estimate_pp'], 2)} %, 90 % credible interval "
+        out.append(f"estimate {_fmt_pp(d['estimate_pp'], 2)} %, 90 % interval "
                    f"[{_fmt_pp(d['lower_pp'], 2)}, {_fmt_pp(d['upper_pp'], 2)}] % (width {_fmt_pp(d['width_pp'], 2)} pp)")
         if st.estimate.shift is not None:
             out.append(f"shift: {st.estimate.shift.message}")
@@ -223,7 +223,8 @@ def register(group: click.Group) -> None:
                   help="Method that picks the tasks and estimates the score (README, 'Live': why hspr_robust is the "
                        "default; hspr is the paper's method).")
     @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
-                  help="Method settings as JSON (for hspr and hspr_robust: HSPRConfig fields, e.g. {\"n_nodes\": 2048}).")
+                  help="Method settings as JSON (for hspr and hspr_robust: HSPRConfig fields, e.g. {\"n_nodes\": 2048}; "
+                       "for hspr_robust these fix its HSPR configuration and switch off its own choice of one).")
     @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
                   help="Query seed (tie-breaking among equally informative tasks), a whole number >= 0.")
     @click.option("--stop-width", "stop_width", type=StopWidth(), default=None,
@@ -493,7 +494,7 @@ def register(group: click.Group) -> None:
     @_session_option
     @_json_option
     def status(stop_width, session_path, as_json):
-        """Print the estimate (pp), its 90 % credible interval, counts, expected final width and stop flag."""
+        """Print the estimate (pp), its 90 % interval, counts, expected final width and stop flag."""
         try:
             st = _open(session_path, stop_width).status()
         except (HsprError, ValueError, OSError) as exc:
