@@ -240,6 +240,16 @@ def test_bank_build_refuses_to_overwrite_its_input_and_live_start_takes_stop_wid
     assert journal.read(files / "run.hspr").doc["stop_width_pp"] is None
 
 
+def test_a_file_named_like_a_bundled_bank_is_read_with_a_note_on_stderr(files, monkeypatch):
+    """`hspr bank build lite` with ./lite present reads ./lite: the bank commands say so."""
+    monkeypatch.chdir(files)
+    (files / "bank.csv").rename(files / "lite")
+    res = CliRunner().invoke(main, ["bank", "build", "lite", "--out", "out.csv"])
+    assert res.exit_code == 0, res.output
+    assert "note: 'lite' is a bundled bank's name and also a file in this folder; this reads ./lite" in res.stderr
+    assert (files / "out.csv").read_text() == (files / "lite").read_text()
+
+
 def test_select_merge_and_folder_inputs_refuse_outputs_that_would_overwrite_an_input(files):
     """Found by a hostile trial: `select --out` replaced the --matrix file, outputs inside a bank
     folder replaced its metadata.json, and `bank merge` wrote over NEW or a JSONL BASE."""

@@ -338,3 +338,26 @@ def test_replay_names_a_targets_folder_and_an_unused_stop_min_tasks(tmp_path, mo
     # refused before any work (it ran the full-budget replay before: a new-user trial)
     assert res.exit_code == 2 and "--stop-min-tasks is used only with --stop-width: add --stop-width" in res.output
     assert not (tmp_path / "r.json").exists()
+
+
+# -- hints for a bank name given as a path, and for a bank name misspelt -------------------------
+def test_a_bundled_bank_name_given_as_a_path_gets_the_load_bank_hint_and_another_name_does_not(tmp_path, monkeypatch):
+    from hspr.data import DataError, load_bank, load_matrix
+
+    monkeypatch.chdir(tmp_path)  # no file named 'lite' here
+    with pytest.raises(DataError, match=r"lite: no such file or directory \(a bundled bank is loaded by name: "
+                                        r"hspr.data.load_bank\('lite'\)"):
+        load_matrix("lite")
+    with pytest.raises(DataError, match=r"my_results: no such file or directory$"):
+        load_matrix("my_results")  # extensionless, but no bank of that name: no hint (a review)
+    with pytest.raises(DataError, match=r"unknown bank 'Lite'; choose one of lite, verified, .* load your own matrix"):
+        load_bank("Lite")
+
+
+def test_item_prior_scale_outside_its_range_is_refused_at_both_ends():
+    from hspr.methods.hspr import HSPRConfig
+
+    for bad in (1e-7, 2e6):
+        with pytest.raises(ValueError, match=r"item_prior_scale must be in \[1e-06, 1e\+06\]"):
+            HSPRConfig(item_prior_scale=bad)
+    assert HSPRConfig(item_prior_scale=1e-6).item_prior_scale == 1e-6

@@ -845,7 +845,9 @@ def detect_form(path: str | Path) -> str:
     """
     path = Path(path)
     if not path.exists():
-        bare = len(path.parts) == 1 and not path.suffix  # e.g. 'lite': perhaps a bundled bank's name
+        from .banks import BANKS  # imported here: banks reads its files with this module
+
+        bare = str(path).strip().lower() in BANKS  # e.g. 'lite': a bundled bank's name given as a path
         raise DataError(f"{path}: no such file or directory"
                         + (f" (a bundled bank is loaded by name: hspr.data.load_bank({str(path)!r}), or --bank)" if bare else ""))
     if path.is_dir():
