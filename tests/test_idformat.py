@@ -93,6 +93,20 @@ def test_bad_predictions_name_the_line(tmp_path):
     assert subset_predictions(src, ["a"], tmp_path / "o.jsonl") == []  # the same record spelled otherwise
 
 
+def test_one_prediction_object_in_a_json_file_is_not_read_as_keyed_by_id(tmp_path):
+    """A review: {"instance_id": "a", ...} in p.json was read as keyed by id, so every asked task 'had no prediction'."""
+    src = tmp_path / "p.json"
+    src.write_text('{"instance_id": "a", "model_patch": "x", "model_name_or_path": "m"}')
+    with pytest.raises(DataError, match=r"holds one prediction object \(instance_id 'a'\).*wrap it in \[ \]"):
+        subset_predictions(src, ["a"], tmp_path / "o.json")
+    src.write_text('{"a": {"instance_id": "a", "model_patch": "x"}, "b": "oops"}')
+    with pytest.raises(DataError, match="the value of key 'b' is str, not a prediction object"):
+        subset_predictions(src, ["a"], tmp_path / "o.json")
+    src.write_text('{"a": {"instance_id": "a", "model_patch": "x"}, "b": {"instance_id": "b"}}')
+    assert subset_predictions(src, ["a", "c"], tmp_path / "o.json") == ["c"]
+    assert json.loads((tmp_path / "o.json").read_text()) == {"a": {"instance_id": "a", "model_patch": "x"}}
+
+
 def test_live_next_prints_and_writes_each_form(tmp_path):
     s = tmp_path / "s.hspr"
     runner = CliRunner()

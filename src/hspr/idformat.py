@@ -72,6 +72,14 @@ def _read_predictions(path: Path):
         if isinstance(data, list):
             return "list", [(_iid(path, r, f"item {i}"), r) for i, r in enumerate(data)]
         if isinstance(data, dict):
+            if isinstance(data.get("instance_id"), str):  # one prediction, not an object keyed by id
+                raise DataError(f"{path}: holds one prediction object (instance_id {data['instance_id']!r}); a "
+                                "predictions file is a JSON list of them, an object keyed by instance id, or JSON "
+                                "Lines: wrap it in [ ]")
+            bad = next((k for k, v in data.items() if not isinstance(v, dict)), None)
+            if bad is not None:
+                raise DataError(f"{path}: the value of key {bad!r} is {type(data[bad]).__name__}, not a prediction "
+                                "object; an object keyed by instance id maps each id to its prediction")
             return "dict", list(data.items())
         raise DataError(f"{path}: a predictions file is a JSON list, a JSON object keyed by instance id, or JSON "
                         f"Lines; got {type(data).__name__}")
