@@ -285,6 +285,8 @@ def test_cli_unknown_baseline(tmp_path, synth):
     assert res.exit_code == 2 and "baseline 'rsl' is not in the results" in res.output
     res = CliRunner().invoke(_cli(), ["report", str(f), "--also", "rsl", "--out-dir", str(tmp_path / "o2")])
     assert res.exit_code == 2 and "--also method 'rsl'" in res.output and not (tmp_path / "o2").exists()
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--also", "hspr", "--out-dir", str(tmp_path / "o3")])
+    assert res.exit_code == 2 and "--also 'hspr' is the baseline" in res.output and not (tmp_path / "o3").exists()
 
 
 def test_duplicate_runs_keep_last(tmp_path, synth):

@@ -79,13 +79,17 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
     Raises
     ------
     ReportError
-        When ``baseline`` or ``also`` is not among the runs' methods (before anything is written).
+        When ``baseline`` or ``also`` is not among the runs' methods, or ``also`` is ``baseline``
+        (before anything is written).
     """
     runs = _check_runs(runs)
     methods = _methods(runs)
     for role, m in (("baseline", baseline), ("--also method", also)):
         if m is not None and m not in methods:
             raise ReportError(f"{role} {m!r} is not in the results (methods: {', '.join(methods)}); choose one of them")
+    if also is not None and also == baseline:
+        raise ReportError(f"--also {also!r} is the baseline: the figure's second method is another one "
+                          "(drop --also: it then takes the method other than the baseline with the lowest MAE)")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     table = comparison_table(runs)
