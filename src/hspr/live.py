@@ -515,8 +515,7 @@ def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool
             if announce is None:
                 return method.fit(matrix)
             refuse_pass_rates(method, matrix)  # before the fit is announced
-            with announce(f"fitting {name} on {matrix.n_agents} agents (once per bank and settings, then cached; "
-                          "can take minutes)"):
+            with announce(f"fitting {name} on {matrix.n_agents} agents (once per bank and settings, then cached)"):
                 return method.fit(matrix)
         except ValueError as exc:  # e.g. too few agent rows for the method: name the bank it was fitted on
             if matrix.source in str(exc):
