@@ -707,6 +707,21 @@ def test_corrupt_event_log_refused(bank, tmp_path):
         LiveSession.open(live.path)
 
 
+def test_a_header_budget_edited_below_the_asked_tasks_says_so(bank, tmp_path):
+    """A review: the refusal said 'budget of 2 tasks is spent; call estimate()', an API hint."""
+    live = new(bank, tmp_path, budget=6)
+    for _ in range(3):
+        live.record(live.next()[0], 1)
+    doc = journal.read(Path(live.path)).doc
+    live.path.write_text(json.dumps({**doc, "budget": 2, "version": 1}))
+    with pytest.raises(LiveSessionError, match=r"the log asks 3 tasks, more than the header's budget of 2: .* "
+                                               r"\(at least 3\)$") as err:
+        LiveSession.open(live.path)
+    assert "estimate()" not in str(err.value)
+    live.path.write_text(json.dumps({**doc, "budget": 3, "version": 1}))
+    assert LiveSession.open(live.path).status().n_recorded == 3
+
+
 def test_session_with_non_object_events_is_refused(tmp_path):
     import json as _json
 

@@ -859,6 +859,11 @@ class LiveSession:
             else:
                 warnings = self.session.restore(replay, trust_log=self._trusted)
         except (KeyError, ValueError, TypeError) as exc:  # BudgetError is a ValueError
+            asked = sum(r[1] for r in replay if r[0] == "ask")
+            if isinstance(exc, BudgetError) and asked > self.doc["budget"]:  # a hand-edited header
+                raise LiveSessionError(f"{self.path}: the log asks {asked} tasks, more than the header's budget of "
+                                       f"{self.doc['budget']}: the header's \"budget\" was edited? Put back the budget "
+                                       f"the session was started with (at least {asked})") from None
             raise LiveSessionError(f"{self.path}: events {start}..{start + len(events) - 1} cannot be replayed "
                                    f"({exc}): the session file is corrupt") from None
         rewritten = journal.has_rewrite(events)
