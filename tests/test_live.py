@@ -379,6 +379,24 @@ def test_start_refuses_existing_file(bank, tmp_path):
 
 
 # ---------------------------------------------------------------------- harness outputs
+def test_cli_ingest_refuses_a_malformed_file_before_opening_the_session(bank, tmp_path, monkeypatch):
+    """A review: on a cache miss (a new machine) `live ingest` refitted, minutes, then refused the file."""
+    live = new(bank, tmp_path)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("instance_id,resolved\nx,maybe\n")
+
+    def no_open(*a, **k):
+        raise AssertionError("the session was opened (and the model fitted) before the file was read")
+
+    monkeypatch.setattr(LiveSession, "open", no_open)
+    err = cli(["ingest", bad, "--session", live.path, "--json"], ok=False)
+    assert "bad.csv: line 2: outcome 'maybe'" in err["error"]
+    monkeypatch.undo()
+    good = tmp_path / "good.csv"
+    good.write_text(f"instance_id,resolved\n{bank['src'].tasks[0]},1\n")
+    assert cli(["ingest", good, "--session", live.path, "--json"])["n_recorded"] == 1
+
+
 def test_ingest_run_summary_errors_stay_pending(bank, tmp_path):
     live = new(bank, tmp_path, budget=10)
     asked = live.next(4)

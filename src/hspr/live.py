@@ -90,7 +90,7 @@ from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning
 from .fitcache import cached_fit, code_digest
-from .harness import HarnessFormatError, read_outcomes
+from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError
 from .methods import LIVE_DEFAULT, REGISTRY, method_class
 from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
@@ -1163,7 +1163,8 @@ class LiveSession:
         with self._transaction():
             self._rewrite(task, {"type": "withdraw", "source": "withdraw", "detail": "withdrawn by hand"})
 
-    def ingest(self, path: str | Path, errors_as_unresolved: bool = False, skip_unknown: bool = False) -> IngestResult:
+    def ingest(self, path: str | Path, errors_as_unresolved: bool = False, skip_unknown: bool = False,
+               read: HarnessRead | None = None) -> IngestResult:
         """Record every outcome in a SWE-bench harness output or CSV (see :mod:`hspr.harness`).
 
         All or nothing: the whole input is checked first (ids in the bank, no outcome that
@@ -1183,6 +1184,9 @@ class LiveSession:
         skip_unknown : bool
             Skip ids that are not tasks of the session (a note lists them) instead of refusing
             the whole file.
+        read : HarnessRead, optional
+            ``path`` already read by :func:`hspr.harness.read_outcomes` with this session's
+            bank's ``trials`` and digest (the CLI reads it before the fit); else it is read here.
 
         Returns
         -------
@@ -1194,8 +1198,9 @@ class LiveSession:
             Naming the file and the offending ids for ids not in the bank or contradicting
             outcomes; HarnessFormatError (a DataError) for a malformed file.
         """
-        read = read_outcomes(path, self.matrix.trials, self.doc["bank"].get("digest"),
-                             keep=self._task_set.__contains__ if skip_unknown else None)
+        if read is None or (skip_unknown and self.matrix.trials is not None):
+            read = read_outcomes(path, self.matrix.trials, self.doc["bank"].get("digest"),
+                                 keep=self._task_set.__contains__ if skip_unknown else None)
         source = str(Path(path).resolve())
         res = IngestResult(source, read.form, notes=list(read.notes))
         unknown = read.skipped + [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]

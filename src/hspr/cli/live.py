@@ -135,6 +135,23 @@ def _open(path: str, stop_width: float | None = None) -> LiveSession:
     return live
 
 
+def _read_before_fit(path: str, session_path: str, skip_unknown: bool):
+    """The outcomes of ``path`` read with the session header's bank settings, before the session
+    is opened: a malformed file is refused at once, not after a fit the cache did not have (a
+    review). None where the header cannot tell (the open then says why) or where reading needs
+    the bank's task set (--skip-unknown on a bank of repeated trials)."""
+    from .. import journal
+    from ..harness import read_outcomes
+
+    try:
+        bank = journal.read(Path(session_path)).doc.get("bank")
+    except LiveSessionError:
+        return None
+    if not isinstance(bank, dict) or (skip_unknown and bank.get("trials") is not None):
+        return None
+    return read_outcomes(path, bank.get("trials"), bank.get("digest"))
+
+
 def _parse_budget(text: str, n_tasks: int) -> int:
     try:
         v = float(text)
@@ -418,8 +435,9 @@ def register(group: click.Group) -> None:
         file of the bank).
         """
         try:
+            read = _read_before_fit(path, session_path, skip_unknown)
             live_s = _open(session_path)
-            res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved, skip_unknown=skip_unknown)
+            res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved, skip_unknown=skip_unknown, read=read)
             st = live_s.status()
         except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
