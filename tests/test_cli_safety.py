@@ -58,6 +58,36 @@ def test_outputs_that_name_an_input_are_refused_and_the_input_is_kept(files):
     assert (files / "bank.csv").read_bytes() == bank
 
 
+def test_no_output_replaces_another_live_session_file_of_any_name(files):
+    """A hostile trial: `live next --out other.hspr` and `replay --out live.json` replaced another
+    session's journal (its paid-for outcomes) without a copy."""
+    assert start(files).exit_code == 0
+    assert start(files, "live.json").exit_code == 0
+    other = files / "live.json"
+    task = run("live", "next", "--session", other).output.split()[0]
+    assert run("live", "record", task, "resolved", "--session", other).exit_code == 0
+    kept = other.read_bytes()
+    attempts = [
+        ("live", "next", "--out", other, "--session", files / "run.hspr"),
+        ("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "--out", other),
+        ("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "--out", files / "r.json",
+         "--csv", other),
+        ("select", "--matrix", files / "bank.csv", "--fold", 0, "--out", other),
+    ]
+    for args in attempts:
+        res = run(*args)
+        assert res.exit_code == 2 and "is an hspr live session file" in res.output, (args, res.output)
+        assert other.read_bytes() == kept
+    legacy = files / "legacy.txt"  # an old one-object session, its format key last and far from the start
+    legacy.write_text(json.dumps({"pad": "x" * 70000, "format": journal.FORMAT}))
+    res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "--out", legacy)
+    assert res.exit_code == 2 and "is an hspr live session file" in res.output
+    res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "--out", files / "r.json")
+    assert res.exit_code == 0, res.output
+    res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "--out", files / "r.json")
+    assert res.exit_code == 0, res.output  # a replay's own results file may be replaced
+
+
 def test_outputs_never_overwrite_the_files_a_session_was_started_from(files):
     from hspr.data.io import load_matrix
 

@@ -77,6 +77,34 @@ def test_predictions_are_cut_to_the_asked_tasks_in_their_own_form(tmp_path, form
     assert [p["instance_id"] for p in got] == IDS[:3] and got[0]["model_patch"] == "diff 0"
 
 
+@pytest.mark.parametrize("form", ["jsonl", "list", "dict"])
+@pytest.mark.parametrize("suffix", [".jsonl", ".json", ".txt"])
+def test_the_cut_down_file_has_the_form_its_name_calls_for(tmp_path, form, suffix):
+    """A hostile trial: preds.jsonl cut to sub.json stayed JSON Lines, which sb-cli and the harness
+    then read as JSON (the .json rule) and refuse; each output is read back by that same rule."""
+    preds = [{"instance_id": i, "model_patch": f"diff {k}"} for k, i in enumerate(UNIVERSE)]
+    src = tmp_path / ("preds.jsonl" if form == "jsonl" else "preds.json")
+    if form == "jsonl":
+        src.write_text("".join(json.dumps(p) + "\n" for p in preds))
+    elif form == "list":
+        src.write_text(json.dumps(preds))
+    else:  # keyed by id, the records without their own instance_id
+        src.write_text(json.dumps({p["instance_id"]: {"model_patch": p["model_patch"]} for p in preds}))
+    out = tmp_path / f"sub{suffix}"
+    assert subset_predictions(src, IDS[:2], out) == []
+    if suffix == ".json":
+        data = json.loads(out.read_text())
+        got = list(data.values()) if form == "dict" else data
+        if form == "dict":
+            assert list(data) == IDS[:2]
+    else:
+        got = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [p.get("instance_id", k) for k, p in zip(IDS[:2], got)] == IDS[:2]
+    assert [p["model_patch"] for p in got] == ["diff 0", "diff 1"]
+    if not (suffix == ".json" and form == "dict"):  # a list or JSON Lines record names its task
+        assert [p["instance_id"] for p in got] == IDS[:2]
+
+
 def test_bad_predictions_name_the_line(tmp_path):
     src = tmp_path / "p.jsonl"
     src.write_text('{"instance_id": "a"}\n{"model_patch": "x"}\n')

@@ -576,6 +576,22 @@ def _is_session(path: Path, text: str) -> bool:
         return False
 
 
+def is_session_file(path: str | Path) -> bool:
+    """Whether ``path`` is an existing hspr live session file (any name; a damaged one too).
+    Unreadable paths and folders are not: the caller's own open reports them."""
+    p = Path(path)
+    try:
+        if not p.is_file():
+            return False
+        with p.open("rb") as fh:
+            text = fh.read(1 << 16).decode("utf-8", errors="replace")
+            if text.lstrip("\ufeff \t\r\n")[:1] == "{":  # JSON: a legacy session may name its format anywhere
+                text += fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return _is_session(p, text)
+
+
 def read_session_outcomes(path: str | Path, trials: int | None = None, digest: str | None = None) -> HarnessRead:
     """The outcomes recorded in another hspr live session file (:mod:`hspr.journal`), one per
     ``tell`` event (the last ``correct`` event of its task replaces it, a ``withdraw`` event removes

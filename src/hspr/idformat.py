@@ -24,7 +24,9 @@ form with the tool's own rule.
 any of the forms those tools read: JSON Lines (one object with ``instance_id`` per line), a
 JSON list of such objects, or a JSON object keyed by instance id (mini-swe-agent ``preds.json``);
 as in sb-cli and the swebench harness, a ``.json`` file is JSON and any other is JSON Lines. The
-output has the input's form.
+output is written in the form its own name calls for by that rule: a ``.json`` output keeps a
+JSON input's form (list or keyed object) and turns JSON Lines into a list; any other name gets
+JSON Lines, so the harness reads the cut-down file as it would read the original.
 """
 
 from __future__ import annotations
@@ -102,7 +104,8 @@ def _iid(path: Path, rec, where: str) -> str:
 
 
 def subset_predictions(src: str | Path, ids: Sequence[str], dest: str | Path) -> list[str]:
-    """Write to ``dest`` the predictions of ``src`` whose instance id is in ``ids`` (same form as ``src``).
+    """Write to ``dest`` the predictions of ``src`` whose instance id is in ``ids``, in the form the
+    suffix of ``dest`` names (module docstring: ``.json`` is JSON, any other name JSON Lines).
 
     Returns the ids that ``src`` has no prediction for (the caller reports them).
 
@@ -124,12 +127,15 @@ def subset_predictions(src: str | Path, ids: Sequence[str], dest: str | Path) ->
         if i in first and first[i] != rec:
             raise DataError(f"{src}: two different predictions for instance id {i!r}; keep one of them")
         first.setdefault(i, rec)
-    if form == "jsonl":
+    out_json = dest.suffix.lower() == ".json"
+    if form == "jsonl" and not out_json:
         text = "".join(r.rstrip("\n") + "\n" for _, r in kept)
-    elif form == "list":
-        text = json.dumps([r for _, r in kept], indent=1) + "\n"
-    else:
+    elif form == "dict" and out_json:
         text = json.dumps(dict(kept), indent=1) + "\n"
+    else:  # a list, or records of another form: each with its instance id (a keyed object may leave it out)
+        records = [{"instance_id": i, **first[i]} for i, _ in kept]
+        text = (json.dumps(records, indent=1) + "\n" if out_json
+                else "".join(json.dumps(r) + "\n" for r in records))
     write_text_durable(text, dest)
     have = {i for i, _ in kept}
     return [t for t in ids if t not in have]

@@ -73,8 +73,20 @@ def check_output_file(path: str | os.PathLike | None, option: str) -> Path | Non
     p = Path(path)
     if p.is_dir():
         raise click.BadParameter(f"{p} is a folder; give a file name", param_hint=option)
+    refuse_session_target(p, option)
     _writable_ancestor(p, option)
     return p
+
+
+def refuse_session_target(path: str | os.PathLike | None, option: str) -> None:
+    """click.BadParameter when output file ``path`` is an existing hspr live session file (of any
+    name; :func:`hspr.harness.is_session_file`): its outcomes are a user's paid-for runs, and
+    no other command's output may replace them. None or a missing file passes."""
+    from ..harness import is_session_file
+
+    if path is not None and is_session_file(path):
+        raise click.BadParameter(f"{path} is an hspr live session file (its recorded outcomes would be lost); "
+                                 "choose another file", param_hint=option)
 
 
 #: the fix an OSError calls for, by errno (others: the generic advice)

@@ -19,7 +19,7 @@ from ..idformat import FORMATS, format_ids, subset_predictions
 from ..live import LiveSession, LiveSessionError, LiveStatus, check_stop_width, describe_outcome, fit_model, relink_matrix
 from ..methods import LIVE_DEFAULT, REGISTRY
 from ..session import BudgetError
-from .common import busy, check_session_bank_label, input_warnings, os_error_message, refuse_overwriting_inputs
+from .common import busy, check_session_bank_label, input_warnings, os_error_message, refuse_overwriting_inputs, refuse_session_target
 
 SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $HSPR_SESSION."
 
@@ -283,7 +283,8 @@ def register(group: click.Group) -> None:
                        "cut-down predictions file.")
     @click.option("--predictions", "predictions", type=click.Path(exists=True, dir_okay=False), default=None,
                   help="A predictions file (JSON Lines, or .json list / object keyed by instance id): with --out, "
-                       "keep only the predictions of the asked tasks.")
+                       "keep only the predictions of the asked tasks (--out FILE.json gets JSON, any other name "
+                       "JSON Lines).")
     @_stop_width_option
     @_session_option
     @_json_option
@@ -298,6 +299,7 @@ def register(group: click.Group) -> None:
             live_s = _open(session_path, stop_width)
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, "--predictions": predictions,
                                                      **live_s.input_paths()})
+            refuse_session_target(out, "--out")
             tasks = live_s.next(k)
             st = live_s.status() if as_json else None  # the text output needs only the stop reason
             why = st.stop_reason if st is not None else live_s.stop_reason()
@@ -473,6 +475,7 @@ def register(group: click.Group) -> None:
         try:
             live_s = LiveSession.open(session_path, announce=busy)
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, **live_s.input_paths()})
+            refuse_session_target(out, "--out")
             sw = live_s.stop_width
             if target is None:
                 path, truth = live_s.trajectory(), None
