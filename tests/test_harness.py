@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import re
 
 import pytest
@@ -157,6 +158,16 @@ def test_log_dir_of_two_models_is_refused_and_a_nested_rerun_is_not(tmp_path):
     rerun.mkdir(parents=True)
     (rerun / "report.json").write_text(json.dumps(instance_report("a__a-4", False)))
     assert status_map(read_outcomes(run / "modelA")) == {"a__a-1": RESOLVED, "a__a-4": UNRESOLVED}
+    # a hostile trial: another model's logs at another depth (a backup copy) were merged as one agent
+    mixed = tmp_path / "mixed"
+    write_instance(mixed, "a__a-1", instance_report("a__a-1", True), model="modelA")
+    write_instance(mixed / "backup", "a__a-2", instance_report("a__a-2", False), model="modelB")
+    with pytest.raises(HarnessFormatError, match=r"2 models \(backup/logs/run_evaluation/run1/modelB, "
+                                                 r"logs/run_evaluation/run1/modelA\)"):
+        read_outcomes(mixed)
+    write_instance(mixed / "backup", "a__a-2", instance_report("a__a-2", False), model="modelA", run="run9")
+    shutil.rmtree(mixed / "backup" / "logs" / "run_evaluation" / "run1")  # the same model elsewhere: one agent
+    assert status_map(read_outcomes(mixed)) == {"a__a-1": RESOLVED, "a__a-2": UNRESOLVED}
 
 
 def test_outcome_csv_of_two_agents_is_refused(tmp_path):

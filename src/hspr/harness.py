@@ -285,17 +285,17 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
     reports = sorted(folder.rglob(LOG_REPORT))
     report_dirs = {p.parent for p in reports}
     logs = sorted(folder.rglob(LOG_INSTANCE))
-    # <run_id>/<model>/<instance_id>/: instance folders under model folders of two names, at one depth, are
-    # two agents' logs (a re-run kept in a subfolder sits deeper and is not one)
+    # <run_id>/<model>/<instance_id>/: model folders of two names are two agents' logs, at any depth (a backup
+    # copy kept elsewhere in the tree too); a model folder inside another one's tree is that model's re-run
     models = sorted({p.parent.parent for p in reports} | {p.parent.parent for p in logs})
-    for depth in sorted({len(m.parts) for m in models}):
-        level = [m for m in models if len(m.parts) == depth]
-        if len({m.name for m in level}) > 1:
-            shown = ", ".join(str(m.relative_to(folder)) if m.is_relative_to(folder) else m.name for m in level[:4])
-            raise HarnessFormatError(
-                f"{folder}: holds the logs of {len({m.name for m in level})} models ({shown}"
-                f"{', ...' if len(level) > 4 else ''}); a session records one agent: ingest one model's folder "
-                "(re-runs of one agent in sibling folders: ingest them one at a time; equal outcomes are no-ops)")
+    top = [m for m in models if not any(m != a and m.is_relative_to(a) for a in models)]
+    names = sorted({m.name for m in top})
+    if len(names) > 1:
+        shown = ", ".join(str(m.relative_to(folder)) if m.is_relative_to(folder) else m.name for m in top[:4])
+        raise HarnessFormatError(
+            f"{folder}: holds the logs of {len(names)} models ({shown}{', ...' if len(top) > 4 else ''}); a "
+            "session records one agent: ingest one model's folder (re-runs of one agent in sibling folders: "
+            "ingest them one at a time; equal outcomes are no-ops)")
     for p in reports:
         for o in read_instance_report(p).outcomes:
             add(o)
