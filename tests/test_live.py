@@ -425,6 +425,14 @@ def test_ingest_run_summary_errors_stay_pending(bank, tmp_path):
     assert sorted(out["unchanged"]) == sorted([asked[0], asked[1], asked[3]])
     assert [(r["task"], r["outcome"]) for r in out["recorded"]] == [(asked[2], 0)]
     assert out["needs_rerun"] == [] and "incomplete" in " ".join(out["notes"])
+    # a hostile trial: an old summary's error for a task graded since conflicted under --errors-as-unresolved and
+    # advised --correct; the grade stands and the error is noted, not recorded
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({**summary, "resolved_ids": [], "error_ids": [asked[0], asked[2]]}))
+    res = live.ingest(old, errors_as_unresolved=True)
+    assert res.recorded == [] and asked[0] in res.unchanged
+    assert any(n.startswith(f"{asked[0]}: kept its recorded outcome resolved; the file's harness error") for n in res.notes)
+    assert live.recorded[asked[0]] == 1
 
 
 def test_ingest_log_dir_and_csv(bank, tmp_path):

@@ -1180,7 +1180,8 @@ class LiveSession:
             (:func:`hspr.harness.read_trials_outcomes`).
         errors_as_unresolved : bool
             Count harness errors as unresolved (the leaderboard convention) instead of leaving
-            them pending for a re-run.
+            them pending for a re-run. An error for a task that already has a recorded outcome
+            leaves that outcome as it is (a note says so): an error is never a grade.
         skip_unknown : bool
             Skip ids that are not tasks of the session (a note lists them) instead of refusing
             the whole file.
@@ -1231,6 +1232,12 @@ class LiveSession:
                 y = o.outcome
                 detail = f"{o.status}: {o.detail}"
                 if y is None and errors_as_unresolved:
+                    if o.instance_id in self._tells:  # an old error beside a graded outcome: the grade stands
+                        res.notes.append(f"{o.instance_id}: kept its recorded outcome "
+                                         f"{describe_outcome(self._tells[o.instance_id]['outcome'], self.matrix.trials)};"
+                                         f" the file's harness error ({o.detail}) is not a graded outcome")
+                        res.unchanged.append(o.instance_id)
+                        continue
                     y, detail = 0, f"harness error counted unresolved: {o.detail}"
                 if y is not None and o.instance_id not in self._tells and y in self._withdrawn.get(o.instance_id, ()):
                     res.notes.append(f"{o.instance_id}: not recorded: its outcome "
