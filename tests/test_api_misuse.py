@@ -147,9 +147,26 @@ def test_ids_and_batch_sizes_of_the_wrong_type_are_hspr_errors(sim):
     sess = get_method("uniform").fit(sim).start(5, 0)
     with pytest.raises(UnknownIdError, match="a task id is a string, got list"):
         sess.tell([sess.ask()], 1)
-    for k in (None, "a"):
+    for k in (None, "a", float("nan"), float("inf"), 1.5, 0):  # NaN and inf raised a raw ValueError / OverflowError
         with pytest.raises(HsprError, match="batch size must be a whole number"):
             sess.ask_batch(k)
+    assert len(sess.ask_batch(2.0)) == 2
+
+
+def test_a_masked_or_non_finite_outcome_is_refused_as_missing(sim):
+    """A hostile trial: tell(t, np.ma.masked) recorded 0 (its .item()), and NaN got pass-rate advice."""
+    sess = HSPR(FAST).fit(sim).start(5, 0)
+    t = sess.ask()
+    with pytest.raises(HsprError, match="is masked \\(a missing outcome\\)"):
+        sess.tell(t, np.ma.masked)
+    with pytest.raises(HsprError, match="is masked"):
+        sess.tell(t, np.ma.array([1, 0], mask=[True, False])[0])
+    for bad in (float("nan"), np.inf):
+        with pytest.raises(HsprError, match="not a finite number: a missing outcome"):
+            sess.tell(t, bad)
+    assert sess.queried == []
+    sess.tell(t, np.ma.array([1, 0], mask=[False, True])[0])  # an unmasked cell is its value
+    assert sess.outcomes == [1]
 
 
 def test_a_refused_pass_rate_says_why(sim):

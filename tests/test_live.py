@@ -397,6 +397,15 @@ def test_cli_ingest_refuses_a_malformed_file_before_opening_the_session(bank, tm
     assert cli(["ingest", good, "--session", live.path, "--json"])["n_recorded"] == 1
 
 
+def test_a_batch_size_that_is_not_a_whole_number_is_a_session_error(bank, tmp_path):
+    """A hostile trial: next(nan) and next(inf) raised a raw ValueError / OverflowError."""
+    live = new(bank, tmp_path, budget=6)
+    for k in (float("nan"), float("inf"), 0, 2.5, "2", None):
+        with pytest.raises(LiveSessionError, match="batch size must be a whole number >= 1"):
+            live.next(k)
+    assert len(live.next(2.0)) == 2
+
+
 def test_ingest_run_summary_errors_stay_pending(bank, tmp_path):
     live = new(bank, tmp_path, budget=10)
     asked = live.next(4)

@@ -73,6 +73,8 @@ from __future__ import annotations
 import datetime as _dt
 import glob
 import json
+import math
+import numbers
 import os
 import shutil
 import time
@@ -1025,7 +1027,7 @@ class LiveSession:
         ValueError
             For ``k`` < 1.
         """
-        if isinstance(k, bool) or int(k) != k or k < 1:
+        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not math.isfinite(k) or int(k) != k or k < 1:
             raise LiveSessionError(f"batch size must be a whole number >= 1, got {k!r}")
         with self._transaction():
             if self.stop_reason() is not None:

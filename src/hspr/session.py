@@ -12,6 +12,7 @@ from __future__ import annotations
 import decimal
 import functools
 import inspect
+import math
 import numbers
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -292,7 +293,7 @@ class Session(ABC):
         :meth:`_select_batch`. Raises BudgetError when nothing is left of the budget and
         ValueError for ``k < 1``.
         """
-        if isinstance(k, bool) or not isinstance(k, numbers.Real) or int(k) != k or k < 1:
+        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not math.isfinite(k) or int(k) != k or k < 1:
             raise HsprError(f"batch size must be a whole number >= 1, got {k!r}")
         left = self.budget - len(self.queried)
         if left <= 0:
@@ -331,6 +332,9 @@ class Session(ABC):
             close = difflib.get_close_matches(str(task_id), self.tasks, n=1)
             raise UnknownIdError(f"task id {task_id!r} is not in the bank ({self.n_tasks} tasks)"
                                  + (f"; did you mean {close[0]!r}?" if close else ""))
+        if np.ma.is_masked(outcome):  # a masked cell is a missing outcome; its .item() would read as 0
+            raise HsprError(f"outcome for {task_id!r} is masked (a missing outcome); tell only the outcomes of "
+                            "tasks that ran")
         if isinstance(outcome, np.ndarray) and outcome.ndim == 0:  # np.array(1), a 0-d slice of an array
             outcome = outcome.item()
         if isinstance(outcome, (bool, np.bool_)):
@@ -340,7 +344,9 @@ class Session(ABC):
         number = isinstance(outcome, numbers.Real)  # 'resolved', '3/5', None: the CLI's forms are not the API's
         if not number or outcome not in (0, 1):
             if not (self.accepts_pass_rates and number and 0 <= outcome <= 1):
-                if self.accepts_pass_rates:  # e.g. '3/5' or (3, 5) for 3 of 5 trials
+                if number and not math.isfinite(outcome):  # NaN: a missing cell, not a badly spelled pass rate
+                    why = " (not a finite number: a missing outcome? tell only the outcomes of tasks that ran)"
+                elif self.accepts_pass_rates:  # e.g. '3/5' or (3, 5) for 3 of 5 trials
                     why = "; tell a pass rate as one number, successes / trials (0.6 for 3 of 5 trials)"
                 elif isinstance(outcome, str):
                     why = f"; hspr.outcomes.outcome() reads the words `hspr live record` takes ({SPELLINGS})"
