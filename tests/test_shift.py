@@ -448,7 +448,8 @@ def test_robust_covers_a_shifted_population_better_than_hspr():
 
 
 def test_shift_settings_refuse_bad_values():
-    for bad in ({"neighbour_fraction": 0.9}, {"max_held_out": 1}, {"level": 1.0}, {"min_factor": 0.5}, {"max_factor": 1.1},
+    for bad in ({"neighbour_fraction": 0.9}, {"max_held_out": 1}, {"level": 1.0}, {"level": 0.5}, {"min_factor": 0.5},
+                {"max_factor": 1.1},
                 {"prior_n": -1}, {"forward_fraction": 0.7}, {"strongest_fraction": 0.6},
                 {"max_above_factor": float("inf")}, {"max_factor": float("inf")}, {"max_above_factor": float("nan")},
                 {"min_strongest": 0}, {"min_strongest": float("inf")}, {"seed": float("inf")},

@@ -140,7 +140,8 @@ class ShiftSettings:
     fraction : float
         Budget fraction of the calibration runs, in (0, 1]; the factor is used at every budget.
     level : float
-        Coverage the factor targets on the held-out agents (the interval's level), in (0, 1).
+        Coverage the factor targets on the held-out agents: the interval's level, 0.90 (the
+        only value: the interval it widens, and every interval hspr reports, is a 90 % one).
     n_nodes, n_draws : int
         Importance nodes and predictive draws of the calibration runs (fewer than the target
         run's, for speed; the ratio of error to half-width is insensitive to them).
@@ -221,8 +222,10 @@ class ShiftSettings:
             raise ValueError(f"strongest_fraction must be in [0, 0.5], got {self.strongest_fraction!r}")
         if not 0 < self.fraction <= 1:
             raise ValueError(f"fraction must be in (0, 1], got {self.fraction!r}")
-        if not 0 < self.level < 1:
-            raise ValueError(f"level must be in (0, 1), got {self.level!r}")
+        if self.level != 0.90:  # {"level": 0.5} was accepted and then clipped to no effect (a hostile trial)
+            raise ValueError(f"level must be 0.9, got {self.level!r}: the factor widens HSPR's 90 % interval until "
+                             "it covers 90 % of the held-out agents, and every interval hspr reports is a 90 % "
+                             "interval")
         if isinstance(self.prior_n, bool) or int(self.prior_n) != self.prior_n or self.prior_n < 0:
             raise ValueError(f"prior_n must be a whole number >= 0, got {self.prior_n!r}")
         if isinstance(self.min_held_out, bool) or int(self.min_held_out) != self.min_held_out or self.min_held_out < 1:
