@@ -137,6 +137,27 @@ def test_a_torn_last_record_is_named_and_its_bytes_kept(files):
     assert torn == raw[raw.rstrip(b"\n").rfind(b"\n") + 1:-10] + b"\n"  # the cut record, byte for byte
 
 
+
+def test_plain_commands_say_a_torn_record_on_stderr_and_keep_stdout_for_the_result(files):
+    """A hostile trial: plain `live next` moved a torn record aside without a word, and `status` /
+    `record` printed their warnings on stdout among the status a script reads."""
+    assert start(files).exit_code == 0
+    path = files / "run.hspr"
+    first, second = run("live", "next", "--batch", 2, "--session", path).output.split()
+    assert run("live", "record", first, "resolved", "--session", path).exit_code == 0
+    raw = path.read_bytes()
+    path.write_bytes(raw[:-10])
+    status = run("live", "status", "--session", path)
+    assert status.exit_code == 0 and "warning" not in status.stdout
+    assert f"warning: the session file ended in an incomplete record for task {first!r}" in status.stderr
+    nxt = run("live", "next", "--session", path)
+    assert nxt.exit_code == 0 and nxt.stdout.split() == [first]  # the torn tell is not an outcome: asked again
+    assert "warning:" in nxt.stderr and f"{first!r}" in nxt.stderr
+    rec = run("live", "record", first, "unresolved", "--session", path)
+    assert rec.exit_code == 0 and "warning" not in rec.stdout
+    assert "its bytes were moved to run.hspr.torn" in rec.stderr and journal.torn_path(path).exists()
+
+
 def test_a_failed_results_write_saves_the_runs_elsewhere(files, monkeypatch, tmp_path_factory):
     spare_dir = tmp_path_factory.mktemp("spare")
     monkeypatch.setenv("TMPDIR", str(spare_dir))

@@ -106,11 +106,18 @@ def status_lines(st: LiveStatus) -> list[str]:
     if st.expected_width is not None and st.budget_left > 0:  # with none left the interval above is final
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
                    f"{_fmt_pp(d['expected_width_pp'], 2)} pp (forecast from the current posterior)")
-    for w in st.warnings:
-        out.append(f"warning: {w}")
     sw = "none" if st.stop_width_pp is None else f"{st.stop_width_pp:g} pp"
     out.append(f"stop: {st.stop_reason}" if st.stop else f"continue (stop width {sw})")
     return out
+
+
+def echo_status(st: LiveStatus, header: bool = True) -> None:
+    """Print :func:`status_lines` on stdout (without the session line unless ``header``) and each
+    of the status's warnings (a torn record set aside, an unreachable stop width) on stderr, so
+    that a script reading stdout gets the status and a person still sees the warnings."""
+    click.echo("\n".join(status_lines(st)[0 if header else 1:]))
+    for w in st.warnings:
+        click.echo(f"warning: {w}", err=True)
 
 
 def _replaced(live_s: LiveSession, kind: str, task: str):
@@ -270,7 +277,7 @@ def register(group: click.Group) -> None:
             click.echo(f"created {session_path}")
             if live_s.replaced is not None:
                 click.echo(f"note: the file it replaced was kept as {live_s.replaced}", err=True)
-            click.echo("\n".join(status_lines(st)))
+            echo_status(st)
 
     @live.command("next")
     @click.option("--batch", "k", default=1, show_default=True, type=click.IntRange(min=1),
@@ -315,6 +322,9 @@ def register(group: click.Group) -> None:
             _fail(exc, as_json)
         if missing:
             click.echo(f"warning: {predictions} has no prediction for {', '.join(missing)}", err=True)
+        if not as_json:  # a torn record set aside on opening, a log that no longer replays: said on every command
+            for w in live_s.warnings:
+                click.echo(f"warning: {w}", err=True)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, "out": out,
                                    "missing_predictions": missing, **st.to_dict()}))
@@ -374,7 +384,7 @@ def register(group: click.Group) -> None:
             word = describe_outcome(y, tr)
             click.echo(f"corrected {task}: {describe_outcome(before, tr)} -> {word}" if fixed
                        else f"recorded {task} {word}" if new else f"{task} already recorded {word}: no change")
-            click.echo("\n".join(status_lines(st)[1:]))
+            echo_status(st, header=False)
 
     @live.command("withdraw")
     @click.argument("instance_id")
@@ -402,7 +412,7 @@ def register(group: click.Group) -> None:
                                    "previous": previous}], **st.to_dict()}))
         else:
             click.echo(f"withdrew {task} (was {describe_outcome(previous, live_s.matrix.trials)})")
-            click.echo("\n".join(status_lines(st)[1:]))
+            echo_status(st, header=False)
 
     @live.command("ingest")
     @click.argument("path", type=click.Path(exists=True))
@@ -456,7 +466,7 @@ def register(group: click.Group) -> None:
                 click.echo(f"  re-run {t}: {why}")
             for note in res.notes:
                 click.echo(f"  note: {note}")
-            click.echo("\n".join(status_lines(st)[1:]))
+            echo_status(st, header=False)
 
     @live.command("plot")
     @click.option("--out", "out", type=click.Path(dir_okay=False), default="run.png", show_default=True,
@@ -523,7 +533,7 @@ def register(group: click.Group) -> None:
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "status", **st.to_dict()}))
         else:
-            click.echo("\n".join(status_lines(st)))
+            echo_status(st)
 
     @live.command("relink")
     @click.option("--matrix", required=True, type=click.Path(exists=True),
