@@ -476,3 +476,27 @@ def test_make_figures_passes_the_best_other_method_when_also_is_not_given(tmp_pa
     assert seen == {"baseline": "hspr", "also": "atlas"}
     report.make_figures(make_runs(errors, truths), tmp_path, "hspr", also="uniform", formats=("png",))
     assert seen["also"] == "uniform"
+
+
+def test_runs_of_a_stopping_rule_keep_their_tasks_run_in_every_table(tmp_path, synth):
+    """A hostile trial: `hspr report` dropped the tasks run of `[stop W pp]` rows (replay --csv showed them)."""
+    truths, errors = synth
+    runs = make_runs(errors, truths, (0.10,), {("lite", "hspr"): 0.02, ("pro", "hspr"): 0.03})
+    stopped = runs[runs["method"] == "hspr"].assign(method="hspr[stop 2 pp]")
+    stopped["n_queried"] = np.where(stopped["bank"] == "lite", 20, 12)
+    runs = pd.concat([runs, stopped], ignore_index=True)
+    table = report.comparison_table(runs)
+    got = table.set_index(["bank", "method"])["mean_tasks_run"]
+    assert got[("lite", "hspr[stop 2 pp]")] == 20 and got[("pro", "hspr[stop 2 pp]")] == 12
+    assert np.isnan(got[("lite", "hspr")])
+    md = report.comparison_markdown(table)
+    assert "| tasks run |" in md and "| 20.0 |" in md
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(_cli(), ["report", str(_write(tmp_path / "r.json", runs)), "--out-dir", str(out),
+                                      "--no-figures", "--n-resamples", "100"])
+    assert res.exit_code == 0, res.output
+    assert "tasks run" in res.output and "tasks run" in (out / "comparison.md").read_text()
+    assert pd.read_csv(out / "comparison.csv").set_index(["bank", "method"]).loc[("pro", "hspr[stop 2 pp]"),
+                                                                                  "mean_tasks_run"] == 12
+    plain = report.comparison_markdown(report.comparison_table(runs[runs["method"] != "hspr[stop 2 pp]"].drop(columns="n_queried")))
+    assert "tasks run" not in plain

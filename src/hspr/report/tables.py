@@ -41,6 +41,8 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
         - ``n_targets``, ``n_seeds`` (per-bank rows), ``n_banks`` (macro rows)
         - ``mae_rank``, ``maxerr_rank``, ``tau_rank``: dense rank within (budget, bank), 1 = best
           (lower error, higher tau), ties at the shown precision of 3 decimals share a rank.
+        - ``mean_tasks_run`` (only for runs of a stopping rule, ``hspr replay --stop-width``):
+          the tasks actually run, averaged over the runs; NaN for methods without the rule.
     """
     runs = _check_runs(runs)
     s = summarize(runs)
@@ -76,6 +78,8 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     table = table.sort_values(["budget_fraction", "_b", "_m"]).drop(columns=["_b", "_m"])
     cols = ["budget_fraction", "budget", "bank", "method", "mae_pp", "maxerr_pp", "kendall_tau_b", "coverage_90",
             "mean_width_pp", "n_targets", "n_seeds", "n_banks", "mae_rank", "maxerr_rank", "tau_rank"]
+    if "mean_tasks_run" in table:  # runs of a stopping rule: the tasks actually run, the point of the rule
+        cols.append("mean_tasks_run")
     return table[cols].reset_index(drop=True)
 
 
@@ -123,11 +127,20 @@ _CMP_HEADER = ["bank", "method", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90 
                "targets", "seeds"]
 
 
-def _cmp_cells(r) -> list[tuple[str, float | None]]:
+def _cmp_header(table: pd.DataFrame) -> list[str]:
+    """The comparison columns, with "tasks run" when the runs had a stopping rule."""
+    return _CMP_HEADER + (["tasks run"] if _has_tasks_run(table) else [])
+
+
+def _has_tasks_run(table: pd.DataFrame) -> bool:
+    return "mean_tasks_run" in table and bool(table["mean_tasks_run"].notna().any())
+
+
+def _cmp_cells(r, tasks_run: bool = False) -> list[tuple[str, float | None]]:
     """(text, rank) per comparison-table cell; rank None = never marked."""
     return [(r.bank, None), (r.method, None), (_fmt(r.mae_pp), r.mae_mark), (_fmt(r.maxerr_pp), r.maxerr_mark),
             (_fmt(r.kendall_tau_b), r.tau_mark), (_fmt(r.coverage_90, 2), None), (_fmt(r.mean_width_pp, 2), None),
-            (str(r.n_targets), None), (str(r.n_seeds), None)]
+            (str(r.n_targets), None), (str(r.n_seeds), None)] + ([(_fmt(r.mean_tasks_run, 1), None)] if tasks_run else [])
 
 
 def _macro_wide(g: pd.DataFrame) -> tuple[list[str], list[str], list[list[tuple[str, float | None]]]]:
@@ -159,8 +172,9 @@ def comparison_markdown(table: pd.DataFrame) -> str:
            "fraction of runs whose 90 % interval holds the true score (– = the method gives no interval).", ""]
     for _, g in _with_marks(table).groupby("budget_fraction", sort=True):
         out += [f"## {_budget_heading(g)}", ""]
-        rows = [[_mark_md(t, k) for t, k in _cmp_cells(r)] for r in g[g["bank"] != MACRO].itertuples()]
-        out += [_md_table(_CMP_HEADER, rows, [False, False] + [True] * 7), ""]
+        header, tr = _cmp_header(table), _has_tasks_run(table)
+        rows = [[_mark_md(t, k) for t, k in _cmp_cells(r, tr)] for r in g[g["bank"] != MACRO].itertuples()]
+        out += [_md_table(header, rows, [False, False] + [True] * (len(header) - 2)), ""]
         banks, _, wide = _macro_wide(g)
         if len(banks) < 2:  # one bank, or shift protocols only: no macro MAE (it would repeat the bank's)
             continue
@@ -189,12 +203,12 @@ def comparison_rich(table: pd.DataFrame) -> list:
     out = []
     for _, g in _with_marks(table).groupby("budget_fraction", sort=True):
         t = Table(title=_budget_heading(g), caption="errors in pp; * best, ' second best per bank")
-        for h in _CMP_HEADER:
+        for h in _cmp_header(table):
             t.add_column(h, justify="left" if h in ("bank", "method") else "right", no_wrap=h in ("bank", "method"))
         per = g[g["bank"] != MACRO]
         last = per["bank"].ne(per["bank"].shift(-1)).to_numpy()
         for r, end in zip(per.itertuples(), last):
-            t.add_row(*[_rich_cell(x, k) for x, k in _cmp_cells(r)], end_section=bool(end))
+            t.add_row(*[_rich_cell(x, k) for x, k in _cmp_cells(r, _has_tasks_run(table))], end_section=bool(end))
         out.append(t)
         banks, _, wide = _macro_wide(g)
         if len(banks) < 2:  # one bank, or shift protocols only: no macro MAE (it would repeat the bank's)
