@@ -15,7 +15,7 @@ import inspect
 import math
 import numbers
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -169,6 +169,17 @@ class ScoreEstimate:
     level: float = 0.90
     shift: ShiftReport | None = None
 
+    def within(self, lo: float, hi: float) -> ScoreEstimate:
+        """This estimate with point, mean, median and interval bounds clipped to ``[lo, hi]``
+        (0-1 scale, ``lo <= hi``): the range the recorded outcomes leave the full score
+        (:meth:`Session.outcome_bounds`). The truth lies in it, so a clipped value is never
+        farther from the truth, and an interval that held the truth still holds it."""
+        def clip(v):
+            return None if v is None else min(max(v, lo), hi)
+
+        return replace(self, point=clip(self.point), mean=clip(self.mean), median=clip(self.median),
+                       lower=clip(self.lower), upper=clip(self.upper))
+
     def __post_init__(self) -> None:
         for name in ("point", "mean", "median", "lower", "upper"):  # plain floats, whatever numpy gave
             value = getattr(self, name)
@@ -260,10 +271,37 @@ class Session(ABC):
     has_prior_estimate: bool = False
     #: whether an outcome may be a pass rate in [0, 1] (repeated trials), not only 0 or 1
     accepts_pass_rates: bool = False
+    #: whether :meth:`estimate` is kept within :meth:`outcome_bounds`, the range the recorded outcomes
+    #: leave the full score (s resolved and u unresolved of N tasks: [s/N, (N-u)/N]); False only for
+    #: the paper's HSPR, whose output is the spec's (HSPR_SPEC section 5 clips to [0, 1] only)
+    bounded_by_outcomes: bool = True
     #: whether the estimate depends on how each asked task was drawn, computed from the outcomes
     #: before it (a design-based, inverse-probability-weighted estimate): then an outcome cannot
     #: be corrected once tasks were asked after it (:meth:`hspr.live.LiveSession.record`)
     design_depends_on_outcomes: bool = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """Keep every subclass's own :meth:`estimate` within :meth:`outcome_bounds` when
+        :attr:`bounded_by_outcomes` (a subclass's estimate that calls ``super().estimate()`` is
+        bounded once, on its own result)."""
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("estimate")
+        if own is None or getattr(own, "__isabstractmethod__", False) or getattr(own, "_bounded", False):
+            return
+
+        @functools.wraps(own)
+        def estimate(self) -> ScoreEstimate:
+            if self.__dict__.get("_estimating"):  # inside a subclass's estimate: it bounds its own result
+                return own(self)
+            self._estimating = True
+            try:
+                est = own(self)
+            finally:
+                self._estimating = False
+            return est.within(*self.outcome_bounds()) if self.bounded_by_outcomes else est
+
+        estimate._bounded = True
+        cls.estimate = estimate
 
     def __init__(self, tasks: tuple[str, ...], budget: int, seed: int) -> None:
         self.tasks = tasks
@@ -516,6 +554,13 @@ class Session(ABC):
     @abstractmethod
     def estimate(self) -> ScoreEstimate:
         """The current estimate of the full score (0-1 scale)."""
+
+    def outcome_bounds(self) -> tuple[float, float]:
+        """``(lo, hi)``, the range (0-1 scale) the full score must lie in given the recorded
+        outcomes: every recorded task counts its outcome (0/1, or a pass rate), every other task
+        0 for ``lo`` and 1 for ``hi``. ``(0, 1)`` with no outcomes; one value at full budget."""
+        s = float(np.sum(self.outcomes)) if self.outcomes else 0.0
+        return s / self.n_tasks, (s + self.n_tasks - len(self.outcomes)) / self.n_tasks
 
     def _require_outcomes(self) -> None:
         if not self.queried and not self.has_prior_estimate:

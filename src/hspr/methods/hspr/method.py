@@ -136,6 +136,7 @@ class HSPRSession(Session):
 
     has_prior_estimate = True
     accepts_pass_rates = True
+    bounded_by_outcomes = False  # the paper's estimate, as HSPR_SPEC section 5 gives it (hspr_robust bounds its own)
 
     def __init__(self, model: FittedHSPR, budget: int, seed: int, initial_refresh: bool = True) -> None:
         super().__init__(model.tasks, budget, seed)

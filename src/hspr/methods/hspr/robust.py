@@ -671,7 +671,10 @@ class FittedHSPRRobust(FittedHSPR):
 
 
 class HSPRRobustSession(HSPRSession):
-    """An HSPR session whose estimate carries the widened interval and a :class:`ShiftReport`."""
+    """An HSPR session whose estimate carries the widened interval and a :class:`ShiftReport`, kept
+    within the range its recorded outcomes leave the score (:meth:`hspr.session.Session.outcome_bounds`)."""
+
+    bounded_by_outcomes = True
 
     def __init__(self, model: FittedHSPRRobust, budget: int, seed: int, initial_refresh: bool = True) -> None:
         self.robust = model
