@@ -16,6 +16,7 @@ from hspr.harness import (
     HarnessFormatError,
     detect_form,
     read_outcomes,
+    read_trials_outcomes,
 )
 
 
@@ -397,3 +398,35 @@ def test_session_pass_rates_of_the_bank_s_trials_are_read(tmp_path):
     p = _session_file(tmp_path / "old.hspr", [("a", 0.4), ("b", 1), ("a", 0.4)], trials=5)
     read = read_outcomes(p, 5)
     assert [(o.instance_id, o.status, o.outcome) for o in read.outcomes] == [("a", "partial", 0.4), ("b", "resolved", 1.0)]
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("task_id,trial,resolved\nt1,0,1\nt1,1,0\nt1,1,0\nt1,2,1\nt1,3,1\n",
+     r"line 4: trial '1' of 't1' again \(line 3\); each trial of a task is one line"),
+    ("task_id,resolved,resolved\nt1,1,0\n", r"column 'resolved' 2 times \(columns 2, 3\)"),
+    ("instance_id,task_id,resolved\nt1,t2,1\n", "both 'instance_id' and 'task_id'"),
+    ("task_id,successes,trials,resolved\nt1,2,5,1\n", "'resolved' beside 'successes'/'trials'"),
+    ("task_id,task_id,successes,trials\nt1,t2,2,5\n", "column 'task_id' 2 times"),
+])
+def test_trials_csv_with_copied_trials_or_ambiguous_columns_is_refused(tmp_path, text, needle):
+    """A hostile trial: a trial line copied twice counted as another trial (the task then had its 5
+    lines with one missing), and repeated or mixed header columns were picked silently."""
+    p = tmp_path / "t.csv"
+    p.write_text(text)
+    with pytest.raises(HarnessFormatError, match=needle):
+        read_trials_outcomes(p, 5)
+
+
+def test_outcome_csv_with_ambiguous_columns_is_refused(tmp_path):
+    p = tmp_path / "o.csv"
+    for text, needle in (("instance_id,resolved,resolved\nT1,1,0\n", "column 'resolved' 2 times"),
+                         ("instance_id,instance_id,resolved\nT1,T2,1\n", "column 'instance_id' 2 times"),
+                         ("instance_id,task_id,resolved\nT1,T2,1\n", "both 'instance_id' and 'task_id'")):
+        p.write_text(text)
+        with pytest.raises(HarnessFormatError, match=needle):
+            read_outcomes(p)
+    p.write_text("instance_id,resolved,model\nT1,1,m\n")  # an extra column is still fine
+    assert status_map(read_outcomes(p)) == {"T1": RESOLVED}
+    p = tmp_path / "t.csv"  # distinct trials of one task, in any order, are five lines
+    p.write_text("task_id,trial,resolved\n" + "".join(f"t1,{k},{k % 2}\n" for k in (4, 0, 3, 1, 2)))
+    assert [o.outcome for o in read_trials_outcomes(p, 5).outcomes] == [0.4]

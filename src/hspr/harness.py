@@ -407,6 +407,24 @@ def _line(fields: list[str]) -> str:
 AGENT_COLUMNS = ("agent", "agent_id", "agent_name", "model", "model_name", "model_name_or_path")
 
 
+def _check_header(path: Path, head: list[str], raw: list[str]) -> None:
+    """Refuse a header whose columns hspr reads are ambiguous: one of them twice, both id columns,
+    or the counts columns beside a per-trial ``resolved`` column (which would be picked silently)."""
+    read = ("instance_id", "task_id", "resolved", "successes", "trials", "trial")
+    twice = next((c for c in read if head.count(c) > 1), None)
+    if twice is not None:
+        where = [str(k + 1) for k, c in enumerate(head) if c == twice]
+        raise HarnessFormatError(f"{path}: header {_line(raw)} has column {twice!r} {len(where)} times (columns "
+                                 f"{', '.join(where)}); keep one, so that it is clear which is read")
+    if "instance_id" in head and "task_id" in head:
+        raise HarnessFormatError(f"{path}: header {_line(raw)} has both 'instance_id' and 'task_id'; keep the id "
+                                 "column to read and rename or drop the other")
+    if "resolved" in head and ("successes" in head or "trials" in head):
+        raise HarnessFormatError(f"{path}: header {_line(raw)} has 'resolved' beside 'successes'/'trials'; a file is "
+                                 "either one line per task 'task_id,successes,trials' or one line per trial "
+                                 "'task_id,resolved': keep the columns of one form")
+
+
 def read_outcome_csv(path: str | Path) -> HarnessRead:
     """Read a CSV ``instance_id,resolved`` (header optional, its id column ``instance_id`` or ``task_id``;
     with a header, extra columns are ignored but every line has the header's width, and a column
@@ -425,6 +443,8 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
     head = [x.strip().lower() for x in recs[0][1]]
     id_col = next((c for c in ("instance_id", "task_id") if c in head), None)
     width = None  # with a header every line has its width
+    if id_col is not None:
+        _check_header(path, head, recs[0][1])
     if id_col is not None:
         if "resolved" not in head:
             raise HarnessFormatError(
@@ -474,8 +494,9 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     Two CSV forms (header required; the id column is ``instance_id`` or ``task_id``):
 
     * counts, ``task_id,successes,trials``: one line per task;
-    * one line per trial, ``task_id,resolved`` (an optional ``trial`` column is ignored):
-      the lines of a task are counted, and a task needs exactly ``trials`` of them.
+    * one line per trial, ``task_id,resolved`` (an optional ``trial`` column names each
+      trial: one task's trial twice is refused): the lines of a task are counted, and a task
+      needs exactly ``trials`` of them.
 
     Lines of an id for which ``keep(id)`` is false are skipped before any check (listed in
     :attr:`HarnessRead.skipped`): a file over more tasks than the session's.
@@ -484,8 +505,9 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     ------
     HarnessFormatError
         Naming the line or task for a missing column, a count out of range, another number of
-        trials than the bank's, a task listed twice (counts form), or a task with too few or
-        too many trial lines.
+        trials than the bank's, a task listed twice (counts form), a trial listed twice, a task
+        with too few or too many trial lines, or a header column it reads given twice (or both
+        forms' columns).
     """
     path = Path(path)
     recs = csv_records(path, HarnessFormatError)
@@ -496,12 +518,15 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     if idcol is None or not ({"successes", "trials"} <= set(head) or "resolved" in head):
         raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} is not a header 'task_id,successes,trials' (counts) "
                                  "or 'task_id,resolved' (one line per trial)")
+    _check_header(path, head, recs[0][1])
     ci = head.index(idcol)
     counts = {"successes", "trials"} <= set(head)
     cols = [ci] + ([head.index("successes"), head.index("trials")] if counts else [head.index("resolved")])
+    trial_col = head.index("trial") if "trial" in head and not counts else None
     succ: dict[str, int] = {}
     runs: dict[str, int] = {}
     first: dict[str, int] = {}
+    trial_line: dict[tuple[str, str], int] = {}  # (task, trial) -> its line: a pair twice is one trial copied
     skipped: list[str] = []
     for n, rec in recs[1:]:
         if len(rec) <= max(cols):
@@ -528,6 +553,12 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
             if y is None:
                 raise HarnessFormatError(f"{path}: line {n}: outcome {rec[cols[1]]!r} for {iid!r} is not one of "
                                          f"{SPELLINGS}")
+            if trial_col is not None and len(rec) > trial_col and rec[trial_col].strip():
+                key = (iid, rec[trial_col].strip())
+                if key in trial_line:
+                    raise HarnessFormatError(f"{path}: line {n}: trial {key[1]!r} of {iid!r} again (line "
+                                             f"{trial_line[key]}); each trial of a task is one line: drop the copy")
+                trial_line[key] = n
             succ[iid] = succ.get(iid, 0) + y
             runs[iid] = runs.get(iid, 0) + 1
         first.setdefault(iid, n)
