@@ -430,3 +430,26 @@ def test_outcome_csv_with_ambiguous_columns_is_refused(tmp_path):
     p = tmp_path / "t.csv"  # distinct trials of one task, in any order, are five lines
     p.write_text("task_id,trial,resolved\n" + "".join(f"t1,{k},{k % 2}\n" for k in (4, 0, 3, 1, 2)))
     assert [o.outcome for o in read_trials_outcomes(p, 5).outcomes] == [0.4]
+
+
+def test_inputs_of_a_near_miss_form_get_their_own_reason(tmp_path):
+    """A hostile trial: JSON Lines was blamed on a truncated report, {"resolved": [...], "unresolved":
+    [...]} was called a results.json without the tasks run, and a TSV or ';' CSV got no hint."""
+    cases = {
+        "o.jsonl": ('{"instance_id": "a", "resolved": true}\n{"instance_id": "b", "resolved": false}\n',
+                    r"JSON Lines \(one object per line; the first has keys instance_id, resolved\)"),
+        "p.json": ('{"instance_id": "a", "model_patch": "x"}\n{"instance_id": "b", "model_patch": "y"}\n',
+                   "JSON Lines"),
+        "l.json": ('{"resolved": ["a"], "unresolved": ["b"]}', r"rename the two keys and add \"error_ids\": \[\]"),
+        "t.tsv": ("instance_id\tresolved\na\t1\n", "separated by tabs: save it as comma-separated CSV"),
+        "s.csv": ("instance_id;resolved\na;1\n", "separated by semicolons"),
+    }
+    for name, (text, needle) in cases.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(HarnessFormatError, match=needle):
+            read_outcomes(tmp_path / name)
+    (tmp_path / "cut.json").write_text('{"resolved_ids": ["a"], "unresolved')  # a truncated report keeps its hint
+    with pytest.raises(HarnessFormatError, match="a truncated report means the evaluation was interrupted"):
+        read_outcomes(tmp_path / "cut.json")
+    (tmp_path / "pretty.json").write_text(json.dumps(run_summary(resolved_ids=["a"], unresolved_ids=["b"]), indent=2))
+    assert status_map(read_outcomes(tmp_path / "pretty.json")) == {"a": RESOLVED, "b": UNRESOLVED}

@@ -83,7 +83,7 @@ from pathlib import Path
 
 from .data.matrix import DataError
 from .errors import shorten
-from .fileio import csv_records, read_json, read_text
+from .fileio import csv_records, loads, read_json, read_text
 from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
 
 RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL = "resolved", "unresolved", "empty_patch", "error", "partial"
@@ -407,6 +407,16 @@ def _line(fields: list[str]) -> str:
 AGENT_COLUMNS = ("agent", "agent_id", "agent_name", "model", "model_name", "model_name_or_path")
 
 
+def _separator_hint(fields: list[str]) -> str:
+    """A hint for a first line that is one field holding a tab or ';' (a TSV, or a spreadsheet's
+    CSV with semicolons): hspr reads comma-separated files."""
+    if len(fields) == 1:
+        sep = next((name for c, name in (("\t", "tabs"), (";", "semicolons")) if c in fields[0]), None)
+        if sep:
+            return f"; its fields are separated by {sep}: save it as comma-separated CSV"
+    return ""
+
+
 def _check_header(path: Path, head: list[str], raw: list[str]) -> None:
     """Refuse a header whose columns hspr reads are ambiguous: one of them twice, both id columns,
     or the counts columns beside a per-trial ``resolved`` column (which would be picked silently)."""
@@ -465,7 +475,8 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
     elif len(head) == 2 and _parse_cell(head[1]) is not None:
         ci, cr = 0, 1
     else:
-        raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} is not a header 'instance_id,resolved' nor a data line")
+        raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} is not a header 'instance_id,resolved' nor a data line"
+                                 + _separator_hint(recs[0][1]))
     seen: dict[str, HarnessOutcome] = {}
     for n, rec in recs:
         if len(rec) <= max(ci, cr) or (width is not None and len(rec) != width):
@@ -517,7 +528,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     idcol = "instance_id" if "instance_id" in head else "task_id" if "task_id" in head else None
     if idcol is None or not ({"successes", "trials"} <= set(head) or "resolved" in head):
         raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} is not a header 'task_id,successes,trials' (counts) "
-                                 "or 'task_id,resolved' (one line per trial)")
+                                 "or 'task_id,resolved' (one line per trial)" + _separator_hint(recs[0][1]))
     _check_header(path, head, recs[0][1])
     ci = head.index(idcol)
     counts = {"successes", "trials"} <= set(head)
@@ -581,6 +592,12 @@ def _json_form(data: object, path: Path) -> str:
             return "run_summary"
         if data and (path.name == LOG_REPORT or all(isinstance(v, dict) for v in data.values())):
             return "instance_report"  # its reader checks each entry
+        if isinstance(data.get("resolved"), list) and isinstance(data.get("unresolved"), list):
+            raise HarnessFormatError(
+                f"{path}: id lists named 'resolved' and 'unresolved'; the harness's run summary names them "
+                "'resolved_ids', 'unresolved_ids' and 'error_ids': rename the two keys and add \"error_ids\": [] "
+                "(or the ids that errored), or ingest a CSV instance_id,resolved"
+            )
         if "resolved" in data and isinstance(data["resolved"], list):
             raise HarnessFormatError(
                 f"{path}: a SWE-bench/experiments results.json (only the resolved ids; the tasks that were run "
@@ -734,7 +751,26 @@ def detect_form(path: str | Path) -> str:
         raise HarnessFormatError(f"{path}: empty file")
     if text.lstrip()[:1] not in "{[":
         return "csv"
+    _refuse_json_lines(path, text)
     return _json_form(_load_json(path, text), path)
+
+
+def _refuse_json_lines(path: Path, text: str) -> None:
+    """HarnessFormatError for JSON Lines (one object per line, e.g. a predictions file or an
+    exported outcome table): no harness report has that form, and parsing it as one JSON
+    document would blame a truncated report."""
+    lines = [x for x in text.splitlines() if x.strip()]
+    if len(lines) < 2 and path.suffix.lower() != ".jsonl":
+        return
+    try:
+        first = loads(lines[0])
+    except ValueError:
+        return  # one document over several lines (or a damaged one): the JSON reader names it
+    if isinstance(first, dict) and (path.suffix.lower() == ".jsonl" or len(lines) > 1):
+        keys = ", ".join(list(first)[:4])
+        raise HarnessFormatError(
+            f"{path}: JSON Lines (one object per line; the first has keys {keys}), which no harness report is "
+            "(a predictions file?); ingest the harness's run summary, its log folder or a CSV instance_id,resolved")
 
 
 def read_outcomes(path: str | Path, trials: int | None = None, digest: str | None = None,
