@@ -357,6 +357,10 @@ def test_a_one_task_subset_suggests_a_budget_that_is_accepted(files):
     res = run(*base, "--budget", "0.1")
     assert res.exit_code == 2 and "1.0 gives one task" in res.output
     assert run(*base, "--budget", "1.0").exit_code == 0
+    # a hostile trial: a fraction in exponent notation was refused as not a whole number
+    res = run("live", "start", "--matrix", files / "bank.csv", "--config", files / "cfg.json", "--budget", "1e-1",
+              "--session", files / "e.hspr", "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout.splitlines()[-1])["budget"] == 4, res.output
 
 
 def test_ingest_on_a_task_subset_session_names_the_subset(files):

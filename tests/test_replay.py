@@ -170,6 +170,9 @@ def test_replay_cli_labels_ablations(tmp_path, small_bank):
     (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler needs --backend"),
     (["--methods", "uniform", "--no-group-uncertainty"], "hspr is not in --methods"),
     (["--config", "{bad}"], "no such file"),
+    # a hostile trial: an empty or folder --config was called an input that --out lies inside
+    (["--config", ""], "'' is empty; give a JSON file of HSPR settings or 'auto'"),
+    (["--config", "{dir}"], "is a folder; give a JSON file"),
     # a new-user trial: `--methods hspr,hspr_auto --config auto` dropped hspr's runs silently, and --config
     # with hspr_auto alone said 'add hspr'
     (["--methods", "hspr,hspr_auto", "--config", "auto"], "the two are one method"),
@@ -185,7 +188,8 @@ def test_replay_cli_labels_ablations(tmp_path, small_bank):
 def test_replay_cli_refuses_bad_options_before_work(tmp_path, small_bank, args, needle):
     csv = tmp_path / "bank.csv"
     write_wide_csv(small_bank, csv)
-    args = [a.replace("{bad}", str(tmp_path / "nope.json")).replace("{file}", str(csv)) for a in args]
+    args = [a.replace("{bad}", str(tmp_path / "nope.json")).replace("{file}", str(csv)).replace("{dir}", str(tmp_path))
+            for a in args]
     assert small_bank.n_tasks == 120
     out = ["--out", str(tmp_path / "r.json")] if "--out" not in args else []
     res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr,uniform", "--quiet", *out,

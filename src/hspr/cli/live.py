@@ -165,7 +165,7 @@ def _parse_budget(text: str, n_tasks: int) -> int:
     except ValueError:
         raise click.BadParameter(f"{text!r}: give a number of tasks (50) or a fraction of the bank (0.10)",
                                  param_hint="--budget") from None
-    if "." in text.strip() and 0 < v <= 1:  # a fraction, as `hspr replay --budget`: 1.0 = the whole bank
+    if 0 < v < 1 or (v == 1 and "." in text.strip()):  # a fraction, as `hspr replay --budget` (1e-1 too): 1.0 = all
         b = int(round(v * n_tasks))
         if b < 1:
             raise click.BadParameter(f"{text!r} of the bank's {n_tasks} tasks rounds to 0 tasks; {1 / n_tasks:.4g} "
