@@ -55,7 +55,10 @@ def bank_summary(name: str) -> dict:
 
 def summary_line(m: ResponseMatrix) -> str:
     """One-line description: agents, tasks, missing cells."""
-    return f"{m.n_agents} agents x {m.n_tasks} tasks, {m.n_missing} missing cells"
+    def n(k: int, noun: str) -> str:
+        return f"{k} {noun}{'' if k == 1 else 's'}"
+
+    return f"{n(m.n_agents, 'agent')} x {n(m.n_tasks, 'task')}, {n(m.n_missing, 'missing cell')}"
 
 
 def summary_dict(m: ResponseMatrix) -> dict:

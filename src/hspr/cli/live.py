@@ -248,7 +248,8 @@ def register(group: click.Group) -> None:
                        "default; hspr is the paper's method).")
     @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
                   help="Method settings as JSON (for hspr and hspr_robust: HSPRConfig fields, e.g. {\"n_nodes\": 2048}; "
-                       "for hspr_robust these fix its HSPR configuration and switch off its own choice of one).")
+                       "for hspr_robust these fix its HSPR configuration and switch off its own choice of one, and "
+                       "{\"config\": {...}, \"shift\": {...}} also sets its shift calibration, ShiftSettings fields).")
     @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
                   help="Query seed (tie-breaking among equally informative tasks), a whole number >= 0.")
     @click.option("--stop-width", "stop_width", type=StopWidth(), default=None,
@@ -391,7 +392,7 @@ def register(group: click.Group) -> None:
     @_session_option
     @_json_option
     def withdraw(instance_id, session_path, as_json):
-        """Take back the outcome recorded for a task, e.g. one recorded under the wrong id.
+        """Take back the outcome recorded for a task (one recorded under the wrong id, say).
 
         The session is rebuilt as if the task had been neither told nor asked (the other tasks
         asked stay as asked); the outcome stays in the session file. The task may be recorded
