@@ -442,6 +442,8 @@ def test_ingest_run_summary_errors_stay_pending(bank, tmp_path):
     assert res.recorded == [] and asked[0] in res.unchanged
     assert any(n.startswith(f"{asked[0]}: kept its recorded outcome resolved; the file's harness error") for n in res.notes)
     assert live.recorded[asked[0]] == 1
+    res = live.ingest(old)  # without the flag too: the error is named among the unchanged, not dropped unseen
+    assert res.recorded == [] and asked[0] in res.unchanged and any(n.startswith(f"{asked[0]}: kept") for n in res.notes)
 
 
 def test_ingest_log_dir_and_csv(bank, tmp_path):

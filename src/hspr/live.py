@@ -1233,13 +1233,13 @@ class LiveSession:
             for o in read.outcomes:
                 y = o.outcome
                 detail = f"{o.status}: {o.detail}"
+                if y is None and o.instance_id in self._tells:  # an old error beside a graded outcome: the grade stands
+                    res.notes.append(f"{o.instance_id}: kept its recorded outcome "
+                                     f"{describe_outcome(self._tells[o.instance_id]['outcome'], self.matrix.trials)};"
+                                     f" the file's harness error ({o.detail}) is not a graded outcome")
+                    res.unchanged.append(o.instance_id)
+                    continue
                 if y is None and errors_as_unresolved:
-                    if o.instance_id in self._tells:  # an old error beside a graded outcome: the grade stands
-                        res.notes.append(f"{o.instance_id}: kept its recorded outcome "
-                                         f"{describe_outcome(self._tells[o.instance_id]['outcome'], self.matrix.trials)};"
-                                         f" the file's harness error ({o.detail}) is not a graded outcome")
-                        res.unchanged.append(o.instance_id)
-                        continue
                     y, detail = 0, f"harness error counted unresolved: {o.detail}"
                 if y is not None and o.instance_id not in self._tells and y in self._withdrawn.get(o.instance_id, ()):
                     res.notes.append(f"{o.instance_id}: not recorded: its outcome "
@@ -1248,8 +1248,6 @@ class LiveSession:
                     res.unchanged.append(o.instance_id)
                     continue
                 if y is None:
-                    if o.instance_id in self._tells:
-                        continue
                     if self._errors.get(o.instance_id, {}).get("detail") == o.detail:  # the same error again
                         res.needs_rerun.append((o.instance_id, o.detail))
                         continue

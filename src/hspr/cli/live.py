@@ -96,7 +96,8 @@ def status_lines(st: LiveStatus) -> list[str]:
                f"{len(st.pending)} pending; {st.budget_left} left in the budget")
     if st.extra:
         out.append(f"note: {len(st.extra)} outcome(s) this session did not ask for (recorded or ingested before it "
-                   "asked them, after the budget was spent, or carried over from another session) were conditioned "
+                   "asked them, after the budget was spent, again after a withdraw, or carried over from another session) "
+                   "were conditioned "
                    f"on like the others and count against the budget: {', '.join(st.extra[:8])}{' ...' if len(st.extra) > 8 else ''}")
     if st.pending:
         out.append(f"pending (asked, not recorded): {', '.join(st.pending[:8])}{' ...' if len(st.pending) > 8 else ''}")
