@@ -453,3 +453,19 @@ def test_inputs_of_a_near_miss_form_get_their_own_reason(tmp_path):
         read_outcomes(tmp_path / "cut.json")
     (tmp_path / "pretty.json").write_text(json.dumps(run_summary(resolved_ids=["a"], unresolved_ids=["b"]), indent=2))
     assert status_map(read_outcomes(tmp_path / "pretty.json")) == {"a": RESOLVED, "b": UNRESOLVED}
+
+
+@pytest.mark.parametrize("change,needle", [
+    ({"resolved_ids": ["a", " a"]}, "'resolved_ids' lists 'a' more than once"),
+    ({"resolved_instances": True}, "'resolved_instances' must be a whole number >= 0, got True"),
+    ({"pending_instances": "lots"}, "'pending_instances' must be a whole number >= 0, got 'lots'"),
+    ({"incomplete_ids": ["b"]}, "'b' is in both 'unresolved_ids' and 'incomplete_ids'"),
+])
+def test_run_summary_gaps_are_refused(tmp_path, change, needle):
+    """A hostile trial: ' a' beside 'a', a true count, 'lots' pending, and an id both graded and
+    incomplete were read without a word."""
+    rep = {**run_summary(resolved_ids=["a"], unresolved_ids=["b"], submitted_ids=["a", "b"]), **change}
+    p = tmp_path / "model.run1.json"
+    p.write_text(json.dumps(rep))
+    with pytest.raises(HarnessFormatError, match=re.escape(needle)):
+        read_outcomes(p)

@@ -196,10 +196,21 @@ def _id_list(path: Path, data: dict, key: str) -> list[str]:
     for i, x in enumerate(ids):
         if not isinstance(x, str) or not x.strip():
             raise HarnessFormatError(f"{path}: '{key}'[{i}] = {x!r} is not an instance id string")
+    ids = [x.strip() for x in ids]  # ' a' and 'a' are one id: twice in one list
     dup = sorted(x for x, c in Counter(ids).items() if c > 1)
     if dup:
         raise HarnessFormatError(f"{path}: '{key}' lists {dup[0]!r} more than once")
-    return [x.strip() for x in ids]
+    return ids
+
+
+def _count(path: Path, data: dict, key: str) -> int | None:
+    """The whole number ``data[key]`` (absent: None); a bool, a float or a word is refused."""
+    if key not in data:
+        return None
+    v = data[key]
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise HarnessFormatError(f"{path}: '{key}' must be a whole number >= 0, got {v!r}; the report is inconsistent")
+    return v
 
 
 # ---------------------------------------------------------------------- per-instance report.json
@@ -321,7 +332,7 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
 
 # ---------------------------------------------------------------------- run summary / sb-cli
 def _check_count(path: Path, data: dict, count_key: str, ids: list[str], list_key: str) -> None:
-    if count_key in data and data[count_key] != len(ids):
+    if _count(path, data, count_key) not in (None, len(ids)):
         raise HarnessFormatError(
             f"{path}: '{count_key}' is {data[count_key]!r} but '{list_key}' lists {len(ids)} ids; "
             f"the report is inconsistent"
@@ -373,10 +384,15 @@ def parse_run_summary(data: dict, path: Path, form: str = "run_summary") -> Harn
     if amb:
         notes.append(f"{len(amb)} ambiguous failure(s) (environment or patch) kept as unresolved: {', '.join(amb[:5])}")
     pending = [i for i in lists["pending_ids"] if i not in status_of]
+    n_pending = _count(path, data, "pending_instances")
     if pending:
         notes.append(f"{len(pending)} instance(s) still pending evaluation, not read: {', '.join(pending[:5])}")
-    elif data.get("pending_instances"):
-        notes.append(f"{data['pending_instances']} instance(s) still pending evaluation")
+    elif n_pending:
+        notes.append(f"{n_pending} instance(s) still pending evaluation")
+    both = next((i for i in lists["incomplete_ids"] if i in status_of), None)
+    if both is not None:  # incomplete: no prediction was submitted, so there is no outcome to have
+        raise HarnessFormatError(f"{path}: instance {both!r} is in both '{status_of[both][1]}' and 'incomplete_ids' "
+                                 "(no prediction submitted); the report is inconsistent")
     if lists["incomplete_ids"]:
         notes.append(f"{len(lists['incomplete_ids'])} incomplete id(s) (no prediction submitted) ignored")
     outs = [HarnessOutcome(iid, st, key, str(path)) for iid, (st, key) in sorted(status_of.items())]
