@@ -469,3 +469,16 @@ def test_run_summary_gaps_are_refused(tmp_path, change, needle):
     p.write_text(json.dumps(rep))
     with pytest.raises(HarnessFormatError, match=re.escape(needle)):
         read_outcomes(p)
+
+
+def test_a_resolved_report_without_a_tested_patch_is_refused(tmp_path):
+    """A hostile trial: resolved true beside patch_is_None true was read as an empty patch, silently."""
+    p = tmp_path / "report.json"
+    p.write_text(json.dumps(instance_report("a__a-1", True, patch_is_none=True)))
+    with pytest.raises(HarnessFormatError, match="'a__a-1' is resolved with patch_is_None"):
+        read_outcomes(p)
+    p.write_text(json.dumps(instance_report("a__a-1", True, applied=False)))
+    with pytest.raises(HarnessFormatError, match="resolved with patch_successfully_applied false"):
+        read_outcomes(p)
+    p.write_text(json.dumps(instance_report("a__a-1", True)))
+    assert status_map(read_outcomes(p)) == {"a__a-1": RESOLVED}

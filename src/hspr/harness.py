@@ -237,6 +237,10 @@ def parse_instance_report(data: object, path: Path) -> list[HarnessOutcome]:
                 raise HarnessFormatError(f"{path}: entry {iid!r}: '{key}' must be true/false, got {rep[key]!r}")
         if "tests_status" in rep and not isinstance(rep["tests_status"], dict):
             raise HarnessFormatError(f"{path}: entry {iid!r}: 'tests_status' must be an object")
+        if rep["resolved"] and (rep.get("patch_is_None") or rep.get("patch_successfully_applied") is False):
+            flag = "patch_is_None" if rep.get("patch_is_None") else "patch_successfully_applied false"
+            raise HarnessFormatError(f"{path}: entry {iid!r} is resolved with {flag} (no patch was tested); the "
+                                     "report is inconsistent: re-run the evaluation of this instance")
         if rep.get("patch_is_None"):
             out.append(HarnessOutcome(iid, EMPTY_PATCH, "report.json: patch_is_None (no patch)", str(path)))
         elif rep["resolved"]:
