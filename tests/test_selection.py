@@ -281,6 +281,7 @@ def test_cli_select_writes_result_and_record(tmp_path):
                                     "--eval-nodes", "64", "--eval-draws", "512", "--out", str(out),
                                     "--config-out", str(tmp_path / "cfg.json"), "--record", str(rec)])
     assert res.exit_code == 0, res.output
+    assert "cfg.json was chosen on fold 2's sources" in " ".join(res.output.split())  # not for every fold's replay
     payload = json.loads(out.read_text())
     assert [len(s) for s in payload["stages"]] == [44, 16, 2]
     cfg = HSPRConfig.from_json(tmp_path / "cfg.json")

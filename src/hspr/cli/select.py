@@ -241,3 +241,7 @@ def register(group: click.Group) -> None:
         make_console().print(stage_summary(res))
         console.print(f"chosen: {res.config}  source MAE {100 * res.source_mae:.3f} pp; "
                       f"{res.seconds:.0f} s; wrote {out}" + (f" and {config_out}" if config_out else ""))
+        if config_out and fold is not None:  # a review: replaying it on every fold scores agents it was chosen on
+            console.print(f"note: {config_out} was chosen on fold {fold}'s sources, which hold the other folds' "
+                          f"targets: `hspr replay --config {config_out}` on every fold would score agents it was "
+                          "chosen on; for a per-fold choice replay with --config auto (or --methods hspr_auto)")
