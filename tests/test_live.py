@@ -985,7 +985,7 @@ def test_a_held_lock_is_announced_then_waited_for(bank, tmp_path, caplog):
     with open(live.path.with_name(live.path.name + ".lock"), "a") as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # another command holds the session
         threading.Timer(0.3, fcntl.flock, (fh.fileno(), fcntl.LOCK_UN)).start()
-        with caplog.at_level("WARNING", logger="hspr.live"):
+        with caplog.at_level("WARNING", logger="hspr.journal"):
             LiveSession.open(live.path).record(t, 1)
     assert "another hspr command is using this session; waiting" in caplog.text
     assert LiveSession.open(live.path).recorded == {t: 1}

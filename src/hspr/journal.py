@@ -27,6 +27,7 @@ import codecs
 import json
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -279,3 +280,34 @@ def matrix_record(path: str, time: str) -> dict:
 def stop_record(pp: float | None) -> dict:
     """The record that sets the stop width (percentage points; None removes it)."""
     return {"type": STOP, "pp": pp}
+
+
+@contextmanager
+def session_lock(path: Path):
+    """Exclusive advisory lock on ``<path>.lock`` for one command's read-change-append of session
+    file ``path`` (no-op where fcntl is unavailable); waits, with a log line, while another command
+    holds it. Raises LiveSessionError when the lock file cannot be created."""
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    lock = path.with_name(path.name + ".lock")
+    try:
+        fh = open(lock, "a")
+    except IsADirectoryError:
+        raise LiveSessionError(f"{path}: {lock} is a folder, but hspr keeps the session's lock file under that "
+                               "name: move the folder away (nothing of the session is in it)") from None
+    except OSError as exc:
+        raise LiveSessionError(f"{path}: cannot create the lock file {lock} ({exc.strerror}); the session folder "
+                               "must be writable") from None
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another command holds it: say so, then wait
+            import logging  # here only: every command would pay for the import
+
+            logging.getLogger(__name__).warning("%s: another hspr command is using this session; waiting for it to finish", path)
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

@@ -93,16 +93,11 @@ from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning
 from .fitcache import cached_fit, code_digest
 from .harness import HarnessFormatError, HarnessRead, read_outcomes
-from .journal import LiveSessionError
+from .journal import LiveSessionError, session_lock
 from .methods import LIVE_DEFAULT, REGISTRY, method_class
 from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
 from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, refuse_pass_rates, trajectory
 from .stopping import WidthBelow, live_rule
-
-try:  # POSIX advisory locks; elsewhere single-process use is assumed
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None
 
 SESSION_FORMAT = journal.FORMAT
 SESSION_VERSION = journal.VERSION
@@ -282,35 +277,6 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
-@contextmanager
-def _file_lock(path: Path):
-    """Exclusive advisory lock on ``<path>.lock`` (no-op where fcntl is unavailable)."""
-    if fcntl is None:  # pragma: no cover
-        yield
-        return
-    lock = path.with_name(path.name + ".lock")
-    try:
-        fh = open(lock, "a")
-    except IsADirectoryError:
-        raise LiveSessionError(f"{path}: {lock} is a folder, but hspr keeps the session's lock file under that "
-                               "name: move the folder away (nothing of the session is in it)") from None
-    except OSError as exc:
-        raise LiveSessionError(f"{path}: cannot create the lock file {lock} ({exc.strerror}); the session folder "
-                               "must be writable") from None
-    with fh:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:  # another command holds it: say so, then wait
-            import logging  # here only: every command would pay for the import
-
-            logging.getLogger(__name__).warning("%s: another hspr command is using this session; waiting for it to finish", path)
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
 def _did_you_mean(unknown: list[str], known) -> str:
     """'; did you mean ...' for unknown ids that equal a bank id up to letter case and surrounding
     white space (at most 3 shown), else ''."""
@@ -417,7 +383,7 @@ def relink_matrix(path: str | Path, matrix: str | Path) -> tuple[str, list[str]]
     if Path(new).is_file() and os.path.samefile(new, path):
         raise LiveSessionError(f"--matrix {matrix} is the session file itself; give the bank's matrix file (the "
                                "CSV or folder the session was started with, at its new place)")
-    with _file_lock(path):
+    with session_lock(path):
         jf = _read_doc(path)
         b = jf.doc["bank"]
         if not b.get("matrix"):
@@ -687,7 +653,7 @@ class LiveSession:
         live = cls(path, journal.JournalFile(doc, SESSION_VERSION, 0), mat,
                    fit_model(method, settings, mat, announce=announce))
         path.parent.mkdir(parents=True, exist_ok=True)
-        with _file_lock(path):
+        with session_lock(path):
             if path.exists() and not overwrite:  # made by another `start` while this one fitted
                 raise LiveSessionError(f"{path} was created by another process while this one fitted the method; "
                                        "nothing was written: choose another --session path, or pass --force to "
@@ -921,7 +887,7 @@ class LiveSession:
     @contextmanager
     def _transaction(self):
         """Lock, catch up with the file, run the change, save; on failure restore from disk."""
-        with _file_lock(self.path):
+        with session_lock(self.path):
             self._sync()
             n_before = len(self.doc["events"])
             stop_before = self.doc.get("stop_width_pp")
