@@ -13,6 +13,7 @@ import pytest
 from hspr import get_method
 from hspr.data.matrix import DataError, ResponseMatrix
 from hspr.errors import HsprError, UnknownIdError
+from hspr.session import BudgetError
 from hspr.journal import LiveSessionError
 from hspr.live import LiveSession
 from hspr.methods.hspr import HSPR, HSPRConfig
@@ -143,6 +144,19 @@ def test_object_cells_and_ids_that_are_not_sequences_are_data_errors():
         ResponseMatrix(None, ["t"], np.zeros((1, 1)))
 
 
+def test_a_budget_holding_a_whole_number_is_taken_whatever_its_type(sim):
+    """A hostile trial: start(np.array(5)), start(Decimal(5)) and start(Fraction(5)) were refused."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    model = get_method("uniform").fit(sim)
+    for b in (np.array(5), np.int64(5), Decimal("5"), Fraction(10, 2), 5.0):
+        assert model.start(b, 0).budget == 5
+    for bad in (np.array([5]), Decimal("5.5"), Fraction(11, 2), Decimal("NaN")):
+        with pytest.raises(BudgetError, match="budget must be a whole number of tasks"):
+            model.start(bad, 0)
+
+
 def test_ids_and_batch_sizes_of_the_wrong_type_are_hspr_errors(sim):
     sess = get_method("uniform").fit(sim).start(5, 0)
     with pytest.raises(UnknownIdError, match="a task id is a string, got list"):
@@ -151,6 +165,9 @@ def test_ids_and_batch_sizes_of_the_wrong_type_are_hspr_errors(sim):
         with pytest.raises(HsprError, match="batch size must be a whole number"):
             sess.ask_batch(k)
     assert len(sess.ask_batch(2.0)) == 2
+    assert len(sess.ask_batch(10**400)) == 5  # a huge int is a batch larger than the budget, not an overflow
+    with pytest.raises(HsprError, match="must be 0 or 1, got 1000"):
+        sess.tell(sess.ask(), 10**400)
 
 
 def test_a_masked_or_non_finite_outcome_is_refused_as_missing(sim):
@@ -219,6 +236,13 @@ def test_a_pass_rate_in_the_wrong_form_on_a_trials_bank_says_the_right_form():
         assert "fitted on 0/1" not in str(err.value)
     sess.tell(t, 0.6)
     assert sess.outcomes == [0.6]
+    # a hostile trial: 0.3 was accepted on a 5-trial bank, and a float32 0.6 kept as 0.6000000238
+    for method in (HSPR(FAST), get_method("uniform")):
+        sess = method.fit(simulate_trials(12, 30, 5)).start(5, 0)
+        with pytest.raises(HsprError, match=r"is 0.3, not a pass rate over the bank's 5 trials \(successes / 5: 0, 0.2, "):
+            sess.tell(sess.ask(), 0.3)
+        sess.tell(sess.ask(), np.float32(0.6))
+        assert sess.outcomes == [0.6] and sess.trials == 5
 
 
 def test_extra_inputs_given_as_none_still_fit_the_sorted_matrix(sim):

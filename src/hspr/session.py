@@ -220,6 +220,12 @@ def check_budget(budget, n_tasks: int, allow_zero: bool = True) -> int:
         If ``budget`` is not an integer (floats with a fractional part, bools and strings are
         refused), is negative, exceeds ``n_tasks``, or is 0 where the method has no prior estimate.
     """
+    if isinstance(budget, np.ndarray) and budget.ndim == 0:  # np.array(5)
+        budget = budget.item()
+    if isinstance(budget, (decimal.Decimal, numbers.Rational)) and not isinstance(budget, (bool, numbers.Integral)):
+        if not (budget.is_finite() if isinstance(budget, decimal.Decimal) else True) or budget != int(budget):
+            raise BudgetError(f"budget must be a whole number of tasks, got {budget!r}")
+        budget = int(budget)  # Decimal('5'), Fraction(10, 2)
     if isinstance(budget, bool) or not isinstance(budget, (numbers.Integral, float, np.floating)):
         raise BudgetError(f"budget must be a whole number of tasks, got {budget!r}")
     if isinstance(budget, (float, np.floating)):
@@ -236,6 +242,12 @@ def check_budget(budget, n_tasks: int, allow_zero: bool = True) -> int:
     if b == 0 and not allow_zero:
         raise BudgetError("budget 0: this method has no prior estimate; give a budget of at least 1 task")
     return b
+
+
+def finite_real(x: numbers.Real) -> bool:
+    """Whether real number ``x`` is finite; an int of any size is (``math.isfinite`` would turn
+    ``10**400`` into a float and overflow)."""
+    return isinstance(x, numbers.Integral) or math.isfinite(x)
 
 
 def check_seed(seed) -> int:
@@ -259,6 +271,37 @@ def budget_from_fraction(fraction: float, n_tasks: int) -> int:
     return int(round(fraction * n_tasks))
 
 
+def _bounded_estimate(estimate):
+    """``Session.estimate`` kept within :meth:`Session.outcome_bounds` when the session is
+    :attr:`~Session.bounded_by_outcomes`; a subclass's estimate that calls ``super().estimate()``
+    is bounded once, on its own result (the inner call is left as the parent computes it)."""
+    def bounded(self) -> ScoreEstimate:
+        if self.__dict__.get("_estimating"):
+            return estimate(self)
+        self._estimating = True
+        try:
+            est = estimate(self)
+        finally:
+            self._estimating = False
+        return est.within(*self.outcome_bounds()) if self.bounded_by_outcomes else est
+    return bounded
+
+
+def _wrap_once(cls, attr: str, make) -> None:
+    """Replace ``cls.<attr>``, when ``cls`` defines it, by ``make(original)`` (kept as its
+    ``__wrapped__``, with its name and docstring, or the base class's docstring when it has none,
+    so ``help()`` shows the protocol's); a method wrapped already is left alone."""
+    fn = cls.__dict__.get(attr)
+    if fn is None or getattr(fn, "_hspr_checked", False):
+        return
+    wrapped = functools.wraps(fn)(make(fn))
+    if wrapped.__doc__ is None:  # (not getattr(None, "__doc__"): None has a docstring on Python 3.13)
+        wrapped.__doc__ = next((f.__doc__ for b in cls.__mro__[1:] if (f := b.__dict__.get(attr)) is not None and f.__doc__),
+                               None)
+    wrapped._hspr_checked = True
+    setattr(cls, attr, wrapped)
+
+
 class Session(ABC):
     """One evaluation of one target agent under a budget.
 
@@ -271,6 +314,9 @@ class Session(ABC):
     has_prior_estimate: bool = False
     #: whether an outcome may be a pass rate in [0, 1] (repeated trials), not only 0 or 1
     accepts_pass_rates: bool = False
+    #: the bank's trials per task when the model was fitted on repeated trials (set by
+    #: :meth:`FittedModel.start`): a pass rate is then successes / trials, and another is refused
+    trials: int | None = None
     #: whether :meth:`estimate` is kept within :meth:`outcome_bounds`, the range the recorded outcomes
     #: leave the full score (s resolved and u unresolved of N tasks: [s/N, (N-u)/N]); False only for
     #: the paper's HSPR, whose output is the spec's (HSPR_SPEC section 5 clips to [0, 1] only)
@@ -282,26 +328,9 @@ class Session(ABC):
 
     def __init_subclass__(cls, **kwargs) -> None:
         """Keep every subclass's own :meth:`estimate` within :meth:`outcome_bounds` when
-        :attr:`bounded_by_outcomes` (a subclass's estimate that calls ``super().estimate()`` is
-        bounded once, on its own result)."""
+        :attr:`bounded_by_outcomes` (:func:`_bounded_estimate`)."""
         super().__init_subclass__(**kwargs)
-        own = cls.__dict__.get("estimate")
-        if own is None or getattr(own, "__isabstractmethod__", False) or getattr(own, "_bounded", False):
-            return
-
-        @functools.wraps(own)
-        def estimate(self) -> ScoreEstimate:
-            if self.__dict__.get("_estimating"):  # inside a subclass's estimate: it bounds its own result
-                return own(self)
-            self._estimating = True
-            try:
-                est = own(self)
-            finally:
-                self._estimating = False
-            return est.within(*self.outcome_bounds()) if self.bounded_by_outcomes else est
-
-        estimate._bounded = True
-        cls.estimate = estimate
+        _wrap_once(cls, "estimate", _bounded_estimate)
 
     def __init__(self, tasks: tuple[str, ...], budget: int, seed: int) -> None:
         self.tasks = tasks
@@ -331,7 +360,7 @@ class Session(ABC):
         :meth:`_select_batch`. Raises BudgetError when nothing is left of the budget and
         ValueError for ``k < 1``.
         """
-        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not math.isfinite(k) or int(k) != k or k < 1:
+        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not finite_real(k) or int(k) != k or k < 1:
             raise HsprError(f"batch size must be a whole number >= 1, got {k!r}")
         left = self.budget - len(self.queried)
         if left <= 0:
@@ -382,7 +411,7 @@ class Session(ABC):
         number = isinstance(outcome, numbers.Real)  # 'resolved', '3/5', None: the CLI's forms are not the API's
         if not number or outcome not in (0, 1):
             if not (self.accepts_pass_rates and number and 0 <= outcome <= 1):
-                if number and not math.isfinite(outcome):  # NaN: a missing cell, not a badly spelled pass rate
+                if number and not finite_real(outcome):  # NaN: a missing cell, not a badly spelled pass rate
                     why = " (not a finite number: a missing outcome? tell only the outcomes of tasks that ran)"
                 elif self.accepts_pass_rates:  # e.g. '3/5' or (3, 5) for 3 of 5 trials
                     why = "; tell a pass rate as one number, successes / trials (0.6 for 3 of 5 trials)"
@@ -397,6 +426,14 @@ class Session(ABC):
                                 f"{' or a pass rate in [0, 1]' if self.accepts_pass_rates else ''}, got "
                                 f"{'' if number else type(outcome).__name__ + ' '}{outcome!r}{why}")
             outcome = float(outcome)
+            if self.trials is not None:  # a bank of T trials: successes / T, exactly (a float32 0.6 too)
+                k = round(outcome * self.trials)
+                if abs(k - outcome * self.trials) > 1e-6:
+                    raise HsprError(f"outcome for {task_id!r} is {outcome!r}, not a pass rate over the bank's "
+                                    f"{self.trials} trials (successes / {self.trials}: "
+                                    f"{', '.join(f'{i / self.trials:g}' for i in range(min(self.trials, 5) + 1))}"
+                                    f"{', ...' if self.trials > 5 else ''})")
+                outcome = k / self.trials
         else:
             outcome = int(outcome)
         j = self._index[task_id]
@@ -658,23 +695,9 @@ def _checked_fit(fit):
         model = fit(self, source if extra else source.canonical(), *args, **kw)
         if isinstance(model, FittedModel):
             model.binary_outcomes = source.trials is None
+            model.trials = source.trials
         return model
     return checked_fit
-
-
-def _wrap_once(cls, attr: str, make) -> None:
-    """Replace ``cls.<attr>``, when ``cls`` defines it, by ``make(original)`` (kept as its
-    ``__wrapped__``, with its name and docstring, or the base class's docstring when it has none,
-    so ``help()`` shows the protocol's); a method wrapped already is left alone."""
-    fn = cls.__dict__.get(attr)
-    if fn is None or getattr(fn, "_hspr_checked", False):
-        return
-    wrapped = functools.wraps(fn)(make(fn))
-    if wrapped.__doc__ is None:  # (not getattr(None, "__doc__"): None has a docstring on Python 3.13)
-        wrapped.__doc__ = next((f.__doc__ for b in cls.__mro__[1:] if (f := b.__dict__.get(attr)) is not None and f.__doc__),
-                               None)
-    wrapped._hspr_checked = True
-    setattr(cls, attr, wrapped)
 
 
 class FittedModel(ABC):
@@ -698,7 +721,10 @@ class FittedModel(ABC):
 
         def checked(start):
             def checked_start(self, budget: int, seed: int = 0, *args, **kw) -> Session:
-                return start(self, budget, check_seed(seed), *args, **kw)  # before a session seeds its generator
+                sess = start(self, budget, check_seed(seed), *args, **kw)  # the seed before a session seeds its generator
+                if isinstance(sess, Session) and self.trials is not None:
+                    sess.trials = self.trials
+                return sess
             return checked_start
 
         _wrap_once(cls, "start", checked)
@@ -708,6 +734,9 @@ class FittedModel(ABC):
     #: set by :meth:`Method.fit`: True when the sources hold one 0/1 outcome per cell (no
     #: ``trials``), so a session refuses a pass rate as an outcome (False: not known, or pass rates)
     binary_outcomes: bool = False
+    #: set by :meth:`Method.fit`: the sources' trials per task (``ResponseMatrix.trials``), or None;
+    #: a session then takes a pass rate only as successes / trials
+    trials: int | None = None
 
     @abstractmethod
     def start(self, budget: int, seed: int = 0) -> Session:
