@@ -156,6 +156,10 @@ def test_plain_commands_say_a_torn_record_on_stderr_and_keep_stdout_for_the_resu
     rec = run("live", "record", first, "unresolved", "--session", path)
     assert rec.exit_code == 0 and "warning" not in rec.stdout
     assert "its bytes were moved to run.hspr.torn" in rec.stderr and journal.torn_path(path).exists()
+    raw = path.read_bytes()
+    path.write_bytes(raw[:-10])  # torn again: plot says so too (a review)
+    plot = run("live", "plot", "--out", files / "p.png", "--session", path)
+    assert plot.exit_code == 0 and "warning: the session file ended in an incomplete record" in plot.stderr
 
 
 def test_a_failed_results_write_saves_the_runs_elsewhere(files, monkeypatch, tmp_path_factory):

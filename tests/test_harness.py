@@ -427,6 +427,8 @@ def test_outcome_csv_with_ambiguous_columns_is_refused(tmp_path):
             read_outcomes(p)
     p.write_text("instance_id,resolved,model\nT1,1,m\n")  # an extra column is still fine
     assert status_map(read_outcomes(p)) == {"T1": RESOLVED}
+    p.write_text("instance_id,resolved,trials,trials\nT1,1,3,3\n")  # also columns only a trials CSV reads (a review)
+    assert status_map(read_outcomes(p)) == {"T1": RESOLVED}
     p = tmp_path / "t.csv"  # distinct trials of one task, in any order, are five lines
     p.write_text("task_id,trial,resolved\n" + "".join(f"t1,{k},{k % 2}\n" for k in (4, 0, 3, 1, 2)))
     assert [o.outcome for o in read_trials_outcomes(p, 5).outcomes] == [0.4]

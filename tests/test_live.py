@@ -404,6 +404,7 @@ def test_a_batch_size_that_is_not_a_whole_number_is_a_session_error(bank, tmp_pa
         with pytest.raises(LiveSessionError, match="batch size must be a whole number >= 1"):
             live.next(k)
     assert len(live.next(2.0)) == 2
+    assert len(live.next(10**400)) == 6  # a huge int: the rest of the budget, not an OverflowError (a review)
 
 
 def test_ingest_run_summary_errors_stay_pending(bank, tmp_path):

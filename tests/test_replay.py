@@ -199,6 +199,17 @@ def test_replay_cli_refuses_bad_options_before_work(tmp_path, small_bank, args, 
     assert "Traceback" not in res.output
 
 
+def test_config_auto_stays_the_keyword_beside_a_folder_named_auto(tmp_path, small_bank, monkeypatch):
+    """A review: with a folder 'auto' in the working folder, --config auto was called a folder."""
+    csv = tmp_path / "bank.csv"
+    write_wide_csv(small_bank, csv)
+    (tmp_path / "auto").mkdir()
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr_auto", "--config", "auto",
+                                    "--quiet", "--out", "r.json"])
+    assert res.exit_code == 2 and "is a folder" not in res.output and "drop --config" in res.output, res.output
+
+
 @pytest.mark.parametrize("cfg, needle", [
     ({"group_uncertainty": "false"}, "group_uncertainty must be true or false"),
     ({"gamma": "4"}, "gamma must be a finite number"),

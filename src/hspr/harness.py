@@ -437,10 +437,11 @@ def _separator_hint(fields: list[str]) -> str:
     return ""
 
 
-def _check_header(path: Path, head: list[str], raw: list[str]) -> None:
+def _check_header(path: Path, head: list[str], raw: list[str], trials_form: bool = False) -> None:
     """Refuse a header whose columns hspr reads are ambiguous: one of them twice, both id columns,
-    or the counts columns beside a per-trial ``resolved`` column (which would be picked silently)."""
-    read = ("instance_id", "task_id", "resolved", "successes", "trials", "trial")
+    or (``trials_form``: a bank of repeated trials) the counts columns beside a per-trial
+    ``resolved`` column (which would be picked silently). A 0/1 CSV ignores its other columns."""
+    read = ("instance_id", "task_id", "resolved") + (("successes", "trials", "trial") if trials_form else ())
     twice = next((c for c in read if head.count(c) > 1), None)
     if twice is not None:
         where = [str(k + 1) for k, c in enumerate(head) if c == twice]
@@ -449,7 +450,7 @@ def _check_header(path: Path, head: list[str], raw: list[str]) -> None:
     if "instance_id" in head and "task_id" in head:
         raise HarnessFormatError(f"{path}: header {_line(raw)} has both 'instance_id' and 'task_id'; keep the id "
                                  "column to read and rename or drop the other")
-    if "resolved" in head and ("successes" in head or "trials" in head):
+    if trials_form and "resolved" in head and ("successes" in head or "trials" in head):
         raise HarnessFormatError(f"{path}: header {_line(raw)} has 'resolved' beside 'successes'/'trials'; a file is "
                                  "either one line per task 'task_id,successes,trials' or one line per trial "
                                  "'task_id,resolved': keep the columns of one form")
@@ -549,7 +550,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     if idcol is None or not ({"successes", "trials"} <= set(head) or "resolved" in head):
         raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} is not a header 'task_id,successes,trials' (counts) "
                                  "or 'task_id,resolved' (one line per trial)" + _separator_hint(recs[0][1]))
-    _check_header(path, head, recs[0][1])
+    _check_header(path, head, recs[0][1], trials_form=True)
     ci = head.index(idcol)
     counts = {"successes", "trials"} <= set(head)
     cols = [ci] + ([head.index("successes"), head.index("trials")] if counts else [head.index("resolved")])
@@ -651,13 +652,21 @@ def is_session_file(path: str | Path) -> bool:
     try:
         if not p.is_file():
             return False
+        from .journal import FORMAT
+
+        needle, found = f'"{FORMAT}"'.encode(), False
         with p.open("rb") as fh:
-            text = fh.read(1 << 16).decode("utf-8", errors="replace")
-            if text.lstrip("\ufeff \t\r\n")[:1] == "{":  # JSON: a legacy session may name its format anywhere
-                text += fh.read().decode("utf-8", errors="replace")
+            head = fh.read(1 << 16)
+            if head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")[:1] != "{":
+                return False
+            chunk = head  # JSON: a legacy session may name its format anywhere; search, do not parse
+            while chunk and not found:
+                found = needle in chunk
+                more = fh.read(1 << 20)
+                chunk = chunk[-len(needle):] + more if more else b""
+        return found and _is_session(p, p.read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return False
-    return _is_session(p, text)
 
 
 def read_session_outcomes(path: str | Path, trials: int | None = None, digest: str | None = None) -> HarnessRead:

@@ -73,7 +73,6 @@ from __future__ import annotations
 import datetime as _dt
 import glob
 import json
-import math
 import numbers
 import os
 import shutil
@@ -96,7 +95,7 @@ from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError, session_lock
 from .methods import LIVE_DEFAULT, REGISTRY, method_class
 from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
-from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, refuse_pass_rates, trajectory
+from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, finite_real, refuse_pass_rates, trajectory
 from .stopping import WidthBelow, live_rule
 
 SESSION_FORMAT = journal.FORMAT
@@ -993,7 +992,7 @@ class LiveSession:
         ValueError
             For ``k`` < 1.
         """
-        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not math.isfinite(k) or int(k) != k or k < 1:
+        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not finite_real(k) or int(k) != k or k < 1:
             raise LiveSessionError(f"batch size must be a whole number >= 1, got {k!r}")
         with self._transaction():
             if self.stop_reason() is not None:

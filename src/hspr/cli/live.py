@@ -486,6 +486,8 @@ def register(group: click.Group) -> None:
 
         try:
             live_s = LiveSession.open(session_path, announce=busy)
+            for w in live_s.warnings:  # a torn record set aside: said here too, as by every other command
+                click.echo(f"warning: {w}", err=True)
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, **live_s.input_paths()})
             refuse_session_target(out, "--out")
             sw = live_s.stop_width

@@ -396,7 +396,7 @@ def register(group: click.Group) -> None:
         console = make_console(stderr=True)
         check_backend(backend, scheduler)
         workers = local_workers(workers, scheduler, console)
-        if config_path is not None and (not config_path.strip() or Path(config_path).is_dir()):  # a missing file: later
+        if config_path not in (None, "auto") and (not config_path.strip() or Path(config_path).is_dir()):  # missing: later
             what = "is empty" if not config_path.strip() else "is a folder"
             raise click.BadParameter(f"{config_path!r} {what}; give a JSON file of HSPR settings or 'auto'",
                                      param_hint="--config")
