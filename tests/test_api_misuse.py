@@ -13,10 +13,10 @@ import pytest
 from hspr import get_method
 from hspr.data.matrix import DataError, ResponseMatrix
 from hspr.errors import HsprError, UnknownIdError
-from hspr.session import BudgetError
 from hspr.journal import LiveSessionError
 from hspr.live import LiveSession
 from hspr.methods.hspr import HSPR, HSPRConfig
+from hspr.session import BudgetError
 
 from .conftest import simulate_matrix
 
