@@ -244,6 +244,15 @@ def check_budget(budget, n_tasks: int, allow_zero: bool = True) -> int:
     return b
 
 
+def feasible_bounds(n_success: float, n_observed: int, n_tasks: int) -> tuple[float, float]:
+    """The full scores still possible after ``n_observed`` outcomes summing to ``n_success``
+    (successes, or pass rates summed) on a bank of ``n_tasks`` tasks.
+
+    Returns ``(s/N, (s + N - n)/N)`` on the 0-1 scale (Eq. 2 of the paper: the observed part is exact).
+    """
+    return n_success / n_tasks, (n_success + n_tasks - n_observed) / n_tasks
+
+
 def finite_real(x: numbers.Real) -> bool:
     """Whether real number ``x`` is finite; an int of any size is (``math.isfinite`` would turn
     ``10**400`` into a float and overflow)."""
@@ -596,8 +605,7 @@ class Session(ABC):
         """``(lo, hi)``, the range (0-1 scale) the full score must lie in given the recorded
         outcomes: every recorded task counts its outcome (0/1, or a pass rate), every other task
         0 for ``lo`` and 1 for ``hi``. ``(0, 1)`` with no outcomes; one value at full budget."""
-        s = float(np.sum(self.outcomes)) if self.outcomes else 0.0
-        return s / self.n_tasks, (s + self.n_tasks - len(self.outcomes)) / self.n_tasks
+        return feasible_bounds(float(np.sum(self.outcomes)) if self.outcomes else 0.0, len(self.outcomes), self.n_tasks)
 
     def _require_outcomes(self) -> None:
         if not self.queried and not self.has_prior_estimate:

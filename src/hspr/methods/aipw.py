@@ -39,7 +39,7 @@ predictions are (the property the paper's section 5 motivates AIPW with):
    observed: then ``T`` is the exact total.
 
 No power-tuning coefficient is used (their code has none). The reported ``point`` is clipped to
-the scores still possible given the outcomes seen (:func:`hspr.methods.ridge_map.feasible_bounds`;
+the scores still possible given the outcomes seen (:func:`hspr.session.feasible_bounds`;
 the truth lies there, so clipping never adds error); ``ScoreEstimate.mean`` carries the
 unclipped, exactly unbiased estimate.
 """
@@ -52,9 +52,8 @@ import numpy as np
 from scipy import stats
 
 from ..data.matrix import ResponseMatrix
-from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
+from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget, feasible_bounds
 from .orders import uniform_order
-from .ridge_map import feasible_bounds
 from .uniform import small_sample_variance
 
 _Z90 = float(stats.norm.ppf(0.95))

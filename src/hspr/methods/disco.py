@@ -33,7 +33,7 @@ and the fitted regressors, e.g. ``RandomForestRegressor_100``; ``experiments.py`
    residuals of the chosen regressor on the ``n`` sources, the half-width is the
    ``ceil((n + 1) * 0.9)``-th smallest ``|r_i|`` (infinite if that rank exceeds ``n``); the point
    and ``point +/- half`` are clipped to the scores still possible given the outcomes seen
-   (:func:`hspr.methods.ridge_map.feasible_bounds`). Choosing the regressor on the same residuals
+   (:func:`hspr.session.feasible_bounds`). Choosing the regressor on the same residuals
    makes them slightly optimistic.
 5. Budget 0 (no outcome): the source mean score, interval from its leave-one-out residuals, as
    RSL does. Full budget: the raw mean, the exact score, with zero width.
@@ -50,8 +50,8 @@ import numpy as np
 from sklearn.ensemble import RandomForestRegressor
 
 from ..data.matrix import DataError, ResponseMatrix
-from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
-from .ridge_map import ColumnFitCache, feasible_bounds, observed_outcomes
+from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget, feasible_bounds
+from .ridge_map import ColumnFitCache, observed_outcomes
 
 
 def disagreement_order(values: np.ndarray, tasks: Sequence[str]) -> np.ndarray:

@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.linear_model import RidgeCV
 
 from ..data.matrix import DataError, ResponseMatrix
-from ..session import ScoreEstimate
+from ..session import ScoreEstimate, feasible_bounds
 
 #: RidgeCV penalties of the RSL port (HSPR_SPEC section 8)
 DEFAULT_ALPHAS: tuple[float, ...] = (0.1, 1.0, 10.0)
@@ -212,14 +212,6 @@ class RidgeScoreMap:
         fit = self.fit_columns(cols)
         order = np.argsort(cols)  # the fit's columns are sorted
         return fit.predict(y[order])
-
-
-def feasible_bounds(n_success: int, n_observed: int, n_tasks: int) -> tuple[float, float]:
-    """The full scores still possible after ``n_observed`` outcomes with ``n_success`` successes.
-
-    Returns ``(s/N, (s + N - n)/N)`` on the 0-1 scale (Eq. 2 of the paper: the observed part is exact).
-    """
-    return n_success / n_tasks, (n_success + n_tasks - n_observed) / n_tasks
 
 
 def ridge_score_estimate(score_map: RidgeScoreMap, columns: Sequence[int], y: Sequence[int], budget: int) -> ScoreEstimate:
