@@ -795,7 +795,7 @@ def _refuse_json_lines(path: Path, text: str) -> None:
         first = loads(lines[0])
     except ValueError:
         return  # one document over several lines (or a damaged one): the JSON reader names it
-    if isinstance(first, dict) and (path.suffix.lower() == ".jsonl" or len(lines) > 1):
+    if isinstance(first, dict):  # two lines or more, or a .jsonl name (the early return)
         keys = ", ".join(list(first)[:4])
         raise HarnessFormatError(
             f"{path}: JSON Lines (one object per line; the first has keys {keys}), which no harness report is "

@@ -223,7 +223,7 @@ def check_budget(budget, n_tasks: int, allow_zero: bool = True) -> int:
     if isinstance(budget, np.ndarray) and budget.ndim == 0:  # np.array(5)
         budget = budget.item()
     if isinstance(budget, (decimal.Decimal, numbers.Rational)) and not isinstance(budget, (bool, numbers.Integral)):
-        if not (budget.is_finite() if isinstance(budget, decimal.Decimal) else True) or budget != int(budget):
+        if (isinstance(budget, decimal.Decimal) and not budget.is_finite()) or budget != int(budget):
             raise BudgetError(f"budget must be a whole number of tasks, got {budget!r}")
         budget = int(budget)  # Decimal('5'), Fraction(10, 2)
     if isinstance(budget, bool) or not isinstance(budget, (numbers.Integral, float, np.floating)):

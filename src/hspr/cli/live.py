@@ -112,13 +112,18 @@ def status_lines(st: LiveStatus) -> list[str]:
     return out
 
 
-def echo_status(st: LiveStatus, header: bool = True) -> None:
-    """Print :func:`status_lines` on stdout (without the session line unless ``header``) and each
-    of the status's warnings (a torn record set aside, an unreachable stop width) on stderr, so
-    that a script reading stdout gets the status and a person still sees the warnings."""
-    click.echo("\n".join(status_lines(st)[0 if header else 1:]))
-    for w in st.warnings:
+def echo_warnings(warnings) -> None:
+    """Each warning (a torn record set aside, an unreachable stop width) as a ``warning:`` line on
+    stderr, so that a script reading stdout gets the result and a person still sees them."""
+    for w in warnings:
         click.echo(f"warning: {w}", err=True)
+
+
+def echo_status(st: LiveStatus, header: bool = True) -> None:
+    """Print :func:`status_lines` on stdout (without the session line unless ``header``) and the
+    status's warnings on stderr (:func:`echo_warnings`)."""
+    click.echo("\n".join(status_lines(st)[0 if header else 1:]))
+    echo_warnings(st.warnings)
 
 
 def _replaced(live_s: LiveSession, kind: str, task: str):
@@ -325,8 +330,7 @@ def register(group: click.Group) -> None:
         if missing:
             click.echo(f"warning: {predictions} has no prediction for {', '.join(missing)}", err=True)
         if not as_json:  # a torn record set aside on opening, a log that no longer replays: said on every command
-            for w in live_s.warnings:
-                click.echo(f"warning: {w}", err=True)
+            echo_warnings(live_s.warnings)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, "out": out,
                                    "missing_predictions": missing, **st.to_dict()}))
@@ -486,8 +490,7 @@ def register(group: click.Group) -> None:
 
         try:
             live_s = LiveSession.open(session_path, announce=busy)
-            for w in live_s.warnings:  # a torn record set aside: said here too, as by every other command
-                click.echo(f"warning: {w}", err=True)
+            echo_warnings(live_s.warnings)  # a torn record set aside: said here too, as by every other command
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, **live_s.input_paths()})
             refuse_session_target(out, "--out")
             sw = live_s.stop_width
@@ -555,5 +558,4 @@ def register(group: click.Group) -> None:
             click.echo(json.dumps({"ok": True, "command": "relink", "matrix": new, "warnings": warnings}))
         else:
             click.echo(f"{session_path}: bank matrix is now {new}")
-            for w in warnings:
-                click.echo(f"warning: {w}", err=True)
+            echo_warnings(warnings)

@@ -205,10 +205,10 @@ def comparison_rich(table: pd.DataFrame) -> list:
         t = Table(title=_budget_heading(g), caption="errors in pp; * best, ' second best per bank")
         for h in _cmp_header(table):
             t.add_column(h, justify="left" if h in ("bank", "method") else "right", no_wrap=h in ("bank", "method"))
-        per = g[g["bank"] != MACRO]
+        per, tr = g[g["bank"] != MACRO], _has_tasks_run(table)
         last = per["bank"].ne(per["bank"].shift(-1)).to_numpy()
         for r, end in zip(per.itertuples(), last):
-            t.add_row(*[_rich_cell(x, k) for x, k in _cmp_cells(r, _has_tasks_run(table))], end_section=bool(end))
+            t.add_row(*[_rich_cell(x, k) for x, k in _cmp_cells(r, tr)], end_section=bool(end))
         out.append(t)
         banks, _, wide = _macro_wide(g)
         if len(banks) < 2:  # one bank, or shift protocols only: no macro MAE (it would repeat the bank's)
