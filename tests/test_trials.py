@@ -208,6 +208,34 @@ def test_parse_outcome_k_of_trials():
         parse_outcome("3/5")
 
 
+def test_parse_outcome_takes_a_pass_rate_given_as_a_number_as_tell_does():
+    """A hostile trial: LiveSession.record(t, 0.6) and record(t, np.float32(0.6)) were refused on a
+    5-trial bank where Session.tell takes them, and np.ma.masked was recorded as 0."""
+    for v in (0.6, np.float32(0.6), np.array(0.6), np.float64(0.6)):
+        assert parse_outcome(v, 5) == 0.6
+    assert parse_outcome(np.float32(1.0), 5) == 1 and parse_outcome(0, 5) == 0
+    for bad in (0.5, np.float32(1 / 3), 1.2, -0.2, float("nan"), "0.6"):  # text stays k/T (the CLI's form)
+        with pytest.raises(LiveSessionError, match="k/5"):
+            parse_outcome(bad, 5)
+    for trials in (None, 5):
+        with pytest.raises(LiveSessionError, match="masked \\(a missing outcome\\)"):
+            parse_outcome(np.ma.masked, trials)
+        with pytest.raises(LiveSessionError, match="masked"):
+            parse_outcome(np.ma.array([1, 0], mask=[True, False])[0], trials)
+
+
+def test_a_float32_pass_rate_is_read_exactly_on_a_bank_of_many_trials():
+    """float32 rounding of 27/100 is 1.07e-6 trials off 27: it was refused (a tolerance in trials,
+    not in the rate); every k/100 now reads back as exactly k/100, and 0.275 (27.5/100) does not."""
+    sess = get_method("uniform").fit(simulate_trials(12, 101, 100)).start(101, 0)
+    for k, t in enumerate(sess.tasks):
+        sess.tell(t, np.float32(k / 100))
+    assert sess.outcomes == [k / 100 if 0 < k < 100 else k // 100 for k in range(101)]
+    sess = get_method("uniform").fit(simulate_trials(12, 30, 100)).start(5, 0)
+    with pytest.raises(ValueError, match="not a pass rate over the bank's 100 trials"):
+        sess.tell(sess.tasks[0], 0.275)
+
+
 def test_live_records_k_of_trials_and_reopens_the_same_state(tmp_path):
     path = tmp_path / "tb.hspr"
     live = LiveSession.create(path, bank="terminal-bench", budget=6, method="hspr")

@@ -73,6 +73,7 @@ from __future__ import annotations
 import datetime as _dt
 import glob
 import json
+import math
 import numbers
 import os
 import shutil
@@ -94,7 +95,7 @@ from .fitcache import cached_fit, code_digest
 from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError, session_lock
 from .methods import LIVE_DEFAULT, REGISTRY, method_class
-from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
+from .outcomes import SPELLINGS, outcome, pass_rate, snap_pass_rate, trial_successes
 from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, finite_real, refuse_pass_rates, trajectory
 from .stopping import WidthBelow, live_rule
 
@@ -245,24 +246,50 @@ def parse_outcome(value, trials: int | None = None) -> float:
 
     With ``trials`` (a bank of repeated trials) only ``"k/trials"``, the successes of the
     task's trials, returned as the pass rate ``k / trials`` (a word such as ``resolved`` is
-    ambiguous there: every trial or one of them).
+    ambiguous there: every trial or one of them), or that pass rate given as a number (as
+    :meth:`hspr.session.Session.tell` takes it: ``0.6`` or ``np.float32(0.6)`` for 3/5).
+    A masked value (``np.ma.masked``, a missing outcome) is refused.
 
     Raises
     ------
     LiveSessionError
         For anything else, naming the value.
     """
+    if np.ma.is_masked(value):
+        raise LiveSessionError("outcome is masked (a missing outcome); record only the outcomes of tasks that ran")
     if trials is not None:
+        rate = _number(value)
+        if rate is not None and 0 <= rate <= 1:  # the API's form, as Session.tell takes it: np.float32(0.6)
+            snapped = snap_pass_rate(rate, trials)
+            if snapped is not None:
+                return snapped
         k, _, t = str(value).partition("/")
         successes = trial_successes(k, t, trials)
         if successes is None:
             raise LiveSessionError(f"outcome {value!r} is not k/{trials} with k in 0..{trials} (successes of the "
-                                   f"task's {trials} trials)")
+                                   f"task's {trials} trials)" + ("" if rate is None else
+                                                                 f" nor a pass rate k/{trials} (a number)"))
         return pass_rate(successes, trials)
     y = outcome(value)
     if y is None:
         raise LiveSessionError(f"outcome {value!r} is not one of {SPELLINGS}")
     return y
+
+
+def _number(value) -> float | None:
+    """A finite real number given as a number (a numpy scalar, a 0-d array, a Decimal or Fraction
+    too) as a float, else None (text, NaN, anything else)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, str) or not isinstance(value, numbers.Number) or isinstance(value, complex):
+        return None
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return x if math.isfinite(x) else None
 
 
 def describe_outcome(y: float, trials: int | None = None) -> str:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import numbers
 import re
 
+import numpy as np
+
 RESOLVED = frozenset({"1", "1.0", "true", "yes", "pass", "passed", "resolved"})
 UNRESOLVED = frozenset({"0", "0.0", "false", "no", "fail", "failed", "unresolved"})
 MISSING = frozenset({"", "na", "n/a", "nan", "null", "none"})
@@ -45,11 +47,14 @@ def is_cell(text: str) -> bool:
 def outcome(value) -> int | None:
     """1 or 0 for a value in the vocabulary, else None (the caller names where it was found).
 
-    ``value`` may be text, a bool or a number; a missing marker (:data:`MISSING`) is None too:
-    readers that allow missing cells test :func:`is_missing` first.
+    ``value`` may be text, a bool or a number; a missing marker (:data:`MISSING`) and numpy's
+    masked constant (``np.ma.masked``) are None too: readers that allow missing cells test
+    :func:`is_missing` first.
     """
     if isinstance(value, bool):
         return int(value)
+    if type(value).__module__.startswith("numpy") and np.ma.is_masked(value):  # a missing cell: its .item() reads 0
+        return None
     if isinstance(value, numbers.Number):
         return int(value) if value in (0, 1) else None
     if hasattr(value, "item") and not isinstance(value, str):  # numpy scalars
@@ -79,6 +84,17 @@ def trial_successes(k, t, trials: int) -> int | None:
     if _COUNT.fullmatch(k) and _COUNT.fullmatch(t) and int(t) == trials and int(k) <= trials:
         return int(k)
     return None
+
+
+def snap_pass_rate(rate: float, trials: int) -> float | None:
+    """``rate`` as the pass rate ``k / trials`` it stands for, or None when it is not one.
+
+    ``rate`` is a finite number in [0, 1]; it may carry float32 rounding (``np.float32(0.6)``):
+    within 1e-6 of ``k / trials`` it is that rate, exactly (:func:`pass_rate`). Used by
+    :meth:`hspr.session.Session.tell` and :func:`hspr.live.parse_outcome`.
+    """
+    k = round(rate * trials)
+    return pass_rate(k, trials) if abs(rate - k / trials) <= 1e-6 else None
 
 
 def pass_rate(successes: int, trials: int) -> float:

@@ -21,7 +21,7 @@ import numpy as np
 
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, UnknownIdError
-from .outcomes import SPELLINGS
+from .outcomes import SPELLINGS, snap_pass_rate
 
 
 class BudgetError(HsprError):
@@ -436,13 +436,13 @@ class Session(ABC):
                                 f"{'' if number else type(outcome).__name__ + ' '}{outcome!r}{why}")
             outcome = float(outcome)
             if self.trials is not None:  # a bank of T trials: successes / T, exactly (a float32 0.6 too)
-                k = round(outcome * self.trials)
-                if abs(k - outcome * self.trials) > 1e-6:
+                rate = snap_pass_rate(outcome, self.trials)
+                if rate is None:
                     raise HsprError(f"outcome for {task_id!r} is {outcome!r}, not a pass rate over the bank's "
                                     f"{self.trials} trials (successes / {self.trials}: "
                                     f"{', '.join(f'{i / self.trials:g}' for i in range(min(self.trials, 5) + 1))}"
                                     f"{', ...' if self.trials > 5 else ''})")
-                outcome = k / self.trials
+                outcome = float(rate)
         else:
             outcome = int(outcome)
         j = self._index[task_id]
