@@ -185,6 +185,15 @@ def test_outcome_csv_of_two_agents_is_refused(tmp_path):
     # a blank cell names no agent; a case-only difference is one agent (a review found both refused)
     p.write_text("model,instance_id,resolved\nGPT-4,T1,1\n,T2,0\ngpt-4,T3,1\n")
     assert status_map(read_outcomes(p)) == {"T1": RESOLVED, "T2": UNRESOLVED, "T3": RESOLVED}
+    # a hostile trial: a bank's long trials CSV of two agents was summed into one agent's trial lines
+    p.write_text("agent,task_id,resolved\n" + "".join(f"{a},T1,{y}\n" for a in ("me", "you") for y in (1, 0, 1)))
+    with pytest.raises(HarnessFormatError, match=r"column 'agent' names 2 agents \('me', 'you'\)"):
+        read_trials_outcomes(p, 6)
+    p.write_text("model,task_id,successes,trials\nA,T1,2,3\nB,T2,1,3\n")
+    with pytest.raises(HarnessFormatError, match=r"column 'model' names 2 agents"):
+        read_trials_outcomes(p, 3)
+    p.write_text("model,task_id,successes,trials\nA,T1,2,3\na,T2,1,3\n")
+    assert [o.outcome for o in read_trials_outcomes(p, 3).outcomes] == [2 / 3, 1 / 3]
 
 
 def test_empty_folder_refused(tmp_path):

@@ -456,6 +456,19 @@ def _check_header(path: Path, head: list[str], raw: list[str], trials_form: bool
                                  "'task_id,resolved': keep the columns of one form")
 
 
+def _check_one_agent(path: Path, head: list[str], recs: list[tuple[int, list[str]]]) -> None:
+    """Refuse data lines ``recs`` whose column of :data:`AGENT_COLUMNS` names more than one agent
+    (a bank's long CSV holds many): a blank cell names no agent, and names that differ in case
+    only are one agent."""
+    for col in (c for c in AGENT_COLUMNS if c in head):
+        cells = {rec[head.index(col)].strip() for _, rec in recs if len(rec) > head.index(col)} - {""}
+        names = sorted({c.casefold(): c for c in sorted(cells)}.values())
+        if len(names) > 1:
+            raise HarnessFormatError(
+                f"{path}: column {col!r} names {len(names)} agents ({', '.join(map(repr, names[:3]))}"
+                f"{', ...' if len(names) > 3 else ''}); a session records one agent: keep that agent's lines")
+
+
 def read_outcome_csv(path: str | Path) -> HarnessRead:
     """Read a CSV ``instance_id,resolved`` (header optional, its id column ``instance_id`` or ``task_id``;
     with a header, extra columns are ignored but every line has the header's width, and a column
@@ -485,14 +498,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         recs = recs[1:]
         if not recs:
             raise HarnessFormatError(f"{path}: no outcome lines under the header; nothing to record")
-        for col in (c for c in AGENT_COLUMNS if c in head):  # a bank's long CSV holds many agents
-            # a blank cell names no agent, and names that differ in case only are one agent
-            cells = {rec[head.index(col)].strip() for _, rec in recs if len(rec) > head.index(col)} - {""}
-            names = sorted({c.casefold(): c for c in sorted(cells)}.values())
-            if len(names) > 1:
-                raise HarnessFormatError(
-                    f"{path}: column {col!r} names {len(names)} agents ({', '.join(map(repr, names[:3]))}"
-                    f"{', ...' if len(names) > 3 else ''}); a session records one agent: keep that agent's lines")
+        _check_one_agent(path, head, recs)
     elif len(head) == 2 and _parse_cell(head[1]) is not None:
         ci, cr = 0, 1
     else:
@@ -538,8 +544,8 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     HarnessFormatError
         Naming the line or task for a missing column, a count out of range, another number of
         trials than the bank's, a task listed twice (counts form), a trial listed twice, a task
-        with too few or too many trial lines, or a header column it reads given twice (or both
-        forms' columns).
+        with too few or too many trial lines, a header column it reads given twice (or both
+        forms' columns), or a column of :data:`AGENT_COLUMNS` that names more than one agent.
     """
     path = Path(path)
     recs = csv_records(path, HarnessFormatError)
@@ -551,6 +557,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
         raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} is not a header 'task_id,successes,trials' (counts) "
                                  "or 'task_id,resolved' (one line per trial)" + _separator_hint(recs[0][1]))
     _check_header(path, head, recs[0][1], trials_form=True)
+    _check_one_agent(path, head, recs[1:])
     ci = head.index(idcol)
     counts = {"successes", "trials"} <= set(head)
     cols = [ci] + ([head.index("successes"), head.index("trials")] if counts else [head.index("resolved")])
