@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -86,6 +87,21 @@ def test_no_output_replaces_another_live_session_file_of_any_name(files):
     assert res.exit_code == 0, res.output
     res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "--out", files / "r.json")
     assert res.exit_code == 0, res.output  # a replay's own results file may be replaced
+
+    # a hostile trial: `report --out-dir` replaced a session file named like one of its tables
+    rep = files / "rep"
+    rep.mkdir()
+    shutil.copy(other, rep / "paired.csv")
+    res = run("report", files / "r.json", "--out-dir", rep, "--no-figures")
+    assert res.exit_code == 2 and f"{rep / 'paired.csv'} is an hspr live session file" in " ".join(res.output.split())
+    assert (rep / "paired.csv").read_bytes() == kept and not (rep / "comparison.md").exists()
+    shutil.copy(other, rep / "coverage.svg")  # a figure's name, only when figures are written
+    (rep / "paired.csv").unlink()
+    assert run("report", files / "r.json", "--out-dir", rep, "--no-figures").exit_code == 0
+    assert run("report", files / "r.json", "--out-dir", rep).exit_code == 2
+    assert (rep / "coverage.svg").read_bytes() == kept
+    res = run("report", rep / "comparison.csv", "--out-dir", rep, "--no-figures")  # the results file it reads
+    assert res.exit_code == 2 and "is the results file" in res.output
 
 
 def test_outputs_never_overwrite_the_files_a_session_was_started_from(files):

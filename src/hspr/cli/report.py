@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import sys
 import warnings
+from pathlib import Path
 
 import click
 from rich.markup import escape
 
-from ..report import ReportError, ReportWarning, comparison_rich, paired_rich, read_results, write_report
+from ..harness import is_session_file
+from ..report import ReportError, ReportWarning, comparison_rich, paired_rich, read_results, report_files, write_report
 from ..report.inputs import current_label
-from .common import check_output_dir, os_error_message, print_error
+from .common import check_output_dir, os_error_message, print_error, same_file
 from .common import console as make_console
 
 
@@ -48,6 +50,13 @@ def register(group: click.Group) -> None:
         """
         out, err = make_console(width=None if sys.stdout.isatty() else 140), make_console(stderr=True)
         check_output_dir(out_dir, "--out-dir")
+        for name in report_files(figures):  # a fixed name in the folder may be a session file or a results file
+            target = Path(out_dir) / name
+            what = ("an hspr live session file (its recorded outcomes would be lost)" if is_session_file(target) else
+                    next((f"the results file {r} given to read" for r in results if same_file(target, r)), None))
+            if what:
+                raise click.BadParameter(f"{target} is {what}, and the report writes its {name} there: choose "
+                                         "another --out-dir, or move that file", param_hint="--out-dir")
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ReportWarning)

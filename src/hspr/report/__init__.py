@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .figures import figure_budget_curves, figure_coverage, figure_estimate_vs_truth, make_figures
+from .figures import FIGURE_FORMATS, FIGURE_STEMS, figure_budget_curves, figure_coverage, figure_estimate_vs_truth, make_figures
 from .inputs import (
     BAND_PP,
     DECIMALS,
@@ -42,16 +42,27 @@ from .stats import coverage_table, holm, paired_analysis, paired_stats, per_targ
 from .tables import comparison_markdown, comparison_rich, comparison_table, paired_markdown, paired_rich
 
 __all__ = ["BAND_PP", "DECIMALS", "MACRO", "MAIN_FRACTION", "NOMINAL_LEVEL", "POOLED", "REQUIRED_COLUMNS", "RUN_KEY",
-           "ZERO_METHOD", "ReportError", "ReportWarning", "bank_order", "comparison_markdown", "comparison_rich",
+           "TABLE_FILES", "ZERO_METHOD", "ReportError", "ReportWarning", "bank_order", "comparison_markdown", "comparison_rich",
            "comparison_table", "coverage_table", "figure_budget_curves", "figure_coverage", "figure_estimate_vs_truth",
            "holm", "is_shift_protocol", "make_figures", "paired_analysis", "paired_markdown", "paired_rich",
-           "paired_stats", "per_target_errors", "read_results", "runs_frame", "seed_metrics", "summarize",
-           "write_report"]
+           "paired_stats", "per_target_errors", "read_results", "report_files", "runs_frame", "seed_metrics",
+           "summarize", "write_report"]
 
 
 
 # --------------------------------------------------------------------------------------------
 # everything
+
+
+#: the tables :func:`write_report` writes
+TABLE_FILES = ("comparison.md", "comparison.csv", "paired.md", "paired.csv")
+
+
+def report_files(figures: bool = True) -> tuple[str, ...]:
+    """The names of the files :func:`write_report` may write in its folder (a figure that has
+    nothing to show, e.g. budget curves of one budget, is not written): the CLI checks that none
+    of them would replace a file it must not."""
+    return TABLE_FILES + (tuple(f"{s}.{e}" for s in FIGURE_STEMS for e in FIGURE_FORMATS) if figures else ())
 
 
 def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr", n_resamples: int = 10_000,
@@ -100,7 +111,7 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
         (out_dir / name).write_text(text, encoding="utf-8")
     table.to_csv(out_dir / "comparison.csv", index=False)
     paired.to_csv(out_dir / "paired.csv", index=False)
-    paths += [out_dir / n for n in ("comparison.md", "comparison.csv", "paired.md", "paired.csv")]
+    paths += [out_dir / n for n in TABLE_FILES]
     if figures:
         paths += make_figures(runs, out_dir, baseline, also)
     return {"comparison": table, "paired": paired, "paths": paths}

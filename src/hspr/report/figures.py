@@ -28,6 +28,12 @@ def _colors(methods: Sequence[str]) -> dict:
     return {m: tab(i % 20) for i, m in enumerate(methods)}
 
 
+#: the file names (without suffix) :func:`make_figures` writes, in its order
+FIGURE_STEMS = ("budget_curves", "estimate_vs_truth", "coverage")
+#: the suffixes :func:`make_figures` writes by default
+FIGURE_FORMATS = ("png", "svg")
+
+
 def _save(fig, out_dir: Path, stem: str, formats: Sequence[str]) -> list[Path]:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -263,7 +269,7 @@ def best_other_method(runs: pd.DataFrame, baseline: str, budget_fraction: float)
 
 
 def make_figures(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr", also: str | None = None,
-                 budget_fraction: float | None = None, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+                 budget_fraction: float | None = None, formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
     """Write the report figures as PNG and SVG (matplotlib, Agg canvas; no pyplot state).
 
     - ``budget_curves``: MAE and MaxErr against budget per bank and method (only with more
@@ -311,10 +317,10 @@ def make_figures(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
         also = best_other_method(runs, baseline, _closest_fraction(runs) if budget_fraction is None else budget_fraction)
     paths: list[Path] = []
     with matplotlib.rc_context({"svg.hashsalt": "hspr-report", "font.size": 9}):
-        for stem, make in [("budget_curves", lambda: figure_budget_curves(runs, baseline)),
-                           ("estimate_vs_truth", lambda: figure_estimate_vs_truth(runs, baseline, also,
-                                                                                  budget_fraction)),
-                           ("coverage", lambda: figure_coverage(runs, budget_fraction))]:
+        makers = (lambda: figure_budget_curves(runs, baseline),
+                  lambda: figure_estimate_vs_truth(runs, baseline, also, budget_fraction),
+                  lambda: figure_coverage(runs, budget_fraction))
+        for stem, make in zip(FIGURE_STEMS, makers, strict=True):
             fig = make()
             if fig is not None:
                 paths += _save(fig, out_dir, stem, formats)
