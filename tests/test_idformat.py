@@ -163,6 +163,31 @@ def test_live_next_prints_and_writes_each_form(tmp_path):
     res = runner.invoke(main, ["live", "next", "--format", "space", "--json", "--out", str(tmp_path / "sp.txt"),
                                "--session", str(s)])
     assert res.exit_code == 0 and (tmp_path / "sp.txt").read_text().split() == json.loads(res.stdout)["tasks"]
+    # a hostile trial: `--out ids.json` got one id per line, and --format beside --predictions was ignored
+    res = runner.invoke(main, ["live", "next", "--batch", "3", "--out", str(tmp_path / "ids.json"), "--session", str(s)])
+    assert res.exit_code == 0 and json.loads((tmp_path / "ids.json").read_text()) == ids
+    res = runner.invoke(main, ["live", "next", "--batch", "3", "--format", "csv", "--predictions", str(preds), "--out",
+                               str(tmp_path / "sub3.jsonl"), "--session", str(s)])
+    assert res.exit_code == 2 and "--format csv with --predictions" in res.output
+    assert not (tmp_path / "sub3.jsonl").exists()
+
+
+def test_a_refused_live_next_changes_nothing_in_the_session(tmp_path):
+    """A hostile trial: `next --stop-width 5 --out <the bank>` was refused but saved the stop width,
+    and a malformed --predictions file was read only after the tasks were asked (and journaled)."""
+    s = tmp_path / "s.hspr"
+    runner = CliRunner()
+    assert runner.invoke(main, ["live", "start", "--bank", "lite", "--budget", "6", "--session", str(s),
+                                "--method", "hspr", "--config", _fast(tmp_path)]).exit_code == 0
+    kept = s.read_bytes()
+    res = runner.invoke(main, ["live", "next", "--stop-width", "5", "--out", str(s), "--session", str(s)])
+    assert res.exit_code == 2 and "is also the session file" in res.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"instance_id": "x"}\nnot json\n')
+    res = runner.invoke(main, ["live", "next", "--stop-width", "5", "--predictions", str(bad), "--out",
+                               str(tmp_path / "sub.jsonl"), "--session", str(s)])
+    assert res.exit_code == 2 and "line 2 is not JSON" in res.output
+    assert s.read_bytes() == kept and not (tmp_path / "sub.jsonl").exists()
 
 
 def _fast(tmp_path) -> str:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from .data.matrix import DataError
@@ -64,6 +65,38 @@ def format_ids(ids: Sequence[str], form: str) -> str:
     if form == "regex":
         return "^(?:" + "|".join(re.escape(t) for t in ids) + ")$" if ids else "^(?!)$"  # nothing matches none
     raise ValueError(f"unknown id format {form!r}; choose one of {', '.join(FORMATS)}")
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """A predictions file as read by :func:`read_predictions`.
+
+    Attributes
+    ----------
+    path : Path
+    form : str
+        ``'jsonl'`` (JSON Lines), ``'list'`` (a JSON list) or ``'dict'`` (a JSON object keyed by
+        instance id).
+    records : tuple of (str, object)
+        (instance_id, record) in file order: the line's text for JSON Lines, else the object.
+    """
+
+    path: Path
+    form: str
+    records: tuple
+
+
+def read_predictions(path: str | Path) -> Predictions:
+    """Read a predictions file of any form :func:`subset_predictions` takes (module docstring).
+
+    Raises
+    ------
+    DataError
+        For an unreadable file, naming the line or item without an ``instance_id`` string.
+    """
+    path = Path(path)
+    form, recs = _read_predictions(path)
+    return Predictions(path, form, tuple(recs))
 
 
 def _read_predictions(path: Path):
@@ -103,9 +136,11 @@ def _iid(path: Path, rec, where: str) -> str:
     return rec["instance_id"]
 
 
-def subset_predictions(src: str | Path, ids: Sequence[str], dest: str | Path) -> list[str]:
+def subset_predictions(src: str | Path | Predictions, ids: Sequence[str], dest: str | Path) -> list[str]:
     """Write to ``dest`` the predictions of ``src`` whose instance id is in ``ids``, in the form the
     suffix of ``dest`` names (module docstring: ``.json`` is JSON, any other name JSON Lines).
+    ``src`` is a file, or one already read by :func:`read_predictions` (``hspr live next`` reads
+    it before it asks, so that a bad file leaves the session as it was).
 
     Returns the ids that ``src`` has no prediction for (the caller reports them).
 
@@ -115,10 +150,11 @@ def subset_predictions(src: str | Path, ids: Sequence[str], dest: str | Path) ->
         For an unreadable predictions file, naming the line or item, or two different predictions
         of one asked task.
     """
-    src, dest = Path(src), Path(dest)
-    if src.resolve() == dest.resolve():
+    dest = Path(dest)
+    if Path(getattr(src, "path", src)).resolve() == dest.resolve():
         raise DataError(f"{dest}: the subset would overwrite the predictions file it is cut from; choose another --out")
-    form, recs = _read_predictions(src)
+    read = src if isinstance(src, Predictions) else read_predictions(src)
+    src, form, recs = read.path, read.form, read.records
     want = set(ids)
     kept = [(i, r) for i, r in recs if i in want]
     first: dict[str, object] = {}

@@ -15,7 +15,7 @@ from ..data.banks import BANKS
 from ..data.matrix import DataError
 from ..errors import HsprError
 from ..fileio import read_json_file, write_text_durable
-from ..idformat import FORMATS, format_ids, subset_predictions
+from ..idformat import FORMATS, format_ids, read_predictions, subset_predictions
 from ..live import LiveSession, LiveSessionError, LiveStatus, check_stop_width, describe_outcome, fit_model, relink_matrix
 from ..methods import LIVE_DEFAULT, REGISTRY
 from ..session import BudgetError
@@ -135,6 +135,12 @@ def _replaced(live_s: LiveSession, kind: str, task: str):
 
 def _open(path: str, stop_width: float | None = None) -> LiveSession:
     live = LiveSession.open(path, announce=busy)  # a fit missing from the cache (cleared, new machine) is said
+    _set_stop_width(live, stop_width)
+    return live
+
+
+def _set_stop_width(live: LiveSession, stop_width: float | None) -> None:
+    """Apply ``--stop-width`` (None: leave it; NO_STOP_WIDTH: remove it) and say what changed."""
     was = live.stop_width
     if stop_width is NO_STOP_WIDTH:
         if was is not None:
@@ -145,7 +151,6 @@ def _open(path: str, stop_width: float | None = None) -> LiveSession:
         live.set_stop_width(stop_width)
         click.echo(f"note: the session's stop width is now {stop_width:g} pp"
                    + (f" (was {was:g} pp)" if was is not None else " (it had none)"), err=True)
-    return live
 
 
 def _read_before_fit(path: str, session_path: str, skip_unknown: bool):
@@ -293,8 +298,8 @@ def register(group: click.Group) -> None:
                   help="Print the ids for a harness: lines (id-list files), space (swebench run_evaluation -i), csv "
                        "(sb-cli --instance_ids), json, regex (mini-swe-agent --filter). The stop line goes to stderr.")
     @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
-                  help="Write the ids (in --format, default lines) to this file instead; with --predictions, the "
-                       "cut-down predictions file.")
+                  help="Write the ids (in --format; default json for a .json name, else lines) to this file "
+                       "instead; with --predictions, the cut-down predictions file.")
     @click.option("--predictions", "predictions", type=click.Path(exists=True, dir_okay=False), default=None,
                   help="A predictions file (JSON Lines, or .json list / object keyed by instance id): with --out, "
                        "keep only the predictions of the asked tasks (--out FILE.json gets JSON, any other name "
@@ -309,17 +314,24 @@ def register(group: click.Group) -> None:
         if form is not None and as_json and out is None:  # a new-user trial: the format was ignored silently
             _fail(ValueError(f"--format {form} with --json: the JSON's 'tasks' list holds the ids; drop one of "
                              "the two, or add --out FILE to write the ids in that format"), as_json)
+        if form is not None and predictions is not None:  # a hostile trial: it was ignored silently
+            _fail(ValueError(f"--format {form} with --predictions: --out gets the cut-down predictions, in the form "
+                             "its name calls for (.json: JSON, any other name: JSON Lines); drop --format"), as_json)
+        if form is None and out is not None and Path(out).suffix.lower() == ".json":
+            form = "json"  # a hostile trial: `--out ids.json` got one id per line
         try:
-            live_s = _open(session_path, stop_width)
+            live_s = _open(session_path)  # the stop width is saved once the outputs are known to be allowed
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, "--predictions": predictions,
                                                      **live_s.input_paths()})
             refuse_session_target(out, "--out")
+            preds = None if predictions is None else read_predictions(predictions)  # a bad file: nothing asked
+            _set_stop_width(live_s, stop_width)
             tasks = live_s.next(k)
             st = live_s.status() if as_json else None  # the text output needs only the stop reason
             why = st.stop_reason if st is not None else live_s.stop_reason()
             missing = []
-            if predictions is not None:
-                missing = subset_predictions(predictions, tasks, out)
+            if preds is not None:
+                missing = subset_predictions(preds, tasks, out)
             elif out is not None:
                 ids = format_ids(tasks, form or "lines")
                 write_text_durable(ids + "\n" if ids else "", Path(out))  # no ids: an empty file, not one blank line
