@@ -166,8 +166,16 @@ def test_ids_and_batch_sizes_of_the_wrong_type_are_hspr_errors(sim):
             sess.ask_batch(k)
     assert len(sess.ask_batch(2.0)) == 2
     assert len(sess.ask_batch(10**400)) == 5  # a huge int is a batch larger than the budget, not an overflow
-    with pytest.raises(HsprError, match="must be 0 or 1, got 1000"):
-        sess.tell(sess.ask(), 10**400)
+    # a hostile trial: 10**5000 raised Python's int-to-str limit error, 10**400 gave a 400-digit message
+    for big, digits in ((10**400, 400), (10**5000, 5000)):
+        with pytest.raises(HsprError, match=f"must be 0 or 1, got <an integer of about {digits} digits>"):
+            sess.tell(sess.ask(), big)
+    with pytest.raises(HsprError, match="got <a negative integer of about 5000 digits>"):
+        sess.ask_batch(-10**5000)
+    for budget, what in ((10**5000, "budget <an integer of about 5000 digits> exceeds the 40 tasks"),
+                         (-10**5000, "budget must be >= 0, got <a negative integer")):
+        with pytest.raises(HsprError, match=what):
+            get_method("uniform").fit(sim).start(budget, 0)
 
 
 def test_a_masked_or_non_finite_outcome_is_refused_as_missing(sim):

@@ -405,6 +405,11 @@ def test_a_batch_size_that_is_not_a_whole_number_is_a_session_error(bank, tmp_pa
             live.next(k)
     assert len(live.next(2.0)) == 2
     assert len(live.next(10**400)) == 6  # a huge int: the rest of the budget, not an OverflowError (a review)
+    # a hostile trial: the ask event kept k = 10**400 (a 401-digit number in the file); it keeps the tasks taken
+    asks = [ev for ev in LiveSession.open(live.path).doc["events"] if ev["type"] == "ask"]
+    assert [ev["k"] for ev in asks] == [2, 6]
+    with pytest.raises(LiveSessionError, match="outcome <an integer of about 5000 digits> is not one of"):
+        live.record(asks[0]["tasks"][0], 10**5000)
 
 
 def test_ingest_run_summary_errors_stay_pending(bank, tmp_path):

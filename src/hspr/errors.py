@@ -33,3 +33,11 @@ def shorten(text: str, limit: int = 40) -> str:
     """``text`` cut to ``limit`` characters (ending in "...") for an error message: a hostile
     file's value can be huge."""
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def brief(value, limit: int = 40) -> str:
+    """``repr(value)`` for an error message, cut to ``limit`` characters; an int too long for
+    ``repr`` (Python refuses more than 4300 digits) or for the message is named by its size."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value).bit_length() > 3.33 * limit:
+        return f"<a{' negative' if value < 0 else 'n'} integer of about {round(abs(value).bit_length() * 0.30103)} digits>"
+    return shorten(repr(value), limit)

@@ -90,7 +90,7 @@ from . import __version__, journal
 from .data.banks import load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
-from .errors import HsprError, InputWarning
+from .errors import HsprError, InputWarning, brief
 from .fitcache import cached_fit, code_digest
 from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError, session_lock
@@ -263,16 +263,16 @@ def parse_outcome(value, trials: int | None = None) -> float:
             snapped = snap_pass_rate(rate, trials)
             if snapped is not None:
                 return snapped
-        k, _, t = str(value).partition("/")
+        k, _, t = (value if isinstance(value, str) else "").partition("/")  # a number is a rate, taken above
         successes = trial_successes(k, t, trials)
         if successes is None:
-            raise LiveSessionError(f"outcome {value!r} is not k/{trials} with k in 0..{trials} (successes of the "
+            raise LiveSessionError(f"outcome {brief(value)} is not k/{trials} with k in 0..{trials} (successes of the "
                                    f"task's {trials} trials)" + ("" if rate is None else
                                                                  f" nor a pass rate k/{trials} (a number)"))
         return pass_rate(successes, trials)
     y = outcome(value)
     if y is None:
-        raise LiveSessionError(f"outcome {value!r} is not one of {SPELLINGS}")
+        raise LiveSessionError(f"outcome {brief(value)} is not one of {SPELLINGS}")
     return y
 
 
@@ -1020,15 +1020,16 @@ class LiveSession:
             For ``k`` < 1.
         """
         if isinstance(k, bool) or not isinstance(k, numbers.Real) or not finite_real(k) or int(k) != k or k < 1:
-            raise LiveSessionError(f"batch size must be a whole number >= 1, got {k!r}")
+            raise LiveSessionError(f"batch size must be a whole number >= 1, got {brief(k)}")
         with self._transaction():
             if self.stop_reason() is not None:
                 return []
             before = self.session.pending
             tasks = self.session.ask_batch(int(k))
             if self.session.pending != before:
-                self.doc["events"].append({"type": "ask", "k": int(k), "tasks": list(tasks), "time": _now()})
-                self._replayed.append(("ask", int(k), list(tasks)))
+                # k as the session took it (at most the budget left: 10**5000 is not a number to journal)
+                self.doc["events"].append({"type": "ask", "k": len(tasks), "tasks": list(tasks), "time": _now()})
+                self._replayed.append(("ask", len(tasks), list(tasks)))
         return tasks
 
     def _check_outcome(self, task: str, y: float) -> bool:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .data.matrix import DataError, ResponseMatrix
-from .errors import HsprError, UnknownIdError
+from .errors import HsprError, UnknownIdError, brief
 from .outcomes import SPELLINGS, snap_pass_rate
 
 
@@ -224,21 +224,21 @@ def check_budget(budget, n_tasks: int, allow_zero: bool = True) -> int:
         budget = budget.item()
     if isinstance(budget, (decimal.Decimal, numbers.Rational)) and not isinstance(budget, (bool, numbers.Integral)):
         if (isinstance(budget, decimal.Decimal) and not budget.is_finite()) or budget != int(budget):
-            raise BudgetError(f"budget must be a whole number of tasks, got {budget!r}")
+            raise BudgetError(f"budget must be a whole number of tasks, got {brief(budget)}")
         budget = int(budget)  # Decimal('5'), Fraction(10, 2)
     if isinstance(budget, bool) or not isinstance(budget, (numbers.Integral, float, np.floating)):
-        raise BudgetError(f"budget must be a whole number of tasks, got {budget!r}")
+        raise BudgetError(f"budget must be a whole number of tasks, got {brief(budget)}")
     if isinstance(budget, (float, np.floating)):
         if not float(budget).is_integer():
             raise BudgetError(
-                f"budget must be a whole number of tasks, got {budget!r}; to give a fraction of the bank use "
+                f"budget must be a whole number of tasks, got {brief(budget)}; to give a fraction of the bank use "
                 f"round(fraction * n_tasks)"
             )
     b = int(budget)
     if b < 0:
-        raise BudgetError(f"budget must be >= 0, got {b}")
+        raise BudgetError(f"budget must be >= 0, got {brief(b)}")
     if b > n_tasks:
-        raise BudgetError(f"budget {b} exceeds the {n_tasks} tasks in the bank")
+        raise BudgetError(f"budget {brief(b)} exceeds the {n_tasks} tasks in the bank")
     if b == 0 and not allow_zero:
         raise BudgetError("budget 0: this method has no prior estimate; give a budget of at least 1 task")
     return b
@@ -370,7 +370,7 @@ class Session(ABC):
         ValueError for ``k < 1``.
         """
         if isinstance(k, bool) or not isinstance(k, numbers.Real) or not finite_real(k) or int(k) != k or k < 1:
-            raise HsprError(f"batch size must be a whole number >= 1, got {k!r}")
+            raise HsprError(f"batch size must be a whole number >= 1, got {brief(k)}")
         left = self.budget - len(self.queried)
         if left <= 0:
             raise BudgetError(f"budget of {self.budget} tasks is spent; call estimate()")
@@ -433,12 +433,12 @@ class Session(ABC):
                     why = ""
                 raise HsprError(f"outcome for {task_id!r} must be 0 or 1"
                                 f"{' or a pass rate in [0, 1]' if self.accepts_pass_rates else ''}, got "
-                                f"{'' if number else type(outcome).__name__ + ' '}{outcome!r}{why}")
+                                f"{'' if number else type(outcome).__name__ + ' '}{brief(outcome)}{why}")
             outcome = float(outcome)
             if self.trials is not None:  # a bank of T trials: successes / T, exactly (a float32 0.6 too)
                 rate = snap_pass_rate(outcome, self.trials)
                 if rate is None:
-                    raise HsprError(f"outcome for {task_id!r} is {outcome!r}, not a pass rate over the bank's "
+                    raise HsprError(f"outcome for {task_id!r} is {brief(outcome)}, not a pass rate over the bank's "
                                     f"{self.trials} trials (successes / {self.trials}: "
                                     f"{', '.join(f'{i / self.trials:g}' for i in range(min(self.trials, 5) + 1))}"
                                     f"{', ...' if self.trials > 5 else ''})")
