@@ -165,6 +165,15 @@ def test_ids_and_batch_sizes_of_the_wrong_type_are_hspr_errors(sim):
         with pytest.raises(HsprError, match="batch size must be a whole number"):
             sess.ask_batch(k)
     assert len(sess.ask_batch(2.0)) == 2
+    # a hostile trial: start() took Decimal(5) and np.array(5) as a budget, ask_batch refused them as a batch size
+    import decimal
+    import fractions
+
+    for k, n in ((decimal.Decimal(3), 3), (np.array(4), 4), (fractions.Fraction(6, 2), 3), (np.int8(2), 2)):
+        assert len(sess.ask_batch(k)) == n
+    for k in (decimal.Decimal("2.5"), decimal.Decimal("NaN"), np.array(2.5), np.float64("nan"), True):
+        with pytest.raises(HsprError, match="batch size must be a whole number"):
+            sess.ask_batch(k)
     assert len(sess.ask_batch(10**400)) == 5  # a huge int is a batch larger than the budget, not an overflow
     # a hostile trial: 10**5000 raised Python's int-to-str limit error, 10**400 gave a 400-digit message
     for big, digits in ((10**400, 400), (10**5000, 5000)):

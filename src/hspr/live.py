@@ -96,7 +96,7 @@ from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError, session_lock
 from .methods import LIVE_DEFAULT, REGISTRY, method_class
 from .outcomes import SPELLINGS, outcome, pass_rate, snap_pass_rate, trial_successes
-from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, finite_real, refuse_pass_rates, trajectory
+from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, refuse_pass_rates, trajectory, whole_number
 from .stopping import WidthBelow, live_rule
 
 SESSION_FORMAT = journal.FORMAT
@@ -1019,13 +1019,14 @@ class LiveSession:
         ValueError
             For ``k`` < 1.
         """
-        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not finite_real(k) or int(k) != k or k < 1:
+        n = whole_number(k)
+        if n is None or n < 1:
             raise LiveSessionError(f"batch size must be a whole number >= 1, got {brief(k)}")
         with self._transaction():
             if self.stop_reason() is not None:
                 return []
             before = self.session.pending
-            tasks = self.session.ask_batch(int(k))
+            tasks = self.session.ask_batch(n)
             if self.session.pending != before:
                 # k as the session took it (at most the budget left: 10**5000 is not a number to journal)
                 self.doc["events"].append({"type": "ask", "k": len(tasks), "tasks": list(tasks), "time": _now()})

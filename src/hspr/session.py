@@ -211,6 +211,23 @@ class ScoreEstimate:
         }
 
 
+def whole_number(x) -> int | None:
+    """``x`` as an int when it is a whole number given as a number: an int of any size, a float
+    or numpy scalar (``5.0``), a 0-d array (``np.array(5)``), a ``Decimal('5')`` or
+    ``Fraction(10, 2)``; None for anything else (bools, text, NaN, inf, ``2.5``)."""
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        x = x.item()
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, bool) or not isinstance(x, (numbers.Real, decimal.Decimal)):
+        return None
+    if isinstance(x, numbers.Integral):
+        return int(x)
+    if (isinstance(x, decimal.Decimal) and not x.is_finite()) or (isinstance(x, float) and not math.isfinite(x)):
+        return None
+    return int(x) if x == int(x) else None
+
+
 def check_budget(budget, n_tasks: int, allow_zero: bool = True) -> int:
     """Validate a budget (a whole number of distinct tasks, 0 <= budget <= n_tasks).
 
@@ -220,20 +237,11 @@ def check_budget(budget, n_tasks: int, allow_zero: bool = True) -> int:
         If ``budget`` is not an integer (floats with a fractional part, bools and strings are
         refused), is negative, exceeds ``n_tasks``, or is 0 where the method has no prior estimate.
     """
-    if isinstance(budget, np.ndarray) and budget.ndim == 0:  # np.array(5)
-        budget = budget.item()
-    if isinstance(budget, (decimal.Decimal, numbers.Rational)) and not isinstance(budget, (bool, numbers.Integral)):
-        if (isinstance(budget, decimal.Decimal) and not budget.is_finite()) or budget != int(budget):
-            raise BudgetError(f"budget must be a whole number of tasks, got {brief(budget)}")
-        budget = int(budget)  # Decimal('5'), Fraction(10, 2)
-    if isinstance(budget, bool) or not isinstance(budget, (numbers.Integral, float, np.floating)):
-        raise BudgetError(f"budget must be a whole number of tasks, got {brief(budget)}")
-    if isinstance(budget, (float, np.floating)):
-        if not float(budget).is_integer():
-            raise BudgetError(
-                f"budget must be a whole number of tasks, got {brief(budget)}; to give a fraction of the bank use "
-                f"round(fraction * n_tasks)"
-            )
+    b = whole_number(budget)
+    if b is None:
+        fraction = isinstance(budget, (float, np.floating)) and math.isfinite(budget)
+        raise BudgetError(f"budget must be a whole number of tasks, got {brief(budget)}"
+                          + ("; to give a fraction of the bank use round(fraction * n_tasks)" if fraction else ""))
     b = int(budget)
     if b < 0:
         raise BudgetError(f"budget must be >= 0, got {brief(b)}")
@@ -369,12 +377,13 @@ class Session(ABC):
         :meth:`_select_batch`. Raises BudgetError when nothing is left of the budget and
         ValueError for ``k < 1``.
         """
-        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not finite_real(k) or int(k) != k or k < 1:
+        n = whole_number(k)
+        if n is None or n < 1:
             raise HsprError(f"batch size must be a whole number >= 1, got {brief(k)}")
         left = self.budget - len(self.queried)
         if left <= 0:
             raise BudgetError(f"budget of {self.budget} tasks is spent; call estimate()")
-        k = min(int(k), left)
+        k = min(n, left)
         if len(self._pending) < k:
             exclude = self._observed.copy()
             exclude[self._pending] = True
