@@ -589,6 +589,21 @@ def test_journal_appends_and_ignores_a_torn_last_line(bank, tmp_path):
     assert journal.read(live.path).doc["stop_width_pp"] == 5.0 and LiveSession.open(live.path).stop_width == 5.0
 
 
+def test_a_damaged_header_is_named_as_the_session_header(bank, tmp_path):
+    """A hostile trial: a session file cut inside its header was called 'not a session file'."""
+    live = new(bank, tmp_path)
+    header, rest = live.path.read_bytes().split(b"\n", 1)
+    live.path.write_bytes(header[:120])
+    with pytest.raises(LiveSessionError, match=r"the session header \(line 1\) is damaged.*nothing was recorded after it"):
+        LiveSession.open(live.path)
+    live.path.write_bytes(header[:120] + b"\n" + b'{"type": "tell", "task": "x", "outcome": 1}\n')
+    with pytest.raises(LiveSessionError, match=r"is damaged.*its 1 later line\(s\) hold the recorded events"):
+        LiveSession.open(live.path)
+    live.path.write_bytes(b'{"name": "not a session"')
+    with pytest.raises(LiveSessionError, match="not a session file"):
+        LiveSession.open(live.path)
+
+
 def test_version_1_session_file_is_read_and_converted(bank, tmp_path):
     live = new(bank, tmp_path)
     t1, t2 = live.next(2)

@@ -159,6 +159,14 @@ def read(path: Path) -> JournalFile:
     try:
         head = _loads(pieces[0][bom:].decode("utf-8"))
     except ValueError as exc:
+        if f'"{FORMAT}"'.encode() in pieces[0]:  # a header cut short or damaged: a session file all the same
+            later = sum(1 for p in pieces[1:] if p.strip())
+            raise LiveSessionError(
+                f"{path}: the session header (line 1) is damaged, not JSON ({exc}): restore the file from a copy"
+                + (f"; its {later} later line(s) hold the recorded events, one JSON object per line, each "
+                   "outcome a \"tell\" with its task and outcome" if later else
+                   "; nothing was recorded after it, so `hspr live start --force` with the same settings loses "
+                   "nothing")) from None
         raise LiveSessionError(f"{path}: not a session file (line 1 is not JSON: {exc})") from None
     _check_header(path, head, "line 1")
     events, lines, stop, torn = [], [], head.get("stop_width_pp"), False
