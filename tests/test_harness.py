@@ -196,6 +196,19 @@ def test_outcome_csv_of_two_agents_is_refused(tmp_path):
     assert [o.outcome for o in read_trials_outcomes(p, 3).outcomes] == [2 / 3, 1 / 3]
 
 
+def test_an_unknown_id_in_a_trials_csv_is_not_blamed_on_its_trial_count(tmp_path):
+    """A hostile trial: an id of another bank with 2 trial lines was refused for its trial count."""
+    p = tmp_path / "t.csv"
+    p.write_text("task_id,resolved\n" + "".join(f"T1,{y}\n" for y in (1, 0, 1)) + "X9,1\nX9,0\n")
+    with pytest.raises(HarnessFormatError, match="task 'X9' has 2 trial line"):
+        read_trials_outcomes(p, 3)
+    read = read_trials_outcomes(p, 3, known={"T1"}.__contains__)
+    assert read.skipped == ["X9"] and [(o.instance_id, o.outcome) for o in read.outcomes] == [("T1", 2 / 3)]
+    p.write_text("task_id,resolved\nT1,1\n")  # a known task still has its count checked
+    with pytest.raises(HarnessFormatError, match="task 'T1' has 1 trial line"):
+        read_trials_outcomes(p, 3, known={"T1"}.__contains__)
+
+
 def test_empty_folder_refused(tmp_path):
     with pytest.raises(HarnessFormatError, match="no report.json"):
         read_outcomes(tmp_path)

@@ -316,6 +316,13 @@ def test_ingest_per_trial_lines_and_counts(tmp_path):
         live.ingest(short)
     res = CliRunner().invoke(main, ["live", "ingest", str(counts), "--session", str(path)])
     assert res.exit_code == 0 and "0 outcome(s)" in res.output and "2 unchanged" in res.output
+    # a hostile trial: an id of another bank with 2 trial lines was blamed on its trial count, by the CLI too
+    other = tmp_path / "other.csv"
+    other.write_text("task_id,resolved\nnot-a-tb-task,1\nnot-a-tb-task,0\n")
+    res = CliRunner().invoke(main, ["live", "ingest", str(other), "--session", str(path)])
+    assert res.exit_code == 2 and "1 instance id(s) not in the bank" in res.output and "trial line" not in res.output
+    res = CliRunner().invoke(main, ["live", "ingest", str(short), "--session", str(path)])
+    assert res.exit_code == 2 and "has 3 trial line" in res.output  # a known task's count is still checked
 
 
 def test_trials_header_typo_is_named(tmp_path):

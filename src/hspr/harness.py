@@ -526,7 +526,8 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
     return HarnessRead("csv", str(path), list(seen.values()))
 
 
-def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bool] | None = None) -> HarnessRead:
+def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bool] | None = None,
+                         known: Callable[[str], bool] | None = None) -> HarnessRead:
     """Read repeated-trial results for a bank of ``trials`` trials per task, as pass rates.
 
     Two CSV forms (header required; the id column is ``instance_id`` or ``task_id``):
@@ -537,7 +538,9 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
       needs exactly ``trials`` of them.
 
     Lines of an id for which ``keep(id)`` is false are skipped before any check (listed in
-    :attr:`HarnessRead.skipped`): a file over more tasks than the session's.
+    :attr:`HarnessRead.skipped`): a file over more tasks than the session's. An id for which
+    ``known(id)`` is false (not a task of the bank) is listed there too, with no check of its
+    trial count: the caller names it as an unknown id, which is what is wrong with it.
 
     Raises
     ------
@@ -601,7 +604,11 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
             succ[iid] = succ.get(iid, 0) + y
             runs[iid] = runs.get(iid, 0) + 1
         first.setdefault(iid, n)
-    odd = [i for i, r in runs.items() if r != trials]
+    if known is not None:  # an id of another bank: its trial count is not the problem
+        for iid in [i for i in succ if not known(i)]:
+            skipped.append(iid)
+            del succ[iid]
+    odd = [i for i in succ if runs[i] != trials]
     if odd:
         raise HarnessFormatError(f"{path}: task {odd[0]!r} has {runs[odd[0]]} trial line(s) (from line {first[odd[0]]}); "
                                  f"the bank has {trials} trials per task: record a task once all its trials ran")
@@ -810,11 +817,11 @@ def _refuse_json_lines(path: Path, text: str) -> None:
 
 
 def read_outcomes(path: str | Path, trials: int | None = None, digest: str | None = None,
-                  keep: Callable[[str], bool] | None = None) -> HarnessRead:
+                  keep: Callable[[str], bool] | None = None, known: Callable[[str], bool] | None = None) -> HarnessRead:
     """Read any supported harness output (see the module docstring); the form is detected.
     With ``trials`` (a bank of repeated trials) only the CSV forms of
     :func:`read_trials_outcomes` and another session file are read. ``digest`` is the ingesting
-    bank's digest (:func:`read_session_outcomes`); ``keep`` is passed to
+    bank's digest (:func:`read_session_outcomes`); ``keep`` and ``known`` are passed to
     :func:`read_trials_outcomes` (the other forms check ids per outcome, not per task).
 
     Returns
@@ -835,7 +842,7 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
         if form != "csv":
             raise HarnessFormatError(f"{path}: the bank has {trials} trials per task; give a CSV "
                                      "'task_id,successes,trials' or one line per trial 'task_id,resolved'")
-        read = read_trials_outcomes(path, trials, keep)
+        read = read_trials_outcomes(path, trials, keep, known)
     elif form == "log_dir":
         read = read_log_dir(path)
     elif form == "csv":

@@ -1184,6 +1184,7 @@ class LiveSession:
         read : HarnessRead, optional
             ``path`` already read by :func:`hspr.harness.read_outcomes` with this session's
             bank's ``trials`` and digest (the CLI reads it before the fit); else it is read here.
+            On a bank of repeated trials it is read here all the same, knowing the bank's ids.
 
         Returns
         -------
@@ -1195,9 +1196,10 @@ class LiveSession:
             Naming the file and the offending ids for ids not in the bank or contradicting
             outcomes; HarnessFormatError (a DataError) for a malformed file.
         """
-        if read is None or (skip_unknown and self.matrix.trials is not None):
+        if read is None or self.matrix.trials is not None:  # trials CSVs are read knowing the bank's ids
             read = read_outcomes(path, self.matrix.trials, self.doc["bank"].get("digest"),
-                                 keep=self._task_set.__contains__ if skip_unknown else None)
+                                 keep=self._task_set.__contains__ if skip_unknown else None,
+                                 known=self._task_set.__contains__)
         source = str(Path(path).resolve())
         res = IngestResult(source, read.form, notes=list(read.notes))
         unknown = read.skipped + [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]

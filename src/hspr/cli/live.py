@@ -153,11 +153,12 @@ def _set_stop_width(live: LiveSession, stop_width: float | None) -> None:
                    + (f" (was {was:g} pp)" if was is not None else " (it had none)"), err=True)
 
 
-def _read_before_fit(path: str, session_path: str, skip_unknown: bool):
+def _read_before_fit(path: str, session_path: str):
     """The outcomes of ``path`` read with the session header's bank settings, before the session
     is opened: a malformed file is refused at once, not after a fit the cache did not have (a
-    review). None where the header cannot tell (the open then says why) or where reading needs
-    the bank's task set (--skip-unknown on a bank of repeated trials)."""
+    review). None where the header cannot tell (the open then says why). On a bank of repeated
+    trials only the file's form is checked here (a trial count is checked once the bank's task
+    ids are known: an id of another bank is named as such), and the session reads it again."""
     from .. import journal
     from ..harness import read_outcomes
 
@@ -165,9 +166,10 @@ def _read_before_fit(path: str, session_path: str, skip_unknown: bool):
         bank = journal.read(Path(session_path)).doc.get("bank")
     except LiveSessionError:
         return None
-    if not isinstance(bank, dict) or (skip_unknown and bank.get("trials") is not None):
+    if not isinstance(bank, dict):
         return None
-    return read_outcomes(path, bank.get("trials"), bank.get("digest"))
+    trials = bank.get("trials")
+    return read_outcomes(path, trials, bank.get("digest"), known=None if trials is None else (lambda _: False))
 
 
 def _parse_budget(text: str, n_tasks: int) -> int:
@@ -465,7 +467,7 @@ def register(group: click.Group) -> None:
         file of the bank).
         """
         try:
-            read = _read_before_fit(path, session_path, skip_unknown)
+            read = _read_before_fit(path, session_path)
             live_s = _open(session_path)
             res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved, skip_unknown=skip_unknown, read=read)
             st = live_s.status()
