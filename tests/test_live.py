@@ -1167,8 +1167,9 @@ def test_skip_unknown_skips_before_checking_and_refuses_a_file_of_other_tasks(tm
                            config={"n_nodes": 256})
     lines = [f"{tb.tasks[0]},{k % 2}" for k in range(5)] + [f"{tb.tasks[9]},1", f"{tb.tasks[9]},0"]
     (tmp_path / "trials.csv").write_text("task_id,resolved\n" + "\n".join(lines) + "\n")
-    with pytest.raises(HarnessFormatError, match=f"task '{tb.tasks[9]}' has 2 trial line"):
-        s.ingest(tmp_path / "trials.csv")  # without the flag the skipped task's lines are checked
+    # without the flag the task outside the session is named as such (its 2 trial lines are not the problem)
+    with pytest.raises(LiveSessionError, match=f"1 instance id.s. not in the bank .*--tasks subset.*'{tb.tasks[9]}'"):
+        s.ingest(tmp_path / "trials.csv")
     res = s.ingest(tmp_path / "trials.csv", skip_unknown=True)
     assert [r[0] for r in res.recorded] == [tb.tasks[0]] and res.skipped == [tb.tasks[9]]
     (tmp_path / "other.csv").write_text(f"task_id,successes,trials\n{tb.tasks[1].upper()},2,5\n")
