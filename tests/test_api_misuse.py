@@ -94,6 +94,22 @@ def test_too_few_sources_is_a_data_error(name, n, sim):
         get_method(name).fit(sim.rows(range(n)))
 
 
+@pytest.mark.parametrize("name", ["rsl", "midrange_ridge", "disco"])
+def test_sources_of_one_score_are_refused_by_score_maps(name, sim):
+    """A hostile trial: on source agents that all scored the same, RSL, Mid-Range + Ridge and DISCO
+    gave that score whatever the outcomes, with an interval of width 0 at a 10 % budget."""
+    same = ResponseMatrix(sim.agents, sim.tasks, np.tile(sim.values[0], (sim.n_agents, 1)))
+    with pytest.raises(DataError, match=r"all 20 source agents have the same score \(\d+\.\d %\).*interval of width 0"):
+        get_method(name).fit(same)
+    shuffled = np.array([np.roll(sim.values[0], k) for k in range(sim.n_agents)])  # same score, other tasks
+    with pytest.raises(DataError, match="have the same score"):
+        get_method(name).fit(ResponseMatrix(sim.agents, sim.tasks, shuffled))
+    one_more = shuffled.copy()
+    one_more[0, np.argmin(one_more[0])] = 1  # one agent differs by one task: fitted
+    est = get_method(name).fit(ResponseMatrix(sim.agents, sim.tasks, one_more)).start(4, 0).estimate()
+    assert 0 <= est.lower <= est.point <= est.upper <= 1
+
+
 def test_unknown_task_suggests_the_nearest_id_and_a_repeat_says_what_to_do(sim):
     sess = get_method("uniform").fit(sim).start(5, 0)
     task = sess.ask()

@@ -51,7 +51,7 @@ from sklearn.ensemble import RandomForestRegressor
 
 from ..data.matrix import DataError, ResponseMatrix
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget, feasible_bounds
-from .ridge_map import ColumnFitCache, observed_outcomes
+from .ridge_map import ColumnFitCache, observed_outcomes, refuse_constant_scores
 
 
 def disagreement_order(values: np.ndarray, tasks: Sequence[str]) -> np.ndarray:
@@ -380,11 +380,13 @@ class DISCO(Method):
         Raises
         ------
         DataError
-            If ``source`` has missing cells or fewer than 2 agents.
+            If ``source`` has missing cells, fewer than 2 agents, or agents that all have the same
+            score (:func:`~hspr.methods.ridge_map.refuse_constant_scores`).
         """
         source.require_complete("disco")
         if source.n_agents < 2:
             raise DataError(f"{source.source}: disco needs at least 2 source agents, got {source.n_agents}")
+        refuse_constant_scores(source, "disco")
         rows = np.argsort(np.asarray(source.agents, dtype=object), kind="stable")
         values = np.asarray(source.values)[rows]
         id_rank = np.argsort(np.argsort(np.asarray(source.tasks, dtype=object), kind="stable"), kind="stable")

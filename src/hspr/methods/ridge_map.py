@@ -139,7 +139,8 @@ class RidgeScoreMap:
     Raises
     ------
     DataError
-        If the source matrix has missing cells or fewer than 2 agents (leave-one-out needs 2).
+        If the source matrix has missing cells, fewer than 2 agents (leave-one-out needs 2), or
+        agents that all have the same score (:func:`refuse_constant_scores`).
     ValueError
         For an empty or non-positive ``alphas``, or ``level`` outside (0, 1).
     """
@@ -149,6 +150,7 @@ class RidgeScoreMap:
         source.require_complete("the ridge score map")
         if source.n_agents < 2:
             raise DataError(f"{source.source}: the ridge score map needs at least 2 source agents, got {source.n_agents}")
+        refuse_constant_scores(source, "the ridge score map")
         alphas = tuple(float(a) for a in alphas)
         if not alphas or min(alphas) <= 0:
             raise ValueError(f"alphas must be a non-empty sequence of positive penalties, got {alphas!r}")
@@ -212,6 +214,19 @@ class RidgeScoreMap:
         fit = self.fit_columns(cols)
         order = np.argsort(cols)  # the fit's columns are sorted
         return fit.predict(y[order])
+
+
+def refuse_constant_scores(source: ResponseMatrix, method: str) -> None:
+    """DataError when every source agent has the same score: a map from a target's outcomes to
+    its score, learned from those agents, predicts that score whatever the outcomes, with a
+    leave-one-out error of 0 (a zero-width interval at any budget). Used by the ridge map and
+    DISCO."""
+    scores = source.scores()
+    if scores.size and np.ptp(scores) == 0:
+        raise DataError(f"{source.source}: all {source.n_agents} source agents have the same score "
+                        f"({100 * scores[0]:.1f} %), so {method} would predict that score whatever a target's outcomes, "
+                        "with an interval of width 0; give source agents whose scores differ, or use a method that "
+                        "reads the outcomes directly (uniform, stratified)")
 
 
 def ridge_score_estimate(score_map: RidgeScoreMap, columns: Sequence[int], y: Sequence[int], budget: int) -> ScoreEstimate:
