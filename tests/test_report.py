@@ -461,6 +461,11 @@ def test_estimate_vs_truth_draws_the_best_other_method_by_default(synth):
     assert report.figures.best_other_method(runs[runs["method"] == "hspr"], "hspr", 0.10) is None
     fig = report.figures.figure_estimate_vs_truth(runs, "hspr", report.figures.best_other_method(runs, "hspr", 0.10))
     assert "atlas" in [t.get_text() for t in fig.legends[0].get_texts()]
+    fig = report.figures.figure_estimate_vs_truth(runs, "hspr", report.figures.best_other_methods(runs, "hspr", 0.10))
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["hspr", "atlas", "±2 pp", "uniform"]
+    panels = {ax.get_title(): {c.get_label() for c in ax.collections} for ax in fig.axes if ax.get_visible()}
+    assert {"hspr", "atlas"} <= panels["lite"] and "uniform" not in panels["lite"]
+    assert {"hspr", "uniform"} <= panels["pro"] and "atlas" not in panels["pro"]
 
 
 def test_make_figures_passes_the_best_other_method_when_also_is_not_given(tmp_path, synth, monkeypatch):
@@ -473,7 +478,8 @@ def test_make_figures_passes_the_best_other_method_when_also_is_not_given(tmp_pa
 
     monkeypatch.setattr(report.figures, "figure_estimate_vs_truth", spy)
     report.make_figures(make_runs(errors, truths), tmp_path, "hspr", formats=("png",))
-    assert seen == {"baseline": "hspr", "also": "atlas"}
+    # a new-user trial: one method for all banks left a bank's best method out (atlas ran on lite only)
+    assert seen == {"baseline": "hspr", "also": {"lite": "atlas", "pro": "uniform"}}
     report.make_figures(make_runs(errors, truths), tmp_path, "hspr", also="uniform", formats=("png",))
     assert seen["also"] == "uniform"
 

@@ -556,6 +556,8 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     assert r.unlike_history
     assert "unlike the 114 source agents" in r.message and "x1.25" in r.message
     assert "is higher than 99 % of the held-out source agents'" in r.message
+    # a new-user trial: a coin-flip agent (a harness grading at random) was flagged with no hint of that cause
+    assert "harness fault (outcomes unrelated to the tasks): check a few by hand" in r.message
     # a new-user trial: 'above 100 % of held-out sources'
     assert "is higher than every held-out source agent's;" in ShiftReport("d", 0.4, 100.0, 114, 1.25).message
     d = r.to_dict()

@@ -118,7 +118,8 @@ class ShiftReport:
                      else f"{self.source_percentile:.0f} % of the held-out source agents'")
             return (f"this agent is unlike the {self.n_sources} source agents: its {self.statistic} "
                     f"({value}) is higher than {share}; {wid}. "
-                    "Treat the estimate with care, or run more tasks.")
+                    "Treat the estimate with care, or run more tasks; outcomes unlike every source agent's can "
+                    "also come from a harness fault (outcomes unrelated to the tasks): check a few by hand.")
         return (f"this agent is within the range of the {self.n_sources} source agents on its {self.statistic} "
                 f"({value}; source percentile {self.source_percentile:.0f}); {wid}. That does not rule "
                 "out a miss: agents in range are missed about as often as flagged ones.")

@@ -31,8 +31,8 @@ def register(group: click.Group) -> None:
                   help="Bootstrap seed.")
     @click.option("--figures/--no-figures", default=True, show_default=True, help="Write PNG and SVG figures.")
     @click.option("--also", default=None,
-                  help="The second method of the estimate-vs-truth figure (default: the method other than "
-                       "--baseline with the lowest MAE).")
+                  help="The second method of the estimate-vs-truth figure, in every bank's panel (default: on "
+                       "each bank, the method other than --baseline with the lowest MAE there).")
     def report_cmd(results, out_dir, baseline, n_resamples, seed, figures, also):
         """Tables, paired statistics and figures from `hspr replay --out` results.
 

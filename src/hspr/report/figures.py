@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -114,18 +114,21 @@ def figure_budget_curves(runs: pd.DataFrame, baseline: str | None = None, table:
     return fig
 
 
-def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | None = None,
+def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapping[str, str | None] | None = None,
                              budget_fraction: float | None = None):
     """Figure (b): estimate against true score per target (%), ±2 pp band, one panel per bank.
 
     Points are seed-averaged estimates; with several seeds a thin bar spans their min-max.
-    ``also`` adds a second method as hollow markers.
+    ``also`` adds a second method as hollow markers: one method for every panel, or a mapping
+    bank -> method (:func:`best_other_methods`: each bank's best other method).
     """
     from matplotlib.figure import Figure
 
     frac = _closest_fraction(runs) if budget_fraction is None else budget_fraction
     sub = runs[runs["budget_fraction"] == frac]
-    methods = [m for m in (baseline, also) if m is not None]
+    per_bank = dict(also) if isinstance(also, Mapping) else None
+    methods = [baseline] + ([m for m in dict.fromkeys(per_bank.values()) if m is not None] if per_bank is not None
+                            else [also] if also is not None else [])
     for m in methods:
         if m not in set(sub["method"]):
             raise ReportError(f"method {m!r} has no runs at budget {_pct(frac)} (methods: "
@@ -137,7 +140,8 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | None
     axes = fig.subplots(nrow, ncol, squeeze=False).ravel()
     for ax, b in zip(axes, banks):
         lo_all, hi_all, notes = [], [], []
-        for k, m in enumerate(methods):
+        second = per_bank.get(b) if per_bank is not None else also
+        for k, m in enumerate([baseline] + ([second] if second is not None else [])):
             g = sub[(sub["bank"] == b) & (sub["method"] == m)]
             if g.empty:
                 continue
@@ -167,8 +171,11 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | None
                 bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
     for ax in axes[len(banks):]:
         ax.set_visible(False)
-    h, lab = axes[0].get_legend_handles_labels()
-    fig.legend(h, lab, loc="outside lower center", ncol=len(lab), frameon=False)
+    legend = {}  # every panel's methods (each bank's second method may differ), once each
+    for ax in axes[:len(banks)]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(lab, h)
+    fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=len(legend), frameon=False)
     fig.suptitle(f"Estimate against true score per target, budget {_pct(frac)}"
                  + (" (seed mean; bars: min–max over seeds)" if sub["seed"].nunique() > 1 else ""))
     return fig
@@ -268,6 +275,13 @@ def best_other_method(runs: pd.DataFrame, baseline: str, budget_fraction: float)
     return best
 
 
+def best_other_methods(runs: pd.DataFrame, baseline: str, budget_fraction: float) -> dict[str, str | None]:
+    """:func:`best_other_method` per bank, bank -> method (None where the bank has no other
+    method): the estimate-vs-truth figure's default second method, so that each panel shows
+    the best method run on that bank (one method for all banks left out those run on a few)."""
+    return {b: best_other_method(g, baseline, budget_fraction) for b, g in runs.groupby("bank", sort=False)}
+
+
 def make_figures(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr", also: str | None = None,
                  budget_fraction: float | None = None, formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
     """Write the report figures as PNG and SVG (matplotlib, Agg canvas; no pyplot state).
@@ -285,8 +299,8 @@ def make_figures(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
         Run records.
     out_dir : path
         Created if needed.
-    baseline, also : methods for the estimate-vs-truth figure; ``also`` defaults to
-        :func:`best_other_method` (none when the results hold one method).
+    baseline, also : methods for the estimate-vs-truth figure; ``also`` defaults to each bank's
+        :func:`best_other_method` (:func:`best_other_methods`; none for a bank with one method).
     budget_fraction : float, optional
         Budget of figures (b) and (c); default the one closest to 0.10.
     formats : file extensions.
@@ -314,7 +328,7 @@ def make_figures(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
                           "MPLBACKEND) or leave the figures out (--no-figures)") from None
 
     if also is None:
-        also = best_other_method(runs, baseline, _closest_fraction(runs) if budget_fraction is None else budget_fraction)
+        also = best_other_methods(runs, baseline, _closest_fraction(runs) if budget_fraction is None else budget_fraction)
     paths: list[Path] = []
     with matplotlib.rc_context({"svg.hashsalt": "hspr-report", "font.size": 9}):
         makers = (lambda: figure_budget_curves(runs, baseline),
