@@ -1032,6 +1032,8 @@ def test_the_fitting_message_is_said_only_when_a_fit_runs(bank, tmp_path, monkey
     args = ["live", "start", "--matrix", bank["csv"], "--config", bank["cfg"], "--budget", "5"]
     first = CliRunner().invoke(main, [*map(str, args), "--session", str(tmp_path / "a.hspr")])
     assert first.exit_code == 0 and "fitting hspr_robust on 29 agents" in first.stderr
+    # a new-user trial: a 41 s fit said nothing more; a log (no terminal) now gets the time it took
+    assert re.search(r"then cached\) \.\.\.\n\.\.\. done in \d+ s\n", first.stderr)
     again = CliRunner().invoke(main, [*map(str, args), "--session", str(tmp_path / "b.hspr")])
     assert again.exit_code == 0 and "fitting hspr" not in again.stderr
     refused = CliRunner().invoke(main, [*map(str, args), "--session", str(tmp_path / "b.hspr")])

@@ -167,17 +167,25 @@ def console(stderr: bool = False, **kwargs):
 
 @contextlib.contextmanager
 def busy(text: str) -> Iterator[None]:
-    """Say on stderr that a long step runs: a spinner on a terminal, else one line (a script's log
-    or a CI job then shows what the command is waiting for)."""
+    """Say on stderr that a long step runs: a spinner with the time elapsed on a terminal, else one
+    line before and one with the time taken after (a script's log or a CI job then shows what the
+    command waited for, and how long)."""
+    import time
+
     from rich.markup import escape
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     err = console(stderr=True)
     if err.is_terminal:
-        with err.status(escape(text)):  # an agent id such as 'x[bash-only]' is text, not markup
+        columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+        with Progress(*columns, console=err, transient=True) as progress:
+            progress.add_task(escape(text), total=None)  # an agent id such as 'x[bash-only]' is text, not markup
             yield
     else:
         err.print(f"{escape(text)} ...", highlight=False, soft_wrap=True)
+        start = time.perf_counter()
         yield
+        err.print(f"... done in {time.perf_counter() - start:.0f} s", highlight=False, soft_wrap=True)
 
 
 @contextlib.contextmanager
