@@ -316,6 +316,11 @@ def test_ingest_per_trial_lines_and_counts(tmp_path):
         live.ingest(short)
     res = CliRunner().invoke(main, ["live", "ingest", str(counts), "--session", str(path)])
     assert res.exit_code == 0 and "0 outcome(s)" in res.output and "2 unchanged" in res.output
+    more = tmp_path / "more.csv"
+    t4, t5 = live.next(2)
+    more.write_text(f"task_id,successes,trials\n{t4},5,5\n{t5},2,5\n")
+    res = CliRunner().invoke(main, ["live", "ingest", str(more), "--session", str(path)])
+    assert "recorded 2 outcome(s) (1 passing all 5 trials, 0 none, 1 some)" in res.output  # was '1 resolved'
     # a hostile trial: an id of another bank with 2 trial lines was blamed on its trial count, by the CLI too
     other = tmp_path / "other.csv"
     other.write_text("task_id,resolved\nnot-a-tb-task,1\nnot-a-tb-task,0\n")

@@ -375,7 +375,7 @@ def register(group: click.Group) -> None:
     @_session_option
     @_json_option
     def record(instance_id, outcome, correct, session_path, as_json):
-        """Record one task's outcome: resolved or unresolved (also 1/0, true/false).
+        """Record one task's outcome: resolved or unresolved (also 1/0, true/false, yes/no, pass/fail).
 
         On a bank of repeated trials (e.g. terminal-bench, 5 trials per task) give the successes
         of the task's trials as K/T, for example:
@@ -478,9 +478,13 @@ def register(group: click.Group) -> None:
         else:
             n1 = sum(y == 1 for _, y, _ in res.recorded)
             n0 = sum(y == 0 for _, y, _ in res.recorded)
-            part = f", {len(res.recorded) - n1 - n0} partly" if n1 + n0 < len(res.recorded) else ""
-            click.echo(f"{path} ({res.form}): recorded {len(res.recorded)} outcome(s) ({n1} resolved, "
-                       f"{n0} unresolved{part}), {len(res.unchanged)} unchanged, "
+            tr = live_s.matrix.trials
+            if tr is None:
+                split = f"{n1} resolved, {n0} unresolved"
+            else:  # pass rates: 'resolved' would say too little (a new-user trial)
+                split = (f"{n1} passing all {tr} trials, {n0} none, {len(res.recorded) - n1 - n0} some")
+            click.echo(f"{path} ({res.form}): recorded {len(res.recorded)} outcome(s) ({split}), "
+                       f"{len(res.unchanged)} unchanged, "
                        f"{len(res.needs_rerun)} harness error(s) needing a re-run")
             for t, why in res.needs_rerun:
                 click.echo(f"  re-run {t}: {why}")
