@@ -106,7 +106,8 @@ def status_lines(st: LiveStatus) -> list[str]:
                    + "; ".join(f"{t} ({why})" for t, why in st.needs_rerun[:8]))
     if st.expected_width is not None and st.budget_left > 0:  # with none left the interval above is final
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
-                   f"{_fmt_pp(d['expected_width_pp'], 2)} pp (forecast from the current posterior)")
+                   f"{_fmt_pp(d['expected_width_pp'], 2)} pp (forecast from the current posterior: rough in the first "
+                   "tasks, it moves with each outcome)")
     sw = "none" if st.stop_width_pp is None else f"{st.stop_width_pp:g} pp"
     out.append(f"stop: {st.stop_reason}" if st.stop else f"continue (stop width {sw})")
     return out
