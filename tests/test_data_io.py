@@ -23,6 +23,7 @@ from hspr.data.io import (
     read_wide_csv,
 )
 from hspr.data.matrix import DataError, ResponseMatrix
+from hspr.errors import InputWarning
 
 # The matrix every fixture encodes: 3 agents x 4 tasks, two missing cells (-1).
 AGENTS = ["a1", "a2", "a3"]
@@ -145,7 +146,7 @@ def test_long_csv(tmp_path):
 
 
 def test_long_csv_extra_columns_and_order(tmp_path):
-    from hspr.errors import InputWarning
+
 
     text = "resolved,model_note,instance_id,agent\n1,x,t2,b\n0,y,t1,a\n"
     with pytest.warns(InputWarning, match="no task separates any two agents"):  # each task ran by one agent
@@ -442,7 +443,7 @@ def test_an_agent_row_without_any_run_is_warned_about_where_it_becomes_score_0(t
 
     from hspr.cli import main
     from hspr.data.io import load_matrix
-    from hspr.errors import InputWarning
+
 
     path = write(tmp_path / "m.csv", "agent," + ",".join(f"t{j}" for j in range(12)) + "\n"
                  + "".join(f"a{i}," + ",".join(str((i * j) % 2) for j in range(12)) + "\n" for i in range(8))
@@ -516,7 +517,7 @@ def test_a_matrix_in_which_no_task_separates_two_agents_is_warned_about(tmp_path
     import warnings
 
     from hspr.data.io import load_matrix
-    from hspr.errors import InputWarning
+
 
     path = write(tmp_path / "m.csv", "agent,t0,t1,t2\n" + body)
     with warnings.catch_warnings(record=True) as seen:
@@ -550,7 +551,8 @@ def test_one_outcome_vocabulary_for_csv_and_jsonl(tmp_path):
     """CSV took 1.0 but not 1.00, NA but not null or N/A; JSONL refused "resolved" and "1" that CSV
     took (a hostile trial). Both now read the same spellings."""
     csv = write(tmp_path / "m.csv", "agent,t1,t2,t3,t4\na,1.00,0.000,null,N/A\nb,resolved,None,1,0\n")
-    m = load_matrix(csv)
+    with pytest.warns(InputWarning, match="no task separates any two agents"):  # no task both ran and differ on
+        m = load_matrix(csv)
     assert m.values.tolist() == [[1, 0, 0, 0], [1, 0, 1, 0]]
     assert m.missing.tolist() == [[False, False, True, True], [False, True, False, False]]
     jl = write(tmp_path / "m.jsonl", '{"subject_id": "a", "responses": {"t1": "resolved", "t2": "1.00", "t3": null}}\n'
@@ -576,8 +578,9 @@ def test_a_bank_folder_matrix_with_two_decimal_cells_is_read_as_a_bank_folder(tm
 
 
 def test_jsonl_takes_the_no_run_spellings_too(tmp_path):
-    m = load_matrix(write(tmp_path / "m.jsonl", '{"subject_id": "a", "responses": {"t1": "n/a", "t2": "", "t3": 1}}\n'
-                                                '{"subject_id": "b", "responses": {"t1": 1, "t2": 0, "t3": "NA"}}\n'))
+    with pytest.warns(InputWarning, match="no task separates any two agents"):
+        m = load_matrix(write(tmp_path / "m.jsonl", '{"subject_id": "a", "responses": {"t1": "n/a", "t2": "", "t3": 1}}\n'
+                                                    '{"subject_id": "b", "responses": {"t1": 1, "t2": 0, "t3": "NA"}}\n'))
     assert m.missing.tolist() == [[True, True, False], [False, False, True]]
 
 
