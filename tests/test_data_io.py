@@ -146,8 +146,6 @@ def test_long_csv(tmp_path):
 
 
 def test_long_csv_extra_columns_and_order(tmp_path):
-
-
     text = "resolved,model_note,instance_id,agent\n1,x,t2,b\n0,y,t1,a\n"
     with pytest.warns(InputWarning, match="no task separates any two agents"):  # each task ran by one agent
         m = load_matrix(write(tmp_path / "runs.csv", text))
@@ -444,7 +442,6 @@ def test_an_agent_row_without_any_run_is_warned_about_where_it_becomes_score_0(t
     from hspr.cli import main
     from hspr.data.io import load_matrix
 
-
     path = write(tmp_path / "m.csv", "agent," + ",".join(f"t{j}" for j in range(12)) + "\n"
                  + "".join(f"a{i}," + ",".join(str((i * j) % 2) for j in range(12)) + "\n" for i in range(8))
                  + "ghost" + "," * 12 + "\n")
@@ -517,7 +514,6 @@ def test_a_matrix_in_which_no_task_separates_two_agents_is_warned_about(tmp_path
     import warnings
 
     from hspr.data.io import load_matrix
-
 
     path = write(tmp_path / "m.csv", "agent,t0,t1,t2\n" + body)
     with warnings.catch_warnings(record=True) as seen:
