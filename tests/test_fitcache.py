@@ -113,7 +113,11 @@ def test_entries_unused_for_a_month_are_pruned(bank, cache):
     old.write_bytes(b"stale")
     recent = cache / ("1" * 64 + ".pkl")
     recent.write_bytes(b"recent")
+    mine = cache / "my_trained_model.pkl"  # a hostile trial: HSPR_CACHE_DIR set to a folder of the user's own
+    mine.write_bytes(b"a user's pickle")
     month = fitcache.MAX_AGE_DAYS * 86400
-    os.utime(old, (os.stat(old).st_atime - month - 10, os.stat(old).st_mtime - month - 10))
+    for p in (old, mine):
+        os.utime(p, (os.stat(p).st_atime - month - 10, os.stat(p).st_mtime - month - 10))
     fitcache.cached_fit(bank.digest(), "hspr", {}, bank.tasks, fit_counter(bank, []))
-    assert not old.exists() and recent.exists() and len(list(cache.glob("*.pkl"))) == 2
+    assert not old.exists() and recent.exists() and len(list(cache.glob("[0-9a-f]*.pkl"))) == 2
+    assert mine.read_bytes() == b"a user's pickle"

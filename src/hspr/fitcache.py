@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import pickle
+import re
 import tempfile
 import time
 from collections.abc import Callable
@@ -115,10 +116,18 @@ def _store(path: Path, key: str, model) -> None:
     _prune(path.parent, keep=path)
 
 
+#: the file name of a cache entry: its key (a SHA-256 hex digest) and .pkl
+_ENTRY = re.compile(r"[0-9a-f]{64}\.pkl")
+
+
 def _prune(folder: Path, keep: Path) -> None:
-    """Delete cache entries not used for :data:`MAX_AGE_DAYS` days (never ``keep``)."""
+    """Delete cache entries not used for :data:`MAX_AGE_DAYS` days (never ``keep``). Only files
+    named as hspr names its entries (64 hex digits, ``.pkl``) are entries: ``$HSPR_CACHE_DIR``
+    may be a folder that holds a user's own pickles (a hostile trial saw one deleted)."""
     limit = time.time() - MAX_AGE_DAYS * 86400
     for p in folder.glob("*.pkl"):
+        if not _ENTRY.fullmatch(p.name):
+            continue
         try:
             if p != keep and p.stat().st_mtime < limit:
                 p.unlink()
