@@ -474,6 +474,31 @@ def test_an_output_through_a_symlink_or_into_a_pipe_is_written_there(files):
     assert not fifo.is_file() and not fifo.is_symlink()  # still a pipe
 
 
+def test_a_read_only_output_is_refused_not_replaced(files, monkeypatch):
+    """A hostile trial (without root's override): `replay --out keep.json`, `bank merge --out bank.csv`
+    and `live plot --out p.png` replaced files made read-only (os.replace needs only the folder
+    writable); they now fail as writing in place would. Root may write any file, so the test
+    stands in for the permission check."""
+    import os
+    import tempfile
+
+    import hspr.fileio as fileio
+
+    monkeypatch.setattr(tempfile, "tempdir", str(files))  # where the runs are kept instead
+    keep = files / "keep.json"
+    keep.write_text("mine\n")
+    real = os.access
+    monkeypatch.setattr(fileio.os, "access", lambda p, mode: real(p, mode) and not (os.fspath(p) == str(keep) and mode == os.W_OK))
+    res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "-q", "--out", keep)
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and f"cannot write {keep}: Permission denied; the 12 runs were saved to" in said
+    assert "Fix the file's permissions, or choose another --out" in said and "Free space" not in said
+    assert keep.read_text() == "mine\n" and not list(files.glob(".keep.json.*"))
+    res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "-q", "--out",
+              files / "other.json")
+    assert res.exit_code == 0, res.output
+
+
 @pytest.mark.parametrize("args", [["banks"], ["bank", "agents", "lite", "--json"]])
 def test_a_closed_pipe_after_rich_output_is_exit_0(args):
     """A script trial: `hspr banks | true` exited 1 (rich's answer to a closed pipe), failing a

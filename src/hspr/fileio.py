@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import os
@@ -63,7 +64,8 @@ def write_bytes_durable(data: bytes, path: Path) -> None:
     A temporary file in the same folder is written, flushed and fsync'ed, moved over ``path``
     with ``os.replace`` and the folder is fsync'ed; on any failure the temporary file is
     removed and ``path`` is left as it was. A new file follows the umask; a replaced one keeps
-    its mode. A symbolic link is written through (its target is replaced, the link kept).
+    its mode, and one the user may not write (read-only) is refused with PermissionError, as
+    writing it in place would be. A symbolic link is written through (its target is replaced, the link kept).
     ``/dev/stdout``, ``/dev/stderr`` and ``/dev/fd/N`` are written to the open descriptor (into
     the pipe or file the shell connected, appending where it appends), and any other path that
     is not a regular file (a named pipe, a device) is opened and written: such a file cannot be
@@ -93,6 +95,10 @@ def write_bytes_durable(data: bytes, path: Path) -> None:
         return
     if path.is_symlink():
         path = Path(os.path.realpath(path))
+    if st is not None and stat.S_ISREG(st.st_mode) and not os.access(path, os.W_OK):
+        # os.replace needs only the folder writable: a file made read-only would be replaced (a hostile
+        # trial); refuse as opening it for writing would
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -11,6 +11,7 @@ import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from types import MappingProxyType
 
 import click
 
@@ -90,7 +91,7 @@ def refuse_session_target(path: str | os.PathLike | None, option: str) -> None:
 
 
 #: the fix an OSError calls for, by errno (others: the generic advice)
-_OS_FIXES = {
+OS_FIXES = MappingProxyType({
     errno.ENOSPC: "free space on that disk",
     errno.EDQUOT: "free space within your disk quota",
     errno.EFBIG: "free space, or raise the file size limit (ulimit -f)",
@@ -102,7 +103,7 @@ _OS_FIXES = {
     errno.ENAMETOOLONG: "use a shorter path",
     errno.EISDIR: "give a file, not a folder",
     errno.ENOTDIR: "a part of the path is a file, not a folder: fix the path",
-}
+})
 
 
 def os_error_message(exc: OSError, where: str | os.PathLike | None = None) -> str:
@@ -111,7 +112,7 @@ def os_error_message(exc: OSError, where: str | os.PathLike | None = None) -> st
     ``where`` names the file or folder being written when the error itself carries no file name
     (a failed ``write`` of an open file: a full disk or the size limit)."""
     name = exc.filename or where
-    fix = _OS_FIXES.get(exc.errno, "free space, fix the permissions or choose another path")
+    fix = OS_FIXES.get(exc.errno, "free space, fix the permissions or choose another path")
     return f"{f'{name}: ' if name else ''}{exc.strerror or exc}; {fix}, then run the command again"
 
 

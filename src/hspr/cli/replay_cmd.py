@@ -30,6 +30,7 @@ from ..report.stats import summarize
 from ..session import budget_from_fraction
 from ..stopping import MIN_TASKS, WidthBelow
 from .common import (
+    OS_FIXES,
     CliError,
     backend_options,
     check_backend,
@@ -309,7 +310,9 @@ def save_results(payload: dict, out: Path, csv_text: str | None, csv_path: str |
             kept = f"the {len(payload['runs'])} runs were saved to {spare} instead (`hspr report` reads it)"
         except OSError:
             kept = "the runs could not be saved anywhere else either"
-        raise CliError(f"cannot write {out}: {exc.strerror or exc}; {kept}. Free space or choose another --out") from None
+        fix = OS_FIXES.get(exc.errno, "free space, fix the permissions")
+        raise CliError(f"cannot write {out}: {exc.strerror or exc}; {kept}. {fix[0].upper()}{fix[1:]}, or choose "
+                       "another --out") from None
     if csv_text is not None:
         try:
             write_text_durable(csv_text, Path(csv_path))
