@@ -506,3 +506,20 @@ def test_runs_of_a_stopping_rule_keep_their_tasks_run_in_every_table(tmp_path, s
                                                                                   "mean_tasks_run"] == 12
     plain = report.comparison_markdown(report.comparison_table(runs[runs["method"] != "hspr[stop 2 pp]"].drop(columns="n_queried")))
     assert "tasks run" not in plain
+
+
+def test_figures_draw_a_dollar_in_a_label_as_text(tmp_path, synth):
+    """A hostile trial: a bank label 'a$^{$b' (a --bank label, a file name) raised matplotlib's mathtext
+    error in `hspr report` after the tables were written, and '$x$' was drawn as math; `live plot` too."""
+    from hspr.report.runplot import figure_run, save_figure
+
+    truths, errors = synth
+    runs = make_runs(errors, truths, (0.05, 0.10), {("lite", "hspr"): 0.02})
+    runs["bank"] = runs["bank"].replace({"lite": "a$^{$b", "pro": "$x$"})
+    paths = report.make_figures(runs, tmp_path, "hspr", formats=("png", "svg"))
+    assert len(paths) == 6
+    svg = (tmp_path / "estimate_vs_truth.svg").read_text()
+    assert "a$^{$b" in svg and "$x$" in svg  # the labels as typed, not parsed
+    path = [{"n": 0, "point": 0.3, "lower": 0.1, "upper": 0.5}, {"n": 1, "point": 0.4, "lower": 0.2, "upper": 0.6}]
+    save_figure(figure_run(path, "session x$^{$y.hspr", stop_width_pp=5.0), tmp_path / "run.svg")
+    assert "x$^{$y" in (tmp_path / "run.svg").read_text()

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .inputs import BAND_PP, MACRO, ReportError, _check_runs, _closest_fraction, _methods, bank_order
+from .runplot import PLAIN_TEXT
 from .stats import coverage_table
 from .tables import _pct, comparison_table
 
@@ -330,7 +331,7 @@ def make_figures(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
     if also is None:
         also = best_other_methods(runs, baseline, _closest_fraction(runs) if budget_fraction is None else budget_fraction)
     paths: list[Path] = []
-    with matplotlib.rc_context({"svg.hashsalt": "hspr-report", "font.size": 9}):
+    with matplotlib.rc_context({"svg.hashsalt": "hspr-report", "font.size": 9, **PLAIN_TEXT}):
         makers = (lambda: figure_budget_curves(runs, baseline),
                   lambda: figure_estimate_vs_truth(runs, baseline, also, budget_fraction),
                   lambda: figure_coverage(runs, budget_fraction))

@@ -11,6 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
+#: matplotlib settings under which figures are drawn: text is never parsed as math (ids, file
+#: names and labels reach titles and legends; 'a$^{$b' raised a mathtext error, '$x$' became math)
+PLAIN_TEXT = {"text.parse_math": False}
+
 
 def figure_run(path: Sequence[dict], title: str, stop_width_pp: float | None = None, truth: float | None = None,
                budget: int | None = None):
@@ -32,6 +36,13 @@ def figure_run(path: Sequence[dict], title: str, stop_width_pp: float | None = N
     -------
     matplotlib.figure.Figure
     """
+    import matplotlib
+
+    with matplotlib.rc_context(PLAIN_TEXT):  # every text is created plain: a '$' in an id is not math
+        return _figure_run(path, title, stop_width_pp, truth, budget)
+
+
+def _figure_run(path, title, stop_width_pp, truth, budget):
     from matplotlib.figure import Figure
 
     n = np.array([p["n"] for p in path], float)
