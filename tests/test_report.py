@@ -523,3 +523,36 @@ def test_figures_draw_a_dollar_in_a_label_as_text(tmp_path, synth):
     path = [{"n": 0, "point": 0.3, "lower": 0.1, "upper": 0.5}, {"n": 1, "point": 0.4, "lower": 0.2, "upper": 0.6}]
     save_figure(figure_run(path, "session x$^{$y.hspr", stop_width_pp=5.0), tmp_path / "run.svg")
     assert "x$^{$y" in (tmp_path / "run.svg").read_text()
+
+
+def test_runs_of_one_label_made_with_other_settings_are_not_merged(tmp_path, synth):
+    """A hostile trial: `--config cA/cfg.json` and `--config cB/cfg.json` both gave runs labelled
+    hspr[config=cfg]; the report kept the second file's and dropped the first's with a note."""
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+    a = _write(tmp_path / "a.json", runs.assign(settings="aaaaaaaaaaaa"))
+    b = _write(tmp_path / "b.json", runs.assign(settings="bbbbbbbbbbbb", estimate=runs["estimate"] + 0.01))
+    with pytest.raises(ReportError, match=r"runs of 'hspr' on 'lite' in .*a\.json \(settings aaaaaaaaaaaa\), "
+                                          r".*b\.json \(settings bbbbbbbbbbbb\) share their label"):
+        report.read_results([a, b])
+    again = _write(tmp_path / "again.json", runs.assign(settings="aaaaaaaaaaaa", estimate=runs["estimate"] + 0.01))
+    with pytest.warns(report.ReportWarning, match="the copy from the file given last is used"):  # a re-run: replaces
+        got = report.read_results([a, again])
+    assert np.allclose(got.sort_values(list(report.RUN_KEY))["estimate"],
+                       runs.sort_values(list(report.RUN_KEY))["estimate"] + 0.01)
+    old = _write(tmp_path / "old.json", runs)  # results written before runs carried settings
+    with pytest.warns(report.ReportWarning, match="the copy from the file given last is used"):
+        report.read_results([old, b])
+
+
+def test_replay_records_carry_a_digest_of_the_settings():
+    from hspr.methods import get_method
+    from hspr.replay import settings_digest
+    from hspr.stopping import WidthBelow
+
+    base = settings_digest(get_method("hspr", config={"n_nodes": 256}))
+    assert base == settings_digest(get_method("hspr", config={"n_nodes": 256}))  # deterministic
+    assert base != settings_digest(get_method("hspr", config={"n_nodes": 256, "rank": 1}))
+    assert settings_digest(get_method("uniform"), WidthBelow(45.0)) != settings_digest(get_method("uniform"),
+                                                                                         WidthBelow(45.0, min_tasks=5))
+    assert len(base) == 12 and int(base, 16) >= 0

@@ -8,6 +8,9 @@ Work runs in parallel with joblib; ``backend`` selects loky (default), dask or r
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -57,6 +60,7 @@ class ReplayJob:
     fractions: tuple[float, ...]
     targets: ResponseMatrix = field(repr=False)
     stop: StoppingRule | None = None
+    settings: str = ""
 
 
 def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed: int,
@@ -98,6 +102,22 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
     return out
 
 
+def settings_digest(method: Method, stop: StoppingRule | None = None) -> str:
+    """A short digest (12 hex digits) of what a run's label may not say: the method's class and
+    settings (:meth:`~hspr.session.Method.get_params`) and the stopping rule with all its fields.
+    Written into every replay record as ``settings``: ``hspr report`` refuses to let one run
+    replace another of the same label made with other settings (two config files of one name,
+    another ``--stop-min-tasks``), where it lets a re-run with the same settings replace the
+    old one."""
+    rule = None if stop is None else {"rule": type(stop).__name__, **dataclasses.asdict(stop)}
+    try:
+        params = method.get_params()
+    except (AttributeError, TypeError, ValueError):  # a method of the user's own that cannot list them
+        return ""  # unknown: the report then lets a re-run replace it, as before digests existed
+    blob = json.dumps({"method": type(method).__name__, "params": params, "stop": rule}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
 def _run_job(job: ReplayJob, model: FittedModel) -> list[dict]:
     with threadpool_limits(1):  # one BLAS thread per worker: parallelism comes from the jobs
         return _run_targets(job, model)
@@ -110,7 +130,7 @@ def _run_targets(job: ReplayJob, model: FittedModel) -> list[dict]:
         row = HiddenRow(job.targets, r)
         for rec in run_session(model, row, job.budgets, job.seed, job.stop):
             rec.update(bank=job.bank, protocol=job.protocol, method=job.method, fold=job.fold, target=row.agent,
-                       seed=job.seed, budget_fraction=frac[rec["budget"]])
+                       seed=job.seed, budget_fraction=frac[rec["budget"]], settings=job.settings)
             runs.append(rec)
     return runs
 
@@ -163,8 +183,9 @@ def replay(
     Returns
     -------
     list of dict with keys bank, protocol, method, fold, target, seed, budget, budget_fraction,
-    estimate, mean, median, lower, upper, queried, truth (0-1 scale), plus ``shift`` (a dict)
-    for methods whose estimate carries a shift diagnostic.
+    estimate, mean, median, lower, upper, queried, truth (0-1 scale), settings
+    (:func:`settings_digest`), plus ``shift`` (a dict) for methods whose estimate carries a
+    shift diagnostic.
 
     Raises
     ------
@@ -190,7 +211,8 @@ def replay(
     fit_specs = [(k, name) for k, _, _ in splits for name in methods]
     source_of = {k: src for k, src, _ in splits}
     target_of = {k: tgt for k, _, tgt in splits}
-    jobs = [ReplayJob(bank, protocol, name, k, int(s), budgets, tuple(fractions), target_of[k], stop)
+    digests = {name: settings_digest(m, stop) for name, m in methods.items()}
+    jobs = [ReplayJob(bank, protocol, name, k, int(s), budgets, tuple(fractions), target_of[k], stop, digests[name])
             for k, name in fit_specs for s in seeds[name]]
     total = len(fit_specs) + len(jobs)
     done = 0

@@ -249,12 +249,35 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     dup = runs.duplicated(RUN_KEY, keep="last")
     if dup.any():
         every = runs[runs.duplicated(RUN_KEY, keep=False)]
+        _refuse_other_settings(every)
         files = ", ".join(dict.fromkeys(every["source_file"]))
         warnings.warn(f"{int(dup.sum())} run(s) appear in more than one place (same bank, method, budget, target, "
                       f"seed; in {files}); the copy from the file given last is used", ReportWarning, stacklevel=2)
         runs = runs.loc[~dup].reset_index(drop=True)
     _warn_unequal_targets(runs)
     return runs
+
+
+def _refuse_other_settings(every: pd.DataFrame) -> None:
+    """ReportError when runs that would replace one another (same :data:`RUN_KEY`) were made with
+    different settings (their ``settings`` digests, written by replay since 2026-12-04, differ):
+    two experiments under one label, of which the report would keep one (a hostile trial: two
+    ``--config cfg.json`` of different folders, both labelled ``hspr[config=cfg]``)."""
+    if "settings" not in every.columns:
+        return
+    known = every[every["settings"].notna() & (every["settings"] != "")]
+    kinds = known.groupby(["bank", "method"], sort=False)["settings"].nunique()
+    clash = kinds[kinds > 1]
+    if clash.empty:
+        return
+    bank, method = clash.index[0]
+    rows = known[(known["bank"] == bank) & (known["method"] == method)]
+    files = ", ".join(f"{f} (settings {d})" for f, d in
+                      rows[["source_file", "settings"]].drop_duplicates().itertuples(index=False, name=None))
+    raise ReportError(f"runs of {method!r} on {bank!r} in {files} share their label but were made with different "
+                      "settings (another config file of the same name, another --stop-min-tasks, ...): the report "
+                      "would keep one and drop the other. Give them distinct labels (rename the config file, or "
+                      "--bank LABEL), or report them separately")
 
 
 def _warn_unequal_targets(runs: pd.DataFrame) -> None:

@@ -33,15 +33,18 @@ class HSPR(Method):
 
     Parameters
     ----------
-    config : HSPRConfig, optional
-        Defaults: r=2, gamma=4, kappa=1, score acquisition, lambda=0.5, median.
+    config : HSPRConfig or dict, optional
+        Defaults: r=2, gamma=4, kappa=1, score acquisition, lambda=0.5, median. A dict is read
+        by :meth:`HSPRConfig.from_dict` (ValueError naming an unknown or invalid setting).
+    **settings
+        Single settings that replace ``config``'s (``HSPR(rank=1)``).
     """
 
     name = "hspr"
     accepts_pass_rates = True
 
-    def __init__(self, config: HSPRConfig | None = None, **settings) -> None:
-        base = config or HSPRConfig()
+    def __init__(self, config: HSPRConfig | dict | None = None, **settings) -> None:
+        base = HSPRConfig.from_dict(dict(config)) if isinstance(config, dict) else config or HSPRConfig()
         self.config = base.replace(**settings) if settings else base
 
     def get_params(self) -> dict:
