@@ -193,11 +193,13 @@ def test_bank_commands_print_json_for_scripts(tmp_path, monkeypatch):
     res = run(main, ["bank", "validate", "b1.csv", "--json"])
     assert res.exit_code == 0
     assert json.loads(res.stdout) == {"ok": True, "path": "b1.csv", "form": "wide_csv", "agents": 2, "tasks": 2,
-                                      "missing": 0, "trials": None, "digest": b1.digest()}
+                                      "missing": 0, "trials": None, "digest": b1.digest(), "warnings": []}
     res = run(main, ["bank", "build", "b1.csv", "--out", "c.csv", "--json"])
     assert json.loads(res.stdout)["out"] == "c.csv" and json.loads(res.stdout)["digest"] == b1.digest()
     res = run(main, ["bank", "merge", "b1.csv", "b2.csv", "--out", "m.csv", "--prefer", "new", "--json"])
     got = json.loads(res.stdout)
+    # a hostile trial: the overridden cells were said on stderr only; --json now carries every warning
+    assert len(got["warnings"]) == 1 and "differ" in got["warnings"][0] and got["warnings"][0] in res.stderr
     merged = load_matrix(tmp_path / "m.csv")
     assert (got["agents"], got["tasks"], got["missing"], got["agents_added"], got["tasks_added"]) == (3, 3, 2, 1, 1)
     assert got["digest"] == merged.fill_missing(0).digest() and got["digest_before"] == b1.digest()

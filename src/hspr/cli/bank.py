@@ -72,9 +72,10 @@ def summary_dict(m: ResponseMatrix) -> dict:
 _JSON_HELP = "Print one JSON object for scripts (ok, sizes, digest; on an error ok false and the message)."
 
 
-def _run(fn: Callable[[], ResponseMatrix], as_json: bool = False) -> ResponseMatrix:
-    """Call ``fn``; echo warnings to stderr; on DataError print it (with ``as_json`` also as a
-    ``{"ok": false, "error": ...}`` object on stdout) and exit with code 2."""
+def _run(fn: Callable[[], ResponseMatrix], as_json: bool = False, seen: list[str] | None = None) -> ResponseMatrix:
+    """Call ``fn``; echo warnings to stderr (and add their messages to ``seen``, for a --json
+    object's ``warnings``); on DataError print it (with ``as_json`` also as a ``{"ok": false,
+    "error": ...}`` object on stdout) and exit with code 2."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -86,6 +87,8 @@ def _run(fn: Callable[[], ResponseMatrix], as_json: bool = False) -> ResponseMat
             click.echo(f"error: {exc}", err=True)
             raise click.exceptions.Exit(EXIT_DATA_ERROR) from None
     _echo_warnings(caught)
+    if seen is not None:
+        seen.extend(m for m in dict.fromkeys(str(w.message) for w in caught) if m not in seen)
     return result
 
 
@@ -232,11 +235,13 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     if bundled and (split is not None or tasks is not None):
         raise click.BadParameter(f"--split / --tasks read a leaderboard checkout; {path!s} is a bundled bank",
                                  param_hint="--split / --tasks")
+    seen: list[str] = []
     m = _run(lambda: load_bank(str(path), missing_as_zero=False) if bundled
-             else build_bank(path, split=split, tasks=tasks), as_json)
+             else build_bank(path, split=split, tasks=tasks), as_json, seen)
     _write(m, out, as_json)
     if as_json:
-        click.echo(json.dumps({"ok": True, "out": str(out), "built_from": str(path), **summary_dict(m)}))
+        click.echo(json.dumps({"ok": True, "out": str(out), "built_from": str(path), **summary_dict(m),
+                               "warnings": seen}))
         return
     click.echo(f"{out}: {summary_line(m)} (built from {path})")
 
@@ -295,9 +300,10 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
         raise click.BadParameter(f"{out} is BASE, a {FORMS[detect_form(base)]}; the merged bank is written as a wide "
                                  "CSV, which would replace that form: give another file", param_hint="--out")
     bundled = str(base) in BANKS and not base.exists()  # a bundled bank by name, its missing cells kept missing
-    a = _run(lambda: load_bank(str(base), missing_as_zero=False) if bundled else build_bank(base), as_json)
-    b = _run(lambda: build_bank(new), as_json)
-    m = _run(lambda: merge_banks(a, b, prefer), as_json)
+    seen: list[str] = []
+    a = _run(lambda: load_bank(str(base), missing_as_zero=False) if bundled else build_bank(base), as_json, seen)
+    b = _run(lambda: build_bank(new), as_json, seen)
+    m = _run(lambda: merge_banks(a, b, prefer), as_json, seen)
     _write(m, out, as_json)
     added_a = len(set(m.agents) - set(a.agents))
     added_t = len(set(m.tasks) - set(a.tasks))
@@ -305,10 +311,11 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     with warnings.catch_warnings():  # said once, of the merged bank (below), not of BASE too
         warnings.simplefilter("ignore", InputWarning)
         old = a.fill_missing(0).digest()
-    now = _run(lambda: m.fill_missing(0), as_json).digest()
+    now = _run(lambda: m.fill_missing(0), as_json, seen).digest()
     if as_json:
         click.echo(json.dumps({"ok": True, "out": str(out), "base": str(base), "new": str(new), **summary_dict(m),
-                               "agents_added": added_a, "tasks_added": added_t, "digest_before": old}))
+                               "agents_added": added_a, "tasks_added": added_t, "digest_before": old,
+                               "warnings": seen}))
     else:
         into = "" if same_file(out, base) else f", written to {out}; {base} is unchanged"
         click.echo(f"{out}: {summary_line(m)} ({added_a} agent(s) and {added_t} task(s) more than {base}{into}); "
@@ -329,22 +336,26 @@ def validate_cmd(path: Path, split: str | None, tasks: Path | None, as_json: boo
 
     Exits with code 2 and the error on stderr (file, line / column or id, and the fix) if the
     input is invalid. --json prints {"ok", "path", "form", "agents", "tasks", "missing",
-    "trials", "digest"} (the digest a live session records, missing cells as unresolved).
+    "trials", "digest", "warnings"} (the digest a live session records, missing cells as
+    unresolved; the warnings said on stderr).
     """
     _require_input(path, "PATH")
     if not path.exists() and str(path) in BANKS:  # a bundled bank's name: check the shipped files
-        m = _run(lambda: load_bank(str(path), missing_as_zero=False), as_json)
+        seen: list[str] = []
+        m = _run(lambda: load_bank(str(path), missing_as_zero=False), as_json, seen)
         if as_json:
-            click.echo(json.dumps({"ok": True, "path": f"bank:{path}", "form": "bundled", **summary_dict(m)}))
+            click.echo(json.dumps({"ok": True, "path": f"bank:{path}", "form": "bundled", **summary_dict(m),
+                                   "warnings": seen}))
             return
         note = " (blank in the source; replay and live count them as unresolved unless --no-missing-as-zero)" \
             if m.n_missing else ""
         click.echo(f"bank:{path}: OK, bundled bank: {summary_line(m)}{note}")
         return
-    m = _run(lambda: build_bank(path, split=split, tasks=tasks), as_json)
-    _run(lambda: m.fill_missing(0), as_json)  # says so if an agent has no run at all (it would score 0 in replay and live)
+    seen = []
+    m = _run(lambda: build_bank(path, split=split, tasks=tasks), as_json, seen)
+    _run(lambda: m.fill_missing(0), as_json, seen)  # says so if an agent has no run at all (it would score 0 in replay and live)
     form = detect_form(path)
     if as_json:
-        click.echo(json.dumps({"ok": True, "path": str(path), "form": form, **summary_dict(m)}))
+        click.echo(json.dumps({"ok": True, "path": str(path), "form": form, **summary_dict(m), "warnings": seen}))
         return
     click.echo(f"{path}: OK, {FORMS[form]}: {summary_line(m)}")

@@ -346,15 +346,17 @@ def register(group: click.Group) -> None:
             click.echo(f"warning: {predictions} has no prediction for {', '.join(missing)}", err=True)
         if not as_json:  # a torn record set aside on opening, a log that no longer replays: said on every command
             echo_warnings(live_s.warnings)
+        short = (f"{len(tasks)} of the {k} task(s) asked for: that is all the budget of {live_s.budget} has left"
+                 if why is None and 0 < len(tasks) < k else None)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, "out": out,
-                                   "missing_predictions": missing, **st.to_dict()}))
+                                   "missing_predictions": missing, "notes": [short] if short else [],
+                                   **st.to_dict()}))
             return
         if why is not None:
             click.echo(f"stop: {why}", err=not tasks or form is not None or out is not None)
-        elif 0 < len(tasks) < k:
-            click.echo(f"note: {len(tasks)} of the {k} task(s) asked for: that is all the budget of "
-                       f"{live_s.budget} has left", err=True)
+        elif short:
+            click.echo(f"note: {short}", err=True)
         if out is not None and predictions is not None:
             click.echo(f"wrote the predictions of {len(tasks) - len(missing)} of {len(tasks)} asked task(s) to {out}",
                        err=True)
