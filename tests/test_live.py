@@ -1199,3 +1199,20 @@ def test_the_plotted_path_ends_at_the_status_estimate(bank, tmp_path, method):
         est = s.status().estimate
         assert [p["n"] for p in path][-1] == 7
         assert (path[-1]["point"], path[-1]["lower"], path[-1]["upper"]) == (est.point, est.lower, est.upper)
+
+
+def test_a_lock_file_that_cannot_be_opened_gets_its_own_fix(bank, tmp_path):
+    """A hostile trial: a dangling `.lock` link or a read-only lock file was answered 'the session folder
+    must be writable', with the folder writable."""
+    live = new(bank, tmp_path)
+    lock = live.path.with_name(live.path.name + ".lock")
+    lock.unlink(missing_ok=True)
+    lock.symlink_to(tmp_path / "gone" / "x.lock")
+    with pytest.raises(LiveSessionError, match=r"is a link to a missing file: delete the link"):
+        live.next()
+    lock.unlink()
+    lock.mkdir()
+    with pytest.raises(LiveSessionError, match=r"is a folder, but hspr keeps the session's lock file under that name"):
+        live.next()
+    lock.rmdir()
+    assert len(live.next()) == 1

@@ -305,8 +305,14 @@ def session_lock(path: Path):
         raise LiveSessionError(f"{path}: {lock} is a folder, but hspr keeps the session's lock file under that "
                                "name: move the folder away (nothing of the session is in it)") from None
     except OSError as exc:
-        raise LiveSessionError(f"{path}: cannot create the lock file {lock} ({exc.strerror}); the session folder "
-                               "must be writable") from None
+        if lock.is_symlink() and not lock.exists():
+            fix = f"{lock} is a link to a missing file: delete the link (it holds nothing of the session)"
+        elif lock.exists():
+            fix = (f"the lock file exists but cannot be opened for writing: fix its permissions, or delete {lock} "
+                   "(it holds nothing of the session)")
+        else:
+            fix = "the session folder must be writable"
+        raise LiveSessionError(f"{path}: cannot open the lock file {lock} ({exc.strerror}); {fix}") from None
     with fh:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
