@@ -14,7 +14,7 @@ An entry is trusted only if it unpickles, carries its own key and is a
 :class:`~hspr.session.FittedModel` whose task ids are the bank's; anything else (a torn write,
 a corrupt or foreign file, another format) is deleted and rebuilt. Entries are written
 atomically (temporary file, ``os.replace``); a cache that cannot be written (read-only or full
-disk) is skipped, never an error: it only costs the refit. Entries not used for
+disk) is skipped with a warning, never an error: it only costs the refit. Entries not used for
 ``MAX_AGE_DAYS`` days (fits made by older code, of banks no longer used) are deleted whenever a
 new entry is stored; a used entry's modification time is renewed.
 """
@@ -29,6 +29,7 @@ import pickle
 import re
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -98,20 +99,29 @@ def _load(path: Path, key: str, tasks: tuple[str, ...]):
 
 
 def _store(path: Path, key: str, model) -> None:
+    """Write the entry; a cache that cannot be written is skipped with a warning (each command
+    then fits again, which a user of a 40 s fit should hear about: a hostile trial set
+    HSPR_CACHE_DIR to a file and every command refitted, saying 'then cached')."""
+    def skipped(why: str) -> None:
+        warnings.warn(f"cannot write the fit cache in {path.parent} ({why}); the next command will fit again: set "
+                      "HSPR_CACHE_DIR to a writable folder (or free space)", stacklevel=3)
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError:
+    except OSError as exc:
+        skipped(exc.strerror or str(exc))
         return
     try:
         with os.fdopen(fd, "wb") as fh:
             pickle.dump({"key": key, "model": model}, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
-    except Exception:  # full disk, read-only folder, unpicklable model: skip caching
+    except Exception as exc:  # full disk, read-only folder, unpicklable model: skip caching
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        skipped(getattr(exc, "strerror", None) or str(exc) or type(exc).__name__)
         return
     _prune(path.parent, keep=path)
 
