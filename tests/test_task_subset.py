@@ -76,8 +76,10 @@ def test_task_lists_take_comment_lines_and_name_packed_or_nested_ids(tmp_path):
     with pytest.raises(DataError, match=r"line 1 holds 't1\\tt2': a task list has one id per line"):
         read_task_list(p)
     p.write_text("t1,t2\n")
-    with pytest.raises(DataError, match="line 1 holds 't1,t2'"):
+    with pytest.raises(DataError, match="line 1 holds 't1,t2'.*goes in a JSON list instead"):
         read_task_list(p)
+    p.write_text('["t1,t2", "t3"]')  # what the message says to do (a hostile trial: it said ids hold no comma)
+    assert read_task_list(p) == ["t1,t2", "t3"]
     j = tmp_path / "t.json"
     j.write_text('[["a"], null]')
     with pytest.raises(DataError, match=r"item 0 of the JSON task list is \['a'\]; every item must be one task id"):

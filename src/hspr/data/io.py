@@ -638,8 +638,8 @@ def read_task_list(path: str | Path) -> list[str]:
             packed = next(((n, t) for n, t in numbered if any(c in t for c in "\t,;") or re.search(r"\s#", t)), None)
             if packed is not None:
                 raise DataError(f"{path}: line {packed[0]} holds {shorten(repr(packed[1]))}: a task list has one id per "
-                                "line (ids hold no tab, comma or semicolon) and comments take a whole line starting "
-                                "with #")
+                                "line and comments take a whole line starting with #; an id that holds a tab, comma, "
+                                "semicolon or ' #' goes in a JSON list instead ([\"id1\", \"id2\"])")
     if not ids:
         raise DataError(f"{path}: task list is empty; give one instance id per line")
     _check_ids(ids, "task", str(path), where)
