@@ -506,6 +506,8 @@ def test_live_start_json_lists_the_input_warnings(tmp_path):
 @pytest.mark.parametrize("body, warned", [
     ("a0,0,0,0\na1,0,0,0\na2,0,0,0\n", "every cell is 0"),
     ("a0,1,0,1\na1,1,0,1\na2,1,0,1\n", "each task has one outcome for every agent"),
+    # a hostile trial: sparse runs were said to have 'one outcome for every agent'
+    ("a0,1,,1\na1,,0,\na2,1,0,\n", "the agents that ran a task all got the same outcome on it"),
     ("a0,1,0,1\na1,1,0,0\na2,1,0,1\n", None),
 ])
 def test_a_matrix_in_which_no_task_separates_two_agents_is_warned_about(tmp_path, body, warned):

@@ -942,7 +942,9 @@ def _warn_uninformative(m: ResponseMatrix, path: Path) -> ResponseMatrix:
         spread = np.nanmax(r, axis=0) - np.nanmin(r, axis=0)
     if m.n_agents > 1 and not np.any(spread > 0):
         values = np.unique(r[~np.isnan(r)])
-        same = f"every cell is {values[0]:g}" if len(values) == 1 else "each task has one outcome for every agent"
+        same = (f"every cell is {values[0]:g}" if len(values) == 1 else
+                "the agents that ran a task all got the same outcome on it" if m.missing is not None and m.missing.any()
+                else "each task has one outcome for every agent")
         warnings.warn(f"{path}: no task separates any two agents ({same}): the bank carries no information on which "
                       "tasks a new agent solves, so no estimate made from it can be trusted (it may repeat the "
                       "bank's one score with an interval of width 0); use a bank with real agents' runs",
