@@ -595,3 +595,15 @@ def test_transposed_check_knows_model_ids_from_pro_task_ids(tmp_path, rows, warn
         warnings.simplefilter("always")
         read_wide_csv(write(tmp_path / "m.csv", text))
     assert any("the row ids look like task ids" in str(w.message) for w in seen) == warned
+
+
+def test_a_wide_csv_without_its_agent_column_is_named_so(tmp_path):
+    """A hostile trial: pandas' to_csv(index=False) drops the agent ids; the file was refused for a
+    duplicate agent id '0' with no word of the missing column."""
+    path = write(tmp_path / "m.csv", "t1,t2,t3,t4\n0,1,1,0\n1,0,1,1\n0,0,1,1\n")
+    with pytest.raises(DataError, match=r"duplicate agent id '0'.*is the agent column missing\? .*header 'agent,t1,"):
+        load_matrix(path)
+    named = write(tmp_path / "n.csv", "agent,t1,t2,t3\n0,1,1,0\n0,0,1,1\n")  # ids that are numbers, given twice
+    with pytest.raises(DataError, match="duplicate agent id '0'") as err:
+        load_matrix(named)
+    assert "column missing" not in str(err.value)

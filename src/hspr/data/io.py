@@ -237,6 +237,11 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
     try:
         _check_ids(agents, "agent", str(path), lambda i: f"line {lines[i]}")
     except DataError as exc:
+        if header[0].strip().lower() != "agent" and all(is_cell(a) for a in agents):  # to_csv(index=False)
+            raise DataError(f"{exc}. Every row starts with an outcome ({agents[0]!r}, ...), not an agent id: is the "
+                            f"agent column missing? A wide CSV's first column names the agent (header 'agent,"
+                            f"{header[0].strip()},...'; pandas: df.to_csv(path) with the agent ids as the index, "
+                            "not index=False)") from None
         if len(header) == 3:  # one row per (agent, task): a long CSV whose task column has another name
             raise DataError(f"{exc}. With 3 columns this looks like a long CSV: name its header "
                             "'agent,instance_id,resolved' (or agent,task_id,resolved)") from None
