@@ -335,6 +335,11 @@ def test_one_truth_per_target_across_methods_and_files(tmp_path, synth):
     with pytest.raises(ReportError, match="different true scores"):
         report.read_results(_write(tmp_path / "one.json", one))
     assert len(report.read_results(_write(tmp_path / "a.json", a))) == len(a)  # one truth per target: fine
+    # a hostile trial: two --tasks subsets of a bundled bank were told to take another --bank label (impossible)
+    sub = [x.assign(bank="verified[40 tasks]") for x in (mine, other)]
+    with pytest.raises(ReportError, match=r"two task subsets of the same size: report them apart") as err:
+        report.read_results([_write(tmp_path / "s1.json", sub[0]), _write(tmp_path / "s2.json", sub[1])])
+    assert "--bank" not in str(err.value)
 
 
 @pytest.mark.parametrize("field, value, needle", [

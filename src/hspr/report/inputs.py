@@ -310,9 +310,11 @@ def _check_one_truth(runs: pd.DataFrame) -> None:
     sub = runs[(runs["bank"] == bank) & (runs["target"] == target)]
     seen = sub.assign(pp=(100 * sub["truth"]).round(3)).drop_duplicates("pp")
     where = "; ".join(f"{r.pp:g} % in {r.source_file} (method {r.method}, seed {r.seed})" for r in seen.itertuples())
+    subset = "[" in str(bank) and "tasks]" in str(bank)  # 'verified[40 tasks]': two subsets of one size
+    fix = ("two task subsets of the same size: report them apart (each subset's runs in its own report)" if subset
+           else "give one of them another label (replay --matrix FILE --bank LABEL), or report them apart")
     raise ReportError(f"target {target!r} of bank {bank!r} has different true scores: {where}. The runs come from "
-                      "different data under one bank label (another matrix or task subset): replay with another "
-                      "--bank label or --tasks, or report them apart")
+                      f"different data under one bank label (another matrix or task subset): {fix}")
 
 
 def _check_runs(runs: pd.DataFrame, source: str = "runs") -> pd.DataFrame:
