@@ -181,6 +181,10 @@ def test_refused_inputs(bank, tmp_path):
         and f"did you mean {t!r} for {t.upper()!r}" in str(exc.value)
     with pytest.raises(LiveSessionError, match="'maybe' is not one of resolved/unresolved"):
         live.record(t, "maybe")
+    # a hostile trial: an id typed in another Unicode form (a + combining diaeresis) printed as the bank's, no hint
+    from hspr.live import _did_you_mean
+
+    assert _did_you_mean(["ta\u0308sk-1 "], ["other", "t\u00e4sk-1"]) == "; did you mean 't\u00e4sk-1' for 'ta\u0308sk-1 '"
     assert live.record(t, "resolved") is True
     assert live.record(t, 1) is False  # same outcome twice: a no-op
     n_events = len(journal.read(Path(live.path)).doc["events"])

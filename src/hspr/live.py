@@ -78,6 +78,7 @@ import numbers
 import os
 import shutil
 import time
+import unicodedata
 import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager, contextmanager
@@ -304,12 +305,16 @@ def _now() -> str:
 
 
 def _did_you_mean(unknown: list[str], known) -> str:
-    """'; did you mean ...' for unknown ids that equal a bank id up to letter case and surrounding
-    white space (at most 3 shown), else ''."""
+    """'; did you mean ...' for unknown ids that equal a bank id up to letter case, surrounding
+    white space and Unicode normal form (an 'ä' typed as a + combining diaeresis prints the same as
+    the bank's; at most 3 shown), else ''."""
+    def key(t: str) -> str:
+        return unicodedata.normalize("NFC", t).strip().casefold()
+
     fold: dict[str, str] = {}
     for t in known:  # the first id in the bank's column order wins (ids that differ only in case)
-        fold.setdefault(t.lower(), t)
-    hits = [(u, fold[u.strip().lower()]) for u in unknown if u.strip().lower() in fold]
+        fold.setdefault(key(t), t)
+    hits = [(u, fold[key(u)]) for u in unknown if key(u) in fold]
     if not hits:
         return ""
     return "; did you mean " + ", ".join(f"{b!r} for {u!r}" for u, b in hits[:3]) + (" ..." if len(hits) > 3 else "")
