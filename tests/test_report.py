@@ -561,3 +561,19 @@ def test_replay_records_carry_a_digest_of_the_settings():
     assert settings_digest(get_method("uniform"), WidthBelow(45.0)) != settings_digest(get_method("uniform"),
                                                                                          WidthBelow(45.0, min_tasks=5))
     assert len(base) == 12 and int(base, 16) >= 0
+
+
+def test_terminal_tables_print_bank_labels_with_brackets_as_typed(synth):
+    """A hostile trial: the heading read 'B = 6 on base, 6 on base' where the second bank is
+    'base[stop 45 pp]': rich took '[stop 45 pp]' for a markup tag and dropped it."""
+    from rich.console import Console
+
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+    runs["bank"] = runs["bank"].replace({"pro": "lite[stop 45 pp]"})
+    console = Console(record=True, width=250)
+    for t in report.comparison_rich(report.comparison_table(runs)):
+        console.print(t)
+    text = console.export_text()
+    assert "on lite[stop 45 pp])" in text  # the heading
+    assert "│ lite[stop 45 pp] " in text  # the rows

@@ -202,7 +202,8 @@ def comparison_rich(table: pd.DataFrame) -> list:
 
     out = []
     for _, g in _with_marks(table).groupby("budget_fraction", sort=True):
-        t = Table(title=_budget_heading(g), caption="errors in pp; * best, ' second best per bank")
+        # Text: a bank label such as 'base[stop 45 pp]' is not rich markup (its '[...]' was dropped)
+        t = Table(title=Text(_budget_heading(g)), caption="errors in pp; * best, ' second best per bank")
         for h in _cmp_header(table):
             t.add_column(h, justify="left" if h in ("bank", "method") else "right", no_wrap=h in ("bank", "method"))
         per, tr = g[g["bank"] != MACRO], _has_tasks_run(table)
@@ -217,14 +218,12 @@ def comparison_rich(table: pd.DataFrame) -> list:
                    caption="MAE in pp; * best, ' second best per column; – not run on every bank")
         mt.add_column("method")
         for b in banks:
-            mt.add_column(f"{b} MAE", justify="right")
+            mt.add_column(Text(f"{b} MAE"), justify="right")
         mt.add_column("macro MAE", justify="right")
         for cells in wide:
             mt.add_row(*[_rich_cell(x, k) if i else Text(x) for i, (x, k) in enumerate(cells)])
         out.append(mt)
     return out
-
-
 
 
 def _fmt_p(p) -> str:
