@@ -182,9 +182,9 @@ def test_refused_inputs(bank, tmp_path):
     with pytest.raises(LiveSessionError, match="'maybe' is not one of resolved/unresolved"):
         live.record(t, "maybe")
     # a hostile trial: an id typed in another Unicode form (a + combining diaeresis) printed as the bank's, no hint
-    from hspr.live import _did_you_mean
+    from hspr.live import did_you_mean
 
-    assert _did_you_mean(["ta\u0308sk-1 "], ["other", "t\u00e4sk-1"]) == "; did you mean 't\u00e4sk-1' for 'ta\u0308sk-1 '"
+    assert did_you_mean(["ta\u0308sk-1 "], ["other", "t\u00e4sk-1"]) == "; did you mean 't\u00e4sk-1' for 'ta\u0308sk-1 '"
     assert live.record(t, "resolved") is True
     assert live.record(t, 1) is False  # same outcome twice: a no-op
     n_events = len(journal.read(Path(live.path)).doc["events"])
@@ -983,6 +983,12 @@ def test_live_plot_of_a_session_and_of_a_replay_target(bank, tmp_path):
     assert res.exit_code == 0 and "9 estimates" in res.output and (tmp_path / "t.svg").read_text().startswith("<?xml")
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--target", "nobody"])
     assert res.exit_code == 2 and "'nobody' is not an agent" in res.output
+    # a hostile trial: 'agent_03 ' was refused where `record` strips ids; a case slip gets a did-you-mean
+    res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--target", f" {target} ",
+                                    "--out", str(tmp_path / "t2.svg")])
+    assert res.exit_code == 0 and (tmp_path / "t2.svg").read_bytes() == (tmp_path / "t.svg").read_bytes()
+    res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--target", target.upper()])
+    assert res.exit_code == 2 and f"did you mean {target!r}" in res.output
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--out", str(tmp_path / "x.pdf")])
     assert res.exit_code == 2 and ".png or .svg" in res.output
     assert trajectory(live.model, 8, 0, [])[0]["n"] == 0  # HSPR has a prior estimate

@@ -304,7 +304,7 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
-def _did_you_mean(unknown: list[str], known) -> str:
+def did_you_mean(unknown: list[str], known) -> str:
     """'; did you mean ...' for unknown ids that equal a bank id up to letter case, surrounding
     white space and Unicode normal form (an 'ä' typed as a + combining diaeresis prints the same as
     the bank's; at most 3 shown), else ''."""
@@ -1044,7 +1044,7 @@ class LiveSession:
             subset = " of the session's --tasks subset" if self.doc["bank"].get("tasks") else ""
             raise LiveSessionError(
                 f"task id {task!r} is not in the bank ({self.doc['bank']['name']}, {self.session.n_tasks} tasks{subset})"
-                + _did_you_mean([task], self.tasks)
+                + did_you_mean([task], self.tasks)
             )
         prev = self._tells.get(task)
         if prev is None:
@@ -1214,11 +1214,11 @@ class LiveSession:
                 raise LiveSessionError(f"{path}: none of its {len(unknown)} id(s) is a task of the session "
                                        f"({', '.join(map(repr, unknown[:5]))}{' ...' if len(unknown) > 5 else ''}): "
                                        "the wrong file or session? Nothing was recorded"
-                                       + _did_you_mean(unknown, self.tasks))
+                                       + did_you_mean(unknown, self.tasks))
             res.skipped = unknown
             res.notes.append(f"skipped {len(unknown)} id(s) that are not tasks of the session: "
                              f"{', '.join(map(repr, unknown[:10]))}{' ...' if len(unknown) > 10 else ''}"
-                             + _did_you_mean(unknown, self.tasks))
+                             + did_you_mean(unknown, self.tasks))
         elif unknown:
             subset = (" of the session's --tasks subset; keep only the subset's ids in the file"
                       if self.doc["bank"].get("tasks") else "")
@@ -1226,7 +1226,7 @@ class LiveSession:
                 f"{path}: {len(unknown)} instance id(s) not in the bank ({self.doc['bank']['name']}, "
                 f"{self.session.n_tasks} tasks{subset}): {', '.join(map(repr, unknown[:10]))}"
                 f"{' ...' if len(unknown) > 10 else ''}; nothing was recorded (--skip-unknown records the rest)"
-                + _did_you_mean(unknown, self.tasks)
+                + did_you_mean(unknown, self.tasks)
             )
         with self._transaction():
             todo = []
@@ -1315,5 +1315,5 @@ class LiveSession:
                 f"{self.session.n_queried}/{self.budget} recorded, {len(self.pending)} pending)")
 
 
-__all__ = ["HarnessFormatError", "IngestResult", "LiveSession", "LiveSessionError", "LiveStatus",
+__all__ = ["HarnessFormatError", "IngestResult", "LiveSession", "LiveSessionError", "LiveStatus", "did_you_mean",
            "fit_model", "parse_outcome"]

@@ -16,7 +16,7 @@ from ..data.matrix import DataError
 from ..errors import HsprError
 from ..fileio import read_json_file, write_text_durable
 from ..idformat import FORMATS, format_ids, read_predictions, subset_predictions
-from ..live import LiveSession, LiveSessionError, LiveStatus, check_stop_width, describe_outcome, fit_model, relink_matrix
+from ..live import LiveSession, LiveSessionError, LiveStatus, check_stop_width, describe_outcome, did_you_mean, fit_model, relink_matrix
 from ..methods import LIVE_DEFAULT, REGISTRY
 from ..session import BudgetError
 from .common import busy, check_session_bank_label, input_warnings, os_error_message, refuse_overwriting_inputs, refuse_session_target
@@ -520,9 +520,11 @@ def register(group: click.Group) -> None:
                 title = f"{Path(session_path).name}: {live_s.doc['method']['name']} on {live_s.doc['bank']['name']}"
             else:
                 mat = live_s.matrix
+                if target not in mat.agents and target.strip() in mat.agents:  # as record strips task ids
+                    target = target.strip()
                 if target not in mat.agents:
                     raise LiveSessionError(f"--target {target!r} is not an agent of the session's bank ({mat.n_agents} "
-                                           f"agents, e.g. {mat.agents[0]!r})")
+                                           f"agents, e.g. {mat.agents[0]!r})" + did_you_mean([target], mat.agents))
                 r = mat.agents.index(target)
                 name = live_s.doc["method"]["name"]
 
