@@ -34,8 +34,12 @@ def test_conflicting_cells_are_refused_or_resolved_by_choice():
     new = ResponseMatrix(["a"], ["t1"], np.array([[0]]))
     with pytest.raises(DataError, match="1 cell.* differ.*a / t1.*--prefer"):
         merge_banks(base, new)
-    assert merge_banks(base, new, "new").values[0, 0] == 0
-    assert merge_banks(base, new, "base").values[0, 0] == 1
+    from hspr.errors import InputWarning
+
+    with pytest.warns(InputWarning, match="1 cell.s. differ between the banks and take the new bank's outcome"):
+        assert merge_banks(base, new, "new").values[0, 0] == 0
+    with pytest.warns(InputWarning, match="take the base bank's outcome"):
+        assert merge_banks(base, new, "base").values[0, 0] == 1
 
 
 def test_merge_cli_and_a_live_session_on_the_old_bank(tmp_path, monkeypatch):
