@@ -243,7 +243,6 @@ def check_budget(budget, n_tasks: int, allow_zero: bool = True) -> int:
         fraction = isinstance(budget, (float, np.floating)) and math.isfinite(budget)
         raise BudgetError(f"budget must be a whole number of tasks, got {brief(budget)}"
                           + ("; to give a fraction of the bank use round(fraction * n_tasks)" if fraction else ""))
-    b = int(budget)
     if b < 0:
         raise BudgetError(f"budget must be >= 0, got {brief(b)}")
     if b > n_tasks:
