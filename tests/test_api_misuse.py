@@ -323,3 +323,35 @@ def test_fitting_a_0_1_bank_does_not_import_every_method():
             "print(sorted(k for k in sys.modules if k.startswith('hspr.methods.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "hspr.methods.atlas" not in out and "hspr.methods.disco" not in out and "hspr.methods.faq" in out
+
+
+def test_row_selection_takes_masks_and_refuses_what_it_cannot_place():
+    """A hostile trial: a boolean mask was cast to the row numbers 0 and 1 (drop_rows([False, False,
+    True]) dropped a and b, not c), drop_rows([-1]) dropped nothing and rows([7]) raised a bare IndexError."""
+    m = ResponseMatrix(["a", "b", "c"], ["x", "y"], [[1, 1], [0, 0], [1, 0]])
+    assert m.drop_rows(np.array([False, False, True])).agents == ("a", "b")
+    assert m.rows(np.array([False, True, True])).agents == ("b", "c")
+    assert m.rows([-1]).agents == ("c",) and m.drop_rows([-1]).agents == ("a", "b")
+    with pytest.raises(IndexError, match="row index 7 is out of range for 3 agents"):
+        m.rows([7])
+    with pytest.raises(IndexError, match=r"a boolean row mask has one entry per agent \(3\), got shape \(2,\)"):
+        m.drop_rows([True, False])
+
+
+def test_ids_without_an_order_and_masked_values_are_not_misplaced():
+    """A hostile trial: task ids given as a set met the columns in hash order (another task resolved in
+    each process), and a masked array's masked cells counted as runs."""
+    with pytest.raises(DataError, match="tasks must be a sequence of ids in the order of the values' columns, got a set"):
+        ResponseMatrix(["a"], {"t1", "t2", "t3"}, [[1, 0, 0]])
+    m = ResponseMatrix(["a", "b"], ["x", "y"], np.ma.masked_array([[1, 1], [0, 1]], mask=[[0, 1], [0, 0]]))
+    assert m.missing.tolist() == [[False, True], [False, False]] and m.values[0, 1] == 0
+    both = ResponseMatrix(["a", "b"], ["x", "y"], np.ma.masked_array([[1, 1], [0, 1]], mask=[[0, 1], [0, 0]]),
+                          missing=[[False, False], [True, False]])
+    assert both.missing.tolist() == [[False, True], [True, False]]
+
+
+def test_a_pickled_matrix_is_read_only_again(sim):
+    import pickle
+
+    back = pickle.loads(pickle.dumps(sim))
+    assert not back.values.flags.writeable and back.digest() == sim.digest() and back.agents == sim.agents

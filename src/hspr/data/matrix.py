@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -57,6 +58,10 @@ class ResponseMatrix:
             if isinstance(ids, (str, bytes)):  # tuple('ab') would be the ids 'a' and 'b'
                 raise DataError(f"{self.source}: {kind} must be a sequence of ids, got the string {ids!r}; "
                                 f"for one id write [{ids!r}]")
+            if isinstance(ids, AbstractSet):  # no order: ids would meet rows or columns in hash order
+                raise DataError(f"{self.source}: {kind} must be a sequence of ids in the order of the values' "
+                                f"{'rows' if kind == 'agents' else 'columns'}, got a {type(ids).__name__} (no order); "
+                                "pass a list")
             try:
                 iter(ids)
             except TypeError:
@@ -65,8 +70,13 @@ class ResponseMatrix:
         tasks = tuple(str(t) for t in self.tasks)
         object.__setattr__(self, "agents", agents)
         object.__setattr__(self, "tasks", tasks)
-        vals = np.asarray(self.values)
+        vals = self.values
         src = self.source
+        masked = None
+        if np.ma.isMaskedArray(vals):  # masked cells are missing runs (their stored values would count as runs)
+            masked = np.ma.getmaskarray(vals)
+            vals = vals.filled(0)
+        vals = np.asarray(vals)
         if vals.ndim != 2:
             raise DataError(f"{src}: response matrix must be 2-D (agents x tasks), got shape {vals.shape}")
         if vals.shape[0] == 0 or vals.shape[1] == 0:
@@ -82,8 +92,10 @@ class ResponseMatrix:
             miss = np.asarray(self.missing, dtype=bool)
             if miss.shape != vals.shape:
                 raise DataError(f"{src}: missing mask has shape {miss.shape}, values have {vals.shape}")
-            if not miss.any():
-                miss = None
+        if masked is not None:
+            miss = masked if miss is None else miss | masked
+        if miss is not None and not miss.any():
+            miss = None
         check = vals if miss is None else np.where(miss, 0, vals)
         trials = self.trials
         if trials is not None:
@@ -112,6 +124,11 @@ class ResponseMatrix:
         object.__setattr__(self, "values", vals)
         object.__setattr__(self, "missing", miss)
         object.__setattr__(self, "_task_index", {t: j for j, t in enumerate(tasks)})
+
+    def __reduce__(self):
+        """Pickle by the constructor's arguments, so an unpickled matrix is validated and read-only
+        again (numpy's pickle drops the arrays' read-only flag)."""
+        return (type(self), (self.agents, self.tasks, self.values, self.missing, self.source, self.trials))
 
     @classmethod
     def from_dataframe(cls, df, source: str = "<DataFrame>", trials: int | None = None) -> ResponseMatrix:
@@ -199,9 +216,29 @@ class ResponseMatrix:
             raise KeyError(f"agent {agent!r} is not in {self.source}") from None
 
     # ------------------------------------------------------------------ transforms
+    def _row_indices(self, idx) -> np.ndarray:
+        """``idx`` as 0-based row indices: a boolean mask of length n_agents, or integers (negative
+        ones count from the end). Raises IndexError naming a bad index or mask length."""
+        arr = np.asarray(idx)
+        if arr.dtype == bool:  # a mask: True selects the row (it was cast to the row numbers 0 and 1)
+            if arr.shape != (self.n_agents,):
+                raise IndexError(f"{self.source}: a boolean row mask has one entry per agent ({self.n_agents}), "
+                                 f"got shape {arr.shape}")
+            return np.flatnonzero(arr)
+        if arr.size == 0:
+            return np.zeros(0, dtype=int)
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise IndexError(f"{self.source}: row indices are integers (or a boolean mask), got {arr.dtype} values")
+        bad = (arr < -self.n_agents) | (arr >= self.n_agents)
+        if bad.any():
+            raise IndexError(f"{self.source}: row index {int(arr[bad][0])} is out of range for {self.n_agents} agents")
+        return arr.astype(int) % self.n_agents
+
     def rows(self, idx: Sequence[int] | np.ndarray) -> ResponseMatrix:
-        """Sub-matrix with the given agent rows (in that order)."""
-        idx = np.asarray(idx, dtype=int)
+        """Sub-matrix with the given agent rows (in that order): 0-based indices (negative ones
+        count from the end) or a boolean mask of length n_agents. Raises IndexError for an index
+        out of range or a mask of another length."""
+        idx = self._row_indices(idx)
         return ResponseMatrix(
             agents=tuple(self.agents[i] for i in idx),
             tasks=self.tasks,
@@ -212,9 +249,9 @@ class ResponseMatrix:
         )
 
     def drop_rows(self, idx: Sequence[int] | np.ndarray) -> ResponseMatrix:
-        """Sub-matrix without the given agent rows (0-based indices; the others keep their order).
-        Indices out of range are ignored."""
-        keep = np.setdiff1d(np.arange(self.n_agents), np.asarray(idx, dtype=int))
+        """Sub-matrix without the given agent rows (the others keep their order): indices or a
+        boolean mask as :meth:`rows` takes them (same errors)."""
+        keep = np.setdiff1d(np.arange(self.n_agents), self._row_indices(idx))
         return self.rows(keep)
 
     def select_tasks(self, task_ids) -> ResponseMatrix:
