@@ -290,3 +290,22 @@ def test_replay_cli_hspr_choices_are_the_config_s():
     params = {p.name: p for p in main.get_command(click.Context(main), "replay").params}
     assert tuple(params["acquisition"].type.choices) == ACQUISITIONS
     assert tuple(params["decision"].type.choices) == DECISIONS
+
+
+def test_replay_refuses_budgets_and_seeds_it_would_mislabel(small_bank):
+    """A hostile trial: fractions 0.10 and 0.11 of 40 tasks (both B = 4) gave every run twice, all
+    labelled 0.11; seeds 0.0 and 0.9 were both seed 0; seeds keyed by an unknown name were ignored."""
+    from hspr.data.folds import make_folds
+    from hspr.errors import HsprError, UnknownIdError
+    from hspr.session import BudgetError
+
+    kw = {"folds": make_folds(small_bank.agents)}
+    n = small_bank.n_tasks
+    with pytest.raises(BudgetError, match=rf"budget fractions 0.1 and 0.10\d+ both give B = {round(0.1 * n)} of {n} tasks"):
+        replay("sim", small_bank, {"uniform": get_method("uniform")}, fractions=(0.10, 0.10 + 0.4 / n), **kw)
+    with pytest.raises(BudgetError, match=rf"rounds to 0 tasks; give a fraction of at least 1/{n}"):
+        replay("sim", small_bank, {"uniform": get_method("uniform")}, fractions=(0.1 / n,), **kw)
+    with pytest.raises(UnknownIdError, match="seeds are given for 'nope'"):
+        replay("sim", small_bank, {"uniform": get_method("uniform")}, seeds={"nope": [0]}, **kw)
+    with pytest.raises(HsprError, match="seed must be a whole number >= 0, got 0.9"):
+        replay("sim", small_bank, {"uniform": get_method("uniform")}, seeds={"uniform": [0, 0.9]}, **kw)

@@ -20,7 +20,8 @@ from threadpoolctl import threadpool_limits
 
 from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
-from .session import FittedModel, Method, budget_from_fraction
+from .errors import UnknownIdError
+from .session import BudgetError, FittedModel, Method, budget_from_fraction, check_seed
 from .stopping import StoppingRule
 
 SEEDS_BY_KIND = {"sampling": tuple(range(10)), "adaptive": tuple(range(5)), "deterministic": (0,)}
@@ -190,11 +191,25 @@ def replay(
     Raises
     ------
     DataError for target task ids that differ from the bank's, or a method that refuses
-    missing source cells.
+    missing source cells; BudgetError for a fraction that rounds to 0 tasks or two fractions
+    of one budget; UnknownIdError for seeds keyed by a name not in ``methods``; HsprError for
+    a seed that is not a whole number >= 0.
     """
     protocol = protocol or ("targets" if targets is not None else "folds")
     budgets = tuple(budget_from_fraction(f, matrix.n_tasks) for f in fractions)
+    for i, b in enumerate(budgets):  # as the CLI's check: two fractions of one B would be one run labelled twice
+        if b == 0:
+            raise BudgetError(f"budget fraction {fractions[i]} of {matrix.n_tasks} tasks rounds to 0 tasks; give a "
+                              f"fraction of at least 1/{matrix.n_tasks} = {1 / matrix.n_tasks:.3g}")
+        if b in budgets[:i]:
+            raise BudgetError(f"budget fractions {fractions[budgets.index(b)]} and {fractions[i]} both give B = {b} of "
+                              f"{matrix.n_tasks} tasks; keep one of them")
     seeds = dict(seeds or {})
+    unknown = [k for k in seeds if k not in methods]
+    if unknown:
+        raise UnknownIdError(f"seeds are given for {unknown[0]!r}, which is not among the methods "
+                             f"({', '.join(methods)}); key the seeds by the methods' names")
+    seeds = {k: [check_seed(s) for s in v] for k, v in seeds.items()}
     for name, m in methods.items():
         seeds.setdefault(name, SEEDS_BY_KIND[m.seed_kind])
 
