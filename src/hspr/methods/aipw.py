@@ -180,7 +180,7 @@ class AIPWSession(FixedOrderSession):
 
     def __init__(self, fitted: FittedAIPW, budget: int, seed: int) -> None:
         n = len(fitted.tasks)
-        b = check_budget(budget, n)
+        b = check_budget(budget, n, allow_zero=False)  # a design-based estimate needs outcomes
         order = uniform_order(n, b, seed)
         super().__init__(fitted.tasks, b, seed, order)
         self._f = fitted

@@ -22,7 +22,7 @@ class UniformSession(FixedOrderSession):
     accepts_pass_rates = True
 
     def __init__(self, tasks, budget, seed):
-        b = check_budget(budget, len(tasks))
+        b = check_budget(budget, len(tasks), allow_zero=False)  # no outcome, no estimate
         super().__init__(tasks, b, seed, uniform_order(len(tasks), b, seed))
 
     def estimate(self) -> ScoreEstimate:
