@@ -20,6 +20,7 @@ from hspr import journal
 from hspr.cli import main
 from hspr.data import load_bank, load_matrix
 from hspr.data.build import write_wide_csv
+from hspr.errors import HsprError
 from hspr.harness import HarnessFormatError
 from hspr.live import LiveSession, LiveSessionError
 from hspr.methods.hspr import HSPR, HSPRConfig
@@ -1226,3 +1227,12 @@ def test_a_lock_file_that_cannot_be_opened_gets_its_own_fix(bank, tmp_path):
         live.next()
     lock.rmdir()
     assert len(live.next()) == 1
+
+
+@pytest.mark.parametrize("seed", [1.7, "3", True, None, -1])
+def test_create_checks_the_seed_as_start_does(bank, tmp_path, seed):
+    """A hostile trial: seed=1.7 was stored as 1 and '3' as 3, None raised a raw TypeError, and -1
+    called the (never written) session file corrupt."""
+    with pytest.raises(HsprError, match="seed must be a whole number >= 0"):
+        LiveSession.create(tmp_path / "s.hspr", 4, matrix=bank["csv"], method="uniform", seed=seed)
+    assert not (tmp_path / "s.hspr").exists()

@@ -97,7 +97,7 @@ from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError, session_lock
 from .methods import LIVE_DEFAULT, REGISTRY, method_class
 from .outcomes import SPELLINGS, outcome, pass_rate, snap_pass_rate, trial_successes
-from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, refuse_pass_rates, trajectory, whole_number
+from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, check_seed, refuse_pass_rates, trajectory, whole_number
 from .stopping import WidthBelow, live_rule
 
 SESSION_FORMAT = journal.FORMAT
@@ -624,6 +624,8 @@ class LiveSession:
             If the file exists (and not ``overwrite``), or the method / settings are unknown.
         DataError, BudgetError
             For an unreadable bank or an invalid budget.
+        HsprError
+            For a seed that is not a whole number >= 0.
         """
         if not str(path).strip():
             raise LiveSessionError("the session path is empty; give a file name, e.g. --session run.hspr")
@@ -638,6 +640,7 @@ class LiveSession:
             raise LiveSessionError(
                 f"{path} already exists; choose another --session path or pass --force to replace it"
             )
+        seed = check_seed(seed)  # before the fit, as start() checks it (1.7 was stored as 1, -1 called the file corrupt)
         if matrix is None and bank is None:
             bank = "verified"
         if matrix is not None and not isinstance(matrix, (str, os.PathLike)):
@@ -676,7 +679,7 @@ class LiveSession:
             },
             "method": {"name": method, "config": settings},
             "budget": b,
-            "seed": int(seed),
+            "seed": seed,
             "stop_width_pp": None if stop_width is None else float(stop_width),
             "input_files": {str(k): str(Path(v).resolve()) for k, v in (input_files or {}).items() if v is not None},
             "events": [],
