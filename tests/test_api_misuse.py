@@ -355,3 +355,19 @@ def test_a_pickled_matrix_is_read_only_again(sim):
 
     back = pickle.loads(pickle.dumps(sim))
     assert not back.values.flags.writeable and back.digest() == sim.digest() and back.agents == sim.agents
+
+
+def test_method_settings_of_the_wrong_kind_are_refused_when_built(sim):
+    """A hostile trial: rsl / midrange_ridge with alphas=[1.0] raised scikit-learn's TypeError at the
+    first estimate; HSPR(config=5) an AttributeError at fit, and config=0 meant the defaults."""
+    for name in ("rsl", "midrange_ridge"):
+        sess = get_method(name, alphas=[1.0]).fit(sim).start(4, 0)
+        for _ in range(4):
+            sess.tell(sess.ask(), 1)
+        assert 0 <= sess.estimate().point <= 1
+        for bad in ([], [-1.0], ["x"], 5):
+            with pytest.raises(HsprError, match="alphas must be a non-empty sequence of positive penalties"):
+                get_method(name, alphas=bad)
+    for bad in (5, 0, "rank=1"):
+        with pytest.raises(HsprError, match="config must be an HSPRConfig or a dict of its settings"):
+            get_method("hspr", config=bad)

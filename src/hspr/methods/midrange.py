@@ -20,7 +20,7 @@ import numpy as np
 from ..data.matrix import ResponseMatrix
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, Session, check_budget
 from .orders import midrange_order
-from .ridge_map import DEFAULT_ALPHAS, RidgeScoreMap
+from .ridge_map import DEFAULT_ALPHAS, RidgeScoreMap, check_alphas
 from .rsl import RidgeSession
 from .stratified import source_pass_rates
 
@@ -101,7 +101,7 @@ class MidRangeRidge(Method):
     seed_kind = "deterministic"
 
     def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS) -> None:
-        self.alphas = tuple(alphas)
+        self.alphas = check_alphas(alphas)
 
     def fit(self, source: ResponseMatrix) -> FittedMidRange:
         """Mid-Range order and ridge map from ``source`` (complete, >= 2 agents; else DataError)."""

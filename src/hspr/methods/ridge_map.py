@@ -151,9 +151,7 @@ class RidgeScoreMap:
         if source.n_agents < 2:
             raise DataError(f"{source.source}: the ridge score map needs at least 2 source agents, got {source.n_agents}")
         refuse_constant_scores(source, "the ridge score map")
-        alphas = tuple(float(a) for a in alphas)
-        if not alphas or min(alphas) <= 0:
-            raise ValueError(f"alphas must be a non-empty sequence of positive penalties, got {alphas!r}")
+        alphas = check_alphas(alphas)
         if not 0 < level < 1:
             raise ValueError(f"level must be in (0, 1), got {level}")
         self.alphas = alphas
@@ -189,7 +187,8 @@ class RidgeScoreMap:
             resid = (s - s.mean()) * self.n_sources_ / (self.n_sources_ - 1)  # leave-one-out residuals of the mean
             return RidgeFit(cols, np.zeros(0), float(s.mean()), None, float(np.quantile(np.abs(resid), self.level)))
         X = self.values_[:, cols]
-        model = RidgeCV(alphas=self.alphas, store_cv_results=True).fit(X, s)
+        # an array: scikit-learn writes into a one-penalty alphas in place (a tuple raised TypeError)
+        model = RidgeCV(alphas=np.array(self.alphas), store_cv_results=True).fit(X, s)
         k = int(np.flatnonzero(np.isclose(self.alphas, model.alpha_))[0])
         loo = np.sqrt(np.maximum(model.cv_results_[:, k], 0.0))  # squared LOO errors -> |residual|
         return RidgeFit(cols, np.asarray(model.coef_, dtype=float), float(model.intercept_), float(model.alpha_),
@@ -214,6 +213,18 @@ class RidgeScoreMap:
         fit = self.fit_columns(cols)
         order = np.argsort(cols)  # the fit's columns are sorted
         return fit.predict(y[order])
+
+
+def check_alphas(alphas) -> tuple[float, ...]:
+    """``alphas`` as a tuple of floats; ValueError unless a non-empty sequence of finite positive
+    ridge penalties (RSL and Mid-Range + Ridge check it when built, not at their first estimate)."""
+    try:
+        out = tuple(float(a) for a in alphas)
+    except (TypeError, ValueError):
+        raise ValueError(f"alphas must be a non-empty sequence of positive penalties, got {alphas!r}") from None
+    if not out or not all(0 < a < float("inf") for a in out):
+        raise ValueError(f"alphas must be a non-empty sequence of positive penalties, got {alphas!r}")
+    return out
 
 
 def refuse_constant_scores(source: ResponseMatrix, method: str) -> None:

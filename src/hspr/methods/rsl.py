@@ -15,7 +15,7 @@ import numpy as np
 from ..data.matrix import ResponseMatrix
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
 from .orders import uniform_order
-from .ridge_map import DEFAULT_ALPHAS, RidgeScoreMap, ridge_score_estimate
+from .ridge_map import DEFAULT_ALPHAS, RidgeScoreMap, check_alphas, ridge_score_estimate
 
 
 class RidgeSession(FixedOrderSession):
@@ -82,7 +82,7 @@ class RSL(Method):
     seed_kind = "sampling"
 
     def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS) -> None:
-        self.alphas = tuple(alphas)
+        self.alphas = check_alphas(alphas)
 
     def fit(self, source: ResponseMatrix) -> FittedRSL:
         """Fit the ridge score map on ``source`` (shape (n_sources, n_tasks), complete).

@@ -44,6 +44,9 @@ class HSPR(Method):
     accepts_pass_rates = True
 
     def __init__(self, config: HSPRConfig | dict | None = None, **settings) -> None:
+        if config is not None and not isinstance(config, (HSPRConfig, dict)):  # 5 raised AttributeError at fit, 0 meant defaults
+            raise ValueError(f"config must be an HSPRConfig or a dict of its settings, got {type(config).__name__} "
+                             f"{config!r}")
         base = HSPRConfig.from_dict(dict(config)) if isinstance(config, dict) else config or HSPRConfig()
         self.config = base.replace(**settings) if settings else base
 
