@@ -371,3 +371,18 @@ def test_method_settings_of_the_wrong_kind_are_refused_when_built(sim):
     for bad in (5, 0, "rank=1"):
         with pytest.raises(HsprError, match="config must be an HSPRConfig or a dict of its settings"):
             get_method("hspr", config=bad)
+
+
+@pytest.mark.parametrize("name", ["uniform", "hspr"])
+def test_restore_refuses_events_of_another_shape(sim, name):
+    """A hostile trial: ('tell', t) raised IndexError, ('ask', 1) an unpacking error, and an unknown
+    type ('foo', t, 1) was applied as a tell."""
+    model = get_method(name, **({"config": FAST} if name == "hspr" else {})).fit(sim)
+    t = sim.tasks[0]
+    for bad in [("tell", t), ("ask", 1), ("foo", t, 1), ("ask", 1, t), "tell"]:
+        with pytest.raises(HsprError, match=r"event 0 of the log is .*; events are \('ask', k, \[task ids\]\)"):
+            model.start(5, 0).restore([bad])
+        with pytest.raises(HsprError, match="event 0 of the log"):
+            model.resume(5, 0, [bad], trust_log=True)
+    sess, warned = model.resume(5, 0, [("tell", t, 1)], trust_log=True)
+    assert sess.queried == [t] and warned == []

@@ -212,6 +212,15 @@ class ScoreEstimate:
         }
 
 
+def check_event(ev, i: int) -> None:
+    """HsprError unless ``ev`` is an event :meth:`Session.restore` takes: ``("ask", k, tasks)`` or
+    ``("tell", task, outcome)`` (event ``i`` of the log; another type was applied as a tell)."""
+    if not isinstance(ev, (tuple, list)) or len(ev) != 3 or ev[0] not in ("ask", "tell") \
+            or (ev[0] == "ask" and isinstance(ev[2], str)):
+        raise HsprError(f"event {i} of the log is {brief(ev, 60)}; events are ('ask', k, [task ids]) and "
+                        "('tell', task id, outcome)")
+
+
 def whole_number(x) -> int | None:
     """``x`` as an int when it is a whole number given as a number: an int of any size, a float
     or numpy scalar (``5.0``), a 0-d array (``np.array(5)``), a ``Decimal('5')`` or
@@ -513,10 +522,12 @@ class Session(ABC):
         Raises
         ------
         KeyError, ValueError
-            For an event this session cannot take (unknown task, repeated tell, spent budget).
+            For an event this session cannot take (unknown task, repeated tell, spent budget),
+            or one of another shape (HsprError, naming it).
         """
         warnings = []
         for i, ev in enumerate(events):
+            check_event(ev, i)
             if ev[0] == "ask":
                 _, k, logged = ev
                 got = self.ask_batch(k)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...data.matrix import ResponseMatrix
-from ...session import FittedModel, Method, ScoreEstimate, Session
+from ...session import FittedModel, Method, ScoreEstimate, Session, check_event
 from ..orders import midrange_order, uniform_order
 from . import acquisition as acq
 from .config import HSPRConfig
@@ -131,6 +131,8 @@ class FittedHSPR(FittedModel):
         """:meth:`FittedModel.resume`; a trusted log with at least ``refresh_every`` tells skips the
         session's prior-only posterior (its restore ends in a refresh that replaces it)."""
         events = list(events)
+        for i, ev in enumerate(events):
+            check_event(ev, i)
         n_tells = sum(ev[0] == "tell" for ev in events)
         lazy = trust_log and n_tells >= self.config.refresh_every
         sess = self._session(budget, seed, initial_refresh=not lazy)
@@ -357,7 +359,8 @@ class HSPRSession(Session):
         n_before = len(self.outcomes)
         self._deferred = []
         try:
-            for ev in events:
+            for i, ev in enumerate(events):
+                check_event(ev, i)
                 if ev[0] == "ask":
                     _, k, logged = ev
                     self._logged = [self._index[t] for t in logged]
