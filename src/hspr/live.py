@@ -587,9 +587,9 @@ class LiveSession:
             unless ``matrix`` is given.
         matrix : str or Path, optional
             The path of the user's response matrix (any file or folder :func:`hspr.data.load_matrix`
-            reads) instead. A path, not a ResponseMatrix: the session reopens it on every call and
-            refuses it once it changed (save one built in memory with
-            :func:`hspr.data.build.write_wide_csv`).
+            reads) instead. A path, not a ResponseMatrix: every :meth:`open` (each ``hspr live``
+            command) reads it again and refuses it once it changed; an open LiveSession keeps the
+            bank it read (save one built in memory with :func:`hspr.data.build.write_wide_csv`).
         method : str
             A registered method name (default :data:`hspr.methods.LIVE_DEFAULT`, ``hspr_robust``).
         config : HSPRConfig or dict, optional
