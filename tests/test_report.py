@@ -577,3 +577,15 @@ def test_terminal_tables_print_bank_labels_with_brackets_as_typed(synth):
     text = console.export_text()
     assert "on lite[stop 45 pp])" in text  # the heading
     assert "│ lite[stop 45 pp] " in text  # the rows
+
+
+def test_seed_metrics_refuses_arrays_it_would_broadcast():
+    """A hostile trial: seed_metrics([0.5, 0.2], [0.4]) broadcast and returned an MAE; [] raised numpy's error."""
+    from hspr.report.stats import seed_metrics
+
+    for est, truth in (([0.5, 0.2], [0.4]), ([], []), ([[0.5]], [[0.5]])):
+        with pytest.raises(ValueError, match="est and truth must be 1-D arrays of one length >= 1"):
+            seed_metrics(est, truth)
+    got = seed_metrics([0.5, 0.2, 0.9], [0.4, 0.2, 0.6])
+    assert got["mae_pp"] == pytest.approx(100 * 0.4 / 3) and got["maxerr_pp"] == pytest.approx(30.0)
+    assert got["kendall_tau_b"] == pytest.approx(1.0)

@@ -33,9 +33,18 @@ def seed_metrics(est: np.ndarray, truth: np.ndarray) -> dict:
     -------
     dict with ``mae_pp`` (Eq. 17), ``maxerr_pp`` (Eq. 18) in percentage points and
     ``kendall_tau_b`` (ties counted; NaN when either side is constant).
+
+    Raises
+    ------
+    ValueError
+        Unless ``est`` and ``truth`` are 1-D of one length >= 1 (numpy would broadcast [0.5, 0.2]
+        against [0.4]).
     """
     est = np.asarray(est, float)
     truth = np.asarray(truth, float)
+    if est.ndim != 1 or est.shape != truth.shape or est.size == 0:
+        raise ValueError(f"est and truth must be 1-D arrays of one length >= 1 (one entry per target), got shapes "
+                         f"{est.shape} and {truth.shape}")
     err = np.abs(est - truth)
     # rounded to 1e-12 so scores equal up to floating-point noise (0.4925 vs 0.49250000000000005,
     # k/N reached by different sums) count as the ties they are
