@@ -386,3 +386,13 @@ def test_restore_refuses_events_of_another_shape(sim, name):
             model.resume(5, 0, [bad], trust_log=True)
     sess, warned = model.resume(5, 0, [("tell", t, 1)], trust_log=True)
     assert sess.queried == [t] and warned == []
+
+
+def test_ids_that_would_not_read_back_are_refused():
+    """A hostile trial: ResponseMatrix took '' and ' a' as ids and write_wide_csv wrote them; read back,
+    ' a' became 'a' (another digest, so a live session on the file ran under other ids)."""
+    for agents, tasks, what in ((["a", " b"], ["x"], r"agent id ' b' \(row 2\) is surrounded by white space"),
+                                (["a", "b"], ["x", ""], r"task id '' \(column 2\) is empty"),
+                                (["a", "b"], ["x\u00a0"], "task id 'x\u00a0' .* surrounded by white space")):
+        with pytest.raises(DataError, match=what):
+            ResponseMatrix(agents, tasks, np.ones((len(agents), len(tasks)), dtype=int))

@@ -357,10 +357,16 @@ def _check_unique(ids: tuple[str, ...], kind: str, src: str) -> None:
         where = "row" if kind == "agent" else "column"
         raise DataError(f"{src}: {kind} id {x!r} ({where} {i + 1}) holds a tab, newline or other control character; "
                         f"ids are written one per line and in tab-separated lists: remove it")
+    where = "row" if kind == "agent" else "column"
+    odd = next(((i, x) for i, x in enumerate(ids) if not x or x != x.strip()), None)
+    if odd is not None:  # files are read with ids stripped: the id would not survive write and read back
+        i, x = odd
+        raise DataError(f"{src}: {kind} id {x!r} ({where} {i + 1}) is " + ("empty" if not x.strip() else
+                        "surrounded by white space") + "; every reader strips ids, so a bank written with it would "
+                        "read back under another id: " + (f"give every {kind} a name" if not x.strip() else "strip it"))
     seen: dict[str, int] = {}
     for i, x in enumerate(ids):
         if x in seen:
-            where = "row" if kind == "agent" else "column"
             raise DataError(
                 f"{src}: duplicate {kind} id {x!r} ({where}s {seen[x] + 1} and {i + 1}); {kind} ids must be unique"
             )
