@@ -393,6 +393,6 @@ def test_ids_that_would_not_read_back_are_refused():
     ' a' became 'a' (another digest, so a live session on the file ran under other ids)."""
     for agents, tasks, what in ((["a", " b"], ["x"], r"agent id ' b' \(row 2\) is surrounded by white space"),
                                 (["a", "b"], ["x", ""], r"task id '' \(column 2\) is empty"),
-                                (["a", "b"], ["x\u00a0"], "task id 'x\u00a0' .* surrounded by white space")):
+                                (["a", "b"], ["x\u00a0"], r"task id 'x\\xa0' \(column 1\) is surrounded by white space")):
         with pytest.raises(DataError, match=what):
             ResponseMatrix(agents, tasks, np.ones((len(agents), len(tasks)), dtype=int))
