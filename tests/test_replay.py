@@ -309,3 +309,26 @@ def test_replay_refuses_budgets_and_seeds_it_would_mislabel(small_bank):
         replay("sim", small_bank, {"uniform": get_method("uniform")}, seeds={"nope": [0]}, **kw)
     with pytest.raises(HsprError, match="seed must be a whole number >= 0, got 0.9"):
         replay("sim", small_bank, {"uniform": get_method("uniform")}, seeds={"uniform": [0, 0.9]}, **kw)
+
+
+def test_replay_names_arguments_of_the_wrong_kind(small_bank):
+    """A hostile trial: methods as a list raised AttributeError, folds=None a bare ValueError, an
+    unknown fold agent a bare KeyError, a fold given as a string was split into characters,
+    fractions=0.1 raised TypeError and stop='x' a TypeError deep in a worker."""
+    from hspr.data.folds import make_folds
+    from hspr.errors import HsprError, UnknownIdError
+
+    uni = {"uniform": get_method("uniform")}
+    folds = make_folds(small_bank.agents)
+    with pytest.raises(HsprError, match="methods must be a non-empty dict of label -> Method"):
+        replay("sim", small_bank, [get_method("uniform")], folds=folds)
+    with pytest.raises(HsprError, match="give folds"):
+        replay("sim", small_bank, uni)
+    with pytest.raises(UnknownIdError, match="fold 1 names agents not in the matrix: 'nobody'"):
+        replay("sim", small_bank, uni, folds=[folds[0], ["nobody"]])
+    with pytest.raises(HsprError, match="folds must be a list of lists of agent ids"):
+        replay("sim", small_bank, uni, folds=[small_bank.agents[0]])
+    with pytest.raises(HsprError, match="stop must be a StoppingRule"):
+        replay("sim", small_bank, uni, folds=folds, stop="x")
+    one = replay("sim", small_bank, uni, folds=folds, fractions=0.1, seeds={"uniform": [0]})
+    assert one == replay("sim", small_bank, uni, folds=folds, fractions=(0.1,), seeds={"uniform": [0]})

@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+import numbers
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
-from .errors import UnknownIdError
+from .errors import HsprError, UnknownIdError
 from .session import BudgetError, FittedModel, Method, budget_from_fraction, check_seed
 from .stopping import StoppingRule
 
@@ -195,6 +196,14 @@ def replay(
     of one budget; UnknownIdError for seeds keyed by a name not in ``methods``; HsprError for
     a seed that is not a whole number >= 0.
     """
+    if not isinstance(methods, Mapping) or not methods:
+        raise HsprError(f"methods must be a non-empty dict of label -> Method, e.g. {{'hspr': get_method('hspr')}}, "
+                        f"got {type(methods).__name__}")
+    if isinstance(fractions, numbers.Real):  # replay(..., fractions=0.1): one budget
+        fractions = (fractions,)
+    fractions = tuple(fractions)
+    if stop is not None and not isinstance(stop, StoppingRule):
+        raise HsprError(f"stop must be a StoppingRule (e.g. hspr.stopping.WidthBelow(5.0)), got {type(stop).__name__}")
     protocol = protocol or ("targets" if targets is not None else "folds")
     budgets = tuple(budget_from_fraction(f, matrix.n_tasks) for f in fractions)
     for i, b in enumerate(budgets):  # as the CLI's check: two fractions of one B would be one run labelled twice
@@ -218,7 +227,8 @@ def replay(
         splits = [(0, matrix, targets)]
     else:
         if folds is None:
-            raise ValueError("give folds or targets")
+            raise HsprError("give folds (lists of target agent ids, e.g. hspr.data.folds.make_folds(matrix.agents)) "
+                            "or targets (a ResponseMatrix of target rows)")
         splits = []
         for k, idx in enumerate(fold_indices(matrix.agents, folds)):
             splits.append((k, matrix.drop_rows(idx), matrix.rows(idx).fill_missing(0)))

@@ -17,6 +17,8 @@ from types import MappingProxyType
 
 import numpy as np
 
+from ..errors import HsprError, UnknownIdError, shorten
+
 N_FOLDS = 4
 #: agent ids that start with a submission date, as on the SWE-bench leaderboard (YYYYMMDD_...)
 DATE_PREFIX = re.compile(r"^(\d{8})_")
@@ -50,13 +52,26 @@ def bank_folds(name: str) -> list[list[str]]:
 
 
 def fold_indices(agents: Sequence[str], folds: list[list[str]]) -> list[np.ndarray]:
-    """Row indices (into ``agents``) of each fold's targets. Raises KeyError for unknown ids."""
+    """Row indices (into ``agents``) of each fold's targets.
+
+    Raises
+    ------
+    UnknownIdError
+        (a KeyError) naming fold agents that are not in ``agents``.
+    HsprError
+        For folds that are not a list of lists of agent ids (a fold given as one string would be
+        split into its characters).
+    """
+    if isinstance(folds, (str, bytes)) or not isinstance(folds, Sequence) or \
+            any(isinstance(f, (str, bytes)) or not isinstance(f, Sequence) for f in folds):
+        raise HsprError(f"folds must be a list of lists of agent ids (one list per fold), got {shorten(repr(folds), 60)}")
     pos = {a: i for i, a in enumerate(agents)}
     out = []
-    for f in folds:
+    for k, f in enumerate(folds):
         missing = [a for a in f if a not in pos]
         if missing:
-            raise KeyError(f"fold agents not in the matrix: {missing[:3]}")
+            raise UnknownIdError(f"fold {k} names agents not in the matrix: {', '.join(map(repr, missing[:3]))}"
+                                 f"{' ...' if len(missing) > 3 else ''}")
         out.append(np.array([pos[a] for a in f], dtype=int))
     return out
 
