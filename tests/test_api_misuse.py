@@ -396,3 +396,12 @@ def test_ids_that_would_not_read_back_are_refused():
                                 (["a", "b"], ["x\u00a0"], r"task id 'x\\xa0' \(column 1\) is surrounded by white space")):
         with pytest.raises(DataError, match=what):
             ResponseMatrix(agents, tasks, np.ones((len(agents), len(tasks)), dtype=int))
+
+
+def test_ragged_values_and_odd_trial_counts_are_data_errors():
+    """A hostile trial: ragged values raised numpy's ValueError, trials=[3] a TypeError, trials=nan a raw ValueError."""
+    with pytest.raises(DataError, match="values are not a rectangular agents x tasks array"):
+        ResponseMatrix(["a", "b"], ["x", "y"], [[1, 0], [1]])
+    for bad in ([3], float("nan"), float("inf"), 2.5, True):
+        with pytest.raises(DataError, match="trials per cell must be a whole number in 1..127"):
+            ResponseMatrix(["a", "b"], ["x", "y"], [[1, 0], [1, 1]], trials=bad)

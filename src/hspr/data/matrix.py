@@ -76,7 +76,11 @@ class ResponseMatrix:
         if np.ma.isMaskedArray(vals):  # masked cells are missing runs (their stored values would count as runs)
             masked = np.ma.getmaskarray(vals)
             vals = vals.filled(0)
-        vals = np.asarray(vals)
+        try:
+            vals = np.asarray(vals)
+        except ValueError:  # numpy: 'inhomogeneous shape'
+            raise DataError(f"{src}: values are not a rectangular agents x tasks array (rows of different "
+                            "lengths?); give one row per agent, each with one entry per task") from None
         if vals.ndim != 2:
             raise DataError(f"{src}: response matrix must be 2-D (agents x tasks), got shape {vals.shape}")
         if vals.shape[0] == 0 or vals.shape[1] == 0:
@@ -99,7 +103,11 @@ class ResponseMatrix:
         check = vals if miss is None else np.where(miss, 0, vals)
         trials = self.trials
         if trials is not None:
-            if isinstance(trials, bool) or int(trials) != trials or not 1 <= trials <= 127:
+            try:
+                ok = not isinstance(trials, bool) and int(trials) == trials and 1 <= trials <= 127
+            except (TypeError, ValueError, OverflowError):  # [3], NaN, inf
+                ok = False
+            if not ok:
                 raise DataError(f"{src}: trials per cell must be a whole number in 1..127, got {trials!r}")
             trials = int(trials)
             object.__setattr__(self, "trials", None if trials == 1 else trials)
