@@ -405,3 +405,11 @@ def test_ragged_values_and_odd_trial_counts_are_data_errors():
     for bad in ([3], float("nan"), float("inf"), 2.5, True):
         with pytest.raises(DataError, match="trials per cell must be a whole number in 1..127"):
             ResponseMatrix(["a", "b"], ["x", "y"], [[1, 0], [1, 1]], trials=bad)
+
+
+def test_index_lookups_raise_unknown_id_errors(sim):
+    with pytest.raises(UnknownIdError, match=r"task id 'nope' is not in <memory> \(40 tasks\)"):
+        sim.task_index("nope")
+    with pytest.raises(UnknownIdError, match=r"agent 'nope' is not in <memory> \(20 agents\)"):
+        sim.agent_index("nope")
+    assert sim.task_index(sim.tasks[3]) == 3 and sim.agent_index(sim.agents[2]) == 2

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import HsprError
+from ..errors import HsprError, UnknownIdError
 
 
 class DataError(HsprError):
@@ -211,17 +211,20 @@ class ResponseMatrix:
         return self
 
     def task_index(self, task_id: str) -> int:
-        """Column index of ``task_id``; raises KeyError naming the id if it is not in the matrix."""
+        """Column index of ``task_id``; raises :class:`~hspr.errors.UnknownIdError` (a KeyError)
+        naming the id if it is not in the matrix."""
         try:
             return self._task_index[task_id]
-        except KeyError:
-            raise KeyError(f"task id {task_id!r} is not in {self.source} ({self.n_tasks} tasks)") from None
+        except (KeyError, TypeError):  # TypeError: an unhashable id
+            raise UnknownIdError(f"task id {task_id!r} is not in {self.source} ({self.n_tasks} tasks)") from None
 
     def agent_index(self, agent: str) -> int:
+        """Row index of ``agent``; raises :class:`~hspr.errors.UnknownIdError` (a KeyError) naming
+        the id if it is not in the matrix."""
         try:
             return self.agents.index(agent)
         except ValueError:
-            raise KeyError(f"agent {agent!r} is not in {self.source}") from None
+            raise UnknownIdError(f"agent {agent!r} is not in {self.source} ({self.n_agents} agents)") from None
 
     # ------------------------------------------------------------------ transforms
     def _row_indices(self, idx) -> np.ndarray:
