@@ -413,3 +413,15 @@ def test_index_lookups_raise_unknown_id_errors(sim):
     with pytest.raises(UnknownIdError, match=r"agent 'nope' is not in <memory> \(20 agents\)"):
         sim.agent_index("nope")
     assert sim.task_index(sim.tasks[3]) == 3 and sim.agent_index(sim.agents[2]) == 2
+
+
+def test_set_pending_takes_a_list_of_ids_only(sim):
+    """A hostile trial: set_pending('t020') was split into characters, set_pending(5) raised TypeError."""
+    sess = get_method("uniform").fit(sim).start(5, 0)
+    for bad in (sim.tasks[3], 5):
+        with pytest.raises(HsprError, match="pending tasks are a list of task ids"):
+            sess.set_pending(bad)
+    with pytest.raises(UnknownIdError, match=r"task id\(s\) \[3\] are not in the bank"):
+        sess.set_pending([3])
+    sess.set_pending([sim.tasks[3]])
+    assert sess.pending == [sim.tasks[3]] and sess.ask() == sim.tasks[3]

@@ -15,6 +15,7 @@ import inspect
 import math
 import numbers
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -485,8 +486,11 @@ class Session(ABC):
         ValueError
             For a repeated id, an id already told, or more pending tasks than the budget has left.
         """
+        if isinstance(task_ids, (str, bytes)) or not isinstance(task_ids, Iterable):  # 't020' would be t, 0, 2, 0
+            raise HsprError(f"pending tasks are a list of task ids, got {brief(task_ids)}; for one task write "
+                            f"[{brief(task_ids)}]")
         ids = list(task_ids)
-        unknown = [t for t in ids if t not in self._index]
+        unknown = [t for t in ids if not isinstance(t, str) or t not in self._index]
         if unknown:
             raise UnknownIdError(f"task id(s) {unknown} are not in the bank ({self.n_tasks} tasks)")
         cols = [self._index[t] for t in ids]
