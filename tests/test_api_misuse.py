@@ -425,3 +425,18 @@ def test_set_pending_takes_a_list_of_ids_only(sim):
         sess.set_pending([3])
     sess.set_pending([sim.tasks[3]])
     assert sess.pending == [sim.tasks[3]] and sess.ask() == sim.tasks[3]
+
+
+def test_paths_that_are_not_paths_are_named(tmp_path, sim):
+    """A hostile trial: load_matrix(None) and LiveSession.open(None) raised TypeError, and
+    LiveSession.create(input_files=['a']) an AttributeError."""
+    from hspr.data.io import load_matrix
+
+    with pytest.raises(DataError, match="load_matrix takes the path of a file or folder, got NoneType"):
+        load_matrix(None)
+    with pytest.raises(DataError, match="a ResponseMatrix is loaded already"):
+        load_matrix(sim)
+    with pytest.raises(LiveSessionError, match="the session path is empty or not a path"):
+        LiveSession.open(None)
+    with pytest.raises(LiveSessionError, match="input_files is a dict of description -> path"):
+        LiveSession.create(tmp_path / "s.hspr", 4, bank="lite", method="uniform", input_files=["a"])

@@ -627,8 +627,11 @@ class LiveSession:
         HsprError
             For a seed that is not a whole number >= 0.
         """
-        if not str(path).strip():
-            raise LiveSessionError("the session path is empty; give a file name, e.g. --session run.hspr")
+        if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+            raise LiveSessionError("the session path is empty or not a path; give a file name, e.g. --session run.hspr")
+        if input_files is not None and not isinstance(input_files, dict):
+            raise LiveSessionError(f"input_files is a dict of description -> path (e.g. {{'--config': 'c.json'}}), got "
+                                   f"{type(input_files).__name__}")
         path = Path(path)
         blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
         if blocker is not None:
@@ -720,9 +723,9 @@ class LiveSession:
             replayed ask that chooses other tasks than logged is not an error: the logged ones
             are kept and :attr:`LiveStatus.warnings` says so.
         """
-        if not str(path).strip():
-            raise LiveSessionError("the session path is empty; give the file `hspr live start` made, e.g. "
-                                   "--session run.hspr")
+        if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+            raise LiveSessionError("the session path is empty or not a path; give the file `hspr live start` made, "
+                                   "e.g. --session run.hspr")
         path = Path(path)
         path = _real(path)
         if path.is_dir():

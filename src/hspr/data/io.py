@@ -28,6 +28,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import os
 import re
 import warnings
 from collections.abc import Callable, Sequence
@@ -928,6 +929,9 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
         For a missing path, an unknown form, any validation failure of the reader, or a matrix
         with no observed cell (every cell missing: nothing to fit or score).
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise DataError(f"load_matrix takes the path of a file or folder, got {type(path).__name__}"
+                        + ("; a ResponseMatrix is loaded already" if isinstance(path, ResponseMatrix) else ""))
     path = Path(path)
     return _warn_uninformative(_require_observed(_READERS[detect_form(path)](path), path), path).canonical()
 
