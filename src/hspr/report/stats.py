@@ -120,8 +120,9 @@ def holm(pvalues) -> np.ndarray:
     [0.03, 0.06, 0.06, 0.02]
     """
     p = np.asarray(pvalues, dtype=float)
-    if np.any((p < 0) | (p > 1)):
-        raise ValueError("p-values must lie in [0, 1]")
+    bad = (p < 0) | (p > 1)
+    if np.any(bad):
+        raise ValueError(f"p-values must lie in [0, 1], got {p[bad][0]:g} (entry {int(np.flatnonzero(bad)[0])})")
     out = np.full(p.shape, np.nan)
     ok = ~np.isnan(p)
     q = p[ok]
@@ -176,7 +177,8 @@ def paired_stats(d, n_resamples: int = 10_000, seed: int = 0) -> dict:
     Parameters
     ----------
     d : array_like, shape (n_targets,)
-        Per-target differences, method minus baseline, in pp.
+        Per-target differences, method minus baseline, in pp. NaN entries (a target one side
+        has no run for) are left out: ``n_targets`` counts the rest.
     n_resamples, seed : bootstrap resamples and its seed.
 
     Returns
