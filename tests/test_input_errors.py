@@ -194,6 +194,8 @@ def test_targets_that_are_also_source_rows_are_told_apart_by_outcomes(tmp_path):
     assert res.exit_code == 0, res.output
     assert f"1 --targets row(s) are also source rows of m, same id and outcomes ({m.agents[0]})" in text
     assert f"1 --targets id(s) also name source rows of m with other outcomes ({m.agents[1]})" in text
+    # a hostile trial: a target one run away from its own source row was only noted; its errors are optimistic
+    assert "warning: 1 --targets id(s) also name" in text and "so their errors are likely optimistic" in text
 
 
 def test_targets_that_copy_source_rows_under_new_ids_are_warned_about(tmp_path):

@@ -332,3 +332,22 @@ def test_replay_names_arguments_of_the_wrong_kind(small_bank):
         replay("sim", small_bank, uni, folds=folds, stop="x")
     one = replay("sim", small_bank, uni, folds=folds, fractions=0.1, seeds={"uniform": [0]})
     assert one == replay("sim", small_bank, uni, folds=folds, fractions=(0.1,), seeds={"uniform": [0]})
+
+
+def test_a_target_task_mismatch_is_not_advised_to_pad_with_empty_cells(small_bank):
+    """A hostile trial: following 'add the absent tasks as empty cells' made the target's truth count
+    the tasks it never ran as failures (0.30 where it resolved 0.60 of its tasks)."""
+    from hspr.data.matrix import DataError, ResponseMatrix
+    from hspr.replay import align_targets
+
+    half = ResponseMatrix(["x"], small_bank.tasks[:10], small_bank.values[:1, :10])
+    with pytest.raises(DataError, match="score the subset the targets ran with --tasks FILE") as err:
+        align_targets(half, small_bank)
+    assert "empty cells" not in str(err.value)
+
+
+def test_only_ascii_digits_make_a_date_prefix():
+    from hspr.data.folds import dated
+
+    assert dated(["20240101_a", "20250202_b"])
+    assert not dated(["20240101_a", "\uff12\uff10\uff12\uff10\uff10\uff11\uff10\uff11_old"])  # full-width digits

@@ -274,8 +274,8 @@ def align_targets(targets: ResponseMatrix, bank: ResponseMatrix) -> ResponseMatr
             parts.append(f"{len(extra)} task(s) not in the bank (e.g. {', '.join(map(repr, extra[:3]))})")
         fix = []
         if missing:
-            fix.append("score a subset with --tasks FILE (the ids the targets ran), or add the absent tasks as empty "
-                       "cells (no run)")
+            # not 'add the absent tasks as empty cells': a target's empty cell counts as unresolved in its truth
+            fix.append("score the subset the targets ran with --tasks FILE (their task ids)")
         if extra:
             fix.append("drop the tasks the bank does not have")
         raise DataError(f"{targets.source}: task ids differ from {bank.source}: {'; '.join(parts)}. Targets need the "

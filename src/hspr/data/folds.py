@@ -21,7 +21,7 @@ from ..errors import HsprError, UnknownIdError, shorten
 
 N_FOLDS = 4
 #: agent ids that start with a submission date, as on the SWE-bench leaderboard (YYYYMMDD_...)
-DATE_PREFIX = re.compile(r"^(\d{8})_")
+DATE_PREFIX = re.compile(r"^([0-9]{8})_")  # ASCII digits: \d took '２０２００１０１' as a date
 
 
 def make_folds(agents: Sequence[str], n_folds: int = N_FOLDS, seed: int = 0) -> list[list[str]]:
