@@ -120,6 +120,34 @@ def settings_digest(method: Method, stop: StoppingRule | None = None) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
+def check_fractions(fractions: Sequence[float], n_tasks: int, label: str) -> tuple[int, ...]:
+    """The budget of each fraction (``budget_from_fraction``), each a distinct count >= 1.
+
+    Two fractions of one budget would be one run labelled twice. Used by :func:`replay` and by
+    ``hspr replay --budget``.
+
+    Raises
+    ------
+    BudgetError
+        For a fraction outside (0, 1], one that rounds to 0 tasks (naming the fraction that
+        gives one task) or two that give the same count, naming ``label`` and ``n_tasks``.
+    """
+    budgets = tuple(budget_from_fraction(f, n_tasks) for f in fractions)
+    zero = [f for f, b in zip(fractions, budgets) if b < 1]
+    if zero:
+        one = f"{1 / n_tasks:.4g}"
+        one = one if "." in one or "e" in one else one + ".0"  # '1' would read as a task count
+        raise BudgetError(f"{', '.join(map(str, zero))} of {label}'s {n_tasks} tasks rounds to 0 tasks; give a fraction "
+                          f"of at least 1/{n_tasks}: {one} gives one task")
+    seen: dict[int, float] = {}
+    for f, b in zip(fractions, budgets):
+        if b in seen:
+            raise BudgetError(f"budget fractions {seen[b]} and {f} both give B = {b} of {n_tasks} tasks on {label}; "
+                              "give each budget once")
+        seen[b] = f
+    return budgets
+
+
 def _run_job(job: ReplayJob, model: FittedModel) -> list[dict]:
     with threadpool_limits(1):  # one BLAS thread per worker: parallelism comes from the jobs
         return _run_targets(job, model)
@@ -205,14 +233,7 @@ def replay(
     if stop is not None and not isinstance(stop, StoppingRule):
         raise HsprError(f"stop must be a StoppingRule (e.g. hspr.stopping.WidthBelow(5.0)), got {type(stop).__name__}")
     protocol = protocol or ("targets" if targets is not None else "folds")
-    budgets = tuple(budget_from_fraction(f, matrix.n_tasks) for f in fractions)
-    for i, b in enumerate(budgets):  # as the CLI's check: two fractions of one B would be one run labelled twice
-        if b == 0:
-            raise BudgetError(f"budget fraction {fractions[i]} of {matrix.n_tasks} tasks rounds to 0 tasks; give a "
-                              f"fraction of at least 1/{matrix.n_tasks} = {1 / matrix.n_tasks:.3g}")
-        if b in budgets[:i]:
-            raise BudgetError(f"budget fractions {fractions[budgets.index(b)]} and {fractions[i]} both give B = {b} of "
-                              f"{matrix.n_tasks} tasks; keep one of them")
+    budgets = check_fractions(fractions, matrix.n_tasks, bank)
     seeds = dict(seeds or {})
     unknown = [k for k in seeds if k not in methods]
     if unknown:

@@ -25,9 +25,9 @@ from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..fileio import write_json_durable, write_text_durable
 from ..methods import REGISTRY, get_method, method_class
-from ..replay import replay
+from ..replay import check_fractions, replay
 from ..report.stats import summarize
-from ..session import budget_from_fraction
+from ..session import BudgetError, budget_from_fraction
 from ..stopping import MIN_TASKS, WidthBelow
 from .common import (
     OS_FIXES,
@@ -275,23 +275,12 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
 
 
 def check_budgets(label: str, n_tasks: int, fractions: list[float]) -> None:
-    """Every budget fraction must give a distinct task count >= 1 on this bank.
-
-    Raises click.BadParameter naming --budget, the bank and the task counts.
-    """
-    counts = [budget_from_fraction(f, n_tasks) for f in fractions]
-    zero = [f for f, b in zip(fractions, counts) if b < 1]
-    if zero:
-        one = f"{1 / n_tasks:.4g}"
-        one = one if "." in one or "e" in one else one + ".0"  # '1' would read as a task count
-        raise click.BadParameter(f"{', '.join(map(str, zero))} of {label}'s {n_tasks} tasks rounds to 0 tasks; "
-                                 f"{one} gives one task", param_hint="--budget")
-    seen: dict[int, float] = {}
-    for f, b in zip(fractions, counts):
-        if b in seen:
-            raise click.BadParameter(f"{seen[b]} and {f} both give B = {b} of {label}'s {n_tasks} tasks; "
-                                     "give each budget once", param_hint="--budget")
-        seen[b] = f
+    """Every budget fraction must give a distinct task count >= 1 on this bank
+    (:func:`hspr.replay.check_fractions`); raises click.BadParameter naming --budget."""
+    try:
+        check_fractions(fractions, n_tasks, label)
+    except BudgetError as exc:
+        raise click.BadParameter(str(exc), param_hint="--budget") from None
 
 
 def save_results(payload: dict, out: Path, csv_text: str | None, csv_path: str | None) -> None:
