@@ -363,12 +363,11 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _check_unique(ids: tuple[str, ...], kind: str, src: str) -> None:
+    where = "row" if kind == "agent" else "column"
     if _CONTROL.search("".join(ids)):  # one pass over all ids; only then find the first offender
         i, x = next((i, x) for i, x in enumerate(ids) if _CONTROL.search(x))
-        where = "row" if kind == "agent" else "column"
         raise DataError(f"{src}: {kind} id {x!r} ({where} {i + 1}) holds a tab, newline or other control character; "
                         f"ids are written one per line and in tab-separated lists: remove it")
-    where = "row" if kind == "agent" else "column"
     odd = next(((i, x) for i, x in enumerate(ids) if not x or x != x.strip()), None)
     if odd is not None:  # files are read with ids stripped: the id would not survive write and read back
         i, x = odd
