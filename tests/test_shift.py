@@ -15,7 +15,7 @@ from scipy import stats
 from hspr.cli import main
 from hspr.data import ResponseMatrix
 from hspr.data.banks import TARGET_SETS, load_bank, load_target_set
-from hspr.data.folds import forward_split, strongest_split
+from hspr.data.folds import forward_cut_tie, forward_split, strongest_split
 from hspr.data.matrix import DataError
 from hspr.methods import REGISTRY, get_method
 from hspr.methods.hspr import HSPR, HSPRConfig
@@ -70,6 +70,30 @@ def test_forward_split_takes_newest_by_date_in_any_row_order():
     for _ in range(5):
         perm = list(rng.permutation(agents))
         assert sorted(perm[i] for i in forward_split(perm, 2)) == sorted(got)
+
+
+def test_forward_cut_tie_names_the_day_and_the_clean_cuts():
+    agents = ["20240105_b", "20231201_a", "20240105_a", "20240301_z", "20230101_q", "20240105_c"]
+    tie = forward_cut_tie(agents, forward_split(agents, 2))  # z, then c of the three 2024-01-05 agents
+    assert "inside 2024-01-05: 1 of the 3 agents" in tie and "2 sources" in tie
+    assert "--newest 1 or --newest 4 cuts between days" in tie
+    assert forward_cut_tie(agents, forward_split(agents, 1)) is None
+    assert forward_cut_tie(agents, forward_split(agents, 4)) is None
+
+
+def test_cli_forward_split_warns_when_the_cut_splits_a_day(tmp_path):
+    m = simulate_matrix(8, 20, seed=1)[0]
+    days = ["20240101", "20240102", "20240103", "20240104", "20240105", "20240105", "20240105", "20240106"]
+    m = ResponseMatrix([f"{d}_a{i}" for i, d in enumerate(days)], m.tasks, m.values)
+    path = tmp_path / "m.csv"
+    pd.DataFrame(m.values, index=pd.Index(m.agents, name="agent"), columns=m.tasks).to_csv(path)
+    args = ["replay", "--matrix", str(path), "--bank", "sim", "--split", "forward", "--methods", "uniform",
+            "--seeds", "0", "-q", "--out", str(tmp_path / "r.json"), "--newest"]
+    res = CliRunner().invoke(main, [*args, "2"])
+    assert res.exit_code == 0, res.output
+    assert "inside 2024-01-05: 1 of the 3 agents" in " ".join(res.output.split())
+    res = CliRunner().invoke(main, [*args, "4"])
+    assert res.exit_code == 0 and "warning" not in res.output, res.output
 
 
 def test_forward_split_on_verified_is_the_newest_20():

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..data.banks import BANK_ORDER, BANKS, TARGET_SETS, load_bank, load_target_set
-from ..data.folds import bank_folds, forward_split, make_folds, strongest_split
+from ..data.folds import bank_folds, forward_cut_tie, forward_split, make_folds, strongest_split
 from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..fileio import write_json_durable, write_text_durable
@@ -328,7 +328,8 @@ def register(group: click.Group) -> None:
                        "the --strongest highest-scoring agents are targets, all others sources (agents better than "
                        "the whole history).")
     @click.option("--newest", default=20, show_default=True, type=int,
-                  help="With --split forward: how many of the newest agents are targets.")
+                  help="With --split forward: how many of the newest agents are targets (agents dated the day of the "
+                       "cut break ties by id; a warning says so and names the counts that cut between days).")
     @click.option("--strongest", default=20, show_default=True, type=int,
                   help="With --split strongest: how many of the highest-scoring agents are targets.")
     @click.option("--methods", default="hspr,uniform", show_default=True,
@@ -471,6 +472,8 @@ def register(group: click.Group) -> None:
                         raise DataError(f"--tasks {tasks_path}: {exc}") from None
                     except ValueError as exc:
                         raise ValueError(f"{label}: {exc}") from None
+                    if split == "forward" and (tie := forward_cut_tie(mat.agents, rows)):
+                        console.print(f"[yellow]warning:[/yellow] {escape(label)}: {tie}.", highlight=False, soft_wrap=True)
                     split_jobs.append((label, mat.drop_rows(rows), None, mat.rows(rows)))
                 jobs = split_jobs
             if ids is not None:  # score over a subset of the tasks: cut sources and targets alike

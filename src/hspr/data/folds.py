@@ -134,6 +134,35 @@ def forward_split(agents: Sequence[str], newest: int) -> np.ndarray:
     return np.sort(np.array(order[len(agents) - int(newest):], dtype=int))
 
 
+def forward_cut_tie(agents: Sequence[str], targets: np.ndarray) -> str | None:
+    """Why a time-forward cut is not clean, or None: the cut falls inside one day.
+
+    When the oldest target and the newest source share their date prefix, agents of that day
+    sit on both sides of the cut (ties break by id in :func:`forward_split`), so not every source
+    is older than every target. The message names the day, how many of its agents are targets,
+    and the ``--newest`` values that cut between days.
+
+    Parameters
+    ----------
+    agents : sequence of str, ids of the form ``YYYYMMDD_name``
+    targets : int array, the row indices :func:`forward_split` returned
+    """
+    day = [DATE_PREFIX.match(a).group(1) for a in agents]
+    is_target = np.zeros(len(agents), dtype=bool)
+    is_target[np.asarray(targets, dtype=int)] = True
+    first = min(day[i] for i in np.flatnonzero(is_target))
+    if max(day[i] for i in np.flatnonzero(~is_target)) < first:
+        return None
+    on_day = [i for i in range(len(agents)) if day[i] == first]
+    k = int(is_target.sum())
+    inside = int(is_target[on_day].sum())
+    fewer, more = k - inside, k - inside + len(on_day)
+    options = [f"--newest {n}" for n in (fewer, more) if 1 <= n <= len(agents) - 2]
+    return (f"the time-forward cut falls inside {first[:4]}-{first[4:6]}-{first[6:]}: {inside} of the {len(on_day)} "
+            f"agents dated that day are targets and {len(on_day) - inside} sources (same-day ties break by id), so not "
+            f"every source is older than every target" + (f"; {' or '.join(options)} cuts between days" if options else ""))
+
+
 def strongest_split(agents: Sequence[str], scores, strongest: int) -> np.ndarray:
     """Row indices of the ``strongest`` agents by score (a stronger-than-history split).
 
