@@ -664,6 +664,15 @@ def test_cli_shift_protocol_errors(tmp_path, args, match):
     assert "Traceback" not in res.output
 
 
+def test_cli_split_error_says_how_many_sources_the_split_left(tmp_path):
+    res = CliRunner().invoke(main, ["replay", "--bank", "pro", "--split", "strongest", "--strongest", "12", "--methods",
+                                    "hspr_auto", "--seeds", "0", "-q", "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 2
+    text = " ".join(res.output.split())
+    assert "needs at least 3, got 2" in text
+    assert "--strongest 12 leaves 2 of 14 agents as sources; a smaller --strongest leaves more" in text
+
+
 def test_report_keeps_shift_protocols_out_of_the_macro():
     rows = []
     for bank, err in (("lite", 0.01), ("verified", 0.02), ("verified/bash-only", 0.10)):

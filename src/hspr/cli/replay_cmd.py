@@ -551,7 +551,12 @@ def register(group: click.Group) -> None:
                     prog.remove_task(task)  # no half-drawn bar above the message
                     prog.stop()
                     where = "" if mat.source == label else f" ({mat.source}: {mat.n_agents} agents x {mat.n_tasks} tasks)"
-                    print_error(console, f"{run_label}{where}: {exc}")
+                    hint = ""
+                    if split != "folds" and job_targets is not None and not targets:  # e.g. too few sources for hspr_auto
+                        opt = "--newest" if split == "forward" else "--strongest"
+                        hint = (f" (--split {split} {opt} {job_targets.n_agents} leaves {mat.n_agents} of "
+                                f"{mat.n_agents + job_targets.n_agents} agents as sources; a smaller {opt} leaves more)")
+                    print_error(console, f"{run_label}{where}: {exc}{hint}")
                     sys.exit(2)
                 all_runs.extend(runs)
         wall = time.perf_counter() - t0
