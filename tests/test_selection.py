@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from hspr.data import ResponseMatrix, make_folds
 from hspr.data.build import write_wide_csv
+from hspr.data.io import load_matrix
 from hspr.data.matrix import DataError
 from hspr.methods import get_method
 from hspr.methods.hspr import HSPR, HSPRConfig
@@ -293,8 +294,16 @@ def test_cli_select_writes_result_and_record(tmp_path):
     src = fold_sources(m, make_folds(m.agents), 2)
     assert sel.lookup_shipped(src.digest(), table)[2] == cfg
     assert sorted(f.name for f in tmp_path.iterdir()) == ["cfg.json", "sel.json", "shipped.json", "toy.csv"]
+    assert "recorded toy fold 2 in" in " ".join(res.output.split())
+    assert table["toy"]["2"]["matrix_digest"] == load_matrix(path).digest()
     bad = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "7", "--out", str(out)])
     assert bad.exit_code != 0
+    # another matrix under the same label and table: refused before the selection runs
+    other = write_wide_csv(tiny_bank(n_agents=9, seed=4), tmp_path / "other.csv")
+    bad = CliRunner().invoke(main, ["select", "--matrix", str(other), "--bank", "toy", "--fold", "1", "--quiet",
+                                    "--out", str(tmp_path / "sel2.json"), "--record", str(rec)])
+    assert bad.exit_code == 2 and "holds toy fold(s) 2 selected on another matrix" in " ".join(bad.output.split())
+    assert not (tmp_path / "sel2.json").exists() and json.loads(rec.read_text()) == table
 
 
 def test_concurrent_records_keep_every_entry_and_leave_no_lock_file(tmp_path):
@@ -338,6 +347,7 @@ def test_selection_on_dask_local_cluster_matches_local(bank, selected):
     (["--scheduler", "tcp://127.0.0.1:1"], "--scheduler needs --backend"),
     (["--fraction", "0"], "--budget"),  # the older name of --budget
     (["--budget", "1.5"], "--budget"),
+    (["--budget", "1"], "every setting recovers each held-out score exactly"),  # ties: grid order would decide
     (["--eval-nodes", "8"], "n_nodes must be >= 16"),
     (["--fast", "--eval-nodes", "64"], "give either --fast"),
     (["--out", "{csv}/x.json"], "--out"),
