@@ -78,6 +78,34 @@ def test_cli_replay_with_a_stop_width_labels_its_runs_apart(tmp_path):
     assert any(r["n_queried"] < 20 for r in runs) and all(r["n_queried"] >= 5 for r in runs)
     # the summary and the printed table say how many tasks were run on average (a hostile trial: no way to tell)
     assert out["summary"][0]["mean_tasks_run"] == pytest.approx(np.mean([r["n_queried"] for r in runs]))
+    assert out["summary"][0]["stopped_early"] == pytest.approx(np.mean([r["n_queried"] < 20 for r in runs]))
     res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "m.csv"), "--methods", "uniform", "--seeds", "0",
                                     "--budget", "0.5", "--stop-width", "60", "--out", str(tmp_path / "r2.json")])
     assert "tasks run" in res.output
+
+
+@pytest.mark.parametrize("mean, early, text", [
+    (49.96, 0.002, "50.0 (<1 % stopped early)"), (40.0, 0.5, "40.0 (50 % stopped early)"), (50.0, 0.0, "50.0"),
+    (float("nan"), float("nan"), "–"),
+])
+def test_tasks_run_text_never_hides_an_early_stop(mean, early, text):
+    from hspr.report.stats import tasks_run_text
+
+    assert tasks_run_text(mean, early) == text
+
+
+def test_cli_replay_notes_sweep_budgets_below_the_stop_minimum(tmp_path):
+    """A trial: --stop-min-tasks above the smaller budget of a sweep passed silently (those runs never stop)."""
+    from click.testing import CliRunner
+
+    from hspr.cli import main
+    from hspr.data.build import write_wide_csv
+
+    write_wide_csv(simulate_matrix(16, 40, seed=5)[0], tmp_path / "m.csv")
+    args = ["replay", "--matrix", str(tmp_path / "m.csv"), "--methods", "uniform", "--seeds", "0", "--budget", "0.25,0.5",
+            "--stop-width", "60", "-q", "--out", str(tmp_path / "r.json"), "--stop-min-tasks"]
+    res = CliRunner().invoke(main, [*args, "15"])
+    assert res.exit_code == 0, res.output
+    assert "budget(s) of 10 tasks are below --stop-min-tasks 15, so their runs never stop early" in " ".join(res.output.split())
+    res = CliRunner().invoke(main, [*args, "10"])
+    assert res.exit_code == 0 and "never stop early" not in res.output

@@ -26,7 +26,7 @@ from ..data.matrix import DataError, ResponseMatrix
 from ..fileio import write_json_durable, write_text_durable
 from ..methods import REGISTRY, get_method, method_class
 from ..replay import check_fractions, replay
-from ..report.stats import summarize
+from ..report.stats import summarize, tasks_run_text
 from ..session import BudgetError, budget_from_fraction
 from ..stopping import MIN_TASKS, WidthBelow
 from .common import (
@@ -187,7 +187,7 @@ def summary_table(summary: pd.DataFrame, title: str) -> Table:
         cov = "-" if r.coverage_90 is None or pd.isna(r.coverage_90) else f"{r.coverage_90:.2f}"
         wid = "-" if r.mean_width_pp is None or pd.isna(r.mean_width_pp) else f"{r.mean_width_pp:.1f}"
         tau = "-" if pd.isna(r.kendall_tau_b) else f"{r.kendall_tau_b:.3f}"  # undefined for one target
-        run = ((f"{r.mean_tasks_run:.1f}" if not pd.isna(r.mean_tasks_run) else "-"),) if stopped else ()
+        run = (tasks_run_text(r.mean_tasks_run, r.stopped_early),) if stopped else ()
         table.add_row(Text(r.bank), Text(r.method), f"{r.budget} ({100 * r.budget_fraction:.3g} %)", f"{r.mae_pp:.3f}",
                       f"{r.maxerr_pp:.3f}", tau, cov, wid, str(r.n_targets), str(r.n_seeds), *run)
     return table
@@ -492,6 +492,11 @@ def register(group: click.Group) -> None:
                     raise click.BadParameter(f"{stop_min_tasks}{' (the default)' if default else ''} is more than the largest "
                                              f"budget on {label} ({top} tasks): the stop rule could never fire; give "
                                              f"--stop-min-tasks {top} or less, or a larger --budget", param_hint="--stop-min-tasks")
+                small = sorted(b for b in (budget_from_fraction(f, mat.n_tasks) for f in fractions) if b < stop_min_tasks)
+                if stop_width is not None and small:  # a sweep: those budgets always run to the end
+                    console.print(f"note: {label}: budget(s) of {', '.join(map(str, small))} tasks are below "
+                                  f"--stop-min-tasks {stop_min_tasks}, so their runs never stop early", highlight=False,
+                                  soft_wrap=True)
                 if job_tgt is not None:
                     both = sorted(set(job_tgt.agents) & set(mat.agents))
                     same = [a for a in both if _same_outcomes(job_tgt, mat, a)]

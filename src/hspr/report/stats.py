@@ -66,7 +66,8 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     fraction of runs whose interval holds the truth; width is in pp. Columns
     :data:`SUMMARY_COLUMNS`, in the order of the report's ``comparison.csv``; with runs of a
     stopping rule (an ``n_queried`` column, ``hspr replay --stop-width``) also ``mean_tasks_run``,
-    the tasks actually run, averaged over the runs (NaN for methods without the rule).
+    the tasks actually run, averaged over the runs, and ``stopped_early``, the share (0-1) of runs
+    that ran fewer tasks than their budget (both NaN for methods without the rule).
     """
     rows = []
     keys = ["bank", "method", "budget_fraction"]
@@ -89,10 +90,25 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
             row["mean_width_pp"] = None
         if "n_queried" in g:
             row["mean_tasks_run"] = float(g["n_queried"].mean())  # NaN where no run had a stopping rule
+            # the share, because a mean of 49.96 of 50 printed as 50.0 hid that a run stopped
+            row["stopped_early"] = (float((g["n_queried"] < g["budget"]).mean()) if g["n_queried"].notna().all()
+                                    else float("nan"))
         rows.append(row)
     # the column order of the report's comparison.csv, so replay --csv and report read alike
     stopped = "n_queried" in runs and runs["n_queried"].notna().any()
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS + (["mean_tasks_run"] if stopped else []))
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS + (["mean_tasks_run", "stopped_early"] if stopped else []))
+
+
+def tasks_run_text(mean: float, stopped_early: float) -> str:
+    """The "tasks run" cell of a summary table: the mean and, when some runs stopped before
+    their budget, their share, e.g. ``'49.8 (2 % stopped early)'``; ``'–'`` without a rule.
+    A share below 1 % shows as ``<1 %``, never 0."""
+    if mean is None or pd.isna(mean):
+        return "–"
+    if stopped_early is None or pd.isna(stopped_early) or stopped_early == 0:
+        return f"{mean:.1f}"
+    share = "<1" if stopped_early < 0.01 else f"{100 * stopped_early:.0f}"
+    return f"{mean:.1f} ({share} % stopped early)"
 
 
 

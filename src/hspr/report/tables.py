@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from .inputs import DECIMALS, MACRO, POOLED, ZERO_METHOD, _check_runs, _dense_rank, _methods, bank_order, is_shift_protocol
-from .stats import summarize
+from .stats import summarize, tasks_run_text
 
 # --------------------------------------------------------------------------------------------
 # 1. comparison table
@@ -42,7 +42,8 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
         - ``mae_rank``, ``maxerr_rank``, ``tau_rank``: dense rank within (budget, bank), 1 = best
           (lower error, higher tau), ties at the shown precision of 3 decimals share a rank.
         - ``mean_tasks_run`` (only for runs of a stopping rule, ``hspr replay --stop-width``):
-          the tasks actually run, averaged over the runs; NaN for methods without the rule.
+          the tasks actually run, averaged over the runs, and ``stopped_early``, the share (0-1) of
+          runs that ran fewer tasks than their budget; NaN for methods without the rule.
     """
     runs = _check_runs(runs)
     s = summarize(runs)
@@ -79,7 +80,7 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     cols = ["budget_fraction", "budget", "bank", "method", "mae_pp", "maxerr_pp", "kendall_tau_b", "coverage_90",
             "mean_width_pp", "n_targets", "n_seeds", "n_banks", "mae_rank", "maxerr_rank", "tau_rank"]
     if "mean_tasks_run" in table:  # runs of a stopping rule: the tasks actually run, the point of the rule
-        cols.append("mean_tasks_run")
+        cols += ["mean_tasks_run", "stopped_early"]
     return table[cols].reset_index(drop=True)
 
 
@@ -140,7 +141,8 @@ def _cmp_cells(r, tasks_run: bool = False) -> list[tuple[str, float | None]]:
     """(text, rank) per comparison-table cell; rank None = never marked."""
     return [(r.bank, None), (r.method, None), (_fmt(r.mae_pp), r.mae_mark), (_fmt(r.maxerr_pp), r.maxerr_mark),
             (_fmt(r.kendall_tau_b), r.tau_mark), (_fmt(r.coverage_90, 2), None), (_fmt(r.mean_width_pp, 2), None),
-            (str(r.n_targets), None), (str(r.n_seeds), None)] + ([(_fmt(r.mean_tasks_run, 1), None)] if tasks_run else [])
+            (str(r.n_targets), None), (str(r.n_seeds), None)] + (
+                [(tasks_run_text(r.mean_tasks_run, r.stopped_early), None)] if tasks_run else [])
 
 
 def _macro_wide(g: pd.DataFrame) -> tuple[list[str], list[str], list[list[tuple[str, float | None]]]]:
