@@ -203,6 +203,7 @@ def test_a_failed_results_write_saves_the_runs_elsewhere(files, monkeypatch, tmp
 @pytest.mark.parametrize("option, value, message", [
     ("--seeds", "1,1", "given twice"),
     ("--seeds", "0,,1", "an empty seed between commas"),
+    ("--seeds", " ", "no seeds given"),
     ("--seeds", "0-99999999999", "at most 1000"),
     ("--methods", "uniform,uniform", "given twice: uniform"),
     ("--budget", "50", "not task counts"),

@@ -212,6 +212,8 @@ def test_leaderboard_errors(tmp_path):
                  reader=lambda p: read_leaderboard(p, "lite", ids))
     dup = write(tmp_path / "dup.txt", "t1\nt2\nt1\n")
     assert_error(dup, str(dup), "duplicate task id 't1'", "line 1 and line 3", reader=read_task_list)
+    assert_error(tmp_path, str(tmp_path), "not a regular file", reader=read_task_list)  # a folder, or /dev/null
+    assert_error(tmp_path / "nope.txt", "no such task list file", reader=read_task_list)
     bad = root / "evaluation" / "lite" / "20240101_alpha" / "results" / "results.json"
     write(bad, '{"resolved": ["t1",\n "t2"')
     assert_error(root, str(bad), "line 2", "invalid JSON", reader=lambda p: read_leaderboard(p, "lite"))

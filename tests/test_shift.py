@@ -656,6 +656,7 @@ def test_cli_forward_and_strongest_splits(tmp_path, split):
     (["--targets", "no-such-set"], "neither a file nor a bundled target set"),
     (["--bank", "pro", "--split", "forward"], "pro: a time-forward split needs agent ids that start with a date"),
     (["--bank", "all", "--split", "forward"], "pro: a time-forward split"),
+    (["--bank", "all", "--split", "forward"], "the dated ones are lite, verified, full: give them one at a time"),
 ])
 def test_cli_shift_protocol_errors(tmp_path, args, match):
     res = CliRunner().invoke(main, ["replay", "--methods", "uniform", "-q", "--out", str(tmp_path / "r.json"), *args])

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..data.banks import BANK_ORDER, BANKS, TARGET_SETS, load_bank, load_target_set
-from ..data.folds import bank_folds, forward_cut_tie, forward_split, make_folds, strongest_split
+from ..data.folds import bank_folds, dated, forward_cut_tie, forward_split, make_folds, strongest_split
 from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..fileio import write_json_durable, write_text_durable
@@ -104,6 +104,9 @@ def parse_seeds(text: str | None) -> list[int] | None:
     if text is None:
         return None
     out: list[int] = []
+    if not text.strip():
+        raise click.BadParameter("no seeds given; give seeds as '0-4' or '0,1,2' (or leave --seeds out for each "
+                                 "method's default)", param_hint="--seeds")
     try:
         for part in text.split(","):
             part = part.strip()
@@ -472,7 +475,9 @@ def register(group: click.Group) -> None:
                     except DataError as exc:
                         raise DataError(f"--tasks {tasks_path}: {exc}") from None
                     except ValueError as exc:
-                        raise ValueError(f"{label}: {exc}") from None
+                        ok = [lb for lb, m, _, _ in jobs if dated(m.agents)] if split == "forward" and len(jobs) > 1 else []
+                        hint = f" (of these banks, the dated ones are {', '.join(ok)}: give them one at a time)" if ok else ""
+                        raise ValueError(f"{label}: {exc}{hint}") from None
                     if split == "forward" and (tie := forward_cut_tie(mat.agents, rows)):
                         console.print(f"[yellow]warning:[/yellow] {escape(label)}: {tie}.", highlight=False, soft_wrap=True)
                     split_jobs.append((label, mat.drop_rows(rows), None, mat.rows(rows)))

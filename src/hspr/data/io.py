@@ -614,7 +614,8 @@ def read_task_list(path: str | Path) -> list[str]:
     """
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"{path}: no such task list file")
+        raise DataError(f"{path}: no such task list file" if not path.exists() else
+                        f"{path}: not a regular file; give a text file with one task id per line (or a JSON list)")
     text = read_text(path, DataError)
     head = text.lstrip()[:1]
     if head in ("[", "{"):
