@@ -445,6 +445,7 @@ def test_ingest_run_summary_errors_stay_pending(bank, tmp_path):
     assert sorted(out["unchanged"]) == sorted([asked[0], asked[1], asked[3]])
     assert [(r["task"], r["outcome"]) for r in out["recorded"]] == [(asked[2], 0)]
     assert out["needs_rerun"] == [] and "incomplete" in " ".join(out["notes"])
+    assert out["errors_counted_unresolved"] == [asked[2]]  # a trial: the text summary had not said so
     # a hostile trial: an old summary's error for a task graded since conflicted under --errors-as-unresolved and
     # advised --correct; the grade stands and the error is noted, not recorded
     old = tmp_path / "old.json"
@@ -455,6 +456,17 @@ def test_ingest_run_summary_errors_stay_pending(bank, tmp_path):
     assert live.recorded[asked[0]] == 1
     res = live.ingest(old)  # without the flag too: the error is named among the unchanged, not dropped unseen
     assert res.recorded == [] and asked[0] in res.unchanged and any(n.startswith(f"{asked[0]}: kept") for n in res.notes)
+
+
+def test_ingest_text_summary_counts_errors_taken_as_unresolved(bank, tmp_path):
+    live = new(bank, tmp_path, budget=10)
+    a, b = live.next(2)
+    p = tmp_path / "model.run1.json"
+    p.write_text(json.dumps({"resolved_ids": [a], "unresolved_ids": [], "error_ids": [b], "empty_patch_ids": [],
+                             "completed_ids": [a], "incomplete_ids": [], "submitted_ids": sorted([a, b]),
+                             "schema_version": 2}))
+    out = " ".join(cli(["ingest", p, "--errors-as-unresolved", "--session", live.path]).split())
+    assert "recorded 2 outcome(s) (1 resolved, 1 unresolved, of which 1 harness error(s) counted unresolved)" in out
 
 
 def test_ingest_log_dir_and_csv(bank, tmp_path):

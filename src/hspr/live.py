@@ -218,6 +218,9 @@ class IngestResult:
         What the reader skipped (e.g. incomplete ids).
     skipped : list of str
         Ids that are not tasks of the session, skipped with ``skip_unknown``.
+    errors_counted : list of str
+        Tasks among ``recorded`` whose harness error was counted unresolved
+        (``errors_as_unresolved``): their 0 is not a graded failure.
     """
 
     source: str
@@ -227,6 +230,7 @@ class IngestResult:
     needs_rerun: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    errors_counted: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -236,6 +240,7 @@ class IngestResult:
             "unchanged": list(self.unchanged),
             "needs_rerun_new": [{"task": t, "detail": d} for t, d in self.needs_rerun],
             "skipped": list(self.skipped),
+            "errors_counted_unresolved": list(self.errors_counted),
             "notes": list(self.notes),
         }
 
@@ -1287,6 +1292,8 @@ class LiveSession:
                 else:
                     self._tell(o.instance_id, y, source, detail)
                     res.recorded.append((o.instance_id, y, detail))
+                    if o.outcome is None:  # a harness error counted unresolved
+                        res.errors_counted.append(o.instance_id)
         return res
 
     def trajectory(self) -> list[dict]:

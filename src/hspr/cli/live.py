@@ -484,6 +484,8 @@ def register(group: click.Group) -> None:
             tr = live_s.matrix.trials
             if tr is None:
                 split = f"{n1} resolved, {n0} unresolved"
+                if res.errors_counted:  # a trial: 4 of 7 'unresolved' were errors (one still running), unsaid
+                    split += f", of which {len(res.errors_counted)} harness error(s) counted unresolved"
             else:  # pass rates: 'resolved' would say too little (a new-user trial)
                 split = (f"{n1} passing all {tr} trials, {n0} none, {len(res.recorded) - n1 - n0} some")
             click.echo(f"{path} ({res.form}): recorded {len(res.recorded)} outcome(s) ({split}), "
