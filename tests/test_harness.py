@@ -132,6 +132,16 @@ def test_log_dir(tmp_path):
     assert "patch did not apply" in [o for o in read.outcomes if o.instance_id == "a__a-4"][0].detail
 
 
+def test_log_dir_follows_linked_instance_folders_once(tmp_path):
+    """A trial: instance folders linked into the model folder were skipped unseen (6 of 8 outcomes)."""
+    write_instance(tmp_path, "a__a-1", instance_report("a__a-1", True))
+    elsewhere = write_instance(tmp_path / "store", "a__a-2", instance_report("a__a-2", False))
+    model = tmp_path / "logs" / "run_evaluation" / "run1" / "my__model"
+    (model / "a__a-2").symlink_to(elsewhere, target_is_directory=True)
+    (model / "loop").symlink_to(model, target_is_directory=True)  # a link loop ends
+    assert status_map(read_outcomes(model.parent)) == {"a__a-1": RESOLVED, "a__a-2": UNRESOLVED}
+
+
 def test_log_dir_reruns_and_conflicts(tmp_path):
     write_instance(tmp_path, "a__a-1", log="Error: container died\n", run="run1")
     write_instance(tmp_path, "a__a-1", instance_report("a__a-1", True), run="run2")

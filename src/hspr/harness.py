@@ -76,6 +76,7 @@ Every reader validates as it reads and raises :class:`HarnessFormatError` naming
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -297,9 +298,9 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
                 f"and {o.status} in {o.source}; keep one run's logs"
             )
 
-    reports = sorted(folder.rglob(LOG_REPORT))
+    reports = _find_below(folder, LOG_REPORT)
     report_dirs = {p.parent for p in reports}
-    logs = sorted(folder.rglob(LOG_INSTANCE))
+    logs = _find_below(folder, LOG_INSTANCE)
     # <run_id>/<model>/<instance_id>/: model folders of two names are two agents' logs, at any depth (a backup
     # copy kept elsewhere in the tree too); a model folder inside another one's tree is that model's re-run
     models = sorted({p.parent.parent for p in reports} | {p.parent.parent for p in logs})
@@ -332,6 +333,24 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
             f"logs/run_evaluation/<run_id>/<model>/<instance_id>/{LOG_REPORT}"
         )
     return HarnessRead("log_dir", str(folder), [found[k] for k in sorted(found)], notes)
+
+
+def _find_below(folder: Path, name: str) -> list[Path]:
+    """Every file called ``name`` below ``folder``, sorted, following links to folders (an instance
+    folder linked in from elsewhere was skipped by ``Path.rglob`` before Python 3.13: a trial lost 6 of
+    8 outcomes unseen); each real folder is visited once, so a link loop ends."""
+    seen: set[str] = set()
+    out = []
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs.sort()
+        if name in files:
+            out.append(Path(root) / name)
+    return sorted(out)
 
 
 # ---------------------------------------------------------------------- run summary / sb-cli
