@@ -433,6 +433,12 @@ def test_ingest_run_summary_errors_stay_pending(bank, tmp_path):
     st = live.status()
     assert st.pending == (asked[2],) and [t for t, _ in st.needs_rerun] == [asked[2]]
     assert live.next(2)[0] == asked[2]  # the errored task is asked again first
+    assert live.needs_rerun == {asked[2]: [o for o in res.needs_rerun][0][1]}
+    # a trial: a task that errors on every re-run was asked forever, and nothing said how to count it
+    res_next = CliRunner().invoke(main, ["live", "next", "--session", str(live.path)])
+    assert res_next.stdout.split()[0] == asked[2]
+    assert f"note: {asked[2]} asked again after a harness error" in res_next.stderr
+    assert "`hspr live record TASK 0`" in " ".join(cli(["status", "--session", live.path]).split())
     ev = [e for e in journal.read(Path(live.path)).doc["events"] if e["type"] == "tell"]
     assert {e["source"] for e in ev} == {str(p.resolve())}
     # ingesting again is a no-op (the same harness error is not logged twice; issue 13, defect 4)

@@ -980,6 +980,12 @@ class LiveSession:
         return {t: ev["outcome"] for t, ev in self._tells.items()}
 
     @property
+    def needs_rerun(self) -> dict[str, str]:
+        """Tasks whose last harness run errored and that have no outcome yet, task id -> the
+        harness's detail (they stay pending and are asked again first)."""
+        return {t: ev.get("detail", "") for t, ev in self._errors.items() if t not in self._tells}
+
+    @property
     def budget(self) -> int:
         return int(self.doc["budget"])
 
@@ -1307,7 +1313,7 @@ class LiveSession:
         why = self.stop_reason(est)
         stop = why is not None
         extra = tuple(t for t, ev in self._tells.items() if not ev.get("asked", True))
-        rerun = tuple((t, ev.get("detail", "")) for t, ev in self._errors.items() if t not in self._tells)
+        rerun = tuple(self.needs_rerun.items())
         b = self.doc["bank"]
         expected = self.session.expected_width(est)
         warn = list(self.warnings)

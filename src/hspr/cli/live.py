@@ -103,7 +103,7 @@ def status_lines(st: LiveStatus) -> list[str]:
         out.append(f"pending (asked, not recorded): {', '.join(st.pending[:8])}{' ...' if len(st.pending) > 8 else ''}")
     if st.needs_rerun:
         out.append("needs a re-run (harness error, no outcome): "
-                   + "; ".join(f"{t} ({why})" for t, why in st.needs_rerun[:8]))
+                   + "; ".join(f"{t} ({why})" for t, why in st.needs_rerun[:8]) + RERUN_ADVICE)
     if st.expected_width is not None and st.budget_left > 0:  # with none left the interval above is final
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
                    f"{_fmt_pp(d['expected_width_pp'], 2)} pp (forecast from the current posterior: rough in the first "
@@ -111,6 +111,11 @@ def status_lines(st: LiveStatus) -> list[str]:
     sw = "none" if st.stop_width_pp is None else f"{st.stop_width_pp:g} pp"
     out.append(f"stop: {st.stop_reason}" if st.stop else f"continue (stop width {sw})")
     return out
+
+
+#: what to do with a task whose harness run keeps failing (a trial: `next` asked it forever, nothing said how out)
+RERUN_ADVICE = (". If a re-run fails the same way, count it as unresolved, as the leaderboard does: "
+                "`hspr live record TASK 0`, or ingest the harness output again with --errors-as-unresolved")
 
 
 def echo_warnings(warnings) -> None:
@@ -348,6 +353,10 @@ def register(group: click.Group) -> None:
             echo_warnings(live_s.warnings)
         short = (f"{len(tasks)} of the {k} task(s) asked for: that is all the budget of {live_s.budget} has left"
                  if why is None and 0 < len(tasks) < k else None)
+        rerun = [t for t in tasks if t in live_s.needs_rerun]
+        if rerun and not as_json:  # stdout keeps the ids only; JSON has needs_rerun
+            click.echo(f"note: {', '.join(rerun[:8])}{' ...' if len(rerun) > 8 else ''} asked again after a harness "
+                       f"error{RERUN_ADVICE}", err=True)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, "out": out,
                                    "missing_predictions": missing, "notes": [short] if short else [],
