@@ -243,6 +243,18 @@ def test_run_summary(tmp_path):
     assert read.counts() == {RESOLVED: 2, UNRESOLVED: 1, EMPTY_PATCH: 1, ERROR: 2}
 
 
+def test_run_summary_ids_in_no_outcome_list_are_named(tmp_path):
+    """A trial: completed/submitted ids missing from every outcome list were dropped without a word."""
+    p = tmp_path / "partial.json"
+    p.write_text(json.dumps(run_summary(submitted_ids=["a", "b", "c", "d", "e"], completed_ids=["a", "b", "c"],
+                                        resolved_ids=["a"])))
+    read = read_outcomes(p)
+    assert status_map(read) == {"a": RESOLVED}
+    assert any(n.startswith("2 id(s) in 'completed_ids' are in no outcome list") and n.count(",") >= 1 and "b, c" in n
+               for n in read.notes)
+    assert any(n.startswith("2 id(s) in 'submitted_ids' are in no outcome list") and "d, e" in n for n in read.notes)
+
+
 def test_a_summary_with_no_outcome_says_so(tmp_path):
     """A run summary whose id lists are all empty was read as 'recorded 0 outcome(s)' with no word."""
     p = tmp_path / "empty.json"

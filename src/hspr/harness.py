@@ -418,6 +418,15 @@ def parse_run_summary(data: dict, path: Path, form: str = "run_summary") -> Harn
                                  "(no prediction submitted); the report is inconsistent")
     if lists["incomplete_ids"]:
         notes.append(f"{len(lists['incomplete_ids'])} incomplete id(s) (no prediction submitted) ignored")
+    # a trial: completed/submitted ids in no outcome list were dropped unsaid (other inconsistencies are refused)
+    accounted = set(status_of) | set(lists["incomplete_ids"]) | set(lists["pending_ids"])
+    for key in ("completed_ids", "submitted_ids"):
+        lost = [i for i in dict.fromkeys(lists[key]) if i not in accounted]
+        if lost:
+            notes.append(f"{len(lost)} id(s) in '{key}' are in no outcome list (resolved, unresolved, error, "
+                         f"empty patch), not read: {', '.join(lost[:5])}{' ...' if len(lost) > 5 else ''}; the report "
+                         "may be partial (re-run the harness's report step, or record them by hand)")
+            accounted |= set(lost)
     outs = [HarnessOutcome(iid, st, key, str(path)) for iid, (st, key) in sorted(status_of.items())]
     return HarnessRead(form, str(path), outs, notes)
 
