@@ -355,6 +355,16 @@ def test_csv_forms(tmp_path):
     assert [(o.instance_id, o.outcome) for o in read_outcomes(q).outcomes] == [("a__a-1", 0), ("a__a-2", 0)]
 
 
+def test_csv_error_column_makes_a_line_a_harness_error(tmp_path):
+    """A trial: 'id,False,True' under 'instance_id,resolved,error' was counted as a graded failure."""
+    p = tmp_path / "out.csv"
+    p.write_text("instance_id,resolved,error\na__a-1,False,True\na__a-2,False,False\na__a-3,True,\n")
+    read = read_outcomes(p)
+    assert status_map(read) == {"a__a-1": ERROR, "a__a-2": UNRESOLVED, "a__a-3": RESOLVED}
+    assert [o.outcome for o in read.outcomes] == [None, 0, 1]
+    assert "column 'error' marks a harness error" in read.outcomes[0].detail
+
+
 @pytest.mark.parametrize("text, msg", [
     ("instance_id,resolved\na__a-1,maybe\n", "line 2: outcome 'maybe'"),
     ("instance_id,outcome\na__a-1,1\n", "no 'resolved' column"),

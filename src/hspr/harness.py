@@ -451,6 +451,10 @@ def _line(fields: list[str]) -> str:
     return shorten(",".join(fields), 80)
 
 
+#: header columns of an outcome CSV that flag a harness error: a true cell makes the line a harness
+#: error (no graded outcome, re-run or ``--errors-as-unresolved``) whatever its 'resolved' cell says
+ERROR_COLUMNS = ("error", "errored", "harness_error", "is_error")
+
 #: header columns of an outcome CSV that name the agent: more than one value there is more than one agent
 AGENT_COLUMNS = ("agent", "agent_id", "agent_name", "model", "model_name", "model_name_or_path")
 
@@ -499,8 +503,9 @@ def _check_one_agent(path: Path, head: list[str], recs: list[tuple[int, list[str
 
 def read_outcome_csv(path: str | Path) -> HarnessRead:
     """Read a CSV ``instance_id,resolved`` (header optional, its id column ``instance_id`` or ``task_id``;
-    with a header, extra columns are ignored but every line has the header's width, and a column
-    of :data:`AGENT_COLUMNS` must name one agent only).
+    with a header, extra columns are ignored but every line has the header's width, a column
+    of :data:`AGENT_COLUMNS` must name one agent only, and a true cell in a column of
+    :data:`ERROR_COLUMNS` makes the line a harness error).
 
     Raises
     ------
@@ -523,12 +528,13 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
                 f"{path}: header {_line(recs[0][1])} has no 'resolved' column; expected '{id_col},resolved'"
             )
         ci, cr, width = head.index(id_col), head.index("resolved"), len(head)
+        ce = next((head.index(c) for c in ERROR_COLUMNS if c in head), None)
         recs = recs[1:]
         if not recs:
             raise HarnessFormatError(f"{path}: no outcome lines under the header; nothing to record")
         _check_one_agent(path, head, recs)
     elif len(head) == 2 and _parse_cell(head[1]) is not None:
-        ci, cr = 0, 1
+        ci, cr, ce = 0, 1, None
     else:
         raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} is not a header 'instance_id,resolved' nor a data line"
                                  + _separator_hint(recs[0][1]))
@@ -545,7 +551,10 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
             raise HarnessFormatError(
                 f"{path}: line {n}: outcome {cell!r} for {iid!r} is not one of {SPELLINGS}"
             )
-        o = HarnessOutcome(iid, RESOLVED if y else UNRESOLVED, f"csv line {n}", str(path))
+        if ce is not None and _parse_cell(rec[ce]) == 1:  # a trial: 'id,False,True' was read as a graded failure
+            o = HarnessOutcome(iid, ERROR, f"csv line {n}: column {head[ce]!r} marks a harness error", str(path))
+        else:
+            o = HarnessOutcome(iid, RESOLVED if y else UNRESOLVED, f"csv line {n}", str(path))
         if iid in seen and seen[iid].status != o.status:
             raise HarnessFormatError(
                 f"{path}: line {n}: {iid!r} listed again with a different outcome ({seen[iid].detail})"
