@@ -791,6 +791,19 @@ def test_corrupt_event_log_refused(bank, tmp_path):
         LiveSession.open(live.path)
 
 
+def test_a_tell_line_copied_by_hand_names_both_events_and_the_line_to_delete(bank, tmp_path):
+    live = new(bank, tmp_path)
+    live.record(live.next()[0], 1)
+    lines = Path(live.path).read_text().splitlines(keepends=True)
+    tell = max(k for k, line in enumerate(lines) if '"tell"' in line)
+    Path(live.path).write_text("".join(lines + [lines[tell]]))
+    with pytest.raises(LiveSessionError, match=r"told twice, first at event 1 \(line \d+\)\).* if line "
+                                               rf"{len(lines) + 1} repeats the earlier one, delete it"):
+        LiveSession.open(live.path)
+    Path(live.path).write_text("".join(lines))
+    assert LiveSession.open(live.path).status().n_recorded == 1
+
+
 def test_a_header_budget_edited_below_the_asked_tasks_says_so(bank, tmp_path):
     """A review: the refusal said 'budget of 2 tasks is spent; call estimate()', an API hint."""
     live = new(bank, tmp_path, budget=6)

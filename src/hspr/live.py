@@ -791,6 +791,7 @@ class LiveSession:
         """
         replay = []
         told = set(self._tells)
+        first_tell: dict[str, str] = {}
         lines = self._file.event_lines
 
         def where(i: int) -> str:
@@ -821,10 +822,18 @@ class LiveSession:
             elif kind == "tell":
                 task, y = ev.get("task"), ev.get("outcome")
                 why = "not in the bank" if not known(task) else "told twice" if task in told else bad_outcome(y)
+                if why == "told twice":  # a trial: a line copied by hand got no way out
+                    first = f", first at {first_tell[task]}" if task in first_tell else ""
+                    fix = (f"if line {lines[i]} repeats the earlier one, delete it" if i < len(lines)
+                           else "if it repeats the earlier one, delete its line")
+                    raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: told twice{first}): "
+                                           "the session file is corrupt. hspr never writes a second outcome for a task "
+                                           f"(a replaced one is a 'correct' event): {fix}")
                 if why:
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: {why}): the "
                                            f"session file is corrupt")
                 told.add(task)
+                first_tell[task] = where(i)
                 replay.append(("tell", task, y))  # Session.tell keeps 0/1 as ints and a pass rate as a float
                 self._tells[task] = ev
             elif kind == "correct":
