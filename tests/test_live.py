@@ -727,6 +727,24 @@ def test_an_append_holds_the_session_file_itself_locked(bank, tmp_path, monkeypa
     assert seen and set(seen) == {"locked"}
 
 
+def test_a_failed_start_force_leaves_the_old_session_alone_and_no_copy(bank, tmp_path, monkeypatch):
+    """A trial on a full disk: the error named no file and a '.replaced-' copy stayed though nothing was replaced."""
+    import errno
+
+    old = new(bank, tmp_path)
+    old.record(old.next()[0], 1)
+    before = Path(old.path).read_bytes()
+
+    def full(path, doc):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal, "write_new", full)
+    with pytest.raises(OSError) as err:
+        new(bank, tmp_path, budget=20, overwrite=True)
+    assert err.value.filename == str(tmp_path / "run.hspr")
+    assert Path(old.path).read_bytes() == before and not list(tmp_path.glob("run.hspr.replaced-*"))
+
+
 @pytest.mark.parametrize("same_settings", [True, False])
 def test_a_command_never_writes_into_a_session_replaced_after_it_opened(bank, tmp_path, same_settings):
     """A record waiting for the lock while ``start --force`` replaced the file (found by a hostile

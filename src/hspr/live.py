@@ -700,18 +700,27 @@ class LiveSession:
                 raise LiveSessionError(f"{path} was created by another process while this one fitted the method; "
                                        "nothing was written: choose another --session path, or pass --force to "
                                        "replace it")
-            if path.exists():  # --force: the old file is kept beside it (a hard link, else a copy), never deleted
-                stamp, n = time.strftime("%Y%m%dT%H%M%S"), 0
-                keep = path.with_name(f"{path.name}.replaced-{stamp}")
-                while keep.exists():  # two --force in one second: never overwrite an earlier copy
-                    n += 1
-                    keep = path.with_name(f"{path.name}.replaced-{stamp}-{n}")
-                try:
-                    os.link(path, keep)
-                except OSError:
-                    shutil.copy2(path, keep)
-                live.replaced = keep
-            journal.write_new(path, doc)  # atomic: on failure the old file is still at ``path``
+            keep = None
+            try:
+                if path.exists():  # --force: the old file is kept beside it (a hard link, else a copy), never deleted
+                    stamp, n = time.strftime("%Y%m%dT%H%M%S"), 0
+                    keep = path.with_name(f"{path.name}.replaced-{stamp}")
+                    while keep.exists():  # two --force in one second: never overwrite an earlier copy
+                        n += 1
+                        keep = path.with_name(f"{path.name}.replaced-{stamp}-{n}")
+                    try:
+                        os.link(path, keep)
+                    except OSError:
+                        shutil.copy2(path, keep)
+                    live.replaced = keep
+                journal.write_new(path, doc)  # atomic: on failure the old file is still at ``path``
+            except OSError as exc:
+                if keep is not None:  # nothing was replaced: no copy left beside it (a trial on a full disk)
+                    keep.unlink(missing_ok=True)
+                    live.replaced = None
+                if exc.filename is None:
+                    exc.filename = str(path)
+                raise
             live._file = journal.read(path)
         return live
 
