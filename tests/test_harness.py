@@ -243,6 +243,18 @@ def test_run_summary(tmp_path):
     assert read.counts() == {RESOLVED: 2, UNRESOLVED: 1, EMPTY_PATCH: 1, ERROR: 2}
 
 
+def test_a_run_summary_saved_as_txt_is_read_as_json(tmp_path):
+    """A trial: it was read as a CSV ('line 1 { is not a header')."""
+    p = tmp_path / "summary.txt"
+    p.write_text(json.dumps(run_summary(submitted_ids=["a", "b"], completed_ids=["a", "b"], resolved_ids=["a"],
+                                        unresolved_ids=["b"]), indent=2))
+    assert detect_form(p) == "run_summary"
+    assert status_map(read_outcomes(p)) == {"a": RESOLVED, "b": UNRESOLVED}
+    q = tmp_path / "ids.txt"
+    q.write_text("a,1\nb,0\n")
+    assert detect_form(q) == "csv"
+
+
 def test_run_summary_ids_in_no_outcome_list_are_named(tmp_path):
     """A trial: completed/submitted ids missing from every outcome list were dropped without a word."""
     p = tmp_path / "partial.json"

@@ -371,3 +371,15 @@ def test_live_start_refuses_a_0_1_method_on_a_trials_bank_before_announcing_a_fi
                                     "--session", str(tmp_path / "s.hspr")])
     assert res.exit_code == 2 and "atlas takes one 0/1 outcome per task" in res.output
     assert "fitting" not in res.output and not (tmp_path / "s.hspr").exists()
+
+
+def test_a_json_result_on_a_trials_bank_gets_the_csv_it_needs(tmp_path):
+    """A trial: a Harbor result.json for a terminal-bench session got the list of SWE-bench forms."""
+    from hspr.harness import HarnessFormatError, read_outcomes
+
+    p = tmp_path / "result.json"
+    p.write_text(json.dumps({"id": "job-1", "trial_results": [{"task_name": "hello-world", "reward": 1.0}]}))
+    with pytest.raises(HarnessFormatError, match="the bank has 5 trials per task; give a CSV 'task_id,successes,trials'"):
+        read_outcomes(p, trials=5)
+    with pytest.raises(HarnessFormatError, match="not a harness output"):  # a 0/1 bank: the SWE-bench forms
+        read_outcomes(p)

@@ -823,8 +823,8 @@ def detect_form(path: str | Path) -> str:
     text = _read_text(path)
     if _is_session(path, text):  # before the suffix rule: a session file may have any name
         return "session"
-    if path.suffix.lower() in (".csv", ".tsv", ".txt"):
-        return "csv"
+    if path.suffix.lower() in (".csv", ".tsv") or (path.suffix.lower() == ".txt" and text.lstrip()[:1] not in "{["):
+        return "csv"  # a .txt holding JSON (a run summary saved under another name) is read as JSON
     if not text.strip():
         if path.name == LOG_REPORT:
             return "instance_report"
@@ -872,7 +872,13 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
         Naming the file (and the key, line or instance) when the input is not a supported
         form or is malformed.
     """
-    form = detect_form(path)
+    try:
+        form = detect_form(path)
+    except HarnessFormatError:
+        # a trial: a Harbor result.json on a trials bank got the list of SWE-bench forms, not the CSV it needs
+        if trials is None or not Path(path).is_file() or not _read_text(Path(path)).strip():
+            raise
+        form = None
     if form == "session":
         read = read_session_outcomes(path, trials, digest)
     elif trials is not None:
