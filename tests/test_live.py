@@ -303,6 +303,22 @@ def test_other_bank_digest_refused(bank, tmp_path):
 
 
 
+def test_carrying_a_session_over_keeps_its_tasks_waiting_for_a_re_run(bank, tmp_path):
+    """A trial: the other session's harness errors were dropped ('0 harness error(s) needing a re-run')."""
+    live = new(bank, tmp_path, budget=10)
+    a, b, c = live.next(3)
+    summary = tmp_path / "m.run1.json"
+    summary.write_text(json.dumps({"resolved_ids": [a], "unresolved_ids": [], "error_ids": [b, c],
+                                   "empty_patch_ids": [], "schema_version": 2}))
+    live.ingest(summary)
+    live.record(c, 0)  # graded since: not an error any more
+    other = LiveSession.create(tmp_path / "other.hspr", 10, matrix=bank["csv"], config=FAST)
+    res = other.ingest(live.path)
+    assert [t for t, _, _ in res.recorded] == [a, c] and [t for t, _ in res.needs_rerun] == [b]
+    assert "a harness error in session run.hspr" in res.needs_rerun[0][1]
+    assert other.needs_rerun == {b: res.needs_rerun[0][1]}
+
+
 @pytest.mark.parametrize("legacy", [False, True])
 def test_moved_matrix_is_relinked_by_digest(bank, tmp_path, legacy):
     """A session whose matrix file moved says how to re-point it; relink takes only the same bank,

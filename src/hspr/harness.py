@@ -767,6 +767,7 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
         return f"line {jf.event_lines[i]}" if i < len(jf.event_lines) else f"event {i}"
 
     seen = {}
+    errors: dict[str, str] = {}
     for i, ev in enumerate(events):
         if not isinstance(ev, dict) or ev.get("type") not in EVENT_TYPES:  # as the session's reader
             got = f"type {ev.get('type')!r}" if isinstance(ev, dict) else f"a JSON {type(ev).__name__}"
@@ -777,9 +778,13 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
                 raise HarnessFormatError(f"{path}: {where(i)} withdraws task {ev.get('task')!r}, which no earlier line "
                                          "told: the file is damaged or hand-edited; nothing was recorded")
             continue
+        if ev["type"] == "error" and isinstance(ev.get("task"), str):  # a harness error waiting for a re-run
+            errors[ev["task"]] = str(ev.get("detail", ""))
+            continue
         if ev["type"] not in ("tell", "correct"):
             continue
         task, y = ev.get("task"), ev.get("outcome")
+        errors.pop(task, None)  # graded since
         if not isinstance(task, str) or isinstance(y, bool) or not isinstance(y, (int, float)) or not 0 <= y <= 1:
             raise HarnessFormatError(f"{path}: {where(i)} is not a readable outcome (task {task!r}, outcome {y!r})")
         if trials is None and y not in (0, 1):
@@ -806,6 +811,9 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
         status = "resolved" if y == 1 else "unresolved" if y == 0 else "partial"
         detail = f"recorded in session {path.name} ({source})"
         out.append(HarnessOutcome(task, status, detail, str(path), float(y) if trials is not None else None))
+    # a trial: the other session's tasks waiting for a re-run were dropped ('0 harness errors')
+    out += [HarnessOutcome(t, ERROR, f"a harness error in session {path.name}: {d}", str(path))
+            for t, d in errors.items() if t not in seen]
     notes = [] if out else [f"{path}: the session has no recorded outcome"]
     if jf.torn:
         notes.append(f"{path}: its last line is incomplete ({shorten(jf.torn_text)!r}), so an outcome written "
