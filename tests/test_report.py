@@ -596,3 +596,99 @@ def test_seed_metrics_refuses_arrays_it_would_broadcast():
     got = seed_metrics([0.5, 0.2, 0.9], [0.4, 0.2, 0.6])
     assert got["mae_pp"] == pytest.approx(100 * 0.4 / 3) and got["maxerr_pp"] == pytest.approx(30.0)
     assert got["kendall_tau_b"] == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------------------------- order invariance, trial findings
+def test_tables_are_the_same_bytes_in_any_file_or_run_order(tmp_path, synth):
+    """A trial: row order and figure colours followed first appearance, and the last digit of a mean
+    followed the run order; the tables now depend on the runs only."""
+    truths, errors = synth
+    runs = make_runs(errors, truths, (0.05, 0.10), {("lite", "hspr"): 0.02, ("pro", "hspr"): 0.03})
+    a = report.comparison_table(runs)
+    shuffled = runs.sample(frac=1.0, random_state=7).reset_index(drop=True)
+    b = report.comparison_table(shuffled)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    assert report.comparison_markdown(a) == report.comparison_markdown(b)
+    methods = list(dict.fromkeys(a["method"]))
+    assert methods == ["hspr", "uniform", "atlas"]  # registry order, not the order of the runs
+    one = _write(tmp_path / "one.json", runs[runs["method"] != "atlas"])
+    two = _write(tmp_path / "two.json", runs[runs["method"] == "atlas"])
+    texts = []
+    for k, files in enumerate(([one, two], [two, one])):
+        out = tmp_path / f"rep{k}"
+        res = CliRunner().invoke(_cli(), ["report", *map(str, files), "--out-dir", str(out), "--no-figures",
+                                          "--n-resamples", "100", "--baseline", "hspr"])
+        assert res.exit_code == 0, res.output
+        texts.append([(out / n).read_bytes() for n in ("comparison.md", "comparison.csv", "paired.md", "paired.csv")])
+    assert texts[0] == texts[1]
+
+
+def test_methods_on_different_targets_are_not_ranked_and_the_files_say_so(tmp_path, synth):
+    """A trial: a MaxErr over 10 of 14 targets was marked best, and only stderr said the set differed."""
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+    runs = runs[~((runs["method"] == "uniform") & (runs["bank"] == "lite") & (runs["target"] == "lite_a00"))]
+    table = report.comparison_table(runs)
+    lite = table[(table["bank"] == "lite")]
+    assert not lite["ranked"].any() and lite["mae_rank"].isna().all()
+    assert table[table["bank"] == MACRO]["mae_rank"].isna().all()  # lite counts in the macro
+    assert table[table["bank"] == "pro"]["ranked"].all() and table[table["bank"] == "pro"]["mae_rank"].notna().all()
+    md = report.comparison_markdown(table)
+    assert "Not ranked: lite (the methods were replayed on different targets" in md
+    lite_rows = [line for line in md.splitlines() if line.startswith("| lite |")]
+    assert lite_rows and not any("**" in line for line in lite_rows)
+    assert report.comparison_table(make_runs(errors, truths))["ranked"].all()
+
+
+def test_copies_that_differ_are_named_apart_from_identical_ones(tmp_path, synth):
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+    a = _write(tmp_path / "a.json", runs)
+    same = _write(tmp_path / "same.json", runs)
+    moved = _write(tmp_path / "moved.json", runs.assign(estimate=np.where(runs["method"] == "uniform",
+                                                                          runs["estimate"] + 0.0005, runs["estimate"])))
+    with pytest.warns(ReportWarning, match="the copies are identical"):
+        report.read_results([a, same])
+    n_uniform = int((runs["method"] == "uniform").sum())
+    with pytest.warns(ReportWarning, match=f"{n_uniform} of them differ between copies .* depends on the order"):
+        report.read_results([a, moved])
+
+
+def test_one_run_without_an_interval_keeps_the_others_coverage(tmp_path, synth):
+    """A trial: one run's null interval blanked the method's coverage, and the legend said it gives none."""
+    truths, errors = synth
+    runs = make_runs(errors, truths, intervals={("lite", "hspr"): 0.02, ("pro", "hspr"): 0.03})
+    full = report.comparison_table(runs).set_index(["bank", "method"])
+    k = runs.index[(runs["method"] == "hspr") & (runs["bank"] == "lite")][0]
+    edited = runs.copy()
+    edited.loc[k, ["lower", "upper"]] = None
+    with pytest.warns(ReportWarning, match=r"'hspr' on bank 'lite' at budget 0.1: 1 of 24 runs have no 90 % interval"):
+        got = report.read_results([_write(tmp_path / "e.json", edited)])
+    cov = report.comparison_table(got).set_index(["bank", "method"]).loc[("lite", "hspr"), "coverage_90"]
+    rest = edited.drop(index=k)
+    rest = rest[(rest["method"] == "hspr") & (rest["bank"] == "lite")]
+    want = np.mean((rest["lower"] <= rest["truth"]) & (rest["truth"] <= rest["upper"]))
+    assert cov == pytest.approx(want) and not np.isnan(full.loc[("lite", "hspr"), "coverage_90"])
+
+
+def test_runs_of_one_bank_and_fraction_with_other_budgets_are_refused(synth):
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+    runs.loc[runs.index[3], "budget"] = 50
+    with pytest.raises(ReportError, match=r"bank 'lite' at budget fraction 0.1 has runs of different budgets: 30 .*; 50 "):
+        report.comparison_table(runs)
+
+
+def test_a_report_names_figures_left_by_an_earlier_one(tmp_path, synth):
+    truths, errors = synth
+    out = tmp_path / "rep"
+    sweep = _write(tmp_path / "sweep.json", make_runs(errors, truths, (0.05, 0.10)))
+    one = _write(tmp_path / "one.json", make_runs(errors, truths))
+    first = CliRunner().invoke(_cli(), ["report", str(sweep), "--out-dir", str(out), "--n-resamples", "100"])
+    assert first.exit_code == 0, first.output
+    assert (out / "budget_curves.png").exists()
+    res = CliRunner().invoke(_cli(), ["report", str(one), "--out-dir", str(out), "--n-resamples", "100"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "figure file(s) in" in text and "budget_curves.png, budget_curves.svg" in text
+    assert (out / "budget_curves.png").exists()  # left in place, never deleted

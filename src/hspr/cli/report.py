@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from ..harness import is_session_file
 from ..report import ReportError, ReportWarning, comparison_rich, paired_rich, read_results, report_files, write_report
-from ..report.inputs import current_label
+from ..report.inputs import _methods, current_label
 from .common import check_output_dir, os_error_message, print_error, same_file
 from .common import console as make_console
 
@@ -23,8 +23,8 @@ def register(group: click.Group) -> None:
                   help="Folder for comparison.md/.csv, paired.md/.csv and the figures (created if needed).")
     @click.option("--baseline", default=None,
                   help="Method every other method is compared with in the paired analysis (default: hspr; "
-                       "without it the first HSPR variant in the results (hspr[...], hspr_robust), else the "
-                       "first method).")
+                       "without it the first HSPR variant in registry order (hspr[...], hspr_auto, hspr_robust), "
+                       "else the first method in that order; the same whatever the order of the files).")
     @click.option("--n-resamples", type=click.IntRange(min=100, max=1_000_000), default=10_000, show_default=True,
                   help="Bootstrap resamples for the 95 % interval of the mean paired difference.")
     @click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=0, show_default=True,
@@ -63,7 +63,7 @@ def register(group: click.Group) -> None:
                 runs = read_results(results)
             baseline, also = (None if x is None else current_label(x) for x in (baseline, also))  # old labels too
             if baseline is None:
-                names = list(dict.fromkeys(runs["method"]))
+                names = _methods(runs)  # one order whatever the order of the files (a trial: the baseline followed it)
                 variants = [m for m in names if m.startswith("hspr")]
                 baseline = "hspr" if "hspr" in names else (variants or names)[0]
             for w in caught:
@@ -88,3 +88,7 @@ def register(group: click.Group) -> None:
         out.print(f"wrote {len(rep['paths'])} files:")
         for p in rep["paths"]:
             out.print(str(p), highlight=False, soft_wrap=True)
+        if rep["stale"]:
+            err.print(f"note: {len(rep['stale'])} figure file(s) in {out_dir} are from an earlier report, not made by "
+                      f"this one ({', '.join(p.name for p in rep['stale'])}): they do not show these results; delete "
+                      "them or use another --out-dir", markup=False, soft_wrap=True)

@@ -84,8 +84,10 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
     Returns
     -------
     dict
-        ``comparison`` and ``paired`` DataFrames, and ``paths``: the written files
-        (comparison.md, comparison.csv, paired.md, paired.csv, then the figures).
+        ``comparison`` and ``paired`` DataFrames, ``paths``: the written files
+        (comparison.md, comparison.csv, paired.md, paired.csv, then the figures), and ``stale``:
+        figure files of those names already in ``out_dir`` that this report did not write
+        (from an earlier report; left in place).
 
     Raises
     ------
@@ -114,5 +116,8 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
     paths += [out_dir / n for n in TABLE_FILES]
     if figures:
         paths += make_figures(runs, out_dir, baseline, also)
-    return {"comparison": table, "paired": paired, "paths": paths}
+    # figures of an earlier report in this folder that this one did not replace (a trial: budget curves of a
+    # sweep stayed beside the tables of a one-budget report); never deleted here, the caller says so
+    stale = [out_dir / n for n in report_files(True) if (out_dir / n).exists() and out_dir / n not in paths]
+    return {"comparison": table, "paired": paired, "paths": paths, "stale": stale}
 

@@ -251,11 +251,31 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
         every = runs[runs.duplicated(RUN_KEY, keep=False)]
         _refuse_other_settings(every)
         files = ", ".join(dict.fromkeys(every["source_file"]))
+        cols = [c for c in ("estimate", "lower", "upper") if c in every.columns]
+        differ = int((every.groupby(RUN_KEY, sort=False, dropna=False)[cols].nunique(dropna=False) > 1).any(axis=1).sum())
+        what = (f"; {differ} of them differ between copies (estimate or interval), so the table depends on the order "
+                "of the files: report one copy" if differ else "; the copies are identical")
         warnings.warn(f"{int(dup.sum())} run(s) appear in more than one place (same bank, method, budget, target, "
-                      f"seed; in {files}); the copy from the file given last is used", ReportWarning, stacklevel=2)
+                      f"seed; in {files}); the copy from the file given last is used{what}", ReportWarning, stacklevel=2)
         runs = runs.loc[~dup].reset_index(drop=True)
     _warn_unequal_targets(runs)
+    _warn_partial_intervals(runs)
     return runs
+
+
+def _warn_partial_intervals(runs: pd.DataFrame) -> None:
+    """ReportWarning for a method, bank and budget where some runs have a 90 % interval and some
+    none (a hand edit, or files of two versions): coverage and width are over the runs that have
+    one. A trial: one run without an interval had blanked the method's coverage, and the legend
+    then said the method gives no interval."""
+    if "lower" not in runs or "upper" not in runs:
+        return
+    has = runs["lower"].notna() & runs["upper"].notna()
+    share = has.groupby([runs["bank"], runs["method"], runs["budget_fraction"]], sort=False).agg(["sum", "size"])
+    for (bank, method, frac), (n_with, n) in share.iterrows():
+        if 0 < n_with < n:
+            warnings.warn(f"{method!r} on bank {bank!r} at budget {frac:g}: {n - n_with} of {n} runs have no 90 % "
+                          f"interval; its coverage and width are over the other {n_with}", ReportWarning, stacklevel=3)
 
 
 def _refuse_other_settings(every: pd.DataFrame) -> None:
@@ -318,6 +338,8 @@ def _check_one_truth(runs: pd.DataFrame) -> None:
 
 
 def _check_runs(runs: pd.DataFrame, source: str = "runs") -> pd.DataFrame:
+    """The runs as a DataFrame; ReportError for missing columns, no runs, or runs of one bank and
+    budget fraction that disagree on the budget (a hand edit: the row showed the first run's)."""
     if not isinstance(runs, pd.DataFrame):
         runs = pd.DataFrame(list(runs))
     missing = [c for c in REQUIRED_COLUMNS if c not in runs.columns]
@@ -325,6 +347,16 @@ def _check_runs(runs: pd.DataFrame, source: str = "runs") -> pd.DataFrame:
         raise ReportError(f"{source}: lacks column(s) {missing}; needs {list(REQUIRED_COLUMNS)}")
     if runs.empty:
         raise ReportError(f"{source}: no runs")
+    n = runs.groupby(["bank", "budget_fraction"], sort=False)["budget"].nunique()
+    if (n > 1).any():
+        bank, frac = n[n > 1].index[0]
+        sub = runs[(runs["bank"] == bank) & (runs["budget_fraction"] == frac)]
+        seen = sub.drop_duplicates("budget")
+        where = "; ".join(f"{int(r.budget)} in {getattr(r, 'source_file', source)} (method {r.method}, target "
+                          f"{r.target}, seed {r.seed})" for r in seen.head(3).itertuples())
+        raise ReportError(f"bank {bank!r} at budget fraction {frac:g} has runs of different budgets: {where}. One "
+                          "fraction of one bank is one task count; a run was edited or comes from another bank under "
+                          "this label")
     return runs
 
 
@@ -338,13 +370,25 @@ def is_shift_protocol(banks: pd.Series) -> pd.Series:
 
 
 def bank_order(banks: Iterable[str]) -> list[str]:
-    """Banks in the paper's order (lite, verified, full, pro), then others by first appearance."""
-    seen = list(dict.fromkeys(banks))
-    return [b for b in BANK_ORDER if b in seen] + [b for b in seen if b not in BANK_ORDER]
+    """Banks in the paper's order (lite, verified, full, pro), each followed by its protocols and
+    variants (``verified/bash-only``, ``lite[300 tasks]``) by name, then other banks by name: the
+    same order whatever the order of the files and runs."""
+    def key(b) -> tuple:
+        base = re.split(r"[/\[]", str(b), maxsplit=1)[0]
+        return (BANK_ORDER.index(base) if base in BANK_ORDER else len(BANK_ORDER), base, str(b) != base, str(b))
+
+    return sorted(dict.fromkeys(banks), key=key)
 
 
 def _methods(runs: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(runs["method"]))
+    """The runs' method labels in one order whatever the order of the files and runs (a trial: rows
+    and figure colours followed first appearance): registry order of the base name (the label
+    before ``[``), then the label; labels of unregistered methods after them, by name."""
+    from ..methods import method_names
+
+    rank = {m: k for k, m in enumerate(method_names())}
+    labels = dict.fromkeys(runs["method"])
+    return sorted(labels, key=lambda m: (rank.get(str(m).split("[")[0], len(rank)), str(m)))
 
 
 def _dense_rank(values: pd.Series, higher_is_better: bool) -> pd.Series:

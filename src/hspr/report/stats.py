@@ -63,15 +63,18 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     ``runs`` needs columns bank, method, budget_fraction, budget, seed, target, estimate, truth,
     and optionally lower/upper (the 90 % interval). Metrics are computed per seed over all
     targets of the 4 folds, then averaged over seeds (HSPR_SPEC section 7). Coverage is the
-    fraction of runs whose interval holds the truth; width is in pp. Columns
+    fraction of runs whose interval holds the truth, over the runs that have an interval; width
+    is in pp. Columns
     :data:`SUMMARY_COLUMNS`, in the order of the report's ``comparison.csv``; with runs of a
     stopping rule (an ``n_queried`` column, ``hspr replay --stop-width``) also ``mean_tasks_run``,
     the tasks actually run, averaged over the runs, and ``stopped_early``, the share (0-1) of runs
-    that ran fewer tasks than their budget (both NaN for methods without the rule).
+    that ran fewer tasks than their budget (both NaN for runs without an ``n_queried``; a method
+    that cannot stop early, having no interval, runs its whole budget: share 0).
     """
     rows = []
     keys = ["bank", "method", "budget_fraction"]
     for key, g in runs.groupby(keys, sort=False):
+        g = g.sort_values(["seed", "target"], kind="stable")  # sums in one order: the same bits in any run order
         per_seed = [seed_metrics(s["estimate"].to_numpy(), s["truth"].to_numpy()) for _, s in g.groupby("seed")]
         row = dict(zip(keys, key))
         row["budget"] = int(g["budget"].iloc[0])
@@ -81,8 +84,9 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
             row[m] = float(vals[ok].mean()) if ok.any() else float("nan")
         row["n_targets"] = int(g["target"].nunique())
         row["n_seeds"] = int(g["seed"].nunique())
-        if "lower" in g and g["lower"].notna().all():
-            lo, hi, t = g["lower"].to_numpy(float), g["upper"].to_numpy(float), g["truth"].to_numpy(float)
+        with_interval = g[g["lower"].notna() & g["upper"].notna()] if "lower" in g and "upper" in g else g.iloc[:0]
+        if len(with_interval):  # over the runs that have one (a report notes a method with some runs without)
+            lo, hi, t = (with_interval[c].to_numpy(float) for c in ("lower", "upper", "truth"))
             row["coverage_90"] = float(np.mean(covered(lo, hi, t)))
             row["mean_width_pp"] = float(100 * np.mean(hi - lo))
         else:

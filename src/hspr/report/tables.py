@@ -41,6 +41,9 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
         - ``n_targets``, ``n_seeds`` (per-bank rows), ``n_banks`` (macro rows)
         - ``mae_rank``, ``maxerr_rank``, ``tau_rank``: dense rank within (budget, bank), 1 = best
           (lower error, higher tau), ties at the shown precision of 3 decimals share a rank.
+        - ``ranked`` (bool): False where the bank's methods at that budget were replayed on
+          different targets (their metrics average over different agents): no rank, no mark; the
+          budget's macro rows too when such a bank counts in the macro.
         - ``mean_tasks_run`` (only for runs of a stopping rule, ``hspr replay --stop-width``):
           the tasks actually run, averaged over the runs, and ``stopped_early``, the share (0-1) of
           runs that ran fewer tasks than their budget; NaN for methods without the rule.
@@ -74,11 +77,20 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     for rank, metric, higher in [("mae_rank", "mae_pp", False), ("maxerr_rank", "maxerr_pp", False),
                                  ("tau_rank", "kendall_tau_b", True)]:
         table[rank] = grp[metric].transform(lambda v, h=higher: _dense_rank(v, h)).round().astype("Int64")
+    # methods replayed on different targets of a bank are not ranked there (nor in that budget's macro
+    # rows, when the bank counts in the macro): a trial found MaxErr over 10 targets marked best against 14
+    sets = runs.groupby(["budget_fraction", "bank", "method"], sort=False)["target"].agg(frozenset)
+    unequal = {k for k, per in sets.groupby(level=[0, 1], sort=False) if per.nunique() > 1}
+    macro_off = {f for f, b in unequal if not is_shift_protocol(pd.Series([b])).iloc[0]}
+    table["ranked"] = [not ((f, b) in unequal or (b == MACRO and f in macro_off))
+                       for f, b in zip(table["budget_fraction"], table["bank"])]
+    for rank in ("mae_rank", "maxerr_rank", "tau_rank"):
+        table[rank] = table[rank].where(table["ranked"])
     table["_b"] = table["bank"].map({b: i for i, b in enumerate(banks + [MACRO])})
     table["_m"] = table["method"].map({m: i for i, m in enumerate(methods)})
     table = table.sort_values(["budget_fraction", "_b", "_m"]).drop(columns=["_b", "_m"])
     cols = ["budget_fraction", "budget", "bank", "method", "mae_pp", "maxerr_pp", "kendall_tau_b", "coverage_90",
-            "mean_width_pp", "n_targets", "n_seeds", "n_banks", "mae_rank", "maxerr_rank", "tau_rank"]
+            "mean_width_pp", "n_targets", "n_seeds", "n_banks", "mae_rank", "maxerr_rank", "tau_rank", "ranked"]
     if "mean_tasks_run" in table:  # runs of a stopping rule: the tasks actually run, the point of the rule
         cols += ["mean_tasks_run", "stopped_early"]
     return table[cols].reset_index(drop=True)
@@ -177,6 +189,10 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         header, tr = _cmp_header(table), _has_tasks_run(table)
         rows = [[_mark_md(t, k) for t, k in _cmp_cells(r, tr)] for r in g[g["bank"] != MACRO].itertuples()]
         out += [_md_table(header, rows, [False, False] + [True] * (len(header) - 2)), ""]
+        off = list(dict.fromkeys(g.loc[~g["ranked"].astype(bool) & (g["bank"] != MACRO), "bank"]))
+        if off:
+            out += [f"Not ranked: {', '.join(off)} (the methods were replayed on different targets, so their metrics "
+                    "average over different agents; see the targets column).", ""]
         banks, _, wide = _macro_wide(g)
         if len(banks) < 2:  # one bank, or shift protocols only: no macro MAE (it would repeat the bank's)
             continue
