@@ -838,6 +838,25 @@ def test_a_tell_line_copied_by_hand_names_both_events_and_the_line_to_delete(ban
     assert LiveSession.open(live.path).status().n_recorded == 1
 
 
+def test_an_ingest_cut_at_a_line_end_is_noticed_and_ingesting_again_completes_it(bank, tmp_path):
+    """A trial: a session file cut inside an ingest's records, at a line end, lost outcomes without a word."""
+    live = new(bank, tmp_path, budget=10)
+    asked = live.next(4)
+    csv = tmp_path / "out.csv"
+    csv.write_text("instance_id,resolved\n" + "".join(f"{t},{bank['truth'][t]}\n" for t in asked))
+    live.ingest(csv)
+    lines = Path(live.path).read_text().splitlines(keepends=True)
+    Path(live.path).write_text("".join(lines[:-2]))  # the last 2 of the 4 tell records lost
+    cut = LiveSession.open(live.path)
+    assert len(cut.recorded) == 2
+    [w] = [w for w in cut.status().warnings if "was cut" in w]
+    assert "wrote 4 records, but only 2 are in the file" in w and "ingest that input again" in w
+    assert len(cut.ingest(csv).recorded) == 2 and cut.recorded == {t: bank["truth"][t] for t in asked}
+    again = LiveSession.open(live.path)
+    assert not any("was cut" in w for w in again.status().warnings)
+    assert [e.get("batch") for e in journal.read(Path(live.path)).doc["events"]] == [None] * len(again.doc["events"])
+
+
 def test_a_header_budget_edited_below_the_asked_tasks_says_so(bank, tmp_path):
     """A review: the refusal said 'budget of 2 tasks is spent; call estimate()', an API hint."""
     live = new(bank, tmp_path, budget=6)

@@ -78,6 +78,10 @@ class JournalFile:
         File line (1-based) of each event, for messages (empty for a single object).
     torn_text : str
         The incomplete record's text ('' if none), for messages.
+    short_batch : tuple of (line, written, present) or None
+        When the last change of several records (an ingest) is in the file only in part — the
+        file was cut at a line end, which no torn record shows — the file line of its first
+        record, how many records it wrote and how many are there.
     """
 
     doc: dict
@@ -86,6 +90,7 @@ class JournalFile:
     torn: bool = False
     event_lines: list = field(default_factory=list)
     torn_text: str = ""
+    short_batch: tuple | None = None
 
     @property
     def torn_task(self) -> str | None:
@@ -97,6 +102,10 @@ class JournalFile:
             return _loads(f'"{m.group(1)}"')
         except ValueError:
             return m.group(1)
+
+
+#: key of the first record of a change that wrote several (an ingest): how many it wrote
+BATCH = "batch"
 
 
 def torn_path(path: Path) -> Path:
@@ -170,6 +179,7 @@ def read(path: Path) -> JournalFile:
         raise LiveSessionError(f"{path}: not a session file (line 1 is not JSON: {exc})") from None
     _check_header(path, head, "line 1")
     events, lines, stop, torn = [], [], head.get("stop_width_pp"), False
+    batch, n_records = None, 0  # (line, records written, index of its first record) of the last change of several
     size = len(pieces[0]) + (1 if len(pieces) > 1 else 0)
     for i, piece in enumerate(pieces[1:], start=2):
         last = i == len(pieces)  # no newline after it: b'' when the file ends in one
@@ -187,6 +197,11 @@ def read(path: Path) -> JournalFile:
                                    f"are intact: keep a copy of the file, delete line {i} (that one event is lost) "
                                    "and run the command again") from None
         size += len(piece) + (0 if last else 1)
+        if isinstance(rec, dict) and BATCH in rec:  # kept apart: an event reads as it was made
+            k = rec.pop(BATCH)
+            if isinstance(k, int) and not isinstance(k, bool):
+                batch = (i, k, n_records)
+        n_records += 1
         if isinstance(rec, dict) and rec.get("type") == STOP:
             stop = rec.get("pp")
         elif isinstance(rec, dict) and rec.get("type") == MATRIX:
@@ -197,8 +212,11 @@ def read(path: Path) -> JournalFile:
         else:
             events.append(rec)
             lines.append(i)
+    short = None
+    if batch is not None and n_records - batch[2] < batch[1]:
+        short = (batch[0], batch[1], n_records - batch[2])
     return JournalFile(dict(head, events=events, stop_width_pp=stop), VERSION, size, bool(torn), lines,
-                       torn or "")
+                       torn or "", short)
 
 
 def _check_header(path: Path, head, where: str) -> None:
@@ -238,6 +256,8 @@ def append(path: Path, records: list[dict], size: int) -> int:
     writer under another name of it (a hard link) appends whole or is refused. On failure the file is
     truncated back to ``size`` and the OSError propagates. Returns the new size.
     """
+    if len(records) > 1:  # the first record counts the change's records: a file cut inside it is noticed on read
+        records = [{**records[0], BATCH: len(records)}, *records[1:]]
     data = "".join(_dumps(r) + "\n" for r in records).encode("utf-8")
     fd = os.open(path, os.O_RDWR)
     try:

@@ -784,6 +784,12 @@ class LiveSession:
                                  "or a damaged file) and "
                                  f"it was ignored{again}; the next change moves its bytes to "
                                  f"{journal.torn_path(self.path).name}")
+        if self._file.short_batch is not None:  # a file cut at a line end inside the last ingest (a trial)
+            line, wrote, there = self._file.short_batch
+            self.warnings.append(f"the last change to the session (from line {line}) wrote {wrote} records, but only "
+                                 f"{there} are in the file: it was cut (a damaged disk, a restored copy or an edit). "
+                                 "The outcomes of the missing records were not recorded: ingest that input again "
+                                 "(recorded outcomes are no-ops)")
         self._tells: dict[str, dict] = {}
         self._errors: dict[str, dict] = {}
         self._corrected: dict[str, list] = {}  # task -> the outcomes `record --correct` replaced
