@@ -185,15 +185,35 @@ def test_leaderboard_union_universe(tmp_path):
     assert detect_form(root) == "leaderboard"
 
 
-def test_leaderboard_task_file_orders_and_extends_columns(tmp_path):
+def test_leaderboard_task_file_extends_columns_sorted_in_any_order(tmp_path):
+    """A trial: the task file's order was kept, so the built digest differed from the written file's."""
     root = make_leaderboard(tmp_path / "experiments", split="lite")
     ids = write(tmp_path / "ids.txt", "t4\nt1\n\nt3\nt2\nt5\nt6\n")
     m = read_leaderboard(root, "lite", ids)
-    grid = LB_GRID[:, [3, 0, 2, 1, 4]]
-    assert_matrix(m, np.hstack([grid, np.zeros((3, 1), int)]), agents=LB_AGENTS, tasks=["t4", "t1", "t3", "t2", "t5", "t6"])
+    assert_matrix(m, np.hstack([LB_GRID, np.zeros((3, 1), int)]), agents=LB_AGENTS,
+                  tasks=["t1", "t2", "t3", "t4", "t5", "t6"])
+    plain = write(tmp_path / "plain.txt", "t1\nt2\nt3\nt4\nt5\nt6\n")
+    assert read_leaderboard(root, "lite", plain).digest() == m.digest()
+    # a one-column CSV's header line is not a task
+    header = write(tmp_path / "hdr.csv", "instance_id\nt4\nt1\nt3\nt2\nt5\nt6\n")
+    assert read_task_list(header) == ["t4", "t1", "t3", "t2", "t5", "t6"]
+    assert read_leaderboard(root, "lite", header).digest() == m.digest()
     # the header of a wide CSV works as a task list too
     wide = write(tmp_path / "ref.csv", "agent,t4,t1,t3,t2,t5,t6\nx,1,1,1,1,1,1\n")
     assert read_task_list(wide) == ["t4", "t1", "t3", "t2", "t5", "t6"]
+
+
+def test_leaderboard_names_ids_beyond_the_split_size_and_refuses_a_null_resolved(tmp_path, monkeypatch):
+    from hspr.data import io
+
+    monkeypatch.setitem(io.SPLIT_SIZES, "mysplit", 4)
+    root = make_leaderboard(tmp_path / "experiments", split="mysplit")
+    with pytest.warns(UserWarning, match=r"has 5 ids but SWE-bench mysplit has 4: some ids are not tasks of the split "
+                                         r"\(a typo\?\); 1 id\(s\) only one submission mentions: 't5' \(20240303_gamma\)"):
+        read_leaderboard(root, "mysplit")
+    bad = make_leaderboard(tmp_path / "b", extra={"20240404_null": {"resolved": None}})
+    assert_error(bad, "20240404_null", "'resolved' must be a list of instance ids, got null",
+                 reader=lambda p: read_leaderboard(p, "verified"))
 
 
 def test_leaderboard_skips_folders_without_results(tmp_path):

@@ -31,6 +31,7 @@ import json
 import os
 import re
 import warnings
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -90,8 +91,11 @@ applied, tests errored / timed out, ...) are unresolved by the leaderboard conve
 the denominator is the whole split; they only help to find the split's task universe.
 """
 
-SPLIT_SIZES = {"lite": 300, "verified": 500, "test": 2294}
+SPLIT_SIZES = {"lite": 300, "verified": 500, "test": 2294, "multimodal": 510}
 """Official task counts of the SWE-bench splits, to flag an incomplete task universe."""
+
+#: a first line of a one-id-per-line task list that is a column header, not a task (a one-column CSV export)
+TASK_LIST_HEADERS = ("instance_id", "task_id", "instance_ids", "task_ids")
 
 FORMS = {
     "wide_csv": "wide CSV 'agent,<task ids...>'",
@@ -598,8 +602,9 @@ def _agent_id(path: Path, i: int, entry: object) -> str:
 
 # ---------------------------------------------------------------------- leaderboard checkout
 def read_task_list(path: str | Path) -> list[str]:
-    """Read a task universe: one id per line (``#`` starts a comment line), a JSON list, or a wide
-    CSV whose header gives the ids.
+    """Read a task universe: one id per line (``#`` starts a comment line; a first line
+    ``instance_id`` or ``task_id`` is a column header), a JSON list, or a wide CSV whose header
+    gives the ids.
 
     Returns
     -------
@@ -640,6 +645,8 @@ def read_task_list(path: str | Path) -> list[str]:
             ids = [h.strip() for h in rows[0][1:]]
             where = lambda j: f"line {numbered[0][0]}, column {j + 2}"  # noqa: E731
         else:
+            if numbered and numbered[0][1].lower() in TASK_LIST_HEADERS:  # a one-column CSV's header, not a task
+                numbered = numbered[1:]
             ids = [t for _, t in numbered]
             where = lambda j: f"line {numbered[j][0]}"  # noqa: E731
             packed = next(((n, t) for n, t in numbered if any(c in t for c in "\t,;") or re.search(r"\s#", t)), None)
@@ -671,6 +678,9 @@ def read_results_json(path: str | Path) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for key in RESULT_ID_LISTS:
         ids = data.get(key)
+        if ids is None and key == "resolved":  # present but null: a traceback in a trial
+            raise DataError(f"{path}: 'resolved' must be a list of instance ids, got null (an empty list [] if the "
+                            "submission resolved none)")
         if ids is None:
             continue
         if not isinstance(ids, list):
@@ -727,8 +737,8 @@ def read_leaderboard(root: str | Path, split: str | None, tasks: str | Path | Se
         Split folder name (``lite``, ``verified``, ``test``, ...). None: the only split present,
         else ``verified``.
     tasks : path, sequence of str or None
-        The task universe (columns, in this order): a file for :func:`read_task_list` or a
-        list of ids. None: the sorted union of every id in any id list of the split's
+        The task universe (columns, sorted as in every other form): a file for
+        :func:`read_task_list` or a list of ids. None: the sorted union of every id in any id list of the split's
         results.json files (warns if that differs from the official split size, since a task
         that no submission mentions cannot be found that way).
 
@@ -775,7 +785,20 @@ def _leaderboard_universe(split_dir: Path, split: str, results: dict, tasks) -> 
                             f"official ids: hspr bank build {split_dir.parent.parent} --split {split} --tasks FILE "
                             "--out bank.csv")
         expected = SPLIT_SIZES.get(split)
-        if expected is not None and len(ids) != expected:
+        if expected is not None and len(ids) > expected:  # a trial: a typo'd resolved id became a task of its own
+            mentions = Counter(t for lists in results.values() for t in set().union(*map(set, lists.values())))
+            rare = sorted((t for t in ids if mentions[t] == 1), key=lambda t: (t.casefold(), t))
+            who = {t: n for n, lists in results.items() for t in set().union(*map(set, lists.values())) if t in rare}
+            shown = ", ".join(f"{t!r} ({who[t]})" for t in rare[:5])
+            warnings.warn(
+                f"{split_dir}: the task universe (union of ids in {len(results)} results.json files) has {len(ids)} ids "
+                f"but SWE-bench {split} has {expected}: some ids are not tasks of the split (a typo?)"
+                + (f"; {len(rare)} id(s) only one submission mentions: {shown}{' ...' if len(rare) > 5 else ''}"
+                   if rare else "")
+                + f". Build with the official ids: hspr bank build {split_dir.parent.parent} --split {split} --tasks "
+                "FILE --out bank.csv (FILE: one id per line); an id outside it is then refused, naming its submission",
+                stacklevel=3)
+        elif expected is not None and len(ids) != expected:
             warnings.warn(
                 f"{split_dir}: the task universe (union of ids in {len(results)} results.json files) has "
                 f"{len(ids)} ids but SWE-bench {split} has {expected}; build the bank with the official ids, so "
@@ -786,6 +809,7 @@ def _leaderboard_universe(split_dir: Path, split: str, results: dict, tasks) -> 
         return ids
     ids = read_task_list(tasks) if isinstance(tasks, (str, Path)) else [str(t) for t in tasks]
     known = set(ids)
+    ids = sorted(ids)  # columns sorted as every other form: the digest a session records is the built one (a trial)
     for name, lists in results.items():
         foreign = [t for t in lists["resolved"] if t not in known]
         if foreign:
