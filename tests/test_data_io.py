@@ -216,6 +216,23 @@ def test_leaderboard_names_ids_beyond_the_split_size_and_refuses_a_null_resolved
                  reader=lambda p: read_leaderboard(p, "verified"))
 
 
+def test_a_leaderboard_folder_inside_the_checkout_names_the_checkout(tmp_path):
+    root = make_leaderboard(tmp_path / "experiments", split="lite")
+    assert_error(root / "evaluation" / "lite", f"pass the checkout itself: {root.resolve()} --split lite")
+    assert_error(root / "evaluation", f"pass the checkout itself: {root.resolve()} (with --split NAME)")
+
+
+def test_cli_bank_build_names_the_split_folder_it_read(tmp_path):
+    from hspr.cli import main
+
+    root = make_leaderboard(tmp_path / "experiments", split="lite")
+    make_leaderboard(root, split="verified")
+    res = CliRunner().invoke(main, ["bank", "build", str(root), "--out", str(tmp_path / "b.csv"), "--json"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    assert got["built_from"] == str(root / "evaluation" / "verified")
+
+
 def test_leaderboard_skips_folders_without_results(tmp_path):
     root = make_leaderboard(tmp_path / "experiments", split="mysplit")
     (root / "evaluation" / "mysplit" / "20240404_empty").mkdir()

@@ -239,11 +239,13 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     m = _run(lambda: load_bank(str(path), missing_as_zero=False) if bundled
              else build_bank(path, split=split, tasks=tasks), as_json, seen)
     _write(m, out, as_json)
+    # a leaderboard checkout: the split folder read (a trial: with several splits, which one was silent)
+    src = m.source if not bundled and Path(m.source) != path and Path(m.source).is_relative_to(path) else str(path)
     if as_json:
-        click.echo(json.dumps({"ok": True, "out": str(out), "built_from": str(path), **summary_dict(m),
+        click.echo(json.dumps({"ok": True, "out": str(out), "built_from": src, **summary_dict(m),
                                "warnings": seen}))
         return
-    click.echo(f"{out}: {summary_line(m)} (built from {path})")
+    click.echo(f"{out}: {summary_line(m)} (built from {src})")
 
 
 @bank_group.command("agents")

@@ -857,6 +857,13 @@ def _detect_dir(path: Path) -> str:
         )
     if (path / "matrix.csv").is_file():
         raise DataError(f"{path}: matrix.csv has no metadata.json next to it; add metadata.json with 'instance_ids' and 'agents'")
+    resolved = path.resolve()
+    if resolved.name == "evaluation" and resolved.parent.name:  # inside a leaderboard checkout: name its root
+        raise DataError(f"{path}: the evaluation/ folder of a leaderboard checkout; pass the checkout itself: "
+                        f"{resolved.parent} (with --split NAME)")
+    if resolved.parent.name == "evaluation":
+        raise DataError(f"{path}: a split folder of a leaderboard checkout; pass the checkout itself: "
+                        f"{resolved.parent.parent} --split {resolved.name}")
     raise DataError(f"{path}: unknown folder layout; {_LAYOUTS}")
 
 
