@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from pathlib import Path
 
 import click
@@ -231,6 +232,31 @@ def test_cli_bank_build_names_the_split_folder_it_read(tmp_path):
     assert res.exit_code == 0, res.output
     got = json.loads(res.stdout.strip().splitlines()[-1])
     assert got["built_from"] == str(root / "evaluation" / "verified")
+
+
+def test_suspect_banks_are_warned_about(tmp_path):
+    """A trial of bank building: a blank task column, a task id with a zero-width space and an agent
+    copied under another name each built a wrong bank without a word."""
+    rng = np.random.default_rng(0)
+    grid = rng.integers(0, 2, size=(4, 60))
+    tasks = [f"t{j}" for j in range(60)]
+    rows = [",".join(["agent", *tasks])] + [",".join([f"a{i}", *map(str, r)]) for i, r in enumerate(grid)]
+    rows.append(",".join(["a_copy", *map(str, grid[1])]))
+    good = write(tmp_path / "good.csv", "\n".join(rows[:-1]) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)
+        load_matrix(good)  # a clean bank: no warning
+    copy = write(tmp_path / "copy.csv", "\n".join(rows) + "\n")
+    with pytest.warns(InputWarning, match=r"1 group\(s\) of agents with the same outcome on every one of the 60 tasks "
+                                          r"\('a1' = 'a_copy'\)"):
+        load_matrix(copy)
+    blank = write(tmp_path / "blank.csv", "agent,t1,t2,ghost\na,1,0,\nb,0,1,\n")
+    with pytest.warns(InputWarning, match=r"1 task\(s\) no agent ran, every cell blank \('ghost'\)"):
+        load_matrix(blank)
+    zw = write(tmp_path / "long.csv", "agent,instance_id,resolved\na,t1,1\na,t2,0\nb,t1,0\nb,t2\u200b,1\n")
+    with pytest.warns(InputWarning, match=r"task ids differ only in case, white space or invisible characters "
+                                          r"\('t2' / 't2\\u200b'\)"):
+        load_matrix(zw)
 
 
 def test_leaderboard_skips_folders_without_results(tmp_path):

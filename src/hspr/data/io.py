@@ -30,6 +30,7 @@ import itertools
 import json
 import os
 import re
+import unicodedata
 import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -774,7 +775,7 @@ def read_leaderboard(root: str | Path, split: str | None, tasks: str | Path | Se
     universe = _leaderboard_universe(split_dir, split, results, tasks)
     cols = np.asarray(universe, dtype=object)
     values = np.vstack([np.isin(cols, lists["resolved"]) for lists in results.values()]).astype(np.int8)
-    return ResponseMatrix(list(results), universe, values, None, source=str(split_dir))
+    return warn_suspect(ResponseMatrix(list(results), universe, values, None, source=str(split_dir)), split_dir)
 
 
 def _leaderboard_universe(split_dir: Path, split: str, results: dict, tasks) -> list[str]:
@@ -965,7 +966,8 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
         raise DataError(f"load_matrix takes the path of a file or folder, got {type(path).__name__}"
                         + ("; a ResponseMatrix is loaded already" if isinstance(path, ResponseMatrix) else ""))
     path = Path(path)
-    return _warn_uninformative(_require_observed(_READERS[detect_form(path)](path), path), path).canonical()
+    return warn_suspect(_warn_uninformative(_require_observed(_READERS[detect_form(path)](path), path), path),
+                        path).canonical()
 
 
 def _warn_uninformative(m: ResponseMatrix, path: Path) -> ResponseMatrix:
@@ -991,6 +993,60 @@ def _warn_uninformative(m: ResponseMatrix, path: Path) -> ResponseMatrix:
                       "bank's one score with an interval of width 0); use a bank with real agents' runs",
                       InputWarning, stacklevel=3)
     return m
+
+
+def _fold_id(text: str) -> str:
+    """An id with case, white space and invisible format characters (zero-width space, ...) taken
+    out, in NFKC form: two ids that fold alike are most likely one id mistyped."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in text if not c.isspace() and unicodedata.category(c) != "Cf").casefold()
+
+
+def warn_suspect(m: ResponseMatrix, label) -> ResponseMatrix:
+    """Return ``m``; warn (:class:`~hspr.errors.InputWarning`) on what builds a wrong bank without
+    an error (a trial of bank building found each one silent):
+
+    - tasks no agent ran (a column all blank): replay and live count them as unresolved for
+      every agent, so every score shrinks;
+    - task ids that differ only in case, white space or invisible characters (one outcome moved
+      to a phantom column, the real cell left blank);
+    - agents with identical outcomes on every task (the same submission under two names counts
+      as two sources).
+    """
+    if m.missing is not None:
+        blank = np.flatnonzero(m.missing.all(axis=0))
+        if blank.size:
+            shown = ", ".join(repr(m.tasks[j]) for j in blank[:5])
+            warnings.warn(f"{label}: {blank.size} task(s) no agent ran, every cell blank ({shown}"
+                          f"{' ...' if blank.size > 5 else ''}): replay and live count them as unresolved for every "
+                          "agent, which lowers every score; drop those columns or add their runs", InputWarning,
+                          stacklevel=3)
+    folded: dict[str, list[str]] = {}
+    for t in m.tasks:
+        folded.setdefault(_fold_id(t), []).append(t)
+    alike = [g for g in folded.values() if len(g) > 1]
+    if alike:
+        shown = "; ".join(" / ".join(map(ascii, g)) for g in alike[:3])
+        warnings.warn(f"{label}: {len(alike)} group(s) of task ids differ only in case, white space or invisible "
+                      f"characters ({shown}{' ...' if len(alike) > 3 else ''}): one task spelled two ways splits its "
+                      "outcomes over two columns; fix the ids in the source", InputWarning, stacklevel=3)
+    if m.n_agents > 1 and m.n_tasks >= MIN_TASKS_FOR_COPIES:
+        v = np.asarray(m.rates(), dtype=float)
+        if m.missing is not None:
+            v = np.where(m.missing, -1.0, v)
+        _, inv, counts = np.unique(v, axis=0, return_inverse=True, return_counts=True)
+        inv = np.ravel(inv)
+        groups = [[m.agents[i] for i in np.flatnonzero(inv == g)] for g in np.flatnonzero(counts > 1)]
+        if groups:
+            shown = "; ".join(" = ".join(map(repr, g)) for g in groups[:3])
+            warnings.warn(f"{label}: {len(groups)} group(s) of agents with the same outcome on every one of the "
+                          f"{m.n_tasks} tasks ({shown}{' ...' if len(groups) > 3 else ''}): the same submission under "
+                          "two names counts as two sources; keep one row of each", InputWarning, stacklevel=3)
+    return m
+
+
+#: identical rows are flagged only from this many tasks on (a toy matrix's agents may agree by chance)
+MIN_TASKS_FOR_COPIES = 50
 
 
 def _require_observed(m: ResponseMatrix, path: Path) -> ResponseMatrix:
