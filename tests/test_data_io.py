@@ -672,3 +672,13 @@ def test_a_wide_csv_without_its_agent_column_is_named_so(tmp_path):
     with pytest.raises(DataError, match="duplicate agent id '0'") as err:
         load_matrix(named)
     assert "column missing" not in str(err.value)
+
+
+def test_a_file_that_is_not_utf8_names_the_line(tmp_path):
+    """A trial: only a byte offset was given (no line, agent or task)."""
+    p = tmp_path / "cp1252.csv"
+    p.write_bytes(b"agent,t1,t2\na,1,0\ncaf\xe9,0,1\n")
+    assert_error(p, "not UTF-8 text (line 3, byte 21 of the file, after 'caf')", "save the file as UTF-8")
+    q = tmp_path / "bom.csv"
+    q.write_bytes(b"\xef\xbb\xbfagent,t1\nx\xff,1\n")
+    assert_error(q, "(line 2, byte 13 of the file, after 'x')")

@@ -135,6 +135,21 @@ def write_json_durable(obj, path: Path) -> None:
     write_text_durable(json.dumps(finite_json(obj), indent=1, allow_nan=False) + "\n", path)
 
 
+def _where_byte(path, exc: UnicodeDecodeError) -> str:
+    """'line L, byte N: <the line's start>' for a byte that is not UTF-8 (a trial: the byte offset
+    alone named no line, agent or task). ``exc.start`` counts from the text after a byte-order mark;
+    the byte named counts from the file's start."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError:
+        return f"byte {exc.start}"
+    start = exc.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0)
+    line = raw.count(b"\n", 0, start) + 1
+    begin = raw.rfind(b"\n", 0, start) + 1
+    shown = raw[begin:start].decode("utf-8", errors="replace")[-40:]
+    return f"line {line}, byte {start} of the file, after {shown!r}"
+
+
 def read_text(path, error: type[Exception] = HsprError, what: str = "", raise_missing: bool = False) -> str:
     """The text of a UTF-8 file (a byte-order mark is dropped): the one text reader of the package.
 
@@ -150,7 +165,8 @@ def read_text(path, error: type[Exception] = HsprError, what: str = "", raise_mi
     try:
         return Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise error(f"{where}: not UTF-8 text (byte {exc.start}: {exc.reason}); save the file as UTF-8") from None
+        raise error(f"{where}: not UTF-8 text ({_where_byte(path, exc)}: {exc.reason}); save the file as UTF-8 "
+                    "(e.g. a spreadsheet's 'CSV UTF-8' format)") from None
     except FileNotFoundError:
         if raise_missing:
             raise
@@ -238,7 +254,8 @@ def csv_records(path, error: type[Exception] = HsprError) -> list[tuple[int, lis
         with Path(path).open(newline="", encoding="utf-8-sig") as fh:
             text = fh.read()
     except UnicodeDecodeError as exc:
-        raise error(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+        raise error(f"{path}: not UTF-8 text ({_where_byte(path, exc)}); save the file as UTF-8 (e.g. a "
+                    "spreadsheet's 'CSV UTF-8' format)") from None
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
     nul = text.find("\0")
