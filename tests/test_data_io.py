@@ -682,3 +682,13 @@ def test_a_file_that_is_not_utf8_names_the_line(tmp_path):
     q = tmp_path / "bom.csv"
     q.write_bytes(b"\xef\xbb\xbfagent,t1\nx\xff,1\n")
     assert_error(q, "(line 2, byte 13 of the file, after 'x')")
+
+
+def test_a_long_or_outcome_csv_as_a_task_list_gives_its_id_column(tmp_path):
+    """A trial: a long CSV given as --tasks was read as the two ids 'instance_id' and 'resolved'."""
+    long_csv = write(tmp_path / "long.csv", "agent,instance_id,resolved\na,t2,1\na,t1,0\nb,t2,0\nb,t3,1\n")
+    assert read_task_list(long_csv) == ["t2", "t1", "t3"]
+    outcome = write(tmp_path / "out.csv", "task_id,resolved\nt9,1\nt8,0\n")
+    assert read_task_list(outcome) == ["t9", "t8"]
+    bad = write(tmp_path / "bad.csv", "agent,instance_id,resolved\na\n")
+    assert_error(bad, "line 2 has no 'instance_id' column", reader=read_task_list)

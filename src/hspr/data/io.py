@@ -604,8 +604,9 @@ def _agent_id(path: Path, i: int, entry: object) -> str:
 # ---------------------------------------------------------------------- leaderboard checkout
 def read_task_list(path: str | Path) -> list[str]:
     """Read a task universe: one id per line (``#`` starts a comment line; a first line
-    ``instance_id`` or ``task_id`` is a column header), a JSON list, or a wide CSV whose header
-    gives the ids.
+    ``instance_id`` or ``task_id`` is a column header), a JSON list, a CSV with an
+    ``instance_id`` / ``task_id`` column (its distinct values, in order: a long or outcome CSV),
+    or a wide CSV whose header gives the ids.
 
     Returns
     -------
@@ -642,7 +643,21 @@ def read_task_list(path: str | Path) -> list[str]:
         bank_rows = len(rows) >= 2 and len(rows[0]) > 1 and all(len(r) == len(rows[0]) for r in rows) \
             and all(is_cell(c) for r in rows[1:] for c in r[1:])
         agent_header = bool(rows) and len(rows[0]) > 1 and rows[0][0].strip().lower() == "agent"
-        if bank_rows or agent_header:  # a wide CSV (whatever its first column is called), or its header alone
+        head = [c.strip().lower() for c in rows[0]] if rows else []
+        id_col = next((head.index(c) for c in TASK_LIST_HEADERS if c in head), None) if len(head) > 1 else None
+        if id_col is not None:  # a CSV with an id column (a long CSV, an outcome CSV): its distinct values, in order
+            recs = [(n, next(csv.reader([ln]))) for n, ln in numbered[1:]]
+            short = next(((n, r) for n, r in recs if len(r) <= id_col), None)
+            if short is not None:
+                raise DataError(f"{path}: line {short[0]} has no {rows[0][id_col].strip()!r} column (column "
+                                f"{id_col + 1} of the header)")
+            firsts: dict[str, int] = {}
+            for n, r in recs:
+                firsts.setdefault(r[id_col].strip(), n)
+            ids = list(firsts)
+            lines_of = list(firsts.values())
+            where = lambda j: f"line {lines_of[j]}"  # noqa: E731
+        elif bank_rows or agent_header:  # a wide CSV (whatever its first column is called), or its header alone
             ids = [h.strip() for h in rows[0][1:]]
             where = lambda j: f"line {numbered[0][0]}, column {j + 2}"  # noqa: E731
         else:
