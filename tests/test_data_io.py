@@ -259,6 +259,15 @@ def test_suspect_banks_are_warned_about(tmp_path):
         load_matrix(zw)
 
 
+def test_a_results_json_that_contradicts_itself_is_warned_about(tmp_path):
+    root = make_leaderboard(tmp_path / "experiments", extra={"20240404_odd": {"resolved": ["t1", "t2"],
+                                                                             "no_generation": ["t2"]}})
+    with pytest.warns(InputWarning, match=r"20240404_odd/results/results.json: resolved id\(s\) the file also lists as "
+                                          r"not run: 1 also in 'no_generation' \('t2'\); counted as resolved"):
+        m = read_leaderboard(root, "verified")
+    assert m.values[m.agent_index("20240404_odd"), m.task_index("t2")] == 1
+
+
 def test_leaderboard_skips_folders_without_results(tmp_path):
     root = make_leaderboard(tmp_path / "experiments", split="mysplit")
     (root / "evaluation" / "mysplit" / "20240404_empty").mkdir()

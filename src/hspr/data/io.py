@@ -705,6 +705,14 @@ def read_results_json(path: str | Path) -> dict[str, list[str]]:
         if bad:
             raise DataError(f"{path}: '{key}'[{bad[0]}] = {ids[bad[0]]!r} is not an instance id string")
         out[key] = [x.strip() for x in ids]
+    # resolved and also listed as never generated / never evaluated: the file contradicts itself (a trial)
+    clash = {k: sorted(set(out["resolved"]) & set(out.get(k, ()))) for k in ("no_generation", "no_logs", "no_apply")}
+    clash = {k: v for k, v in clash.items() if v}
+    if clash:
+        shown = "; ".join(f"{len(v)} also in '{k}' ({', '.join(map(repr, v[:3]))}{' ...' if len(v) > 3 else ''})"
+                          for k, v in clash.items())
+        warnings.warn(f"{path}: resolved id(s) the file also lists as not run: {shown}; counted as resolved, as the "
+                      "leaderboard scores 'resolved'", InputWarning, stacklevel=3)
     return out
 
 
