@@ -514,6 +514,16 @@ def test_ingest_log_dir_and_csv(bank, tmp_path):
 
 
 # ---------------------------------------------------------------------- stopping rule, status, JSON
+def test_an_unreachable_stop_width_is_said_by_status_not_after_every_record(bank, tmp_path):
+    """A new-user trial: the forecast warning was printed after each of 24 records."""
+    live = new(bank, tmp_path, budget=10, stop_width=0.5)
+    t = live.next()[0]
+    rec = CliRunner().invoke(main, ["live", "record", t, str(bank["truth"][t]), "--session", str(live.path)])
+    assert rec.exit_code == 0 and "below the forecast width" not in rec.output
+    st = CliRunner().invoke(main, ["live", "status", "--session", str(live.path)])
+    assert "warning: the stop width 0.5 pp is below the forecast width" in st.output
+
+
 def test_stop_width_and_status_output(bank, tmp_path):
     live = new(bank, tmp_path, budget=10, stop_width=100.0)
     assert not live.status().stop  # the prior's interval is narrower than 100 pp, but no task has run yet

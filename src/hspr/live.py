@@ -484,6 +484,9 @@ def check_stop_width(pp: float | None, name: str = "stop width") -> None:
 
 #: start of the warning about a torn last record (:class:`LiveSession`)
 TORN_WARNING = "the session file ended in"
+#: how the warning that the stop width is below the forecast final width begins (start and status say it;
+#: record and ingest do not repeat it after every outcome: a trial counted 24 copies in one run)
+UNREACHABLE_STOP = "the stop width"
 
 
 def _torn_record(jf: journal.JournalFile) -> str:
@@ -1342,7 +1345,7 @@ class LiveSession:
         expected = self.session.expected_width(est)
         warn = list(self.warnings)
         if not stop and self.stop_width is not None and expected is not None and 100 * expected > self.stop_width:
-            warn.append(f"the stop width {self.stop_width:g} pp is below the forecast width after the rest of the "
+            warn.append(f"{UNREACHABLE_STOP} {self.stop_width:g} pp is below the forecast width after the rest of the "
                         f"budget (~{100 * expected:.2f} pp): expect to run the whole budget of {self.budget} (a "
                         "larger --stop-width or budget lets the width rule stop the run)")
         return LiveStatus(

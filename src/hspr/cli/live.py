@@ -16,7 +16,17 @@ from ..data.matrix import DataError
 from ..errors import HsprError
 from ..fileio import read_json_file, write_text_durable
 from ..idformat import FORMATS, format_ids, read_predictions, subset_predictions
-from ..live import LiveSession, LiveSessionError, LiveStatus, check_stop_width, describe_outcome, did_you_mean, fit_model, relink_matrix
+from ..live import (
+    UNREACHABLE_STOP,
+    LiveSession,
+    LiveSessionError,
+    LiveStatus,
+    check_stop_width,
+    describe_outcome,
+    did_you_mean,
+    fit_model,
+    relink_matrix,
+)
 from ..methods import LIVE_DEFAULT, REGISTRY
 from ..session import BudgetError
 from .common import busy, check_session_bank_label, input_warnings, os_error_message, refuse_overwriting_inputs, refuse_session_target
@@ -127,9 +137,10 @@ def echo_warnings(warnings) -> None:
 
 def echo_status(st: LiveStatus, header: bool = True) -> None:
     """Print :func:`status_lines` on stdout (without the session line unless ``header``) and the
-    status's warnings on stderr (:func:`echo_warnings`)."""
+    status's warnings on stderr (:func:`echo_warnings`); after a change (``header`` False: record,
+    withdraw, ingest) without the unreachable-stop-width forecast, which start and status say."""
     click.echo("\n".join(status_lines(st)[0 if header else 1:]))
-    echo_warnings(st.warnings)
+    echo_warnings(st.warnings if header else [w for w in st.warnings if not w.startswith(UNREACHABLE_STOP)])
 
 
 def _replaced(live_s: LiveSession, kind: str, task: str):
