@@ -1333,3 +1333,16 @@ def test_create_checks_the_seed_as_start_does(bank, tmp_path, seed):
     with pytest.raises(HsprError, match="seed must be a whole number >= 0"):
         LiveSession.create(tmp_path / "s.hspr", 4, matrix=bank["csv"], method="uniform", seed=seed)
     assert not (tmp_path / "s.hspr").exists()
+
+
+@pytest.mark.parametrize("method", ["tinybench", "midrange"])
+def test_a_stop_width_on_a_method_without_an_interval_is_refused(bank, tmp_path, method):
+    """A trial: it was accepted and the status said 'continue (stop width 30 pp)' to the end."""
+    with pytest.raises(LiveSessionError, match=f"method {method!r} gives a point estimate without a 90 % interval"):
+        LiveSession.create(tmp_path / "s.hspr", 6, matrix=bank["csv"], method=method, stop_width=30)
+    live = LiveSession.create(tmp_path / "s.hspr", 6, matrix=bank["csv"], method=method)
+    with pytest.raises(LiveSessionError, match="could never be reached"):
+        live.set_stop_width(30)
+    live.set_stop_width(None)
+    assert LiveSession.create(tmp_path / "r.hspr", 6, matrix=bank["csv"], method="midrange_ridge",
+                              stop_width=30).stop_width == 30

@@ -483,6 +483,15 @@ def check_stop_width(pp: float | None, name: str = "stop width") -> None:
 
 
 #: start of the warning about a torn last record (:class:`LiveSession`)
+def _check_interval(method: str, stop_width: float | None) -> None:
+    """LiveSessionError for a stop width on a method that gives no interval (it could never fire;
+    a trial found it accepted, the status saying 'continue (stop width 30 pp)' to the end)."""
+    if stop_width is not None and not method_class(method).gives_interval:
+        raise LiveSessionError(f"--stop-width {stop_width:g}: method {method!r} gives a point estimate without a 90 % "
+                               "interval, so a stop width could never be reached; drop --stop-width (the session runs "
+                               "its budget) or choose a method with an interval")
+
+
 TORN_WARNING = "the session file ended in"
 #: how the warning that the stop width is below the forecast final width begins (start and status say it;
 #: record and ingest do not repeat it after every outcome: a trial counted 24 copies in one run)
@@ -671,6 +680,7 @@ class LiveSession:
         if b == 0:
             raise BudgetError("budget 0: a live session needs at least 1 task")
         check_stop_width(stop_width, "--stop-width")
+        _check_interval(method, stop_width)
         doc = {
             "format": SESSION_FORMAT,
             "version": SESSION_VERSION,
@@ -1035,6 +1045,7 @@ class LiveSession:
     def set_stop_width(self, pp: float | None) -> None:
         """Change the stop width (percentage points; None removes it) and save."""
         check_stop_width(pp, "--stop-width")
+        _check_interval(self.doc["method"]["name"], pp)
         with self._transaction():
             self.doc["stop_width_pp"] = None if pp is None else float(pp)
 

@@ -839,6 +839,8 @@ class Method(ABC):
     """
 
     name: str = "method"
+    #: False for a method whose estimates carry no interval (a stop width could never fire)
+    gives_interval: bool = True
     accepts_pass_rates: bool = False
     in_all: bool = True
 

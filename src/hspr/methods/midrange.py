@@ -78,6 +78,7 @@ class MidRange(Method):
     """Mid-Range selection with the raw mean (HSPR_SPEC section 8, "Mid-Range")."""
 
     name = "midrange"
+    gives_interval = False  # a point only: no 90 % interval
     seed_kind = "deterministic"
 
     def fit(self, source: ResponseMatrix) -> FittedMidRange:

@@ -419,6 +419,7 @@ class TinyBench(Method):
     """
 
     name = "tinybench"
+    gives_interval = False  # a point only: no 90 % interval
     seed_kind = "deterministic"
 
     def __init__(self, dim: int | tuple[int, ...] = (1, 2, 3), estimator: str = "gp-irt", lam: float | None = None,
