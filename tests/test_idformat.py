@@ -119,6 +119,7 @@ def test_bad_predictions_name_the_line(tmp_path):
     assert subset_predictions(src, ["b"], tmp_path / "o.jsonl") == []
     src.write_text('{"instance_id": "a", "model_patch": "x"}\n{"instance_id":"a","model_patch":"x"} \n')
     assert subset_predictions(src, ["a"], tmp_path / "o.jsonl") == []  # the same record spelled otherwise
+    assert len((tmp_path / "o.jsonl").read_text().splitlines()) == 1  # written once (a trial: 6 lines for 5 tasks)
 
 
 def test_one_prediction_object_in_a_json_file_is_not_read_as_keyed_by_id(tmp_path):
@@ -133,6 +134,10 @@ def test_one_prediction_object_in_a_json_file_is_not_read_as_keyed_by_id(tmp_pat
     src.write_text('{"a": {"instance_id": "a", "model_patch": "x"}, "b": {"instance_id": "b"}}')
     assert subset_predictions(src, ["a", "c"], tmp_path / "o.json") == ["c"]
     assert json.loads((tmp_path / "o.json").read_text()) == {"a": {"instance_id": "a", "model_patch": "x"}}
+    # a key naming one task over a prediction of another: the harness would run the inner id (a trial)
+    src.write_text('{"a": {"instance_id": "z", "model_patch": "x"}}')
+    with pytest.raises(DataError, match="key 'a' holds a prediction whose instance_id is 'z'"):
+        subset_predictions(src, ["a"], tmp_path / "o.json")
 
 
 def test_live_next_prints_and_writes_each_form(tmp_path):

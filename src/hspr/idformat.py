@@ -115,6 +115,11 @@ def _read_predictions(path: Path):
             if bad is not None:
                 raise DataError(f"{path}: the value of key {bad!r} is {type(data[bad]).__name__}, not a prediction "
                                 "object; an object keyed by instance id maps each id to its prediction")
+            other = next((k for k, v in data.items() if v.get("instance_id", k) != k), None)
+            if other is not None:  # a trial: the key was matched, the harness would run the inner id
+                raise DataError(f"{path}: key {other!r} holds a prediction whose instance_id is "
+                                f"{data[other]['instance_id']!r}; an object keyed by instance id needs each key to be "
+                                "its prediction's id: fix the key or the instance_id")
             return "dict", list(data.items())
         raise DataError(f"{path}: a predictions file is a JSON list, a JSON object keyed by instance id, or JSON "
                         f"Lines; got {type(data).__name__}")
@@ -163,6 +168,8 @@ def subset_predictions(src: str | Path | Predictions, ids: Sequence[str], dest: 
         if i in first and first[i] != rec:
             raise DataError(f"{src}: two different predictions for instance id {i!r}; keep one of them")
         first.setdefault(i, rec)
+    seen: set[str] = set()  # an identical copy is written once (a trial: 6 lines for '5 of 5')
+    kept = [(i, r) for i, r in kept if not (i in seen or seen.add(i))]
     out_json = dest.suffix.lower() == ".json"
     if form == "jsonl" and not out_json:
         text = "".join(r.rstrip("\n") + "\n" for _, r in kept)
