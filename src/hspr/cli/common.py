@@ -71,6 +71,8 @@ def check_output_file(path: str | os.PathLike | None, option: str) -> Path | Non
     """
     if path is None:
         return None
+    if not str(path).strip():  # an unset shell variable: Path('') is the current folder
+        raise click.BadParameter("an empty path; give a file name", param_hint=option)
     p = Path(path)
     if p.is_dir():
         raise click.BadParameter(f"{p} is a folder; give a file name", param_hint=option)

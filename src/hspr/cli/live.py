@@ -29,7 +29,15 @@ from ..live import (
 )
 from ..methods import LIVE_DEFAULT, REGISTRY
 from ..session import BudgetError
-from .common import busy, check_session_bank_label, input_warnings, os_error_message, refuse_overwriting_inputs, refuse_session_target
+from .common import (
+    busy,
+    check_output_file,
+    check_session_bank_label,
+    input_warnings,
+    os_error_message,
+    refuse_overwriting_inputs,
+    refuse_session_target,
+)
 
 SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $HSPR_SESSION."
 
@@ -343,6 +351,7 @@ def register(group: click.Group) -> None:
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, "--predictions": predictions,
                                                      **live_s.input_paths()})
             refuse_session_target(out, "--out")
+            check_output_file(out, "--out")  # an empty path, a file where a folder should be: before anything is asked
             preds = None if predictions is None else read_predictions(predictions)  # a bad file: nothing asked
             _set_stop_width(live_s, stop_width)
             tasks = live_s.next(k)
