@@ -1356,3 +1356,13 @@ def test_next_refuses_an_empty_or_impossible_out_before_asking(bank, tmp_path):
         res = CliRunner().invoke(main, ["live", "next", "--session", str(live.path), "--out", out])
         assert res.exit_code == 2 and needle in " ".join(res.output.split()), res.output
     assert LiveSession.open(live.path).pending == []  # nothing was asked
+
+
+def test_status_says_why_it_continues_below_the_stop_width(bank, tmp_path):
+    """A trial: 'continue (stop width 60 pp)' below the width, with no word of the 5-outcome minimum."""
+    live = LiveSession.create(tmp_path / "u.hspr", 20, matrix=bank["csv"], method="uniform", stop_width=99)
+    for _ in range(2):
+        t = live.next()[0]
+        live.record(t, 1)
+    text = " ".join(cli(["status", "--session", live.path]).split())
+    assert "continue (stop width 99 pp; the width rule applies from 5 recorded outcomes on, 2 so far)" in text

@@ -29,6 +29,7 @@ from ..live import (
 )
 from ..methods import LIVE_DEFAULT, REGISTRY
 from ..session import BudgetError
+from ..stopping import MIN_TASKS
 from .common import (
     busy,
     check_output_file,
@@ -124,10 +125,14 @@ def status_lines(st: LiveStatus) -> list[str]:
                    + "; ".join(f"{t} ({why})" for t, why in st.needs_rerun[:8]) + RERUN_ADVICE)
     if st.expected_width is not None and st.budget_left > 0:  # with none left the interval above is final
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
-                   f"{_fmt_pp(d['expected_width_pp'], 2)} pp (forecast from the current posterior: rough in the first "
+                   f"{_fmt_pp(d['expected_width_pp'], 2)} pp (a forecast from the outcomes so far: rough in the first "
                    "tasks, it moves with each outcome)")
     sw = "none" if st.stop_width_pp is None else f"{st.stop_width_pp:g} pp"
-    out.append(f"stop: {st.stop_reason}" if st.stop else f"continue (stop width {sw})")
+    early = (not st.stop and st.stop_width_pp is not None and st.estimate is not None and st.estimate.width is not None
+             and 100 * st.estimate.width <= st.stop_width_pp and st.n_recorded < MIN_TASKS)
+    # a trial: below the stop width and still 'continue', with no reason given
+    why = f"; the width rule applies from {MIN_TASKS} recorded outcomes on, {st.n_recorded} so far" if early else ""
+    out.append(f"stop: {st.stop_reason}" if st.stop else f"continue (stop width {sw}{why})")
     return out
 
 
