@@ -1256,6 +1256,8 @@ def test_withdraw_treats_the_task_as_never_asked_and_a_re_ingest_keeps_it_withdr
         assert a not in live.pending and a not in live.recorded  # the same either way
         res = live.ingest(csv)
         assert res.recorded == [] and "was withdrawn" in res.notes[-1] and a not in live.recorded
+        assert res.withdrawn == [a] and res.unchanged == []  # apart, for a script (a trial found it 'unchanged')
+        assert res.to_dict()["withdrawn_not_recorded"] == [a]
         live.record(a, truth[a])
         assert live.status().extra == (a,)  # recorded again by hand: an outcome the session did not ask for
         assert LiveSession.open(live.path).status().estimate.to_dict() == live.status().estimate.to_dict()

@@ -221,6 +221,9 @@ class IngestResult:
     errors_counted : list of str
         Tasks among ``recorded`` whose harness error was counted unresolved
         (``errors_as_unresolved``): their 0 is not a graded failure.
+    withdrawn : list of str
+        Tasks the file grades with an outcome the session withdrew (``hspr live withdraw``):
+        not recorded again.
     """
 
     source: str
@@ -231,6 +234,7 @@ class IngestResult:
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     errors_counted: list[str] = field(default_factory=list)
+    withdrawn: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -241,6 +245,7 @@ class IngestResult:
             "needs_rerun_new": [{"task": t, "detail": d} for t, d in self.needs_rerun],
             "skipped": list(self.skipped),
             "errors_counted_unresolved": list(self.errors_counted),
+            "withdrawn_not_recorded": list(self.withdrawn),
             "notes": list(self.notes),
         }
 
@@ -1301,7 +1306,7 @@ class LiveSession:
                     res.notes.append(f"{o.instance_id}: not recorded: its outcome "
                                      f"{describe_outcome(y, self.matrix.trials)} was withdrawn (`hspr live withdraw`); "
                                      "record it by hand to take it back")
-                    res.unchanged.append(o.instance_id)
+                    res.withdrawn.append(o.instance_id)  # not 'unchanged': a script must tell them apart (a trial)
                     continue
                 if y is None:
                     if self._errors.get(o.instance_id, {}).get("detail") == o.detail:  # the same error again

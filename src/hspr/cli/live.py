@@ -525,6 +525,7 @@ def register(group: click.Group) -> None:
                 split = (f"{n1} passing all {tr} trials, {n0} none, {len(res.recorded) - n1 - n0} some")
             click.echo(f"{path} ({res.form}): recorded {len(res.recorded)} outcome(s) ({split}), "
                        f"{len(res.unchanged)} unchanged, "
+                       + (f"{len(res.withdrawn)} withdrawn before (not recorded), " if res.withdrawn else "") +
                        f"{len(res.needs_rerun)} harness error(s) needing a re-run")
             for t, why in res.needs_rerun:
                 click.echo(f"  re-run {t}: {why}")
