@@ -543,6 +543,7 @@ def test_stop_width_and_status_output(bank, tmp_path):
                 "expected_width_pp", "stop", "stop_reason", "stop_width_pp"):
         assert key in out
     assert out["lower_pp"] <= out["estimate_pp"] <= out["upper_pp"]
+    assert out["estimate"]["scale"] == "0-1" and out["estimate"]["point"] == pytest.approx(out["estimate_pp"] / 100)
     assert 0 < out["expected_width_pp"] <= out["width_pp"]
     text = cli(["status", "--session", live.path])
     assert "90 % interval" in text and "expected interval width" in text and "continue" in text

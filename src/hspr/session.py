@@ -207,6 +207,7 @@ class ScoreEstimate:
             "lower": self.lower,
             "upper": self.upper,
             "level": self.level,
+            "scale": "0-1",  # point .. upper are shares of the bank's tasks, not pp (a trial: beside *_pp keys)
             "n_queried": self.n_queried,
             "budget": self.budget,
             "shift": None if self.shift is None else self.shift.to_dict(),
