@@ -440,3 +440,17 @@ def test_paths_that_are_not_paths_are_named(tmp_path, sim):
         LiveSession.open(None)
     with pytest.raises(LiveSessionError, match="input_files is a dict of description -> path"):
         LiveSession.create(tmp_path / "s.hspr", 4, bank="lite", method="uniform", input_files=["a"])
+
+
+def test_settings_messages_say_what_the_method_takes():
+    """A trial: 'known: []' for a method without settings, and hspr_robust's {config, shift} form given to hspr
+    was named only as unknown settings."""
+    from hspr.methods import method_class
+    from hspr.methods.hspr import HSPRConfig
+
+    with pytest.raises(ValueError, match=r"method 'uniform' takes no settings, got \['x'\]"):
+        method_class("uniform").from_params({"x": 1})
+    with pytest.raises(ValueError, match="is the form of hspr_robust's settings"):
+        HSPRConfig.from_dict({"config": {"rank": 2}, "shift": {}})
+    with pytest.raises(ValueError, match="unknown HSPR setting"):
+        HSPRConfig.from_dict({"rnak": 2})

@@ -487,7 +487,6 @@ def check_stop_width(pp: float | None, name: str = "stop width") -> None:
                                "when the budget is spent") from None
 
 
-#: start of the warning about a torn last record (:class:`LiveSession`)
 def _check_interval(method: str, stop_width: float | None) -> None:
     """LiveSessionError for a stop width on a method that gives no interval (it could never fire;
     a trial found it accepted, the status saying 'continue (stop width 30 pp)' to the end)."""
@@ -497,6 +496,7 @@ def _check_interval(method: str, stop_width: float | None) -> None:
                                "its budget) or choose a method with an interval")
 
 
+#: start of the warning about a torn last record (:class:`LiveSession`)
 TORN_WARNING = "the session file ended in"
 #: how the warning that the stop width is below the forecast final width begins (start and status say it;
 #: record and ingest do not repeat it after every outcome: a trial counted 24 copies in one run)

@@ -874,6 +874,8 @@ class Method(ABC):
         sig = inspect.signature(cls.__init__)
         known = [k for k, p in sig.parameters.items() if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
         unknown = sorted(set(params) - set(known))
+        if unknown and not known:  # a trial: 'known: []'
+            raise HsprError(f"method {cls.name!r} takes no settings, got {unknown}: drop the settings (--config)")
         if unknown:
             raise HsprError(f"unknown {cls.name} setting(s) {unknown}; known: {known}")
         try:

@@ -172,6 +172,10 @@ class HSPRConfig:
             raise ValueError(f"this is the output of `hspr select` (bank {d.get('bank')!r}, fold {d.get('fold')!r}), not "
                              "a config: give the file its --config-out option writes (the chosen settings alone; "
                              "`hspr select ... --config-out cfg.json`), or copy its 'config' object into a file")
+        if unknown and unknown <= {"config", "shift"}:  # hspr_robust's form, given to hspr (a trial)
+            raise ValueError("{\"config\": ..., \"shift\": ...} is the form of hspr_robust's settings (its HSPR "
+                             "configuration and its calibration); for this method give the HSPR settings themselves, "
+                             "e.g. the 'config' object alone")
         if unknown:
             raise ValueError(f"unknown HSPR setting(s) {sorted(unknown)}; known: {sorted(names)}")
         return cls(**d)
