@@ -1129,6 +1129,8 @@ def test_a_held_lock_is_announced_then_waited_for(bank, tmp_path, caplog):
     ("abc", "--budget 'abc': give a number of tasks"),
     ("0.001", "--budget '0.001' of the bank's 60 tasks rounds to 0 tasks"),
     ("61", "--budget '61': more tasks than the bank's 60"),
+    ("10.0", "--budget '10.0': a number of tasks is written as a whole number (10)"),  # a trial: taken as 10 tasks
+    ("1e2", "--budget '1e2': a number of tasks is written as a whole number (100)"),
 ])
 def test_live_start_budget_errors_name_the_option(bank, tmp_path, budget, needle):
     out = cli(["start", "--matrix", bank["csv"], "--budget", budget, "--session", tmp_path / "b.hspr", "--json"],
@@ -1369,3 +1371,11 @@ def test_status_says_why_it_continues_below_the_stop_width(bank, tmp_path):
         live.record(t, 1)
     text = " ".join(cli(["status", "--session", live.path]).split())
     assert "continue (stop width 99 pp; the width rule applies from 5 recorded outcomes on, 2 so far)" in text
+
+
+def test_live_start_budget_beyond_a_task_subset_names_the_subset(bank, tmp_path):
+    ids = tmp_path / "ids.txt"
+    ids.write_text(next(iter(bank["truth"])) + "\n")
+    out = cli(["start", "--matrix", bank["csv"], "--budget", "5", "--tasks", ids, "--session", tmp_path / "b.hspr",
+               "--json"], ok=False)
+    assert "more tasks than the --tasks subset's 1" in out["error"]

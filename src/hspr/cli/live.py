@@ -202,7 +202,11 @@ def _read_before_fit(path: str, session_path: str):
     return read_outcomes(path, trials, bank.get("digest"), known=None if trials is None else (lambda _: False))
 
 
-def _parse_budget(text: str, n_tasks: int) -> int:
+def _parse_budget(text: str, n_tasks: int, whose: str = "the bank's") -> int:
+    """The budget in tasks from ``--budget`` text: a whole number of tasks, or a fraction below 1
+    (or 1.0) of ``n_tasks`` (``whose``: the bank's, or the --tasks subset's). click.BadParameter
+    otherwise, e.g. for 10.0 or 1e2 (a count written as a float: a trial found them taken as 10 and
+    100 tasks, the help saying a point marks a fraction)."""
     try:
         v = float(text)
     except ValueError:
@@ -217,8 +221,11 @@ def _parse_budget(text: str, n_tasks: int) -> int:
     if not v.is_integer() or v < 1:
         raise click.BadParameter(f"{text!r}: give a whole number of tasks >= 1 (50) or a fraction in (0, 1] (0.10)",
                                  param_hint="--budget")
+    if not text.strip().isdigit():
+        raise click.BadParameter(f"{text!r}: a number of tasks is written as a whole number ({int(v)}), a fraction "
+                                 "of the tasks below 1 (0.10; 1.0 = every task)", param_hint="--budget")
     if v > n_tasks:
-        raise click.BadParameter(f"{text!r}: more tasks than the bank's {n_tasks}; give at most {n_tasks} (or 1.0 for "
+        raise click.BadParameter(f"{text!r}: more tasks than {whose} {n_tasks}; give at most {n_tasks} (or 1.0 for "
                                  "all of them)", param_hint="--budget")
     return int(v)
 
@@ -248,7 +255,7 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
             n_tasks = whole.n_tasks if tasks is None else whole.select_tasks(tasks).n_tasks
         except DataError as exc:
             raise DataError(f"--tasks {tasks_path}: {exc}") from None
-        b = _parse_budget(budget, n_tasks)
+        b = _parse_budget(budget, n_tasks, "the bank's" if tasks is None else "the --tasks subset's")
 
         # a fit not yet in the cache is said on stderr (a spinner on a terminal, else one line): it
         # can take a minute or more (a calibrating or selecting method), and a silent wait looks hung
