@@ -1349,6 +1349,11 @@ def test_a_stop_width_on_a_method_without_an_interval_is_refused(bank, tmp_path,
     with pytest.raises(LiveSessionError, match="could never be reached"):
         live.set_stop_width(30)
     live.set_stop_width(None)
+    t = live.next()[0]
+    live.record(t, 1)
+    text = " ".join(cli(["status", "--session", live.path]).split())
+    assert f"(no interval: method {method} gives a point only)" in text and "[-, -]" not in text
+    assert cli(["status", "--session", live.path, "--json"])["estimate"]["level"] is None
     assert LiveSession.create(tmp_path / "r.hspr", 6, matrix=bank["csv"], method="midrange_ridge",
                               stop_width=30).stop_width == 30
 

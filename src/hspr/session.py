@@ -206,7 +206,7 @@ class ScoreEstimate:
             "median": self.median,
             "lower": self.lower,
             "upper": self.upper,
-            "level": self.level,
+            "level": None if self.width is None else self.level,  # no interval, no level
             "scale": "0-1",  # point .. upper are shares of the bank's tasks, not pp (a trial: beside *_pp keys)
             "n_queried": self.n_queried,
             "budget": self.budget,

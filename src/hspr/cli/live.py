@@ -105,8 +105,11 @@ def status_lines(st: LiveStatus) -> list[str]:
     else:
         # estimate and bounds at the width's precision: upper - lower reads as the printed width, and a
         # point on a bound is printed on it
-        out.append(f"estimate {_fmt_pp(d['estimate_pp'], 2)} %, 90 % interval "
-                   f"[{_fmt_pp(d['lower_pp'], 2)}, {_fmt_pp(d['upper_pp'], 2)}] % (width {_fmt_pp(d['width_pp'], 2)} pp)")
+        if st.estimate.width is None:  # a trial: '90 % interval [-, -] % (width - pp)'
+            out.append(f"estimate {_fmt_pp(d['estimate_pp'], 2)} % (no interval: method {st.method} gives a point only)")
+        else:
+            out.append(f"estimate {_fmt_pp(d['estimate_pp'], 2)} %, 90 % interval [{_fmt_pp(d['lower_pp'], 2)}, "
+                       f"{_fmt_pp(d['upper_pp'], 2)}] % (width {_fmt_pp(d['width_pp'], 2)} pp)")
         if st.estimate.shift is not None:
             out.append(f"shift: {st.estimate.shift.message}")
     ran = (f"run {st.n_recorded} of {st.budget} tasks" if st.n_recorded <= st.budget else
