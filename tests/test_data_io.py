@@ -257,6 +257,10 @@ def test_suspect_banks_are_warned_about(tmp_path):
     with pytest.warns(InputWarning, match=r"task ids differ only in case, white space or invisible characters "
                                           r"\('t2' / 't2\\u200b'\)"):
         load_matrix(zw)
+    cyr = write(tmp_path / "cyr.csv", "agent,instance_id,resolved\na,django-1,1\nb,django-1,0\nb,dj\u0430ngo-1,0\n")
+    with pytest.warns(InputWarning, match=r"1 task id\(s\) mix letters of several alphabets \('dj\\u0430ngo-1' "
+                                          r"\(Cyrillic \+ Latin\)\)"):
+        load_matrix(cyr)
 
 
 @pytest.mark.filterwarnings("ignore:.*the task universe")  # a 5-task toy split: its size warning is not the point

@@ -1025,6 +1025,19 @@ def _fold_id(text: str) -> str:
     return "".join(c for c in text if not c.isspace() and unicodedata.category(c) != "Cf").casefold()
 
 
+def _scripts(text: str) -> set[str]:
+    """The alphabets of the letters of ``text`` among Latin, Cyrillic and Greek (the look-alike ones)."""
+    out = set()
+    for c in text:
+        if c.isalpha() and not c.isascii():
+            word = unicodedata.name(c, "").split(" ", 1)[0]
+            if word in ("CYRILLIC", "GREEK", "LATIN"):
+                out.add(word.title())
+        elif c.isalpha():
+            out.add("Latin")
+    return out
+
+
 def warn_suspect(m: ResponseMatrix, label) -> ResponseMatrix:
     """Return ``m``; warn (:class:`~hspr.errors.InputWarning`) on what builds a wrong bank without
     an error (a trial of bank building found each one silent):
@@ -1032,7 +1045,8 @@ def warn_suspect(m: ResponseMatrix, label) -> ResponseMatrix:
     - tasks no agent ran (a column all blank): replay and live count them as unresolved for
       every agent, so every score shrinks;
     - task ids that differ only in case, white space or invisible characters (one outcome moved
-      to a phantom column, the real cell left blank);
+      to a phantom column, the real cell left blank), or that mix Latin, Cyrillic or Greek letters
+      (a look-alike letter);
     - agents with identical outcomes on every task (the same submission under two names counts
       as two sources).
     """
@@ -1053,6 +1067,12 @@ def warn_suspect(m: ResponseMatrix, label) -> ResponseMatrix:
         warnings.warn(f"{label}: {len(alike)} group(s) of task ids differ only in case, white space or invisible "
                       f"characters ({shown}{' ...' if len(alike) > 3 else ''}): one task spelled two ways splits its "
                       "outcomes over two columns; fix the ids in the source", InputWarning, stacklevel=3)
+    mixed = [t for t in m.tasks if len(_scripts(t)) > 1]
+    if mixed:
+        shown = ", ".join(f"{ascii(t)} ({' + '.join(sorted(_scripts(t)))})" for t in mixed[:3])
+        warnings.warn(f"{label}: {len(mixed)} task id(s) mix letters of several alphabets ({shown}"
+                      f"{' ...' if len(mixed) > 3 else ''}): a look-alike letter (a Cyrillic 'а' for a Latin 'a') "
+                      "makes another task of the same name; fix the ids in the source", InputWarning, stacklevel=3)
     if m.n_agents > 1 and m.n_tasks >= MIN_TASKS_FOR_COPIES:
         v = np.asarray(m.rates(), dtype=float)
         if m.missing is not None:
