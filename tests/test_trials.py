@@ -383,3 +383,24 @@ def test_a_json_result_on_a_trials_bank_gets_the_csv_it_needs(tmp_path):
         read_outcomes(p, trials=5)
     with pytest.raises(HarnessFormatError, match="not a harness output"):  # a 0/1 bank: the SWE-bench forms
         read_outcomes(p)
+
+
+def test_errored_trials_make_a_harness_error_not_a_pass_rate(tmp_path):
+    """A trial: five errored trial lines (1,0,1,1,1 under error=true) were recorded as a pass rate of 4/5."""
+    from hspr.harness import ERROR, read_trials_outcomes
+
+    p = tmp_path / "err.csv"
+    p.write_text("task_id,resolved,error\n" + "".join(f"a,{y},true\n" for y in (1, 0, 1, 1, 1))
+                 + "".join(f"b,{y},false\n" for y in (1, 0, 1, 0, 0)) + "c,1,\n" * 4 + "c,1,true\n")
+    read = {o.instance_id: o for o in read_trials_outcomes(p, 5).outcomes}
+    assert read["a"].status == ERROR and read["a"].outcome is None and "5 line(s) marked as a harness error" in read["a"].detail
+    assert read["b"].outcome == pytest.approx(0.4)
+    assert read["c"].status == ERROR  # 4 good trials and 1 errored: not a pass rate of 4/4 or 4/5
+    counts = tmp_path / "counts.csv"
+    counts.write_text("task_id,successes,trials,error\na,4,5,true\nb,2,5,\n")
+    read = {o.instance_id: o for o in read_trials_outcomes(counts, 5).outcomes}
+    assert read["a"].status == ERROR and read["b"].outcome == pytest.approx(0.4)
+    more = tmp_path / "more.csv"
+    more.write_text("task_id,resolved\n" + "a,1\n" * 6)
+    with pytest.raises(Exception, match="a trial given twice, or trials of two runs in one file"):
+        read_trials_outcomes(more, 5)

@@ -574,6 +574,9 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
       trial: one task's trial twice is refused): the lines of a task are counted, and a task
       needs exactly ``trials`` of them.
 
+    A true cell in a column of :data:`ERROR_COLUMNS` marks a harness error: the task has no
+    pass rate (status ``error``: a re-run, or ``errors_as_unresolved``), whatever its other lines say.
+
     Lines of an id for which ``keep(id)`` is false are skipped before any check (listed in
     :attr:`HarnessRead.skipped`): a file over more tasks than the session's. An id for which
     ``known(id)`` is false (not a task of the bank) is listed there too, with no check of its
@@ -602,6 +605,8 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     counts = {"successes", "trials"} <= set(head)
     cols = [ci] + ([head.index("successes"), head.index("trials")] if counts else [head.index("resolved")])
     trial_col = head.index("trial") if "trial" in head and not counts else None
+    ce = next((head.index(c) for c in ERROR_COLUMNS if c in head), None)
+    errored: dict[str, int] = {}  # task -> trials (lines) its error column marks: a harness fault, not an outcome
     succ: dict[str, int] = {}
     runs: dict[str, int] = {}
     first: dict[str, int] = {}
@@ -616,6 +621,10 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
         if keep is not None and not keep(iid):
             if iid not in skipped:
                 skipped.append(iid)
+            continue
+        if ce is not None and len(rec) > ce and _parse_cell(rec[ce]) == 1:  # a trial: errored trials were scored
+            errored[iid] = errored.get(iid, 0) + 1
+            first.setdefault(iid, n)
             continue
         if counts:
             k, t = rec[cols[1]].strip(), rec[cols[2]].strip()
@@ -642,16 +651,24 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
             runs[iid] = runs.get(iid, 0) + 1
         first.setdefault(iid, n)
     if known is not None:  # an id of another bank: its trial count is not the problem
-        for iid in [i for i in succ if not known(i)]:
+        for iid in [i for i in {**succ, **errored} if not known(i)]:
             skipped.append(iid)
-            del succ[iid]
+            succ.pop(iid, None)
+            errored.pop(iid, None)
+    for iid in errored:  # one errored trial makes the task's pass rate unknown: re-run it (or count it)
+        succ.pop(iid, None)
     odd = [i for i in succ if runs[i] != trials]
     if odd:
+        more = runs[odd[0]] > trials
         raise HarnessFormatError(f"{path}: task {odd[0]!r} has {runs[odd[0]]} trial line(s) (from line {first[odd[0]]}); "
-                                 f"the bank has {trials} trials per task: record a task once all its trials ran")
+                                 f"the bank has {trials} trials per task: "
+                                 + ("a trial given twice, or trials of two runs in one file? keep one run's trials"
+                                    if more else "record a task once all its trials ran"))
     status = {0: UNRESOLVED, trials: RESOLVED}
     out = [HarnessOutcome(i, status.get(succ[i], PARTIAL), f"{succ[i]}/{trials} trials (line {first[i]})", str(path),
                           pass_rate(succ[i], trials)) for i in succ]
+    out += [HarnessOutcome(i, ERROR, f"{k} line(s) marked as a harness error in column {head[ce]!r} (from line "
+                                     f"{first[i]})", str(path)) for i, k in errored.items()]
     return HarnessRead("trials_csv", str(path), out, skipped=skipped)
 
 

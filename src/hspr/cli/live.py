@@ -510,7 +510,8 @@ def register(group: click.Group) -> None:
         \b
         On a bank of repeated trials (e.g. terminal-bench) PATH is a CSV:
           task_id,successes,trials   one line per task, or
-          task_id,resolved           one line per trial (a trial column is ignored);
+          task_id,resolved           one line per trial (a trial column catches a trial given twice;
+                                     a true error column makes the task a harness error);
         every task in the file needs all its trials, else nothing is recorded (or another session
         file of the bank).
         """
