@@ -404,3 +404,21 @@ def test_errored_trials_make_a_harness_error_not_a_pass_rate(tmp_path):
     more.write_text("task_id,resolved\n" + "a,1\n" * 6)
     with pytest.raises(Exception, match="a trial given twice, or trials of two runs in one file"):
         read_trials_outcomes(more, 5)
+
+
+def test_cli_replay_methods_all_on_a_trials_bank_skips_the_0_1_methods(tmp_path):
+    """A trial: `--methods all` on terminal-bench stopped at the first refusing method, with no results."""
+    from hspr.data.build import write_wide_csv
+
+    tb = load_bank("terminal-bench")
+    small = tb.rows(np.arange(10)).select_tasks(list(tb.tasks[:20]))
+    write_wide_csv(small, tmp_path / "tb_small.csv")
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "tb_small.csv"), "--methods", "all", "--seeds",
+                                    "0", "-q", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "--methods all skips the methods that take one 0/1 outcome per task (tinybench, faq" in " ".join(res.output.split())
+    from hspr.methods import REGISTRY, method_class
+
+    takes = {n for n in REGISTRY if method_class(n).accepts_pass_rates and method_class(n).in_all}
+    assert {r["method"] for r in json.loads(out.read_text())["runs"]} == takes

@@ -554,8 +554,17 @@ def register(group: click.Group) -> None:
                 def tick(done, total, task=task):
                     prog.update(task, completed=done, total=total)
 
+                job_methods = method_objs
+                if methods.strip().lower() == "all" and mat.trials is not None:  # a trial: 'all' stopped at the first refusal
+                    job_methods = {n: m for n, m in method_objs.items() if m.accepts_pass_rates}
+                    off = [n for n in method_objs if n not in job_methods]
+                    if off:
+                        console.print(f"note: {escape(run_label)} holds pass rates over {mat.trials} trials; --methods "
+                                      f"all skips the methods that take one 0/1 outcome per task ({', '.join(off)})",
+                                      highlight=False, soft_wrap=True)
                 try:
-                    runs = replay(run_label, mat, method_objs, fractions=fractions, seeds=seeds_map, folds=folds,
+                    runs = replay(run_label, mat, job_methods, fractions=fractions,
+                                  seeds={n: v for n, v in seeds_map.items() if n in job_methods}, folds=folds,
                                   targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
                                   protocol=protocol, stop=None if stop_width is None else WidthBelow(stop_width, stop_min_tasks))
                 except ValueError as exc:  # DataError, BudgetError, or e.g. too few source agents for a method
