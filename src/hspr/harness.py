@@ -634,7 +634,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
                                          f"bank has {trials} trials per task (successes in 0..{trials})")
             if iid in first:
                 raise HarnessFormatError(f"{path}: line {n}: {iid!r} listed again (line {first[iid]}); give one line "
-                                         "per task with its trials summed")
+                                         f"per task: one run's successes of its {trials} trials")
             succ[iid], runs[iid] = successes, trials
         else:
             y = _parse_cell(rec[cols[1]])

@@ -405,7 +405,8 @@ def read_trials_csv(path: str | Path) -> ResponseMatrix:
         a, t = str(df["agent"].iloc[later]), str(df["task"].iloc[later])
         first = int(np.flatnonzero((df["agent"] == a).to_numpy() & (df["task"] == t).to_numpy())[0])
         raise DataError(f"{path}: lines {lines[first]} and {lines[later]} both give agent {a!r}, task_id {t!r}; keep "
-                        "one line per (agent, task_id) with the trials summed")
+                        "one line per (agent, task_id): one run's successes of the bank's trials per task (two "
+                        "runs' lines summed would count more trials than the other tasks have)")
     a_codes, agents = pd.factorize(df["agent"])
     t_codes, tasks = pd.factorize(df["task"])
     values = np.zeros((len(agents), len(tasks)), dtype=np.int8)
