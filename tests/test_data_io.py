@@ -706,3 +706,9 @@ def test_a_long_or_outcome_csv_as_a_task_list_gives_its_id_column(tmp_path):
     assert read_task_list(outcome) == ["t9", "t8"]
     bad = write(tmp_path / "bad.csv", "agent,instance_id,resolved\na\n")
     assert_error(bad, "line 2 has no 'instance_id' column", reader=read_task_list)
+
+
+def test_a_long_csv_of_trial_lines_points_to_the_trials_form(tmp_path):
+    """A trial: per-trial lines that agreed were merged silently into one 0/1 outcome, others refused as conflicts."""
+    p = write(tmp_path / "pt.csv", "agent,task_id,resolved,trial\na,t1,1,1\na,t1,1,2\nb,t1,0,1\nb,t1,0,2\n")
+    assert_error(p, "a trial column: one line per trial", "'agent,task_id,successes,trials'")

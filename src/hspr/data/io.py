@@ -318,6 +318,12 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
     path = Path(path)
     arr, lines, used = _long_columns(path, ("agent", LONG_TASK_NAMES, "resolved"))
     tid = used[1]
+    if {"trial", "trial_id", "attempt"} & {h.strip().lower() for h in _first_record(path)}:
+        # a trial: per-trial lines were refused as conflicts, or merged silently into one 0/1 outcome
+        raise DataError(f"{path}: a trial column: one line per trial of a bank of repeated trials, which hspr reads as "
+                        f"'agent,task_id,successes,trials' (one line per agent and task: the successes of its trials); "
+                        f"count each (agent, {tid})'s resolved lines into that form (pandas: "
+                        f"df.groupby(['agent', '{tid}'])['resolved'].agg(successes='sum', trials='size'))")
     agent, task = np.char.strip(arr[:, 0]).tolist(), np.char.strip(arr[:, 1]).tolist()
     for k, col in enumerate((agent, task)):
         empty = np.flatnonzero(np.asarray(col, dtype=object) == "")
