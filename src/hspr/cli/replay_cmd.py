@@ -453,6 +453,10 @@ def register(group: click.Group) -> None:
                     raise click.BadParameter(f"{targets}: the runs are labelled by its file name "
                                              f"{Path(targets).stem!r}, which {why}: rename the file", param_hint="--targets")
                 tgt, protocol = load_matrix(targets), "targets"
+                if tgt.missing is not None and tgt.missing.any():  # a trial: they lowered the truth without a word
+                    console.print(f"note: {targets}: {int(tgt.missing.sum())} cell(s) of its rows have no run; they "
+                                  "count as unresolved in those agents' true scores and outcomes (the leaderboard "
+                                  "convention)", highlight=False, soft_wrap=True)
                 if tgt.missing is not None and missing_as_zero:
                     tgt = tgt.fill_missing(0)
             ids = None if tasks_path is None else read_task_list(tasks_path)
