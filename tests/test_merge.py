@@ -209,3 +209,16 @@ def test_bank_commands_print_json_for_scripts(tmp_path, monkeypatch):
     assert got["digest"] == merged.fill_missing(0).digest() and got["digest_before"] == b1.digest()
     res = run(main, ["bank", "merge", "b1.csv", "b2.csv", "--out", "m2.csv", "--json"])  # a conflict: refused
     assert res.exit_code == 2 and json.loads(res.stdout)["ok"] is False and "differ" in json.loads(res.stdout)["error"]
+
+
+def test_merge_cli_counts_the_empty_cells_it_filled(tmp_path):
+    """A trial: a merge that filled a blank cell reported '0 agent(s) and 0 task(s) more' and nothing else."""
+    import json
+
+    (tmp_path / "base.csv").write_text("agent,t1,t2\na,1,\nb,0,1\n")
+    (tmp_path / "new.csv").write_text("agent,t1,t2\na,1,0\n")
+    args = ["bank", "merge", str(tmp_path / "base.csv"), str(tmp_path / "new.csv"), "--out"]
+    res = CliRunner().invoke(main, [*args, str(tmp_path / "m.csv")])
+    assert res.exit_code == 0 and "1 of its empty cell(s) filled" in " ".join(res.output.split()), res.output
+    res = CliRunner().invoke(main, [*args, str(tmp_path / "m2.csv"), "--json"])
+    assert json.loads(res.stdout.strip().splitlines()[-1])["cells_filled"] == 1

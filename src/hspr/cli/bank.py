@@ -309,6 +309,12 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     _write(m, out, as_json)
     added_a = len(set(m.agents) - set(a.agents))
     added_t = len(set(m.tasks) - set(a.tasks))
+    filled = 0  # BASE's blank cells that NEW ran (a trial: '0 agent(s) and 0 task(s) more' for a merge that filled one)
+    if a.missing is not None:
+        ai = np.array([m.agent_index(x) for x in a.agents])
+        ti = np.array([m.task_index(t) for t in a.tasks])
+        now_missing = np.zeros((len(ai), len(ti)), bool) if m.missing is None else m.missing[np.ix_(ai, ti)]
+        filled = int((a.missing & ~now_missing).sum())
     # the digests a live session sees: missing cells counted as unresolved (its default)
     with warnings.catch_warnings():  # said once, of the merged bank (below), not of BASE too
         warnings.simplefilter("ignore", InputWarning)
@@ -316,11 +322,14 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     now = _run(lambda: m.fill_missing(0), as_json, seen).digest()
     if as_json:
         click.echo(json.dumps({"ok": True, "out": str(out), "base": str(base), "new": str(new), **summary_dict(m),
-                               "agents_added": added_a, "tasks_added": added_t, "digest_before": old,
+                               "agents_added": added_a, "tasks_added": added_t, "cells_filled": filled,
+                               "digest_before": old,
                                "warnings": seen}))
     else:
         into = "" if same_file(out, base) else f", written to {out}; {base} is unchanged"
-        click.echo(f"{out}: {summary_line(m)} ({added_a} agent(s) and {added_t} task(s) more than {base}{into}); "
+        more = f"{added_a} agent(s) and {added_t} task(s) more than {base}" + (
+            f", {filled} of its empty cell(s) filled" if filled else "")
+        click.echo(f"{out}: {summary_line(m)} ({more}{into}); "
                    f"digest {old[:16]} -> {now[:16]}")
     if m.n_missing:
         click.echo(f"note: {m.n_missing} cell(s) no one ran stay empty; `hspr live start` and `hspr replay` count "
