@@ -298,9 +298,8 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
                 f"and {o.status} in {o.source}; keep one run's logs"
             )
 
-    reports = _find_below(folder, LOG_REPORT)
+    reports, logs = _find_below(folder, (LOG_REPORT, LOG_INSTANCE))
     report_dirs = {p.parent for p in reports}
-    logs = _find_below(folder, LOG_INSTANCE)
     # <run_id>/<model>/<instance_id>/: model folders of two names are two agents' logs, at any depth (a backup
     # copy kept elsewhere in the tree too); a model folder inside another one's tree is that model's re-run
     models = sorted({p.parent.parent for p in reports} | {p.parent.parent for p in logs})
@@ -335,22 +334,24 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
     return HarnessRead("log_dir", str(folder), [found[k] for k in sorted(found)], notes)
 
 
-def _find_below(folder: Path, name: str) -> list[Path]:
-    """Every file called ``name`` below ``folder``, sorted, following links to folders (an instance
-    folder linked in from elsewhere was skipped by ``Path.rglob`` before Python 3.13: a trial lost 6 of
-    8 outcomes unseen); each real folder is visited once, so a link loop ends."""
+def _find_below(folder: Path, names: tuple[str, ...]) -> list[list[Path]]:
+    """For each of ``names``, every file of that name below ``folder``, sorted; one walk that follows
+    links to folders (an instance folder linked in from elsewhere was skipped by ``Path.rglob`` before
+    Python 3.13: a trial lost 6 of 8 outcomes unseen); each real folder is visited once, so a link
+    loop ends."""
     seen: set[str] = set()
-    out = []
+    out: list[list[Path]] = [[] for _ in names]
     for root, dirs, files in os.walk(folder, followlinks=True):
         real = os.path.realpath(root)
         if real in seen:
             dirs[:] = []
             continue
         seen.add(real)
-        dirs.sort()
-        if name in files:
-            out.append(Path(root) / name)
-    return sorted(out)
+        dirs.sort()  # which path reaches a folder linked twice does not depend on the listing order
+        for found, name in zip(out, names):
+            if name in files:
+                found.append(Path(root) / name)
+    return [sorted(found) for found in out]
 
 
 # ---------------------------------------------------------------------- run summary / sb-cli

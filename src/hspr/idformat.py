@@ -161,15 +161,18 @@ def subset_predictions(src: str | Path | Predictions, ids: Sequence[str], dest: 
     read = src if isinstance(src, Predictions) else read_predictions(src)
     src, form, recs = read.path, read.form, read.records
     want = set(ids)
-    kept = [(i, r) for i, r in recs if i in want]
+    kept = []
     first: dict[str, object] = {}
-    for i, r in kept:  # two different predictions of one task: which one ran would be the harness's choice
+    for i, r in recs:
+        if i not in want:
+            continue
         rec = json.loads(r) if isinstance(r, str) else r  # JSON Lines: compare the records, not their spelling
-        if i in first and first[i] != rec:
-            raise DataError(f"{src}: two different predictions for instance id {i!r}; keep one of them")
-        first.setdefault(i, rec)
-    seen: set[str] = set()  # an identical copy is written once (a trial: 6 lines for '5 of 5')
-    kept = [(i, r) for i, r in kept if not (i in seen or seen.add(i))]
+        if i in first:  # two different predictions of one task: which one ran would be the harness's choice
+            if first[i] != rec:
+                raise DataError(f"{src}: two different predictions for instance id {i!r}; keep one of them")
+            continue  # an identical copy is written once (a trial: 6 lines for '5 of 5')
+        first[i] = rec
+        kept.append((i, r))
     out_json = dest.suffix.lower() == ".json"
     if form == "jsonl" and not out_json:
         text = "".join(r.rstrip("\n") + "\n" for _, r in kept)

@@ -365,8 +365,8 @@ def register(group: click.Group) -> None:
             live_s = _open(session_path)  # the stop width is saved once the outputs are known to be allowed
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, "--predictions": predictions,
                                                      **live_s.input_paths()})
-            refuse_session_target(out, "--out")
-            check_output_file(out, "--out")  # an empty path, a file where a folder should be: before anything is asked
+            # a session file, an empty path, a file where a folder should be: refused before anything is asked
+            check_output_file(out, "--out")
             preds = None if predictions is None else read_predictions(predictions)  # a bad file: nothing asked
             _set_stop_width(live_s, stop_width)
             tasks = live_s.next(k)

@@ -501,8 +501,9 @@ def register(group: click.Group) -> None:
                     raise click.BadParameter(f"{stop_min_tasks}{' (the default)' if default else ''} is more than the largest "
                                              f"budget on {label} ({top} tasks): the stop rule could never fire; give "
                                              f"--stop-min-tasks {top} or less, or a larger --budget", param_hint="--stop-min-tasks")
-                small = sorted(b for b in (budget_from_fraction(f, mat.n_tasks) for f in fractions) if b < stop_min_tasks)
-                if stop_width is not None and small:  # a sweep: those budgets always run to the end
+                small = [] if stop_width is None else sorted(
+                    b for b in (budget_from_fraction(f, mat.n_tasks) for f in fractions) if b < stop_min_tasks)
+                if small:  # a sweep: those budgets always run to the end
                     console.print(f"note: {label}: budget(s) of {', '.join(map(str, small))} tasks are below "
                                   f"--stop-min-tasks {stop_min_tasks}, so their runs never stop early", highlight=False,
                                   soft_wrap=True)

@@ -224,8 +224,9 @@ def register(group: click.Group) -> None:
                 mat = load_bank(bank, missing_as_zero=missing_as_zero)
                 folds = bank_folds(bank)
             src = fold_sources(mat, folds, fold)
+            matrix_digest = mat.digest()  # recorded with the entry: one matrix per label in a --record table
             if record:
-                check_record_matrix(Path(record), bank, mat.digest())
+                check_record_matrix(Path(record), bank, matrix_digest)
             if budget_from_fraction(fraction, src.n_tasks) < 1:
                 raise click.BadParameter(f"{fraction} of {src.n_tasks} tasks rounds to 0 tasks", param_hint="--budget")
             if budget_from_fraction(fraction, src.n_tasks) >= src.n_tasks:  # every setting scores 0: grid order decides
@@ -266,7 +267,7 @@ def register(group: click.Group) -> None:
         if config_out:
             write_json_atomic(res.config.to_dict(), Path(config_out))
         if record:
-            record_entry(Path(record), bank, fold, res, command, mat.digest())
+            record_entry(Path(record), bank, fold, res, command, matrix_digest)
         make_console().print(stage_summary(res))
         console.print(f"chosen: {res.config}  source MAE {100 * res.source_mae:.3f} pp; "
                       f"{res.seconds:.0f} s; wrote {out}" + (f" and {config_out}" if config_out else "")

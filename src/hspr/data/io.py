@@ -268,8 +268,10 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
 
 
 # ---------------------------------------------------------------------- long CSV
-def _long_columns(path: Path, columns: Sequence[str | tuple[str, ...]]) -> tuple[np.ndarray, list[int], list[str]]:
-    """The named columns of a long CSV with a header, as text, each row's line number and the names used.
+def _long_columns(path: Path, columns: Sequence[str | tuple[str, ...]]) -> tuple[np.ndarray, list[int], list[str],
+                                                                                list[str]]:
+    """The named columns of a long CSV with a header, as text, each row's line number, the names used
+    and the whole header (stripped, lower case).
 
     A column given as a tuple of names is the first of them the header has (e.g.
     ``("instance_id", "task_id")``). Returns an array of shape (n_rows, len(columns)) (cells as
@@ -293,7 +295,7 @@ def _long_columns(path: Path, columns: Sequence[str | tuple[str, ...]]) -> tuple
         raise DataError(f"{path}: no data lines under the header; the matrix is empty")
     _check_widths(path, body, len(header), "the header")
     arr = np.array([r for _, r in body], dtype=str)[:, [names.index(c) for c in used]]
-    return arr, [n for n, _ in body], used
+    return arr, [n for n, _ in body], used, names
 
 
 def read_long_csv(path: str | Path) -> ResponseMatrix:
@@ -316,9 +318,9 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
         non-binary value, or a repeated pair with conflicting values (naming both lines).
     """
     path = Path(path)
-    arr, lines, used = _long_columns(path, ("agent", LONG_TASK_NAMES, "resolved"))
+    arr, lines, used, header = _long_columns(path, ("agent", LONG_TASK_NAMES, "resolved"))
     tid = used[1]
-    if {"trial", "trial_id", "attempt"} & {h.strip().lower() for h in _first_record(path)}:
+    if {"trial", "trial_id", "attempt"} & set(header):
         # a trial: per-trial lines were refused as conflicts, or merged silently into one 0/1 outcome
         raise DataError(f"{path}: a trial column: one line per trial of a bank of repeated trials, which hspr reads as "
                         f"'agent,task_id,successes,trials' (one line per agent and task: the successes of its trials); "
@@ -372,7 +374,7 @@ def read_trials_csv(path: str | Path) -> ResponseMatrix:
     """
     path = Path(path)
     want = ",".join(TRIALS_COLUMNS)
-    arr, lines, _ = _long_columns(path, TRIALS_COLUMNS)
+    arr, lines, _, _ = _long_columns(path, TRIALS_COLUMNS)
     arr = np.char.strip(arr)
     for k in range(4):
         empty = np.flatnonzero(arr[:, k] == "")
@@ -810,16 +812,17 @@ def read_leaderboard(root: str | Path, split: str | None, tasks: str | Path | Se
 
 def _leaderboard_universe(split_dir: Path, split: str, results: dict, tasks) -> list[str]:
     if tasks is None:
-        ids = sorted(set().union(*(set(v) for lists in results.values() for v in lists.values())))
+        named = {n: set().union(*map(set, lists.values())) for n, lists in results.items()}  # every id a file names
+        ids = sorted(set().union(*named.values()))
         if not ids:
             raise DataError(f"{split_dir}: the results.json files list no instance ids; build the bank with the "
                             f"official ids: hspr bank build {split_dir.parent.parent} --split {split} --tasks FILE "
                             "--out bank.csv")
         expected = SPLIT_SIZES.get(split)
         if expected is not None and len(ids) > expected:  # a trial: a typo'd resolved id became a task of its own
-            mentions = Counter(t for lists in results.values() for t in set().union(*map(set, lists.values())))
+            mentions = Counter(t for got in named.values() for t in got)
             rare = sorted((t for t in ids if mentions[t] == 1), key=lambda t: (t.casefold(), t))
-            who = {t: n for n, lists in results.items() for t in set().union(*map(set, lists.values())) if t in rare}
+            who = {t: n for n, got in named.items() for t in got if mentions[t] == 1}
             shown = ", ".join(f"{t!r} ({who[t]})" for t in rare[:5])
             warnings.warn(
                 f"{split_dir}: the task universe (union of ids in {len(results)} results.json files) has {len(ids)} ids "
