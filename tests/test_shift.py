@@ -742,3 +742,30 @@ def test_strongest_split_with_a_task_subset_ranks_by_the_subset_score(tmp_path):
                                         "--seeds", "0", "-q", "--out", str(out)])
         assert res.exit_code == 2 and f"{opt} is used only with --split {split}: add --split {split}" in res.output
         assert not out.exists()
+
+
+def test_robust_fit_calibrates_with_one_blas_thread(monkeypatch):
+    """A library user's fit runs its calibration with BLAS limited to one thread, as the CLI does
+    (a trial measured 237 s with the threaded default against 41 s limited, Lite sources), and
+    the caller's limits are back afterwards."""
+    from threadpoolctl import threadpool_info
+
+    import hspr.methods.hspr.robust as robust
+
+    def blas_threads():
+        return {d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"}
+
+    if not blas_threads():
+        pytest.skip("no BLAS library seen by threadpoolctl")
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(blas_threads())
+        raise RuntimeError("stop after the check")
+
+    before = blas_threads()
+    monkeypatch.setattr(robust, "leave_cluster_out", spy)
+    with pytest.raises(RuntimeError, match="stop after"):
+        get_method("hspr_robust").fit(simulate_matrix(8, 30, seed=0)[0])
+    assert seen == [{1}]
+    assert blas_threads() == before

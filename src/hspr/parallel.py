@@ -1,4 +1,5 @@
-"""Where replay and selection jobs run: local joblib workers or a cluster (dask / ray).
+"""Where replay and selection jobs run: local joblib workers or a cluster (dask / ray), and
+how many BLAS threads a fit uses.
 
 joblib's ``parallel_config`` selects the backend; this module only connects to the cluster
 first, so the replay code itself never special-cases a backend.
@@ -8,8 +9,27 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from functools import cache
+
+from threadpoolctl import ThreadpoolController
 
 BACKENDS = ("loky", "threading", "dask", "ray")
+
+
+@cache
+def _controller() -> ThreadpoolController:
+    """The process's threadpool controller, built once (its library scan costs ~40 ms)."""
+    return ThreadpoolController()
+
+
+def single_thread_blas():
+    """Context limiting BLAS to one thread (threadpoolctl), for fits made of many small matrix
+    products: L-BFGS-B's tiny BLAS calls ran up to 30x slower with a threaded OpenBLAS on a busy
+    machine, and ``hspr_robust``'s calibration 5-10x slower when called from Python (the CLI
+    limits BLAS for every command; a library user got the threaded default). Entering the limit
+    costs microseconds; the previous limits are restored on exit.
+    """
+    return _controller().limit(limits=1, user_api="blas")
 
 
 @contextlib.contextmanager

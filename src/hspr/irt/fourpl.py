@@ -34,12 +34,12 @@ it one Full fold went from 1.57 to 3.45 pp for PTA-IRT).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import lru_cache
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from ..data.matrix import ResponseMatrix
+from ..parallel import single_thread_blas
 
 __all__ = [
     "FourPLBank",
@@ -236,18 +236,6 @@ class FourPLBank:
 
 
 # ----------------------------------------------------------------------------- the fit
-@cache
-def _controller() -> ThreadpoolController:
-    """The process's threadpool controller, built once (its library scan costs ~40 ms)."""
-    return ThreadpoolController()
-
-
-def _single_thread_blas():
-    """Context limiting BLAS to one thread: L-BFGS-B's many tiny BLAS calls run up to 30x
-    slower with a threaded OpenBLAS on a busy machine (entering the limit costs microseconds)."""
-    return _controller().limit(limits=1, user_api="blas")
-
-
 def _unpack(x, m, n):
     return x[:m], x[m:m + n], x[m + n:m + 2 * n], x[m + 2 * n:m + 3 * n], x[m + 3 * n:]
 
@@ -383,7 +371,7 @@ def fit_4pl(source: ResponseMatrix, settings: FourPLSettings | None = None,
     lo = np.concatenate([np.full(m, -10.0), np.full(n, -30.0), np.full(n, np.log(1e-3)), np.full(2 * n, -30.0)])
     hi = np.concatenate([np.full(m, 10.0), np.full(n, 30.0), np.full(n, np.log(50.0)), np.full(2 * n, 30.0)])
     x0 = np.clip(x0, lo, hi)
-    with _single_thread_blas():
+    with single_thread_blas():
         res = minimize(_objective, x0, args=(Y, W * k, m, n, st, k), jac=True, method="L-BFGS-B",
                        bounds=list(zip(lo, hi)),
                        options={"maxiter": st.max_iter, "gtol": st.gtol, "ftol": st.ftol, "maxcor": 10})
@@ -501,7 +489,7 @@ def map_abilities(bank: FourPLBank, idx, Y, prior_sd: float = 1.0, bound: float 
 
     grid = np.linspace(-5, 5, 41)
     start = grid[np.argmax(-0.5 * prec0 * grid[:, None] ** 2 + np.stack([bank.loglik_theta(grid, idx, y) for y in Y], axis=1), axis=0)]
-    with _single_thread_blas():
+    with single_thread_blas():
         res = minimize(f, start, jac=True, method="L-BFGS-B", bounds=[(-bound, bound)] * n_agents,
                        options={"maxiter": 200, "gtol": 1e-8, "ftol": 1e-12})
     theta = res.x

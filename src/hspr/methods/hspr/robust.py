@@ -91,6 +91,7 @@ import numpy as np
 from ...data.folds import dated, forward_split
 from ...data.matrix import DataError, ResponseMatrix
 from ...irt.fourpl import FourPLSettings, fit_4pl
+from ...parallel import single_thread_blas
 from ...params import build_dataclass, plain
 from ...session import Method, ScoreEstimate, ShiftReport, budget_from_fraction
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
@@ -625,10 +626,11 @@ class HSPRRobust(Method):
 
         Costs one HSPR source fit and one 4PL fit per log-discrimination prior per held-out
         agent (one for all the newest, one for all the strongest), and one calibration-size
-        session per held-out agent and candidate configuration
-        (measured on this project's 2-core machine, one BLAS thread, with another fit running
-        on the second core, 2026-12-02: Verified, all 114 sources, 4 ranks: 45 s; fold 0 of a
-        bundled bank with its shipped configuration: Pro 4 s, Lite 7 s, Verified 18 s, Full 15 s).
+        session per held-out agent and candidate configuration (BLAS limited to one thread
+        inside, as every hspr command does; measured on this project's 2-core machine with
+        another fit running on the second core, 2026-12-02: Verified, all 114 sources, 4 ranks:
+        45 s; fold 0 of a bundled bank with its shipped configuration: Pro 4 s, Lite 7 s,
+        Verified 18 s, Full 15 s).
 
         Missing cells (no run) are left out of every fit and distance (:func:`leave_cluster_out`).
         Raises DataError with fewer than 4 sources.
@@ -642,12 +644,13 @@ class HSPRRobust(Method):
             default = HSPRConfig()
             candidates = [hit[2]] if hit is not None else [default] + [
                 default.replace(rank=r) for r in self.shift.ranks if r != default.rank]
-        cals = leave_cluster_out(source, candidates, self.shift)
-        calib = cals[one_se_choice(np.array([c.hspr_errors for c in cals]))]
-        cfg = calib.config
-        rates = np.asarray(source.rates())
-        fit = fit_source(rates, missing=source.missing, item_prior_scale=cfg.item_prior_scale)
-        pirt = None if calib.weight == 0 else _pirt_model(source, calib.log_a_sd)
+        with single_thread_blas():  # many small products: threaded BLAS made it 5-10x slower from Python
+            cals = leave_cluster_out(source, candidates, self.shift)
+            calib = cals[one_se_choice(np.array([c.hspr_errors for c in cals]))]
+            cfg = calib.config
+            rates = np.asarray(source.rates())
+            fit = fit_source(rates, missing=source.missing, item_prior_scale=cfg.item_prior_scale)
+            pirt = None if calib.weight == 0 else _pirt_model(source, calib.log_a_sd)
         return FittedHSPRRobust(fit, source.tasks, cfg, calib, rates,
                                 self.shift, source.missing, pirt)
 
