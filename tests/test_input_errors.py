@@ -196,6 +196,26 @@ def test_targets_that_are_also_source_rows_are_told_apart_by_outcomes(tmp_path):
     assert f"1 --targets id(s) also name source rows of m with other outcomes ({m.agents[1]})" in text
     # a hostile trial: a target one run away from its own source row was only noted; its errors are optimistic
     assert "warning: 1 --targets id(s) also name" in text and "so their errors are likely optimistic" in text
+    assert "target id(s) also name source rows (" not in text  # the library's shorter warning is not repeated
+
+
+def test_replay_api_warns_on_targets_that_name_source_rows_and_refuses_overlapping_folds():
+    """A library user gets the warning the CLI gives (an API trial: nothing was said), and folds
+    that name an agent twice are refused instead of scoring it twice."""
+    from hspr.errors import HsprError, InputWarning
+    from hspr.methods import get_method
+    from hspr.replay import replay
+
+    m = simulate_matrix(12, 30, seed=6)[0]
+    methods = {"uniform": get_method("uniform")}
+    with pytest.warns(InputWarning, match=rf"1 target id\(s\) also name source rows \({m.agents[3]}\)"):
+        runs = replay("m", m, methods, fractions=(0.2,), seeds={"uniform": [0]}, targets=m.rows([3]))
+    assert [r["target"] for r in runs] == [m.agents[3]]
+    a = m.agents
+    with pytest.raises(HsprError, match=rf"agent '{a[0]}' is in fold 0 and fold 1"):
+        replay("m", m, methods, fractions=(0.2,), folds=[[a[0], a[1]], [a[2], a[0]]])
+    with pytest.raises(HsprError, match=rf"agent '{a[1]}' is twice in fold 0"):
+        replay("m", m, methods, fractions=(0.2,), folds=[[a[1], a[1]], [a[2]]])
 
 
 def test_targets_that_copy_source_rows_under_new_ids_are_warned_about(tmp_path):

@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 import numbers
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -21,7 +22,7 @@ from threadpoolctl import threadpool_limits
 
 from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
-from .errors import HsprError, UnknownIdError
+from .errors import HsprError, InputWarning, UnknownIdError
 from .session import BudgetError, FittedModel, Method, budget_from_fraction, check_seed
 from .stopping import StoppingRule
 
@@ -200,7 +201,8 @@ def replay(
     folds : list of lists of agent ids (target folds); ignored when ``targets`` is given.
     targets : ResponseMatrix, optional
         Evaluate these rows as targets with every row of ``matrix`` as sources (same task ids;
-        columns are reordered to ``matrix``'s order).
+        columns are reordered to ``matrix``'s order). A target id that also names a source row
+        gives an :class:`~hspr.errors.InputWarning` (its errors are optimistic).
     n_jobs, backend : joblib workers and backend ('loky', 'dask', 'ray', ...).
     progress : callable(done, total), optional, called as jobs finish.
     stop : StoppingRule, optional
@@ -220,7 +222,7 @@ def replay(
     Raises
     ------
     DataError for target task ids that differ from the bank's, or a method that refuses
-    missing source cells; BudgetError for a fraction that rounds to 0 tasks or two fractions
+    missing source cells; HsprError for folds that name an agent twice; BudgetError for a fraction that rounds to 0 tasks or two fractions
     of one budget; UnknownIdError for seeds keyed by a name not in ``methods``; HsprError for
     a seed that is not a whole number >= 0.
     """
@@ -245,6 +247,12 @@ def replay(
 
     if targets is not None:
         targets = align_targets(targets, matrix).fill_missing(0)
+        both = sorted(set(targets.agents) & set(matrix.agents))
+        if both:  # an API trial: only the CLI said so
+            warnings.warn(f"{len(both)} target id(s) also name source rows ({', '.join(both[:5])}"
+                          f"{', ...' if len(both) > 5 else ''}): that agent's outcomes are in the source fit, so "
+                          "their errors are optimistic; drop those rows from the matrix for an honest test",
+                          InputWarning, stacklevel=2)
         splits = [(0, matrix, targets)]
     else:
         if folds is None:

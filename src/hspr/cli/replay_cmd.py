@@ -23,6 +23,7 @@ from ..data.banks import BANK_ORDER, BANKS, TARGET_SETS, load_bank, load_target_
 from ..data.folds import bank_folds, dated, forward_cut_tie, forward_split, make_folds, strongest_split
 from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
+from ..errors import InputWarning
 from ..fileio import write_json_durable, write_text_durable
 from ..methods import REGISTRY, get_method, method_class
 from ..replay import check_fractions, replay
@@ -568,10 +569,14 @@ def register(group: click.Group) -> None:
                                       f"all skips the methods that take one 0/1 outcome per task ({', '.join(off)})",
                                       highlight=False, soft_wrap=True)
                 try:
-                    runs = replay(run_label, mat, job_methods, fractions=fractions,
-                                  seeds={n: v for n, v in seeds_map.items() if n in job_methods}, folds=folds,
-                                  targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
-                                  protocol=protocol, stop=None if stop_width is None else WidthBelow(stop_width, stop_min_tasks))
+                    with warnings.catch_warnings():  # said above in more detail (same outcomes, another run)
+                        warnings.filterwarnings("ignore", message=r".*target id\(s\) also name source rows",
+                                                category=InputWarning)
+                        runs = replay(run_label, mat, job_methods, fractions=fractions,
+                                      seeds={n: v for n, v in seeds_map.items() if n in job_methods}, folds=folds,
+                                      targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
+                                      protocol=protocol,
+                                      stop=None if stop_width is None else WidthBelow(stop_width, stop_min_tasks))
                 except ValueError as exc:  # DataError, BudgetError, or e.g. too few source agents for a method
                     prog.remove_task(task)  # no half-drawn bar above the message
                     prog.stop()

@@ -60,12 +60,20 @@ def fold_indices(agents: Sequence[str], folds: list[list[str]]) -> list[np.ndarr
         (a KeyError) naming fold agents that are not in ``agents``.
     HsprError
         For folds that are not a list of lists of agent ids (a fold given as one string would be
-        split into its characters).
+        split into its characters), or that name an agent twice.
     """
     if isinstance(folds, (str, bytes)) or not isinstance(folds, Sequence) or \
             any(isinstance(f, (str, bytes)) or not isinstance(f, Sequence) for f in folds):
         raise HsprError(f"folds must be a list of lists of agent ids (one list per fold), got {shorten(repr(folds), 60)}")
     pos = {a: i for i, a in enumerate(agents)}
+    first: dict[str, int] = {}
+    for k, f in enumerate(folds):  # an API trial: an agent in two folds was scored twice without a word
+        for a in f:
+            if a in first:
+                where = f"twice in fold {k}" if first[a] == k else f"in fold {first[a]} and fold {k}"
+                raise HsprError(f"agent {a!r} is {where}: each agent is a target once, in one fold "
+                                "(hspr.data.folds.make_folds builds such folds)")
+            first[a] = k
     out = []
     for k, f in enumerate(folds):
         missing = [a for a in f if a not in pos]
