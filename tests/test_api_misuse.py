@@ -454,3 +454,24 @@ def test_settings_messages_say_what_the_method_takes():
         HSPRConfig.from_dict({"config": {"rank": 2}, "shift": {}})
     with pytest.raises(ValueError, match="unknown HSPR setting"):
         HSPRConfig.from_dict({"rnak": 2})
+
+
+def test_session_messages_found_by_an_api_trial():
+    """Outcome 2 gets no pass-rate hint (it is no pass rate); an estimate before any outcome says
+    what to do; within() refuses lo > hi instead of clipping everything to hi."""
+    from hspr.session import BudgetError, ScoreEstimate
+
+    m = simulate_matrix(10, 20, seed=1)[0]
+    s = get_method("hspr").fit(m).start(budget=5)
+    with pytest.raises(HsprError) as exc:
+        s.tell(s.ask(), 2)
+    assert "must be 0 or 1, got 2" in str(exc.value) and "pass rate" not in str(exc.value)
+    with pytest.raises(HsprError, match="pass rates need a model fitted on a bank of repeated trials"):
+        s.tell(s.ask(), 0.5)
+    u = get_method("uniform").fit(m).start(budget=5)
+    with pytest.raises(BudgetError, match="no outcomes yet .* tell at least one outcome first"):
+        u.estimate()
+    e = ScoreEstimate(point=0.4, lower=0.3, upper=0.5)
+    assert e.within(0.35, 0.45) == ScoreEstimate(point=0.4, lower=0.35, upper=0.45)
+    with pytest.raises(ValueError, match="lo <= hi"):
+        e.within(0.6, 0.5)

@@ -26,7 +26,8 @@ from .outcomes import SPELLINGS, snap_pass_rate
 
 
 class BudgetError(HsprError):
-    """Raised for a budget that is not a whole number in [0, n_tasks], or when it is spent."""
+    """Raised for a budget that is not a whole number in [0, n_tasks], when it is spent (``ask``), or
+    for an estimate before any outcome from a method without a prior estimate."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,12 @@ class ScoreEstimate:
     Attributes
     ----------
     point : float
-        The method's reported estimate (for HSPR the calibrated posterior-predictive median, Eq. 16).
+        The method's reported estimate (for HSPR the calibrated posterior-predictive median,
+        Eq. 16: the median shifted by the calibration offset, so it can differ from ``median``).
+        Every method but the paper's HSPR keeps it (and the interval) within the range the
+        recorded outcomes leave the score (:meth:`Session.outcome_bounds`); ``hspr``, kept exactly
+        as specified, can report a point below the successes already seen (e.g. 0.0 after 3
+        successes of 500 tasks): ``estimate.within(*session.outcome_bounds())`` clips it.
     mean, median : float or None
         Posterior(-predictive) mean and median where the method has a posterior, else None.
     lower, upper : float or None
@@ -175,7 +181,12 @@ class ScoreEstimate:
         """This estimate with point, mean, median and interval bounds clipped to ``[lo, hi]``
         (0-1 scale, ``lo <= hi``): the range the recorded outcomes leave the full score
         (:meth:`Session.outcome_bounds`). The truth lies in it, so a clipped value is never
-        farther from the truth, and an interval that held the truth still holds it."""
+        farther from the truth, and an interval that held the truth still holds it.
+
+        Raises ValueError when ``lo > hi`` (every value would be clipped to ``hi``)."""
+        if not lo <= hi:
+            raise ValueError(f"within(lo, hi) needs lo <= hi, got lo={lo!r}, hi={hi!r}")
+
         def clip(v):
             return None if v is None else min(max(v, lo), hi)
 
@@ -336,6 +347,20 @@ class Session(ABC):
     Subclasses implement :meth:`_select` (choose the next task index), :meth:`_update`
     (absorb an outcome) and :meth:`estimate`. This base class keeps the bookkeeping
     (queried ids in order, pending asks, budget) identical for every method.
+
+    Attributes
+    ----------
+    tasks : tuple of str, length n_tasks
+        The bank's task ids, in the fitted model's column order.
+    budget : int
+        Outcomes to tell, in [0, n_tasks].
+    seed : int
+        The session's query seed.
+    queried : list of str
+        Task ids told so far, in telling order (asked or not).
+    outcomes : list of int or float
+        Their outcomes, aligned with ``queried``: 0/1, or pass rates in [0, 1] on a bank of
+        repeated trials.
     """
 
     #: whether the method gives an estimate with zero outcomes (a prior estimate)
@@ -375,8 +400,9 @@ class Session(ABC):
     def ask(self) -> str:
         """Return the id of the next task to run.
 
-        Idempotent: asking again before telling returns the same task. Raises BudgetError
-        once the budget is spent (outcomes told plus tasks pending).
+        Asking again before telling returns the same (pending) task. Raises BudgetError once
+        ``budget`` outcomes have been told (a task told without being asked counts too; tasks
+        asked and still pending then stay in :attr:`pending`).
         """
         return self.ask_batch(1)[0]
 
@@ -446,7 +472,7 @@ class Session(ABC):
                     why = "; tell a pass rate as one number, successes / trials (0.6 for 3 of 5 trials)"
                 elif isinstance(outcome, str):
                     why = f"; hspr.outcomes.outcome() reads the words `hspr live record` takes ({SPELLINGS})"
-                elif number and type(self).accepts_pass_rates:
+                elif number and 0 <= outcome <= 1 and type(self).accepts_pass_rates:
                     why = ("; pass rates need a model fitted on a bank of repeated trials (ResponseMatrix.trials), "
                            "and this one was fitted on 0/1 outcomes")
                 else:
@@ -545,6 +571,7 @@ class Session(ABC):
 
     @property
     def n_queried(self) -> int:
+        """Outcomes told so far (``len(queried)``)."""
         return len(self.queried)
 
     def told(self) -> tuple[np.ndarray, np.ndarray]:
@@ -630,7 +657,11 @@ class Session(ABC):
 
     @abstractmethod
     def estimate(self) -> ScoreEstimate:
-        """The current estimate of the full score (0-1 scale)."""
+        """The current estimate of the full score (0-1 scale), from the outcomes told so far.
+
+        Raises BudgetError before any outcome for a method without a prior estimate
+        (:attr:`has_prior_estimate` False: tell at least one outcome first).
+        """
 
     def outcome_bounds(self) -> tuple[float, float]:
         """``(lo, hi)``, the range (0-1 scale) the full score must lie in given the recorded
@@ -640,7 +671,8 @@ class Session(ABC):
 
     def _require_outcomes(self) -> None:
         if not self.queried and not self.has_prior_estimate:
-            raise BudgetError(f"{type(self).__name__}: no outcomes yet and the method has no prior estimate")
+            raise BudgetError(f"{type(self).__name__}: no outcomes yet and the method has no prior estimate: "
+                              "tell at least one outcome first")
 
 
 def trajectory(model: FittedModel, budget: int, seed: int, outcomes) -> list[dict]:
