@@ -51,6 +51,42 @@ def test_from_dataframe_names_the_cell_that_is_not_an_outcome():
         ResponseMatrix.from_dataframe(np.zeros((2, 2)))
 
 
+def test_from_dataframe_blank_strings_labels_trials_and_warnings():
+    """An API trial: '' was refused as 'not a number' by a message that calls blank no run; a None
+    label became the id 'nan'; a MultiIndex became tuple-strings; counts of trials got no word of
+    trials=; a transposed frame loaded without the warning a file gets."""
+    from hspr.errors import InputWarning
+
+    m = ResponseMatrix.from_dataframe(pd.DataFrame({"t1": [1, ""], "t2": [" ", 0]}, index=["a", "b"]))
+    assert m.missing.tolist() == [[False, True], [True, False]] and m.values.tolist() == [[1, 0], [0, 0]]
+    with pytest.raises(DataError, match=r"task id 2 \(column 2\) is empty"):
+        ResponseMatrix.from_dataframe(pd.DataFrame([[1, 0]], index=["a"], columns=["t1", None]))
+    with pytest.raises(DataError, match=r"agent id 1 \(row 1\) is empty"):
+        ResponseMatrix.from_dataframe(pd.DataFrame([[1, 0]], index=[np.nan], columns=["t1", "t2"]))
+    multi = pd.DataFrame([[1, 0]], index=["a"], columns=pd.MultiIndex.from_tuples([("x", "t1"), ("x", "t2")]))
+    with pytest.raises(DataError, match="the columns have 2 levels"):
+        ResponseMatrix.from_dataframe(multi)
+    with pytest.raises(DataError, match=r"non-binary value 4\.0 .* pass trials=<trials per task>"):
+        ResponseMatrix.from_dataframe(pd.DataFrame({"t1": [4, 0]}, index=["a", "b"]))
+    with pytest.raises(DataError, match=r"non-binary value 0\.2 .* give success counts with trials="):
+        ResponseMatrix.from_dataframe(pd.DataFrame({"t1": [0.2, 0]}, index=["a", "b"]))
+    assert ResponseMatrix.from_dataframe(pd.DataFrame({"t1": [4, 0]}, index=["a", "b"]), trials=5).trials == 5
+    ids = [f"django__django-{11000 + i}" for i in range(4)]
+    with pytest.warns(InputWarning, match="the row ids look like task ids .* transpose it"):
+        ResponseMatrix.from_dataframe(pd.DataFrame(np.eye(4, 3, dtype=int), index=ids, columns=["x", "y", "z"]))
+
+
+def test_wide_csv_of_two_rows_without_its_agent_column_is_refused(tmp_path):
+    """pandas' to_csv(index=False) of 2 agents: the first task column read as agent ids '1', '0'
+    without a word (3 rows were refused, their ids repeating)."""
+    from hspr import load_matrix
+
+    path = tmp_path / "w.csv"
+    pd.DataFrame([[1, 0, None], [0, 1, 1]], index=["zeta", "alpha"], columns=["t2", "t1", "t0"]).to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"every row starts with an outcome \('1', '0'\).*is the agent column missing"):
+        load_matrix(path)
+
+
 @pytest.mark.parametrize("name", ["hspr", "uniform", "atlas"])
 def test_fit_on_a_dataframe_names_the_constructor(name):
     df = pd.DataFrame(np.eye(3, dtype=int), index=["a", "b", "c"], columns=["t1", "t2", "t3"])
@@ -336,6 +372,12 @@ def test_row_selection_takes_masks_and_refuses_what_it_cannot_place():
         m.rows([7])
     with pytest.raises(IndexError, match=r"a boolean row mask has one entry per agent \(3\), got shape \(2,\)"):
         m.drop_rows([True, False])
+    # an API trial: agent names raised a bare IndexError, no HsprError, and no word of agent_index
+    from hspr import HsprError
+
+    with pytest.raises(HsprError, match=r"got agent ids \('b', 'c'\); turn ids into indices with .*agent_index"):
+        m.drop_rows(["b", "c"])
+    assert m.drop_rows([m.agent_index(a) for a in ("b", "c")]).agents == ("a",)
 
 
 def test_ids_without_an_order_and_masked_values_are_not_misplaced():
@@ -475,3 +517,12 @@ def test_session_messages_found_by_an_api_trial():
     assert e.within(0.35, 0.45) == ScoreEstimate(point=0.4, lower=0.35, upper=0.45)
     with pytest.raises(ValueError, match="lo <= hi"):
         e.within(0.6, 0.5)
+
+
+def test_a_grouped_setting_given_alone_is_pointed_to_its_group():
+    """An API trial: get_method('hspr_robust', rank=4) gave Python's bare 'unexpected keyword'."""
+    with pytest.raises(HsprError, match=r"'rank' is a field of config: pass config=\{'rank': \.\.\.\}"):
+        get_method("hspr_robust", rank=4)
+    with pytest.raises(HsprError, match=r"'min_factor' is a field of shift: pass shift=\{'min_factor': \.\.\.\}"):
+        get_method("hspr_robust", min_factor=1.5)
+    assert get_method("hspr_robust", config={"rank": 4}).config.rank == 4

@@ -8,8 +8,9 @@ report (:mod:`hspr.replay`, :mod:`hspr.report`).
 __version__ = "0.1.0"
 
 from .data import DataError, ResponseMatrix, load_bank, load_matrix  # noqa: E402
+from .errors import HsprError, InputWarning, UnknownIdError  # noqa: E402
 from .methods import get_method, method_names  # noqa: E402
 from .session import BudgetError, ScoreEstimate  # noqa: E402
 
-__all__ = ["BudgetError", "DataError", "ResponseMatrix", "ScoreEstimate", "get_method", "load_bank", "load_matrix",
-           "method_names", "__version__"]
+__all__ = ["BudgetError", "DataError", "HsprError", "InputWarning", "ResponseMatrix", "ScoreEstimate", "UnknownIdError",
+           "get_method", "load_bank", "load_matrix", "method_names", "__version__"]

@@ -5,7 +5,8 @@ Every error caused by what a user gave us (a file, a setting, a session, a budge
 The command line turns any of them into ``error: <message>`` and exit status 2, never a
 traceback. Subclasses: :class:`hspr.data.matrix.DataError` (and the harness's
 ``HarnessFormatError``), :class:`hspr.session.BudgetError`, :class:`hspr.journal.LiveSessionError`,
-:class:`hspr.report.ReportError`, :class:`UnknownIdError` (also a KeyError). It is a ValueError, so
+:class:`hspr.report.ReportError`, :class:`UnknownIdError` (also a KeyError), :class:`RowIndexError`
+(also an IndexError). It is a ValueError, so
 ``except ValueError`` still catches it.
 """
 
@@ -21,6 +22,11 @@ class UnknownIdError(HsprError, KeyError):
     catches it; its message is printed as given (a KeyError's own ``str`` adds quotes)."""
 
     __str__ = BaseException.__str__
+
+
+class RowIndexError(HsprError, IndexError):
+    """A row index or mask that does not select rows of a matrix (out of range, another length,
+    agent ids where indices are expected). Also an IndexError, as numpy indexing raises."""
 
 
 class InputWarning(UserWarning):

@@ -252,6 +252,11 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
             raise DataError(f"{exc}. With 3 columns this looks like a long CSV: name its header "
                             "'agent,instance_id,resolved' (or agent,task_id,resolved)") from None
         raise
+    if header[0].strip().lower() != "agent" and all(is_cell(a) for a in agents):  # 2 rows of to_csv(index=False)
+        raise DataError(f"{path}: every row starts with an outcome ({', '.join(map(repr, agents[:3]))}), not an agent "
+                        f"id: is the agent column missing? A wide CSV's first column names the agent (header 'agent,"
+                        f"{header[0].strip()},...'; pandas: df.to_csv(path) with the agent ids as the index, not "
+                        "index=False)")
     if not named_task_column and _share_like_instance_ids(agents) >= 0.5 > _share_like_instance_ids(tasks):
         example = next(a for a in agents if _INSTANCE_ID.match(a))
         warnings.warn(f"{path}: the row ids look like task ids (e.g. {example!r}) and the header's do not, but a wide "
@@ -1003,6 +1008,19 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
                         path).canonical()
 
 
+def check_in_memory(m: ResponseMatrix, label: str) -> ResponseMatrix:
+    """Return ``m`` with the warnings :func:`load_matrix` gives on a file, for a matrix built in
+    memory (:meth:`ResponseMatrix.from_dataframe`; an API trial found a transposed frame loaded
+    without a word): row ids that look like task ids, no task separating agents, and
+    :func:`warn_suspect`."""
+    if _share_like_instance_ids(m.agents) >= 0.5 > _share_like_instance_ids(m.tasks):
+        example = next(a for a in m.agents if _INSTANCE_ID.match(a))
+        warnings.warn(f"{label}: the row ids look like task ids (e.g. {example!r}) and the column ids do not, but a "
+                      "response matrix has one row per agent: if each row is a task, transpose it (df.T)",
+                      InputWarning, stacklevel=3)
+    return warn_suspect(_warn_uninformative(m, label), label)
+
+
 def _warn_uninformative(m: ResponseMatrix, path: Path) -> ResponseMatrix:
     """Return ``m``; warn (:class:`~hspr.errors.InputWarning`) when no task separates any two agents.
 
@@ -1059,6 +1077,9 @@ def warn_suspect(m: ResponseMatrix, label) -> ResponseMatrix:
       (a look-alike letter);
     - agents with identical outcomes on every task (the same submission under two names counts
       as two sources).
+
+    Agents with no run at all are warned about where their blanks are filled
+    (:meth:`ResponseMatrix.fill_missing`).
     """
     if m.missing is not None:
         blank = np.flatnonzero(m.missing.all(axis=0))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
@@ -10,12 +11,24 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import HsprError, UnknownIdError
+from ..errors import HsprError, RowIndexError, UnknownIdError
 
 
 class DataError(HsprError):
     """Raised for malformed response data; the message names the file, row/column and the fix."""
 
+
+
+def _trials_hint(value, top: int) -> str:
+    """The hint for a 0/1 matrix given success counts (4) or pass rates (0.2) of repeated trials:
+    an API trial got 'outcomes must be 0 or 1' with no word of ``trials=``."""
+    if top != 1 or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return ""
+    if value > 1 and value == int(value):
+        return "; if the cells count the successes of repeated trials, pass trials=<trials per task>"
+    if 0 < value < 1:
+        return "; if the cells are pass rates of repeated trials, give success counts with trials=<trials per task>"
+    return ""
 
 @dataclass(frozen=True, eq=False)
 class ResponseMatrix:
@@ -124,6 +137,7 @@ class ResponseMatrix:
                 f"task {tasks[c]!r} (row {r + 1}, column {c + 1}); outcomes must be {want}"
                 + ("; for cells with no run pass missing=np.isnan(values) (values there are ignored), or fill "
                    "them first (leaderboards count a missing run as 0)" if nan else "")
+                + _trials_hint(value, top)
             )
         vals = check.astype(np.int8)
         vals.setflags(write=False)
@@ -143,19 +157,37 @@ class ResponseMatrix:
         """A response matrix from a pandas DataFrame: one row per agent (the index holds the agent
         ids), one column per task id, cells 0/1 (or success counts of ``trials`` trials).
 
-        Blank cells (NaN, None, ``pd.NA``) are missing runs (``missing``); every other cell must be
-        an outcome. Row and column order do not matter to any method (:meth:`canonical`).
+        Blank cells (NaN, None, ``pd.NA``, an empty or white-space string) are missing runs
+        (``missing``); every other cell must be an outcome. Row and column order do not matter to
+        any method (:meth:`canonical`). The warnings :func:`hspr.load_matrix` gives on a file
+        (a matrix that looks transposed, agents with identical rows, ...) are given here too.
 
         Raises
         ------
         DataError
-            For something that is not a DataFrame, ids that are not unique, or a cell that is not
-            an outcome (naming its agent and task).
+            For something that is not a DataFrame, ids that are not unique or empty, labels of
+            several levels (a MultiIndex), or a cell that is not an outcome (naming its agent and
+            task).
         """
         import pandas as pd
 
         if not isinstance(df, pd.DataFrame):
             raise DataError(f"{source}: from_dataframe takes a pandas DataFrame, got {type(df).__name__}")
+        for axis, labels in (("agent", df.index), ("task", df.columns)):  # an API trial: None became 'nan'
+            if isinstance(labels, pd.MultiIndex):
+                raise DataError(f"{source}: the {'index' if axis == 'agent' else 'columns'} have {labels.nlevels} levels; "
+                                f"{axis} ids are one level (flatten them, e.g. with '_'.join)")
+            null = pd.isna(labels)
+            if null.any():
+                at = int(np.flatnonzero(null)[0])
+                raise DataError(f"{source}: {axis} id {at + 1} ({'row' if axis == 'agent' else 'column'} {at + 1}) "
+                                f"is empty ({labels[at]!r}); every {axis} needs an id")
+        text = df.select_dtypes(include=["object", "string"])
+        if text.shape[1]:  # '' or ' ' is a blank cell, as in a CSV
+            blank = text.apply(lambda col: col.map(lambda v: isinstance(v, str) and not v.strip()))
+            if blank.to_numpy().any():
+                df = df.copy()
+                df[text.columns] = text.mask(blank)
         frame = df.apply(pd.to_numeric, errors="coerce")  # nullable dtypes and objects -> float with NaN
         bad = frame.isna() & df.notna()
         if bad.to_numpy().any():
@@ -168,8 +200,10 @@ class ResponseMatrix:
                                "hspr.load_matrix(path)" if ids else ""))
         values = frame.to_numpy(dtype=float)
         missing = np.isnan(values)
-        return cls(tuple(df.index), tuple(df.columns), np.where(missing, 0, values), missing if missing.any() else None,
-                   source=source, trials=trials)
+        from .io import check_in_memory  # here: io builds on this module
+
+        return check_in_memory(cls(tuple(df.index), tuple(df.columns), np.where(missing, 0, values),
+                                   missing if missing.any() else None, source=source, trials=trials), source)
 
     # ------------------------------------------------------------------ shape
     @property
@@ -229,26 +263,32 @@ class ResponseMatrix:
     # ------------------------------------------------------------------ transforms
     def _row_indices(self, idx) -> np.ndarray:
         """``idx`` as 0-based row indices: a boolean mask of length n_agents, or integers (negative
-        ones count from the end). Raises IndexError naming a bad index or mask length."""
+        ones count from the end). Raises :class:`~hspr.errors.RowIndexError` (an IndexError) naming a
+        bad index or mask length, or agent ids given where indices are expected."""
         arr = np.asarray(idx)
         if arr.dtype == bool:  # a mask: True selects the row (it was cast to the row numbers 0 and 1)
             if arr.shape != (self.n_agents,):
-                raise IndexError(f"{self.source}: a boolean row mask has one entry per agent ({self.n_agents}), "
+                raise RowIndexError(f"{self.source}: a boolean row mask has one entry per agent ({self.n_agents}), "
                                  f"got shape {arr.shape}")
             return np.flatnonzero(arr)
         if arr.size == 0:
             return np.zeros(0, dtype=int)
+        if arr.dtype.kind in "USO" and all(isinstance(a, str) for a in arr.ravel()):  # an API trial: agent names
+            raise RowIndexError(f"{self.source}: row indices are integers (or a boolean mask), got agent ids "
+                                f"({', '.join(repr(str(a)) for a in arr.ravel()[:3])}{' ...' if arr.size > 3 else ''}); "
+                                "turn ids into indices with [m.agent_index(a) for a in ids]")
         if not np.issubdtype(arr.dtype, np.integer):
-            raise IndexError(f"{self.source}: row indices are integers (or a boolean mask), got {arr.dtype} values")
+            raise RowIndexError(f"{self.source}: row indices are integers (or a boolean mask), got {arr.dtype} values")
         bad = (arr < -self.n_agents) | (arr >= self.n_agents)
         if bad.any():
-            raise IndexError(f"{self.source}: row index {int(arr[bad][0])} is out of range for {self.n_agents} agents")
+            raise RowIndexError(f"{self.source}: row index {int(arr[bad][0])} is out of range for {self.n_agents} agents")
         return arr.astype(int) % self.n_agents
 
     def rows(self, idx: Sequence[int] | np.ndarray) -> ResponseMatrix:
         """Sub-matrix with the given agent rows (in that order): 0-based indices (negative ones
-        count from the end) or a boolean mask of length n_agents. Raises IndexError for an index
-        out of range or a mask of another length."""
+        count from the end) or a boolean mask of length n_agents. Raises
+        :class:`~hspr.errors.RowIndexError` (an IndexError) for an index out of range, a mask of
+        another length, or agent ids (:meth:`agent_index` turns an id into its index)."""
         idx = self._row_indices(idx)
         return ResponseMatrix(
             agents=tuple(self.agents[i] for i in idx),
@@ -340,7 +380,10 @@ class ResponseMatrix:
         return self
 
     def digest(self) -> str:
-        """SHA-256 over ids and values: identifies a bank version (used by live sessions)."""
+        """SHA-256 (hex) over ids and values in this row and column order: identifies
+        a bank version (live sessions, shipped configurations). The same data in another order
+        has another digest; ``m.canonical().digest()`` is order-free (every file hspr reads is
+        made canonical on loading; a matrix built in memory keeps the order it was given)."""
         h = hashlib.sha256()
         h.update("\x1f".join(self.agents).encode())
         h.update(b"\x1e")
