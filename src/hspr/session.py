@@ -861,6 +861,9 @@ class Method(ABC):
     in_all : bool
         Whether ``--methods all`` runs it; False for a method that is another one under other
         settings (``hspr_auto`` is ``hspr`` under ``--config auto``).
+    setting_groups : tuple of (str, dataclass type)
+        Keywords that take a dict of a settings dataclass's fields (``hspr_robust``'s ``config``
+        and ``shift``): a field given as a keyword of its own is pointed to its group.
 
     Notes
     -----
@@ -876,6 +879,7 @@ class Method(ABC):
     gives_interval: bool = True
     accepts_pass_rates: bool = False
     in_all: bool = True
+    setting_groups: tuple = ()
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)

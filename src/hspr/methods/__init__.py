@@ -68,7 +68,14 @@ def get_method(name: str, **params) -> Method:
     try:
         return cls(**params)
     except TypeError as exc:  # an unknown keyword
-        raise HsprError(f"method {name!r}: {exc}") from None
+        import dataclasses
+        import re
+
+        bad = re.search(r"unexpected keyword argument '([^']+)'", str(exc))
+        group = next((g for g, kind in cls.setting_groups if bad and bad.group(1) in
+                      {f.name for f in dataclasses.fields(kind)}), None)
+        hint = f"; {bad.group(1)!r} is a field of {group}: pass {group}={{{bad.group(1)!r}: ...}}" if group else ""
+        raise HsprError(f"method {name!r}: {exc}{hint}") from None
     except ValueError as exc:
         if isinstance(exc, HsprError):
             raise

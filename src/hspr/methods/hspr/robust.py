@@ -599,6 +599,7 @@ class HSPRRobust(Method):
     name = "hspr_robust"
     seed_kind = "adaptive"
     accepts_pass_rates = True
+    setting_groups = (("config", HSPRConfig), ("shift", ShiftSettings))
 
     def __init__(self, config: HSPRConfig | dict | None = None, shift: ShiftSettings | dict | None = None) -> None:
         self.config = HSPRConfig.from_dict(config) if isinstance(config, dict) else config
