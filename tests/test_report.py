@@ -692,3 +692,30 @@ def test_a_report_names_figures_left_by_an_earlier_one(tmp_path, synth):
     text = " ".join(res.output.split())
     assert "figure file(s) in" in text and "budget_curves.png, budget_curves.svg" in text
     assert (out / "budget_curves.png").exists()  # left in place, never deleted
+
+
+def test_macro_and_pooled_rows_cover_the_paper_banks_only_when_one_is_there():
+    """A trial: Pro, Multimodal and Terminal-Bench (a pass-rate bank) were averaged into one macro
+    MAE, and pooled in the paired table; the README says the macro covers the four paper banks."""
+    from hspr.report import MACRO, POOLED, comparison_markdown, comparison_table, paired_analysis
+    from hspr.report.inputs import macro_banks
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for bank, err in (("pro", 0.01), ("verified", 0.02), ("multimodal", 0.05), ("terminal-bench", 0.10)):
+        for m, scale in (("hspr", 1.0), ("uniform", 2.0)):
+            for t in range(6):
+                truth = 0.2 + 0.1 * t
+                rows.append({"bank": bank, "method": m, "fold": 0, "target": f"{bank}-{t}", "seed": 0, "budget": 10,
+                             "budget_fraction": 0.1, "estimate": truth + scale * err * rng.choice([-1, 1]),
+                             "truth": truth})
+    runs = pd.DataFrame(rows)
+    assert macro_banks(runs["bank"]) == ["verified", "pro"]
+    assert macro_banks(["mine", "multimodal", "verified/bash-only"]) == ["mine", "multimodal"]
+    t = comparison_table(runs)
+    macro = t[(t["bank"] == MACRO) & (t["method"] == "hspr")].iloc[0]
+    assert macro["n_banks"] == 2 and macro["mae_pp"] == pytest.approx((1.0 + 2.0) / 2)
+    assert "Not in the macro MAE: multimodal, terminal-bench" in comparison_markdown(t)
+    pooled = paired_analysis(runs, "hspr", n_resamples=99)
+    pooled = pooled[pooled["bank"] == POOLED].iloc[0]
+    assert pooled["n_targets"] == 12  # verified and pro targets only

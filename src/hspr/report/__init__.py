@@ -35,6 +35,7 @@ from .inputs import (
     _methods,
     bank_order,
     is_shift_protocol,
+    macro_banks,
     read_results,
     runs_frame,
 )
@@ -44,7 +45,7 @@ from .tables import comparison_markdown, comparison_rich, comparison_table, pair
 __all__ = ["BAND_PP", "DECIMALS", "MACRO", "MAIN_FRACTION", "NOMINAL_LEVEL", "POOLED", "REQUIRED_COLUMNS", "RUN_KEY",
            "TABLE_FILES", "ZERO_METHOD", "ReportError", "ReportWarning", "bank_order", "comparison_markdown", "comparison_rich",
            "comparison_table", "coverage_table", "figure_budget_curves", "figure_coverage", "figure_estimate_vs_truth",
-           "holm", "is_shift_protocol", "make_figures", "paired_analysis", "paired_markdown", "paired_rich",
+           "holm", "is_shift_protocol", "macro_banks", "make_figures", "paired_analysis", "paired_markdown", "paired_rich",
            "paired_stats", "per_target_errors", "read_results", "report_files", "runs_frame", "seed_metrics",
            "summarize", "write_report"]
 

@@ -369,6 +369,17 @@ def is_shift_protocol(banks: pd.Series) -> pd.Series:
     return text.str.contains("/", regex=False) | text.str.contains("[", regex=False)
 
 
+def macro_banks(banks: Iterable[str]) -> list[str]:
+    """The banks the macro MAE averages and the pooled paired rows pool: the paper's four banks
+    (lite, verified, full, pro) among ``banks`` when any is there, else every plain bank (a
+    user's own matrices); never a shift protocol or variant (:func:`is_shift_protocol`). A trial
+    saw Pro, Multimodal and Terminal-Bench (a pass-rate bank) averaged into one macro MAE, which
+    the README says covers the four paper banks only. In :func:`bank_order`."""
+    plain = [b for b in bank_order(banks) if not is_shift_protocol(pd.Series([b])).iloc[0]]
+    paper = [b for b in plain if b in BANK_ORDER]
+    return paper or plain
+
+
 def bank_order(banks: Iterable[str]) -> list[str]:
     """Banks in the paper's order (lite, verified, full, pro), each followed by its protocols and
     variants (``verified/bash-only``, ``lite[300 tasks]``) by name, then other banks by name: the

@@ -11,7 +11,18 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .inputs import _EXTRA_LEVEL, NOMINAL_LEVEL, POOLED, ZERO_METHOD, ReportError, _check_runs, _closest_fraction, _methods, bank_order
+from .inputs import (
+    _EXTRA_LEVEL,
+    NOMINAL_LEVEL,
+    POOLED,
+    ZERO_METHOD,
+    ReportError,
+    _check_runs,
+    _closest_fraction,
+    _methods,
+    bank_order,
+    macro_banks,
+)
 
 
 def covered(lower: np.ndarray, upper: np.ndarray, truth: np.ndarray) -> np.ndarray:
@@ -230,8 +241,9 @@ def paired_analysis(runs: pd.DataFrame, baseline: str = "hspr", n_resamples: int
     ``n_resamples`` resamples, ``rng``/``random_state = seed`` for every comparison) and a
     two-sided Wilcoxon signed-rank p-value (``zero_method='wilcox'``: zero differences are
     dropped). Holm's correction runs over all rows of the result (every budget, method, bank
-    and pooled row). Pooled rows weight every target equally (large banks count more; the same
-    agent on two banks counts twice), unlike the equal-weight macro MAE.
+    and pooled row). Pooled rows pool the banks of the macro MAE
+    (:func:`~hspr.report.inputs.macro_banks`) and weight every target equally (large banks count
+    more; the same agent on two banks counts twice), unlike the equal-weight macro MAE.
 
     Parameters
     ----------
@@ -276,8 +288,9 @@ def paired_analysis(runs: pd.DataFrame, baseline: str = "hspr", n_resamples: int
                 continue
             present = [b for b in banks if b in d.index.get_level_values("bank")]
             groups = [(b, d.xs(b, level="bank").to_numpy()) for b in present]
-            if len(present) > 1:
-                groups.append((POOLED, d.to_numpy()))
+            pool = macro_banks(present)
+            if len(pool) > 1:
+                groups.append((POOLED, d[d.index.get_level_values("bank").isin(pool)].to_numpy()))
             for b, vals in groups:
                 rows.append({"budget_fraction": frac, "method": m, "baseline": baseline, "bank": b,
                              **paired_stats(vals, n_resamples, seed)})

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .inputs import DECIMALS, MACRO, POOLED, ZERO_METHOD, _check_runs, _dense_rank, _methods, bank_order, is_shift_protocol
+from .inputs import DECIMALS, MACRO, POOLED, ZERO_METHOD, _check_runs, _dense_rank, _methods, bank_order, macro_banks
 from .stats import summarize, tasks_run_text
 
 # --------------------------------------------------------------------------------------------
@@ -29,8 +29,10 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         One row per (budget_fraction, bank, method), banks in paper order, plus for every budget
         one row per method with ``bank == MACRO`` holding the equal-weight mean of the per-bank
-        MAE (only for methods present on every bank of that budget; shift protocols, labelled
-        ``bank/protocol`` such as ``verified/bash-only``, are shown but left out of the macro).
+        MAE over :func:`~hspr.report.inputs.macro_banks` (the paper's four banks when any is
+        there, else every plain bank; only for methods present on every such bank of that
+        budget; shift protocols, labelled ``bank/protocol`` such as ``verified/bash-only``, and
+        other banks beside paper ones, such as multimodal, are shown but left out of the macro).
         Columns:
 
         - ``budget_fraction`` (float), ``budget`` (Int64 tasks; NA on macro rows)
@@ -61,7 +63,7 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
 
     macro = []
     for frac, g in s.groupby("budget_fraction", sort=True):
-        g = g[~is_shift_protocol(g["bank"])]
+        g = g[g["bank"].isin(macro_banks(g["bank"]))]
         n_banks = g["bank"].nunique()
         for m in methods:
             gm = g[g["method"] == m]
@@ -81,7 +83,8 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     # rows, when the bank counts in the macro): a trial found MaxErr over 10 targets marked best against 14
     sets = runs.groupby(["budget_fraction", "bank", "method"], sort=False)["target"].agg(frozenset)
     unequal = {k for k, per in sets.groupby(level=[0, 1], sort=False) if per.nunique() > 1}
-    macro_off = {f for f, b in unequal if not is_shift_protocol(pd.Series([b])).iloc[0]}
+    in_macro = {f: set(macro_banks(g["bank"])) for f, g in s.groupby("budget_fraction", sort=False)}
+    macro_off = {f for f, b in unequal if b in in_macro.get(f, ())}
     table["ranked"] = [not ((f, b) in unequal or (b == MACRO and f in macro_off))
                        for f, b in zip(table["budget_fraction"], table["bank"])]
     for rank in ("mae_rank", "maxerr_rank", "tau_rank"):
@@ -159,7 +162,7 @@ def _cmp_cells(r, tasks_run: bool = False) -> list[tuple[str, float | None]]:
 
 def _macro_wide(g: pd.DataFrame) -> tuple[list[str], list[str], list[list[tuple[str, float | None]]]]:
     """Rows = methods, columns = per-bank MAE and the macro MAE; cells as (text, rank)."""
-    per = g[(g["bank"] != MACRO) & ~is_shift_protocol(g["bank"])]
+    per = g[g["bank"].isin(macro_banks(g.loc[g["bank"] != MACRO, "bank"]))]
     banks = list(dict.fromkeys(per["bank"]))
     methods = list(dict.fromkeys(per["method"]))
     idx = {(r.bank, r.method): r for r in g.itertuples()}
@@ -202,6 +205,10 @@ def comparison_markdown(table: pd.DataFrame) -> str:
                           [False] + [True] * (len(banks) + 1)), ""]
         if any(c[-1][0] == "–" for c in wide):
             out += ["– in the macro column: the method was not run on every bank.", ""]
+        left = [b for b in dict.fromkeys(g.loc[g["bank"] != MACRO, "bank"]) if b not in banks
+                and "/" not in b and "[" not in b]
+        if left:
+            out += [f"Not in the macro MAE: {', '.join(left)} (it averages the paper's four banks).", ""]
     return "\n".join(out)
 
 
