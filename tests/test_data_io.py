@@ -449,6 +449,11 @@ def test_cli_build_and_validate(tmp_path, cli):
     res = cli("bank", "build", root, "--split", "lite", "--out", out)
     assert res.exit_code == 0, res.output
     assert "3 agents x 5 tasks, 0 missing cells" in res.stdout
+    # the README: build prints the digest a live session on the file records (a trial found it in --json only)
+    from hspr.data.io import load_matrix
+
+    assert f"digest {load_matrix(out).fill_missing(0).digest()} (what a live session on it records)" in \
+        " ".join(res.stdout.split())
     res = cli("bank", "validate", out)
     assert res.exit_code == 0
     assert "OK" in res.stdout and "wide CSV" in res.stdout and "3 agents x 5 tasks" in res.stdout

@@ -245,7 +245,9 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
         click.echo(json.dumps({"ok": True, "out": str(out), "built_from": src, **summary_dict(m),
                                "warnings": seen}))
         return
-    click.echo(f"{out}: {summary_line(m)} (built from {src})")
+    # a trial: the README says build prints the digest a live session records; only --json did
+    click.echo(f"{out}: {summary_line(m)} (built from {src}); digest {summary_dict(m)['digest']} (what a live "
+               "session on it records)")
 
 
 @bank_group.command("agents")
