@@ -4,6 +4,7 @@ standard JSON (issue 13: defects 2, 3 and 4 of the hostile trial)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -383,3 +384,38 @@ def test_item_prior_scale_outside_its_range_is_refused_at_both_ends():
         with pytest.raises(ValueError, match=r"item_prior_scale must be in \[1e-06, 1e\+06\]"):
             HSPRConfig(item_prior_scale=bad)
     assert HSPRConfig(item_prior_scale=1e-6).item_prior_scale == 1e-6
+
+
+def test_replay_config_takes_a_table_of_selections_and_sets_hspr_robust(tmp_path):
+    """A trial: `--config table.json` (hspr select --record) was refused as 'unknown HSPR settings',
+    and `--config cfg.json` was refused for hspr_robust although `live start --config` applies it.
+    A table giving every fold rank 1 must replay exactly as a config file of rank 1."""
+    from hspr.data.folds import fold_indices, make_folds
+    from hspr.data.io import load_matrix
+
+    m = simulate_matrix(16, 40, seed=3)[0]
+    csv = write_csv(m, tmp_path / "m.csv")
+    cfg = {"rank": 1, "n_nodes": 512, "n_draws": 4096}
+    (tmp_path / "cfg.json").write_text(json.dumps(cfg))
+    mat = load_matrix(csv)
+    folds = make_folds(mat.agents)
+    table = {"generated_by": "test", "m": {str(k): {"config": cfg, "source_digest": mat.drop_rows(idx).canonical().digest()}
+                                           for k, idx in enumerate(fold_indices(mat.agents, folds))}}
+    (tmp_path / "tab.json").write_text(json.dumps(table))
+
+    def runs(config, methods):
+        out = tmp_path / f"{Path(config).stem}_{methods}.json"
+        res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", methods, "--config", config,
+                                        "--seeds", "0", "--budget", "0.25", "-q", "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        return {(r["method"], r["target"]): r["estimate"] for r in json.loads(out.read_text())["runs"]}
+
+    by_table = runs(str(tmp_path / "tab.json"), "hspr")
+    by_file = runs(str(tmp_path / "cfg.json"), "hspr")
+    assert {k[0] for k in by_table} == {"hspr_auto[table=tab]"} and {k[0] for k in by_file} == {"hspr[config=cfg]"}
+    assert sorted(by_table.values()) == sorted(by_file.values()) and len(by_table) == 16
+    robust = runs(str(tmp_path / "cfg.json"), "hspr_robust")
+    assert {k[0] for k in robust} == {"hspr_robust[config=cfg]"} and len(robust) == 16
+    res = CliRunner().invoke(main, ["live", "start", "--matrix", str(csv), "--config", str(tmp_path / "tab.json"),
+                                    "--budget", "4", "--session", str(tmp_path / "s.hspr")])
+    assert res.exit_code == 2 and "is a table of selections" in res.output, res.output

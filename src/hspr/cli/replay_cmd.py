@@ -213,41 +213,51 @@ def check_unused_options(split: str, stop_width: float | None) -> None:
                                  "(or drop --stop-min-tasks)", param_hint="--stop-min-tasks")
 
 
-def hspr_label(config_path: str | None, changes: dict) -> str:
+def hspr_label(config_path: str | None, changes: dict, table: bool = False) -> str:
     """Method name HSPR's runs carry: 'hspr', or 'hspr[...]' naming the config and ablations.
 
     Distinct labels let `hspr report` put the default, `--config auto`, a config file and every
     ablation of separate replays side by side, e.g. ``hspr[no-group-uncertainty]``,
     ``hspr[config=my_cfg]``, ``hspr[acquisition=uniform]``. ``--config auto`` runs are the
     registered method ``hspr_auto`` and carry its name (``hspr_auto[decision=mean]`` with an
-    ablation), as ``--methods hspr_auto`` runs do.
+    ablation), as ``--methods hspr_auto`` runs do; so do runs of a table of selections
+    (``table``: ``hspr_auto[table=my_table]``).
     """
     parts = []
     if config_path and config_path != "auto":
-        parts.append(f"config={Path(config_path).stem}")
+        parts.append(f"{'table' if table else 'config'}={Path(config_path).stem}")
     for k, v in changes.items():
         parts.append("no-group-uncertainty" if k == "group_uncertainty" and v is False else f"{k}={v}")
-    name = "hspr_auto" if config_path == "auto" else "hspr"
+    name = "hspr_auto" if config_path == "auto" or table else "hspr"
     return f"{name}[{','.join(parts)}]" if parts else name
 
 
 def _method_objects(names: list[str], config_path: str | None, ablations: dict) -> dict:
     """Method objects keyed by the name their runs carry (see :func:`hspr_label`).
 
+    A --config file sets the settings of hspr and of hspr_robust (runs labelled
+    ``hspr[config=<name>]``, ``hspr_robust[config=<name>]``), as ``hspr live start --config``
+    does; a table of selections (``hspr select --record``) runs hspr_auto with that table.
+
     Raises ValueError for a missing or invalid --config file, and for HSPR options given
     without hspr among the methods.
     """
     given = {k: v for k, v in ablations.items() if v is not None}
+    file_config = bool(config_path) and config_path != "auto"
     if config_path == "auto" and "hspr" in names and "hspr_auto" in names:
         raise ValueError("--config auto runs hspr with its source-selected settings, labelled hspr_auto, and "
                          "hspr_auto is also in --methods: the two are one method; drop --config auto to compare "
                          "the default hspr with hspr_auto")
-    if config_path and "hspr" not in names and (chooser := next((n for n in names if n in ("hspr_auto", "hspr_robust")), None)):
+    # a config file sets hspr's and hspr_robust's settings (as `hspr live start --config` does: a trial could not
+    # backtest its live setup); hspr_auto chooses its own, and so does hspr_robust under --config auto
+    takers = ("hspr", "hspr_robust") if file_config else ("hspr",)
+    if config_path and not any(n in names for n in takers) and \
+            (chooser := next((n for n in names if n in ("hspr_auto", "hspr_robust")), None)):
         same = " (--methods hspr_auto is --methods hspr --config auto)" if chooser == "hspr_auto" else ""
         raise ValueError(f"--config {config_path} sets hspr's settings in a replay; {chooser} chooses its own on each "
                          f"fold's sources{same}: drop --config"
                          + ("" if config_path == "auto" else f", or add hspr to run hspr with {config_path}"))
-    if (given or config_path) and "hspr" not in names:
+    if given and "hspr" not in names or config_path and not any(n in names for n in takers):
         opts = [f"--{k.replace('_', '-')}" if k != "group_uncertainty" else "--no-group-uncertainty" for k in given]
         opts += ["--config"] if config_path else []
         raise ValueError(f"{', '.join(opts)} set(s) HSPR options, but hspr is not in --methods; add hspr "
@@ -255,27 +265,65 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
     out = {}
     for n in names:
         if n == "hspr":
-            from ..methods.hspr import HSPRConfig
-
             if config_path == "auto":
                 out[hspr_label(config_path, given)] = get_method("hspr_auto", overrides=given)
                 continue
-            if config_path and (why := label_problem(Path(config_path).stem, reserved=False)):
-                raise ValueError(f"--config {config_path}: the runs are labelled hspr[config=<file name>], and the "
-                                 f"file name {why}: rename the file")
-            if config_path and not Path(config_path).is_file():
-                raise ValueError(f"--config {config_path}: no such file (give the path of a JSON file of "
-                                 "HSPRConfig fields, or 'auto')")
-            try:
-                cfg = HSPRConfig.from_json(config_path) if config_path else HSPRConfig()
-            except ValueError as exc:
-                raise ValueError(f"--config {exc}") from None
+            table = _selection_table(config_path)
+            if table is not None:  # `hspr select --record`'s table: each fold's config found by its source digest
+                out[hspr_label(config_path, given, table=True)] = get_method("hspr_auto", table=table, overrides=given)
+                continue
+            cfg = _file_config(config_path)
             # name only the switches that change something
             changes = {k: v for k, v in given.items() if getattr(cfg, k) != v}
             out[hspr_label(config_path, changes)] = get_method("hspr", config=cfg.replace(**changes))
+        elif n == "hspr_robust" and file_config:
+            if _selection_table(config_path) is not None:
+                raise ValueError(f"--config {config_path} is a table of selections (hspr select --record): hspr_robust "
+                                 "takes one configuration; give one fold's --config-out file, or run hspr with the "
+                                 "table")
+            out[f"hspr_robust[config={Path(config_path).stem}]"] = get_method("hspr_robust",
+                                                                           config=_file_config(config_path))
         else:
             out[n] = get_method(n)
     return out
+
+
+def _check_config_path(config_path: str) -> None:
+    """ValueError for a --config file whose name cannot label runs or that does not exist."""
+    if why := label_problem(Path(config_path).stem, reserved=False):
+        raise ValueError(f"--config {config_path}: the runs are labelled hspr[config=<file name>], and the "
+                         f"file name {why}: rename the file")
+    if not Path(config_path).is_file():
+        raise ValueError(f"--config {config_path}: no such file (give the path of a JSON file of "
+                         "HSPRConfig fields, or 'auto')")
+
+
+def _selection_table(config_path: str | None) -> dict | None:
+    """The --config file's JSON when it is a table of selections (``hspr select --record``), else None."""
+    from ..fileio import read_json_file
+    from ..methods.hspr.config import is_selection_table
+
+    if not config_path:
+        return None
+    _check_config_path(config_path)
+    try:
+        d = read_json_file(config_path)
+    except ValueError:
+        return None  # _file_config names the problem
+    return d if is_selection_table(d) else None
+
+
+def _file_config(config_path: str | None):
+    """The HSPRConfig of a --config file (default without one); ValueError naming the file."""
+    from ..methods.hspr import HSPRConfig
+
+    if not config_path:
+        return HSPRConfig()
+    _check_config_path(config_path)
+    try:
+        return HSPRConfig.from_json(config_path)
+    except ValueError as exc:
+        raise ValueError(f"--config {exc}") from None
 
 
 def check_budgets(label: str, n_tasks: int, fractions: list[float]) -> None:
@@ -352,10 +400,13 @@ def register(group: click.Group) -> None:
                        "missing in the sources (HSPR fits without them; methods that cannot, refuse) and counts a "
                        "target's missing cells as unresolved.")
     @click.option("--config", "config_path", default=None,
-                  help="A JSON file of HSPR settings (HSPRConfig fields), or 'auto': the source-only selected "
+                  help="A JSON file of HSPR settings (HSPRConfig fields; used by hspr and hspr_robust, as `hspr "
+                       "live start --config` does), or 'auto': the source-only selected "
                        "setting per fold (shipped for the bundled banks' standard folds; selected on the sources "
                        "otherwise, e.g. with --matrix or --targets, which takes minutes to hours). 'auto' selects at "
-                       "a 10 % budget whatever --budget is (selecting at 5 % measured worse at 5 %; see the README).")
+                       "a 10 % budget whatever --budget is (selecting at 5 % measured worse at 5 %; see the README). "
+                       "A table written by `hspr select --record` runs hspr with each fold's recorded setting "
+                       "(found by the fold's source digest; a fold not in it is selected first).")
     @click.option("--acquisition", type=click.Choice(["score", "latent", "uniform", "midrange"]), default=None,
                   help="HSPR query rule (ablation: HSPR's estimator on another query path).")
     @click.option("--decision", type=click.Choice(["median", "mean"]), default=None, help="HSPR decision rule.")

@@ -42,6 +42,10 @@ GENERATED_BY = ("hspr select --bank {bank} --fold {fold} --workers 2 --out sel_{
                 "and verified folds 1-3 and full used --eval-nodes 2048 --eval-draws 32768 inside selection)")
 
 
+#: the packaged table of selections (`hspr replay --config auto` reads it)
+SHIPPED_TABLE = (Path(__file__).resolve().parents[1] / "methods" / "hspr" / "selected_configs.json")
+
+
 def fold_sources(matrix: ResponseMatrix, folds: list[list[str]], fold: int) -> ResponseMatrix:
     """The source rows of target fold ``fold``: every agent not in that fold (row order kept).
 
@@ -100,7 +104,9 @@ def record_entry(path: Path, bank: str, fold: int, result, command: str, matrix_
     try:
         fcntl.flock(folder, fcntl.LOCK_EX)
         table = loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        table.setdefault("generated_by", GENERATED_BY)
+        # the shipped table's regeneration recipe only in the shipped table (a trial's own table got it)
+        table.setdefault("generated_by", GENERATED_BY if path == SHIPPED_TABLE else
+                         "hspr select --record (each entry's 'command' is the exact call that made it)")
         entry = {"config": result.config.to_dict(), "source_digest": result.source_digest,
                  "source_mae_pp": round(100 * result.source_mae, 4),
                  "source_max_err_pp": round(100 * result.stages[2][result.chosen[2]]["max_err"], 4),

@@ -33,6 +33,17 @@ def _check_size(name: str, value: int, most: int) -> None:
                          f"memory per step (the default is {getattr(HSPRConfig, name):,})")
 
 
+
+def is_selection_table(d) -> bool:
+    """True for a table of selections as ``hspr select --record`` writes it (and the shipped
+    ``selected_configs.json``): ``{bank: {fold: {"config": ..., "source_digest": ...}}}``, with an
+    optional ``generated_by`` text."""
+    if not isinstance(d, dict):
+        return False
+    banks = {k: v for k, v in d.items() if k != "generated_by"}
+    return bool(banks) and all(isinstance(v, dict) and v and all(
+        isinstance(e, dict) and "config" in e and "source_digest" in e for e in v.values()) for v in banks.values())
+
 @dataclass(frozen=True)
 class HSPRConfig:
     """Settings of one HSPR run.
@@ -172,6 +183,10 @@ class HSPRConfig:
             raise ValueError(f"this is the output of `hspr select` (bank {d.get('bank')!r}, fold {d.get('fold')!r}), not "
                              "a config: give the file its --config-out option writes (the chosen settings alone; "
                              "`hspr select ... --config-out cfg.json`), or copy its 'config' object into a file")
+        if is_selection_table(d):  # a trial: `--config table.json` got 'unknown HSPR setting(s) [generated_by, ...]'
+            raise ValueError("this is a table of selections (`hspr select --record`: one configuration per fold, "
+                             "found by the fold's source digest), not one config: `hspr replay --config` takes it "
+                             "(runs labelled hspr_auto[table=<file name>]); elsewhere give one fold's --config-out file")
         if unknown and unknown <= {"config", "shift"}:  # hspr_robust's form, given to hspr (a trial)
             raise ValueError("{\"config\": ..., \"shift\": ...} is the form of hspr_robust's settings (its HSPR "
                              "configuration and its calibration); for this method give the HSPR settings themselves, "
