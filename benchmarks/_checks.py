@@ -53,11 +53,19 @@ def choices(ap: argparse.ArgumentParser, option: str, text: str, known) -> list[
     return names
 
 
-def banks(ap: argparse.ArgumentParser, option: str, text: str) -> list[str]:
-    """Bundled bank names for ``option``."""
-    from hspr.data.banks import BANKS
+def banks(ap: argparse.ArgumentParser, option: str, text: str, trials_ok: bool = False) -> list[str]:
+    """Bundled bank names for ``option``; unless ``trials_ok``, a bank of repeated trials
+    (terminal-bench: success counts of 5 trials) is refused before any work: the script tells
+    each cell as a 0/1 outcome (a trial saw it end in a traceback after the fit)."""
+    from hspr.data.banks import BANKS, load_bank
 
-    return choices(ap, option, text, list(BANKS))
+    names = choices(ap, option, text, list(BANKS))
+    if not trials_ok:
+        rates = [n for n in names if load_bank(n).trials is not None]
+        if rates:
+            ap.error(f"{option}: {', '.join(rates)} holds pass rates over repeated trials, and this benchmark tells "
+                     "0/1 outcomes; choose from " + ", ".join(n for n in BANKS if n not in rates))
+    return names
 
 
 def at_least(ap: argparse.ArgumentParser, option: str, value: int, low: int) -> int:
@@ -98,3 +106,30 @@ def out_file(ap: argparse.ArgumentParser, option: str, path: str | None) -> Path
         return check_output_file(path, option)
     except click.BadParameter as exc:
         ap.error(f"{option}: {exc.message}")
+
+
+def commit(ap: argparse.ArgumentParser, option: str, ref: str) -> str:
+    """A git commit of this checkout (``git rev-parse --verify REF^{commit}``), or ``ap.error`` (a
+    trial's unknown commit ended in git's CalledProcessError traceback)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    res = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        ap.error(f"{option} {ref}: not a commit of {root} (git log --oneline lists them)")
+    return ref
+
+
+def float_list(ap: argparse.ArgumentParser, option: str, text: str, low: float, high: float) -> list[float]:
+    """Comma-separated numbers in [low, high], or ``ap.error`` naming the bad one."""
+    out = []
+    for part in text.split(","):
+        try:
+            v = float(part)
+        except ValueError:
+            ap.error(f"{option}: {part.strip()!r} is not a number (give e.g. 1,0.3,0.1)")
+        if not low <= v <= high:
+            ap.error(f"{option}: {v:g} is outside [{low:g}, {high:g}]")
+        out.append(v)
+    return out

@@ -102,7 +102,7 @@ def main() -> None:
                          "summary goes beside it as .summary.json")
     args = ap.parse_args()
 
-    _checks.banks(ap, "--bank", args.bank)
+    _checks.banks(ap, "--bank", args.bank, trials_ok=True)
     _checks.fraction(ap, "--budget", args.budget)
     _checks.at_least(ap, "--batch", args.batch, 1)
     _checks.workers(ap, args.workers)

@@ -105,6 +105,8 @@ def main() -> None:
     _checks.at_least(ap, "--repeat", args.repeat, 1)
     _checks.at_least(ap, "--steps", args.steps, 0)
     _checks.out_file(ap, "--json", args.json)
+    if args.base:
+        _checks.commit(ap, "--base", args.base)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -63,8 +63,26 @@ def bench_bank(name: str, n_agents: int, nodes: int | None, draws: int | None) -
             "wall_per_fold_est_min_2_workers_idle": agent_cpu * src.n_agents / 120}
 
 
-def compare(a_path: str, b_path: str) -> None:
-    a, b = (json.load(open(p)) for p in (a_path, b_path))
+def read_selection(ap: argparse.ArgumentParser, path: str) -> dict:
+    """A file written by `hspr select --out`, or ``ap.error`` naming it (a trial gave this script's own
+    --json output and got a KeyError traceback)."""
+    try:
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        ap.error(f"--compare: {path}: not a readable JSON file ({exc})")
+    if not isinstance(d, dict) or not {"stages", "chosen", "config"} <= set(d):
+        ap.error(f"--compare: {path} is not the output of `hspr select --out` (it has no stages, chosen and config); "
+                 "give two files written by `hspr select ... --out FILE`")
+    return d
+
+
+def compare(a: dict, b: dict) -> None:
+    same = {k: (a.get(k), b.get(k)) for k in ("bank", "fold", "budget", "source_digest")}
+    differ = {k: v for k, v in same.items() if v[0] != v[1]}
+    if differ:  # a trial compared two folds of two banks and was told nothing
+        print("warning: the two runs are not selections of one fold at one budget ("
+              + "; ".join(f"{k} {v[0]!r} against {v[1]!r}" for k, v in differ.items())
+              + "): their stages compare different things", flush=True)
     print(f"A: {a.get('command')}\nB: {b.get('command')}")
     for k in range(3):
         ra, rb = a["stages"][k][a["chosen"][k]], b["stages"][k][b["chosen"][k]]
@@ -75,8 +93,8 @@ def compare(a_path: str, b_path: str) -> None:
             mb = np.array([r["mae"] for r in b["stages"][k]])
             print(f"   grid MAE max |A-B| {100 * np.abs(ma - mb).max():.3f} pp; rank corr "
                   f"{np.corrcoef(np.argsort(np.argsort(ma)), np.argsort(np.argsort(mb)))[0, 1]:.3f}")
-    print("final config identical:", a["config"] == b["config"], "| wall s:", a.get("wall_seconds"),
-          b.get("wall_seconds"))
+    walls = " ".join("-" if w is None else f"{w:.1f}" for w in (a.get("wall_seconds"), b.get("wall_seconds")))
+    print(f"final config identical: {a['config'] == b['config']} | wall s (A B): {walls}")
 
 
 def shipped() -> None:
@@ -105,16 +123,24 @@ def main() -> None:
     args = ap.parse_args()
     args.banks = ",".join(_checks.banks(ap, "--banks", args.banks))
     _checks.at_least(ap, "--agents", args.agents, 1)
+    for option, value in (("--nodes", args.nodes), ("--draws", args.draws)):
+        if value is not None:
+            _checks.at_least(ap, option, value, 16)
     _checks.out_file(ap, "--json", args.json)
     for path in args.compare or ():
         if not Path(path).is_file():
-            ap.error(f"--compare: {path}: no such file (give two files written by --json)")
+            ap.error(f"--compare: {path}: no such file (give two files written by `hspr select --out`)")
     if args.shipped:
         shipped()
         return
     if args.compare:
-        compare(*args.compare)
+        compare(*(read_selection(ap, p) for p in args.compare))
         return
+    for b in args.banks.split(","):  # a trial: multimodal's fold 0 has 9 sources, and --agents 10 failed after 17 s
+        m = load_bank(b)
+        n_src = m.n_agents - len(bank_folds(b)[0])
+        if args.agents > n_src:
+            ap.error(f"--agents {args.agents}: fold 0 of {b} has {n_src} source agents; give at most {n_src}")
     rows = []
     with threadpool_limits(1):
         for b in args.banks.split(","):

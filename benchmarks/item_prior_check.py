@@ -47,9 +47,9 @@ def main() -> None:
     ap.add_argument("--scales", default="1,0.3,0.1", help="item-prior scales; the first is the default")
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
-    args.banks = ",".join(_checks.banks(ap, "--banks", args.banks))
+    args.banks = ",".join(_checks.banks(ap, "--banks", args.banks, trials_ok=True))
     _checks.workers(ap, args.workers)
-    scales = [float(s) for s in args.scales.split(",")]
+    scales = _checks.float_list(ap, "--scales", args.scales, 1e-6, 1e6)  # HSPRConfig.item_prior_scale's range
     rows = Parallel(n_jobs=args.workers)(delayed(fold_row)(b, f, scales)
                                          for b in args.banks.split(",") for f in range(4))
     print(f"scales {scales}: held-out MAE (pp) with HSPR's point | with the blended point | kept by one-SE")

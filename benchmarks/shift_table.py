@@ -51,7 +51,7 @@ def main() -> None:
     seeds = _checks.seeds(ap, args.seeds)
     methods = _checks.methods(ap, args.methods)
     protocols = _checks.choices(ap, "--protocols", args.protocols, PROTOCOLS)
-    banks = _checks.banks(ap, "--banks", args.banks) if "folds" in protocols else []
+    banks = _checks.banks(ap, "--banks", args.banks, trials_ok=True) if "folds" in protocols else []
     _checks.at_least(ap, "--newest", args.newest, 1)
     _checks.at_least(ap, "--strongest", args.strongest, 1)
     _checks.workers(ap, args.workers)
@@ -76,7 +76,13 @@ def main() -> None:
         elif proto == "folds":
             for name in banks:
                 m = load_bank(name)
-                runs += replay(name, m, methods, seeds=seed_map, folds=bank_folds(name), n_jobs=args.workers)
+                use = methods if m.trials is None else {n: x for n, x in methods.items() if x.accepts_pass_rates}
+                if len(use) < len(methods):  # as `hspr replay --methods all` does (a trial got a traceback)
+                    print(f"note: {name} holds pass rates over {m.trials} trials; skipped the methods that take one "
+                          f"0/1 outcome per task ({', '.join(n for n in methods if n not in use)})", flush=True)
+                if use:
+                    runs += replay(name, m, use, seeds={n: seed_map[n] for n in use}, folds=bank_folds(name),
+                                   n_jobs=args.workers)
         print(f"{proto}: {time.perf_counter() - t_proto:.0f} s", flush=True)
     frame = pd.DataFrame(runs)
     summary = summarize(frame)

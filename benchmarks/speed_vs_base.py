@@ -54,9 +54,14 @@ def main() -> None:
     args.banks = ",".join(_checks.banks(ap, "--banks", args.banks))
     _checks.at_least(ap, "--targets", args.targets, 0)
     _checks.out_file(ap, "--json", args.json)
+    _checks.commit(ap, "--base", args.base)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        base = run_bench(export(args.base, tmp), args.banks, args.targets, tmp / "base.json")
+        try:
+            base = run_bench(export(args.base, tmp), args.banks, args.targets, tmp / "base.json")
+        except subprocess.CalledProcessError:  # its own error line is above (e.g. a bank the base does not have)
+            sys.exit(f"speed_vs_base.py: error: the base commit {args.base} could not run bench_hspr.py on "
+                     f"--banks {args.banks} (its message is above)")
         now = run_bench(ROOT / "src", args.banks, args.targets, tmp / "now.json")
     out = []
     for b, n in zip(base, now):
@@ -69,7 +74,7 @@ def main() -> None:
                "max_diff_pp": 100 * max(diffs), "n_diff_over_0.02pp": sum(d > 2e-4 for d in diffs),
                "paths_differ": paths}
         out.append(row)
-        print(f"{row['bank']:9s} runs {row['n_runs']:3d}  run {b['run_s']:.2f} -> {n['run_s']:.3f} s "
+        print(f"{row['bank']:9s} runs {row['n_runs']:3d}  base -> now: run {b['run_s']:.2f} -> {n['run_s']:.3f} s "
               f"(x{b['run_s'] / n['run_s']:.1f})  ask+tell {b['ask_tell_ms_mean']:.1f} -> {n['ask_tell_ms_mean']:.1f} ms "
               f"(x{b['ask_tell_ms_mean'] / n['ask_tell_ms_mean']:.1f})  estimate {row['estimate_ms'][0]:.0f} -> "
               f"{row['estimate_ms'][1]:.1f} ms (x{row['estimate_ms'][0] / row['estimate_ms'][1]:.0f})  "

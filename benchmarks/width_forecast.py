@@ -62,7 +62,12 @@ def main() -> None:
     _checks.workers(ap, args.workers)
     _checks.out_file(ap, "--out", args.out)
 
-    cfg = HSPRConfig.from_json(args.config) if args.config else HSPRConfig()
+    if args.config and not Path(args.config).is_file():
+        ap.error(f"--config {args.config}: no such file (a JSON file of HSPRConfig fields)")
+    try:  # a trial: a missing or non-JSON file ended in a traceback
+        cfg = HSPRConfig.from_json(args.config) if args.config else HSPRConfig()
+    except (OSError, ValueError) as exc:
+        ap.error(f"--config: {exc}")
     matrix = load_bank(args.bank)
     budget = budget_from_fraction(args.budget, matrix.n_tasks)
     t0 = time.perf_counter()

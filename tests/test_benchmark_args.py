@@ -19,6 +19,14 @@ BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
     ("batch_vs_sequential.py", ["--batch", "0"], "--batch 0: give a whole number >= 1"),
     ("bench_hspr.py", ["--banks", "nosuch"], "--banks: unknown 'nosuch'"),
     ("bench_live.py", ["--method", "foo"], "--method: unknown 'foo'"),
+    # a trial of the scripts: each of these ended in a traceback
+    ("bench_hspr.py", ["--banks", "terminal-bench"], "terminal-bench holds pass rates over repeated trials"),
+    ("bench_selection.py", ["--nodes", "0"], "--nodes 0: give a whole number >= 16"),
+    ("bench_selection.py", ["--banks", "multimodal", "--agents", "10"], "fold 0 of multimodal has 9 source agents"),
+    ("item_prior_check.py", ["--scales", "abc"], "--scales: 'abc' is not a number"),
+    ("item_prior_check.py", ["--scales", "1,0"], "--scales: 0 is outside"),
+    ("width_forecast.py", ["--config", "nofile.json"], "--config nofile.json: no such file"),
+    ("speed_vs_base.py", ["--base", "nosuchcommit"], "--base nosuchcommit: not a commit"),
 ])
 def test_bad_options_are_refused_before_any_work(tmp_path, script, args, message):
     res = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, cwd=tmp_path,
@@ -33,3 +41,12 @@ def test_an_out_file_under_a_file_is_refused_up_front(tmp_path):
     res = subprocess.run([sys.executable, str(BENCH / "shift_table.py"), "--out", "afile/x.json"], capture_output=True,
                          text=True, cwd=tmp_path, timeout=120)
     assert res.returncode == 2 and "afile is a file, not a folder" in res.stderr
+
+
+def test_compare_refuses_a_file_that_is_not_a_selection(tmp_path):
+    """A trial gave bench_selection.py --compare its own --json output: KeyError 'stages'."""
+    (tmp_path / "bs.json").write_text('{"machine": "x", "rows": []}')
+    res = subprocess.run([sys.executable, str(BENCH / "bench_selection.py"), "--compare", "bs.json", "bs.json"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert res.returncode == 2 and "bs.json is not the output of `hspr select --out`" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
