@@ -114,6 +114,8 @@ def main() -> None:
         budget = budget_from_fraction(args.budget, matrix.n_tasks)
     except (HsprError, OSError) as exc:
         ap.error(str(exc))
+    if args.batch > budget:  # a trial: --batch 100 on an 8-task budget was recorded as batch 100
+        ap.error(f"--batch {args.batch}: the budget is {budget} tasks on {args.bank}; give --batch {budget} or less")
     # a run is resumed only under the same settings: other settings give other estimates
     settings = {"bank": args.bank, "budget": budget, "batch": args.batch, "config": cfg.to_dict()}
     out.parent.mkdir(parents=True, exist_ok=True)

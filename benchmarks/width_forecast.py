@@ -76,7 +76,11 @@ def main() -> None:
         model = HSPR(cfg).fit(matrix.drop_rows(idx))
         targets = matrix.rows(idx)
         jobs += [delayed(one_target)(model, targets, r, budget, args.seed) for r in range(targets.n_agents)]
-    rows = list(Parallel(n_jobs=args.workers)(jobs))
+    rows = []
+    for r in Parallel(n_jobs=args.workers, return_as="generator")(jobs):  # in order: the summary keeps it
+        rows.append(r)
+        if len(rows) % 10 == 0 or len(rows) == len(jobs):  # a trial waited 138 s on a silent script
+            print(f"{len(rows)}/{len(jobs)} targets, {time.perf_counter() - t0:.0f} s", flush=True)
     final = np.array([r["final_width"] for r in rows])
     summary = {"bank": args.bank, "budget": budget, "seed": args.seed, "n_targets": len(rows),
                "mean_final_width_pp": 100 * float(final.mean()), "checkpoints": {}}
