@@ -719,3 +719,19 @@ def test_macro_and_pooled_rows_cover_the_paper_banks_only_when_one_is_there():
     pooled = paired_analysis(runs, "hspr", n_resamples=99)
     pooled = pooled[pooled["bank"] == POOLED].iloc[0]
     assert pooled["n_targets"] == 12  # verified and pro targets only
+
+
+def test_budget_curves_use_a_log_axis_when_budgets_crowd_one_end():
+    """A trial: budgets 0.2, 0.4, 1 and 2 % printed their tick labels over each other."""
+    from hspr.report import figure_budget_curves
+
+    def runs(fracs):
+        return pd.DataFrame([{"bank": "b", "method": m, "fold": 0, "target": f"t{t}", "seed": 0, "budget": int(1000 * f),
+                              "budget_fraction": f, "estimate": 0.3 + 0.01 * t + (0.02 if m == "uniform" else 0.01) / f ** 0.5 / 30,
+                              "truth": 0.3 + 0.01 * t} for f in fracs for m in ("hspr", "uniform") for t in range(5)])
+
+    crowded = figure_budget_curves(runs([0.002, 0.004, 0.01, 0.02]))
+    assert {ax.get_xscale() for ax in crowded.axes} == {"log"}
+    assert [t.get_text() for t in crowded.axes[-1].get_xticklabels()] == ["0.2", "0.4", "1", "2"]
+    sweep = figure_budget_curves(runs([0.05, 0.10, 0.15, 0.20]))
+    assert {ax.get_xscale() for ax in sweep.axes} == {"linear"}

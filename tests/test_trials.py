@@ -422,3 +422,13 @@ def test_cli_replay_methods_all_on_a_trials_bank_skips_the_0_1_methods(tmp_path)
 
     takes = {n for n in REGISTRY if method_class(n).accepts_pass_rates and method_class(n).in_all}
     assert {r["method"] for r in json.loads(out.read_text())["runs"]} == takes
+
+
+def test_trial_counts_written_with_a_zero_decimal_part_are_read():
+    """A trial: pandas writes counts as 3.0 / 5.0 when the column has a blank, and ingest refused
+    '3.0' successes of '5.0' trials without saying the decimal point was the problem."""
+    from hspr.outcomes import trial_successes
+
+    assert trial_successes("3.0", "5.0", 5) == 3 and trial_successes(" 0.00 ", "5", 5) == 0
+    assert trial_successes("3.5", "5", 5) is None and trial_successes("6.0", "5.0", 5) is None
+    assert trial_successes(".0", "5", 5) is None and trial_successes("3.0", "4.0", 5) is None

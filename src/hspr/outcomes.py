@@ -28,6 +28,8 @@ SPELLINGS = "resolved/unresolved, 1/0, true/false, yes/no, pass/fail"
 NO_RUN = "empty, na, nan or null = no run"
 _DECIMAL = re.compile(r"([01])\.0+")  # 1.00, 0.000: a spreadsheet's formatting of 1 and 0
 _COUNT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit also takes superscripts)
+#: a zero decimal part of a whole number ("3.0", "5.00"), dropped before the count is read
+_ZERO_DECIMALS = re.compile(r"(?<=[0-9])\.0+$")
 _CELLS = RESOLVED | UNRESOLVED | MISSING
 
 
@@ -76,11 +78,13 @@ def is_missing(text: str) -> bool:
 def trial_successes(k, t, trials: int) -> int | None:
     """The successes ``k`` of a task's ``t`` repeated trials, as an int, or None unless ``k`` and
     ``t`` are whole numbers in ASCII digits, ``t`` is the bank's ``trials`` and ``k <= trials``.
+    A whole number written with a zero decimal part (``3.0``: pandas writes counts so when the
+    column has a blank) is that number.
 
     Used by ``hspr live record TASK k/t`` (:func:`hspr.live.parse_outcome`) and the
     repeated-trials CSV of ``hspr live ingest`` (:func:`hspr.harness.read_trials_outcomes`).
     """
-    k, t = str(k).strip(), str(t).strip()
+    k, t = (_ZERO_DECIMALS.sub("", str(v).strip()) for v in (k, t))
     if _COUNT.fullmatch(k) and _COUNT.fullmatch(t) and int(t) == trials and int(k) <= trials:
         return int(k)
     return None

@@ -631,7 +631,8 @@ def register(group: click.Group) -> None:
                 except ValueError as exc:  # DataError, BudgetError, or e.g. too few source agents for a method
                     prog.remove_task(task)  # no half-drawn bar above the message
                     prog.stop()
-                    where = "" if mat.source == label else f" ({mat.source}: {mat.n_agents} agents x {mat.n_tasks} tasks)"
+                    where = "" if mat.source == label or str(exc).startswith(f"{mat.source}:") else \
+                        f" ({mat.source}: {mat.n_agents} agents x {mat.n_tasks} tasks)"  # not the file named twice
                     hint = ""
                     if split != "folds" and job_targets is not None and not targets:  # e.g. too few sources for hspr_auto
                         opt = "--newest" if split == "forward" else "--strongest"

@@ -170,8 +170,10 @@ def register(group: click.Group) -> None:
                   help="Predictive draws inside selection only (default: the spec's 131,072).")
     @click.option("--out", type=click.Path(dir_okay=False), required=True,
                   help="JSON with the chosen config (HSPRConfig fields under 'config'), every stage table (rows' "
-                       "mae and max_err on the 0-1 scale; source_mae_pp in pp), 'fraction' (the budget fraction) "
-                       "and the source digest.")
+                       "mae and max_err on the 0-1 scale; source_mae_pp in pp), 'fraction' (the budget fraction), "
+                       "the source digest, 'seconds' (the selection itself) and 'wall_seconds' (the whole command, "
+                       "loading and writing included). Every stage's rows hold each candidate's source MAE: "
+                       "the margin over the runner-up is read there.")
     @click.option("--config-out", type=click.Path(dir_okay=False), default=None,
                   help="Also write the chosen config alone (HSPRConfig fields), for `hspr live start --config` or a "
                        "replay of this fold's targets (`hspr replay --config`); not for the other folds, whose rows "
@@ -277,7 +279,8 @@ def register(group: click.Group) -> None:
         make_console().print(stage_summary(res))
         console.print(f"chosen: {res.config}  source MAE {100 * res.source_mae:.3f} pp; "
                       f"{res.seconds:.0f} s; wrote {out}" + (f" and {config_out}" if config_out else "")
-                      + (f"; recorded {bank} fold {fold} in {record}" if record else ""))
+                      + (f"; recorded {bank} fold {fold} in {record}" if record else ""),
+                      soft_wrap=True, highlight=False)  # one line a script can read, whatever the width
         if config_out and fold is not None:  # a review: replaying it on every fold scores agents it was chosen on
             console.print(f"note: {config_out} was chosen on fold {fold}'s sources, which hold the other folds' "
                           f"targets: `hspr replay --config {config_out}` on every fold would score agents it was "

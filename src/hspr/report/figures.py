@@ -101,9 +101,17 @@ def figure_budget_curves(runs: pd.DataFrame, baseline: str | None = None, table:
                 ax.set_xlabel("budget (% of tasks)")
             if j == 0:
                 ax.set_ylabel(label + (" (log scale)" if log else ""))
-    fr = sorted(per["budget_fraction"].unique())
-    for ax in axes[1]:
-        ax.set_xticks([100 * f for f in fr])
+    xs = [100 * f for f in sorted(per["budget_fraction"].unique())]
+    # budgets crowded at one end (0.2, 0.4, 1, 2 %): a log axis keeps their labels apart (a trial saw
+    # them print over each other); the usual 5-20 % sweep stays linear
+    crowded = any(b - a < 0.15 * (xs[-1] - xs[0]) for a, b in zip(xs, xs[1:]))
+    from matplotlib.ticker import NullLocator
+
+    for ax in axes.ravel():
+        if crowded:
+            ax.set_xscale("log")
+            ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xticks(xs, [f"{x:g}" for x in xs])
     handles, labels = axes[0, 0].get_legend_handles_labels()
     seen = dict(zip(labels, handles))
     for ax in axes.ravel():
