@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 
 import numpy as np
 import pytest
@@ -246,6 +247,11 @@ def test_hspr_auto_selects_when_no_entry_matches(bank, caplog):
     assert any("no shipped configuration" in r.message for r in caplog.records)
     assert model.config == sel.select_config(src, base_config=TINY).config == model.selection.config
     assert model.shipped is None
+    # a trial: minutes of selection inside a replay's fit showed no progress; it is logged in tenths
+    ticks = [r.getMessage() for r in caplog.records if "held-out runs" in r.getMessage()]
+    assert 2 <= len(ticks) <= 11 and ticks[-1].startswith(f"hspr_auto selection on {src.source}: ")
+    done, total = map(int, re.search(r": (\d+) of (\d+) held-out runs \(100 %\)", ticks[-1]).groups())
+    assert done == total > 0
 
 
 def test_shipped_table_entries_are_valid():

@@ -432,6 +432,24 @@ def lookup_shipped(digest: str, table: dict | None = None) -> tuple[str, str, HS
     return None
 
 
+def _log_progress(what: str, step: float = 0.1) -> Progress:
+    """A :data:`Progress` callback logging (``log.warning``, shown by the CLI) each further ``step``
+    share of the work done, with the time so far: a selection inside a replay's fit runs for
+    minutes with the replay's bar at 0 (a trial waited 98 s on '0/?' and killed it)."""
+    import time
+
+    t0, shown = time.perf_counter(), [0.0]
+
+    def tick(done: int, total: int) -> None:
+        share = done / max(total, 1)
+        if share >= shown[0] + step or done == total:
+            shown[0] = share
+            log.warning("%s: %d of %d held-out runs (%.0f %%), %.0f s", what, done, total, 100 * share,
+                        time.perf_counter() - t0)
+
+    return tick
+
+
 class HSPRAuto(Method):
     """HSPR with its configuration chosen on the source agents only (spec section 6).
 
@@ -504,7 +522,8 @@ class HSPRAuto(Method):
                                  f"{source.n_agents}")
             log.warning("hspr_auto: no shipped configuration for source %s (%d agents x %d tasks); running "
                         "source-only selection, which can take long", source.source, source.n_agents, source.n_tasks)
-            selection = select_config(source, self.fraction, self.n_jobs, base_config=self.base_config)
+            selection = select_config(source, self.fraction, self.n_jobs, base_config=self.base_config,
+                                      progress=_log_progress(f"hspr_auto selection on {source.source}"))
             cfg = selection.config
         if self.overrides:
             cfg = cfg.replace(**self.overrides)
