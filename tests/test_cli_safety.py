@@ -597,3 +597,13 @@ def test_an_output_named_like_another_format_is_refused_before_any_work(tmp_path
     assert res.exit_code == 2, res.output
     assert f"{option} is written as" in res.output and f"name it {name}" in res.output
     assert (tmp_path / "bank.csv").read_text() == "agent,t1\na,1\n"
+
+
+def test_a_negative_outcome_is_refused_as_an_outcome_not_as_an_option(files):
+    """A trial: `hspr live record TASK -1` got click's "No such option '-1'"."""
+    assert start(files).exit_code == 0
+    task = run("live", "next", "--session", files / "run.hspr").output.split()[0]
+    res = run("live", "record", "--session", files / "run.hspr", task, "-1")
+    assert res.exit_code == 2 and "outcome '-1'" in res.output and "No such option" not in res.output, res.output
+    res = run("live", "record", "--session", files / "run.hspr", task, "1")
+    assert res.exit_code == 0, res.output

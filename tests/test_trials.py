@@ -432,3 +432,14 @@ def test_trial_counts_written_with_a_zero_decimal_part_are_read():
     assert trial_successes("3.0", "5.0", 5) == 3 and trial_successes(" 0.00 ", "5", 5) == 0
     assert trial_successes("3.5", "5", 5) is None and trial_successes("6.0", "5.0", 5) is None
     assert trial_successes(".0", "5", 5) is None and trial_successes("3.0", "4.0", 5) is None
+
+
+def test_a_per_trial_ingest_names_every_line_of_a_task(tmp_path):
+    """A trial: the detail of a task read from 5 trial lines said '(line 2)'."""
+    from hspr.harness import read_trials_outcomes
+
+    path = tmp_path / "t.csv"
+    path.write_text("task_id,resolved\n" + "a,1\na,0\na,1\na,1\na,0\n" + "b,1\nc,0\nb,1\nc,0\nb,1\nc,0\nb,1\nc,0\nb,0\nc,0\n")
+    got = {o.instance_id: o.detail for o in read_trials_outcomes(path, 5).outcomes}
+    assert got == {"a": "3/5 trials (lines 2-6)", "b": "4/5 trials (lines 7, 9, 11, 13, 15)",
+                   "c": "0/5 trials (lines 8, 10, 12, 14, 16)"}

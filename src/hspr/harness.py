@@ -612,6 +612,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     runs: dict[str, int] = {}
     first: dict[str, int] = {}
     trial_line: dict[tuple[str, str], int] = {}  # (task, trial) -> its line: a pair twice is one trial copied
+    lines_of: dict[str, list[int]] = {}  # task -> the lines of its trials (one line per trial)
     skipped: list[str] = []
     for n, rec in recs[1:]:
         if len(rec) <= max(cols):
@@ -650,6 +651,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
                 trial_line[key] = n
             succ[iid] = succ.get(iid, 0) + y
             runs[iid] = runs.get(iid, 0) + 1
+            lines_of.setdefault(iid, []).append(n)
         first.setdefault(iid, n)
     if known is not None:  # an id of another bank: its trial count is not the problem
         for iid in [i for i in {**succ, **errored} if not known(i)]:
@@ -666,7 +668,12 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
                                  + ("a trial given twice, or trials of two runs in one file? keep one run's trials"
                                     if more else "record a task once all its trials ran"))
     status = {0: UNRESOLVED, trials: RESOLVED}
-    out = [HarnessOutcome(i, status.get(succ[i], PARTIAL), f"{succ[i]}/{trials} trials (line {first[i]})", str(path),
+    def where(i: str) -> str:  # a trial: '(line 2)' for trials on lines 2-6
+        ls = lines_of.get(i, [first[i]])
+        return f"line {ls[0]}" if len(ls) == 1 else f"lines {', '.join(map(str, ls))}" if len(ls) <= 3 or \
+            ls != list(range(ls[0], ls[-1] + 1)) else f"lines {ls[0]}-{ls[-1]}"
+
+    out = [HarnessOutcome(i, status.get(succ[i], PARTIAL), f"{succ[i]}/{trials} trials ({where(i)})", str(path),
                           pass_rate(succ[i], trials)) for i in succ]
     out += [HarnessOutcome(i, ERROR, f"{k} line(s) marked as a harness error in column {head[ce]!r} (from line "
                                      f"{first[i]})", str(path)) for i, k in errored.items()]

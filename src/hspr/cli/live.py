@@ -413,7 +413,8 @@ def register(group: click.Group) -> None:
             for t in tasks:
                 click.echo(t)
 
-    @live.command("record")
+    # a negative outcome (-1) is the outcome refused with its reason, not click's "no such option '-1'"
+    @live.command("record", context_settings={"ignore_unknown_options": True})
     @click.argument("instance_id")
     @click.argument("outcome")
     @click.option("--correct", is_flag=True,
