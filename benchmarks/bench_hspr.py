@@ -68,7 +68,7 @@ def main() -> None:
         for b in args.banks.split(","):
             rows.append(bench_bank(b, args.targets))
             r = rows[-1]
-            print(f"{r['bank']:9s} N={r['tasks']:5d} B={r['budget']:4d} G={r['groups']:4d}  fit {r['fit_s']:.2f} s  "
+            print(f"{r['bank']:14s} N={r['tasks']:5d} B={r['budget']:4d} G={r['groups']:4d}  fit {r['fit_s']:.2f} s  "
                   f"run {r['run_s']:.2f} s  ask+tell {r['ask_tell_ms_mean']:.1f} ms (max {r['ask_tell_ms_max']:.1f})  "
                   f"estimate {r['estimate_s']:.2f} s", flush=True)
     if args.json:

@@ -125,7 +125,7 @@ def main() -> None:
             new = bench(b, args.repeat, args.steps, tmp, args.method, ROOT / "src", "now")
             print(_line(new), flush=True)
             rows += [old, new]
-            print(f"{b:9s} base / now, medians: " + "  ".join(
+            print(f"{b:14s} base / now, medians: " + "  ".join(
                 f"{k} {old[f'{k}_median_s']:.2f} / {new[f'{k}_median_s']:.2f} s "
                 f"(x{old[f'{k}_median_s'] / new[f'{k}_median_s']:.1f})" for k in ("next", "record", "status")),
                 flush=True)

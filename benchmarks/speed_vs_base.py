@@ -74,7 +74,7 @@ def main() -> None:
                "max_diff_pp": 100 * max(diffs), "n_diff_over_0.02pp": sum(d > 2e-4 for d in diffs),
                "paths_differ": paths}
         out.append(row)
-        print(f"{row['bank']:9s} runs {row['n_runs']:3d}  base -> now: run {b['run_s']:.2f} -> {n['run_s']:.3f} s "
+        print(f"{row['bank']:14s} runs {row['n_runs']:3d}  base -> now: run {b['run_s']:.2f} -> {n['run_s']:.3f} s "
               f"(x{b['run_s'] / n['run_s']:.1f})  ask+tell {b['ask_tell_ms_mean']:.1f} -> {n['ask_tell_ms_mean']:.1f} ms "
               f"(x{b['ask_tell_ms_mean'] / n['ask_tell_ms_mean']:.1f})  estimate {row['estimate_ms'][0]:.0f} -> "
               f"{row['estimate_ms'][1]:.1f} ms (x{row['estimate_ms'][0] / row['estimate_ms'][1]:.0f})  "

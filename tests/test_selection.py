@@ -463,3 +463,16 @@ def test_cli_select_takes_every_bundled_bank_with_its_shipped_folds(tmp_path, mo
     assert res.exit_code == 2 and "stop here" in res.output, res.output
     folds = bank_folds(bank)
     assert set(seen[0].agents) == set(load_bank(bank).agents) - set(folds[1])
+
+
+def test_select_notes_a_fold_with_few_sources(tmp_path):
+    """A trial: `hspr select` on a 5-agent matrix chose on 3 sources without a word."""
+    from hspr.cli import main
+
+    m = simulate_matrix(5, 20, seed=1)[0]
+    write_wide_csv(m, tmp_path / "m.csv")
+    res = CliRunner().invoke(main, ["select", "--matrix", str(tmp_path / "m.csv"), "--fold", "0", "--eval-nodes", "256",
+                                    "--eval-draws", "2048", "--out", str(tmp_path / "s.json"), "-q"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "note: fold 0 leaves 3 source agents, and each held-out fit keeps 2" in text

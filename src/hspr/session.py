@@ -441,6 +441,9 @@ class Session(ABC):
 
         Any task of the bank may be told, also one that was not asked (it is conditioned on
         like the others), also once the budget is spent (an extra outcome is information too).
+        The estimate from a given set of outcomes does not depend on the order they were told,
+        up to rounding: HSPR's float32 node weights accumulate in telling order (an API trial
+        measured 7e-6 on the 0-1 scale, under 0.001 pp, over 3 orders of 30 outcomes).
         Raises :class:`~hspr.errors.UnknownIdError` (a KeyError) for an id not in the bank or not a
         string, and
         :class:`~hspr.errors.HsprError` (a ValueError) for an outcome out of range (non-binary

@@ -42,6 +42,9 @@ GENERATED_BY = ("hspr select --bank {bank} --fold {fold} --workers 2 --out sel_{
                 "and verified folds 1-3 and full used --eval-nodes 2048 --eval-draws 32768 inside selection)")
 
 
+#: below this many source agents `hspr select` notes that its choice rests on few replays
+FEW_SOURCES = 8
+
 #: the packaged table of selections (`hspr replay --config auto` reads it)
 SHIPPED_TABLE = (Path(__file__).resolve().parents[1] / "methods" / "hspr" / "selected_configs.json")
 
@@ -250,6 +253,11 @@ def register(group: click.Group) -> None:
         except (DataError, ValueError, KeyError) as exc:
             print_error(console, exc)
             sys.exit(2)
+        if src.n_agents < FEW_SOURCES:  # a trial: 3 sources chose rank 4 without a word
+            console.print(f"note: fold {fold} leaves {src.n_agents} source agents, and each held-out fit keeps "
+                          f"{src.n_agents - 1}: the source MAE of each setting rests on {src.n_agents} replays, so the "
+                          "choice is noisy: replay it against the default configuration (plain hspr) before "
+                          "relying on it", highlight=False, soft_wrap=True)
 
         t0 = time.perf_counter()
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
