@@ -181,7 +181,9 @@ def test_replay_cli_labels_ablations(tmp_path, small_bank):
     # a review: the refusal blamed --stop-min-tasks 5 the user never gave, and advised 'add hspr' for --config auto
     (["--stop-width", "30", "--budget", "0.03"], "5 (the default) is more than the largest budget on bank (4 tasks)"),
     (["--methods", "hspr_auto", "--config", "auto"], "--methods hspr --config auto): drop --config\n"),
-    (["--methods", "hspr_robust,uniform", "--config", "{bad}"], "hspr_robust chooses its own on each fold's sources: drop"),
+    # a config file sets hspr_robust's HSPR settings too (as live start --config), so a missing one is named
+    (["--methods", "hspr_robust,uniform", "--config", "{bad}"], "nope.json: no such file"),
+    (["--methods", "hspr_robust,uniform", "--config", "auto"], "hspr_robust chooses its own on each fold's sources: drop"),
     (["--out", "{file}/x.json"], "--out"),
     (["--csv", "{file}/s.csv"], "--csv"),
 ])
