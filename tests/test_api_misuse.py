@@ -57,7 +57,8 @@ def test_from_dataframe_blank_strings_labels_trials_and_warnings():
     trials=; a transposed frame loaded without the warning a file gets."""
     from hspr.errors import InputWarning
 
-    m = ResponseMatrix.from_dataframe(pd.DataFrame({"t1": [1, ""], "t2": [" ", 0]}, index=["a", "b"]))
+    with pytest.warns(InputWarning, match="no task separates any two agents"):  # each task has one run
+        m = ResponseMatrix.from_dataframe(pd.DataFrame({"t1": [1, ""], "t2": [" ", 0]}, index=["a", "b"]))
     assert m.missing.tolist() == [[False, True], [True, False]] and m.values.tolist() == [[1, 0], [0, 0]]
     with pytest.raises(DataError, match=r"task id 2 \(column 2\) is empty"):
         ResponseMatrix.from_dataframe(pd.DataFrame([[1, 0]], index=["a"], columns=["t1", None]))
