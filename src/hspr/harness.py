@@ -456,6 +456,11 @@ def _line(fields: list[str]) -> str:
 #: error (no graded outcome, re-run or ``--errors-as-unresolved``) whatever its 'resolved' cell says
 ERROR_COLUMNS = ("error", "errored", "harness_error", "is_error")
 
+def _error_column(head: list[str]) -> int | None:
+    """Index of the first :data:`ERROR_COLUMNS` column in a lower-cased header, or None."""
+    return next((head.index(c) for c in ERROR_COLUMNS if c in head), None)
+
+
 #: header columns of an outcome CSV that name the agent: more than one value there is more than one agent
 AGENT_COLUMNS = ("agent", "agent_id", "agent_name", "model", "model_name", "model_name_or_path")
 
@@ -529,7 +534,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
                 f"{path}: header {_line(recs[0][1])} has no 'resolved' column; expected '{id_col},resolved'"
             )
         ci, cr, width = head.index(id_col), head.index("resolved"), len(head)
-        ce = next((head.index(c) for c in ERROR_COLUMNS if c in head), None)
+        ce = _error_column(head)
         recs = recs[1:]
         if not recs:
             raise HarnessFormatError(f"{path}: no outcome lines under the header; nothing to record")
@@ -606,7 +611,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     counts = {"successes", "trials"} <= set(head)
     cols = [ci] + ([head.index("successes"), head.index("trials")] if counts else [head.index("resolved")])
     trial_col = head.index("trial") if "trial" in head and not counts else None
-    ce = next((head.index(c) for c in ERROR_COLUMNS if c in head), None)
+    ce = _error_column(head)
     errored: dict[str, int] = {}  # task -> trials (lines) its error column marks: a harness fault, not an outcome
     succ: dict[str, int] = {}
     runs: dict[str, int] = {}
