@@ -419,3 +419,12 @@ def test_replay_config_takes_a_table_of_selections_and_sets_hspr_robust(tmp_path
     res = CliRunner().invoke(main, ["live", "start", "--matrix", str(csv), "--config", str(tmp_path / "tab.json"),
                                     "--budget", "4", "--session", str(tmp_path / "s.hspr")])
     assert res.exit_code == 2 and "is a table of selections" in res.output, res.output
+    # a new-user trial: a fold missing from the table ran a selection at the default settings inside the replay
+    del table["m"]["3"]
+    (tmp_path / "tab3.json").write_text(json.dumps(table))
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr", "--config",
+                                    str(tmp_path / "tab3.json"), "--seeds", "0", "-q", "--out", str(tmp_path / "o.json")])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2 and "has no selection for the sources of fold(s) 3 of m" in text, res.output
+    assert f"hspr select --matrix {csv} --fold 3 --fast --record {tmp_path / 'tab3.json'}" in text
+    assert not (tmp_path / "o.json").exists()

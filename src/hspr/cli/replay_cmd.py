@@ -288,6 +288,25 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
     return out
 
 
+def check_table_covers(config_path: str, table: dict, label: str, mat: ResponseMatrix, folds, matrix_path) -> None:
+    """ValueError naming the folds of ``label`` a --config table of selections has no entry for,
+    and the command that records them (instead of a selection at the default settings inside
+    the replay)."""
+    from ..methods.hspr.selection import unrecorded_folds
+
+    missing = unrecorded_folds(table, mat, folds)
+    if not missing:
+        return
+    where = (f"fold(s) {', '.join(map(str, missing))} of {label}" if missing != [None]
+             else f"{label} (all its rows as sources)")
+    source = f"--matrix {matrix_path}" if matrix_path else f"--bank {label.split('/')[0]}"
+    fold = f"--fold {missing[0]}" if missing != [None] else "--fold K"
+    raise ValueError(f"--config {config_path} has no selection for the sources of {where} (an entry is found by the "
+                     f"digest of a fold's sources): record it first, e.g. `hspr select {source} {fold} --fast --record "
+                     f"{config_path}`, or replay with --config auto, which selects a missing fold inside the replay at "
+                     "the default settings (slower than --fast)")
+
+
 def _check_config_path(config_path: str) -> None:
     """ValueError for a --config file whose name cannot label runs or that does not exist."""
     if why := label_problem(Path(config_path).stem, reserved=False):
@@ -545,8 +564,11 @@ def register(group: click.Group) -> None:
                 except DataError as exc:
                     raise DataError(f"--tasks {tasks_path}: {exc}") from None
             rows_word = "--targets" if targets else "target"  # a split's targets come from the bank itself
-            for label, mat, _, job_tgt in jobs:
+            table = _selection_table(config_path) if "hspr" in names else None
+            for label, mat, job_folds, job_tgt in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
+                if table is not None:  # a trial: a fold missing from the table ran a slow selection, unasked
+                    check_table_covers(config_path, table, label, mat, job_folds, matrix)
                 top = max(budget_from_fraction(f, mat.n_tasks) for f in fractions)
                 if stop_width is not None and stop_min_tasks > top:  # a hostile trial: accepted, and never stopped
                     default = click.get_current_context().get_parameter_source("stop_min_tasks") == ParameterSource.DEFAULT

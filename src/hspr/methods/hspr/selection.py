@@ -432,6 +432,20 @@ def lookup_shipped(digest: str, table: dict | None = None) -> tuple[str, str, HS
     return None
 
 
+def unrecorded_folds(table: dict, matrix: ResponseMatrix, folds: list[list[str]] | None) -> list[int | None]:
+    """The folds of a replay whose sources no entry of ``table`` matches (:func:`lookup_shipped`
+    on the digest of the sources as a method is fitted on them, sorted by id): fold indices, or
+    ``[None]`` when ``folds`` is None and ``matrix`` itself (every row a source, as with
+    ``--targets``) has no entry. A replay given such a table would select those folds first, at
+    the default settings (a trial: minutes, with ``--fast`` unavailable in a replay)."""
+    from ...data.folds import fold_indices
+
+    if folds is None:
+        return [] if lookup_shipped(matrix.canonical().digest(), table) is not None else [None]
+    return [k for k, idx in enumerate(fold_indices(matrix.agents, folds))
+            if lookup_shipped(matrix.drop_rows(idx).canonical().digest(), table) is None]
+
+
 def _log_progress(what: str, step: float = 0.1) -> Progress:
     """A :data:`Progress` callback logging (``log.warning``, shown by the CLI) each further ``step``
     share of the work done, with the time so far: a selection inside a replay's fit runs for
@@ -520,8 +534,9 @@ class HSPRAuto(Method):
             if source.n_agents < 3:  # refuse before announcing a long selection
                 raise DataError(f"hspr_auto selects its settings on the source agents and needs at least 3, got "
                                  f"{source.n_agents}")
-            log.warning("hspr_auto: no shipped configuration for source %s (%d agents x %d tasks); running "
-                        "source-only selection, which can take long", source.source, source.n_agents, source.n_tasks)
+            log.warning("hspr_auto: %s for source %s (%d agents x %d tasks); running source-only selection, which "
+                        "can take long", "no shipped configuration" if self.table is None else
+                        "its table has no configuration", source.source, source.n_agents, source.n_tasks)
             selection = select_config(source, self.fraction, self.n_jobs, base_config=self.base_config,
                                       progress=_log_progress(f"hspr_auto selection on {source.source}"))
             cfg = selection.config
