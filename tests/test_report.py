@@ -719,6 +719,12 @@ def test_macro_and_pooled_rows_cover_the_paper_banks_only_when_one_is_there():
     pooled = paired_analysis(runs, "hspr", n_resamples=99)
     pooled = pooled[pooled["bank"] == POOLED].iloc[0]
     assert pooled["n_targets"] == 12  # verified and pro targets only
+    # a new-user trial: a macro of 2 of the 4 paper banks was not flagged, and one of 1 bank sat in the CSV
+    assert "averages 2 of the paper's four banks (lite, full not run)" in " ".join(comparison_markdown(t).split())
+    one = comparison_table(runs[runs["bank"].isin(["verified", "multimodal"])])
+    assert not (one["bank"] == MACRO).any()
+    assert ("No macro MAE: verified is the only paper bank here, and the other banks (multimodal) are not averaged"
+            in " ".join(comparison_markdown(one).split()))
 
 
 def test_budget_curves_use_a_log_axis_when_budgets_crowd_one_end():

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from ..data.banks import BANK_ORDER
 from .inputs import DECIMALS, MACRO, POOLED, ZERO_METHOD, _check_runs, _dense_rank, _methods, bank_order, macro_banks
 from .stats import summarize, tasks_run_text
 
@@ -65,6 +66,8 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     for frac, g in s.groupby("budget_fraction", sort=True):
         g = g[g["bank"].isin(macro_banks(g["bank"]))]
         n_banks = g["bank"].nunique()
+        if n_banks < 2:  # a macro of one bank would repeat it (a trial read one in the CSV as a macro)
+            continue
         for m in methods:
             gm = g[g["method"] == m]
             if len(gm) and gm["bank"].nunique() == n_banks:
@@ -197,7 +200,12 @@ def comparison_markdown(table: pd.DataFrame) -> str:
             out += [f"Not ranked: {', '.join(off)} (the methods were replayed on different targets, so their metrics "
                     "average over different agents; see the targets column).", ""]
         banks, _, wide = _macro_wide(g)
+        left = [b for b in dict.fromkeys(g.loc[g["bank"] != MACRO, "bank"]) if b not in banks
+                and "/" not in b and "[" not in b]
         if len(banks) < 2:  # one bank, or shift protocols only: no macro MAE (it would repeat the bank's)
+            if left:
+                out += [f"No macro MAE: {', '.join(banks)} is the only paper bank here, and the other banks "
+                        f"({', '.join(left)}) are not averaged with paper banks.", ""]
             continue
         out += ["### Macro MAE (equal weight over banks, pp)", ""]
         rows = [[_mark_md(t, k) for t, k in cells] for cells in wide]
@@ -205,10 +213,12 @@ def comparison_markdown(table: pd.DataFrame) -> str:
                           [False] + [True] * (len(banks) + 1)), ""]
         if any(c[-1][0] == "–" for c in wide):
             out += ["– in the macro column: the method was not run on every bank.", ""]
-        left = [b for b in dict.fromkeys(g.loc[g["bank"] != MACRO, "bank"]) if b not in banks
-                and "/" not in b and "[" not in b]
         if left:
             out += [f"Not in the macro MAE: {', '.join(left)} (it averages the paper's four banks).", ""]
+        absent = [b for b in BANK_ORDER if b not in banks]
+        if set(banks) <= set(BANK_ORDER) and absent:  # a trial took a 3-bank macro for the paper's
+            out += [f"This macro averages {len(banks)} of the paper's four banks ({', '.join(absent)} not run): "
+                    "it is not comparable with a four-bank macro MAE.", ""]
     return "\n".join(out)
 
 
