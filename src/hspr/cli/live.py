@@ -114,7 +114,7 @@ def status_lines(st: LiveStatus) -> list[str]:
             out.append(f"shift: {st.estimate.shift.message}")
     ran = (f"run {st.n_recorded} of {st.budget} tasks" if st.n_recorded <= st.budget else
            f"run {st.n_recorded} tasks, {st.n_recorded - st.budget} over the budget of {st.budget}")
-    out.append(f"{ran} ({d['n_asked_recorded']} asked, {d['n_extra']} extra); "
+    out.append(f"{ran} ({d['n_asked_recorded']} of them asked by hspr, {d['n_extra']} extra); "
                f"{len(st.pending)} pending; {st.budget_left} left in the budget")
     if st.extra:
         out.append(f"note: {len(st.extra)} outcome(s) this session did not ask for (recorded or ingested before it "
