@@ -605,5 +605,10 @@ def test_a_negative_outcome_is_refused_as_an_outcome_not_as_an_option(files):
     task = run("live", "next", "--session", files / "run.hspr").output.split()[0]
     res = run("live", "record", "--session", files / "run.hspr", task, "-1")
     assert res.exit_code == 2 and "outcome '-1'" in res.output and "No such option" not in res.output, res.output
+    # a hostile trial: letting every unknown option through made a mistyped option an argument
+    res = run("live", "record", "--session", files / "run.hspr", task, "--corect", "1")
+    assert res.exit_code == 2 and "No such option '--corect'" in res.output, res.output
+    res = run("live", "record", "--sesion", files / "run.hspr", task, "1")
+    assert res.exit_code == 2 and "No such option '--sesion'" in res.output, res.output
     res = run("live", "record", "--session", files / "run.hspr", task, "1")
     assert res.exit_code == 0, res.output

@@ -6,6 +6,7 @@ Thin: parses arguments, calls :class:`hspr.live.LiveSession`, prints (text or ``
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -42,6 +43,18 @@ from .common import (
 
 SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $HSPR_SESSION."
 
+
+
+class _NumbersAreArguments(click.Command):
+    """A command whose arguments may look like negative numbers (``record TASK -1``, ``-1/5``): such a
+    token is an argument to refuse with its reason, not click's "No such option: -1" (a trial). A
+    mistyped option (``--corect``) is still an unknown option."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        numbers = [a for a in args if re.fullmatch(r"[-+][0-9.][0-9./eE+-]*", a)]
+        if numbers and "--" not in args:
+            args = [a for a in args if a not in numbers] + ["--", *numbers]
+        return super().parse_args(ctx, args)
 
 def _session_option(f):
     return click.option("--session", "session_path", default="run.hspr", envvar="HSPR_SESSION",
@@ -413,8 +426,7 @@ def register(group: click.Group) -> None:
             for t in tasks:
                 click.echo(t)
 
-    # a negative outcome (-1) is the outcome refused with its reason, not click's "no such option '-1'"
-    @live.command("record", context_settings={"ignore_unknown_options": True})
+    @live.command("record", cls=_NumbersAreArguments)
     @click.argument("instance_id")
     @click.argument("outcome")
     @click.option("--correct", is_flag=True,
