@@ -428,3 +428,18 @@ def test_replay_config_takes_a_table_of_selections_and_sets_hspr_robust(tmp_path
     assert res.exit_code == 2 and "has no selection for the sources of fold(s) 3 of m" in text, res.output
     assert f"hspr select --matrix {csv} --fold 3 --fast --record {tmp_path / 'tab3.json'}" in text
     assert not (tmp_path / "o.json").exists()
+    # a hostile trial: a damaged entry failed only when its fold came up, and a note beside the banks hid the table
+    bad = json.loads((tmp_path / "tab.json").read_text())
+    bad["note"] = "my selections"
+    bad["m"]["2"]["config"]["rank"] = 99
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr", "--config",
+                                    str(tmp_path / "bad.json"), "--seeds", "0", "-q", "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 2 and "bad.json: entry m/2: rank must be" in " ".join(res.output.split()), res.output
+    # hspr_robust's own form {config, shift}, which live start takes, is taken by replay too
+    (tmp_path / "rob.json").write_text(json.dumps({"config": cfg, "shift": {"max_held_out": 8}}))
+    assert {k[0] for k in runs(str(tmp_path / "rob.json"), "hspr_robust")} == {"hspr_robust[config=rob]"}
+    for method in ("hspr_auto", "uniform"):  # named its bank labels as unknown settings
+        res = CliRunner().invoke(main, ["live", "start", "--matrix", str(csv), "--method", method, "--config",
+                                        str(tmp_path / "tab.json"), "--budget", "4", "--session", str(tmp_path / "u.hspr")])
+        assert res.exit_code == 2 and "is a table of selections" in res.output, res.output

@@ -458,6 +458,12 @@ def _make_method(name: str, settings) -> Method:
         return cls()
     if hasattr(settings, "to_dict"):
         settings = settings.to_dict()
+    from .methods.hspr.config import is_selection_table
+
+    if is_selection_table(settings):  # a trial: hspr_auto and uniform named its bank labels as unknown settings
+        raise LiveSessionError("--config is a table of selections (hspr select --record: one configuration per fold, "
+                               "found by the fold's source digest): a live session takes one configuration, e.g. "
+                               "one fold's --config-out file; `hspr replay --config` takes the table")
     return cls.from_params(dict(settings))
 
 

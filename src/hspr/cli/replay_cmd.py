@@ -281,8 +281,7 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
                 raise ValueError(f"--config {config_path} is a table of selections (hspr select --record): hspr_robust "
                                  "takes one configuration; give one fold's --config-out file, or run hspr with the "
                                  "table")
-            out[f"hspr_robust[config={Path(config_path).stem}]"] = get_method("hspr_robust",
-                                                                           config=_file_config(config_path))
+            out[f"hspr_robust[config={Path(config_path).stem}]"] = _robust_from_file(config_path)
         else:
             out[n] = get_method(n)
     return out
@@ -320,7 +319,7 @@ def _check_config_path(config_path: str) -> None:
 def _selection_table(config_path: str | None) -> dict | None:
     """The --config file's JSON when it is a table of selections (``hspr select --record``), else None."""
     from ..fileio import read_json_file
-    from ..methods.hspr.config import is_selection_table
+    from ..methods.hspr.config import check_selection_table, is_selection_table
 
     if not config_path:
         return None
@@ -329,7 +328,28 @@ def _selection_table(config_path: str | None) -> dict | None:
         d = read_json_file(config_path)
     except ValueError:
         return None  # _file_config names the problem
-    return d if is_selection_table(d) else None
+    if not is_selection_table(d):
+        return None
+    try:  # every entry checked now, not when its fold comes up
+        return check_selection_table(d, f"--config {config_path}")
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _robust_from_file(config_path: str):
+    """hspr_robust with a --config file's settings: HSPRConfig fields, or its own form
+    ``{"config": {...}, "shift": {...}}`` as ``hspr live start --config`` takes it (a trial found
+    replay refusing it); ValueError naming the file."""
+    from ..fileio import read_json_file
+
+    _check_config_path(config_path)
+    d = read_json_file(config_path)
+    if isinstance(d, dict) and d and set(d) <= {"config", "shift"}:
+        try:
+            return get_method("hspr_robust", config=d.get("config"), shift=d.get("shift"))
+        except ValueError as exc:
+            raise ValueError(f"--config {config_path}: {exc}") from None
+    return get_method("hspr_robust", config=_file_config(config_path))
 
 
 def _file_config(config_path: str | None):

@@ -35,14 +35,37 @@ def _check_size(name: str, value: int, most: int) -> None:
 
 
 def is_selection_table(d) -> bool:
-    """True for a table of selections as ``hspr select --record`` writes it (and the shipped
-    ``selected_configs.json``): ``{bank: {fold: {"config": ..., "source_digest": ...}}}``, with an
-    optional ``generated_by`` text."""
+    """True for what looks like a table of selections as ``hspr select --record`` writes it (and
+    the shipped ``selected_configs.json``): ``{bank: {fold: {"config": ..., "source_digest": ...}}}``
+    with text beside it (``generated_by``, a note); an entry may be damaged
+    (:func:`check_selection_table` names it)."""
     if not isinstance(d, dict):
         return False
-    banks = {k: v for k, v in d.items() if k != "generated_by"}
-    return bool(banks) and all(isinstance(v, dict) and v and all(
-        isinstance(e, dict) and "config" in e and "source_digest" in e for e in v.values()) for v in banks.values())
+    banks = [v for v in d.values() if isinstance(v, dict)]
+    return bool(banks) and any(isinstance(e, dict) and "config" in e for v in banks for e in v.values())
+
+
+def check_selection_table(d: dict, where: str) -> dict:
+    """Return ``d`` when every entry of a table of selections is usable, else raise ValueError
+    naming ``where`` (the file), the entry (bank/fold) and what is wrong: a hostile trial saw a bad
+    entry fail only when its fold came up, after the other folds' work, without the file's name."""
+    for bank, folds in d.items():
+        if isinstance(folds, str):
+            continue  # generated_by, a note
+        if not isinstance(folds, dict) or not folds:
+            raise ValueError(f"{where}: {bank!r} is not a set of folds {{fold: entry}}; a table of selections "
+                             "(hspr select --record) has one per bank label")
+        for fold, e in folds.items():
+            if not isinstance(e, dict) or not isinstance(e.get("config"), dict) or \
+                    not isinstance(e.get("source_digest"), str):
+                raise ValueError(f"{where}: entry {bank}/{fold} needs a 'config' object and a 'source_digest' "
+                                 "string (as hspr select --record writes them)")
+            try:
+                HSPRConfig.from_dict(e["config"])
+            except ValueError as exc:
+                raise ValueError(f"{where}: entry {bank}/{fold}: {exc}") from None
+    return d
+
 
 @dataclass(frozen=True)
 class HSPRConfig:
