@@ -741,3 +741,17 @@ def test_budget_curves_use_a_log_axis_when_budgets_crowd_one_end():
     assert [t.get_text() for t in crowded.axes[-1].get_xticklabels()] == ["0.2", "0.4", "1", "2"]
     sweep = figure_budget_curves(runs([0.05, 0.10, 0.15, 0.20]))
     assert {ax.get_xscale() for ax in sweep.axes} == {"linear"}
+    # a hostile trial: an even sweep of 8 budgets, and budgets crowded at both ends, had turned log
+    even = figure_budget_curves(runs([0.025 * k for k in range(1, 9)]))
+    both = figure_budget_curves(runs([0.0125, 0.025, 0.15, 0.1625]))
+    assert {ax.get_xscale() for ax in even.axes} == {ax.get_xscale() for ax in both.axes} == {"linear"}
+
+
+def test_report_refuses_runs_labelled_like_its_aggregate_rows():
+    """A hostile trial: library runs labelled 'macro' or 'pooled' collided with the aggregate rows."""
+    from hspr.report import ReportError, comparison_table
+
+    rows = [{"bank": b, "method": "uniform", "fold": 0, "target": "t", "seed": 0, "budget": 5, "budget_fraction": 0.1,
+             "estimate": 0.5, "truth": 0.5} for b in ("pro", "macro")]
+    with pytest.raises(ReportError, match="runs labelled bank 'macro', a name the report gives its aggregate rows"):
+        comparison_table(pd.DataFrame(rows))

@@ -102,9 +102,13 @@ def figure_budget_curves(runs: pd.DataFrame, baseline: str | None = None, table:
             if j == 0:
                 ax.set_ylabel(label + (" (log scale)" if log else ""))
     xs = [100 * f for f in sorted(per["budget_fraction"].unique())]
-    # budgets crowded at one end (0.2, 0.4, 1, 2 %): a log axis keeps their labels apart (a trial saw
-    # them print over each other); the usual 5-20 % sweep stays linear
-    crowded = any(b - a < 0.15 * (xs[-1] - xs[0]) for a, b in zip(xs, xs[1:]))
+    # budgets crowded at one end (0.2, 0.4, 1, 2 %) print their labels over each other on a linear axis
+    # (a trial): the axis, linear or log, that leaves the smallest gap between two budgets widest wins
+    def smallest_gap(v):
+        v = np.asarray(v, dtype=float)
+        return float(np.min(np.diff(v)) / (v[-1] - v[0])) if len(v) > 1 else 1.0
+
+    crowded = xs[0] > 0 and smallest_gap(np.log(xs)) > smallest_gap(xs)
     from matplotlib.ticker import NullLocator
 
     for ax in axes.ravel():

@@ -347,6 +347,10 @@ def _check_runs(runs: pd.DataFrame, source: str = "runs") -> pd.DataFrame:
         raise ReportError(f"{source}: lacks column(s) {missing}; needs {list(REQUIRED_COLUMNS)}")
     if runs.empty:
         raise ReportError(f"{source}: no runs")
+    taken = sorted({MACRO, POOLED} & set(runs["bank"].astype(str)))
+    if taken:  # a hostile trial: such runs collided with the aggregate rows (the CLI refuses the labels)
+        raise ReportError(f"{source}: runs labelled bank {taken[0]!r}, a name the report gives its aggregate rows; "
+                          "replay them under another label")
     n = runs.groupby(["bank", "budget_fraction"], sort=False)["budget"].nunique()
     if (n > 1).any():
         bank, frac = n[n > 1].index[0]

@@ -242,7 +242,8 @@ def paired_analysis(runs: pd.DataFrame, baseline: str = "hspr", n_resamples: int
     two-sided Wilcoxon signed-rank p-value (``zero_method='wilcox'``: zero differences are
     dropped). Holm's correction runs over all rows of the result (every budget, method, bank
     and pooled row). Pooled rows pool the banks of the macro MAE
-    (:func:`~hspr.report.inputs.macro_banks`) and weight every target equally (large banks count
+    (:func:`~hspr.report.inputs.macro_banks`; shift protocols pool with each other only when no
+    other bank is there) and weight every target equally (large banks count
     more; the same agent on two banks counts twice), unlike the equal-weight macro MAE.
 
     Parameters
@@ -288,7 +289,7 @@ def paired_analysis(runs: pd.DataFrame, baseline: str = "hspr", n_resamples: int
                 continue
             present = [b for b in banks if b in d.index.get_level_values("bank")]
             groups = [(b, d.xs(b, level="bank").to_numpy()) for b in present]
-            pool = macro_banks(present)
+            pool = macro_banks(present) or present  # shift protocols only: they pool with each other
             if len(pool) > 1:
                 groups.append((POOLED, d[d.index.get_level_values("bank").isin(pool)].to_numpy()))
             for b, vals in groups:
