@@ -97,15 +97,18 @@ def fraction(ap: argparse.ArgumentParser, option: str, value: float) -> float:
 
 def out_file(ap: argparse.ArgumentParser, option: str, path: str | None) -> Path | None:
     """An output file that can be written (checked before the work, not after, by the CLI's
-    :func:`hspr.cli.common.check_output_file`), or ``ap.error``."""
+    :func:`hspr.cli.common.check_output_file`; its missing folders are made now), or ``ap.error``."""
     import click
 
     from hspr.cli.common import check_output_file
 
     try:
-        return check_output_file(path, option)
+        out = check_output_file(path, option)
     except click.BadParameter as exc:
         ap.error(f"{option}: {exc.message}")
+    if out is not None:  # a hostile trial: a folder that could be made was not, and the write failed after the run
+        out.parent.mkdir(parents=True, exist_ok=True)
+    return out
 
 
 def commit(ap: argparse.ArgumentParser, option: str, ref: str) -> str:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 import _checks
 import numpy as np
@@ -33,7 +34,6 @@ from joblib import Parallel, delayed
 
 from hspr.data import bank_folds, load_bank
 from hspr.data.folds import fold_indices
-from hspr.errors import HsprError
 from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.replay import HiddenRow, run_session
 from hspr.session import budget_from_fraction
@@ -108,12 +108,16 @@ def main() -> None:
     _checks.workers(ap, args.workers)
     seeds = _checks.seeds(ap, args.seeds)
     out = _checks.out_file(ap, "--out", args.out)
+    if args.config and not Path(args.config).is_file():
+        ap.error(f"--config {args.config}: no such file (a JSON file of HSPRConfig fields)")
     try:
         cfg = HSPRConfig.from_json(args.config) if args.config else HSPRConfig()
-        matrix = load_bank(args.bank)
-        budget = budget_from_fraction(args.budget, matrix.n_tasks)
-    except (HsprError, OSError) as exc:
-        ap.error(str(exc))
+    except (ValueError, OSError) as exc:  # a hostile trial: a JSON list or unknown keys ended in a traceback
+        ap.error(f"--config: {exc}")
+    matrix = load_bank(args.bank)
+    budget = budget_from_fraction(args.budget, matrix.n_tasks)
+    if budget < 1:
+        ap.error(f"--budget {args.budget:g}: {args.budget:g} of {matrix.n_tasks} tasks rounds to 0 tasks")
     if args.batch > budget:  # a trial: --batch 100 on an 8-task budget was recorded as batch 100
         ap.error(f"--batch {args.batch}: the budget is {budget} tasks on {args.bank}; give --batch {budget} or less")
     # a run is resumed only under the same settings: other settings give other estimates
@@ -123,7 +127,13 @@ def main() -> None:
     rows: list[dict] = []
     if out.exists():
         for n, line in enumerate(out.read_text().splitlines(), start=1):
-            r = json.loads(line)
+            try:
+                r = json.loads(line)
+            except ValueError:
+                r = None
+            if not isinstance(r, dict) or "target" not in r:  # a hostile trial: a results.json ended in a traceback
+                ap.error(f"--out {out}: line {n} is not a run of this script (one JSON object per line); give "
+                         "another --out")
             if "bank" not in r:
                 ap.error(f"--out {out}: line {n} is a run written before runs held their settings; give another --out")
             theirs = {k: r.get(k) for k in settings}

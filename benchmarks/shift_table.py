@@ -84,6 +84,9 @@ def main() -> None:
                     runs += replay(name, m, use, seeds={n: seed_map[n] for n in use}, folds=bank_folds(name),
                                    n_jobs=args.workers)
         print(f"{proto}: {time.perf_counter() - t_proto:.0f} s", flush=True)
+    if not runs:  # a hostile trial: every method skipped ended in a KeyError
+        raise SystemExit("shift_table.py: error: no runs: every method was skipped (see the notes above); give "
+                         "methods that take the banks' outcomes")
     frame = pd.DataFrame(runs)
     summary = summarize(frame)
     if args.out:

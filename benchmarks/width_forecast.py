@@ -70,6 +70,8 @@ def main() -> None:
         ap.error(f"--config: {exc}")
     matrix = load_bank(args.bank)
     budget = budget_from_fraction(args.budget, matrix.n_tasks)
+    if budget < 1:  # a hostile trial: ran with budget 0 and exited 0
+        ap.error(f"--budget {args.budget:g}: {args.budget:g} of {matrix.n_tasks} tasks rounds to 0 tasks")
     t0 = time.perf_counter()
     jobs = []
     for idx in fold_indices(matrix.agents, bank_folds(args.bank)):

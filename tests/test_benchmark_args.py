@@ -27,6 +27,9 @@ BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
     ("item_prior_check.py", ["--scales", "1,0"], "--scales: 0 is outside"),
     ("width_forecast.py", ["--config", "nofile.json"], "--config nofile.json: no such file"),
     ("speed_vs_base.py", ["--base", "nosuchcommit"], "--base nosuchcommit: not a commit"),
+    ("batch_vs_sequential.py", ["--bank", "pro", "--budget", "1e-9"], "rounds to 0 tasks"),
+    ("width_forecast.py", ["--bank", "pro", "--budget", "1e-9"], "rounds to 0 tasks"),
+    ("batch_vs_sequential.py", ["--config", "nofile.json"], "--config nofile.json: no such file"),
 ])
 def test_bad_options_are_refused_before_any_work(tmp_path, script, args, message):
     res = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, cwd=tmp_path,
@@ -50,3 +53,14 @@ def test_compare_refuses_a_file_that_is_not_a_selection(tmp_path):
                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert res.returncode == 2 and "bs.json is not the output of `hspr select --out`" in res.stderr, res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_batch_script_refuses_a_bad_config_and_an_out_file_of_another_kind(tmp_path):
+    """A hostile trial: a JSON list as --config, and a replay's results.json as --out, ended in tracebacks;
+    shift_table with every method skipped ended in a KeyError."""
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "results.json").write_text('{"runs": []}\n\n')
+    for args, message in ((["--config", "list.json"], "--config: "), (["--out", "results.json"], "line 1 is not a run")):
+        res = subprocess.run([sys.executable, str(BENCH / "batch_vs_sequential.py"), "--bank", "pro", *args],
+                             capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr, res.stderr
