@@ -527,3 +527,25 @@ def test_a_grouped_setting_given_alone_is_pointed_to_its_group():
     with pytest.raises(HsprError, match=r"'min_factor' is a field of shift: pass shift=\{'min_factor': \.\.\.\}"):
         get_method("hspr_robust", min_factor=1.5)
     assert get_method("hspr_robust", config={"rank": 4}).config.rank == 4
+
+
+def test_row_and_fold_edge_cases_found_by_a_hostile_trial():
+    """rows(0) raised a raw TypeError (drop_rows(0) worked), rows([[0, 1]]) too, a categorical ''
+    was refused while an object '' is blank, np.array_split folds were refused and an empty fold
+    failed inside the fit; get_method('hspr_auto', decision=...) gave no hint of overrides."""
+    from hspr.data.folds import fold_indices
+    from hspr.errors import RowIndexError
+
+    m = ResponseMatrix(["a", "b", "c", "d"], ["x", "y"], [[1, 0], [0, 1], [1, 1], [0, 0]])
+    assert m.rows(0).agents == ("a",) and m.drop_rows(0).agents == ("b", "c", "d")
+    with pytest.raises(RowIndexError, match=r"a flat list .* got shape \(1, 2\)"):
+        m.rows([[0, 1]])
+    cat = pd.DataFrame({"x": pd.Categorical(["1", ""]), "y": [0, 1]}, index=["a", "b"])
+    assert ResponseMatrix.from_dataframe(cat).missing.tolist() == [[False, False], [True, False]]
+    assert [f.tolist() for f in fold_indices(m.agents, np.array_split(np.array(m.agents), 2))] == [[0, 1], [2, 3]]
+    with pytest.raises(HsprError, match="fold 1 is empty"):
+        fold_indices(m.agents, [["a"], []])
+    with pytest.raises(HsprError, match="fold 0 holds all 4 agents"):
+        fold_indices(m.agents, [list(m.agents)])
+    with pytest.raises(HsprError, match=r"'decision' is a field of overrides: pass overrides=\{'decision': \.\.\.\}"):
+        get_method("hspr_auto", decision="mean")

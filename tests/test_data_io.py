@@ -452,7 +452,7 @@ def test_cli_build_and_validate(tmp_path, cli):
     # the README: build prints the digest a live session on the file records (a trial found it in --json only)
     from hspr.data.io import load_matrix
 
-    assert f"digest {load_matrix(out).fill_missing(0).digest()} (what a live session on it records)" in \
+    assert f"digest {load_matrix(out).fill_missing(0).digest()} (what a live session on it records" in \
         " ".join(res.stdout.split())
     res = cli("bank", "validate", out)
     assert res.exit_code == 0

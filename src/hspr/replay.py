@@ -250,9 +250,9 @@ def replay(
         both = sorted(set(targets.agents) & set(matrix.agents))
         if both:  # an API trial: only the CLI said so
             warnings.warn(f"{len(both)} target id(s) also name source rows ({', '.join(both[:5])}"
-                          f"{', ...' if len(both) > 5 else ''}): that agent's outcomes are in the source fit, so "
-                          "their errors are optimistic; drop those rows from the matrix for an honest test",
-                          InputWarning, stacklevel=2)
+                          f"{', ...' if len(both) > 5 else ''}): that agent's own row (the same outcomes, or another "
+                          "run of it) is in the source fit, so their errors are likely optimistic; drop those rows "
+                          "from the matrix for an honest test", InputWarning, stacklevel=2)
         splits = [(0, matrix, targets)]
     else:
         if folds is None:

@@ -247,7 +247,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
         return
     # a trial: the README says build prints the digest a live session records; only --json did
     click.echo(f"{out}: {summary_line(m)} (built from {src}); digest {summary_dict(m)['digest']} (what a live "
-               "session on it records)")
+               "session on it records, missing cells counted as unresolved, the default)")
 
 
 @bank_group.command("agents")

@@ -59,12 +59,26 @@ def fold_indices(agents: Sequence[str], folds: list[list[str]]) -> list[np.ndarr
     UnknownIdError
         (a KeyError) naming fold agents that are not in ``agents``.
     HsprError
-        For folds that are not a list of lists of agent ids (a fold given as one string would be
-        split into its characters), or that name an agent twice.
+        For folds that are not a list of lists (or arrays) of agent ids (a fold given as one
+        string would be split into its characters), that name an agent twice, or a fold that is
+        empty or holds every agent (no sources).
     """
-    if isinstance(folds, (str, bytes)) or not isinstance(folds, Sequence) or \
-            any(isinstance(f, (str, bytes)) or not isinstance(f, Sequence) for f in folds):
+    def listlike(x) -> bool:  # numpy arrays too (np.array_split's folds; a hostile trial)
+        return not isinstance(x, (str, bytes)) and (isinstance(x, Sequence) or isinstance(x, np.ndarray))
+
+    if not listlike(folds) or not all(listlike(f) for f in folds):
         raise HsprError(f"folds must be a list of lists of agent ids (one list per fold), got {shorten(repr(folds), 60)}")
+    folds = [[str(a) if isinstance(a, np.str_) else a for a in f] for f in folds]
+    bad = next((a for f in folds for a in f if not isinstance(a, str)), None)
+    if bad is not None:
+        raise HsprError(f"folds hold agent ids (strings), got {type(bad).__name__} {shorten(repr(bad), 40)}")
+    empty = [k for k, f in enumerate(folds) if not len(f)]
+    if empty:
+        raise HsprError(f"fold {empty[0]} is empty: every fold needs at least one target agent")
+    whole = next((k for k, f in enumerate(folds) if len(set(f)) >= len(agents)), None)
+    if whole is not None:  # its sources, the agents outside it, would be none
+        raise HsprError(f"fold {whole} holds all {len(agents)} agents: a fold's sources are the agents outside it, "
+                        "so it needs fewer")
     pos = {a: i for i, a in enumerate(agents)}
     first: dict[str, int] = {}
     for k, f in enumerate(folds):  # an API trial: an agent in two folds was scored twice without a word

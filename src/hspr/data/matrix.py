@@ -182,8 +182,8 @@ class ResponseMatrix:
                 at = int(np.flatnonzero(null)[0])
                 raise DataError(f"{source}: {axis} id {at + 1} ({'row' if axis == 'agent' else 'column'} {at + 1}) "
                                 f"is empty ({labels[at]!r}); every {axis} needs an id")
-        text = df.select_dtypes(include=["object", "string"])
-        if text.shape[1]:  # '' or ' ' is a blank cell, as in a CSV
+        text = df.select_dtypes(include=["object", "string", "category"]).astype(object)
+        if text.shape[1]:  # '' or ' ' is a blank cell, as in a CSV (also in a categorical column)
             blank = text.apply(lambda col: col.map(lambda v: isinstance(v, str) and not v.strip()))
             if blank.to_numpy().any():
                 df = df.copy()
@@ -266,6 +266,10 @@ class ResponseMatrix:
         ones count from the end). Raises :class:`~hspr.errors.RowIndexError` (an IndexError) naming a
         bad index or mask length, or agent ids given where indices are expected."""
         arr = np.asarray(idx)
+        if arr.ndim == 0:  # rows(0): one row, as drop_rows(0) already took it (a hostile trial)
+            arr = arr.reshape(1)
+        if arr.ndim > 1:
+            raise RowIndexError(f"{self.source}: row indices are a flat list (or a boolean mask), got shape {arr.shape}")
         if arr.dtype == bool:  # a mask: True selects the row (it was cast to the row numbers 0 and 1)
             if arr.shape != (self.n_agents,):
                 raise RowIndexError(f"{self.source}: a boolean row mask has one entry per agent ({self.n_agents}), "

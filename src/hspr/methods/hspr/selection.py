@@ -492,6 +492,7 @@ class HSPRAuto(Method):
 
     name = "hspr_auto"
     accepts_pass_rates = True
+    setting_groups = (("overrides", HSPRConfig),)  # get_method("hspr_auto", decision="mean") points to overrides
     in_all = False  # hspr under --config auto; its own runs in `--methods all` would repeat hspr's fits
 
     def __init__(self, fraction: float = 0.10, n_jobs: int = 1, base_config: HSPRConfig | None = None,
