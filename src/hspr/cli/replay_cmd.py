@@ -445,7 +445,8 @@ def register(group: click.Group) -> None:
                        "otherwise, e.g. with --matrix or --targets, which takes minutes to hours). 'auto' selects at "
                        "a 10 % budget whatever --budget is (selecting at 5 % measured worse at 5 %; see the README). "
                        "A table written by `hspr select --record` runs hspr with each fold's recorded setting "
-                       "(found by the fold's source digest; a fold not in it is selected first).")
+                       "(found by the fold's source digest; a table without an entry for some fold is refused, "
+                       "naming the select command that records it).")
     @click.option("--acquisition", type=click.Choice(["score", "latent", "uniform", "midrange"]), default=None,
                   help="HSPR query rule (ablation: HSPR's estimator on another query path).")
     @click.option("--decision", type=click.Choice(["median", "mean"]), default=None, help="HSPR decision rule.")
