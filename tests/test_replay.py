@@ -353,3 +353,17 @@ def test_only_ascii_digits_make_a_date_prefix():
 
     assert dated(["20240101_a", "20250202_b"])
     assert not dated(["20240101_a", "\uff12\uff10\uff12\uff10\uff10\uff11\uff10\uff11_old"])  # full-width digits
+
+
+def test_replay_config_auto_on_a_bundled_bank_is_hspr_auto(tmp_path):
+    """The README's `hspr replay --bank ... --methods hspr --config auto` (a final re-read caught the table check
+    reading 'auto' as a file name): its runs are hspr_auto's, estimate for estimate."""
+    def runs(*args):
+        out = tmp_path / f"{len(list(tmp_path.iterdir()))}.json"
+        res = CliRunner().invoke(main, ["replay", "--bank", "pro", "--seeds", "0", "--budget", "0.02", "-q", "--out",
+                                        str(out), *args])
+        assert res.exit_code == 0, res.output
+        return {(r["method"], r["target"]): r["estimate"] for r in json.loads(out.read_text())["runs"]}
+
+    auto = runs("--methods", "hspr", "--config", "auto")
+    assert auto == runs("--methods", "hspr_auto") and len(auto) == 14

@@ -321,7 +321,7 @@ def _selection_table(config_path: str | None) -> dict | None:
     from ..fileio import read_json_file
     from ..methods.hspr.config import check_selection_table, is_selection_table
 
-    if not config_path:
+    if not config_path or config_path == "auto":
         return None
     _check_config_path(config_path)
     try:
