@@ -44,7 +44,6 @@ from .common import (
 SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $HSPR_SESSION."
 
 
-
 class _NumbersAreArguments(click.Command):
     """A command whose arguments may look like negative numbers (``record TASK -1``, ``-1/5``): such a
     token is an argument to refuse with its reason, not click's "No such option: -1" (a trial). A
@@ -55,6 +54,7 @@ class _NumbersAreArguments(click.Command):
         if numbers and "--" not in args:
             args = [a for a in args if a not in numbers] + ["--", *numbers]
         return super().parse_args(ctx, args)
+
 
 def _session_option(f):
     return click.option("--session", "session_path", default="run.hspr", envvar="HSPR_SESSION",
