@@ -436,6 +436,13 @@ def test_replay_config_takes_a_table_of_selections_and_sets_hspr_robust(tmp_path
     res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr", "--config",
                                     str(tmp_path / "bad.json"), "--seeds", "0", "-q", "--out", str(tmp_path / "o.json")])
     assert res.exit_code == 2 and "bad.json: entry m/2: rank must be" in " ".join(res.output.split()), res.output
+    twin = json.loads((tmp_path / "tab.json").read_text())
+    twin["mine"] = {"0": dict(twin["m"]["0"], config=dict(cfg, rank=2))}  # the same sources selected twice
+    (tmp_path / "twin.json").write_text(json.dumps(twin))
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr", "--config",
+                                    str(tmp_path / "twin.json"), "--seeds", "0", "-q", "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 2 and "entries m/0 and mine/0 are selections on the same sources" in \
+        " ".join(res.output.split()), res.output
     # hspr_robust's own form {config, shift}, which live start takes, is taken by replay too
     (tmp_path / "rob.json").write_text(json.dumps({"config": cfg, "shift": {"max_held_out": 8}}))
     assert {k[0] for k in runs(str(tmp_path / "rob.json"), "hspr_robust")} == {"hspr_robust[config=rob]"}

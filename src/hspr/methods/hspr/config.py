@@ -49,6 +49,7 @@ def check_selection_table(d: dict, where: str) -> dict:
     """Return ``d`` when every entry of a table of selections is usable, else raise ValueError
     naming ``where`` (the file), the entry (bank/fold) and what is wrong: a hostile trial saw a bad
     entry fail only when its fold came up, after the other folds' work, without the file's name."""
+    seen: dict[str, tuple] = {}  # source digest -> (bank, fold, config) of its first entry
     for bank, folds in d.items():
         if isinstance(folds, str):
             continue  # generated_by, a note
@@ -64,6 +65,10 @@ def check_selection_table(d: dict, where: str) -> dict:
                 HSPRConfig.from_dict(e["config"])
             except ValueError as exc:
                 raise ValueError(f"{where}: entry {bank}/{fold}: {exc}") from None
+            first = seen.setdefault(e["source_digest"], (bank, fold, e["config"]))
+            if first[2] != e["config"]:  # a hostile trial: the first of two such entries won silently
+                raise ValueError(f"{where}: entries {first[0]}/{first[1]} and {bank}/{fold} are selections on the "
+                                 "same sources (one source digest) with different configurations; keep one")
     return d
 
 
