@@ -443,3 +443,15 @@ def test_a_per_trial_ingest_names_every_line_of_a_task(tmp_path):
     got = {o.instance_id: o.detail for o in read_trials_outcomes(path, 5).outcomes}
     assert got == {"a": "3/5 trials (lines 2-6)", "b": "4/5 trials (lines 7, 9, 11, 13, 15)",
                    "c": "0/5 trials (lines 8, 10, 12, 14, 16)"}
+
+
+def test_trial_counts_in_another_number_format_are_refused_with_the_format_named(tmp_path):
+    """A hostile trial: '3.' successes of '5.' trials was refused with 'successes in 0..5', which 3 is."""
+    from hspr.harness import HarnessFormatError, read_trials_outcomes
+
+    path = tmp_path / "c.csv"
+    for k, t, message in (("3.", "5.", "write both as whole numbers"), ("3e0", "5", "write both as whole numbers"),
+                          ("6", "5", "successes in 0..5")):
+        path.write_text(f"task_id,successes,trials\na,{k},{t}\n")
+        with pytest.raises(HarnessFormatError, match=message):
+            read_trials_outcomes(path, 5)

@@ -77,6 +77,7 @@ Every reader validates as it reads and raises :class:`HarnessFormatError` naming
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -637,8 +638,11 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
             k, t = rec[cols[1]].strip(), rec[cols[2]].strip()
             successes = trial_successes(k, t, trials)
             if successes is None:
-                raise HarnessFormatError(f"{path}: line {n}: {k!r} successes of {t!r} trials for {iid!r}; the "
-                                         f"bank has {trials} trials per task (successes in 0..{trials})")
+                # a hostile trial: '3.' and '3e0' were refused with a range that they were in
+                whole = all(re.fullmatch(r"[0-9]+(\.0+)?", v.strip()) for v in (k, t))
+                raise HarnessFormatError(f"{path}: line {n}: {k!r} successes of {t!r} trials for {iid!r}; "
+                                         + (f"the bank has {trials} trials per task (successes in 0..{trials})" if whole
+                                            else "write both as whole numbers, e.g. 3,5"))
             if iid in first:
                 raise HarnessFormatError(f"{path}: line {n}: {iid!r} listed again (line {first[iid]}); give one line "
                                          f"per task: one run's successes of its {trials} trials")
