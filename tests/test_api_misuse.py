@@ -549,3 +549,24 @@ def test_row_and_fold_edge_cases_found_by_a_hostile_trial():
         fold_indices(m.agents, [list(m.agents)])
     with pytest.raises(HsprError, match=r"'decision' is a field of overrides: pass overrides=\{'decision': \.\.\.\}"):
         get_method("hspr_auto", decision="mean")
+
+
+def test_fold_and_row_edge_cases_found_by_a_re_trial():
+    """A typo in a fold of 9 of 10 agents was called 'holds all 10 agents'; ragged row indices leaked
+    numpy's error; rows([0, 0]) blamed a duplicate agent id at 'rows 1 and 2'."""
+    from hspr.data.folds import fold_indices
+    from hspr.errors import RowIndexError, UnknownIdError
+
+    ag = [f"a{i}" for i in range(10)]
+    with pytest.raises(UnknownIdError, match="fold 0 names agents not in the matrix: 'zz'"):
+        fold_indices(ag, [ag[:9] + ["zz"]])
+    with pytest.raises(HsprError, match="got NoneType None"):
+        fold_indices(ag, [[None]])
+    with pytest.raises(HsprError, match="non-empty list of lists"):
+        fold_indices(ag, [])
+    m = ResponseMatrix(["a", "b", "c"], ["x"], [[1], [0], [1]])
+    with pytest.raises(RowIndexError, match="a flat list"):
+        m.rows([[0, 1], [2]])
+    with pytest.raises(RowIndexError, match=r"row 2 \('c'\) is selected twice"):
+        m.rows([-1, 2])
+    assert m.drop_rows([0, 0]).agents == ("b", "c")

@@ -612,3 +612,21 @@ def test_a_negative_outcome_is_refused_as_an_outcome_not_as_an_option(files):
     assert res.exit_code == 2 and "No such option '--sesion'" in res.output, res.output
     res = run("live", "record", "--session", files / "run.hspr", task, "1")
     assert res.exit_code == 0, res.output
+
+
+def test_signed_number_task_ids_and_option_values_keep_their_place(tmp_path):
+    """A re-trial: task '+2' was swapped with its outcome, and `--session -5` lost its value."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    tasks = ["-1", "+2", "-0"] + [f"t{j}" for j in range(17)]
+    pd.DataFrame(rng.integers(0, 2, (8, 20)), index=pd.Index([f"a{i}" for i in range(8)], name="agent"),
+                 columns=tasks).to_csv(tmp_path / "neg.csv")
+    session = tmp_path / "-5"
+    res = run("live", "start", "--matrix", tmp_path / "neg.csv", "--method", "uniform", "--budget", 5,
+              "--session", session)
+    assert res.exit_code == 0, res.output
+    res = run("live", "record", "+2", "1", "--session", session)
+    assert res.exit_code == 0 and "recorded +2 resolved" in res.output, res.output
+    res = run("live", "record", "--session", session, "-0", "-1")
+    assert res.exit_code == 2 and "outcome '-1'" in res.output, res.output

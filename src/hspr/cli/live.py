@@ -45,15 +45,29 @@ SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $
 
 
 class _NumbersAreArguments(click.Command):
-    """A command whose arguments may look like negative numbers (``record TASK -1``, ``-1/5``): such a
-    token is an argument to refuse with its reason, not click's "No such option: -1" (a trial). A
-    mistyped option (``--corect``) is still an unknown option."""
+    """A command whose arguments may look like signed numbers (``record TASK -1``, ``-1/5``, a task
+    id ``+2``): they are arguments, in their order, not click's "No such option: -1" (a trial). A
+    mistyped option (``--corect``) is still an unknown option, and an option's value (``--session
+    -5``) stays its value."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        numbers = [a for a in args if re.fullmatch(r"[-+][0-9.][0-9./eE+-]*", a)]
-        if numbers and "--" not in args:
-            args = [a for a in args if a not in numbers] + ["--", *numbers]
-        return super().parse_args(ctx, args)
+        if "--" in args or not any(_SIGNED.fullmatch(a) for a in args):
+            return super().parse_args(ctx, args)
+        takes_value = {o for p in self.params if isinstance(p, click.Option) and not p.is_flag for o in p.opts}
+        opts, pos, i = [], [], 0
+        while i < len(args):
+            a = args[i]
+            if a in takes_value:  # the option and its value, whatever the value looks like
+                opts += args[i:i + 2]
+                i += 2
+                continue
+            (pos if _SIGNED.fullmatch(a) or not a.startswith("-") else opts).append(a)
+            i += 1
+        return super().parse_args(ctx, opts + ["--", *pos])
+
+
+#: a token that looks like a signed number or count (-1, +2, -0.5, -1/5): an argument, not an option
+_SIGNED = re.compile(r"[-+][0-9.][0-9./eE+-]*")
 
 
 def _session_option(f):

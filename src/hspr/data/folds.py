@@ -63,23 +63,30 @@ def fold_indices(agents: Sequence[str], folds: list[list[str]]) -> list[np.ndarr
         string would be split into its characters), that name an agent twice, or a fold that is
         empty or holds every agent (no sources).
     """
-    def listlike(x) -> bool:  # numpy arrays too (np.array_split's folds; a hostile trial)
-        return not isinstance(x, (str, bytes)) and (isinstance(x, Sequence) or isinstance(x, np.ndarray))
+    def listlike(x) -> bool:  # numpy arrays too (np.array_split's folds; a hostile trial), not a 0-d one
+        return not isinstance(x, (str, bytes)) and (isinstance(x, Sequence) or
+                                                     isinstance(x, np.ndarray) and x.ndim >= 1)
 
-    if not listlike(folds) or not all(listlike(f) for f in folds):
-        raise HsprError(f"folds must be a list of lists of agent ids (one list per fold), got {shorten(repr(folds), 60)}")
+    if not listlike(folds) or not len(folds) or not all(listlike(f) for f in folds):
+        raise HsprError(f"folds must be a non-empty list of lists of agent ids (one list per fold), got "
+                        f"{shorten(repr(folds), 60)}")
     folds = [[str(a) if isinstance(a, np.str_) else a for a in f] for f in folds]
-    bad = next((a for f in folds for a in f if not isinstance(a, str)), None)
-    if bad is not None:
-        raise HsprError(f"folds hold agent ids (strings), got {type(bad).__name__} {shorten(repr(bad), 40)}")
+    bad = [a for f in folds for a in f if not isinstance(a, str)]
+    if bad:
+        raise HsprError(f"folds hold agent ids (strings), got {type(bad[0]).__name__} {shorten(repr(bad[0]), 40)}")
     empty = [k for k, f in enumerate(folds) if not len(f)]
     if empty:
         raise HsprError(f"fold {empty[0]} is empty: every fold needs at least one target agent")
+    pos = {a: i for i, a in enumerate(agents)}
+    for k, f in enumerate(folds):  # unknown ids first: a fold of 9 agents and a typo is not 'all 10 agents'
+        missing = [a for a in f if a not in pos]
+        if missing:
+            raise UnknownIdError(f"fold {k} names agents not in the matrix: {', '.join(map(repr, missing[:3]))}"
+                                 f"{' ...' if len(missing) > 3 else ''}")
     whole = next((k for k, f in enumerate(folds) if len(set(f)) >= len(agents)), None)
     if whole is not None:  # its sources, the agents outside it, would be none
         raise HsprError(f"fold {whole} holds all {len(agents)} agents: a fold's sources are the agents outside it, "
                         "so it needs fewer")
-    pos = {a: i for i, a in enumerate(agents)}
     first: dict[str, int] = {}
     for k, f in enumerate(folds):  # an API trial: an agent in two folds was scored twice without a word
         for a in f:
@@ -88,14 +95,7 @@ def fold_indices(agents: Sequence[str], folds: list[list[str]]) -> list[np.ndarr
                 raise HsprError(f"agent {a!r} is {where}: each agent is a target once, in one fold "
                                 "(hspr.data.folds.make_folds builds such folds)")
             first[a] = k
-    out = []
-    for k, f in enumerate(folds):
-        missing = [a for a in f if a not in pos]
-        if missing:
-            raise UnknownIdError(f"fold {k} names agents not in the matrix: {', '.join(map(repr, missing[:3]))}"
-                                 f"{' ...' if len(missing) > 3 else ''}")
-        out.append(np.array([pos[a] for a in f], dtype=int))
-    return out
+    return [np.array([pos[a] for a in f], dtype=int) for f in folds]
 
 
 def _valid_date(yyyymmdd: str) -> bool:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import HsprError, RowIndexError, UnknownIdError
+from ..errors import HsprError, RowIndexError, UnknownIdError, shorten
 
 
 class DataError(HsprError):
@@ -265,7 +265,11 @@ class ResponseMatrix:
         """``idx`` as 0-based row indices: a boolean mask of length n_agents, or integers (negative
         ones count from the end). Raises :class:`~hspr.errors.RowIndexError` (an IndexError) naming a
         bad index or mask length, or agent ids given where indices are expected."""
-        arr = np.asarray(idx)
+        try:
+            arr = np.asarray(idx)
+        except ValueError:  # ragged nested lists (a re-trial: numpy's 'inhomogeneous shape')
+            raise RowIndexError(f"{self.source}: row indices are a flat list (or a boolean mask), got "
+                                f"{shorten(repr(idx), 40)}") from None
         if arr.ndim == 0:  # rows(0): one row, as drop_rows(0) already took it (a hostile trial)
             arr = arr.reshape(1)
         if arr.ndim > 1:
@@ -294,6 +298,10 @@ class ResponseMatrix:
         :class:`~hspr.errors.RowIndexError` (an IndexError) for an index out of range, a mask of
         another length, or agent ids (:meth:`agent_index` turns an id into its index)."""
         idx = self._row_indices(idx)
+        twice = [int(i) for i, c in zip(*np.unique(idx, return_counts=True)) if c > 1]
+        if twice:  # a re-trial: rows([0, 0]) was refused as a duplicate agent id at 'rows 1 and 2'
+            raise RowIndexError(f"{self.source}: row {twice[0]} ({self.agents[twice[0]]!r}) is selected twice; give "
+                                "each row once")
         return ResponseMatrix(
             agents=tuple(self.agents[i] for i in idx),
             tasks=self.tasks,
