@@ -328,7 +328,7 @@ def test_replay_names_arguments_of_the_wrong_kind(small_bank):
         replay("sim", small_bank, uni)
     with pytest.raises(UnknownIdError, match="fold 1 names agents not in the matrix: 'nobody'"):
         replay("sim", small_bank, uni, folds=[folds[0], ["nobody"]])
-    with pytest.raises(HsprError, match="folds must be a list of lists of agent ids"):
+    with pytest.raises(HsprError, match="folds must be a non-empty list of lists of agent ids"):
         replay("sim", small_bank, uni, folds=[small_bank.agents[0]])
     with pytest.raises(HsprError, match="stop must be a StoppingRule"):
         replay("sim", small_bank, uni, folds=folds, stop="x")
