@@ -476,3 +476,21 @@ def test_select_notes_a_fold_with_few_sources(tmp_path):
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert "note: fold 0 leaves 3 source agents, and each held-out fit keeps 2" in text
+
+
+def test_select_refuses_to_record_a_second_selection_of_the_same_sources(tmp_path):
+    """A re-trial: two labels' selections of one fold went into one table, which replay then refused."""
+    from hspr.cli import main
+
+    m = simulate_matrix(8, 20, seed=2)[0]
+    write_wide_csv(m, tmp_path / "m.csv")
+    base = ["select", "--matrix", str(tmp_path / "m.csv"), "--fold", "0", "--eval-nodes", "256", "--eval-draws",
+            "2048", "-q", "--record", str(tmp_path / "t.json")]
+    res = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "a.json")])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, [*base, "--bank", "other", "--out", str(tmp_path / "b.json")])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2 and "holds m/0, a selection on the same sources" in text, res.output
+    assert not (tmp_path / "b.json").exists()
+    res = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "c.json")])  # the same label and fold replaces it
+    assert res.exit_code == 0, res.output

@@ -95,6 +95,26 @@ def check_record_matrix(path: Path, bank: str, matrix_digest: str) -> None:
                                  f"one: give another --bank label or another --record file", param_hint="--record")
 
 
+def check_record_sources(path: Path, bank: str, fold, source_digest: str) -> None:
+    """Refuse, before any work, to record a selection on sources another entry of the table (another
+    label or fold) was selected on: `hspr replay --config TABLE` finds an entry by its sources, and
+    two for the same sources make the table ambiguous (a re-trial: select wrote it, replay refused it).
+
+    Raises click.BadParameter naming the file, the other entry and the fix.
+    """
+    if not path.exists():
+        return
+    for b, folds in loads(path.read_text(encoding="utf-8")).items():
+        if not isinstance(folds, dict):
+            continue
+        for f, e in folds.items():
+            if isinstance(e, dict) and e.get("source_digest") == source_digest and (b, f) != (bank, str(fold)):
+                raise click.BadParameter(f"{path} holds {b}/{f}, a selection on the same sources: a second one "
+                                         "(another label, fold or budget) would make the table ambiguous for `hspr "
+                                         f"replay --config` (give --bank {b} --fold {f} to replace that entry, or "
+                                         "another --record file)", param_hint="--record")
+
+
 def record_entry(path: Path, bank: str, fold: int, result, command: str, matrix_digest: str | None = None) -> None:
     """Merge one selection into a shipped-results JSON ``{bank: {fold: entry}}`` (file-locked, atomic).
 
@@ -238,6 +258,7 @@ def register(group: click.Group) -> None:
             matrix_digest = mat.digest()  # recorded with the entry: one matrix per label in a --record table
             if record:
                 check_record_matrix(Path(record), bank, matrix_digest)
+                check_record_sources(Path(record), bank, fold, src.digest())
             if budget_from_fraction(fraction, src.n_tasks) < 1:
                 raise click.BadParameter(f"{fraction} of {src.n_tasks} tasks rounds to 0 tasks", param_hint="--budget")
             if budget_from_fraction(fraction, src.n_tasks) >= src.n_tasks:  # every setting scores 0: grid order decides
