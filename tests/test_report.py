@@ -755,3 +755,24 @@ def test_report_refuses_runs_labelled_like_its_aggregate_rows():
              "estimate": 0.5, "truth": 0.5} for b in ("pro", "macro")]
     with pytest.raises(ReportError, match="runs labelled bank 'macro', a name the report gives its aggregate rows"):
         comparison_table(pd.DataFrame(rows))
+
+
+def test_report_refuses_two_matrices_under_one_bank_label(tmp_path):
+    """A re-trial: m1.csv and sub/m1.csv (no agent in common, the same task count) were pooled as one bank."""
+    from hspr.cli import main
+    from hspr.data.build import write_wide_csv
+
+    from .conftest import simulate_matrix
+
+    (tmp_path / "sub").mkdir()
+    outs = []
+    for k, path in enumerate((tmp_path / "m1.csv", tmp_path / "sub" / "m1.csv")):
+        m = simulate_matrix(10, 30, seed=k)[0]
+        write_wide_csv(m.__class__([f"x{k}_{a}" for a in m.agents], m.tasks, m.values), path)
+        outs.append(tmp_path / f"r{k}.json")
+        res = CliRunner().invoke(main, ["replay", "--matrix", str(path), "--methods", "uniform", "--seeds", "0",
+                                        "--budget", "0.2", "-q", "--out", str(outs[-1])])
+        assert res.exit_code == 0, res.output
+        assert {r["matrix_digest"] for r in json.loads(outs[-1].read_text())["runs"]} != set()
+    res = CliRunner().invoke(main, ["report", *map(str, outs), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
+    assert res.exit_code == 2 and "bank 'm1' holds runs of different matrices" in " ".join(res.output.split()), res.output

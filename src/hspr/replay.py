@@ -216,8 +216,9 @@ def replay(
     -------
     list of dict with keys bank, protocol, method, fold, target, seed, budget, budget_fraction,
     estimate, mean, median, lower, upper, queried, truth (0-1 scale), settings
-    (:func:`settings_digest`), plus ``shift`` (a dict) for methods whose estimate carries a
-    shift diagnostic.
+    (:func:`settings_digest`), matrix_digest (the first 16 hex digits of ``matrix``'s digest,
+    sorted by id: the source matrix of the runs), plus ``shift`` (a dict) for methods whose
+    estimate carries a shift diagnostic.
 
     Raises
     ------
@@ -288,6 +289,9 @@ def replay(
                 progress(done, total)
     order = {name: i for i, name in enumerate(methods)}
     runs.sort(key=lambda r: (order[r["method"]], r["fold"], r["target"], r["seed"], r["budget"]))
+    digest = matrix.canonical().digest()[:16]  # a report refuses two matrices under one label (a re-trial)
+    for r in runs:
+        r["matrix_digest"] = digest
     return runs
 
 

@@ -233,8 +233,9 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     Raises
     ------
     ReportError
-        Naming the file that cannot be read, is not JSON, or has no usable ``runs``; or naming
-        the files and methods where one target of a bank has different true scores.
+        Naming the file that cannot be read, is not JSON, or has no usable ``runs``; naming the
+        files whose runs of one bank come from different matrices; or naming the files and
+        methods where one target of a bank has different true scores.
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -245,6 +246,7 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
         obj = read_json(p, ReportError, hint="expected the file written by `hspr replay --out`")
         frames.append(runs_frame(obj, str(p)))
     runs = pd.concat(frames, ignore_index=True, sort=False)
+    _check_one_matrix(runs)
     _check_one_truth(runs)
     dup = runs.duplicated(RUN_KEY, keep="last")
     if dup.any():
@@ -313,6 +315,23 @@ def _warn_unequal_targets(runs: pd.DataFrame) -> None:
             warnings.warn(f"bank {bank!r} at budget {frac:g}: the methods were replayed on different targets ({counts} "
                           "targets): their MAEs average over different agents, so the table does not compare them; "
                           "replay them on the same bank and folds", ReportWarning, stacklevel=3)
+
+
+def _check_one_matrix(runs: pd.DataFrame) -> None:
+    """ReportError when the runs of one bank label come from different matrices (their
+    ``matrix_digest`` differs; runs written before it was recorded are not checked). A re-trial
+    pooled ``m1.csv`` and ``sub/m1.csv``, two matrices of one file name with no agent in common, as
+    one bank: no truth differed, so :func:`_check_one_truth` could not see it."""
+    if "matrix_digest" not in runs.columns:
+        return
+    n = runs.dropna(subset=["matrix_digest"]).groupby("bank", sort=False)["matrix_digest"].nunique()
+    if not (n > 1).any():
+        return
+    bank = n[n > 1].index[0]
+    sub = runs[runs["bank"] == bank].dropna(subset=["matrix_digest"]).drop_duplicates("matrix_digest")
+    where = "; ".join(f"{r.matrix_digest} in {r.source_file}" for r in sub.itertuples())
+    raise ReportError(f"bank {bank!r} holds runs of different matrices (matrix digests {where}): give one of them "
+                      "another label (replay --matrix FILE --bank LABEL), or report them apart")
 
 
 def _check_one_truth(runs: pd.DataFrame) -> None:
