@@ -398,7 +398,8 @@ def macro_banks(banks: Iterable[str]) -> list[str]:
     user's own matrices); never a shift protocol or variant (:func:`is_shift_protocol`). A trial
     saw Pro, Multimodal and Terminal-Bench (a pass-rate bank) averaged into one macro MAE, which
     the README says covers the four paper banks only. In :func:`bank_order`."""
-    plain = [b for b in bank_order(banks) if not is_shift_protocol(pd.Series([b])).iloc[0]]
+    ordered = pd.Series(bank_order(banks), dtype=object)
+    plain = ordered[~is_shift_protocol(ordered)].tolist()
     paper = [b for b in plain if b in BANK_ORDER]
     return paper or plain
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..data.banks import BANK_ORDER
-from .inputs import DECIMALS, MACRO, POOLED, ZERO_METHOD, _check_runs, _dense_rank, _methods, bank_order, macro_banks
+from .inputs import DECIMALS, MACRO, POOLED, ZERO_METHOD, _check_runs, _dense_rank, _methods, bank_order, is_shift_protocol, macro_banks
 from .stats import summarize, tasks_run_text
 
 # --------------------------------------------------------------------------------------------
@@ -200,8 +200,8 @@ def comparison_markdown(table: pd.DataFrame) -> str:
             out += [f"Not ranked: {', '.join(off)} (the methods were replayed on different targets, so their metrics "
                     "average over different agents; see the targets column).", ""]
         banks, _, wide = _macro_wide(g)
-        left = [b for b in dict.fromkeys(g.loc[g["bank"] != MACRO, "bank"]) if b not in banks
-                and "/" not in b and "[" not in b]
+        shown = g.loc[g["bank"] != MACRO, "bank"]
+        left = [b for b in dict.fromkeys(shown[~is_shift_protocol(shown)]) if b not in banks]
         if len(banks) < 2:  # one bank, or shift protocols only: no macro MAE (it would repeat the bank's)
             if left:
                 out += [f"No macro MAE: {', '.join(banks)} is the only paper bank here, and the other banks "
