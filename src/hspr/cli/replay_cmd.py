@@ -262,26 +262,27 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
         opts += ["--config"] if config_path else []
         raise ValueError(f"{', '.join(opts)} set(s) HSPR options, but hspr is not in --methods; add hspr "
                          "(e.g. --methods hspr,uniform)")
+    doc = _config_doc(config_path) if file_config else None  # the file, read once
+    table = _checked_table(doc, config_path) if file_config else None
     out = {}
     for n in names:
         if n == "hspr":
             if config_path == "auto":
                 out[hspr_label(config_path, given)] = get_method("hspr_auto", overrides=given)
                 continue
-            table = _selection_table(config_path)
             if table is not None:  # `hspr select --record`'s table: each fold's config found by its source digest
                 out[hspr_label(config_path, given, table=True)] = get_method("hspr_auto", table=table, overrides=given)
                 continue
-            cfg = _file_config(config_path)
+            cfg = _hspr_config(doc, config_path)
             # name only the switches that change something
             changes = {k: v for k, v in given.items() if getattr(cfg, k) != v}
             out[hspr_label(config_path, changes)] = get_method("hspr", config=cfg.replace(**changes))
         elif n == "hspr_robust" and file_config:
-            if _selection_table(config_path) is not None:
+            if table is not None:
                 raise ValueError(f"--config {config_path} is a table of selections (hspr select --record): hspr_robust "
                                  "takes one configuration; give one fold's --config-out file, or run hspr with the "
                                  "table")
-            out[f"hspr_robust[config={Path(config_path).stem}]"] = _robust_from_file(config_path)
+            out[f"hspr_robust[config={Path(config_path).stem}]"] = _robust_from_doc(doc, config_path)
         else:
             out[n] = get_method(n)
     return out
@@ -316,53 +317,47 @@ def _check_config_path(config_path: str) -> None:
                          "HSPRConfig fields, or 'auto')")
 
 
-def _selection_table(config_path: str | None) -> dict | None:
-    """The --config file's JSON when it is a table of selections (``hspr select --record``), else None."""
+def _config_doc(config_path: str):
+    """The --config file's JSON (checked name and path); ValueError naming the file."""
     from ..fileio import read_json_file
-    from ..methods.hspr.config import check_selection_table, is_selection_table
 
-    if not config_path or config_path == "auto":
-        return None
     _check_config_path(config_path)
     try:
-        d = read_json_file(config_path)
-    except ValueError:
-        return None  # _file_config names the problem
-    if not is_selection_table(d):
-        return None
-    try:  # every entry checked now, not when its fold comes up
-        return check_selection_table(d, f"--config {config_path}")
+        return read_json_file(config_path)
     except ValueError as exc:
-        raise ValueError(str(exc)) from None
+        raise ValueError(f"--config {exc}") from None
 
 
-def _robust_from_file(config_path: str):
+def _checked_table(doc, config_path: str) -> dict | None:
+    """``doc`` when it is a table of selections (``hspr select --record``), every entry checked now,
+    not when its fold comes up; else None."""
+    from ..methods.hspr.config import check_selection_table, is_selection_table
+
+    return check_selection_table(doc, f"--config {config_path}") if is_selection_table(doc) else None
+
+
+def _robust_from_doc(doc, config_path: str):
     """hspr_robust with a --config file's settings: HSPRConfig fields, or its own form
     ``{"config": {...}, "shift": {...}}`` as ``hspr live start --config`` takes it (a trial found
     replay refusing it); ValueError naming the file."""
-    from ..fileio import read_json_file
-
-    _check_config_path(config_path)
-    d = read_json_file(config_path)
-    if isinstance(d, dict) and d and set(d) <= {"config", "shift"}:
+    if isinstance(doc, dict) and doc and set(doc) <= {"config", "shift"}:
         try:
-            return get_method("hspr_robust", config=d.get("config"), shift=d.get("shift"))
+            return get_method("hspr_robust", config=doc.get("config"), shift=doc.get("shift"))
         except ValueError as exc:
             raise ValueError(f"--config {config_path}: {exc}") from None
-    return get_method("hspr_robust", config=_file_config(config_path))
+    return get_method("hspr_robust", config=_hspr_config(doc, config_path))
 
 
-def _file_config(config_path: str | None):
-    """The HSPRConfig of a --config file (default without one); ValueError naming the file."""
+def _hspr_config(doc, config_path: str | None):
+    """The HSPRConfig of a --config file's JSON ``doc`` (default without a file); ValueError naming the file."""
     from ..methods.hspr import HSPRConfig
 
     if not config_path:
         return HSPRConfig()
-    _check_config_path(config_path)
     try:
-        return HSPRConfig.from_json(config_path)
+        return HSPRConfig.from_dict(doc)
     except ValueError as exc:
-        raise ValueError(f"--config {exc}") from None
+        raise ValueError(f"--config {config_path}: {exc}") from None
 
 
 def check_budgets(label: str, n_tasks: int, fractions: list[float]) -> None:
@@ -585,7 +580,8 @@ def register(group: click.Group) -> None:
                 except DataError as exc:
                     raise DataError(f"--tasks {tasks_path}: {exc}") from None
             rows_word = "--targets" if targets else "target"  # a split's targets come from the bank itself
-            table = _selection_table(config_path) if "hspr" in names else None
+            # the table an hspr_auto[table=...] method got from --config (the file is read once)
+            table = next((m.table for m in method_objs.values() if getattr(m, "table", None) is not None), None)
             for label, mat, job_folds, job_tgt in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
                 if table is not None:  # a trial: a fold missing from the table ran a slow selection, unasked
