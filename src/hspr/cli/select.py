@@ -59,13 +59,14 @@ def fold_sources(matrix: ResponseMatrix, folds: list[list[str]], fold: int) -> R
     return matrix.drop_rows(fold_indices(matrix.agents, folds)[fold])
 
 
-def check_record_table(path: Path) -> None:
-    """Refuse a --record file that is not a shipped-results table, before any work starts.
+def check_record_table(path: Path) -> dict:
+    """The --record file's table (``{}`` when it does not exist yet), read once for the checks
+    below; refuse a file that is not a shipped-results table, before any work starts.
 
     Raises click.BadParameter naming the file and what is wrong.
     """
     if not path.exists():
-        return
+        return {}
     try:
         table = loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, DuplicateKeyError
@@ -77,34 +78,31 @@ def check_record_table(path: Path) -> None:
     if bad:
         raise click.BadParameter(f"{path}: expected a table {{bank: {{fold: entry}}}} as written by --record; "
                                  "give a new file name", param_hint="--record")
+    return table
 
 
-def check_record_matrix(path: Path, bank: str, matrix_digest: str) -> None:
+def check_record_matrix(path: Path, table: dict, bank: str, matrix_digest: str) -> None:
     """Refuse to record a selection under ``bank`` when the table's entries for that label were
     selected on another matrix (their ``matrix_digest`` differs): the label would name folds of
     two matrices. Entries without a matrix digest (written before it was kept) are not checked.
 
     Raises click.BadParameter naming the file, the label and the fix.
     """
-    if not path.exists():
-        return
-    entries = loads(path.read_text(encoding="utf-8")).get(bank, {})
+    entries = table.get(bank, {})
     other = sorted(f for f, e in entries.items() if e.get("matrix_digest") not in (None, matrix_digest))
     if other:
         raise click.BadParameter(f"{path} holds {bank} fold(s) {', '.join(other)} selected on another matrix than this "
                                  f"one: give another --bank label or another --record file", param_hint="--record")
 
 
-def check_record_sources(path: Path, bank: str, fold, source_digest: str) -> None:
+def check_record_sources(path: Path, table: dict, bank: str, fold, source_digest: str) -> None:
     """Refuse, before any work, to record a selection on sources another entry of the table (another
     label or fold) was selected on: `hspr replay --config TABLE` finds an entry by its sources, and
     two for the same sources make the table ambiguous (a re-trial: select wrote it, replay refused it).
 
     Raises click.BadParameter naming the file, the other entry and the fix.
     """
-    if not path.exists():
-        return
-    for b, folds in loads(path.read_text(encoding="utf-8")).items():
+    for b, folds in table.items():
         if not isinstance(folds, dict):
             continue
         for f, e in folds.items():
@@ -236,7 +234,7 @@ def register(group: click.Group) -> None:
         refuse_overwriting_inputs(config_out, "--config-out", {"--matrix": matrix, "--record": record, "--out": out})
         if record:
             check_output_file(record, "--record")
-            check_record_table(Path(record))
+            recorded = check_record_table(Path(record))
         for path, option in ((out, "--out"), (config_out, "--config-out"), (record, "--record")):
             check_output_suffix(path, option, "json")
         if not 0 < fraction <= 1:
@@ -257,8 +255,8 @@ def register(group: click.Group) -> None:
             src = fold_sources(mat, folds, fold)
             matrix_digest = mat.digest()  # recorded with the entry: one matrix per label in a --record table
             if record:
-                check_record_matrix(Path(record), bank, matrix_digest)
-                check_record_sources(Path(record), bank, fold, src.digest())
+                check_record_matrix(Path(record), recorded, bank, matrix_digest)
+                check_record_sources(Path(record), recorded, bank, fold, src.digest())
             if budget_from_fraction(fraction, src.n_tasks) < 1:
                 raise click.BadParameter(f"{fraction} of {src.n_tasks} tasks rounds to 0 tasks", param_hint="--budget")
             if budget_from_fraction(fraction, src.n_tasks) >= src.n_tasks:  # every setting scores 0: grid order decides
