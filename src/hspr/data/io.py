@@ -240,25 +240,25 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
     _check_widths(path, body, len(header), "the header")
     lines = [n for n, _ in body]
     agents = [r[0].strip() for _, r in body]
+    # pandas' to_csv(index=False): the first task column is read as the agent ids
+    outcome_ids = header[0].strip().lower() != "agent" and all(is_cell(a) for a in agents)
+    no_agent_column = (f"is the agent column missing? A wide CSV's first column names the agent (header 'agent,"
+                       f"{header[0].strip()},...'; pandas: df.to_csv(path) with the agent ids as the index, not "
+                       "index=False)")
     try:
         _check_ids(agents, "agent", str(path), lambda i: f"line {lines[i]}")
     except DataError as exc:
-        if header[0].strip().lower() != "agent" and all(is_cell(a) for a in agents):  # to_csv(index=False)
-            raise DataError(f"{exc}. Every row starts with an outcome ({agents[0]!r}, ...), not an agent id: is the "
-                            f"agent column missing? A wide CSV's first column names the agent (header 'agent,"
-                            f"{header[0].strip()},...'; pandas: df.to_csv(path) with the agent ids as the index, "
-                            "not index=False)") from None
+        if outcome_ids:
+            raise DataError(f"{exc}. Every row starts with an outcome ({agents[0]!r}, ...), not an agent id: "
+                            f"{no_agent_column}") from None
         if len(header) == 3:  # one row per (agent, task): a long CSV whose task column has another name
             raise DataError(f"{exc}. With 3 columns this looks like a long CSV: name its header "
                             "'agent,instance_id,resolved' (or agent,task_id,resolved)") from None
         raise
-    if header[0].strip().lower() != "agent" and all(is_cell(a) for a in agents):  # 2 rows of to_csv(index=False)
+    if outcome_ids:  # 2 rows: their ids '1', '0' do not repeat
         raise DataError(f"{path}: every row starts with an outcome ({', '.join(map(repr, agents[:3]))}), not an agent "
-                        f"id: is the agent column missing? A wide CSV's first column names the agent (header 'agent,"
-                        f"{header[0].strip()},...'; pandas: df.to_csv(path) with the agent ids as the index, not "
-                        "index=False)")
-    if not named_task_column and _share_like_instance_ids(agents) >= 0.5 > _share_like_instance_ids(tasks):
-        example = next(a for a in agents if _INSTANCE_ID.match(a))
+                        f"id: {no_agent_column}")
+    if not named_task_column and (example := _transposed_example(agents, tasks)):
         warnings.warn(f"{path}: the row ids look like task ids (e.g. {example!r}) and the header's do not, but a wide "
                       "CSV has one row per agent (header 'agent,<task ids...>'): if each row is a task, transpose the "
                       "file (pandas: df.T.to_csv(...))", InputWarning, stacklevel=2)
@@ -1008,13 +1008,20 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
                         path).canonical()
 
 
+def _transposed_example(agents: Sequence[str], tasks: Sequence[str]) -> str | None:
+    """A row id that looks like a SWE-bench instance id when most row ids do and the column ids do
+    not (a matrix with one row per task), else None."""
+    if _share_like_instance_ids(agents) >= 0.5 > _share_like_instance_ids(tasks):
+        return next(a for a in agents if _INSTANCE_ID.match(a))
+    return None
+
+
 def check_in_memory(m: ResponseMatrix, label: str) -> ResponseMatrix:
     """Return ``m`` with the warnings :func:`load_matrix` gives on a file, for a matrix built in
     memory (:meth:`ResponseMatrix.from_dataframe`; an API trial found a transposed frame loaded
     without a word): row ids that look like task ids, no task separating agents, and
     :func:`warn_suspect`."""
-    if _share_like_instance_ids(m.agents) >= 0.5 > _share_like_instance_ids(m.tasks):
-        example = next(a for a in m.agents if _INSTANCE_ID.match(a))
+    if example := _transposed_example(m.agents, m.tasks):
         warnings.warn(f"{label}: the row ids look like task ids (e.g. {example!r}) and the column ids do not, but a "
                       "response matrix has one row per agent: if each row is a task, transpose it (df.T)",
                       InputWarning, stacklevel=3)
