@@ -416,6 +416,10 @@ def test_replay_config_takes_a_table_of_selections_and_sets_hspr_robust(tmp_path
     assert sorted(by_table.values()) == sorted(by_file.values()) and len(by_table) == 16
     robust = runs(str(tmp_path / "cfg.json"), "hspr_robust")
     assert {k[0] for k in robust} == {"hspr_robust[config=cfg]"} and len(robust) == 16
+    # hspr_robust takes the table too (it was refused): each fold's rank-1 entry, run for run as the rank-1 file
+    robust_table = runs(str(tmp_path / "tab.json"), "hspr_robust")
+    assert {k[0] for k in robust_table} == {"hspr_robust[table=tab]"}
+    assert {k[1]: v for k, v in robust_table.items()} == {k[1]: v for k, v in robust.items()}
     res = CliRunner().invoke(main, ["live", "start", "--matrix", str(csv), "--config", str(tmp_path / "tab.json"),
                                     "--budget", "4", "--session", str(tmp_path / "s.hspr")])
     assert res.exit_code == 2 and "is a table of selections" in res.output, res.output

@@ -535,6 +535,26 @@ def test_shift_settings_refuse_bad_values():
             ShiftSettings(**bad)
     with pytest.raises(ValueError, match="at least 4 source agents"):
         HSPRRobust(config=FAST).fit(simulate_matrix(3, 20)[0])
+    with pytest.raises(ValueError, match="not both"):
+        HSPRRobust(config=FAST, table={})
+    with pytest.raises(ValueError, match="table must be a table of selections"):
+        HSPRRobust(table=["rank", 1])
+
+
+def test_robust_table_uses_the_entry_of_its_sources_and_round_trips(caplog):
+    """A table of selections (hspr select --record) sets the configuration found by the sources'
+    digest; sources it has no entry for compare ranks instead, and say so."""
+    m = simulate_matrix(12, 30, seed=4)[0]
+    cfg = FAST.replace(rank=1)
+    table = {"mine": {"0": {"config": cfg.to_dict(), "source_digest": m.digest()}}}
+    method = HSPRRobust(table=table, shift={"max_held_out": 6, "ranks": (2,)})
+    assert method.fit(m).config.rank == 1
+    again = type(method).from_params(method.get_params())
+    assert again.table == table and again.shift == method.shift
+    assert "table" not in HSPRRobust().get_params()  # runs without a table keep their settings digest
+    with caplog.at_level("WARNING"):
+        fitted = method.fit(m.drop_rows([0]))
+    assert fitted.config.rank == 2 and "its table has no configuration" in caplog.text
 
 
 def test_settings_accept_a_large_max_factor_and_cap_above_it():

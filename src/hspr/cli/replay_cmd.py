@@ -237,7 +237,8 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
 
     A --config file sets the settings of hspr and of hspr_robust (runs labelled
     ``hspr[config=<name>]``, ``hspr_robust[config=<name>]``), as ``hspr live start --config``
-    does; a table of selections (``hspr select --record``) runs hspr_auto with that table.
+    does; a table of selections (``hspr select --record``) runs hspr_auto with that table, and
+    hspr_robust with each fold's entry (``hspr_robust[table=<name>]``).
 
     Raises ValueError for a missing or invalid --config file, and for HSPR options given
     without hspr among the methods.
@@ -278,10 +279,9 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
             changes = {k: v for k, v in given.items() if getattr(cfg, k) != v}
             out[hspr_label(config_path, changes)] = get_method("hspr", config=cfg.replace(**changes))
         elif n == "hspr_robust" and file_config:
-            if table is not None:
-                raise ValueError(f"--config {config_path} is a table of selections (hspr select --record): hspr_robust "
-                                 "takes one configuration; give one fold's --config-out file, or run hspr with the "
-                                 "table")
+            if table is not None:  # each fold's entry found by its source digest, as for hspr_auto
+                out[f"hspr_robust[table={Path(config_path).stem}]"] = get_method("hspr_robust", table=table)
+                continue
             out[f"hspr_robust[config={Path(config_path).stem}]"] = _robust_from_doc(doc, config_path)
         else:
             out[n] = get_method(n)
@@ -439,7 +439,7 @@ def register(group: click.Group) -> None:
                        "setting per fold (shipped for the bundled banks' standard folds; selected on the sources "
                        "otherwise, e.g. with --matrix or --targets, which takes minutes to hours). 'auto' selects at "
                        "a 10 % budget whatever --budget is (selecting at 5 % measured worse at 5 %; see the README). "
-                       "A table written by `hspr select --record` runs hspr with each fold's recorded setting "
+                       "A table written by `hspr select --record` runs hspr and hspr_robust with each fold's recorded setting "
                        "(found by the fold's source digest; a table without an entry for some fold is refused, "
                        "naming the select command that records it).")
     @click.option("--acquisition", type=click.Choice(["score", "latent", "uniform", "midrange"]), default=None,

@@ -81,6 +81,7 @@ target of a fold and the diagnostic is reported, not used to widen further.
 
 from __future__ import annotations
 
+import logging
 import math
 import numbers
 from collections.abc import Sequence
@@ -98,6 +99,8 @@ from ..atlas import AtlasSettings, FittedATLAS, pirt_point
 from .config import HSPRConfig
 from .method import FittedHSPR, HSPRSession
 from .source_fit import fit_source
+
+log = logging.getLogger(__name__)
 
 STATISTIC = "nearest-source disagreement"
 #: what its value (a share, 0-1) measures, in the shift message
@@ -589,11 +592,15 @@ class HSPRRobust(Method):
         staged selection is never run inside ``fit``.
     shift : ShiftSettings or dict, optional
         Calibration settings (a dict of ShiftSettings fields).
+    table : dict, optional
+        A table of selections (``hspr select --record``) searched instead of the shipped one for
+        the configuration of the sources (by source digest, as ``hspr_auto``'s ``table``); sources
+        it has no entry for are treated as without a shipped configuration (logged).
 
     Raises
     ------
     ValueError
-        On an unknown or out-of-range setting.
+        On an unknown or out-of-range setting, or both ``config`` and ``table``.
     """
 
     name = "hspr_robust"
@@ -601,15 +608,24 @@ class HSPRRobust(Method):
     accepts_pass_rates = True
     setting_groups = (("config", HSPRConfig), ("shift", ShiftSettings))
 
-    def __init__(self, config: HSPRConfig | dict | None = None, shift: ShiftSettings | dict | None = None) -> None:
+    def __init__(self, config: HSPRConfig | dict | None = None, shift: ShiftSettings | dict | None = None,
+                 table: dict | None = None) -> None:
         self.config = HSPRConfig.from_dict(config) if isinstance(config, dict) else config
         if isinstance(shift, dict):
             shift = build_dataclass(ShiftSettings, shift, "hspr_robust shift")
         self.shift = shift or ShiftSettings()
+        if table is not None and self.config is not None:
+            raise ValueError("hspr_robust: give config (one configuration for every source set) or table (one per "
+                             "source set, found by digest), not both")
+        if table is not None and not isinstance(table, dict):
+            raise ValueError(f"hspr_robust: table must be a table of selections (hspr select --record), got "
+                             f"{type(table).__name__}")
+        self.table = table
 
     def get_params(self) -> dict:
-        """Settings as plain data (the scikit-learn convention)."""
-        return {"config": None if self.config is None else self.config.to_dict(), "shift": plain(self.shift)}
+        """Settings as plain data (the scikit-learn convention); ``table`` only when one is given."""
+        params = {"config": None if self.config is None else self.config.to_dict(), "shift": plain(self.shift)}
+        return params if self.table is None else {**params, "table": self.table}
 
     @classmethod
     def from_params(cls, params: dict) -> HSPRRobust:
@@ -618,7 +634,7 @@ class HSPRRobust(Method):
         then fix the configuration. Raises ValueError naming an unknown or invalid setting."""
         if isinstance(params, dict) and "stages" in params:  # the whole `hspr select --out` file: say so
             HSPRConfig.from_dict(params)
-        if isinstance(params, dict) and params and not {"config", "shift"} & set(params):
+        if isinstance(params, dict) and params and not {"config", "shift", "table"} & set(params):
             params = {"config": dict(params)}
         return super().from_params(params)
 
@@ -641,7 +657,11 @@ class HSPRRobust(Method):
         else:
             from .selection import lookup_shipped
 
-            hit = lookup_shipped(source.digest())
+            hit = lookup_shipped(source.digest(), self.table)
+            if hit is None and self.table is not None:
+                log.warning("hspr_robust: its table has no configuration for source %s (%d agents x %d tasks); "
+                            "comparing residual-factor ranks on the shift replays instead", source.source,
+                            source.n_agents, source.n_tasks)
             default = HSPRConfig()
             candidates = [hit[2]] if hit is not None else [default] + [
                 default.replace(rank=r) for r in self.shift.ranks if r != default.rank]
