@@ -67,6 +67,9 @@ def test_from_dataframe_blank_strings_labels_trials_and_warnings():
     multi = pd.DataFrame([[1, 0]], index=["a"], columns=pd.MultiIndex.from_tuples([("x", "t1"), ("x", "t2")]))
     with pytest.raises(DataError, match="the columns have 2 levels"):
         ResponseMatrix.from_dataframe(multi)
+    tuples = pd.DataFrame([[1, 0], [0, 1]], index=pd.Index([("a", 1), ("b", 2)], tupleize_cols=False), columns=["t1", "t2"])
+    with pytest.raises(DataError, match=r"agent id 1 is a tuple \(\('a', 1\)\)"):  # became the id "('a', 1)"
+        ResponseMatrix.from_dataframe(tuples)
     with pytest.raises(DataError, match=r"non-binary value 4\.0 .* pass trials=<trials per task>"):
         ResponseMatrix.from_dataframe(pd.DataFrame({"t1": [4, 0]}, index=["a", "b"]))
     with pytest.raises(DataError, match=r"non-binary value 0\.2 .* give success counts with trials="):

@@ -177,6 +177,10 @@ class ResponseMatrix:
             if isinstance(labels, pd.MultiIndex):
                 raise DataError(f"{source}: the {'index' if axis == 'agent' else 'columns'} have {labels.nlevels} levels; "
                                 f"{axis} ids are one level (flatten them, e.g. with '_'.join)")
+            tup = [i for i, v in enumerate(labels) if isinstance(v, tuple)]
+            if tup:  # an Index of tuples became ids like "('a', 1)"
+                raise DataError(f"{source}: {axis} id {tup[0] + 1} is a tuple ({labels[tup[0]]!r}); {axis} ids are "
+                                "single values (join the parts, e.g. with '_'.join(map(str, t)))")
             null = pd.isna(labels)
             if null.any():
                 at = int(np.flatnonzero(null)[0])
