@@ -434,6 +434,18 @@ def test_trial_counts_written_with_a_zero_decimal_part_are_read():
     assert trial_successes(".0", "5", 5) is None and trial_successes("3.0", "4.0", 5) is None
 
 
+def test_whole_count_takes_the_form_trial_successes_reads_at_any_size():
+    from hspr.outcomes import trial_successes, whole_count
+
+    for text in ("3", " 3.0 ", "0.00", "12345"):
+        assert whole_count(text)
+    for text in ("3.", "3e0", "-1", ".0", "3.5", "", "²", "1,000"):
+        assert not whole_count(text)
+    # within the bank's range, whole_count and trial_successes agree on every form above
+    for text in ("3", " 3.0 ", "0.00", "3.", "3e0", "-1", ".0", "3.5", "", "²"):
+        assert whole_count(text) == (trial_successes(text, "5", 5) is not None)
+
+
 def test_a_per_trial_ingest_names_every_line_of_a_task(tmp_path):
     """A trial: the detail of a task read from 5 trial lines said '(line 2)'."""
     from hspr.harness import read_trials_outcomes

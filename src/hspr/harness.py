@@ -77,7 +77,6 @@ Every reader validates as it reads and raises :class:`HarnessFormatError` naming
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -86,7 +85,7 @@ from pathlib import Path
 from .data.matrix import DataError
 from .errors import shorten
 from .fileio import csv_records, loads, read_json, read_text
-from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes
+from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes, whole_count
 
 RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL = "resolved", "unresolved", "empty_patch", "error", "partial"
 STATUSES = (RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL)
@@ -639,7 +638,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
             successes = trial_successes(k, t, trials)
             if successes is None:
                 # a hostile trial: '3.' and '3e0' were refused with a range that they were in
-                whole = all(re.fullmatch(r"[0-9]+(\.0+)?", v.strip()) for v in (k, t))
+                whole = whole_count(k) and whole_count(t)
                 raise HarnessFormatError(f"{path}: line {n}: {k!r} successes of {t!r} trials for {iid!r}; "
                                          + (f"the bank has {trials} trials per task (successes in 0..{trials})" if whole
                                             else "write both as whole numbers, e.g. 3,5"))

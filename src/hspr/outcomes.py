@@ -90,6 +90,13 @@ def trial_successes(k, t, trials: int) -> int | None:
     return None
 
 
+def whole_count(text) -> bool:
+    """True when ``text`` is a whole number >= 0 in ASCII digits, a zero decimal part allowed
+    (``3``, ``3.0``; not ``3.``, ``3e0`` or ``-1``), of any size: the form :func:`trial_successes`
+    reads, so a message can say whether a refused count was out of range or not a count."""
+    return bool(re.fullmatch(r"[0-9]+", _ZERO_DECIMALS.sub("", str(text).strip())))
+
+
 def snap_pass_rate(rate: float, trials: int) -> float | None:
     """``rate`` as the pass rate ``k / trials`` it stands for, or None when it is not one.
 
