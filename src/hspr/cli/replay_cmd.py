@@ -580,7 +580,7 @@ def register(group: click.Group) -> None:
                 except DataError as exc:
                     raise DataError(f"--tasks {tasks_path}: {exc}") from None
             rows_word = "--targets" if targets else "target"  # a split's targets come from the bank itself
-            # the table an hspr_auto[table=...] method got from --config (the file is read once)
+            # the table an hspr_auto[table=...] or hspr_robust[table=...] method got from --config (read once)
             table = next((m.table for m in method_objs.values() if getattr(m, "table", None) is not None), None)
             for label, mat, job_folds, job_tgt in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
