@@ -173,14 +173,18 @@ class ResponseMatrix:
 
         if not isinstance(df, pd.DataFrame):
             raise DataError(f"{source}: from_dataframe takes a pandas DataFrame, got {type(df).__name__}")
+        if isinstance(df.index, pd.MultiIndex) and df.index.nlevels == 1 or \
+                isinstance(df.columns, pd.MultiIndex) and df.columns.nlevels == 1:  # one level: its labels
+            df = df.set_axis(df.index.get_level_values(0), axis=0).set_axis(df.columns.get_level_values(0), axis=1)
         for axis, labels in (("agent", df.index), ("task", df.columns)):  # an API trial: None became 'nan'
             if isinstance(labels, pd.MultiIndex):
                 raise DataError(f"{source}: the {'index' if axis == 'agent' else 'columns'} have {labels.nlevels} levels; "
                                 f"{axis} ids are one level (flatten them, e.g. with '_'.join)")
-            tup = [i for i, v in enumerate(labels) if isinstance(v, tuple)]
-            if tup:  # an Index of tuples became ids like "('a', 1)"
-                raise DataError(f"{source}: {axis} id {tup[0] + 1} is a tuple ({labels[tup[0]]!r}); {axis} ids are "
-                                "single values (join the parts, e.g. with '_'.join(map(str, t)))")
+            parts = [i for i, v in enumerate(labels) if isinstance(v, (tuple, list, set, frozenset, dict, np.ndarray))]
+            if parts:  # an Index of tuples became ids like "('a', 1)"; list columns gave a pandas TypeError
+                v = labels[parts[0]]
+                raise DataError(f"{source}: {axis} id {parts[0] + 1} has several parts ({type(v).__name__} {v!r}); {axis} ids are "
+                                "single values (join the parts, e.g. with '_'.join(map(str, parts)))")
             null = pd.isna(labels)
             if null.any():
                 at = int(np.flatnonzero(null)[0])
