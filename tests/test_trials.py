@@ -442,8 +442,9 @@ def test_whole_count_takes_the_form_trial_successes_reads_at_any_size():
     for text in ("3.", "3e0", "-1", ".0", "3.5", "", "²", "1,000"):
         assert not whole_count(text)
     # within the bank's range, whole_count and trial_successes agree on every form above
-    for text in ("3", " 3.0 ", "0.00", "3.", "3e0", "-1", ".0", "3.5", "", "²"):
+    for text in ("3", " 3.0 ", "0.00", "00003", "3.", "3e0", "-1", ".0", "3.5", "", "²"):
         assert whole_count(text) == (trial_successes(text, "5", 5) is not None)
+    assert trial_successes("00003", "00005", 5) == 3  # a hostile trial: "successes in 0..5" for 3 of 5
 
 
 def test_a_per_trial_ingest_names_every_line_of_a_task(tmp_path):

@@ -27,7 +27,7 @@ SPELLINGS = "resolved/unresolved, 1/0, true/false, yes/no, pass/fail"
 #: how messages describe a cell with no run
 NO_RUN = "empty, na, nan or null = no run"
 _DECIMAL = re.compile(r"([01])\.0+")  # 1.00, 0.000: a spreadsheet's formatting of 1 and 0
-_COUNT = re.compile(r"[0-9]{1,4}")  # ASCII digits only (str.isdigit also takes superscripts)
+_COUNT = re.compile(r"0*[0-9]{1,4}")  # ASCII digits only (str.isdigit also takes superscripts); 00003 is 3
 #: a zero decimal part of a whole number ("3.0", "5.00"), dropped before the count is read
 _ZERO_DECIMALS = re.compile(r"(?<=[0-9])\.0+$")
 _CELLS = RESOLVED | UNRESOLVED | MISSING
