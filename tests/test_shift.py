@@ -537,8 +537,15 @@ def test_shift_settings_refuse_bad_values():
         HSPRRobust(config=FAST).fit(simulate_matrix(3, 20)[0])
     with pytest.raises(ValueError, match="not both"):
         HSPRRobust(config=FAST, table={})
-    with pytest.raises(ValueError, match="table must be a table of selections"):
+    with pytest.raises(ValueError, match="expected a table of selections"):
         HSPRRobust(table=["rank", 1])
+    # a hostile trial: damaged tables were accepted and failed in fit (a bare KeyError), or found no entry silently
+    with pytest.raises(ValueError, match="hspr_robust table: entry b/0 needs a 'config' object"):
+        HSPRRobust(table={"b": {"0": {"source_digest": "x"}}})
+    with pytest.raises(ValueError, match="hspr_robust table: entry b/0: rank must be"):
+        HSPRRobust(table={"b": {"0": {"config": {"rank": "x"}, "source_digest": "x"}}})
+    with pytest.raises(ValueError, match="settings without folds"):
+        get_method("hspr_auto", table={"rank": 1})
 
 
 def test_robust_table_uses_the_entry_of_its_sources_and_round_trips(caplog):
@@ -551,6 +558,9 @@ def test_robust_table_uses_the_entry_of_its_sources_and_round_trips(caplog):
     assert method.fit(m).config.rank == 1
     again = type(method).from_params(method.get_params())
     assert again.table == table and again.shift == method.shift
+    table["mine"]["0"]["config"]["rank"] = 4  # the caller's dict, changed later, does not change the method
+    method.get_params()["table"]["mine"]["0"]["config"]["rank"] = 8
+    assert method.table["mine"]["0"]["config"]["rank"] == 1
     assert "table" not in HSPRRobust().get_params()  # runs without a table keep their settings digest
     with caplog.at_level("WARNING"):
         fitted = method.fit(m.drop_rows([0]))

@@ -72,6 +72,28 @@ def check_selection_table(d: dict, where: str) -> dict:
     return d
 
 
+def selection_table(table, where: str) -> dict:
+    """A copy of ``table`` when it is a usable table of selections (:func:`is_selection_table`,
+    every entry checked by :func:`check_selection_table`), for a method's ``table`` argument: a
+    hostile trial's damaged entry failed only in ``fit`` (a bare KeyError), a flat configuration
+    found no entry silently, and a later change to the caller's dict changed the method.
+
+    Raises ValueError naming ``where`` (e.g. "hspr_robust table") and the entry.
+    """
+    import copy
+
+    # {bank: {fold: {...}}}: check_selection_table names an entry without 'config'
+    nested = isinstance(table, dict) and any(isinstance(v, dict) and v and all(isinstance(e, dict) for e in v.values())
+                                             for v in table.values())
+    if not nested:
+        flat = isinstance(table, dict) and bool(table)
+        raise ValueError(f"{where}: expected a table of selections as `hspr select --record` writes it "
+                         "({bank: {fold: {'config': {...}, 'source_digest': '...'}}}), got "
+                         + ("settings without folds (a table holds one configuration per bank and fold)" if flat
+                            else f"{type(table).__name__} {str(table)[:60]}"))
+    return copy.deepcopy(check_selection_table(table, where))
+
+
 @dataclass(frozen=True)
 class HSPRConfig:
     """Settings of one HSPR run.

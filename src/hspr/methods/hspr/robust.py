@@ -96,7 +96,7 @@ from ...parallel import single_thread_blas
 from ...params import build_dataclass, plain
 from ...session import Method, ScoreEstimate, ShiftReport, budget_from_fraction
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
-from .config import HSPRConfig
+from .config import HSPRConfig, selection_table
 from .method import FittedHSPR, HSPRSession
 from .source_fit import fit_source
 
@@ -617,15 +617,12 @@ class HSPRRobust(Method):
         if table is not None and self.config is not None:
             raise ValueError("hspr_robust: give config (one configuration for every source set) or table (one per "
                              "source set, found by digest), not both")
-        if table is not None and not isinstance(table, dict):
-            raise ValueError(f"hspr_robust: table must be a table of selections (hspr select --record), got "
-                             f"{type(table).__name__}")
-        self.table = table
+        self.table = None if table is None else selection_table(table, "hspr_robust table")
 
     def get_params(self) -> dict:
         """Settings as plain data (the scikit-learn convention); ``table`` only when one is given."""
         params = {"config": None if self.config is None else self.config.to_dict(), "shift": plain(self.shift)}
-        return params if self.table is None else {**params, "table": self.table}
+        return params if self.table is None else {**params, "table": plain(self.table)}  # a copy
 
     @classmethod
     def from_params(cls, params: dict) -> HSPRRobust:

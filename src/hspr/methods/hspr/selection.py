@@ -44,7 +44,7 @@ import numpy as np
 
 from ...data.matrix import DataError, ResponseMatrix
 from ...session import Method, budget_from_fraction
-from .config import HSPRConfig
+from .config import HSPRConfig, selection_table
 from .decision import calibrate, calibration_residual
 from .method import HSPR, FittedHSPR, HSPRSession
 from .source_fit import SourceFit, fit_source
@@ -485,7 +485,8 @@ class HSPRAuto(Method):
     base_config : HSPRConfig, optional
         Numerical constants for a selection that has to run (and for tests).
     table : dict, optional
-        Shipped-results table to search instead of the packaged file.
+        Table of selections (``hspr select --record``) to search instead of the packaged file;
+        every entry is checked (and the table copied) here. ValueError names a damaged entry.
     overrides : dict, optional
         HSPRConfig fields set on top of the chosen config (ablations, e.g. ``{"decision": "mean"}``).
     """
@@ -501,7 +502,7 @@ class HSPRAuto(Method):
         self.overrides = dict(overrides or {})
         self.n_jobs = n_jobs
         self.base_config = base_config
-        self.table = table
+        self.table = None if table is None else selection_table(table, "hspr_auto table")
 
     @classmethod
     def from_params(cls, params: dict) -> HSPRAuto:
