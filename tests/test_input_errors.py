@@ -453,4 +453,25 @@ def test_replay_config_takes_a_table_of_selections_and_sets_hspr_robust(tmp_path
     for method in ("hspr_auto", "uniform"):  # named its bank labels as unknown settings
         res = CliRunner().invoke(main, ["live", "start", "--matrix", str(csv), "--method", method, "--config",
                                         str(tmp_path / "tab.json"), "--budget", "4", "--session", str(tmp_path / "u.hspr")])
-        assert res.exit_code == 2 and "is a table of selections" in res.output, res.output
+        text = " ".join(res.output.split())  # the message named no file
+        assert res.exit_code == 2 and f"--config {tmp_path / 'tab.json'} is a table of selections" in text, res.output
+
+
+    def refused(*args):
+        res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--seeds", "0", "-q", "--out",
+                                        str(tmp_path / "o.json"), *args])
+        assert res.exit_code == 2 and not (tmp_path / "o.json").exists(), res.output
+        return " ".join(res.output.split())
+
+    # a hostile trial of hspr_robust's table: hspr_auto beside it ignored the table and selected on every fold
+    assert "which hspr_auto does not read" in refused("--methods", "hspr_robust,hspr_auto", "--config",
+                                                      str(tmp_path / "tab.json"))
+    # the missing-fold message offered --config auto, which hspr_robust refuses
+    text = refused("--methods", "hspr_robust", "--config", str(tmp_path / "tab3.json"))
+    assert "fold(s) 3 of m" in text and "--config auto" not in text
+    # a select --fold K cannot record the sources of --targets, a --split or --tasks: it was suggested
+    text = refused("--methods", "hspr", "--config", str(tmp_path / "tab.json"), "--targets", str(csv))
+    assert "serves plain fold replays only" in text and "hspr select --matrix" not in text and "--config auto" in text
+    # --config was named as an option without hspr although hspr_robust takes it
+    text = refused("--methods", "hspr_robust", "--config", str(tmp_path / "tab.json"), "--decision", "mean")
+    assert "--decision set(s) HSPR options" in text and "--config set" not in text

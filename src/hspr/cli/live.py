@@ -276,6 +276,13 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
             if not isinstance(config, dict):
                 raise LiveSessionError(f"--config {config_path}: settings must be a JSON object, e.g. "
                                        '{"n_nodes": 2048}')
+            from ..methods.hspr.config import is_selection_table
+
+            if is_selection_table(config):  # the message named no file (a hostile trial)
+                raise LiveSessionError(f"--config {config_path} is a table of selections (hspr select --record: one "
+                                       "configuration per fold, found by the fold's source digest): a live session "
+                                       "takes one configuration, e.g. one fold's --config-out file; `hspr replay "
+                                       "--config` takes the table")
         from ..data.io import read_task_list
         from ..live import load_session_bank
 

@@ -260,11 +260,16 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
                          + ("" if config_path == "auto" else f", or add hspr to run hspr with {config_path}"))
     if given and "hspr" not in names or config_path and not any(n in names for n in takers):
         opts = [f"--{k.replace('_', '-')}" if k != "group_uncertainty" else "--no-group-uncertainty" for k in given]
-        opts += ["--config"] if config_path else []
+        opts += ["--config"] if config_path and not any(n in names for n in takers) else []  # --config named only when untaken
         raise ValueError(f"{', '.join(opts)} set(s) HSPR options, but hspr is not in --methods; add hspr "
                          "(e.g. --methods hspr,uniform)")
     doc = _config_doc(config_path) if file_config else None  # the file, read once
     table = _checked_table(doc, config_path) if file_config else None
+    if table is not None and "hspr_auto" in names:  # a hostile trial: it ignored the table and selected on every fold
+        raise ValueError(f"--config {config_path} is a table of selections, which hspr_auto does not read (it finds "
+                         "its settings in the shipped table, or selects them on each fold's sources): the table's runs "
+                         f"are hspr's, labelled hspr_auto[table={Path(config_path).stem}]; use --methods hspr (or "
+                         "hspr_robust) with it, and drop hspr_auto")
     out = {}
     for n in names:
         if n == "hspr":
@@ -288,23 +293,35 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
     return out
 
 
-def check_table_covers(config_path: str, table: dict, label: str, mat: ResponseMatrix, folds, matrix_path) -> None:
+def check_table_covers(config_path: str, table: dict, label: str, mat: ResponseMatrix, folds, matrix_path,
+                       plain_folds: bool = True, auto_hint: bool = True) -> None:
     """ValueError naming the folds of ``label`` a --config table of selections has no entry for,
     and the command that records them (instead of a selection at the default settings inside
-    the replay)."""
+    the replay, or hspr_robust's rank comparison).
+
+    ``plain_folds`` is False for sources that ``hspr select`` cannot record (``--targets``, a
+    ``--split``, a ``--tasks`` subset: a trial was told to run a select that could not help);
+    ``auto_hint`` says whether ``--config auto`` is an alternative (hspr among the methods)."""
     from ..methods.hspr.selection import unrecorded_folds
 
     missing = unrecorded_folds(table, mat, folds)
     if not missing:
         return
+    auto = (", or replay with --config auto, which selects a missing fold inside the replay at the default "
+            "settings (slower than --fast)") if auto_hint else ""
+    if not plain_folds:
+        raise ValueError(f"--config {config_path} has no selection for the sources of {label} (an entry is found by "
+                         "the digest of the sources): a table records selections on the folds of a whole matrix "
+                         "(hspr select --fold K --record), so it serves plain fold replays only; with --targets, "
+                         "--split or --tasks give one configuration file instead (hspr select ... --config-out "
+                         f"cfg.json){auto}")
     where = (f"fold(s) {', '.join(map(str, missing))} of {label}" if missing != [None]
              else f"{label} (all its rows as sources)")
     source = f"--matrix {matrix_path}" if matrix_path else f"--bank {label.split('/')[0]}"
     fold = f"--fold {missing[0]}" if missing != [None] else "--fold K"
     raise ValueError(f"--config {config_path} has no selection for the sources of {where} (an entry is found by the "
                      f"digest of a fold's sources): record it first, e.g. `hspr select {source} {fold} --fast --record "
-                     f"{config_path}`, or replay with --config auto, which selects a missing fold inside the replay at "
-                     "the default settings (slower than --fast)")
+                     f"{config_path}`{auto}")
 
 
 def _check_config_path(config_path: str) -> None:
@@ -585,7 +602,8 @@ def register(group: click.Group) -> None:
             for label, mat, job_folds, job_tgt in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
                 if table is not None:  # a trial: a fold missing from the table ran a slow selection, unasked
-                    check_table_covers(config_path, table, label, mat, job_folds, matrix)
+                    check_table_covers(config_path, table, label, mat, job_folds, matrix,
+                                       plain_folds=job_folds is not None and ids is None, auto_hint="hspr" in names)
                 top = max(budget_from_fraction(f, mat.n_tasks) for f in fractions)
                 if stop_width is not None and stop_min_tasks > top:  # a hostile trial: accepted, and never stopped
                     default = click.get_current_context().get_parameter_source("stop_min_tasks") == ParameterSource.DEFAULT
