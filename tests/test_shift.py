@@ -546,6 +546,14 @@ def test_shift_settings_refuse_bad_values():
         HSPRRobust(table={"b": {"0": {"config": {"rank": "x"}, "source_digest": "x"}}})
     with pytest.raises(ValueError, match="settings without folds"):
         get_method("hspr_auto", table={"rank": 1})
+    # a re-trial: one list or null entry made the whole table 'settings without folds'; an empty digest never matches
+    for bad in ([1, 2], None, {"config": {}, "source_digest": " "}):
+        with pytest.raises(ValueError, match="entry b/2 needs a 'config' object and a non-empty 'source_digest'"):
+            HSPRRobust(table={"b": {"0": {"config": {}, "source_digest": "x"}, "2": bad}})
+    with pytest.raises(ValueError, match="this is one bank's entries"):
+        HSPRRobust(table={"0": {"config": {}, "source_digest": "x"}})
+    with pytest.raises(ValueError, match="hspr_robust's settings form"):
+        HSPRRobust(table={"config": {"rank": 1}})
 
 
 def test_robust_table_uses_the_entry_of_its_sources_and_round_trips(caplog):

@@ -58,9 +58,9 @@ def check_selection_table(d: dict, where: str) -> dict:
                              "(hspr select --record) has one per bank label")
         for fold, e in folds.items():
             if not isinstance(e, dict) or not isinstance(e.get("config"), dict) or \
-                    not isinstance(e.get("source_digest"), str):
-                raise ValueError(f"{where}: entry {bank}/{fold} needs a 'config' object and a 'source_digest' "
-                                 "string (as hspr select --record writes them)")
+                    not isinstance(e.get("source_digest"), str) or not e["source_digest"].strip():
+                raise ValueError(f"{where}: entry {bank}/{fold} needs a 'config' object and a non-empty "
+                                 "'source_digest' string (as hspr select --record writes them)")
             try:
                 HSPRConfig.from_dict(e["config"])
             except ValueError as exc:
@@ -82,15 +82,25 @@ def selection_table(table, where: str) -> dict:
     """
     import copy
 
-    # {bank: {fold: {...}}}: check_selection_table names an entry without 'config'
-    nested = isinstance(table, dict) and any(isinstance(v, dict) and v and all(isinstance(e, dict) for e in v.values())
-                                             for v in table.values())
-    if not nested:
-        flat = isinstance(table, dict) and bool(table)
-        raise ValueError(f"{where}: expected a table of selections as `hspr select --record` writes it "
-                         "({bank: {fold: {'config': {...}, 'source_digest': '...'}}}), got "
+    form = "({bank: {fold: {'config': {...}, 'source_digest': '...'}}})"
+    if not isinstance(table, dict):
+        raise ValueError(f"{where}: expected a table of selections as `hspr select --record` writes it {form}, got "
+                         f"{type(table).__name__} {str(table)[:60]}")
+    if any(isinstance(v, dict) and "config" in v for v in table.values()):  # one bank's {fold: entry}, unwrapped
+        raise ValueError(f"{where}: this is one bank's entries {{fold: {{'config': ...}}}}; a table maps bank labels "
+                         f"to them {form}")
+    if table and set(table) <= {"config", "shift"}:
+        raise ValueError(f"{where}: this is hspr_robust's settings form {{'config': ..., 'shift': ...}} (one "
+                         f"configuration), not a table of selections {form}")
+    banks = [v for v in table.values() if isinstance(v, dict)]
+    scalar = bool(banks) and all(v and all(not isinstance(e, (dict, list)) and e is not None for e in v.values())
+                                 for v in banks)  # {name: {field: value}}: settings, no folds
+    if not banks or scalar:
+        flat = scalar or any(not isinstance(v, str) for v in table.values())  # strings alone: notes
+        raise ValueError(f"{where}: expected a table of selections as `hspr select --record` writes it {form}, got "
                          + ("settings without folds (a table holds one configuration per bank and fold)" if flat
-                            else f"{type(table).__name__} {str(table)[:60]}"))
+                            else f"no entries ({str(table)[:60]})"))
+    # a damaged entry (a list, null, no 'config') is named by check_selection_table
     return copy.deepcopy(check_selection_table(table, where))
 
 
