@@ -471,7 +471,12 @@ def test_replay_config_takes_a_table_of_selections_and_sets_hspr_robust(tmp_path
     assert "fold(s) 3 of m" in text and "--config auto" not in text
     # a select --fold K cannot record the sources of --targets, a --split or --tasks: it was suggested
     text = refused("--methods", "hspr", "--config", str(tmp_path / "tab.json"), "--targets", str(csv))
-    assert "serves plain fold replays only" in text and "hspr select --matrix" not in text and "--config auto" in text
+    assert "these sources (the whole matrix with --targets" in text and "hspr select --matrix" not in text
+    assert "with --config auto (hspr selects" in text
+    # a --tasks subset is folds of a smaller matrix: the missing fold is named, recorded on a matrix of those tasks
+    (tmp_path / "all.txt").write_text("\n".join(mat.tasks))
+    text = refused("--methods", "hspr_robust", "--config", str(tmp_path / "tab3.json"), "--tasks", str(tmp_path / "all.txt"))
+    assert "fold(s) 3 of m[40 tasks]" in text and "--matrix <a matrix of the --tasks tasks only" in text
     # --config was named as an option without hspr although hspr_robust takes it
     text = refused("--methods", "hspr_robust", "--config", str(tmp_path / "tab.json"), "--decision", "mean")
     assert "--decision set(s) HSPR options" in text and "--config set" not in text

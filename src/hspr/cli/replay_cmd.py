@@ -294,33 +294,37 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
 
 
 def check_table_covers(config_path: str, table: dict, label: str, mat: ResponseMatrix, folds, matrix_path,
-                       plain_folds: bool = True, auto_hint: bool = True) -> None:
+                       subset: bool = False, auto_hint: bool = True) -> None:
     """ValueError naming the folds of ``label`` a --config table of selections has no entry for,
     and the command that records them (instead of a selection at the default settings inside
     the replay, or hspr_robust's rank comparison).
 
-    ``plain_folds`` is False for sources that ``hspr select`` cannot record (``--targets``, a
-    ``--split``, a ``--tasks`` subset: a trial was told to run a select that could not help);
-    ``auto_hint`` says whether ``--config auto`` is an alternative (hspr among the methods)."""
+    ``folds`` None means the sources are not a fold of a matrix (``--targets``, a ``--split``):
+    ``hspr select`` cannot record them. ``subset``: the folds of a ``--tasks`` subset, recorded by
+    a selection on a matrix of those tasks. ``auto_hint``: ``--config auto`` is an alternative
+    (hspr among the methods)."""
     from ..methods.hspr.selection import unrecorded_folds
 
     missing = unrecorded_folds(table, mat, folds)
     if not missing:
         return
-    auto = (", or replay with --config auto, which selects a missing fold inside the replay at the default "
-            "settings (slower than --fast)") if auto_hint else ""
-    if not plain_folds:
+    if folds is None:  # a trial was told to run a `select --fold K` that could not help
         raise ValueError(f"--config {config_path} has no selection for the sources of {label} (an entry is found by "
-                         "the digest of the sources): a table records selections on the folds of a whole matrix "
-                         "(hspr select --fold K --record), so it serves plain fold replays only; with --targets, "
-                         "--split or --tasks give one configuration file instead (hspr select ... --config-out "
-                         f"cfg.json){auto}")
-    where = (f"fold(s) {', '.join(map(str, missing))} of {label}" if missing != [None]
-             else f"{label} (all its rows as sources)")
+                         "the digest of the sources): a table records selections on the folds of a matrix (hspr "
+                         "select --fold K --record), and these sources (the whole matrix with --targets, the rows a "
+                         "--split leaves) are no fold; replay them "
+                         + ("with --config auto (hspr selects its settings on these sources inside the replay), " if auto_hint
+                            else "")
+                         + "without --config (hspr_robust compares residual-factor ranks on these sources), or with a "
+                         "configuration file chosen without these target rows")
+    auto = (", or replay with --config auto instead of the table (hspr selects every fold's settings inside the "
+            "replay, slower than --fast)") if auto_hint else ""
     source = f"--matrix {matrix_path}" if matrix_path else f"--bank {label.split('/')[0]}"
-    fold = f"--fold {missing[0]}" if missing != [None] else "--fold K"
-    raise ValueError(f"--config {config_path} has no selection for the sources of {where} (an entry is found by the "
-                     f"digest of a fold's sources): record it first, e.g. `hspr select {source} {fold} --fast --record "
+    if subset:
+        source = "--matrix <a matrix of the --tasks tasks only: select has no --tasks>"
+    raise ValueError(f"--config {config_path} has no selection for the sources of fold(s) "
+                     f"{', '.join(map(str, missing))} of {label} (an entry is found by the digest of a fold's sources): "
+                     f"record it first, e.g. `hspr select {source} --fold {missing[0]} --fast --record "
                      f"{config_path}`{auto}")
 
 
@@ -603,7 +607,7 @@ def register(group: click.Group) -> None:
                 check_budgets(label, mat.n_tasks, fractions)
                 if table is not None:  # a trial: a fold missing from the table ran a slow selection, unasked
                     check_table_covers(config_path, table, label, mat, job_folds, matrix,
-                                       plain_folds=job_folds is not None and ids is None, auto_hint="hspr" in names)
+                                       subset=ids is not None, auto_hint="hspr" in names)
                 top = max(budget_from_fraction(f, mat.n_tasks) for f in fractions)
                 if stop_width is not None and stop_min_tasks > top:  # a hostile trial: accepted, and never stopped
                     default = click.get_current_context().get_parameter_source("stop_min_tasks") == ParameterSource.DEFAULT
