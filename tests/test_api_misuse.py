@@ -68,12 +68,14 @@ def test_from_dataframe_blank_strings_labels_trials_and_warnings():
     with pytest.raises(DataError, match="the columns have 2 levels"):
         ResponseMatrix.from_dataframe(multi)
     tuples = pd.DataFrame([[1, 0], [0, 1]], index=pd.Index([("a", 1), ("b", 2)], tupleize_cols=False), columns=["t1", "t2"])
-    with pytest.raises(DataError, match=r"agent id 1 has several parts \(tuple \('a', 1\)\)"):  # became "('a', 1)"
+    with pytest.raises(DataError, match=r"agent id 1 is a tuple \(\('a', 1\)\), not text or a number: join"):  # became "('a', 1)"
         ResponseMatrix.from_dataframe(tuples)
     listed = pd.DataFrame([[1, 0], [0, 1]], index=["a", "b"])
     listed.columns = pd.Index([["x", 1], ["y", 2]], dtype=object, tupleize_cols=False)  # gave a pandas TypeError
-    with pytest.raises(DataError, match=r"task id 1 has several parts \(list \['x', 1\]\)"):
+    with pytest.raises(DataError, match=r"task id 1 is a list \(\['x', 1\]\)"):
         ResponseMatrix.from_dataframe(listed)
+    with pytest.raises(DataError, match=r"agent id 2 is a bytes \(b'b'\), not text or a number: decode it"):
+        ResponseMatrix.from_dataframe(pd.DataFrame([[1, 0], [0, 1]], index=["a", b"b"], columns=["t1", "t2"]))
     one_level = pd.DataFrame([[1, 0], [0, 1]], index=pd.MultiIndex.from_arrays([["a", "b"]]), columns=["t1", "t2"])
     assert ResponseMatrix.from_dataframe(one_level).agents == ("a", "b")  # "the index have 1 levels"
     with pytest.raises(DataError, match=r"non-binary value 4\.0 .* pass trials=<trials per task>"):

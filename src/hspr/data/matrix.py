@@ -180,11 +180,12 @@ class ResponseMatrix:
             if isinstance(labels, pd.MultiIndex):
                 raise DataError(f"{source}: the {'index' if axis == 'agent' else 'columns'} have {labels.nlevels} levels; "
                                 f"{axis} ids are one level (flatten them, e.g. with '_'.join)")
-            parts = [i for i, v in enumerate(labels) if isinstance(v, (tuple, list, set, frozenset, dict, np.ndarray))]
-            if parts:  # an Index of tuples became ids like "('a', 1)"; list columns gave a pandas TypeError
-                v = labels[parts[0]]
-                raise DataError(f"{source}: {axis} id {parts[0] + 1} has several parts ({type(v).__name__} {v!r}); {axis} ids are "
-                                "single values (join the parts, e.g. with '_'.join(map(str, parts)))")
+            odd = [i for i, v in enumerate(labels) if isinstance(v, (tuple, list, set, frozenset, dict, np.ndarray, bytes))]
+            if odd:  # an Index of tuples became ids like "('a', 1)", bytes "b'a0'"; list columns gave a pandas TypeError
+                v = labels[odd[0]]
+                fix = "decode it, e.g. with .decode()" if isinstance(v, bytes) else "join its parts, e.g. '_'.join(map(str, parts))"
+                raise DataError(f"{source}: {axis} id {odd[0] + 1} is a {type(v).__name__} ({v!r}), not text or a number: "
+                                f"{fix}")
             null = pd.isna(labels)
             if null.any():
                 at = int(np.flatnonzero(null)[0])
