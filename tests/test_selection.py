@@ -494,3 +494,10 @@ def test_select_refuses_to_record_a_second_selection_of_the_same_sources(tmp_pat
     assert not (tmp_path / "b.json").exists()
     res = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "c.json")])  # the same label and fold replaces it
     assert res.exit_code == 0, res.output
+    table = json.loads((tmp_path / "t.json").read_text())  # a hostile trial: a damaged entry was kept, unremarked
+    table["m"]["1"] = dict(table["m"]["0"], config={"rank": "x"}, source_digest="y")
+    (tmp_path / "t.json").write_text(json.dumps(table))
+    res = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "d.json")])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2 and "t.json: entry m/1: rank must be" in text and "fix or drop that entry" in text, res.output
+    assert not (tmp_path / "d.json").exists()

@@ -78,7 +78,12 @@ def check_record_table(path: Path) -> dict:
     if bad:
         raise click.BadParameter(f"{path}: expected a table {{bank: {{fold: entry}}}} as written by --record; "
                                  "give a new file name", param_hint="--record")
-    return table
+    from ..methods.hspr.config import check_selection_table
+
+    try:  # a damaged entry was kept, and replay refused the table only later (a hostile trial)
+        return check_selection_table(table, str(path))
+    except ValueError as exc:
+        raise click.BadParameter(f"{exc}; fix or drop that entry, or give a new file name", param_hint="--record") from None
 
 
 def check_record_matrix(path: Path, table: dict, bank: str, matrix_digest: str) -> None:
