@@ -73,8 +73,8 @@ def check_selection_table(d: dict, where: str) -> dict:
 
 
 def selection_table(table, where: str) -> dict:
-    """A copy of ``table`` when it is a usable table of selections (:func:`is_selection_table`,
-    every entry checked by :func:`check_selection_table`), for a method's ``table`` argument: a
+    """A copy of ``table`` when it is a usable table of selections ``{bank: {fold: entry}}``
+    (every entry checked by :func:`check_selection_table`), for a method's ``table`` argument: a
     hostile trial's damaged entry failed only in ``fit`` (a bare KeyError), a flat configuration
     found no entry silently, and a later change to the caller's dict changed the method.
 
