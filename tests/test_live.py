@@ -642,6 +642,22 @@ def test_journal_appends_and_ignores_a_torn_last_line(bank, tmp_path):
     assert journal.read(live.path).doc["stop_width_pp"] == 5.0 and LiveSession.open(live.path).stop_width == 5.0
 
 
+def test_a_damaged_byte_in_a_session_file_is_a_torn_or_named_line_not_another_kind_of_file(bank, tmp_path):
+    """A live-loop trial: one bad byte anywhere gave 'not a session file (not UTF-8 text at byte N)'."""
+    live = new(bank, tmp_path)
+    t1, t2 = live.next(2)
+    live.record(t1, 1)
+    good = live.path.read_bytes()
+    live.path.write_bytes(good + b'{"type": "tell", "task": "\xff')  # a torn last line with a damaged byte
+    again = LiveSession.open(live.path)
+    assert again.recorded == {t1: 1} and any("ignored" in w for w in again.status().warnings)
+    lines = good.split(b"\n")
+    lines[1] = lines[1].replace(b'"ask"', b'"a\xffk"')  # a middle line damaged: named, with what to do
+    live.path.write_bytes(b"\n".join(lines))
+    with pytest.raises(LiveSessionError, match=r"line 2 is not JSON .*Lines 1-1 are intact"):
+        LiveSession.open(live.path)
+
+
 def test_a_damaged_header_is_named_as_the_session_header(bank, tmp_path):
     """A hostile trial: a session file cut inside its header was called 'not a session file'."""
     live = new(bank, tmp_path)
@@ -869,6 +885,26 @@ def test_an_ingest_cut_at_a_line_end_is_noticed_and_ingesting_again_completes_it
     again = LiveSession.open(live.path)
     assert not any("was cut" in w for w in again.status().warnings)
     assert [e.get("batch") for e in journal.read(Path(live.path)).doc["events"]] == [None] * len(again.doc["events"])
+
+
+def test_a_cut_ingest_stays_reported_with_its_count_until_its_tasks_have_outcomes(bank, tmp_path):
+    """A live-loop trial: records after a cut ingest were counted into it ('only 6', 'only 7') and the
+    warning vanished with 3 outcomes still missing."""
+    live = new(bank, tmp_path, budget=10)
+    asked = live.next(4)
+    csv = tmp_path / "out.csv"
+    csv.write_text("instance_id,resolved\n" + "".join(f"{t},{bank['truth'][t]}\n" for t in asked))
+    live.ingest(csv)
+    lines = Path(live.path).read_text().splitlines(keepends=True)
+    Path(live.path).write_text("".join(lines[:-3]))  # 3 of the 4 tell records lost
+    missing = LiveSession.open(live.path).pending
+    assert len(missing) == 3
+    for k, task in enumerate(missing):
+        s = LiveSession.open(live.path)
+        [w] = [w for w in s.status().warnings if "was cut" in w]
+        assert "wrote 4 records, but only 1 are in the file" in w and f"{3 - k} task(s) asked before it" in w, w
+        s.record(task, bank["truth"][task])
+    assert not any("was cut" in w for w in LiveSession.open(live.path).status().warnings)
 
 
 def test_a_header_budget_edited_below_the_asked_tasks_says_so(bank, tmp_path):

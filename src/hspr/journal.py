@@ -78,10 +78,13 @@ class JournalFile:
         File line (1-based) of each event, for messages (empty for a single object).
     torn_text : str
         The incomplete record's text ('' if none), for messages.
-    short_batch : tuple of (line, written, present) or None
-        When the last change of several records (an ingest) is in the file only in part — the
-        file was cut at a line end, which no torn record shows — the file line of its first
-        record, how many records it wrote and how many are there.
+    cut_changes : list of (line, written, present, last)
+        Each change (an ingest, a record) that is in the file only in part — the file was cut at
+        a line end, which no torn record shows, or lines were deleted by hand: the file line of its
+        first record, how many records it wrote, how many are there, and whether it is the file's
+        last change. A change is counted from the ``batch`` key of its first record (written on
+        every change since 2026-12-04; before, only on changes of several records, and a file of
+        that time counts later unmarked records into the change before them).
     """
 
     doc: dict
@@ -90,7 +93,7 @@ class JournalFile:
     torn: bool = False
     event_lines: list = field(default_factory=list)
     torn_text: str = ""
-    short_batch: tuple | None = None
+    cut_changes: list = field(default_factory=list)
 
     @property
     def torn_task(self) -> str | None:
@@ -104,7 +107,7 @@ class JournalFile:
             return m.group(1)
 
 
-#: key of the first record of a change that wrote several (an ingest): how many it wrote
+#: key of the first record of each change (an ingest, a record): how many records it wrote
 BATCH = "batch"
 
 
@@ -152,7 +155,9 @@ def read(path: Path) -> JournalFile:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise LiveSessionError(f"{path}: not a session file (not UTF-8 text at byte {exc.start})") from None
+        # a session header first: damaged bytes in one line (a torn last line is ignored, another one named)
+        if f'"{FORMAT}"'.encode() not in raw.split(b"\n", 1)[0]:
+            raise LiveSessionError(f"{path}: not a session file (not UTF-8 text at byte {exc.start})") from None
     if not raw.strip():
         raise LiveSessionError(f"{path}: the session file is empty; restore it or start a new session")
     bom = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
@@ -179,7 +184,7 @@ def read(path: Path) -> JournalFile:
         raise LiveSessionError(f"{path}: not a session file (line 1 is not JSON: {exc})") from None
     _check_header(path, head, "line 1")
     events, lines, stop, torn = [], [], head.get("stop_width_pp"), False
-    batch, n_records = None, 0  # (line, records written, index of its first record) of the last change of several
+    batch, n_records, cuts = None, 0, []  # batch: (line, records written, index of its first record) of the current change
     size = len(pieces[0]) + (1 if len(pieces) > 1 else 0)
     for i, piece in enumerate(pieces[1:], start=2):
         last = i == len(pieces)  # no newline after it: b'' when the file ends in one
@@ -200,6 +205,8 @@ def read(path: Path) -> JournalFile:
         if isinstance(rec, dict) and BATCH in rec:  # kept apart: an event reads as it was made
             k = rec.pop(BATCH)
             if isinstance(k, int) and not isinstance(k, bool):
+                if batch is not None and n_records - batch[2] < batch[1]:  # the change before this one was cut
+                    cuts.append((batch[0], batch[1], n_records - batch[2], False))
                 batch = (i, k, n_records)
         n_records += 1
         if isinstance(rec, dict) and rec.get("type") == STOP:
@@ -212,11 +219,10 @@ def read(path: Path) -> JournalFile:
         else:
             events.append(rec)
             lines.append(i)
-    short = None
     if batch is not None and n_records - batch[2] < batch[1]:
-        short = (batch[0], batch[1], n_records - batch[2])
+        cuts.append((batch[0], batch[1], n_records - batch[2], True))
     return JournalFile(dict(head, events=events, stop_width_pp=stop), VERSION, size, bool(torn), lines,
-                       torn or "", short)
+                       torn or "", cuts)
 
 
 def _check_header(path: Path, head, where: str) -> None:
@@ -256,7 +262,8 @@ def append(path: Path, records: list[dict], size: int) -> int:
     writer under another name of it (a hard link) appends whole or is refused. On failure the file is
     truncated back to ``size`` and the OSError propagates. Returns the new size.
     """
-    if len(records) > 1:  # the first record counts the change's records: a file cut inside it is noticed on read
+    if records:  # the first record counts the change's records: a file cut inside it is noticed on read, and a
+        # later change's records are not counted into it (a trial: "only 6", "only 7", then no warning)
         records = [{**records[0], BATCH: len(records)}, *records[1:]]
     data = "".join(_dumps(r) + "\n" for r in records).encode("utf-8")
     fd = os.open(path, os.O_RDWR)

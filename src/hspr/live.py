@@ -808,18 +808,32 @@ class LiveSession:
                                  "or a damaged file) and "
                                  f"it was ignored{again}; the next change moves its bytes to "
                                  f"{journal.torn_path(self.path).name}")
-        if self._file.short_batch is not None:  # a file cut at a line end inside the last ingest (a trial)
-            line, wrote, there = self._file.short_batch
-            self.warnings.append(f"the last change to the session (from line {line}) wrote {wrote} records, but only "
-                                 f"{there} are in the file: it was cut (a damaged disk, a restored copy or an edit). "
-                                 "The outcomes of the missing records were not recorded: ingest that input again "
-                                 "(recorded outcomes are no-ops)")
         self._tells: dict[str, dict] = {}
         self._errors: dict[str, dict] = {}
         self._corrected: dict[str, list] = {}  # task -> the outcomes `record --correct` replaced
         self._withdrawn: dict[str, list] = {}  # task -> the outcomes `live withdraw` took back
         self._replayed: list[tuple] = []  # the asks and tells the method session was restored from
         self._restore(self.doc["events"], 0)
+        self.warnings += self._cut_warnings()
+
+    def _cut_warnings(self) -> list[str]:
+        """A warning for each change that is in the file only in part (cut at a line end inside an
+        ingest: :attr:`hspr.journal.JournalFile.cut_changes`), while it is the last change or tasks
+        asked before it still wait for an outcome (a trial: the warning miscounted later records,
+        then vanished with the outcomes still missing)."""
+        out = []
+        for line, wrote, there, last in self._file.cut_changes:
+            before = {t for ev, at in zip(self.doc["events"], self._file.event_lines)
+                      if at < line and isinstance(ev, dict) and ev.get("type") == "ask" for t in ev.get("tasks") or ()}
+            waiting = [t for t in self.pending if t in before]
+            if not (last or waiting):
+                continue
+            still = (f"; {len(waiting)} task(s) asked before it still have no outcome ({', '.join(waiting[:5])}"
+                     f"{', ...' if len(waiting) > 5 else ''})" if waiting else "")
+            out.append(f"a change to the session (from line {line}) wrote {wrote} records, but only {there} are in the "
+                       f"file: it was cut (a damaged disk, a restored copy or an edit). The outcomes of the missing "
+                       f"records were not recorded{still}: ingest that input again (recorded outcomes are no-ops)")
+        return out
 
     def _restore(self, events: list, start: int) -> None:
         """Check events ``start``, ``start + 1``, ... of the log and hand them to :meth:`Session.restore`.
