@@ -375,6 +375,11 @@ def test_csv_error_column_makes_a_line_a_harness_error(tmp_path):
     assert status_map(read) == {"a__a-1": ERROR, "a__a-2": UNRESOLVED, "a__a-3": RESOLVED}
     assert [o.outcome for o in read.outcomes] == [None, 0, 1]
     assert "column 'error' marks a harness error" in read.outcomes[0].detail
+    # a live-loop trial: a re-run appended after the errored line made the whole file refused
+    p.write_text("instance_id,resolved,error\na__a-1,False,True\na__a-2,1,\na__a-1,True,False\na__a-2,0,yes\n")
+    read = read_outcomes(p)
+    assert status_map(read) == {"a__a-1": RESOLVED, "a__a-2": RESOLVED}
+    assert [(o.instance_id, o.detail) for o in read.outcomes] == [("a__a-1", "csv line 4"), ("a__a-2", "csv line 3")]
 
 
 @pytest.mark.parametrize("text, msg", [

@@ -511,13 +511,15 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
     """Read a CSV ``instance_id,resolved`` (header optional, its id column ``instance_id`` or ``task_id``;
     with a header, extra columns are ignored but every line has the header's width, a column
     of :data:`AGENT_COLUMNS` must name one agent only, and a true cell in a column of
-    :data:`ERROR_COLUMNS` makes the line a harness error).
+    :data:`ERROR_COLUMNS` makes the line a harness error). An instance listed twice with the
+    same outcome is one outcome; a harness-error line and a graded line of one instance (a
+    re-run appended to the file) give the graded outcome, in either order.
 
     Raises
     ------
     HarnessFormatError
         Naming the line for a missing column, a non-binary outcome, or an instance listed twice
-        with different outcomes.
+        with different graded outcomes.
     """
     path = Path(path)
     recs = csv_records(path, HarnessFormatError)
@@ -562,6 +564,10 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         else:
             o = HarnessOutcome(iid, RESOLVED if y else UNRESOLVED, f"csv line {n}", str(path))
         if iid in seen and seen[iid].status != o.status:
+            if ERROR in (seen[iid].status, o.status):  # a re-run appended to the file (a trial): the graded line wins,
+                if o.status != ERROR:  # as a graded report supersedes an errored one in a log folder
+                    seen[iid] = o
+                continue
             raise HarnessFormatError(
                 f"{path}: line {n}: {iid!r} listed again with a different outcome ({seen[iid].detail})"
             )
