@@ -514,6 +514,9 @@ def test_inputs_of_a_near_miss_form_get_their_own_reason(tmp_path):
         "p.json": ('{"instance_id": "a", "model_patch": "x"}\n{"instance_id": "b", "model_patch": "y"}\n',
                    "JSON Lines"),
         "l.json": ('{"resolved": ["a"], "unresolved": ["b"]}', r"rename the two keys and add \"error_ids\": \[\]"),
+        # a live-loop trial: mini-swe-agent's preds.json got "has no boolean 'resolved' (got None)"
+        "preds.json": ('{"a": {"model_name_or_path": "m", "instance_id": "a", "model_patch": "x"}}',
+                       r"a predictions file \(entry 'a' holds a 'model_patch', no 'resolved'\)"),
         "t.tsv": ("instance_id\tresolved\na\t1\n", "separated by tabs: save it as comma-separated CSV"),
         "s.csv": ("instance_id;resolved\na;1\n", "separated by semicolons"),
     }

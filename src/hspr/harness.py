@@ -229,6 +229,11 @@ def parse_instance_report(data: object, path: Path) -> list[HarnessOutcome]:
                 f"{path}: entry {iid!r} must be an object with a 'resolved' flag, got {type(rep).__name__}"
             )
         if not isinstance(rep.get("resolved"), bool):
+            if "resolved" not in rep and "model_patch" in rep:  # mini-swe-agent's preds.json (a live-loop trial)
+                raise HarnessFormatError(
+                    f"{path}: a predictions file (entry {iid!r} holds a 'model_patch', no 'resolved'): it says what the "
+                    "agent answered, not whether the tests passed; run the SWE-bench harness (or sb-cli) on it and "
+                    "ingest that run's report, log folder or a CSV instance_id,resolved")
             raise HarnessFormatError(
                 f"{path}: entry {iid!r} has no boolean 'resolved' (got {rep.get('resolved')!r}); "
                 f"is this a harness report.json?"
