@@ -864,6 +864,12 @@ def test_a_tell_line_copied_by_hand_names_both_events_and_the_line_to_delete(ban
     with pytest.raises(LiveSessionError, match=r"told twice, first at event 1 \(line \d+\)\).* if line "
                                                rf"{len(lines) + 1} repeats the earlier one, delete it"):
         LiveSession.open(live.path)
+    other = lines[tell].replace('"outcome":1', '"outcome":0')  # a live-loop trial: told to delete a 'repeat'
+    assert other != lines[tell]
+    Path(live.path).write_text("".join(lines + [other]))
+    with pytest.raises(LiveSessionError, match=rf"line {len(lines) + 1} gives another outcome \(0, the earlier 1; "
+                                               r"a hand edit\?\): delete the wrong one .* --correct"):
+        LiveSession.open(live.path)
     Path(live.path).write_text("".join(lines))
     assert LiveSession.open(live.path).status().n_recorded == 1
 

@@ -877,8 +877,11 @@ class LiveSession:
                 why = "not in the bank" if not known(task) else "told twice" if task in told else bad_outcome(y)
                 if why == "told twice":  # a trial: a line copied by hand got no way out
                     first = f", first at {first_tell[task]}" if task in first_tell else ""
-                    fix = (f"if line {lines[i]} repeats the earlier one, delete it" if i < len(lines)
-                           else "if it repeats the earlier one, delete its line")
+                    this = f"line {lines[i]}" if i < len(lines) else "its line"
+                    prev = self._tells.get(task, {}).get("outcome")
+                    fix = (f"if {this} repeats the earlier one, delete it" if prev == y or task not in self._tells else
+                           f"{this} gives another outcome ({y!r}, the earlier {prev!r}; a hand edit?): delete the wrong "
+                           f"one (to change a recorded outcome, `hspr live record {task} <outcome> --correct`)")
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: told twice{first}): "
                                            "the session file is corrupt. hspr never writes a second outcome for a task "
                                            f"(a replaced one is a 'correct' event): {fix}")
