@@ -739,7 +739,7 @@ def test_a_write_without_the_lock_is_named_as_such(bank, tmp_path, monkeypatch):
         return real_append(path, records, size)
 
     monkeypatch.setattr(journal, "append", racing)
-    with pytest.raises(LiveSessionError, match="without hspr's lock .* nothing was recorded"):
+    with pytest.raises(LiveSessionError, match="without hspr's lock .* nothing was saved"):
         live.record(t, 1)
     assert live.path.read_text().splitlines()[-1] == '{"type": "note"}'  # never cut
 

@@ -1015,11 +1015,11 @@ class LiveSession:
                     except journal.UnlockedWriteError as exc:  # the file on disk is unchanged
                         raise LiveSessionError(f"{self.path}: {exc}: another process wrote to the session without "
                                                "hspr's lock (a hard link or second name for the file? hspr locks by "
-                                               "path); nothing was recorded: reach the session by one path only, "
+                                               "path); nothing was saved: reach the session by one path only, "
                                                "then repeat the command") from None
                     except OSError as exc:  # full disk, read-only folder: the file on disk is unchanged
                         raise LiveSessionError(f"{self.path}: cannot save the session ({exc.strerror or exc}); the "
-                                               "file is unchanged and nothing was recorded: free space or fix "
+                                               "file is unchanged and nothing was saved (no outcome, no new ask): free space or fix "
                                                "permissions, then repeat the command") from None
             except BaseException:
                 del self.doc["events"][n_before:]
