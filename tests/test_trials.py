@@ -468,3 +468,53 @@ def test_trial_counts_in_another_number_format_are_refused_with_the_format_named
         path.write_text(f"task_id,successes,trials\na,{k},{t}\n")
         with pytest.raises(HarnessFormatError, match=message):
             read_trials_outcomes(path, 5)
+
+
+def tb_results(trials: dict) -> dict:
+    """A `tb run` results.json (BenchmarkResults): ``trials`` maps task id -> is_resolved values (one
+    per trial; a (value, failure_mode) pair sets the mode). Its computed id lists are included, as tb
+    writes them, so the form is told from a SWE-bench run summary."""
+    results = []
+    for task, values in trials.items():
+        for k, v in enumerate(values):
+            v, mode = v if isinstance(v, tuple) else (v, "none" if v else "unset")
+            results.append({"id": f"00000000-0000-4000-8000-{len(results):012d}", "trial_name": f"{task}.{k}-of-{len(values)}",
+                            "task_id": task, "instruction": "...", "is_resolved": v, "failure_mode": mode})
+    return {"id": "run", "results": results, "n_resolved": sum(bool(r["is_resolved"]) for r in results),
+            "resolved_ids": [r["task_id"] for r in results if r["is_resolved"]],
+            "unresolved_ids": [r["task_id"] for r in results if not r["is_resolved"]], "accuracy": 0.5}
+
+
+def test_a_tb_run_results_json_is_ingested_as_pass_rates(tmp_path):
+    """A live-loop trial: Terminal-Bench's own run output could not be ingested; only a hand-made CSV."""
+    from hspr.harness import RESOLVED, UNRESOLVED, read_outcomes
+
+    path = tmp_path / "tb.hspr"
+    live = LiveSession.create(path, bank="terminal-bench", budget=8, method="hspr")
+    t1, t2, t3 = live.next(3)
+    run = tmp_path / "results.json"
+    run.write_text(json.dumps(tb_results({t1: [True, False, (False, "agent_timeout"), (None, "unknown_agent_error"), True],
+                                          t2: [True] * 5, t3: [False] * 5})))
+    res = live.ingest(run)
+    assert res.form == "tb_run" and [(t, y) for t, y, _ in res.recorded] == [(t1, 0.4), (t2, 1), (t3, 0)]
+    assert "2/5 trials (results.json; failed: agent_timeout, tests failed, unknown_agent_error)" in dict(
+        (t, d) for t, _, d in res.recorded)[t1]
+    t4 = live.next(1)[0]
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps(tb_results({t4: [True] * 4})))
+    with pytest.raises(DataError, match=f"task '{t4}' has 4 trial\\(s\\) in 'results'; the bank has 5"):
+        live.ingest(short)
+    res = CliRunner().invoke(main, ["live", "ingest", str(short), "--session", str(path)])
+    assert res.exit_code == 2 and "has 4 trial(s)" in res.output
+    # on a 0/1 bank each task is one trial; a null is a failure, named 'not graded'
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(tb_results({"a": [True], "b": [(None, "unset")], "c": [(False, "test_timeout")]})))
+    read = read_outcomes(one)
+    assert read.form == "tb_run" and [(o.instance_id, o.status, o.outcome) for o in read.outcomes] == [
+        ("a", RESOLVED, 1), ("b", UNRESOLVED, 0), ("c", UNRESOLVED, 0)]
+    assert [o.detail for o in read.outcomes] == ["results.json", "results.json, failed: not graded",
+                                                 "results.json, failed: test_timeout"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"results": [{"task_id": "a", "is_resolved": "yes"}]}))
+    with pytest.raises(DataError, match=r"results\[0\] \('a'\): 'is_resolved' must be true, false or null"):
+        read_outcomes(bad)

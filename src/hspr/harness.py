@@ -1,4 +1,4 @@
-"""Read task outcomes from the outputs of the official SWE-bench evaluation harness.
+"""Read task outcomes from the outputs of the official SWE-bench evaluation harness (and of Terminal-Bench's ``tb run``).
 
 A live session (:mod:`hspr.live`) conditions on binary outcomes; this module turns what the
 harness writes into per-instance outcomes, one :class:`HarnessOutcome` per instance id, and
@@ -36,6 +36,15 @@ Supported forms (:func:`detect_form` picks one)
 ``csv``
     A plain CSV ``instance_id,resolved`` (header optional, extra columns ignored); outcomes
     1/0, true/false, resolved/unresolved.
+``tb_run``
+    A Terminal-Bench 1.x run's ``results.json`` as ``tb run`` writes it under
+    ``runs/<run_id>/`` (its ``BenchmarkResults``, ``terminal_bench/harness/models.py``): a
+    ``results`` list with one entry per trial, ``{"task_id", "trial_name", "is_resolved":
+    true/false/null, "failure_mode", ...}``. A task's trials are counted: on a bank of
+    repeated trials it needs exactly the bank's number of them (``tb run --n-attempts``), and
+    its pass rate is the share resolved; on a 0/1 bank, one trial. Every trial not resolved
+    (a test or agent timeout, an agent error, ``is_resolved`` null) is a failure, as ``tb``'s own
+    accuracy counts it; the detail names the failure modes.
 ``session``
     Another ``hspr live`` session file: the outcomes recorded in it (its ``tell`` events). The
     way to carry outcomes into a new session when the old one can no longer be opened (its
@@ -107,6 +116,7 @@ FORMS = {
     "run_summary": "harness run summary <model>.<run_id>.json (schema_version 2, resolved_ids/unresolved_ids/...)",
     "sb_cli": "sb-cli report <subset>__<split>__<run_id>.json",
     "csv": "CSV instance_id,resolved",
+    "tb_run": "Terminal-Bench run results.json (tb run: runs/<run_id>/results.json, one entry per trial)",
     "session": "another hspr live session file (its recorded outcomes)",
 }
 
@@ -699,9 +709,81 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     return HarnessRead("trials_csv", str(path), out, skipped=skipped)
 
 
+def _is_tb_run(data: dict) -> bool:
+    """A ``tb run`` results.json: a ``results`` list of trial entries naming a ``task_id`` (its
+    computed ``resolved_ids`` would otherwise read as a SWE-bench run summary)."""
+    res = data.get("results")
+    return isinstance(res, list) and (any(isinstance(r, dict) and "task_id" in r for r in res)
+                                      or (not res and "accuracy" in data))
+
+
+def read_tb_run(path: str | Path, trials: int | None = None, keep: Callable[[str], bool] | None = None,
+                known: Callable[[str], bool] | None = None) -> HarnessRead:
+    """Read a Terminal-Bench run's ``results.json`` (form ``tb_run``, module docstring).
+
+    ``trials`` is the bank's trials per task (None: a 0/1 bank, one trial per task); ``keep``
+    and ``known`` as in :func:`read_trials_outcomes`.
+
+    Raises
+    ------
+    HarnessFormatError
+        Naming the file and the entry for an entry without a ``task_id`` or with an
+        ``is_resolved`` that is not true/false/null, and the task whose number of trials is not
+        the bank's.
+    """
+    path = Path(path)
+    data = _load_json(path)
+    n = trials or 1
+    succ: dict[str, int] = {}
+    runs: dict[str, int] = {}
+    failed: dict[str, list[str]] = {}  # task -> the failure modes of its unresolved trials
+    skipped: list[str] = []
+    for k, r in enumerate(data["results"]):
+        iid = r.get("task_id") if isinstance(r, dict) else None
+        if not isinstance(iid, str) or not iid.strip():
+            raise HarnessFormatError(f"{path}: results[{k}] has no 'task_id' string; a tb run results.json has one "
+                                     "entry per trial")
+        iid, res = iid.strip(), r.get("is_resolved")
+        if res is not None and not isinstance(res, bool):
+            raise HarnessFormatError(f"{path}: results[{k}] ({iid!r}): 'is_resolved' must be true, false or null, "
+                                     f"got {res!r}")
+        if keep is not None and not keep(iid) or known is not None and not known(iid):
+            if iid not in skipped:
+                skipped.append(iid)
+            continue
+        succ[iid] = succ.get(iid, 0) + bool(res)
+        runs[iid] = runs.get(iid, 0) + 1
+        if not res:  # tb's failure mode when it names one, else what the verdict says
+            mode = str(r.get("failure_mode") or "").strip().lower()
+            failed.setdefault(iid, []).append(mode if mode not in ("", "none", "unset") else
+                                              "tests failed" if res is False else "not graded")
+    odd = [i for i in succ if runs[i] != n]
+    if odd:
+        raise HarnessFormatError(
+            f"{path}: task {odd[0]!r} has {runs[odd[0]]} trial(s) in 'results'; the bank has {n} trial(s) per task: "
+            + ("a run of another --n-attempts, or two runs in one file? ingest a run whose every task has all its "
+               "trials" if runs[odd[0]] > n else "record a task once all its trials ran"))
+
+    def detail(i: str) -> str:
+        modes = sorted(set(failed.get(i, ())))
+        why = "; failed: " + ", ".join(f"{m} x{failed[i].count(m)}" if failed[i].count(m) > 1 else m
+                                       for m in modes) if modes else ""
+        return f"{succ[i]}/{n} trials (results.json{why})" if trials else f"results.json{why.replace('; failed', ', failed')}"
+
+    if trials:
+        status = {0: UNRESOLVED, trials: RESOLVED}
+        out = [HarnessOutcome(i, status.get(succ[i], PARTIAL), detail(i), str(path), pass_rate(succ[i], trials))
+               for i in succ]
+    else:
+        out = [HarnessOutcome(i, RESOLVED if succ[i] else UNRESOLVED, detail(i), str(path)) for i in succ]
+    return HarnessRead("tb_run", str(path), out, skipped=skipped)
+
+
 # ---------------------------------------------------------------------- detection
 def _json_form(data: object, path: Path) -> str:
     if isinstance(data, dict):
+        if _is_tb_run(data):  # before the run summary: tb writes resolved_ids / unresolved_ids too
+            return "tb_run"
         if any(k in data for k in SB_CLI_KEYS + SB_CLI_ID_LISTS):
             return "sb_cli"
         if "schema_version" in data or any(k in data for k in SUMMARY_ID_LISTS):
@@ -909,9 +991,10 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
                   keep: Callable[[str], bool] | None = None, known: Callable[[str], bool] | None = None) -> HarnessRead:
     """Read any supported harness output (see the module docstring); the form is detected.
     With ``trials`` (a bank of repeated trials) only the CSV forms of
-    :func:`read_trials_outcomes` and another session file are read. ``digest`` is the ingesting
-    bank's digest (:func:`read_session_outcomes`); ``keep`` and ``known`` are passed to
-    :func:`read_trials_outcomes` (the other forms check ids per outcome, not per task).
+    :func:`read_trials_outcomes`, a ``tb run`` results.json (:func:`read_tb_run`) and another
+    session file are read. ``digest`` is the ingesting bank's digest
+    (:func:`read_session_outcomes`); ``keep`` and ``known`` are passed to those two readers
+    (the other forms check ids per outcome, not per task).
 
     Returns
     -------
@@ -933,10 +1016,13 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
         form = None
     if form == "session":
         read = read_session_outcomes(path, trials, digest)
+    elif form == "tb_run":
+        read = read_tb_run(path, trials, keep, known)
     elif trials is not None:
         if form != "csv":
             raise HarnessFormatError(f"{path}: the bank has {trials} trials per task; give a CSV "
-                                     "'task_id,successes,trials' or one line per trial 'task_id,resolved'")
+                                     "'task_id,successes,trials', one line per trial 'task_id,resolved', or a "
+                                     "Terminal-Bench run's results.json (tb run)")
         read = read_trials_outcomes(path, trials, keep, known)
     elif form == "log_dir":
         read = read_log_dir(path)

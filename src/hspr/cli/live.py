@@ -527,7 +527,7 @@ def register(group: click.Group) -> None:
     @_session_option
     @_json_option
     def ingest(path, errors_as_unresolved, skip_unknown, session_path, as_json):
-        """Record outcomes from SWE-bench harness output or a CSV instance_id,resolved.
+        """Record outcomes from SWE-bench or Terminal-Bench harness output, or a CSV instance_id,resolved.
 
         \b
         PATH is one of:
@@ -537,6 +537,7 @@ def register(group: click.Group) -> None:
           an sb-cli report (sb-cli-reports/<subset>__<split>__<run_id>.json),
           a CSV with columns instance_id,resolved (a true cell in a column error/errored/harness_error/
             is_error makes the line a harness error),
+          a Terminal-Bench run's results.json (tb run: runs/<run_id>/results.json; one trial per task),
           another hspr live session file (its recorded outcomes: carries them into this session).
         Resolved -> 1; unresolved and empty patches -> 0; harness errors stay pending and are
         listed as needing a re-run (unless --errors-as-unresolved).
@@ -546,6 +547,8 @@ def register(group: click.Group) -> None:
           task_id,successes,trials   one line per task, or
           task_id,resolved           one line per trial (a trial column catches a trial given twice;
                                      a true error column makes the task a harness error);
+          or a Terminal-Bench run's results.json (tb run --n-attempts equal to the bank's trials;
+                                     an unresolved trial, timeouts included, is a failure, as tb counts it);
         every task in the file needs all its trials, else nothing is recorded (or another session
         file of the bank).
         """
