@@ -874,15 +874,22 @@ def test_a_tell_line_copied_by_hand_names_both_events_and_the_line_to_delete(ban
     assert LiveSession.open(live.path).status().n_recorded == 1
 
 
-def test_an_ingest_cut_at_a_line_end_is_noticed_and_ingesting_again_completes_it(bank, tmp_path):
-    """A trial: a session file cut inside an ingest's records, at a line end, lost outcomes without a word."""
+def cut_ingest(bank, tmp_path, lost: int):
+    """A session whose ingest of 4 asked tasks lost its last ``lost`` tell records (the file cut at a
+    line end); returns (session, the 4 tasks, the CSV ingested)."""
     live = new(bank, tmp_path, budget=10)
     asked = live.next(4)
     csv = tmp_path / "out.csv"
     csv.write_text("instance_id,resolved\n" + "".join(f"{t},{bank['truth'][t]}\n" for t in asked))
     live.ingest(csv)
     lines = Path(live.path).read_text().splitlines(keepends=True)
-    Path(live.path).write_text("".join(lines[:-2]))  # the last 2 of the 4 tell records lost
+    Path(live.path).write_text("".join(lines[:-lost]))
+    return live, asked, csv
+
+
+def test_an_ingest_cut_at_a_line_end_is_noticed_and_ingesting_again_completes_it(bank, tmp_path):
+    """A trial: a session file cut inside an ingest's records, at a line end, lost outcomes without a word."""
+    live, asked, csv = cut_ingest(bank, tmp_path, 2)  # the last 2 of the 4 tell records lost
     cut = LiveSession.open(live.path)
     assert len(cut.recorded) == 2
     [w] = [w for w in cut.status().warnings if "was cut" in w]
@@ -896,13 +903,7 @@ def test_an_ingest_cut_at_a_line_end_is_noticed_and_ingesting_again_completes_it
 def test_a_cut_ingest_stays_reported_with_its_count_until_its_tasks_have_outcomes(bank, tmp_path):
     """A live-loop trial: records after a cut ingest were counted into it ('only 6', 'only 7') and the
     warning vanished with 3 outcomes still missing."""
-    live = new(bank, tmp_path, budget=10)
-    asked = live.next(4)
-    csv = tmp_path / "out.csv"
-    csv.write_text("instance_id,resolved\n" + "".join(f"{t},{bank['truth'][t]}\n" for t in asked))
-    live.ingest(csv)
-    lines = Path(live.path).read_text().splitlines(keepends=True)
-    Path(live.path).write_text("".join(lines[:-3]))  # 3 of the 4 tell records lost
+    live = cut_ingest(bank, tmp_path, 3)[0]  # 3 of the 4 tell records lost
     missing = LiveSession.open(live.path).pending
     assert len(missing) == 3
     for k, task in enumerate(missing):
