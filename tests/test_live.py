@@ -654,7 +654,7 @@ def test_a_damaged_byte_in_a_session_file_is_a_torn_or_named_line_not_another_ki
     lines = good.split(b"\n")
     lines[1] = lines[1].replace(b'"ask"', b'"a\xffk"')  # a middle line damaged: named, with what to do
     live.path.write_bytes(b"\n".join(lines))
-    with pytest.raises(LiveSessionError, match=r"line 2 is not JSON .*Lines 1-1 are intact"):
+    with pytest.raises(LiveSessionError, match=r"line 2 is not UTF-8 text \(byte 11 of the line\).*Lines 1-1 are intact"):
         LiveSession.open(live.path)
 
 

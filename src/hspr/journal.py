@@ -129,6 +129,14 @@ def _loads(text: str):
         raise ValueError("nested too deeply") from None
 
 
+def _why_not_json(exc: ValueError) -> str:
+    """What is wrong with a line that did not parse: bytes that are not UTF-8 (a damaged disk),
+    or JSON that is not valid."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.start + 1} of the line)"
+    return f"not JSON ({exc})"
+
+
 def header_of(doc: dict) -> dict:
     """The header line's object: ``doc`` without its events."""
     return {k: v for k, v in doc.items() if k != "events"}
@@ -176,7 +184,7 @@ def read(path: Path) -> JournalFile:
         if f'"{FORMAT}"'.encode() in pieces[0]:  # a header cut short or damaged: a session file all the same
             later = sum(1 for p in pieces[1:] if p.strip())
             raise LiveSessionError(
-                f"{path}: the session header (line 1) is damaged, not JSON ({exc}): restore the file from a copy"
+                f"{path}: the session header (line 1) is damaged, {_why_not_json(exc)}: restore the file from a copy"
                 + (f"; its {later} later line(s) hold the recorded events, one JSON object per line, each "
                    "outcome a \"tell\" with its task and outcome" if later else
                    "; nothing was recorded after it, so `hspr live start --force` with the same settings loses "
@@ -198,7 +206,7 @@ def read(path: Path) -> JournalFile:
                 # disk): ignored, its bytes kept; a complete record naming a key twice is refused like any line
                 torn = piece.decode("utf-8", errors="replace")
                 break
-            raise LiveSessionError(f"{path}: line {i} is not JSON ({exc}): the session file is corrupt. Lines 1-{i - 1} "
+            raise LiveSessionError(f"{path}: line {i} is {_why_not_json(exc)}: the session file is corrupt. Lines 1-{i - 1} "
                                    f"are intact: keep a copy of the file, delete line {i} (that one event is lost) "
                                    "and run the command again") from None
         size += len(piece) + (0 if last else 1)
