@@ -380,6 +380,11 @@ def test_csv_error_column_makes_a_line_a_harness_error(tmp_path):
     read = read_outcomes(p)
     assert status_map(read) == {"a__a-1": RESOLVED, "a__a-2": RESOLVED}
     assert [(o.instance_id, o.detail) for o in read.outcomes] == [("a__a-1", "csv line 4"), ("a__a-2", "csv line 3")]
+    p.write_text("instance_id,resolved,error\na__a-1,,true\na__a-1,1,\n")  # an errored run has no outcome to give
+    assert status_map(read_outcomes(p)) == {"a__a-1": RESOLVED}
+    p.write_text("instance_id,resolved,error\na__a-1,,\n")  # without the error mark an empty outcome is refused
+    with pytest.raises(HarnessFormatError, match="line 2: outcome '' for 'a__a-1'"):
+        read_outcomes(p)
 
 
 @pytest.mark.parametrize("text, msg", [

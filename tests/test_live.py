@@ -654,8 +654,11 @@ def test_a_damaged_byte_in_a_session_file_is_a_torn_or_named_line_not_another_ki
     lines = good.split(b"\n")
     lines[1] = lines[1].replace(b'"ask"', b'"a\xffk"')  # a middle line damaged: named, with what to do
     live.path.write_bytes(b"\n".join(lines))
-    with pytest.raises(LiveSessionError, match=r"line 2 is not UTF-8 text \(byte 11 of the line\).*Lines 1-1 are intact"):
+    with pytest.raises(LiveSessionError, match=r"line 2 is not UTF-8 text \(byte 11 of the line\).*Line 1 is intact"):
         LiveSession.open(live.path)
+    other = LiveSession.create(tmp_path / "other.hspr", 12, matrix=bank["csv"], config=FAST)
+    with pytest.raises(HsprError, match=r"line 2 is not UTF-8 text"):  # as an ingest source: was a spreadsheet hint
+        other.ingest(live.path)
 
 
 def test_a_damaged_header_is_named_as_the_session_header(bank, tmp_path):
@@ -912,6 +915,31 @@ def test_a_cut_ingest_stays_reported_with_its_count_until_its_tasks_have_outcome
         assert "wrote 4 records, but only 1 are in the file" in w and f"{3 - k} task(s) asked before it" in w, w
         s.record(task, bank["truth"][task])
     assert not any("was cut" in w for w in LiveSession.open(live.path).status().warnings)
+
+
+def test_a_cut_ingest_is_reported_without_its_tasks_in_the_pending_list_and_not_after_its_repair(bank, tmp_path):
+    """A hostile trial: records lost in the middle of the file (a later ask kept) dropped their tasks
+    from the pending list with no warning; and the command that repaired a cut still printed it."""
+    live = new(bank, tmp_path, budget=10)
+    asked = live.next(4)
+    csv = tmp_path / "out.csv"
+    csv.write_text("instance_id,resolved\n" + "".join(f"{t},{bank['truth'][t]}\n" for t in asked))
+    live.ingest(csv)
+    extra = live.next(1)[0]  # a later change after the ingest
+    live.record(extra, bank["truth"][extra])
+    lines = Path(live.path).read_text().splitlines(keepends=True)
+    lost = asked[2:]
+    gone = [k for k, line in enumerate(lines) if '"tell"' in line and any(f'"{t}"' in line for t in lost)]
+    assert len(gone) == 2 and gone[-1] < len(lines) - 2
+    Path(live.path).write_text("".join(line for k, line in enumerate(lines) if k not in gone))  # cut in the middle
+    assert not set(lost) & set(LiveSession.open(live.path).pending)  # the later ask dropped them from pending
+    s = LiveSession.open(live.path)
+    [w] = [w for w in s.status().warnings if "was cut" in w]
+    assert "wrote 4 records, but only 2 are in the file" in w and f"2 task(s) asked before it still have no outcome " \
+        f"({', '.join(lost)})" in w
+    s.ingest(csv)  # the repair: this command's own warnings no longer carry the cut
+    assert not any("was cut" in w for w in s.warnings) and not any("was cut" in w for w in s.status().warnings)
+    assert set(asked) <= set(LiveSession.open(live.path).recorded)
 
 
 def test_a_header_budget_edited_below_the_asked_tasks_says_so(bank, tmp_path):

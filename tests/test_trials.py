@@ -518,3 +518,43 @@ def test_a_tb_run_results_json_is_ingested_as_pass_rates(tmp_path):
     bad.write_text(json.dumps({"results": [{"task_id": "a", "is_resolved": "yes"}]}))
     with pytest.raises(DataError, match=r"results\[0\] \('a'\): 'is_resolved' must be true, false or null"):
         read_outcomes(bad)
+
+
+def test_tb_run_results_refused_or_read_as_a_hostile_trial_found_them(tmp_path):
+    from hspr.harness import read_outcomes, read_tb_run
+
+    path = tmp_path / "tb.hspr"
+    live = LiveSession.create(path, bank="terminal-bench", budget=8, method="hspr")
+    t1 = live.next(1)[0]
+    twice = tb_results({t1: [True] * 5})
+    twice["results"][4]["trial_name"] = twice["results"][0]["trial_name"]  # one resolved trial given twice: was 5/5
+    (tmp_path / "twice.json").write_text(json.dumps(twice))
+    with pytest.raises(DataError, match=rf"results\[4\]: trial '{t1}.0-of-5' of '{t1}' again \(results\[0\]\)"):
+        live.ingest(tmp_path / "twice.json")
+    cut = json.dumps(tb_results({t1: [True] * 5}))[:200]  # a truncated file was told to be a results.json
+    (tmp_path / "cut.json").write_text(cut)
+    res = CliRunner().invoke(main, ["live", "ingest", str(tmp_path / "cut.json"), "--session", str(path)])
+    assert res.exit_code == 2 and "invalid JSON" in res.output and "give a CSV" not in res.output, res.output
+    folder = tmp_path / "runs" / "2026-12-04__10-00-00"  # the run folder instead of its results.json
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps(tb_results({t1: [True, True, False, False, False]})))
+    res = live.ingest(folder)
+    assert res.form == "tb_run" and [(t, y) for t, y, _ in res.recorded] == [(t1, 0.4)]
+    for doc, match in (({"resolved_ids": []}, "'results'"), ([], "'results' is a list"),
+                       ({"results": None}, "'results' is a list"),
+                       ({"results": [{"task_id": "a", "is_resolved": True}, {"task_id": "a"}]}, "has no 'is_resolved'")):
+        (tmp_path / "odd.json").write_text(json.dumps(doc))
+        with pytest.raises(DataError, match=match):
+            read_tb_run(tmp_path / "odd.json")
+    with pytest.raises(ValueError, match="trials must be a whole number"):
+        read_tb_run(tmp_path / "odd.json", trials=-5)
+    # a 0/1 bank: a task of another bank with several trials is 'not in the bank', and --skip-unknown skips it
+    pro = tmp_path / "pro.hspr"
+    LiveSession.create(pro, bank="pro", budget=5, method="hspr")
+    mine = LiveSession.open(pro).next(1)[0]
+    (tmp_path / "mixed.json").write_text(json.dumps(tb_results({mine: [True], "other-task": [True, False]})))
+    res = CliRunner().invoke(main, ["live", "ingest", str(tmp_path / "mixed.json"), "--session", str(pro)])
+    assert res.exit_code == 2 and "1 instance id(s) not in the bank" in res.output and "trial(s)" not in res.output
+    res = CliRunner().invoke(main, ["live", "ingest", str(tmp_path / "mixed.json"), "--session", str(pro), "--skip-unknown"])
+    assert res.exit_code == 0 and LiveSession.open(pro).recorded == {mine: 1}, res.output
+    assert read_outcomes(tmp_path / "mixed.json", known=lambda _: False).outcomes == []

@@ -101,6 +101,7 @@ STATUSES = (RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL)
 """Per-instance statuses; :attr:`HarnessOutcome.outcome` maps them to 1 / 0 / 0 / None."""
 
 LOG_REPORT = "report.json"
+TB_RESULTS = "results.json"  # what `tb run` writes in runs/<run_id>/
 LOG_INSTANCE = "run_instance.log"
 APPLY_PATCH_FAIL = ">>>>> Patch Apply Failed"
 SUMMARY_SCHEMA_VERSION = 2
@@ -570,11 +571,12 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         y = _parse_cell(cell)
         if not iid:
             raise HarnessFormatError(f"{path}: line {n}: empty instance_id")
-        if y is None:
+        error = ce is not None and _parse_cell(rec[ce]) == 1
+        if y is None and not (error and not cell.strip()):  # an errored run has no outcome to give (a trial: 'id,,true')
             raise HarnessFormatError(
                 f"{path}: line {n}: outcome {cell!r} for {iid!r} is not one of {SPELLINGS}"
             )
-        if ce is not None and _parse_cell(rec[ce]) == 1:  # a trial: 'id,False,True' was read as a graded failure
+        if error:  # a trial: 'id,False,True' was read as a graded failure
             o = HarnessOutcome(iid, ERROR, f"csv line {n}: column {head[ce]!r} marks a harness error", str(path))
         else:
             o = HarnessOutcome(iid, RESOLVED if y else UNRESOLVED, f"csv line {n}", str(path))
@@ -639,7 +641,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     first: dict[str, int] = {}
     trial_line: dict[tuple[str, str], int] = {}  # (task, trial) -> its line: a pair twice is one trial copied
     lines_of: dict[str, list[int]] = {}  # task -> the lines of its trials (one line per trial)
-    skipped: list[str] = []
+    skipped: dict[str, None] = {}  # an ordered set: a list's `in` is quadratic in the ids skipped (a trial)
     for n, rec in recs[1:]:
         if len(rec) <= max(cols):
             raise HarnessFormatError(f"{path}: line {n} has {len(rec)} field(s); expected {len(head)}")
@@ -647,8 +649,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
         if not iid:
             raise HarnessFormatError(f"{path}: line {n}: empty {idcol}")
         if keep is not None and not keep(iid):
-            if iid not in skipped:
-                skipped.append(iid)
+            skipped[iid] = None
             continue
         if ce is not None and len(rec) > ce and _parse_cell(rec[ce]) == 1:  # a trial: errored trials were scored
             errored[iid] = errored.get(iid, 0) + 1
@@ -684,7 +685,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
         first.setdefault(iid, n)
     if known is not None:  # an id of another bank: its trial count is not the problem
         for iid in [i for i in {**succ, **errored} if not known(i)]:
-            skipped.append(iid)
+            skipped[iid] = None
             succ.pop(iid, None)
             errored.pop(iid, None)
     for iid in errored:  # one errored trial makes the task's pass rate unknown: re-run it (or count it)
@@ -706,7 +707,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
                           pass_rate(succ[i], trials)) for i in succ]
     out += [HarnessOutcome(i, ERROR, f"{k} line(s) marked as a harness error in column {head[ce]!r} (from line "
                                      f"{first[i]})", str(path)) for i, k in errored.items()]
-    return HarnessRead("trials_csv", str(path), out, skipped=skipped)
+    return HarnessRead("trials_csv", str(path), out, skipped=list(skipped))
 
 
 def _is_tb_run(data: dict) -> bool:
@@ -727,30 +728,46 @@ def read_tb_run(path: str | Path, trials: int | None = None, keep: Callable[[str
     Raises
     ------
     HarnessFormatError
-        Naming the file and the entry for an entry without a ``task_id`` or with an
-        ``is_resolved`` that is not true/false/null, and the task whose number of trials is not
-        the bank's.
+        Naming the file and the entry for a file without a ``results`` list, an entry without a
+        ``task_id`` or ``is_resolved`` (or one that is not true/false/null), a trial name given
+        twice for one task, and the task whose number of trials is not the bank's.
+    ValueError
+        For ``trials`` that is not None or a whole number >= 1.
     """
     path = Path(path)
+    if trials is not None and (isinstance(trials, bool) or not isinstance(trials, int) or trials < 1):
+        raise ValueError(f"trials must be a whole number >= 1 or None, got {trials!r}")
     data = _load_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise HarnessFormatError(f"{path}: expected a tb run results.json, an object whose 'results' is a list of "
+                                 "trials")
     n = trials or 1
     succ: dict[str, int] = {}
     runs: dict[str, int] = {}
     failed: dict[str, list[str]] = {}  # task -> the failure modes of its unresolved trials
-    skipped: list[str] = []
+    skipped: dict[str, None] = {}  # an ordered set: a list's `in` made 300k unknown ids take minutes (a trial)
+    names: dict[tuple[str, str], int] = {}  # (task, trial_name) -> its entry: a trial given twice (a trial)
     for k, r in enumerate(data["results"]):
         iid = r.get("task_id") if isinstance(r, dict) else None
         if not isinstance(iid, str) or not iid.strip():
             raise HarnessFormatError(f"{path}: results[{k}] has no 'task_id' string; a tb run results.json has one "
                                      "entry per trial")
-        iid, res = iid.strip(), r.get("is_resolved")
+        if "is_resolved" not in r:  # tb writes it on every trial (null when not graded)
+            raise HarnessFormatError(f"{path}: results[{k}] ({iid.strip()!r}) has no 'is_resolved'; a tb run "
+                                     "results.json gives it on every trial (true, false or null)")
+        iid, res = iid.strip(), r["is_resolved"]
         if res is not None and not isinstance(res, bool):
             raise HarnessFormatError(f"{path}: results[{k}] ({iid!r}): 'is_resolved' must be true, false or null, "
                                      f"got {res!r}")
         if keep is not None and not keep(iid) or known is not None and not known(iid):
-            if iid not in skipped:
-                skipped.append(iid)
+            skipped[iid] = None
             continue
+        name = r.get("trial_name")
+        if isinstance(name, str) and name.strip():
+            if (iid, name.strip()) in names:
+                raise HarnessFormatError(f"{path}: results[{k}]: trial {name.strip()!r} of {iid!r} again (results"
+                                         f"[{names[iid, name.strip()]}]); each trial is one entry: drop the copy")
+            names[iid, name.strip()] = k
         succ[iid] = succ.get(iid, 0) + bool(res)
         runs[iid] = runs.get(iid, 0) + 1
         if not res:  # tb's failure mode when it names one, else what the verdict says
@@ -776,7 +793,7 @@ def read_tb_run(path: str | Path, trials: int | None = None, keep: Callable[[str
                for i in succ]
     else:
         out = [HarnessOutcome(i, RESOLVED if succ[i] else UNRESOLVED, detail(i), str(path)) for i in succ]
-    return HarnessRead("tb_run", str(path), out, skipped=skipped)
+    return HarnessRead("tb_run", str(path), out, skipped=list(skipped))
 
 
 # ---------------------------------------------------------------------- detection
@@ -954,6 +971,11 @@ def detect_form(path: str | Path) -> str:
         raise HarnessFormatError(f"{path}: no such file or folder")
     if path.is_dir():
         return "log_dir"
+    from .journal import FORMAT
+
+    with path.open("rb") as fh:  # a session's header line, before decoding: its reader names a damaged byte (a trial)
+        if f'"{FORMAT}"'.encode() in fh.readline(1 << 16):
+            return "session"
     text = _read_text(path)
     if _is_session(path, text):  # before the suffix rule: a session file may have any name
         return "session"
@@ -1007,12 +1029,18 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
         Naming the file (and the key, line or instance) when the input is not a supported
         form or is malformed.
     """
+    p = Path(path)
+    if p.is_dir() and (p / TB_RESULTS).is_file() and not any(p.rglob(LOG_REPORT)):  # `tb run`'s run folder (a trial)
+        path = p / TB_RESULTS
     try:
         form = detect_form(path)
     except HarnessFormatError:
-        # a trial: a Harbor result.json on a trials bank got the list of SWE-bench forms, not the CSV it needs
-        if trials is None or not Path(path).is_file() or not _read_text(Path(path)).strip():
+        # a trial: a Harbor result.json on a trials bank got the list of SWE-bench forms, not the CSV it needs;
+        # JSON that does not parse keeps its own message (a truncated results.json was told to be one)
+        if trials is None or not Path(path).is_file() or not (text := _read_text(Path(path))).strip():
             raise
+        if text.lstrip()[:1] in "{[":
+            _load_json(Path(path), text)  # JSON that does not parse: its own message, not the CSV one
         form = None
     if form == "session":
         read = read_session_outcomes(path, trials, digest)

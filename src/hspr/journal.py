@@ -206,8 +206,9 @@ def read(path: Path) -> JournalFile:
                 # disk): ignored, its bytes kept; a complete record naming a key twice is refused like any line
                 torn = piece.decode("utf-8", errors="replace")
                 break
-            raise LiveSessionError(f"{path}: line {i} is {_why_not_json(exc)}: the session file is corrupt. Lines 1-{i - 1} "
-                                   f"are intact: keep a copy of the file, delete line {i} (that one event is lost) "
+            intact = "Line 1 is" if i == 2 else f"Lines 1-{i - 1} are"
+            raise LiveSessionError(f"{path}: line {i} is {_why_not_json(exc)}: the session file is corrupt. {intact} "
+                                   f"intact: keep a copy of the file, delete line {i} (that one event is lost) "
                                    "and run the command again") from None
         size += len(piece) + (0 if last else 1)
         if isinstance(rec, dict) and BATCH in rec:  # kept apart: an event reads as it was made

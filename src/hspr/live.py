@@ -507,6 +507,8 @@ TORN_WARNING = "the session file ended in"
 #: how the warning that the stop width is below the forecast final width begins (start and status say it;
 #: record and ingest do not repeat it after every outcome: a trial counted 24 copies in one run)
 UNREACHABLE_STOP = "the stop width"
+#: how the warning for a change the file holds only in part begins (:meth:`LiveSession._cut_warnings`)
+CUT_WARNING = "a change to the session (from line"
 
 
 def _torn_record(jf: journal.JournalFile) -> str:
@@ -816,21 +818,24 @@ class LiveSession:
         self._restore(self.doc["events"], 0)
         self.warnings += self._cut_warnings()
 
-    def _cut_warnings(self) -> list[str]:
+    def _cut_warnings(self, after_change: bool = False) -> list[str]:
         """A warning for each change that is in the file only in part (cut at a line end inside an
         ingest: :attr:`hspr.journal.JournalFile.cut_changes`), while it is the last change or tasks
-        asked before it still wait for an outcome (a trial: the warning miscounted later records,
-        then vanished with the outcomes still missing)."""
+        asked before it still have no outcome (a trial: the warning miscounted later records, then
+        vanished with the outcomes still missing; a later ask had dropped them from the pending
+        list). ``after_change``: this object appended a change since it read the file, so no cut
+        is the last change any more."""
         out = []
         for line, wrote, there, last in self._file.cut_changes:
-            before = {t for ev, at in zip(self.doc["events"], self._file.event_lines)
-                      if at < line and isinstance(ev, dict) and ev.get("type") == "ask" for t in ev.get("tasks") or ()}
-            waiting = [t for t in self.pending if t in before]
-            if not (last or waiting):
+            asked = dict.fromkeys(t for ev, at in zip(self.doc["events"], self._file.event_lines)
+                                  if at < line and isinstance(ev, dict) and ev.get("type") == "ask"
+                                  for t in ev.get("tasks") or ())
+            waiting = [t for t in asked if t not in self._tells and t not in self._withdrawn]
+            if not (last and not after_change or waiting):
                 continue
             still = (f"; {len(waiting)} task(s) asked before it still have no outcome ({', '.join(waiting[:5])}"
                      f"{', ...' if len(waiting) > 5 else ''})" if waiting else "")
-            out.append(f"a change to the session (from line {line}) wrote {wrote} records, but only {there} are in the "
+            out.append(f"{CUT_WARNING} {line}) wrote {wrote} records, but only {there} are in the "
                        f"file: it was cut (a damaged disk, a restored copy or an edit). The outcomes of the missing "
                        f"records were not recorded{still}: ingest that input again (recorded outcomes are no-ops)")
         return out
@@ -1010,6 +1015,10 @@ class LiveSession:
                             if self._file.torn:  # append moved the torn bytes aside: say where
                                 self.warnings = [w for w in self.warnings if not w.startswith(TORN_WARNING)] + [
                                     _torn_moved(self._file, self.path)]
+                            if self._file.cut_changes:  # said as of after this change (a trial: a repaired cut
+                                # was still reported by the command that repaired it)
+                                self.warnings = [w for w in self.warnings if not w.startswith(CUT_WARNING)] + \
+                                    self._cut_warnings(after_change=True)
                         else:  # a version-1 file becomes a journal
                             journal.write_new(self.path, self.doc)
                     except journal.UnlockedWriteError as exc:  # the file on disk is unchanged
@@ -1284,7 +1293,8 @@ class LiveSession:
             Naming the file and the offending ids for ids not in the bank or contradicting
             outcomes; HarnessFormatError (a DataError) for a malformed file.
         """
-        if read is None or self.matrix.trials is not None:  # trials CSVs are read knowing the bank's ids
+        if read is None or self.matrix.trials is not None or read.form == "tb_run":  # read knowing the bank's ids
+            # (a trial count is checked per task: an id of another bank is named as such, or skipped)
             read = read_outcomes(path, self.matrix.trials, self.doc["bank"].get("digest"),
                                  keep=self._task_set.__contains__ if skip_unknown else None,
                                  known=self._task_set.__contains__)

@@ -216,9 +216,10 @@ def _set_stop_width(live: LiveSession, stop_width: float | None) -> None:
 def _read_before_fit(path: str, session_path: str):
     """The outcomes of ``path`` read with the session header's bank settings, before the session
     is opened: a malformed file is refused at once, not after a fit the cache did not have (a
-    review). None where the header cannot tell (the open then says why). On a bank of repeated
-    trials only the file's form is checked here (a trial count is checked once the bank's task
-    ids are known: an id of another bank is named as such), and the session reads it again."""
+    review). None where the header cannot tell (the open then says why). For the forms that count
+    trials per task (a bank of repeated trials, a tb run results.json) only the file's form is
+    checked here (a trial count is checked once the bank's task ids are known: an id of another
+    bank is named as such), and the session reads it again."""
     from .. import journal
     from ..harness import read_outcomes
 
@@ -228,8 +229,7 @@ def _read_before_fit(path: str, session_path: str):
         return None
     if not isinstance(bank, dict):
         return None
-    trials = bank.get("trials")
-    return read_outcomes(path, trials, bank.get("digest"), known=None if trials is None else (lambda _: False))
+    return read_outcomes(path, bank.get("trials"), bank.get("digest"), known=lambda _: False)
 
 
 def _parse_budget(text: str, n_tasks: int, whose: str = "the bank's") -> int:
