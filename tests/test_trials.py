@@ -396,6 +396,7 @@ def test_errored_trials_make_a_harness_error_not_a_pass_rate(tmp_path):
     assert read["a"].status == ERROR and read["a"].outcome is None and "5 line(s) marked as a harness error" in read["a"].detail
     assert read["b"].outcome == pytest.approx(0.4)
     assert read["c"].status == ERROR  # 4 good trials and 1 errored: not a pass rate of 4/4 or 4/5
+    assert read["c"].detail.endswith("(from line 16)")  # the errored line, not the task's first (a re-trial)
     counts = tmp_path / "counts.csv"
     counts.write_text("task_id,successes,trials,error\na,4,5,true\nb,2,5,\n")
     read = {o.instance_id: o for o in read_trials_outcomes(counts, 5).outcomes}
@@ -542,7 +543,10 @@ def test_tb_run_results_refused_or_read_as_a_hostile_trial_found_them(tmp_path):
     assert res.form == "tb_run" and [(t, y) for t, y, _ in res.recorded] == [(t1, 0.4)]
     for doc, match in (({"resolved_ids": []}, "'results'"), ([], "'results' is a list"),
                        ({"results": None}, "'results' is a list"),
-                       ({"results": [{"task_id": "a", "is_resolved": True}, {"task_id": "a"}]}, "has no 'is_resolved'")):
+                       ({"results": [{"task_id": "a", "is_resolved": True, "id": "u1"}, {"task_id": "a"}]},
+                        "has no 'is_resolved'"),
+                       # a re-trial: unnamed copies of one resolved trial read as 5/5
+                       ({"results": [{"task_id": "a", "is_resolved": True, "trial_name": 7}]}, "no 'trial_name' or 'id'")):
         (tmp_path / "odd.json").write_text(json.dumps(doc))
         with pytest.raises(DataError, match=match):
             read_tb_run(tmp_path / "odd.json")

@@ -636,6 +636,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     trial_col = head.index("trial") if "trial" in head and not counts else None
     ce = _error_column(head)
     errored: dict[str, int] = {}  # task -> trials (lines) its error column marks: a harness fault, not an outcome
+    first_error: dict[str, int] = {}  # task -> its first such line
     succ: dict[str, int] = {}
     runs: dict[str, int] = {}
     first: dict[str, int] = {}
@@ -653,6 +654,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
             continue
         if ce is not None and len(rec) > ce and _parse_cell(rec[ce]) == 1:  # a trial: errored trials were scored
             errored[iid] = errored.get(iid, 0) + 1
+            first_error.setdefault(iid, n)  # the message names this line, not the task's first (a re-trial)
             first.setdefault(iid, n)
             continue
         if counts:
@@ -706,7 +708,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     out = [HarnessOutcome(i, status.get(succ[i], PARTIAL), f"{succ[i]}/{trials} trials ({where(i)})", str(path),
                           pass_rate(succ[i], trials)) for i in succ]
     out += [HarnessOutcome(i, ERROR, f"{k} line(s) marked as a harness error in column {head[ce]!r} (from line "
-                                     f"{first[i]})", str(path)) for i, k in errored.items()]
+                                     f"{first_error[i]})", str(path)) for i, k in errored.items()]
     return HarnessRead("trials_csv", str(path), out, skipped=list(skipped))
 
 
@@ -729,8 +731,9 @@ def read_tb_run(path: str | Path, trials: int | None = None, keep: Callable[[str
     ------
     HarnessFormatError
         Naming the file and the entry for a file without a ``results`` list, an entry without a
-        ``task_id`` or ``is_resolved`` (or one that is not true/false/null), a trial name given
-        twice for one task, and the task whose number of trials is not the bank's.
+        ``task_id`` or ``is_resolved`` (or one that is not true/false/null), without a
+        ``trial_name`` or ``id`` (its ``trial_name``, else its ``id``, given twice for one task is
+        a copied trial), and the task whose number of trials is not the bank's.
     ValueError
         For ``trials`` that is not None or a whole number >= 1.
     """
@@ -762,12 +765,14 @@ def read_tb_run(path: str | Path, trials: int | None = None, keep: Callable[[str
         if keep is not None and not keep(iid) or known is not None and not known(iid):
             skipped[iid] = None
             continue
-        name = r.get("trial_name")
-        if isinstance(name, str) and name.strip():
-            if (iid, name.strip()) in names:
-                raise HarnessFormatError(f"{path}: results[{k}]: trial {name.strip()!r} of {iid!r} again (results"
-                                         f"[{names[iid, name.strip()]}]); each trial is one entry: drop the copy")
-            names[iid, name.strip()] = k
+        name = next((v.strip() for v in (r.get("trial_name"), r.get("id")) if isinstance(v, str) and v.strip()), None)
+        if name is None:  # tb names every trial (its trial_name and a uuid id): a copy could not be told (a re-trial)
+            raise HarnessFormatError(f"{path}: results[{k}] ({iid!r}) has no 'trial_name' or 'id' text; a tb run "
+                                     "results.json names every trial")
+        if (iid, name) in names:
+            raise HarnessFormatError(f"{path}: results[{k}]: trial {name!r} of {iid!r} again (results"
+                                     f"[{names[iid, name]}]); each trial is one entry: drop the copy")
+        names[iid, name] = k
         succ[iid] = succ.get(iid, 0) + bool(res)
         runs[iid] = runs.get(iid, 0) + 1
         if not res:  # tb's failure mode when it names one, else what the verdict says

@@ -509,6 +509,8 @@ TORN_WARNING = "the session file ended in"
 UNREACHABLE_STOP = "the stop width"
 #: how the warning for a change the file holds only in part begins (:meth:`LiveSession._cut_warnings`)
 CUT_WARNING = "a change to the session (from line"
+#: how the warning for asked tasks whose records the file lost begins (:meth:`LiveSession._cut_warnings`)
+LOST_WARNING = "tasks asked but neither recorded nor pending:"
 
 
 def _torn_record(jf: journal.JournalFile) -> str:
@@ -823,9 +825,10 @@ class LiveSession:
         ingest: :attr:`hspr.journal.JournalFile.cut_changes`), while it is the last change or tasks
         asked before it still have no outcome (a trial: the warning miscounted later records, then
         vanished with the outcomes still missing; a later ask had dropped them from the pending
-        list). ``after_change``: this object appended a change since it read the file, so no cut
-        is the last change any more."""
-        out = []
+        list); and one for asked tasks that are neither recorded, pending nor withdrawn (records
+        lost where no count shows it). ``after_change``: this object appended a change since it
+        read the file, so no cut is the last change any more."""
+        out, named = [], set()
         for line, wrote, there, last in self._file.cut_changes:
             asked = dict.fromkeys(t for ev, at in zip(self.doc["events"], self._file.event_lines)
                                   if at < line and isinstance(ev, dict) and ev.get("type") == "ask"
@@ -838,6 +841,17 @@ class LiveSession:
             out.append(f"{CUT_WARNING} {line}) wrote {wrote} records, but only {there} are in the "
                        f"file: it was cut (a damaged disk, a restored copy or an edit). The outcomes of the missing "
                        f"records were not recorded{still}: ingest that input again (recorded outcomes are no-ops)")
+            named.update(waiting)
+        # asked, no outcome, not pending (next re-offers every pending task, so only lost records leave a task so;
+        # a re-trial cut the first record of an ingest, the one that counts the change, and nothing was said)
+        pending = set(self.pending)
+        lost = [t for t in dict.fromkeys(t for ev in self.doc["events"] if isinstance(ev, dict) and ev.get("type") == "ask"
+                                         for t in ev.get("tasks") or ())
+                if t not in self._tells and t not in pending and t not in self._withdrawn and t not in named]
+        if lost:
+            out.append(f"{LOST_WARNING} {len(lost)} ({', '.join(lost[:5])}{', ...' if len(lost) > 5 else ''}): the "
+                       "session file lost their records (a damaged disk, a restored copy or an edit), and `next` will "
+                       "not offer them again; ingest the input that recorded them again, or record them")
         return out
 
     def _restore(self, events: list, start: int) -> None:
@@ -1015,10 +1029,10 @@ class LiveSession:
                             if self._file.torn:  # append moved the torn bytes aside: say where
                                 self.warnings = [w for w in self.warnings if not w.startswith(TORN_WARNING)] + [
                                     _torn_moved(self._file, self.path)]
-                            if self._file.cut_changes:  # said as of after this change (a trial: a repaired cut
-                                # was still reported by the command that repaired it)
-                                self.warnings = [w for w in self.warnings if not w.startswith(CUT_WARNING)] + \
-                                    self._cut_warnings(after_change=True)
+                            # said as of after this change (a trial: a repaired cut was still reported by the
+                            # command that repaired it)
+                            self.warnings = [w for w in self.warnings if not w.startswith((CUT_WARNING, LOST_WARNING))] \
+                                + self._cut_warnings(after_change=True)
                         else:  # a version-1 file becomes a journal
                             journal.write_new(self.path, self.doc)
                     except journal.UnlockedWriteError as exc:  # the file on disk is unchanged
