@@ -397,6 +397,16 @@ def test_errored_trials_make_a_harness_error_not_a_pass_rate(tmp_path):
     assert read["b"].outcome == pytest.approx(0.4)
     assert read["c"].status == ERROR  # 4 good trials and 1 errored: not a pass rate of 4/4 or 4/5
     assert read["c"].detail.endswith("(from line 16)")  # the errored line, not the task's first (a re-trial)
+    # a re-trial: a re-run of an errored trial (trial column) or task (counts form) stands, in either order
+    p.write_text("task_id,trial,resolved,error\n" + "".join(f"a,t{k},1,\n" for k in range(4)) + "a,t4,,true\na,t4,0,\n"
+                 + "b,t0,1,\nb,t0,,true\n" + "".join(f"b,t{k},0,\n" for k in range(1, 5)))
+    read = {o.instance_id: o for o in read_trials_outcomes(p, 5).outcomes}
+    assert read["a"].outcome == pytest.approx(0.8) and read["b"].outcome == pytest.approx(0.2)
+    p.write_text("task_id,trial,resolved,error\n" + "".join(f"a,t{k},1,\n" for k in range(4)) + "a,t4,,true\na,t9,1,\n")
+    assert [o.status for o in read_trials_outcomes(p, 5).outcomes] == [ERROR]  # another trial's grade does not
+    p.write_text("task_id,successes,trials,error\na,,,true\na,3,5,\nb,2,5,\nb,,,true\n")
+    read = {o.instance_id: o for o in read_trials_outcomes(p, 5).outcomes}
+    assert read["a"].outcome == pytest.approx(0.6) and read["b"].outcome == pytest.approx(0.4)
     counts = tmp_path / "counts.csv"
     counts.write_text("task_id,successes,trials,error\na,4,5,true\nb,2,5,\n")
     read = {o.instance_id: o for o in read_trials_outcomes(counts, 5).outcomes}

@@ -604,7 +604,9 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
       needs exactly ``trials`` of them.
 
     A true cell in a column of :data:`ERROR_COLUMNS` marks a harness error: the task has no
-    pass rate (status ``error``: a re-run, or ``errors_as_unresolved``), whatever its other lines say.
+    pass rate (status ``error``: a re-run, or ``errors_as_unresolved``), whatever its other lines say,
+    unless a graded line of the same trial (``trial`` column; in the counts form, of the task) is
+    in the file too, in either order: a re-run appended to the file, whose grade stands.
 
     Lines of an id for which ``keep(id)`` is false are skipped before any check (listed in
     :attr:`HarnessRead.skipped`): a file over more tasks than the session's. An id for which
@@ -635,8 +637,9 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     cols = [ci] + ([head.index("successes"), head.index("trials")] if counts else [head.index("resolved")])
     trial_col = head.index("trial") if "trial" in head and not counts else None
     ce = _error_column(head)
-    errored: dict[str, int] = {}  # task -> trials (lines) its error column marks: a harness fault, not an outcome
-    first_error: dict[str, int] = {}  # task -> its first such line
+    # task -> {its trial (or ('line', n) without a trial name): line} of the lines its error column marks, a harness
+    # fault, not an outcome; a graded line of the same trial (a counts line: of the task) supersedes it, either order
+    err: dict[str, dict] = {}
     succ: dict[str, int] = {}
     runs: dict[str, int] = {}
     first: dict[str, int] = {}
@@ -652,10 +655,11 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
         if keep is not None and not keep(iid):
             skipped[iid] = None
             continue
+        trial = rec[trial_col].strip() if trial_col is not None and len(rec) > trial_col else ""
         if ce is not None and len(rec) > ce and _parse_cell(rec[ce]) == 1:  # a trial: errored trials were scored
-            errored[iid] = errored.get(iid, 0) + 1
-            first_error.setdefault(iid, n)  # the message names this line, not the task's first (a re-trial)
-            first.setdefault(iid, n)
+            if counts and iid in succ or trial and (iid, trial) in trial_line:
+                continue  # a graded run of it is in the file: the grade stands (a re-trial)
+            err.setdefault(iid, {}).setdefault(trial or ("line", n), n)
             continue
         if counts:
             k, t = rec[cols[1]].strip(), rec[cols[2]].strip()
@@ -670,27 +674,30 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
                 raise HarnessFormatError(f"{path}: line {n}: {iid!r} listed again (line {first[iid]}); give one line "
                                          f"per task: one run's successes of its {trials} trials")
             succ[iid], runs[iid] = successes, trials
+            err.pop(iid, None)  # a re-run of an errored task
         else:
             y = _parse_cell(rec[cols[1]])
             if y is None:
                 raise HarnessFormatError(f"{path}: line {n}: outcome {rec[cols[1]]!r} for {iid!r} is not one of "
                                          f"{SPELLINGS}")
-            if trial_col is not None and len(rec) > trial_col and rec[trial_col].strip():
-                key = (iid, rec[trial_col].strip())
+            if trial:
+                key = (iid, trial)
                 if key in trial_line:
                     raise HarnessFormatError(f"{path}: line {n}: trial {key[1]!r} of {iid!r} again (line "
                                              f"{trial_line[key]}); each trial of a task is one line: drop the copy")
                 trial_line[key] = n
+                if err.get(iid, {}).pop(trial, None) is not None and not err[iid]:  # a re-run of an errored trial
+                    del err[iid]
             succ[iid] = succ.get(iid, 0) + y
             runs[iid] = runs.get(iid, 0) + 1
             lines_of.setdefault(iid, []).append(n)
         first.setdefault(iid, n)
     if known is not None:  # an id of another bank: its trial count is not the problem
-        for iid in [i for i in {**succ, **errored} if not known(i)]:
+        for iid in [i for i in {**succ, **err} if not known(i)]:
             skipped[iid] = None
             succ.pop(iid, None)
-            errored.pop(iid, None)
-    for iid in errored:  # one errored trial makes the task's pass rate unknown: re-run it (or count it)
+            err.pop(iid, None)
+    for iid in err:  # one errored trial makes the task's pass rate unknown: re-run it (or count it)
         succ.pop(iid, None)
     odd = [i for i in succ if runs[i] != trials]
     if odd:
@@ -707,8 +714,8 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
 
     out = [HarnessOutcome(i, status.get(succ[i], PARTIAL), f"{succ[i]}/{trials} trials ({where(i)})", str(path),
                           pass_rate(succ[i], trials)) for i in succ]
-    out += [HarnessOutcome(i, ERROR, f"{k} line(s) marked as a harness error in column {head[ce]!r} (from line "
-                                     f"{first_error[i]})", str(path)) for i, k in errored.items()]
+    out += [HarnessOutcome(i, ERROR, f"{len(lines)} line(s) marked as a harness error in column {head[ce]!r} (from "
+                                     f"line {min(lines.values())})", str(path)) for i, lines in err.items()]
     return HarnessRead("trials_csv", str(path), out, skipped=list(skipped))
 
 
