@@ -940,6 +940,7 @@ def test_a_cut_ingest_is_reported_without_its_tasks_in_the_pending_list_and_not_
     s.ingest(csv)  # the repair: this command's own warnings no longer carry the cut
     assert not any("was cut" in w for w in s.warnings) and not any("was cut" in w for w in s.status().warnings)
     assert set(asked) <= set(LiveSession.open(live.path).recorded)
+    assert s.status().extra == ()  # the repaired tasks were asked: they were counted as extra (a re-trial)
     # a re-trial: the ingest's first record (the one that counts the change) cut as well: no count shows the loss
     first = min(k for k, line in enumerate(lines) if '"tell"' in line and any(f'"{t}"' in line for t in asked))
     Path(live.path).write_text("".join(line for k, line in enumerate(lines) if k not in gone and k != first))

@@ -1166,8 +1166,12 @@ class LiveSession:
         )
 
     def _tell(self, task: str, y: float, source: str, detail: str) -> None:
+        # asked: pending, or in an ask of the log whose record the file lost (a re-trial: a repaired cut counted
+        # those tasks as extra)
+        asked = task in self.session.pending or task not in self._withdrawn and any(
+            task in (ev.get("tasks") or ()) for ev in self.doc["events"] if isinstance(ev, dict) and ev.get("type") == "ask")
         ev = {"type": "tell", "task": task, "outcome": y, "source": source, "detail": detail,
-              "asked": task in self.session.pending, "time": _now()}
+              "asked": asked, "time": _now()}
         self.session.tell(task, y)
         self._tells[task] = ev
         self.doc["events"].append(ev)
