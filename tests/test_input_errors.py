@@ -430,7 +430,8 @@ def test_replay_config_takes_a_table_of_selections_and_sets_hspr_robust(tmp_path
                                     str(tmp_path / "tab3.json"), "--seeds", "0", "-q", "--out", str(tmp_path / "o.json")])
     text = " ".join(res.output.split())
     assert res.exit_code == 2 and "has no selection for the sources of fold(s) 3 of m" in text, res.output
-    assert f"hspr select --matrix {csv} --fold 3 --fast --record {tmp_path / 'tab3.json'}" in text
+    suggested = f"hspr select --matrix {csv} --fold 3 --fast --out sel_3.json --record {tmp_path / 'tab3.json'}"
+    assert suggested in text
     assert not (tmp_path / "o.json").exists()
     # a hostile trial: a damaged entry failed only when its fold came up, and a note beside the banks hid the table
     bad = json.loads((tmp_path / "tab.json").read_text())
@@ -480,3 +481,9 @@ def test_replay_config_takes_a_table_of_selections_and_sets_hspr_robust(tmp_path
     # --config was named as an option without hspr although hspr_robust takes it
     text = refused("--methods", "hspr_robust", "--config", str(tmp_path / "tab.json"), "--decision", "mean")
     assert "--decision set(s) HSPR options" in text and "--config set" not in text
+    # a new-user trial ran the suggested select command as printed: 'Missing option --out'
+    runner = CliRunner()
+    with runner.isolated_filesystem(temp_dir=tmp_path):
+        res = runner.invoke(main, [*suggested.split()[1:], "-q"])
+        assert res.exit_code == 0 and Path("sel_3.json").is_file(), res.output
+    assert {k[0] for k in runs(str(tmp_path / "tab3.json"), "hspr_robust")} == {"hspr_robust[table=tab3]"}

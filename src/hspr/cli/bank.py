@@ -224,8 +224,8 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     """Build a bank from PATH and write it as a wide CSV (a bundled bank's name writes a copy of it,
     missing cells kept blank; a repeated-trials bank is written as a repeated-trials CSV).
 
-    Prints one line: agents, tasks and missing cells (--json: one object with them, the trials
-    and the digest). Exits with code 2 (message on stderr) if the input is invalid.
+    Prints one line: agents, tasks, missing cells and the digest (--json: one object with them and
+    the trials). Exits with code 2 (message on stderr) if the input is invalid.
     """
     _require_input(path, "PATH")
     check_output_file(out, "--out")

@@ -535,9 +535,10 @@ def register(group: click.Group) -> None:
           a log folder holding such reports,
           the harness's run summary <model>.<run_id>.json (schema_version 2),
           an sb-cli report (sb-cli-reports/<subset>__<split>__<run_id>.json),
-          a CSV with columns instance_id,resolved (a true cell in a column error/errored/harness_error/
-            is_error makes the line a harness error),
-          a Terminal-Bench run's results.json (tb run: runs/<run_id>/results.json; one trial per task),
+          a CSV with columns instance_id,resolved (a true cell in a column error, errored,
+            harness_error or is_error makes the line a harness error),
+          a Terminal-Bench run's results.json (tb run: runs/<run_id>/results.json, or that folder;
+            one entry per trial, here one trial per task),
           another hspr live session file (its recorded outcomes: carries them into this session).
         Resolved -> 1; unresolved and empty patches -> 0; harness errors stay pending and are
         listed as needing a re-run (unless --errors-as-unresolved).

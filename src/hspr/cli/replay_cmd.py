@@ -324,8 +324,8 @@ def check_table_covers(config_path: str, table: dict, label: str, mat: ResponseM
         source = "--matrix <a matrix of the --tasks tasks only: select has no --tasks>"
     raise ValueError(f"--config {config_path} has no selection for the sources of fold(s) "
                      f"{', '.join(map(str, missing))} of {label} (an entry is found by the digest of a fold's sources): "
-                     f"record it first, e.g. `hspr select {source} --fold {missing[0]} --fast --record "
-                     f"{config_path}`{auto}")
+                     f"record it first, e.g. `hspr select {source} --fold {missing[0]} --fast --out "
+                     f"sel_{missing[0]}.json --record {config_path}`{auto}")
 
 
 def _check_config_path(config_path: str) -> None:

@@ -205,8 +205,8 @@ def register(group: click.Group) -> None:
                        "replay of this fold's targets (`hspr replay --config`); not for the other folds, whose rows "
                        "helped choose it.")
     @click.option("--record", type=click.Path(dir_okay=False), default=None,
-                  help="Merge the result into a shipped-results table {bank: {fold: ...}} "
-                       "(e.g. src/hspr/methods/hspr/selected_configs.json).")
+                  help="Merge the result into a table of selections {bank: {fold: ...}} (e.g. table.json, one "
+                       "entry per fold), which `hspr replay --config table.json` reads.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
     def select_cmd(bank, fold, matrix, missing_as_zero, fraction, workers, backend, scheduler, fast, eval_nodes, eval_draws,
                    out, config_out, record, quiet):
