@@ -206,6 +206,15 @@ def test_parse_outcome_k_of_trials():
             parse_outcome(bad, 5)
     with pytest.raises(LiveSessionError, match="not one of"):
         parse_outcome("3/5")
+    # a new-user trial: every refused form got the same words; the command line's text now gets its fix
+    with pytest.raises(LiveSessionError, match=r"write the pass rate 0\.6 as 3/5$"):
+        parse_outcome("0.6", 5)
+    for word in ("resolved", "1", "0.0"):
+        with pytest.raises(LiveSessionError, match=r"ambiguous with 5 trials per task .* e\.g\. 5/5 or 0/5$"):
+            parse_outcome(word, 5)
+    for bad in ("0.65", "1e400", "nan", "3/4"):
+        with pytest.raises(LiveSessionError, match=r"trials\)$"):
+            parse_outcome(bad, 5)
 
 
 def test_parse_outcome_takes_a_pass_rate_given_as_a_number_as_tell_does():

@@ -277,9 +277,21 @@ def parse_outcome(value, trials: int | None = None) -> float:
         k, _, t = (value if isinstance(value, str) else "").partition("/")  # a number is a rate, taken above
         successes = trial_successes(k, t, trials)
         if successes is None:
+            hint = ""
+            if isinstance(value, str):  # the command line's text (a new-user trial: the same message for every form)
+                try:
+                    x = float(value)
+                except ValueError:
+                    x = float("nan")
+                as_rate = snap_pass_rate(x, trials) if math.isfinite(x) and 0 < x < 1 else None
+                if outcome(value) is not None:
+                    hint = (f"; a word or 0/1 is ambiguous with {trials} trials per task (every trial, or one?): give "
+                            f"the successes, e.g. {trials}/{trials} or 0/{trials}")
+                elif as_rate is not None:
+                    hint = f"; write the pass rate {value.strip()} as {round(as_rate * trials)}/{trials}"
             raise LiveSessionError(f"outcome {brief(value)} is not k/{trials} with k in 0..{trials} (successes of the "
                                    f"task's {trials} trials)" + ("" if rate is None else
-                                                                 f" nor a pass rate k/{trials} (a number)"))
+                                                                 f" nor a pass rate k/{trials} (a number)") + hint)
         return pass_rate(successes, trials)
     y = outcome(value)
     if y is None:
