@@ -168,6 +168,9 @@ def test_hspr_robust_on_pass_rates_calibrates_and_widens_hspr():
         e0, e1 = s0.estimate(), s1.estimate()
         assert e1.point == e0.point
         assert (e1.lower, e1.upper) == pytest.approx(widened(e0.point, e0.lower, e0.upper, c))
+        # a new-user trial read "0 of its queried tasks differ" for pass rates: the statistic is a mean difference
+        assert e1.shift.unit.startswith("mean difference in pass rate") and "of its queried tasks differ" not in \
+            e1.shift.message
 
 
 def test_source_selection_and_hspr_auto_on_pass_rates():

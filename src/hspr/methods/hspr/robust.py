@@ -105,6 +105,9 @@ log = logging.getLogger(__name__)
 STATISTIC = "nearest-source disagreement"
 #: what its value (a share, 0-1) measures, in the shift message
 STATISTIC_UNIT = "of its queried tasks differ from the closest source agent"
+#: the same on a bank of repeated trials, where it is a mean difference of pass rates (a new-user trial read
+#: "0 of its queried tasks differ" on Terminal-Bench)
+STATISTIC_UNIT_RATES = "mean difference in pass rate from the closest source agent on its queried tasks"
 #: the shift diagnostic compares a target with the sources from this many outcomes on (or the
 #: calibration budget, if smaller)
 MIN_OUTCOMES = 10
@@ -670,7 +673,7 @@ class HSPRRobust(Method):
             fit = fit_source(rates, missing=source.missing, item_prior_scale=cfg.item_prior_scale)
             pirt = None if calib.weight == 0 else _pirt_model(source, calib.log_a_sd)
         return FittedHSPRRobust(fit, source.tasks, cfg, calib, rates,
-                                self.shift, source.missing, pirt)
+                                self.shift, source.missing, pirt, source.trials)
 
 
 class FittedHSPRRobust(FittedHSPR):
@@ -678,13 +681,15 @@ class FittedHSPRRobust(FittedHSPR):
 
     def __init__(self, fit, tasks, config: HSPRConfig, calibration: ShiftCalibration, source_values: np.ndarray,
                  shift: ShiftSettings, source_missing: np.ndarray | None = None,
-                 pirt: FittedATLAS | None = None) -> None:
+                 pirt: FittedATLAS | None = None, trials: int | None = None) -> None:
         super().__init__(fit, tasks, config)
         self.calibration_ = calibration
         #: the 4PL p-IRT model blended into the point (None when the chosen weight is 0)
         self.pirt_ = pirt
         self.source_values_ = source_values
         self.source_missing_ = source_missing
+        #: trials per task of the sources (None: one 0/1 run), for the shift message's wording
+        self.trials_ = trials
         self.shift = shift
 
     def _session(self, budget: int, seed: int, initial_refresh: bool = True) -> HSPRRobustSession:
@@ -711,7 +716,8 @@ class HSPRRobustSession(HSPRSession):
         return ShiftReport(STATISTIC, value, cal.percentile(value) if len(cols) else 0.0,
                            int(self.robust.source_values_.shape[0]), factor, self.robust.shift.threshold,
                            n_outcomes=len(cols), min_outcomes=min(MIN_OUTCOMES, cal.budget),
-                           unit=STATISTIC_UNIT, above_history=above, source_max=cal.source_max,
+                           unit=STATISTIC_UNIT if getattr(self.robust, "trials_", None) is None else STATISTIC_UNIT_RATES,
+                           above_history=above, source_max=cal.source_max,
                            n_strongest=len(cal.above_ratios) if len(cal.above_ratios) >= self.robust.shift.min_strongest else 0,
                            strongest_widened=above and cal.above_factor > cal.factor)
 
