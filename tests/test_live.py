@@ -1352,6 +1352,21 @@ def test_withdraw_treats_the_task_as_never_asked_and_a_re_ingest_keeps_it_withdr
     assert faq.recorded == {t: 1}
 
 
+def test_a_withdrawn_task_asked_again_takes_its_fresh_result(bank, tmp_path):
+    """A trial: `next` asked a withdrawn task again, and its re-run's result (the same outcome) was
+    refused as 'withdrawn' by ingest."""
+    truth = bank["truth"]
+    live = new(bank, tmp_path)
+    (a,) = live.next()
+    csv = tmp_path / "h.csv"
+    csv.write_text(f"instance_id,resolved\n{a},{truth[a]}\n")
+    live.ingest(csv)
+    live.withdraw(a)
+    assert a in live.next(3)  # asked again (this method, this bank)
+    res = live.ingest(csv)
+    assert [t for t, _, _ in res.recorded] == [a] and res.withdrawn == [] and live.status().extra == ()
+
+
 def test_skip_unknown_skips_before_checking_and_refuses_a_file_of_other_tasks(tmp_path):
     """A hostile trial: on a trials bank a skipped task's incomplete trial lines still refused the
     file; a file with no task of the session passed as ok with nothing recorded."""

@@ -493,6 +493,30 @@ def test_trial_counts_in_another_number_format_are_refused_with_the_format_named
             read_trials_outcomes(path, 5)
 
 
+def test_errors_as_unresolved_fail_the_errored_trials_and_keep_the_graded_ones(tmp_path):
+    """A trial: 4 passing trials and 1 errored, with --errors-as-unresolved, were recorded as 0/5; and
+    an error of a task the session never asked was listed as needing a re-run that never came."""
+    path = tmp_path / "tb.hspr"
+    live = LiveSession.create(path, bank="terminal-bench", budget=8, method="hspr")
+    t1, t2 = live.next(2)
+    other = next(t for t in live.tasks if t not in (t1, t2))
+    csv = tmp_path / "e.csv"
+    csv.write_text("task_id,resolved,error\n" + f"{t1},1,false\n" * 4 + f"{t1},,true\n" + f"{other},,true\n"
+                   + f"{t2},1,\n" * 5)
+    res = live.ingest(csv, errors_as_unresolved=True)
+    assert sorted((t, y) for t, y, _ in res.recorded) == sorted([(t1, 0.8), (t2, 1), (other, 0)])
+    counts = tmp_path / "c.csv"  # the counts form gives no graded trials beside the error: the task fails
+    live2 = LiveSession.create(tmp_path / "tb2.hspr", bank="terminal-bench", budget=8, method="hspr")
+    (u,) = live2.next(1)
+    counts.write_text(f"task_id,successes,trials,error\n{u},,,true\n{other},,,true\n")
+    live2.ingest(counts)
+    assert live2.needs_rerun.keys() == {u, other} and live2.pending == [u]  # the unasked one is listed, not pending
+    text = " ".join(CliRunner().invoke(main, ["live", "status", "--session", str(tmp_path / "tb2.hspr")]).output.split())
+    assert f"{other} (" in text and "not asked by this session: next will not offer it" in text
+    assert text.count("not asked by this session") == 1
+    assert [(t, y) for t, y, _ in live2.ingest(counts, errors_as_unresolved=True).recorded] == [(u, 0), (other, 0)]
+
+
 def tb_results(trials: dict) -> dict:
     """A `tb run` results.json (BenchmarkResults): ``trials`` maps task id -> is_resolved values (one
     per trial; a (value, failure_mode) pair sets the mode). Its computed id lists are included, as tb

@@ -144,6 +144,10 @@ class HarnessOutcome:
     rate : float, optional
         Pass rate over the task's repeated trials (:func:`read_trials_outcomes`); None for
         one run.
+    rate_if_unresolved : float, optional
+        For a task of repeated trials with a harness error: its pass rate when the errored trials
+        count as failed and its graded trials stand (``errors_as_unresolved``; None when the file
+        does not give all its trials, e.g. the counts form: then the whole task fails).
     """
 
     instance_id: str
@@ -151,6 +155,7 @@ class HarnessOutcome:
     detail: str
     source: str
     rate: float | None = None
+    rate_if_unresolved: float | None = None
 
     @property
     def outcome(self) -> float | None:
@@ -697,6 +702,8 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
             skipped[iid] = None
             succ.pop(iid, None)
             err.pop(iid, None)
+    if_failed = {iid: pass_rate(succ.get(iid, 0), trials) for iid, lines in err.items()  # errored trials as failed
+                 if not counts and runs.get(iid, 0) + len(lines) == trials}
     for iid in err:  # one errored trial makes the task's pass rate unknown: re-run it (or count it)
         succ.pop(iid, None)
     odd = [i for i in succ if runs[i] != trials]
@@ -715,7 +722,8 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     out = [HarnessOutcome(i, status.get(succ[i], PARTIAL), f"{succ[i]}/{trials} trials ({where(i)})", str(path),
                           pass_rate(succ[i], trials)) for i in succ]
     out += [HarnessOutcome(i, ERROR, f"{len(lines)} line(s) marked as a harness error in column {head[ce]!r} (from "
-                                     f"line {min(lines.values())})", str(path)) for i, lines in err.items()]
+                                     f"line {min(lines.values())})", str(path), rate_if_unresolved=if_failed.get(i))
+            for i, lines in err.items()]
     return HarnessRead("trials_csv", str(path), out, skipped=list(skipped))
 
 

@@ -359,6 +359,15 @@ def _read_doc(path: Path) -> journal.JournalFile:
     """Read and check a session file (journal or legacy, :mod:`hspr.journal`); the fields a hand
     edit can break are checked one by one, with a message that names the field."""
     jf = journal.read(path)
+    for _ in range(20):  # a reader takes no lock: an end torn or cut may be another process's append in flight (a
+        # trial saw 29 of 730 records); read again while the file grows, up to ~1 s
+        if not (jf.torn or any(last for *_, last in jf.cut_changes)):
+            break
+        time.sleep(0.05)
+        again = journal.read(path)
+        if again.size == jf.size and again.torn == jf.torn:
+            break
+        jf = again
     doc = jf.doc
     for key in ("bank", "method", "budget", "seed", "events"):
         if key not in doc:
@@ -1082,7 +1091,9 @@ class LiveSession:
     @property
     def needs_rerun(self) -> dict[str, str]:
         """Tasks whose last harness run errored and that have no outcome yet, task id -> the
-        harness's detail (they stay pending and are asked again first)."""
+        harness's detail. The ones the session asked stay pending and are asked again first; one it
+        did not ask (an error in an ingested file, e.g. carried over from another session) is only
+        listed here, for a re-run recorded by hand or ingested (a trial took it for pending)."""
         return {t: ev.get("detail", "") for t, ev in self._errors.items() if t not in self._tells}
 
     @property
@@ -1363,9 +1374,11 @@ class LiveSession:
                                      f" the file's harness error ({o.detail}) is not a graded outcome")
                     res.unchanged.append(o.instance_id)
                     continue
-                if y is None and errors_as_unresolved:
-                    y, detail = 0, f"harness error counted unresolved: {o.detail}"
-                if y is not None and o.instance_id not in self._tells and y in self._withdrawn.get(o.instance_id, ()):
+                if y is None and errors_as_unresolved:  # errored trials fail; graded trials beside them stand (a trial)
+                    y = o.rate_if_unresolved if o.rate_if_unresolved is not None else 0
+                    detail = f"harness error counted unresolved: {o.detail}"
+                if y is not None and o.instance_id not in self._tells and y in self._withdrawn.get(o.instance_id, ()) \
+                        and o.instance_id not in self.session.pending:  # asked again since: a fresh result (a trial)
                     res.notes.append(f"{o.instance_id}: not recorded: its outcome "
                                      f"{describe_outcome(y, self.matrix.trials)} was withdrawn (`hspr live withdraw`); "
                                      "record it by hand to take it back")

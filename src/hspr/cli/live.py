@@ -151,8 +151,10 @@ def status_lines(st: LiveStatus) -> list[str]:
     if st.pending:
         out.append(f"pending (asked, not recorded): {', '.join(st.pending[:8])}{' ...' if len(st.pending) > 8 else ''}")
     if st.needs_rerun:
+        pending = set(st.pending)  # a task the session did not ask is not offered by next (a trial took it so)
         out.append("needs a re-run (harness error, no outcome): "
-                   + "; ".join(f"{t} ({why})" for t, why in st.needs_rerun[:8]) + RERUN_ADVICE)
+                   + "; ".join(f"{t} ({why}{'' if t in pending else '; not asked by this session: next will not offer it'})"
+                               for t, why in st.needs_rerun[:8]) + RERUN_ADVICE)
     if st.expected_width is not None and st.budget_left > 0:  # with none left the interval above is final
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
                    f"{_fmt_pp(d['expected_width_pp'], 2)} pp (a forecast from the outcomes so far: rough in the first "
@@ -495,9 +497,10 @@ def register(group: click.Group) -> None:
         """Take back the outcome recorded for a task (one recorded under the wrong id, say).
 
         The session is rebuilt as if the task had been neither told nor asked (the other tasks
-        asked stay as asked); the outcome stays in the session file. The task may be recorded
-        again by hand (as an outcome the session did not ask for); a harness file ingested later
-        does not bring the withdrawn outcome back. To change an outcome instead, use
+        asked stay as asked); the outcome stays in the session file. A later `next` may ask the
+        task again, and then a fresh result is recorded as usual; otherwise it may be recorded by
+        hand (as an outcome the session did not ask for), and a harness file ingested later does
+        not bring the withdrawn outcome back. To change an outcome instead, use
         `hspr live record ID OUTCOME --correct`.
         """
         task = instance_id.strip()
