@@ -1352,6 +1352,33 @@ def test_withdraw_treats_the_task_as_never_asked_and_a_re_ingest_keeps_it_withdr
     assert faq.recorded == {t: 1}
 
 
+def test_a_read_that_meets_an_append_in_flight_reads_again(bank, tmp_path, monkeypatch):
+    """A trial: a status racing a 730-line ingest of another process saw a torn end and 29 of its lines."""
+    import hspr.live as live_mod
+
+    live = new(bank, tmp_path)
+    t1, t2 = live.next(2)
+    live.record(t1, 1)
+    before = live.path.read_bytes()
+    live.record(t2, 0)
+    whole = live.path.read_bytes()
+    half = len(before) + (len(whole) - len(before)) // 2
+    live.path.write_bytes(whole[:half])  # the other process has written half of its line
+    naps = []
+
+    def nap(seconds):  # meanwhile it finishes
+        naps.append(seconds)
+        live.path.write_bytes(whole)
+
+    monkeypatch.setattr(live_mod.time, "sleep", nap)
+    again = LiveSession.open(live.path)
+    assert naps and again.recorded == {t1: 1, t2: 0} and not again.status().warnings
+    monkeypatch.setattr(live_mod.time, "sleep", lambda s: naps.append(s))  # a file torn at rest: one look again
+    live.path.write_bytes(whole[:half])
+    naps.clear()
+    assert any("ignored" in w for w in LiveSession.open(live.path).status().warnings) and len(naps) == 1
+
+
 def test_a_withdrawn_task_asked_again_takes_its_fresh_result(bank, tmp_path):
     """A trial: `next` asked a withdrawn task again, and its re-run's result (the same outcome) was
     refused as 'withdrawn' by ingest."""
