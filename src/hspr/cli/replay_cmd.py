@@ -252,15 +252,15 @@ def _method_objects(names: list[str], config_path: str | None, ablations: dict) 
     # a config file sets hspr's and hspr_robust's settings (as `hspr live start --config` does: a trial could not
     # backtest its live setup); hspr_auto chooses its own, and so does hspr_robust under --config auto
     takers = ("hspr", "hspr_robust") if file_config else ("hspr",)
-    if config_path and not any(n in names for n in takers) and \
-            (chooser := next((n for n in names if n in ("hspr_auto", "hspr_robust")), None)):
+    untaken = bool(config_path) and not any(n in names for n in takers)  # --config with no method to take it
+    if untaken and (chooser := next((n for n in names if n in ("hspr_auto", "hspr_robust")), None)):
         same = " (--methods hspr_auto is --methods hspr --config auto)" if chooser == "hspr_auto" else ""
         raise ValueError(f"--config {config_path} sets hspr's settings in a replay; {chooser} chooses its own on each "
                          f"fold's sources{same}: drop --config"
                          + ("" if config_path == "auto" else f", or add hspr to run hspr with {config_path}"))
-    if given and "hspr" not in names or config_path and not any(n in names for n in takers):
+    if given and "hspr" not in names or untaken:
         opts = [f"--{k.replace('_', '-')}" if k != "group_uncertainty" else "--no-group-uncertainty" for k in given]
-        opts += ["--config"] if config_path and not any(n in names for n in takers) else []  # --config named only when untaken
+        opts += ["--config"] if untaken else []  # --config named only when no method takes it
         raise ValueError(f"{', '.join(opts)} set(s) HSPR options, but hspr is not in --methods; add hspr "
                          "(e.g. --methods hspr,uniform)")
     doc = _config_doc(config_path) if file_config else None  # the file, read once
