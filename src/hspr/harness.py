@@ -713,18 +713,25 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
                                  f"the bank has {trials} trials per task: "
                                  + ("a trial given twice, or trials of two runs in one file? keep one run's trials"
                                     if more else "record a task once all its trials ran"))
-    status = {0: UNRESOLVED, trials: RESOLVED}
     def where(i: str) -> str:  # a trial: '(line 2)' for trials on lines 2-6
         ls = lines_of.get(i, [first[i]])
         return f"line {ls[0]}" if len(ls) == 1 else f"lines {', '.join(map(str, ls))}" if len(ls) <= 3 or \
             ls != list(range(ls[0], ls[-1] + 1)) else f"lines {ls[0]}-{ls[-1]}"
 
-    out = [HarnessOutcome(i, status.get(succ[i], PARTIAL), f"{succ[i]}/{trials} trials ({where(i)})", str(path),
-                          pass_rate(succ[i], trials)) for i in succ]
+    out = [_trials_outcome(i, succ[i], trials, f"{succ[i]}/{trials} trials ({where(i)})", str(path)) for i in succ]
     out += [HarnessOutcome(i, ERROR, f"{len(lines)} line(s) marked as a harness error in column {head[ce]!r} (from "
                                      f"line {min(lines.values())})", str(path), rate_if_unresolved=if_failed.get(i))
             for i, lines in err.items()]
     return HarnessRead("trials_csv", str(path), out, skipped=list(skipped))
+
+
+def _trials_outcome(task: str, successes: int, trials: int | None, detail: str, source: str) -> HarnessOutcome:
+    """A task's outcome from its successes over the bank's ``trials`` trials: resolved (all),
+    unresolved (none) or partial, with its pass rate; one 0/1 run when ``trials`` is None."""
+    if trials is None:
+        return HarnessOutcome(task, RESOLVED if successes else UNRESOLVED, detail, source)
+    return HarnessOutcome(task, {0: UNRESOLVED, trials: RESOLVED}.get(successes, PARTIAL), detail, source,
+                          pass_rate(successes, trials))
 
 
 def _is_tb_run(data: dict) -> bool:
@@ -807,12 +814,7 @@ def read_tb_run(path: str | Path, trials: int | None = None, keep: Callable[[str
                                        for m in modes) if modes else ""
         return f"{succ[i]}/{n} trials (results.json{why})" if trials else f"results.json{why.replace('; failed', ', failed')}"
 
-    if trials:
-        status = {0: UNRESOLVED, trials: RESOLVED}
-        out = [HarnessOutcome(i, status.get(succ[i], PARTIAL), detail(i), str(path), pass_rate(succ[i], trials))
-               for i in succ]
-    else:
-        out = [HarnessOutcome(i, RESOLVED if succ[i] else UNRESOLVED, detail(i), str(path)) for i in succ]
+    out = [_trials_outcome(i, succ[i], trials, detail(i), str(path)) for i in succ]
     return HarnessRead("tb_run", str(path), out, skipped=list(skipped))
 
 
