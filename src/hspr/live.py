@@ -841,6 +841,15 @@ class LiveSession:
         self._restore(self.doc["events"], 0)
         self.warnings += self._cut_warnings()
 
+    def _asked_in_log(self, before_line: int | None = None) -> dict[str, None]:
+        """The tasks of the log's ask events, in order (an ordered set); with ``before_line``, only
+        of the events on file lines before it."""
+        lines = self._file.event_lines if before_line is not None else ()
+        events = self.doc["events"] if before_line is None else [ev for ev, at in zip(self.doc["events"], lines)
+                                                                   if at < before_line]
+        return dict.fromkeys(t for ev in events if isinstance(ev, dict) and ev.get("type") == "ask"
+                             for t in ev.get("tasks") or ())
+
     def _cut_warnings(self, after_change: bool = False) -> list[str]:
         """A warning for each change that is in the file only in part (cut at a line end inside an
         ingest: :attr:`hspr.journal.JournalFile.cut_changes`), while it is the last change or tasks
@@ -851,10 +860,7 @@ class LiveSession:
         read the file, so no cut is the last change any more."""
         out, named = [], set()
         for line, wrote, there, last in self._file.cut_changes:
-            asked = dict.fromkeys(t for ev, at in zip(self.doc["events"], self._file.event_lines)
-                                  if at < line and isinstance(ev, dict) and ev.get("type") == "ask"
-                                  for t in ev.get("tasks") or ())
-            waiting = [t for t in asked if t not in self._tells and t not in self._withdrawn]
+            waiting = [t for t in self._asked_in_log(before_line=line) if t not in self._tells and t not in self._withdrawn]
             if not (last and not after_change or waiting):
                 continue
             still = (f"; {len(waiting)} task(s) asked before it still have no outcome ({', '.join(waiting[:5])}"
@@ -866,8 +872,7 @@ class LiveSession:
         # asked, no outcome, not pending (next re-offers every pending task, so only lost records leave a task so;
         # a re-trial cut the first record of an ingest, the one that counts the change, and nothing was said)
         pending = set(self.pending)
-        lost = [t for t in dict.fromkeys(t for ev in self.doc["events"] if isinstance(ev, dict) and ev.get("type") == "ask"
-                                         for t in ev.get("tasks") or ())
+        lost = [t for t in self._asked_in_log()
                 if t not in self._tells and t not in pending and t not in self._withdrawn and t not in named]
         if lost:
             out.append(f"{LOST_WARNING} {len(lost)} ({', '.join(lost[:5])}{', ...' if len(lost) > 5 else ''}): the "
@@ -1191,8 +1196,7 @@ class LiveSession:
     def _tell(self, task: str, y: float, source: str, detail: str) -> None:
         # asked: pending, or in an ask of the log whose record the file lost (a re-trial: a repaired cut counted
         # those tasks as extra)
-        asked = task in self.session.pending or task not in self._withdrawn and any(
-            task in (ev.get("tasks") or ()) for ev in self.doc["events"] if isinstance(ev, dict) and ev.get("type") == "ask")
+        asked = task in self.session.pending or task not in self._withdrawn and task in self._asked_in_log()
         ev = {"type": "tell", "task": task, "outcome": y, "source": source, "detail": detail,
               "asked": asked, "time": _now()}
         self.session.tell(task, y)
