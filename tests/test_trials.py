@@ -608,3 +608,104 @@ def test_tb_run_results_refused_or_read_as_a_hostile_trial_found_them(tmp_path):
     res = CliRunner().invoke(main, ["live", "ingest", str(tmp_path / "mixed.json"), "--session", str(pro), "--skip-unknown"])
     assert res.exit_code == 0 and LiveSession.open(pro).recorded == {mine: 1}, res.output
     assert read_outcomes(tmp_path / "mixed.json", known=lambda _: False).outcomes == []
+
+
+def harbor_job(root, trials: dict, agent: str = "terminus-2", model: str = "m1", summary: bool = True):
+    """A Harbor job folder ``root`` (jobs/<job_name>/): ``trials`` maps task -> one reward per trial (a
+    ``(None, exception type)`` pair: a trial without a verifier result); one <trial_name>/result.json
+    each (Harbor's TrialResult), and the job's own summary result.json when ``summary``."""
+    root.mkdir(parents=True, exist_ok=True)
+    for task, rewards in trials.items():
+        for k, r in enumerate(rewards):
+            r, exc = r if isinstance(r, tuple) else (r, None)
+            trial = root / f"{task}__{k}"
+            trial.mkdir()
+            doc = {"id": f"u{k}", "task_name": task, "trial_name": trial.name, "trial_uri": trial.as_uri(),
+                   "task_checksum": "x", "config": {}, "agent_info": {"name": agent, "version": "1",
+                                                                       "model_info": {"name": model, "provider": "p"}},
+                   "verifier_result": None if r is None else {"rewards": {"reward": r}},
+                   "exception_info": None if exc is None else {"exception_type": exc, "exception_message": "",
+                                                               "exception_traceback": "", "occurred_at": "2026-12-04"}}
+            (trial / "result.json").write_text(json.dumps(doc))
+    if summary:
+        (root / "result.json").write_text(json.dumps({"id": "job", "n_total_trials": 5, "stats": {}}))
+    return root
+
+
+def test_a_harbor_job_folder_is_ingested_as_pass_rates(tmp_path):
+    """Harbor (Terminal-Bench 2.0's harness) job folders were not read: users had to write a CSV."""
+    from hspr.harness import RESOLVED, UNRESOLVED, read_outcomes
+
+    path = tmp_path / "tb.hspr"
+    live = LiveSession.create(path, bank="terminal-bench", budget=8, method="hspr")
+    t1, t2, t3 = live.next(3)
+    job = harbor_job(tmp_path / "jobs" / "2026-12-04__10-00-00",
+                     {t1: [1, 0, (None, "AgentTimeoutError"), 1.0, 0], t2: [1] * 5, t3: [0, 0, 0, 0, (None, None)]})
+    (job / f"{t1}__0" / "agent").mkdir()
+    (job / f"{t1}__0" / "agent" / "result.json").write_text('{"an agent log": true}')  # not a trial: not read
+    res = live.ingest(job)
+    assert res.form == "harbor_job" and [(t, y) for t, y, _ in res.recorded] == [(t1, 0.4), (t2, 1), (t3, 0)]
+    details = {t: d for t, _, d in res.recorded}
+    assert "2/5 trials (result.json; failed: AgentTimeoutError, tests failed x2)" in details[t1]
+    assert "0/5 trials (result.json; failed: not graded, tests failed x4)" in details[t3]
+    # the job's summary given instead of its folder reads the folder; a trial of the old form (one 'reward') too
+    again = LiveSession.create(tmp_path / "tb2.hspr", bank="terminal-bench", budget=8, method="hspr")
+    assert [(t, y) for t, y, _ in again.ingest(job / "result.json").recorded] == [(t1, 0.4), (t2, 1), (t3, 0)]
+    one = harbor_job(tmp_path / "one", {"a": [1], "b": [0], "c": [(None, "VerifierTimeoutError")]}, summary=False)
+    old = json.loads((one / "a__0" / "result.json").read_text())
+    old["verifier_result"] = {"reward": 1.0}
+    (one / "a__0" / "result.json").write_text(json.dumps(old))
+    read = read_outcomes(one)  # a 0/1 bank: one trial per task
+    assert read.form == "harbor_job" and [(o.instance_id, o.status, o.outcome) for o in read.outcomes] == [
+        ("a", RESOLVED, 1), ("b", UNRESOLVED, 0), ("c", UNRESOLVED, 0)]
+    assert [o.detail for o in read.outcomes] == ["result.json", "result.json, failed: tests failed",
+                                                 "result.json, failed: VerifierTimeoutError"]
+    assert [o.outcome for o in read_outcomes(one / "b__0" / "result.json").outcomes] == [0]  # one trial's file
+
+
+def test_harbor_jobs_refused_with_the_reason(tmp_path):
+    from hspr.harness import read_harbor_job, read_outcomes
+
+    live = LiveSession.create(tmp_path / "tb.hspr", bank="terminal-bench", budget=8, method="hspr")
+    t1 = live.next(1)[0]
+    short = harbor_job(tmp_path / "short", {t1: [1, 1, 0, 0]})
+    with pytest.raises(DataError, match=f"task '{t1}' has 4 trial\\(s\\) in result.json files; the bank has 5"):
+        live.ingest(short)
+    res = CliRunner().invoke(main, ["live", "ingest", str(short), "--session", str(tmp_path / "tb.hspr")])
+    assert res.exit_code == 2 and "has 4 trial(s)" in res.output and "Traceback" not in res.output
+    cases = {
+        "partial": ({"a": [0.5]}, "has reward 0.5; hspr's banks hold pass/fail outcomes"),
+        "bool": ({"a": [True]}, "has reward True"),
+    }
+    for name, (trials, match) in cases.items():
+        with pytest.raises(DataError, match=match):
+            read_outcomes(harbor_job(tmp_path / name, trials))
+    two = harbor_job(tmp_path / "two", {"a": [1]})
+    harbor_job(two, {"b": [0]}, model="m2", summary=False)  # two models' trials in one folder
+    with pytest.raises(DataError, match=r"holds the trials of 2 agents or models \(terminus-2 / m1 .*terminus-2 / m2"):
+        read_outcomes(two)
+    many = harbor_job(tmp_path / "many", {"a": [1]})
+    doc = json.loads((many / "a__0" / "result.json").read_text())
+    doc["verifier_result"] = {"rewards": {"tests": 1, "style": 0}}
+    (many / "a__0" / "result.json").write_text(json.dumps(doc))
+    with pytest.raises(DataError, match=r"has 2 rewards \(tests, style\) and none named 'reward'"):
+        read_outcomes(many)
+    copy = harbor_job(tmp_path / "copy", {"a": [1]})
+    (copy / "a__copy").mkdir()
+    (copy / "a__copy" / "result.json").write_text((copy / "a__0" / "result.json").read_text())
+    with pytest.raises(DataError, match="trial 'a__0' of 'a' again"):
+        read_outcomes(copy)
+    stray = harbor_job(tmp_path / "stray", {"a": [1]})
+    (stray / "notes").mkdir()
+    (stray / "notes" / "result.json").write_text('{"score": 1}')
+    with pytest.raises(DataError, match="not a Harbor trial result"):
+        read_outcomes(stray)
+    (stray / "notes" / "result.json").write_text('{"score": ')
+    with pytest.raises(DataError, match="invalid JSON"):
+        read_outcomes(stray)
+    with pytest.raises(DataError, match="a Harbor job's summary"):  # alone, without its trial folders
+        (tmp_path / "lone").mkdir()
+        (tmp_path / "lone" / "summary.json").write_text(json.dumps({"n_total_trials": 3}))
+        read_outcomes(tmp_path / "lone" / "summary.json")
+    with pytest.raises(ValueError, match="trials must be a whole number"):
+        read_harbor_job(two, trials=0)

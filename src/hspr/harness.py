@@ -1,4 +1,4 @@
-"""Read task outcomes from the outputs of the official SWE-bench evaluation harness (and of Terminal-Bench's ``tb run``).
+"""Read task outcomes from the outputs of the official SWE-bench evaluation harness (and of Terminal-Bench's ``tb run`` and Harbor).
 
 A live session (:mod:`hspr.live`) conditions on binary outcomes; this module turns what the
 harness writes into per-instance outcomes, one :class:`HarnessOutcome` per instance id, and
@@ -45,6 +45,14 @@ Supported forms (:func:`detect_form` picks one)
     its pass rate is the share resolved; on a 0/1 bank, one trial. Every trial not resolved
     (a test or agent timeout, an agent error, ``is_resolved`` null) is a failure, as ``tb``'s own
     accuracy counts it; the detail names the failure modes.
+``harbor_job``
+    A Harbor job folder (``jobs/<job_name>/``; Harbor runs Terminal-Bench 2.0 and adapted
+    benchmarks): one ``<trial_name>/result.json`` per trial (its ``TrialResult``: ``task_name``,
+    ``trial_name``, ``agent_info``, ``verifier_result.rewards``, ``exception_info``), or one such
+    file. A trial's reward is read as Harbor's mean reward reads it and must be 0 or 1; a trial
+    without one (an exception before grading) is a failure, as that mean counts it. Trials are
+    counted per task as for ``tb_run`` (``harbor run --n-attempts``). The job's own summary
+    ``result.json`` is not read (given alone, its folder is).
 ``session``
     Another ``hspr live`` session file: the outcomes recorded in it (its ``tell`` events). The
     way to carry outcomes into a new session when the old one can no longer be opened (its
@@ -102,6 +110,7 @@ STATUSES = (RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL)
 
 LOG_REPORT = "report.json"
 TB_RESULTS = "results.json"  # what `tb run` writes in runs/<run_id>/
+HARBOR_RESULT = "result.json"  # what Harbor writes in each trial folder (and the job's summary)
 LOG_INSTANCE = "run_instance.log"
 APPLY_PATCH_FAIL = ">>>>> Patch Apply Failed"
 SUMMARY_SCHEMA_VERSION = 2
@@ -118,6 +127,7 @@ FORMS = {
     "sb_cli": "sb-cli report <subset>__<split>__<run_id>.json",
     "csv": "CSV instance_id,resolved",
     "tb_run": "Terminal-Bench run results.json (tb run: runs/<run_id>/results.json, one entry per trial)",
+    "harbor_job": "Harbor job folder (jobs/<job_name>/<trial_name>/result.json, one per trial) or one trial's result.json",
     "session": "another hspr live session file (its recorded outcomes)",
 }
 
@@ -766,10 +776,7 @@ def read_tb_run(path: str | Path, trials: int | None = None, keep: Callable[[str
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         raise HarnessFormatError(f"{path}: expected a tb run results.json, an object whose 'results' is a list of "
                                  "trials")
-    n = trials or 1
-    succ: dict[str, int] = {}
-    runs: dict[str, int] = {}
-    failed: dict[str, list[str]] = {}  # task -> the failure modes of its unresolved trials
+    runs: dict[str, list[str | None]] = {}  # task -> per trial: None if resolved, else the failure mode
     skipped: dict[str, None] = {}  # an ordered set: a list's `in` made 300k unknown ids take minutes (a trial)
     names: dict[tuple[str, str], int] = {}  # (task, trial_name) -> its entry: a trial given twice (a trial)
     for k, r in enumerate(data["results"]):
@@ -795,27 +802,171 @@ def read_tb_run(path: str | Path, trials: int | None = None, keep: Callable[[str
             raise HarnessFormatError(f"{path}: results[{k}]: trial {name!r} of {iid!r} again (results"
                                      f"[{names[iid, name]}]); each trial is one entry: drop the copy")
         names[iid, name] = k
-        succ[iid] = succ.get(iid, 0) + bool(res)
-        runs[iid] = runs.get(iid, 0) + 1
-        if not res:  # tb's failure mode when it names one, else what the verdict says
-            mode = str(r.get("failure_mode") or "").strip().lower()
-            failed.setdefault(iid, []).append(mode if mode not in ("", "none", "unset") else
-                                              "tests failed" if res is False else "not graded")
-    odd = [i for i in succ if runs[i] != n]
+        mode = str(r.get("failure_mode") or "").strip().lower()  # tb's failure mode when it names one
+        runs.setdefault(iid, []).append(None if res else mode if mode not in ("", "none", "unset") else
+                                        "tests failed" if res is False else "not graded")
+    out = _per_trial_outcomes(path, runs, trials, "in 'results'", "results.json",
+                              "a run of another --n-attempts, or two runs in one file? ingest a run whose every task "
+                              "has all its trials")
+    return HarnessRead("tb_run", str(path), out, skipped=list(skipped))
+
+
+def _per_trial_outcomes(path: Path, runs: dict[str, list[str | None]], trials: int | None, where: str, label: str,
+                        too_many: str) -> list[HarnessOutcome]:
+    """One outcome per task from its trials: ``runs`` maps a task to one entry per trial, None for a
+    resolved trial, else why it failed. A task needs exactly ``trials`` of them (one on a 0/1 bank,
+    ``trials`` None); its detail counts the failures by reason. HarnessFormatError names the first
+    task with another number of trials (``where`` says where they were counted, ``too_many`` what
+    more of them suggests)."""
+    n = trials or 1
+    odd = [i for i, r in runs.items() if len(r) != n]
     if odd:
         raise HarnessFormatError(
-            f"{path}: task {odd[0]!r} has {runs[odd[0]]} trial(s) in 'results'; the bank has {n} trial(s) per task: "
-            + ("a run of another --n-attempts, or two runs in one file? ingest a run whose every task has all its "
-               "trials" if runs[odd[0]] > n else "record a task once all its trials ran"))
+            f"{path}: task {odd[0]!r} has {len(runs[odd[0]])} trial(s) {where}; the bank has {n} trial(s) per task: "
+            + (too_many if len(runs[odd[0]]) > n else "record a task once all its trials ran"))
 
     def detail(i: str) -> str:
-        modes = sorted(set(failed.get(i, ())))
-        why = "; failed: " + ", ".join(f"{m} x{failed[i].count(m)}" if failed[i].count(m) > 1 else m
-                                       for m in modes) if modes else ""
-        return f"{succ[i]}/{n} trials (results.json{why})" if trials else f"results.json{why.replace('; failed', ', failed')}"
+        failed = [m for m in runs[i] if m is not None]
+        why = "; failed: " + ", ".join(f"{m} x{failed.count(m)}" if failed.count(m) > 1 else m
+                                       for m in sorted(set(failed))) if failed else ""
+        return f"{n - len(failed)}/{n} trials ({label}{why})" if trials else f"{label}{why.replace('; failed', ', failed')}"
 
-    out = [_trials_outcome(i, succ[i], trials, detail(i), str(path)) for i in succ]
-    return HarnessRead("tb_run", str(path), out, skipped=list(skipped))
+    return [_trials_outcome(i, runs[i].count(None), trials, detail(i), str(path)) for i in runs]
+
+
+# ---------------------------------------------------------------------- Harbor
+def _is_harbor_trial(data: object) -> bool:
+    """A Harbor trial's ``result.json`` (its ``TrialResult``): names its task and trial and holds a
+    ``verifier_result`` (null when the trial was not graded)."""
+    return isinstance(data, dict) and "task_name" in data and "trial_name" in data and "verifier_result" in data
+
+
+def _is_harbor_job_summary(data: object) -> bool:
+    """A Harbor job's own ``result.json`` (beside its trial folders): counts, no trial."""
+    return isinstance(data, dict) and "n_total_trials" in data and "task_name" not in data
+
+
+def _harbor_reward(path: Path, r: dict) -> float | None:
+    """A Harbor trial's reward as Harbor's ``Mean`` metric reads it: the only value of
+    ``verifier_result.rewards``, else its ``reward`` key (older Harbor: ``verifier_result.reward``);
+    None when the trial has no verifier result or reward (Harbor counts it 0). HarnessFormatError
+    for several rewards without a ``reward`` key or a reward that is not 0 or 1."""
+    task = r.get("task_name")
+    v = r.get("verifier_result")
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        raise HarnessFormatError(f"{path}: 'verifier_result' of {task!r} must be an object or null, got {shorten(repr(v))}")
+    rewards = v.get("rewards")
+    if isinstance(rewards, dict) and rewards:
+        if len(rewards) == 1:
+            value = next(iter(rewards.values()))
+        elif "reward" in rewards:
+            value = rewards["reward"]
+        else:
+            raise HarnessFormatError(f"{path}: task {task!r} has {len(rewards)} rewards ({', '.join(map(str, rewards))}) "
+                                     "and none named 'reward'; Harbor's mean reward reads one value per trial, and so "
+                                     "does hspr: write the pass/fail reward as 'reward'")
+    elif rewards is not None and not isinstance(rewards, dict):
+        raise HarnessFormatError(f"{path}: 'verifier_result.rewards' of {task!r} must be an object, got "
+                                 f"{shorten(repr(rewards))}")
+    else:
+        value = v.get("reward")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value not in (0, 1):
+        raise HarnessFormatError(f"{path}: task {task!r} has reward {shorten(repr(value))}; hspr's banks hold pass/fail "
+                                 "outcomes (reward 0 or 1), so a partial reward cannot be recorded")
+    return float(value)
+
+
+def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[[str], bool] | None = None,
+                    known: Callable[[str], bool] | None = None) -> HarnessRead:
+    """Read a Harbor job folder, or one trial's ``result.json`` (form ``harbor_job``).
+
+    Harbor (the harness of Terminal-Bench 2.0) writes ``jobs/<job_name>/<trial_name>/result.json``
+    for each trial (its ``TrialResult``: ``task_name``, ``trial_name``, ``agent_info``,
+    ``verifier_result`` with the ``rewards`` the task's tests wrote, ``exception_info``) and a
+    job summary ``jobs/<job_name>/result.json``, which is not read. A trial's reward is read as
+    Harbor's mean reward reads it (:func:`_harbor_reward`). A trial without a reward (an agent or
+    verifier exception before grading, a timeout) is a failure, as Harbor's mean counts it 0; the
+    detail names the exception. Trials are counted per task as in :func:`read_tb_run`: exactly the
+    bank's number (``harbor run --n-attempts``), one on a 0/1 bank. ``keep`` and ``known`` as in
+    :func:`read_trials_outcomes`.
+
+    Raises
+    ------
+    HarnessFormatError
+        Naming the file for a ``result.json`` that is not valid JSON, a trial without a
+        ``task_name`` or ``trial_name`` text, a reward that is not 0 or 1, a trial name given
+        twice for one task, trials of more than one agent or model, a folder with no trial
+        result, and naming the task whose number of trials is not the bank's.
+    ValueError
+        For ``trials`` that is not None or a whole number >= 1.
+    """
+    path = Path(path)
+    if trials is not None and (isinstance(trials, bool) or not isinstance(trials, int) or trials < 1):
+        raise ValueError(f"trials must be a whole number >= 1 or None, got {trials!r}")
+    docs = [(f, _try_json(f)) for f in (_find_below(path, (HARBOR_RESULT,))[0] if path.is_dir() else [path])]
+    trial_dirs = [f.parent for f, d in docs if _is_harbor_trial(d)]
+    # a result.json inside a trial's own folders (an agent's log) is not a trial; the job's summary is not read
+    docs = [(f, d) for f, d in docs if not any(f.parent != t and f.parent.is_relative_to(t) for t in trial_dirs)
+            and not _is_harbor_job_summary(d)]
+    if not docs:
+        raise HarnessFormatError(f"{path}: no Harbor trial {HARBOR_RESULT} found; expected a job folder "
+                                 f"jobs/<job_name>/ whose trial folders each hold a {HARBOR_RESULT}")
+    runs: dict[str, list[str | None]] = {}
+    skipped: dict[str, None] = {}
+    names: dict[tuple[str, str], Path] = {}
+    agents: dict[str, Path] = {}
+    for f, r in docs:
+        if isinstance(r, HarnessFormatError):
+            raise r
+        if not _is_harbor_trial(r):
+            raise HarnessFormatError(f"{f}: not a Harbor trial result (no 'task_name', 'trial_name' and "
+                                     "'verifier_result'); a job folder holds one trial folder per trial")
+        iid, name = r["task_name"], r["trial_name"]
+        if not isinstance(iid, str) or not iid.strip() or not isinstance(name, str) or not name.strip():
+            raise HarnessFormatError(f"{f}: 'task_name' and 'trial_name' must be non-empty text, got {iid!r} and {name!r}")
+        iid, name = iid.strip(), name.strip()
+        reward = _harbor_reward(f, r)
+        if keep is not None and not keep(iid) or known is not None and not known(iid):
+            skipped[iid] = None
+            continue
+        info = r.get("agent_info") if isinstance(r.get("agent_info"), dict) else {}
+        model = info.get("model_info") if isinstance(info.get("model_info"), dict) else {}
+        agent = " / ".join(str(x) for x in (info.get("name"), model.get("name")) if x)
+        agents.setdefault(agent, f)
+        if (iid, name) in names:
+            raise HarnessFormatError(f"{f}: trial {name!r} of {iid!r} again ({names[iid, name]}); each trial is one "
+                                     "result: drop the copy")
+        names[iid, name] = f
+        exc = r.get("exception_info")
+        why = str(exc.get("exception_type") or "exception") if isinstance(exc, dict) else None
+        runs.setdefault(iid, []).append(None if reward == 1 else "tests failed" if reward == 0 else why or "not graded")
+    if len(agents) > 1:
+        shown = "; ".join(f"{a or 'unnamed'} ({f})" for a, f in list(agents.items())[:3])
+        raise HarnessFormatError(f"{path}: holds the trials of {len(agents)} agents or models ({shown}); a session "
+                                 "records one agent: ingest a folder with one agent's trial folders")
+    out = _per_trial_outcomes(path, runs, trials, f"in {HARBOR_RESULT} files", HARBOR_RESULT,
+                              "a job of another --n-attempts, trials of two jobs, or a retried trial left beside its "
+                              "re-run? ingest one job whose every task has all its trials")
+    return HarnessRead("harbor_job", str(path), out, skipped=list(skipped))
+
+
+def _try_json(path: Path) -> object:
+    """The JSON of ``path``, or the HarnessFormatError that names what is wrong with it."""
+    try:
+        return _load_json(path)
+    except HarnessFormatError as e:
+        return e
+
+
+def _harbor_below(folder: Path) -> bool:
+    """Whether ``folder`` is a Harbor job folder (or a folder of them): a ``result.json`` below it is
+    a trial result, and no SWE-bench ``report.json`` is."""
+    results, reports = _find_below(folder, (HARBOR_RESULT, LOG_REPORT))
+    return not reports and any(_is_harbor_trial(_try_json(f)) for f in results)
 
 
 # ---------------------------------------------------------------------- detection
@@ -823,6 +974,11 @@ def _json_form(data: object, path: Path) -> str:
     if isinstance(data, dict):
         if _is_tb_run(data):  # before the run summary: tb writes resolved_ids / unresolved_ids too
             return "tb_run"
+        if _is_harbor_trial(data):
+            return "harbor_job"
+        if _is_harbor_job_summary(data):
+            raise HarnessFormatError(f"{path}: a Harbor job's summary (counts only); ingest the job folder that holds "
+                                     f"it: each trial folder in it has the trial's {HARBOR_RESULT}")
         if any(k in data for k in SB_CLI_KEYS + SB_CLI_ID_LISTS):
             return "sb_cli"
         if "schema_version" in data or any(k in data for k in SUMMARY_ID_LISTS):
@@ -992,7 +1148,7 @@ def detect_form(path: str | Path) -> str:
     if not path.exists():
         raise HarnessFormatError(f"{path}: no such file or folder")
     if path.is_dir():
-        return "log_dir"
+        return "harbor_job" if _harbor_below(path) else "log_dir"
     from .journal import FORMAT
 
     with path.open("rb") as fh:  # a session's header line, before decoding: its reader names a damaged byte (a trial)
@@ -1054,6 +1210,8 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
     p = Path(path)
     if p.is_dir() and (p / TB_RESULTS).is_file() and not any(p.rglob(LOG_REPORT)):  # `tb run`'s run folder (a trial)
         path = p / TB_RESULTS
+    elif p.is_file() and p.name == HARBOR_RESULT and _is_harbor_job_summary(_try_json(p)) and _harbor_below(p.parent):
+        path = p.parent  # a Harbor job's summary: read its job folder
     try:
         form = detect_form(path)
     except HarnessFormatError:
@@ -1068,11 +1226,13 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
         read = read_session_outcomes(path, trials, digest)
     elif form == "tb_run":
         read = read_tb_run(path, trials, keep, known)
+    elif form == "harbor_job":
+        read = read_harbor_job(path, trials, keep, known)
     elif trials is not None:
         if form != "csv":
             raise HarnessFormatError(f"{path}: the bank has {trials} trials per task; give a CSV "
-                                     "'task_id,successes,trials', one line per trial 'task_id,resolved', or a "
-                                     "Terminal-Bench run's results.json (tb run)")
+                                     "'task_id,successes,trials', one line per trial 'task_id,resolved', a "
+                                     "Terminal-Bench run's results.json (tb run) or a Harbor job folder")
         read = read_trials_outcomes(path, trials, keep, known)
     elif form == "log_dir":
         read = read_log_dir(path)

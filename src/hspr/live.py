@@ -1338,7 +1338,7 @@ class LiveSession:
             Naming the file and the offending ids for ids not in the bank or contradicting
             outcomes; HarnessFormatError (a DataError) for a malformed file.
         """
-        if read is None or self.matrix.trials is not None or read.form == "tb_run":  # read knowing the bank's ids
+        if read is None or self.matrix.trials is not None or read.form in ("tb_run", "harbor_job"):  # knowing the bank's ids
             # (a trial count is checked per task: an id of another bank is named as such, or skipped)
             read = read_outcomes(path, self.matrix.trials, self.doc["bank"].get("digest"),
                                  keep=self._task_set.__contains__ if skip_unknown else None,

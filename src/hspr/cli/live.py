@@ -219,7 +219,7 @@ def _read_before_fit(path: str, session_path: str):
     """The outcomes of ``path`` read with the session header's bank settings, before the session
     is opened: a malformed file is refused at once, not after a fit the cache did not have (a
     review). None where the header cannot tell (the open then says why). For the forms that count
-    trials per task (a bank of repeated trials, a tb run results.json) only the file's form is
+    trials per task (a bank of repeated trials, a tb run results.json, a Harbor job) only the file's form is
     checked here (a trial count is checked once the bank's task ids are known: an id of another
     bank is named as such), and the session reads it again."""
     from .. import journal
@@ -542,6 +542,8 @@ def register(group: click.Group) -> None:
             harness_error or is_error makes the line a harness error),
           a Terminal-Bench run's results.json (tb run: runs/<run_id>/results.json, or that folder;
             one entry per trial, here one trial per task),
+          a Harbor job folder (jobs/<job_name>/, one <trial_name>/result.json per trial), or one
+            trial's result.json (reward 1 -> 1, 0 or no reward -> 0),
           another hspr live session file (its recorded outcomes: carries them into this session).
         Resolved -> 1; unresolved and empty patches -> 0; harness errors stay pending and are
         listed as needing a re-run (unless --errors-as-unresolved).
@@ -553,6 +555,8 @@ def register(group: click.Group) -> None:
                                      a true error column makes the task a harness error);
           or a Terminal-Bench run's results.json (tb run --n-attempts equal to the bank's trials;
                                      an unresolved trial, timeouts included, is a failure, as tb counts it);
+          or a Harbor job folder (harbor run --n-attempts equal to the bank's trials; a trial
+                                     without a reward is a failure, as Harbor's mean counts it);
         every task in the file needs all its trials, else nothing is recorded (or another session
         file of the bank).
         """
