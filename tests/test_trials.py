@@ -668,18 +668,26 @@ def test_harbor_jobs_refused_with_the_reason(tmp_path):
 
     live = LiveSession.create(tmp_path / "tb.hspr", bank="terminal-bench", budget=8, method="hspr")
     t1 = live.next(1)[0]
-    short = harbor_job(tmp_path / "short", {t1: [1, 1, 0, 0]})
-    with pytest.raises(DataError, match=f"task '{t1}' has 4 trial\\(s\\) in result.json files; the bank has 5"):
-        live.ingest(short)
-    res = CliRunner().invoke(main, ["live", "ingest", str(short), "--session", str(tmp_path / "tb.hspr")])
-    assert res.exit_code == 2 and "has 4 trial(s)" in res.output and "Traceback" not in res.output
-    cases = {
+    over = harbor_job(tmp_path / "over", {t1: [1, 1, 0, 0, 0, 1]})
+    with pytest.raises(DataError, match=f"task '{t1}' has 6 trial\\(s\\) in result.json files; the bank has 5"):
+        live.ingest(over)
+    res = CliRunner().invoke(main, ["live", "ingest", str(over), "--session", str(tmp_path / "tb.hspr")])
+    assert res.exit_code == 2 and "has 6 trial(s)" in res.output and "Traceback" not in res.output
+    cases = {  # a hostile trial: a text or true/false was called a partial reward; Harbor's mean refuses {} too
         "partial": ({"a": [0.5]}, "has reward 0.5; hspr's banks hold pass/fail outcomes"),
-        "bool": ({"a": [True]}, "has reward True"),
+        "bool": ({"a": [True]}, "has reward True; a reward is the number 0 or 1"),
+        "text": ({"a": ["1"]}, "has reward '1'; a reward is the number 0 or 1"),
+        "empty": ({"a": [{}]}, r"has 0 rewards \(\) and none named 'reward'"),
     }
     for name, (trials, match) in cases.items():
+        job = harbor_job(tmp_path / name, {k: [0] for k in trials})
+        doc = json.loads((job / "a__0" / "result.json").read_text())
+        value = trials["a"][0]
+        doc["verifier_result"] = {"rewards": value if isinstance(value, dict) else {"reward": value}}
+        (job / "a__0" / "result.json").write_text(json.dumps(doc))
         with pytest.raises(DataError, match=match):
-            read_outcomes(harbor_job(tmp_path / name, trials))
+            read_outcomes(job)
+        assert read_outcomes(job, known=lambda t: t != "a").outcomes == []  # a skipped task is not checked (a trial)
     two = harbor_job(tmp_path / "two", {"a": [1]})
     harbor_job(two, {"b": [0]}, model="m2", summary=False)  # two models' trials in one folder
     with pytest.raises(DataError, match=r"holds the trials of 2 agents or models \(terminus-2 / m1 .*terminus-2 / m2"):
@@ -697,15 +705,76 @@ def test_harbor_jobs_refused_with_the_reason(tmp_path):
         read_outcomes(copy)
     stray = harbor_job(tmp_path / "stray", {"a": [1]})
     (stray / "notes").mkdir()
-    (stray / "notes" / "result.json").write_text('{"score": 1}')
+    (stray / "notes" / "result.json").write_text('{"score": 1}')  # another tool's result.json: not a trial, not read
+    assert [o.outcome for o in read_outcomes(stray).outcomes] == [1]
+    (stray / "notes" / "result.json").write_text('{"task_name": "b", "verifier_result": null}')
     with pytest.raises(DataError, match="not a Harbor trial result"):
         read_outcomes(stray)
     (stray / "notes" / "result.json").write_text('{"score": ')
     with pytest.raises(DataError, match="invalid JSON"):
         read_outcomes(stray)
-    with pytest.raises(DataError, match="a Harbor job's summary"):  # alone, without its trial folders
-        (tmp_path / "lone").mkdir()
-        (tmp_path / "lone" / "summary.json").write_text(json.dumps({"n_total_trials": 3}))
-        read_outcomes(tmp_path / "lone" / "summary.json")
+    (tmp_path / "lone").mkdir()  # a job's summary alone, under another name and as the only file of its job
+    (tmp_path / "lone" / "summary.json").write_text(json.dumps({"n_total_trials": 3}))
+    for trials in (None, 5):
+        with pytest.raises(DataError, match="a Harbor job's summary"):
+            read_outcomes(tmp_path / "lone" / "summary.json", trials)
+        (tmp_path / "lone" / "result.json").write_text(json.dumps({"n_total_trials": 3}))
+        with pytest.raises(DataError, match="no Harbor trial result.json found"):
+            read_outcomes(tmp_path / "lone", trials)
     with pytest.raises(ValueError, match="trials must be a whole number"):
         read_harbor_job(two, trials=0)
+
+
+def test_harbor_jobs_running_interrupted_or_with_harness_errors(tmp_path):
+    """A hostile trial: a cancelled trial was a failure, an environment error too, and a job still
+    running could not be ingested at all; now they are left out, a re-run, and a note."""
+    path = tmp_path / "tb.hspr"
+    live = LiveSession.create(path, bank="terminal-bench", budget=8, method="hspr")
+    t1, t2, t3 = live.next(3)
+    job = harbor_job(tmp_path / "job", {t1: [1, 1, 1, (None, "CancelledError"), (None, "CancelledError")],
+                                        t2: [1, 0, 0, 0, 0], t3: [1, 1, 0, 0, (None, "EnvironmentStartTimeoutError")]})
+    read_notes = live.ingest(job)
+    assert [(t, y) for t, y, _ in read_notes.recorded] == [(t2, 0.2)]
+    assert any(f"1 task(s) without all 5 trial(s) yet (running, cancelled or not run), left out: '{t1}'" in n
+               for n in read_notes.notes)
+    assert set(live.needs_rerun) == {t3} and "1 of 5 trial(s) ended in a harness error (EnvironmentStartTimeoutError)" \
+        in live.needs_rerun[t3]
+    assert [(t, y) for t, y, _ in live.ingest(job, errors_as_unresolved=True).recorded] == [(t3, 0.4)]
+    for k in (3, 4):  # `harbor jobs resume` ran the cancelled trials again
+        trial = job / f"{t1}__{k}" / "result.json"
+        doc = json.loads(trial.read_text())
+        doc.update(verifier_result={"rewards": {"reward": 1}}, exception_info=None)
+        trial.write_text(json.dumps(doc))
+    assert [(t, y) for t, y, _ in live.ingest(job).recorded] == [(t1, 1.0)]
+
+
+def test_harbor_folders_that_mix_forms_or_link_trials(tmp_path):
+    """A hostile trial: one report.json inside a trial switched the job to the SWE-bench reader (a 0
+    recorded as 1, the other trials dropped), a tb run beside a job or a job inside a log folder read
+    one of the two unseen, and a link from one trial into another hid the second."""
+    from hspr.harness import read_outcomes
+
+    job = harbor_job(tmp_path / "job", {"astropy__astropy-12907": [0], "sympy__sympy-20801": [1]})
+    (job / "astropy__astropy-12907__0" / "agent" / "x").mkdir(parents=True)
+    (job / "astropy__astropy-12907__0" / "agent" / "x" / "report.json").write_text(
+        json.dumps({"astropy__astropy-12907": {"resolved": True, "patch_is_None": False}}))
+    read = read_outcomes(job)
+    assert read.form == "harbor_job" and [(o.instance_id, o.outcome) for o in read.outcomes] == [
+        ("astropy__astropy-12907", 0), ("sympy__sympy-20801", 1)]
+    linked = job / "astropy__astropy-12907__0" / "agent" / "link"
+    linked.symlink_to(job / "sympy__sympy-20801__0", target_is_directory=True)
+    assert [o.instance_id for o in read_outcomes(job).outcomes] == ["astropy__astropy-12907", "sympy__sympy-20801"]
+    (job / "results.json").write_text(json.dumps(tb_results({"hello-world": [True]})))
+    with pytest.raises(DataError, match=r"holds outputs of 2 kinds \(Harbor job folder .*Terminal-Bench run"):
+        read_outcomes(job)
+    (job / "results.json").unlink()
+    logs = tmp_path / "logs" / "run1" / "model"
+    (logs / "django__django-1").mkdir(parents=True)
+    (logs / "django__django-1" / "report.json").write_text(json.dumps({"django__django-1": {"resolved": True}}))
+    (tmp_path / "logs" / "harbor").symlink_to(job, target_is_directory=True)
+    with pytest.raises(DataError, match=r"holds outputs of 2 kinds"):
+        read_outcomes(tmp_path / "logs")
+    doc = json.loads((job / "sympy__sympy-20801__0" / "result.json").read_text())
+    doc["source"] = "terminal-bench@2.0"
+    (job / "sympy__sympy-20801__0" / "result.json").write_text(json.dumps(doc))
+    assert any("trials of dataset 'terminal-bench@2.0'" in n for n in read_outcomes(job).notes)

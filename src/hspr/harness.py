@@ -784,16 +784,17 @@ def read_tb_run(path: str | Path, trials: int | None = None, keep: Callable[[str
         if not isinstance(iid, str) or not iid.strip():
             raise HarnessFormatError(f"{path}: results[{k}] has no 'task_id' string; a tb run results.json has one "
                                      "entry per trial")
+        iid = iid.strip()
+        if keep is not None and not keep(iid) or known is not None and not known(iid):
+            skipped[iid] = None  # before its other checks: a task the caller does not record (a trial)
+            continue
         if "is_resolved" not in r:  # tb writes it on every trial (null when not graded)
-            raise HarnessFormatError(f"{path}: results[{k}] ({iid.strip()!r}) has no 'is_resolved'; a tb run "
+            raise HarnessFormatError(f"{path}: results[{k}] ({iid!r}) has no 'is_resolved'; a tb run "
                                      "results.json gives it on every trial (true, false or null)")
-        iid, res = iid.strip(), r["is_resolved"]
+        res = r["is_resolved"]
         if res is not None and not isinstance(res, bool):
             raise HarnessFormatError(f"{path}: results[{k}] ({iid!r}): 'is_resolved' must be true, false or null, "
                                      f"got {res!r}")
-        if keep is not None and not keep(iid) or known is not None and not known(iid):
-            skipped[iid] = None
-            continue
         name = next((v.strip() for v in (r.get("trial_name"), r.get("id")) if isinstance(v, str) and v.strip()), None)
         if name is None:  # tb names every trial (its trial_name and a uuid id): a copy could not be told (a re-trial)
             raise HarnessFormatError(f"{path}: results[{k}] ({iid!r}) has no 'trial_name' or 'id' text; a tb run "
@@ -805,25 +806,22 @@ def read_tb_run(path: str | Path, trials: int | None = None, keep: Callable[[str
         mode = str(r.get("failure_mode") or "").strip().lower()  # tb's failure mode when it names one
         runs.setdefault(iid, []).append(None if res else mode if mode not in ("", "none", "unset") else
                                         "tests failed" if res is False else "not graded")
-    out = _per_trial_outcomes(path, runs, trials, "in 'results'", "results.json",
-                              "a run of another --n-attempts, or two runs in one file? ingest a run whose every task "
-                              "has all its trials")
-    return HarnessRead("tb_run", str(path), out, skipped=list(skipped))
-
-
-def _per_trial_outcomes(path: Path, runs: dict[str, list[str | None]], trials: int | None, where: str, label: str,
-                        too_many: str) -> list[HarnessOutcome]:
-    """One outcome per task from its trials: ``runs`` maps a task to one entry per trial, None for a
-    resolved trial, else why it failed. A task needs exactly ``trials`` of them (one on a 0/1 bank,
-    ``trials`` None); its detail counts the failures by reason. HarnessFormatError names the first
-    task with another number of trials (``where`` says where they were counted, ``too_many`` what
-    more of them suggests)."""
     n = trials or 1
     odd = [i for i, r in runs.items() if len(r) != n]
     if odd:
         raise HarnessFormatError(
-            f"{path}: task {odd[0]!r} has {len(runs[odd[0]])} trial(s) {where}; the bank has {n} trial(s) per task: "
-            + (too_many if len(runs[odd[0]]) > n else "record a task once all its trials ran"))
+            f"{path}: task {odd[0]!r} has {len(runs[odd[0]])} trial(s) in 'results'; the bank has {n} trial(s) per task: "
+            + ("a run of another --n-attempts, or two runs in one file? ingest a run whose every task has all its "
+               "trials" if len(runs[odd[0]]) > n else "record a task once all its trials ran"))
+    return HarnessRead("tb_run", str(path), _per_trial_outcomes(path, runs, trials, TB_RESULTS), skipped=list(skipped))
+
+
+def _per_trial_outcomes(path: Path, runs: dict[str, list[str | None]], trials: int | None,
+                        label: str) -> list[HarnessOutcome]:
+    """One outcome per task from all its trials: ``runs`` maps a task to one entry per trial (as many
+    as the bank's ``trials``; one on a 0/1 bank, ``trials`` None), None for a resolved trial, else why
+    it failed; the detail names the file kind ``label`` and counts the failures by reason."""
+    n = trials or 1
 
     def detail(i: str) -> str:
         failed = [m for m in runs[i] if m is not None]
@@ -835,6 +833,18 @@ def _per_trial_outcomes(path: Path, runs: dict[str, list[str | None]], trials: i
 
 
 # ---------------------------------------------------------------------- Harbor
+HARBOR_AGENT_FAILURES = frozenset({"AgentTimeoutError", "VerifierTimeoutError", "RewardFileNotFoundError",
+                                   "RewardFileEmptyError", "VerifierOutputParseError"})
+"""Exceptions that end a Harbor trial without a reward through the agent's own doing (the default
+``RetryConfig.exclude_exceptions``: Harbor does not retry them): the trial counts as failed. Any
+other exception before a reward (the environment failed to start, a container error) is a harness
+error: the task needs a re-run, as a SWE-bench harness error does (``errors_as_unresolved`` counts
+it failed, as Harbor's mean reward does)."""
+HARBOR_UNFINISHED = frozenset({"CancelledError"})
+"""Exceptions of a trial that was interrupted (the job was stopped; ``harbor jobs resume`` runs it
+again): not a trial yet."""
+
+
 def _is_harbor_trial(data: object) -> bool:
     """A Harbor trial's ``result.json`` (its ``TrialResult``): names its task and trial and holds a
     ``verifier_result`` (null when the trial was not graded)."""
@@ -849,8 +859,9 @@ def _is_harbor_job_summary(data: object) -> bool:
 def _harbor_reward(path: Path, r: dict) -> float | None:
     """A Harbor trial's reward as Harbor's ``Mean`` metric reads it: the only value of
     ``verifier_result.rewards``, else its ``reward`` key (older Harbor: ``verifier_result.reward``);
-    None when the trial has no verifier result or reward (Harbor counts it 0). HarnessFormatError
-    for several rewards without a ``reward`` key or a reward that is not 0 or 1."""
+    None when the trial has no verifier result or reward. HarnessFormatError for an empty
+    ``rewards``, several rewards without a ``reward`` key (both of which that metric refuses too)
+    or a reward that is not the number 0 or 1."""
     task = r.get("task_name")
     v = r.get("verifier_result")
     if v is None:
@@ -858,26 +869,54 @@ def _harbor_reward(path: Path, r: dict) -> float | None:
     if not isinstance(v, dict):
         raise HarnessFormatError(f"{path}: 'verifier_result' of {task!r} must be an object or null, got {shorten(repr(v))}")
     rewards = v.get("rewards")
-    if isinstance(rewards, dict) and rewards:
+    if isinstance(rewards, dict):
         if len(rewards) == 1:
             value = next(iter(rewards.values()))
         elif "reward" in rewards:
             value = rewards["reward"]
         else:
-            raise HarnessFormatError(f"{path}: task {task!r} has {len(rewards)} rewards ({', '.join(map(str, rewards))}) "
-                                     "and none named 'reward'; Harbor's mean reward reads one value per trial, and so "
+            raise HarnessFormatError(f"{path}: task {task!r} has {len(rewards)} rewards ({shorten(', '.join(map(str, rewards)))})"
+                                     " and none named 'reward'; Harbor's mean reward reads one value per trial, and so "
                                      "does hspr: write the pass/fail reward as 'reward'")
-    elif rewards is not None and not isinstance(rewards, dict):
+    elif rewards is not None:
         raise HarnessFormatError(f"{path}: 'verifier_result.rewards' of {task!r} must be an object, got "
                                  f"{shorten(repr(rewards))}")
     else:
         value = v.get("reward")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value not in (0, 1):
-        raise HarnessFormatError(f"{path}: task {task!r} has reward {shorten(repr(value))}; hspr's banks hold pass/fail "
-                                 "outcomes (reward 0 or 1), so a partial reward cannot be recorded")
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or value not in (0, 1):
+        why = ("hspr's banks hold pass/fail outcomes, so a partial reward cannot be recorded" if number and 0 < value < 1
+               else "a reward is the number 0 or 1 (a text or true/false is not read as one)")
+        raise HarnessFormatError(f"{path}: task {task!r} has reward {shorten(repr(value))}; {why}")
     return float(value)
+
+
+def _harbor_exception(r: dict) -> str | None:
+    """The exception type a Harbor trial ended with (printable letters only, at most 60), else None."""
+    exc = r.get("exception_info")
+    if not isinstance(exc, dict):
+        return None
+    name = "".join(c for c in str(exc.get("exception_type") or "") if c.isalnum() or c in "._-")[:60]
+    return name or "exception"
+
+
+def _real_trials(files: list[Path]) -> list[tuple[Path, object]]:
+    """(file, its JSON or the error naming it) for the Harbor trial results among ``files``: each file
+    once by its real path (in the order of those paths), leaving out the job summaries, files with neither ``task_name`` nor
+    ``trial_name`` (other tools' result.json) and files inside a trial's own folders (an agent's logs),
+    judged on real paths so a link from one trial into another hides nothing."""
+    docs: dict[Path, object] = {}
+    for f in files:
+        docs.setdefault(Path(os.path.realpath(f)), _try_json(f))
+    trial_dirs = {f.parent for f, d in docs.items() if _is_harbor_trial(d)}
+
+    def nested(f: Path) -> bool:
+        return any(a in trial_dirs for a in f.parent.parents)
+
+    return [(f, d) for f, d in sorted(docs.items()) if not nested(f) and not _is_harbor_job_summary(d)
+            and (isinstance(d, HarnessFormatError) or isinstance(d, dict) and ("task_name" in d or "trial_name" in d))]
 
 
 def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[[str], bool] | None = None,
@@ -888,70 +927,98 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
     for each trial (its ``TrialResult``: ``task_name``, ``trial_name``, ``agent_info``,
     ``verifier_result`` with the ``rewards`` the task's tests wrote, ``exception_info``) and a
     job summary ``jobs/<job_name>/result.json``, which is not read. A trial's reward is read as
-    Harbor's mean reward reads it (:func:`_harbor_reward`). A trial without a reward (an agent or
-    verifier exception before grading, a timeout) is a failure, as Harbor's mean counts it 0; the
-    detail names the exception. Trials are counted per task as in :func:`read_tb_run`: exactly the
-    bank's number (``harbor run --n-attempts``), one on a 0/1 bank. ``keep`` and ``known`` as in
-    :func:`read_trials_outcomes`.
+    Harbor's mean reward reads it (:func:`_harbor_reward`). A trial without a reward is a failure
+    when it ended in one of :data:`HARBOR_AGENT_FAILURES` or in no exception (not graded), not yet a
+    trial when it was cancelled (:data:`HARBOR_UNFINISHED`), and a harness error otherwise (status
+    ``error``: the task needs a re-run; ``rate_if_unresolved`` counts its errored trials failed, as
+    Harbor's mean does). A task needs exactly the bank's number of trials (``harbor run
+    --n-attempts``; one on a 0/1 bank): a task with fewer (a job still running, or stopped) is left
+    out with a note, so a running job can be ingested again as it goes. ``keep`` and ``known`` as
+    in :func:`read_trials_outcomes` (their ids are skipped before any other check).
 
     Raises
     ------
     HarnessFormatError
-        Naming the file for a ``result.json`` that is not valid JSON, a trial without a
-        ``task_name`` or ``trial_name`` text, a reward that is not 0 or 1, a trial name given
+        Naming the file for a trial ``result.json`` that is not valid JSON, without a
+        ``task_name`` or ``trial_name`` text, with a reward that is not 0 or 1, a trial name given
         twice for one task, trials of more than one agent or model, a folder with no trial
-        result, and naming the task whose number of trials is not the bank's.
+        result, and naming the task with more trials than the bank's.
     ValueError
         For ``trials`` that is not None or a whole number >= 1.
     """
     path = Path(path)
     if trials is not None and (isinstance(trials, bool) or not isinstance(trials, int) or trials < 1):
         raise ValueError(f"trials must be a whole number >= 1 or None, got {trials!r}")
-    docs = [(f, _try_json(f)) for f in (_find_below(path, (HARBOR_RESULT,))[0] if path.is_dir() else [path])]
-    trial_dirs = [f.parent for f, d in docs if _is_harbor_trial(d)]
-    # a result.json inside a trial's own folders (an agent's log) is not a trial; the job's summary is not read
-    docs = [(f, d) for f, d in docs if not any(f.parent != t and f.parent.is_relative_to(t) for t in trial_dirs)
-            and not _is_harbor_job_summary(d)]
+    docs = _real_trials(_find_below(path, (HARBOR_RESULT,))[0] if path.is_dir() else [path])
     if not docs:
-        raise HarnessFormatError(f"{path}: no Harbor trial {HARBOR_RESULT} found; expected a job folder "
-                                 f"jobs/<job_name>/ whose trial folders each hold a {HARBOR_RESULT}")
-    runs: dict[str, list[str | None]] = {}
+        raise HarnessFormatError(f"{path}: no Harbor trial {HARBOR_RESULT} found (no trial has finished yet?); expected "
+                                 f"a job folder jobs/<job_name>/ whose trial folders each hold a {HARBOR_RESULT}")
+    n = trials or 1
+    runs: dict[str, list[str | None]] = {}  # task -> per graded trial: None if resolved, else why it failed
+    errors: dict[str, list[str]] = {}  # task -> the exceptions of its trials that are harness errors
+    cancelled: dict[str, int] = {}
     skipped: dict[str, None] = {}
     names: dict[tuple[str, str], Path] = {}
     agents: dict[str, Path] = {}
+    sources: dict[str, None] = {}
     for f, r in docs:
         if isinstance(r, HarnessFormatError):
             raise r
         if not _is_harbor_trial(r):
-            raise HarnessFormatError(f"{f}: not a Harbor trial result (no 'task_name', 'trial_name' and "
+            raise HarnessFormatError(f"{f}: not a Harbor trial result (it needs 'task_name', 'trial_name' and "
                                      "'verifier_result'); a job folder holds one trial folder per trial")
         iid, name = r["task_name"], r["trial_name"]
         if not isinstance(iid, str) or not iid.strip() or not isinstance(name, str) or not name.strip():
             raise HarnessFormatError(f"{f}: 'task_name' and 'trial_name' must be non-empty text, got {iid!r} and {name!r}")
         iid, name = iid.strip(), name.strip()
-        reward = _harbor_reward(f, r)
         if keep is not None and not keep(iid) or known is not None and not known(iid):
             skipped[iid] = None
             continue
+        reward, exc = _harbor_reward(f, r), _harbor_exception(r)
         info = r.get("agent_info") if isinstance(r.get("agent_info"), dict) else {}
         model = info.get("model_info") if isinstance(info.get("model_info"), dict) else {}
-        agent = " / ".join(str(x) for x in (info.get("name"), model.get("name")) if x)
-        agents.setdefault(agent, f)
+        agents.setdefault(" / ".join(str(x) for x in (info.get("name"), model.get("name")) if x), f)
+        if isinstance(r.get("source"), str) and r["source"].strip():
+            sources[r["source"].strip()] = None
         if (iid, name) in names:
             raise HarnessFormatError(f"{f}: trial {name!r} of {iid!r} again ({names[iid, name]}); each trial is one "
                                      "result: drop the copy")
         names[iid, name] = f
-        exc = r.get("exception_info")
-        why = str(exc.get("exception_type") or "exception") if isinstance(exc, dict) else None
-        runs.setdefault(iid, []).append(None if reward == 1 else "tests failed" if reward == 0 else why or "not graded")
+        if reward is None and exc in HARBOR_UNFINISHED:
+            cancelled[iid] = cancelled.get(iid, 0) + 1
+        elif reward is None and exc is not None and exc not in HARBOR_AGENT_FAILURES:
+            errors.setdefault(iid, []).append(exc)
+        else:
+            runs.setdefault(iid, []).append(None if reward == 1 else "tests failed" if reward == 0 else exc or "not graded")
     if len(agents) > 1:
-        shown = "; ".join(f"{a or 'unnamed'} ({f})" for a, f in list(agents.items())[:3])
+        shown = "; ".join(f"{a or 'unnamed'} ({f.parent.name})" for a, f in list(agents.items())[:3])
         raise HarnessFormatError(f"{path}: holds the trials of {len(agents)} agents or models ({shown}); a session "
-                                 "records one agent: ingest a folder with one agent's trial folders")
-    out = _per_trial_outcomes(path, runs, trials, f"in {HARBOR_RESULT} files", HARBOR_RESULT,
-                              "a job of another --n-attempts, trials of two jobs, or a retried trial left beside its "
-                              "re-run? ingest one job whose every task has all its trials")
-    return HarnessRead("harbor_job", str(path), out, skipped=list(skipped))
+                                 "records one agent: copy that agent's trial folders (their result.json names it under "
+                                 "'agent_info') into a folder of their own and ingest that")
+    count = {i: len(runs.get(i, ())) + len(errors.get(i, ())) for i in {**runs, **errors, **cancelled}}
+    over = [i for i, k in count.items() if k > n]
+    if over:
+        raise HarnessFormatError(f"{path}: task {over[0]!r} has {count[over[0]]} trial(s) in {HARBOR_RESULT} files; the "
+                                 f"bank has {n} trial(s) per task: a job of another --n-attempts, or trials of two jobs? "
+                                 "ingest one job (its folder jobs/<job_name>/)")
+    short = [i for i, k in count.items() if k < n]
+    notes = [f"{path}: {len(short)} task(s) without all {n} trial(s) yet (running, cancelled or not run), left out: "
+             f"{', '.join(map(repr, short[:5]))}{' ...' if len(short) > 5 else ''}; ingest the job again when they "
+             "finish"] if short else []
+    if sources:
+        notes.append(f"{path}: trials of dataset {', '.join(map(repr, sources))}: make sure the bank holds the same "
+                     "tasks (Terminal-Bench 2.0 reuses some task names of 1.0, the bundled terminal-bench bank)")
+    done = {i: r for i, r in runs.items() if i not in errors and count[i] == n}
+    out = _per_trial_outcomes(path, done, trials, HARBOR_RESULT)
+    for i, excs in errors.items():
+        if count[i] < n:
+            continue
+        k = runs.get(i, []).count(None)
+        kinds = ", ".join(sorted(set(excs)))
+        out.append(HarnessOutcome(i, ERROR, f"{len(excs)} of {n} trial(s) ended in a harness error ({kinds}) in "
+                                            f"{HARBOR_RESULT}; {k} of the others passed", str(path),
+                                  rate_if_unresolved=pass_rate(k, trials) if trials else None))
+    return HarnessRead("harbor_job", str(path), out, notes, skipped=list(skipped))
 
 
 def _try_json(path: Path) -> object:
@@ -962,11 +1029,42 @@ def _try_json(path: Path) -> object:
         return e
 
 
-def _harbor_below(folder: Path) -> bool:
-    """Whether ``folder`` is a Harbor job folder (or a folder of them): a ``result.json`` below it is
-    a trial result, and no SWE-bench ``report.json`` is."""
-    results, reports = _find_below(folder, (HARBOR_RESULT, LOG_REPORT))
-    return not reports and any(_is_harbor_trial(_try_json(f)) for f in results)
+def _folder_forms(folder: Path) -> dict[str, Path]:
+    """The output forms found below ``folder`` (a key of :data:`FORMS` -> one file of it): Harbor
+    trials or a Harbor job summary (``harbor_job``), a ``tb run`` results.json (``tb_run``), SWE-bench
+    harness reports or instance logs (``log_dir``); files inside a Harbor trial's folders are that
+    trial's own (an agent's logs) and not counted. One walk."""
+    results, tb, reports, logs = _find_below(folder, (HARBOR_RESULT, TB_RESULTS, LOG_REPORT, LOG_INSTANCE))
+    docs = {Path(os.path.realpath(f)): (f, _try_json(f)) for f in results}
+    trial_dirs = {real.parent for real, (_, d) in docs.items() if _is_harbor_trial(d)}
+
+    def outside(f: Path) -> bool:
+        return not any(a in trial_dirs for a in Path(os.path.realpath(f)).parents)
+
+    found: dict[str, Path] = {}
+    harbor = [f for _, (f, d) in docs.items() if (_is_harbor_trial(d) or _is_harbor_job_summary(d)) and outside(f.parent)]
+    if harbor:
+        found["harbor_job"] = harbor[0]
+    for f in tb:
+        if outside(f) and isinstance(d := _try_json(f), dict) and _is_tb_run(d):
+            found.setdefault("tb_run", f)
+    for f in reports + logs:
+        if outside(f):
+            found.setdefault("log_dir", f)
+    return found
+
+
+def _one_form(folder: Path) -> str | None:
+    """The one output form found below ``folder`` (:func:`_folder_forms`), None for none;
+    HarnessFormatError naming them when the folder mixes two (which one to read is a guess, and
+    reading one drops the other's outcomes unseen)."""
+    found = _folder_forms(folder)
+    if len(found) > 1:
+        shown = "; ".join(f"{FORMS[k].split(' (')[0]} ({v.relative_to(folder) if v.is_relative_to(folder) else v})"
+                          for k, v in found.items())
+        raise HarnessFormatError(f"{folder}: holds outputs of {len(found)} kinds ({shown}); ingest each one from a "
+                                 "folder of its own")
+    return next(iter(found), None)
 
 
 # ---------------------------------------------------------------------- detection
@@ -1148,7 +1246,7 @@ def detect_form(path: str | Path) -> str:
     if not path.exists():
         raise HarnessFormatError(f"{path}: no such file or folder")
     if path.is_dir():
-        return "harbor_job" if _harbor_below(path) else "log_dir"
+        return "harbor_job" if _one_form(path) == "harbor_job" else "log_dir"
     from .journal import FORMAT
 
     with path.open("rb") as fh:  # a session's header line, before decoding: its reader names a damaged byte (a trial)
@@ -1208,9 +1306,10 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
         form or is malformed.
     """
     p = Path(path)
-    if p.is_dir() and (p / TB_RESULTS).is_file() and not any(p.rglob(LOG_REPORT)):  # `tb run`'s run folder (a trial)
+    if p.is_dir() and (p / TB_RESULTS).is_file() and _one_form(p) == "tb_run":  # `tb run`'s run folder (a trial)
         path = p / TB_RESULTS
-    elif p.is_file() and p.name == HARBOR_RESULT and _is_harbor_job_summary(_try_json(p)) and _harbor_below(p.parent):
+    elif p.is_file() and p.name == HARBOR_RESULT and _is_harbor_job_summary(_try_json(p)) and \
+            _one_form(p.parent) == "harbor_job":
         path = p.parent  # a Harbor job's summary: read its job folder
     try:
         form = detect_form(path)
@@ -1220,7 +1319,8 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
         if trials is None or not Path(path).is_file() or not (text := _read_text(Path(path))).strip():
             raise
         if text.lstrip()[:1] in "{[":
-            _load_json(Path(path), text)  # JSON that does not parse: its own message, not the CSV one
+            if _is_harbor_job_summary(_load_json(Path(path), text)):  # JSON that does not parse: its own message too
+                raise
         form = None
     if form == "session":
         read = read_session_outcomes(path, trials, digest)

@@ -543,7 +543,8 @@ def register(group: click.Group) -> None:
           a Terminal-Bench run's results.json (tb run: runs/<run_id>/results.json, or that folder;
             one entry per trial, here one trial per task),
           a Harbor job folder (jobs/<job_name>/, one <trial_name>/result.json per trial), or one
-            trial's result.json (reward 1 -> 1, 0 or no reward -> 0),
+            trial's result.json (reward 1 -> 1; 0, or no reward after an agent failure -> 0; an
+            environment error is a harness error; cancelled trials are left out),
           another hspr live session file (its recorded outcomes: carries them into this session).
         Resolved -> 1; unresolved and empty patches -> 0; harness errors stay pending and are
         listed as needing a re-run (unless --errors-as-unresolved).
@@ -555,10 +556,10 @@ def register(group: click.Group) -> None:
                                      a true error column makes the task a harness error);
           or a Terminal-Bench run's results.json (tb run --n-attempts equal to the bank's trials;
                                      an unresolved trial, timeouts included, is a failure, as tb counts it);
-          or a Harbor job folder (harbor run --n-attempts equal to the bank's trials; a trial
-                                     without a reward is a failure, as Harbor's mean counts it);
-        every task in the file needs all its trials, else nothing is recorded (or another session
-        file of the bank).
+          or a Harbor job folder (harbor run --n-attempts equal to the bank's trials; a task
+                                     without all its trials yet is left out with a note);
+        or another session file of the bank. Every task of a CSV or tb run file needs all its
+        trials, else nothing is recorded.
         """
         try:
             read = _read_before_fit(path, session_path)
