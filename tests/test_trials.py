@@ -610,13 +610,14 @@ def test_tb_run_results_refused_or_read_as_a_hostile_trial_found_them(tmp_path):
     assert read_outcomes(tmp_path / "mixed.json", known=lambda _: False).outcomes == []
 
 
-def harbor_job(root, trials: dict, agent: str = "terminus-2", model: str = "m1", summary: bool = True):
+def harbor_job(root, trials: dict, agent: str = "terminus-2", model: str = "m1", summary: bool = True, first: int = 0):
     """A Harbor job folder ``root`` (jobs/<job_name>/): ``trials`` maps task -> one reward per trial (a
     ``(None, exception type)`` pair: a trial without a verifier result); one <trial_name>/result.json
-    each (Harbor's TrialResult), and the job's own summary result.json when ``summary``."""
+    each (Harbor's TrialResult; trial names <task>__<k>, k from ``first``), and the job's own summary
+    result.json when ``summary``."""
     root.mkdir(parents=True, exist_ok=True)
     for task, rewards in trials.items():
-        for k, r in enumerate(rewards):
+        for k, r in enumerate(rewards, start=first):
             r, exc = r if isinstance(r, tuple) else (r, None)
             trial = root / f"{task}__{k}"
             trial.mkdir()
@@ -778,3 +779,54 @@ def test_harbor_folders_that_mix_forms_or_link_trials(tmp_path):
     doc["source"] = "terminal-bench@2.0"
     (job / "sympy__sympy-20801__0" / "result.json").write_text(json.dumps(doc))
     assert any("trials of dataset 'terminal-bench@2.0'" in n for n in read_outcomes(job).notes)
+
+
+def test_a_bank_is_built_from_harbor_jobs(tmp_path):
+    """Harbor jobs of several agents -> one row per agent and model, successes over the trials of a
+    cell; a matrix simulated from a 2PL round-trips exactly, and a live session runs on the bank."""
+    from hspr.data.io import detect_form
+
+    truth = simulate_trials(6, 12, 3, seed=1)
+    jobs = tmp_path / "jobs"
+    for i, agent in enumerate(truth.agents):
+        for j, task in enumerate(truth.tasks):
+            k = int(truth.values[i, j])  # successes of 3 trials: the first k pass
+            # two jobs per agent (trials of one agent add up over jobs)
+            harbor_job(jobs / f"{agent}-a", {task: [1] * min(k, 2) + [0] * (2 - min(k, 2))}, agent="terminus",
+                       model=agent, summary=False)
+            harbor_job(jobs / f"{agent}-b", {task: [int(k == 3)]}, agent="terminus", model=agent, summary=False, first=2)
+    assert detect_form(jobs) == "harbor_jobs"
+    m = load_matrix(jobs)
+    assert m.trials == 3 and m.agents == tuple(f"terminus / {a}" for a in truth.agents) and m.tasks == truth.tasks
+    np.testing.assert_array_equal(m.values, truth.values)
+    out = tmp_path / "bank.csv"
+    res = CliRunner().invoke(main, ["bank", "build", str(jobs), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    np.testing.assert_array_equal(load_matrix(out).values, truth.values)
+    live = LiveSession.create(tmp_path / "s.hspr", matrix=str(out), budget=4, method="hspr")
+    task = live.next(1)[0]
+    mine = harbor_job(tmp_path / "mine", {task: [1, 0, (None, "AgentTimeoutError")]}, agent="new", model="agent")
+    assert [(t, y) for t, y, _ in live.ingest(mine).recorded] == [(task, pytest.approx(1 / 3))]
+
+
+def test_harbor_bank_cells_missing_or_refused(tmp_path):
+    from hspr.errors import InputWarning
+
+    jobs = tmp_path / "jobs"
+    harbor_job(jobs / "j1", {"t1": [1, 0], "t2": [1, 1], "t3": [0, (None, "CancelledError")]}, agent="a", model="m")
+    harbor_job(jobs / "j2", {"t1": [0, 0], "t2": [1, (None, "DockerDaemonError")], "t3": [1, 1]}, agent="b", model="m")
+    with pytest.warns(InputWarning, match=r"2 \(agent, task\) cell\(s\) with a harness error or fewer than 2"):
+        m = load_matrix(jobs)
+    assert m.trials == 2 and m.agents == ("a / m", "b / m")
+    np.testing.assert_array_equal(m.missing, [[False, False, True], [False, True, False]])
+    np.testing.assert_array_equal(np.where(m.missing, -1, m.values), [[1, 2, -1], [0, -1, 2]])
+    harbor_job(jobs / "j3", {"t1": [1, 1, 1]}, agent="a", model="m", summary=False, first=2)
+    with pytest.raises(DataError, match=r"agent 'a / m' has 5 trials of task 't1', where most cells have 2"):
+        load_matrix(jobs)
+    nameless = harbor_job(tmp_path / "nameless", {"t1": [1]}, agent="", model="")
+    with pytest.raises(DataError, match="names no agent or model"):
+        load_matrix(nameless)
+    one = harbor_job(tmp_path / "one", {"t1": [1], "t2": [0]}, agent="a")  # one trial per cell: a 0/1 bank
+    harbor_job(one, {"t1": [0], "t2": [0]}, agent="b", summary=False, first=1)
+    m = load_matrix(one)
+    assert m.trials is None and m.values.tolist() == [[1, 0], [0, 0]]

@@ -93,15 +93,15 @@ Every reader validates as it reads and raises :class:`HarnessFormatError` naming
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .data import harbor
 from .data.matrix import DataError
 from .errors import shorten
-from .fileio import csv_records, loads, read_json, read_text
+from .fileio import csv_records, find_below, loads, read_json, read_text
 from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes, whole_count
 
 RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL = "resolved", "unresolved", "empty_patch", "error", "partial"
@@ -110,7 +110,6 @@ STATUSES = (RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL)
 
 LOG_REPORT = "report.json"
 TB_RESULTS = "results.json"  # what `tb run` writes in runs/<run_id>/
-HARBOR_RESULT = "result.json"  # what Harbor writes in each trial folder (and the job's summary)
 LOG_INSTANCE = "run_instance.log"
 APPLY_PATCH_FAIL = ">>>>> Patch Apply Failed"
 SUMMARY_SCHEMA_VERSION = 2
@@ -329,7 +328,7 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
                 f"and {o.status} in {o.source}; keep one run's logs"
             )
 
-    reports, logs = _find_below(folder, (LOG_REPORT, LOG_INSTANCE))
+    reports, logs = find_below(folder, (LOG_REPORT, LOG_INSTANCE))
     report_dirs = {p.parent for p in reports}
     # <run_id>/<model>/<instance_id>/: model folders of two names are two agents' logs, at any depth (a backup
     # copy kept elsewhere in the tree too); a model folder inside another one's tree is that model's re-run
@@ -363,26 +362,6 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
             f"logs/run_evaluation/<run_id>/<model>/<instance_id>/{LOG_REPORT}"
         )
     return HarnessRead("log_dir", str(folder), [found[k] for k in sorted(found)], notes)
-
-
-def _find_below(folder: Path, names: tuple[str, ...]) -> list[list[Path]]:
-    """For each of ``names``, every file of that name below ``folder``, sorted; one walk that follows
-    links to folders (an instance folder linked in from elsewhere was skipped by ``Path.rglob`` before
-    Python 3.13: a trial lost 6 of 8 outcomes unseen); each real folder is visited once, so a link
-    loop ends."""
-    seen: set[str] = set()
-    out: list[list[Path]] = [[] for _ in names]
-    for root, dirs, files in os.walk(folder, followlinks=True):
-        real = os.path.realpath(root)
-        if real in seen:
-            dirs[:] = []
-            continue
-        seen.add(real)
-        dirs.sort()  # which path reaches a folder linked twice does not depend on the listing order
-        for found, name in zip(out, names):
-            if name in files:
-                found.append(Path(root) / name)
-    return [sorted(found) for found in out]
 
 
 # ---------------------------------------------------------------------- run summary / sb-cli
@@ -833,192 +812,94 @@ def _per_trial_outcomes(path: Path, runs: dict[str, list[str | None]], trials: i
 
 
 # ---------------------------------------------------------------------- Harbor
-HARBOR_AGENT_FAILURES = frozenset({"AgentTimeoutError", "VerifierTimeoutError", "RewardFileNotFoundError",
-                                   "RewardFileEmptyError", "VerifierOutputParseError"})
-"""Exceptions that end a Harbor trial without a reward through the agent's own doing (the default
-``RetryConfig.exclude_exceptions``: Harbor does not retry them): the trial counts as failed. Any
-other exception before a reward (the environment failed to start, a container error) is a harness
-error: the task needs a re-run, as a SWE-bench harness error does (``errors_as_unresolved`` counts
-it failed, as Harbor's mean reward does)."""
-HARBOR_UNFINISHED = frozenset({"CancelledError"})
-"""Exceptions of a trial that was interrupted (the job was stopped; ``harbor jobs resume`` runs it
-again): not a trial yet."""
-
-
-def _is_harbor_trial(data: object) -> bool:
-    """A Harbor trial's ``result.json`` (its ``TrialResult``): names its task and trial and holds a
-    ``verifier_result`` (null when the trial was not graded)."""
-    return isinstance(data, dict) and "task_name" in data and "trial_name" in data and "verifier_result" in data
-
-
-def _is_harbor_job_summary(data: object) -> bool:
-    """A Harbor job's own ``result.json`` (beside its trial folders): counts, no trial."""
-    return isinstance(data, dict) and "n_total_trials" in data and "task_name" not in data
-
-
-def _harbor_reward(path: Path, r: dict) -> float | None:
-    """A Harbor trial's reward as Harbor's ``Mean`` metric reads it: the only value of
-    ``verifier_result.rewards``, else its ``reward`` key (older Harbor: ``verifier_result.reward``);
-    None when the trial has no verifier result or reward. HarnessFormatError for an empty
-    ``rewards``, several rewards without a ``reward`` key (both of which that metric refuses too)
-    or a reward that is not the number 0 or 1."""
-    task = r.get("task_name")
-    v = r.get("verifier_result")
-    if v is None:
-        return None
-    if not isinstance(v, dict):
-        raise HarnessFormatError(f"{path}: 'verifier_result' of {task!r} must be an object or null, got {shorten(repr(v))}")
-    rewards = v.get("rewards")
-    if isinstance(rewards, dict):
-        if len(rewards) == 1:
-            value = next(iter(rewards.values()))
-        elif "reward" in rewards:
-            value = rewards["reward"]
-        else:
-            raise HarnessFormatError(f"{path}: task {task!r} has {len(rewards)} rewards ({shorten(', '.join(map(str, rewards)))})"
-                                     " and none named 'reward'; Harbor's mean reward reads one value per trial, and so "
-                                     "does hspr: write the pass/fail reward as 'reward'")
-    elif rewards is not None:
-        raise HarnessFormatError(f"{path}: 'verifier_result.rewards' of {task!r} must be an object, got "
-                                 f"{shorten(repr(rewards))}")
-    else:
-        value = v.get("reward")
-    if value is None:
-        return None
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not number or value not in (0, 1):
-        why = ("hspr's banks hold pass/fail outcomes, so a partial reward cannot be recorded" if number and 0 < value < 1
-               else "a reward is the number 0 or 1 (a text or true/false is not read as one)")
-        raise HarnessFormatError(f"{path}: task {task!r} has reward {shorten(repr(value))}; {why}")
-    return float(value)
-
-
-def _harbor_exception(r: dict) -> str | None:
-    """The exception type a Harbor trial ended with (printable letters only, at most 60), else None."""
-    exc = r.get("exception_info")
-    if not isinstance(exc, dict):
-        return None
-    name = "".join(c for c in str(exc.get("exception_type") or "") if c.isalnum() or c in "._-")[:60]
-    return name or "exception"
-
-
-def _real_trials(files: list[Path]) -> list[tuple[Path, object]]:
-    """(file, its JSON or the error naming it) for the Harbor trial results among ``files``: each file
-    once by its real path (in the order of those paths), leaving out the job summaries, files with neither ``task_name`` nor
-    ``trial_name`` (other tools' result.json) and files inside a trial's own folders (an agent's logs),
-    judged on real paths so a link from one trial into another hides nothing."""
-    docs: dict[Path, object] = {}
-    for f in files:
-        docs.setdefault(Path(os.path.realpath(f)), _try_json(f))
-    trial_dirs = {f.parent for f, d in docs.items() if _is_harbor_trial(d)}
-
-    def nested(f: Path) -> bool:
-        return any(a in trial_dirs for a in f.parent.parents)
-
-    return [(f, d) for f, d in sorted(docs.items()) if not nested(f) and not _is_harbor_job_summary(d)
-            and (isinstance(d, HarnessFormatError) or isinstance(d, dict) and ("task_name" in d or "trial_name" in d))]
-
-
 def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[[str], bool] | None = None,
                     known: Callable[[str], bool] | None = None) -> HarnessRead:
-    """Read a Harbor job folder, or one trial's ``result.json`` (form ``harbor_job``).
+    """Read one agent's Harbor job folder, or one trial's ``result.json`` (form ``harbor_job``;
+    the trials as :func:`hspr.data.harbor.read_trials` reads them).
 
-    Harbor (the harness of Terminal-Bench 2.0) writes ``jobs/<job_name>/<trial_name>/result.json``
-    for each trial (its ``TrialResult``: ``task_name``, ``trial_name``, ``agent_info``,
-    ``verifier_result`` with the ``rewards`` the task's tests wrote, ``exception_info``) and a
-    job summary ``jobs/<job_name>/result.json``, which is not read. A trial's reward is read as
-    Harbor's mean reward reads it (:func:`_harbor_reward`). A trial without a reward is a failure
-    when it ended in one of :data:`HARBOR_AGENT_FAILURES` or in no exception (not graded), not yet a
-    trial when it was cancelled (:data:`HARBOR_UNFINISHED`), and a harness error otherwise (status
-    ``error``: the task needs a re-run; ``rate_if_unresolved`` counts its errored trials failed, as
-    Harbor's mean does). A task needs exactly the bank's number of trials (``harbor run
-    --n-attempts``; one on a 0/1 bank): a task with fewer (a job still running, or stopped) is left
-    out with a note, so a running job can be ingested again as it goes. ``keep`` and ``known`` as
-    in :func:`read_trials_outcomes` (their ids are skipped before any other check).
+    A task's trials that passed, failed and errored are counted (a cancelled trial is not a trial
+    yet): with all the bank's trials (``harbor run --n-attempts``; one on a 0/1 bank) and no harness
+    error its pass rate is recorded; with a harness error the task needs a re-run (status
+    ``error``; ``rate_if_unresolved`` counts its errored trials failed, as Harbor's mean reward
+    does); with fewer trials (a job still running, or stopped) it is left out with a note, so a
+    running job can be ingested again as it goes. ``keep`` and ``known`` as in
+    :func:`read_trials_outcomes` (their ids are skipped before any other check). A note names the
+    trials' dataset (``source``), since Terminal-Bench 2.0 reuses task names of 1.0.
 
     Raises
     ------
     HarnessFormatError
-        Naming the file for a trial ``result.json`` that is not valid JSON, without a
-        ``task_name`` or ``trial_name`` text, with a reward that is not 0 or 1, a trial name given
-        twice for one task, trials of more than one agent or model, a folder with no trial
-        result, and naming the task with more trials than the bank's.
+        As :func:`hspr.data.harbor.read_trials`, and naming the agents for trials of more than one
+        agent or model, and the task with more trials than the bank's.
     ValueError
         For ``trials`` that is not None or a whole number >= 1.
     """
     path = Path(path)
     if trials is not None and (isinstance(trials, bool) or not isinstance(trials, int) or trials < 1):
         raise ValueError(f"trials must be a whole number >= 1 or None, got {trials!r}")
-    docs = _real_trials(_find_below(path, (HARBOR_RESULT,))[0] if path.is_dir() else [path])
-    if not docs:
-        raise HarnessFormatError(f"{path}: no Harbor trial {HARBOR_RESULT} found (no trial has finished yet?); expected "
-                                 f"a job folder jobs/<job_name>/ whose trial folders each hold a {HARBOR_RESULT}")
-    n = trials or 1
-    runs: dict[str, list[str | None]] = {}  # task -> per graded trial: None if resolved, else why it failed
-    errors: dict[str, list[str]] = {}  # task -> the exceptions of its trials that are harness errors
-    cancelled: dict[str, int] = {}
-    skipped: dict[str, None] = {}
-    names: dict[tuple[str, str], Path] = {}
-    agents: dict[str, Path] = {}
-    sources: dict[str, None] = {}
-    for f, r in docs:
-        if isinstance(r, HarnessFormatError):
-            raise r
-        if not _is_harbor_trial(r):
-            raise HarnessFormatError(f"{f}: not a Harbor trial result (it needs 'task_name', 'trial_name' and "
-                                     "'verifier_result'); a job folder holds one trial folder per trial")
-        iid, name = r["task_name"], r["trial_name"]
-        if not isinstance(iid, str) or not iid.strip() or not isinstance(name, str) or not name.strip():
-            raise HarnessFormatError(f"{f}: 'task_name' and 'trial_name' must be non-empty text, got {iid!r} and {name!r}")
-        iid, name = iid.strip(), name.strip()
-        if keep is not None and not keep(iid) or known is not None and not known(iid):
-            skipped[iid] = None
-            continue
-        reward, exc = _harbor_reward(f, r), _harbor_exception(r)
-        info = r.get("agent_info") if isinstance(r.get("agent_info"), dict) else {}
-        model = info.get("model_info") if isinstance(info.get("model_info"), dict) else {}
-        agents.setdefault(" / ".join(str(x) for x in (info.get("name"), model.get("name")) if x), f)
-        if isinstance(r.get("source"), str) and r["source"].strip():
-            sources[r["source"].strip()] = None
-        if (iid, name) in names:
-            raise HarnessFormatError(f"{f}: trial {name!r} of {iid!r} again ({names[iid, name]}); each trial is one "
-                                     "result: drop the copy")
-        names[iid, name] = f
-        if reward is None and exc in HARBOR_UNFINISHED:
-            cancelled[iid] = cancelled.get(iid, 0) + 1
-        elif reward is None and exc is not None and exc not in HARBOR_AGENT_FAILURES:
-            errors.setdefault(iid, []).append(exc)
-        else:
-            runs.setdefault(iid, []).append(None if reward == 1 else "tests failed" if reward == 0 else exc or "not graded")
+    read, skipped = harbor.read_trials(path, HarnessFormatError, keep=lambda t: (keep is None or keep(t)) and
+                                       (known is None or known(t)))
+    agents: dict[str, Path] = {}  # each agent (and model) -> its first trial's file
+    for t in read:
+        agents.setdefault(t.agent, t.file)
     if len(agents) > 1:
         shown = "; ".join(f"{a or 'unnamed'} ({f.parent.name})" for a, f in list(agents.items())[:3])
         raise HarnessFormatError(f"{path}: holds the trials of {len(agents)} agents or models ({shown}); a session "
                                  "records one agent: copy that agent's trial folders (their result.json names it under "
                                  "'agent_info') into a folder of their own and ingest that")
-    count = {i: len(runs.get(i, ())) + len(errors.get(i, ())) for i in {**runs, **errors, **cancelled}}
+    n = trials or 1
+    runs: dict[str, list[str | None]] = {}  # task -> per graded trial: None if resolved, else why it failed
+    errors: dict[str, list[str]] = {}  # task -> the exceptions of its trials that are harness errors
+    for t in read:
+        runs.setdefault(t.task, [])
+        if t.verdict == harbor.ERROR:
+            errors.setdefault(t.task, []).append(t.reason)
+        elif t.verdict != harbor.NOT_YET:
+            runs[t.task].append(t.reason)
+    count = {i: len(r) + len(errors.get(i, ())) for i, r in runs.items()}
     over = [i for i, k in count.items() if k > n]
     if over:
-        raise HarnessFormatError(f"{path}: task {over[0]!r} has {count[over[0]]} trial(s) in {HARBOR_RESULT} files; the "
-                                 f"bank has {n} trial(s) per task: a job of another --n-attempts, or trials of two jobs? "
-                                 "ingest one job (its folder jobs/<job_name>/)")
+        raise HarnessFormatError(f"{path}: task {over[0]!r} has {count[over[0]]} trial(s) in {harbor.RESULT} files; "
+                                 f"the bank has {n} trial(s) per task: a job of another --n-attempts, or trials of two "
+                                 "jobs? ingest one job (its folder jobs/<job_name>/)")
     short = [i for i, k in count.items() if k < n]
     notes = [f"{path}: {len(short)} task(s) without all {n} trial(s) yet (running, cancelled or not run), left out: "
              f"{', '.join(map(repr, short[:5]))}{' ...' if len(short) > 5 else ''}; ingest the job again when they "
              "finish"] if short else []
+    sources = list(dict.fromkeys(t.source for t in read if t.source))
     if sources:
         notes.append(f"{path}: trials of dataset {', '.join(map(repr, sources))}: make sure the bank holds the same "
                      "tasks (Terminal-Bench 2.0 reuses some task names of 1.0, the bundled terminal-bench bank)")
-    done = {i: r for i, r in runs.items() if i not in errors and count[i] == n}
-    out = _per_trial_outcomes(path, done, trials, HARBOR_RESULT)
+    out = _per_trial_outcomes(path, {i: r for i, r in runs.items() if i not in errors and count[i] == n}, trials,
+                              harbor.RESULT)
     for i, excs in errors.items():
-        if count[i] < n:
-            continue
-        k = runs.get(i, []).count(None)
-        kinds = ", ".join(sorted(set(excs)))
-        out.append(HarnessOutcome(i, ERROR, f"{len(excs)} of {n} trial(s) ended in a harness error ({kinds}) in "
-                                            f"{HARBOR_RESULT}; {k} of the others passed", str(path),
-                                  rate_if_unresolved=pass_rate(k, trials) if trials else None))
-    return HarnessRead("harbor_job", str(path), out, notes, skipped=list(skipped))
+        if count[i] == n:
+            k = runs[i].count(None)
+            out.append(HarnessOutcome(i, ERROR, f"{len(excs)} of {n} trial(s) ended in a harness error "
+                                                f"({', '.join(sorted(set(excs)))}) in {harbor.RESULT}; {k} of the "
+                                                "others passed", str(path),
+                                      rate_if_unresolved=pass_rate(k, trials) if trials else None))
+    return HarnessRead("harbor_job", str(path), out, notes, skipped=skipped)
+
+
+def _folder_forms(folder: Path) -> dict[str, Path]:
+    """The output forms found below ``folder`` (a key of :data:`FORMS` -> one file of it): Harbor
+    trials or a Harbor job summary (``harbor_job``), a ``tb run`` results.json (``tb_run``), SWE-bench
+    harness reports or instance logs (``log_dir``); files inside a Harbor trial's folders are that
+    trial's own (an agent's logs) and not counted. One walk."""
+    results, tb, reports, logs = find_below(folder, (harbor.RESULT, TB_RESULTS, LOG_REPORT, LOG_INSTANCE))
+    docs, dirs = harbor.trial_dirs(results, HarnessFormatError)
+    found: dict[str, Path] = {}
+    for real, (f, d) in sorted(docs.items()):
+        if (harbor.is_trial(d) or harbor.is_job_summary(d)) and not harbor.inside_trial(real.parent, dirs):
+            found.setdefault("harbor_job", f)
+    for f in tb:
+        if not harbor.inside_trial(f, dirs) and isinstance(d := _try_json(f), dict) and _is_tb_run(d):
+            found.setdefault("tb_run", f)
+    for f in reports + logs:
+        if not harbor.inside_trial(f, dirs):
+            found.setdefault("log_dir", f)
+    return found
 
 
 def _try_json(path: Path) -> object:
@@ -1027,31 +908,6 @@ def _try_json(path: Path) -> object:
         return _load_json(path)
     except HarnessFormatError as e:
         return e
-
-
-def _folder_forms(folder: Path) -> dict[str, Path]:
-    """The output forms found below ``folder`` (a key of :data:`FORMS` -> one file of it): Harbor
-    trials or a Harbor job summary (``harbor_job``), a ``tb run`` results.json (``tb_run``), SWE-bench
-    harness reports or instance logs (``log_dir``); files inside a Harbor trial's folders are that
-    trial's own (an agent's logs) and not counted. One walk."""
-    results, tb, reports, logs = _find_below(folder, (HARBOR_RESULT, TB_RESULTS, LOG_REPORT, LOG_INSTANCE))
-    docs = {Path(os.path.realpath(f)): (f, _try_json(f)) for f in results}
-    trial_dirs = {real.parent for real, (_, d) in docs.items() if _is_harbor_trial(d)}
-
-    def outside(f: Path) -> bool:
-        return not any(a in trial_dirs for a in Path(os.path.realpath(f)).parents)
-
-    found: dict[str, Path] = {}
-    harbor = [f for _, (f, d) in docs.items() if (_is_harbor_trial(d) or _is_harbor_job_summary(d)) and outside(f.parent)]
-    if harbor:
-        found["harbor_job"] = harbor[0]
-    for f in tb:
-        if outside(f) and isinstance(d := _try_json(f), dict) and _is_tb_run(d):
-            found.setdefault("tb_run", f)
-    for f in reports + logs:
-        if outside(f):
-            found.setdefault("log_dir", f)
-    return found
 
 
 def _one_form(folder: Path) -> str | None:
@@ -1072,11 +928,11 @@ def _json_form(data: object, path: Path) -> str:
     if isinstance(data, dict):
         if _is_tb_run(data):  # before the run summary: tb writes resolved_ids / unresolved_ids too
             return "tb_run"
-        if _is_harbor_trial(data):
+        if harbor.is_trial(data):
             return "harbor_job"
-        if _is_harbor_job_summary(data):
+        if harbor.is_job_summary(data):
             raise HarnessFormatError(f"{path}: a Harbor job's summary (counts only); ingest the job folder that holds "
-                                     f"it: each trial folder in it has the trial's {HARBOR_RESULT}")
+                                     f"it: each trial folder in it has the trial's {harbor.RESULT}")
         if any(k in data for k in SB_CLI_KEYS + SB_CLI_ID_LISTS):
             return "sb_cli"
         if "schema_version" in data or any(k in data for k in SUMMARY_ID_LISTS):
@@ -1308,7 +1164,7 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
     p = Path(path)
     if p.is_dir() and (p / TB_RESULTS).is_file() and _one_form(p) == "tb_run":  # `tb run`'s run folder (a trial)
         path = p / TB_RESULTS
-    elif p.is_file() and p.name == HARBOR_RESULT and _is_harbor_job_summary(_try_json(p)) and \
+    elif p.is_file() and p.name == harbor.RESULT and harbor.is_job_summary(_try_json(p)) and \
             _one_form(p.parent) == "harbor_job":
         path = p.parent  # a Harbor job's summary: read its job folder
     try:
@@ -1319,7 +1175,7 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
         if trials is None or not Path(path).is_file() or not (text := _read_text(Path(path))).strip():
             raise
         if text.lstrip()[:1] in "{[":
-            if _is_harbor_job_summary(_load_json(Path(path), text)):  # JSON that does not parse: its own message too
+            if harbor.is_job_summary(_load_json(Path(path), text)):  # JSON that does not parse: its own message too
                 raise
         form = None
     if form == "session":

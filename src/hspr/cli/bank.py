@@ -109,7 +109,8 @@ _TASKS_HELP = (
 _PATH_HELP = (
     "PATH is a wide CSV (agent,<task ids...>), a long CSV (agent,instance_id,resolved), a "
     "repeated-trials CSV (agent,task_id,successes,trials), a py-irt JSONL file, a bank folder "
-    "(header-less matrix.csv + metadata.json) or a SWE-bench/experiments checkout; the form is "
+    "(header-less matrix.csv + metadata.json), a SWE-bench/experiments checkout or a folder of Harbor "
+    "jobs (jobs/<job_name>/<trial_name>/result.json: one row per agent and model); the form is "
     "detected from the suffix, content and folder layout."
 )
 

@@ -21,6 +21,9 @@ Supported forms
 ``leaderboard``
     A checkout of SWE-bench/experiments:
     ``evaluation/<split>/<submission>/results/results.json`` with a ``resolved`` id list.
+``harbor_jobs``
+    A folder of Harbor jobs (``jobs/``, or one job): every trial's ``result.json``
+    (:mod:`hspr.data.harbor`), one row per agent and model, a task's trials counted per cell.
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputWarning, shorten
-from ..fileio import DuplicateKeyError, csv_records, loads, read_json, read_text
+from ..fileio import DuplicateKeyError, csv_records, find_below, loads, read_json, read_text
 from ..outcomes import MISSING, NO_RUN, RESOLVED, SPELLINGS, UNRESOLVED, is_cell, is_missing, normalise, outcome
+from . import harbor
 from .matrix import DataError, ResponseMatrix
 
 if TYPE_CHECKING:
@@ -105,14 +109,16 @@ FORMS = {
     "jsonl": "py-irt JSONL {'subject_id': ..., 'responses': {task: 0/1}}",
     "bank_dir": "bank folder (header-less matrix.csv + metadata.json)",
     "leaderboard": "SWE-bench/experiments checkout (evaluation/<split>/<submission>/results/results.json)",
+    "harbor_jobs": "Harbor jobs folder (jobs/<job_name>/<trial_name>/result.json, one per trial)",
 }
 """Supported input forms, by the name :func:`detect_form` returns."""
 
 _LAYOUTS = (
     "expected a wide CSV 'agent,<task ids...>', a long CSV 'agent,instance_id,resolved' (or task_id), "
     "a repeated-trials CSV 'agent,task_id,successes,trials', "
-    "a py-irt .jsonl file, a folder with matrix.csv + metadata.json, or a SWE-bench/experiments "
-    "checkout (a folder holding evaluation/<split>/<submission>/results/results.json)"
+    "a py-irt .jsonl file, a folder with matrix.csv + metadata.json, a SWE-bench/experiments "
+    "checkout (a folder holding evaluation/<split>/<submission>/results/results.json), or a folder of "
+    "Harbor jobs (jobs/<job_name>/<trial_name>/result.json)"
 )
 
 
@@ -888,6 +894,8 @@ def _detect_dir(path: Path) -> str:
         return "bank_dir"
     if (path / "evaluation").is_dir():
         return "leaderboard"
+    if any(harbor.is_trial(d) for _, d in harbor.trial_dirs(find_below(path, (harbor.RESULT,))[0])[0].values()):
+        return "harbor_jobs"
     banks = sorted(p.name for p in path.iterdir() if p.is_dir() and _looks_like_bank_dir(p))
     if banks:
         raise DataError(
@@ -966,6 +974,66 @@ def detect_form(path: str | Path) -> str:
     return "wide_csv"
 
 
+def read_harbor_bank(path: str | Path) -> ResponseMatrix:
+    """A response matrix from Harbor jobs: one row per agent and model (``agent_info.name /
+    model_info.name``), one column per task, each cell the successes over that agent's trials of
+    that task (:mod:`hspr.data.harbor` says how a trial is read; trials of one agent in several
+    jobs add up).
+
+    A bank has one number of trials per cell: the most common count over the cells (ties: the
+    larger). A cell with fewer trials (a job still running, cancelled trials) or with a harness
+    error (the environment failed, so the outcome says nothing about the agent) is a missing cell,
+    and an :class:`~hspr.errors.InputWarning` counts them. With one trial per cell the matrix is
+    0/1; otherwise ``trials`` is that count (a bank of repeated trials, as Terminal-Bench's).
+
+    Returns
+    -------
+    ResponseMatrix
+        Shape (n_agents, n_tasks).
+
+    Raises
+    ------
+    DataError
+        As :func:`hspr.data.harbor.read_trials`, and naming the trial for one without an agent
+        name, and the agent and task of a cell with more trials than the others.
+    """
+    path = Path(path)
+    read, _ = harbor.read_trials(path, DataError)
+    cells: dict[tuple[str, str], list[str]] = {}
+    for t in read:
+        if not t.agent:
+            raise DataError(f"{t.file}: the trial names no agent or model ('agent_info'); a bank has one row per agent")
+        cells.setdefault((t.agent, t.task), []).append(t.verdict)
+    graded = {c: v.count(harbor.RESOLVED) + v.count(harbor.FAILED) for c, v in cells.items()}
+    errored = {c for c, v in cells.items() if harbor.ERROR in v}
+    counts = Counter(k for c, k in graded.items() if c not in errored and k)
+    if not counts:
+        raise DataError(f"{path}: no task has a graded trial (every trial was cancelled or ended in a harness error)")
+    trials = max(counts, key=lambda k: (counts[k], k))
+    over = next((c for c, k in graded.items() if k + cells[c].count(harbor.ERROR) > trials), None)
+    if over is not None:
+        k = graded[over] + cells[over].count(harbor.ERROR)
+        raise DataError(f"{path}: agent {over[0]!r} has {k} trials of task {over[1]!r}, where most cells have {trials}: "
+                        "two jobs of that agent on the task, or another --n-attempts? a bank has one number of trials "
+                        "per task: keep the jobs that give every task the same number")
+    short = sorted(c for c, k in graded.items() if c in errored or k < trials)
+    if short:
+        warnings.warn(f"{path}: {len(short)} (agent, task) cell(s) with a harness error or fewer than {trials} trial(s) "
+                      f"are missing cells (e.g. {short[0][0]!r}, {short[0][1]!r}); re-run them to fill them",
+                      InputWarning, stacklevel=2)
+    agents = sorted({a for a, _ in cells})
+    tasks = sorted({t for _, t in cells})
+    ai, ti = {a: i for i, a in enumerate(agents)}, {t: j for j, t in enumerate(tasks)}
+    values = np.zeros((len(agents), len(tasks)), dtype=np.int8)
+    miss = np.ones(values.shape, dtype=bool)
+    for (a, t), v in cells.items():
+        if (a, t) not in errored and graded[a, t] == trials:
+            values[ai[a], ti[t]] = v.count(harbor.RESOLVED)
+            miss[ai[a], ti[t]] = False
+    return ResponseMatrix(agents, tasks, values, miss if miss.any() else None, source=str(path),
+                          trials=trials if trials > 1 else None)
+
+
 _READERS: dict[str, Callable[[Path], ResponseMatrix]] = {
     "wide_csv": read_wide_csv,
     "long_csv": read_long_csv,
@@ -973,6 +1041,7 @@ _READERS: dict[str, Callable[[Path], ResponseMatrix]] = {
     "jsonl": read_jsonl,
     "bank_dir": lambda p: read_bank_dir(p if p.is_dir() else p.parent),
     "leaderboard": lambda p: read_leaderboard(p, None),
+    "harbor_jobs": read_harbor_bank,
 }
 
 

@@ -1,0 +1,218 @@
+"""Read the trials of Harbor jobs (the harness of Terminal-Bench 2.0 and its adapted benchmarks).
+
+Harbor writes one folder per job, ``jobs/<job_name>/``, holding the job's summary
+``result.json`` (counts; not read here) and one folder per trial, ``<trial_name>/result.json``:
+its ``TrialResult`` (Harbor's ``harbor/models/trial/result.py``) with ``task_name``,
+``trial_name``, ``source`` (the dataset), ``agent_info`` (``name``, ``model_info.name``),
+``verifier_result`` (``rewards``, the values the task's tests wrote; older Harbor: ``reward``;
+null when the trial was not graded) and ``exception_info`` (``exception_type``, ...). A trial's
+reward is read as Harbor's ``Mean`` metric reads it (``harbor/metrics/mean.py``): the only value
+of ``rewards``, else its ``reward`` key; a trial without one counts 0 there.
+
+hspr takes pass/fail outcomes, so a reward must be the number 0 or 1, and a trial without one is
+classified by the exception it ended in (:attr:`HarborTrial.verdict`): the agent's own failure
+(:data:`AGENT_FAILURES`, Harbor's default ``RetryConfig.exclude_exceptions``, which it does not
+retry) or no exception fails; a cancelled trial (:data:`UNFINISHED`) is not a trial yet
+(``harbor jobs resume`` runs it again); any other exception is a harness error, as a SWE-bench
+harness error is: the task needs a re-run (:mod:`hspr.harness`), or in a bank its cell is missing.
+Readers: :func:`hspr.harness.read_harbor_job` (one agent's outcomes for a live session) and
+:func:`hspr.data.io.read_harbor_bank` (a response matrix of every agent in the jobs).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import shorten
+from ..fileio import find_below, read_json
+from .matrix import DataError
+
+RESULT = "result.json"
+"""The file Harbor writes in each trial folder (and the job's summary, in the job folder)."""
+
+AGENT_FAILURES = frozenset({"AgentTimeoutError", "VerifierTimeoutError", "RewardFileNotFoundError",
+                            "RewardFileEmptyError", "VerifierOutputParseError"})
+"""Exceptions that end a trial without a reward through the agent's own doing: the trial failed."""
+
+UNFINISHED = frozenset({"CancelledError"})
+"""Exceptions of a trial that was interrupted (the job was stopped): not a trial yet."""
+
+RESOLVED, FAILED, ERROR, NOT_YET = "resolved", "failed", "error", "unfinished"
+
+
+def is_trial(data: object) -> bool:
+    """A trial's ``result.json``: names its task and trial and holds a ``verifier_result``."""
+    return isinstance(data, dict) and "task_name" in data and "trial_name" in data and "verifier_result" in data
+
+
+def is_job_summary(data: object) -> bool:
+    """A job's own ``result.json`` (beside its trial folders): counts, no trial."""
+    return isinstance(data, dict) and "n_total_trials" in data and "task_name" not in data
+
+
+@dataclass(frozen=True)
+class HarborTrial:
+    """One trial of a Harbor job.
+
+    Attributes
+    ----------
+    file : Path
+        Its ``result.json``, as found below the path read.
+    task, name : str
+        ``task_name`` and ``trial_name``.
+    agent : str
+        ``agent_info.name / agent_info.model_info.name`` (either may be absent; '' for neither).
+    reward : float or None
+        0.0 or 1.0, None when the trial has no reward.
+    exception : str or None
+        The exception type it ended in (printable letters only, at most 60), None for none.
+    source : str or None
+        The dataset Harbor names (e.g. ``terminal-bench@2.0``).
+    """
+
+    file: Path
+    task: str
+    name: str
+    agent: str
+    reward: float | None
+    exception: str | None
+    source: str | None
+
+    @property
+    def verdict(self) -> str:
+        """'resolved' (reward 1), 'failed' (reward 0, or none after an agent failure or no exception),
+        'unfinished' (cancelled) or 'error' (no reward after another exception: a harness error)."""
+        if self.reward is not None:
+            return RESOLVED if self.reward == 1 else FAILED
+        if self.exception in UNFINISHED:
+            return NOT_YET
+        return ERROR if self.exception is not None and self.exception not in AGENT_FAILURES else FAILED
+
+    @property
+    def reason(self) -> str | None:
+        """Why it did not pass, for a message: 'tests failed', the exception, or 'not graded'."""
+        if self.reward == 1:
+            return None
+        return "tests failed" if self.reward == 0 else self.exception or "not graded"
+
+
+def _reward(path: Path, r: dict, error: type[Exception]) -> float | None:
+    """A trial's reward as Harbor's ``Mean`` reads it; None for none. ``error`` for an empty
+    ``rewards`` or several without a ``reward`` key (which that metric refuses too) and for a
+    reward that is not the number 0 or 1."""
+    task = r.get("task_name")
+    v = r.get("verifier_result")
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        raise error(f"{path}: 'verifier_result' of {task!r} must be an object or null, got {shorten(repr(v))}")
+    rewards = v.get("rewards")
+    if isinstance(rewards, dict):
+        if len(rewards) == 1:
+            value = next(iter(rewards.values()))
+        elif "reward" in rewards:
+            value = rewards["reward"]
+        else:
+            raise error(f"{path}: task {task!r} has {len(rewards)} rewards ({shorten(', '.join(map(str, rewards)))}) "
+                        "and none named 'reward'; Harbor's mean reward reads one value per trial, and so does hspr: "
+                        "write the pass/fail reward as 'reward'")
+    elif rewards is not None:
+        raise error(f"{path}: 'verifier_result.rewards' of {task!r} must be an object, got {shorten(repr(rewards))}")
+    else:
+        value = v.get("reward")
+    if value is None:
+        return None
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or value not in (0, 1):
+        why = ("hspr's banks hold pass/fail outcomes, so a partial reward cannot be recorded" if number and 0 < value < 1
+               else "a reward is the number 0 or 1 (a text or true/false is not read as one)")
+        raise error(f"{path}: task {task!r} has reward {shorten(repr(value))}; {why}")
+    return float(value)
+
+
+def _exception(r: dict) -> str | None:
+    exc = r.get("exception_info")
+    if not isinstance(exc, dict):
+        return None
+    name = "".join(c for c in str(exc.get("exception_type") or "") if c.isalnum() or c in "._-")[:60]
+    return name or "exception"
+
+
+def _try_json(path: Path, error: type[Exception]) -> object:
+    """The JSON of ``path``, or the ``error`` that names what is wrong with it."""
+    try:
+        return read_json(path, error, hint="a truncated result.json means the trial was interrupted: re-run it")
+    except error as e:
+        return e
+
+
+def trial_dirs(files: list[Path], error: type[Exception] = DataError) -> tuple[dict[Path, tuple[Path, object]], set[Path]]:
+    """({real path: (the path found, its JSON or the error naming it)}, the real folders of the
+    trials) of the ``result.json`` files ``files``: each file read once."""
+    docs: dict[Path, tuple[Path, object]] = {}
+    for f in files:
+        real = Path(os.path.realpath(f))
+        if real not in docs:
+            docs[real] = (f, _try_json(f, error))
+    return docs, {real.parent for real, (_, d) in docs.items() if is_trial(d)}
+
+
+def inside_trial(path: Path, dirs: set[Path]) -> bool:
+    """Whether real path ``path`` lies inside one of the trial folders ``dirs`` (a trial's own logs)."""
+    return any(a in dirs for a in Path(os.path.realpath(path)).parents)
+
+
+def read_trials(path: str | Path, error: type[Exception] = DataError,
+                keep: Callable[[str], bool] | None = None) -> tuple[list[HarborTrial], list[str]]:
+    """The trials below ``path`` (a job folder, a folder of jobs, or one trial's ``result.json``),
+    in the order of their real paths, and the task ids ``keep`` rejected (skipped before any check
+    of their trials, in order).
+
+    Each file is read once by its real path (a link from one trial into another hides nothing);
+    ``result.json`` files inside a trial's own folders (an agent's logs), job summaries and JSON
+    naming neither a ``task_name`` nor a ``trial_name`` (another tool's file) are not trials.
+
+    Raises
+    ------
+    error
+        (DataError by default) naming the file for a ``result.json`` that is not valid JSON, a
+        trial without ``task_name``, ``trial_name`` or ``verifier_result`` or whose names are not
+        text, a reward Harbor's mean cannot read or that is not 0 or 1, a trial name given twice
+        for one agent's task (a copied trial), and a path with no trial.
+    """
+    path = Path(path)
+    docs, dirs = trial_dirs(find_below(path, (RESULT,))[0] if path.is_dir() else [path], error)
+    docs = {f: d for real, (f, d) in sorted(docs.items()) if not inside_trial(real.parent, dirs) and not is_job_summary(d)
+            and (isinstance(d, error) or isinstance(d, dict) and ("task_name" in d or "trial_name" in d))}
+    if not docs:
+        raise error(f"{path}: no Harbor trial {RESULT} found (no trial has finished yet?); expected a job folder "
+                    f"jobs/<job_name>/ whose trial folders each hold a {RESULT}")
+    out: list[HarborTrial] = []
+    skipped: dict[str, None] = {}  # an ordered set
+    seen: dict[tuple[str, str, str], Path] = {}  # (agent, task, trial name) -> its file
+    for f, r in docs.items():
+        if isinstance(r, error):
+            raise r
+        if not is_trial(r):
+            raise error(f"{f}: not a Harbor trial result (it needs 'task_name', 'trial_name' and 'verifier_result'); "
+                        "a job folder holds one trial folder per trial")
+        task, name = r["task_name"], r["trial_name"]
+        if not isinstance(task, str) or not task.strip() or not isinstance(name, str) or not name.strip():
+            raise error(f"{f}: 'task_name' and 'trial_name' must be non-empty text, got {task!r} and {name!r}")
+        task, name = task.strip(), name.strip()
+        if keep is not None and not keep(task):
+            skipped[task] = None
+            continue
+        info = r.get("agent_info") if isinstance(r.get("agent_info"), dict) else {}
+        model = info.get("model_info") if isinstance(info.get("model_info"), dict) else {}
+        agent = " / ".join(str(x).strip() for x in (info.get("name"), model.get("name")) if x and str(x).strip())
+        if (agent, task, name) in seen:
+            raise error(f"{f}: trial {name!r} of {task!r} again ({seen[agent, task, name]}); each trial is one result: "
+                        "drop the copy")
+        seen[agent, task, name] = f
+        source = r["source"].strip() if isinstance(r.get("source"), str) and r["source"].strip() else None
+        out.append(HarborTrial(f, task, name, agent, _reward(f, r, error), _exception(r), source))
+    return out, list(skipped)
