@@ -830,3 +830,20 @@ def test_harbor_bank_cells_missing_or_refused(tmp_path):
     harbor_job(one, {"t1": [0], "t2": [0]}, agent="b", summary=False, first=1)
     m = load_matrix(one)
     assert m.trials is None and m.values.tolist() == [[1, 0], [0, 0]]
+
+
+def test_a_session_takes_harbor_trials_of_one_agent(tmp_path):
+    """A hostile trial: two Harbor jobs of different agents were ingested into one session."""
+    live = LiveSession.create(tmp_path / "tb.hspr", bank="terminal-bench", budget=8, method="hspr")
+    t1, t2 = live.next(2)
+    live.ingest(harbor_job(tmp_path / "a", {t1: [1] * 5}, agent="terminus-2", model="m1"))
+    other = harbor_job(tmp_path / "b", {t2: [0] * 5}, agent="claude-code", model="m2")
+    with pytest.raises(LiveSessionError, match=r"agent 'claude-code / m2''s, but this session's outcomes from .* are "
+                                               r"agent 'terminus-2 / m1''s"):
+        live.ingest(other)
+    reopened = LiveSession.open(tmp_path / "tb.hspr")  # the agent is kept in the session file
+    assert reopened.recorded == {t1: 1}
+    with pytest.raises(LiveSessionError, match="a session estimates one agent"):
+        reopened.ingest(other)
+    same = harbor_job(tmp_path / "c", {t2: [0] * 5}, agent="terminus-2", model="m1")
+    assert [(t, y) for t, y, _ in reopened.ingest(same).recorded] == [(t2, 0)]

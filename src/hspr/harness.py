@@ -191,6 +191,8 @@ class HarnessRead:
         What was read but carries no outcome (e.g. incomplete ids), for the user.
     skipped : list of str
         Ids the reader was asked to skip (``keep``) before checking them, in the order read.
+    agent : str, optional
+        The agent (and model) the outcomes are of, where the form names it (a Harbor job).
     """
 
     form: str
@@ -198,6 +200,7 @@ class HarnessRead:
     outcomes: list[HarnessOutcome] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    agent: str | None = None
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status ('partial' only when some task has it: repeated trials)."""
@@ -879,7 +882,7 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
                                                 f"({', '.join(sorted(set(excs)))}) in {harbor.RESULT}; {k} of the "
                                                 "others passed", str(path),
                                       rate_if_unresolved=pass_rate(k, trials) if trials else None))
-    return HarnessRead("harbor_job", str(path), out, notes, skipped=skipped)
+    return HarnessRead("harbor_job", str(path), out, notes, skipped=skipped, agent=next(iter(agents), None) or None)
 
 
 def _folder_forms(folder: Path) -> dict[str, Path]:

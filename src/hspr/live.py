@@ -1193,12 +1193,12 @@ class LiveSession:
             f"{self.path}` (both stay in the session file)"
         )
 
-    def _tell(self, task: str, y: float, source: str, detail: str) -> None:
+    def _tell(self, task: str, y: float, source: str, detail: str, agent: str | None = None) -> None:
         # asked: pending, or in an ask of the log whose record the file lost (a re-trial: a repaired cut counted
         # those tasks as extra)
         asked = task in self.session.pending or task not in self._withdrawn and task in self._asked_in_log()
         ev = {"type": "tell", "task": task, "outcome": y, "source": source, "detail": detail,
-              "asked": asked, "time": _now()}
+              "asked": asked, "time": _now()} | ({"agent": agent} if agent else {})
         self.session.tell(task, y)
         self._tells[task] = ev
         self.doc["events"].append(ev)
@@ -1366,6 +1366,12 @@ class LiveSession:
                 f"{' ...' if len(unknown) > 10 else ''}; nothing was recorded (--skip-unknown records the rest)"
                 + did_you_mean(unknown, self.tasks)
             )
+        others = {ev["agent"]: ev["source"] for ev in self._tells.values() if ev.get("agent") and ev["agent"] != read.agent}
+        if read.agent and others:  # a hostile trial: two Harbor jobs of different agents went into one session
+            (agent, where), = list(others.items())[:1]
+            raise LiveSessionError(f"{path}: its trials are agent {read.agent!r}'s, but this session's outcomes from "
+                                   f"{where} are agent {agent!r}'s; a session estimates one agent: start another "
+                                   "session for this one (nothing was recorded)")
         with self._transaction():
             todo = []
             conflicts = []
@@ -1419,7 +1425,7 @@ class LiveSession:
                     self.doc["events"].append(ev)
                     res.needs_rerun.append((o.instance_id, o.detail))
                 else:
-                    self._tell(o.instance_id, y, source, detail)
+                    self._tell(o.instance_id, y, source, detail, read.agent)
                     res.recorded.append((o.instance_id, y, detail))
                     if o.outcome is None:  # a harness error counted unresolved
                         res.errors_counted.append(o.instance_id)
