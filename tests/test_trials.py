@@ -641,18 +641,19 @@ def test_a_harbor_job_folder_is_ingested_as_pass_rates(tmp_path):
     live = LiveSession.create(path, bank="terminal-bench", budget=8, method="hspr")
     t1, t2, t3 = live.next(3)
     job = harbor_job(tmp_path / "jobs" / "2026-12-04__10-00-00",
-                     {t1: [1, 0, (None, "AgentTimeoutError"), 1.0, 0], t2: [1] * 5, t3: [0, 0, 0, 0, (None, None)]})
+                     {t1: [1, 0, (None, "AgentTimeoutError"), 1.0, 0], t2: [1] * 5,
+                      t3: [0, 0, 0, 0, (None, "RewardFileNotFoundError")]})
     (job / f"{t1}__0" / "agent").mkdir()
     (job / f"{t1}__0" / "agent" / "result.json").write_text('{"an agent log": true}')  # not a trial: not read
     res = live.ingest(job)
     assert res.form == "harbor_job" and [(t, y) for t, y, _ in res.recorded] == [(t1, 0.4), (t2, 1), (t3, 0)]
     details = {t: d for t, _, d in res.recorded}
     assert "2/5 trials (result.json; failed: AgentTimeoutError, tests failed x2)" in details[t1]
-    assert "0/5 trials (result.json; failed: not graded, tests failed x4)" in details[t3]
+    assert "0/5 trials (result.json; failed: RewardFileNotFoundError, tests failed x4)" in details[t3]
     # the job's summary given instead of its folder reads the folder; a trial of the old form (one 'reward') too
     again = LiveSession.create(tmp_path / "tb2.hspr", bank="terminal-bench", budget=8, method="hspr")
     assert [(t, y) for t, y, _ in again.ingest(job / "result.json").recorded] == [(t1, 0.4), (t2, 1), (t3, 0)]
-    one = harbor_job(tmp_path / "one", {"a": [1], "b": [0], "c": [(None, "VerifierTimeoutError")]}, summary=False)
+    one = harbor_job(tmp_path / "one", {"a": [1], "b": [0], "c": [(None, "AgentSafetyRefusalError")]}, summary=False)
     old = json.loads((one / "a__0" / "result.json").read_text())
     old["verifier_result"] = {"reward": 1.0}
     (one / "a__0" / "result.json").write_text(json.dumps(old))
@@ -660,7 +661,7 @@ def test_a_harbor_job_folder_is_ingested_as_pass_rates(tmp_path):
     assert read.form == "harbor_job" and [(o.instance_id, o.status, o.outcome) for o in read.outcomes] == [
         ("a", RESOLVED, 1), ("b", UNRESOLVED, 0), ("c", UNRESOLVED, 0)]
     assert [o.detail for o in read.outcomes] == ["result.json", "result.json, failed: tests failed",
-                                                 "result.json, failed: VerifierTimeoutError"]
+                                                 "result.json, failed: AgentSafetyRefusalError"]
     assert [o.outcome for o in read_outcomes(one / "b__0" / "result.json").outcomes] == [0]  # one trial's file
 
 
@@ -747,6 +748,20 @@ def test_harbor_jobs_running_interrupted_or_with_harness_errors(tmp_path):
         doc.update(verifier_result={"rewards": {"reward": 1}}, exception_info=None)
         trial.write_text(json.dumps(doc))
     assert [(t, y) for t, y, _ in live.ingest(job).recorded] == [(t1, 1.0)]
+    # a re-trial: a trial not graded (no reward, no exception; verification disabled) was a failure; it says nothing
+    # about the agent
+    (t4,) = live.next(1)
+    quiet = harbor_job(tmp_path / "quiet", {t4: [1, 1, 1, (None, None), (None, None)]})
+    doc = json.loads((quiet / f"{t4}__4" / "result.json").read_text())
+    doc["config"] = {"verifier": {"disable": True}}
+    (quiet / f"{t4}__4" / "result.json").write_text(json.dumps(doc))
+    res = live.ingest(quiet)
+    assert res.recorded == [] and "2 of 5 trial(s) ended in a harness error (not graded, verification disabled) " \
+        "in result.json; 3 of the other 3 passed" in live.needs_rerun[t4]
+    one = LiveSession.create(tmp_path / "v.hspr", bank="verified", budget=5, method="hspr")
+    v1 = one.next(1)[0]
+    one.ingest(harbor_job(tmp_path / "v", {v1: [(None, "DockerDaemonError")]}))
+    assert one.needs_rerun[v1].endswith("1 of 1 trial(s) ended in a harness error (DockerDaemonError) in result.json")
 
 
 def test_harbor_folders_that_mix_forms_or_link_trials(tmp_path):
@@ -775,10 +790,51 @@ def test_harbor_folders_that_mix_forms_or_link_trials(tmp_path):
     (tmp_path / "logs" / "harbor").symlink_to(job, target_is_directory=True)
     with pytest.raises(DataError, match=r"holds outputs of 2 kinds"):
         read_outcomes(tmp_path / "logs")
-    doc = json.loads((job / "sympy__sympy-20801__0" / "result.json").read_text())
-    doc["source"] = "terminal-bench@2.0"
-    (job / "sympy__sympy-20801__0" / "result.json").write_text(json.dumps(doc))
-    assert any("trials of dataset 'terminal-bench@2.0'" in n for n in read_outcomes(job).notes)
+    assert read_outcomes(job).datasets == []
+
+
+def test_harbor_trial_folders_are_not_searched_and_names_are_cleaned(tmp_path):
+    """A re-trial: links in an agent's folder were followed (another job's trials recorded, a link to /
+    walked for 32 s), a dangling one failed the ingest, a truncated job summary (Harbor rewrites it
+    after every trial) blocked a running job, a copied trial at the job root hid the job, and control
+    characters in an agent's name reached the terminal; Terminal-Bench 2.0 trials went into the 1.0 bank."""
+    from hspr.harness import read_outcomes
+
+    other = harbor_job(tmp_path / "other", {"fibonacci-server": [1]})
+    job = harbor_job(tmp_path / "job", {"crack-7z-hash": [0]})
+    agent_dir = job / "crack-7z-hash__0" / "agent"
+    agent_dir.mkdir()
+    (agent_dir / "workspace").symlink_to(other, target_is_directory=True)
+    (agent_dir / "rootfs").symlink_to("/", target_is_directory=True)
+    (agent_dir / "result.json").symlink_to(tmp_path / "nowhere.json")
+    (agent_dir / "report.json").symlink_to(tmp_path / "nowhere.json")
+    (job / "result.json").write_text('{"n_total_trials": ')  # the summary mid-write
+    read = read_outcomes(job)
+    assert read.form == "harbor_job" and [(o.instance_id, o.outcome) for o in read.outcomes] == [("crack-7z-hash", 0)]
+    copy = harbor_job(tmp_path / "copy", {"a": [1], "b": [0]})
+    (copy / "result.json").write_text((copy / "a__0" / "result.json").read_text())
+    with pytest.raises(DataError, match="trial 'a__0' of 'a' again"):
+        read_outcomes(copy)
+    assert [o.outcome for o in read_outcomes(copy / "b__0").outcomes] == [0]  # one trial's folder
+    evil = harbor_job(tmp_path / "evil", {"a": [1]}, agent="\x1b[31mEVIL\x1b[0m\nerror: fake", model="m\x07")
+    harbor_job(evil, {"b": [1]}, agent="x", summary=False)
+    with pytest.raises(DataError) as exc:
+        read_outcomes(evil)
+    assert "\x1b" not in str(exc.value) and "\n" not in str(exc.value) and "?[31mEVIL?[0m?error: fake / m?" in str(exc.value)
+    live = LiveSession.create(tmp_path / "tb.hspr", bank="terminal-bench", budget=8, method="hspr")
+    task = live.next(1)[0]
+    tb2 = harbor_job(tmp_path / "tb2", {task: [1] * 5})
+    for trial in tb2.glob("*/result.json"):
+        trial.write_text(json.dumps({**json.loads(trial.read_text()), "source": "terminal-bench@2.0"}))
+    with pytest.raises(LiveSessionError, match=r"dataset 'terminal-bench@2.0', whose tasks are not the terminal-bench "
+                                               r"bank's \(Terminal-Bench 1.0"):
+        live.ingest(tb2)
+    res = CliRunner().invoke(main, ["live", "ingest", str(tb2), "--session", str(tmp_path / "tb.hspr"), "--skip-unknown"])
+    assert res.exit_code == 2 and "nothing was recorded" in res.output and LiveSession.open(tmp_path / "tb.hspr").recorded == {}
+    for trial in tb2.glob("*/result.json"):
+        trial.write_text(json.dumps({**json.loads(trial.read_text()), "source": "terminal-bench-core==0.1.1"}))
+    res = live.ingest(tb2)
+    assert res.recorded[0][:2] == (task, 1) and "trials of dataset 'terminal-bench-core==0.1.1'" in res.notes
 
 
 def test_a_bank_is_built_from_harbor_jobs(tmp_path):

@@ -193,6 +193,8 @@ class HarnessRead:
         Ids the reader was asked to skip (``keep``) before checking them, in the order read.
     agent : str, optional
         The agent (and model) the outcomes are of, where the form names it (a Harbor job).
+    datasets : list of str
+        The datasets the outcomes' tasks are of, where the form names them (a Harbor job's ``source``).
     """
 
     form: str
@@ -201,6 +203,7 @@ class HarnessRead:
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     agent: str | None = None
+    datasets: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status ('partial' only when some task has it: repeated trials)."""
@@ -826,8 +829,8 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
     ``error``; ``rate_if_unresolved`` counts its errored trials failed, as Harbor's mean reward
     does); with fewer trials (a job still running, or stopped) it is left out with a note, so a
     running job can be ingested again as it goes. ``keep`` and ``known`` as in
-    :func:`read_trials_outcomes` (their ids are skipped before any other check). A note names the
-    trials' dataset (``source``), since Terminal-Bench 2.0 reuses task names of 1.0.
+    :func:`read_trials_outcomes` (their ids are skipped before any other check). The trials' agent
+    and datasets (``source``) are returned with them.
 
     Raises
     ------
@@ -846,7 +849,7 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
     for t in read:
         agents.setdefault(t.agent, t.file)
     if len(agents) > 1:
-        shown = "; ".join(f"{a or 'unnamed'} ({f.parent.name})" for a, f in list(agents.items())[:3])
+        shown = "; ".join(f"{a or 'unnamed'} ({harbor.printable(f.parent.name)})" for a, f in list(agents.items())[:3])
         raise HarnessFormatError(f"{path}: holds the trials of {len(agents)} agents or models ({shown}); a session "
                                  "records one agent: copy that agent's trial folders (their result.json names it under "
                                  "'agent_info') into a folder of their own and ingest that")
@@ -869,39 +872,34 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
     notes = [f"{path}: {len(short)} task(s) without all {n} trial(s) yet (running, cancelled or not run), left out: "
              f"{', '.join(map(repr, short[:5]))}{' ...' if len(short) > 5 else ''}; ingest the job again when they "
              "finish"] if short else []
-    sources = list(dict.fromkeys(t.source for t in read if t.source))
-    if sources:
-        notes.append(f"{path}: trials of dataset {', '.join(map(repr, sources))}: make sure the bank holds the same "
-                     "tasks (Terminal-Bench 2.0 reuses some task names of 1.0, the bundled terminal-bench bank)")
     out = _per_trial_outcomes(path, {i: r for i, r in runs.items() if i not in errors and count[i] == n}, trials,
                               harbor.RESULT)
     for i, excs in errors.items():
         if count[i] == n:
-            k = runs[i].count(None)
+            k, rest = runs[i].count(None), n - len(excs)
             out.append(HarnessOutcome(i, ERROR, f"{len(excs)} of {n} trial(s) ended in a harness error "
-                                                f"({', '.join(sorted(set(excs)))}) in {harbor.RESULT}; {k} of the "
-                                                "others passed", str(path),
+                                                f"({', '.join(sorted(set(excs)))}) in {harbor.RESULT}"
+                                                + (f"; {k} of the other {rest} passed" if rest else ""), str(path),
                                       rate_if_unresolved=pass_rate(k, trials) if trials else None))
-    return HarnessRead("harbor_job", str(path), out, notes, skipped=skipped, agent=next(iter(agents), None) or None)
+    return HarnessRead("harbor_job", str(path), out, notes, skipped=skipped, agent=next(iter(agents), None) or None,
+                       datasets=list(dict.fromkeys(t.source for t in read if t.source)))
 
 
 def _folder_forms(folder: Path) -> dict[str, Path]:
     """The output forms found below ``folder`` (a key of :data:`FORMS` -> one file of it): Harbor
     trials or a Harbor job summary (``harbor_job``), a ``tb run`` results.json (``tb_run``), SWE-bench
-    harness reports or instance logs (``log_dir``); files inside a Harbor trial's folders are that
-    trial's own (an agent's logs) and not counted. One walk."""
-    results, tb, reports, logs = find_below(folder, (harbor.RESULT, TB_RESULTS, LOG_REPORT, LOG_INSTANCE))
-    docs, dirs = harbor.trial_dirs(results, HarnessFormatError)
+    harness reports or instance logs (``log_dir``); a Harbor trial's own folders (its agent's logs)
+    are not searched (:func:`hspr.data.harbor.scan`)."""
+    results, other = harbor.scan(folder, (TB_RESULTS, LOG_REPORT, LOG_INSTANCE), HarnessFormatError)
     found: dict[str, Path] = {}
-    for real, (f, d) in sorted(docs.items()):
-        if (harbor.is_trial(d) or harbor.is_job_summary(d)) and not harbor.inside_trial(real.parent, dirs):
+    for f, d in results:
+        if harbor.is_trial(d) or harbor.is_job_summary(d):
             found.setdefault("harbor_job", f)
-    for f in tb:
-        if not harbor.inside_trial(f, dirs) and isinstance(d := _try_json(f), dict) and _is_tb_run(d):
+    for f in other[TB_RESULTS]:
+        if isinstance(d := _try_json(f), dict) and _is_tb_run(d):
             found.setdefault("tb_run", f)
-    for f in reports + logs:
-        if not harbor.inside_trial(f, dirs):
-            found.setdefault("log_dir", f)
+    for f in other[LOG_REPORT] + other[LOG_INSTANCE]:
+        found.setdefault("log_dir", f)
     return found
 
 

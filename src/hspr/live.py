@@ -76,6 +76,7 @@ import json
 import math
 import numbers
 import os
+import re
 import shutil
 import time
 import unicodedata
@@ -88,7 +89,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, journal
-from .data.banks import load_bank
+from .data.banks import BANKS, load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, brief
@@ -1345,6 +1346,15 @@ class LiveSession:
                                  known=self._task_set.__contains__)
         source = str(Path(path).resolve())
         res = IngestResult(source, read.form, notes=list(read.notes))
+        bundled = BANKS.get(self.doc["bank"].get("name")) if not self.doc["bank"].get("matrix") else None
+        foreign = [d for d in read.datasets for pat in (bundled.foreign_datasets if bundled else ()) if re.search(pat, d, re.I)]
+        if foreign:  # a re-trial: Terminal-Bench 2.0 trials under 1.0's task names were recorded
+            raise LiveSessionError(f"{path}: its trials are of dataset {foreign[0]!r}, whose tasks are not the "
+                                   f"{bundled.name} bank's ({bundled.title}) even where their names are the same; "
+                                   "build a bank from runs of that dataset (hspr bank build) and start a session on "
+                                   "it (nothing was recorded)")
+        if read.datasets:
+            res.notes.append(f"trials of dataset {', '.join(map(repr, read.datasets))}")
         unknown = read.skipped + [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]
         if unknown and skip_unknown:
             read = replace(read, outcomes=[o for o in read.outcomes if o.instance_id in self._task_set])

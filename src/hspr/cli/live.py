@@ -580,6 +580,8 @@ def register(group: click.Group) -> None:
                     split += f", of which {len(res.errors_counted)} harness error(s) counted unresolved"
             else:  # pass rates: 'resolved' would say too little (a new-user trial)
                 split = (f"{n1} passing all {tr} trials, {n0} none, {len(res.recorded) - n1 - n0} some")
+            if tr is not None and res.errors_counted:  # a re-trial: said on a 0/1 bank only
+                split += f"; {len(res.errors_counted)} with harness errors counted as failed trials"
             click.echo(f"{path} ({res.form}): recorded {len(res.recorded)} outcome(s) ({split}), "
                        f"{len(res.unchanged)} unchanged, "
                        + (f"{len(res.withdrawn)} withdrawn before (not recorded), " if res.withdrawn else "") +

@@ -13,11 +13,14 @@ from .matrix import DataError, ResponseMatrix
 
 @dataclass(frozen=True)
 class BankInfo:
-    """A bundled bank: short name, file inside the package, human title."""
+    """A bundled bank: short name, file inside the package, human title, and ``foreign_datasets``:
+    regular expressions of dataset names (a Harbor trial's ``source``) whose task ids overlap the
+    bank's but name other tasks, so their outcomes are refused."""
 
     name: str
     filename: str
     title: str
+    foreign_datasets: tuple[str, ...] = ()
 
 
 BANKS: dict[str, BankInfo] = {
@@ -27,7 +30,8 @@ BANKS: dict[str, BankInfo] = {
     "pro": BankInfo("pro", "matrix_missing_as_0.csv", "SWE-bench Pro (public), missing runs as unresolved"),
     "multimodal": BankInfo("multimodal", "matrix.csv", "SWE-bench Multimodal (test), 12 submissions"),
     "terminal-bench": BankInfo("terminal-bench", "trials.csv",
-                               "Terminal-Bench 1.0, 25 agents x 80 tasks x 5 trials (score: mean pass rate)"),
+                               "Terminal-Bench 1.0, 25 agents x 80 tasks x 5 trials (score: mean pass rate)",
+                               foreign_datasets=(r"terminal.?bench\D*2(\.\d+)*$",)),  # 2.0 reuses 1.0's task names
 }
 #: the four banks of the paper's tables (``--bank all``, the macro MAE); multimodal and
 #: terminal-bench are bundled besides

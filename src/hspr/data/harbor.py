@@ -11,10 +11,12 @@ of ``rewards``, else its ``reward`` key; a trial without one counts 0 there.
 
 hspr takes pass/fail outcomes, so a reward must be the number 0 or 1, and a trial without one is
 classified by the exception it ended in (:attr:`HarborTrial.verdict`): the agent's own failure
-(:data:`AGENT_FAILURES`, Harbor's default ``RetryConfig.exclude_exceptions``, which it does not
-retry) or no exception fails; a cancelled trial (:data:`UNFINISHED`) is not a trial yet
-(``harbor jobs resume`` runs it again); any other exception is a harness error, as a SWE-bench
-harness error is: the task needs a re-run (:mod:`hspr.harness`), or in a bank its cell is missing.
+(:data:`AGENT_FAILURES`) fails; a cancelled trial (:data:`UNFINISHED`) is not a trial yet
+(``harbor jobs resume`` runs it again); any other exception, or none (a trial that was not graded,
+e.g. with verification disabled), is a harness error, as a SWE-bench harness error is: the outcome
+says nothing about the agent, so the task needs a re-run (:mod:`hspr.harness`), or in a bank its
+cell is missing. A trial folder's own subfolders (the agent's logs, its workspace and whatever
+links in them point to) are not searched for trials.
 Readers: :func:`hspr.harness.read_harbor_job` (one agent's outcomes for a live session) and
 :func:`hspr.data.io.read_harbor_bank` (a response matrix of every agent in the jobs).
 """
@@ -27,15 +29,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import shorten
-from ..fileio import find_below, read_json
+from ..fileio import read_json
 from .matrix import DataError
 
 RESULT = "result.json"
 """The file Harbor writes in each trial folder (and the job's summary, in the job folder)."""
 
 AGENT_FAILURES = frozenset({"AgentTimeoutError", "VerifierTimeoutError", "RewardFileNotFoundError",
-                            "RewardFileEmptyError", "VerifierOutputParseError"})
-"""Exceptions that end a trial without a reward through the agent's own doing: the trial failed."""
+                            "RewardFileEmptyError", "VerifierOutputParseError", "AgentSafetyRefusalError"})
+"""Exceptions that end a trial without a reward through the agent's own doing (it ran out of time,
+left no reward file or output the verifier could read, or refused the task): the trial failed.
+Harbor does not retry these (its default ``RetryConfig.exclude_exceptions``, which also holds
+provider faults such as ApiUsageLimitError, AgentAuthenticationError and ModelNotFoundError: the
+agent did not run, so hspr takes those as harness errors)."""
 
 UNFINISHED = frozenset({"CancelledError"})
 """Exceptions of a trial that was interrupted (the job was stopped): not a trial yet."""
@@ -83,13 +89,13 @@ class HarborTrial:
 
     @property
     def verdict(self) -> str:
-        """'resolved' (reward 1), 'failed' (reward 0, or none after an agent failure or no exception),
-        'unfinished' (cancelled) or 'error' (no reward after another exception: a harness error)."""
+        """'resolved' (reward 1), 'failed' (reward 0, or none after an agent failure), 'unfinished'
+        (cancelled) or 'error' (no reward after another exception or none: a harness error)."""
         if self.reward is not None:
             return RESOLVED if self.reward == 1 else FAILED
         if self.exception in UNFINISHED:
             return NOT_YET
-        return ERROR if self.exception is not None and self.exception not in AGENT_FAILURES else FAILED
+        return FAILED if self.exception in AGENT_FAILURES else ERROR
 
     @property
     def reason(self) -> str | None:
@@ -141,6 +147,12 @@ def _exception(r: dict) -> str | None:
     return name or "exception"
 
 
+def printable(text: object, limit: int = 80) -> str:
+    """``text`` with every character that is not printable (an escape, a newline) as '?', at most
+    ``limit`` characters: names from a file go into messages and session files."""
+    return "".join(c if c.isprintable() else "?" for c in str(text).strip())[:limit]
+
+
 def _try_json(path: Path, error: type[Exception]) -> object:
     """The JSON of ``path``, or the ``error`` that names what is wrong with it."""
     try:
@@ -149,20 +161,44 @@ def _try_json(path: Path, error: type[Exception]) -> object:
         return e
 
 
-def trial_dirs(files: list[Path], error: type[Exception] = DataError) -> tuple[dict[Path, tuple[Path, object]], set[Path]]:
-    """({real path: (the path found, its JSON or the error naming it)}, the real folders of the
-    trials) of the ``result.json`` files ``files``: each file read once."""
-    docs: dict[Path, tuple[Path, object]] = {}
-    for f in files:
-        real = Path(os.path.realpath(f))
-        if real not in docs:
-            docs[real] = (f, _try_json(f, error))
-    return docs, {real.parent for real, (_, d) in docs.items() if is_trial(d)}
+def scan(folder: Path, names: tuple[str, ...] = (), error: type[Exception] = DataError
+         ) -> tuple[list[tuple[Path, object]], dict[str, list[Path]]]:
+    """Walk ``folder`` for Harbor results: ([(a ``result.json`` as found, its JSON or the ``error``
+    naming it), ...] sorted by path, {name: files of each of ``names`` found}).
 
-
-def inside_trial(path: Path, dirs: set[Path]) -> bool:
-    """Whether real path ``path`` lies inside one of the trial folders ``dirs`` (a trial's own logs)."""
-    return any(a in dirs for a in Path(os.path.realpath(path)).parents)
+    One walk that follows links to folders, each real folder once (as
+    :func:`hspr.fileio.find_below`), but not into the subfolders of a trial (a folder whose
+    ``result.json`` is a trial's, other than ``folder`` itself): they hold the agent's logs and
+    workspace, whose files (and links, to anywhere) are not results. A ``result.json`` that does not
+    parse in a folder with trial subfolders is the job's summary caught while Harbor rewrites it,
+    and is left out.
+    """
+    seen: set[str] = set()
+    results: list[tuple[Path, object]] = []
+    found: dict[str, list[Path]] = {n: [] for n in names}
+    jobs: set[Path] = set()  # folders holding a trial folder
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs.sort()
+        here = Path(root)
+        for n in names:
+            if n in files:
+                found[n].append(here / n)
+        if RESULT in files and os.path.exists(here / RESULT):
+            doc = _try_json(here / RESULT, error)
+            results.append((here / RESULT, doc))
+            # a trial's own folders hold its logs; the folder given is a trial's unless trials sit below it (a copy)
+            if is_trial(doc) and (here != Path(folder) or not any(is_trial(_try_json(here / d / RESULT, error))
+                                                                 for d in dirs if (here / d / RESULT).is_file())):
+                dirs[:] = []
+                jobs.add(here.parent)
+    results = [(f, d) for f, d in sorted(results, key=lambda x: x[0])
+               if not (isinstance(d, Exception) and f.parent in jobs)]
+    return results, {n: sorted(v) for n, v in found.items()}
 
 
 def read_trials(path: str | Path, error: type[Exception] = DataError,
@@ -184,9 +220,9 @@ def read_trials(path: str | Path, error: type[Exception] = DataError,
         for one agent's task (a copied trial), and a path with no trial.
     """
     path = Path(path)
-    docs, dirs = trial_dirs(find_below(path, (RESULT,))[0] if path.is_dir() else [path], error)
-    docs = {f: d for real, (f, d) in sorted(docs.items()) if not inside_trial(real.parent, dirs) and not is_job_summary(d)
-            and (isinstance(d, error) or isinstance(d, dict) and ("task_name" in d or "trial_name" in d))}
+    docs = {f: d for f, d in (scan(path, error=error)[0] if path.is_dir() else [(path, _try_json(path, error))])
+            if not is_job_summary(d) and (isinstance(d, error) or isinstance(d, dict) and ("task_name" in d or
+                                                                                          "trial_name" in d))}
     if not docs:
         raise error(f"{path}: no Harbor trial {RESULT} found (no trial has finished yet?); expected a job folder "
                     f"jobs/<job_name>/ whose trial folders each hold a {RESULT}")
@@ -208,11 +244,15 @@ def read_trials(path: str | Path, error: type[Exception] = DataError,
             continue
         info = r.get("agent_info") if isinstance(r.get("agent_info"), dict) else {}
         model = info.get("model_info") if isinstance(info.get("model_info"), dict) else {}
-        agent = " / ".join(str(x).strip() for x in (info.get("name"), model.get("name")) if x and str(x).strip())
+        agent = " / ".join(printable(x) for x in (info.get("name"), model.get("name")) if x and printable(x))
         if (agent, task, name) in seen:
             raise error(f"{f}: trial {name!r} of {task!r} again ({seen[agent, task, name]}); each trial is one result: "
                         "drop the copy")
         seen[agent, task, name] = f
-        source = r["source"].strip() if isinstance(r.get("source"), str) and r["source"].strip() else None
-        out.append(HarborTrial(f, task, name, agent, _reward(f, r, error), _exception(r), source))
+        source = printable(r["source"]) if isinstance(r.get("source"), str) and printable(r["source"]) else None
+        reward, exc = _reward(f, r, error), _exception(r)
+        verifier = (r.get("config") or {}).get("verifier") if isinstance(r.get("config"), dict) else None
+        if reward is None and exc is None and isinstance(verifier, dict) and verifier.get("disable"):
+            exc = "verification disabled"  # a harness error: the job ran without grading (a re-trial)
+        out.append(HarborTrial(f, task, name, agent, reward, exc, source))
     return out, list(skipped)

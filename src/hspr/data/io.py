@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputWarning, shorten
-from ..fileio import DuplicateKeyError, csv_records, find_below, loads, read_json, read_text
+from ..fileio import DuplicateKeyError, csv_records, loads, read_json, read_text
 from ..outcomes import MISSING, NO_RUN, RESOLVED, SPELLINGS, UNRESOLVED, is_cell, is_missing, normalise, outcome
 from . import harbor
 from .matrix import DataError, ResponseMatrix
@@ -894,7 +894,7 @@ def _detect_dir(path: Path) -> str:
         return "bank_dir"
     if (path / "evaluation").is_dir():
         return "leaderboard"
-    if any(harbor.is_trial(d) for _, d in harbor.trial_dirs(find_below(path, (harbor.RESULT,))[0])[0].values()):
+    if any(harbor.is_trial(d) for _, d in harbor.scan(path)[0]):
         return "harbor_jobs"
     banks = sorted(p.name for p in path.iterdir() if p.is_dir() and _looks_like_bank_dir(p))
     if banks:
