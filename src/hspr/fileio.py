@@ -280,11 +280,12 @@ def read_json_file(path, what: str = ""):
     return read_json(path, HsprError, what, raise_missing=True)
 
 
-def find_below(folder: Path, names: tuple[str, ...]) -> list[list[Path]]:
+def find_below(folder: Path, names: tuple[str, ...], prune=None) -> list[list[Path]]:
     """For each of ``names``, every file of that name below ``folder``, sorted; one walk that follows
     links to folders (an instance folder linked in from elsewhere was skipped by ``Path.rglob`` before
     Python 3.13: a trial lost 6 of 8 outcomes unseen); each real folder is visited once, so a link
-    loop ends."""
+    loop ends. ``prune(folder, file_names, subfolder_names)``, when given, is called on each folder
+    visited (in sorted order) and returns True to leave its subfolders unvisited."""
     seen: set[str] = set()
     out: list[list[Path]] = [[] for _ in names]
     for root, dirs, files in os.walk(folder, followlinks=True):
@@ -297,4 +298,6 @@ def find_below(folder: Path, names: tuple[str, ...]) -> list[list[Path]]:
         for found, name in zip(out, names):
             if name in files:
                 found.append(Path(root) / name)
+        if prune is not None and prune(Path(root), files, dirs):
+            dirs[:] = []
     return [sorted(found) for found in out]

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import shorten
-from ..fileio import read_json
+from ..fileio import find_below, read_json
 from .matrix import DataError
 
 RESULT = "result.json"
@@ -173,32 +173,25 @@ def scan(folder: Path, names: tuple[str, ...] = (), error: type[Exception] = Dat
     parse in a folder with trial subfolders is the job's summary caught while Harbor rewrites it,
     and is left out.
     """
-    seen: set[str] = set()
     results: list[tuple[Path, object]] = []
-    found: dict[str, list[Path]] = {n: [] for n in names}
     jobs: set[Path] = set()  # folders holding a trial folder
-    for root, dirs, files in os.walk(folder, followlinks=True):
-        real = os.path.realpath(root)
-        if real in seen:
-            dirs[:] = []
-            continue
-        seen.add(real)
-        dirs.sort()
-        here = Path(root)
-        for n in names:
-            if n in files:
-                found[n].append(here / n)
-        if RESULT in files and os.path.exists(here / RESULT):
-            doc = _try_json(here / RESULT, error)
-            results.append((here / RESULT, doc))
-            # a trial's own folders hold its logs; the folder given is a trial's unless trials sit below it (a copy)
-            if is_trial(doc) and (here != Path(folder) or not any(is_trial(_try_json(here / d / RESULT, error))
-                                                                 for d in dirs if (here / d / RESULT).is_file())):
-                dirs[:] = []
-                jobs.add(here.parent)
+
+    def trial(here: Path, files: list[str], dirs: list[str]) -> bool:  # a trial's folder: leave its own folders
+        if RESULT not in files or not os.path.exists(here / RESULT):
+            return False
+        doc = _try_json(here / RESULT, error)
+        results.append((here / RESULT, doc))
+        # the folder given is a trial's unless trials sit below it (a trial's result copied to the job's root)
+        if is_trial(doc) and (here != Path(folder) or not any(is_trial(_try_json(here / d / RESULT, error))
+                                                             for d in dirs if (here / d / RESULT).is_file())):
+            jobs.add(here.parent)
+            return True
+        return False
+
+    found = dict(zip(names, find_below(Path(folder), names, trial)))
     results = [(f, d) for f, d in sorted(results, key=lambda x: x[0])
                if not (isinstance(d, Exception) and f.parent in jobs)]
-    return results, {n: sorted(v) for n, v in found.items()}
+    return results, found
 
 
 def read_trials(path: str | Path, error: type[Exception] = DataError,
