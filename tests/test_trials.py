@@ -671,10 +671,10 @@ def test_harbor_jobs_refused_with_the_reason(tmp_path):
     live = LiveSession.create(tmp_path / "tb.hspr", bank="terminal-bench", budget=8, method="hspr")
     t1 = live.next(1)[0]
     over = harbor_job(tmp_path / "over", {t1: [1, 1, 0, 0, 0, 1]})
-    with pytest.raises(DataError, match=f"task '{t1}' has 6 trial\\(s\\) in result.json files; the bank has 5"):
+    with pytest.raises(DataError, match=f"task '{t1}' has 6 graded trial\\(s\\) in result.json files; the bank has 5"):
         live.ingest(over)
     res = CliRunner().invoke(main, ["live", "ingest", str(over), "--session", str(tmp_path / "tb.hspr")])
-    assert res.exit_code == 2 and "has 6 trial(s)" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 2 and "has 6 graded trial(s)" in res.output and "Traceback" not in res.output
     cases = {  # a hostile trial: a text or true/false was called a partial reward; Harbor's mean refuses {} too
         "partial": ({"a": [0.5]}, "has reward 0.5; hspr's banks hold pass/fail outcomes"),
         "bool": ({"a": [True]}, "has reward True; a reward is the number 0 or 1"),
@@ -739,8 +739,8 @@ def test_harbor_jobs_running_interrupted_or_with_harness_errors(tmp_path):
     assert [(t, y) for t, y, _ in read_notes.recorded] == [(t2, 0.2)]
     assert any(f"1 task(s) without all 5 trial(s) yet (running, cancelled or not run), left out: '{t1}'" in n
                for n in read_notes.notes)
-    assert set(live.needs_rerun) == {t3} and "1 of 5 trial(s) ended in a harness error (EnvironmentStartTimeoutError)" \
-        in live.needs_rerun[t3]
+    assert set(live.needs_rerun) == {t3} and "1 trial(s) ended in a harness error (EnvironmentStartTimeoutError) in " \
+        "result.json; 2 of the other 4 passed" in live.needs_rerun[t3]
     assert [(t, y) for t, y, _ in live.ingest(job, errors_as_unresolved=True).recorded] == [(t3, 0.4)]
     for k in (3, 4):  # `harbor jobs resume` ran the cancelled trials again
         trial = job / f"{t1}__{k}" / "result.json"
@@ -756,12 +756,12 @@ def test_harbor_jobs_running_interrupted_or_with_harness_errors(tmp_path):
     doc["config"] = {"verifier": {"disable": True}}
     (quiet / f"{t4}__4" / "result.json").write_text(json.dumps(doc))
     res = live.ingest(quiet)
-    assert res.recorded == [] and "2 of 5 trial(s) ended in a harness error (not graded, verification disabled) " \
+    assert res.recorded == [] and "2 trial(s) ended in a harness error (not graded, verification disabled) " \
         "in result.json; 3 of the other 3 passed" in live.needs_rerun[t4]
     one = LiveSession.create(tmp_path / "v.hspr", bank="verified", budget=5, method="hspr")
     v1 = one.next(1)[0]
     one.ingest(harbor_job(tmp_path / "v", {v1: [(None, "DockerDaemonError")]}))
-    assert one.needs_rerun[v1].endswith("1 of 1 trial(s) ended in a harness error (DockerDaemonError) in result.json")
+    assert one.needs_rerun[v1].endswith("1 trial(s) ended in a harness error (DockerDaemonError) in result.json")
 
 
 def test_harbor_folders_that_mix_forms_or_link_trials(tmp_path):
@@ -871,13 +871,17 @@ def test_harbor_bank_cells_missing_or_refused(tmp_path):
     jobs = tmp_path / "jobs"
     harbor_job(jobs / "j1", {"t1": [1, 0], "t2": [1, 1], "t3": [0, (None, "CancelledError")]}, agent="a", model="m")
     harbor_job(jobs / "j2", {"t1": [0, 0], "t2": [1, (None, "DockerDaemonError")], "t3": [1, 1]}, agent="b", model="m")
-    with pytest.warns(InputWarning, match=r"2 \(agent, task\) cell\(s\) with a harness error or fewer than 2"):
+    with pytest.warns(InputWarning, match=r"the bank has 2 trial\(s\) per cell; 2 missing cell\(s\)"):
         m = load_matrix(jobs)
     assert m.trials == 2 and m.agents == ("a / m", "b / m")
     np.testing.assert_array_equal(m.missing, [[False, False, True], [False, True, False]])
     np.testing.assert_array_equal(np.where(m.missing, -1, m.values), [[1, 2, -1], [0, -1, 2]])
+    # a re-trial: the errored trial re-run in a job of its own was refused as a third trial; now it completes the cell
+    harbor_job(jobs / "j2-rerun", {"t2": [0]}, agent="b", model="m", summary=False, first=7)
+    with pytest.warns(InputWarning, match=r"1 missing cell\(s\)"):
+        assert np.where(load_matrix(jobs).missing, -1, load_matrix(jobs).values).tolist() == [[1, 2, -1], [0, 1, 2]]
     harbor_job(jobs / "j3", {"t1": [1, 1, 1]}, agent="a", model="m", summary=False, first=2)
-    with pytest.raises(DataError, match=r"agent 'a / m' has 5 trials of task 't1', where most cells have 2"):
+    with pytest.raises(DataError, match=r"agent 'a / m' has 5 graded trials of task 't1', where most cells have 2"):
         load_matrix(jobs)
     nameless = harbor_job(tmp_path / "nameless", {"t1": [1]}, agent="", model="")
     with pytest.raises(DataError, match="names no agent or model"):
@@ -886,6 +890,45 @@ def test_harbor_bank_cells_missing_or_refused(tmp_path):
     harbor_job(one, {"t1": [0], "t2": [0]}, agent="b", summary=False, first=1)
     m = load_matrix(one)
     assert m.trials is None and m.values.tolist() == [[1, 0], [0, 0]]
+    assert load_matrix(one / "t1__0" / "result.json").values.tolist() == [[1]]  # one trial's file: its own bank
+    mixed = harbor_job(tmp_path / "mixed", {"t1": [1]}, agent="a")
+    for f in mixed.glob("*/result.json"):
+        f.write_text(json.dumps({**json.loads(f.read_text()), "source": "terminal-bench@2.0"}))
+    harbor_job(mixed, {"t1": [0]}, agent="b", summary=False, first=1)
+    f = mixed / "t1__1" / "result.json"
+    f.write_text(json.dumps({**json.loads(f.read_text()), "source": "swebench-verified"}))
+    with pytest.raises(DataError, match=r"trials of 2 datasets \('swebench-verified', 'terminal-bench@2.0'\)"):
+        load_matrix(mixed)
+
+
+def test_a_harbor_bank_drops_empty_rows_and_round_trips(tmp_path):
+    """A re-trial: an agent or task with no complete cell was a row (column) of missing cells: scored as an
+    agent failing everything, and dropped by the repeated-trials CSV writer, so the file's digest was not the
+    printed one. A tie between two trial counts is said."""
+    from hspr.errors import InputWarning
+
+    jobs = tmp_path / "jobs"
+    harbor_job(jobs / "x", {"t1": [1, 1, 0], "t2": [0, 0, 1], "t9": [(None, "DockerDaemonError")] * 3}, agent="x")
+    harbor_job(jobs / "y", {"t1": [1, 0, 0], "t2": [1, 1, 1]}, agent="y")
+    harbor_job(jobs / "z", {"t1": [1, 1], "t2": [1, 1]}, agent="z")  # 2 trials each: no complete cell
+    harbor_job(jobs / "w", {"t1": [1, 1]}, agent="w", model="café")  # and the NFD form of the same name: one row
+    harbor_job(jobs / "w2", {"t1": [0]}, agent="w", model="cafe\u0301", first=2)
+    with pytest.warns(InputWarning) as seen:
+        m = load_matrix(jobs)
+    text = " ".join(str(w.message) for w in seen)
+    assert m.trials == 3 and m.agents == ("w / café", "x / m1", "y / m1") and m.tasks == ("t1", "t2")
+    assert m.missing.tolist() == [[False, True], [False, False], [False, False]] and m.values[0, 0] == 2
+    assert "1 missing cell(s) (fewer graded trials, or not run)" in text and "dropped 1 agent(s) with no such cell ('z / m1')" in text
+    assert "dropped 1 task(s) with no such cell ('t9')" in text
+    out = tmp_path / "bank.csv"
+    res = CliRunner().invoke(main, ["bank", "build", str(jobs), "--out", str(out)])
+    assert res.exit_code == 0 and "3 agents x 2 tasks x 3 trials, 1 missing cell" in res.output, res.output
+    assert load_matrix(out).fill_missing(0).digest() == m.fill_missing(0).digest()
+    tie = tmp_path / "tie"
+    harbor_job(tie / "a", {"t1": [1, 1, 0]}, agent="a")
+    harbor_job(tie / "b", {"t1": [1, 0]}, agent="b")
+    with pytest.warns(InputWarning, match=r"\(1 cells had 3, as many as had 2: the larger count was taken\)"):
+        assert load_matrix(tie).agents == ("a / m1",)
 
 
 def test_a_session_takes_harbor_trials_of_one_agent(tmp_path):
@@ -894,8 +937,8 @@ def test_a_session_takes_harbor_trials_of_one_agent(tmp_path):
     t1, t2 = live.next(2)
     live.ingest(harbor_job(tmp_path / "a", {t1: [1] * 5}, agent="terminus-2", model="m1"))
     other = harbor_job(tmp_path / "b", {t2: [0] * 5}, agent="claude-code", model="m2")
-    with pytest.raises(LiveSessionError, match=r"agent 'claude-code / m2''s, but this session's outcomes from .* are "
-                                               r"agent 'terminus-2 / m1''s"):
+    with pytest.raises(LiveSessionError, match=r"of agent 'claude-code / m2', but this session's outcomes from .* are "
+                                               r"of agent 'terminus-2 / m1'"):
         live.ingest(other)
     reopened = LiveSession.open(tmp_path / "tb.hspr")  # the agent is kept in the session file
     assert reopened.recorded == {t1: 1}

@@ -862,25 +862,24 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
             errors.setdefault(t.task, []).append(t.reason)
         elif t.verdict != harbor.NOT_YET:
             runs[t.task].append(t.reason)
-    count = {i: len(r) + len(errors.get(i, ())) for i, r in runs.items()}
-    over = [i for i, k in count.items() if k > n]
+    over = [i for i, r in runs.items() if len(r) > n]
     if over:
-        raise HarnessFormatError(f"{path}: task {over[0]!r} has {count[over[0]]} trial(s) in {harbor.RESULT} files; "
-                                 f"the bank has {n} trial(s) per task: a job of another --n-attempts, or trials of two "
+        raise HarnessFormatError(f"{path}: task {over[0]!r} has {len(runs[over[0]])} graded trial(s) in {harbor.RESULT} "
+                                 f"files; the bank has {n} per task: a job of another --n-attempts, or trials of two "
                                  "jobs? ingest one job (its folder jobs/<job_name>/)")
-    short = [i for i, k in count.items() if k < n]
+    # a harness error beside all the task's graded trials was re-run: the grades stand (as in a log folder)
+    done = {i: r for i, r in runs.items() if len(r) == n}
+    failed = {i: e for i, e in errors.items() if i not in done and len(runs[i]) + len(e) >= n}
+    short = [i for i in runs if i not in done and i not in failed]
     notes = [f"{path}: {len(short)} task(s) without all {n} trial(s) yet (running, cancelled or not run), left out: "
              f"{', '.join(map(repr, short[:5]))}{' ...' if len(short) > 5 else ''}; ingest the job again when they "
-             "finish"] if short else []
-    out = _per_trial_outcomes(path, {i: r for i, r in runs.items() if i not in errors and count[i] == n}, trials,
-                              harbor.RESULT)
-    for i, excs in errors.items():
-        if count[i] == n:
-            k, rest = runs[i].count(None), n - len(excs)
-            out.append(HarnessOutcome(i, ERROR, f"{len(excs)} of {n} trial(s) ended in a harness error "
-                                                f"({', '.join(sorted(set(excs)))}) in {harbor.RESULT}"
-                                                + (f"; {k} of the other {rest} passed" if rest else ""), str(path),
-                                      rate_if_unresolved=pass_rate(k, trials) if trials else None))
+             "finish (or the folder holding every job with that agent's trials of them)"] if short else []
+    out = _per_trial_outcomes(path, done, trials, harbor.RESULT)
+    for i, excs in failed.items():
+        k, rest = runs[i].count(None), len(runs[i])
+        out.append(HarnessOutcome(i, ERROR, f"{len(excs)} trial(s) ended in a harness error ({', '.join(sorted(set(excs)))})"
+                                            f" in {harbor.RESULT}" + (f"; {k} of the other {rest} passed" if rest else ""),
+                                  str(path), rate_if_unresolved=pass_rate(k, trials) if trials else None))
     return HarnessRead("harbor_job", str(path), out, notes, skipped=skipped, agent=next(iter(agents), None) or None,
                        datasets=list(dict.fromkeys(t.source for t in read if t.source)))
 

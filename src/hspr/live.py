@@ -1379,8 +1379,8 @@ class LiveSession:
         others = {ev["agent"]: ev["source"] for ev in self._tells.values() if ev.get("agent") and ev["agent"] != read.agent}
         if read.agent and others:  # a hostile trial: two Harbor jobs of different agents went into one session
             (agent, where), = list(others.items())[:1]
-            raise LiveSessionError(f"{path}: its trials are agent {read.agent!r}'s, but this session's outcomes from "
-                                   f"{where} are agent {agent!r}'s; a session estimates one agent: start another "
+            raise LiveSessionError(f"{path}: its trials are of agent {read.agent!r}, but this session's outcomes from "
+                                   f"{where} are of agent {agent!r}; a session estimates one agent: start another "
                                    "session for this one (nothing was recorded)")
         with self._transaction():
             todo = []

@@ -54,11 +54,12 @@ def bank_summary(name: str) -> dict:
 
 
 def summary_line(m: ResponseMatrix) -> str:
-    """One-line description: agents, tasks, missing cells."""
+    """One-line description: agents, tasks (and trials per cell), missing cells."""
     def n(k: int, noun: str) -> str:
         return f"{k} {noun}{'' if k == 1 else 's'}"
 
-    return f"{n(m.n_agents, 'agent')} x {n(m.n_tasks, 'task')}, {n(m.n_missing, 'missing cell')}"
+    trials = f" x {m.trials} trials" if m.trials else ""  # a re-trial: a Harbor bank's count was only in --json
+    return f"{n(m.n_agents, 'agent')} x {n(m.n_tasks, 'task')}{trials}, {n(m.n_missing, 'missing cell')}"
 
 
 def summary_dict(m: ResponseMatrix) -> dict:

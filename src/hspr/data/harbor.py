@@ -24,6 +24,7 @@ Readers: :func:`hspr.harness.read_harbor_job` (one agent's outcomes for a live s
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,12 +149,13 @@ def _exception(r: dict) -> str | None:
 
 
 def printable(text: object, limit: int = 80) -> str:
-    """``text`` with every character that is not printable (an escape, a newline) as '?', at most
-    ``limit`` characters: names from a file go into messages and session files."""
-    return "".join(c if c.isprintable() else "?" for c in str(text).strip())[:limit]
+    """``text`` in Unicode NFC with every character that is not printable (an escape, a newline) as
+    '?', at most ``limit`` characters: names from a file go into messages, session files and bank
+    rows (one name in two Unicode forms is one name)."""
+    return "".join(c if c.isprintable() else "?" for c in unicodedata.normalize("NFC", str(text).strip()))[:limit]
 
 
-def _try_json(path: Path, error: type[Exception]) -> object:
+def try_json(path: Path, error: type[Exception]) -> object:
     """The JSON of ``path``, or the ``error`` that names what is wrong with it."""
     try:
         return read_json(path, error, hint="a truncated result.json means the trial was interrupted: re-run it")
@@ -177,12 +179,12 @@ def scan(folder: Path, names: tuple[str, ...] = (), error: type[Exception] = Dat
     jobs: set[Path] = set()  # folders holding a trial folder
 
     def trial(here: Path, files: list[str], dirs: list[str]) -> bool:  # a trial's folder: leave its own folders
-        if RESULT not in files or not os.path.exists(here / RESULT):
+        if RESULT not in files or not os.path.isfile(here / RESULT):  # not a named pipe, which would block
             return False
-        doc = _try_json(here / RESULT, error)
+        doc = try_json(here / RESULT, error)
         results.append((here / RESULT, doc))
         # the folder given is a trial's unless trials sit below it (a trial's result copied to the job's root)
-        if is_trial(doc) and (here != Path(folder) or not any(is_trial(_try_json(here / d / RESULT, error))
+        if is_trial(doc) and (here != Path(folder) or not any(is_trial(try_json(here / d / RESULT, error))
                                                              for d in dirs if (here / d / RESULT).is_file())):
             jobs.add(here.parent)
             return True
@@ -213,7 +215,7 @@ def read_trials(path: str | Path, error: type[Exception] = DataError,
         for one agent's task (a copied trial), and a path with no trial.
     """
     path = Path(path)
-    docs = {f: d for f, d in (scan(path, error=error)[0] if path.is_dir() else [(path, _try_json(path, error))])
+    docs = {f: d for f, d in (scan(path, error=error)[0] if path.is_dir() else [(path, try_json(path, error))])
             if not is_job_summary(d) and (isinstance(d, error) or isinstance(d, dict) and ("task_name" in d or
                                                                                           "trial_name" in d))}
     if not docs:
@@ -237,7 +239,7 @@ def read_trials(path: str | Path, error: type[Exception] = DataError,
             continue
         info = r.get("agent_info") if isinstance(r.get("agent_info"), dict) else {}
         model = info.get("model_info") if isinstance(info.get("model_info"), dict) else {}
-        agent = " / ".join(printable(x) for x in (info.get("name"), model.get("name")) if x and printable(x))
+        agent = " / ".join(printable(x) for x in (info.get("name"), model.get("name")) if x is not None and printable(x))
         if (agent, task, name) in seen:
             raise error(f"{f}: trial {name!r} of {task!r} again ({seen[agent, task, name]}); each trial is one result: "
                         "drop the copy")

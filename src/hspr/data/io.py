@@ -943,6 +943,9 @@ def detect_form(path: str | Path) -> str:
         head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
     if not head:
         raise DataError(f"{path}: file is empty; {_LAYOUTS}")
+    if head[:1] == b"{" and path.suffix.lower() == ".json" and b"\n{" not in head.rstrip() and \
+            harbor.is_trial(harbor.try_json(path, DataError)):  # one Harbor trial's result.json
+        return "harbor_jobs"
     if head[:1] == b"{":
         return "jsonl"
     if path.suffix.lower() == ".json":
@@ -976,15 +979,18 @@ def detect_form(path: str | Path) -> str:
 
 def read_harbor_bank(path: str | Path) -> ResponseMatrix:
     """A response matrix from Harbor jobs: one row per agent and model (``agent_info.name /
-    model_info.name``), one column per task, each cell the successes over that agent's trials of
-    that task (:mod:`hspr.data.harbor` says how a trial is read; trials of one agent in several
-    jobs add up).
+    model_info.name``), one column per task, each cell the successes over that agent's graded
+    trials of that task (:mod:`hspr.data.harbor` says how a trial is read; trials of one agent in
+    several jobs add up, so a re-run in a job of its own completes a cell).
 
-    A bank has one number of trials per cell: the most common count over the cells (ties: the
-    larger). A cell with fewer trials (a job still running, cancelled trials) or with a harness
-    error (the environment failed, so the outcome says nothing about the agent) is a missing cell,
-    and an :class:`~hspr.errors.InputWarning` counts them. With one trial per cell the matrix is
-    0/1; otherwise ``trials`` is that count (a bank of repeated trials, as Terminal-Bench's).
+    A bank has one number of trials per cell: the most common number of graded trials over the
+    cells (ties: the larger, said in the warning). A cell with fewer graded trials (a job still
+    running, cancelled trials, a harness error not yet re-run) is a missing cell; a harness error
+    beside all the cell's graded trials is superseded by them. Agents and tasks left with no cell
+    at all are dropped (a row of missing cells would be scored as an agent that fails everything).
+    An :class:`~hspr.errors.InputWarning` counts the missing cells and names what was dropped. With
+    one trial per cell the matrix is 0/1; otherwise ``trials`` is that count (a bank of repeated
+    trials, as Terminal-Bench's).
 
     Returns
     -------
@@ -994,42 +1000,56 @@ def read_harbor_bank(path: str | Path) -> ResponseMatrix:
     Raises
     ------
     DataError
-        As :func:`hspr.data.harbor.read_trials`, and naming the trial for one without an agent
-        name, and the agent and task of a cell with more trials than the others.
+        As :func:`hspr.data.harbor.read_trials`; naming the trial for one without an agent name,
+        the datasets when the trials are of more than one (``source``: tasks of one name in two
+        datasets would share a column), the agent and task of a cell with more graded trials than
+        the bank's, and the path when no cell has a graded trial.
     """
     path = Path(path)
     read, _ = harbor.read_trials(path, DataError)
+    datasets = sorted({t.source for t in read if t.source})
+    if len(datasets) > 1:
+        raise DataError(f"{path}: trials of {len(datasets)} datasets ({', '.join(map(repr, datasets[:4]))}): a task of "
+                        "one name in two datasets would be one column; build one bank per dataset (a folder holding "
+                        "that dataset's jobs)")
     cells: dict[tuple[str, str], list[str]] = {}
     for t in read:
         if not t.agent:
-            raise DataError(f"{t.file}: the trial names no agent or model ('agent_info'); a bank has one row per agent")
+            raise DataError(f"{t.file}: the trial names no agent or model ('agent_info': name, model_info.name); a bank "
+                            "has one row per agent: add them to its result.json, or leave its job out")
         cells.setdefault((t.agent, t.task), []).append(t.verdict)
     graded = {c: v.count(harbor.RESOLVED) + v.count(harbor.FAILED) for c, v in cells.items()}
-    errored = {c for c, v in cells.items() if harbor.ERROR in v}
-    counts = Counter(k for c, k in graded.items() if c not in errored and k)
+    counts = Counter(k for k in graded.values() if k)
     if not counts:
         raise DataError(f"{path}: no task has a graded trial (every trial was cancelled or ended in a harness error)")
     trials = max(counts, key=lambda k: (counts[k], k))
-    over = next((c for c, k in graded.items() if k + cells[c].count(harbor.ERROR) > trials), None)
+    tie = [k for k in counts if counts[k] == counts[trials] and k != trials]
+    over = next((c for c, k in graded.items() if k > trials), None)
     if over is not None:
-        k = graded[over] + cells[over].count(harbor.ERROR)
-        raise DataError(f"{path}: agent {over[0]!r} has {k} trials of task {over[1]!r}, where most cells have {trials}: "
-                        "two jobs of that agent on the task, or another --n-attempts? a bank has one number of trials "
-                        "per task: keep the jobs that give every task the same number")
-    short = sorted(c for c, k in graded.items() if c in errored or k < trials)
-    if short:
-        warnings.warn(f"{path}: {len(short)} (agent, task) cell(s) with a harness error or fewer than {trials} trial(s) "
-                      f"are missing cells (e.g. {short[0][0]!r}, {short[0][1]!r}); re-run them to fill them",
-                      InputWarning, stacklevel=2)
-    agents = sorted({a for a, _ in cells})
-    tasks = sorted({t for _, t in cells})
+        raise DataError(f"{path}: agent {over[0]!r} has {graded[over]} graded trials of task {over[1]!r}, where most "
+                        f"cells have {trials}: jobs of another --n-attempts, or one job read twice under two names? a "
+                        f"bank has one number of trials per task: leave out the jobs (or trial folders) beyond {trials}")
+    keep = {c for c, k in graded.items() if k == trials}
+    agents = sorted({a for a, _ in keep})
+    tasks = sorted({t for _, t in keep})
+    lost_agents = sorted({a for a, _ in cells} - set(agents))
+    lost_tasks = sorted({t for _, t in cells} - set(tasks))
     ai, ti = {a: i for i, a in enumerate(agents)}, {t: j for j, t in enumerate(tasks)}
     values = np.zeros((len(agents), len(tasks)), dtype=np.int8)
     miss = np.ones(values.shape, dtype=bool)
-    for (a, t), v in cells.items():
-        if (a, t) not in errored and graded[a, t] == trials:
-            values[ai[a], ti[t]] = v.count(harbor.RESOLVED)
-            miss[ai[a], ti[t]] = False
+    for a, t in keep:
+        values[ai[a], ti[t]] = cells[a, t].count(harbor.RESOLVED)
+        miss[ai[a], ti[t]] = False
+    if miss.any() or lost_agents or lost_tasks:
+        why = (f" ({counts[trials]} cells had {trials}, as many as had {tie[0]}: the larger count was taken)" if tie
+               else "")
+        warnings.warn(f"{path}: the bank has {trials} trial(s) per cell{why}; {int(miss.sum())} missing cell(s) (fewer "
+                      "graded trials, or not run)"
+                      + (f"; dropped {len(lost_agents)} agent(s) with no such cell ({', '.join(map(repr, lost_agents[:3]))})"
+                         if lost_agents else "")
+                      + (f"; dropped {len(lost_tasks)} task(s) with no such cell ({', '.join(map(repr, lost_tasks[:3]))})"
+                         if lost_tasks else "")
+                      + "; run them to fill them", InputWarning, stacklevel=2)
     return ResponseMatrix(agents, tasks, values, miss if miss.any() else None, source=str(path),
                           trials=trials if trials > 1 else None)
 
