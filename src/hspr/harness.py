@@ -50,9 +50,11 @@ Supported forms (:func:`detect_form` picks one)
     benchmarks): one ``<trial_name>/result.json`` per trial (its ``TrialResult``: ``task_name``,
     ``trial_name``, ``agent_info``, ``verifier_result.rewards``, ``exception_info``), or one such
     file. A trial's reward is read as Harbor's mean reward reads it and must be 0 or 1; a trial
-    without one (an exception before grading) is a failure, as that mean counts it. Trials are
-    counted per task as for ``tb_run`` (``harbor run --n-attempts``). The job's own summary
-    ``result.json`` is not read (given alone, its folder is).
+    without one failed (the agent's own failure), is a harness error (the environment or provider
+    failed, or nothing graded it) or is not a trial yet (cancelled): :mod:`hspr.data.harbor`. A
+    task needs the bank's number of graded trials (``harbor run --n-attempts``); one with fewer is
+    left out with a note, or needs a re-run when harness errors make up the rest. The job's own
+    summary ``result.json`` is not read (given alone, its folder is), nor a trial's own folders.
 ``session``
     Another ``hspr live`` session file: the outcomes recorded in it (its ``tell`` events). The
     way to carry outcomes into a new session when the old one can no longer be opened (its
@@ -823,12 +825,12 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
     """Read one agent's Harbor job folder, or one trial's ``result.json`` (form ``harbor_job``;
     the trials as :func:`hspr.data.harbor.read_trials` reads them).
 
-    A task's trials that passed, failed and errored are counted (a cancelled trial is not a trial
-    yet): with all the bank's trials (``harbor run --n-attempts``; one on a 0/1 bank) and no harness
-    error its pass rate is recorded; with a harness error the task needs a re-run (status
-    ``error``; ``rate_if_unresolved`` counts its errored trials failed, as Harbor's mean reward
-    does); with fewer trials (a job still running, or stopped) it is left out with a note, so a
-    running job can be ingested again as it goes. ``keep`` and ``known`` as in
+    A task with all the bank's trials graded (``harbor run --n-attempts``; one on a 0/1 bank) gets
+    its pass rate, whatever harness errors lie beside them (re-run: the grades stand); one with
+    fewer graded trials and harness errors making up the rest needs a re-run (status ``error``;
+    ``rate_if_unresolved`` counts the missing trials failed, as Harbor's mean reward does); one
+    with fewer trials than that (a job still running, or stopped; cancelled trials do not count) is
+    left out with a note, so a running job can be ingested again as it goes. ``keep`` and ``known`` as in
     :func:`read_trials_outcomes` (their ids are skipped before any other check). The trials' agent
     and datasets (``source``) are returned with them.
 
@@ -836,7 +838,7 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
     ------
     HarnessFormatError
         As :func:`hspr.data.harbor.read_trials`, and naming the agents for trials of more than one
-        agent or model, and the task with more trials than the bank's.
+        agent or model, and the task with more graded trials than the bank's.
     ValueError
         For ``trials`` that is not None or a whole number >= 1.
     """
