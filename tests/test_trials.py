@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -946,3 +947,61 @@ def test_a_session_takes_harbor_trials_of_one_agent(tmp_path):
         reopened.ingest(other)
     same = harbor_job(tmp_path / "c", {t2: [0] * 5}, agent="terminus-2", model="m1")
     assert [(t, y) for t, y, _ in reopened.ingest(same).recorded] == [(t2, 0)]
+
+
+def test_pass_rates_over_every_task_keep_the_estimate_within_its_bounds():
+    """A re-trial: a session of repeated trials that recorded every task refused every estimate, its
+    upper bound (s + N) - N having rounded below s (0.0666...66 against 0.0666...67)."""
+    from hspr.session import feasible_bounds
+
+    rates = [0, 0, 0, 0, 1 / 3]
+    s = float(np.sum(rates))
+    lo, hi = feasible_bounds(s, 5, 5)
+    assert lo == hi == s / 5
+    m = simulate_trials(4, 5, 3, seed=2)
+    fitted = get_method("hspr_robust").fit(m)
+    session = fitted.start(5, 0)
+    for t, y in zip(m.tasks, rates):
+        session.tell(t, y)
+    est = session.estimate()
+    assert est.point == est.lower == est.upper == pytest.approx(s / 5, abs=1e-15)
+
+
+def test_harbor_trials_of_two_datasets_or_mostly_errored_cells(tmp_path):
+    """A re-trial: trials of two datasets were recorded into one session (in one folder, or one job at a
+    time); where most cells had one errored trial the build refused the clean cells; two long model names
+    differing after 80 characters became one row; a named pipe given as the path hung."""
+    from hspr.errors import InputWarning
+    from hspr.harness import read_outcomes
+
+    def tag(job, dataset):
+        for f in job.glob("*/result.json"):
+            f.write_text(json.dumps({**json.loads(f.read_text()), "source": dataset}))
+        return job
+
+    two = tag(harbor_job(tmp_path / "two", {"a": [1]}), "terminal-bench@2.0")
+    tag(harbor_job(tmp_path / "two-b", {"b": [0]}, first=1), "swebench-verified")
+    (two / "b__1").symlink_to(tmp_path / "two-b" / "b__1", target_is_directory=True)
+    with pytest.raises(DataError, match=r"trials of 2 datasets \('terminal-bench@2.0', 'swebench-verified'\)"):
+        read_outcomes(two)
+    live = LiveSession.create(tmp_path / "v.hspr", bank="verified", budget=5, method="hspr")
+    t1, t2 = live.next(2)
+    live.ingest(tag(harbor_job(tmp_path / "j1", {t1: [1]}), "swebench-verified"))
+    with pytest.raises(LiveSessionError, match=r"of dataset 'swebench-lite', but this session's outcomes from .* are of "
+                                               r"dataset 'swebench-verified'"):
+        live.ingest(tag(harbor_job(tmp_path / "j2", {t2: [0]}), "swebench-lite"))
+    jobs = tmp_path / "jobs"  # 3 of 4 cells have a harness error beside 1 graded trial; the clean cell has 2
+    harbor_job(jobs / "a", {"t1": [1, 1], "t2": [1, (None, "DaytonaError")]}, agent="a")
+    harbor_job(jobs / "b", {"t1": [0, (None, "DaytonaError")], "t2": [1, (None, "DaytonaError")]}, agent="b")
+    with pytest.warns(InputWarning, match=r"the bank has 2 trial\(s\) per cell; 0 missing .* dropped 1 agent"):
+        assert load_matrix(jobs).agents == ("a / m1",)
+    long = tmp_path / "long"
+    stem = "openrouter/anthropic/" + "x" * 80
+    harbor_job(long / "a", {"t1": [1]}, agent="t", model=stem + "-a")
+    harbor_job(long / "b", {"t1": [0]}, agent="t", model=stem + "-b", first=1)
+    assert load_matrix(long).n_agents == 2
+    os.mkfifo(tmp_path / "pipe.json")
+    with pytest.raises(DataError, match="not a regular file"):
+        load_matrix(tmp_path / "pipe.json")
+    with pytest.raises(DataError, match="not a regular file"):
+        read_outcomes(tmp_path / "pipe.json")

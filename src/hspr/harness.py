@@ -868,7 +868,12 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
     if over:
         raise HarnessFormatError(f"{path}: task {over[0]!r} has {len(runs[over[0]])} graded trial(s) in {harbor.RESULT} "
                                  f"files; the bank has {n} per task: a job of another --n-attempts, or trials of two "
-                                 "jobs? ingest one job (its folder jobs/<job_name>/)")
+                                 "jobs? ingest one job (its folder jobs/<job_name>/), or the jobs whose trials of a task "
+                                 "add up to the bank's")
+    datasets = list(dict.fromkeys(t.source for t in read if t.source))
+    if len(datasets) > 1:  # a re-trial: one folder of two datasets' trials was recorded with a note
+        raise HarnessFormatError(f"{path}: trials of {len(datasets)} datasets ({', '.join(map(repr, datasets[:4]))}); a "
+                                 "session scores one bank's tasks: ingest the jobs of the bank's dataset")
     # a harness error beside all the task's graded trials was re-run: the grades stand (as in a log folder)
     done = {i: r for i, r in runs.items() if len(r) == n}
     failed = {i: e for i, e in errors.items() if i not in done and len(runs[i]) + len(e) >= n}
@@ -883,7 +888,7 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
                                             f" in {harbor.RESULT}" + (f"; {k} of the other {rest} passed" if rest else ""),
                                   str(path), rate_if_unresolved=pass_rate(k, trials) if trials else None))
     return HarnessRead("harbor_job", str(path), out, notes, skipped=skipped, agent=next(iter(agents), None) or None,
-                       datasets=list(dict.fromkeys(t.source for t in read if t.source)))
+                       datasets=datasets)
 
 
 def _folder_forms(folder: Path) -> dict[str, Path]:
@@ -1105,6 +1110,8 @@ def detect_form(path: str | Path) -> str:
         raise HarnessFormatError(f"{path}: no such file or folder")
     if path.is_dir():
         return "harbor_job" if _one_form(path) == "harbor_job" else "log_dir"
+    if not path.is_file():  # a named pipe would block the read for ever
+        raise HarnessFormatError(f"{path}: not a regular file (a named pipe or a device?); give a file or a folder")
     from .journal import FORMAT
 
     with path.open("rb") as fh:  # a session's header line, before decoding: its reader names a damaged byte (a trial)

@@ -1194,12 +1194,13 @@ class LiveSession:
             f"{self.path}` (both stay in the session file)"
         )
 
-    def _tell(self, task: str, y: float, source: str, detail: str, agent: str | None = None) -> None:
+    def _tell(self, task: str, y: float, source: str, detail: str, agent: str | None = None,
+              dataset: str | None = None) -> None:
         # asked: pending, or in an ask of the log whose record the file lost (a re-trial: a repaired cut counted
         # those tasks as extra)
         asked = task in self.session.pending or task not in self._withdrawn and task in self._asked_in_log()
         ev = {"type": "tell", "task": task, "outcome": y, "source": source, "detail": detail,
-              "asked": asked, "time": _now()} | ({"agent": agent} if agent else {})
+              "asked": asked, "time": _now()} | ({"agent": agent} if agent else {}) | ({"dataset": dataset} if dataset else {})
         self.session.tell(task, y)
         self._tells[task] = ev
         self.doc["events"].append(ev)
@@ -1382,6 +1383,13 @@ class LiveSession:
             raise LiveSessionError(f"{path}: its trials are of agent {read.agent!r}, but this session's outcomes from "
                                    f"{where} are of agent {agent!r}; a session estimates one agent: start another "
                                    "session for this one (nothing was recorded)")
+        sets = {ev["dataset"]: ev["source"] for ev in self._tells.values() if ev.get("dataset")
+                and ev["dataset"] not in read.datasets}
+        if read.datasets and sets:  # a re-trial: jobs of two datasets went into one session, one at a time
+            (dataset, where), = list(sets.items())[:1]
+            raise LiveSessionError(f"{path}: its trials are of dataset {read.datasets[0]!r}, but this session's outcomes "
+                                   f"from {where} are of dataset {dataset!r}; a session scores one bank's tasks "
+                                   "(nothing was recorded)")
         with self._transaction():
             todo = []
             conflicts = []
@@ -1435,7 +1443,7 @@ class LiveSession:
                     self.doc["events"].append(ev)
                     res.needs_rerun.append((o.instance_id, o.detail))
                 else:
-                    self._tell(o.instance_id, y, source, detail, read.agent)
+                    self._tell(o.instance_id, y, source, detail, read.agent, next(iter(read.datasets), None))
                     res.recorded.append((o.instance_id, y, detail))
                     if o.outcome is None:  # a harness error counted unresolved
                         res.errors_counted.append(o.instance_id)

@@ -278,9 +278,12 @@ def feasible_bounds(n_success: float, n_observed: int, n_tasks: int) -> tuple[fl
     """The full scores still possible after ``n_observed`` outcomes summing to ``n_success``
     (successes, or pass rates summed) on a bank of ``n_tasks`` tasks.
 
-    Returns ``(s/N, (s + N - n)/N)`` on the 0-1 scale (Eq. 2 of the paper: the observed part is exact).
+    Returns ``(s/N, (s + (N - n))/N)`` on the 0-1 scale (Eq. 2 of the paper: the observed part is
+    exact); the whole numbers are subtracted first, so that at full budget both ends are the same
+    float (``(s + N) - N`` rounds away from ``s`` for a sum of pass rates: a trial found the upper end
+    below the lower one and every estimate refused).
     """
-    return n_success / n_tasks, (n_success + n_tasks - n_observed) / n_tasks
+    return n_success / n_tasks, (n_success + (n_tasks - n_observed)) / n_tasks
 
 
 def finite_real(x: numbers.Real) -> bool:

@@ -148,11 +148,11 @@ def _exception(r: dict) -> str | None:
     return name or "exception"
 
 
-def printable(text: object, limit: int = 80) -> str:
+def printable(text: object) -> str:
     """``text`` in Unicode NFC with every character that is not printable (an escape, a newline) as
-    '?', at most ``limit`` characters: names from a file go into messages, session files and bank
-    rows (one name in two Unicode forms is one name)."""
-    return "".join(c if c.isprintable() else "?" for c in unicodedata.normalize("NFC", str(text).strip()))[:limit]
+    '?': names from a file go into messages, session files and bank rows (one name in two Unicode
+    forms is one name; none is cut short, so two long model names stay two rows)."""
+    return "".join(c if c.isprintable() else "?" for c in unicodedata.normalize("NFC", str(text).strip()))
 
 
 def try_json(path: Path, error: type[Exception]) -> object:

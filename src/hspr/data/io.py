@@ -937,6 +937,8 @@ def detect_form(path: str | Path) -> str:
                         + (f" (a bundled bank is loaded by name: hspr.data.load_bank({str(path)!r}), or --bank)" if bare else ""))
     if path.is_dir():
         return _detect_dir(path)
+    if not path.is_file():  # a re-trial: a named pipe blocked the read for ever
+        raise DataError(f"{path}: not a regular file (a named pipe or a device?); give a file or a folder")
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         return "jsonl"
     with path.open("rb") as fh:
@@ -1019,7 +1021,10 @@ def read_harbor_bank(path: str | Path) -> ResponseMatrix:
                             "has one row per agent: add them to its result.json, or leave its job out")
         cells.setdefault((t.agent, t.task), []).append(t.verdict)
     graded = {c: v.count(harbor.RESOLVED) + v.count(harbor.FAILED) for c, v in cells.items()}
-    counts = Counter(k for k in graded.values() if k)
+    # the bank's count from the cells without a harness error (a re-trial: where most cells had one errored
+    # trial, their 4 graded of 5 outvoted the clean cells' 5), or from every cell when none is clean
+    counts = Counter(k for c, k in graded.items() if k and harbor.ERROR not in cells[c]) or \
+        Counter(k for k in graded.values() if k)
     if not counts:
         raise DataError(f"{path}: no task has a graded trial (every trial was cancelled or ended in a harness error)")
     trials = max(counts, key=lambda k: (counts[k], k))
@@ -1041,8 +1046,8 @@ def read_harbor_bank(path: str | Path) -> ResponseMatrix:
         values[ai[a], ti[t]] = cells[a, t].count(harbor.RESOLVED)
         miss[ai[a], ti[t]] = False
     if miss.any() or lost_agents or lost_tasks:
-        why = (f" ({counts[trials]} cells had {trials}, as many as had {tie[0]}: the larger count was taken)" if tie
-               else "")
+        why = (f" ({counts[trials]} cells had {trials}, as many as had {' or '.join(map(str, sorted(tie)))}: the "
+               "larger count was taken)" if tie else "")
         warnings.warn(f"{path}: the bank has {trials} trial(s) per cell{why}; {int(miss.sum())} missing cell(s) (fewer "
                       "graded trials, or not run)"
                       + (f"; dropped {len(lost_agents)} agent(s) with no such cell ({', '.join(map(repr, lost_agents[:3]))})"
