@@ -40,9 +40,9 @@ AGENT_FAILURES = frozenset({"AgentTimeoutError", "VerifierTimeoutError", "Reward
                             "RewardFileEmptyError", "VerifierOutputParseError", "AgentSafetyRefusalError"})
 """Exceptions that end a trial without a reward through the agent's own doing (it ran out of time,
 left no reward file or output the verifier could read, or refused the task): the trial failed.
-Harbor does not retry these (its default ``RetryConfig.exclude_exceptions``, which also holds
-provider faults such as ApiUsageLimitError, AgentAuthenticationError and ModelNotFoundError: the
-agent did not run, so hspr takes those as harness errors)."""
+The first five are the default ``RetryConfig.exclude_exceptions`` of the Harbor version read
+(exceptions Harbor does not retry). A model provider's faults (an API usage limit, failed
+authentication, an unknown model) mean the agent did not run: hspr takes them as harness errors."""
 
 UNFINISHED = frozenset({"CancelledError"})
 """Exceptions of a trial that was interrupted (the job was stopped): not a trial yet."""
