@@ -807,3 +807,20 @@ def test_robust_fit_calibrates_with_one_blas_thread(monkeypatch):
         get_method("hspr_robust").fit(simulate_matrix(8, 30, seed=0)[0])
     assert seen == [{1}]
     assert blas_threads() == before
+
+
+def test_no_shift_verdict_with_too_few_held_out_sources():
+    """A new-user trial: with 6 sources, 24 of 60 runs of agents like them were called unlike the history;
+    an agent like n held-out sources lies above all of them with probability 1/(n + 1)."""
+    from hspr.session import ShiftReport
+
+    def report(n_reference, threshold=95.0):
+        return ShiftReport("nearest-source disagreement", 0.4, 100.0, 6, 1.25, threshold, n_outcomes=20,
+                           n_reference=n_reference)
+
+    assert report(None).min_reference == 19 and report(None, 90.0).min_reference == 9
+    assert [report(n).unlike_history for n in (6, 18, 19, None)] == [False, False, True, True]
+    assert report(10, 90.0).unlike_history and not report(8, 90.0).unlike_history
+    msg = report(6).message
+    assert "too few source agents to tell" in msg and "6 held-out source run(s)" in msg and "needs 19" in msg
+    assert report(6).to_dict()["enough_reference"] is False

@@ -713,9 +713,18 @@ def test_harbor_jobs_refused_with_the_reason(tmp_path):
     (stray / "notes" / "result.json").write_text('{"task_name": "b", "verifier_result": null}')
     with pytest.raises(DataError, match="not a Harbor trial result"):
         read_outcomes(stray)
-    (stray / "notes" / "result.json").write_text('{"score": ')
-    with pytest.raises(DataError, match="invalid JSON"):
-        read_outcomes(stray)
+    (stray / "notes" / "result.json").write_text('{"score": ')  # a trial caught mid-write: left out, with a note
+    read = read_outcomes(stray)
+    assert [o.outcome for o in read.outcomes] == [1] and any("1 trial result.json file(s) could not be read" in n
+                                                             and "invalid JSON" in n for n in read.notes)
+    with pytest.raises(DataError, match="invalid JSON"):  # given alone, or the only trial
+        read_outcomes(stray / "notes" / "result.json")
+    started = tmp_path / "started"  # a job just started: its config.json, no trial finished
+    (started / "t1__abc").mkdir(parents=True)
+    (started / "config.json").write_text(json.dumps({"job_name": "started", "n_attempts": 5, "agents": []}))
+    for trials in (None, 5):
+        with pytest.raises(DataError, match="no Harbor trial result.json found \\(no trial has finished yet\\?\\)"):
+            read_outcomes(started, trials)
     (tmp_path / "lone").mkdir()  # a job's summary alone, under another name and as the only file of its job
     (tmp_path / "lone" / "summary.json").write_text(json.dumps({"n_total_trials": 3}))
     for trials in (None, 5):
@@ -1005,3 +1014,15 @@ def test_harbor_trials_of_two_datasets_or_mostly_errored_cells(tmp_path):
         load_matrix(tmp_path / "pipe.json")
     with pytest.raises(DataError, match="not a regular file"):
         read_outcomes(tmp_path / "pipe.json")
+
+
+def test_rerun_advice_on_a_trials_bank_keeps_the_graded_trials(tmp_path):
+    """A new-user trial: a task with a harness error on a bank of 5 trials was told `hspr live record TASK 0`,
+    which that bank refuses and which would drop the trials that passed."""
+    live = LiveSession.create(tmp_path / "tb.hspr", bank="terminal-bench", budget=8, method="hspr")
+    t1 = live.next(1)[0]
+    live.ingest(harbor_job(tmp_path / "j", {t1: [1, 1, 0, 0, (None, "DockerDaemonError")]}))
+    out = " ".join(CliRunner().invoke(main, ["live", "status", "--session", str(tmp_path / "tb.hspr")]).output.split())
+    assert "`hspr live record TASK K/5` with K the trials that passed" in out and "record TASK 0`" not in out
+    res = CliRunner().invoke(main, ["live", "record", "--session", str(tmp_path / "tb.hspr"), t1, "2/5"])
+    assert res.exit_code == 0 and LiveSession.open(tmp_path / "tb.hspr").recorded == {t1: 0.4}

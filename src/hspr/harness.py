@@ -845,8 +845,8 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
     path = Path(path)
     if trials is not None and (isinstance(trials, bool) or not isinstance(trials, int) or trials < 1):
         raise ValueError(f"trials must be a whole number >= 1 or None, got {trials!r}")
-    read, skipped = harbor.read_trials(path, HarnessFormatError, keep=lambda t: (keep is None or keep(t)) and
-                                       (known is None or known(t)))
+    read, skipped, unreadable = harbor.read_trials(path, HarnessFormatError, keep=lambda t: (keep is None or keep(t))
+                                                   and (known is None or known(t)))
     agents: dict[str, Path] = {}  # each agent (and model) -> its first trial's file
     for t in read:
         agents.setdefault(t.agent, t.file)
@@ -881,6 +881,9 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
     notes = [f"{path}: {len(short)} task(s) without all {n} trial(s) yet (running, cancelled or not run), left out: "
              f"{', '.join(map(repr, short[:5]))}{' ...' if len(short) > 5 else ''}; ingest the job again when they "
              "finish (or the folder holding every job with that agent's trials of them)"] if short else []
+    if unreadable:  # a re-trial: one trial caught mid-write refused a running job's whole ingest
+        notes.append(f"{len(unreadable)} trial {harbor.RESULT} file(s) could not be read, their trials left out (still "
+                     f"being written? ingest again; a damaged file: re-run that trial): {unreadable[0]}")
     out = _per_trial_outcomes(path, done, trials, harbor.RESULT)
     for i, excs in failed.items():
         k, rest = runs[i].count(None), len(runs[i])
@@ -896,10 +899,13 @@ def _folder_forms(folder: Path) -> dict[str, Path]:
     trials or a Harbor job summary (``harbor_job``), a ``tb run`` results.json (``tb_run``), SWE-bench
     harness reports or instance logs (``log_dir``); a Harbor trial's own folders (its agent's logs)
     are not searched (:func:`hspr.data.harbor.scan`)."""
-    results, other = harbor.scan(folder, (TB_RESULTS, LOG_REPORT, LOG_INSTANCE), HarnessFormatError)
+    results, other = harbor.scan(folder, (TB_RESULTS, LOG_REPORT, LOG_INSTANCE, harbor.CONFIG), HarnessFormatError)
     found: dict[str, Path] = {}
     for f, d in results:
         if harbor.is_trial(d) or harbor.is_job_summary(d):
+            found.setdefault("harbor_job", f)
+    for f in other[harbor.CONFIG]:  # a job just started: its config.json, no result yet (a new-user trial)
+        if harbor.is_job_config(_try_json(f)):
             found.setdefault("harbor_job", f)
     for f in other[TB_RESULTS]:
         if isinstance(d := _try_json(f), dict) and _is_tb_run(d):

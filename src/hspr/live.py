@@ -139,6 +139,8 @@ class LiveStatus:
     stop_reason : str or None
     warnings : tuple of str
         Problems met while replaying the event log (e.g. a replayed ask that chose other tasks).
+    trials : int or None
+        Trials per task of the bank (None: one 0/1 run), for how an outcome is written.
     """
 
     session: str
@@ -158,6 +160,7 @@ class LiveStatus:
     stop_reason: str | None
     warnings: tuple[str, ...] = ()
     bank_label: str | None = None
+    trials: int | None = None
 
     @property
     def budget_left(self) -> int:
@@ -198,6 +201,7 @@ class LiveStatus:
             "stop": self.stop,
             "stop_reason": self.stop_reason,
             "warnings": list(self.warnings),
+            "trials": self.trials,
         }
 
 
@@ -1473,7 +1477,7 @@ class LiveSession:
             n_tasks=self.session.n_tasks, budget=self.budget, seed=int(self.doc["seed"]), estimate=est,
             n_recorded=self.session.n_queried, extra=extra, pending=tuple(self.session.pending), needs_rerun=rerun,
             expected_width=expected, stop_width_pp=self.stop_width, stop=stop,
-            stop_reason=why, warnings=tuple(warn), bank_label=b.get("name"),
+            stop_reason=why, warnings=tuple(warn), bank_label=b.get("name"), trials=self.matrix.trials,
         )
 
     def __repr__(self) -> str:

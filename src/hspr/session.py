@@ -68,6 +68,10 @@ class ShiftReport:
     strongest_widened : bool
         Whether ``widening`` is that factor, larger than the usual one (those replays missed
         more); False: the usual factor, as for every agent.
+    n_reference : int or None
+        Held-out source runs the percentile is taken among (None: not recorded). With fewer than
+        :attr:`min_reference` no verdict is given: an agent like the sources lies above all n of
+        them with probability 1/(n + 1), more than ``100 - threshold`` percent.
     """
 
     statistic: str
@@ -83,6 +87,7 @@ class ShiftReport:
     source_max: float | None = None
     n_strongest: int = 0
     strongest_widened: bool = False
+    n_reference: int | None = None
 
     @property
     def enough_outcomes(self) -> bool:
@@ -90,9 +95,22 @@ class ShiftReport:
         return self.n_outcomes is None or self.n_outcomes >= self.min_outcomes
 
     @property
+    def min_reference(self) -> int:
+        """Fewest held-out source runs for a verdict at ``threshold``: n with 1/(n + 1) <= 1 - threshold/100
+        (19 at the 95th percentile)."""
+        return math.ceil(self.threshold / (100 - self.threshold) - 1e-9) if self.threshold < 100 else 1 << 30
+
+    @property
+    def enough_reference(self) -> bool:
+        """False with fewer held-out source runs than :attr:`min_reference` (a new-user trial: with 6 sources,
+        24 of 60 runs of agents like them were called unlike the history)."""
+        return self.n_reference is None or self.n_reference >= self.min_reference
+
+    @property
     def unlike_history(self) -> bool:
-        """True when, on enough outcomes, the statistic lies above ``threshold`` percent of held-out sources."""
-        return self.enough_outcomes and self.source_percentile > self.threshold
+        """True when, on enough outcomes and held-out sources, the statistic lies above ``threshold``
+        percent of held-out sources."""
+        return self.enough_outcomes and self.enough_reference and self.source_percentile > self.threshold
 
     @property
     def message(self) -> str:
@@ -114,6 +132,10 @@ class ShiftReport:
         if not self.enough_outcomes:
             return (f"too few outcomes ({self.n_outcomes}) to compare this agent with the {self.n_sources} source "
                     f"agents yet (needs {self.min_outcomes}); {wid}.")
+        if not self.enough_reference:
+            return (f"too few source agents to tell whether this agent is unlike them: its {self.statistic} lies at "
+                    f"source percentile {self.source_percentile:.0f} of {self.n_reference} held-out source run(s), "
+                    f"and a verdict needs {self.min_reference}; {wid}.")
         value = f"{self.value:.3g}" + (f" {self.unit}" if self.unit else "")
         if self.unlike_history:
             share = ("every held-out source agent's" if self.source_percentile >= 99.5
@@ -132,7 +154,8 @@ class ShiftReport:
                 "unit": self.unit, "n_outcomes": self.n_outcomes, "enough_outcomes": self.enough_outcomes,
                 "unlike_history": self.unlike_history, "above_history": self.above_history,
                 "source_max": self.source_max, "n_strongest": self.n_strongest,
-                "strongest_widened": self.strongest_widened, "message": self.message}
+                "strongest_widened": self.strongest_widened, "n_reference": self.n_reference,
+                "enough_reference": self.enough_reference, "message": self.message}
 
 
 @dataclass(frozen=True)

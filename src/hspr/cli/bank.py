@@ -220,7 +220,8 @@ def _refuse_json_name(out: Path) -> None:
 @click.option("--split", default=None, metavar="NAME", help=_SPLIT_HELP)
 @click.option("--tasks", "tasks", default=None, type=click.Path(path_type=Path), metavar="FILE", help=_TASKS_HELP)
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Where to write the bank as a wide CSV (agent,<task ids...>; empty cell = no run).")
+              help="Where to write the bank: a wide CSV (agent,<task ids...>; empty cell = no run), or for a bank "
+                   "of repeated trials a CSV agent,task_id,successes,trials.")
 @click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
 def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_json: bool) -> None:
     """Build a bank from PATH and write it as a wide CSV (a bundled bank's name writes a copy of it,

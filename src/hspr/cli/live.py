@@ -154,7 +154,7 @@ def status_lines(st: LiveStatus) -> list[str]:
         pending = set(st.pending)  # a task the session did not ask is not offered by next (a trial took it so)
         out.append("needs a re-run (harness error, no outcome): "
                    + "; ".join(f"{t} ({why}{'' if t in pending else '; not asked by this session: next will not offer it'})"
-                               for t, why in st.needs_rerun[:8]) + RERUN_ADVICE)
+                               for t, why in st.needs_rerun[:8]) + rerun_advice(st.trials))
     if st.expected_width is not None and st.budget_left > 0:  # with none left the interval above is final
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
                    f"{_fmt_pp(d['expected_width_pp'], 2)} pp (a forecast from the outcomes so far: rough in the first "
@@ -168,9 +168,16 @@ def status_lines(st: LiveStatus) -> list[str]:
     return out
 
 
-#: what to do with a task whose harness run keeps failing (a trial: `next` asked it forever, nothing said how out)
-RERUN_ADVICE = (". If a re-run fails the same way, count it as unresolved, as the leaderboard does: "
+def rerun_advice(trials: int | None) -> str:
+    """What to do with a task whose harness run keeps failing (a trial: `next` asked it forever, nothing
+    said how out); on a bank of repeated trials its graded trials stand (a new-user trial was told to
+    record 0, which such a bank refuses, and which would drop the trials that passed)."""
+    if trials is None:
+        return (". If a re-run fails the same way, count it as unresolved, as the leaderboard does: "
                 "`hspr live record TASK 0`, or ingest the harness output again with --errors-as-unresolved")
+    return (". If a re-run fails the same way, count the errored trials as failed, as tb and Harbor do: ingest the "
+            f"harness output again with --errors-as-unresolved, or `hspr live record TASK K/{trials}` with K the "
+            "trials that passed")
 
 
 def echo_warnings(warnings) -> None:
@@ -427,7 +434,7 @@ def register(group: click.Group) -> None:
         rerun = [t for t in tasks if t in live_s.needs_rerun]
         if rerun and not as_json:  # stdout keeps the ids only; JSON has needs_rerun
             click.echo(f"note: {', '.join(rerun[:8])}{' ...' if len(rerun) > 8 else ''} asked again after a harness "
-                       f"error{RERUN_ADVICE}", err=True)
+                       f"error{rerun_advice(live_s.matrix.trials)}", err=True)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, "out": out,
                                    "missing_predictions": missing, "notes": [short] if short else [],

@@ -36,6 +36,9 @@ from .matrix import DataError
 RESULT = "result.json"
 """The file Harbor writes in each trial folder (and the job's summary, in the job folder)."""
 
+CONFIG = "config.json"
+"""The job's settings (``JobConfig``), in the job folder from the start (each trial has its own too)."""
+
 AGENT_FAILURES = frozenset({"AgentTimeoutError", "VerifierTimeoutError", "RewardFileNotFoundError",
                             "RewardFileEmptyError", "VerifierOutputParseError", "AgentSafetyRefusalError"})
 """Exceptions that end a trial without a reward through the agent's own doing (it ran out of time,
@@ -53,6 +56,11 @@ RESOLVED, FAILED, ERROR, NOT_YET = "resolved", "failed", "error", "unfinished"
 def is_trial(data: object) -> bool:
     """A trial's ``result.json``: names its task and trial and holds a ``verifier_result``."""
     return isinstance(data, dict) and "task_name" in data and "trial_name" in data and "verifier_result" in data
+
+
+def is_job_config(data: object) -> bool:
+    """A job's ``config.json`` (its ``JobConfig``), written when the job starts."""
+    return isinstance(data, dict) and "job_name" in data and "n_attempts" in data
 
 
 def is_job_summary(data: object) -> bool:
@@ -196,11 +204,13 @@ def scan(folder: Path, names: tuple[str, ...] = (), error: type[Exception] = Dat
     return results, found
 
 
-def read_trials(path: str | Path, error: type[Exception] = DataError,
-                keep: Callable[[str], bool] | None = None) -> tuple[list[HarborTrial], list[str]]:
+def read_trials(path: str | Path, error: type[Exception] = DataError, keep: Callable[[str], bool] | None = None
+                ) -> tuple[list[HarborTrial], list[str], list[Exception]]:
     """The trials below ``path`` (a job folder, a folder of jobs, or one trial's ``result.json``),
-    in the order of their real paths, and the task ids ``keep`` rejected (skipped before any check
-    of their trials, in order).
+    in the order of their real paths; the task ids ``keep`` rejected (skipped before any check of
+    their trials, in order); and, in a folder, the errors naming each ``result.json`` that is not
+    valid JSON (a trial of a running job caught while Harbor writes it, or a damaged file), whose
+    trials are left out.
 
     Each file is read once by its real path (a link from one trial into another hides nothing);
     ``result.json`` files inside a trial's own folders (an agent's logs), job summaries and JSON
@@ -209,15 +219,19 @@ def read_trials(path: str | Path, error: type[Exception] = DataError,
     Raises
     ------
     error
-        (DataError by default) naming the file for a ``result.json`` that is not valid JSON, a
-        trial without ``task_name``, ``trial_name`` or ``verifier_result`` or whose names are not
-        text, a reward Harbor's mean cannot read or that is not 0 or 1, a trial name given twice
-        for one agent's task (a copied trial), and a path with no trial.
+        (DataError by default) naming the file for a trial without ``task_name``, ``trial_name``
+        or ``verifier_result`` or whose names are not text, a reward Harbor's mean cannot read or
+        that is not 0 or 1, a trial name given twice for one agent's task (a copied trial), a file
+        given alone that is not valid JSON, and a path with no trial (the first unreadable file's
+        error when there are only such).
     """
     path = Path(path)
     docs = {f: d for f, d in (scan(path, error=error)[0] if path.is_dir() else [(path, try_json(path, error))])
             if not is_job_summary(d) and (isinstance(d, error) or isinstance(d, dict) and ("task_name" in d or
                                                                                           "trial_name" in d))}
+    unreadable = [d for d in docs.values() if isinstance(d, error)]
+    if unreadable and (not path.is_dir() or len(unreadable) == len(docs)):
+        raise unreadable[0]
     if not docs:
         raise error(f"{path}: no Harbor trial {RESULT} found (no trial has finished yet?); expected a job folder "
                     f"jobs/<job_name>/ whose trial folders each hold a {RESULT}")
@@ -226,7 +240,7 @@ def read_trials(path: str | Path, error: type[Exception] = DataError,
     seen: dict[tuple[str, str, str], Path] = {}  # (agent, task, trial name) -> its file
     for f, r in docs.items():
         if isinstance(r, error):
-            raise r
+            continue
         if not is_trial(r):
             raise error(f"{f}: not a Harbor trial result (it needs 'task_name', 'trial_name' and 'verifier_result'); "
                         "a job folder holds one trial folder per trial")
@@ -250,4 +264,4 @@ def read_trials(path: str | Path, error: type[Exception] = DataError,
         if reward is None and exc is None and isinstance(verifier, dict) and verifier.get("disable"):
             exc = "verification disabled"  # a harness error: the job ran without grading (a re-trial)
         out.append(HarborTrial(f, task, name, agent, reward, exc, source))
-    return out, list(skipped)
+    return out, list(skipped), unreadable

@@ -1008,7 +1008,11 @@ def read_harbor_bank(path: str | Path) -> ResponseMatrix:
         the bank's, and the path when no cell has a graded trial.
     """
     path = Path(path)
-    read, _ = harbor.read_trials(path, DataError)
+    read, _, unreadable = harbor.read_trials(path, DataError)
+    if unreadable:
+        warnings.warn(f"{len(unreadable)} trial {harbor.RESULT} file(s) could not be read and were left out (still being "
+                      f"written? build again; a damaged file: re-run that trial): {unreadable[0]}", InputWarning,
+                      stacklevel=2)
     datasets = sorted({t.source for t in read if t.source})
     if len(datasets) > 1:
         raise DataError(f"{path}: trials of {len(datasets)} datasets ({', '.join(map(repr, datasets[:4]))}): a task of "

@@ -55,7 +55,8 @@ interval) and adds a shift diagnostic. Its other settings are chosen on the sour
    target's), with its percentile among the held-out source agents of step 2 (each measured
    against all other sources). Above the 95th percentile the target is reported as unlike the
    history. With fewer than :data:`MIN_OUTCOMES` (10) outcomes (or than the calibration budget,
-   when that is smaller) it gives no verdict: too few queried tasks to compare with the sources.
+   when that is smaller) it gives no verdict: too few queried tasks to compare with the sources;
+   nor with fewer than 19 held-out source runs (:attr:`hspr.session.ShiftReport.min_reference`).
 
 5. **Above the history.** A target whose point lies above every source's score is better than
    the whole bank, and the model extrapolates. The strongest ``strongest_fraction`` (15 %) of
@@ -719,7 +720,7 @@ class HSPRRobustSession(HSPRSession):
                            unit=STATISTIC_UNIT if getattr(self.robust, "trials_", None) is None else STATISTIC_UNIT_RATES,
                            above_history=above, source_max=cal.source_max,
                            n_strongest=len(cal.above_ratios) if len(cal.above_ratios) >= self.robust.shift.min_strongest else 0,
-                           strongest_widened=above and cal.above_factor > cal.factor)
+                           strongest_widened=above and cal.above_factor > cal.factor, n_reference=len(cal.distances))
 
     def _widening(self, point: float) -> tuple[bool, float]:
         """(above the history, interval factor) for ``point``: above when it lies over every
