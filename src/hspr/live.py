@@ -1342,7 +1342,9 @@ class LiveSession:
         ------
         LiveSessionError
             Naming the file and the offending ids for ids not in the bank or contradicting
-            outcomes; HarnessFormatError (a DataError) for a malformed file.
+            outcomes, and for a Harbor job of another agent or dataset than the session's earlier
+            Harbor outcomes or of a dataset the bundled bank is not (:attr:`BankInfo.foreign_datasets
+            <hspr.data.banks.BankInfo>`); HarnessFormatError (a DataError) for a malformed file.
         """
         if read is None or self.matrix.trials is not None or read.form in ("tb_run", "harbor_job"):  # knowing the bank's ids
             # (a trial count is checked per task: an id of another bank is named as such, or skipped)
