@@ -1026,3 +1026,21 @@ def test_rerun_advice_on_a_trials_bank_keeps_the_graded_trials(tmp_path):
     assert "`hspr live record TASK K/5` with K the trials that passed" in out and "record TASK 0`" not in out
     res = CliRunner().invoke(main, ["live", "record", "--session", str(tmp_path / "tb.hspr"), t1, "2/5"])
     assert res.exit_code == 0 and LiveSession.open(tmp_path / "tb.hspr").recorded == {t1: 0.4}
+
+
+def test_a_harbor_bank_refuses_unreadable_trials_and_names_a_started_job(tmp_path):
+    """A re-trial: a finished job whose result.json files were all damaged dropped its agent from the built bank
+    under a warning that only counted them; a job folder holding only its config.json was an 'unknown folder'."""
+    jobs = tmp_path / "jobs"
+    harbor_job(jobs / "a", {"t1": [1], "t2": [0]}, agent="a")
+    harbor_job(jobs / "b", {"t1": [0], "t2": [1]}, agent="b", first=1)
+    for f in (jobs / "b").glob("*/result.json"):
+        f.write_text(f.read_text()[:40])
+    with pytest.raises(DataError, match=r"\(2 trial result.json file\(s\) could not be read\); a bank is built from "
+                                        r"finished jobs"):
+        load_matrix(jobs)
+    started = tmp_path / "started"
+    started.mkdir()
+    (started / "config.json").write_text(json.dumps({"job_name": "started", "n_attempts": 5}))
+    with pytest.raises(DataError, match=r"no Harbor trial result.json found \(no trial has finished yet\?\)"):
+        load_matrix(started)

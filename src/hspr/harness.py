@@ -883,7 +883,8 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
              "finish (or the folder holding every job with that agent's trials of them)"] if short else []
     if unreadable:  # a re-trial: one trial caught mid-write refused a running job's whole ingest
         notes.append(f"{len(unreadable)} trial {harbor.RESULT} file(s) could not be read, their trials left out (still "
-                     f"being written? ingest again; a damaged file: re-run that trial): {unreadable[0]}")
+                     f"being written? ingest again; a damaged file: re-run that trial): "
+                     f"{'; '.join(map(str, unreadable[:3]))}{' ...' if len(unreadable) > 3 else ''}")
     out = _per_trial_outcomes(path, done, trials, harbor.RESULT)
     for i, excs in failed.items():
         k, rest = runs[i].count(None), len(runs[i])

@@ -166,7 +166,8 @@ def printable(text: object) -> str:
 def try_json(path: Path, error: type[Exception]) -> object:
     """The JSON of ``path``, or the ``error`` that names what is wrong with it."""
     try:
-        return read_json(path, error, hint="a truncated result.json means the trial was interrupted: re-run it")
+        return read_json(path, error, hint="a result.json cut short is being written (try again once the trial "
+                                           "ends) or was interrupted (re-run the trial)")
     except error as e:
         return e
 

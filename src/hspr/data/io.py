@@ -894,8 +894,10 @@ def _detect_dir(path: Path) -> str:
         return "bank_dir"
     if (path / "evaluation").is_dir():
         return "leaderboard"
-    if any(harbor.is_trial(d) for _, d in harbor.scan(path)[0]):
-        return "harbor_jobs"
+    results, other = harbor.scan(path, (harbor.CONFIG,))
+    if any(harbor.is_trial(d) for _, d in results) or any(harbor.is_job_config(harbor.try_json(f, DataError))
+                                                           for f in other[harbor.CONFIG]):
+        return "harbor_jobs"  # a job just started (its config.json only) too: its reader says no trial has ended
     banks = sorted(p.name for p in path.iterdir() if p.is_dir() and _looks_like_bank_dir(p))
     if banks:
         raise DataError(
@@ -983,7 +985,8 @@ def read_harbor_bank(path: str | Path) -> ResponseMatrix:
     """A response matrix from Harbor jobs: one row per agent and model (``agent_info.name /
     model_info.name``), one column per task, each cell the successes over that agent's graded
     trials of that task (:mod:`hspr.data.harbor` says how a trial is read; trials of one agent in
-    several jobs add up, so a re-run in a job of its own completes a cell).
+    several jobs add up, so a re-run in a job of its own completes a cell). A trial ``result.json``
+    that cannot be read is refused (a bank is built from finished jobs).
 
     A bank has one number of trials per cell: the most common number of graded trials over the
     cells (ties: the larger, said in the warning). A cell with fewer graded trials (a job still
@@ -1009,10 +1012,10 @@ def read_harbor_bank(path: str | Path) -> ResponseMatrix:
     """
     path = Path(path)
     read, _, unreadable = harbor.read_trials(path, DataError)
-    if unreadable:
-        warnings.warn(f"{len(unreadable)} trial {harbor.RESULT} file(s) could not be read and were left out (still being "
-                      f"written? build again; a damaged file: re-run that trial): {unreadable[0]}", InputWarning,
-                      stacklevel=2)
+    if unreadable:  # a re-trial: a finished job whose files were all damaged lost its agent under a warning
+        raise DataError(f"{unreadable[0]} ({len(unreadable)} trial {harbor.RESULT} file(s) could not be read); a bank "
+                        "is built from finished jobs: build again once a running job has ended, or re-run the damaged "
+                        "trials (or move their folders out)")
     datasets = sorted({t.source for t in read if t.source})
     if len(datasets) > 1:
         raise DataError(f"{path}: trials of {len(datasets)} datasets ({', '.join(map(repr, datasets[:4]))}): a task of "
