@@ -208,12 +208,12 @@ def scan(folder: Path, names: tuple[str, ...] = (), error: type[Exception] = Dat
 def read_trials(path: str | Path, error: type[Exception] = DataError, keep: Callable[[str], bool] | None = None
                 ) -> tuple[list[HarborTrial], list[str], list[Exception]]:
     """The trials below ``path`` (a job folder, a folder of jobs, or one trial's ``result.json``),
-    in the order of their real paths; the task ids ``keep`` rejected (skipped before any check of
+    in the order of their paths; the task ids ``keep`` rejected (skipped before any check of
     their trials, in order); and, in a folder, the errors naming each ``result.json`` that is not
     valid JSON (a trial of a running job caught while Harbor writes it, or a damaged file), whose
     trials are left out.
 
-    Each file is read once by its real path (a link from one trial into another hides nothing);
+    Each real folder is visited once (:func:`scan`: a folder linked in twice is read once);
     ``result.json`` files inside a trial's own folders (an agent's logs), job summaries and JSON
     naming neither a ``task_name`` nor a ``trial_name`` (another tool's file) are not trials.
 
