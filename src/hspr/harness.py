@@ -757,8 +757,7 @@ def read_tb_run(path: str | Path, trials: int | None = None, keep: Callable[[str
         For ``trials`` that is not None or a whole number >= 1.
     """
     path = Path(path)
-    if trials is not None and (isinstance(trials, bool) or not isinstance(trials, int) or trials < 1):
-        raise ValueError(f"trials must be a whole number >= 1 or None, got {trials!r}")
+    _check_trials(trials)
     data = _load_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         raise HarnessFormatError(f"{path}: expected a tb run results.json, an object whose 'results' is a list of "
@@ -803,6 +802,12 @@ def read_tb_run(path: str | Path, trials: int | None = None, keep: Callable[[str
     return HarnessRead("tb_run", str(path), _per_trial_outcomes(path, runs, trials, TB_RESULTS), skipped=list(skipped))
 
 
+def _check_trials(trials) -> None:
+    """ValueError unless ``trials`` (a bank's trials per task) is None or a whole number >= 1."""
+    if trials is not None and (isinstance(trials, bool) or not isinstance(trials, int) or trials < 1):
+        raise ValueError(f"trials must be a whole number >= 1 or None, got {trials!r}")
+
+
 def _per_trial_outcomes(path: Path, runs: dict[str, list[str | None]], trials: int | None,
                         label: str) -> list[HarnessOutcome]:
     """One outcome per task from all its trials: ``runs`` maps a task to one entry per trial (as many
@@ -843,8 +848,7 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
         For ``trials`` that is not None or a whole number >= 1.
     """
     path = Path(path)
-    if trials is not None and (isinstance(trials, bool) or not isinstance(trials, int) or trials < 1):
-        raise ValueError(f"trials must be a whole number >= 1 or None, got {trials!r}")
+    _check_trials(trials)
     read, skipped, unreadable = harbor.read_trials(path, HarnessFormatError, keep=lambda t: (keep is None or keep(t))
                                                    and (known is None or known(t)))
     agents: dict[str, Path] = {}  # each agent (and model) -> its first trial's file
@@ -906,22 +910,14 @@ def _folder_forms(folder: Path) -> dict[str, Path]:
         if harbor.is_trial(d) or harbor.is_job_summary(d):
             found.setdefault("harbor_job", f)
     for f in other[harbor.CONFIG]:  # a job just started: its config.json, no result yet (a new-user trial)
-        if harbor.is_job_config(_try_json(f)):
+        if harbor.is_job_config(harbor.try_json(f, HarnessFormatError)):
             found.setdefault("harbor_job", f)
     for f in other[TB_RESULTS]:
-        if isinstance(d := _try_json(f), dict) and _is_tb_run(d):
+        if isinstance(d := harbor.try_json(f, HarnessFormatError), dict) and _is_tb_run(d):
             found.setdefault("tb_run", f)
     for f in other[LOG_REPORT] + other[LOG_INSTANCE]:
         found.setdefault("log_dir", f)
     return found
-
-
-def _try_json(path: Path) -> object:
-    """The JSON of ``path``, or the HarnessFormatError that names what is wrong with it."""
-    try:
-        return _load_json(path)
-    except HarnessFormatError as e:
-        return e
 
 
 def _one_form(folder: Path) -> str | None:
@@ -1180,7 +1176,7 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
     p = Path(path)
     if p.is_dir() and (p / TB_RESULTS).is_file() and _one_form(p) == "tb_run":  # `tb run`'s run folder (a trial)
         path = p / TB_RESULTS
-    elif p.is_file() and p.name == harbor.RESULT and harbor.is_job_summary(_try_json(p)) and \
+    elif p.is_file() and p.name == harbor.RESULT and harbor.is_job_summary(harbor.try_json(p, HarnessFormatError)) and \
             _one_form(p.parent) == "harbor_job":
         path = p.parent  # a Harbor job's summary: read its job folder
     try:

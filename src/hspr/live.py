@@ -1383,19 +1383,15 @@ class LiveSession:
                 f"{' ...' if len(unknown) > 10 else ''}; nothing was recorded (--skip-unknown records the rest)"
                 + did_you_mean(unknown, self.tasks)
             )
-        others = {ev["agent"]: ev["source"] for ev in self._tells.values() if ev.get("agent") and ev["agent"] != read.agent}
-        if read.agent and others:  # a hostile trial: two Harbor jobs of different agents went into one session
-            (agent, where), = list(others.items())[:1]
-            raise LiveSessionError(f"{path}: its trials are of agent {read.agent!r}, but this session's outcomes from "
-                                   f"{where} are of agent {agent!r}; a session estimates one agent: start another "
-                                   "session for this one (nothing was recorded)")
-        sets = {ev["dataset"]: ev["source"] for ev in self._tells.values() if ev.get("dataset")
-                and ev["dataset"] not in read.datasets}
-        if read.datasets and sets:  # a re-trial: jobs of two datasets went into one session, one at a time
-            (dataset, where), = list(sets.items())[:1]
-            raise LiveSessionError(f"{path}: its trials are of dataset {read.datasets[0]!r}, but this session's outcomes "
-                                   f"from {where} are of dataset {dataset!r}; a session scores one bank's tasks "
-                                   "(nothing was recorded)")
+        dataset = next(iter(read.datasets), None)  # one at most: a reader refuses trials of two
+        # a hostile trial and its re-trial: Harbor jobs of two agents, or of two datasets, went into one session
+        for key, mine, rule in (("agent", read.agent, "a session estimates one agent: start another session for this one"),
+                                ("dataset", dataset, "a session scores one bank's tasks")):
+            other = next(((ev[key], ev["source"]) for ev in self._tells.values() if mine and ev.get(key)
+                          and ev[key] != mine), None)
+            if other is not None:
+                raise LiveSessionError(f"{path}: its trials are of {key} {mine!r}, but this session's outcomes from "
+                                       f"{other[1]} are of {key} {other[0]!r}; {rule} (nothing was recorded)")
         with self._transaction():
             todo = []
             conflicts = []
@@ -1449,7 +1445,7 @@ class LiveSession:
                     self.doc["events"].append(ev)
                     res.needs_rerun.append((o.instance_id, o.detail))
                 else:
-                    self._tell(o.instance_id, y, source, detail, read.agent, next(iter(read.datasets), None))
+                    self._tell(o.instance_id, y, source, detail, read.agent, dataset)
                     res.recorded.append((o.instance_id, y, detail))
                     if o.outcome is None:  # a harness error counted unresolved
                         res.errors_counted.append(o.instance_id)
