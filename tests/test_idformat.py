@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import re
 import shlex
@@ -36,6 +37,18 @@ def mini_swe_agent_select(pattern: str, instance_ids: list[str]) -> list[str]:
     return [i for i in instance_ids if re.match(pattern, i)]
 
 
+def harbor_select(args: str, task_names: list[str]) -> list[str]:
+    """Harbor ``harbor run -i/--include-task-name`` (repeatable) into ``DatasetConfig.task_names``, then
+    ``_filter_task_ids``: a task is kept when ``fnmatch`` matches one pattern; no match at all is an error."""
+    p = argparse.ArgumentParser()
+    p.add_argument("-i", "--include-task-name", action="append")
+    patterns = p.parse_args(shlex.split(args)).include_task_name
+    kept = [t for t in task_names if any(fnmatch.fnmatch(t, pat) for pat in patterns)]
+    if not kept:
+        raise ValueError(f"No tasks matched the filter(s) {patterns}")
+    return kept
+
+
 def test_each_form_parses_back_to_the_ids():
     assert [x for x in format_ids(IDS, "lines").splitlines() if x.strip()] == IDS
     assert swebench_parse(format_ids(IDS, "space")) == IDS
@@ -43,7 +56,18 @@ def test_each_form_parses_back_to_the_ids():
     assert json.loads(format_ids(IDS, "json")) == IDS
     assert mini_swe_agent_select(format_ids(IDS, "regex"), UNIVERSE) == IDS
     assert mini_swe_agent_select(format_ids([], "regex"), UNIVERSE) == []
-    assert set(FORMATS) == {"lines", "space", "csv", "json", "regex"}
+    assert harbor_select(format_ids(IDS, "harbor"), UNIVERSE) == IDS
+    assert set(FORMATS) == {"lines", "space", "csv", "json", "regex", "harbor"}
+
+
+def test_harbor_form_escapes_glob_and_shell_characters_and_never_means_every_task():
+    # Terminal-Bench names are plain, but a dataset of one's own may hold glob or shell characters
+    odd = ["fix-[bug]", "a*b", "what?", "it's $HOME", "plain-task"]
+    universe = odd + ["fix-b", "aXb", "what!", "it's x", "plain-task-2"]
+    assert harbor_select(format_ids(odd, "harbor"), universe) == odd
+    assert harbor_select(format_ids(["fix-[bug]"], "harbor"), universe) == ["fix-[bug]"]
+    with pytest.raises(ValueError, match="No tasks matched"):  # nothing asked: Harbor stops instead of running all
+        harbor_select(format_ids([], "harbor"), universe)
 
 
 def test_separator_inside_an_id_is_refused():

@@ -13,11 +13,17 @@ csv        ids separated by commas, no spaces          sb-cli ``submit --instanc
 json       a JSON list                                 scripts
 regex      ``^(?:id1|id2)$``, ids escaped              mini-swe-agent ``--filter``
                                                        (``re.match(filter_spec, instance_id)``)
+harbor     ``-i id1 -i id2``, each id glob-escaped     ``harbor run -d DATASET ...``
+           (``glob.escape``) and shell-quoted          (``-i/--include-task-name``, repeatable; a
+                                                       task is kept when ``fnmatch`` matches one)
 =========  ==========================================  ==============================================
 
 Sources read: swebench ``swebench/harness/run_evaluation.py`` (the ``-i`` argument), sb-cli
 ``sb_cli/submit.py`` (``--instance_ids`` callback and ``process_predictions``), mini-swe-agent
-``src/minisweagent/run/benchmarks/swebench.py`` (``filter_instances``). The tests parse each
+``src/minisweagent/run/benchmarks/swebench.py`` (``filter_instances``), Harbor
+``src/harbor/cli/jobs.py`` (``start``: ``-i/--include-task-name`` into ``DatasetConfig.task_names``)
+and ``src/harbor/models/job/config.py`` (``DatasetConfig._filter_task_ids``: ``fnmatch``; read in
+the public fork UniPat-AI/harbor_multiturn). The tests parse each
 form with the tool's own rule.
 
 :func:`subset_predictions` keeps the predictions of the asked tasks in a predictions file of
@@ -31,8 +37,10 @@ JSON Lines, so the harness reads the cut-down file as it would read the original
 
 from __future__ import annotations
 
+import glob
 import json
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +48,7 @@ from pathlib import Path
 from .data.matrix import DataError
 from .fileio import loads, read_json, read_text, write_text_durable
 
-FORMATS = ("lines", "space", "csv", "json", "regex")
+FORMATS = ("lines", "space", "csv", "json", "regex", "harbor")
 
 
 def format_ids(ids: Sequence[str], form: str) -> str:
@@ -64,6 +72,10 @@ def format_ids(ids: Sequence[str], form: str) -> str:
         return json.dumps(ids)
     if form == "regex":
         return "^(?:" + "|".join(re.escape(t) for t in ids) + ")$" if ids else "^(?!)$"  # nothing matches none
+    if form == "harbor":  # Harbor's task names are fnmatch patterns: a '[', '*' or '?' in an id is escaped
+        # no ids: one empty pattern, which matches no task (Harbor then stops with "No tasks matched"); no -i at
+        # all would run the whole dataset
+        return " ".join(f"-i {shlex.quote(glob.escape(t))}" for t in ids) if ids else "-i ''"
     raise ValueError(f"unknown id format {form!r}; choose one of {', '.join(FORMATS)}")
 
 

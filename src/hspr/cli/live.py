@@ -381,7 +381,8 @@ def register(group: click.Group) -> None:
                   help="Return K distinct tasks, chosen jointly, to run in parallel.")
     @click.option("--format", "form", type=click.Choice(FORMATS), default=None,
                   help="Print the ids for a harness: lines (id-list files), space (swebench run_evaluation -i), csv "
-                       "(sb-cli --instance_ids), json, regex (mini-swe-agent --filter). The stop line goes to stderr.")
+                       "(sb-cli --instance_ids), json, regex (mini-swe-agent --filter), harbor (harbor run -i options). The stop "
+                       "line goes to stderr.")
     @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
                   help="Write the ids (in --format; default json for a .json name, else lines) to this file "
                        "instead; with --predictions, the cut-down predictions file.")
