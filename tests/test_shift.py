@@ -28,6 +28,7 @@ from hspr.methods.hspr.robust import (
     leave_cluster_out,
     nearest_disagreement,
     shrunk_quantile,
+    side_shares,
     widened,
 )
 from hspr.replay import replay
@@ -148,6 +149,30 @@ def test_widened_closed_form():
     assert widened(0.5, 0.4, 0.55, 2.0) == pytest.approx((0.3, 0.6))
     assert widened(0.05, 0.0, 0.1, 2.0) == pytest.approx((0.0, 0.15))  # clipped at 0
     assert widened(0.5, 0.4, 0.55, 1.0) == pytest.approx((0.4, 0.55))
+
+
+def test_widened_by_side_closed_form():
+    assert widened(0.5, 0.4, 0.55, 2.0, (1.5, 0.5)) == pytest.approx((0.2, 0.55))
+    assert widened(0.5, 0.4, 0.55, 1.0, (1.0, 1.0)) == widened(0.5, 0.4, 0.55, 1.0)
+
+
+def test_side_shares_closed_forms():
+    # a calibrated model: the 90 % interval's half-width is 1.645 sd, each side misses 5 %: both sides alike
+    z = stats.norm.ppf((np.arange(4000) + 0.5) / 4000)
+    ratios = np.abs(z) / stats.norm.ppf(0.95)
+    assert side_shares(ratios, z, 0.90, 10) == pytest.approx((1.0, 1.0), abs=0.02)
+    # over-estimates twice as far as under-estimates: the 95 % one-sided quantiles are 2 and 1
+    skew = np.where(z > 0, 2 * z, z)
+    s = side_shares(np.abs(skew) / stats.norm.ppf(0.95), skew, 0.90, 10)
+    assert s == pytest.approx((4 / 3, 2 / 3), abs=0.02) and sum(s) == pytest.approx(2.0)
+    # no held-out run: the pseudo-values alone, both sides alike; mirrored errors swap the shares
+    assert side_shares(np.empty(0), np.empty(0), 0.90, 10) == pytest.approx((1.0, 1.0))
+    assert side_shares(np.abs(skew) / 1.645, -skew, 0.90, 10) == pytest.approx(s[::-1])
+    # hand-checked, no pseudo-values: 20 runs; below-side ratios 3 (once) and 0.5, above-side 1 (once) and 0.2
+    errs = np.array([1.0] + [0.1] * 9 + [-1.0] + [-0.1] * 9)
+    r = np.array([3.0] + [0.5] * 9 + [1.0] + [0.2] * 9)
+    # the ceil(21 * 0.95) = 20th smallest of the 20 one-sided values, the largest: 3 below, 1 above
+    assert side_shares(r, errs, 0.90, 0) == pytest.approx((1.5, 0.5))
 
 
 def test_shrunk_quantile_closed_forms():
@@ -339,7 +364,7 @@ def test_robust_keeps_hspr_point_and_widens_interval(small_bank):
             s1.tell(t, y)
         e0, e1 = s0.estimate(), s1.estimate()
         assert e1.point == e0.point
-        assert (e1.lower, e1.upper) == pytest.approx(widened(e0.point, e0.lower, e0.upper, c))
+        assert (e1.lower, e1.upper) == pytest.approx(widened(e0.point, e0.lower, e0.upper, c, rob.calibration_.sides))
         assert isinstance(e1.shift, ShiftReport)
         assert 0 <= e1.shift.source_percentile <= 100
         assert e1.shift.widening == c
@@ -376,7 +401,7 @@ def test_robust_blend_moves_point_and_interval_by_the_weighted_4pl_difference(sm
         assert e1.point == pytest.approx(0.5 * e0.point + 0.5 * p4, abs=1e-12)
         move = e1.point - e0.point
         moved += abs(move) > 1e-6
-        lo, hi = widened(e1.point, e0.lower + move, e0.upper + move, cal.factor)
+        lo, hi = widened(e1.point, e0.lower + move, e0.upper + move, cal.factor, cal.sides)
         # ... and extended to hold both estimates the point averages
         assert (e1.lower, e1.upper) == pytest.approx((min(lo, e0.point, p4), max(hi, e0.point, p4)))
         assert e1.lower <= min(e0.point, p4) <= e1.point <= max(e0.point, p4) <= e1.upper
@@ -631,6 +656,11 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     told = ShiftReport("share", 0.1, 50.0, 114, 1.25, n_outcomes=40, unit="of its queried tasks differ")
     assert "(0.1 of its queried tasks differ; source percentile 50)" in told.message
     assert told.to_dict()["unit"] == "of its queried tasks differ" and "(0.1; source" in calm.message
+    # the widening shared between the sides: the message gives each side's factor and which side misses more
+    sided = ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=40, sides=(1.2, 0.8))
+    assert "widened by x1.50 below the estimate and x1.00 above it" in sided.message
+    assert "more often below it than above" in sided.message and sided.to_dict()["sides"] == [1.2, 0.8]
+    assert "more often above it than below" in ShiftReport("x", 0.1, 50.0, 114, 1.25, sides=(0.9, 1.1)).message
 
 
 def test_shift_report_withholds_a_verdict_on_too_few_outcomes():

@@ -72,6 +72,9 @@ class ShiftReport:
         Held-out source runs the percentile is taken among (None: not recorded). With fewer than
         :attr:`min_reference` no verdict is given: an agent like the sources lies above all n of
         them with probability 1/(n + 1), more than ``100 - threshold`` percent.
+    sides : (float, float)
+        Multipliers of ``widening`` for the half-width below and above the estimate, averaging 1
+        ((1, 1): both sides alike): the lower half-width was multiplied by ``widening * sides[0]``.
     """
 
     statistic: str
@@ -88,6 +91,7 @@ class ShiftReport:
     n_strongest: int = 0
     strongest_widened: bool = False
     n_reference: int | None = None
+    sides: tuple[float, float] = (1.0, 1.0)
 
     @property
     def enough_outcomes(self) -> bool:
@@ -115,14 +119,19 @@ class ShiftReport:
     @property
     def message(self) -> str:
         """One sentence a user can act on."""
-        wid = (f"the interval was widened by x{self.widening:.2f}, as for every agent, because source agents "
-               "replayed without their near twins miss more often than the model's own interval says"
+        lo, hi = (self.widening * s for s in self.sides)
+        by = (f"x{self.widening:.2f}" if f"{lo:.2f}" == f"{hi:.2f}"
+              else f"x{lo:.2f} below the estimate and x{hi:.2f} above it")
+        side = ("" if f"{lo:.2f}" == f"{hi:.2f}" else
+                f", more often {'below' if lo > hi else 'above'} it than {'above' if lo > hi else 'below'}")
+        wid = (f"the interval was widened by {by}, as for every agent, because source agents replayed without their "
+               f"near twins miss more often than the model's own interval says{side}"
                if self.widening > 1 else "the interval was not widened")
         if self.above_history:
             best = "" if self.source_max is None else f" (best {100 * self.source_max:.1f} %)"
             if self.strongest_widened:
                 wid = (f"its estimate is above every source agent's score{best}, so the interval was widened by "
-                       f"x{self.widening:.2f}, the miss measured on the {self.n_strongest} strongest source agents "
+                       f"{by}, the miss measured on the {self.n_strongest} strongest source agents "
                        "replayed against the others")
             else:
                 why = (f"the {self.n_strongest} strongest source agents replayed against the others called for no "
@@ -155,7 +164,7 @@ class ShiftReport:
                 "unlike_history": self.unlike_history, "above_history": self.above_history,
                 "source_max": self.source_max, "n_strongest": self.n_strongest,
                 "strongest_widened": self.strongest_widened, "n_reference": self.n_reference,
-                "enough_reference": self.enough_reference, "message": self.message}
+                "enough_reference": self.enough_reference, "sides": list(self.sides), "message": self.message}
 
 
 @dataclass(frozen=True)
