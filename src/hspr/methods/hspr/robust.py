@@ -426,9 +426,12 @@ def side_shares(ratios: np.ndarray, errors: np.ndarray, level: float, prior_n: i
     split-conformal quantile, pooled with ``prior_n`` pseudo-values of a calibrated model (half 0,
     half ``|Z| / Phi^-1((1 + level) / 2)``; ``q = 1`` for that model, as :func:`shrunk_quantile`).
     The multipliers are ``2 q_lower / (q_lower + q_upper)`` and ``2 q_upper / (q_lower + q_upper)``:
-    the interval's width is shared out as the sides miss, its mean width unchanged.
+    the interval's width is shared out as the sides miss, its mean width unchanged (for equal
+    half-widths). Calibrating each side at ``(1 - level) / 2`` is the asymmetric split-conformal
+    rule (Romano, Patterson and Candes 2019, "Conformalized quantile regression", Theorem 2);
+    here only the shares are taken from it, the overall factor stays :func:`shrunk_quantile`'s.
 
-    ``ratios``, ``errors`` : (n,) arrays, errors signed ``S_hat - S``.
+    ``ratios``, ``errors`` : (n,) arrays, errors signed ``S_hat - S``; empty gives (1, 1).
     """
     from scipy import special  # fit time only
 
