@@ -27,7 +27,8 @@ interval) and adds a shift diagnostic. Its other settings are chosen on the sour
    The factor is then shared between the two sides (:func:`side_shares`, ``ShiftSettings.sided``):
    the half-width below the point is multiplied by ``c * s_lower``, the one above by ``c * s_upper``,
    the two shares (from the 95 % quantiles of each side's misses) averaging 1, so the mean width
-   stays; used with at least ``min_held_out`` runs, else both sides alike. Held-out source agents
+   stays; used with at least ``min_held_out`` runs, else both sides alike (the same shares split
+   the above-the-history factor of step 5). Held-out source agents
    fall below the interval (the point too high) more often than above: at ``c`` = 1.25, 46
    against 13 of 595 runs (the Lite, Verified and Full folds' sources, all 114 Verified rows,
    the oldest 94; on the Pro folds' 42 runs 3 against 4), and the lower share came out 1.02-1.43
