@@ -38,11 +38,13 @@ def mini_swe_agent_select(pattern: str, instance_ids: list[str]) -> list[str]:
 
 
 def harbor_select(args: str, task_names: list[str]) -> list[str]:
-    """Harbor ``harbor run -i/--include-task-name`` (repeatable) into ``DatasetConfig.task_names``, then
-    ``_filter_task_ids``: a task is kept when ``fnmatch`` matches one pattern; no match at all is an error."""
-    p = argparse.ArgumentParser()
-    p.add_argument("-i", "--include-task-name", action="append")
-    patterns = p.parse_args(shlex.split(args)).include_task_name
+    """``harbor run ... $(hspr live next --format harbor)``: the shell splits the unquoted substitution at
+    white space and removes no quotes; Harbor takes ``-i/--include-task-name`` (repeatable, the next word
+    its value) into ``DatasetConfig.task_names``, and ``_filter_task_ids`` keeps a task when ``fnmatch``
+    matches one pattern; no match at all is an error."""
+    words = args.split()
+    assert words[::2] == ["-i"] * (len(words) // 2) and len(words) % 2 == 0
+    patterns = words[1::2]
     kept = [t for t in task_names if any(fnmatch.fnmatch(t, pat) for pat in patterns)]
     if not kept:
         raise ValueError(f"No tasks matched the filter(s) {patterns}")
@@ -62,12 +64,15 @@ def test_each_form_parses_back_to_the_ids():
 
 def test_harbor_form_escapes_glob_and_shell_characters_and_never_means_every_task():
     # Terminal-Bench names are plain, but a dataset of one's own may hold glob or shell characters
-    odd = ["fix-[bug]", "a*b", "what?", "it's $HOME", "plain-task"]
-    universe = odd + ["fix-b", "aXb", "what!", "it's x", "plain-task-2"]
+    # (a hostile trial: shell-quoted ids reached Harbor with their quotes in an unquoted $(...) and matched nothing)
+    odd = ["fix-[bug]", "a*b", "what?", "it's-$HOME", "hash#1", "ünïcödé", "-rf", "plain-task"]
+    universe = odd + ["fix-b", "aXb", "what!", "it's-x", "hash#2", "plain-task-2"]
     assert harbor_select(format_ids(odd, "harbor"), universe) == odd
     assert harbor_select(format_ids(["fix-[bug]"], "harbor"), universe) == ["fix-[bug]"]
     with pytest.raises(ValueError, match="No tasks matched"):  # nothing asked: Harbor stops instead of running all
         harbor_select(format_ids([], "harbor"), universe)
+    with pytest.raises(ValueError, match="white space"):  # the shell would split it into two words
+        format_ids(["two words"], "harbor")
 
 
 def test_separator_inside_an_id_is_refused():

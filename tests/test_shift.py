@@ -153,6 +153,9 @@ def test_widened_closed_form():
 
 def test_widened_by_side_closed_form():
     assert widened(0.5, 0.4, 0.55, 2.0, (1.5, 0.5)) == pytest.approx((0.2, 0.55))
+    assert widened(0.5, 0.4, 0.6, 1.25, (1.2, 0.8)) == pytest.approx((0.35, 0.6))  # 1.5 below, 1.0 above
+    # a hostile trial: a share of 0 put the interval's end on the point; a side is never narrower than given
+    assert widened(0.5, 0.4, 0.6, 1.25, (2.0, 0.0)) == pytest.approx((0.25, 0.6))
     assert widened(0.5, 0.4, 0.55, 1.0, (1.0, 1.0)) == widened(0.5, 0.4, 0.55, 1.0)
 
 
@@ -500,6 +503,7 @@ def test_a_target_above_every_source_gets_the_strongest_sources_factor():
     e, e_off = _finished(on, tgt, top, 16).estimate(), _finished(off, tgt, top, 16).estimate()
     assert e.point == e_off.point > cal.source_max
     assert e.shift.above_history and e.shift.widening == cal.above_factor
+    assert e.shift.sides == (1.0, 1.0)  # the side shares were measured on the other runs: both sides alike here
     assert "above every source agent's score" in e.shift.message and e.shift.to_dict()["above_history"]
     # the widening itself: with a larger factor above the history the interval grows by its ratio
     assert e.shift.n_strongest == len(cal.above_ratios) == 6 and e.shift.strongest_widened == (cal.above_factor > cal.factor)
@@ -661,6 +665,9 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     assert "widened by x1.50 below the estimate and x1.00 above it" in sided.message
     assert "more often below it than above" in sided.message and sided.to_dict()["sides"] == [1.2, 0.8]
     assert "more often above it than below" in ShiftReport("x", 0.1, 50.0, 114, 1.25, sides=(0.9, 1.1)).message
+    # a hostile trial: a factor of 1 with unequal sides was reported as "not widened"
+    one = ShiftReport("x", 0.1, 50.0, 114, 1.0, n_outcomes=40, sides=(1.2, 1.0))
+    assert "widened by x1.20 below the estimate and x1.00 above it" in one.message and "not widened" not in one.message
 
 
 def test_shift_report_withholds_a_verdict_on_too_few_outcomes():

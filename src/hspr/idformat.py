@@ -14,7 +14,7 @@ json       a JSON list                                 scripts
 regex      ``^(?:id1|id2)$``, ids escaped              mini-swe-agent ``--filter``
                                                        (``re.match(filter_spec, instance_id)``)
 harbor     ``-i id1 -i id2``, each id glob-escaped     ``harbor run -d DATASET ...``
-           (``glob.escape``) and shell-quoted          (``-i/--include-task-name``, repeatable; a
+           (``glob.escape``), not shell-quoted         (``-i/--include-task-name``, repeatable; a
                                                        task is kept when ``fnmatch`` matches one)
 =========  ==========================================  ==============================================
 
@@ -25,6 +25,14 @@ Sources read: swebench ``swebench/harness/run_evaluation.py`` (the ``-i`` argume
 and ``src/harbor/models/job/config.py`` (``DatasetConfig._filter_task_ids``: ``fnmatch``; read in
 the public fork UniPat-AI/harbor_multiturn). The tests parse each
 form with the tool's own rule.
+
+``space`` and ``harbor`` are meant for an unquoted ``$(hspr live next ... --format F)``, where the
+shell splits the output at white space and removes no quotes: so ids are not shell-quoted (a
+hostile trial: quoted ids reached Harbor with their quotes and matched nothing), and an id with
+white space is refused. Quotes, ``$``, ``#`` and the like in an id pass through such a
+substitution as they are; only the shell's pathname expansion could still match an escaped glob
+pattern (``[*]``) with a file of that name in the current folder (Terminal-Bench task names have
+no glob characters).
 
 :func:`subset_predictions` keeps the predictions of the asked tasks in a predictions file of
 any of the forms those tools read: JSON Lines (one object with ``instance_id`` per line), a
@@ -40,7 +48,6 @@ from __future__ import annotations
 import glob
 import json
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,9 +80,13 @@ def format_ids(ids: Sequence[str], form: str) -> str:
     if form == "regex":
         return "^(?:" + "|".join(re.escape(t) for t in ids) + ")$" if ids else "^(?!)$"  # nothing matches none
     if form == "harbor":  # Harbor's task names are fnmatch patterns: a '[', '*' or '?' in an id is escaped
-        # no ids: one empty pattern, which matches no task (Harbor then stops with "No tasks matched"); no -i at
-        # all would run the whole dataset
-        return " ".join(f"-i {shlex.quote(glob.escape(t))}" for t in ids) if ids else "-i ''"
+        bad = [t for t in ids if t != "".join(t.split())]
+        if bad:
+            raise ValueError(f"task id(s) {bad} contain white space, which the shell splits in $(...); list them under "
+                             "task_names in Harbor's job configuration instead (--format json)")
+        # no ids: a pattern that matches no task (Harbor then stops with "No tasks matched"); no -i at all would
+        # run the whole dataset
+        return " ".join(f"-i {glob.escape(t)}" for t in ids) if ids else "-i ''"
     raise ValueError(f"unknown id format {form!r}; choose one of {', '.join(FORMATS)}")
 
 

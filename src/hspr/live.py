@@ -838,6 +838,11 @@ class LiveSession:
                                  "or a damaged file) and "
                                  f"it was ignored{again}; the next change moves its bytes to "
                                  f"{journal.torn_path(self.path).name}")
+        if not self._trusted:  # a hostile trial: after an upgrade the interval moved without a word
+            self.warnings.append(f"this session was written by other hspr code (hspr {self.doc.get('hspr_version')} "
+                                 f"then, {__version__} now, or a changed install): its estimate and interval are "
+                                 "computed by this code and can differ from what it showed before; the recorded "
+                                 "outcomes are unchanged")
         self._tells: dict[str, dict] = {}
         self._errors: dict[str, dict] = {}
         self._corrected: dict[str, list] = {}  # task -> the outcomes `record --correct` replaced

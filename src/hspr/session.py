@@ -73,8 +73,9 @@ class ShiftReport:
         :attr:`min_reference` no verdict is given: an agent like the sources lies above all n of
         them with probability 1/(n + 1), more than ``100 - threshold`` percent.
     sides : (float, float)
-        Multipliers of ``widening`` for the half-width below and above the estimate, averaging 1
-        ((1, 1): both sides alike): the lower half-width was multiplied by ``widening * sides[0]``.
+        Multipliers of ``widening`` for the half-width below and above the estimate ((1, 1): both
+        sides alike): the lower half-width was multiplied by ``widening * sides[0]``, the upper by
+        ``widening * sides[1]``.
     """
 
     statistic: str
@@ -126,7 +127,7 @@ class ShiftReport:
                 f", more often {'below' if lo > hi else 'above'} it than {'above' if lo > hi else 'below'}")
         wid = (f"the interval was widened by {by}, as for every agent, because source agents replayed without their "
                f"near twins miss more often than the model's own interval says{side}"
-               if self.widening > 1 else "the interval was not widened")
+               if max(lo, hi) > 1 else "the interval was not widened")
         if self.above_history:
             best = "" if self.source_max is None else f" (best {100 * self.source_max:.1f} %)"
             if self.strongest_widened:

@@ -252,7 +252,8 @@ class HSPRConfig:
                              "configuration and its calibration); for this method give the HSPR settings themselves, "
                              "e.g. the 'config' object alone")
         if unknown:
-            raise ValueError(f"unknown HSPR setting(s) {sorted(unknown)}; known: {sorted(names)}")
+            raise ValueError(f"unknown HSPR setting(s) {sorted(unknown)}; known: {sorted(names)} (hspr_robust's shift "
+                             "calibration settings go under \"shift\": {\"shift\": {\"sided\": false}})")
         return cls(**d)
 
     @classmethod

@@ -27,8 +27,9 @@ interval) and adds a shift diagnostic. Its other settings are chosen on the sour
    The factor is then shared between the two sides (:func:`side_shares`, ``ShiftSettings.sided``):
    the half-width below the point is multiplied by ``c * s_lower``, the one above by ``c * s_upper``,
    the two shares (from the 95 % quantiles of each side's misses) averaging 1, so the mean width
-   stays; used with at least ``min_held_out`` runs, else both sides alike (the same shares split
-   the above-the-history factor of step 5). Held-out source agents
+   stays; used with at least ``min_held_out`` runs, else both sides alike. A side is never made
+   narrower than HSPR's own interval (multiplier at least 1, :func:`side_multipliers`), and the
+   above-the-history factor of step 5 widens both sides alike. Held-out source agents
    fall below the interval (the point too high) more often than above: at ``c`` = 1.25, 46
    against 13 of 595 runs (the Lite, Verified and Full folds' sources, all 114 Verified rows,
    the oldest 94; on the Pro folds' 42 runs 3 against 4), and the lower share came out 1.02-1.43
@@ -466,12 +467,23 @@ def one_se_choice(errors: np.ndarray) -> int:
     return int(np.argmin(np.round(means, 12)))
 
 
+def side_multipliers(factor: float, sides: tuple[float, float]) -> tuple[float, float]:
+    """The multipliers of the lower and the upper half-width: ``factor * sides``, each at least 1.
+
+    A side's share below 1 narrows that side, but never below the interval being widened (HSPR's
+    own): with few misses on one side the one-sided quantile says little (a hostile trial: with no
+    pseudo-values one side got 0, the interval's end on the point)."""
+    return max(factor * sides[0], 1.0), max(factor * sides[1], 1.0)
+
+
 def widened(point: float, lower: float, upper: float, factor: float,
             sides: tuple[float, float] = (1.0, 1.0)) -> tuple[float, float]:
-    """Interval with each half-width around ``point`` multiplied by ``factor`` (times ``sides``,
-    lower then upper), clipped to [0, 1]."""
-    lo = point - factor * sides[0] * max(point - lower, 0.0)
-    hi = point + factor * sides[1] * max(upper - point, 0.0)
+    """Interval with each half-width around ``point`` multiplied by ``factor`` (``factor >= 1``),
+    times ``sides`` (lower then upper) where that leaves the multiplier at least 1
+    (:func:`side_multipliers`), clipped to [0, 1]."""
+    m_lo, m_hi = side_multipliers(factor, sides)
+    lo = point - m_lo * max(point - lower, 0.0)
+    hi = point + m_hi * max(upper - point, 0.0)
     return float(max(lo, 0.0)), float(min(hi, 1.0))
 
 
@@ -774,7 +786,8 @@ class HSPRRobustSession(HSPRSession):
         cal = self.robust.calibration_
         cols, y = self.told()
         value = nearest_disagreement(self.robust.source_values_, cols, y, self.robust.source_missing_)
-        above, factor = self._widening(point) if point is not None else (False, cal.factor)
+        above, factor, sides = self._widening(point) if point is not None else (False, cal.factor, cal.sides)
+        m_lo, m_hi = side_multipliers(factor, sides)
         return ShiftReport(STATISTIC, value, cal.percentile(value) if len(cols) else 0.0,
                            int(self.robust.source_values_.shape[0]), factor, self.robust.shift.threshold,
                            n_outcomes=len(cols), min_outcomes=min(MIN_OUTCOMES, cal.budget),
@@ -782,15 +795,16 @@ class HSPRRobustSession(HSPRSession):
                            above_history=above, source_max=cal.source_max,
                            n_strongest=len(cal.above_ratios) if len(cal.above_ratios) >= self.robust.shift.min_strongest else 0,
                            strongest_widened=above and cal.above_factor > cal.factor, n_reference=len(cal.distances),
-                           sides=cal.sides)
+                           sides=(m_lo / factor, m_hi / factor))
 
-    def _widening(self, point: float) -> tuple[bool, float]:
-        """(above the history, interval factor) for ``point``: above when it lies over every
-        source's score with outcomes to base it on (not at full budget); then the strongest
-        sources' factor, never below the usual one."""
+    def _widening(self, point: float) -> tuple[bool, float, tuple[float, float]]:
+        """(above the history, interval factor, side shares) for ``point``: above when it lies over
+        every source's score with outcomes to base it on (not at full budget); then the strongest
+        sources' factor, never below the usual one, on both sides alike (the shares were measured
+        on the other held-out runs, not on the strongest)."""
         cal = self.robust.calibration_
         above = bool(self.queried) and self.n_queried < self.n_tasks and point > cal.source_max
-        return above, max(cal.above_factor, cal.factor) if above else cal.factor
+        return (above, max(cal.above_factor, cal.factor), (1.0, 1.0)) if above else (False, cal.factor, cal.sides)
 
     def estimate(self) -> ScoreEstimate:
         """HSPR's calibrated median blended with the 4PL p-IRT estimate on the same outcomes
@@ -805,7 +819,7 @@ class HSPRRobustSession(HSPRSession):
             pirt = pirt_point(self.robust.pirt_, *self.told())
             move, ends = cal.weight * (pirt - base.point), (base.point, pirt)
         point = base.point + move
-        lo, hi = widened(point, base.lower + move, base.upper + move, self._widening(point)[1], cal.sides)
+        lo, hi = widened(point, base.lower + move, base.upper + move, *self._widening(point)[1:])
         # at full budget both estimates and HSPR's interval are the exact score, up to rounding
         if self.n_queried < self.n_tasks:
             lo, hi = max(min(lo, *ends), 0.0), min(max(hi, *ends), 1.0)
