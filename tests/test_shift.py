@@ -154,8 +154,11 @@ def test_widened_closed_form():
 def test_widened_by_side_closed_form():
     assert widened(0.5, 0.4, 0.55, 2.0, (1.5, 0.5)) == pytest.approx((0.2, 0.55))
     assert widened(0.5, 0.4, 0.6, 1.25, (1.2, 0.8)) == pytest.approx((0.35, 0.6))  # 1.5 below, 1.0 above
-    # a hostile trial: a share of 0 put the interval's end on the point; a side is never narrower than given
-    assert widened(0.5, 0.4, 0.6, 1.25, (2.0, 0.0)) == pytest.approx((0.25, 0.6))
+    # a hostile trial: a share of 0 put the interval's end on the point; a side is never narrower than given,
+    # and the two multipliers still average the factor (1.5 and 1.0 for 1.25)
+    assert widened(0.5, 0.4, 0.6, 1.25, (2.0, 0.0)) == pytest.approx((0.35, 0.6))
+    assert widened(0.5, 0.4, 0.6, 1.25, (0.0, 2.0)) == pytest.approx((0.4, 0.65))
+    assert widened(0.5, 0.4, 0.6, 1.0, (1.4, 0.6)) == pytest.approx((0.4, 0.6))  # a factor of 1 widens neither side
     assert widened(0.5, 0.4, 0.55, 1.0, (1.0, 1.0)) == widened(0.5, 0.4, 0.55, 1.0)
 
 

@@ -28,8 +28,8 @@ interval) and adds a shift diagnostic. Its other settings are chosen on the sour
    the half-width below the point is multiplied by ``c * s_lower``, the one above by ``c * s_upper``,
    the two shares (from the 95 % quantiles of each side's misses) averaging 1, so the mean width
    stays; used with at least ``min_held_out`` runs, else both sides alike. A side is never made
-   narrower than HSPR's own interval (multiplier at least 1, :func:`side_multipliers`), and the
-   above-the-history factor of step 5 widens both sides alike. Held-out source agents
+   narrower than HSPR's own interval (each multiplier within [1, 2c - 1], :func:`side_multipliers`),
+   and the above-the-history factor of step 5 widens both sides alike. Held-out source agents
    fall below the interval (the point too high) more often than above: at ``c`` = 1.25, 46
    against 13 of 595 runs (the Lite, Verified and Full folds' sources, all 114 Verified rows,
    the oldest 94; on the Pro folds' 42 runs 3 against 4), and the lower share came out 1.02-1.43
@@ -468,19 +468,24 @@ def one_se_choice(errors: np.ndarray) -> int:
 
 
 def side_multipliers(factor: float, sides: tuple[float, float]) -> tuple[float, float]:
-    """The multipliers of the lower and the upper half-width: ``factor * sides``, each at least 1.
+    """The multipliers ``(m_lower, m_upper)`` of the two half-widths for a factor ``>= 1`` and side
+    shares averaging 1 (:func:`side_shares`).
 
-    A side's share below 1 narrows that side, but never below the interval being widened (HSPR's
-    own): with few misses on one side the one-sided quantile says little (a hostile trial: with no
-    pseudo-values one side got 0, the interval's end on the point)."""
-    return max(factor * sides[0], 1.0), max(factor * sides[1], 1.0)
+    ``m_lower = factor * sides[0]`` held within ``[1, 2 factor - 1]`` and ``m_upper = 2 factor -
+    m_lower``: they average ``factor`` (the mean width stays), and neither side is made narrower
+    than the interval being widened (HSPR's own). A hostile trial found a share of 0 (no
+    pseudo-values) putting the interval's end on the point; with the clip, a factor of 1 widens
+    neither side, and the Lite folds' largest share (1.43 at ``factor`` 1.25) gives 1.5 and 1.0.
+    """
+    m_lower = min(max(factor * sides[0], 1.0), 2 * factor - 1.0)
+    return m_lower, 2 * factor - m_lower
 
 
 def widened(point: float, lower: float, upper: float, factor: float,
             sides: tuple[float, float] = (1.0, 1.0)) -> tuple[float, float]:
     """Interval with each half-width around ``point`` multiplied by ``factor`` (``factor >= 1``),
-    times ``sides`` (lower then upper) where that leaves the multiplier at least 1
-    (:func:`side_multipliers`), clipped to [0, 1]."""
+    shared between the lower and the upper side by ``sides`` (:func:`side_multipliers`), clipped to
+    [0, 1]."""
     m_lo, m_hi = side_multipliers(factor, sides)
     lo = point - m_lo * max(point - lower, 0.0)
     hi = point + m_hi * max(upper - point, 0.0)
