@@ -206,6 +206,31 @@ def test_live_next_prints_and_writes_each_form(tmp_path):
     assert not (tmp_path / "sub3.jsonl").exists()
 
 
+def test_a_failed_live_next_never_means_every_task(tmp_path):
+    """A re-trial: a failed `next --format harbor` printed nothing, so `harbor run ... $(...)` got no -i and ran
+    every task; and an id the form refuses was found only after the batch was asked, so every later `next` failed."""
+    import pandas as pd
+    m = pd.DataFrame([[1, 0, 1, 0], [0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 1, 1]], columns=["a", "has space", "c", "d"],
+                     index=pd.Index(["x1", "x2", "x3", "x4"], name="agent"))
+    bank = tmp_path / "m.csv"
+    m.to_csv(bank)
+    s = tmp_path / "s.hspr"
+    runner = CliRunner()
+    assert runner.invoke(main, ["live", "start", "--matrix", str(bank), "--budget", "4", "--session", str(s),
+                                "--method", "uniform"]).exit_code == 0
+    res = runner.invoke(main, ["live", "next", "--batch", "4", "--format", "harbor", "--session", str(s)])
+    assert res.exit_code == 2 and "white space" in res.stderr
+    assert res.stdout.strip() == "-i ''"  # Harbor stops: "No tasks matched"
+    with pytest.raises(ValueError, match="No tasks matched"):
+        harbor_select(res.stdout, ["a", "has space", "c", "d"])
+    res = runner.invoke(main, ["live", "status", "--json", "--session", str(s)])
+    assert json.loads(res.stdout)["pending"] == []  # nothing was asked
+    res = runner.invoke(main, ["live", "next", "--format", "regex", "--session", str(tmp_path / "none.hspr")])
+    assert res.exit_code == 2 and mini_swe_agent_select(res.stdout.strip(), UNIVERSE) == []
+    res = runner.invoke(main, ["live", "next", "--batch", "2", "--format", "json", "--session", str(s)])
+    assert res.exit_code == 0 and len(json.loads(res.stdout)) == 2  # other forms take the id
+
+
 def test_a_refused_live_next_changes_nothing_in_the_session(tmp_path):
     """A hostile trial: `next --stop-width 5 --out <the bank>` was refused but saved the stop width,
     and a malformed --predictions file was read only after the tasks were asked (and journaled)."""

@@ -56,6 +56,9 @@ from .data.matrix import DataError
 from .fileio import loads, read_json, read_text, write_text_durable
 
 FORMATS = ("lines", "space", "csv", "json", "regex", "harbor")
+#: forms whose text for no task at all matches no task, where empty text would select every task (an empty
+#: mini-swe-agent ``--filter``, ``harbor run`` without ``-i``): ``hspr live next`` prints that text when it fails
+NOTHING_FORMS = ("regex", "harbor")
 
 
 def format_ids(ids: Sequence[str], form: str) -> str:
@@ -82,8 +85,9 @@ def format_ids(ids: Sequence[str], form: str) -> str:
     if form == "harbor":  # Harbor's task names are fnmatch patterns: a '[', '*' or '?' in an id is escaped
         bad = [t for t in ids if t != "".join(t.split())]
         if bad:
-            raise ValueError(f"task id(s) {bad} contain white space, which the shell splits in $(...); list them under "
-                             "task_names in Harbor's job configuration instead (--format json)")
+            raise ValueError(f"{len(bad)} task id(s) contain white space, which the shell splits in $(...): "
+                             f"{bad[:5]}{' ...' if len(bad) > 5 else ''}; list them under task_names in Harbor's job "
+                             "configuration instead (--format json)")
         # no ids: a pattern that matches no task (Harbor then stops with "No tasks matched"); no -i at all would
         # run the whole dataset
         return " ".join(f"-i {glob.escape(t)}" for t in ids) if ids else "-i ''"

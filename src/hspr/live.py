@@ -839,7 +839,7 @@ class LiveSession:
                                  f"it was ignored{again}; the next change moves its bytes to "
                                  f"{journal.torn_path(self.path).name}")
         if not self._trusted:  # a hostile trial: after an upgrade the interval moved without a word
-            self.warnings.append(f"this session was written by other hspr code (hspr {self.doc.get('hspr_version')} "
+            self.warnings.append(f"this session was written by other hspr code (hspr {self.doc.get('hspr_version') or 'unknown'} "
                                  f"then, {__version__} now, or a changed install): its estimate and interval are "
                                  "computed by this code and can differ from what it showed before; the recorded "
                                  "outcomes are unchanged")

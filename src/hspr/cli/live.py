@@ -16,7 +16,7 @@ from ..data.banks import BANKS
 from ..data.matrix import DataError
 from ..errors import HsprError
 from ..fileio import read_json_file, write_text_durable
-from ..idformat import FORMATS, format_ids, read_predictions, subset_predictions
+from ..idformat import FORMATS, NOTHING_FORMS, format_ids, read_predictions, subset_predictions
 from ..live import (
     UNREACHABLE_STOP,
     LiveSession,
@@ -412,6 +412,8 @@ def register(group: click.Group) -> None:
             # a session file, an empty path, a file where a folder should be: refused before anything is asked
             check_output_file(out, "--out")
             preds = None if predictions is None else read_predictions(predictions)  # a bad file: nothing asked
+            if form is not None and preds is None:  # a form that refuses some bank id: refused before a batch is asked
+                format_ids(live_s.tasks, form)  # (a re-trial: the refused batch stayed pending, every `next` failed)
             _set_stop_width(live_s, stop_width)
             tasks = live_s.next(k)
             st = live_s.status() if as_json else None  # the text output needs only the stop reason
@@ -425,6 +427,10 @@ def register(group: click.Group) -> None:
             elif form is not None:
                 text = format_ids(tasks, form)
         except (HsprError, ValueError, OSError, click.BadParameter) as exc:
+            if form in NOTHING_FORMS and out is None and not as_json:
+                # a re-trial: a failed `next` printed nothing, and `harbor run ... $(hspr live next --format harbor)`
+                # then ran every task (so would an empty mini-swe-agent --filter): print the form's "no task" instead
+                click.echo(format_ids([], form))
             _fail(exc, as_json)
         if missing:
             click.echo(f"warning: {predictions} has no prediction for {', '.join(missing)}", err=True)
