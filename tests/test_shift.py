@@ -28,6 +28,7 @@ from hspr.methods.hspr.robust import (
     leave_cluster_out,
     nearest_disagreement,
     shrunk_quantile,
+    side_multipliers,
     side_shares,
     widened,
 )
@@ -375,6 +376,28 @@ def test_robust_keeps_hspr_point_and_widens_interval(small_bank):
         assert 0 <= e1.shift.source_percentile <= 100
         assert e1.shift.widening == c
         assert e1.shift.n_sources == src.n_agents
+
+
+def test_sided_widening_shares_the_factor_as_the_held_out_runs_miss(small_bank):
+    """ShiftSettings.sided (off by default, docs/shift.md direction 18): the calibration's side shares are
+    side_shares of its own held-out runs, and the interval is HSPR's widened by side_multipliers."""
+    src, tgt = small_bank.drop_rows(range(6)), small_bank.rows(range(6))
+    base = HSPR(FAST).fit(src)
+    rob = HSPRRobust(config=FAST, shift=dataclasses.replace(FAST_SHIFT, sided=True)).fit(src)
+    cal = rob.calibration_
+    assert cal.sides == pytest.approx(side_shares(cal.ratios, cal.errors, 0.9, FAST_SHIFT.prior_n))
+    assert cal.sides != (1.0, 1.0) and sum(cal.sides) == pytest.approx(2.0)
+    assert HSPRRobust(config=FAST, shift=FAST_SHIFT).fit(src).calibration_.sides == (1.0, 1.0)  # the default
+    s0, s1 = base.start(15, 2), rob.start(15, 2)
+    while not s0.done:
+        t = s0.ask()
+        y = int(tgt.values[0, tgt.task_index(t)])
+        s0.tell(t, y)
+        s1.tell(s1.ask(), y)
+    e0, e1 = s0.estimate(), s1.estimate()
+    assert not e1.shift.above_history and e1.point == e0.point
+    assert (e1.lower, e1.upper) == pytest.approx(widened(e0.point, e0.lower, e0.upper, cal.factor, cal.sides))
+    assert e1.shift.sides[0] * cal.factor == pytest.approx(side_multipliers(cal.factor, cal.sides)[0])
 
 
 def test_robust_blend_moves_point_and_interval_by_the_weighted_4pl_difference(small_bank):

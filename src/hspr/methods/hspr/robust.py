@@ -24,22 +24,15 @@ interval) and adds a shift diagnostic. Its other settings are chosen on the sour
    calibrated model (:func:`shrunk_quantile`), used when at least 30 agents were held out, and
    clipped to [1.25, 1.30] (``min_factor``, ``max_factor``: a little conservative in
    distribution, within the in-distribution width allowance; see ShiftSettings).
-   The factor is then shared between the two sides (:func:`side_shares`, ``ShiftSettings.sided``):
-   the half-width below the point is multiplied by ``c * s_lower``, the one above by ``c * s_upper``,
-   the two shares (from the 95 % quantiles of each side's misses) averaging 1, so the mean width
-   stays; used with at least ``min_held_out`` runs, else both sides alike. A side is never made
-   narrower than HSPR's own interval (each multiplier within [1, 2c - 1], :func:`side_multipliers`),
-   and the above-the-history factor of step 5 widens both sides alike. Held-out source agents
-   fall below the interval (the point too high) more often than above: at ``c`` = 1.25, 46
-   against 13 of 595 runs (the Lite, Verified and Full folds' sources, all 114 Verified rows,
-   the oldest 94; on the Pro folds' 42 runs 3 against 4), and the lower share came out 1.02-1.43
-   where it is used. Measured after building it (query seeds 0-4, 10 %; against both sides
-   alike): bash-only coverage 0.79 -> 0.82 at 8.35 -> 8.39 pp mean width (truth below the
-   interval in 17.9 -> 10.7 % of runs, above it 3.6 -> 7.1 %), forward-20 0.95 at 8.80 -> 8.86,
-   strongest-20 0.95 at 10.11 -> 10.11, Verified folds 0.94 -> 0.93 at 9.02 -> 9.04, Lite folds
-   0.96 at 11.60 -> 11.55; the Full and Pro folds have fewer than 30 held-out runs and are
-   unchanged. The question was asked because the shift targets were known to be
-   over-estimated (docs/shift.md); the rule itself reads source rows only.
+   ``ShiftSettings.sided`` (off by default) shares the factor between the two sides instead
+   (:func:`side_shares`, :func:`side_multipliers`): each side's multiplier from that side's
+   95 % one-sided quantile of the held-out misses, within [1, 2c - 1], the two averaging ``c``.
+   It was the default for part of 2026-12-04 and was measured and turned off (docs/shift.md,
+   direction 18): the held-out source agents fall below the interval more often than above
+   (46 against 13 of 595 runs at ``c`` = 1.25), and it raised bash-only coverage from 0.79 to
+   0.82 at the same width, but on the Lite time-forward split (newest 20 against the older 64,
+   found after it was built) the newest agents are under-estimated and coverage fell from
+   0.95 to 0.82.
 3. **Decision.** The point is ``(1 - w) * HSPR + w * p-IRT``: HSPR's calibrated median (Eq. 16)
    blended with the 4PL p-IRT estimate (ATLAS's item model, HSPR_SPEC section 8, fitted on the
    same sources) computed from HSPR's *own* queried outcomes. The two models err together but
@@ -204,8 +197,9 @@ class ShiftSettings:
         chosen together with the weight; default ``(0.5,)``.
     sided : bool
         Share the widening between the two sides of the interval as the held-out runs miss on
-        each side (:func:`side_shares`; with at least ``min_held_out`` runs, else both sides
-        alike); False widens both half-widths by the same factor (the rule before 2026-12-04).
+        each side (:func:`side_shares`, :func:`side_multipliers`; with at least ``min_held_out``
+        runs, else both sides alike). Off by default: it did not carry over to a time-forward
+        split (module docstring, step 2); False widens both half-widths by the same factor.
     """
 
     neighbour_fraction: float = 0.20
@@ -228,7 +222,7 @@ class ShiftSettings:
     ranks: tuple[int, ...] = (1, 2, 4, 8)
     blend_weights: tuple[float, ...] = (0.5,)
     log_a_sds: tuple[float, ...] = (0.5,)
-    sided: bool = True
+    sided: bool = False
 
     def __post_init__(self) -> None:
         for name in ("neighbour_fraction", "neighbour_quantile", "forward_fraction", "strongest_fraction", "fraction",
