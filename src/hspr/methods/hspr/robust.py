@@ -404,13 +404,22 @@ def shrunk_quantile(ratios: np.ndarray, level: float, prior_n: int) -> float:
     rule). With 10-20 sources the plain 90 % quantile is the largest ratio; the pseudo-values keep
     it stable and equal to 1 for a calibrated model.
     """
+    return _conformal_quantile(np.concatenate([np.asarray(ratios, float), _calibrated_ratios(prior_n, level)]), level)
+
+
+def _calibrated_ratios(prior_n: int, level: float) -> np.ndarray:
+    """(prior_n,) quantiles of a calibrated model's ratios ``|Z| / Phi^-1((1 + level)/2)`` at ``(i - 0.5)/prior_n``."""
     from scipy import special  # fit time only: a restored session does not import scipy
 
-    q = special.ndtri(0.5 + level / 2)
-    pseudo = special.ndtri(0.5 + 0.5 * (np.arange(prior_n) + 0.5) / max(prior_n, 1)) / q if prior_n else np.empty(0)
-    pooled = np.sort(np.concatenate([np.asarray(ratios, float), pseudo]))
-    k = min(len(pooled), math.ceil((len(pooled) + 1) * level))
-    return float(pooled[k - 1])
+    if not prior_n:
+        return np.empty(0)
+    return special.ndtri(0.5 + 0.5 * (np.arange(prior_n) + 0.5) / prior_n) / special.ndtri(0.5 + level / 2)
+
+
+def _conformal_quantile(values: np.ndarray, level: float) -> float:
+    """The ``ceil((n + 1) level)``-th smallest of the ``n`` values (the split-conformal rule), capped at the largest."""
+    pooled = np.sort(values)
+    return float(pooled[min(len(pooled), math.ceil((len(pooled) + 1) * level)) - 1])
 
 
 def side_shares(ratios: np.ndarray, errors: np.ndarray, level: float, prior_n: int) -> tuple[float, float]:
@@ -429,16 +438,10 @@ def side_shares(ratios: np.ndarray, errors: np.ndarray, level: float, prior_n: i
 
     ``ratios``, ``errors`` : (n,) arrays, errors signed ``S_hat - S``; empty gives (1, 1).
     """
-    from scipy import special  # fit time only
-
-    upper_tail = 0.5 + level / 2
-    z = special.ndtri(0.5 + 0.5 * (np.arange(prior_n) + 0.5) / max(prior_n, 1)) / special.ndtri(upper_tail)
-    pseudo = np.concatenate([np.zeros(prior_n - prior_n // 2), z[1::2]]) if prior_n else np.empty(0)
+    pseudo = np.concatenate([np.zeros(prior_n - prior_n // 2), _calibrated_ratios(prior_n, level)[1::2]])
     ratios, errors = np.asarray(ratios, float), np.asarray(errors, float)
-    q = []
-    for side in (errors > 0, errors < 0):
-        pooled = np.sort(np.concatenate([np.where(side, ratios, 0.0), pseudo]))
-        q.append(float(pooled[min(len(pooled), math.ceil((len(pooled) + 1) * upper_tail)) - 1]))
+    q = [_conformal_quantile(np.concatenate([np.where(side, ratios, 0.0), pseudo]), 0.5 + level / 2)
+         for side in (errors > 0, errors < 0)]
     total = q[0] + q[1]
     return (1.0, 1.0) if total <= 0 else (2 * q[0] / total, 2 * q[1] / total)
 
