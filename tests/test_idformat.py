@@ -256,9 +256,14 @@ def test_a_failed_live_next_never_means_every_task(tmp_path):
                   ["--session", "report.hspr", "live", "next", "--format", "harbor"], ["next", "--format", "harbor"],
                   ["live", "nest", "--format", "harbor"],
                   ["--bogus", "live", "next", "--format", "harbor"],
-                  ["live", "next", "--format", "harbor", "--predictions", str(tmp_path / "p.jsonl")]):
+                  ["live", "next", "--format", "harbor", "--predictions", str(tmp_path / "p.jsonl")],
+                  # session 26: the value attached to -f, and a form's name begun
+                  ["live", "next", "-fharbor"], ["live", "next", "--format", "har"], ["live", "next", "--format=harb"]):
         res = runner.invoke(main, [*words, "--session", str(s)])
         assert res.exit_code == 2 and res.stdout.strip() == "-i ''", (words, res.stdout)
+    for words in (["live", "next", "-fre"], ["live", "next", "--format", "reg"]):
+        res = runner.invoke(main, [*words, "--session", str(s)])
+        assert res.exit_code == 2 and res.stdout.strip() == format_ids([], "regex"), (words, res.stdout)
     # a re-trial: other commands, other forms and a path like 'harbor' printed it too, where a script reads ids
     for words in (["live", "next", "--format", "lines", "--batch", "0"], ["bank", "build", "harbor", "--bogus"],
                   ["live", "start", "--format", "harbor", "--out", "x"], ["live", "ingest", "harbor_jobs"],
@@ -271,11 +276,14 @@ def test_a_failed_live_next_never_means_every_task(tmp_path):
                   ["select", "--bank", "verified", "--session", "live", "--tasks", "next.txt", "--format", "harbor"],
                   # a third re-trial: a later exact 'next' after a typed command, and -o / --ou for --out
                   ["live", "ingst", "next", "--format", "harbor"], ["live", "strat", "--tag", "next", "--format", "harbor"],
-                  ["live", "next", "--format", "harbor", "-o", "ids.txt"], ["live", "next", "--format", "harbor", "--ou", "x"]):
+                  ["live", "next", "--format", "harbor", "-o", "ids.txt"], ["live", "next", "--format", "harbor", "--ou", "x"],
+                  ["live", "next", "-flines", "--bogus"], ["live", "next", "--format", "h", "--bogus"]):
         res = runner.invoke(main, [*words, "--session", str(s)])
         assert res.exit_code == 2 and res.stdout == "", (words, res.stdout)
     res = runner.invoke(main, ["live", "next", "--format", "harbor", "--batch", "0", "--json", "--session", str(s)])
     assert res.exit_code == 2 and "error" in json.loads(res.stdout)  # --json: its JSON object, as for any refusal
+    res = runner.invoke(main, ["--json", "live", "status", "--session", str(s)])  # --json before the command
+    assert res.exit_code == 2 and "No such option '--json'" in json.loads(res.stdout)["error"]
     res = runner.invoke(main, ["live", "next", "--format", "harbor", "--batch", "0", "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and res.stdout == "" and not (tmp_path / "o").exists()  # --out: nothing on stdout
     res = runner.invoke(main, ["live", "next", "--batch", "2", "--format", "json", "--session", str(s)])

@@ -25,9 +25,9 @@ def echo_no_task(raw: tuple[str, ...]) -> None:
     first word that reads as an hspr command is ``live`` or close to it (``lve``; or ``next``, the
     group left out); the first word after it that reads as a live command is ``next`` or close to it
     (``nxt``, ``nest``; ``ngest`` is ``ingest``); and the value of the last ``--format``-like option
-    (``--form``, ``--fmt``, ``-f``) is close to a form's name (``Harbor``, ``harbour``). Nothing with
-    ``--out`` (its file gets the ids) or ``--json`` (its JSON object), or in another form (``--format
-    lines``: a ``while read`` loop would take ``-i`` for an id).
+    (``--form``, ``--fmt``, ``-f``, ``-fharbor``) begins or is close to a form's name (``har``,
+    ``Harbor``, ``harbour``). Nothing with ``--out`` (its file gets the ids) or ``--json`` (its JSON
+    object), or in another form (``--format lines``: a ``while read`` loop would take ``-i`` for an id).
     """
     import difflib
 
@@ -53,11 +53,28 @@ def echo_no_task(raw: tuple[str, ...]) -> None:
         if command != "next":
             return
     # the form: the value of the last --format-like option (--format, --form, --fmt, -f)
+    # (-fharbor: the value attached to the short option; a session never sits in an attached -f value,
+    # which click reads as short options)
+    words = [part for w in words for part in ((w[:2], w[2:]) if w.startswith("-f") and len(w) > 2 else (w,))]
     values = [value for opt, value in zip(words, words[1:]) if opt.startswith("-")
               and ("format".startswith(opt.lstrip("-") or "?") or best(opt.lstrip("-"), ["format"], 0.6))]
-    form = best(values[-1], NOTHING_FORMS, 0.7) if values else None
+    # a form's name begun (`har`, `re`) or mistyped (`harbour`)
+    form = (next((f for f in NOTHING_FORMS if len(values[-1]) >= 2 and f.startswith(values[-1])), None)
+            or best(values[-1], NOTHING_FORMS, 0.7)) if values else None
     if form is not None:
         click.echo(format_ids([], form))
+
+
+def echo_refused(raw: tuple[str, ...], exc: click.UsageError) -> None:
+    """On stdout, for a command line click refuses: with ``--json`` anywhere in it (the command's, or
+    one put before the command, ``hspr --json live status``), the JSON object ``{"ok": false, "error":
+    ...}`` a script reads for any refusal; otherwise :func:`echo_no_task`'s text where it applies."""
+    if "--json" in raw:
+        import json
+
+        click.echo(json.dumps({"ok": False, "error": exc.format_message()}))
+    else:
+        echo_no_task(raw)
 
 
 #: the commands of ``hspr live`` (for :func:`echo_no_task`'s reading of a mistyped command line)
@@ -94,14 +111,8 @@ class LazyGroup(click.Group):
             with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():
                 warnings.showwarning = show
                 return super().invoke(ctx)
-        except click.UsageError as exc:  # a bad option: with --json a script gets its JSON object too
-            raw = ctx.meta.get("hspr_args", ())
-            if "--json" in raw:  # echo_no_task prints nothing with --json
-                import json
-
-                click.echo(json.dumps({"ok": False, "error": exc.format_message()}))
-            else:
-                echo_no_task(raw)
+        except click.UsageError as exc:
+            echo_refused(ctx.meta.get("hspr_args", ()), exc)
             raise
         except HsprError as exc:
             click.echo(f"error: {exc}", err=True)
@@ -124,8 +135,8 @@ class LazyGroup(click.Group):
         ctx.meta["hspr_args"] = tuple(args)
         try:
             return super().parse_args(ctx, args)
-        except click.UsageError:  # `hspr --bogus live next --format harbor` (click has consumed `args` by now)
-            echo_no_task(ctx.meta["hspr_args"])
+        except click.UsageError as exc:  # `hspr --bogus live next --format harbor` (click has consumed `args` by now)
+            echo_refused(ctx.meta["hspr_args"], exc)
             raise
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
