@@ -138,7 +138,7 @@ def test_unknown_backend_is_refused():
 
 
 def test_replay_cli_labels_ablations(tmp_path, small_bank):
-    from hspr.cli.replay_cmd import hspr_label
+    from hspr.methods.hspr.replay_options import hspr_label
 
     assert hspr_label(None, {}) == "hspr"
     assert hspr_label("auto", {"decision": "mean"}) == "hspr_auto[decision=mean]"

@@ -22,9 +22,9 @@ def register(group: click.Group) -> None:
     @click.option("--out-dir", type=click.Path(file_okay=False), default="report", show_default=True,
                   help="Folder for comparison.md/.csv, paired.md/.csv and the figures (created if needed).")
     @click.option("--baseline", default=None,
-                  help="Method every other method is compared with in the paired analysis (default: hspr; "
-                       "without it the first HSPR variant in registry order (hspr[...], hspr_auto, hspr_robust), "
-                       "else the first method in that order; the same whatever the order of the files).")
+                  help="Method every other method is compared with in the paired analysis (default: the first "
+                       "in registry order, a variant such as hspr[...] after its method: hspr, hspr[...], hspr_auto, "
+                       "hspr_robust, then the peers; the same whatever the order of the files).")
     @click.option("--n-resamples", type=click.IntRange(min=100, max=1_000_000), default=10_000, show_default=True,
                   help="Bootstrap resamples for the 95 % interval of the mean paired difference.")
     @click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=0, show_default=True,
@@ -63,9 +63,9 @@ def register(group: click.Group) -> None:
                 runs = read_results(results)
             baseline, also = (None if x is None else current_label(x) for x in (baseline, also))  # old labels too
             if baseline is None:
-                names = _methods(runs)  # one order whatever the order of the files (a trial: the baseline followed it)
-                variants = [m for m in names if m.startswith("hspr")]
-                baseline = "hspr" if "hspr" in names else (variants or names)[0]
+                # the first in registry order (a label's base name, then the label), one order whatever the
+                # order of the files (a trial: the baseline followed it)
+                baseline = _methods(runs)[0]
             for w in caught:
                 err.print(f"[yellow]note:[/yellow] {escape(str(w.message))}", highlight=False, soft_wrap=True)
             rep = write_report(runs, out_dir, baseline=baseline, n_resamples=n_resamples, seed=seed,
