@@ -560,6 +560,13 @@ def test_runs_of_one_label_made_with_other_settings_are_not_merged(tmp_path, syn
     old = _write(tmp_path / "old.json", runs)  # results written before runs carried settings
     with pytest.warns(report.ReportWarning, match="the copy from the file given last is used"):
         report.read_results([old, b])
+    # a second hostile trial: with other query seeds the runs do not overlap, and one row averaged the two
+    c = _write(tmp_path / "c.json", runs.assign(settings="cccccccccccc", seed=runs["seed"] + 100))
+    with pytest.raises(ReportError, match=r"a\.json \(settings aaaaaaaaaaaa\), .*c\.json \(settings cccccccccccc\) "
+                                          "share their label .* would mix two experiments in one row"):
+        report.read_results([a, c])
+    c_other_bank = _write(tmp_path / "d.json", runs.assign(settings="cccccccccccc", bank="other"))
+    assert set(report.read_results([a, c_other_bank])["bank"]) == {*runs["bank"], "other"}  # per bank: no clash
 
 
 def test_replay_records_carry_a_digest_of_the_settings():

@@ -248,10 +248,10 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     runs = pd.concat(frames, ignore_index=True, sort=False)
     _check_one_matrix(runs)
     _check_one_truth(runs)
+    _refuse_other_settings(runs)
     dup = runs.duplicated(RUN_KEY, keep="last")
     if dup.any():
         every = runs[runs.duplicated(RUN_KEY, keep=False)]
-        _refuse_other_settings(every)
         files = ", ".join(dict.fromkeys(every["source_file"]))
         cols = [c for c in ("estimate", "lower", "upper") if c in every.columns]
         differ = int((every.groupby(RUN_KEY, sort=False, dropna=False)[cols].nunique(dropna=False) > 1).any(axis=1).sum())
@@ -280,14 +280,15 @@ def _warn_partial_intervals(runs: pd.DataFrame) -> None:
                           f"interval; its coverage and width are over the other {n_with}", ReportWarning, stacklevel=3)
 
 
-def _refuse_other_settings(every: pd.DataFrame) -> None:
-    """ReportError when runs that would replace one another (same :data:`RUN_KEY`) were made with
-    different settings (their ``settings`` digests, written by replay since 2026-12-04, differ):
-    two experiments under one label, of which the report would keep one (a hostile trial: two
-    ``--config cfg.json`` of different folders, both labelled ``hspr[config=cfg]``)."""
-    if "settings" not in every.columns:
+def _refuse_other_settings(runs: pd.DataFrame) -> None:
+    """ReportError when runs of one bank and method label were made with different settings
+    (their ``settings`` digests, written by replay since 2026-12-04, differ): two experiments
+    under one label, which the report would average in one row, or of which it would keep one
+    where the runs overlap (hostile trials: two ``--config cfg.json`` of different folders, both
+    labelled ``hspr[config=cfg]``, with the same query seeds and then with other seeds)."""
+    if "settings" not in runs.columns:
         return
-    known = every[every["settings"].notna() & (every["settings"] != "")]
+    known = runs[runs["settings"].notna() & (runs["settings"] != "")]
     kinds = known.groupby(["bank", "method"], sort=False)["settings"].nunique()
     clash = kinds[kinds > 1]
     if clash.empty:
@@ -298,7 +299,7 @@ def _refuse_other_settings(every: pd.DataFrame) -> None:
                       rows[["source_file", "settings"]].drop_duplicates().itertuples(index=False, name=None))
     raise ReportError(f"runs of {method!r} on {bank!r} in {files} share their label but were made with different "
                       "settings (another config file of the same name, another --stop-min-tasks, ...): the report "
-                      "would keep one and drop the other. Give them distinct labels (rename the config file, or "
+                      "would mix two experiments in one row. Give them distinct labels (rename the config file, or "
                       "--bank LABEL), or report them separately")
 
 
