@@ -487,3 +487,46 @@ def test_replay_config_takes_a_table_of_selections_and_sets_hspr_robust(tmp_path
         res = runner.invoke(main, [*suggested.split()[1:], "-q"])
         assert res.exit_code == 0 and Path("sel_3.json").is_file(), res.output
     assert {k[0] for k in runs(str(tmp_path / "tab3.json"), "hspr_robust")} == {"hspr_robust[table=tab3]"}
+
+
+def test_a_table_recorded_with_missing_cells_kept_says_so_when_asked_the_other_way(tmp_path):
+    """A hostile trial: selections recorded with --no-missing-as-zero, then a replay without it, were
+    'no selection for the sources' and the suggested `select` was refused as 'another matrix' with
+    no word of the missing cells; and the label generated_by (the table's note) gave a traceback
+    after the whole selection."""
+    from hspr.data.folds import fold_indices, make_folds
+    from hspr.data.io import load_matrix
+
+    sim = simulate_matrix(16, 40, seed=4)[0]
+    m = pd.DataFrame(sim.values.astype(float), index=pd.Index(sim.agents, name="agent"), columns=sim.tasks)
+    m.iloc[1, 3] = m.iloc[5, 7] = np.nan
+    csv = tmp_path / "mm.csv"
+    m.to_csv(csv)
+    mat = load_matrix(csv)  # missing cells kept
+    assert mat.n_missing == 2
+    cfg = {"rank": 1, "n_nodes": 512, "n_draws": 4096}
+    table = {"generated_by": "test", "mm": {str(k): {"config": cfg, "source_digest": mat.drop_rows(idx).canonical().digest(),
+                                                     "matrix_digest": mat.digest()}
+                                            for k, idx in enumerate(fold_indices(mat.agents, make_folds(mat.agents)))}}
+    tab = tmp_path / "tab.json"
+    tab.write_text(json.dumps(table))
+    runner = CliRunner()
+
+    def replay(*extra):
+        return runner.invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr", "--config", str(tab), "--seeds", "0",
+                                    "--budget", "0.25", "-q", "--out", str(tmp_path / "o.json"), *extra])
+    res = replay()
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2 and "has no selection for the sources of fold(s) 0, 1, 2, 3" in text
+    assert "The matrix has 2 missing cell(s), counted as unresolved here: were the selections recorded with " \
+           "--no-missing-as-zero? Then replay with it too" in text
+    assert replay("--no-missing-as-zero").exit_code == 0  # the table's entries are found
+    res = runner.invoke(main, ["select", "--matrix", str(csv), "--fold", "0", "--fast", "--out", str(tmp_path / "s.json"),
+                               "--record", str(tab)])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2 and "selected on another matrix than this one (or on this one with its missing cells read " \
+                                  "otherwise: were they recorded with --no-missing-as-zero?)" in text, text
+    res = runner.invoke(main, ["select", "--matrix", str(csv), "--bank", "generated_by", "--fold", "0", "--fast",
+                               "--out", str(tmp_path / "s.json"), "--record", str(tmp_path / "new.json")])
+    assert res.exit_code == 2 and "'generated_by' is the --record table's note, not a label" in res.output
+    assert not (tmp_path / "s.json").exists() and not (tmp_path / "new.json").exists()  # refused before any work

@@ -477,8 +477,17 @@ def register(group: click.Group) -> None:
             for label, mat, job_folds, job_tgt in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
                 if table is not None:  # a trial: a fold missing from the table ran a slow selection, unasked
-                    check_table_covers(config_path, table, label, mat, job_folds, matrix, names,
-                                       subset=ids is not None)
+                    try:
+                        check_table_covers(config_path, table, label, mat, job_folds, matrix, names,
+                                           subset=ids is not None, missing_as_zero=missing_as_zero)
+                    except ValueError as exc:  # a hostile trial: recorded with --no-missing-as-zero, replayed without
+                        raw = load_matrix(matrix) if matrix else load_bank(label.split("/")[0], missing_as_zero=False)
+                        if raw.missing is None:
+                            raise
+                        how = ("counted as unresolved here: were the selections recorded with --no-missing-as-zero? "
+                               "Then replay with it too" if missing_as_zero else "kept missing here (--no-missing-"
+                               "as-zero): were the selections recorded without it? Then replay without it too")
+                        raise ValueError(f"{exc}. The matrix has {raw.n_missing} missing cell(s), {how}") from None
                 top = max(budget_from_fraction(f, mat.n_tasks) for f in fractions)
                 if stop_width is not None and stop_min_tasks > top:  # a hostile trial: accepted, and never stopped
                     default = click.get_current_context().get_parameter_source("stop_min_tasks") == ParameterSource.DEFAULT

@@ -86,18 +86,23 @@ def check_record_table(path: Path) -> dict:
         raise click.BadParameter(f"{exc}; fix or drop that entry, or give a new file name", param_hint="--record") from None
 
 
-def check_record_matrix(path: Path, table: dict, bank: str, matrix_digest: str) -> None:
+def check_record_matrix(path: Path, table: dict, bank: str, matrix_digest: str, missing_flag: str | None = None) -> None:
     """Refuse to record a selection under ``bank`` when the table's entries for that label were
     selected on another matrix (their ``matrix_digest`` differs): the label would name folds of
     two matrices. Entries without a matrix digest (written before it was kept) are not checked.
+    ``missing_flag``: for a matrix with missing cells, the missing-cell option this call lacks
+    (``--no-missing-as-zero`` or its default), which also changes the digest.
 
     Raises click.BadParameter naming the file, the label and the fix.
     """
     entries = table.get(bank, {})
     other = sorted(f for f, e in entries.items() if e.get("matrix_digest") not in (None, matrix_digest))
     if other:
+        # a hostile trial: the same file, recorded with --no-missing-as-zero and asked again without it
+        same = (f" (or on this one with its missing cells read otherwise: were they recorded {missing_flag}?)"
+                if missing_flag else "")
         raise click.BadParameter(f"{path} holds {bank} fold(s) {', '.join(other)} selected on another matrix than this "
-                                 f"one: give another --bank label or another --record file", param_hint="--record")
+                                 f"one{same}: give another --bank label or another --record file", param_hint="--record")
 
 
 def check_record_sources(path: Path, table: dict, bank: str, fold, source_digest: str) -> None:
@@ -248,19 +253,24 @@ def register(group: click.Group) -> None:
             check_matrix_label(bank, matrix)
             bank = bank or Path(matrix).stem
         bank = bank or "verified"
+        if record and bank == "generated_by":  # a hostile trial: a traceback after the whole selection
+            raise click.BadParameter("'generated_by' is the --record table's note, not a label: give another --bank "
+                                     "label" + ("" if not matrix else " (or rename the matrix file)"), param_hint="--bank")
         try:
             if matrix:
                 mat = load_matrix(matrix)
-                if mat.missing is not None and missing_as_zero:
-                    mat = mat.fill_missing(0)
                 folds = make_folds(mat.agents)
             else:
-                mat = load_bank(bank, missing_as_zero=missing_as_zero)
+                mat = load_bank(bank, missing_as_zero=False)
                 folds = bank_folds(bank)
+            had_missing = mat.missing is not None
+            if had_missing and missing_as_zero:
+                mat = mat.fill_missing(0)
             src = fold_sources(mat, folds, fold)
             matrix_digest = mat.digest()  # recorded with the entry: one matrix per label in a --record table
             if record:
-                check_record_matrix(Path(record), recorded, bank, matrix_digest)
+                flag = ("with" if missing_as_zero else "without") + " --no-missing-as-zero" if had_missing else None
+                check_record_matrix(Path(record), recorded, bank, matrix_digest, flag)
                 check_record_sources(Path(record), recorded, bank, fold, src.digest())
             if budget_from_fraction(fraction, src.n_tasks) < 1:
                 raise click.BadParameter(f"{fraction} of {src.n_tasks} tasks rounds to 0 tasks", param_hint="--budget")

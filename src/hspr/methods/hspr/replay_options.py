@@ -107,7 +107,7 @@ def replay_methods(names: list[str], config_path: str | None, ablations: dict,
 
 
 def check_table_covers(config_path: str, table: dict, label: str, mat: ResponseMatrix, folds, matrix_path,
-                       names: list[str], subset: bool = False) -> None:
+                       names: list[str], subset: bool = False, missing_as_zero: bool = True) -> None:
     """ValueError naming the folds of ``label`` a --config table of selections has no entry for,
     and the command that records them (instead of a selection at the default settings inside
     the replay, or hspr_robust's rank comparison).
@@ -115,7 +115,8 @@ def check_table_covers(config_path: str, table: dict, label: str, mat: ResponseM
     ``folds`` None means the sources are not a fold of a matrix (``--targets``, a ``--split``):
     ``hspr select`` cannot record them. ``subset``: the folds of a ``--tasks`` subset, recorded by
     a selection on a matrix of those tasks. ``names``: the replay's methods (with hspr among them,
-    ``--config auto`` is an alternative)."""
+    ``--config auto`` is an alternative). ``missing_as_zero``: False adds ``--no-missing-as-zero`` to the
+    ``hspr select`` command it suggests (the digest of the sources depends on it)."""
     auto_hint = "hspr" in names
 
     missing = unrecorded_folds(table, mat, folds)
@@ -137,7 +138,8 @@ def check_table_covers(config_path: str, table: dict, label: str, mat: ResponseM
         source = "--matrix <a matrix of the --tasks tasks only: select has no --tasks>"
     raise ValueError(f"--config {config_path} has no selection for the sources of fold(s) "
                      f"{', '.join(map(str, missing))} of {label} (an entry is found by the digest of a fold's sources): "
-                     f"record it first, e.g. `hspr select {source} --fold {missing[0]} --fast --out "
+                     f"record it first, e.g. `hspr select {source} --fold {missing[0]}{'' if missing_as_zero else ' --no-missing-as-zero'}"
+                     f" --fast --out "
                      f"sel_{missing[0]}.json --record {config_path}`{auto}")
 
 
