@@ -511,14 +511,14 @@ def test_a_read_only_output_is_refused_not_replaced(files, monkeypatch):
 
     monkeypatch.setattr(tempfile, "tempdir", str(files))  # where the runs are kept instead
     keep = files / "keep.json"
-    keep.write_text("mine\n")
+    keep.write_text('{"runs": []}\n')  # an earlier results file (any other file is refused before the replay)
     real = os.access
     monkeypatch.setattr(fileio.os, "access", lambda p, mode: real(p, mode) and not (os.fspath(p) == str(keep) and mode == os.W_OK))
     res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "-q", "--out", keep)
     said = " ".join(res.output.split())
     assert res.exit_code == 2 and f"cannot write {keep}: Permission denied; the 12 runs were saved to" in said
     assert "Fix the file's permissions, or choose another --out" in said and "Free space" not in said
-    assert keep.read_text() == "mine\n" and not list(files.glob(".keep.json.*"))
+    assert keep.read_text() == '{"runs": []}\n' and not list(files.glob(".keep.json.*"))
     res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "-q", "--out",
               files / "other.json")
     assert res.exit_code == 0, res.output
@@ -654,3 +654,30 @@ def test_signed_number_task_ids_and_option_values_keep_their_place(tmp_path):
     assert res.exit_code == 0 and "recorded +2 resolved" in res.output, res.output
     res = run("live", "record", "--session", session, "-0", "-1")
     assert res.exit_code == 2 and "outcome '-1'" in res.output, res.output
+
+
+def test_a_json_output_replaces_only_its_own_kind_of_file(files):
+    """A hostile trial: `replay --out table.json` replaced a `select --record` table (saying it 'replaced the
+    earlier table.json'), and `select --out` / `--config-out` replaced a replay's results file without a word."""
+    runner = CliRunner()
+    bank = str(files / "bank.csv")
+    table = files / "table.json"
+    table.write_text(json.dumps({"generated_by": "x", "bank": {"0": {"config": FAST, "source_digest": "a" * 64}}}))
+    notes = files / "notes.json"
+    notes.write_text("my notes, not JSON")
+    kept = {p: p.read_bytes() for p in (table, notes)}
+    for out, what in ((table, "is a table of selections (`hspr select --record`)"), (notes, "is not JSON")):
+        res = runner.invoke(main, ["replay", "--matrix", bank, "--methods", "uniform", "--seeds", "0", "-q", "--out", str(out)])
+        assert res.exit_code == 2 and f"{out.name} exists and {what}; this command replaces only a results file" in \
+            " ".join(res.output.split()), res.output
+    results = files / "r.json"
+    res = runner.invoke(main, ["replay", "--matrix", bank, "--methods", "uniform", "--seeds", "0", "-q", "--out", str(results)])
+    assert res.exit_code == 0
+    res = runner.invoke(main, ["replay", "--matrix", bank, "--methods", "uniform", "--seeds", "1", "-q", "--out", str(results)])
+    assert res.exit_code == 0 and "it replaced the earlier" in res.output  # its own kind: replaced, and said so
+    kept[results] = results.read_bytes()
+    for option in ("--out", "--config-out"):
+        args = {"--out": str(files / "s.json"), option: str(results)}
+        res = runner.invoke(main, ["select", "--matrix", bank, "--fold", "0", "--fast", "-q", *sum(args.items(), ())])
+        assert res.exit_code == 2 and "r.json exists and is an `hspr replay` results file" in " ".join(res.output.split())
+    assert all(p.read_bytes() == b for p, b in kept.items())

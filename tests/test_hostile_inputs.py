@@ -56,9 +56,10 @@ def test_a_replay_says_when_it_replaces_a_results_file(tmp_path):
     said = " ".join(second.output.split())
     assert second.exit_code == 0 and f"wrote {out} (16 runs); it replaced the earlier {out} of 8 runs (give each " \
         "replay its own --out FILE" in said
-    out.write_text("{")  # not a results file: replaced all the same, and said
+    out.write_text("{")  # not a results file (another tool's, or damaged): refused, kept (it was replaced, and said)
     third = CliRunner().invoke(main, args)
-    assert third.exit_code == 0 and f"it replaced the earlier {out} (give each" in " ".join(third.output.split())
+    assert third.exit_code == 2 and "r.json exists and is not JSON" in " ".join(third.output.split())
+    assert out.read_text() == "{"
     out.write_text("")  # an empty file (a shell's redirection made it): nothing was replaced
     fourth = CliRunner().invoke(main, args)
     assert fourth.exit_code == 0 and "replaced" not in fourth.output and len(json.loads(out.read_text())["runs"]) == 8

@@ -92,6 +92,44 @@ def refuse_session_target(path: str | os.PathLike | None, option: str) -> None:
                                  "choose another file", param_hint=option)
 
 
+def _json_kind(doc) -> str:
+    """What the JSON ``doc`` is, as :func:`refuse_replacing_other_json` names it."""
+    from ..methods.hspr.config import is_selection_table
+
+    if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
+        return "an `hspr replay` results file"
+    if isinstance(doc, dict) and {"fold", "command", "stages"} <= set(doc):
+        return "an `hspr select` result"
+    if is_selection_table(doc):
+        return "a table of selections (`hspr select --record`)"
+    return "JSON that no hspr command writes there"
+
+
+def refuse_replacing_other_json(path: str | os.PathLike | None, option: str, is_kind, kind: str) -> None:
+    """click.BadParameter, before any work, when the file at ``path`` exists, is not empty and is
+    not a ``kind`` (``is_kind(parsed JSON)`` false, or not JSON at all): a command's JSON output
+    replaces an earlier output of its own kind, not another of the user's files (a hostile trial:
+    `replay --out table.json` replaced a `select --record` table, `select --out` a replay's results).
+    None, a missing or empty file, and a file over 64 MB (not read) pass."""
+    if path is None:
+        return
+    p = Path(path)
+    try:
+        if not p.is_file() or p.stat().st_size == 0 or p.stat().st_size > 64 * 2**20:
+            return
+        import json
+
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        what = "not JSON"
+    else:
+        if is_kind(doc):
+            return
+        what = _json_kind(doc)
+    raise click.BadParameter(f"{p} exists and is {what}; this command replaces only {kind}: give another file name "
+                             "(or move that file)", param_hint=option)
+
+
 #: the fix an OSError calls for, by errno (others: the generic advice)
 OS_FIXES = MappingProxyType({
     errno.ENOSPC: "free space on that disk",

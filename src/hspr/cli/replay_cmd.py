@@ -47,6 +47,7 @@ from .common import (
     local_workers,
     print_error,
     refuse_overwriting_inputs,
+    refuse_replacing_other_json,
 )
 from .common import console as make_console
 
@@ -384,6 +385,8 @@ def register(group: click.Group) -> None:
         refuse_overwriting_inputs(csv_path, "--csv", {**given, "--out": out})
         check_output_suffix(out, "--out", "json")
         check_output_suffix(csv_path, "--csv", "csv")
+        refuse_replacing_other_json(out, "--out", lambda d: isinstance(d, dict) and isinstance(d.get("runs"), list),
+                                    "a results file")
         try:
             check_unused_options(split, stop_width)
             names = parse_methods(methods)

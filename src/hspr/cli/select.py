@@ -32,6 +32,7 @@ from .common import (
     local_workers,
     print_error,
     refuse_overwriting_inputs,
+    refuse_replacing_other_json,
 )
 from .common import console as make_console
 
@@ -84,6 +85,16 @@ def check_record_table(path: Path) -> dict:
         return check_selection_table(table, str(path))
     except ValueError as exc:
         raise click.BadParameter(f"{exc}; fix or drop that entry, or give a new file name", param_hint="--record") from None
+
+
+def _is_config(doc) -> bool:
+    """Whether JSON ``doc`` reads as an HSPRConfig (what --config-out writes)."""
+    from ..methods.hspr import HSPRConfig
+
+    try:
+        return isinstance(doc, dict) and bool(doc) and HSPRConfig.from_dict(doc) is not None
+    except ValueError:
+        return False
 
 
 def check_record_matrix(path: Path, table: dict, bank: str, matrix_digest: str, missing_flag: str | None = None) -> None:
@@ -247,6 +258,9 @@ def register(group: click.Group) -> None:
             recorded = check_record_table(Path(record))
         for path, option in ((out, "--out"), (config_out, "--config-out"), (record, "--record")):
             check_output_suffix(path, option, "json")
+        refuse_replacing_other_json(out, "--out", lambda d: isinstance(d, dict) and {"fold", "command", "stages"} <= set(d),
+                                    "an `hspr select` result")
+        refuse_replacing_other_json(config_out, "--config-out", _is_config, "a configuration file (HSPRConfig fields)")
         if not 0 < fraction <= 1:
             raise click.BadParameter(f"{fraction}: a fraction of the tasks in (0, 1]", param_hint="--budget")
         if matrix:
