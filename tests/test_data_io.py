@@ -345,6 +345,9 @@ BAD_LONG = [
     ("agent,instance_id,resolved\na1,t1,1\n,t2,1\n", ["line 3", "empty agent"]),
     ("agent,instance_id,resolved\na1,t1,1,9\n", ["line 2", "4 fields"]),
     ("agent,instance_id,resolved\n", ["no data lines", "empty"]),
+    # a hostile trial: the first of two 'resolved' (or 'agent', 'instance_id') columns was read, with no word
+    ("agent,instance_id,resolved,Resolved\na1,t1,1,0\n", ["line 1", "names column 'resolved' 2 times (columns 3, 4)"]),
+    ("agent,agent,instance_id,resolved\na1,a2,t1,1\n", ["names column 'agent' 2 times (columns 1, 2)"]),
 ]
 
 

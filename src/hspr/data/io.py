@@ -288,8 +288,8 @@ def _long_columns(path: Path, columns: Sequence[str | tuple[str, ...]]) -> tuple
     ``("instance_id", "task_id")``). Returns an array of shape (n_rows, len(columns)) (cells as
     read), the rows' line numbers and the header name found for each column. Raises DataError
     naming the file (and line) for an empty file, a header without one of ``columns`` (the
-    header may hold others, in any order and case), no data lines, or a line whose width
-    differs from the header's.
+    header may hold others, in any order and case) or with one of them twice, no data lines, or
+    a line whose width differs from the header's.
     """
     options = [(c,) if isinstance(c, str) else tuple(c) for c in columns]
     want = ",".join(o[0] for o in options)
@@ -302,6 +302,12 @@ def _long_columns(path: Path, columns: Sequence[str | tuple[str, ...]]) -> tuple
     absent = [" or ".join(o) for o, u in zip(options, used) if u is None]
     if absent:
         raise DataError(f"{path}: line {hline}: header lacks column(s) {', '.join(absent)}; expected '{want}'")
+    # a hostile trial: 'agent,instance_id,resolved,resolved' was read from the first of the two, with no word
+    twice = [u for u in used if names.count(u) > 1]
+    if twice:
+        raise DataError(f"{path}: line {hline}: the header names column {twice[0]!r} {names.count(twice[0])} times "
+                        f"(columns {', '.join(str(k + 1) for k, n in enumerate(names) if n == twice[0])}); which one "
+                        "holds the data is not known: rename or drop the others")
     if not body:
         raise DataError(f"{path}: no data lines under the header; the matrix is empty")
     _check_widths(path, body, len(header), "the header")
