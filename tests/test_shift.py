@@ -15,7 +15,7 @@ from scipy import stats
 from hspr.cli import main
 from hspr.data import ResponseMatrix
 from hspr.data.banks import TARGET_SETS, load_bank, load_target_set
-from hspr.data.folds import forward_cut_tie, forward_split, strongest_split
+from hspr.data.folds import forward_cut_tie, forward_split, strongest_cut_tie, strongest_split
 from hspr.data.matrix import DataError
 from hspr.methods import REGISTRY, get_method
 from hspr.methods.hspr import HSPR, HSPRConfig
@@ -122,6 +122,12 @@ def test_strongest_split_takes_the_highest_scores_ties_by_id_in_any_row_order():
     got = [agents[i] for i in strongest_split(agents, scores, 2)]
     assert sorted(got) == ["a", "b"]
     assert [agents[i] for i in strongest_split(agents, scores, 1)] == ["a"]  # the tie at 0.7 broken by id
+    # a hostile trial: that cut inside a tie was silent (the forward split warns of its same-day cut)
+    tie = strongest_cut_tie(agents, scores, strongest_split(agents, scores, 1))
+    assert tie == ("the strongest-score cut falls inside a tie: 1 of the 2 agents scoring 70.00 % are targets and 1 "
+                   "sources (ties break by id), so not every target scores above every source; --strongest 2 cuts "
+                   "between scores")
+    assert all(strongest_cut_tie(agents, scores, strongest_split(agents, scores, k)) is None for k in (2, 3))
     rng = np.random.default_rng(0)
     for _ in range(5):
         p = rng.permutation(len(agents))

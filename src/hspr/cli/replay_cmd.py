@@ -21,7 +21,15 @@ from rich.table import Table
 from rich.text import Text
 
 from ..data.banks import BANK_ORDER, BANKS, TARGET_SETS, load_bank, load_target_set
-from ..data.folds import bank_folds, dated, forward_cut_tie, forward_split, make_folds, strongest_split
+from ..data.folds import (
+    bank_folds,
+    dated,
+    forward_cut_tie,
+    forward_split,
+    make_folds,
+    strongest_cut_tie,
+    strongest_split,
+)
 from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import InputWarning
@@ -447,24 +455,27 @@ def register(group: click.Group) -> None:
             elif split != "folds":  # a shift protocol: rows of the bank itself as targets
                 protocol = f"{split}-{newest if split == 'forward' else strongest}"
 
-                def target_rows(mat: ResponseMatrix) -> np.ndarray:
+                def target_rows(mat: ResponseMatrix) -> tuple[np.ndarray, str | None]:
+                    """The split's target rows, and why its cut is not clean (a tie across it) or None."""
                     if split == "forward":
-                        return forward_split(mat.agents, newest)
+                        rows = forward_split(mat.agents, newest)
+                        return rows, forward_cut_tie(mat.agents, rows)
                     # with --tasks, by the scores the targets are judged on: over the subset
-                    return strongest_split(mat.agents, (mat if ids is None else mat.select_tasks(ids)).scores(),
-                                           strongest)
+                    scores = (mat if ids is None else mat.select_tasks(ids)).scores()
+                    rows = strongest_split(mat.agents, scores, strongest)
+                    return rows, strongest_cut_tie(mat.agents, scores, rows)  # a hostile trial: forward warned, this not
 
                 split_jobs = []
                 for label, mat, _, _ in jobs:
                     try:
-                        rows = target_rows(mat)
+                        rows, tie = target_rows(mat)
                     except DataError as exc:
                         raise DataError(f"--tasks {tasks_path}: {exc}") from None
                     except ValueError as exc:
                         ok = [lb for lb, m, _, _ in jobs if dated(m.agents)] if split == "forward" and len(jobs) > 1 else []
                         hint = f" (of these banks, the dated ones are {', '.join(ok)}: give them one at a time)" if ok else ""
                         raise ValueError(f"{label}: {exc}{hint}") from None
-                    if split == "forward" and (tie := forward_cut_tie(mat.agents, rows)):
+                    if tie:
                         console.print(f"[yellow]warning:[/yellow] {escape(label)}: {tie}.", highlight=False, soft_wrap=True)
                     split_jobs.append((label, mat.drop_rows(rows), None, mat.rows(rows)))
                 jobs = split_jobs

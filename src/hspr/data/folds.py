@@ -185,6 +185,34 @@ def forward_cut_tie(agents: Sequence[str], targets: np.ndarray) -> str | None:
             f"every source is older than every target" + (f"; {' or '.join(options)} cuts between days" if options else ""))
 
 
+def strongest_cut_tie(agents: Sequence[str], scores, targets: np.ndarray) -> str | None:
+    """Why a strongest-score cut is not clean, or None: the weakest target and the strongest
+    source have the same score, so agents of that score sit on both sides (ties break by id in
+    :func:`strongest_split`). The message names the score, how many of the agents with it are
+    targets, and the ``--strongest`` values that cut between scores.
+
+    Parameters
+    ----------
+    agents : sequence of str, the row ids
+    scores : array, shape (n_agents,), each agent's score (0-1)
+    targets : int array, the row indices :func:`strongest_split` returned
+    """
+    scores = np.asarray(scores, dtype=float)
+    is_target = np.zeros(len(agents), dtype=bool)
+    is_target[np.asarray(targets, dtype=int)] = True
+    low = scores[is_target].min()
+    if scores[~is_target].max() < low:
+        return None
+    tied = np.isclose(scores, low, rtol=0.0, atol=1e-12)
+    k = int(is_target.sum())
+    inside = int((is_target & tied).sum())
+    fewer, more = k - inside, k - inside + int(tied.sum())
+    options = [f"--strongest {n}" for n in (fewer, more) if 1 <= n <= len(agents) - 2]
+    return (f"the strongest-score cut falls inside a tie: {inside} of the {int(tied.sum())} agents scoring "
+            f"{100 * low:.2f} % are targets and {int(tied.sum()) - inside} sources (ties break by id), so not every "
+            "target scores above every source" + (f"; {' or '.join(options)} cuts between scores" if options else ""))
+
+
 def strongest_split(agents: Sequence[str], scores, strongest: int) -> np.ndarray:
     """Row indices of the ``strongest`` agents by score (a stronger-than-history split).
 
