@@ -222,3 +222,24 @@ def test_merge_cli_counts_the_empty_cells_it_filled(tmp_path):
     assert res.exit_code == 0 and "1 of its empty cell(s) filled" in " ".join(res.output.split()), res.output
     res = CliRunner().invoke(main, [*args, str(tmp_path / "m2.csv"), "--json"])
     assert json.loads(res.stdout.strip().splitlines()[-1])["cells_filled"] == 1
+
+
+def test_ids_that_differ_only_in_case_or_invisible_characters_are_warned_about():
+    """A hostile trial: 'C' beside 'c', 'b' + zero-width space beside 'b', a task 'T1' beside 't1' and the two Unicode
+    spellings of 'café' were merged as other agents and tasks (half-blank rows and columns) with no word."""
+    import warnings
+
+    from hspr.errors import InputWarning
+
+    base = ResponseMatrix(["b", "c", "caf\u00e9"], ["t1", "t2"], np.array([[1, 0], [0, 1], [1, 1]]))
+    new = ResponseMatrix(["C", "b\u200b", "cafe\u0301", "d"], ["T1", "t2"], np.array([[1, 0], [0, 0], [1, 1], [0, 1]]))
+    with pytest.warns(InputWarning) as seen:
+        m = merge_banks(base, new)
+    said = [str(w.message) for w in seen]
+    agents = next(s for s in said if s.startswith("3 agent id(s)"))
+    assert "'C' / 'c'" in agents and "'b\\u200b' / 'b'" in agents and "'cafe\\u0301' / 'caf\\xe9'" in agents
+    assert any(s.startswith("1 task id(s)") and "'T1' / 't1'" in s for s in said)
+    assert m.n_agents == 7 and m.n_tasks == 3  # merged as asked, each spelling its own id
+    with warnings.catch_warnings():  # ids spelled alike: no warning
+        warnings.simplefilter("error", InputWarning)
+        merge_banks(base, ResponseMatrix(["c", "d"], ["t1", "t2"], np.array([[0, 1], [1, 1]])))

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InputWarning
 from ..fileio import write_text_durable
-from .io import FORMS, detect_form, load_matrix, read_leaderboard
+from .io import FORMS, _fold_id, detect_form, load_matrix, read_leaderboard
 from .matrix import DataError, ResponseMatrix
 
 
@@ -125,8 +125,9 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
     Warns
     -----
     InputWarning
-        Naming the cells that differ, with ``prefer`` 'new' or 'base'; and new agents when the
-        banks share no task.
+        Naming the cells that differ, with ``prefer`` 'new' or 'base'; new agents when the
+        banks share no task; and new agent or task ids that differ from one of ``base`` only in
+        case, white space or invisible characters.
     """
     if prefer not in ("refuse", "new", "base"):
         raise ValueError(f"prefer must be 'refuse', 'new' or 'base', got {prefer!r}")
@@ -142,6 +143,17 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
                         "other bank's tasks. Check that both are of one split and spell task ids the same way")
     agents = list(base.agents) + [a for a in new.agents if a not in set(base.agents)]
     tasks = list(base.tasks) + [t for t in new.tasks if t not in set(base.tasks)]
+    for kind, old_ids, new_ids in (("agent", base.agents, new.agents), ("task", base.tasks, new.tasks)):
+        # a hostile trial: 'C' beside 'c', 'b\u200b' beside 'b', a task 'T1' beside 't1' made half-blank rows and
+        # columns, and the same cell under two spellings escaped the conflict check
+        folded = {_fold_id(x): x for x in old_ids}
+        alike = [(x, folded[_fold_id(x)]) for x in new_ids if x not in set(old_ids) and _fold_id(x) in folded]
+        if alike:
+            shown = "; ".join(f"{ascii(x)} / {ascii(y)}" for x, y in alike[:3])
+            warnings.warn(f"{len(alike)} {kind} id(s) of {new.source} differ from {base.source}'s only in case, white "
+                          f"space or invisible characters ({shown}{' ...' if len(alike) > 3 else ''}): each is merged "
+                          f"as another {kind}, beside the first, with the other's cells blank; if they are one {kind}, "
+                          "spell it the same way in both banks", InputWarning, stacklevel=2)
     ai = {a: i for i, a in enumerate(agents)}
     ti = {t: j for j, t in enumerate(tasks)}
     vals = np.zeros((len(agents), len(tasks)), dtype=np.int8)
