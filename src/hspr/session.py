@@ -342,7 +342,12 @@ def check_seed(seed) -> int:
 
 
 def budget_from_fraction(fraction: float, n_tasks: int) -> int:
-    """``B = round(f * N)`` (HSPR_SPEC section 7); raises BudgetError outside (0, 1]."""
+    """``B = round(f * N)`` (HSPR_SPEC section 7); raises BudgetError outside (0, 1].
+
+    Python's ``round`` on the floating-point product, as the spec's reference: a product of exactly
+    one half goes to the even integer (0.05 x 730 = 36.5 -> 36 on Pro, 0.1 x 25 = 2.5 -> 2, 0.1 x 35
+    = 3.5 -> 4). Kept so that budgets, and every published table, match the spec's (a hostile
+    trial read 2 and 4 as inconsistent)."""
     if not 0 < fraction <= 1:
         raise BudgetError(f"budget fraction must be in (0, 1], got {fraction}")
     return int(round(fraction * n_tasks))
