@@ -691,6 +691,9 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     assert "does not rule out a miss" in calm.message
     told = ShiftReport("share", 0.1, 50.0, 114, 1.25, n_outcomes=40, unit="of its queried tasks differ")
     assert "(0.1 of its queried tasks differ; source percentile 50)" in told.message
+    # a new-user trial read "(0.0156 of its queried tasks differ ...)" as a count: hspr_robust's share is in %
+    share = ShiftReport("share", 0.0156, 50.0, 114, 1.25, n_outcomes=40, unit="of its queried tasks differ", percent=True)
+    assert "(1.6 % of its queried tasks differ; source percentile 50)" in share.message and share.to_dict()["percent"]
     assert told.to_dict()["unit"] == "of its queried tasks differ" and "(0.1; source" in calm.message
     # the widening shared between the sides: the message gives each side's factor and which side misses more
     sided = ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=40, sides=(1.2, 0.8))

@@ -76,6 +76,9 @@ class ShiftReport:
         Multipliers of ``widening`` for the half-width below and above the estimate ((1, 1): both
         sides alike): the lower half-width was multiplied by ``widening * sides[0]``, the upper by
         ``widening * sides[1]``.
+    percent : bool
+        ``value`` is a share or a difference of rates (0-1), shown in % in :attr:`message` (a
+        new-user trial read "0.0156 of its queried tasks differ" as a count); False: as a number.
     """
 
     statistic: str
@@ -93,6 +96,7 @@ class ShiftReport:
     strongest_widened: bool = False
     n_reference: int | None = None
     sides: tuple[float, float] = (1.0, 1.0)
+    percent: bool = False
 
     @property
     def enough_outcomes(self) -> bool:
@@ -148,7 +152,7 @@ class ShiftReport:
         if not self.enough_outcomes:
             return (f"too few outcomes ({self.n_outcomes}) to compare this agent with the {self.n_sources} source "
                     f"agents yet (needs {self.min_outcomes}); {wid}.")
-        value = f"{self.value:.3g}" + (f" {self.unit}" if self.unit else "")
+        value = (f"{100 * self.value:.1f} %" if self.percent else f"{self.value:.3g}") + (f" {self.unit}" if self.unit else "")
         if self.unlike_history:
             share = ("every held-out source agent's" if self.source_percentile >= 99.5
                      else f"{self.source_percentile:.0f} % of the held-out source agents'")
@@ -167,7 +171,8 @@ class ShiftReport:
                 "unlike_history": self.unlike_history, "above_history": self.above_history,
                 "source_max": self.source_max, "n_strongest": self.n_strongest,
                 "strongest_widened": self.strongest_widened, "n_reference": self.n_reference,
-                "enough_reference": self.enough_reference, "sides": list(self.sides), "message": self.message}
+                "enough_reference": self.enough_reference, "sides": list(self.sides), "percent": self.percent,
+                "message": self.message}
 
 
 @dataclass(frozen=True)

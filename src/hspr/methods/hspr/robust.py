@@ -797,7 +797,7 @@ class HSPRRobustSession(HSPRSession):
                            above_history=above, source_max=cal.source_max,
                            n_strongest=len(cal.above_ratios) if len(cal.above_ratios) >= self.robust.shift.min_strongest else 0,
                            strongest_widened=above and cal.above_factor > cal.factor, n_reference=len(cal.distances),
-                           sides=(m_lo / factor, m_hi / factor))
+                           sides=(m_lo / factor, m_hi / factor), percent=True)
 
     def _widening(self, point: float) -> tuple[bool, float, tuple[float, float]]:
         """(above the history, interval factor, side shares) for ``point``: above when it lies over
