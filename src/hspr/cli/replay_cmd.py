@@ -320,7 +320,9 @@ def register(group: click.Group) -> None:
     @click.option("--strongest", default=20, show_default=True, type=int,
                   help="With --split strongest: how many of the highest-scoring agents are targets.")
     @click.option("--methods", default="hspr,uniform", show_default=True,
-                  help=f"Comma-separated methods or 'all'. Known: {', '.join(REGISTRY)}.")
+                  help=f"Comma-separated methods or 'all'. Known: {', '.join(REGISTRY)}. 'all' is each method once, "
+                       f"leaving out {', '.join(n for n in REGISTRY if not method_class(n).in_all) or 'none'} (another "
+                       "method under other settings; name it to run it).")
     @click.option("--budget", "budget", default="0.10", show_default=True,
                   help="Budget as a fraction of the bank's tasks (1.0: all; unlike `hspr live`, not a task count); "
                        "a list (0.05,0.10,0.15,0.20) sweeps: adaptive methods "
