@@ -85,7 +85,7 @@ def test_replay_keeps_missing_source_cells_and_scores_targets_with_them_unresolv
     truth = dict(zip(m.agents, m.fill_missing(0).scores()))
     assert runs["truth"].to_numpy() == pytest.approx(runs["target"].map(truth).to_numpy())
     assert set(runs["method"]) == {"hspr", "uniform"} and len(runs) == 48
-    with pytest.raises(DataError, match="missing cells"):
+    with pytest.raises(DataError, match=r"missing cell\(s\) among the"):
         replay("sim", m, {"rsl": get_method("rsl")}, folds=folds, seeds={"rsl": (0,)})
 
 
@@ -129,3 +129,43 @@ def test_cli_replay_notes_target_cells_without_a_run(tmp_path):
                                     "--methods", "uniform", "--seeds", "0", "-q", "--out", str(tmp_path / "r.json")])
     assert res.exit_code == 0, res.output
     assert "3 cell(s) of its rows have no run; they count as unresolved" in " ".join(res.output.split())
+
+
+def test_accepts_missing_says_which_methods_fit_with_missing_cells_and_replay_refuses_the_others_first(tmp_path):
+    """A new-user trial: `replay --no-missing-as-zero --methods hspr,rsl` failed at rsl's first fit (the hspr runs
+    lost), naming a count of missing cells that was the fold's, not the file's."""
+    import warnings
+
+    import pandas as pd
+    from click.testing import CliRunner
+
+    from hspr.cli import main
+    from hspr.data.io import load_matrix
+    from hspr.data.matrix import DataError
+    from hspr.errors import InputWarning
+    from hspr.methods import REGISTRY, get_method, method_class
+
+    rng = np.random.default_rng(1)
+    y = (rng.random((12, 30)) < 0.5).astype(float)
+    y[rng.random(y.shape) < 0.1] = np.nan
+    csv = tmp_path / "miss.csv"
+    pd.DataFrame(y, index=[f"a{i:02d}" for i in range(12)], columns=[f"t{j}" for j in range(30)]).rename_axis(
+        "agent").to_csv(csv)
+    m = load_matrix(csv)
+    for name in REGISTRY:  # the flag is what fit does
+        if name == "hspr_auto":
+            continue  # hspr under --config auto: its selection is slow, and its fit is hspr's
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", InputWarning)
+                get_method(name).fit(m)
+            fitted = True
+        except DataError as exc:
+            assert f"{m.n_missing} missing cell(s) among the 12 agents it was given" in str(exc)
+            fitted = False
+        assert method_class(name).accepts_missing == fitted, name
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr,rsl,faq", "--no-missing-as-zero",
+                                    "--seeds", "0", "-q", "--out", str(tmp_path / "o.json")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and f"keeps its {m.n_missing} missing cell(s) (--no-missing-as-zero), and rsl, faq need(s) " \
+        "a complete matrix" in said and not (tmp_path / "o.json").exists()

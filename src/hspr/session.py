@@ -909,6 +909,10 @@ class Method(ABC):
         Whether ``fit`` takes a bank of pass rates over repeated trials
         (``ResponseMatrix.trials``) and its sessions take a pass rate in [0, 1] as an outcome.
         For the others ``fit`` raises DataError on such a bank (checked here, for every method).
+    accepts_missing : bool
+        Whether ``fit`` takes a source matrix with missing cells (``ResponseMatrix.missing``,
+        ``--no-missing-as-zero``); for the others it raises DataError naming the first one, and
+        ``hspr replay`` refuses the pair before any run.
     in_all : bool
         Whether ``--methods all`` runs it; False for a method that is another one under other
         settings (``hspr_auto`` is ``hspr`` under ``--config auto``).
@@ -929,6 +933,7 @@ class Method(ABC):
     #: False for a method whose estimates carry no interval (a stop width could never fire)
     gives_interval: bool = True
     accepts_pass_rates: bool = False
+    accepts_missing: bool = True
     in_all: bool = True
     setting_groups: tuple = ()
 

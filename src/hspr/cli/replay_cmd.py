@@ -260,6 +260,22 @@ def _config_doc(config_path: str):
         raise ValueError(f"--config {exc}") from None
 
 
+def refuse_missing_for(method_objs: dict, jobs: list) -> None:
+    """click.BadParameter, before any run, when a job's source rows keep missing cells
+    (``--no-missing-as-zero``) and a method needs a complete matrix (``accepts_missing`` False): the
+    replay failed at that method's first fit, with the other methods' runs lost (a new-user trial)."""
+    kept = [(label, mat) for label, mat, _, _ in jobs if mat.missing is not None]
+    refusing = [n for n, m in method_objs.items() if not m.accepts_missing]
+    if not kept or not refusing:
+        return
+    taking = [n for n in REGISTRY if method_class(n).accepts_missing]
+    label, mat = kept[0]
+    raise click.BadParameter(f"{label} keeps its {mat.n_missing} missing cell(s) (--no-missing-as-zero), and "
+                             f"{', '.join(refusing)} need(s) a complete matrix: drop --no-missing-as-zero (missing cells "
+                             f"count as unresolved), or run only methods that take missing cells ({', '.join(taking)})",
+                             param_hint="--methods")
+
+
 def check_budgets(label: str, n_tasks: int, fractions: list[float]) -> None:
     """Every budget fraction must give a distinct task count >= 1 on this bank
     (:func:`hspr.replay.check_fractions`); raises click.BadParameter naming --budget."""
@@ -487,6 +503,7 @@ def register(group: click.Group) -> None:
                              None if t is None else t.select_tasks(ids)) for label, mat, folds, t in jobs]
                 except DataError as exc:
                     raise DataError(f"--tasks {tasks_path}: {exc}") from None
+            refuse_missing_for(method_objs, jobs)
             rows_word = "--targets" if targets else "target"  # a split's targets come from the bank itself
             # the table an hspr_auto[table=...] or hspr_robust[table=...] method got from --config (read once)
             table = next((m.table for m in method_objs.values() if getattr(m, "table", None) is not None), None)

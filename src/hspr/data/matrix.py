@@ -394,7 +394,8 @@ class ResponseMatrix:
         if self.missing is not None:
             r, c = np.argwhere(self.missing)[0]
             raise DataError(
-                f"{self.source}: {self.n_missing} missing cells (first: agent {self.agents[r]!r}, task "
+                f"{self.source}: {self.n_missing} missing cell(s) among the {self.n_agents} agents it was given "
+                f"(first: agent {self.agents[r]!r}, task "
                 f"{self.tasks[c]!r}); {what} needs a complete matrix. Fill them with "
                 f"ResponseMatrix.fill_missing(0) / --missing-as-zero (leaderboard convention) or drop those rows."
             )

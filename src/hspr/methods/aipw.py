@@ -272,6 +272,7 @@ class AIPW(Method):
     """
 
     name = "aipw"
+    accepts_missing = False  # needs a complete source matrix (its fit calls require_complete)
     seed_kind = "sampling"
 
     def __init__(self, n_folds: int = 10, alphas: Sequence[float] = (10.0,)) -> None:

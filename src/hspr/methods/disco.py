@@ -350,6 +350,7 @@ class DISCO(Method):
     """
 
     name = "disco"
+    accepts_missing = False  # needs a complete source matrix (its fit calls require_complete)
     seed_kind = "deterministic"
 
     def __init__(self, ks: Sequence[int] = (1, 2, 3, 5, 8, 13, 21), rf_leaves: Sequence[int] = (1, 3),

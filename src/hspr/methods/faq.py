@@ -225,6 +225,7 @@ class FAQ(Method):
     """
 
     name = "faq"
+    accepts_missing = False  # needs a complete source matrix (its fit calls require_complete)
     seed_kind = "adaptive"
 
     def __init__(self, rank: int = 3, eps: float = 0.1, beta: float = 0.0, estimator: str = "aipw",

@@ -99,6 +99,7 @@ class MidRangeRidge(Method):
     """
 
     name = "midrange_ridge"
+    accepts_missing = False  # needs a complete source matrix (its fit calls require_complete)
     seed_kind = "deterministic"
 
     def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS) -> None:

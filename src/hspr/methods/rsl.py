@@ -79,6 +79,7 @@ class RSL(Method):
     """
 
     name = "rsl"
+    accepts_missing = False  # needs a complete source matrix (its fit calls require_complete)
     seed_kind = "sampling"
 
     def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS) -> None:

@@ -419,6 +419,7 @@ class TinyBench(Method):
     """
 
     name = "tinybench"
+    accepts_missing = False  # needs a complete source matrix (its fit calls require_complete)
     gives_interval = False  # a point only: no 90 % interval
     seed_kind = "deterministic"
 
