@@ -695,6 +695,11 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     share = ShiftReport("share", 0.0156, 50.0, 114, 1.25, n_outcomes=40, unit="of its queried tasks differ", percent=True)
     assert "(1.6 % of its queried tasks differ; source percentile 50)" in share.message and share.to_dict()["percent"]
     assert told.to_dict()["unit"] == "of its queried tasks differ" and "(0.1; source" in calm.message
+    # the same trial: the paragraph after every record was noisy; in range, one clause; otherwise the whole message
+    assert share.brief == ("within the range of the 114 source agents (share 1.6 %, source percentile 50); interval "
+                           "widened x1.25, as for every agent (`hspr live status` says more)")
+    assert r.brief == r.message and ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=3).brief.startswith("too few outcomes")
+    assert "interval not widened" in ShiftReport("x", 0.1, 50.0, 114, 1.0, n_outcomes=40).brief
     # the widening shared between the sides: the message gives each side's factor and which side misses more
     sided = ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=40, sides=(1.2, 0.8))
     assert "widened by x1.50 below the estimate and x1.00 above it" in sided.message

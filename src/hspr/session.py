@@ -164,6 +164,22 @@ class ShiftReport:
                 f"({value}; source percentile {self.source_percentile:.0f}); {wid}. That does not rule "
                 "out a miss: agents in range are missed about as often as flagged ones.")
 
+    @property
+    def brief(self) -> str:
+        """:attr:`message` in one short clause for an agent within the range of the sources (what
+        ``hspr live record`` / ``ingest`` print after each outcome; a new-user trial found the whole
+        paragraph repeated on every one noisy); :attr:`message` itself otherwise, where the user has
+        something to act on (unlike the history, above it, too few outcomes or sources)."""
+        if self.unlike_history or self.above_history or not self.enough_outcomes or not self.enough_reference:
+            return self.message
+        lo, hi = (self.widening * s for s in self.sides)
+        by = f"x{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"x{lo:.2f} below, x{hi:.2f} above"
+        value = f"{100 * self.value:.1f} %" if self.percent else f"{self.value:.3g}"
+        return (f"within the range of the {self.n_sources} source agents ({self.statistic} {value}, source "
+                f"percentile {self.source_percentile:.0f}); interval "
+                + (f"widened {by}, as for every agent" if max(lo, hi) > 1 else "not widened")
+                + " (`hspr live status` says more)")
+
     def to_dict(self) -> dict:
         return {"statistic": self.statistic, "value": self.value, "source_percentile": self.source_percentile,
                 "n_sources": self.n_sources, "widening": self.widening, "threshold": self.threshold,

@@ -122,8 +122,9 @@ def _fmt_pp(x: float | None, nd: int = 1) -> str:
     return "-" if x is None else f"{x:.{nd}f}"
 
 
-def status_lines(st: LiveStatus) -> list[str]:
-    """Human-readable lines for a status snapshot."""
+def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
+    """Human-readable lines for a status snapshot; ``brief``: the shift line in its short form for
+    an agent in the range of the sources (:attr:`~hspr.session.ShiftReport.brief`, after a change)."""
     d = st.to_dict()
     out = [f"session {st.session}: bank {st.bank} ({st.n_tasks} tasks), method {st.method}, budget {st.budget}, "
            f"seed {st.seed}"]
@@ -138,7 +139,8 @@ def status_lines(st: LiveStatus) -> list[str]:
             out.append(f"estimate {_fmt_pp(d['estimate_pp'], 2)} %, 90 % interval [{_fmt_pp(d['lower_pp'], 2)}, "
                        f"{_fmt_pp(d['upper_pp'], 2)}] % (width {_fmt_pp(d['width_pp'], 2)} pp)")
         if st.estimate.shift is not None:
-            out.append(f"shift: {st.estimate.shift.message}")
+            shift = st.estimate.shift
+            out.append(f"shift: {shift.brief if brief else shift.message}")
     ran = (f"run {st.n_recorded} of {st.budget} tasks" if st.n_recorded <= st.budget else
            f"run {st.n_recorded} tasks, {st.n_recorded - st.budget} over the budget of {st.budget}")
     out.append(f"{ran} ({d['n_asked_recorded']} of them asked by hspr, {d['n_extra']} extra); "
@@ -190,8 +192,9 @@ def echo_warnings(warnings) -> None:
 def echo_status(st: LiveStatus, header: bool = True) -> None:
     """Print :func:`status_lines` on stdout (without the session line unless ``header``) and the
     status's warnings on stderr (:func:`echo_warnings`); after a change (``header`` False: record,
-    withdraw, ingest) without the unreachable-stop-width forecast, which start and status say."""
-    click.echo("\n".join(status_lines(st)[0 if header else 1:]))
+    withdraw, ingest) without the unreachable-stop-width forecast, which start and status say, and
+    with the shift line in its short form where nothing calls for action."""
+    click.echo("\n".join(status_lines(st, brief=not header)[0 if header else 1:]))
     echo_warnings(st.warnings if header else [w for w in st.warnings if not w.startswith(UNREACHABLE_STOP)])
 
 
