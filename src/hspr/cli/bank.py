@@ -103,8 +103,9 @@ _SPLIT_HELP = (
     "Default: the only split present, else verified."
 )
 _TASKS_HELP = (
-    "Leaderboard checkouts only: the task universe, one instance id per line (or a JSON list, or a "
-    "wide CSV whose header gives the ids). Default: every id named in the split's results.json files. "
+    "Leaderboard checkouts only: the task universe, one instance id per line (or a JSON list, a CSV "
+    "with an instance_id or task_id column, or a wide CSV whose header gives the ids). Default: every id named in "
+    "the split's results.json files. "
     "Tasks not listed as resolved count as unresolved."
 )
 _PATH_HELP = (
