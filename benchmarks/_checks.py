@@ -61,7 +61,7 @@ def banks(ap: argparse.ArgumentParser, option: str, text: str, trials_ok: bool =
 
     names = choices(ap, option, text, list(BANKS))
     if not trials_ok:
-        rates = [n for n in names if load_bank(n).trials is not None]
+        rates = [n for n in names if getattr(load_bank(n), "trials", None) is not None]
         if rates:
             ap.error(f"{option}: {', '.join(rates)} holds pass rates over repeated trials, and this benchmark tells "
                      "0/1 outcomes; choose from " + ", ".join(n for n in BANKS if n not in rates))
