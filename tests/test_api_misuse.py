@@ -197,6 +197,34 @@ def test_a_pickled_model_and_session_continue_identically(sim):
 def test_live_session_asks_for_a_path_not_an_in_memory_matrix(sim, tmp_path):
     with pytest.raises(LiveSessionError, match="matrix must be the path of a response-matrix file, got ResponseMatrix"):
         LiveSession.create(tmp_path / "s.hspr", 5, matrix=sim)
+    # an API trial: tasks="django__django-1" was split into its characters ("25 task id(s) ... e.g. ['d', 'j', ...]")
+    with pytest.raises(LiveSessionError, match=r"tasks must be a list of task ids, got one str \('task0001'\): give \[id\]"):
+        LiveSession.create(tmp_path / "s.hspr", 5, bank="lite", tasks="task0001")
+    assert not (tmp_path / "s.hspr").exists()
+
+
+def test_replay_names_the_argument_of_the_wrong_type(sim):
+    """An API trial: each of these failed deep inside replay (no attribute 'n_tasks', 'seed_kind', '_task_index'; 'int'
+    object is not iterable; joblib's 'n_jobs == 0 has no meaning')."""
+    from hspr.data.folds import make_folds
+    from hspr.replay import replay
+
+    folds = make_folds(sim.agents)
+    uniform = {"uniform": get_method("uniform")}
+    df = pd.DataFrame(sim.values, index=sim.agents, columns=sim.tasks)
+    for kwargs, message in (
+            ({"matrix": df}, "matrix is DataFrame, not a ResponseMatrix: .* ResponseMatrix.from_dataframe"),
+            ({"matrix": "bank.csv"}, "matrix is str, not a ResponseMatrix: load a file with hspr.data.io.load_matrix"),
+            ({"targets": df}, "targets is DataFrame, not a ResponseMatrix"),
+            ({"methods": {"uniform": "uniform"}}, r"methods\['uniform'\] is str, not a Method: give get_method\('uniform'\)"),
+            ({"seeds": {"uniform": 0}}, r"seeds\['uniform'\] is 0: give a list of seeds, e.g. \[0\]"),
+            ({"n_jobs": 0}, "n_jobs must be a whole number of joblib workers, >= 1"),
+            ({"n_jobs": 1.5}, "n_jobs must be a whole number")):
+        args = {"matrix": sim, "methods": uniform, "fractions": 0.25, "folds": folds, **kwargs}
+        with pytest.raises(HsprError, match=message):
+            replay("sim", args.pop("matrix"), args.pop("methods"), **args)
+    runs = replay("sim", sim, uniform, 0.25, seeds={"uniform": [0]}, folds=folds, n_jobs=-1)  # negative: joblib's meaning
+    assert len(runs) == sim.n_agents
 
 
 def test_object_cells_and_ids_that_are_not_sequences_are_data_errors():

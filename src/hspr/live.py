@@ -711,6 +711,9 @@ class LiveSession:
             raise LiveSessionError(f"matrix must be the path of a response-matrix file, got {type(matrix).__name__}: a "
                                    "session reopens its bank on every call; save the matrix first, e.g. "
                                    "hspr.data.build.write_wide_csv(matrix, 'bank.csv'), and pass 'bank.csv'")
+        if isinstance(tasks, (str, bytes, os.PathLike)):  # an API trial: one id was split into its characters
+            raise LiveSessionError(f"tasks must be a list of task ids, got one {type(tasks).__name__} ({str(tasks)[:60]!r}): "
+                                   "give [id] for one task, or read a task list file with hspr.data.io.read_task_list")
         try:
             settings = _method_settings(method, config)
             _make_method(method, settings)

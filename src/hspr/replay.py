@@ -225,11 +225,26 @@ def replay(
     DataError for target task ids that differ from the bank's, or a method that refuses
     missing source cells; HsprError for folds that name an agent twice; BudgetError for a fraction that rounds to 0 tasks or two fractions
     of one budget; UnknownIdError for seeds keyed by a name not in ``methods``; HsprError for
-    a seed that is not a whole number >= 0.
+    a seed that is not a whole number >= 0, a seeds entry that is not a list, a method that is
+    not a :class:`~hspr.session.Method`, a matrix or targets that is not a ResponseMatrix, and an
+    ``n_jobs`` of 0 or not a whole number.
     """
     if not isinstance(methods, Mapping) or not methods:
         raise HsprError(f"methods must be a non-empty dict of label -> Method, e.g. {{'hspr': get_method('hspr')}}, "
                         f"got {type(methods).__name__}")
+    # an API trial: each of these failed deep inside (no attribute 'n_tasks', 'seed_kind', ...)
+    bad = next((k for k, m in methods.items() if not isinstance(m, Method)), None)
+    if bad is not None:
+        raise HsprError(f"methods[{bad!r}] is {type(methods[bad]).__name__}, not a Method: give "
+                        f"get_method({methods[bad]!r}) if that is a method's name" if isinstance(methods[bad], str) else
+                        f"methods[{bad!r}] is {type(methods[bad]).__name__}, not a Method (hspr.methods.get_method)")
+    for what, value in (("matrix", matrix), ("targets", targets)):
+        if value is not None and not isinstance(value, ResponseMatrix):
+            raise HsprError(f"{what} is {type(value).__name__}, not a ResponseMatrix: load a file with "
+                            "hspr.data.io.load_matrix, or convert a DataFrame with ResponseMatrix.from_dataframe")
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        raise HsprError(f"n_jobs must be a whole number of joblib workers, >= 1 (or negative: all cores but "
+                        f"|n_jobs| - 1), got {n_jobs!r}")
     if isinstance(fractions, numbers.Real):  # replay(..., fractions=0.1): one budget
         fractions = (fractions,)
     fractions = tuple(fractions)
@@ -242,6 +257,9 @@ def replay(
     if unknown:
         raise UnknownIdError(f"seeds are given for {unknown[0]!r}, which is not among the methods "
                              f"({', '.join(methods)}); key the seeds by the methods' names")
+    single = next((k for k, v in seeds.items() if isinstance(v, (numbers.Integral, str)) or not hasattr(v, "__iter__")), None)
+    if single is not None:
+        raise HsprError(f"seeds[{single!r}] is {seeds[single]!r}: give a list of seeds, e.g. [{seeds[single]!r}]")
     seeds = {k: [check_seed(s) for s in v] for k, v in seeds.items()}
     for name, m in methods.items():
         seeds.setdefault(name, SEEDS_BY_KIND[m.seed_kind])
