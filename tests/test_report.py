@@ -788,3 +788,22 @@ def test_report_refuses_two_matrices_under_one_bank_label(tmp_path):
         assert {r["matrix_digest"] for r in json.loads(outs[-1].read_text())["runs"]} != set()
     res = CliRunner().invoke(main, ["report", *map(str, outs), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
     assert res.exit_code == 2 and "bank 'm1' holds runs of different matrices" in " ".join(res.output.split()), res.output
+
+
+def test_in_memory_runs_get_the_checks_a_results_file_gets(synth):
+    """An API trial: replay()'s records were refused by runs_frame as 'a JSON list', read_results failed inside
+    pathlib, estimates x 100 gave MAE 3291.6 pp with no word, and n_resamples=0 failed inside scipy."""
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+    records = runs.to_dict("records")
+    assert len(report.runs_frame(records)) == len(runs)  # replay()'s output reads as a results file's runs
+    with pytest.raises(report.ReportError, match="read_results takes paths of results files, got a dict: .* runs_frame"):
+        report.read_results(records)
+    with pytest.raises(report.ReportError, match=r"estimate .* is not a score on the 0-1 scale \(in \[-1, 2\]; not %\)"):
+        report.comparison_table(runs.assign(estimate=runs["estimate"] * 100))
+    with pytest.raises(report.ReportError, match=r"truth .* is not a score on the 0-1 scale \(in \[0, 1\]"):
+        report.comparison_table(records[:1] + [{**records[1], "truth": 42.0}])
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(report.ReportError, match="n_resamples must be a whole number of bootstrap resamples >= 1"):
+            report.paired_analysis(runs, "hspr", n_resamples=bad)
+    assert len(report.paired_analysis(runs, "hspr", n_resamples=100))  # a valid count still runs

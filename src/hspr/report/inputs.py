@@ -153,8 +153,9 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
 
     Parameters
     ----------
-    obj : dict
-        A parsed ``hspr replay --out`` file: ``{"runs": [record, ...], "summary": [...], ...}``.
+    obj : dict or list of dict
+        A parsed ``hspr replay --out`` file: ``{"runs": [record, ...], "summary": [...], ...}``, or
+        the list of run records :func:`hspr.replay.replay` returns.
     source : str
         Name used in error messages (the file path).
 
@@ -175,6 +176,8 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
         pair) both numbers or both absent / null.
     """
     expect = "expected the JSON object written by `hspr replay --out` (keys 'runs' and 'summary')"
+    if isinstance(obj, list) and obj and all(isinstance(r, dict) and "method" in r for r in obj):
+        obj = {"runs": obj}  # hspr.replay.replay's records, in memory (an API trial: refused as 'a JSON list')
     if not isinstance(obj, dict):
         raise ReportError(f"{source}: unknown layout: the top level is a JSON {type(obj).__name__}; {expect}")
     if "runs" not in obj:
@@ -239,8 +242,13 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
+    paths = list(paths)
     if not paths:
         raise ReportError("no results file given")
+    bad = next((p for p in paths if not isinstance(p, (str, Path))), None)
+    if bad is not None:  # an API trial: replay()'s records given here failed inside pathlib
+        raise ReportError(f"read_results takes paths of results files, got a {type(bad).__name__}"
+                          + (": for replay()'s records in memory use runs_frame(records)" if isinstance(bad, dict) else ""))
     frames = []
     for p in map(Path, paths):
         obj = read_json(p, ReportError, hint="expected the file written by `hspr replay --out`")
@@ -367,6 +375,14 @@ def _check_runs(runs: pd.DataFrame, source: str = "runs") -> pd.DataFrame:
         raise ReportError(f"{source}: lacks column(s) {missing}; needs {list(REQUIRED_COLUMNS)}")
     if runs.empty:
         raise ReportError(f"{source}: no runs")
+    # in-memory runs get the scale check a results file gets (an API trial: estimates x 100 gave MAE 3291.6 pp)
+    for col, (lo, hi) in (("truth", (0.0, 1.0)), ("estimate", SCALE_RANGE)):
+        x = pd.to_numeric(runs[col], errors="coerce")
+        bad = ~x.between(lo, hi)
+        if bad.any():
+            r = runs[bad].iloc[0]
+            raise ReportError(f"{source}: {col} {r[col]!r} of method {r['method']!r}, bank {r['bank']!r}, target "
+                              f"{r['target']!r} is not a score on the 0-1 scale (in [{lo:g}, {hi:g}]; not %)")
     taken = sorted({MACRO, POOLED} & set(runs["bank"].astype(str)))
     if taken:  # a hostile trial: such runs collided with the aggregate rows (the CLI refuses the labels)
         raise ReportError(f"{source}: runs labelled bank {taken[0]!r}, a name the report gives its aggregate rows; "

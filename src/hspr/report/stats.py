@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -266,8 +267,12 @@ def paired_analysis(runs: pd.DataFrame, baseline: str = "hspr", n_resamples: int
     Raises
     ------
     ReportError
-        When ``baseline`` is not among the runs' methods.
+        When ``baseline`` is not among the runs' methods, or ``n_resamples`` is not a whole number
+        >= 1 (an API trial: 0 failed inside scipy).
     """
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
+        raise ReportError(f"n_resamples must be a whole number of bootstrap resamples >= 1 (the CLI's default is "
+                          f"10000), got {n_resamples!r}")
     runs = _check_runs(runs)
     methods = _methods(runs)
     if baseline not in methods:
