@@ -514,7 +514,10 @@ def register(group: click.Group) -> None:
                         check_table_covers(config_path, table, label, mat, job_folds, matrix, names,
                                            subset=ids is not None, missing_as_zero=missing_as_zero)
                     except ValueError as exc:  # a hostile trial: recorded with --no-missing-as-zero, replayed without
-                        raw = load_matrix(matrix) if matrix else load_bank(label.split("/")[0], missing_as_zero=False)
+                        try:  # the labels of a bank: 'pro', 'pro/missing-kept', 'pro[300 tasks]'
+                            raw = load_matrix(matrix) if matrix else load_bank(re.split(r"[/\[]", label)[0], False)
+                        except (DataError, OSError):
+                            raise exc from None
                         if raw.missing is None:
                             raise
                         how = ("counted as unresolved here: were the selections recorded with --no-missing-as-zero? "
