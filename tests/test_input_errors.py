@@ -530,3 +530,46 @@ def test_a_table_recorded_with_missing_cells_kept_says_so_when_asked_the_other_w
                                "--out", str(tmp_path / "s.json"), "--record", str(tmp_path / "new.json")])
     assert res.exit_code == 2 and "'generated_by' is the --record table's note, not a label" in res.output
     assert not (tmp_path / "s.json").exists() and not (tmp_path / "new.json").exists()  # refused before any work
+
+
+def test_the_settings_digest_of_a_table_replay_is_that_of_the_entries_it_used(tmp_path):
+    """A re-trial: a table that gained an entry for another matrix (or a new 'seconds' / 'command' text) gave its
+    replays another settings digest, and `hspr report` refused two replays of one table as two experiments; and a
+    config's {"kappa": 1} and {"kappa": 1.0} did the same."""
+    from hspr import report
+    from hspr.data.folds import fold_indices, make_folds
+    from hspr.data.io import load_matrix
+
+    m = simulate_matrix(16, 40, seed=3)[0]
+    csv = write_csv(m, tmp_path / "m.csv")
+    mat = load_matrix(csv)
+    cfg = {"rank": 1, "n_nodes": 512, "n_draws": 4096}
+    table = {"generated_by": "test", "m": {str(k): {"config": cfg, "source_digest": mat.drop_rows(idx).canonical().digest(),
+                                                    "seconds": 1.0, "command": "hspr select ..."}
+                                           for k, idx in enumerate(fold_indices(mat.agents, make_folds(mat.agents)))}}
+    tab = tmp_path / "tab.json"
+
+    def replay(seed, config=tab, methods="hspr,hspr_robust"):
+        out = tmp_path / f"r{seed}.json"
+        res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", methods, "--config", str(config),
+                                        "--seeds", str(seed), "--budget", "0.25", "-q", "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        return out
+    tab.write_text(json.dumps(table))
+    first = replay(0)
+    table["other"] = {"0": {"config": {"rank": 3}, "source_digest": "f" * 64}}
+    table["m"]["0"].update(seconds=99.0, command="hspr select --fast ...")
+    tab.write_text(json.dumps(table))
+    second = replay(1)
+    runs = report.read_results([first, second])  # one experiment: the entries used are the same
+    assert set(runs["method"]) == {"hspr_auto[table=tab]", "hspr_robust[table=tab]"} and set(runs["seed"]) == {0, 1}
+    table["m"]["0"]["config"] = {**cfg, "rank": 2}  # an entry used changed: another experiment
+    tab.write_text(json.dumps(table))
+    with pytest.raises(report.ReportError, match="share their label but were made with different settings"):
+        report.read_results([first, replay(2)])
+    (tmp_path / "c1").mkdir()
+    (tmp_path / "c2").mkdir()
+    (tmp_path / "c1" / "cfg.json").write_text(json.dumps({**cfg, "kappa": 1}))
+    (tmp_path / "c2" / "cfg.json").write_text(json.dumps({**cfg, "kappa": 1.0}))
+    a, b = replay(3, tmp_path / "c1" / "cfg.json", "hspr"), replay(4, tmp_path / "c2" / "cfg.json", "hspr")
+    assert set(report.read_results([a, b])["seed"]) == {3, 4}  # 1 and 1.0: one setting

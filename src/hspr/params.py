@@ -10,6 +10,7 @@ the scikit-learn ``get_params`` convention. Methods whose settings live in a fro
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import typing
 
 import numpy as np
@@ -56,11 +57,20 @@ def build_dataclass(cls, values: dict, what: str):
             v = build_dataclass(t, v, f"{what}.{name}")
         elif isinstance(v, list) and _is_tuple_type(t):
             v = tuple(tuple(x) if isinstance(x, list) else x for x in v)
-        kw[name] = v
+        kw[name] = as_float_field(t, v)
     try:
         return cls(**kw)
     except TypeError as exc:
         raise ValueError(f"{what}: {exc}") from None
+
+
+def as_float_field(t, v):
+    """``v`` as a float when the field's type ``t`` is float and ``v`` a whole number (not a bool):
+    ``{"kappa": 1}`` and ``{"kappa": 1.0}`` are one setting, with one settings digest (a re-trial:
+    a report refused them as two experiments). Anything else is returned as it is."""
+    if t is float and isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return float(v)
+    return v
 
 
 def _is_tuple_type(t) -> bool:

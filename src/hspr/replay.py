@@ -105,16 +105,18 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
     return out
 
 
-def settings_digest(method: Method, stop: StoppingRule | None = None) -> str:
+def settings_digest(method: Method, stop: StoppingRule | None = None,
+                    sources: Sequence[ResponseMatrix] | None = None) -> str:
     """A short digest (12 hex digits) of what a run's label may not say: the method's class and
-    settings (:meth:`~hspr.session.Method.get_params`) and the stopping rule with all its fields.
+    settings (:meth:`~hspr.session.Method.get_params`, or :meth:`~hspr.session.Method.settings_for`
+    ``sources``, the replay's source matrices) and the stopping rule with all its fields.
     Written into every replay record as ``settings``: ``hspr report`` refuses to let one run
     replace another of the same label made with other settings (two config files of one name,
     another ``--stop-min-tasks``), where it lets a re-run with the same settings replace the
     old one."""
     rule = None if stop is None else {"rule": type(stop).__name__, **dataclasses.asdict(stop)}
     try:
-        params = method.get_params()
+        params = method.get_params() if sources is None else method.settings_for(sources)
     except (AttributeError, TypeError, ValueError):  # a method of the user's own that cannot list them
         return ""  # unknown: the report then lets a re-run replace it, as before digests existed
     blob = json.dumps({"method": type(method).__name__, "params": params, "stop": rule}, sort_keys=True, default=str)
@@ -284,7 +286,7 @@ def replay(
     fit_specs = [(k, name) for k, _, _ in splits for name in methods]
     source_of = {k: src for k, src, _ in splits}
     target_of = {k: tgt for k, _, tgt in splits}
-    digests = {name: settings_digest(m, stop) for name, m in methods.items()}
+    digests = {name: settings_digest(m, stop, list(source_of.values())) for name, m in methods.items()}
     jobs = [ReplayJob(bank, protocol, name, k, int(s), budgets, tuple(fractions), target_of[k], stop, digests[name])
             for k, name in fit_specs for s in seeds[name]]
     total = len(fit_specs) + len(jobs)

@@ -15,7 +15,7 @@ import inspect
 import math
 import numbers
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -967,6 +967,15 @@ class Method(ABC):
         sig = inspect.signature(type(self).__init__)
         return {k: plain(getattr(self, k)) for k, p in sig.parameters.items()
                 if k != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+    def settings_for(self, sources: Sequence[ResponseMatrix]) -> dict:
+        """The settings that decide this method's runs on ``sources`` (the source matrices of a
+        replay's folds): :meth:`get_params` (the default). A method whose settings hold a lookup
+        keyed by source matrix (``hspr_auto``'s and ``hspr_robust``'s table of selections) gives only
+        what those sources use, so that ``hspr replay``'s settings digest (:func:`hspr.replay.settings_digest`)
+        does not change when the table gains entries for other banks (a re-trial: ``hspr report``
+        refused two replays of one table as two experiments)."""
+        return self.get_params()
 
     @classmethod
     def from_params(cls, params: dict) -> Method:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import typing
 from dataclasses import asdict, dataclass, fields
 
 import numpy as np
+
+from ...params import as_float_field
 
 ACQUISITIONS = ("score", "latent", "uniform", "midrange")
 DECISIONS = ("median", "mean")
@@ -254,7 +257,8 @@ class HSPRConfig:
         if unknown:
             raise ValueError(f"unknown HSPR setting(s) {sorted(unknown)}; known: {sorted(names)} (hspr_robust's shift "
                              "calibration settings go under \"shift\": {\"shift\": {\"sided\": false}})")
-        return cls(**d)
+        hints = typing.get_type_hints(cls)
+        return cls(**{k: as_float_field(hints.get(k), v) for k, v in d.items()})
 
     @classmethod
     def from_json(cls, path) -> HSPRConfig:

@@ -703,6 +703,13 @@ class HSPRRobust(Method):
         params = {"config": None if self.config is None else self.config.to_dict(), "shift": plain(self.shift)}
         return params if self.table is None else {**params, "table": plain(self.table)}  # a copy
 
+    def settings_for(self, sources) -> dict:
+        """:meth:`get_params`, its ``table`` cut to the entries ``sources`` use (as ``hspr_auto``'s)."""
+        from .selection import table_entries_for
+
+        params = self.get_params()
+        return params if self.table is None else {**params, "table": table_entries_for(self.table, sources)}
+
     @classmethod
     def from_params(cls, params: dict) -> HSPRRobust:
         """From :meth:`get_params` output (``{"config": ..., "shift": ...}``), or from HSPR

@@ -432,6 +432,18 @@ def lookup_shipped(digest: str, table: dict | None = None) -> tuple[str, str, HS
     return None
 
 
+def table_entries_for(table: dict, sources) -> list[dict]:
+    """The entries of a table of selections that ``sources`` (source matrices) would use, as
+    ``{"source_digest", "config"}`` sorted by digest: what decides a replay's runs with that table
+    (:meth:`hspr.session.Method.settings_for`); other banks' entries and each entry's timing and
+    command are left out."""
+    digests = {m.canonical().digest() for m in sources}
+    used = [{"source_digest": e["source_digest"], "config": HSPRConfig.from_dict(e["config"]).to_dict()}
+            for folds in table.values() if isinstance(folds, dict)
+            for e in folds.values() if isinstance(e, dict) and e.get("source_digest") in digests]
+    return sorted(used, key=lambda e: e["source_digest"])
+
+
 def unrecorded_folds(table: dict, matrix: ResponseMatrix, folds: list[list[str]] | None) -> list[int | None]:
     """The folds of a replay whose sources no entry of ``table`` matches (:func:`lookup_shipped`
     on the digest of the sources as a method is fitted on them, sorted by id): fold indices, or
@@ -503,6 +515,11 @@ class HSPRAuto(Method):
         self.n_jobs = n_jobs
         self.base_config = base_config
         self.table = None if table is None else selection_table(table, "hspr_auto table")
+
+    def settings_for(self, sources) -> dict:
+        """:meth:`get_params`, its ``table`` cut to the entries ``sources`` use (:func:`table_entries_for`)."""
+        params = self.get_params()
+        return params if self.table is None else {**params, "table": table_entries_for(self.table, sources)}
 
     @classmethod
     def from_params(cls, params: dict) -> HSPRAuto:
