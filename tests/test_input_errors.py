@@ -518,9 +518,19 @@ def test_a_table_recorded_with_missing_cells_kept_says_so_when_asked_the_other_w
     res = replay()
     text = " ".join(res.output.split())
     assert res.exit_code == 2 and "has no selection for the sources of fold(s) 0, 1, 2, 3" in text
-    assert "The matrix has 2 missing cell(s), counted as unresolved here: were the selections recorded with " \
-           "--no-missing-as-zero? Then replay with it too" in text
+    assert "of mm as replayed here, with its 2 missing cell(s) counted as unresolved; its entries are for the missing " \
+           "cells read the other way: replay with --no-missing-as-zero" in text
     assert replay("--no-missing-as-zero").exit_code == 0  # the table's entries are found
+    # a re-trial: the hint came for a fold never recorded, where the other reading fails too
+    full = dict(table["mm"])
+    del table["mm"]["3"]
+    tab.write_text(json.dumps(table))
+    for extra in ((), ("--no-missing-as-zero",)):
+        text = " ".join(replay(*extra).output.split())
+        assert "has no selection for the sources of fold(s)" in text and "read the other way" not in text, text
+    assert "fold(s) 3 of mm/missing-kept" in text and "--fold 3 --no-missing-as-zero --fast" in text
+    table["mm"] = full
+    tab.write_text(json.dumps(table))
     res = runner.invoke(main, ["select", "--matrix", str(csv), "--fold", "0", "--fast", "--out", str(tmp_path / "s.json"),
                                "--record", str(tab)])
     text = " ".join(res.output.split())

@@ -276,6 +276,17 @@ def refuse_missing_for(method_objs: dict, jobs: list) -> None:
                              param_hint="--methods")
 
 
+def _other_missing_reading(matrix: str | None, label: str, missing_as_zero: bool) -> ResponseMatrix | None:
+    """The matrix of ``--matrix`` or of the bundled bank ``label`` with its missing cells read the other
+    way than ``missing_as_zero`` says (kept, or counted as unresolved); None when it has none, or
+    cannot be read again."""
+    try:
+        raw = load_matrix(matrix) if matrix else load_bank(label.split("/")[0], missing_as_zero=False)
+    except (DataError, OSError):
+        return None
+    return None if raw.missing is None else raw if missing_as_zero else raw.fill_missing(0)
+
+
 def check_budgets(label: str, n_tasks: int, fractions: list[float]) -> None:
     """Every budget fraction must give a distinct task count >= 1 on this bank
     (:func:`hspr.replay.check_fractions`); raises click.BadParameter naming --budget."""
@@ -510,20 +521,9 @@ def register(group: click.Group) -> None:
             for label, mat, job_folds, job_tgt in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
                 if table is not None:  # a trial: a fold missing from the table ran a slow selection, unasked
-                    try:
-                        check_table_covers(config_path, table, label, mat, job_folds, matrix, names,
-                                           subset=ids is not None, missing_as_zero=missing_as_zero)
-                    except ValueError as exc:  # a hostile trial: recorded with --no-missing-as-zero, replayed without
-                        try:  # the labels of a bank: 'pro', 'pro/missing-kept', 'pro[300 tasks]'
-                            raw = load_matrix(matrix) if matrix else load_bank(re.split(r"[/\[]", label)[0], False)
-                        except (DataError, OSError):
-                            raise exc from None
-                        if raw.missing is None:
-                            raise
-                        how = ("counted as unresolved here: were the selections recorded with --no-missing-as-zero? "
-                               "Then replay with it too" if missing_as_zero else "kept missing here (--no-missing-"
-                               "as-zero): were the selections recorded without it? Then replay without it too")
-                        raise ValueError(f"{exc}. The matrix has {raw.n_missing} missing cell(s), {how}") from None
+                    check_table_covers(config_path, table, label, mat, job_folds, matrix, names, subset=ids is not None,
+                                       missing_as_zero=missing_as_zero,
+                                       other_reading=lambda label=label: _other_missing_reading(matrix, label, missing_as_zero))
                 top = max(budget_from_fraction(f, mat.n_tasks) for f in fractions)
                 if stop_width is not None and stop_min_tasks > top:  # a hostile trial: accepted, and never stopped
                     default = click.get_current_context().get_parameter_source("stop_min_tasks") == ParameterSource.DEFAULT

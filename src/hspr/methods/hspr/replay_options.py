@@ -107,7 +107,8 @@ def replay_methods(names: list[str], config_path: str | None, ablations: dict,
 
 
 def check_table_covers(config_path: str, table: dict, label: str, mat: ResponseMatrix, folds, matrix_path,
-                       names: list[str], subset: bool = False, missing_as_zero: bool = True) -> None:
+                       names: list[str], subset: bool = False, missing_as_zero: bool = True,
+                       other_reading: Callable[[], ResponseMatrix | None] | None = None) -> None:
     """ValueError naming the folds of ``label`` a --config table of selections has no entry for,
     and the command that records them (instead of a selection at the default settings inside
     the replay, or hspr_robust's rank comparison).
@@ -116,7 +117,11 @@ def check_table_covers(config_path: str, table: dict, label: str, mat: ResponseM
     ``hspr select`` cannot record them. ``subset``: the folds of a ``--tasks`` subset, recorded by
     a selection on a matrix of those tasks. ``names``: the replay's methods (with hspr among them,
     ``--config auto`` is an alternative). ``missing_as_zero``: False adds ``--no-missing-as-zero`` to the
-    ``hspr select`` command it suggests (the digest of the sources depends on it)."""
+    ``hspr select`` command it suggests (the digest of the sources depends on it). ``other_reading()``:
+    the matrix with its missing cells read the other way (None: no missing cells); where the table
+    has every fold of that reading, the message says to replay with the other setting (a hostile
+    trial: recorded with --no-missing-as-zero, replayed without), and only there (a re-trial: the
+    hint came for a fold never recorded)."""
     auto_hint = "hspr" in names
 
     missing = unrecorded_folds(table, mat, folds)
@@ -136,6 +141,13 @@ def check_table_covers(config_path: str, table: dict, label: str, mat: ResponseM
     source = f"--matrix {matrix_path}" if matrix_path else f"--bank {label.split('/')[0]}"
     if subset:
         source = "--matrix <a matrix of the --tasks tasks only: select has no --tasks>"
+    other = None if subset or other_reading is None else other_reading()
+    if other is not None and not unrecorded_folds(table, other, folds):
+        flag = "with" if missing_as_zero else "without"
+        raise ValueError(f"--config {config_path} has no selection for the sources of fold(s) "
+                         f"{', '.join(map(str, missing))} of {label} as replayed here, with its {other.n_missing} missing "
+                         f"cell(s) {'counted as unresolved' if missing_as_zero else 'kept missing (--no-missing-as-zero)'}; "
+                         f"its entries are for the missing cells read the other way: replay {flag} --no-missing-as-zero")
     raise ValueError(f"--config {config_path} has no selection for the sources of fold(s) "
                      f"{', '.join(map(str, missing))} of {label} (an entry is found by the digest of a fold's sources): "
                      f"record it first, e.g. `hspr select {source} --fold {missing[0]}{'' if missing_as_zero else ' --no-missing-as-zero'}"
