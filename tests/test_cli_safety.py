@@ -676,6 +676,23 @@ def test_a_json_output_replaces_only_its_own_kind_of_file(files):
     res = runner.invoke(main, ["replay", "--matrix", bank, "--methods", "uniform", "--seeds", "1", "-q", "--out", str(results)])
     assert res.exit_code == 0 and "it replaced the earlier" in res.output  # its own kind: replaced, and said so
     kept[results] = results.read_bytes()
+    # a re-trial: --csv replaced a response matrix; a results file with a byte-order mark was 'not JSON'
+    other_bank = files / "other.csv"
+    other_bank.write_bytes((files / "bank.csv").read_bytes())
+    kept[other_bank] = other_bank.read_bytes()
+    res = runner.invoke(main, ["replay", "--matrix", bank, "--methods", "uniform", "--seeds", "0", "-q", "--out",
+                               str(files / "r2.json"), "--csv", str(other_bank)])
+    assert res.exit_code == 2 and "other.csv exists and is not a replay's summary CSV (its first line is 'agent," in \
+        " ".join(res.output.split())
+    summary = files / "summary.csv"
+    for _ in range(2):  # its own kind: written, then replaced
+        res = runner.invoke(main, ["replay", "--matrix", bank, "--methods", "uniform", "--seeds", "0", "-q", "--out",
+                                   str(files / "r2.json"), "--csv", str(summary)])
+        assert res.exit_code == 0 and summary.read_text().startswith("budget_fraction,budget,bank,method,")
+    (files / "r2.json").write_bytes(b"\xef\xbb\xbf" + (files / "r2.json").read_bytes())
+    res = runner.invoke(main, ["replay", "--matrix", bank, "--methods", "uniform", "--seeds", "0", "-q", "--out",
+                               str(files / "r2.json")])
+    assert res.exit_code == 0, res.output
     for option in ("--out", "--config-out"):
         args = {"--out": str(files / "s.json"), option: str(results)}
         res = runner.invoke(main, ["select", "--matrix", bank, "--fold", "0", "--fast", "-q", *sum(args.items(), ())])

@@ -106,28 +106,62 @@ def _json_kind(doc) -> str:
 
 
 def refuse_replacing_other_json(path: str | os.PathLike | None, option: str, is_kind, kind: str) -> None:
-    """click.BadParameter, before any work, when the file at ``path`` exists, is not empty and is
-    not a ``kind`` (``is_kind(parsed JSON)`` false, or not JSON at all): a command's JSON output
-    replaces an earlier output of its own kind, not another of the user's files (a hostile trial:
-    `replay --out table.json` replaced a `select --record` table, `select --out` a replay's results).
-    None, a missing or empty file, and a file over 64 MB (not read) pass."""
+    """click.BadParameter, before any work, when the file at ``path`` exists, holds more than white
+    space and is not a ``kind`` (``is_kind(parsed JSON)`` false, or not JSON at all): a command's
+    JSON output replaces an earlier output of its own kind, not another of the user's files (a hostile
+    trial: `replay --out table.json` replaced a `select --record` table, `select --out` a replay's
+    results). None, a missing or blank file pass; of a file over 64 MB only the head is read (an hspr
+    output begins with its ``hspr_version``; a budget sweep's results on Verified are 70 MB). A UTF-8
+    byte-order mark is read as hspr's readers read it."""
     if path is None:
         return
     p = Path(path)
     try:
-        if not p.is_file() or p.stat().st_size == 0 or p.stat().st_size > 64 * 2**20:
+        if not p.is_file():
             return
-        import json
+        if p.stat().st_size > 64 * 2**20:  # not read whole (a 500,000-run file took 7 s and 1 GB): its head
+            with open(p, encoding="utf-8-sig", errors="replace") as fh:
+                head = fh.read(4096)
+            if head.lstrip().startswith("{") and '"hspr_version"' in head:  # a large results file (a sweep: 70 MB)
+                return
+            what = "over 64 MB and does not begin as an hspr output"
+        else:
+            import json
 
-        doc = json.loads(p.read_text(encoding="utf-8"))
+            text = p.read_text(encoding="utf-8-sig")
+            if not text.strip():
+                return
+            doc = json.loads(text)
+            if is_kind(doc):
+                return
+            what = _json_kind(doc)
     except (OSError, UnicodeDecodeError, ValueError):
         what = "not JSON"
-    else:
-        if is_kind(doc):
-            return
-        what = _json_kind(doc)
     raise click.BadParameter(f"{p} exists and is {what}; this command replaces only {kind}: give another file name "
                              "(or move that file)", param_hint=option)
+
+
+def refuse_replacing_other_csv(path: str | os.PathLike | None, option: str, header: str, kind: str) -> None:
+    """click.BadParameter, before any work, when the file at ``path`` exists, holds more than white
+    space and its first line does not begin with ``header`` (how a ``kind`` begins): as
+    :func:`refuse_replacing_other_json`, for a CSV output (a re-trial: `replay --csv bank.csv` replaced
+    a response matrix with a summary table)."""
+    if path is None:
+        return
+    p = Path(path)
+    try:
+        if not p.is_file():
+            return
+        with open(p, encoding="utf-8-sig", errors="replace") as fh:
+            first = fh.readline(1 << 16).strip()
+            if not first and not fh.read(1 << 16).strip():
+                return
+    except OSError:
+        return  # the write names the problem
+    if first.startswith(header):
+        return
+    raise click.BadParameter(f"{p} exists and is not {kind} (its first line is {first[:60]!r}); this command replaces "
+                             "only its own: give another file name (or move that file)", param_hint=option)
 
 
 #: the fix an OSError calls for, by errno (others: the generic advice)

@@ -55,6 +55,7 @@ from .common import (
     local_workers,
     print_error,
     refuse_overwriting_inputs,
+    refuse_replacing_other_csv,
     refuse_replacing_other_json,
 )
 from .common import console as make_console
@@ -424,6 +425,7 @@ def register(group: click.Group) -> None:
         check_output_suffix(csv_path, "--csv", "csv")
         refuse_replacing_other_json(out, "--out", lambda d: isinstance(d, dict) and isinstance(d.get("runs"), list),
                                     "a results file")
+        refuse_replacing_other_csv(csv_path, "--csv", "budget_fraction,budget,bank,method,", "a replay's summary CSV")
         try:
             check_unused_options(split, stop_width)
             names = parse_methods(methods)
