@@ -284,6 +284,7 @@ def test_a_failed_live_next_never_means_every_task(tmp_path):
     assert res.exit_code == 2 and "error" in json.loads(res.stdout)  # --json: its JSON object, as for any refusal
     res = runner.invoke(main, ["--json", "live", "status", "--session", str(s)])  # --json before the command
     assert res.exit_code == 2 and "No such option '--json'" in json.loads(res.stdout)["error"]
+    assert "put it after the command, e.g. hspr live status --json" in json.loads(res.stdout)["error"]
     res = runner.invoke(main, ["live", "next", "--format", "harbor", "--batch", "0", "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and res.stdout == "" and not (tmp_path / "o").exists()  # --out: nothing on stdout
     res = runner.invoke(main, ["live", "next", "--batch", "2", "--format", "json", "--session", str(s)])

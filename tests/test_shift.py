@@ -124,8 +124,8 @@ def test_strongest_split_takes_the_highest_scores_ties_by_id_in_any_row_order():
     assert [agents[i] for i in strongest_split(agents, scores, 1)] == ["a"]  # the tie at 0.7 broken by id
     # a hostile trial: that cut inside a tie was silent (the forward split warns of its same-day cut)
     tie = strongest_cut_tie(agents, scores, strongest_split(agents, scores, 1))
-    assert tie == ("the strongest-score cut falls inside a tie: 1 of the 2 agents scoring 70.00 % are targets and 1 "
-                   "sources (ties break by id), so not every target scores above every source; --strongest 2 cuts "
+    assert tie == ("the strongest-score cut falls inside a tie: 1 of the 2 agents scoring 70.00 % is a target and 1 "
+                   "a source (ties break by id), so not every target scores above every source; --strongest 2 cuts "
                    "between scores")
     assert all(strongest_cut_tie(agents, scores, strongest_split(agents, scores, k)) is None for k in (2, 3))
     rng = np.random.default_rng(0)
@@ -698,7 +698,12 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     # the same trial: the paragraph after every record was noisy; in range, one clause; otherwise the whole message
     assert share.brief == ("within the range of the 114 source agents (share 1.6 %, source percentile 50); interval "
                            "widened x1.25, as for every agent (`hspr live status` says more)")
-    assert r.brief == r.message and ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=3).brief.startswith("too few outcomes")
+    assert r.brief == r.message
+    assert ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=3).brief == (
+        "too few outcomes (3 of 10) to compare with the sources yet; interval widened x1.25, as for every agent "
+        "(`hspr live status` says more)")
+    assert ShiftReport("x", 0.1, 50.0, 6, 1.25, n_outcomes=40, n_reference=6).brief.startswith(
+        "too few source agents for a verdict (6 held-out source run(s), a verdict needs 19); interval widened")
     assert "interval not widened" in ShiftReport("x", 0.1, 50.0, 114, 1.0, n_outcomes=40).brief
     # the widening shared between the sides: the message gives each side's factor and which side misses more
     sided = ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=40, sides=(1.2, 0.8))

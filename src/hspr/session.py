@@ -166,19 +166,25 @@ class ShiftReport:
 
     @property
     def brief(self) -> str:
-        """:attr:`message` in one short clause for an agent within the range of the sources (what
-        ``hspr live record`` / ``ingest`` print after each outcome; a new-user trial found the whole
-        paragraph repeated on every one noisy); :attr:`message` itself otherwise, where the user has
-        something to act on (unlike the history, above it, too few outcomes or sources)."""
-        if self.unlike_history or self.above_history or not self.enough_outcomes or not self.enough_reference:
+        """:attr:`message` in one short clause where nothing calls for action: an agent within the
+        range of the sources, or too few outcomes or source agents for a verdict (what ``hspr live
+        record`` / ``ingest`` print after each outcome; a new-user trial found the whole paragraph
+        repeated on every one noisy); :attr:`message` itself for an agent unlike the history or
+        above it."""
+        if self.unlike_history or self.above_history:
             return self.message
         lo, hi = (self.widening * s for s in self.sides)
         by = f"x{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"x{lo:.2f} below, x{hi:.2f} above"
+        widened = (f"widened {by}, as for every agent" if max(lo, hi) > 1 else "not widened") + \
+            " (`hspr live status` says more)"
+        if not self.enough_reference:  # a re-trial: this paragraph, too, came after every record
+            return (f"too few source agents for a verdict ({self.n_reference} held-out source run(s), a verdict needs "
+                    f"{self.min_reference}); interval {widened}")
+        if not self.enough_outcomes:
+            return f"too few outcomes ({self.n_outcomes} of {self.min_outcomes}) to compare with the sources yet; interval {widened}"
         value = f"{100 * self.value:.1f} %" if self.percent else f"{self.value:.3g}"
         return (f"within the range of the {self.n_sources} source agents ({self.statistic} {value}, source "
-                f"percentile {self.source_percentile:.0f}); interval "
-                + (f"widened {by}, as for every agent" if max(lo, hi) > 1 else "not widened")
-                + " (`hspr live status` says more)")
+                f"percentile {self.source_percentile:.0f}); interval {widened}")
 
     def to_dict(self) -> dict:
         return {"statistic": self.statistic, "value": self.value, "source_percentile": self.source_percentile,

@@ -72,7 +72,11 @@ def echo_refused(raw: tuple[str, ...], exc: click.UsageError) -> None:
     if "--json" in raw:
         import json
 
-        click.echo(json.dumps({"ok": False, "error": exc.format_message()}))
+        message = exc.format_message()
+        command = next((i for i, w in enumerate(raw) if not w.startswith("-")), len(raw))
+        if raw.index("--json") < command:  # a re-trial: 'No such option --json. Did you mean --version?'
+            message += " (--json is an option of each command: put it after the command, e.g. hspr live status --json)"
+        click.echo(json.dumps({"ok": False, "error": message}))
     else:
         echo_no_task(raw)
 

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -91,8 +92,8 @@ def _is_config(doc) -> bool:
     """Whether JSON ``doc`` reads as an HSPRConfig (what --config-out writes)."""
     from ..methods.hspr import HSPRConfig
 
-    try:
-        return isinstance(doc, dict) and bool(doc) and HSPRConfig.from_dict(doc) is not None
+    try:  # {} too: every setting at its default, as `replay --config` reads it
+        return isinstance(doc, dict) and HSPRConfig.from_dict(doc) is not None
     except ValueError:
         return False
 
@@ -268,8 +269,9 @@ def register(group: click.Group) -> None:
             bank = bank or Path(matrix).stem
         bank = bank or "verified"
         if record and bank == "generated_by":  # a hostile trial: a traceback after the whole selection
+            from_file = matrix and click.get_current_context().get_parameter_source("bank") == ParameterSource.DEFAULT
             raise click.BadParameter("'generated_by' is the --record table's note, not a label: give another --bank "
-                                     "label" + ("" if not matrix else " (or rename the matrix file)"), param_hint="--bank")
+                                     "label" + (" (or rename the matrix file)" if from_file else ""), param_hint="--bank")
         try:
             if matrix:
                 mat = load_matrix(matrix)

@@ -127,7 +127,7 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
     InputWarning
         Naming the cells that differ, with ``prefer`` 'new' or 'base'; new agents when the
         banks share no task; and new agent or task ids that differ from one of ``base`` only in
-        case, white space or invisible characters.
+        letter case, white space, invisible characters or Unicode compatibility forms.
     """
     if prefer not in ("refuse", "new", "base"):
         raise ValueError(f"prefer must be 'refuse', 'new' or 'base', got {prefer!r}")
@@ -150,8 +150,9 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
         alike = [(x, folded[_fold_id(x)]) for x in new_ids if x not in set(old_ids) and _fold_id(x) in folded]
         if alike:
             shown = "; ".join(f"{ascii(x)} / {ascii(y)}" for x, y in alike[:3])
-            warnings.warn(f"{len(alike)} {kind} id(s) of {new.source} differ from {base.source}'s only in case, white "
-                          f"space or invisible characters ({shown}{' ...' if len(alike) > 3 else ''}): each is merged "
+            warnings.warn(f"{len(alike)} {kind} id(s) of {new.source} differ from {base.source}'s only in letter case, "
+                          f"white space, invisible characters or Unicode compatibility forms (ß / ss, ² / 2, full-width "
+                          f"letters) ({shown}{' ...' if len(alike) > 3 else ''}): each is merged "
                           f"as another {kind}, beside the first, with the other's cells blank; if they are one {kind}, "
                           "spell it the same way in both banks", InputWarning, stacklevel=2)
     ai = {a: i for i, a in enumerate(agents)}

@@ -208,8 +208,10 @@ def strongest_cut_tie(agents: Sequence[str], scores, targets: np.ndarray) -> str
     inside = int((is_target & tied).sum())
     fewer, more = k - inside, k - inside + int(tied.sum())
     options = [f"--strongest {n}" for n in (fewer, more) if 1 <= n <= len(agents) - 2]
+    n_src = int(tied.sum()) - inside
     return (f"the strongest-score cut falls inside a tie: {inside} of the {int(tied.sum())} agents scoring "
-            f"{100 * low:.2f} % are targets and {int(tied.sum()) - inside} sources (ties break by id), so not every "
+            f"{100 * low:.2f} % {'is a target' if inside == 1 else 'are targets'} and {n_src} "
+            f"{'a source' if n_src == 1 else 'sources'} (ties break by id), so not every "
             "target scores above every source" + (f"; {' or '.join(options)} cuts between scores" if options else ""))
 
 
