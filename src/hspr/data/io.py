@@ -1195,9 +1195,11 @@ def _warn_uninformative(m: ResponseMatrix, path: Path) -> ResponseMatrix:
     return m
 
 
-def _fold_id(text: str) -> str:
-    """An id with case, white space and invisible format characters (zero-width space, ...) taken
-    out, in NFKC form: two ids that fold alike are most likely one id mistyped."""
+def fold_id(text: str) -> str:
+    """``text`` (an agent or task id) in NFKC form (compatibility forms: ``²`` -> ``2``, full-width
+    letters), case-folded (``ß`` -> ``ss``), with white space and invisible format characters
+    (zero-width space, ...) taken out: two ids that fold alike are most likely one id mistyped
+    (:func:`warn_suspect`, :func:`hspr.data.build.merge_banks`)."""
     text = unicodedata.normalize("NFKC", text)
     return "".join(c for c in text if not c.isspace() and unicodedata.category(c) != "Cf").casefold()
 
@@ -1240,7 +1242,7 @@ def warn_suspect(m: ResponseMatrix, label) -> ResponseMatrix:
                           stacklevel=3)
     folded: dict[str, list[str]] = {}
     for t in m.tasks:
-        folded.setdefault(_fold_id(t), []).append(t)
+        folded.setdefault(fold_id(t), []).append(t)
     alike = [g for g in folded.values() if len(g) > 1]
     if alike:
         shown = "; ".join(" / ".join(map(ascii, g)) for g in alike[:3])
