@@ -105,6 +105,11 @@ def _json_kind(doc) -> str:
     return "JSON that no hspr command writes there"
 
 
+def _existing_file(path: str | os.PathLike | None) -> Path | None:
+    """``path`` as a Path when it names an existing regular file (a link to one included), else None."""
+    return None if path is None or not Path(path).is_file() else Path(path)
+
+
 def refuse_replacing_other_json(path: str | os.PathLike | None, option: str, is_kind, kind: str) -> None:
     """click.BadParameter, before any work, when the file at ``path`` exists, holds more than white
     space and is not a ``kind`` (``is_kind(parsed JSON)`` false, or not JSON at all): a command's
@@ -113,12 +118,10 @@ def refuse_replacing_other_json(path: str | os.PathLike | None, option: str, is_
     results). None, a missing or blank file pass; of a file over 64 MB only the head is read (an hspr
     output begins with its ``hspr_version``; a budget sweep's results on Verified are 70 MB). A UTF-8
     byte-order mark is read as hspr's readers read it."""
-    if path is None:
+    p = _existing_file(path)
+    if p is None:
         return
-    p = Path(path)
     try:
-        if not p.is_file():
-            return
         if p.stat().st_size > 64 * 2**20:  # not read whole (a 500,000-run file took 7 s and 1 GB): its head
             with open(p, encoding="utf-8-sig", errors="replace") as fh:
                 head = fh.read(4096)
@@ -146,12 +149,10 @@ def refuse_replacing_other_csv(path: str | os.PathLike | None, option: str, head
     space and its first line does not begin with ``header`` (how a ``kind`` begins): as
     :func:`refuse_replacing_other_json`, for a CSV output (a re-trial: `replay --csv bank.csv` replaced
     a response matrix with a summary table)."""
-    if path is None:
+    p = _existing_file(path)
+    if p is None:
         return
-    p = Path(path)
     try:
-        if not p.is_file():
-            return
         with open(p, encoding="utf-8-sig", errors="replace") as fh:
             first = fh.readline(1 << 16).strip()
             if not first and not fh.read(1 << 16).strip():
