@@ -153,6 +153,14 @@ def test_long_csv_extra_columns_and_order(tmp_path):
     assert_matrix(m, np.array([[0, -1], [-1, 1]]), agents=["a", "b"], tasks=["t1", "t2"])
 
 
+def test_a_long_csv_with_both_task_columns_says_which_it_reads(tmp_path):
+    """A re-trial: 'agent,instance_id,task_id,resolved' was read from instance_id without a word."""
+    text = "agent,instance_id,task_id,resolved\na,t1,x9,1\na,t2,x8,0\nb,t1,x9,0\nb,t2,x8,1\n"
+    with pytest.warns(InputWarning, match="has both 'instance_id' and 'task_id'; the task ids are read from 'instance_id'"):
+        m = read_long_csv(write(tmp_path / "runs.csv", text))
+    assert list(m.tasks) == ["t1", "t2"]
+
+
 def test_jsonl(tmp_path):
     p = write(tmp_path / "responses.jsonl", jsonl_text())
     assert detect_form(p) == "jsonl"

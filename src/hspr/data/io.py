@@ -302,6 +302,12 @@ def _long_columns(path: Path, columns: Sequence[str | tuple[str, ...]]) -> tuple
     absent = [" or ".join(o) for o, u in zip(options, used) if u is None]
     if absent:
         raise DataError(f"{path}: line {hline}: header lacks column(s) {', '.join(absent)}; expected '{want}'")
+    # a re-trial: 'agent,instance_id,task_id,resolved' was read from instance_id with no word
+    for o, u in zip(options, used):
+        also = [c for c in o if c in names and c != u]
+        if also:
+            warnings.warn(f"{path}: line {hline}: the header has both {u!r} and {also[0]!r}; the task ids are read from "
+                          f"{u!r} (drop or rename the other column if that is wrong)", InputWarning, stacklevel=3)
     # a hostile trial: 'agent,instance_id,resolved,resolved' was read from the first of the two, with no word
     twice = [u for u in used if names.count(u) > 1]
     if twice:
