@@ -90,7 +90,7 @@ def summarize(rows: list[dict]) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bank", default="verified")
     ap.add_argument("--budget", type=float, default=0.10, help="budget fraction f")
     ap.add_argument("--batch", type=int, default=8, help="K")

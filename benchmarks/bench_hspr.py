@@ -3,7 +3,9 @@
 Usage: python benchmarks/bench_hspr.py [--banks lite,verified,pro,full] [--targets 3] [--json out.json]
 
 Each run: fold 0's sources, the first ``--targets`` targets of fold 0 (0: all), seed 0, 10 % budget,
-the default HSPR configuration (8,192 nodes, 131,072 draws). The source fit is timed apart.
+the default HSPR configuration (8,192 nodes, analytic predictive quantiles; the 131,072 draws
+are used only with ``predictive='draws'``). The source fit is timed apart. ``G`` in the output is
+the number of source-signature groups of the fold's tasks (HSPR_SPEC section 1, step 5).
 BLAS threads are pinned to 1 (threadpoolctl), as in replay workers.
 """
 

@@ -48,7 +48,7 @@ def one_target(model, targets, r: int, budget: int, seed: int) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bank", default="verified")
     ap.add_argument("--budget", type=float, default=0.10)
     ap.add_argument("--seed", type=int, default=0)
