@@ -215,7 +215,7 @@ def test_leaderboard_task_file_extends_columns_sorted_in_any_order(tmp_path):
 def test_leaderboard_names_ids_beyond_the_split_size_and_refuses_a_null_resolved(tmp_path, monkeypatch):
     from hspr.data import io
 
-    monkeypatch.setitem(io.SPLIT_SIZES, "mysplit", 4)
+    monkeypatch.setattr(io, "SPLIT_SIZES", {**io.SPLIT_SIZES, "mysplit": 4})
     root = make_leaderboard(tmp_path / "experiments", split="mysplit")
     with pytest.warns(UserWarning, match=r"has 5 ids but SWE-bench mysplit has 4: some ids are not tasks of the split "
                                          r"\(a typo\?\); 1 id\(s\) only one submission mentions: 't5' \(20240303_gamma\)"):

@@ -99,6 +99,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from .data import harbor
 from .data.matrix import DataError
@@ -121,7 +122,7 @@ SB_CLI_ID_LISTS = ("pending_ids", "failed_ids")
 SB_CLI_KEYS = ("pending_instances", "failed_instances")
 """Count keys only sb-cli's report has (the local harness writes neither)."""
 
-FORMS = {
+FORMS = MappingProxyType({
     "instance_report": "per-instance report.json {instance_id: {'resolved': ..., 'patch_is_None': ...}}",
     "log_dir": "harness log folder (logs/run_evaluation/<run_id>/<model>/<instance_id>/report.json)",
     "run_summary": "harness run summary <model>.<run_id>.json (schema_version 2, resolved_ids/unresolved_ids/...)",
@@ -130,7 +131,7 @@ FORMS = {
     "tb_run": "Terminal-Bench run results.json (tb run: runs/<run_id>/results.json, one entry per trial)",
     "harbor_job": "Harbor job folder (jobs/<job_name>/<trial_name>/result.json, one per trial) or one trial's result.json",
     "session": "another hspr live session file (its recorded outcomes)",
-}
+})
 
 
 

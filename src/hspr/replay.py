@@ -15,6 +15,7 @@ import numbers
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
@@ -26,7 +27,7 @@ from .errors import HsprError, InputWarning, UnknownIdError
 from .session import BudgetError, FittedModel, Method, budget_from_fraction, check_seed
 from .stopping import StoppingRule
 
-SEEDS_BY_KIND = {"sampling": tuple(range(10)), "adaptive": tuple(range(5)), "deterministic": (0,)}
+SEEDS_BY_KIND = MappingProxyType({"sampling": tuple(range(10)), "adaptive": tuple(range(5)), "deterministic": (0,)})
 
 
 class HiddenRow:

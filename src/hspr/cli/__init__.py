@@ -5,14 +5,16 @@ Each sub-module owns a group of commands and exposes ``register(group)``.
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import click
 
 from .. import __version__
 
 #: command name -> the sub-module that registers it; imported only when the command runs, so
 #: ``hspr live status`` does not pay for the replay and report stack (click's lazy-group pattern)
-LAZY_COMMANDS = {"banks": "bank", "bank": "bank", "replay": "replay_cmd", "report": "report", "select": "select",
-                 "live": "live"}
+LAZY_COMMANDS = MappingProxyType({"banks": "bank", "bank": "bank", "replay": "replay_cmd", "report": "report",
+                                  "select": "select", "live": "live"})
 
 
 def echo_no_task(raw: tuple[str, ...]) -> None:

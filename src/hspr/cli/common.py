@@ -19,7 +19,7 @@ from ..data.io import bank_dir_of
 from ..parallel import BACKENDS, cluster
 
 #: pip extra that provides each cluster backend
-EXTRAS = {"dask": "hspr[dask]", "ray": "hspr[ray]"}
+EXTRAS = MappingProxyType({"dask": "hspr[dask]", "ray": "hspr[ray]"})
 
 
 class CliError(click.ClickException):
@@ -44,7 +44,7 @@ def _writable_ancestor(p: Path, option: str) -> None:
 
 
 #: file suffixes of the formats hspr writes, and of the inputs a user keeps (a bank, a session, a figure)
-_SUFFIXES = {"json": (".json",), "csv": (".csv",)}
+_SUFFIXES = MappingProxyType({"json": (".json",), "csv": (".csv",)})
 _DATA_SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".txt", ".hspr", ".png", ".svg", ".parquet", ".xlsx")
 
 

@@ -38,6 +38,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -96,13 +97,13 @@ applied, tests errored / timed out, ...) are unresolved by the leaderboard conve
 the denominator is the whole split; they only help to find the split's task universe.
 """
 
-SPLIT_SIZES = {"lite": 300, "verified": 500, "test": 2294, "multimodal": 510}
+SPLIT_SIZES = MappingProxyType({"lite": 300, "verified": 500, "test": 2294, "multimodal": 510})
 """Official task counts of the SWE-bench splits, to flag an incomplete task universe."""
 
 #: a first line of a one-id-per-line task list that is a column header, not a task (a one-column CSV export)
 TASK_LIST_HEADERS = ("instance_id", "task_id", "instance_ids", "task_ids")
 
-FORMS = {
+FORMS = MappingProxyType({
     "wide_csv": "wide CSV 'agent,<task ids...>'",
     "long_csv": "long CSV 'agent,instance_id,resolved' (or 'agent,task_id,resolved')",
     "trials_csv": "repeated-trials CSV 'agent,task_id,successes,trials'",
@@ -110,7 +111,7 @@ FORMS = {
     "bank_dir": "bank folder (header-less matrix.csv + metadata.json)",
     "leaderboard": "SWE-bench/experiments checkout (evaluation/<split>/<submission>/results/results.json)",
     "harbor_jobs": "Harbor jobs folder (jobs/<job_name>/<trial_name>/result.json, one per trial)",
-}
+})
 """Supported input forms, by the name :func:`detect_form` returns."""
 
 _LAYOUTS = (

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
 #: matplotlib settings under which figures are drawn: text is never parsed as math (ids, file
 #: names and labels reach titles and legends; 'a$^{$b' raised a mathtext error, '$x$' became math)
-PLAIN_TEXT = {"text.parse_math": False}
+PLAIN_TEXT = MappingProxyType({"text.parse_math": False})
 
 
 def figure_run(path: Sequence[dict], title: str, stop_width_pp: float | None = None, truth: float | None = None,

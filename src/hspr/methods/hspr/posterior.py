@@ -8,6 +8,8 @@ weights on 8,192 scrambled-Sobol nodes drawn from a logistic-normal MAP proposal
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 
 from ...numerics import expit, log_expit
@@ -30,7 +32,7 @@ def sobol_normal(dim: int, n: int, seed: int) -> np.ndarray:
 
 #: |eta| beyond which :func:`rates` clips, per float size: exp(700) ~ 1e304 < the float64 maximum,
 #: exp(80) ~ 6e34 < the float32 maximum (both far beyond the 1e-12 rate clip, |eta| ~ 27.6)
-_ETA_MAX = {8: 700.0, 4: 80.0}
+_ETA_MAX = MappingProxyType({8: 700.0, 4: 80.0})
 
 
 def prior_precision(rank: int, gamma: float) -> np.ndarray:
