@@ -3,13 +3,15 @@ does not break the others)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import import_module
+from types import MappingProxyType
 
 from ..errors import HsprError, UnknownIdError
 from ..session import Method
 
 #: name -> "module:Class"; every class implements hspr.session.Method
-REGISTRY: dict[str, str] = {
+REGISTRY: Mapping[str, str] = MappingProxyType({
     "hspr": "hspr.methods.hspr:HSPR",
     "hspr_auto": "hspr.methods.hspr.selection:HSPRAuto",
     "hspr_robust": "hspr.methods.hspr.robust:HSPRRobust",
@@ -24,7 +26,7 @@ REGISTRY: dict[str, str] = {
     "midrange_ridge": "hspr.methods.midrange:MidRangeRidge",
     "disco": "hspr.methods.disco:DISCO",
     "aipw": "hspr.methods.aipw:AIPW",
-}
+})
 
 #: the method ``hspr live start`` (and :meth:`hspr.live.LiveSession.create`) runs unless told
 #: otherwise: the lowest macro MAE of the four shipped banks' folds and the interval that holds
