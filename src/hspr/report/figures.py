@@ -63,6 +63,10 @@ def _plain_log_axis(ax) -> None:
         lambda v, _: f"{v:g}" if v > 0 and round(v / 10 ** math.floor(math.log10(v) + 1e-9), 6) in (2, 5) else ""))
 
 
+#: one marker per method in the budget curves (cycled), so that lines on top of each other stay apart
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p", "d", "8")
+
+
 def figure_budget_curves(runs: pd.DataFrame, baseline: str | None = None, table: pd.DataFrame | None = None):
     """Figure (a): MAE (top) and MaxErr (bottom) in pp against the budget, one column per bank.
 
@@ -85,13 +89,16 @@ def figure_budget_curves(runs: pd.DataFrame, baseline: str | None = None, table:
         log = vals.size > 0 and vals.max() / vals.min() > 10
         for j, b in enumerate(banks):
             ax = axes[row, j]
-            for m in methods:
+            for k, m in enumerate(methods):
                 g = per[(per["bank"] == b) & (per["method"] == m)].sort_values("budget_fraction")
                 if g.empty:
                     continue
                 strong = m == baseline
-                ax.plot(100 * g["budget_fraction"], g[metric], marker="o", ms=4 if not strong else 5,
-                        lw=2.4 if strong else 1.3, color=col[m], label=m, zorder=3 if strong else 2)
+                # the baseline thick and beneath, each method its own marker: a method equal to the baseline
+                # (an ablation that changes nothing on a bank) stays visible on it (a new-user trial)
+                ax.plot(100 * g["budget_fraction"], g[metric], marker=_MARKERS[k % len(_MARKERS)],
+                        ms=6 if strong else 4, lw=2.6 if strong else 1.2, color=col[m], label=m,
+                        zorder=2 if strong else 3, alpha=0.75 if strong else 1.0)
             if log:
                 _plain_log_axis(ax)
             ax.grid(True, which="major", alpha=0.3)
