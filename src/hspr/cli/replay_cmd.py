@@ -506,8 +506,9 @@ def register(group: click.Group) -> None:
                         ok = [lb for lb, m, _, _ in jobs if dated(m.agents)] if split == "forward" and len(jobs) > 1 else []
                         hint = f" (of these banks, the dated ones are {', '.join(ok)}: give them one at a time)" if ok else ""
                         raise ValueError(f"{label}: {exc}{hint}") from None
-                    if tie:
-                        console.print(f"[yellow]warning:[/yellow] {escape(label)}: {tie}.", highlight=False, soft_wrap=True)
+                    if tie:  # named as the results will be (the scores of a --tasks subset are over the subset)
+                        shown = label if ids is None else f"{label}[{len(set(ids))} tasks]"
+                        console.print(f"[yellow]warning:[/yellow] {escape(shown)}: {tie}.", highlight=False, soft_wrap=True)
                     split_jobs.append((label, mat.drop_rows(rows), None, mat.rows(rows)))
                 jobs = split_jobs
             if ids is not None:  # score over a subset of the tasks: cut sources and targets alike
