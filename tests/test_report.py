@@ -758,6 +758,13 @@ def test_budget_curves_use_a_log_axis_when_budgets_crowd_one_end():
     even = figure_budget_curves(runs([0.025 * k for k in range(1, 9)]))
     both = figure_budget_curves(runs([0.0125, 0.025, 0.15, 0.1625]))
     assert {ax.get_xscale() for ax in even.axes} == {ax.get_xscale() for ax in both.axes} == {"linear"}
+    # a new-user trial: a method equal to the baseline was hidden under its line; each now has its own marker,
+    # and the baseline is drawn beneath the others
+    tied = runs([0.05, 0.10]).query("method == 'hspr'")
+    lines = figure_budget_curves(pd.concat([tied, tied.assign(method="hspr[x]")]), baseline="hspr").axes[0].get_lines()
+    by = {ln.get_label(): ln for ln in lines}
+    assert by["hspr"].get_marker() != by["hspr[x]"].get_marker()
+    assert by["hspr"].get_zorder() < by["hspr[x]"].get_zorder() and by["hspr"].get_linewidth() > by["hspr[x]"].get_linewidth()
 
 
 def test_report_refuses_runs_labelled_like_its_aggregate_rows():

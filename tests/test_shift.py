@@ -911,3 +911,23 @@ def test_no_shift_verdict_with_too_few_held_out_sources():
     assert early.startswith("too few source agents to tell whether this agent is unlike them: there are 6 held-out "
                             "source run(s), and a verdict needs 19, so this bank gives none") and "outcomes" not in early
     assert "so this bank gives none" in msg
+
+
+def test_replay_warns_of_a_strongest_cut_inside_a_tie_naming_the_subset(tmp_path):
+    """A hostile trial: `--split strongest` said nothing when its cut fell inside a tie of scores (the forward split
+    warns); a re-trial: with --tasks the warning named the bank without the subset whose scores it ranks."""
+    rng = np.random.default_rng(0)
+    y = (rng.random((12, 40)) < 0.4).astype(int)
+    y[3], y[7] = 0, 0
+    y[3, :30] = y[7, :30] = 1  # the two strongest, tied at 30 of 40 and at 30 of the first 30
+    csv = tmp_path / "m.csv"
+    pd.DataFrame(y, index=[f"a{i:02d}" for i in range(12)], columns=[f"t{j}" for j in range(40)]).rename_axis(
+        "agent").to_csv(csv)
+    (tmp_path / "sub.txt").write_text("\n".join(f"t{j}" for j in range(30)))
+    for extra, label in (((), "m"), (("--tasks", str(tmp_path / "sub.txt")), "m[30 tasks]")):
+        res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--split", "strongest", "--strongest", "1",
+                                        "--methods", "uniform", "--seeds", "0", "-q", "--out", str(tmp_path / "o.json"),
+                                        *extra])
+        said = " ".join(res.output.split())
+        assert res.exit_code == 0 and f"warning: {label}: the strongest-score cut falls inside a tie: 1 of the 2 agents" \
+            in said and "--strongest 2 cuts between scores" in said, said
