@@ -123,8 +123,9 @@ def _fmt_pp(x: float | None, nd: int = 1) -> str:
 
 
 def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
-    """Human-readable lines for a status snapshot; ``brief``: the shift line in its short form for
-    an agent in the range of the sources (:attr:`~hspr.session.ShiftReport.brief`, after a change)."""
+    """Human-readable lines for a status snapshot; ``brief``: the shift line in its short form
+    (:attr:`~hspr.session.ShiftReport.brief`: one clause unless the agent is unlike the history or
+    above it), as printed after a change."""
     d = st.to_dict()
     out = [f"session {st.session}: bank {st.bank} ({st.n_tasks} tasks), method {st.method}, budget {st.budget}, "
            f"seed {st.seed}"]
