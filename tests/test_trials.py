@@ -218,8 +218,15 @@ def test_parse_outcome_k_of_trials():
     for word in ("resolved", "1", "0.0"):
         with pytest.raises(LiveSessionError, match=r"ambiguous with 5 trials per task .* e\.g\. 5/5 or 0/5$"):
             parse_outcome(word, 5)
-    for bad in ("0.65", "1e400", "nan", "3/4"):
+    for bad in ("0.65", "1e400", "nan", "\u0663/5"):
         with pytest.raises(LiveSessionError, match=r"trials\)$"):
+            parse_outcome(bad, 5)
+    # a re-trial: '60%', '3 of 5', '8/10', '3/4' and '6/5' got the bare message
+    for bad, fix in (("60%", "write the pass rate 60% as 3/5"), ("3 of 5", "write it as 3/5"),
+                     ("3 out of 5", "write it as 3/5"), ("6/5", "at most 5 of the 5 trials can succeed"),
+                     ("8/10", "the bank has 5 trials per task: record the successes of 5 trials"),
+                     ("3/4", "the bank has 5 trials per task")):
+        with pytest.raises(LiveSessionError, match=re.escape(fix)):
             parse_outcome(bad, 5)
 
 

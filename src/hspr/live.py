@@ -289,11 +289,23 @@ def parse_outcome(value, trials: int | None = None) -> float:
                 except ValueError:
                     x = float("nan")
                 as_rate = snap_pass_rate(x, trials) if math.isfinite(x) and 0 < x < 1 else None
+                text = value.strip().lower()
+                percent = re.fullmatch(r"(\d+(?:\.\d+)?)\s*%", text, re.ASCII)
+                of = re.fullmatch(r"(\d+)\s*(?:of|out of|/)\s*(\d+)", text, re.ASCII)
+                if percent:  # a re-trial: '60%', '3 of 5' and '8/10' got the bare message
+                    as_rate = snap_pass_rate(float(percent.group(1)) / 100, trials)
                 if outcome(value) is not None:
                     hint = (f"; a word or 0/1 is ambiguous with {trials} trials per task (every trial, or one?): give "
                             f"the successes, e.g. {trials}/{trials} or 0/{trials}")
                 elif as_rate is not None:
                     hint = f"; write the pass rate {value.strip()} as {round(as_rate * trials)}/{trials}"
+                elif of and int(of.group(2)) == trials:
+                    k_given = int(of.group(1))
+                    hint = (f"; write it as {k_given}/{trials}" if k_given <= trials else
+                            f"; at most {trials} of the {trials} trials can succeed")
+                elif of and int(of.group(2)) != trials:
+                    hint = (f"; the bank has {trials} trials per task: record the successes of {trials} trials (re-run "
+                            "a trial that errored, so that each task has its full count)")
             raise LiveSessionError(f"outcome {brief(value)} is not k/{trials} with k in 0..{trials} (successes of the "
                                    f"task's {trials} trials)" + ("" if rate is None else
                                                                  f" nor a pass rate k/{trials} (a number)") + hint)
