@@ -188,6 +188,10 @@ def test_refused_inputs(bank, tmp_path):
     assert did_you_mean(["ta\u0308sk-1 "], ["other", "t\u00e4sk-1"]) == "; did you mean 't\u00e4sk-1' for 'ta\u0308sk-1 '"
     # a hostile trial: the glob-escaped form `next --format harbor` prints (c? as c[?]) typed back into `record`
     assert did_you_mean(["c[?]", "a[[]b", "d[*]"], ["c?", "a[b", "d"]) == "; did you mean 'c?' for 'c[?]', 'a[b' for 'a[[]b'"
+    # a re-trial: a typing slip got no hint; the closest id does now, and an id like none gets none
+    bank = ["crack-7z-hash.hard", "crack-7z-hash", "fix-git"]
+    assert did_you_mean(["crack-7z-hash.hrad"], bank) == "; did you mean 'crack-7z-hash.hard' for 'crack-7z-hash.hrad'"
+    assert did_you_mean(["zzzz"], bank) == ""
     assert live.record(t, "resolved") is True
     assert live.record(t, 1) is False  # same outcome twice: a no-op
     n_events = len(journal.read(Path(live.path)).doc["events"])

@@ -347,7 +347,8 @@ def did_you_mean(unknown: list[str], known) -> str:
     """'; did you mean ...' for unknown ids that equal a bank id up to letter case, surrounding
     white space, Unicode normal form (an 'ä' typed as a + combining diaeresis prints the same as
     the bank's) and glob escapes (``c[?]``, as ``next --format harbor`` prints ``c?``; a hostile trial);
-    at most 3 shown, else ''."""
+    failing those, the closest bank id (``difflib``, similarity >= 0.85: a typing slip); at most 3
+    shown, else ''."""
     def key(t: str) -> str:
         return unicodedata.normalize("NFC", re.sub(r"\[([*?\[])\]", r"\1", t)).strip().casefold()
 
@@ -355,6 +356,11 @@ def did_you_mean(unknown: list[str], known) -> str:
     for t in known:  # the first id in the bank's column order wins (ids that differ only in case)
         fold.setdefault(key(t), t)
     hits = [(u, fold[key(u)]) for u in unknown if key(u) in fold]
+    if not hits:  # a typing slip (a re-trial: 'crack-7z-hash.hrad' for 'crack-7z-hash.hard' got no hint)
+        import difflib
+
+        names = list(fold)
+        hits = [(u, fold[close[0]]) for u in unknown[:20] if (close := difflib.get_close_matches(key(u), names, 1, 0.85))]
     if not hits:
         return ""
     return "; did you mean " + ", ".join(f"{b!r} for {u!r}" for u, b in hits[:3]) + (" ..." if len(hits) > 3 else "")
