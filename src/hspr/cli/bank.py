@@ -162,7 +162,8 @@ def banks_cmd(as_json: bool) -> None:
             for r in rows:
                 click.echo(f"{r['name']}: {r['title']}")
     click.echo("missing: cells without a run (raw: blanks in the source, counted as unresolved).")
-    click.echo("min/med/max (scores): per-agent resolve rate over the whole bank, in %.")
+    click.echo("min/med/max (scores): per-agent score over the whole bank, in %:")
+    click.echo("  the resolve rate; for a bank of repeated trials, the mean pass rate.")
 
 
 # ---------------------------------------------------------------------- hspr bank ...
