@@ -1168,6 +1168,10 @@ def test_live_plot_of_a_session_and_of_a_replay_target(bank, tmp_path):
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--target", target,
                                     "--out", str(tmp_path / "t.svg")])
     assert res.exit_code == 0 and "9 estimates" in res.output and (tmp_path / "t.svg").read_text().startswith("<?xml")
+    # a new-user trial: the replay's estimate and true score were only in the figure
+    truth = 100 * bank["src"].scores()[0]
+    assert re.search(rf"replay of {re.escape(target)}: estimate \d+\.\d\d %, 90 % interval \[[\d.]+, [\d.]+\] % after 8 "
+                     rf"tasks; true score {truth:.2f} % \(error [+-]\d+\.\d\d pp\)", res.output), res.output
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--target", "nobody"])
     assert res.exit_code == 2 and "'nobody' is not an agent" in res.output
     # a hostile trial: 'agent_03 ' was refused where `record` strips ids; a case slip gets a did-you-mean

@@ -665,6 +665,11 @@ def register(group: click.Group) -> None:
         except (HsprError, ValueError, OSError, click.BadParameter) as exc:
             _fail(exc, False)
         click.echo(f"wrote {written} ({len(path)} estimate{'' if len(path) == 1 else 's'})")
+        if truth is not None and path:  # a new-user trial: the replay's numbers were only in the figure
+            last = path[-1]
+            band = "" if last["lower"] is None else f", 90 % interval [{100 * last['lower']:.2f}, {100 * last['upper']:.2f}] %"
+            click.echo(f"replay of {target}: estimate {100 * last['point']:.2f} %{band} after {last['n']} tasks; "
+                       f"true score {100 * truth:.2f} % (error {100 * (last['point'] - truth):+.2f} pp)")
 
     @live.command("status")
     @_stop_width_option
