@@ -127,8 +127,9 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
     (:attr:`~hspr.session.ShiftReport.brief`: one clause unless the agent is unlike the history or
     above it), as printed after a change."""
     d = st.to_dict()
-    out = [f"session {st.session}: bank {st.bank} ({st.n_tasks} tasks), method {st.method}, budget {st.budget}, "
-           f"seed {st.seed}"]
+    # a new-user trial: on Terminal-Bench nothing said the score is a mean pass rate
+    tasks = f"{st.n_tasks} tasks" + ("" if not st.trials else f" x {st.trials} trials; the score is the mean pass rate")
+    out = [f"session {st.session}: bank {st.bank} ({tasks}), method {st.method}, budget {st.budget}, seed {st.seed}"]
     if st.estimate is None:
         out.append("estimate: none yet (the method needs at least one outcome)")
     else:
