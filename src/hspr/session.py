@@ -162,7 +162,16 @@ class ShiftReport:
                     "also come from a harness fault (outcomes unrelated to the tasks): check a few by hand.")
         return (f"this agent is within the range of the {self.n_sources} source agents on its {self.statistic} "
                 f"({value}; source percentile {self.source_percentile:.0f}); {wid}. That does not rule "
-                "out a miss: agents in range are missed about as often as flagged ones.")
+                "out a miss: agents in range are missed about as often as flagged ones."
+                + (f" {self._twin_note[0].upper()}{self._twin_note[1:]}." if self._twin_note else ""))
+
+    @property
+    def _twin_note(self) -> str:
+        """A clause (lower case, no stop) when the outcomes so far equal a source agent's on every queried task (a
+        new-user trial answered from a bank row and read 'within the range' as reassurance)."""
+        if self.value != 0 or not self.n_outcomes:
+            return ""
+        return "its outcomes equal a source agent's on every queried task: if it is an agent of the bank, it is scored against itself"
 
     @property
     def brief(self) -> str:
@@ -184,7 +193,7 @@ class ShiftReport:
             return f"too few outcomes ({self.n_outcomes} of {self.min_outcomes}) to compare with the sources yet; interval {widened}"
         value = f"{100 * self.value:.1f} %" if self.percent else f"{self.value:.3g}"
         return (f"within the range of the {self.n_sources} source agents ({self.statistic} {value}, source "
-                f"percentile {self.source_percentile:.0f}); interval {widened}")
+                f"percentile {self.source_percentile:.0f}); interval {widened}" + (f"; {self._twin_note}" if self._twin_note else ""))
 
     def to_dict(self) -> dict:
         return {"statistic": self.statistic, "value": self.value, "source_percentile": self.source_percentile,
