@@ -192,6 +192,7 @@ def test_refused_inputs(bank, tmp_path):
     bank = ["crack-7z-hash.hard", "crack-7z-hash", "fix-git"]
     assert did_you_mean(["crack-7z-hash.hrad"], bank) == "; did you mean 'crack-7z-hash.hard' for 'crack-7z-hash.hrad'"
     assert did_you_mean(["zzzz"], bank) == ""
+    assert did_you_mean(["task0010", "django__django-11098"], ["task0005", "django__django-11099"]) == ""  # other tasks
     assert live.record(t, "resolved") is True
     assert live.record(t, 1) is False  # same outcome twice: a no-op
     n_events = len(journal.read(Path(live.path)).doc["events"])

@@ -347,8 +347,8 @@ def did_you_mean(unknown: list[str], known) -> str:
     """'; did you mean ...' for unknown ids that equal a bank id up to letter case, surrounding
     white space, Unicode normal form (an 'ä' typed as a + combining diaeresis prints the same as
     the bank's) and glob escapes (``c[?]``, as ``next --format harbor`` prints ``c?``; a hostile trial);
-    failing those, the closest bank id (``difflib``, similarity >= 0.85: a typing slip); at most 3
-    shown, else ''."""
+    failing those, the closest bank id with the same digits (``difflib``, similarity >= 0.85: a
+    typing slip in the letters; ids differing in a number are other tasks); at most 3 shown, else ''."""
     def key(t: str) -> str:
         return unicodedata.normalize("NFC", re.sub(r"\[([*?\[])\]", r"\1", t)).strip().casefold()
 
@@ -359,8 +359,12 @@ def did_you_mean(unknown: list[str], known) -> str:
     if not hits:  # a typing slip (a re-trial: 'crack-7z-hash.hrad' for 'crack-7z-hash.hard' got no hint)
         import difflib
 
-        names = list(fold)
-        hits = [(u, fold[close[0]]) for u in unknown[:20] if (close := difflib.get_close_matches(key(u), names, 1, 0.85))]
+        def digits(t: str) -> str:
+            return re.sub(r"\D", "", t)
+
+        names = list(fold)  # a slip in the letters only: 'task0010' is another task than 'task0005', not a typo
+        hits = [(u, fold[close[0]]) for u in unknown[:20]
+                if (close := [c for c in difflib.get_close_matches(key(u), names, 3, 0.85) if digits(c) == digits(key(u))])]
     if not hits:
         return ""
     return "; did you mean " + ", ".join(f"{b!r} for {u!r}" for u, b in hits[:3]) + (" ..." if len(hits) > 3 else "")
