@@ -110,33 +110,34 @@ def _existing_file(path: str | os.PathLike | None) -> Path | None:
     return None if path is None or not Path(path).is_file() else Path(path)
 
 
-def refuse_replacing_other_json(path: str | os.PathLike | None, option: str, is_kind, kind: str) -> None:
+def refuse_replacing_other_json(path: str | os.PathLike | None, option: str, is_kind, kind: str) -> object | None:
     """click.BadParameter, before any work, when the file at ``path`` exists, holds more than white
     space and is not a ``kind`` (``is_kind(parsed JSON)`` false, or not JSON at all): a command's
     JSON output replaces an earlier output of its own kind, not another of the user's files (a hostile
     trial: `replay --out table.json` replaced a `select --record` table, `select --out` a replay's
     results). None, a missing or blank file pass; of a file over 64 MB only the head is read (an hspr
     output begins with its ``hspr_version``; a budget sweep's results on Verified are 70 MB). A UTF-8
-    byte-order mark is read as hspr's readers read it."""
+    byte-order mark is read as hspr's readers read it. Returns the file's parsed JSON when it is a
+    ``kind`` (the earlier output, read once), else None (no file, a blank one, one over 64 MB)."""
     p = _existing_file(path)
     if p is None:
-        return
+        return None
     try:
         if p.stat().st_size > 64 * 2**20:  # not read whole (a 500,000-run file took 7 s and 1 GB): its head
             with open(p, encoding="utf-8-sig", errors="replace") as fh:
                 head = fh.read(4096)
             if head.lstrip().startswith("{") and '"hspr_version"' in head:  # a large results file (a sweep: 70 MB)
-                return
+                return None
             what = "over 64 MB and does not begin as an hspr output"
         else:
             import json
 
             text = p.read_text(encoding="utf-8-sig")
             if not text.strip():
-                return
+                return None
             doc = json.loads(text)
             if is_kind(doc):
-                return
+                return doc
             what = _json_kind(doc)
     except (OSError, UnicodeDecodeError, ValueError):
         what = "not JSON"

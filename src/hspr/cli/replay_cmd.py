@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -64,19 +63,17 @@ from .common import console as make_console
 MAX_SEEDS = 1000
 
 
-def _runs_in(path: Path) -> int | None:
-    """The number of runs in an existing results file at ``path`` (-1 when it cannot be read as
-    one, or is larger than 64 MB, not read to count), None when there is no file or an empty one:
-    said when a replay replaces it."""
-    try:
-        if not path.is_file() or path.stat().st_size == 0:  # a hostile trial: `--out /dev/stdout > new.json`
-            return None
-        if path.stat().st_size > 64 * 2**20:  # a hostile trial: 7 s and 1 GB to count 500,000 runs
-            return -1
-        runs = json.loads(path.read_text(encoding="utf-8")).get("runs")
-        return len(runs) if isinstance(runs, list) else -1
-    except (OSError, ValueError, AttributeError):
-        return -1
+def _runs_in(path: Path, earlier_runs: int | None) -> int | None:
+    """The number of runs of the results file at ``path`` a replay replaces, said when it does:
+    ``earlier_runs``, counted when the file was read before the replay
+    (:func:`~hspr.cli.common.refuse_replacing_other_json`, which refused any other kind of file);
+    -1 for a file that was not read (over 64 MB, or blank); None when there is no file or an empty one."""
+    if earlier_runs is not None:
+        return earlier_runs
+    try:  # a hostile trial: `--out /dev/stdout > new.json` (an empty file) replaces nothing
+        return -1 if path.is_file() and path.stat().st_size > 0 else None
+    except OSError:
+        return None
 
 
 def _same_outcomes(a: ResponseMatrix, b: ResponseMatrix, agent: str) -> bool:
@@ -423,8 +420,10 @@ def register(group: click.Group) -> None:
         refuse_overwriting_inputs(csv_path, "--csv", {**given, "--out": out})
         check_output_suffix(out, "--out", "json")
         check_output_suffix(csv_path, "--csv", "csv")
-        refuse_replacing_other_json(out, "--out", lambda d: isinstance(d, dict) and isinstance(d.get("runs"), list),
-                                    "a results file")
+        earlier = refuse_replacing_other_json(out, "--out", lambda d: isinstance(d, dict) and isinstance(d.get("runs"), list),
+                                              "a results file")
+        earlier_runs = None if earlier is None else len(earlier["runs"])  # its count only: the parsed file is not kept
+        del earlier
         refuse_replacing_other_csv(csv_path, "--csv", "budget_fraction,budget,bank,method,", "a replay's summary CSV")
         try:
             check_unused_options(split, stop_width)
@@ -631,7 +630,7 @@ def register(group: click.Group) -> None:
             "runs": all_runs,
             "summary": summary.to_dict(orient="records"),
         }
-        replaced = _runs_in(Path(out))
+        replaced = _runs_in(Path(out), earlier_runs)
         save_results(payload, Path(out), summary.to_csv(index=False) if csv_path else None, csv_path)
         out_console = make_console(width=None if sys.stdout.isatty() else 160)
         out_console.print(summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"))
