@@ -146,8 +146,8 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
     for kind, old_ids, new_ids in (("agent", base.agents, new.agents), ("task", base.tasks, new.tasks)):
         # a hostile trial: 'C' beside 'c', 'b\u200b' beside 'b', a task 'T1' beside 't1' made half-blank rows and
         # columns, and the same cell under two spellings escaped the conflict check
-        folded = {fold_id(x): x for x in old_ids}
-        alike = [(x, folded[fold_id(x)]) for x in new_ids if x not in set(old_ids) and fold_id(x) in folded]
+        folded, old = {fold_id(x): x for x in old_ids}, set(old_ids)
+        alike = [(x, folded[f]) for x in new_ids if x not in old and (f := fold_id(x)) in folded]
         if alike:
             shown = "; ".join(f"{ascii(x)} / {ascii(y)}" for x, y in alike[:3])
             warnings.warn(f"{len(alike)} {kind} id(s) of {new.source} differ from {base.source}'s only in letter case, "

@@ -53,13 +53,13 @@ UNFINISHED = frozenset({"CancelledError"})
 RESOLVED, FAILED, ERROR, NOT_YET = "resolved", "failed", "error", "unfinished"
 
 
-def is_trial(data: object) -> bool:
-    """A trial's ``result.json``: names its task and trial and holds a ``verifier_result``."""
-    return isinstance(data, dict) and "task_name" in data and "trial_name" in data and "verifier_result" in data
-
-
 TRIAL_KEYS = ("task_name", "trial_name", "verifier_result")
 """The keys that make a ``result.json`` a trial's (:func:`is_trial`)."""
+
+
+def is_trial(data: object) -> bool:
+    """A trial's ``result.json``: names its task and trial and holds a ``verifier_result`` (:data:`TRIAL_KEYS`)."""
+    return isinstance(data, dict) and all(k in data for k in TRIAL_KEYS)
 
 
 def refuse_partial_trial(data: object, path: Path, error: type[Exception]) -> None:
