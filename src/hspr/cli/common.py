@@ -92,13 +92,23 @@ def refuse_session_target(path: str | os.PathLike | None, option: str) -> None:
                                  "choose another file", param_hint=option)
 
 
+def is_results_doc(doc) -> bool:
+    """Whether parsed JSON ``doc`` is an ``hspr replay --out`` results file (a ``runs`` list)."""
+    return isinstance(doc, dict) and isinstance(doc.get("runs"), list)
+
+
+def is_select_result(doc) -> bool:
+    """Whether parsed JSON ``doc`` is an ``hspr select --out`` result."""
+    return isinstance(doc, dict) and {"fold", "command", "stages"} <= set(doc)
+
+
 def _json_kind(doc) -> str:
     """What the JSON ``doc`` is, as :func:`refuse_replacing_other_json` names it."""
     from ..methods.hspr.config import is_selection_table
 
-    if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
+    if is_results_doc(doc):
         return "an `hspr replay` results file"
-    if isinstance(doc, dict) and {"fold", "command", "stages"} <= set(doc):
+    if is_select_result(doc):
         return "an `hspr select` result"
     if is_selection_table(doc):
         return "a table of selections (`hspr select --record`)"

@@ -50,6 +50,7 @@ from .common import (
     check_workers,
     connected,
     environment,
+    is_results_doc,
     label_problem,
     local_workers,
     print_error,
@@ -420,8 +421,7 @@ def register(group: click.Group) -> None:
         refuse_overwriting_inputs(csv_path, "--csv", {**given, "--out": out})
         check_output_suffix(out, "--out", "json")
         check_output_suffix(csv_path, "--csv", "csv")
-        earlier = refuse_replacing_other_json(out, "--out", lambda d: isinstance(d, dict) and isinstance(d.get("runs"), list),
-                                              "a results file")
+        earlier = refuse_replacing_other_json(out, "--out", is_results_doc, "a results file")
         earlier_runs = None if earlier is None else len(earlier["runs"])  # its count only: the parsed file is not kept
         del earlier
         refuse_replacing_other_csv(csv_path, "--csv", "budget_fraction,budget,bank,method,", "a replay's summary CSV")

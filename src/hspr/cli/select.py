@@ -30,6 +30,7 @@ from .common import (
     check_workers,
     connected,
     environment,
+    is_select_result,
     local_workers,
     print_error,
     refuse_overwriting_inputs,
@@ -259,8 +260,7 @@ def register(group: click.Group) -> None:
             recorded = check_record_table(Path(record))
         for path, option in ((out, "--out"), (config_out, "--config-out"), (record, "--record")):
             check_output_suffix(path, option, "json")
-        refuse_replacing_other_json(out, "--out", lambda d: isinstance(d, dict) and {"fold", "command", "stages"} <= set(d),
-                                    "an `hspr select` result")
+        refuse_replacing_other_json(out, "--out", is_select_result, "an `hspr select` result")
         refuse_replacing_other_json(config_out, "--config-out", _is_config, "a configuration file (HSPRConfig fields)")
         if not 0 < fraction <= 1:
             raise click.BadParameter(f"{fraction}: a fraction of the tasks in (0, 1]", param_hint="--budget")
