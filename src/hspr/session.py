@@ -124,10 +124,9 @@ class ShiftReport:
     @property
     def message(self) -> str:
         """One sentence a user can act on."""
-        lo, hi = (self.widening * s for s in self.sides)
-        by = (f"x{self.widening:.2f}" if f"{lo:.2f}" == f"{hi:.2f}"
-              else f"x{lo:.2f} below the estimate and x{hi:.2f} above it")
-        side = ("" if f"{lo:.2f}" == f"{hi:.2f}" else
+        lo, hi, alike = self._side_factors
+        by = f"x{self.widening:.2f}" if alike else f"x{lo:.2f} below the estimate and x{hi:.2f} above it"
+        side = ("" if alike else
                 f", more often {'below' if lo > hi else 'above'} it than {'above' if lo > hi else 'below'}")
         wid = (f"the interval was widened by {by}, as for every agent, because source agents replayed without their "
                f"near twins miss more often than the model's own interval says{side}"
@@ -152,7 +151,7 @@ class ShiftReport:
         if not self.enough_outcomes:
             return (f"too few outcomes ({self.n_outcomes}) to compare this agent with the {self.n_sources} source "
                     f"agents yet (needs {self.min_outcomes}); {wid}.")
-        value = (f"{100 * self.value:.1f} %" if self.percent else f"{self.value:.3g}") + (f" {self.unit}" if self.unit else "")
+        value = self._value_text + (f" {self.unit}" if self.unit else "")
         if self.unlike_history:
             share = ("every held-out source agent's" if self.source_percentile >= 99.5
                      else f"{self.source_percentile:.0f} % of the held-out source agents'")
@@ -164,6 +163,17 @@ class ShiftReport:
                 f"({value}; source percentile {self.source_percentile:.0f}); {wid}. That does not rule "
                 "out a miss: agents in range are missed about as often as flagged ones."
                 + (f" {self._twin_note[0].upper()}{self._twin_note[1:]}." if self._twin_note else ""))
+
+    @property
+    def _side_factors(self) -> tuple[float, float, bool]:
+        """The multipliers of the half-widths below and above the estimate, and whether they print alike."""
+        lo, hi = (self.widening * s for s in self.sides)
+        return lo, hi, f"{lo:.2f}" == f"{hi:.2f}"
+
+    @property
+    def _value_text(self) -> str:
+        """The statistic's value as the messages print it (in % with :attr:`percent`)."""
+        return f"{100 * self.value:.1f} %" if self.percent else f"{self.value:.3g}"
 
     @property
     def _twin_note(self) -> str:
@@ -182,8 +192,8 @@ class ShiftReport:
         above it."""
         if self.unlike_history or self.above_history:
             return self.message
-        lo, hi = (self.widening * s for s in self.sides)
-        by = f"x{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"x{lo:.2f} below, x{hi:.2f} above"
+        lo, hi, alike = self._side_factors
+        by = f"x{lo:.2f}" if alike else f"x{lo:.2f} below, x{hi:.2f} above"
         widened = (f"widened {by}, as for every agent" if max(lo, hi) > 1 else "not widened") + \
             " (`hspr live status` says more)"
         if not self.enough_reference:  # a re-trial: this paragraph, too, came after every record
@@ -191,8 +201,7 @@ class ShiftReport:
                     f"{self.min_reference}); interval {widened}")
         if not self.enough_outcomes:
             return f"too few outcomes ({self.n_outcomes} of {self.min_outcomes}) to compare with the sources yet; interval {widened}"
-        value = f"{100 * self.value:.1f} %" if self.percent else f"{self.value:.3g}"
-        return (f"within the range of the {self.n_sources} source agents ({self.statistic} {value}, source "
+        return (f"within the range of the {self.n_sources} source agents ({self.statistic} {self._value_text}, source "
                 f"percentile {self.source_percentile:.0f}); interval {widened}" + (f"; {self._twin_note}" if self._twin_note else ""))
 
     def to_dict(self) -> dict:
