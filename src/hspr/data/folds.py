@@ -156,6 +156,12 @@ def forward_split(agents: Sequence[str], newest: int) -> np.ndarray:
     return np.sort(np.array(order[len(agents) - int(newest):], dtype=int))
 
 
+def _clean_cuts(option: str, k: int, inside: int, n_tied: int, n_agents: int) -> list[str]:
+    """``option N`` for the target counts that cut just before and just after a group of ``n_tied``
+    agents the cut of ``k`` targets falls inside (``inside`` of them targets), each leaving 2 sources."""
+    return [f"{option} {n}" for n in (k - inside, k - inside + n_tied) if 1 <= n <= n_agents - 2]
+
+
 def forward_cut_tie(agents: Sequence[str], targets: np.ndarray) -> str | None:
     """Why a time-forward cut is not clean, or None: the cut falls inside one day.
 
@@ -176,10 +182,8 @@ def forward_cut_tie(agents: Sequence[str], targets: np.ndarray) -> str | None:
     if max(day[i] for i in np.flatnonzero(~is_target)) < first:
         return None
     on_day = [i for i in range(len(agents)) if day[i] == first]
-    k = int(is_target.sum())
     inside = int(is_target[on_day].sum())
-    fewer, more = k - inside, k - inside + len(on_day)
-    options = [f"--newest {n}" for n in (fewer, more) if 1 <= n <= len(agents) - 2]
+    options = _clean_cuts("--newest", int(is_target.sum()), inside, len(on_day), len(agents))
     return (f"the time-forward cut falls inside {first[:4]}-{first[4:6]}-{first[6:]}: {inside} of the {len(on_day)} "
             f"agents dated that day are targets and {len(on_day) - inside} sources (same-day ties break by id), so not "
             f"every source is older than every target" + (f"; {' or '.join(options)} cuts between days" if options else ""))
@@ -204,10 +208,8 @@ def strongest_cut_tie(agents: Sequence[str], scores, targets: np.ndarray) -> str
     if scores[~is_target].max() < low:
         return None
     tied = np.isclose(scores, low, rtol=0.0, atol=1e-12)
-    k = int(is_target.sum())
     inside = int((is_target & tied).sum())
-    fewer, more = k - inside, k - inside + int(tied.sum())
-    options = [f"--strongest {n}" for n in (fewer, more) if 1 <= n <= len(agents) - 2]
+    options = _clean_cuts("--strongest", int(is_target.sum()), inside, int(tied.sum()), len(agents))
     n_src = int(tied.sum()) - inside
     return (f"the strongest-score cut falls inside a tie: {inside} of the {int(tied.sum())} agents scoring "
             f"{100 * low:.2f} % {'is a target' if inside == 1 else 'are targets'} and {n_src} "
