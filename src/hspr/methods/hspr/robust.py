@@ -705,10 +705,9 @@ class HSPRRobust(Method):
 
     def settings_for(self, sources) -> dict:
         """:meth:`get_params`, its ``table`` cut to the entries ``sources`` use (as ``hspr_auto``'s)."""
-        from .selection import table_entries_for
+        from .selection import params_for_sources
 
-        params = self.get_params()
-        return params if self.table is None else {**params, "table": table_entries_for(self.table, sources)}
+        return params_for_sources(self.get_params(), self.table, sources)
 
     @classmethod
     def from_params(cls, params: dict) -> HSPRRobust:

@@ -444,6 +444,13 @@ def table_entries_for(table: dict, sources) -> list[dict]:
     return sorted(used, key=lambda e: e["source_digest"])
 
 
+def params_for_sources(params: dict, table: dict | None, sources) -> dict:
+    """``params`` (a method's :meth:`~hspr.session.Method.get_params`) with its ``table`` cut to the
+    entries ``sources`` use (:func:`table_entries_for`): ``hspr_auto``'s and ``hspr_robust``'s
+    :meth:`~hspr.session.Method.settings_for`."""
+    return params if table is None else {**params, "table": table_entries_for(table, sources)}
+
+
 def unrecorded_folds(table: dict, matrix: ResponseMatrix, folds: list[list[str]] | None) -> list[int | None]:
     """The folds of a replay whose sources no entry of ``table`` matches (:func:`lookup_shipped`
     on the digest of the sources as a method is fitted on them, sorted by id): fold indices, or
@@ -517,9 +524,8 @@ class HSPRAuto(Method):
         self.table = None if table is None else selection_table(table, "hspr_auto table")
 
     def settings_for(self, sources) -> dict:
-        """:meth:`get_params`, its ``table`` cut to the entries ``sources`` use (:func:`table_entries_for`)."""
-        params = self.get_params()
-        return params if self.table is None else {**params, "table": table_entries_for(self.table, sources)}
+        """:meth:`get_params`, its ``table`` cut to the entries ``sources`` use (:func:`params_for_sources`)."""
+        return params_for_sources(self.get_params(), self.table, sources)
 
     @classmethod
     def from_params(cls, params: dict) -> HSPRAuto:
