@@ -91,11 +91,11 @@ def summarize(rows: list[dict]) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bank", default="verified")
+    ap.add_argument("--bank", default="verified", help="bundled bank to replay (default verified)")
     ap.add_argument("--budget", type=float, default=0.10, help="budget fraction f")
-    ap.add_argument("--batch", type=int, default=8, help="K")
-    ap.add_argument("--seeds", default="0-4")
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=8, help="K, the tasks asked jointly per batch (default 8)")
+    ap.add_argument("--seeds", default="0-4", help="query seeds, as '0-4' or '0,1,2' (default 0-4)")
+    ap.add_argument("--workers", type=int, default=2, help="joblib worker processes (default 2)")
     ap.add_argument("--config", default=None, help="HSPRConfig JSON (default settings if omitted)")
     ap.add_argument("--out", default="batch_vs_sequential.jsonl",
                     help="JSON-lines file of the runs (resumed when it holds runs of the same settings); the "

@@ -58,9 +58,9 @@ def bench_bank(name: str, n_targets: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--banks", default="lite,verified,pro,full")
-    ap.add_argument("--targets", type=int, default=3)
-    ap.add_argument("--json", default=None)
+    ap.add_argument("--banks", default="lite,verified,pro,full", help="comma-separated bundled banks")
+    ap.add_argument("--targets", type=int, default=3, help="first k fold-0 targets per bank (0: all; default 3)")
+    ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args()
     args.banks = ",".join(_checks.banks(ap, "--banks", args.banks))
     _checks.at_least(ap, "--targets", args.targets, 0)

@@ -93,12 +93,12 @@ def _line(r: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--banks", default="verified,full")
+    ap.add_argument("--banks", default="verified,full", help="comma-separated bundled banks")
     ap.add_argument("--method", default=LIVE_DEFAULT, help=f"registered method of the session (default {LIVE_DEFAULT}, the live default)")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=3, help="times `status` is run at the end of each session (default 3)")
     ap.add_argument("--steps", type=int, default=0, help="next+record pairs to time (0: the whole budget)")
     ap.add_argument("--base", default=None, help="also time this older commit's code in the same run (ratios)")
-    ap.add_argument("--json", default=None)
+    ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args()
     args.banks = ",".join(_checks.banks(ap, "--banks", args.banks))
     _checks.methods(ap, args.method, "--method")

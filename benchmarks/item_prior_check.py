@@ -46,9 +46,9 @@ def fold_row(bank: str, fold: int, scales: list[float]) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--banks", default="lite,verified,full,pro")
+    ap.add_argument("--banks", default="lite,verified,full,pro", help="comma-separated bundled banks")
     ap.add_argument("--scales", default="1,0.3,0.1", help="item-prior scales; the first is the default")
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="joblib worker processes, one fold each (default 2)")
     args = ap.parse_args()
     args.banks = ",".join(_checks.banks(ap, "--banks", args.banks, trials_ok=True))
     _checks.workers(ap, args.workers)

@@ -46,10 +46,10 @@ def export(commit: str, dest: Path) -> Path:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--base", default="a9c4b51")
-    ap.add_argument("--banks", default="lite,verified,full")
+    ap.add_argument("--base", default="a9c4b51", help="older commit to time against (default a9c4b51, main before issue 11)")
+    ap.add_argument("--banks", default="lite,verified,full", help="comma-separated bundled banks")
     ap.add_argument("--targets", type=int, default=0, help="first k fold-0 targets per bank (0: all)")
-    ap.add_argument("--json", default=None)
+    ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args()
     args.banks = ",".join(_checks.banks(ap, "--banks", args.banks))
     _checks.at_least(ap, "--targets", args.targets, 0)

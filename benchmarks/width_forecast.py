@@ -49,12 +49,12 @@ def one_target(model, targets, r: int, budget: int, seed: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bank", default="verified")
-    ap.add_argument("--budget", type=float, default=0.10)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--bank", default="verified", help="bundled bank to replay (default verified)")
+    ap.add_argument("--budget", type=float, default=0.10, help="budget fraction f (default 0.10)")
+    ap.add_argument("--seed", type=int, default=0, help="query seed (default 0)")
+    ap.add_argument("--workers", type=int, default=2, help="joblib worker processes (default 2)")
     ap.add_argument("--config", default=None, help="HSPRConfig JSON (default settings if omitted)")
-    ap.add_argument("--out", default="width_forecast.json")
+    ap.add_argument("--out", default="width_forecast.json", help="JSON file of the summary and every run (default width_forecast.json)")
     args = ap.parse_args()
     _checks.banks(ap, "--bank", args.bank)
     _checks.fraction(ap, "--budget", args.budget)
