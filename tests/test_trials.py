@@ -115,6 +115,21 @@ def test_zib_prior_is_the_marginal_likelihood_optimum(h, n):
     assert nm.fun >= best - tol
 
 
+def test_source_pass_rates_are_rates_not_success_counts():
+    # a docstring audit: on a bank of 5 trials the per-task "pass rate" was the mean success count
+    # (2.76 for a task passed in about half of the trials), and Mid-Range ordered tasks by it
+    from hspr.methods.orders import midrange_order
+    from hspr.methods.stratified import source_pass_rates
+
+    counts = np.array([[5, 0, 3, 1], [5, 1, 2, 0], [4, 0, 3, 2]])
+    m = ResponseMatrix(("a", "b", "c"), ("t1", "t2", "t3", "t4"), counts, trials=5)
+    rates = source_pass_rates(m)
+    np.testing.assert_allclose(rates, [14 / 15, 1 / 15, 8 / 15, 3 / 15])
+    assert midrange_order(rates).tolist() == [2, 3, 0, 1]  # t3 (0.53) is the mid-range task, not t2
+    binary = ResponseMatrix(("a", "b"), ("t1", "t2"), np.array([[1, 0], [1, 1]]))
+    np.testing.assert_allclose(source_pass_rates(binary), [1.0, 0.5])
+
+
 def test_pass_rate_outcome_is_the_quasi_likelihood():
     rng = np.random.default_rng(0)
     p = rng.uniform(0.1, 0.9, (4, 3))

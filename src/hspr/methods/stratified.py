@@ -20,9 +20,10 @@ def source_pass_rates(source: ResponseMatrix) -> np.ndarray:
     """Per-task source pass rate, shape (n_tasks,), 0-1 scale.
 
     Missing cells (if the matrix has a mask) are left out of a task's rate; a task with no
-    observed source cell gets the mean rate of the other tasks.
+    observed source cell gets the mean rate of the other tasks. On a bank of repeated trials each
+    cell counts as its pass rate (successes / trials), not its count of successes.
     """
-    vals = np.asarray(source.values, dtype=float)
+    vals = np.asarray(source.rates(), dtype=float)
     if source.missing is None:
         return vals.mean(axis=0)
     seen = ~source.missing
