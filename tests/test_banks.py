@@ -13,6 +13,7 @@ from hspr.cli.bank import register
 from hspr.data.banks import BANK_ORDER, BANKS, load_bank
 from hspr.data.folds import N_FOLDS, bank_folds, make_folds
 from hspr.data.matrix import DataError
+from hspr.errors import HsprError, UnknownIdError
 
 SHAPES = {"lite": (84, 300), "verified": (114, 500), "full": (22, 2294), "pro": (14, 730), "multimodal": (12, 510),
           "terminal-bench": (25, 80)}
@@ -51,6 +52,15 @@ def test_shipped_folds_partition_agents(name):
     assert set(flat) == set(agents)
     assert all(folds[i] for i in range(N_FOLDS))
     assert folds == make_folds(agents)
+
+
+def test_fold_errors_are_user_errors_naming_the_fix():
+    # a docstring audit: bank_folds raised a bare KeyError, make_folds a plain ValueError
+    with pytest.raises(UnknownIdError, match="no shipped folds for bank 'nope'.*make_folds"):
+        bank_folds("nope")
+    with pytest.raises(HsprError, match="4 agents are too few for 4 target folds"):
+        make_folds(["a", "b", "c", "d"])
+    assert make_folds(list("abcde")) == make_folds(list("edcba"))  # the order given does not matter
 
 
 def _cli(*args):

@@ -501,3 +501,15 @@ def test_select_refuses_to_record_a_second_selection_of_the_same_sources(tmp_pat
     text = " ".join(res.output.split())
     assert res.exit_code == 2 and "t.json: entry m/1: rank must be" in text and "fix or drop that entry" in text, res.output
     assert not (tmp_path / "d.json").exists()
+
+
+def test_select_config_refuses_a_budget_of_no_task_as_a_budget_error():
+    from hspr.session import BudgetError
+
+    m = ResponseMatrix(("a", "b", "c"), tuple(f"t{i}" for i in range(8)), np.array([[1, 0] * 4, [1, 1] * 4, [0, 0] * 4]))
+    with pytest.raises(BudgetError, match="budget fraction 0.01 gives no task out of 8"):
+        sel.select_config(m, fraction=0.01)
+    with pytest.raises(BudgetError, match=r"must be in \(0, 1\]"):
+        sel.select_config(m, fraction=1.5)
+    with pytest.raises(DataError, match="needs at least 3"):
+        sel.select_config(m.rows([0, 1]), fraction=0.5)

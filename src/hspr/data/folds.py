@@ -25,13 +25,26 @@ DATE_PREFIX = re.compile(r"^([0-9]{8})_")  # ASCII digits: \d took '２０２０
 
 
 def make_folds(agents: Sequence[str], n_folds: int = N_FOLDS, seed: int = 0) -> list[list[str]]:
-    """Split agent ids into ``n_folds`` disjoint target folds (lists of agent ids).
+    """Split agent ids into ``n_folds`` disjoint target folds (HSPR_SPEC section 7).
 
-    Raises ValueError if there are fewer agents than folds + 1 (each fold needs sources).
+    Parameters
+    ----------
+    agents : sequence of str, the agent ids (n_agents,); their order does not matter (they are sorted)
+    n_folds : int, number of folds (default 4)
+    seed : int, seed of the shuffle (``numpy.random.default_rng(seed)``; default 0, the shipped folds)
+
+    Returns
+    -------
+    list of ``n_folds`` lists of agent ids, sizes as ``numpy.array_split`` gives (differing by at most 1)
+
+    Raises
+    ------
+    HsprError
+        (a ValueError) With fewer agents than folds + 1 (each fold needs sources).
     """
     names = sorted(agents)
     if len(names) < n_folds + 1:
-        raise ValueError(f"{len(names)} agents are too few for {n_folds} target folds (at least {n_folds + 1} are "
+        raise HsprError(f"{len(names)} agents are too few for {n_folds} target folds (at least {n_folds + 1} are "
                          "needed); add agents, or score new agents against all of them (hspr replay --targets, hspr live)")
     order = np.array(names, dtype=object)
     np.random.default_rng(seed).shuffle(order)
@@ -47,8 +60,18 @@ def _bundled() -> Mapping[str, tuple[tuple[str, ...], ...]]:
 
 
 def bank_folds(name: str) -> list[list[str]]:
-    """The shipped target folds of a bundled bank (list of 4 lists of agent ids)."""
-    return [list(f) for f in _bundled()[name]]
+    """The shipped target folds of a bundled bank (list of 4 lists of agent ids).
+
+    Raises
+    ------
+    UnknownIdError
+        (a KeyError) For a name that is not a bundled bank.
+    """
+    folds = _bundled()
+    if name not in folds:
+        raise UnknownIdError(f"no shipped folds for bank {name!r}; bundled banks: {', '.join(folds)} (for another "
+                             "matrix, make_folds(matrix.agents) derives them by the same rule)")
+    return [list(f) for f in folds[name]]
 
 
 def fold_indices(agents: Sequence[str], folds: list[list[str]]) -> list[np.ndarray]:

@@ -43,7 +43,7 @@ from importlib import resources
 import numpy as np
 
 from ...data.matrix import DataError, ResponseMatrix
-from ...session import Method, budget_from_fraction
+from ...session import BudgetError, Method, budget_from_fraction
 from .config import HSPRConfig, selection_table
 from .decision import calibrate, calibration_residual
 from .method import HSPR, FittedHSPR, HSPRSession
@@ -130,18 +130,24 @@ class StageSpec:
 
 
 def stage1(base: HSPRConfig) -> StageSpec:
+    """Stage 1 of HSPR_SPEC section 6: every (rank, gamma) of :data:`RANK_GAMMA` x acquisition, the
+    group-free model, the analytic posterior mean, one deterministic query path (seed 0)."""
     paths = tuple(base.replace(rank=r, gamma=g, acquisition=a, decision=STAGE1_DECISION, group_uncertainty=False)
                   for r, g in RANK_GAMMA for a in ACQUISITIONS)
     return StageSpec(1, paths, (0,), True, STAGE1_DECISION)
 
 
 def stage2(base: HSPRConfig, rank: int, gamma: float) -> StageSpec:
+    """Stage 2 of HSPR_SPEC section 6: stage 1's (rank, gamma), every kappa x acquisition with
+    group uncertainty, the posterior mean, query seeds 0-2."""
     paths = tuple(base.replace(rank=rank, gamma=gamma, kappa=k, acquisition=a, decision="mean", group_uncertainty=True)
                   for k in KAPPAS for a in ACQUISITIONS)
     return StageSpec(2, paths, QUERY_SEEDS, False, "mean")
 
 
 def stage3(chosen2: HSPRConfig) -> StageSpec:
+    """Stage 3 of HSPR_SPEC section 6: stage 2's choice with the calibrated median (each lambda),
+    on the same query paths (seeds 0-2)."""
     return StageSpec(3, (chosen2.replace(decision="median", group_uncertainty=True),), QUERY_SEEDS, False, "median")
 
 
@@ -272,6 +278,10 @@ class SelectionResult:
         return self.stages[2][self.chosen[2]]["mae"]
 
     def to_dict(self, agent_errors: bool = True) -> dict:
+        """Plain JSON-ready dict (the ``hspr select --out`` record). ``source_mae_pp`` and
+        ``source_max_err_pp`` are in percentage points; inside ``stages`` (one list of rows per
+        stage) each row's ``mae`` and ``max_err`` stay on the 0-1 scale. ``agent_errors=False``
+        leaves out each row's per-agent errors (``agent_err``)."""
         stages = [[{k: v for k, v in r.items() if agent_errors or k != "agent_err"} for r in st] for st in self.stages]
         return {"config": self.config.to_dict(), "source_digest": self.source_digest,
                 "source_mae_pp": 100 * self.source_mae,
@@ -327,7 +337,11 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     Raises
     ------
     DataError (a ValueError)
-        For fewer than 3 source agents or a budget fraction that gives no task.
+        For fewer than 3 source agents.
+    BudgetError (a ValueError)
+        For a budget fraction outside (0, 1] or one that gives no task.
+    ValueError
+        For ``eval_nodes`` or ``eval_draws`` outside the sizes :class:`HSPRConfig` allows.
     """
     from joblib import Parallel, delayed, parallel_config
 
@@ -339,7 +353,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     over = _eval_overrides(eval_nodes, eval_draws)
     budget = budget_from_fraction(fraction, source.n_tasks)
     if budget < 1:
-        raise ValueError(f"budget fraction {fraction} gives no task out of {source.n_tasks}")
+        raise BudgetError(f"budget fraction {fraction} gives no task out of {source.n_tasks}; give a larger fraction")
     values = np.asarray(source.rates())  # 0/1, or pass rates over repeated trials
     tasks = source.tasks
     m = source.n_agents
