@@ -250,7 +250,10 @@ def _count(path: Path, data: dict, key: str) -> int | None:
 
 # ---------------------------------------------------------------------- per-instance report.json
 def parse_instance_report(data: object, path: Path) -> list[HarnessOutcome]:
-    """Outcomes from one parsed per-instance ``report.json`` (see module docstring)."""
+    """Outcomes from one parsed per-instance ``report.json`` (see module docstring).
+
+    Raises HarnessFormatError (a DataError) naming ``path`` for anything but an object of
+    instance id -> object with a true/false ``resolved`` flag."""
     if not isinstance(data, dict) or not data:
         raise HarnessFormatError(
             f"{path}: expected a per-instance report {{instance_id: {{'resolved': true/false, ...}}}}, "
@@ -383,7 +386,10 @@ def _check_count(path: Path, data: dict, count_key: str, ids: list[str], list_ke
 
 
 def parse_run_summary(data: dict, path: Path, form: str = "run_summary") -> HarnessRead:
-    """Outcomes from a parsed run summary (harness schema 2) or sb-cli report (see module docstring)."""
+    """Outcomes from a parsed run summary (harness schema 2) or sb-cli report (see module docstring).
+
+    Raises HarnessFormatError (a DataError) naming ``path`` for another schema version, a missing
+    or malformed id list, or an id listed as two outcomes."""
     sv = data.get("schema_version")
     notes: list[str] = []
     if sv is not None and sv != SUMMARY_SCHEMA_VERSION:
@@ -452,7 +458,10 @@ def parse_run_summary(data: dict, path: Path, form: str = "run_summary") -> Harn
 
 
 def read_run_summary(path: str | Path) -> HarnessRead:
-    """Read the harness's run summary json (schema 2) or an sb-cli report json."""
+    """Read the harness's run summary json (schema 2) or an sb-cli report json.
+
+    Raises HarnessFormatError (a DataError) naming ``path`` when it is not JSON, not an object, or
+    not a summary :func:`parse_run_summary` reads."""
     path = Path(path)
     data = _load_json(path)
     if not isinstance(data, dict):

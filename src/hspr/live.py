@@ -65,7 +65,8 @@ Expected width after the remaining budget
 ``status`` reports :meth:`hspr.session.Session.expected_width`: the 90 % interval width
 forecast for when the remaining budget is spent. HSPR forecasts it from its own posterior (a
 linearised design calculation, :meth:`hspr.methods.hspr.method.HSPRSession._variance_forecast`);
-other methods scale the width by sqrt(rho), rho the share of unobserved tasks left.
+other methods scale the current width as the standard error of a simple random sample's mean
+from the n outcomes seen to the B of the whole budget (see that method).
 """
 
 from __future__ import annotations
@@ -242,6 +243,9 @@ class IngestResult:
     withdrawn: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
+        """Plain JSON-ready dict of what an ingest did: ``recorded`` (task, outcome, detail),
+        ``unchanged``, ``needs_rerun_new``, ``skipped``, ``errors_counted_unresolved``,
+        ``withdrawn_not_recorded`` and ``notes``."""
         return {
             "source": self.source,
             "form": self.form,
@@ -437,6 +441,13 @@ def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_ze
     cannot refuse them). ``tasks`` (a list of ids)
     cuts the bank to that subset: the score is then over those tasks
     (:meth:`ResponseMatrix.select_tasks`).
+
+    Raises
+    ------
+    LiveSessionError
+        When neither ``name`` nor ``matrix`` is given.
+    DataError
+        For an unknown bank name, an unreadable matrix, or ``tasks`` not in the bank.
     """
     if matrix is not None:
         m = load_matrix(matrix)
@@ -666,8 +677,9 @@ class LiveSession:
         budget : int
             Tasks to run at most (0 < budget <= n_tasks).
         bank : str, optional
-            Bundled bank name (``lite``, ``verified``, ``full``, ``pro``); default ``verified``
-            unless ``matrix`` is given.
+            Bundled bank name (:data:`hspr.data.banks.BANKS`: ``lite``, ``verified``, ``full``,
+            ``pro``, ``multimodal``, ``terminal-bench``); default ``verified`` unless ``matrix`` is
+            given.
         matrix : str or Path, optional
             The path of the user's response matrix (any file or folder :func:`hspr.data.load_matrix`
             reads) instead. A path, not a ResponseMatrix: every :meth:`open` (each ``hspr live``
@@ -706,7 +718,8 @@ class LiveSession:
         LiveSessionError
             If the file exists (and not ``overwrite``), or the method / settings are unknown.
         DataError, BudgetError
-            For an unreadable bank or an invalid budget.
+            For an unreadable bank, a bank the method refuses (pass rates for a method that takes
+            0/1 outcomes, missing cells for one that cannot fit them), or an invalid budget.
         HsprError
             For a seed that is not a whole number >= 0.
         """
@@ -1160,7 +1173,10 @@ class LiveSession:
         return {k: v for k, v in out.items() if v is not None}
 
     def set_stop_width(self, pp: float | None) -> None:
-        """Change the stop width (percentage points; None removes it) and save."""
+        """Change the stop width (percentage points; None removes it) and save.
+
+        Raises LiveSessionError for a width outside (0, 100], for a method that gives no
+        interval, or when the session file cannot be written."""
         check_stop_width(pp, "--stop-width")
         _check_interval(self.doc["method"]["name"], pp)
         with self._transaction():
@@ -1193,8 +1209,9 @@ class LiveSession:
 
         Raises
         ------
-        ValueError
-            For ``k`` < 1.
+        LiveSessionError
+            (a ValueError) For ``k`` < 1 or not a whole number, or when the session file cannot
+            be written (the journal is then unchanged).
         """
         n = whole_number(k)
         if n is None or n < 1:

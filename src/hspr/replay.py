@@ -195,7 +195,8 @@ def replay(
     bank : str
         Label written into each record.
     matrix : ResponseMatrix, shape (n_agents, n_tasks)
-        0/1 matrix. Missing cells stay missing in the source rows (methods that cannot fit with
+        0/1 matrix, or success counts of repeated trials (pass rates; only for methods that take
+        them, :func:`hspr.session.pass_rate_methods`). Missing cells stay missing in the source rows (methods that cannot fit with
         them raise DataError); a target row's missing cells count as unresolved, in its truth
         and in the outcomes it reveals (the leaderboard convention).
     methods : dict name -> Method
@@ -221,16 +222,24 @@ def replay(
     estimate, mean, median, lower, upper, queried, truth (0-1 scale), settings
     (:func:`settings_digest`), matrix_digest (the first 16 hex digits of ``matrix``'s digest,
     sorted by id: the source matrix of the runs), plus ``shift`` (a dict) for methods whose
-    estimate carries a shift diagnostic.
+    estimate carries a shift diagnostic, and ``n_queried`` and ``stop_reason`` (None when the
+    budget was spent) when ``stop`` is given.
 
     Raises
     ------
-    DataError for target task ids that differ from the bank's, or a method that refuses
-    missing source cells; HsprError for folds that name an agent twice; BudgetError for a fraction that rounds to 0 tasks or two fractions
-    of one budget; UnknownIdError for seeds keyed by a name not in ``methods``; HsprError for
-    a seed that is not a whole number >= 0, a seeds entry that is not a list, a method that is
-    not a :class:`~hspr.session.Method`, a matrix or targets that is not a ResponseMatrix, and an
-    ``n_jobs`` of 0 or not a whole number.
+    DataError
+        For target task ids that differ from the bank's, targets of another trials form than the
+        bank's, or a method that refuses missing source cells.
+    BudgetError
+        For a fraction that rounds to 0 tasks, or two fractions of one budget.
+    UnknownIdError
+        For a fold agent not in ``matrix``, or seeds keyed by a name not in ``methods``.
+    HsprError
+        When neither ``folds`` nor ``targets`` is given; for folds that name an agent twice, an
+        empty fold or one holding every agent; a seed that is not a whole number >= 0, a seeds
+        entry that is not a list, a method that is not a :class:`~hspr.session.Method`, a
+        matrix or targets that is not a ResponseMatrix, and an ``n_jobs`` of 0 or not a whole
+        number.
     """
     if not isinstance(methods, Mapping) or not methods:
         raise HsprError(f"methods must be a non-empty dict of label -> Method, e.g. {{'hspr': get_method('hspr')}}, "

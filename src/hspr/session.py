@@ -205,6 +205,8 @@ class ShiftReport:
                 f"percentile {self.source_percentile:.0f}); interval {widened}" + (f"; {self._twin_note}" if self._twin_note else ""))
 
     def to_dict(self) -> dict:
+        """Plain JSON-ready dict of every field, ``message`` included (``value``, ``threshold`` and
+        ``source_max`` as shares, 0-1; ``percent`` the value in %; ``source_percentile`` 0-100)."""
         return {"statistic": self.statistic, "value": self.value, "source_percentile": self.source_percentile,
                 "n_sources": self.n_sources, "widening": self.widening, "threshold": self.threshold,
                 "unit": self.unit, "n_outcomes": self.n_outcomes, "enough_outcomes": self.enough_outcomes,
@@ -231,13 +233,15 @@ class ScoreEstimate:
     mean, median : float or None
         Posterior(-predictive) mean and median where the method has a posterior, else None.
     lower, upper : float or None
-        90 % credible (or confidence) interval where the method has one, else None.
+        Credible (or confidence) interval at ``level`` (90 % unless the method's settings say
+        otherwise) where the method has one, else None.
     n_queried : int
         Distinct outcomes the estimate conditions on.
     budget : int
         The session's budget.
     level : float
-        Nominal coverage of ``lower``, ``upper`` (0.90).
+        Nominal coverage of ``lower``, ``upper`` (default 0.90; ATLAS, PTA-IRT, DISCO and the
+        ridge map take a ``level`` setting).
     shift : ShiftReport or None
         Shift diagnostic, for methods that compute one.
 
@@ -291,6 +295,9 @@ class ScoreEstimate:
         return self.upper - self.lower
 
     def to_dict(self) -> dict:
+        """Plain JSON-ready dict: point, mean, median, lower and upper on the 0-1 scale (``scale``
+        says so), the interval's ``level`` (None without an interval), ``n_queried``, ``budget``
+        and ``shift`` (:meth:`ShiftReport.to_dict`, or None)."""
         return {
             "point": self.point,
             "mean": self.mean,
@@ -500,7 +507,7 @@ class Session(ABC):
         Tasks asked earlier and not yet told stay pending and are returned first, so calling
         again before telling anything returns the same tasks; new ones are chosen jointly by
         :meth:`_select_batch`. Raises BudgetError when nothing is left of the budget and
-        ValueError for ``k < 1``.
+        :class:`~hspr.errors.HsprError` (a ValueError) for ``k < 1`` or not a whole number.
         """
         n = whole_number(k)
         if n is None or n < 1:

@@ -56,6 +56,8 @@ TARGET_SETS: dict[str, TargetSetInfo] = {
 
 
 def bank_dir(name: str) -> Path:
+    """The folder of a bundled bank inside the installed package (``hspr/data/bundled/<name>``);
+    it is not checked to exist (:func:`load_bank` refuses an unknown name)."""
     return Path(str(resources.files("hspr").joinpath("data", "bundled", name)))
 
 

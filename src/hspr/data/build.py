@@ -24,7 +24,8 @@ def build_bank(
     Parameters
     ----------
     path : str or Path
-        Wide / long CSV, py-irt JSONL, a bank folder, or a SWE-bench/experiments checkout.
+        Any form of :data:`hspr.data.io.FORMS`: wide / long CSV, repeated-trials CSV, py-irt
+        JSONL, a bank folder, a SWE-bench/experiments checkout, or a Harbor jobs folder.
     split : str, optional
         Leaderboard split folder (``lite``, ``verified``, ``test``, ...); only for a checkout.
         Default: the only split present, else ``verified``.
@@ -118,7 +119,9 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
     Raises
     ------
     DataError
-        On a conflict with ``prefer='refuse'``, or when the banks share no task and no agent.
+        On a conflict with ``prefer='refuse'``, when the banks share no task and no agent, or
+        when their cells differ in form (0/1 outcomes against success counts, or another
+        number of trials).
     ValueError
         For an unknown ``prefer``.
 

@@ -933,11 +933,13 @@ def _detect_dir(path: Path) -> str:
 def detect_form(path: str | Path) -> str:
     """Name the form of ``path``: one of the keys of :data:`FORMS`.
 
-    Directories: ``bank_dir`` (matrix.csv + metadata.json) or ``leaderboard`` (has
-    ``evaluation/``). Files: ``jsonl`` by suffix (.jsonl/.ndjson) or a first character ``{``;
-    otherwise CSV, ``long_csv`` if the header has agent, instance_id and resolved (or
-    agent, task_id and resolved, when it is not a repeated-trials header), ``bank_dir``
-    for a header-less ``matrix.csv`` beside a metadata.json, else ``wide_csv``.
+    Directories: ``bank_dir`` (matrix.csv + metadata.json), ``leaderboard`` (has
+    ``evaluation/``) or ``harbor_jobs`` (Harbor trial ``result.json`` files, or a job just
+    started). Files: ``harbor_jobs`` for one Harbor trial's ``result.json``; ``jsonl`` by suffix
+    (.jsonl/.ndjson) or a first character ``{``; otherwise CSV, ``long_csv`` if the header has
+    agent, instance_id and resolved, ``trials_csv`` if it has agent, task_id, successes and
+    trials, ``long_csv`` for agent, task_id and resolved, ``bank_dir`` for a header-less
+    ``matrix.csv`` beside a metadata.json, else ``wide_csv``.
 
     Raises
     ------
@@ -1131,7 +1133,9 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
     Parameters
     ----------
     path : str or Path
-        A wide CSV, long CSV, py-irt JSONL file, a bank folder (or its matrix.csv), or a
+        Any form of :data:`FORMS`: a wide CSV, long CSV, repeated-trials CSV
+        (``agent,task_id,successes,trials``), py-irt JSONL file, a bank folder (or its
+        matrix.csv), a Harbor jobs folder (or one trial's result.json), or a
         SWE-bench/experiments checkout (split: the only one present, else ``verified``; task
         universe: the union of listed ids; use :func:`read_leaderboard` or
         :func:`hspr.data.build.build_bank` to choose them).

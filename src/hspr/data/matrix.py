@@ -54,8 +54,10 @@ class ResponseMatrix:
     Raises
     ------
     DataError
-        On an empty matrix, ids that are not a sequence (or one string), duplicate ids, a shape
-        mismatch or non-binary values.
+        On an empty matrix, ids that are not a sequence (a set, one string), duplicate ids, an
+        id that is empty, surrounded by white space or holds a control character, a shape
+        mismatch, non-binary values, or ``trials`` outside 1..127 (with repeated trials, counts
+        outside 0..trials).
     """
 
     agents: tuple[str, ...]

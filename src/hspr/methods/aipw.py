@@ -174,8 +174,12 @@ class AIPWSession(FixedOrderSession):
 
     Outcomes of tasks outside the budget's random sample (told without being asked, or asked
     after such tells used up sampled slots) are exact and train every fold; if no sampled task
-    has an outcome yet, the told tasks are treated as the sample. Budget 0 is accepted but, as
-    for Uniform raw, :meth:`estimate` raises BudgetError before the first outcome.
+    has an outcome yet, the told tasks are treated as the sample.
+
+    Raises
+    ------
+    BudgetError
+        For a budget of 0 (a design-based estimate needs outcomes) or above the number of tasks.
     """
 
     def __init__(self, fitted: FittedAIPW, budget: int, seed: int) -> None:

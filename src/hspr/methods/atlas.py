@@ -91,6 +91,11 @@ def mixture_score_summary(w: np.ndarray, mean: np.ndarray, var: np.ndarray, lo: 
                           level: float = 0.90) -> tuple[float, float, float, float]:
     """Mean, median and central interval of a normal mixture, clipped to ``[lo, hi]``.
 
+    The 4PL ports' score posterior (ATLAS, PTA-IRT; HSPR_SPEC section 8): one component per ability grid point,
+    the normal approximation of its score (observed successes plus the unqueried tasks' summed
+    4PL probabilities and Bernoulli variances), weighted by the EAP posterior over the grid. The
+    median and interval ends are found by root-finding on the mixture's cdf.
+
     Parameters
     ----------
     w : array, shape (G,)

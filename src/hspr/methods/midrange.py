@@ -96,6 +96,11 @@ class MidRangeRidge(Method):
     ----------
     alphas : sequence of float
         RidgeCV penalties, default ``(0.1, 1, 10)``.
+
+    Raises
+    ------
+    ValueError
+        For ``alphas`` that is not a non-empty sequence of positive numbers.
     """
 
     name = "midrange_ridge"
@@ -106,6 +111,13 @@ class MidRangeRidge(Method):
         self.alphas = check_alphas(alphas)
 
     def fit(self, source: ResponseMatrix) -> FittedMidRange:
-        """Mid-Range order and ridge map from ``source`` (complete, >= 2 agents; else DataError)."""
+        """Mid-Range order and ridge map from ``source`` (shape (n_sources, n_tasks)).
+
+        Raises
+        ------
+        DataError
+            If ``source`` has missing cells, fewer than 2 agents, or agents that all have the
+            same score (nothing for the map to learn).
+        """
         order = midrange_order(source_pass_rates(source))
         return FittedMidRange(source.tasks, order, RidgeScoreMap(source, self.alphas))

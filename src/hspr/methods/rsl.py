@@ -76,6 +76,11 @@ class RSL(Method):
     ----------
     alphas : sequence of float
         RidgeCV penalties, default ``(0.1, 1, 10)``.
+
+    Raises
+    ------
+    ValueError
+        For ``alphas`` that is not a non-empty sequence of positive numbers.
     """
 
     name = "rsl"
@@ -91,6 +96,7 @@ class RSL(Method):
         Raises
         ------
         DataError
-            If ``source`` has missing cells or fewer than 2 agents.
+            If ``source`` has missing cells, fewer than 2 agents, or agents that all have the
+            same score (nothing for the map to learn).
         """
         return FittedRSL(source.tasks, RidgeScoreMap(source, self.alphas))

@@ -415,7 +415,8 @@ class TinyBench(Method):
     Raises
     ------
     ValueError
-        For an unknown estimator or rule, or ``lam`` outside [0, 1].
+        For an unknown estimator or rule, ``lam`` outside [0, 1], a ``dim`` below 1,
+        ``n_val_folds`` below 2 or ``n_draws`` below 1.
     """
 
     name = "tinybench"

@@ -94,7 +94,8 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
     ------
     ReportError
         When ``baseline`` or ``also`` is not among the runs' methods, or ``also`` is ``baseline``
-        (before anything is written).
+        (before anything is written); for an ``n_resamples`` below 1 (:func:`paired_analysis`);
+        from :func:`make_figures` when the figures cannot be drawn.
     """
     runs = _check_runs(runs)
     methods = _methods(runs)

@@ -141,6 +141,22 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
     Points are seed-averaged estimates; with several seeds a thin bar spans their min-max.
     ``also`` adds a second method as hollow markers: one method for every panel, or a mapping
     bank -> method (:func:`best_other_methods`: each bank's best other method).
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame, run records (:func:`hspr.report.read_results`)
+    baseline : str, the method drawn as filled markers
+    also : str or mapping bank -> str or None, optional
+    budget_fraction : float, optional, default the budget closest to 0.10
+
+    Returns
+    -------
+    matplotlib.figure.Figure (no pyplot state)
+
+    Raises
+    ------
+    ReportError
+        When ``baseline`` (or ``also``) has no runs at that budget.
     """
     from matplotlib.figure import Figure
 
@@ -338,7 +354,8 @@ def make_figures(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
     Raises
     ------
     ReportError
-        When ``baseline`` (or ``also``) has no runs at that budget.
+        When ``baseline`` (or ``also``) has no runs at that budget, no run has
+        ``budget_fraction``, or matplotlib fails to load.
     """
     runs = _check_runs(runs)
     out_dir = Path(out_dir)

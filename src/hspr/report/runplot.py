@@ -92,7 +92,9 @@ def _figure_run(path, title, stop_width_pp, truth, budget):
 
 
 def save_figure(fig, path: str | Path) -> Path:
-    """Write ``fig`` to ``path`` (PNG or SVG by its suffix, without timestamps, so the same run gives the same file)."""
+    """Write ``fig`` to ``path`` (PNG or SVG by its suffix, without timestamps, so the same run gives the same file).
+
+    Raises ValueError for a suffix other than .png or .svg."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     path = Path(path)

@@ -134,7 +134,7 @@ def tasks_run_text(mean: float, stopped_early: float) -> str:
 
 
 def holm(pvalues) -> np.ndarray:
-    """Holm-Bonferroni step-down adjusted p-values.
+    """Holm-Bonferroni step-down adjusted p-values (Holm 1979, Scand. J. Statist. 6:65-70).
 
     Parameters
     ----------
@@ -145,6 +145,11 @@ def holm(pvalues) -> np.ndarray:
     -------
     numpy.ndarray, shape (m,)
         ``p_adj[(i)] = max_{j <= i} min(1, (m - j + 1) p_(j))`` in the original order.
+
+    Raises
+    ------
+    ValueError
+        For a p-value outside [0, 1].
 
     Examples
     --------
@@ -321,6 +326,12 @@ def coverage_table(runs: pd.DataFrame, budget_fraction: float | None = None) -> 
 
     Levels: the stored ``lower`` / ``upper`` (nominal 0.90) and any ``lower_<pct>`` /
     ``upper_<pct>`` column pairs (e.g. ``lower_50`` for a 50 % interval from the draws).
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame, run records (0-1 scale)
+    budget_fraction : float, optional
+        The budget to tabulate; default the one closest to 0.10.
 
     Returns
     -------

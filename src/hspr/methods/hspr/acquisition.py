@@ -1,7 +1,9 @@
 """HSPR acquisition rules (HSPR_SPEC section 4; paper section 3.4, Appendix B).
 
-All functions take importance weights ``w`` (J,), per-node group predictive means ``M``
-(J, G) and return one gain per group (G,). They are pure numpy (no loops over nodes/groups).
+The gain functions take importance weights ``w`` (J,) and per-node group predictive means
+``M`` (J, G) and return one gain per group (G,); the helpers they share return per-node arrays
+(:func:`node_scores` (J,), :func:`within_node_variance` (J, G)) or a number
+(:func:`score_variance`). All are pure numpy (no loops over nodes or groups).
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def within_node_variance(M: np.ndarray, conc: np.ndarray, U: np.ndarray) -> np.n
 
 
 def node_scores(M: np.ndarray, U: np.ndarray, s_total: float, n_tasks: int) -> np.ndarray:
-    """mu_j = (sum_g s_g + sum_g U_g m_gj) / N, the predictive mean score at each node, shape (J,)."""
+    """mu_j = (sum_g s_g + sum_g U_g m_gj) / N, the predictive mean score at each node, shape (J,)
+    (the S of Eq. 10, HSPR_SPEC section 4). ``M`` (J, G), ``U`` (G,) unqueried tasks per group."""
     return (s_total + (M @ np.asarray(U, dtype=M.dtype)).astype(float)) / n_tasks
 
 
@@ -88,7 +91,8 @@ def latent_gains(w: np.ndarray, M: np.ndarray, Z: np.ndarray) -> np.ndarray:
 def score_variance(w: np.ndarray, M: np.ndarray, conc: np.ndarray, U: np.ndarray, s_total: float, n_tasks: int) -> float:
     """Var(S | D) under the weighted-node posterior: E_j[Var_j(S)] + Var_j(mu_j), on the 0-1 score
     scale squared (:meth:`HSPRSession.score_sd`). Var_j(S) sums the beta-binomial variances of the
-    unqueried counts.
+    unqueried counts. Not in the spec: hspr's own addition, for the live width forecast and
+    ``score_sd`` (the law of total variance over the nodes of the spec's posterior).
 
     Parameters
     ----------

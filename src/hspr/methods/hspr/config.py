@@ -123,7 +123,7 @@ class HSPRConfig:
         Score-variance rule (Eq. 12), latent rule (Eq. 13), or an ablation query path
         (uniform random tasks; tasks by source pass rate nearest 0.5).
     lam : float
-        lambda of the calibration (Eq. 16), usually 0 or 0.5.
+        lambda of the calibration (Eq. 16), in [0, 1]; usually 0 or 0.5.
     decision : {'median', 'mean'}
         Posterior-predictive median (Eq. 14) or posterior mean (ablation).
     group_uncertainty : bool
@@ -232,6 +232,7 @@ class HSPRConfig:
         return HSPRConfig(**d)
 
     def to_dict(self) -> dict:
+        """Every field as a plain dict (:meth:`from_dict` reads it back)."""
         return asdict(self)
 
     @classmethod
@@ -262,8 +263,15 @@ class HSPRConfig:
 
     @classmethod
     def from_json(cls, path) -> HSPRConfig:
-        """From a JSON file of HSPRConfig fields; ValueError naming ``path`` when it is not UTF-8
-        JSON or :meth:`from_dict` refuses it."""
+        """From a JSON file of HSPRConfig fields.
+
+        Raises
+        ------
+        FileNotFoundError
+            For a missing file (the caller words it: the command line names the option).
+        ValueError
+            Naming ``path``, when it is not UTF-8 JSON or :meth:`from_dict` refuses it.
+        """
         from ...fileio import read_json_file
 
         d = read_json_file(path)  # ValueError naming the path when not UTF-8 or not JSON

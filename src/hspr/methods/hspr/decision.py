@@ -25,7 +25,10 @@ def predictive_draws(w: np.ndarray, M: np.ndarray, conc_multi: np.ndarray, multi
     w : (J,) normalised weights; M : (J, G) predictive means m = A/(A+F)
     conc_multi : (J, len(multi)) A + F of the groups listed in ``multi`` (all groups with more
         than one task; groups with U_g > 1 must be among them)
+    multi : (n_multi,) int, the indices of the groups with more than one task
     U : (G,) unqueried counts; s_total : observed successes; n_tasks : N
+    n_draws : int, draws (the spec's 131,072, HSPR_SPEC section 5); seed : int, the draws' seed
+    group_uncertainty : bool, False for the no-group-uncertainty ablation (K_g ~ Binomial(U_g, p_g))
     """
     rng = np.random.default_rng(seed)
     idx = rng.choice(len(w), n_draws, p=w)
@@ -118,7 +121,8 @@ def predictive_quantiles(w: np.ndarray, mean: np.ndarray, var: np.ndarray, k3: n
     (:func:`count_cumulants`): the distribution :func:`predictive_draws` samples. The
     p-quantile is the smallest count t in 0..``n_unqueried`` with P(K <= t) >= p
     (:func:`mixture_cdf`), found by bisection over the integers, so it lies on the same 1/N
-    lattice as the draws' quantiles. ``benchmarks/bench_estimate.py`` compares it with
+    lattice as the draws' quantiles. It replaces the 131,072 draws of HSPR_SPEC section 5
+    (``predictive='draws'`` keeps them); ``benchmarks/bench_estimate.py`` compares it with
     131,072 draws and with a 1,048,576-draw reference.
     """
     probs = np.atleast_1d(np.asarray(probs, dtype=float))
@@ -133,7 +137,11 @@ def predictive_quantiles(w: np.ndarray, mean: np.ndarray, var: np.ndarray, k3: n
 
 
 def calibration_residual(w: np.ndarray, M: np.ndarray, n: np.ndarray, s: np.ndarray) -> float:
-    """R_B = (sum s_g - sum n_g qbar_g)/B with qbar_g = sum_j w_j m_gj (Eq. 15); 0 when B = 0."""
+    """R_B = (sum s_g - sum n_g qbar_g)/B with qbar_g = sum_j w_j m_gj (Eq. 15); 0 when B = 0.
+
+    ``w`` (J,) normalised weights, ``M`` (J, G) predictive means, ``n`` and ``s`` (G,) each group's
+    queried count and successes; returns a float (0-1 scale).
+    """
     B = n.sum()
     if B == 0:
         return 0.0

@@ -38,6 +38,12 @@ class HSPR(Method):
         by :meth:`HSPRConfig.from_dict` (ValueError naming an unknown or invalid setting).
     **settings
         Single settings that replace ``config``'s (``HSPR(rank=1)``).
+
+    Raises
+    ------
+    ValueError
+        For a ``config`` that is neither an HSPRConfig nor a dict, or an unknown or invalid
+        setting.
     """
 
     name = "hspr"
@@ -70,7 +76,9 @@ class HSPR(Method):
         complete matrix gives the spec's fit exactly. A bank of pass rates over repeated trials
         (``source.trials``) is fitted on the rates, and a session then takes a task's pass rate
         as its outcome (one fractional outcome per task: a quasi-likelihood that does not treat
-        an agent's trials on one task as independent)."""
+        an agent's trials on one task as independent).
+
+        Raises DataError with fewer than 2 source agents (HSPR_SPEC section 1)."""
         fit = fit_source(source.rates(), missing=source.missing, item_prior_scale=self.config.item_prior_scale)
         return FittedHSPR(fit, source.tasks, self.config)
 
@@ -451,15 +459,18 @@ class HSPRSession(Session):
 
     # -- decision ---------------------------------------------------------------------
     def posterior_mean(self) -> float:
-        """E[S | D], analytic: sum_j w_j mu_j (0-1 scale)."""
+        """E[S | D], analytic: sum_j w_j mu_j (0-1 scale); the decision of the posterior-mean
+        ablation (``decision='mean'``, HSPR_SPEC section 5; the paper's Eq. 14 uses the median)."""
         return float(self.w @ self.mu)
 
     def score_sd(self) -> float:
-        """Posterior sd of the full score, sqrt(Var(S | D)) (0-1 scale)."""
+        """Posterior sd of the full score, sqrt(Var(S | D)) (0-1 scale; not in the spec:
+        :func:`~hspr.methods.hspr.acquisition.score_variance`)."""
         return float(np.sqrt(acq.score_variance(self.w, self.M, self.conc_full(), self.U, self.s.sum(), self.n_tasks)))
 
     def draws(self) -> np.ndarray:
-        """Posterior-predictive draws of S, shape (n_draws,), on the fixed draw seed."""
+        """Posterior-predictive draws of S (0-1 scale), shape (n_draws,), on the fixed draw seed
+        (Eq. 9, HSPR_SPEC section 5)."""
         return predictive_draws(self.w, self.M, self.conc_m, self.multi, self.U, self.s.sum(), self.n_tasks,
                                 self.cfg.n_draws, self.cfg.draw_seed, self.kappa is not None)
 
@@ -489,7 +500,8 @@ class HSPRSession(Session):
         return mean, var, k3
 
     def quantiles(self, probs) -> np.ndarray:
-        """Posterior-predictive quantiles of the full score (0-1 scale), shape (len(probs),).
+        """Posterior-predictive quantiles of the full score (0-1 scale), shape (len(probs),)
+        (Eqs. 14 and 16's median and the 90 % interval, HSPR_SPEC section 5).
 
         ``predictive='analytic'``: :func:`~hspr.methods.hspr.decision.predictive_quantiles`;
         ``'draws'``: ``np.quantile`` of :meth:`draws` (the median by ``np.median``, as the spec).

@@ -18,7 +18,8 @@ P_EPS = 1e-12
 
 
 def sobol_normal(dim: int, n: int, seed: int) -> np.ndarray:
-    """Standard-normal QMC points: ``norm.ppf(Sobol(d, scramble=True, seed).random(n))``, shape (n, dim).
+    """Standard-normal QMC points: ``norm.ppf(Sobol(d, scramble=True, seed).random(n))``, shape (n, dim)
+    (the importance nodes of HSPR_SPEC section 3 and Appendix A, Eq. 20; seed ``node_seed``, section 9).
 
     ``special.ndtri`` is ``norm.ppf`` (the same values). scipy is imported here, at fit time
     only: a session restored from a cached fit (whose nodes are stored) does not load it.

@@ -401,8 +401,9 @@ def shrunk_quantile(ratios: np.ndarray, level: float, prior_n: int) -> float:
     The ``prior_n`` quantiles of a calibrated model's ratios (``|Z| / Phi^-1((1 + level)/2)``,
     ``Z`` standard normal, at ``(i - 0.5)/prior_n``) are pooled with the observed ratios, and
     the ``ceil((n + 1) level)``-th smallest of the ``n`` pooled values is returned (split-conformal
-    rule). With 10-20 sources the plain 90 % quantile is the largest ratio; the pseudo-values keep
-    it stable and equal to 1 for a calibrated model.
+    rule: Vovk, Gammerman and Shafer 2005; Lei et al. 2018, JASA 113:1094). With 10-20 sources
+    the plain 90 % quantile is the largest ratio; the pseudo-values keep it stable and equal to 1
+    for a calibrated model. ``ratios`` (n,); returns a float >= 0.
     """
     return _conformal_quantile(np.concatenate([np.asarray(ratios, float), _calibrated_ratios(prior_n, level)]), level)
 
@@ -451,8 +452,9 @@ def one_se_choice(errors: np.ndarray) -> int:
 
     ``errors`` (n_configs, n_held_out) are signed held-out errors, row 0 the default. A row
     replaces the default only when its mean absolute error is lower by more than one standard
-    error of the paired per-agent difference of absolute errors (the one-standard-error rule);
-    among such rows the lowest mean wins, ties going to the earlier row.
+    error of the paired per-agent difference of absolute errors (the one-standard-error rule of
+    Breiman et al. 1984, Classification and Regression Trees, section 3.4.3; here toward the
+    default); among such rows the lowest mean wins, ties going to the earlier row.
     """
     a = np.abs(np.asarray(errors, float))
     d = a - a[0]
@@ -490,7 +492,10 @@ def widened(point: float, lower: float, upper: float, factor: float,
 
 
 def held_out_rows(values: np.ndarray, agents: tuple[str, ...], max_held_out: int) -> np.ndarray:
-    """Row indices to hold out: all rows, or ``max_held_out`` spread evenly over (score, id) order."""
+    """Row indices to hold out: all rows, or ``max_held_out`` spread evenly over (score, id) order.
+
+    ``values`` (n_sources, n_tasks) 0/1 or pass rates, ``agents`` their ids; returns sorted int indices.
+    """
     order = sorted(range(len(agents)), key=lambda i: (values[i].mean(), agents[i]))
     if len(order) <= max_held_out:
         return np.array(sorted(order), dtype=int)

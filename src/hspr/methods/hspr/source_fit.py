@@ -98,7 +98,8 @@ def initial_intercepts(h: np.ndarray, m: int | np.ndarray, prior: ZIBetaPrior) -
 
     For h_i = 0 the rate is shrunk by the posterior probability of the continuous component.
     ``m`` is the number of sources, or per task the number that ran it (a task no source ran
-    gets the prior mean ``(1 - pi) alpha / (alpha + beta)``). Returns shape (n_tasks,).
+    gets the prior mean ``(1 - pi) alpha / (alpha + beta)``). ``h`` (n_tasks,) holds each task's
+    source successes (pass rates summed), ``m`` an int or (n_tasks,); returns shape (n_tasks,).
     """
     from scipy import special, stats  # fit time only: a restored session does not import scipy
 
@@ -112,7 +113,8 @@ def initial_intercepts(h: np.ndarray, m: int | np.ndarray, prior: ZIBetaPrior) -
 
 def source_abilities(M: np.ndarray, obs: np.ndarray | None = None) -> np.ndarray:
     """theta_s = logit((sum_i M_si + 0.5)/(N + 1)), standardised with the source mean and
-    max(population sd, 0.25). Shape (n_sources,). With ``obs`` (bool, M's shape; False = no
+    max(population sd, 0.25) (HSPR_SPEC section 1, step 2). ``M`` (n_sources, n_tasks) holds 0/1
+    outcomes or pass rates; returns shape (n_sources,). With ``obs`` (bool, M's shape; False = no
     run), N is the number of tasks the agent ran and only those count."""
     from scipy import special  # fit time only
 
@@ -132,6 +134,8 @@ def fit_items(M: np.ndarray, theta: np.ndarray, b0: np.ndarray, n_steps: int = 1
     Parameters
     ----------
     M : (n_sources, n_tasks) 0/1; theta : (n_sources,); b0 : (n_tasks,)
+    n_steps : int
+        Newton steps (the spec's 16).
     prec_b, prec_a : float > 0
         Prior precisions of the intercept (toward ``b0``) and of the slope (toward 1).
     obs : bool array of M's shape, optional
@@ -174,6 +178,12 @@ def residual_loadings(M: np.ndarray, theta: np.ndarray, b: np.ndarray, a: np.nda
     v_ik = V_ik S_kk / (sqrt(max(1, m - 1)) * max(dbar_i, 0.08)), dbar_i = mean_s p(1 - p).
     With ``obs`` (False = no run) a missing residual is set to its column's mean over the runs
     before centring (it adds nothing to the column's spread).
+
+    Parameters
+    ----------
+    M : (n_sources, n_tasks) 0/1 outcomes or pass rates; theta : (n_sources,) abilities
+    b, a : (n_tasks,) fitted item intercepts and slopes
+    k : int, directions kept; obs : bool array of M's shape, optional
     """
     m = M.shape[0]
     p = expit(b[None, :] + theta[:, None] * a[None, :])
@@ -191,9 +201,10 @@ def residual_loadings(M: np.ndarray, theta: np.ndarray, b: np.ndarray, a: np.nda
 
 
 def signature_groups(M: np.ndarray) -> tuple[np.ndarray, int]:
-    """Group tasks with identical source columns; groups numbered by first occurrence.
+    """Group tasks with identical source columns; groups numbered by first occurrence
+    (HSPR_SPEC section 1, step 5, and section 9).
 
-    Returns ``labels`` (n_tasks,) in 0..G-1 and G.
+    ``M`` (n_sources, n_tasks); returns ``labels`` (n_tasks,) in 0..G-1 and G.
     """
     _, first, inv = np.unique(M.T, axis=0, return_index=True, return_inverse=True)
     inv = inv.ravel()
