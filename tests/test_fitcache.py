@@ -57,7 +57,15 @@ def test_key_depends_on_bank_method_and_settings(bank):
     assert k != fitcache.cache_key(bank.rows(np.arange(1, bank.n_agents)).digest(), "hspr", {"rank": 2})
 
 
-@pytest.mark.parametrize("bad", ["garbage", "foreign_key", "other_tasks", "not_a_model"])
+def _signed(body: bytes) -> bytes:
+    """An entry file as _store writes it: magic, SHA-256 of the pickle, the pickle."""
+    import hashlib
+
+    return fitcache._MAGIC + hashlib.sha256(body).digest() + body
+
+
+@pytest.mark.parametrize("bad", ["garbage", "foreign_key", "other_tasks", "not_a_model", "flipped_byte", "unsigned",
+                                 "torn"])
 def test_corrupt_or_foreign_entries_are_rebuilt(bank, cache, bad):
     calls = []
     settings = {"n_nodes": 256}
@@ -69,13 +77,26 @@ def test_corrupt_or_foreign_entries_are_rebuilt(bank, cache, bad):
 
     sub = ResponseMatrix(bank.agents, bank.tasks[:30], bank.values[:, :30])
     other = get_method("hspr", n_nodes=256).fit(sub)
-    entry = {"garbage": None, "foreign_key": {"key": "0" * 64, "model": good},
-             "other_tasks": {"key": key, "model": other}, "not_a_model": {"key": key, "model": [1, 2]}}[bad]
-    path.write_bytes(b"\x80\x04not a pickle" if entry is None else pickle.dumps(entry))
+    valid = pickle.dumps({"key": key, "model": good})
+    flipped = bytearray(_signed(valid))
+    flipped[len(flipped) // 2] ^= 0x40  # a hostile trial: one flipped byte still unpickled, and gave NaN estimates
+    files = {"garbage": _signed(b"\x80\x04not a pickle"),
+             "foreign_key": _signed(pickle.dumps({"key": "0" * 64, "model": good})),
+             "other_tasks": _signed(pickle.dumps({"key": key, "model": other})),
+             "not_a_model": _signed(pickle.dumps({"key": key, "model": [1, 2]})),
+             "flipped_byte": bytes(flipped),
+             "unsigned": valid,  # the format before the checksum
+             "torn": _signed(valid)[:-100]}
+    path.write_bytes(files[bad])
     model = fitcache.cached_fit(bank.digest(), "hspr", settings, bank.tasks, fit_counter(bank, calls))
     assert len(calls) == 1
     assert model.tasks == bank.tasks
-    assert pickle.loads(path.read_bytes())["key"] == key  # rewritten with the fresh fit
+    data = path.read_bytes()
+    assert data.startswith(fitcache._MAGIC) and data == _signed(data[len(fitcache._MAGIC) + 32:])  # rewritten, signed
+    assert pickle.loads(data[len(fitcache._MAGIC) + 32:])["key"] == key  # with the fresh fit
+    calls2 = []
+    again = fitcache.cached_fit(bank.digest(), "hspr", settings, bank.tasks, fit_counter(bank, calls2))
+    assert calls2 == [] and again.tasks == bank.tasks  # and the rewritten entry is trusted
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")

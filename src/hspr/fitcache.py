@@ -10,9 +10,11 @@ under a key that hashes
 * the hspr version and a digest of the installed package's source files, so an upgrade or a
   local code change never reuses a fit made by other code.
 
-An entry is trusted only if it unpickles, carries its own key and is a
-:class:`~hspr.session.FittedModel` whose task ids are the bank's; anything else (a torn write,
-a corrupt or foreign file, another format) is deleted and rebuilt. Entries are written
+An entry is trusted only if its bytes match the SHA-256 checksum written before them, it
+unpickles, carries its own key and is a :class:`~hspr.session.FittedModel` whose task ids are
+the bank's; anything else (a torn write, a corrupt or foreign file, another format) is deleted
+and rebuilt. The checksum matters: a hostile trial flipped one byte of an entry, which still
+unpickled, and the session then gave NaN estimates and asked tasks in file order. Entries are written
 atomically (temporary file, ``os.replace``); a cache that cannot be written (read-only or full
 disk) is skipped with a warning, never an error: it only costs the refit. Entries not used for
 ``MAX_AGE_DAYS`` days (fits made by older code, of banks no longer used) are deleted whenever a
@@ -35,8 +37,10 @@ from pathlib import Path
 
 from . import __version__
 
-#: bumped when the entry layout changes
-CACHE_FORMAT = 1
+#: bumped when the entry layout changes (2: a magic and a SHA-256 checksum before the pickle)
+CACHE_FORMAT = 2
+#: the first bytes of an entry, followed by the 32-byte SHA-256 digest of the pickle that follows
+_MAGIC = b"HSPRFIT2\n"
 ENV_VAR = "HSPR_CACHE_DIR"
 MAX_AGE_DAYS = 30
 
@@ -78,11 +82,19 @@ def _load(path: Path, key: str, tasks: tuple[str, ...]):
 
     try:
         with open(path, "rb") as fh:
-            entry = pickle.load(fh)
+            blob = fh.read()
     except FileNotFoundError:
         return None
-    except Exception:  # torn, corrupt or foreign file: never trusted
-        entry = None
+    except OSError:
+        blob = b""
+    entry = None
+    head = len(_MAGIC) + 32
+    body = memoryview(blob)[head:]
+    if blob[:len(_MAGIC)] == _MAGIC and hashlib.sha256(body).digest() == blob[len(_MAGIC):head]:
+        try:
+            entry = pickle.loads(body)
+        except Exception:  # a foreign pickle under a valid checksum: never trusted
+            entry = None
     ok = (isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("model"), FittedModel)
           and tuple(entry["model"].tasks) == tuple(tasks))
     if not ok:
@@ -113,8 +125,10 @@ def _store(path: Path, key: str, model) -> None:
         skipped(exc.strerror or str(exc))
         return
     try:
+        body = pickle.dumps({"key": key, "model": model}, protocol=pickle.HIGHEST_PROTOCOL)
         with os.fdopen(fd, "wb") as fh:
-            pickle.dump({"key": key, "model": model}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fh.write(_MAGIC + hashlib.sha256(body).digest())
+            fh.write(body)
         os.replace(tmp, path)
     except Exception as exc:  # full disk, read-only folder, unpicklable model: skip caching
         try:
