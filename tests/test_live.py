@@ -651,6 +651,22 @@ def test_journal_appends_and_ignores_a_torn_last_line(bank, tmp_path):
     assert journal.read(live.path).doc["stop_width_pp"] == 5.0 and LiveSession.open(live.path).stop_width == 5.0
 
 
+def test_a_torn_line_that_cannot_be_set_aside_names_its_side_file(bank, tmp_path):
+    """A hostile trial: a folder in the way of <session>.torn refused every change, naming only the session file."""
+    live = new(bank, tmp_path)
+    t1, t2 = live.next(2)
+    with open(live.path, "a") as fh:
+        fh.write('{"type": "tell", "task": "' + t1 + '", "outc')
+    journal.torn_path(live.path).mkdir()
+    again = LiveSession.open(live.path)
+    with pytest.raises(LiveSessionError, match=r"cannot save the session \(.*writing .*run\.hspr\.torn, where the "
+                                               r"incomplete last line .*\); the file is unchanged"):
+        again.record(t1, 1)
+    journal.torn_path(live.path).rmdir()
+    again.record(t1, 1)
+    assert LiveSession.open(live.path).recorded == {t1: 1}
+
+
 def test_a_damaged_byte_in_a_session_file_is_a_torn_or_named_line_not_another_kind_of_file(bank, tmp_path):
     """A live-loop trial: one bad byte anywhere gave 'not a session file (not UTF-8 text at byte N)'."""
     live = new(bank, tmp_path)
@@ -663,7 +679,7 @@ def test_a_damaged_byte_in_a_session_file_is_a_torn_or_named_line_not_another_ki
     lines = good.split(b"\n")
     lines[1] = lines[1].replace(b'"ask"', b'"a\xffk"')  # a middle line damaged: named, with what to do
     live.path.write_bytes(b"\n".join(lines))
-    with pytest.raises(LiveSessionError, match=r"line 2 is not UTF-8 text \(byte 11 of the line\).*Line 1 is intact"):
+    with pytest.raises(LiveSessionError, match=r"line 2 is not UTF-8 text \(byte 21 of the line\).*Line 1 is intact"):
         LiveSession.open(live.path)
     other = LiveSession.create(tmp_path / "other.hspr", 12, matrix=bank["csv"], config=FAST)
     with pytest.raises(HsprError, match=r"line 2 is not UTF-8 text"):  # as an ingest source: was a spreadsheet hint
@@ -678,11 +694,32 @@ def test_a_damaged_header_is_named_as_the_session_header(bank, tmp_path):
     with pytest.raises(LiveSessionError, match=r"the session header \(line 1\) is damaged.*nothing was recorded after it"):
         LiveSession.open(live.path)
     live.path.write_bytes(header[:120] + b"\n" + b'{"type": "tell", "task": "x", "outcome": 1}\n')
-    with pytest.raises(LiveSessionError, match=r"is damaged.*its 1 later line\(s\) hold the recorded events"):
+    with pytest.raises(LiveSessionError, match=r"is damaged.*carry the outcomes of its 1 later line\(s\) into a new "
+                                               r"session: .*hspr live ingest .* --session NEW"):
         LiveSession.open(live.path)
     live.path.write_bytes(b'{"name": "not a session"')
     with pytest.raises(LiveSessionError, match="not a session file"):
         LiveSession.open(live.path)
+
+
+def test_the_outcomes_of_a_session_with_a_damaged_header_carry_into_a_new_one(bank, tmp_path):
+    """A hostile trial: one damaged byte in line 1 left the recorded outcomes with no way into a new session."""
+    live = new(bank, tmp_path)
+    t1, t2, t3 = live.next(3)
+    live.record(t1, 1)
+    live.record(t2, 0)
+    live.record(t3, 1)
+    live.withdraw(t3)
+    header, rest = live.path.read_bytes().split(b"\n", 1)
+    damaged = tmp_path / "damaged.hspr"
+    assert b'"budget"' in header
+    damaged.write_bytes(header.replace(b'"budget"', b'"budget', 1) + b"\n" + rest)  # one byte gone from the header
+    with pytest.raises(LiveSessionError, match="the session header"):
+        LiveSession.open(damaged)
+    fresh = LiveSession.create(tmp_path / "fresh.hspr", 12, matrix=bank["csv"], config=FAST)
+    res = fresh.ingest(damaged)
+    assert fresh.recorded == {t1: 1, t2: 0}  # the withdrawn one stays withdrawn
+    assert any("header (line 1) is damaged" in n and "same bank" in n for n in res.notes)
 
 
 def test_version_1_session_file_is_read_and_converted(bank, tmp_path):
@@ -865,6 +902,43 @@ def test_corrupt_event_log_refused(bank, tmp_path):
     live.path.write_text(json.dumps({**doc, "version": 1}))  # the one-object form a hand edit may leave
     with pytest.raises(LiveSessionError, match="event 1 cannot be replayed"):
         LiveSession.open(live.path)
+
+
+def test_a_damaged_event_or_version_names_the_way_out(bank, tmp_path):
+    """A hostile trial: these were refused with no fix, and version 1 with 'this hspr reads versions 1 and 2'."""
+    live = new(bank, tmp_path)
+    t1, t2 = live.next(2)
+    live.record(t1, 1)
+    live.record(t2, 0)
+    good = live.path.read_text()
+    lines = good.splitlines(keepends=True)
+    tell = max(k for k, line in enumerate(lines) if '"tell"' in line)
+
+    def refused(text, match):
+        live.path.write_text(text)
+        with pytest.raises(LiveSessionError, match=match):
+            LiveSession.open(live.path)
+
+    def edited(old, new):
+        out = lines[:tell] + [lines[tell].replace(old, new)] + lines[tell + 1:]
+        assert out != lines
+        return "".join(out)
+
+    refused(edited(t2, "ghost__ghost-1"), rf"line {tell + 1}\) cannot be replayed \(task 'ghost__ghost-1': not in the "
+            r"bank\).*hspr live ingest .* --session NEW --skip-unknown")
+    refused(edited('"outcome":0', '"outcome":7'), rf"outcome 7 is not 0 or 1\).*fix or delete line {tell + 1}")
+    refused(good.replace(t2, "ghost__ghost-1"), r"line 2\) cannot be replayed \(ask of 2 .*delete line 2 \(an ask records "
+            r"no outcome")
+    refused(good + '{"type": "note", "text": "x"}\n', rf"unknown event type 'note' at event 3 \(line {len(lines) + 1}\): written by "
+            r"a newer hspr\? upgrade hspr.*or keep a copy of the file and delete line")
+    assert good.count('"version":2') == 1
+    refused(good.replace('"version":2', '"version":3'), r"version 3; .*written by a newer hspr: upgrade hspr")
+    refused(good.replace('"version":2', '"version":1'), r"line 1 says version 1, but .* set its \"version\" back to 2")
+    refused(good.replace('"version":2', '"version":"two"'), r"version 'two'; .*damaged or hand-edited")
+    fresh = LiveSession.create(tmp_path / "fresh.hspr", 12, matrix=bank["csv"], config=FAST)
+    live.path.write_text(edited(t2, "ghost__ghost-1"))
+    fresh.ingest(live.path, skip_unknown=True)  # the way out the message names
+    assert fresh.recorded == {t1: 1}
 
 
 def test_a_tell_line_copied_by_hand_names_both_events_and_the_line_to_delete(bank, tmp_path):
@@ -1061,6 +1135,27 @@ def test_torn_record_is_reported(bank, tmp_path):
         fh.write('{"type": "tell", "task": "' + t1)
     st = LiveSession.open(live.path).status()
     assert any("incomplete record" in w for w in st.warnings)
+
+
+def test_a_torn_first_record_of_an_ingest_says_how_many_records_were_lost(bank, tmp_path):
+    """A hostile trial: a tear inside the first of 6 ingested records was reported as one task's."""
+    live = new(bank, tmp_path)
+    tasks = live.next(4)
+    csv = tmp_path / "outcomes.csv"
+    csv.write_text("instance_id,resolved\n" + "".join(f"{t},{k % 2}\n" for k, t in enumerate(tasks)))
+    size = live.path.stat().st_size
+    live.ingest(csv)
+    text = live.path.read_bytes()
+    first = text[size:].split(b"\n")[0]
+    assert first.startswith(b'{"batch":4,')  # the count comes first, so a tear keeps it
+    live.path.write_bytes(text[:size] + first[:60])  # killed inside the first record
+    again = LiveSession.open(live.path)
+    assert again.recorded == {}
+    warning = next(w for w in again.warnings if "incomplete record" in w)
+    assert f"for task {tasks[0]!r}, the first of a change of 4 records" in warning
+    assert "ingest that input again" in warning
+    again.ingest(csv)
+    assert LiveSession.open(live.path).recorded == {t: k % 2 for k, t in enumerate(tasks)}
 
 
 def test_symlinked_session_shares_the_lock_and_stays_a_link(bank, tmp_path):
@@ -1519,3 +1614,33 @@ def test_live_start_budget_beyond_a_task_subset_names_the_subset(bank, tmp_path)
     out = cli(["start", "--matrix", bank["csv"], "--budget", "5", "--tasks", ids, "--session", tmp_path / "b.hspr",
                "--json"], ok=False)
     assert "more tasks than the --tasks subset's 1" in out["error"]
+
+
+@pytest.mark.parametrize("failure", ["full_stdout", "ctrl_c"])
+def test_a_failure_after_the_save_says_the_outcome_is_recorded(bank, tmp_path, monkeypatch, failure):
+    """A hostile trial: an outcome saved before stdout hit the size limit (or before a Ctrl-C) was reported as
+    a bare error, and the user believed nothing had been recorded."""
+    import errno
+
+    import hspr.cli.live as cli_live
+
+    live = new(bank, tmp_path)
+    task = live.next()[0]
+    exc = OSError(errno.EFBIG, "File too large") if failure == "full_stdout" else KeyboardInterrupt()
+
+    def fail(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(cli_live, "echo_status", fail)
+    res = CliRunner().invoke(main, ["live", "record", task, "1", "--session", str(live.path)])
+    if failure == "full_stdout":
+        assert res.exit_code == 2
+        assert (f"error: File too large; free space, or raise the file size limit (ulimit -f), then run the command "
+                f"again (the change itself was saved: {task}'s outcome is recorded in ") in res.stderr
+    else:
+        assert res.exit_code == 130
+        assert f"interrupted after the change was saved: {task}'s outcome is recorded in" in res.stderr
+    assert LiveSession.open(live.path).recorded == {task: 1}
+    other = live.next()[0]  # a refusal before any save says nothing of the kind
+    res = CliRunner().invoke(main, ["live", "record", other, "7", "--session", str(live.path)])
+    assert res.exit_code == 2 and "was saved" not in res.stderr

@@ -1032,15 +1032,18 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
     read as a session, tells one task twice with different outcomes, or holds outcomes of another
     kind than the bank's (pass rates for a 0/1 bank, or rates that are not k / trials).
     """
-    from .journal import EVENT_TYPES, LiveSessionError, read
+    from .journal import DAMAGED_HEADER, EVENT_TYPES, LiveSessionError, read
 
     path = Path(path)
     try:
-        jf = read(path)
+        jf = read(path, salvage=True)
     except LiveSessionError as exc:
         raise HarnessFormatError(str(exc)) from None
     events = jf.doc.get("events") if isinstance(jf.doc.get("events"), list) else []
     bank = jf.doc.get("bank") if isinstance(jf.doc.get("bank"), dict) else {}
+    damaged = jf.doc.get(DAMAGED_HEADER)
+    if damaged is not None:  # its bank is unknown: each outcome is still checked against this bank's form
+        bank = {"trials": trials}
     if "trials" not in bank:  # written before hspr stored it: known if it is this bank or a bundled one
         if digest is not None and bank.get("digest") == digest:
             bank = dict(bank, trials=trials)
@@ -1113,6 +1116,9 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
     out += [HarnessOutcome(t, ERROR, f"a harness error in session {path.name}: {d}", str(path))
             for t, d in errors.items() if t not in seen]
     notes = [] if out else [f"{path}: the session has no recorded outcome"]
+    if damaged is not None:
+        notes.append(f"{path}: its header (line 1) is damaged ({damaged}), so which bank its outcomes are of was not "
+                     "checked; they were read from its later lines: ingest it only into a session on the same bank")
     if jf.torn:
         notes.append(f"{path}: its last line is incomplete ({shorten(jf.torn_text)!r}), so an outcome written "
                      "there, if any, was not read")

@@ -48,6 +48,8 @@ MATRIX = "matrix"
 EVENT_TYPES = ("ask", "tell", "error", "correct", "withdraw")
 #: events that change an outcome told before them: a reader rebuilds the session from the start
 REWRITES = ("correct", "withdraw")
+#: the key :func:`read` with ``salvage=True`` puts in the header it stands in for a damaged one (the reason)
+DAMAGED_HEADER = "damaged_header"
 
 
 def has_rewrite(events) -> bool:
@@ -106,6 +108,13 @@ class JournalFile:
         except ValueError:
             return m.group(1)
 
+    @property
+    def torn_batch(self) -> int | None:
+        """How many records the change of the incomplete record wrote, when it is the first record of
+        a change and its :data:`BATCH` count survived (written first in the record), else None."""
+        m = re.match(r'\s*\{\s*"' + BATCH + r'"\s*:\s*([0-9]+)\s*[,}]', self.torn_text)
+        return int(m.group(1)) if m else None
+
 
 #: key of the first record of each change (an ingest, a record): how many records it wrote
 BATCH = "batch"
@@ -142,11 +151,15 @@ def header_of(doc: dict) -> dict:
     return {k: v for k, v in doc.items() if k != "events"}
 
 
-def read(path: Path) -> JournalFile:
+def read(path: Path, salvage: bool = False) -> JournalFile:
     """Read a session file: a journal, or one JSON object with an ``events`` list.
 
     A final record without a newline is kept if it parses (an editor may drop the newline)
-    and ignored as torn if it does not. A UTF-8 byte-order mark is allowed.
+    and ignored as torn if it does not. A UTF-8 byte-order mark is allowed. With ``salvage``
+    (for ``hspr live ingest`` of another session file) a damaged header line is replaced by a
+    bare one holding :data:`DAMAGED_HEADER` (why it is damaged) and no bank, so the events of the
+    later lines can still be read: a hostile trial found a one-byte damage to line 1 left the
+    outcomes with no way into a new session.
 
     Raises
     ------
@@ -181,15 +194,17 @@ def read(path: Path) -> JournalFile:
     try:
         head = _loads(pieces[0][bom:].decode("utf-8"))
     except ValueError as exc:
-        if f'"{FORMAT}"'.encode() in pieces[0]:  # a header cut short or damaged: a session file all the same
+        if f'"{FORMAT}"'.encode() not in pieces[0]:
+            raise LiveSessionError(f"{path}: not a session file (line 1 is not JSON: {exc})") from None
+        if not salvage:  # a header cut short or damaged: a session file all the same
             later = sum(1 for p in pieces[1:] if p.strip())
             raise LiveSessionError(
                 f"{path}: the session header (line 1) is damaged, {_why_not_json(exc)}: restore the file from a copy"
-                + (f"; its {later} later line(s) hold the recorded events, one JSON object per line, each "
-                   "outcome a \"tell\" with its task and outcome" if later else
+                + (f"; or carry the outcomes of its {later} later line(s) into a new session: `hspr live start` on the "
+                   f"same bank with another --session NEW, then `hspr live ingest {path} --session NEW`" if later else
                    "; nothing was recorded after it, so `hspr live start --force` with the same settings loses "
                    "nothing")) from None
-        raise LiveSessionError(f"{path}: not a session file (line 1 is not JSON: {exc})") from None
+        head = {"format": FORMAT, "version": VERSION, DAMAGED_HEADER: _why_not_json(exc)}
     _check_header(path, head, "line 1")
     events, lines, stop, torn = [], [], head.get("stop_width_pp"), False
     batch, n_records, cuts = None, 0, []  # batch: (line, records written, index of its first record) of the current change
@@ -221,6 +236,8 @@ def read(path: Path) -> JournalFile:
         if isinstance(rec, dict) and rec.get("type") == STOP:
             stop = rec.get("pp")
         elif isinstance(rec, dict) and rec.get("type") == MATRIX:
+            if DAMAGED_HEADER in head:  # salvage: no bank to move
+                continue
             if not isinstance(rec.get("path"), str) or not isinstance(head.get("bank"), dict):
                 raise LiveSessionError(f"{path}: line {i} moves the bank matrix but names no path: the session file "
                                        "is corrupt or hand-edited")
@@ -237,9 +254,16 @@ def read(path: Path) -> JournalFile:
 def _check_header(path: Path, head, where: str) -> None:
     if not isinstance(head, dict) or head.get("format") != FORMAT:
         raise LiveSessionError(f"{path}: not an hspr live session file ({where} has no \"format\": \"{FORMAT}\")")
-    if head.get("version") not in (LEGACY_VERSION, VERSION) or ("events" not in head and head["version"] != VERSION):
-        raise LiveSessionError(f"{path}: session file version {head.get('version')!r}; this hspr reads versions "
-                               f"{LEGACY_VERSION} and {VERSION}")
+    version = head.get("version")
+    if version == LEGACY_VERSION and "events" not in head:  # a hostile trial: "version 1; this hspr reads 1 and 2"
+        raise LiveSessionError(f"{path}: {where} says version {LEGACY_VERSION}, but a version-{LEGACY_VERSION} session "
+                               f"file is one JSON object holding its events and this one is a version-{VERSION} journal "
+                               f"(one record per line): the header was edited; set its \"version\" back to {VERSION}")
+    if version not in (LEGACY_VERSION, VERSION):
+        newer = (isinstance(version, int) and not isinstance(version, bool) and version > VERSION)
+        raise LiveSessionError(f"{path}: session file version {version!r}; this hspr reads versions {LEGACY_VERSION} "
+                               f"and {VERSION}" + ("; it was written by a newer hspr: upgrade hspr (pip install -U hspr)"
+                                                   if newer else ": the header is damaged or hand-edited"))
 
 
 def _read_object(path: Path, doc: dict, n_bytes: int) -> JournalFile:
@@ -272,8 +296,10 @@ def append(path: Path, records: list[dict], size: int) -> int:
     truncated back to ``size`` and the OSError propagates. Returns the new size.
     """
     if records:  # the first record counts the change's records: a file cut inside it is noticed on read, and a
-        # later change's records are not counted into it (a trial: "only 6", "only 7", then no warning)
-        records = [{**records[0], BATCH: len(records)}, *records[1:]]
+        # later change's records are not counted into it (a trial: "only 6", "only 7", then no warning). The count
+        # goes first in the record, so a tear inside that record still shows it (a hostile trial: a torn first record
+        # of a 6-record ingest was reported as one task)
+        records = [{BATCH: len(records), **records[0]}, *records[1:]]
     data = "".join(_dumps(r) + "\n" for r in records).encode("utf-8")
     fd = os.open(path, os.O_RDWR)
     try:
@@ -289,10 +315,16 @@ def append(path: Path, records: list[dict], size: int) -> int:
             raise UnlockedWriteError(f"{end - size} bytes were written after this session read the file, without "
                                      "the lock")
         if tail.strip():
-            with open(torn_path(path), "ab") as fh:
-                fh.write(tail + b"\n")
-                fh.flush()
-                os.fsync(fh.fileno())
+            side = torn_path(path)
+            try:
+                with open(side, "ab") as fh:
+                    fh.write(tail + b"\n")
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            except OSError as exc:  # a hostile trial: only the session file was named, whose permissions were fine
+                raise OSError(exc.errno, f"{exc.strerror or exc}, writing {side}, where the incomplete last line "
+                                         "of the session file is kept before the file is written; fix that file or "
+                                         "folder (or move it away)") from None
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
         os.ftruncate(fd, size)

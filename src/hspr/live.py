@@ -577,8 +577,10 @@ LOST_WARNING = "tasks asked but neither recorded nor pending:"
 
 def _torn_record(jf: journal.JournalFile) -> str:
     """How a warning names the file's torn last record: with its task id when that survived."""
-    task = jf.torn_task
-    return f"an incomplete record for task {task!r}" if task else "an incomplete record"
+    task, n = jf.torn_task, jf.torn_batch
+    which = f"an incomplete record for task {task!r}" if task else "an incomplete record"
+    return which + (f", the first of a change of {n} records (an ingest?), none of which is in the file" if n and n > 1
+                    else "")
 
 
 def _torn_moved(jf: journal.JournalFile, path: Path) -> str:
@@ -873,7 +875,9 @@ class LiveSession:
         self.warnings: list[str] = []
         if self._file.torn:
             task = self._file.torn_task
-            again = (f"; if the command on {task} that wrote it (record, record --correct, withdraw or ingest) had "
+            n = self._file.torn_batch
+            again = ("; if the ingest that wrote it had printed its result, ingest that input again" if n and n > 1 else
+                     f"; if the command on {task} that wrote it (record, record --correct, withdraw or ingest) had "
                      "printed its result, run it again" if task else "")
             self.warnings.append(f"{TORN_WARNING} {_torn_record(self._file)} (a process killed while writing it, "
                                  "or a damaged file) and "
@@ -965,8 +969,10 @@ class LiveSession:
                 k, tasks = ev.get("k"), ev.get("tasks")
                 if isinstance(k, bool) or not isinstance(k, int) or not isinstance(tasks, list) \
                         or any(not known(t) or t in told for t in tasks):
+                    this = f"line {lines[i]}" if i < len(lines) else "its line"
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (ask of {k!r} for {tasks!r}): "
-                                           f"the session file is corrupt")
+                                           f"the session file is corrupt: keep a copy of the file and delete {this} (an "
+                                           "ask records no outcome: nothing is lost)")
                 replay.append(("ask", k, tasks))
             elif kind == "tell":
                 task, y = ev.get("task"), ev.get("outcome")
@@ -982,8 +988,13 @@ class LiveSession:
                                            "the session file is corrupt. hspr never writes a second outcome for a task "
                                            f"(a replaced one is a 'correct' event): {fix}")
                 if why:
+                    this = f"line {lines[i]}" if i < len(lines) else "its line"
+                    fix = (f"fix the id on {this} in a copy of the file, or carry the session's other outcomes into a "
+                           f"new one: `hspr live start` on the same bank with another --session NEW, then `hspr live "
+                           f"ingest {self.path} --session NEW --skip-unknown`" if why == "not in the bank" else
+                           f"keep a copy of the file and fix or delete {this} (deleted, that one outcome is lost)")
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: {why}): the "
-                                           f"session file is corrupt")
+                                           f"session file is corrupt: {fix}")
                 told.add(task)
                 first_tell[task] = where(i)
                 replay.append(("tell", task, y))  # Session.tell keeps 0/1 as ints and a pass rate as a float
@@ -1022,7 +1033,10 @@ class LiveSession:
                                            "the bank: the session file is corrupt")
                 self._errors[ev["task"]] = ev
             else:
-                raise LiveSessionError(f"{self.path}: unknown event type {kind!r} at {where(i)}")
+                this = f"line {lines[i]}" if i < len(lines) else "its line"
+                raise LiveSessionError(f"{self.path}: unknown event type {kind!r} at {where(i)}: written by a newer "
+                                       f"hspr? upgrade hspr (pip install -U hspr), or keep a copy of the file and "
+                                       f"delete {this}")
         self._replayed.extend(replay)
         try:
             if self.session is None:

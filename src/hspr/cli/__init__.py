@@ -121,7 +121,9 @@ class LazyGroup(click.Group):
             echo_refused(ctx.meta.get("hspr_args", ()), exc)
             raise
         except HsprError as exc:
-            click.echo(f"error: {exc}", err=True)
+            from .common import saved_note
+
+            click.echo(f"error: {exc}{saved_note()}", err=True)
             ctx.exit(2)
         except BrokenPipeError:  # `hspr bank agents verified | head`: the reader stopped reading, not an error
             import os
@@ -130,10 +132,17 @@ class LazyGroup(click.Group):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
             ctx.exit(0)
         except OSError as exc:  # full disk, lost permission, vanished folder: no traceback
-            from .common import os_error_message
+            from .common import os_error_message, saved_note
 
-            click.echo(f"error: {os_error_message(exc)}", err=True)
+            click.echo(f"error: {os_error_message(exc)}{saved_note()}", err=True)
             ctx.exit(2)
+        except KeyboardInterrupt:  # Ctrl-C: click says "Aborted!", unless the change was saved already
+            from .common import SAVED_KEY
+
+            if not ctx.meta.get(SAVED_KEY):
+                raise
+            click.echo(f"\ninterrupted after the change was saved: {ctx.meta[SAVED_KEY]}", err=True)
+            ctx.exit(130)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Keep the raw arguments in ``ctx.meta`` (seen by :meth:`invoke` when a sub-command's

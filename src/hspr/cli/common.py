@@ -202,6 +202,27 @@ def os_error_message(exc: OSError, where: str | os.PathLike | None = None) -> st
     return f"{f'{name}: ' if name else ''}{exc.strerror or exc}; {fix}, then run the command again"
 
 
+#: ``click.Context.meta`` key: what a command has already saved, for an error or interrupt after it
+SAVED_KEY = "hspr_saved"
+
+
+def note_saved(what: str) -> None:
+    """Record, for the error handlers, that ``what`` is saved (e.g. "hello-world's outcome is recorded in
+    run.hspr"): a failure after it (stdout unwritable, Ctrl-C) then says so. A hostile trial: an
+    outcome saved before a full-disk stdout was reported as an error alone, exit 2, and the user
+    believed nothing was recorded."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[SAVED_KEY] = what
+
+
+def saved_note() -> str:
+    """The clause an error message ends with when the command had saved something before failing, else ''."""
+    ctx = click.get_current_context(silent=True)
+    what = None if ctx is None else ctx.meta.get(SAVED_KEY)
+    return f" (the change itself was saved: {what}; `hspr live status` shows it)" if what else ""
+
+
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
     """True when paths ``a`` and ``b`` name the same file (through links, ``..``, case-folding file systems)."""
     try:

@@ -36,9 +36,11 @@ from .common import (
     check_output_file,
     check_session_bank_label,
     input_warnings,
+    note_saved,
     os_error_message,
     refuse_overwriting_inputs,
     refuse_session_target,
+    saved_note,
 )
 
 SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $HSPR_SESSION."
@@ -112,6 +114,7 @@ def _fail(exc: Exception, as_json: bool) -> None:
         msg = f"{exc.param_hint} {msg}"  # name the option: "--budget '0': ..."
     if isinstance(exc, OSError) and not isinstance(exc, HsprError):
         msg = os_error_message(exc)
+    msg += saved_note()
     if as_json:
         click.echo(json.dumps({"ok": False, "error": msg}))
     click.echo(f"error: {msg}", err=True)
@@ -314,6 +317,7 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
                                     seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
                                     overwrite=force, tasks=tasks,
                                     input_files={"--tasks": tasks_path, "--config": config_path}, announce=busy)
+        note_saved(f"the session {live_s.path} is created")
         st = live_s.status()
     except (LiveSessionError, DataError, BudgetError, ValueError, json.JSONDecodeError, click.BadParameter,
             OSError) as exc:
@@ -491,6 +495,7 @@ def register(group: click.Group) -> None:
         try:
             live_s = _open(session_path)
             new = live_s.record(instance_id, outcome, correct=correct)
+            note_saved(f"{task}'s outcome is recorded in {live_s.path}")
             st = live_s.status()
         except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
@@ -527,6 +532,7 @@ def register(group: click.Group) -> None:
         try:
             live_s = _open(session_path)
             live_s.withdraw(task)
+            note_saved(f"{task}'s outcome is withdrawn in {live_s.path}")
             st = live_s.status()
         except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
@@ -585,6 +591,7 @@ def register(group: click.Group) -> None:
             read = _read_before_fit(path, session_path)
             live_s = _open(session_path)
             res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved, skip_unknown=skip_unknown, read=read)
+            note_saved(f"{len(res.recorded)} outcome(s) of {path} are recorded in {live_s.path}")
             st = live_s.status()
         except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
