@@ -1644,3 +1644,16 @@ def test_a_failure_after_the_save_says_the_outcome_is_recorded(bank, tmp_path, m
     other = live.next()[0]  # a refusal before any save says nothing of the kind
     res = CliRunner().invoke(main, ["live", "record", other, "7", "--session", str(live.path)])
     assert res.exit_code == 2 and "was saved" not in res.stderr
+
+
+def test_an_estimate_that_is_not_a_number_is_refused_with_the_fix(bank, tmp_path, monkeypatch):
+    """The last guard behind the fit cache's checksum: a damaged model gave 'estimate nan %' and exit 0."""
+    import dataclasses
+
+    live = new(bank, tmp_path)
+    live.record(live.next()[0], 1)
+    good = live.session.estimate()
+    monkeypatch.setattr(type(live.session), "estimate", lambda self: dataclasses.replace(good, point=float("nan")))
+    with pytest.raises(LiveSessionError, match=r"estimate is not a number \(nan\): its fitted model is damaged; delete "
+                                               r"the fit cache \(.*\) and run the command again"):
+        live.status()

@@ -94,7 +94,7 @@ from .data.banks import BANKS, load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, brief
-from .fitcache import cached_fit, code_digest
+from .fitcache import cache_dir, cached_fit, code_digest
 from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError, session_lock
 from .methods import LIVE_DEFAULT, REGISTRY, method_class
@@ -1197,10 +1197,21 @@ class LiveSession:
             self.doc["stop_width_pp"] = None if pp is None else float(pp)
 
     def _estimate(self) -> ScoreEstimate | None:
+        """The session's estimate (None before a method without a prior estimate has an outcome).
+
+        Raises LiveSessionError when it is not a number: a hostile trial's damaged fit-cache entry
+        gave ``estimate nan %`` with exit status 0 (the cache now checks each entry's checksum; this
+        is the last guard)."""
         try:
-            return self.session.estimate()
+            est = self.session.estimate()
         except BudgetError:
             return None
+        ends = [est.point] + [v for v in (est.lower, est.upper) if v is not None]
+        if not np.all(np.isfinite(ends)):
+            raise LiveSessionError(f"{self.path}: the {self.doc['method']['name']} estimate is not a number "
+                                   f"({est.point!r}): its fitted model is damaged; delete the fit cache ({cache_dir()}) "
+                                   "and run the command again (the recorded outcomes are safe in the session file)")
+        return est
 
     def stop_reason(self, estimate: ScoreEstimate | None = None) -> str | None:
         """Why the session says stop (as :attr:`LiveStatus.stop_reason`), or None to go on.
