@@ -950,6 +950,9 @@ class LiveSession:
         def where(i: int) -> str:
             return f"event {i}" + (f" (line {lines[i]})" if i < len(lines) else "")
 
+        def line(i: int) -> str:  # the line to fix or delete, as a refusal names it
+            return f"line {lines[i]}" if i < len(lines) else "its line"
+
         def known(t) -> bool:
             return isinstance(t, str) and t in self._task_set
 
@@ -969,7 +972,7 @@ class LiveSession:
                 k, tasks = ev.get("k"), ev.get("tasks")
                 if isinstance(k, bool) or not isinstance(k, int) or not isinstance(tasks, list) \
                         or any(not known(t) or t in told for t in tasks):
-                    this = f"line {lines[i]}" if i < len(lines) else "its line"
+                    this = line(i)
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (ask of {k!r} for {tasks!r}): "
                                            f"the session file is corrupt: keep a copy of the file and delete {this} (an "
                                            "ask records no outcome: nothing is lost)")
@@ -979,7 +982,7 @@ class LiveSession:
                 why = "not in the bank" if not known(task) else "told twice" if task in told else bad_outcome(y)
                 if why == "told twice":  # a trial: a line copied by hand got no way out
                     first = f", first at {first_tell[task]}" if task in first_tell else ""
-                    this = f"line {lines[i]}" if i < len(lines) else "its line"
+                    this = line(i)
                     prev = self._tells.get(task, {}).get("outcome")
                     fix = (f"if {this} repeats the earlier one, delete it" if prev == y or task not in self._tells else
                            f"{this} gives another outcome ({y!r}, the earlier {prev!r}; a hand edit?): delete the wrong "
@@ -988,7 +991,7 @@ class LiveSession:
                                            "the session file is corrupt. hspr never writes a second outcome for a task "
                                            f"(a replaced one is a 'correct' event): {fix}")
                 if why:
-                    this = f"line {lines[i]}" if i < len(lines) else "its line"
+                    this = line(i)
                     fix = (f"fix the id on {this} in a copy of the file, or carry the session's other outcomes into a "
                            f"new one: `hspr live start` on the same bank with another --session NEW, then `hspr live "
                            f"ingest {self.path} --session NEW --skip-unknown`" if why == "not in the bank" else
@@ -1033,7 +1036,7 @@ class LiveSession:
                                            "the bank: the session file is corrupt")
                 self._errors[ev["task"]] = ev
             else:
-                this = f"line {lines[i]}" if i < len(lines) else "its line"
+                this = line(i)
                 raise LiveSessionError(f"{self.path}: unknown event type {kind!r} at {where(i)}: written by a newer "
                                        f"hspr? upgrade hspr (pip install -U hspr), or keep a copy of the file and "
                                        f"delete {this}")
