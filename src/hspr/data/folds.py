@@ -45,7 +45,7 @@ def make_folds(agents: Sequence[str], n_folds: int = N_FOLDS, seed: int = 0) -> 
     names = sorted(agents)
     if len(names) < n_folds + 1:
         raise HsprError(f"{len(names)} agents are too few for {n_folds} target folds (at least {n_folds + 1} are "
-                         "needed); add agents, or score new agents against all of them (hspr replay --targets, hspr live)")
+                        "needed); add agents, or score new agents against all of them (hspr replay --targets, hspr live)")
     order = np.array(names, dtype=object)
     np.random.default_rng(seed).shuffle(order)
     return [list(map(str, part)) for part in np.array_split(order, n_folds)]
