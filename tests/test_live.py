@@ -935,10 +935,51 @@ def test_a_damaged_event_or_version_names_the_way_out(bank, tmp_path):
     refused(good.replace('"version":2', '"version":3'), r"version 3; .*written by a newer hspr: upgrade hspr")
     refused(good.replace('"version":2', '"version":1'), r"line 1 says version 1, but .* set its \"version\" back to 2")
     refused(good.replace('"version":2', '"version":"two"'), r"version 'two'; .*damaged or hand-edited")
+    refused(good.replace('"version":2,', ''), r"version None; .*restore the file from a copy, or set its \"version\" "
+            r"to 2")
     fresh = LiveSession.create(tmp_path / "fresh.hspr", 12, matrix=bank["csv"], config=FAST)
     live.path.write_text(edited(t2, "ghost__ghost-1"))
     fresh.ingest(live.path, skip_unknown=True)  # the way out the message names
     assert fresh.recorded == {t1: 1}
+
+
+def test_a_damaged_id_before_a_correct_or_withdraw_still_has_a_way_out(bank, tmp_path):
+    """A re-trial: with a told id damaged, its later `correct` (or `withdraw`) line stopped the `ingest
+    --skip-unknown` the session's message named; a damaged id on the `correct` line itself named no way out."""
+    live = new(bank, tmp_path)
+    t1, t2, t3 = live.next(3)
+    live.record(t1, 1)
+    live.record(t2, 0)
+    live.record(t3, 1)
+    live.record(t2, 1, correct=True)
+    live.withdraw(t3)
+    lines = live.path.read_text().splitlines(keepends=True)
+
+    def damaged(kind, task, name):
+        k = next(k for k, ln in enumerate(lines) if f'"type":"{kind}"' in ln and f'"{task}"' in ln)
+        out = lines.copy()
+        out[k] = out[k].replace(task, "ghost__ghost-1")
+        path = tmp_path / name
+        path.write_text("".join(out))
+        return path, k + 1
+
+    for task, kind in ((t2, "correct"), (t3, "withdraw")):  # the told id damaged: its later line has no tell
+        path, _ = damaged("tell", task, f"tell-{kind}.hspr")
+        with pytest.raises(LiveSessionError, match=r"not in the bank\).*--skip-unknown"):
+            LiveSession.open(path)
+        target = LiveSession.create(tmp_path / f"new-{kind}.hspr", 12, matrix=bank["csv"], config=FAST)
+        with pytest.raises(HsprError, match=r"which no earlier line told: .*with --skip-unknown the rest is read"):
+            target.ingest(path)
+        res = target.ingest(path, skip_unknown=True)
+        assert target.recorded == {t1: 1, t2: 1}  # t2's corrected outcome is its last word; t3 stays withdrawn
+        assert any("which no earlier line told" in n for n in res.notes)
+    path, at = damaged("correct", t2, "correct-id.hspr")  # the id on the correct line itself
+    with pytest.raises(LiveSessionError, match=rf"line {at}\) cannot be replayed \(task 'ghost__ghost-1': corrects a task "
+                                               r"not told before it\): .*fix or delete line .*--skip-unknown"):
+        LiveSession.open(path)
+    target = LiveSession.create(tmp_path / "new-correct-id.hspr", 12, matrix=bank["csv"], config=FAST)
+    target.ingest(path, skip_unknown=True)
+    assert target.recorded == {t1: 1, t2: 0}  # the correction is lost with its id; the told outcome stays
 
 
 def test_a_tell_line_copied_by_hand_names_both_events_and_the_line_to_delete(bank, tmp_path):
@@ -1640,10 +1681,24 @@ def test_a_failure_after_the_save_says_the_outcome_is_recorded(bank, tmp_path, m
     else:
         assert res.exit_code == 130
         assert f"interrupted after the change was saved: {task}'s outcome is recorded in" in res.stderr
+        from hspr.live import LiveStatus
+
+        monkeypatch.setattr(LiveStatus, "to_dict", fail)  # the --json output's way to the same failure
+        undo = CliRunner().invoke(main, ["live", "withdraw", task, "--session", str(live.path), "--json"])
+        monkeypatch.undo()
+        monkeypatch.setattr(cli_live, "echo_status", fail)
+        assert undo.exit_code == 130
+        assert json.loads(undo.stdout) == {"ok": False, "error": f"interrupted after the change was saved: {task}'s "
+                                                                 f"outcome is withdrawn in {live.path}"}
+        assert LiveSession.open(live.path).recorded == {}
+        CliRunner().invoke(main, ["live", "record", task, "1", "--session", str(live.path)])
     assert LiveSession.open(live.path).recorded == {task: 1}
     other = live.next()[0]  # a refusal before any save says nothing of the kind
     res = CliRunner().invoke(main, ["live", "record", other, "7", "--session", str(live.path)])
     assert res.exit_code == 2 and "was saved" not in res.stderr
+    # nor does a command that changed nothing (a re-trial: "0 outcome(s) ... are recorded")
+    res = CliRunner().invoke(main, ["live", "record", task, "1", "--session", str(live.path)])
+    assert res.exit_code == (2 if failure == "full_stdout" else 1) and "saved" not in res.stderr
 
 
 def test_an_estimate_that_is_not_a_number_is_refused_with_the_fix(bank, tmp_path, monkeypatch):

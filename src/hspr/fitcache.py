@@ -102,6 +102,9 @@ def _load(path: Path, key: str, tasks: tuple[str, ...]):
             path.unlink()
         except OSError:
             pass
+        # a re-trial: the refit after a damaged entry looked like any first fit
+        warnings.warn(f"the fit-cache entry {path} was damaged (or not hspr's); it was deleted and the model is fitted "
+                      "again", stacklevel=3)
         return None
     try:
         os.utime(path)  # in use: kept by the age-based clean-up

@@ -1018,7 +1018,8 @@ def is_session_file(path: str | Path) -> bool:
         return False
 
 
-def read_session_outcomes(path: str | Path, trials: int | None = None, digest: str | None = None) -> HarnessRead:
+def read_session_outcomes(path: str | Path, trials: int | None = None, digest: str | None = None,
+                          lenient: bool = False) -> HarnessRead:
     """The outcomes recorded in another hspr live session file (:mod:`hspr.journal`), one per
     ``tell`` event (the last ``correct`` event of its task replaces it, a ``withdraw`` event removes
     it): 0/1, or on a bank of ``trials`` repeated trials a pass rate k / trials (status 'partial'
@@ -1030,7 +1031,10 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
 
     Raises HarnessFormatError naming the file (and the file line of the event) when it cannot be
     read as a session, tells one task twice with different outcomes, or holds outcomes of another
-    kind than the bank's (pass rates for a 0/1 bank, or rates that are not k / trials).
+    kind than the bank's (pass rates for a 0/1 bank, or rates that are not k / trials). A
+    ``correct`` or ``withdraw`` of a task no earlier line told (a damaged or edited id) is refused
+    too, unless ``lenient`` (``ingest --skip-unknown``, the way out a damaged session's error names):
+    then a ``correct`` counts as the task's outcome and a ``withdraw`` is left out, each with a note.
     """
     from .journal import DAMAGED_HEADER, EVENT_TYPES, LiveSessionError, read
 
@@ -1069,6 +1073,7 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
 
     seen = {}
     errors: dict[str, str] = {}
+    lenient_notes: list[str] = []
     for i, ev in enumerate(events):
         if not isinstance(ev, dict) or ev.get("type") not in EVENT_TYPES:  # as the session's reader
             got = f"type {ev.get('type')!r}" if isinstance(ev, dict) else f"a JSON {type(ev).__name__}"
@@ -1076,8 +1081,11 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
                                      "damaged or hand-edited; nothing was recorded")
         if ev["type"] == "withdraw":  # `live withdraw`: the task's outcome is taken back
             if seen.pop(ev.get("task"), None) is None:
-                raise HarnessFormatError(f"{path}: {where(i)} withdraws task {ev.get('task')!r}, which no earlier line "
-                                         "told: the file is damaged or hand-edited; nothing was recorded")
+                what = f"{where(i)} withdraws task {ev.get('task')!r}, which no earlier line told"
+                if not lenient:
+                    raise HarnessFormatError(f"{path}: {what}: the file is damaged or hand-edited; nothing was recorded "
+                                             "(with --skip-unknown the rest is read)")
+                lenient_notes.append(f"{path}: {what}; left out")
             continue
         if ev["type"] == "error" and isinstance(ev.get("task"), str):  # a harness error waiting for a re-run
             errors[ev["task"]] = str(ev.get("detail", ""))
@@ -1096,8 +1104,11 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
                                      f"this bank's {trials} trials; nothing was recorded")
         if ev["type"] == "correct":  # `record --correct`: the later outcome replaces the told one
             if task not in seen:
-                raise HarnessFormatError(f"{path}: {where(i)} corrects task {task!r}, which no earlier line told: the "
-                                         "file is damaged or hand-edited; nothing was recorded")
+                what = f"{where(i)} corrects task {task!r}, which no earlier line told"
+                if not lenient:
+                    raise HarnessFormatError(f"{path}: {what}: the file is damaged or hand-edited; nothing was recorded "
+                                             "(with --skip-unknown the rest is read)")
+                lenient_notes.append(f"{path}: {what}; its corrected outcome is read as the task's outcome")
             seen[task] = (where(i), y, ev.get("source", "record"))
             continue
         if task in seen and seen[task][1] != y:
@@ -1115,7 +1126,7 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
     # a trial: the other session's tasks waiting for a re-run were dropped ('0 harness errors')
     out += [HarnessOutcome(t, ERROR, f"a harness error in session {path.name}: {d}", str(path))
             for t, d in errors.items() if t not in seen]
-    notes = [] if out else [f"{path}: the session has no recorded outcome"]
+    notes = ([] if out else [f"{path}: the session has no recorded outcome"]) + lenient_notes
     if damaged is not None:
         notes.append(f"{path}: its header (line 1) is damaged ({damaged}), so which bank its outcomes are of was not "
                      "checked; they were read from its later lines: ingest it only into a session on the same bank")
@@ -1212,7 +1223,7 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
                 raise
         form = None
     if form == "session":
-        read = read_session_outcomes(path, trials, digest)
+        read = read_session_outcomes(path, trials, digest, lenient=keep is not None)
     elif form == "tb_run":
         read = read_tb_run(path, trials, keep, known)
     elif form == "harbor_job":

@@ -263,7 +263,9 @@ def _check_header(path: Path, head, where: str) -> None:
         newer = (isinstance(version, int) and not isinstance(version, bool) and version > VERSION)
         raise LiveSessionError(f"{path}: session file version {version!r}; this hspr reads versions {LEGACY_VERSION} "
                                f"and {VERSION}" + ("; it was written by a newer hspr: upgrade hspr (pip install -U hspr)"
-                                                   if newer else ": the header is damaged or hand-edited"))
+                                                   if newer else f": the header is damaged or hand-edited; restore the "
+                                                   f"file from a copy, or set its \"version\" to {VERSION} (a journal: "
+                                                   "one record per line)"))
 
 
 def _read_object(path: Path, doc: dict, n_bytes: int) -> JournalFile:

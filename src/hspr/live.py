@@ -1007,8 +1007,12 @@ class LiveSession:
                 at = next((k for k, r in enumerate(replay) if r[0] == "tell" and r[1] == task), None)
                 why = "corrects a task not told before it" if at is None else bad_outcome(y)
                 if why:
+                    fix = (f"keep a copy of the file and fix or delete {line(i)}; or carry the session's outcomes into a "
+                           f"new one: `hspr live start` on the same bank with another --session NEW, then `hspr live "
+                           f"ingest {self.path} --session NEW --skip-unknown`" if at is None else
+                           f"keep a copy of the file and fix or delete {line(i)} (deleted, the outcome it replaced stays)")
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: {why}): the "
-                                           f"session file is corrupt")
+                                           f"session file is corrupt: {fix}")
                 replay[at] = ("tell", task, y)
                 self._corrected.setdefault(task, []).append(self._tells[task]["outcome"])
                 self._tells[task] = {**self._tells[task], "outcome": y, "source": ev.get("source"),
@@ -1018,7 +1022,10 @@ class LiveSession:
                 at = next((k for k, r in enumerate(replay) if r[0] == "tell" and r[1] == task), None)
                 if at is None:
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: withdraws a "
-                                           "task not told before it): the session file is corrupt")
+                                           f"task not told before it): the session file is corrupt: keep a copy of the "
+                                           f"file and fix or delete {line(i)}; or carry the session's outcomes into a "
+                                           f"new one: `hspr live start` on the same bank with another --session NEW, "
+                                           f"then `hspr live ingest {self.path} --session NEW --skip-unknown`")
                 del replay[at]
                 # as if never asked either: the task leaves the logged asks (a later ask's replay would
                 # otherwise drop it from the pending tasks or not, by whether anything was asked since)

@@ -141,7 +141,12 @@ class LazyGroup(click.Group):
 
             if not ctx.meta.get(SAVED_KEY):
                 raise
-            click.echo(f"\ninterrupted after the change was saved: {ctx.meta[SAVED_KEY]}", err=True)
+            text = f"interrupted after the change was saved: {ctx.meta[SAVED_KEY]}"
+            if "--json" in ctx.meta.get("hspr_args", ()):  # a script reading stdout gets its object (a re-trial)
+                import json
+
+                click.echo(json.dumps({"ok": False, "error": text}))
+            click.echo(f"\n{text}", err=True)
             ctx.exit(130)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:

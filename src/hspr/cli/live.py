@@ -230,13 +230,15 @@ def _set_stop_width(live: LiveSession, stop_width: float | None) -> None:
                    + (f" (was {was:g} pp)" if was is not None else " (it had none)"), err=True)
 
 
-def _read_before_fit(path: str, session_path: str):
+def _read_before_fit(path: str, session_path: str, skip_unknown: bool = False):
     """The outcomes of ``path`` read with the session header's bank settings, before the session
     is opened: a malformed file is refused at once, not after a fit the cache did not have (a
     review). None where the header cannot tell (the open then says why). For the forms that count
     trials per task (a bank of repeated trials, a tb run results.json, a Harbor job) only the file's form is
     checked here (a trial count is checked once the bank's task ids are known: an id of another
-    bank is named as such), and the session reads it again."""
+    bank is named as such), and the session reads it again. With ``skip_unknown`` every id is kept
+    here (the session skips the unknown ones), and a session file is read leniently
+    (:func:`hspr.harness.read_session_outcomes`)."""
     from .. import journal
     from ..harness import read_outcomes
 
@@ -246,7 +248,8 @@ def _read_before_fit(path: str, session_path: str):
         return None
     if not isinstance(bank, dict):
         return None
-    return read_outcomes(path, bank.get("trials"), bank.get("digest"), known=lambda _: False)
+    return read_outcomes(path, bank.get("trials"), bank.get("digest"), keep=(lambda _: True) if skip_unknown else None,
+                         known=lambda _: False)
 
 
 def _parse_budget(text: str, n_tasks: int, whose: str = "the bank's") -> int:
@@ -495,7 +498,8 @@ def register(group: click.Group) -> None:
         try:
             live_s = _open(session_path)
             new = live_s.record(instance_id, outcome, correct=correct)
-            note_saved(f"{task}'s outcome is recorded in {live_s.path}")
+            if new:  # "already recorded: no change" saves nothing
+                note_saved(f"{task}'s outcome is recorded in {live_s.path}")
             st = live_s.status()
         except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
@@ -588,10 +592,11 @@ def register(group: click.Group) -> None:
         trials, else nothing is recorded.
         """
         try:
-            read = _read_before_fit(path, session_path)
+            read = _read_before_fit(path, session_path, skip_unknown)
             live_s = _open(session_path)
             res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved, skip_unknown=skip_unknown, read=read)
-            note_saved(f"{len(res.recorded)} outcome(s) of {path} are recorded in {live_s.path}")
+            if res.recorded:  # a re-trial: "0 outcome(s) ... are recorded" was said of an ingest that changed nothing
+                note_saved(f"{len(res.recorded)} outcome(s) of {path} are recorded in {live_s.path}")
             st = live_s.status()
         except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
