@@ -239,7 +239,7 @@ def test_hspr_auto_uses_shipped_config_when_digest_matches(bank, monkeypatch):
     assert get_method("hspr_auto").name == "hspr_auto" and get_method("hspr_auto").seed_kind == "adaptive"
 
 
-def test_hspr_auto_selects_when_no_entry_matches(bank, caplog):
+def test_hspr_auto_selects_when_no_entry_matches(bank, caplog, monkeypatch):
     src = bank.rows(np.arange(5))
     auto = sel.HSPRAuto(base_config=TINY, table={"toy": {"0": {"config": TINY.to_dict(), "source_digest": "x"}}})
     with caplog.at_level(logging.WARNING, logger=sel.__name__):
@@ -252,6 +252,13 @@ def test_hspr_auto_selects_when_no_entry_matches(bank, caplog):
     assert 2 <= len(ticks) <= 11 and ticks[-1].startswith(f"hspr_auto selection on {src.source}: ")
     done, total = map(int, re.search(r": (\d+) of (\d+) held-out runs \(100 %\)", ticks[-1]).groups())
     assert done == total > 0
+    caplog.clear()  # `replay --quiet` sets QUIET_ENV: a new-user trial still got 40 such lines
+    with caplog.at_level(logging.WARNING, logger=sel.__name__):
+        monkeypatch.setenv(sel.QUIET_ENV, "1")
+        again = auto.fit(src)
+    assert again.config == model.config
+    assert not [r for r in caplog.records if "held-out runs" in r.getMessage()]
+    assert any("running source-only selection" in r.getMessage() for r in caplog.records)  # said once, still
 
 
 def test_shipped_table_entries_are_valid():
@@ -310,6 +317,56 @@ def test_cli_select_writes_result_and_record(tmp_path):
                                     "--out", str(tmp_path / "sel2.json"), "--record", str(rec)])
     assert bad.exit_code == 2 and "holds toy fold(s) 2 selected on another matrix" in " ".join(bad.output.split())
     assert not (tmp_path / "sel2.json").exists() and json.loads(rec.read_text()) == table
+
+
+def test_cli_select_on_every_agent_and_against_the_defaults(tmp_path):
+    """A new-user trial: no way to choose on every agent for a live session, and nothing said the chosen
+    settings were no better than the defaults (they replayed 1.5 pp worse on the trial's 38-agent bank)."""
+    from hspr.cli import main
+    from hspr.cli.select import versus_default_lines
+
+    m = tiny_bank(n_agents=9, seed=3)
+    path = write_wide_csv(m, tmp_path / "toy.csv")
+    out = tmp_path / "all.json"
+    res = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "all", "-q", "--eval-nodes", "64",
+                                    "--eval-draws", "512", "--out", str(out), "--config-out", str(tmp_path / "c.json")])
+    assert res.exit_code == 0, res.output
+    payload = json.loads(out.read_text())
+    assert payload["fold"] == "all" and payload["n_sources"] == 9 and payload["source_digest"] == m.digest()
+    direct = sel.select_config(m, eval_nodes=64, eval_draws=512, compare_default=True)
+    assert payload["config"] == direct.config.to_dict()
+    assert payload["default"]["mae"] == direct.default["mae"]
+    # the defaults scored as stage 3 scores its candidates: the same number as a stage-3 run of the defaults
+    dflt = sel.stage_table(sel.stage3(HSPRConfig()), np.zeros((9, 1, 3, 2)))  # the rows' layout
+    assert dflt[1]["setting"]["lam"] == 0.5 == HSPRConfig().lam
+    diff, se = direct.versus_default()
+    chosen_err = np.asarray(direct.stages[2][direct.chosen[2]]["agent_err"])
+    assert diff == pytest.approx(chosen_err.mean() - np.mean(direct.default["agent_err"]))
+    assert se == pytest.approx(np.std(chosen_err - np.asarray(direct.default["agent_err"]), ddof=1) / 3)
+    said = " ".join(res.output.split())
+    assert f"default settings (rank=2, gamma=4.0, kappa=1.0, acquisition=score, lam=0.5): source MAE " \
+           f"{100 * direct.default['mae']:.3f} pp on the same 9 held-out agents" in said
+    assert "was chosen on fold" not in said
+    # the warning follows the one-standard-error rule
+    from types import SimpleNamespace
+
+    def result(chosen, default, config):
+        return SimpleNamespace(versus_default=lambda: (np.mean(np.subtract(chosen, default)),
+                                                       np.std(np.subtract(chosen, default), ddof=1) / 2),
+                               default={"mae": float(np.mean(default))}, n_sources=4, config=config,
+                               stages=[[0] * 44, [0] * 16, [0] * 2])
+
+    other = HSPRConfig(rank=1)
+    assert len(versus_default_lines(result([1, 2, 3, 4], [1.1, 2.1, 3.1, 4.1], other))) == 1  # 0.1 lower, SE 0
+    # 0.1 lower on average, all of it from one agent: SE 0.1, not clearly better
+    assert "not clearly better than the defaults" in versus_default_lines(result([1, 2, 3, 4], [1, 2, 3, 4.4], other))[1]
+    assert len(versus_default_lines(result([1, 2, 3, 4], [0.9, 2, 3, 4], other))) == 2  # higher: warned
+    assert len(versus_default_lines(result([1, 2, 3, 4], [1, 2, 3, 4.4], HSPRConfig()))) == 1  # it is the defaults
+    bad = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "all", "-q", "--out", str(out),
+                                    "--record", str(tmp_path / "t.json")])
+    assert bad.exit_code == 2 and "--record table holds per-fold choices" in " ".join(bad.output.split())
+    bad = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "every", "--out", str(out)])
+    assert bad.exit_code == 2 and "give a fold number 0..3, or 'all'" in " ".join(bad.output.split())
 
 
 def test_concurrent_records_keep_every_entry_and_leave_no_lock_file(tmp_path):
