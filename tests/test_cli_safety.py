@@ -391,6 +391,7 @@ def test_more_workers_than_cores_are_capped_with_a_note(files):
               "--out", files / "r.json")
     cores = os.cpu_count() or 1
     assert res.exit_code == 0 and f"--workers 1000 is more than this machine's {cores} core(s); using {cores}" in res.output
+    assert "HSPR_QUIET" not in os.environ  # -q quiets hspr_auto's selections for the command only
 
 
 def test_a_one_task_subset_suggests_a_budget_that_is_accepted(files):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import sys
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -123,6 +125,24 @@ def _copied_rows(targets: ResponseMatrix, bank: ResponseMatrix) -> list[tuple[st
 
 #: the largest seed: a results file is JSON, whose readers hold numbers as doubles (``hspr report`` refuses more)
 MAX_SEED = 2 ** 53 - 1
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str | None) -> Iterator[None]:
+    """``os.environ[name] = value`` inside the block (nothing when ``value`` is None), restored after:
+    a command run in-process (click's test runner, the Python API) leaves the environment as it was."""
+    if value is None:
+        yield
+        return
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
@@ -388,7 +408,8 @@ def register(group: click.Group) -> None:
                        "(so `hspr report` keeps them apart from full-budget runs).")
     @click.option("--stop-min-tasks", "stop_min_tasks", type=click.IntRange(min=1), default=MIN_TASKS, show_default=True,
                   help="With --stop-width: outcomes to see before the width can stop a run.")
-    @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+    @click.option("--quiet", "-q", is_flag=True, help="No progress bar, and no progress lines of the source-only "
+                                                      "selections of hspr_auto (--config auto).")
     def replay_cmd(bank, matrix, targets, split, newest, strongest, methods, budget, seeds, workers, backend, scheduler,
                    missing_as_zero, config_path, acquisition, decision, no_group_uncertainty, out, csv_path, tasks_path,
                    stop_width, stop_min_tasks, quiet):
@@ -574,7 +595,10 @@ def register(group: click.Group) -> None:
                 seeds_map[n] = seed_list[:1]
         all_runs = []
         t0 = time.perf_counter()
-        with connected(backend, scheduler, workers) as joblib_backend, Progress(
+        from ..methods.hspr.selection import QUIET_ENV
+
+        # read where hspr_auto selects, in this process or a worker started from it
+        with _environment(QUIET_ENV, "1" if quiet else None), connected(backend, scheduler, workers) as joblib_backend, Progress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                 TimeRemainingColumn(), console=console, disable=quiet) as prog:
             for label, mat, folds, job_targets in jobs:
