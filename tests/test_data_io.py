@@ -348,7 +348,8 @@ def test_empty_files(tmp_path):
 BAD_LONG = [
     ("agent,instance_id,resolved\na1,t1,1\na2,t1,0\na1,t1,0\n",
      ["conflicting outcomes", "agent 'a1'", "instance_id 't1'", "line 2 says 1", "line 4 says 0"]),
-    ("agent,instance_id,resolved\na1,t1,1\na1,t2,maybe\n", ["line 3", "non-binary value 'maybe'", "'t2'"]),
+    ("agent,instance_id,resolved\na1,t1,1\na1,t2,maybe\n", ["line 3", "non-binary value 'maybe'", "'t2'",
+                                                         "a run that did not happen has no line"]),
     ("agent,instance_id,resolved\na1,t1,1\na1,t2,\n", ["line 3", "empty resolved value", "drop the line"]),
     ("agent,instance_id,resolved\na1,t1,1\n,t2,1\n", ["line 3", "empty agent"]),
     ("agent,instance_id,resolved\na1,t1,1,9\n", ["line 2", "4 fields"]),

@@ -140,10 +140,13 @@ def parse_outcome(text: str, where: str) -> int | None:
     return y
 
 
-def _parse_cells(cells: np.ndarray, where: Callable[[int, int], str]) -> tuple[np.ndarray, np.ndarray]:
+def _parse_cells(cells: np.ndarray, where: Callable[[int, int], str],
+                 no_run: str = NO_RUN) -> tuple[np.ndarray, np.ndarray]:
     """Parse a 2-D array of cell strings into (values int8, missing bool), both ``cells.shape``.
 
-    ``where(r, c)`` describes the location of cell (r, c) for the error message.
+    ``where(r, c)`` describes the location of cell (r, c) for the error message, ``no_run`` how the
+    form writes a missing run (a long CSV leaves the line out: a new-user trial read "empty = no
+    run" in its refusal, and an empty value was then refused).
     """
     # normalise each distinct cell text once (a bank has a handful), then map back
     uniq, inv = np.unique(cells.astype(str), return_inverse=True)
@@ -155,7 +158,7 @@ def _parse_cells(cells: np.ndarray, where: Callable[[int, int], str]) -> tuple[n
     if bad.any():
         r, c = np.argwhere(bad)[0]
         raise DataError(
-            f"{where(int(r), int(c))}: non-binary value {str(cells[r, c])!r}; outcomes must be 0 or 1 ({SPELLINGS}; {NO_RUN})"
+            f"{where(int(r), int(c))}: non-binary value {str(cells[r, c])!r}; outcomes must be 0 or 1 ({SPELLINGS}; {no_run})"
         )
     return ones.astype(np.int8), miss
 
@@ -362,8 +365,8 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
             f"or drop the line (pairs absent from the file are missing runs)"
         )
     vals, _ = _parse_cells(
-        arr[:, 2:3], lambda r, c: f"{path}: line {lines[r]}, column resolved (agent {agent[r]!r}, {tid} {task[r]!r})"
-    )
+        arr[:, 2:3], lambda r, c: f"{path}: line {lines[r]}, column resolved (agent {agent[r]!r}, {tid} {task[r]!r})",
+        "a run that did not happen has no line")
     import pandas as pd  # imported where used: loading a wide bank (every live command) does not need it
 
     df = pd.DataFrame({"agent": agent, "task": task, "v": vals[:, 0], "line": lines})
