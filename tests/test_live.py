@@ -193,6 +193,12 @@ def test_refused_inputs(bank, tmp_path):
     assert did_you_mean(["crack-7z-hash.hrad"], bank) == "; did you mean 'crack-7z-hash.hard' for 'crack-7z-hash.hrad'"
     assert did_you_mean(["zzzz"], bank) == ""
     assert did_you_mean(["task0010", "django__django-11098"], ["task0005", "django__django-11099"]) == ""  # other tasks
+    # a new-user trial: an id typed without its benchmark's prefix (or with one the bank's ids lack) got no hint
+    mine = ["mybench/task-016", "mybench/task-0160", "other:task-9", "plain-1", "a/dup", "b/dup"]
+    assert did_you_mean(["task-016"], mine) == "; did you mean 'mybench/task-016' for 'task-016'"
+    assert did_you_mean(["task-9"], mine) == "; did you mean 'other:task-9' for 'task-9'"
+    assert did_you_mean(["x/plain-1"], mine) == "; did you mean 'plain-1' for 'x/plain-1'"
+    assert did_you_mean(["task-01"], mine) == did_you_mean(["dup"], mine) == ""  # another task; two ids end in it
     assert live.record(t, "resolved") is True
     assert live.record(t, 1) is False  # same outcome twice: a no-op
     n_events = len(journal.read(Path(live.path)).doc["events"])
@@ -892,6 +898,17 @@ def test_other_methods_and_start_options(bank, tmp_path):
     out = cli(["start", "--matrix", bank["csv"], "--budget", "0.1", "--config", bank["cfg"], "--stop-width", 20,
                "--session", tmp_path / "f.hspr", "--json"])
     assert out["budget"] == 6 and out["stop_width_pp"] == 20.0
+    # a new-user trial: nothing said which configuration a session ran
+    assert out["config_file"] == str(bank["cfg"].resolve())
+    assert out["settings_changed"]["config"]["n_nodes"] == FAST["n_nodes"]  # hspr_robust's config: given whole
+    assert f"settings from {bank['cfg'].resolve()}" in cli(["status", "--session", tmp_path / "f.hspr"]).splitlines()[0]
+    plain = cli(["start", "--matrix", bank["csv"], "--budget", 4, "--method", "hspr", "--session", tmp_path / "p.hspr",
+                 "--json"])
+    assert plain["settings_changed"] == {} and plain["config_file"] is None
+    from hspr.live import changed_settings
+
+    assert changed_settings("hspr", {**HSPRConfig().to_dict(), "rank": 1, "lam": 0.0}) == {"lam": 0.0, "rank": 1}
+    assert changed_settings("hspr_robust", {"config": None, "shift": {"min_factor": 1.1}})["shift.min_factor"] == 1.1
 
 
 def test_corrupt_event_log_refused(bank, tmp_path):

@@ -142,6 +142,13 @@ class LiveStatus:
         Problems met while replaying the event log (e.g. a replayed ask that chose other tasks).
     trials : int or None
         Trials per task of the bank (None: one 0/1 run), for how an outcome is written.
+    settings : dict
+        The method's settings that differ from its defaults (``--config``), nested keys joined with
+        dots (``{"config.rank": 1}``; a group of settings whose default is None, such as
+        ``hspr_robust``'s per-fold ``config``, is kept whole); empty at the defaults. A new-user
+        trial found no command said which configuration a session ran.
+    config_file : str or None
+        The ``--config`` file the session was started with (absolute path), if any.
     """
 
     session: str
@@ -162,6 +169,8 @@ class LiveStatus:
     warnings: tuple[str, ...] = ()
     bank_label: str | None = None
     trials: int | None = None
+    settings: dict = field(default_factory=dict)
+    config_file: str | None = None
 
     @property
     def budget_left(self) -> int:
@@ -181,6 +190,8 @@ class LiveStatus:
             "bank": self.bank,
             "bank_label": self.bank_label,
             "method": self.method,
+            "settings_changed": dict(self.settings),
+            "config_file": self.config_file,
             "n_tasks": self.n_tasks,
             "budget": self.budget,
             "seed": self.seed,
@@ -351,8 +362,10 @@ def did_you_mean(unknown: list[str], known) -> str:
     """'; did you mean ...' for unknown ids that equal a bank id up to letter case, surrounding
     white space, Unicode normal form (an 'ä' typed as a + combining diaeresis prints the same as
     the bank's) and glob escapes (``c[?]``, as ``next --format harbor`` prints ``c?``; a hostile trial);
-    failing those, the closest bank id with the same digits (``difflib``, similarity >= 0.85: a
-    typing slip in the letters; ids differing in a number are other tasks); at most 3 shown, else ''."""
+    failing those, the one bank id that is the unknown id with a prefix ending in ``/`` or ``:``
+    (``task-016`` for ``mybench/task-016``; a new-user trial) or without one; failing those, the
+    closest bank id with the same digits (``difflib``, similarity >= 0.85: a typing slip in the
+    letters; ids differing in a number are other tasks); at most 3 shown, else ''."""
     def key(t: str) -> str:
         return unicodedata.normalize("NFC", re.sub(r"\[([*?\[])\]", r"\1", t)).strip().casefold()
 
@@ -360,6 +373,16 @@ def did_you_mean(unknown: list[str], known) -> str:
     for t in known:  # the first id in the bank's column order wins (ids that differ only in case)
         fold.setdefault(key(t), t)
     hits = [(u, fold[key(u)]) for u in unknown if key(u) in fold]
+    if not hits:  # the id without its benchmark prefix, or with one the bank's ids do not have
+        def tail(t: str) -> str:
+            return re.split(r"[/:]", t)[-1]
+
+        tails: dict[str, list[str]] = {}
+        for k, t in fold.items():
+            if tail(k) != k:
+                tails.setdefault(tail(k), []).append(t)
+        hits = [(u, tails[key(u)][0]) for u in unknown if len(tails.get(key(u), ())) == 1]
+        hits += [(u, fold[tail(key(u))]) for u in unknown if tail(key(u)) != key(u) and tail(key(u)) in fold]
     if not hits:  # a typing slip (a re-trial: 'crack-7z-hash.hrad' for 'crack-7z-hash.hard' got no hint)
         import difflib
 
@@ -532,6 +555,28 @@ def _make_method(name: str, settings) -> Method:
 def _method_settings(name: str, config) -> dict:
     """The settings a session file stores for ``name`` built from ``config``: :meth:`Method.get_params`."""
     return _make_method(name, config).get_params()
+
+
+def changed_settings(name: str, settings: dict) -> dict:
+    """The entries of ``settings`` (a session's stored :meth:`Method.get_params`) that differ from
+    method ``name``'s defaults, nested keys joined with dots, in sorted order; {} when unknown."""
+    try:
+        default = _method_settings(name, None)
+    except (TypeError, ValueError):
+        return {}
+    out: dict = {}
+
+    def walk(mine, base, prefix: str) -> None:
+        for k in sorted(set(mine) | set(base)):
+            x, y = mine.get(k), base.get(k)
+            if isinstance(x, dict) and isinstance(y, dict):
+                walk(x, y, f"{prefix}{k}.")
+            elif x != y:
+                out[prefix + k] = x
+
+    if isinstance(settings, dict):
+        walk(settings, default, "")
+    return out
 
 
 def check_stop_width(pp: float | None, name: str = "stop width") -> None:
@@ -1561,6 +1606,8 @@ class LiveSession:
             n_recorded=self.session.n_queried, extra=extra, pending=tuple(self.session.pending), needs_rerun=rerun,
             expected_width=expected, stop_width_pp=self.stop_width, stop=stop,
             stop_reason=why, warnings=tuple(warn), bank_label=b.get("name"), trials=self.matrix.trials,
+            settings=changed_settings(self.doc["method"]["name"], self.doc["method"].get("config") or {}),
+            config_file=(self.doc.get("input_files") or {}).get("--config"),
         )
 
     def __repr__(self) -> str:
