@@ -50,7 +50,7 @@ def test_merge_cli_and_a_live_session_on_the_old_bank(tmp_path, monkeypatch):
     assert runner.invoke(main, ["live", "start", "--matrix", str(bank), "--budget", "4", "--method", "uniform",
                                 "--session", str(tmp_path / "s.hspr")]).exit_code == 0
     res = runner.invoke(main, ["bank", "merge", str(bank), str(extra), "--out", str(bank)])
-    assert res.exit_code == 0 and f"2 agent(s) and 0 task(s) more than {bank});" in res.output and "digest" in res.output
+    assert res.exit_code == 0 and f"2 agent(s) and 0 task(s) more than {bank} had);" in res.output and "digest" in res.output
     # into another file: the summary says where it went and that the base is unchanged (it said "added to" the base)
     res = runner.invoke(main, ["bank", "merge", str(bank), str(extra), "--out", str(tmp_path / "m2.csv")])
     assert res.exit_code == 0 and f"written to {tmp_path / 'm2.csv'}; {bank} is unchanged" in " ".join(res.output.split())
@@ -222,6 +222,23 @@ def test_merge_cli_counts_the_empty_cells_it_filled(tmp_path):
     assert res.exit_code == 0 and "1 of its empty cell(s) filled" in " ".join(res.output.split()), res.output
     res = CliRunner().invoke(main, [*args, str(tmp_path / "m2.csv"), "--json"])
     assert json.loads(res.stdout.strip().splitlines()[-1])["cells_filled"] == 1
+
+
+def test_merge_note_says_whose_empty_cells_they_are(tmp_path):
+    """A new-user trial: merging an agent that ran every task was told to 'merge only agents that ran the whole
+    bank', about blanks the base had before."""
+    (tmp_path / "base.csv").write_text("agent,t1,t2,t3\na,1,,0\nb,0,1,1\n")
+    (tmp_path / "full.csv").write_text("agent,t1,t2,t3\nc,1,0,1\n")
+    (tmp_path / "part.csv").write_text("agent,t1,t2,t3\nd,1,,\n")
+    args = ["bank", "merge", str(tmp_path / "base.csv")]
+    res = CliRunner().invoke(main, [*args, str(tmp_path / "full.csv"), "--out", str(tmp_path / "m.csv")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 0 and f"1 cell(s) no one ran stay empty (all of them blank in {tmp_path / 'base.csv'} before)" in said
+    assert "merge only agents" not in said
+    res = CliRunner().invoke(main, [*args, str(tmp_path / "part.csv"), "--out", str(tmp_path / "m2.csv")])
+    said = " ".join(res.output.split())
+    assert (f"3 cell(s) no one ran stay empty (2 of them new with {tmp_path / 'part.csv'}: merge only agents that ran "
+            f"the whole bank, or cut it with --tasks; 1 blank in {tmp_path / 'base.csv'} before)") in said
 
 
 def test_ids_that_differ_only_in_case_or_invisible_characters_are_warned_about():

@@ -316,12 +316,14 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     _write(m, out, as_json)
     added_a = len(set(m.agents) - set(a.agents))
     added_t = len(set(m.tasks) - set(a.tasks))
-    filled = 0  # BASE's blank cells that NEW ran (a trial: '0 agent(s) and 0 task(s) more' for a merge that filled one)
+    filled = kept = 0  # BASE's blank cells that NEW ran (a trial: '0 agent(s) and 0 task(s) more' for a merge that
+    # filled one), and those still blank
     if a.missing is not None:
         ai = np.array([m.agent_index(x) for x in a.agents])
         ti = np.array([m.task_index(t) for t in a.tasks])
         now_missing = np.zeros((len(ai), len(ti)), bool) if m.missing is None else m.missing[np.ix_(ai, ti)]
         filled = int((a.missing & ~now_missing).sum())
+        kept = int((a.missing & now_missing).sum())
     # the digests a live session sees: missing cells counted as unresolved (its default)
     with warnings.catch_warnings():  # said once, of the merged bank (below), not of BASE too
         warnings.simplefilter("ignore", InputWarning)
@@ -333,15 +335,21 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
                                "digest_before": old,
                                "warnings": seen}))
     else:
-        into = "" if same_file(out, base) else f", written to {out}; {base} is unchanged"
-        more = f"{added_a} agent(s) and {added_t} task(s) more than {base}" + (
+        in_place = same_file(out, base)
+        into = "" if in_place else f", written to {out}; {base} is unchanged"
+        more = f"{added_a} agent(s) and {added_t} task(s) more than {base}{' had' if in_place else ''}" + (
             f", {filled} of its empty cell(s) filled" if filled else "")
         click.echo(f"{out}: {summary_line(m)} ({more}{into}); "
                    f"digest {old[:16]} -> {now[:16]}")
     if m.n_missing:
-        click.echo(f"note: {m.n_missing} cell(s) no one ran stay empty; `hspr live start` and `hspr replay` count "
-                   "them as unresolved unless --no-missing-as-zero (HSPR then fits without them; most peers refuse "
-                   "them): merge only agents that ran the whole bank, or cut it with --tasks", err=True)
+        # a new-user trial: the advice blamed the merged agent for blanks BASE had before
+        fresh = m.n_missing - kept
+        whence = (f"all of them blank in {base} before" if not fresh else
+                  f"{fresh} of them new with {new}: merge only agents that ran the whole bank, or cut it with --tasks"
+                  + (f"; {kept} blank in {base} before" if kept else ""))
+        click.echo(f"note: {m.n_missing} cell(s) no one ran stay empty ({whence}); `hspr live start` and `hspr replay` "
+                   "count them as unresolved unless --no-missing-as-zero (HSPR then fits without them; most peers "
+                   "refuse them)", err=True)
 
 
 @bank_group.command("validate", epilog=_PATH_HELP)
