@@ -699,3 +699,21 @@ def test_a_json_output_replaces_only_its_own_kind_of_file(files):
         res = runner.invoke(main, ["select", "--matrix", bank, "--fold", "0", "--fast", "-q", *sum(args.items(), ())])
         assert res.exit_code == 2 and "r.json exists and is an `hspr replay` results file" in " ".join(res.output.split())
     assert all(p.read_bytes() == b for p, b in kept.items())
+
+
+def test_a_reader_that_stops_reading_stderr_does_not_stop_a_start(files, tmp_path):
+    """A re-trial: `hspr live start ... 2>&1 | head -1` exited 0 after the fit's first line, and the session
+    was never written (the fit's closing line hit the closed pipe)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HSPR_CACHE_DIR": str(tmp_path / "cache"), "OPENBLAS_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", "from hspr.cli import main; main()", "live", "start", "--matrix",
+                             str(files / "bank.csv"), "--method", "hspr_robust", "--budget", "4", "--session",
+                             str(files / "piped.hspr")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    first = proc.stdout.readline()
+    proc.stdout.close()  # as `head -1` does
+    assert proc.wait(timeout=120) == 0
+    assert first.startswith(b"fitting hspr_robust on 12 agents")
+    assert (files / "piped.hspr").exists()  # written all the same

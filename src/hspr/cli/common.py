@@ -290,10 +290,20 @@ def busy(text: str) -> Iterator[None]:
             progress.add_task(escape(text), total=None)  # an agent id such as 'x[bash-only]' is text, not markup
             yield
     else:
-        err.print(f"{escape(text)} ...", highlight=False, soft_wrap=True)
+        def say(line: str) -> None:
+            # a reader that stopped reading stderr (`hspr live start ... 2>&1 | head -1`) must not stop the work:
+            # a trial's session was never written, with exit status 0; later lines go to the null device
+            try:
+                err.print(line, highlight=False, soft_wrap=True)
+            except BrokenPipeError:
+                import sys
+
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
+
+        say(f"{escape(text)} ...")
         start = time.perf_counter()
         yield
-        err.print(f"... done in {time.perf_counter() - start:.0f} s", highlight=False, soft_wrap=True)
+        say(f"... done in {time.perf_counter() - start:.0f} s")
 
 
 @contextlib.contextmanager
