@@ -900,8 +900,10 @@ def test_other_methods_and_start_options(bank, tmp_path):
     assert out["budget"] == 6 and out["stop_width_pp"] == 20.0
     # a new-user trial: nothing said which configuration a session ran
     assert out["config_file"] == str(bank["cfg"].resolve())
-    assert out["settings_changed"]["config"]["n_nodes"] == FAST["n_nodes"]  # hspr_robust's config: given whole
-    assert f"settings from {bank['cfg'].resolve()}" in cli(["status", "--session", tmp_path / "f.hspr"]).splitlines()[0]
+    assert out["settings_changed"] == {f"config.{k}": v for k, v in FAST.items()}  # only what differs (a re-trial)
+    head = cli(["status", "--session", tmp_path / "f.hspr"]).splitlines()[0]
+    assert head.endswith(f", settings config.n_draws={FAST['n_draws']}, config.n_nodes={FAST['n_nodes']} "
+                         f"(--config {bank['cfg'].resolve()} at start)")
     plain = cli(["start", "--matrix", bank["csv"], "--budget", 4, "--method", "hspr", "--session", tmp_path / "p.hspr",
                  "--json"])
     assert plain["settings_changed"] == {} and plain["config_file"] is None
@@ -909,6 +911,10 @@ def test_other_methods_and_start_options(bank, tmp_path):
 
     assert changed_settings("hspr", {**HSPRConfig().to_dict(), "rank": 1, "lam": 0.0}) == {"lam": 0.0, "rank": 1}
     assert changed_settings("hspr_robust", {"config": None, "shift": {"min_factor": 1.1}})["shift.min_factor"] == 1.1
+    from hspr.methods import get_method
+
+    robust = get_method("hspr_robust").get_params()
+    assert changed_settings("hspr_robust", {**robust, "config": {**HSPRConfig().to_dict(), "rank": 3}}) == {"config.rank": 3}
 
 
 def test_corrupt_event_log_refused(bank, tmp_path):

@@ -559,7 +559,9 @@ def _method_settings(name: str, config) -> dict:
 
 def changed_settings(name: str, settings: dict) -> dict:
     """The entries of ``settings`` (a session's stored :meth:`Method.get_params`) that differ from
-    method ``name``'s defaults, nested keys joined with dots, in sorted order; {} when unknown."""
+    method ``name``'s defaults, nested keys joined with dots, in sorted order; {} when unknown. A
+    group whose default is None (``hspr_robust``'s ``config``: the fold's shipped one, else the
+    defaults) is compared with the method built with that group empty (its defaults)."""
     try:
         default = _method_settings(name, None)
     except (TypeError, ValueError):
@@ -569,6 +571,11 @@ def changed_settings(name: str, settings: dict) -> dict:
     def walk(mine, base, prefix: str) -> None:
         for k in sorted(set(mine) | set(base)):
             x, y = mine.get(k), base.get(k)
+            if isinstance(x, dict) and y is None and not prefix:  # a re-trial: the whole group was listed
+                try:
+                    y = _method_settings(name, {k: {}}).get(k)
+                except (TypeError, ValueError):
+                    y = None
             if isinstance(x, dict) and isinstance(y, dict):
                 walk(x, y, f"{prefix}{k}.")
             elif x != y:

@@ -133,8 +133,9 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
     # a new-user trial: on Terminal-Bench nothing said the score is a mean pass rate
     tasks = f"{st.n_tasks} tasks" + ("" if not st.trials else f" x {st.trials} trials; the score is the mean pass rate")
     out = [f"session {st.session}: bank {st.bank} ({tasks}), method {st.method}, budget {st.budget}, seed {st.seed}"
-           + (f", settings from {st.config_file}" if st.config_file else
-              f", settings {', '.join(f'{k}={v}' for k, v in st.settings.items())}" if st.settings else "")]
+           + (f", settings {', '.join(f'{k}={v}' for k, v in st.settings.items()) or 'the defaults'}"
+              + (f" (--config {st.config_file} at start)" if st.config_file else "")
+              if st.settings or st.config_file else "")]
     if st.estimate is None:
         out.append("estimate: none yet (the method needs at least one outcome)")
     else:

@@ -254,9 +254,10 @@ def register(group: click.Group) -> None:
     @click.option("--out", type=click.Path(dir_okay=False), required=True,
                   help="JSON with the chosen config (HSPRConfig fields under 'config'), every stage table (rows' "
                        "mae and max_err on the 0-1 scale; source_mae_pp in pp), 'fraction' (the budget fraction), "
-                       "the source digest, 'seconds' (the selection itself) and 'wall_seconds' (the whole command, "
-                       "loading and writing included). Every stage's rows hold each candidate's source MAE: "
-                       "the margin over the runner-up is read there.")
+                       "the source digest, 'seconds' (the selection itself), 'wall_seconds' (the whole command, "
+                       "loading and writing included) and 'default' (the default configuration's row, scored on "
+                       "the same held-out agents: mae, max_err, agent_err on the 0-1 scale, source_mae_pp). Every "
+                       "stage's rows hold each candidate's source MAE: the margin over the runner-up is read there.")
     @click.option("--config-out", type=click.Path(dir_okay=False), default=None,
                   help="Also write the chosen config alone (HSPRConfig fields), for `hspr live start --config` or a "
                        "replay of this fold's targets (`hspr replay --config`); not for the other folds, whose rows "
