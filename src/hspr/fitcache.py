@@ -83,10 +83,8 @@ def _load(path: Path, key: str, tasks: tuple[str, ...]):
     try:
         with open(path, "rb") as fh:
             blob = fh.read()
-    except FileNotFoundError:
+    except OSError:  # no entry, or a cache folder that cannot be read (under a file: its store warns)
         return None
-    except OSError:
-        blob = b""
     entry = None
     head = len(_MAGIC) + 32
     body = memoryview(blob)[head:]
