@@ -351,6 +351,8 @@ BAD_LONG = [
     ("agent,instance_id,resolved\na1,t1,1\na1,t2,maybe\n", ["line 3", "non-binary value 'maybe'", "'t2'",
                                                          "a run that did not happen has no line"]),
     ("agent,instance_id,resolved\na1,t1,1\na1,t2,\n", ["line 3", "empty resolved value", "drop the line"]),
+    # a re-trial: the later of two bad lines was named
+    ("agent,instance_id,resolved\na1,t1,1\na1,t2,2\na1,t3,\n", ["line 3", "non-binary value '2'"]),
     ("agent,instance_id,resolved\na1,t1,1\n,t2,1\n", ["line 3", "empty agent"]),
     ("agent,instance_id,resolved\na1,t1,1,9\n", ["line 2", "4 fields"]),
     ("agent,instance_id,resolved\n", ["no data lines", "empty"]),

@@ -358,15 +358,19 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
         empty = np.flatnonzero(np.asarray(col, dtype=object) == "")
         if empty.size:
             raise DataError(f"{path}: line {lines[empty[0]]}: empty {used[k]}; every line needs agent, {tid} and resolved")
+    def values(rows: slice) -> np.ndarray:
+        return _parse_cells(arr[rows, 2:3], lambda r, c: f"{path}: line {lines[r]}, column resolved (agent "
+                            f"{agent[r]!r}, {tid} {task[r]!r})", "a run that did not happen has no line")[0]
+
     blank = np.flatnonzero(np.isin(np.char.lower(np.char.strip(arr[:, 2])), list(MISSING)))
     if blank.size:
+        values(slice(0, blank[0]))  # a value before it that cannot be read is named first (a re-trial: line 5 was
+        # named before line 3)
         raise DataError(
             f"{path}: line {lines[blank[0]]}: empty resolved value {str(arr[blank[0], 2])!r}; write 0 or 1, "
             f"or drop the line (pairs absent from the file are missing runs)"
         )
-    vals, _ = _parse_cells(
-        arr[:, 2:3], lambda r, c: f"{path}: line {lines[r]}, column resolved (agent {agent[r]!r}, {tid} {task[r]!r})",
-        "a run that did not happen has no line")
+    vals = values(slice(None))
     import pandas as pd  # imported where used: loading a wide bank (every live command) does not need it
 
     df = pd.DataFrame({"agent": agent, "task": task, "v": vals[:, 0], "line": lines})
