@@ -358,6 +358,7 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
         empty = np.flatnonzero(np.asarray(col, dtype=object) == "")
         if empty.size:
             raise DataError(f"{path}: line {lines[empty[0]]}: empty {used[k]}; every line needs agent, {tid} and resolved")
+
     def values(rows: slice) -> np.ndarray:
         return _parse_cells(arr[rows, 2:3], lambda r, c: f"{path}: line {lines[r]}, column resolved (agent "
                             f"{agent[r]!r}, {tid} {task[r]!r})", "a run that did not happen has no line")[0]
