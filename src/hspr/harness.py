@@ -1190,7 +1190,8 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
     :func:`read_trials_outcomes`, a ``tb run`` results.json (:func:`read_tb_run`) and another
     session file are read. ``digest`` is the ingesting bank's digest
     (:func:`read_session_outcomes`); ``keep`` and ``known`` are passed to those two readers
-    (the other forms check ids per outcome, not per task).
+    (the other forms check ids per outcome, not per task), and a ``keep`` (``ingest
+    --skip-unknown``) makes the session reader lenient.
 
     Returns
     -------
