@@ -1005,6 +1005,10 @@ class LiveSession:
         def line(i: int) -> str:  # the line to fix or delete, as a refusal names it
             return f"line {lines[i]}" if i < len(lines) else "its line"
 
+        # the way out a damaged id has (a hostile trial found none named)
+        carry = (f"carry the session's other outcomes into a new one: `hspr live start` on the same bank with another "
+                 f"--session NEW, then `hspr live ingest {self.path} --session NEW --skip-unknown`")
+
         def known(t) -> bool:
             return isinstance(t, str) and t in self._task_set
 
@@ -1044,9 +1048,7 @@ class LiveSession:
                                            f"(a replaced one is a 'correct' event): {fix}")
                 if why:
                     this = line(i)
-                    fix = (f"fix the id on {this} in a copy of the file, or carry the session's other outcomes into a "
-                           f"new one: `hspr live start` on the same bank with another --session NEW, then `hspr live "
-                           f"ingest {self.path} --session NEW --skip-unknown`" if why == "not in the bank" else
+                    fix = (f"fix the id on {this} in a copy of the file, or {carry}" if why == "not in the bank" else
                            f"keep a copy of the file and fix or delete {this} (deleted, that one outcome is lost)")
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: {why}): the "
                                            f"session file is corrupt: {fix}")
@@ -1059,9 +1061,7 @@ class LiveSession:
                 at = next((k for k, r in enumerate(replay) if r[0] == "tell" and r[1] == task), None)
                 why = "corrects a task not told before it" if at is None else bad_outcome(y)
                 if why:
-                    fix = (f"keep a copy of the file and fix or delete {line(i)}; or carry the session's outcomes into a "
-                           f"new one: `hspr live start` on the same bank with another --session NEW, then `hspr live "
-                           f"ingest {self.path} --session NEW --skip-unknown`" if at is None else
+                    fix = (f"keep a copy of the file and fix or delete {line(i)}; or {carry}" if at is None else
                            f"keep a copy of the file and fix or delete {line(i)} (deleted, the outcome it replaced stays)")
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: {why}): the "
                                            f"session file is corrupt: {fix}")
@@ -1075,9 +1075,7 @@ class LiveSession:
                 if at is None:
                     raise LiveSessionError(f"{self.path}: {where(i)} cannot be replayed (task {task!r}: withdraws a "
                                            f"task not told before it): the session file is corrupt: keep a copy of the "
-                                           f"file and fix or delete {line(i)}; or carry the session's outcomes into a "
-                                           f"new one: `hspr live start` on the same bank with another --session NEW, "
-                                           f"then `hspr live ingest {self.path} --session NEW --skip-unknown`")
+                                           f"file and fix or delete {line(i)}; or {carry}")
                 del replay[at]
                 # as if never asked either: the task leaves the logged asks (a later ask's replay would
                 # otherwise drop it from the pending tasks or not, by whether anything was asked since)
