@@ -126,10 +126,11 @@ class LazyGroup(click.Group):
             click.echo(f"error: {exc}{saved_note()}", err=True)
             ctx.exit(2)
         except BrokenPipeError:  # `hspr bank agents verified | head`: the reader stopped reading, not an error
-            import os
             import sys
 
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+            from .common import to_null_device
+
+            to_null_device(sys.stdout)  # no second error at exit
             ctx.exit(0)
         except OSError as exc:  # full disk, lost permission, vanished folder: no traceback
             from .common import os_error_message, saved_note

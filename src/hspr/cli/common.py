@@ -223,6 +223,12 @@ def saved_note() -> str:
     return f" (the change itself was saved: {what}; `hspr live status` shows it)" if what else ""
 
 
+def to_null_device(stream) -> None:
+    """Point ``stream``'s file descriptor (stdout, stderr) at the null device: after its reader has
+    stopped reading (a closed pipe), later writes, and Python's flush at exit, raise no second error."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
     """True when paths ``a`` and ``b`` name the same file (through links, ``..``, case-folding file systems)."""
     try:
@@ -298,7 +304,7 @@ def busy(text: str) -> Iterator[None]:
             except BrokenPipeError:
                 import sys
 
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
+                to_null_device(sys.stderr)
 
         say(f"{escape(text)} ...")
         start = time.perf_counter()
