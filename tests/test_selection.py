@@ -353,7 +353,8 @@ def test_cli_select_on_every_agent_and_against_the_defaults(tmp_path):
     def result(chosen, default, config):
         return SimpleNamespace(versus_default=lambda: (np.mean(np.subtract(chosen, default)),
                                                        np.std(np.subtract(chosen, default), ddof=1) / 2),
-                               default={"mae": float(np.mean(default))}, n_sources=4, config=config,
+                               default={"mae": float(np.mean(default)), "setting": HSPRConfig().to_dict()},
+                               n_sources=4, config=config,
                                stages=[[0] * 44, [0] * 16, [0] * 2])
 
     other = HSPRConfig(rank=1)

@@ -200,18 +200,16 @@ def versus_default_lines(result) -> list[str]:
     standard error of the paired difference (:meth:`SelectionResult.versus_default`; the
     one-standard-error rule, as ``hspr_robust`` uses). A new-user trial: on a 38-agent bank the
     chosen settings replayed 1.5 pp worse than the defaults, and nothing had said so."""
-    from ..methods.hspr.config import HSPRConfig
-
     cmp = result.versus_default()
     if cmp is None:
         return []
     diff, se = cmp
     keys = ("rank", "gamma", "kappa", "acquisition", "lam")
-    base = HSPRConfig()
-    lines = [f"default settings ({', '.join(f'{k}={getattr(base, k)}' for k in keys)}): source MAE "
+    base = result.default["setting"]  # the row's own setting: the defaults selection started from
+    lines = [f"default settings ({', '.join(f'{k}={base[k]}' for k in keys)}): source MAE "
              f"{100 * result.default['mae']:.3f} pp on the same {result.n_sources} held-out agents; chosen minus "
              f"default {100 * diff:+.3f} pp (standard error {100 * se:.3f} pp)"]
-    same = all(getattr(result.config, k) == getattr(base, k) for k in keys)
+    same = all(getattr(result.config, k) == base[k] for k in keys)
     if not same and not diff < -se:
         n_grid = sum(len(rows) for rows in result.stages)
         lines.append(f"warning: the chosen settings are not clearly better than the defaults on these sources (lower "
