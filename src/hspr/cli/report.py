@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from ..harness import is_session_file
 from ..report import ReportError, ReportWarning, comparison_rich, paired_rich, read_results, report_files, write_report
+from ..report.figures import has_budget_sweep
 from ..report.inputs import _methods, current_label
 from .common import check_output_dir, os_error_message, print_error, same_file
 from .common import console as make_console
@@ -82,8 +83,8 @@ def register(group: click.Group) -> None:
             out.print(paired_rich(rep["paired"]))
         else:
             err.print(f"no method other than {baseline!r} in the results: no paired analysis", markup=False)
-        if figures and runs["budget_fraction"].nunique() < 2:
-            err.print("note: one budget in the results, so no budget_curves figure (it needs a sweep, e.g. "
+        if figures and not has_budget_sweep(runs):
+            err.print("note: one budget per bank and method in the results, so no budget_curves figure (it needs a sweep, e.g. "
                       "`hspr replay --budget 0.05,0.10,0.15,0.20`)", markup=False)
         out.print(f"wrote {len(rep['paths'])} files:")
         for p in rep["paths"]:

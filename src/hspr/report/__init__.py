@@ -14,6 +14,9 @@ Library entry points (no CLI needed)::
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -66,6 +69,24 @@ def report_files(figures: bool = True) -> tuple[str, ...]:
     return TABLE_FILES + (tuple(f"{s}.{e}" for s in FIGURE_STEMS for e in FIGURE_FORMATS) if figures else ())
 
 
+def _move_in(staged: list[Path], out_dir: Path) -> list[Path]:
+    """Move the staged files into ``out_dir`` (``os.replace``, atomic per file); return their new paths.
+
+    Raises ReportError when one cannot be moved, naming it and the files already replaced (the
+    others keep an earlier report's content)."""
+    done: list[Path] = []
+    for f in staged:
+        try:
+            os.replace(f, out_dir / f.name)
+        except OSError as exc:
+            replaced = (f"{', '.join(p.name for p in done)} {'was' if len(done) == 1 else 'were'} replaced by this "
+                        "report's; the others were not" if done else "no file of the folder was replaced")
+            raise ReportError(f"{out_dir / f.name}: {exc.strerror or exc}; the report is not complete ({replaced}): "
+                              "make that file writable or use another --out-dir, then run the command again") from exc
+        done.append(out_dir / f.name)
+    return done
+
+
 def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr", n_resamples: int = 10_000,
                  seed: int = 0, figures: bool = True, also: str | None = None) -> dict:
     """Compute the comparison and paired tables, write Markdown / CSV (and figures) to ``out_dir``.
@@ -95,7 +116,11 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
     ReportError
         When ``baseline`` or ``also`` is not among the runs' methods, or ``also`` is ``baseline``
         (before anything is written); for an ``n_resamples`` below 1 (:func:`paired_analysis`);
-        from :func:`make_figures` when the figures cannot be drawn.
+        from :func:`make_figures` when the figures cannot be drawn; when a file cannot be written
+        (then no file in ``out_dir`` is replaced: every file is written in a staging folder there
+        first) or moved into place (naming the files already replaced).
+    OSError
+        When ``out_dir`` cannot be created.
     """
     runs = _check_runs(runs)
     methods = _methods(runs)
@@ -109,15 +134,25 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
     out_dir.mkdir(parents=True, exist_ok=True)
     table = comparison_table(runs)
     paired = paired_analysis(runs, baseline, n_resamples, seed)
-    paths = []
-    for name, text in [("comparison.md", comparison_markdown(table)),
-                       ("paired.md", paired_markdown(paired, n_resamples, seed))]:
-        (out_dir / name).write_text(text, encoding="utf-8")
-    table.to_csv(out_dir / "comparison.csv", index=False)
-    paired.to_csv(out_dir / "paired.csv", index=False)
-    paths += [out_dir / n for n in TABLE_FILES]
-    if figures:
-        paths += make_figures(runs, out_dir, baseline, also)
+    # every file is written in a staging folder first and then moved in: a trial's refused write (one
+    # read-only file) left a folder of new tables beside an earlier report's paired.csv, without a word
+    staging = Path(tempfile.mkdtemp(prefix=".hspr-report-", dir=out_dir))
+    try:
+        try:
+            for name, text in [("comparison.md", comparison_markdown(table)),
+                               ("paired.md", paired_markdown(paired, n_resamples, seed))]:
+                (staging / name).write_text(text, encoding="utf-8")
+            table.to_csv(staging / "comparison.csv", index=False)
+            paired.to_csv(staging / "paired.csv", index=False)
+            staged = [staging / n for n in TABLE_FILES]
+            if figures:
+                staged += make_figures(runs, staging, baseline, also)
+        except OSError as exc:  # e.g. a full disk: named by the folder, not the staging file
+            raise ReportError(f"{out_dir}: the report could not be written ({exc.strerror or exc}); no file of the "
+                              "folder was replaced: free space there or use another --out-dir") from exc
+        paths = _move_in(staged, out_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     # figures of an earlier report in this folder that this one did not replace (a trial: budget curves of a
     # sweep stayed beside the tables of a one-budget report); never deleted here, the caller says so
     stale = [out_dir / n for n in report_files(True) if (out_dir / n).exists() and out_dir / n not in paths]
