@@ -301,10 +301,19 @@ def test_cli_no_figures_single_budget(tmp_path, synth):
     ({"runs": []}, r"'runs' is empty"),
     ({"runs": [{"bank": "lite", "method": "hspr"}]}, r"run records lack \['seed'"),
     ("{not json", r"invalid JSON at line 1"),
+    # a trial: "invalid JSON at line 1, column 1 (Expecting value)", and advice for a CSV
+    (" \n", r"bad_results.json: the file is empty; expected the file written by `hspr replay --out`$"),
+    (b"\xff\xfe\x00binary", r"not UTF-8 text \(.*\); expected the file written by `hspr replay --out`$"),
+    # a trial: "invalid JSON at line 2, column 1 (Extra data)"
+    ('{"format": "hspr-live-session", "version": 2}\n{"event": "ask"}\n',
+     r"an hspr live session file, not the results of `hspr replay --out`; `hspr live status --session .*` shows"),
 ])
 def test_bad_results_file(tmp_path, content, pattern):
     p = tmp_path / "bad_results.json"
-    p.write_text(content if isinstance(content, str) else json.dumps(content))
+    if isinstance(content, bytes):
+        p.write_bytes(content)
+    else:
+        p.write_text(content if isinstance(content, str) else json.dumps(content))
     with pytest.raises(ReportError, match=pattern) as exc:
         report.read_results([p])
     assert str(p) in str(exc.value)
@@ -672,6 +681,18 @@ def test_terminal_tables_print_bank_labels_with_brackets_as_typed(synth):
     text = console.export_text()
     assert "on lite[stop 45 pp])" in text  # the heading
     assert "│ lite[stop 45 pp] " in text  # the rows
+
+
+def test_terminal_macro_table_says_it_is_not_a_four_bank_macro(synth):
+    """A trial: comparison.md said a two-bank macro is not comparable with the paper's, the terminal did not."""
+    from rich.console import Console
+
+    truths, errors = synth  # lite and pro
+    console = Console(record=True, width=250)
+    for t in report.comparison_rich(report.comparison_table(make_runs(errors, truths))):
+        console.print(t)
+    assert ("This macro averages 2 of the paper's four banks (verified, full not run): it is not comparable with a "
+            "four-bank macro MAE.") in console.export_text()
 
 
 def test_seed_metrics_refuses_arrays_it_would_broadcast():

@@ -152,8 +152,12 @@ def _where_byte(path, exc: UnicodeDecodeError) -> str:
     return f"line {line}, byte {start} of the file, after {shown!r}"
 
 
-def read_text(path, error: type[Exception] = HsprError, what: str = "", raise_missing: bool = False) -> str:
+def read_text(path, error: type[Exception] = HsprError, what: str = "", raise_missing: bool = False,
+              fix: str = "") -> str:
     """The text of a UTF-8 file (a byte-order mark is dropped): the one text reader of the package.
+
+    ``fix`` replaces the advice given for a file that is not UTF-8 (by default: save it as UTF-8,
+    e.g. a spreadsheet's 'CSV UTF-8' format), e.g. which file was expected.
 
     Raises
     ------
@@ -167,8 +171,8 @@ def read_text(path, error: type[Exception] = HsprError, what: str = "", raise_mi
     try:
         return Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise error(f"{where}: not UTF-8 text ({_where_byte(path, exc)}: {exc.reason}); save the file as UTF-8 "
-                    "(e.g. a spreadsheet's 'CSV UTF-8' format)") from None
+        raise error(f"{where}: not UTF-8 text ({_where_byte(path, exc)}: {exc.reason}); "
+                    + (fix or "save the file as UTF-8 (e.g. a spreadsheet's 'CSV UTF-8' format)")) from None
     except FileNotFoundError:
         if raise_missing:
             raise
@@ -218,18 +222,22 @@ def loads(text: str):
 
 
 def read_json(path, error: type[Exception] = HsprError, what: str = "", text: str | None = None, hint: str = "",
-              raise_missing: bool = False):
+              raise_missing: bool = False, fix: str = ""):
     """Parse a JSON file (or its already read ``text``): the one JSON reader of the package.
 
     Raises
     ------
     error
-        As :func:`read_text`, or ``"<what> <path>: invalid JSON at line L, column C (reason)"``
-        followed by ``hint``, or naming a key that one object gives twice with different values.
+        As :func:`read_text` (``fix`` its advice for a file that is not UTF-8), ``"<what>
+        <path>: the file is empty"`` or ``"<what> <path>: invalid JSON at line L, column C
+        (reason)"``, each followed by ``hint``, or naming a key that one object gives twice with
+        different values.
     """
     where = f"{what} {path}" if what else str(path)
     if text is None:
-        text = read_text(path, error, what, raise_missing)
+        text = read_text(path, error, what, raise_missing, fix=fix)
+    if not text.strip():  # a trial: an empty file read as "invalid JSON at line 1, column 1 (Expecting value)"
+        raise error(f"{where}: the file is empty" + (f"; {hint}" if hint else ""))
     try:
         return loads(text)
     except DuplicateKeyError as exc:

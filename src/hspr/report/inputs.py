@@ -14,6 +14,7 @@ import pandas as pd
 from ..data.banks import BANK_ORDER
 from ..errors import HsprError, shorten
 from ..fileio import read_json
+from ..harness import is_session_file
 
 #: bank label of the equal-weight macro rows in :func:`comparison_table`
 MACRO = "macro"
@@ -251,7 +252,11 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
                           + (": for replay()'s records in memory use runs_frame(records)" if isinstance(bad, dict) else ""))
     frames = []
     for p in map(Path, paths):
-        obj = read_json(p, ReportError, hint="expected the file written by `hspr replay --out`")
+        if is_session_file(p):  # a trial: "invalid JSON at line 2, column 1 (Extra data)"
+            raise ReportError(f"{p}: this is an hspr live session file, not the results of `hspr replay --out`; "
+                              f"`hspr live status --session {p}` shows its estimate")
+        expected = "expected the file written by `hspr replay --out`"
+        obj = read_json(p, ReportError, hint=expected, fix=expected)
         frames.append(runs_frame(obj, str(p)))
     runs = pd.concat(frames, ignore_index=True, sort=False)
     _check_one_matrix(runs)

@@ -231,7 +231,8 @@ def _rich_cell(text: str, rank):
 
 
 def comparison_rich(table: pd.DataFrame) -> list:
-    """rich Tables for the terminal: best per bank marked * (bold), second best ' (italic)."""
+    """rich Tables for the terminal: best per bank marked * (bold), second best ' (italic); after a
+    macro table of fewer than the paper's four banks, a line saying so (a rich Text)."""
     from rich.table import Table
     from rich.text import Text
 
@@ -258,6 +259,10 @@ def comparison_rich(table: pd.DataFrame) -> list:
         for cells in wide:
             mt.add_row(*[_rich_cell(x, k) if i else Text(x) for i, (x, k) in enumerate(cells)])
         out.append(mt)
+        absent = [b for b in BANK_ORDER if b not in banks]
+        if set(banks) <= set(BANK_ORDER) and absent:  # as comparison.md says it (a trial: only the file did)
+            out.append(Text(f"This macro averages {len(banks)} of the paper's four banks ({', '.join(absent)} not "
+                            "run): it is not comparable with a four-bank macro MAE."))
     return out
 
 
@@ -289,7 +294,7 @@ def _paired_note(paired: pd.DataFrame, n_resamples: int | None, seed: int | None
     return (f"Δ = seed-averaged absolute error of the method − that of {base} on the same target, in pp; "
             f"positive = {base} better. Mean Δ with a 95 % percentile bootstrap interval ({boot}); two-sided "
             f"Wilcoxon signed-rank test (zero_method='{ZERO_METHOD}': zero differences dropped); Holm correction "
-            f"over {_comparisons(len(paired))} in this table. '{POOLED}' rows put the targets of the banks of the "
+            f"over {_comparisons(len(paired))} in this table (Holm p below 0.05 in bold). '{POOLED}' rows put the targets of the banks of the "
             "macro MAE together (the paper's four banks when any is here, else every plain bank; shift protocols "
             "only when nothing else is here; each target weighs the same).")
 
