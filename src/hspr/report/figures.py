@@ -248,8 +248,10 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
             legend.setdefault(lab, h)
     legend = {k: legend[k] for k in sorted(legend, key=lambda k: k.startswith("±"))}  # the methods, then the band
     fig.legend(list(legend.values()), list(legend), loc="outside lower center", ncol=len(legend), frameon=False)
-    fig.suptitle(f"Estimate against true score per target, {_budget_words([budgets[b] for b in banks])}"
-                 + (" (seed mean; bars: min–max over seeds)" if sub["seed"].nunique() > 1 else ""))
+    # on one column of panels, a line each: one line was wider than the panel (a trial: a blank strip beside it)
+    sep = "\n" if ncol == 1 else ", "
+    fig.suptitle(f"Estimate against true score per target{sep}{_budget_words([budgets[b] for b in banks])}"
+                 + (f"{sep if ncol == 1 else ' '}(seed mean; bars: min–max over seeds)" if sub["seed"].nunique() > 1 else ""))
     return fig
 
 

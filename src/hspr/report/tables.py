@@ -294,9 +294,9 @@ def _paired_note(paired: pd.DataFrame, n_resamples: int | None, seed: int | None
     return (f"Δ = seed-averaged absolute error of the method − that of {base} on the same target, in pp; "
             f"positive = {base} better. Mean Δ with a 95 % percentile bootstrap interval ({boot}); two-sided "
             f"Wilcoxon signed-rank test (zero_method='{ZERO_METHOD}': zero differences dropped); Holm correction "
-            f"over {_comparisons(len(paired))} in this table (Holm p below 0.05 in bold). '{POOLED}' rows put the targets of the banks of the "
-            "macro MAE together (the paper's four banks when any is here, else every plain bank; shift protocols "
-            "only when nothing else is here; each target weighs the same).")
+            f"over {_comparisons(len(paired))} in this table (Holm p below 0.05 in bold). '{POOLED}' rows put the "
+            "targets of the banks of the macro MAE together (the paper's four banks when any is here, else every "
+            "plain bank; shift protocols only when nothing else is here; each target weighs the same).")
 
 
 def paired_markdown(paired: pd.DataFrame, n_resamples: int | None = None, seed: int | None = None) -> str:
