@@ -525,6 +525,20 @@ def test_a_read_only_output_is_refused_not_replaced(files, monkeypatch):
     assert res.exit_code == 0, res.output
 
 
+def test_the_command_line_loads_no_numerics_before_its_error_handling():
+    """A crash-safety trial: Ctrl-C in the first 0.1 s of a command printed a traceback, since
+    ``import hspr`` loaded numpy and pandas before the command's handlers were in place. The
+    package's names load on first use (PEP 562), and a command's modules inside click's handling."""
+    import subprocess
+    import sys
+
+    code = ("import sys, hspr.cli; heavy = [m for m in ('numpy', 'pandas', 'scipy', 'hspr.data') if m in sys.modules]; "
+            "import hspr; assert hspr.load_bank.__module__ == 'hspr.data.banks'; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
 @pytest.mark.parametrize("args", [["banks"], ["bank", "agents", "lite", "--json"]])
 def test_a_closed_pipe_after_rich_output_is_exit_0(args):
     """A script trial: `hspr banks | true` exited 1 (rich's answer to a closed pipe), failing a

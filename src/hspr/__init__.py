@@ -5,12 +5,40 @@ Data flow: load a response matrix (:mod:`hspr.data`) -> fit a method on source a
 report (:mod:`hspr.replay`, :mod:`hspr.report`).
 """
 
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
 
-from .data import DataError, ResponseMatrix, load_bank, load_matrix  # noqa: E402
-from .errors import HsprError, InputWarning, UnknownIdError  # noqa: E402
-from .methods import get_method, method_names  # noqa: E402
-from .session import BudgetError, ScoreEstimate  # noqa: E402
+if TYPE_CHECKING:  # the names for type checkers and editors; at run time :func:`__getattr__` imports them
+    from .data import DataError, ResponseMatrix, load_bank, load_matrix
+    from .errors import HsprError, InputWarning, UnknownIdError
+    from .methods import get_method, method_names
+    from .session import BudgetError, ScoreEstimate
+
+#: public name -> the module that defines it, imported on first use (PEP 562): ``import hspr.cli``
+#: (the ``hspr`` command) then loads no numpy or pandas before the command's own error and Ctrl-C
+#: handling is in place (a trial: Ctrl-C in the first 0.1 s printed a traceback)
+_EXPORTS = {
+    "DataError": "data", "ResponseMatrix": "data", "load_bank": "data", "load_matrix": "data",
+    "HsprError": "errors", "InputWarning": "errors", "UnknownIdError": "errors",
+    "get_method": "methods", "method_names": "methods",
+    "BudgetError": "session", "ScoreEstimate": "session",
+}
 
 __all__ = ["BudgetError", "DataError", "HsprError", "InputWarning", "ResponseMatrix", "ScoreEstimate", "UnknownIdError",
            "get_method", "load_bank", "load_matrix", "method_names", "__version__"]
+
+
+def __getattr__(name: str):
+    """The public names of :data:`__all__`, each imported from its module on first use."""
+    if name in _EXPORTS:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module 'hspr' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
