@@ -486,6 +486,20 @@ def test_cli_validate_error_exit_code(tmp_path, cli):
     assert res.exit_code == 2 and not (tmp_path / "x.csv").exists()
 
 
+def test_cli_validate_warns_when_agents_outnumber_tasks(tmp_path, cli):
+    """A trial: a transposed matrix whose ids look like neither agents nor tasks (rows q0.., columns
+    agent0..) passed `bank validate` without a word; its shape is the hint."""
+    rows = "\n".join(f"q{i}," + ",".join(str((i + j) % 2) for j in range(3)) for i in range(5))
+    p = write(tmp_path / "tr.csv", "agent,agent0,agent1,agent2\n" + rows + "\n")
+    res = cli("bank", "validate", p, "--json")
+    assert res.exit_code == 0
+    want = f"{p} has more agents (5) than tasks (3): a response matrix has one row per agent"
+    assert json.loads(res.stdout)["warnings"][0].startswith(want) and f"warning: {want}" in res.stderr
+    ok = write(tmp_path / "ok.csv", "agent,t0,t1,t2\na0,1,0,1\na1,0,1,1\n")
+    res = cli("bank", "validate", ok)
+    assert res.exit_code == 0 and res.stderr == ""
+
+
 def test_cli_help(cli):
     for args in (["bank", "--help"], ["bank", "build", "--help"], ["bank", "validate", "--help"], ["banks", "--help"]):
         res = cli(*args)
