@@ -983,6 +983,30 @@ def test_a_session_takes_harbor_trials_of_one_agent(tmp_path):
     assert [(t, y) for t, y, _ in reopened.ingest(same).recorded] == [(t2, 0)]
 
 
+def test_an_integer_one_is_refused_on_a_bank_of_trials_as_the_cli_refuses_it():
+    """A trial: tell(t, 1), tell(t, True) and tell(t, np.int64(1)) recorded 5/5 silently where `hspr live
+    record t 1` is refused as ambiguous (every trial, or one run?); and a second tell named the outcome '1'."""
+    from hspr.errors import HsprError
+
+    m = simulate_trials(6, 8, 5, seed=1)
+    session = get_method("hspr").fit(m).start(4, 0)
+    t0, t1, t2 = m.tasks[:3]
+    for one in (1, True, np.int64(1), np.bool_(True), np.array(1)):
+        with pytest.raises(HsprError, match=r"an integer or boolean\) on a bank of 5 trials per task: every trial, "
+                                            r"or one run that passed\? Tell the pass rate as a float, successes / 5 "
+                                            r"\(e.g. 5/5 = 1.0, 1/5 = 0.2\)"):
+            session.tell(t0, one)
+    assert session.queried == []
+    session.tell(t0, 1.0)  # the pass rate 5/5
+    session.tell(t1, 0)  # the pass rate 0, whichever it meant
+    session.tell(t2, 0.4)
+    assert session.outcomes == [1, 0, 0.4]
+    with pytest.raises(HsprError, match=r"was already recorded \(as 5/5\)"):
+        session.tell(t0, 1.0)
+    with pytest.raises(HsprError, match=r"was already recorded \(as 2/5\)"):
+        session.tell(t2, 0.4)
+
+
 def test_pass_rates_over_every_task_keep_the_estimate_within_its_bounds():
     """A re-trial: a session of repeated trials that recorded every task refused every estimate, its
     upper bound (s + N) - N having rounded below s (0.0666...66 against 0.0666...67)."""

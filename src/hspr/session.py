@@ -532,7 +532,10 @@ class Session(ABC):
 
     def tell(self, task_id: str, outcome: float) -> None:
         """Record the outcome (1 resolved / 0 unresolved) of ``task_id``; for a session that
-        :attr:`accepts_pass_rates`, also a pass rate in [0, 1] (successes / trials).
+        :attr:`accepts_pass_rates`, also a pass rate in [0, 1] (successes / trials). On a bank of
+        T > 1 trials per task (:attr:`trials`) the outcome is that pass rate, a float such as 1.0
+        for T/T: an integer or boolean 1 (``1``, ``True``: every trial, or one run?) is refused, as
+        `hspr live record` refuses ``1`` and ``resolved`` there.
 
         Any task of the bank may be told, also one that was not asked (it is conditioned on
         like the others), also once the budget is spent (an extra outcome is information too).
@@ -542,7 +545,8 @@ class Session(ABC):
         Raises :class:`~hspr.errors.UnknownIdError` (a KeyError) for an id not in the bank or not a
         string, and
         :class:`~hspr.errors.HsprError` (a ValueError) for an outcome out of range (non-binary
-        for the other sessions) or a task told twice.
+        for the other sessions), an integer or boolean 1 on a bank of repeated trials, or a task
+        told twice.
         """
         if not isinstance(task_id, str):
             raise UnknownIdError(f"a task id is a string, got {type(task_id).__name__} {task_id!r}")
@@ -557,6 +561,14 @@ class Session(ABC):
                             "tasks that ran")
         if isinstance(outcome, np.ndarray) and outcome.ndim == 0:  # np.array(1), a 0-d slice of an array
             outcome = outcome.item()
+        if self.trials is not None and self.trials > 1 and isinstance(outcome, (bool, np.bool_, numbers.Integral)) \
+                and outcome == 1:
+            # as `hspr live record` refuses '1' and 'resolved' there (a trial: tell(t, 1) was 5/5 silently);
+            # an integer 0 is the pass rate 0 whichever it meant
+            t = self.trials
+            raise HsprError(f"outcome for {task_id!r} is {brief(outcome)} (an integer or boolean) on a bank of {t} "
+                            f"trials per task: every trial, or one run that passed? Tell the pass rate as a float, "
+                            f"successes / {t} (e.g. {t}/{t} = 1.0, 1/{t} = {1 / t:g}), with all {t} trials run")
         if isinstance(outcome, (bool, np.bool_)):
             outcome = int(outcome)
         elif isinstance(outcome, decimal.Decimal) and outcome.is_finite():  # a Number, not a numbers.Real
@@ -591,7 +603,9 @@ class Session(ABC):
             outcome = int(outcome)
         j = self._index[task_id]
         if self._observed[j]:
-            raise HsprError(f"task {task_id!r} was already recorded (as {self.outcomes[self.queried.index(task_id)]!r}); "
+            told = self.outcomes[self.queried.index(task_id)]
+            told = f"{round(told * self.trials)}/{self.trials}" if self.trials is not None else repr(told)
+            raise HsprError(f"task {task_id!r} was already recorded (as {told}); "
                             "an outcome cannot be changed in a session: start a new one and tell the right outcomes "
                             "(`hspr live record --correct` does that for a live session)")
         self._observed[j] = True
