@@ -129,7 +129,8 @@ def banks_cmd(as_json: bool) -> None:
 
     Missing cells are counted in the matrix the estimators use; for 'pro' the raw matrix's
     blank cells (runs absent from the source, counted as unresolved by the leaderboard) are
-    shown too. Scores are per-agent full-bank resolve rates in %.
+    shown too. Scores are per-agent full-bank scores in %: the resolve rate, or for a bank of
+    repeated trials the mean pass rate.
     """
     rows = [bank_summary(name) for name in BANKS]
     if as_json:

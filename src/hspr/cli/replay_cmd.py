@@ -225,7 +225,7 @@ def parse_methods(text: str) -> list[str]:
 def summary_table(summary: pd.DataFrame, title: str) -> Table:
     table = Table(title=title)
     stopped = "mean_tasks_run" in summary
-    for col in ("bank", "method", "budget", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90% cover", "width (pp)",
+    for col in ("bank", "method", "budget (tasks)", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90% cover", "width (pp)",
                 "targets", "seeds") + (("tasks run",) if stopped else ()):
         if col in ("bank", "method"):  # never wrap a label: scripts and readers grep them
             longest = max([len(str(v)) for v in summary[col]] + [len(col)])
@@ -641,7 +641,9 @@ def register(group: click.Group) -> None:
                         opt = "--newest" if split == "forward" else "--strongest"
                         hint = (f" (--split {split} {opt} {job_targets.n_agents} leaves {mat.n_agents} of "
                                 f"{mat.n_agents + job_targets.n_agents} agents as sources; a smaller {opt} leaves more)")
-                    print_error(console, f"{run_label}{where}: {exc}{hint}")
+                    # the run's label, unless the message starts with it (a trial: "terminal-bench: bank:terminal-bench: ...")
+                    said = str(exc).startswith((f"{run_label}:", f"bank:{run_label}:"))
+                    print_error(console, f"{'' if said else f'{run_label}{where}: '}{exc}{hint}")
                     sys.exit(2)
                 all_runs.extend(runs)
         wall = time.perf_counter() - t0
