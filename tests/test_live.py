@@ -163,6 +163,10 @@ def test_extra_outcomes_are_conditioned_on_and_noted(bank, tmp_path):
     assert st.estimate != before
     text = cli(["status", "--session", live.path])
     assert "did not ask for" in text and extra in text
+    # a trial had to read the session file to see what was recorded: status --json lists it, in order
+    assert live.record(asked, 0)
+    doc = cli(["status", "--session", live.path, "--json"])
+    assert doc["outcomes"] == [{"task": extra, "outcome": 1, "asked": False}, {"task": asked, "outcome": 0, "asked": True}]
 
 
 # ---------------------------------------------------------------------- refused inputs

@@ -530,6 +530,10 @@ def test_errors_as_unresolved_fail_the_errored_trials_and_keep_the_graded_ones(t
                    + f"{t2},1,\n" * 5)
     res = live.ingest(csv, errors_as_unresolved=True)
     assert sorted((t, y) for t, y, _ in res.recorded) == sorted([(t1, 0.8), (t2, 1), (other, 0)])
+    outcomes = sorted(live.status().to_dict()["outcomes"], key=lambda o: o["task"])  # with the successes of 5 trials
+    assert outcomes == sorted([{"task": t1, "outcome": 0.8, "asked": True, "successes": 4},
+                               {"task": t2, "outcome": 1, "asked": True, "successes": 5},
+                               {"task": other, "outcome": 0, "asked": False, "successes": 0}], key=lambda o: o["task"])
     counts = tmp_path / "c.csv"  # the counts form gives no graded trials beside the error: the task fails
     live2 = LiveSession.create(tmp_path / "tb2.hspr", bank="terminal-bench", budget=8, method="hspr")
     (u,) = live2.next(1)

@@ -149,6 +149,10 @@ class LiveStatus:
         trial found no command said which configuration a session ran.
     config_file : str or None
         The ``--config`` file the session was started with (absolute path), if any.
+    outcomes : tuple of (task, outcome)
+        Every recorded outcome in the order recorded (a pass rate over the bank's trials, or 0/1);
+        ``to_dict`` lists them under ``outcomes`` (a trial had to read the session file to check
+        what its ingests recorded).
     """
 
     session: str
@@ -171,6 +175,7 @@ class LiveStatus:
     trials: int | None = None
     settings: dict = field(default_factory=dict)
     config_file: str | None = None
+    outcomes: tuple[tuple[str, float], ...] = ()
 
     @property
     def budget_left(self) -> int:
@@ -181,6 +186,7 @@ class LiveStatus:
         """Plain JSON-ready dict; percentages (``*_pp``, rounded to 1e-10 pp so that 0.468 prints as
         46.8, not 46.800000000000004) next to the 0-1 ``estimate`` object (full precision)."""
         est = self.estimate
+        extra = set(self.extra)
 
         def pp(x):
             return None if x is None else round(100.0 * x, 10)
@@ -214,6 +220,10 @@ class LiveStatus:
             "stop_reason": self.stop_reason,
             "warnings": list(self.warnings),
             "trials": self.trials,
+            # each recorded outcome, in order: 0/1, or the pass rate with its successes of the bank's trials
+            "outcomes": [{"task": t, "outcome": y, "asked": t not in extra,
+                          **({} if self.trials is None else {"successes": round(y * self.trials)})}
+                         for t, y in self.outcomes],
         }
 
 
@@ -1613,6 +1623,7 @@ class LiveSession:
             stop_reason=why, warnings=tuple(warn), bank_label=b.get("name"), trials=self.matrix.trials,
             settings=changed_settings(self.doc["method"]["name"], self.doc["method"].get("config") or {}),
             config_file=(self.doc.get("input_files") or {}).get("--config"),
+            outcomes=tuple(zip(self.session.queried, self.session.outcomes)),
         )
 
     def __repr__(self) -> str:

@@ -824,7 +824,9 @@ class HSPRRobustSession(HSPRSession):
         (weight ``calibration_.weight``), with HSPR's interval moved by the same amount,
         widened by the leave-cluster-out factor (by ``calibration_.above_factor`` when the point
         lies above every source's score) and, where needed, extended to hold both estimates
-        the point averages (module docstring, steps 3 and 5)."""
+        the point averages (module docstring, steps 3 and 5). On a bank of repeated trials (pass
+        rates; the 4PL takes 0/1 outcomes) and before any outcome there is no 4PL estimate: the
+        point is HSPR's calibrated median."""
         base = super().estimate()
         cal = self.robust.calibration_
         move, ends = 0.0, (base.point,)
