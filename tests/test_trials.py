@@ -1011,6 +1011,26 @@ def test_an_integer_one_is_refused_on_a_bank_of_trials_as_the_cli_refuses_it():
         session.tell(t2, 0.4)
 
 
+def test_a_trials_session_reopens_with_its_logged_outcomes_and_retells_them(tmp_path):
+    """The refusal of an integer 1 must not reach a session's own log, which writes 5/5 as 1: a uniform
+    session of the terminal-bench bank recorded 5/5 and then could not be reopened. Outcomes read
+    back from a session (floats on such a bank) can be told to another."""
+    for method in ("uniform", "hspr"):
+        path = tmp_path / f"{method}.hspr"
+        live = LiveSession.create(path, bank="terminal-bench", budget=6, method=method)
+        t1, t2 = live.next(2)
+        live.record(t1, parse_outcome("5/5", 5))  # 1, an integer, as `hspr live record t1 5/5` logs it
+        live.record(t2, 0.4)
+        again = LiveSession.open(path)
+        assert again.session.trials == 5 and again.session.outcomes == [1.0, 0.4]
+        assert [type(y) for y in again.session.outcomes] == [float, float]
+        assert again.status().estimate.point == live.status().estimate.point
+        fresh = again.model.start(6, 0)
+        for t, y in zip(again.session.queried, again.session.outcomes):
+            fresh.tell(t, y)
+        assert fresh.estimate().point == pytest.approx(again.session.estimate().point)
+
+
 def test_pass_rates_over_every_task_keep_the_estimate_within_its_bounds():
     """A re-trial: a session of repeated trials that recorded every task refused every estimate, its
     upper bound (s + N) - N having rounded below s (0.0666...66 against 0.0666...67)."""

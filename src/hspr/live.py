@@ -1350,7 +1350,7 @@ class LiveSession:
         asked = task in self.session.pending or task not in self._withdrawn and task in self._asked_in_log()
         ev = {"type": "tell", "task": task, "outcome": y, "source": source, "detail": detail,
               "asked": asked, "time": _now()} | ({"agent": agent} if agent else {}) | ({"dataset": dataset} if dataset else {})
-        self.session.tell(task, y)
+        self.session.tell(task, self.session.logged_outcome(y))  # '5/5' is read as 1, the pass rate
         self._tells[task] = ev
         self.doc["events"].append(ev)
         self._replayed.append(("tell", task, y))

@@ -599,6 +599,8 @@ class Session(ABC):
                                     f"{', '.join(f'{i / self.trials:g}' for i in range(min(self.trials, 5) + 1))}"
                                     f"{', ...' if self.trials > 5 else ''})")
                 outcome = float(rate)
+        elif self.trials is not None:  # a pass rate 0.0 or 1.0: kept a float, so `outcomes` can be told again
+            outcome = float(outcome)
         else:
             outcome = int(outcome)
         j = self._index[task_id]
@@ -678,8 +680,16 @@ class Session(ABC):
                     self.set_pending(logged)
                     warnings.append(f"replaying ask {i} of {k} chose {got} where the log has {list(logged)}")
             else:
-                self.tell(ev[1], ev[2])
+                self.tell(ev[1], self.logged_outcome(ev[2]))
         return warnings
+
+    def logged_outcome(self, outcome):
+        """An outcome as a log gives it, for :meth:`tell`: on a bank of repeated trials a log's ``1``
+        (a live session file's T/T) is the pass rate 1.0, which :meth:`tell` takes (an integer 1 it
+        refuses from a caller, as ambiguous); other outcomes unchanged."""
+        if self.trials is not None and isinstance(outcome, (bool, np.bool_, numbers.Integral)):
+            return float(outcome)
+        return outcome
 
     @property
     def n_queried(self) -> int:

@@ -144,6 +144,7 @@ class FittedHSPR(FittedModel):
         n_tells = sum(ev[0] == "tell" for ev in events)
         lazy = trust_log and n_tells >= self.config.refresh_every
         sess = self._session(budget, seed, initial_refresh=not lazy)
+        sess.trials = self.trials  # as start() sets it (a session of a trials bank reopened had none)
         return sess, sess.restore(events, trust_log)
 
 
@@ -376,7 +377,7 @@ class HSPRSession(Session):
                     if got != list(logged):  # the log does not extend the pending tasks: keep it as asked
                         self.set_pending(logged)
                 else:
-                    self.tell(ev[1], ev[2])
+                    self.tell(ev[1], self.logged_outcome(ev[2]))
         finally:
             self._logged = None
             deferred, self._deferred = self._deferred, None
