@@ -533,7 +533,10 @@ def test_the_command_line_loads_no_numerics_before_its_error_handling():
     import sys
 
     code = ("import sys, hspr.cli; heavy = [m for m in ('numpy', 'pandas', 'scipy', 'hspr.data') if m in sys.modules]; "
-            "import hspr; assert hspr.load_bank.__module__ == 'hspr.data.banks'; print(heavy)")
+            "import hspr; assert hspr.load_bank.__module__ == 'hspr.data.banks'; "
+            # a hostile re-trial: after a bare `import hspr`, hspr.data.folds and hspr.session were gone
+            "assert hspr.data.folds.make_folds and hspr.session.trajectory and 'TYPE_CHECKING' not in dir(hspr); "
+            "print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

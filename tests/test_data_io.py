@@ -495,6 +495,11 @@ def test_cli_validate_warns_when_agents_outnumber_tasks(tmp_path, cli):
     assert res.exit_code == 0
     want = f"{p} has more agents (5) than tasks (3): a response matrix has one row per agent"
     assert json.loads(res.stdout)["warnings"][0].startswith(want) and f"warning: {want}" in res.stderr
+    long = write(tmp_path / "long.csv", "agent,instance_id,resolved\n" + "".join(
+        f"q{i},agent{j},{(i + j) % 2}\n" for i in range(5) for j in range(3)))  # the two columns swapped
+    res = cli("bank", "validate", long)
+    assert "if the agent and task columns are swapped, swap their names in the header" in res.stderr
+    assert "transpose" not in res.stderr
     ok = write(tmp_path / "ok.csv", "agent,t0,t1,t2\na0,1,0,1\na1,0,1,1\n")
     res = cli("bank", "validate", ok)
     assert res.exit_code == 0 and res.stderr == ""

@@ -275,6 +275,26 @@ def test_a_refused_write_replaces_no_file_or_names_those_replaced(tmp_path, synt
     assert "5 %" in (out / "comparison.md").read_text()
 
 
+def test_a_report_removes_the_staging_folder_a_killed_report_left(tmp_path, synth):
+    """A hostile re-trial: SIGTERM or SIGHUP during a report left its `.hspr-report-*` folder, and the next
+    report neither removed it nor said so. A folder of a process that is gone is removed; one of a
+    running process (a report writing into the same folder) is kept."""
+    import subprocess
+    import sys
+
+    truths, errors = synth
+    out = tmp_path / "rep"
+    out.mkdir()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = out / f".hspr-report-{int(gone.stdout)}-abc"
+    (dead / "sub").mkdir(parents=True)
+    live = out / ".hspr-report-1-xyz"  # pid 1 is running
+    live.mkdir()
+    report.write_report(make_runs(errors, truths), out, n_resamples=50, figures=False)
+    left = sorted(f.name for f in out.iterdir() if f.name.startswith("."))
+    assert left == [live.name]
+
+
 def test_cli_no_figures_single_budget(tmp_path, synth):
     truths, errors = synth
     f = _write(tmp_path / "r.json", make_runs(errors, truths))
@@ -539,6 +559,16 @@ def test_figures_draw_each_bank_at_its_own_budget(tmp_path, synth):
     assert "budget closest to 10 % per bank" in fig.texts[0].get_text()
     assert report.figures.best_other_methods(runs, "hspr") == {"lite": "atlas", "pro": "uniform"}
     cov = report.figures.figure_coverage(runs)
+    assert [t.get_text() for t in cov.axes[0].get_xticklabels()] == ["lite (5 %)", "pro (10 %)"]
+    # a hostile re-trial: a bank whose baseline ran at 5 % and another method alone at 10 % was left out
+    split = pd.concat([five[five["method"] == "hspr"], make_runs({("lite", "uniform"): errors[("lite", "uniform")]},
+                                                                 truths, fractions=(0.10,)), ten], ignore_index=True)
+    fig = report.figures.figure_estimate_vs_truth(split, "hspr", report.figures.best_other_methods(split, "hspr"))
+    assert [ax.get_title() for ax in fig.axes if ax.get_visible()] == ["lite (5 %)", "pro (10 %)"]
+    paths = report.make_figures(split[split["bank"] == "lite"], tmp_path / "one", formats=("png",))
+    assert [p.name for p in paths] == ["estimate_vs_truth.png", "coverage.png"]  # it refused: hspr has no 10 % run
+    assert report.figures.figure_budgets(split, "hspr") == {"lite": 0.05, "pro": 0.10}
+    cov = report.figures.figure_coverage(split, baseline="hspr")  # the bank at the budget of the other figure
     assert [t.get_text() for t in cov.axes[0].get_xticklabels()] == ["lite (5 %)", "pro (10 %)"]
     one = report.figures.figure_estimate_vs_truth(ten, "hspr")  # one budget: the bank alone, the budget once
     assert [ax.get_title() for ax in one.axes if ax.get_visible()] == ["pro"]

@@ -1019,7 +1019,7 @@ def test_a_trials_session_reopens_with_its_logged_outcomes_and_retells_them(tmp_
         path = tmp_path / f"{method}.hspr"
         live = LiveSession.create(path, bank="terminal-bench", budget=6, method=method)
         t1, t2 = live.next(2)
-        live.record(t1, parse_outcome("5/5", 5))  # 1, an integer, as `hspr live record t1 5/5` logs it
+        live.record(t1, "5/5")  # logged as 1, an integer, as `hspr live record t1 5/5` logs it
         live.record(t2, 0.4)
         again = LiveSession.open(path)
         assert again.session.trials == 5 and again.session.outcomes == [1.0, 0.4]
@@ -1029,6 +1029,10 @@ def test_a_trials_session_reopens_with_its_logged_outcomes_and_retells_them(tmp_
         for t, y in zip(again.session.queried, again.session.outcomes):
             fresh.tell(t, y)
         assert fresh.estimate().point == pytest.approx(again.session.estimate().point)
+        # a hostile re-trial: `live plot` replays the logged 1 too, and refused it
+        assert [p["task"] for p in again.trajectory()][-2:] == [t1, t2]
+        with pytest.raises(LiveSessionError, match=r"outcome 1 \(an integer or boolean\) is ambiguous with 5 trials"):
+            again.record(live.next(1)[0], 1)  # the live API as Session.tell: 1 is not 5/5
 
 
 def test_pass_rates_over_every_task_keep_the_estimate_within_its_bounds():

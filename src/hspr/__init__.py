@@ -5,11 +5,11 @@ Data flow: load a response matrix (:mod:`hspr.data`) -> fit a method on source a
 report (:mod:`hspr.replay`, :mod:`hspr.report`).
 """
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
 __version__ = "0.1.0"
 
-if TYPE_CHECKING:  # the names for type checkers and editors; at run time :func:`__getattr__` imports them
+if _typing.TYPE_CHECKING:  # the names for type checkers and editors; at run time :func:`__getattr__` imports them
     from .data import DataError, ResponseMatrix, load_bank, load_matrix
     from .errors import HsprError, InputWarning, UnknownIdError
     from .methods import get_method, method_names
@@ -30,15 +30,20 @@ __all__ = ["BudgetError", "DataError", "HsprError", "InputWarning", "ResponseMat
 
 
 def __getattr__(name: str):
-    """The public names of :data:`__all__`, each imported from its module on first use."""
-    if name in _EXPORTS:
-        import importlib
+    """The public names of :data:`__all__`, each imported from its module on first use, and the
+    subpackages and modules (``hspr.data.folds`` after a bare ``import hspr``, as before)."""
+    import importlib
+    import importlib.util
 
+    if name in _EXPORTS:
         value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-        globals()[name] = value  # later lookups skip this function
-        return value
-    raise AttributeError(f"module 'hspr' has no attribute {name!r}")
+    elif not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module 'hspr' has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip this function
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted({n for n in globals() if not n.startswith("_")} | set(_EXPORTS) | {"__version__"})

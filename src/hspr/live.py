@@ -288,7 +288,8 @@ def parse_outcome(value, trials: int | None = None) -> float:
     With ``trials`` (a bank of repeated trials) only ``"k/trials"``, the successes of the
     task's trials, returned as the pass rate ``k / trials`` (a word such as ``resolved`` is
     ambiguous there: every trial or one of them), or that pass rate given as a number (as
-    :meth:`hspr.session.Session.tell` takes it: ``0.6`` or ``np.float32(0.6)`` for 3/5).
+    :meth:`hspr.session.Session.tell` takes it: ``0.6`` or ``np.float32(0.6)`` for 3/5; an
+    integer or boolean 1 is refused there, as by ``tell``: every trial, or one run?).
     A masked value (``np.ma.masked``, a missing outcome) is refused.
 
     Raises
@@ -299,6 +300,11 @@ def parse_outcome(value, trials: int | None = None) -> float:
     if np.ma.is_masked(value):
         raise LiveSessionError("outcome is masked (a missing outcome); record only the outcomes of tasks that ran")
     if trials is not None:
+        if trials > 1 and isinstance(value, (bool, np.bool_, numbers.Integral)) and value == 1:
+            # as Session.tell refuses it (a hostile trial: LiveSession.record(task, 1) recorded 5/5)
+            raise LiveSessionError(f"outcome {brief(value)} (an integer or boolean) is ambiguous with {trials} trials "
+                                   f"per task (every trial, or one run that passed?): give the successes, e.g. "
+                                   f"'{trials}/{trials}', or the pass rate as a float ({trials}/{trials} = 1.0)")
         rate = _number(value)
         if rate is not None and 0 <= rate <= 1:  # the API's form, as Session.tell takes it: np.float32(0.6)
             snapped = snap_pass_rate(rate, trials)
@@ -1064,7 +1070,7 @@ class LiveSession:
                                            f"session file is corrupt: {fix}")
                 told.add(task)
                 first_tell[task] = where(i)
-                replay.append(("tell", task, y))  # Session.tell keeps 0/1 as ints and a pass rate as a float
+                replay.append(("tell", task, y))  # Session.tell takes the log's form (Session.logged_outcome: a trials bank's 1 is 1.0)
                 self._tells[task] = ev
             elif kind == "correct":
                 task, y = ev.get("task"), ev.get("outcome")

@@ -678,7 +678,8 @@ class Session(ABC):
                 got = self.ask_batch(k)
                 if got != list(logged):
                     self.set_pending(logged)
-                    warnings.append(f"replaying ask {i} of {k} chose {got} where the log has {list(logged)}")
+                    warnings.append(f"replaying event {i} (an ask of {k} task(s)) chose {got} where the log has "
+                                    f"{list(logged)}")
             else:
                 self.tell(ev[1], self.logged_outcome(ev[2]))
         return warnings
@@ -830,7 +831,7 @@ def trajectory(model: FittedModel, budget: int, seed: int, outcomes) -> list[dic
             sess.restore([item])
             continue
         task, y = item[1:] if len(item) == 3 else item
-        sess.tell(task, y)
+        sess.tell(task, sess.logged_outcome(y))  # a live session's 5/5 is logged as 1
         add(task)
     return out
 

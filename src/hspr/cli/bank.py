@@ -381,15 +381,16 @@ def validate_cmd(path: Path, split: str | None, tasks: Path | None, as_json: boo
     seen = []
     m = _run(lambda: build_bank(path, split=split, tasks=tasks), as_json, seen)
     _run(lambda: m.fill_missing(0), as_json, seen)  # says so if an agent has no run at all (it would score 0 in replay and live)
+    form = detect_form(path)
     if m.n_agents > m.n_tasks and not any("transpose" in w for w in seen):
         # a trial: a transposed matrix whose ids look like neither agents nor tasks passed without a word
         # (only here: a bank with more agents than tasks is legitimate, so loading it does not warn)
+        fix = ("if each row is a task, transpose the file (pandas: df.T.to_csv(...))" if form == "wide_csv" else
+               "if the agent and task columns are swapped, swap their names in the header")
         shape = (f"{path} has more agents ({m.n_agents}) than tasks ({m.n_tasks}): a response matrix has one row per "
-                 "agent and usually many more tasks than agents; if each row is a task, transpose the file "
-                 "(pandas: df.T.to_csv(...))")
+                 f"agent and usually many more tasks than agents; {fix}")
         click.echo(f"warning: {shape}", err=True)
         seen.append(shape)
-    form = detect_form(path)
     if as_json:
         click.echo(json.dumps({"ok": True, "path": str(path), "form": form, **summary_dict(m), "warnings": seen}))
         return

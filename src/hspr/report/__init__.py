@@ -69,6 +69,26 @@ def report_files(figures: bool = True) -> tuple[str, ...]:
     return TABLE_FILES + (tuple(f"{s}.{e}" for s in FIGURE_STEMS for e in FIGURE_FORMATS) if figures else ())
 
 
+#: the staging folders of :func:`write_report` in its ``out_dir``: ``.hspr-report-<pid>-<random>``
+STAGING_PREFIX = ".hspr-report-"
+
+
+def _remove_orphans(out_dir: Path) -> None:
+    """Delete the staging folders that a report killed before its cleanup left in ``out_dir`` (a
+    hostile trial: SIGTERM, SIGHUP or SIGKILL during a report): those whose process is gone. A
+    running report's folder (another process writing into the same folder) is kept."""
+    for d in out_dir.glob(f"{STAGING_PREFIX}*-*"):
+        pid = d.name[len(STAGING_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or not d.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)  # no signal: only whether the process exists
+        except ProcessLookupError:
+            shutil.rmtree(d, ignore_errors=True)
+        except (PermissionError, OverflowError, OSError):  # another user's process, or no such pid number
+            continue
+
+
 def _move_in(staged: list[Path], out_dir: Path) -> list[Path]:
     """Move the staged files into ``out_dir`` (``os.replace``, atomic per file); return their new paths.
 
@@ -136,7 +156,12 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
     paired = paired_analysis(runs, baseline, n_resamples, seed)
     # every file is written in a staging folder first and then moved in: a trial's refused write (one
     # read-only file) left a folder of new tables beside an earlier report's paired.csv, without a word
-    staging = Path(tempfile.mkdtemp(prefix=".hspr-report-", dir=out_dir))
+    _remove_orphans(out_dir)
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out_dir))
+    except OSError as exc:  # no inode left: named by the folder, not the staging name
+        raise ReportError(f"{out_dir}: the report could not be written ({exc.strerror or exc}); no file of the "
+                          "folder was replaced: free space there or use another --out-dir") from exc
     try:
         try:
             for name, text in [("comparison.md", comparison_markdown(table)),

@@ -75,6 +75,17 @@ def bank_budgets(runs: pd.DataFrame, budget_fraction: float | None = None) -> di
             for b, g in runs.groupby("bank", sort=False)}
 
 
+def figure_budgets(runs: pd.DataFrame, baseline: str | None, budget_fraction: float | None = None) -> dict[str, float]:
+    """Bank -> the budget of its estimate-vs-truth and coverage panels: :func:`bank_budgets` of the
+    ``baseline``'s runs (the budget closest to 0.10 it was replayed at on that bank), and of all
+    runs for a bank without the baseline (a hostile re-trial: a bank whose other method alone had
+    10 % runs was left out of one figure and drawn at another budget in the other)."""
+    budgets = bank_budgets(runs, budget_fraction)
+    if baseline is not None:
+        budgets.update(bank_budgets(runs[runs["method"] == baseline], budget_fraction))
+    return budgets
+
+
 def has_budget_sweep(runs: pd.DataFrame) -> bool:
     """True when some bank and method was replayed at two or more budgets (the budget-curves figure
     draws nothing else: with one budget per bank each panel held isolated points)."""
@@ -176,8 +187,8 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
     baseline : str, the method drawn as filled markers
     also : str or mapping bank -> str or None, optional
     budget_fraction : float, optional
-        Default: each bank at its own budget closest to 0.10 (:func:`bank_budgets`), named in the
-        panel's title when the banks' budgets differ.
+        Default: each bank at the baseline's budget closest to 0.10 there (:func:`figure_budgets`),
+        named in the panel's title when the banks' budgets differ.
 
     Returns
     -------
@@ -190,7 +201,7 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
     """
     from matplotlib.figure import Figure
 
-    budgets = bank_budgets(runs, budget_fraction)
+    budgets = figure_budgets(runs, baseline, budget_fraction)
     sub = _at_budgets(runs, budgets)
     frac = _closest_fraction(runs) if budget_fraction is None else budget_fraction  # for the error message
     per_bank = dict(also) if isinstance(also, Mapping) else None
@@ -262,19 +273,19 @@ def _yerr(g: pd.DataFrame) -> np.ndarray:
     return np.clip(np.vstack([g["coverage"] - g["ci_low"], g["ci_high"] - g["coverage"]]), 0.0, None)
 
 
-def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None):
+def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None, baseline: str | None = None):
     """Figure (c): empirical interval coverage against the nominal level, per bank.
 
     With only the 90 % interval: one point per bank and method with a Wilson 95 % bar and a
     dashed line at 0.90. With more levels: one panel per bank, coverage against nominal level.
-    Each bank at ``budget_fraction``, by default at its own budget closest to 0.10
-    (:func:`bank_budgets`; named beside the bank when the banks' budgets differ). Returns None
-    when no method has intervals.
+    Each bank at ``budget_fraction``, by default at the budget closest to 0.10 of ``baseline``'s
+    runs there, or of all its runs (:func:`figure_budgets`, as the estimate-vs-truth figure; named
+    beside the bank when the banks' budgets differ). Returns None when no method has intervals.
     """
     from matplotlib.colors import to_rgb
     from matplotlib.figure import Figure
 
-    budgets = bank_budgets(runs, budget_fraction)
+    budgets = figure_budgets(runs, baseline, budget_fraction)
     parts = [coverage_table(g, budgets[b]) for b, g in _at_budgets(runs, budgets).groupby("bank", sort=False)]
     cov = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     if cov.empty:
@@ -359,13 +370,14 @@ def best_other_method(runs: pd.DataFrame, baseline: str, budget_fraction: float)
     return best
 
 
-def best_other_methods(runs: pd.DataFrame, baseline: str, budget_fraction: float | None = None) -> dict[str, str | None]:
+def best_other_methods(runs: pd.DataFrame, baseline: str, budget_fraction: float | None = None,
+                       budgets: Mapping[str, float] | None = None) -> dict[str, str | None]:
     """:func:`best_other_method` per bank, bank -> method (None where the bank has no other
     method): the estimate-vs-truth figure's default second method, so that each panel shows
     the best method run on that bank (one method for all banks left out those run on a few).
-    Each bank at ``budget_fraction``, by default at its own budget closest to 0.10
-    (:func:`bank_budgets`)."""
-    budgets = bank_budgets(runs, budget_fraction)
+    Each bank at ``budgets[bank]`` when given, else at ``budget_fraction``, by default at its own
+    budget closest to 0.10 (:func:`bank_budgets`)."""
+    budgets = bank_budgets(runs, budget_fraction) if budgets is None else budgets
     return {b: best_other_method(g, baseline, budgets[b]) for b, g in runs.groupby("bank", sort=False)}
 
 
@@ -389,7 +401,8 @@ def make_figures(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
     baseline, also : methods for the estimate-vs-truth figure; ``also`` defaults to each bank's
         :func:`best_other_method` (:func:`best_other_methods`; none for a bank with one method).
     budget_fraction : float, optional
-        Budget of figures (b) and (c); default each bank's own budget closest to 0.10.
+        Budget of figures (b) and (c); default per bank the budget closest to 0.10 of the
+        baseline's runs there (:func:`figure_budgets`).
     formats : file extensions.
 
     Returns
@@ -416,12 +429,12 @@ def make_figures(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
                           "MPLBACKEND) or leave the figures out (--no-figures)") from None
 
     if also is None:
-        also = best_other_methods(runs, baseline, budget_fraction)
+        also = best_other_methods(runs, baseline, budget_fraction, figure_budgets(runs, baseline, budget_fraction))
     paths: list[Path] = []
     with matplotlib.rc_context({"svg.hashsalt": "hspr-report", "font.size": 9, **PLAIN_TEXT}):
         makers = (lambda: figure_budget_curves(runs, baseline),
                   lambda: figure_estimate_vs_truth(runs, baseline, also, budget_fraction),
-                  lambda: figure_coverage(runs, budget_fraction))
+                  lambda: figure_coverage(runs, budget_fraction, baseline))
         for stem, make in zip(FIGURE_STEMS, makers, strict=True):
             fig = make()
             if fig is not None:

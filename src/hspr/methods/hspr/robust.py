@@ -513,7 +513,7 @@ def _replay_held_out(fitted: FittedHSPR, y: np.ndarray, others: np.ndarray, pos:
     sess = fitted.start(budget, seed)
     while not sess.done:
         j = sess.ask()
-        sess.tell(j, y[pos[j]])  # Session.tell keeps 0/1 as ints and a pass rate as a float
+        sess.tell(j, y[pos[j]])  # Session.tell keeps 0/1 as ints (floats on a bank of trials) and a pass rate as a float
     est = sess.estimate()
     cols = np.array([pos[t] for t in sess.queried], dtype=int)
     run = np.array([est.point, est.point - est.lower, est.upper - est.point, float(y.mean())])

@@ -93,7 +93,7 @@ def _run_path(model: FittedHSPR, row: np.ndarray, budget: int, seed: int, determ
     index = {t: j for j, t in enumerate(model.tasks)}
     while not sess.done:
         t = sess.ask()
-        sess.tell(t, row[index[t]])  # Session.tell keeps 0/1 as ints and a pass rate as a float
+        sess.tell(t, row[index[t]])  # Session.tell keeps 0/1 as ints (floats on a bank of trials) and a pass rate as a float
     return sess
 
 
