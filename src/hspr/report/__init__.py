@@ -85,7 +85,7 @@ def _remove_orphans(out_dir: Path) -> None:
             os.kill(int(pid), 0)  # no signal: only whether the process exists
         except ProcessLookupError:
             shutil.rmtree(d, ignore_errors=True)
-        except (PermissionError, OverflowError, OSError):  # another user's process, or no such pid number
+        except (OverflowError, OSError):  # another user's process (PermissionError), or no such pid number
             continue
 
 

@@ -68,9 +68,9 @@ _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p", "d", "8"
 
 
 def bank_budgets(runs: pd.DataFrame, budget_fraction: float | None = None) -> dict[str, float]:
-    """Bank -> the budget fraction its estimate-vs-truth and coverage panels show: ``budget_fraction``
-    when given, else the bank's own budget closest to 0.10 (a trial: a 5 % Verified file and a 10 %
-    bash-only file gave figures of the bash-only rows alone, without a word)."""
+    """Bank -> ``budget_fraction`` when given, else the budget closest to 0.10 among the bank's runs
+    (a trial: a 5 % Verified file and a 10 % bash-only file gave figures of the bash-only rows
+    alone, without a word); :func:`figure_budgets` takes them from the baseline's runs."""
     return {b: float(budget_fraction) if budget_fraction is not None else _closest_fraction(g)
             for b, g in runs.groupby("bank", sort=False)}
 
@@ -93,7 +93,7 @@ def has_budget_sweep(runs: pd.DataFrame) -> bool:
 
 
 def _at_budgets(runs: pd.DataFrame, budgets: Mapping[str, float]) -> pd.DataFrame:
-    """The runs of each bank at its budget of :func:`bank_budgets`."""
+    """The runs of each bank at its budget in ``budgets`` (bank -> budget fraction)."""
     return runs[runs["budget_fraction"] == runs["bank"].map(budgets)]
 
 
