@@ -1507,8 +1507,9 @@ class LiveSession:
         bundled = BANKS.get(self.doc["bank"].get("name")) if not self.doc["bank"].get("matrix") else None
         foreign = [d for d in read.datasets for pat in (bundled.foreign_datasets if bundled else ()) if re.search(pat, d, re.I)]
         if foreign:  # a re-trial: Terminal-Bench 2.0 trials under 1.0's task names were recorded
+            title = bundled.title.split(" (")[0]  # without its own parenthesis (a trial: nested ones)
             raise LiveSessionError(f"{path}: its trials are of dataset {foreign[0]!r}, whose tasks are not the "
-                                   f"{bundled.name} bank's ({bundled.title}) even where their names are the same; "
+                                   f"{bundled.name} bank's ({title}) even where their names are the same; "
                                    "build a bank from runs of that dataset (hspr bank build) and start a session on "
                                    "it (nothing was recorded)")
         if read.datasets:
