@@ -97,6 +97,20 @@ def whole_count(text) -> bool:
     return bool(re.fullmatch(r"[0-9]+", _ZERO_DECIMALS.sub("", str(text).strip())))
 
 
+def is_whole_outcome(value) -> bool:
+    """Whether ``value`` is given as an integer or a boolean (``1``, ``True``, ``np.int64(1)``, ``np.bool_``),
+    not a float: on a bank of repeated trials such a 1 is ambiguous (every trial, or one run?), while a
+    session's own log writes the pass rate T/T as ``1`` (:meth:`hspr.session.Session.logged_outcome`)."""
+    return isinstance(value, (bool, np.bool_, numbers.Integral))
+
+
+def describe_outcome(y: float, trials: int | None = None) -> str:
+    """``resolved`` / ``unresolved``, or ``k/trials`` for a pass rate of a repeated-trials bank."""
+    if trials is not None:
+        return f"{round(y * trials)}/{trials}"
+    return ("unresolved", "resolved")[int(y)]
+
+
 def snap_pass_rate(rate: float, trials: int) -> float | None:
     """``rate`` as the pass rate ``k / trials`` it stands for, or None when it is not one.
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, UnknownIdError, brief
-from .outcomes import SPELLINGS, snap_pass_rate
+from .outcomes import SPELLINGS, describe_outcome, is_whole_outcome, snap_pass_rate
 
 
 class BudgetError(HsprError):
@@ -561,8 +561,7 @@ class Session(ABC):
                             "tasks that ran")
         if isinstance(outcome, np.ndarray) and outcome.ndim == 0:  # np.array(1), a 0-d slice of an array
             outcome = outcome.item()
-        if self.trials is not None and self.trials > 1 and isinstance(outcome, (bool, np.bool_, numbers.Integral)) \
-                and outcome == 1:
+        if self.trials is not None and self.trials > 1 and is_whole_outcome(outcome) and outcome == 1:
             # as `hspr live record` refuses '1' and 'resolved' there (a trial: tell(t, 1) was 5/5 silently);
             # an integer 0 is the pass rate 0 whichever it meant
             t = self.trials
@@ -606,7 +605,7 @@ class Session(ABC):
         j = self._index[task_id]
         if self._observed[j]:
             told = self.outcomes[self.queried.index(task_id)]
-            told = f"{round(told * self.trials)}/{self.trials}" if self.trials is not None else repr(told)
+            told = describe_outcome(told, self.trials) if self.trials is not None else repr(told)
             raise HsprError(f"task {task_id!r} was already recorded (as {told}); "
                             "an outcome cannot be changed in a session: start a new one and tell the right outcomes "
                             "(`hspr live record --correct` does that for a live session)")
@@ -688,7 +687,7 @@ class Session(ABC):
         """An outcome as a log gives it, for :meth:`tell`: on a bank of repeated trials a log's ``1``
         (a live session file's T/T) is the pass rate 1.0, which :meth:`tell` takes (an integer 1 it
         refuses from a caller, as ambiguous); other outcomes unchanged."""
-        if self.trials is not None and isinstance(outcome, (bool, np.bool_, numbers.Integral)):
+        if self.trials is not None and is_whole_outcome(outcome):
             return float(outcome)
         return outcome
 

@@ -23,12 +23,12 @@ from ..live import (
     LiveSessionError,
     LiveStatus,
     check_stop_width,
-    describe_outcome,
     did_you_mean,
     fit_model,
     relink_matrix,
 )
 from ..methods import LIVE_DEFAULT, REGISTRY
+from ..outcomes import describe_outcome
 from ..session import BudgetError
 from ..stopping import MIN_TASKS
 from .common import (

@@ -9,8 +9,8 @@ import shlex
 import sys
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
+from unittest.mock import patch
 
 import click
 import numpy as np
@@ -125,24 +125,6 @@ def _copied_rows(targets: ResponseMatrix, bank: ResponseMatrix) -> list[tuple[st
 
 #: the largest seed: a results file is JSON, whose readers hold numbers as doubles (``hspr report`` refuses more)
 MAX_SEED = 2 ** 53 - 1
-
-
-@contextlib.contextmanager
-def _environment(name: str, value: str | None) -> Iterator[None]:
-    """``os.environ[name] = value`` inside the block (nothing when ``value`` is None), restored after:
-    a command run in-process (click's test runner, the Python API) leaves the environment as it was."""
-    if value is None:
-        yield
-        return
-    old = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = old
 
 
 def parse_seeds(text: str | None) -> list[int] | None:
@@ -598,7 +580,9 @@ def register(group: click.Group) -> None:
         from ..methods.hspr.selection import QUIET_ENV
 
         # read where hspr_auto selects, in this process or a worker started from it
-        with _environment(QUIET_ENV, "1" if quiet else None), connected(backend, scheduler, workers) as joblib_backend, Progress(
+        # (patch.dict restores the environment after: a command run in-process leaves it as it was)
+        quiet_env = patch.dict(os.environ, {QUIET_ENV: "1"}) if quiet else contextlib.nullcontext()
+        with quiet_env, connected(backend, scheduler, workers) as joblib_backend, Progress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                 TimeRemainingColumn(), console=console, disable=quiet) as prog:
             for label, mat, folds, job_targets in jobs:

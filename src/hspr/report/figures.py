@@ -429,7 +429,7 @@ def make_figures(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
                           "MPLBACKEND) or leave the figures out (--no-figures)") from None
 
     if also is None:
-        also = best_other_methods(runs, baseline, budget_fraction, figure_budgets(runs, baseline, budget_fraction))
+        also = best_other_methods(runs, baseline, budgets=figure_budgets(runs, baseline, budget_fraction))
     paths: list[Path] = []
     with matplotlib.rc_context({"svg.hashsalt": "hspr-report", "font.size": 9, **PLAIN_TEXT}):
         makers = (lambda: figure_budget_curves(runs, baseline),
