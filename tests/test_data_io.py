@@ -471,6 +471,9 @@ def test_cli_build_and_validate(tmp_path, cli):
     res = cli("bank", "validate", out)
     assert res.exit_code == 0
     assert "OK" in res.stdout and "wide CSV" in res.stdout and "3 agents x 5 tasks" in res.stdout
+    # a trial: validate gave no digest in text, so a CSV could not be checked against a session's bank
+    assert f"digest {load_matrix(out).fill_missing(0).digest()} (what a live session on it records" in \
+        " ".join(res.stdout.split())
     res = cli("bank", "validate", root, "--split", "verified")
     assert res.exit_code == 2
     assert "no split 'verified'" in res.stderr

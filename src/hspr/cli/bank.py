@@ -70,6 +70,12 @@ def summary_dict(m: ResponseMatrix) -> dict:
     return {"agents": m.n_agents, "tasks": m.n_tasks, "missing": m.n_missing, "trials": m.trials, "digest": digest}
 
 
+def digest_note(m: ResponseMatrix) -> str:
+    """The digest of :func:`summary_dict` in words, for the text output of build and validate."""
+    return (f"digest {summary_dict(m)['digest']} (what a live session on it records, missing cells counted as "
+            "unresolved, the default)")
+
+
 _JSON_HELP = "Print one JSON object for scripts (ok, sizes, digest; on an error ok false and the message)."
 
 
@@ -252,8 +258,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
                                "warnings": seen}))
         return
     # a trial: the README says build prints the digest a live session records; only --json did
-    click.echo(f"{out}: {summary_line(m)} (built from {src}); digest {summary_dict(m)['digest']} (what a live "
-               "session on it records, missing cells counted as unresolved, the default)")
+    click.echo(f"{out}: {summary_line(m)} (built from {src}); {digest_note(m)}")
 
 
 @bank_group.command("agents")
@@ -359,7 +364,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
 @click.option("--tasks", "tasks", default=None, type=click.Path(path_type=Path), metavar="FILE", help=_TASKS_HELP)
 @click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
 def validate_cmd(path: Path, split: str | None, tasks: Path | None, as_json: bool) -> None:
-    """Load PATH (a file, folder or bundled bank name such as verified), check it, print its form and size.
+    """Load PATH (a file, folder or bundled bank name such as verified), check it, print its form, size and digest.
 
     Exits with code 2 and the error on stderr (file, line / column or id, and the fix) if the
     input is invalid. --json prints {"ok", "path", "form", "agents", "tasks", "missing",
@@ -376,7 +381,7 @@ def validate_cmd(path: Path, split: str | None, tasks: Path | None, as_json: boo
             return
         note = " (blank in the source; replay and live count them as unresolved unless --no-missing-as-zero)" \
             if m.n_missing else ""
-        click.echo(f"bank:{path}: OK, bundled bank: {summary_line(m)}{note}")
+        click.echo(f"bank:{path}: OK, bundled bank: {summary_line(m)}{note}; {digest_note(m)}")
         return
     seen = []
     m = _run(lambda: build_bank(path, split=split, tasks=tasks), as_json, seen)
@@ -394,4 +399,5 @@ def validate_cmd(path: Path, split: str | None, tasks: Path | None, as_json: boo
     if as_json:
         click.echo(json.dumps({"ok": True, "path": str(path), "form": form, **summary_dict(m), "warnings": seen}))
         return
-    click.echo(f"{path}: OK, {FORMS[form]}: {summary_line(m)}")
+    # a trial: only build and --json gave the digest, so a user could not check a CSV against a session's bank
+    click.echo(f"{path}: OK, {FORMS[form]}: {summary_line(m)}; {digest_note(m)}")
