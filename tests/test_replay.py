@@ -218,6 +218,7 @@ def test_config_auto_stays_the_keyword_beside_a_folder_named_auto(tmp_path, smal
     ({"n_nodes": 256.5}, "n_nodes must be an integer"),
     ([1, 2], "expected a JSON object"),
     ({"item_prior_scale": 1e308}, "item_prior_scale must be in [1e-06, 1e+06]"),  # broke the fit (hostile trial)
+    ({"gamma": 1e-100}, "gamma must be in [1e-06, 1e+06]"),  # NaN estimates with exit 0 (hostile trial)
 ])
 def test_replay_cli_refuses_bad_config_values(tmp_path, small_bank, cfg, needle):
     csv = tmp_path / "bank.csv"

@@ -16,6 +16,9 @@ NODE_DTYPES = ("float32", "float64")
 #: accepted kappa: the selection grid is 0.25-16; far outside [1e-6, 1e6] the concentrations
 #: kappa / (p q) and their inverses overflow float32 node arrays
 KAPPA_RANGE = (1e-6, 1e6)
+#: accepted gamma (prior precision of the latent state): the selection grid is 1-16; a hostile trial's 1e-100
+#: (prior sd 1e50) overflowed the float32 node arrays and gave NaN estimates
+GAMMA_RANGE = (1e-6, 1e6)
 #: item_prior_scale multiplies precisions: beyond 1e6 the items are the prior (a hostile trial's 1e308 broke the
 #: source fit's SVD), below 1e-6 the prior is gone
 ITEM_PRIOR_SCALE_RANGE = (1e-6, 1e6)
@@ -116,7 +119,7 @@ class HSPRConfig:
     rank : int
         r, number of residual factors in the latent state z = (theta, u_1..u_r); 0..8.
     gamma : float
-        gamma, prior precision on each u_k (on theta when rank = 0) (Eq. 3).
+        gamma, prior precision on each u_k (on theta when rank = 0) (Eq. 3), in [1e-6, 1e6].
     kappa : float
         kappa, group concentration scale: c_g = kappa / (p_g (1 - p_g)) (Eqs. 5-6), in [1e-6, 1e6].
     acquisition : {'score', 'latent', 'uniform', 'midrange'}
@@ -197,8 +200,8 @@ class HSPRConfig:
             raise ValueError(f"group_uncertainty must be true or false, got {self.group_uncertainty!r}")
         if not 0 <= self.rank <= 8:
             raise ValueError(f"rank must be an integer in 0..8, got {self.rank!r}")
-        if not self.gamma > 0:
-            raise ValueError(f"gamma must be > 0, got {self.gamma!r}")
+        if not GAMMA_RANGE[0] <= self.gamma <= GAMMA_RANGE[1]:
+            raise ValueError(f"gamma must be in [{GAMMA_RANGE[0]:g}, {GAMMA_RANGE[1]:g}], got {self.gamma!r}")
         if not KAPPA_RANGE[0] <= self.kappa <= KAPPA_RANGE[1]:
             raise ValueError(f"kappa must be in [{KAPPA_RANGE[0]:g}, {KAPPA_RANGE[1]:g}], got {self.kappa!r} "
                              "(for no group uncertainty, the kappa -> infinity limit, set group_uncertainty=False)")
