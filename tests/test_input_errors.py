@@ -583,3 +583,30 @@ def test_the_settings_digest_of_a_table_replay_is_that_of_the_entries_it_used(tm
     (tmp_path / "c2" / "cfg.json").write_text(json.dumps({**cfg, "kappa": 1.0}))
     a, b = replay(3, tmp_path / "c1" / "cfg.json", "hspr"), replay(4, tmp_path / "c2" / "cfg.json", "hspr")
     assert set(report.read_results([a, b])["seed"]) == {3, 4}  # 1 and 1.0: one setting
+
+
+def test_replay_checks_a_targets_file_against_every_bank_before_any_work(tmp_path, monkeypatch):
+    """A hostile trial: `--bank all --targets` ran Lite to the end, then failed on Verified's tasks and wrote
+    nothing; an empty --targets (an unset shell variable) ran the folds instead; a targets file lacking tasks of
+    --tasks was said to lack them from "the bank"."""
+    from hspr.data import load_bank
+
+    monkeypatch.chdir(tmp_path)
+    lite = load_bank("lite")
+    write_csv(lite.rows(np.arange(2)), tmp_path / "lite_tg.csv")
+    res = CliRunner().invoke(main, ["replay", "--bank", "all", "--targets", "lite_tg.csv", "--methods", "uniform",
+                                    "--seeds", "0", "--out", "r.json", "-q"])
+    assert res.exit_code == 2 and "(with --bank all the file is scored against 4 banks; its tasks are those of lite: " \
+        "give --bank lite)" in " ".join(res.output.split())
+    assert not (tmp_path / "r.json").exists()
+    res = CliRunner().invoke(main, ["replay", "--bank", "pro", "--targets", "", "--methods", "uniform", "--out", "r.json"])
+    assert res.exit_code == 2 and "--targets: an empty path" in " ".join(res.output.split()).replace("'", "")
+    assert not (tmp_path / "r.json").exists()
+    m = simulate_matrix(10, 30, seed=3)[0]
+    write_csv(m, tmp_path / "bank.csv")
+    write_csv(m.rows(np.arange(2)).select_tasks(m.tasks[2:]), tmp_path / "tg.csv")  # lacks task0000, task0001
+    (tmp_path / "tasks.txt").write_text("task0000\ntask0001\ntask0005\n")
+    res = CliRunner().invoke(main, ["replay", "--matrix", "bank.csv", "--targets", "tg.csv", "--tasks", "tasks.txt",
+                                    "--methods", "uniform", "--out", "r.json"])
+    assert res.exit_code == 2 and "the --targets rows (tg.csv) have no column for 2 task(s) of the subset, e.g. " \
+        "'task0000', 'task0001'" in " ".join(res.output.split())

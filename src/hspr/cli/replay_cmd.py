@@ -37,7 +37,7 @@ from ..errors import InputWarning
 from ..fileio import write_json_durable, write_text_durable
 from ..methods import REGISTRY, method_class
 from ..methods.hspr.replay_options import check_table_covers, replay_methods
-from ..replay import check_fractions, replay
+from ..replay import align_targets, check_fractions, replay
 from ..report.stats import summarize, tasks_run_text
 from ..session import BudgetError, budget_from_fraction
 from ..stopping import MIN_TASKS, WidthBelow
@@ -416,6 +416,9 @@ def register(group: click.Group) -> None:
             what = "is empty" if not config_path.strip() else "is a folder"
             raise click.BadParameter(f"{config_path!r} {what}; give a JSON file of HSPR settings or 'auto'",
                                      param_hint="--config")
+        if targets is not None and not targets.strip():  # a hostile trial: an unset $NEW ran the folds instead
+            raise click.BadParameter("an empty path; give a matrix file or a bundled target set "
+                                     f"({', '.join(TARGET_SETS)})", param_hint="--targets")
         check_output_file(out, "--out")
         check_output_file(csv_path, "--csv")
         given = {"--matrix": matrix, "--tasks": tasks_path, "--config": config_path,
@@ -483,6 +486,7 @@ def register(group: click.Group) -> None:
                 if tgt.missing is not None and missing_as_zero:
                     tgt = tgt.fill_missing(0)
             ids = None if tasks_path is None else read_task_list(tasks_path)
+            rows_word = "--targets" if targets else "target"  # a split's targets come from the bank itself
             if tgt is not None:
                 jobs = [(label, mat, None, tgt) for label, mat, _, _ in jobs]
             elif split != "folds":  # a shift protocol: rows of the bank itself as targets
@@ -514,17 +518,35 @@ def register(group: click.Group) -> None:
                     split_jobs.append((label, mat.drop_rows(rows), None, mat.rows(rows)))
                 jobs = split_jobs
             if ids is not None:  # score over a subset of the tasks: cut sources and targets alike
-                try:
-                    jobs = [(f"{label}[{len(set(ids))} tasks]", mat.select_tasks(ids), folds,
-                             None if t is None else t.select_tasks(ids)) for label, mat, folds, t in jobs]
-                except DataError as exc:
-                    raise DataError(f"--tasks {tasks_path}: {exc}") from None
+                cut = []
+                for label, mat, folds, t in jobs:
+                    try:
+                        sub = mat.select_tasks(ids)
+                    except DataError as exc:
+                        raise DataError(f"--tasks {tasks_path}: {exc}") from None
+                    if t is not None:
+                        lacks = [i for i in dict.fromkeys(ids) if i not in t._task_index]
+                        if lacks:  # a hostile trial: the targets file's gap was called the bank's
+                            raise DataError(f"--tasks {tasks_path}: the {rows_word} rows ({t.source}) have no column for "
+                                            f"{len(lacks)} task(s) of the subset, e.g. {', '.join(map(repr, lacks[:5]))}; "
+                                            "list only tasks the targets ran")
+                        t = t.select_tasks(ids)
+                    cut.append((f"{label}[{len(set(ids))} tasks]", sub, folds, t))
+                jobs = cut
             refuse_missing_for(method_objs, jobs)
-            rows_word = "--targets" if targets else "target"  # a split's targets come from the bank itself
             # the table an hspr_auto[table=...] or hspr_robust[table=...] method got from --config (read once)
             table = next((m.table for m in method_objs.values() if getattr(m, "table", None) is not None), None)
             for label, mat, job_folds, job_tgt in jobs:
                 check_budgets(label, mat.n_tasks, fractions)
+                if job_tgt is not None and targets and not bundled:  # a hostile trial: --bank all ran Lite, then
+                    try:  # failed on Verified's tasks and wrote nothing; check every bank before any work
+                        align_targets(job_tgt, mat)
+                    except DataError as exc:
+                        fits = [lb for lb, m, _, t in jobs if set(m.tasks) == set(t.tasks) and m.trials == t.trials]
+                        hint = ("" if len(jobs) == 1 else
+                                f" (with --bank {bank} the file is scored against {len(jobs)} banks; its tasks are "
+                                + (f"those of {', '.join(fits)}: give --bank {fits[0]})" if fits else "those of none of them)"))
+                        raise DataError(f"{label}: {exc}{hint}") from None
                 if table is not None:  # a trial: a fold missing from the table ran a slow selection, unasked
                     check_table_covers(config_path, table, label, mat, job_folds, matrix, names, subset=ids is not None,
                                        missing_as_zero=missing_as_zero,
