@@ -280,6 +280,10 @@ def test_seeds_beyond_what_a_results_file_keeps_are_refused():
     for bad in (f"{MAX_SEED + 1}", "99999999999999999999", f"0,{2 ** 60}"):
         with pytest.raises(click.BadParameter, match="from 0 to 9007199254740991"):
             parse_seeds(bad)
+    assert parse_seeds(" 0 - 2 , 5") == [0, 1, 2, 5] and parse_seeds("7") == [7]
+    for bad in ("0_1", "1_0", "+1", "１", "-1", "0-1-2"):  # int() reads '1_0' as 10 and '１' as 1 (a hostile trial)
+        with pytest.raises(click.BadParameter, match="give seeds as '0-4' or '0,1,2'"):
+            parse_seeds(bad)
 
 
 def test_replay_cli_hspr_choices_are_the_config_s():

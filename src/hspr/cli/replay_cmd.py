@@ -141,6 +141,8 @@ def parse_seeds(text: str | None) -> list[int] | None:
             if not part:
                 raise click.BadParameter(f"{text!r}: an empty seed between commas; give seeds as '0-4' or '0,1,2'",
                                          param_hint="--seeds")
+            if not re.fullmatch(r"[0-9]+(\s*-\s*[0-9]+)?", part):  # int() reads '1_0' as 10 (a hostile trial)
+                raise ValueError(part)
             if "-" in part:
                 lo, hi = part.split("-")
                 if int(lo) > int(hi):
