@@ -361,7 +361,9 @@ def test_cli_select_on_every_agent_and_against_the_defaults(tmp_path):
     assert len(versus_default_lines(result([1, 2, 3, 4], [1.1, 2.1, 3.1, 4.1], other))) == 1  # 0.1 lower, SE 0
     # 0.1 lower on average, all of it from one agent: SE 0.1, not clearly better
     assert "not clearly better than the defaults" in versus_default_lines(result([1, 2, 3, 4], [1, 2, 3, 4.4], other))[1]
-    assert len(versus_default_lines(result([1, 2, 3, 4], [0.9, 2, 3, 4], other))) == 2  # higher: warned
+    higher = versus_default_lines(result([1, 2, 3, 4], [0.9, 2, 3, 4], other))  # higher: warned as higher (a hostile
+    assert len(higher) == 2 and "have a higher source MAE than the defaults" in higher[1]  # trial: 'lower by less')
+    assert "lower by less" not in higher[1] and "+2.500 pp" in higher[1]
     assert len(versus_default_lines(result([1, 2, 3, 4], [1, 2, 3, 4.4], HSPRConfig()))) == 1  # it is the defaults
     bad = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "all", "-q", "--out", str(out),
                                     "--record", str(tmp_path / "t.json")])
@@ -571,3 +573,47 @@ def test_select_config_refuses_a_budget_of_no_task_as_a_budget_error():
         sel.select_config(m, fraction=1.5)
     with pytest.raises(DataError, match="needs at least 3"):
         sel.select_config(m.rows([0, 1]), fraction=0.5)
+
+
+def test_cli_select_keeps_its_result_when_an_output_fails_and_says_what_it_replaced(tmp_path, monkeypatch):
+    """A hostile trial: a --config-out (or --record) that could not be written at the end threw the whole
+    selection away; earlier outputs were replaced without a word; an empty --bank ran Verified's selection and
+    an empty --record was called an input folder."""
+    import errno
+    import re
+    from pathlib import Path
+
+    from hspr.cli import main
+    from hspr.cli import select as select_cli
+
+    m = tiny_bank(n_agents=9, seed=3)
+    path = write_wide_csv(m, tmp_path / "toy.csv")
+    args = ["select", "--matrix", str(path), "--fold", "0", "-q", "--eval-nodes", "64", "--eval-draws", "512",
+            "--out", str(tmp_path / "s.json")]
+    for extra, needle in ((["--bank", " "], "--bank: an empty label"), (["--record", ""], "--record: an empty path")):
+        res = CliRunner().invoke(main, args + extra)
+        assert res.exit_code == 2 and needle in " ".join(res.output.split()).replace("'", ""), res.output
+    real = select_cli.write_json_atomic
+
+    def failing(obj, p):
+        if Path(p).name == "c.json":
+            raise OSError(errno.ENOSPC, "No space left on device", str(p))
+        return real(obj, p)
+
+    monkeypatch.setattr(select_cli, "write_json_atomic", failing)
+    res = CliRunner().invoke(main, args + ["--config-out", str(tmp_path / "c.json")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and f"cannot write {tmp_path / 'c.json'}: No space left on device; " \
+        f"{tmp_path / 's.json'} was written; the selection was saved to " in said, said
+    spare = Path(re.search(r"saved to (\S+\.json)", said).group(1))
+    kept = json.loads(spare.read_text())
+    spare.unlink()
+    assert kept["config"] == json.loads((tmp_path / "s.json").read_text())["config"] and kept["fold"] == 0
+    monkeypatch.setattr(select_cli, "write_json_atomic", real)
+    res = CliRunner().invoke(main, args + ["--record", str(tmp_path / "t.json")])
+    assert res.exit_code == 0 and "note: this replaced the earlier" in " ".join(res.output.split())
+    res = CliRunner().invoke(main, args + ["--record", str(tmp_path / "t.json"), "--config-out", str(tmp_path / "c.json")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 0 and f"note: this replaced the earlier {tmp_path / 's.json'} (toy fold 0); the earlier " \
+        f"toy fold 0 entry of {tmp_path / 't.json'} (budget " in said, said
+    assert "the earlier c.json" not in said  # it did not exist

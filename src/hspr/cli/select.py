@@ -22,6 +22,8 @@ from ..fileio import loads
 from ..fileio import write_json_durable as write_json_atomic
 from ..session import BudgetError, budget_from_fraction
 from .common import (
+    OS_FIXES,
+    CliError,
     backend_options,
     check_backend,
     check_matrix_label,
@@ -210,12 +212,62 @@ def versus_default_lines(result) -> list[str]:
              f"{100 * result.default['mae']:.3f} pp on the same {result.n_sources} held-out agents; chosen minus "
              f"default {100 * diff:+.3f} pp (standard error {100 * se:.3f} pp)"]
     same = all(getattr(result.config, k) == base[k] for k in keys)
-    if not same and not diff < -se:
+    if not same and diff > 0:  # a hostile trial: 'lower by less than one standard error' when it was higher
+        lines.append(f"warning: the chosen settings have a higher source MAE than the defaults on these held-out "
+                     f"agents ({100 * diff:+.3f} pp; the stages choose on their own rules and query paths, not on this "
+                     "comparison): keep the defaults (leave out --config) unless a replay shows otherwise")
+    elif not same and not diff < -se:
         n_grid = sum(len(rows) for rows in result.stages)
         lines.append(f"warning: the chosen settings are not clearly better than the defaults on these sources (lower "
                      f"by less than one standard error, and the chosen MAE is the best of {n_grid} candidates, so it "
                      "is optimistic): keep the defaults (leave out --config) unless a replay shows otherwise")
     return lines
+
+
+def write_outputs(payload: dict, result, out: str, config_out: str | None, record: str | None, record_it) -> None:
+    """Write the --out result, the --config-out config and the --record entry (``record_it()``), in that
+    order. If one cannot be written (full disk, lost permission), the selection is not thrown away: the
+    whole result goes to a file in the temporary folder, and the error (CliError, exit 2) names it and the
+    files already written (a hostile trial: minutes of selection were lost to a read-only --record)."""
+    done: list[str] = []
+    steps = [(out, lambda: write_json_atomic(payload, Path(out)))]
+    if config_out:
+        steps.append((config_out, lambda: write_json_atomic(result.config.to_dict(), Path(config_out))))
+    if record:
+        steps.append((record, record_it))
+    for path, write in steps:
+        try:
+            write()
+        except OSError as exc:
+            import tempfile
+
+            try:
+                fd, spare = tempfile.mkstemp(prefix="hspr-select-", suffix=".json")
+                os.close(fd)
+                write_json_atomic(payload, Path(spare))
+                kept = f"the selection was saved to {spare} (its 'config' holds the chosen settings)"
+            except OSError:
+                kept = "the selection could not be saved anywhere else either"
+            wrote = f"; {' and '.join(done)} {'was' if len(done) == 1 else 'were'} written" if done else ""
+            fix = OS_FIXES.get(exc.errno, "free space, fix the permissions")
+            raise CliError(f"cannot write {path}: {exc.strerror or exc}{wrote}; {kept}. {fix[0].upper()}{fix[1:]}, "
+                           "or choose another file name") from None
+        done.append(str(path))
+
+
+def replaced_notes(out: str, earlier_out, config_out: str | None, earlier_cfg, record: str | None, recorded: dict,
+                   bank: str, fold) -> list[str]:
+    """What the outputs replaced: an earlier --out result (its bank and fold), an earlier --config-out
+    config, and the --record table's earlier entry for this bank and fold (its budget)."""
+    notes = []
+    if isinstance(earlier_out, dict):
+        notes.append(f"the earlier {out} ({earlier_out.get('bank')} fold {earlier_out.get('fold')})")
+    if earlier_cfg is not None:
+        notes.append(f"the earlier {config_out}")
+    entry = recorded.get(bank, {}).get(str(fold)) if record else None
+    if isinstance(entry, dict):
+        notes.append(f"the earlier {bank} fold {fold} entry of {record} (budget {entry.get('budget')})")
+    return notes
 
 
 def register(group: click.Group) -> None:
@@ -289,17 +341,21 @@ def register(group: click.Group) -> None:
         console = make_console(stderr=True)
         check_backend(backend, scheduler)
         workers = local_workers(workers, scheduler, console)
+        if bank is not None and not bank.strip():  # a hostile trial: '' ran a whole Verified selection
+            raise click.BadParameter(f"an empty label; give a bundled bank ({', '.join(BANKS)}) or, with --matrix, a "
+                                     "label of your own, or leave --bank out", param_hint="--bank")
         check_output_file(out, "--out")
         check_output_file(config_out, "--config-out")
+        check_output_file(record, "--record")  # '' named the current folder as an input (a hostile trial)
         refuse_overwriting_inputs(out, "--out", {"--matrix": matrix, "--record": record})
         refuse_overwriting_inputs(config_out, "--config-out", {"--matrix": matrix, "--record": record, "--out": out})
-        if record:
-            check_output_file(record, "--record")
-            recorded = check_record_table(Path(record))
+        recorded = check_record_table(Path(record)) if record else {}
         for path, option in ((out, "--out"), (config_out, "--config-out"), (record, "--record")):
             check_output_suffix(path, option, "json")
-        refuse_replacing_other_json(out, "--out", is_select_result, "an `hspr select` result")
-        refuse_replacing_other_json(config_out, "--config-out", _is_config, "a configuration file (HSPRConfig fields)")
+        # what the outputs will replace, said when they are written (a hostile trial: select replaced them silently)
+        earlier_out = refuse_replacing_other_json(out, "--out", is_select_result, "an `hspr select` result")
+        earlier_cfg = refuse_replacing_other_json(config_out, "--config-out", _is_config,
+                                                  "a configuration file (HSPRConfig fields)")
         if not 0 < fraction <= 1:
             raise click.BadParameter(f"{fraction}: a fraction of the tasks in (0, 1]", param_hint="--budget")
         if matrix:
@@ -374,16 +430,16 @@ def register(group: click.Group) -> None:
                    "hspr_version": __import__("hspr").__version__, "environment": environment(),
                    "wall_seconds": time.perf_counter() - t0,
                    **res.to_dict()}
-        write_json_atomic(payload, Path(out))
-        if config_out:
-            write_json_atomic(res.config.to_dict(), Path(config_out))
-        if record:
-            record_entry(Path(record), bank, fold, res, command, matrix_digest)
+        write_outputs(payload, res, out, config_out, record, lambda: record_entry(Path(record), bank, fold, res, command,
+                                                                                 matrix_digest))
         make_console().print(stage_summary(res))
         console.print(f"chosen: {res.config}  source MAE {100 * res.source_mae:.3f} pp; "
                       f"{res.seconds:.0f} s; wrote {out}" + (f" and {config_out}" if config_out else "")
                       + (f"; recorded {bank} fold {fold} in {record}" if record else ""),
                       soft_wrap=True, highlight=False)  # one line a script can read, whatever the width
+        replaced = replaced_notes(out, earlier_out, config_out, earlier_cfg, record, recorded, bank, fold)
+        if replaced:
+            console.print(f"note: this replaced {'; '.join(replaced)}", soft_wrap=True, highlight=False)
         versus = versus_default_lines(res)
         for line in versus:
             console.print(line, soft_wrap=True, highlight=False)
