@@ -782,6 +782,10 @@ def test_cli_forward_and_strongest_splits(tmp_path, split):
     (["--bank", "pro", "--split", "forward"], "pro: a time-forward split needs agent ids that start with a date"),
     (["--bank", "all", "--split", "forward"], "pro: a time-forward split"),
     (["--bank", "all", "--split", "forward"], "the dated ones are lite, verified, full: give them one at a time"),
+    # a hostile trial: each bank's range in turn (20: pro's 12; 80: full's 20; ...)
+    (["--bank", "all", "--split", "strongest"], "(--strongest 20, the default, must suit every bank of --bank all: give "
+                                                "one from 1 to 12)"),
+    (["--bank", "all", "--split", "strongest", "--strongest", "80"], "(--strongest 80 must suit every bank"),
 ])
 def test_cli_shift_protocol_errors(tmp_path, args, match):
     res = CliRunner().invoke(main, ["replay", "--methods", "uniform", "-q", "--out", str(tmp_path / "r.json"), *args])

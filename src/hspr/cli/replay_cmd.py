@@ -513,6 +513,11 @@ def register(group: click.Group) -> None:
                     except ValueError as exc:
                         ok = [lb for lb, m, _, _ in jobs if dated(m.agents)] if split == "forward" and len(jobs) > 1 else []
                         hint = f" (of these banks, the dated ones are {', '.join(ok)}: give them one at a time)" if ok else ""
+                        if split == "strongest" and len(jobs) > 1:  # a hostile trial: one bank's range at a time
+                            most = min(m.n_agents for _, m, _, _ in jobs) - 2
+                            default = click.get_current_context().get_parameter_source("strongest") == ParameterSource.DEFAULT
+                            hint = (f" (--strongest {strongest}{', the default,' if default else ''} must suit every bank "
+                                    f"of --bank {bank}: give one from 1 to {most})")
                         raise ValueError(f"{label}: {exc}{hint}") from None
                     if tie:  # named as the results will be (the scores of a --tasks subset are over the subset)
                         shown = label if ids is None else f"{label}[{len(set(ids))} tasks]"
