@@ -378,6 +378,12 @@ BAD_JSONL = [
      ["duplicate subject id 'a1'", "line 1 and line 2"]),
     ('{"subject_id": "a1", "responses": [1, 0]}\n', ["line 1", "not a subject record"]),
     ('{"subject_id": "a1", "responses": {}}\n', ["no subject has any response"]),
+    # a hostile trial: a pretty-printed hspr output given as a matrix was told 'line 1, column 2: invalid JSON'
+    ('{\n  "hspr_version": "0.1.0",\n  "runs": []\n}\n', ["an `hspr replay` results file over several lines, not a "
+                                                          "response matrix", "per line"]),
+    ('{\n  "config": {},\n  "stages": []\n}\n', ["an `hspr select` result over several lines"]),
+    ('{\n  "gamma": 4\n}\n', ["one JSON document over several lines, not a response matrix"]),
+    ('{\n  "gamma": 4,\n}\n', ["line 1, column 2: invalid JSON"]),  # not JSON at all: line by line, as before
 ]
 
 

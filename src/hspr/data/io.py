@@ -495,8 +495,11 @@ def read_jsonl(path: str | Path) -> ResponseMatrix:
     subjects: list[str] = []
     responses: list[dict] = []
     lines: list[int] = []
-    for n, line in enumerate(read_text(path, DataError).splitlines(), start=1):
+    text = read_text(path, DataError)
+    for n, line in enumerate(text.splitlines(), start=1):
         if line.strip():
+            if not subjects:
+                _refuse_json_document(path, text, line)
             sid, resp = _jsonl_record(path, n, line)
             subjects.append(sid)
             responses.append(resp)
@@ -532,6 +535,26 @@ def read_jsonl(path: str | Path) -> ResponseMatrix:
 def _py(x: object) -> object:
     """A numpy scalar as the plain Python value (for readable messages)."""
     return x.item() if isinstance(x, np.generic) else x
+
+
+def _refuse_json_document(path: Path, text: str, first: str) -> None:
+    """DataError when the file is one JSON document over several lines rather than JSON Lines (a hostile
+    trial: an hspr results file given as --matrix was told its line 1 is invalid JSON), naming what it
+    looks like; otherwise nothing."""
+    try:
+        loads(first)
+        return  # the first line is a document of its own: JSON Lines, checked line by line
+    except (ValueError, RecursionError):
+        pass
+    try:
+        doc = loads(text)
+    except (ValueError, RecursionError):
+        return  # not JSON at all: the line-by-line message says where
+    what = ("an `hspr replay` results file" if isinstance(doc, dict) and "runs" in doc else
+            "an `hspr select` result" if isinstance(doc, dict) and "stages" in doc else "one JSON document")
+    raise DataError(f"{path}: {what} over several lines, not a response matrix: a py-irt matrix (.jsonl) has one "
+                    "object {\"subject_id\": ..., \"responses\": {task: 0/1}} per line; give the bank's own file "
+                    "(CSV, JSONL or a leaderboard folder; `hspr bank validate FILE` checks one)")
 
 
 def _jsonl_record(path: Path, n: int, line: str) -> tuple[str, dict]:
