@@ -74,9 +74,16 @@ def replay_methods(names: list[str], config_path: str | None, ablations: dict,
     if given and "hspr" not in names or untaken:
         opts = [f"--{k.replace('_', '-')}" if k != "group_uncertainty" else "--no-group-uncertainty" for k in given]
         opts += ["--config"] if untaken else []  # --config named only when no method takes it
-        raise ValueError(f"{', '.join(opts)} set(s) HSPR options, but hspr is not in --methods; add hspr "
+        taken_by = "hspr or hspr_robust (the methods a --config file sets)" if untaken and file_config and not given \
+            else "hspr"
+        raise ValueError(f"{', '.join(opts)} set(s) HSPR options, but hspr is not in --methods; add {taken_by} "
                          "(e.g. --methods hspr,uniform)")
     doc = read_config(config_path) if file_config else None  # the file, read once
+    if "hspr" in names and "hspr_robust" in names and isinstance(doc, dict) and doc and set(doc) <= {"config", "shift"}:
+        # a hostile trial: hspr's refusal of this form did not say which method refused it, nor that hspr_robust takes it
+        raise ValueError(f"--config {config_path} holds hspr_robust's settings ({{\"config\": ..., \"shift\": ...}}), "
+                         "which hspr, also in --methods, cannot take: replay hspr_robust alone with this file, or give "
+                         "HSPR settings alone (its 'config' object), which set both methods' HSPR configuration")
     table = _checked_table(doc, config_path) if file_config else None
     if table is not None and "hspr_auto" in names:  # a hostile trial: it ignored the table and selected on every fold
         raise ValueError(f"--config {config_path} is a table of selections, which hspr_auto does not read (it finds "
