@@ -60,6 +60,11 @@ def test_a_replay_says_when_it_replaces_a_results_file(tmp_path):
     third = CliRunner().invoke(main, args)
     assert third.exit_code == 2 and "r.json exists and is not JSON" in " ".join(third.output.split())
     assert out.read_text() == "{"
+    # a hostile trial: --csv replaced another replay's summary without a word, while --out said so
+    out.unlink()
+    csv_out = tmp_path / "s.csv"
+    said = [" ".join(CliRunner().invoke(main, [*args, "--csv", str(csv_out)]).output.split()) for _ in range(2)]
+    assert "replaced" not in said[0] and f"the summary in {csv_out} replaced the earlier one" in said[1]
     out.write_text("")  # an empty file (a shell's redirection made it): nothing was replaced
     fourth = CliRunner().invoke(main, args)
     assert fourth.exit_code == 0 and "replaced" not in fourth.output and len(json.loads(out.read_text())["runs"]) == 8

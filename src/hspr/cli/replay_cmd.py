@@ -670,11 +670,13 @@ def register(group: click.Group) -> None:
             "summary": summary.to_dict(orient="records"),
         }
         replaced = _runs_in(Path(out), earlier_runs)
+        csv_replaced = bool(csv_path) and Path(csv_path).is_file() and Path(csv_path).stat().st_size > 0
         save_results(payload, Path(out), summary.to_csv(index=False) if csv_path else None, csv_path)
         out_console = make_console(width=None if sys.stdout.isatty() else 160)
         out_console.print(summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"))
         # a new-user trial: a second replay without --out replaced the first one's results.json with no word
         console.print(f"wrote {out} ({len(all_runs)} runs)" + ("" if replaced is None else
                       f"; it replaced the earlier {out}{'' if replaced < 0 else f' of {replaced} runs'} (give each "
-                      "replay its own --out FILE to keep its runs, then `hspr report` them together)"), highlight=False,
-                      soft_wrap=True)
+                      "replay its own --out FILE to keep its runs, then `hspr report` them together)")
+                      + (f"; the summary in {csv_path} replaced the earlier one" if csv_replaced else ""), highlight=False,
+                      soft_wrap=True)  # a hostile trial: --csv replaced another replay's summary without a word
