@@ -538,8 +538,17 @@ def test_a_table_recorded_with_missing_cells_kept_says_so_when_asked_the_other_w
                                   "otherwise: were they recorded with --no-missing-as-zero?)" in text, text
     res = runner.invoke(main, ["select", "--matrix", str(csv), "--bank", "generated_by", "--fold", "0", "--fast",
                                "--out", str(tmp_path / "s.json"), "--record", str(tmp_path / "new.json")])
-    assert res.exit_code == 2 and "'generated_by' is the --record table's note, not a label" in res.output
+    assert res.exit_code == 2 and "'generated_by' is a note of the --record table, not a label" in res.output
     assert not (tmp_path / "s.json").exists() and not (tmp_path / "new.json").exists()  # refused before any work
+    # a hostile trial: a note of the user's own ("note": text), which replay's reader takes, was refused by select
+    from hspr.cli.select import check_record_table
+
+    noted = tmp_path / "noted.json"
+    noted.write_text(json.dumps({**table, "note": "hello"}))
+    assert check_record_table(noted)["note"] == "hello"
+    res = runner.invoke(main, ["select", "--matrix", str(csv), "--bank", "note", "--fold", "0", "--fast",
+                               "--out", str(tmp_path / "s.json"), "--record", str(noted)])
+    assert res.exit_code == 2 and "'note' is a note of the --record table, not a label" in res.output
 
 
 def test_the_settings_digest_of_a_table_replay_is_that_of_the_entries_it_used(tmp_path):

@@ -77,8 +77,9 @@ def check_record_table(path: Path) -> dict:
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, DuplicateKeyError
         raise click.BadParameter(f"{path}: not a readable JSON file ({exc}); give a new file name or a table "
                                  "written by --record", param_hint="--record") from None
+    # a text value is a note (generated_by, or the user's own), as replay's reader takes it (a hostile trial)
     bad = (not isinstance(table, dict)) or [k for k, v in table.items()
-                                            if k != "generated_by" and not (isinstance(v, dict) and all(
+                                            if not isinstance(v, str) and not (isinstance(v, dict) and all(
                                                 isinstance(e, dict) for e in v.values()))]
     if bad:
         raise click.BadParameter(f"{path}: expected a table {{bank: {{fold: entry}}}} as written by --record; "
@@ -367,9 +368,9 @@ def register(group: click.Group) -> None:
             raise click.BadParameter("--fold all chooses on every agent, for `hspr live start --config`; a --record "
                                      "table holds per-fold choices for `hspr replay --config`: give --config-out "
                                      "instead, or a fold number", param_hint="--fold")
-        if record and bank == "generated_by":  # a hostile trial: a traceback after the whole selection
+        if record and (bank == "generated_by" or isinstance(recorded.get(bank), str)):  # a hostile trial: a traceback
             from_file = matrix and click.get_current_context().get_parameter_source("bank") == ParameterSource.DEFAULT
-            raise click.BadParameter("'generated_by' is the --record table's note, not a label: give another --bank "
+            raise click.BadParameter(f"{bank!r} is a note of the --record table, not a label: give another --bank "
                                      "label" + (" (or rename the matrix file)" if from_file else ""), param_hint="--bank")
         try:
             if matrix:
