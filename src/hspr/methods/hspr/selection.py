@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -518,9 +519,6 @@ def _log_progress(what: str, step: float = 0.1) -> Progress | None:
     share of the work done, with the time so far: a selection inside a replay's fit runs for
     minutes with the replay's bar at 0 (a trial waited 98 s on '0/?' and killed it). None (no
     progress) when :data:`QUIET_ENV` is set (a new-user trial: ``-q`` still printed 40 lines)."""
-    import os
-    import time
-
     if os.environ.get(QUIET_ENV):
         return None
 
@@ -612,9 +610,10 @@ class HSPRAuto(Method):
             if source.n_agents < 3:  # refuse before announcing a long selection
                 raise DataError(f"hspr_auto selects its settings on the source agents and needs at least 3, got "
                                  f"{source.n_agents}")
-            log.warning("hspr_auto: %s for source %s (%d agents x %d tasks); running source-only selection, which "
-                        "can take long", "no shipped configuration" if self.table is None else
-                        "its table has no configuration", source.source, source.n_agents, source.n_tasks)
+            if not os.environ.get(QUIET_ENV):  # replay -q: a hostile trial saw this line once per fold
+                log.warning("hspr_auto: %s for source %s (%d agents x %d tasks); running source-only selection, "
+                            "which can take long", "no shipped configuration" if self.table is None else
+                            "its table has no configuration", source.source, source.n_agents, source.n_tasks)
             selection = select_config(source, self.fraction, self.n_jobs, base_config=self.base_config,
                                       progress=_log_progress(f"hspr_auto selection on {source.source}"))
             cfg = selection.config
