@@ -415,6 +415,7 @@ def test_selection_on_dask_local_cluster_matches_local(bank, selected):
     (["--fraction", "0"], "--budget"),  # the older name of --budget
     (["--budget", "1.5"], "--budget"),
     (["--budget", "1"], "every setting recovers each held-out score exactly"),  # ties: grid order would decide
+    (["--budget", "1e-9"], "rounds to 0 tasks; give a fraction of at least 1/"),  # replay's hint (a hostile trial)
     (["--eval-nodes", "8"], "n_nodes must be >= 16"),
     (["--fast", "--eval-nodes", "64"], "give either --fast"),
     (["--out", "{csv}/x.json"], "--out"),

@@ -124,6 +124,12 @@ def settings_digest(method: Method, stop: StoppingRule | None = None,
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
+def one_task_fraction(n_tasks: int) -> str:
+    """1 / n_tasks as a budget fraction to print (4 significant digits; '1.0', not '1', a task count)."""
+    one = f"{1 / n_tasks:.4g}"
+    return one if "." in one or "e" in one else one + ".0"
+
+
 def check_fractions(fractions: Sequence[float], n_tasks: int, label: str) -> tuple[int, ...]:
     """The budget of each fraction (``budget_from_fraction``), each a distinct count >= 1.
 
@@ -139,10 +145,8 @@ def check_fractions(fractions: Sequence[float], n_tasks: int, label: str) -> tup
     budgets = tuple(budget_from_fraction(f, n_tasks) for f in fractions)
     zero = [f for f, b in zip(fractions, budgets) if b < 1]
     if zero:
-        one = f"{1 / n_tasks:.4g}"
-        one = one if "." in one or "e" in one else one + ".0"  # '1' would read as a task count
         raise BudgetError(f"{', '.join(map(str, zero))} of {label}'s {n_tasks} tasks rounds to 0 tasks; give a fraction "
-                          f"of at least 1/{n_tasks}: {one} gives one task")
+                          f"of at least 1/{n_tasks}: {one_task_fraction(n_tasks)} gives one task")
     seen: dict[int, float] = {}
     for f, b in zip(fractions, budgets):
         if b in seen:

@@ -388,8 +388,12 @@ def register(group: click.Group) -> None:
                 flag = ("with" if missing_as_zero else "without") + " --no-missing-as-zero" if had_missing else None
                 check_record_matrix(Path(record), recorded, bank, matrix_digest, flag)
                 check_record_sources(Path(record), recorded, bank, fold, src.digest())
-            if budget_from_fraction(fraction, src.n_tasks) < 1:
-                raise click.BadParameter(f"{fraction} of {src.n_tasks} tasks rounds to 0 tasks", param_hint="--budget")
+            if budget_from_fraction(fraction, src.n_tasks) < 1:  # the hint replay gives (a hostile trial)
+                from ..replay import one_task_fraction
+
+                raise click.BadParameter(f"{fraction} of {src.n_tasks} tasks rounds to 0 tasks; give a fraction of at least "
+                                         f"1/{src.n_tasks}: {one_task_fraction(src.n_tasks)} gives one task",
+                                         param_hint="--budget")
             if budget_from_fraction(fraction, src.n_tasks) >= src.n_tasks:  # every setting scores 0: grid order decides
                 raise click.BadParameter(f"{fraction:g} runs all {src.n_tasks} tasks: every setting recovers each held-out "
                                          "score exactly, so nothing would be selected; give the fraction you will run "
