@@ -595,6 +595,9 @@ def test_cli_select_keeps_its_result_when_an_output_fails_and_says_what_it_repla
     for extra, needle in ((["--bank", " "], "--bank: an empty label"), (["--record", ""], "--record: an empty path")):
         res = CliRunner().invoke(main, args + extra)
         assert res.exit_code == 2 and needle in " ".join(res.output.split()).replace("'", ""), res.output
+    three = write_wide_csv(m.rows(np.arange(3)), tmp_path / "three.csv")  # too few for folds: --fold all is named
+    res = CliRunner().invoke(main, ["select", "--matrix", str(three), "--fold", "0", "--out", str(tmp_path / "x.json")])
+    assert res.exit_code == 2 and "or select on every agent with --fold all" in " ".join(res.output.split())
     real = select_cli.write_json_atomic
 
     def failing(obj, p):

@@ -18,6 +18,7 @@ from ..data.banks import BANK_ORDER, BANKS, load_bank
 from ..data.folds import N_FOLDS, bank_folds, fold_indices, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError, ResponseMatrix
+from ..errors import HsprError
 from ..fileio import loads
 from ..fileio import write_json_durable as write_json_atomic
 from ..session import BudgetError, budget_from_fraction
@@ -375,7 +376,11 @@ def register(group: click.Group) -> None:
         try:
             if matrix:
                 mat = load_matrix(matrix)
-                folds = None if fold is None else make_folds(mat.agents)
+                try:
+                    folds = None if fold is None else make_folds(mat.agents)
+                except HsprError as exc:  # a hostile trial: the advice left out select's own way
+                    raise HsprError(f"{exc}; or select on every agent with --fold all (for `hspr live start --config`)") \
+                        from None
             else:
                 mat = load_bank(bank, missing_as_zero=False)
                 folds = None if fold is None else bank_folds(bank)
