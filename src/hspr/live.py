@@ -149,6 +149,9 @@ class LiveStatus:
         trial found no command said which configuration a session ran.
     config_file : str or None
         The ``--config`` file the session was started with (absolute path), if any.
+    bank_digest : str or None
+        The digest of the bank matrix the session runs on (as ``hspr bank build`` / ``validate``
+        print it for a file used whole), to check a file against the session's bank.
     outcomes : tuple of (task, outcome)
         Every recorded outcome in the order recorded (a pass rate over the bank's trials, or 0/1);
         ``to_dict`` lists them under ``outcomes`` (a trial had to read the session file to check
@@ -176,6 +179,7 @@ class LiveStatus:
     settings: dict = field(default_factory=dict)
     config_file: str | None = None
     outcomes: tuple[tuple[str, float], ...] = ()
+    bank_digest: str | None = None
 
     @property
     def budget_left(self) -> int:
@@ -195,6 +199,7 @@ class LiveStatus:
             "session": self.session,
             "bank": self.bank,
             "bank_label": self.bank_label,
+            "bank_digest": self.bank_digest,
             "method": self.method,
             "settings_changed": dict(self.settings),
             "config_file": self.config_file,
@@ -1623,7 +1628,7 @@ class LiveSession:
             stop_reason=why, warnings=tuple(warn), bank_label=b.get("name"), trials=self.matrix.trials,
             settings=changed_settings(self.doc["method"]["name"], self.doc["method"].get("config") or {}),
             config_file=(self.doc.get("input_files") or {}).get("--config"),
-            outcomes=tuple(zip(self.session.queried, self.session.outcomes)),
+            outcomes=tuple(zip(self.session.queried, self.session.outcomes)), bank_digest=b.get("digest"),
         )
 
     def __repr__(self) -> str:
