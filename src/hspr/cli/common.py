@@ -202,6 +202,29 @@ def os_error_message(exc: OSError, where: str | os.PathLike | None = None) -> st
     return f"{f'{name}: ' if name else ''}{exc.strerror or exc}; {fix}, then run the command again"
 
 
+def spare_copy(payload: dict, prefix: str) -> str | None:
+    """Write ``payload`` as JSON to a new file in the temporary folder, when the output it was meant for
+    could not be written (full disk, lost permission), so the work is not lost; returns that file's path,
+    or None when it cannot be written either."""
+    import tempfile
+
+    from ..fileio import write_json_durable
+
+    try:
+        fd, spare = tempfile.mkstemp(prefix=prefix, suffix=".json")
+        os.close(fd)
+        write_json_durable(payload, Path(spare))
+        return spare
+    except OSError:
+        return None
+
+
+def os_fix(exc: OSError) -> str:
+    """The fix an OSError calls for (:data:`OS_FIXES`), as the start of a sentence."""
+    fix = OS_FIXES.get(exc.errno, "free space, fix the permissions")
+    return fix[0].upper() + fix[1:]
+
+
 #: ``click.Context.meta`` key: what a command has already saved, for an error or interrupt after it
 SAVED_KEY = "hspr_saved"
 

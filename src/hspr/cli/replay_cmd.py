@@ -42,7 +42,6 @@ from ..report.stats import summarize, tasks_run_text
 from ..session import BudgetError, budget_from_fraction
 from ..stopping import MIN_TASKS, WidthBelow
 from .common import (
-    OS_FIXES,
     CliError,
     backend_options,
     check_backend,
@@ -55,10 +54,12 @@ from .common import (
     is_results_doc,
     label_problem,
     local_workers,
+    os_fix,
     print_error,
     refuse_overwriting_inputs,
     refuse_replacing_other_csv,
     refuse_replacing_other_json,
+    spare_copy,
 )
 from .common import console as make_console
 
@@ -306,19 +307,12 @@ def save_results(payload: dict, out: Path, csv_text: str | None, csv_path: str |
     try:
         write_json_durable(payload, out)
     except OSError as exc:
-        import tempfile
-
-        try:
-            fd, spare = tempfile.mkstemp(prefix="hspr-results-", suffix=".json")
-            os.close(fd)
-            write_json_durable(payload, Path(spare))
-            kept = f"the {len(payload['runs'])} runs were saved to {spare} instead (`hspr report` reads it)"
-        except OSError:
-            kept = "the runs could not be saved anywhere else either"
-        fix = OS_FIXES.get(exc.errno, "free space, fix the permissions")
+        spare = spare_copy(payload, "hspr-results-")
+        kept = (f"the {len(payload['runs'])} runs were saved to {spare} instead (`hspr report` reads it)" if spare else
+                "the runs could not be saved anywhere else either")
         target = f" (-> {exc.filename})" if exc.filename and str(exc.filename) != str(out) else ""  # a link's target
-        raise CliError(f"cannot write {out}{target}: {exc.strerror or exc}; {kept}. {fix[0].upper()}{fix[1:]}, or "
-                       "choose another --out") from None
+        raise CliError(f"cannot write {out}{target}: {exc.strerror or exc}; {kept}. {os_fix(exc)}, or choose another "
+                       "--out") from None
     if csv_text is not None:
         try:
             write_text_durable(csv_text, Path(csv_path))

@@ -23,7 +23,6 @@ from ..fileio import loads
 from ..fileio import write_json_durable as write_json_atomic
 from ..session import BudgetError, budget_from_fraction
 from .common import (
-    OS_FIXES,
     CliError,
     backend_options,
     check_backend,
@@ -35,9 +34,11 @@ from .common import (
     environment,
     is_select_result,
     local_workers,
+    os_fix,
     print_error,
     refuse_overwriting_inputs,
     refuse_replacing_other_json,
+    spare_copy,
 )
 from .common import console as make_console
 
@@ -241,19 +242,12 @@ def write_outputs(payload: dict, result, out: str, config_out: str | None, recor
         try:
             write()
         except OSError as exc:
-            import tempfile
-
-            try:
-                fd, spare = tempfile.mkstemp(prefix="hspr-select-", suffix=".json")
-                os.close(fd)
-                write_json_atomic(payload, Path(spare))
-                kept = f"the selection was saved to {spare} (its 'config' holds the chosen settings)"
-            except OSError:
-                kept = "the selection could not be saved anywhere else either"
+            spare = spare_copy(payload, "hspr-select-")
+            kept = (f"the selection was saved to {spare} (its 'config' holds the chosen settings)" if spare else
+                    "the selection could not be saved anywhere else either")
             wrote = f"; {' and '.join(done)} {'was' if len(done) == 1 else 'were'} written" if done else ""
-            fix = OS_FIXES.get(exc.errno, "free space, fix the permissions")
-            raise CliError(f"cannot write {path}: {exc.strerror or exc}{wrote}; {kept}. {fix[0].upper()}{fix[1:]}, "
-                           "or choose another file name") from None
+            raise CliError(f"cannot write {path}: {exc.strerror or exc}{wrote}; {kept}. {os_fix(exc)}, or choose "
+                           "another file name") from None
         done.append(str(path))
 
 
