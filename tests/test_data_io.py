@@ -379,9 +379,10 @@ BAD_JSONL = [
     ('{"subject_id": "a1", "responses": [1, 0]}\n', ["line 1", "not a subject record"]),
     ('{"subject_id": "a1", "responses": {}}\n', ["no subject has any response"]),
     # a hostile trial: a pretty-printed hspr output given as a matrix was told 'line 1, column 2: invalid JSON'
-    ('{\n  "hspr_version": "0.1.0",\n  "runs": []\n}\n', ["an `hspr replay` results file over several lines, not a "
-                                                          "response matrix", "per line"]),
-    ('{\n  "config": {},\n  "stages": []\n}\n', ["an `hspr select` result over several lines"]),
+    ('{\n  "hspr_version": "0.1.0",\n  "runs": []\n}\n', ["an `hspr replay` results file, not a response matrix",
+                                                          "per line"]),
+    ('{"hspr_version": "0.1.0", "runs": []}\n', ["an `hspr replay` results file, not a response matrix"]),  # compact
+    ('{\n  "config": {},\n  "stages": []\n}\n', ["an `hspr select` result, not a response matrix"]),
     ('{\n  "gamma": 4\n}\n', ["one JSON document over several lines, not a response matrix"]),
     ('{\n  "gamma": 4,\n}\n', ["line 1, column 2: invalid JSON"]),  # not JSON at all: line by line, as before
 ]

@@ -598,6 +598,11 @@ def test_cli_select_keeps_its_result_when_an_output_fails_and_says_what_it_repla
     three = write_wide_csv(m.rows(np.arange(3)), tmp_path / "three.csv")  # too few for folds: --fold all is named
     res = CliRunner().invoke(main, ["select", "--matrix", str(three), "--fold", "0", "--out", str(tmp_path / "x.json")])
     assert res.exit_code == 2 and "or select on every agent with --fold all" in " ".join(res.output.split())
+    # ... but not where it cannot run: 2 agents, or with --record (a re-trial)
+    two = write_wide_csv(m.rows(np.arange(2)), tmp_path / "two.csv")
+    for extra in ([str(two)], [str(three), "--record", str(tmp_path / "t3.json")]):
+        res = CliRunner().invoke(main, ["select", "--matrix", *extra, "--fold", "0", "--out", str(tmp_path / "x.json")])
+        assert res.exit_code == 2 and "too few" in res.output and "--fold all" not in res.output, res.output
     real = select_cli.write_json_atomic
 
     def failing(obj, p):
@@ -622,3 +627,13 @@ def test_cli_select_keeps_its_result_when_an_output_fails_and_says_what_it_repla
     assert res.exit_code == 0 and f"note: this replaced the earlier {tmp_path / 's.json'} (toy fold 0); the earlier " \
         f"toy fold 0 entry of {tmp_path / 't.json'} (budget " in said, said
     assert "the earlier c.json" not in said  # it did not exist
+    # a re-trial: a failed --record did not say that --out and --config-out had replaced earlier files; and a
+    # --record table damaged while the selection ran gave a traceback
+    monkeypatch.setattr(select_cli, "record_entry", lambda *a, **k: json.loads("garbage{"))
+    res = CliRunner().invoke(main, args + ["--record", str(tmp_path / "t.json"), "--config-out", str(tmp_path / "c.json")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and f"cannot write {tmp_path / 't.json'}: it is no longer a table of selections (" in said
+    assert f"{tmp_path / 's.json'} and {tmp_path / 'c.json'} were written (replacing the earlier {tmp_path / 's.json'} " \
+        f"(toy fold 0); the earlier {tmp_path / 'c.json'}); the selection was saved to " in said, said
+    assert "Traceback" not in res.output
+    Path(re.search(r"saved to (\S+\.json)", said).group(1)).unlink()

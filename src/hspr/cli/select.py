@@ -227,11 +227,13 @@ def versus_default_lines(result) -> list[str]:
     return lines
 
 
-def write_outputs(payload: dict, result, out: str, config_out: str | None, record: str | None, record_it) -> None:
+def write_outputs(payload: dict, result, out: str, config_out: str | None, record: str | None, record_it,
+                  replaced: dict | None = None) -> None:
     """Write the --out result, the --config-out config and the --record entry (``record_it()``), in that
-    order. If one cannot be written (full disk, lost permission), the selection is not thrown away: the
-    whole result goes to a file in the temporary folder, and the error (CliError, exit 2) names it and the
-    files already written (a hostile trial: minutes of selection were lost to a read-only --record)."""
+    order. If one cannot be written (full disk, lost permission, a --record table damaged meanwhile), the
+    selection is not thrown away: the whole result goes to a file in the temporary folder, and the error
+    (CliError, exit 2) names it, the files already written and what they replaced (``replaced``, path ->
+    note, from :func:`replaced_notes`; a hostile trial: minutes of selection were lost to a read-only --record)."""
     done: list[str] = []
     steps = [(out, lambda: write_json_atomic(payload, Path(out)))]
     if config_out:
@@ -241,28 +243,33 @@ def write_outputs(payload: dict, result, out: str, config_out: str | None, recor
     for path, write in steps:
         try:
             write()
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a --record table that is no longer JSON
             spare = spare_copy(payload, "hspr-select-")
             kept = (f"the selection was saved to {spare} (its 'config' holds the chosen settings)" if spare else
                     "the selection could not be saved anywhere else either")
-            wrote = f"; {' and '.join(done)} {'was' if len(done) == 1 else 'were'} written" if done else ""
-            raise CliError(f"cannot write {path}: {exc.strerror or exc}{wrote}; {kept}. {os_fix(exc)}, or choose "
-                           "another file name") from None
+            gone = [replaced[p] for p in done if p in (replaced or {})]
+            wrote = (f"; {' and '.join(done)} {'was' if len(done) == 1 else 'were'} written" if done else "") + \
+                (f" (replacing {'; '.join(gone)})" if gone else "")
+            if isinstance(exc, OSError):
+                why, fix = exc.strerror or exc, os_fix(exc)
+            else:
+                why, fix = f"it is no longer a table of selections ({exc})", "Restore that file"
+            raise CliError(f"cannot write {path}: {why}{wrote}; {kept}. {fix}, or choose another file name") from None
         done.append(str(path))
 
 
 def replaced_notes(out: str, earlier_out, config_out: str | None, earlier_cfg, record: str | None, recorded: dict,
-                   bank: str, fold) -> list[str]:
-    """What the outputs replaced: an earlier --out result (its bank and fold), an earlier --config-out
-    config, and the --record table's earlier entry for this bank and fold (its budget)."""
-    notes = []
+                   bank: str, fold) -> dict[str, str]:
+    """What each output will replace, by its path: an earlier --out result (its bank and fold), an earlier
+    --config-out config, and the --record table's earlier entry for this bank and fold (its budget)."""
+    notes = {}
     if isinstance(earlier_out, dict):
-        notes.append(f"the earlier {out} ({earlier_out.get('bank')} fold {earlier_out.get('fold')})")
+        notes[out] = f"the earlier {out} ({earlier_out.get('bank')} fold {earlier_out.get('fold')})"
     if earlier_cfg is not None:
-        notes.append(f"the earlier {config_out}")
+        notes[config_out] = f"the earlier {config_out}"
     entry = recorded.get(bank, {}).get(str(fold)) if record else None
     if isinstance(entry, dict):
-        notes.append(f"the earlier {bank} fold {fold} entry of {record} (budget {entry.get('budget')})")
+        notes[record] = f"the earlier {bank} fold {fold} entry of {record} (budget {entry.get('budget')})"
     return notes
 
 
@@ -373,6 +380,8 @@ def register(group: click.Group) -> None:
                 try:
                     folds = None if fold is None else make_folds(mat.agents)
                 except HsprError as exc:  # a hostile trial: the advice left out select's own way
+                    if mat.n_agents < 3 or record:  # --fold all needs 3 agents, and is not for a --record table
+                        raise
                     raise HsprError(f"{exc}; or select on every agent with --fold all (for `hspr live start --config`)") \
                         from None
             else:
@@ -434,16 +443,16 @@ def register(group: click.Group) -> None:
                    "hspr_version": __import__("hspr").__version__, "environment": environment(),
                    "wall_seconds": time.perf_counter() - t0,
                    **res.to_dict()}
+        replaced = replaced_notes(out, earlier_out, config_out, earlier_cfg, record, recorded, bank, fold)
         write_outputs(payload, res, out, config_out, record, lambda: record_entry(Path(record), bank, fold, res, command,
-                                                                                 matrix_digest))
+                                                                                 matrix_digest), replaced)
         make_console().print(stage_summary(res))
         console.print(f"chosen: {res.config}  source MAE {100 * res.source_mae:.3f} pp; "
                       f"{res.seconds:.0f} s; wrote {out}" + (f" and {config_out}" if config_out else "")
                       + (f"; recorded {bank} fold {fold} in {record}" if record else ""),
                       soft_wrap=True, highlight=False)  # one line a script can read, whatever the width
-        replaced = replaced_notes(out, earlier_out, config_out, earlier_cfg, record, recorded, bank, fold)
         if replaced:
-            console.print(f"note: this replaced {'; '.join(replaced)}", soft_wrap=True, highlight=False)
+            console.print(f"note: this replaced {'; '.join(replaced.values())}", soft_wrap=True, highlight=False)
         versus = versus_default_lines(res)
         for line in versus:
             console.print(line, soft_wrap=True, highlight=False)

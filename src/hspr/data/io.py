@@ -538,21 +538,21 @@ def _py(x: object) -> object:
 
 
 def _refuse_json_document(path: Path, text: str, first: str) -> None:
-    """DataError when the file is one JSON document over several lines rather than JSON Lines (a hostile
-    trial: an hspr results file given as --matrix was told its line 1 is invalid JSON), naming what it
-    looks like; otherwise nothing."""
+    """DataError when the file is one JSON document over several lines rather than JSON Lines, or an hspr
+    results file or select result on one line (a hostile trial: an hspr results file given as --matrix was
+    told its line 1 is invalid JSON), naming what it looks like; otherwise nothing."""
     try:
-        loads(first)
-        return  # the first line is a document of its own: JSON Lines, checked line by line
+        doc = loads(first)
+        if not (isinstance(doc, dict) and "subject_id" not in doc and ("runs" in doc or "stages" in doc)):
+            return  # a document of its own on the first line: JSON Lines, checked line by line
     except (ValueError, RecursionError):
-        pass
-    try:
-        doc = loads(text)
-    except (ValueError, RecursionError):
-        return  # not JSON at all: the line-by-line message says where
+        try:
+            doc = loads(text)
+        except (ValueError, RecursionError):
+            return  # not JSON at all: the line-by-line message says where
     what = ("an `hspr replay` results file" if isinstance(doc, dict) and "runs" in doc else
-            "an `hspr select` result" if isinstance(doc, dict) and "stages" in doc else "one JSON document")
-    raise DataError(f"{path}: {what} over several lines, not a response matrix: a py-irt matrix (.jsonl) has one "
+            "an `hspr select` result" if isinstance(doc, dict) and "stages" in doc else "one JSON document over several lines")
+    raise DataError(f"{path}: {what}, not a response matrix: a py-irt matrix (.jsonl) has one "
                     "object {\"subject_id\": ..., \"responses\": {task: 0/1}} per line; give the bank's own file "
                     "(CSV, JSONL or a leaderboard folder; `hspr bank validate FILE` checks one)")
 
