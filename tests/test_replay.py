@@ -189,14 +189,17 @@ def test_replay_cli_labels_ablations(tmp_path, small_bank):
     # a hostile trial: hspr's refusal of hspr_robust's form did not name hspr, and 'add hspr' led to that refusal
     (["--methods", "hspr,hspr_robust", "--config", "{robust}"], "which hspr, also in --methods, cannot take: replay "
                                                                 "hspr_robust alone with this file"),
-    (["--methods", "uniform", "--config", "{robust}"], "add hspr or hspr_robust (the methods a --config file sets)"),
+    (["--methods", "uniform", "--config", "{robust}"], "add hspr_robust, which takes this file's {\"config\", \"shift\"} "
+                                                       "form (e.g. --methods hspr_robust,uniform)"),
+    (["--methods", "uniform", "--config", "{plain}"], "add hspr or hspr_robust (the methods a --config file sets)"),
 ])
 def test_replay_cli_refuses_bad_options_before_work(tmp_path, small_bank, args, needle):
     csv = tmp_path / "bank.csv"
     write_wide_csv(small_bank, csv)
     (tmp_path / "robust.json").write_text('{"config": {"rank": 1}, "shift": {"sided": false}}')
+    (tmp_path / "plain.json").write_text('{"rank": 1}')
     args = [a.replace("{bad}", str(tmp_path / "nope.json")).replace("{file}", str(csv)).replace("{dir}", str(tmp_path))
-            .replace("{robust}", str(tmp_path / "robust.json")) for a in args]
+            .replace("{robust}", str(tmp_path / "robust.json")).replace("{plain}", str(tmp_path / "plain.json")) for a in args]
     assert small_bank.n_tasks == 120
     out = ["--out", str(tmp_path / "r.json")] if "--out" not in args else []
     res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr,uniform", "--quiet", *out,

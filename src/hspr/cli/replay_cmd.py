@@ -513,11 +513,12 @@ def register(group: click.Group) -> None:
                             hint = (f" (--strongest {strongest}{', the default,' if default else ''} must suit every bank "
                                     f"of --bank {bank}: give one from 1 to {most})")
                         raise ValueError(f"{label}: {exc}{hint}") from None
+                    split_jobs.append((label, mat.drop_rows(rows), None, mat.rows(rows), tie))
+                for label, _, _, _, tie in split_jobs:  # after every bank's cut was checked: no warning before an error
                     if tie:  # named as the results will be (the scores of a --tasks subset are over the subset)
                         shown = label if ids is None else f"{label}[{len(set(ids))} tasks]"
                         console.print(f"[yellow]warning:[/yellow] {escape(shown)}: {tie}.", highlight=False, soft_wrap=True)
-                    split_jobs.append((label, mat.drop_rows(rows), None, mat.rows(rows)))
-                jobs = split_jobs
+                jobs = [job[:4] for job in split_jobs]
             if ids is not None:  # score over a subset of the tasks: cut sources and targets alike
                 cut = []
                 for label, mat, folds, t in jobs:

@@ -74,10 +74,18 @@ def replay_methods(names: list[str], config_path: str | None, ablations: dict,
     if given and "hspr" not in names or untaken:
         opts = [f"--{k.replace('_', '-')}" if k != "group_uncertainty" else "--no-group-uncertainty" for k in given]
         opts += ["--config"] if untaken else []  # --config named only when no method takes it
-        taken_by = "hspr or hspr_robust (the methods a --config file sets)" if untaken and file_config and not given \
-            else "hspr"
+        taken_by, example = "hspr", "hspr,uniform"
+        if untaken and file_config and not given:  # a re-trial: 'add hspr' for a file only hspr_robust takes
+            try:
+                doc = read_config(config_path)
+            except Exception:  # noqa: BLE001 (a missing or bad file: the generic advice; adding a method names it)
+                doc = None
+            if isinstance(doc, dict) and doc and set(doc) <= {"config", "shift"}:
+                taken_by, example = "hspr_robust, which takes this file's {\"config\", \"shift\"} form", "hspr_robust,uniform"
+            else:
+                taken_by = "hspr or hspr_robust (the methods a --config file sets)"
         raise ValueError(f"{', '.join(opts)} set(s) HSPR options, but hspr is not in --methods; add {taken_by} "
-                         "(e.g. --methods hspr,uniform)")
+                         f"(e.g. --methods {example})")
     doc = read_config(config_path) if file_config else None  # the file, read once
     if "hspr" in names and "hspr_robust" in names and isinstance(doc, dict) and doc and set(doc) <= {"config", "shift"}:
         # a hostile trial: hspr's refusal of this form did not say which method refused it, nor that hspr_robust takes it
