@@ -609,3 +609,54 @@ def test_fold_and_row_edge_cases_found_by_a_re_trial():
     with pytest.raises(RowIndexError, match=r"row 2 \('c'\) is selected twice"):
         m.rows([-1, 2])
     assert m.drop_rows([0, 0]).agents == ("b", "c")
+
+
+def test_folds_fractions_labels_and_names_are_checked_where_they_enter():
+    """An API trial (session 29): make_folds split a string into letter folds, took seed=None (other folds on
+    every call) and n_folds=2.5; replay took a matrix as its label and raised bare TypeErrors for fractions='0.1';
+    get_method('HSPR') had no hint; tell(11) did not say the id is '11'."""
+    from hspr.data.folds import make_folds
+    from hspr.replay import replay
+    from hspr.session import budget_from_fraction
+
+    m = simulate_matrix(10, 30, seed=1)[0]
+    folds = make_folds(m.agents)
+    assert make_folds(list(reversed(m.agents))) == folds and sorted(sum(folds, [])) == sorted(m.agents)
+    for kw, needle in ((dict(agents=m), "pass its .agents"), (dict(agents="abcdefgh"), "got a str"),
+                       (dict(agents=list("aabcdefg")), "'a' given twice"), (dict(agents=m.agents, n_folds=1), "n_folds"),
+                       (dict(agents=m.agents, n_folds=2.5), "n_folds must be a whole number >= 2"),
+                       (dict(agents=m.agents, seed=None), "seed must be a whole number >= 0, got None")):
+        with pytest.raises(HsprError, match=needle.replace(".", r"\.")):
+            make_folds(**kw)
+    for args, needle in ((("0.1", 100), "give float('0.1')"), ((None, 100), "must be a number in (0, 1], got None"),
+                         ((0.1, 0), "n_tasks must be a whole number >= 1")):
+        with pytest.raises(BudgetError, match=needle.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+            budget_from_fraction(*args)
+    assert budget_from_fraction(np.float64(0.1), np.int64(30)) == 3
+    uniform = {"uniform": get_method("uniform")}
+    with pytest.raises(HsprError, match=r"the arguments are replay\(bank_label, matrix, methods"):
+        replay(m, m, uniform, folds=folds)
+    for bad in ("0.1", None):
+        with pytest.raises(BudgetError, match="fractions must be a number or a list of numbers"):
+            replay("toy", m, uniform, fractions=bad, folds=folds)
+    for name, close in (("HSPR", "hspr"), ("hspr-robust", "hspr_robust"), ("atals", "atlas")):
+        with pytest.raises(UnknownIdError, match=f"did you mean '{close}'"):
+            get_method(name)
+    ints = ResponseMatrix(m.agents, [str(j) for j in range(m.n_tasks)], m.values)
+    sess = get_method("uniform").fit(ints).start(3, 0)
+    with pytest.raises(UnknownIdError, match=r"give str\(11\), the id '11'"):
+        sess.tell(11, 1)
+
+
+def test_from_dataframe_reads_outcome_words_as_the_file_readers_do():
+    """An API trial: 'yes' / 'True' cells were refused (with advice to make a task column the index) while
+    True and '1' were read; the words a CSV cell may hold are read alike, no-run words are missing."""
+    df = pd.DataFrame({"t1": ["yes", "no", "True"], "t2": ["1", "0", ""], "t3": ["resolved", "n/a", None]},
+                      index=["a", "b", "c"])
+    m = ResponseMatrix.from_dataframe(df)
+    assert m.values.tolist() == [[1, 1, 1], [0, 0, 0], [1, 0, 0]]
+    assert m.missing.tolist() == [[False, False, False], [False, False, True], [False, True, True]]
+    with pytest.raises(DataError, match=r"value 'maybe' for agent 'a', task 't1' \(row 1, column 1\) is not an outcome; "
+                                        r"outcomes are 0/1 or resolved/unresolved") as err:
+        ResponseMatrix.from_dataframe(pd.DataFrame({"t1": ["maybe", "no", "yes"]}, index=["a", "b", "c"]))
+    assert "make it the index" not in str(err.value)

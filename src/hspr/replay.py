@@ -235,16 +235,20 @@ def replay(
         For target task ids that differ from the bank's, targets of another trials form than the
         bank's, or a method that refuses missing source cells.
     BudgetError
-        For a fraction that rounds to 0 tasks, or two fractions of one budget.
+        For a fraction that is not a number in (0, 1] or rounds to 0 tasks, or two fractions of one budget.
     UnknownIdError
         For a fold agent not in ``matrix``, or seeds keyed by a name not in ``methods``.
     HsprError
-        When neither ``folds`` nor ``targets`` is given; for folds that name an agent twice, an
+        When neither ``folds`` nor ``targets`` is given; for a ``bank`` label that is not a non-empty
+        str; for folds that name an agent twice, an
         empty fold or one holding every agent; a seed that is not a whole number >= 0, a seeds
         entry that is not a list, a method that is not a :class:`~hspr.session.Method`, a
         matrix or targets that is not a ResponseMatrix, and an ``n_jobs`` of 0 or not a whole
         number.
     """
+    if not isinstance(bank, str) or not bank.strip():  # an API trial: a matrix given first ran, its records unwritable
+        raise HsprError(f"bank is the label written into each record, a non-empty str (e.g. 'verified'), got "
+                        f"{type(bank).__name__}: the arguments are replay(bank_label, matrix, methods, ...)")
     if not isinstance(methods, Mapping) or not methods:
         raise HsprError(f"methods must be a non-empty dict of label -> Method, e.g. {{'hspr': get_method('hspr')}}, "
                         f"got {type(methods).__name__}")
@@ -263,6 +267,8 @@ def replay(
                         f"|n_jobs| - 1), got {n_jobs!r}")
     if isinstance(fractions, numbers.Real):  # replay(..., fractions=0.1): one budget
         fractions = (fractions,)
+    if isinstance(fractions, (str, bytes)) or not hasattr(fractions, "__iter__"):  # an API trial: bare TypeErrors
+        raise BudgetError(f"fractions must be a number or a list of numbers in (0, 1], e.g. [0.1], got {fractions!r}")
     fractions = tuple(fractions)
     if stop is not None and not isinstance(stop, StoppingRule):
         raise HsprError(f"stop must be a StoppingRule (e.g. hspr.stopping.WidthBelow(5.0)), got {type(stop).__name__}")

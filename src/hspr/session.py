@@ -399,7 +399,13 @@ def budget_from_fraction(fraction: float, n_tasks: int) -> int:
     Python's ``round`` on the floating-point product, as the spec's reference: a product of exactly
     one half goes to the even integer (0.05 x 730 = 36.5 -> 36 on Pro, 0.1 x 25 = 2.5 -> 2, 0.1 x 35
     = 3.5 -> 4). Kept so that budgets, and every published table, match the spec's (a hostile
-    trial read 2 and 4 as inconsistent)."""
+    trial read 2 and 4 as inconsistent). BudgetError also for a fraction that is not a number (a string such
+    as '0.1', None: an API trial got a bare TypeError) and for ``n_tasks`` that is not a whole number >= 1."""
+    if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real):
+        raise BudgetError(f"budget fraction must be a number in (0, 1], got {fraction!r}"
+                          + (f"; give float({fraction!r})" if isinstance(fraction, str) else ""))
+    if isinstance(n_tasks, bool) or not isinstance(n_tasks, numbers.Integral) or n_tasks < 1:
+        raise BudgetError(f"n_tasks must be a whole number >= 1 (the bank's tasks), got {n_tasks!r}")
     if not 0 < fraction <= 1:
         raise BudgetError(f"budget fraction must be in (0, 1], got {fraction}")
     return int(round(fraction * n_tasks))
@@ -549,7 +555,8 @@ class Session(ABC):
         told twice.
         """
         if not isinstance(task_id, str):
-            raise UnknownIdError(f"a task id is a string, got {type(task_id).__name__} {task_id!r}")
+            hint = f"; give str({task_id!r}), the id {str(task_id)!r}" if str(task_id) in self._index else ""
+            raise UnknownIdError(f"a task id is a string, got {type(task_id).__name__} {task_id!r}{hint}")
         if task_id not in self._index:
             import difflib
 

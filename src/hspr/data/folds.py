@@ -40,9 +40,22 @@ def make_folds(agents: Sequence[str], n_folds: int = N_FOLDS, seed: int = 0) -> 
     Raises
     ------
     HsprError
-        (a ValueError) With fewer agents than folds + 1 (each fold needs sources).
+        (a ValueError) With fewer agents than folds + 1 (each fold needs sources); for ``agents`` that
+        are not a sequence of distinct string ids (a ResponseMatrix: pass its ``.agents``), ``n_folds``
+        that is not a whole number >= 2, or ``seed`` that is not a whole number >= 0 (None would give
+        other folds on every call).
     """
-    names = sorted(agents)
+    if isinstance(agents, (str, bytes)) or not hasattr(agents, "__iter__"):  # an API trial: letters became folds
+        what = "a ResponseMatrix: pass its .agents" if hasattr(agents, "agents") else f"a {type(agents).__name__}"
+        raise HsprError(f"make_folds takes the agent ids (a list of str), got {what}")
+    names = sorted(map(str, agents))
+    if len(set(names)) != len(names):
+        twice = sorted({a for a in names if names.count(a) > 1})
+        raise HsprError(f"agent id(s) {', '.join(map(repr, twice[:5]))} given twice; each agent belongs to one fold")
+    for name, value, least in (("n_folds", n_folds, 2), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+            raise HsprError(f"{name} must be a whole number >= {least}, got {value!r}"
+                            + ("; the shipped folds use seed 0" if name == "seed" else ""))
     if len(names) < n_folds + 1:
         raise HsprError(f"{len(names)} agents are too few for {n_folds} target folds (at least {n_folds + 1} are "
                         "needed); add agents, or score new agents against all of them (hspr replay --targets, hspr live)")

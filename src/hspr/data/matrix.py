@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import HsprError, RowIndexError, UnknownIdError, shorten
+from ..outcomes import SPELLINGS, is_missing, outcome
 
 
 class DataError(HsprError):
@@ -159,8 +160,10 @@ class ResponseMatrix:
         """A response matrix from a pandas DataFrame: one row per agent (the index holds the agent
         ids), one column per task id, cells 0/1 (or success counts of ``trials`` trials).
 
-        Blank cells (NaN, None, ``pd.NA``, an empty or white-space string) are missing runs
-        (``missing``); every other cell must be an outcome. Row and column order do not matter to
+        Blank cells (NaN, None, ``pd.NA``, an empty or white-space string, or a no-run word such as
+        ``"n/a"``) are missing runs (``missing``); every other cell must be an outcome: a number, a
+        bool, or a word the file readers read (``"yes"``, ``"True"``, ``"resolved"``, ...;
+        :data:`hspr.outcomes.SPELLINGS`). Row and column order do not matter to
         any method (:meth:`canonical`). The warnings :func:`hspr.load_matrix` gives on a file
         (a matrix that looks transposed, agents with identical rows, ...) are given here too.
 
@@ -194,18 +197,28 @@ class ResponseMatrix:
                 raise DataError(f"{source}: {axis} id {at + 1} ({'row' if axis == 'agent' else 'column'} {at + 1}) "
                                 f"is empty ({labels[at]!r}); every {axis} needs an id")
         text = df.select_dtypes(include=["object", "string", "category"]).astype(object)
-        if text.shape[1]:  # '' or ' ' is a blank cell, as in a CSV (also in a categorical column)
-            blank = text.apply(lambda col: col.map(lambda v: isinstance(v, str) and not v.strip()))
-            if blank.to_numpy().any():
+        if text.shape[1]:  # '' or ' ' is a blank cell, as in a CSV (also in a categorical column); the words a
+            # file's cells may hold are read as the file readers read them (an API trial: 'yes' / 'True' were refused)
+            def cell(v):
+                if not isinstance(v, str):
+                    return v
+                if not v.strip() or is_missing(v):
+                    return np.nan
+                o = outcome(v)
+                return v if o is None else o
+
+            read = text.apply(lambda col: col.map(cell))
+            if not read.equals(text):
                 df = df.copy()
-                df[text.columns] = text.mask(blank)
+                df[text.columns] = read
         frame = df.apply(pd.to_numeric, errors="coerce")  # nullable dtypes and objects -> float with NaN
         bad = frame.isna() & df.notna()
         if bad.to_numpy().any():
             r, c = np.argwhere(bad.to_numpy())[0]
             ids = bad.iloc[:, c].all() and c == 0  # a first column of text: the agent ids, not set as the index
             raise DataError(f"{source}: value {df.iat[r, c]!r} for agent {df.index[r]!r}, task {df.columns[c]!r} "
-                            f"(row {r + 1}, column {c + 1}) is not a number; outcomes are 0/1 (blank: no run)"
+                            f"(row {r + 1}, column {c + 1}) is not an outcome; outcomes are 0/1 or {SPELLINGS} "
+                            "(blank: no run)"
                             + (f". If column {df.columns[c]!r} holds the agent ids, make it the index: "
                                f"from_dataframe(df.set_index({df.columns[c]!r})), or read the file with "
                                "hspr.load_matrix(path)" if ids else ""))

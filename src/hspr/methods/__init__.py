@@ -3,6 +3,7 @@ does not break the others)."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from importlib import import_module
 from types import MappingProxyType
@@ -42,7 +43,10 @@ def method_names() -> list[str]:
 def method_class(name: str) -> type[Method]:
     """The class registered as ``name``; raises KeyError listing the known names."""
     if name not in REGISTRY:
-        raise UnknownIdError(f"unknown method {name!r}; known: {', '.join(REGISTRY)}")
+        norm = str(name).strip().lower().replace("-", "_")  # an API trial: 'HSPR', 'hspr-robust' got no hint
+        close = norm if norm in REGISTRY else next(iter(difflib.get_close_matches(norm, list(REGISTRY), n=1)), None)
+        raise UnknownIdError(f"unknown method {name!r}" + (f"; did you mean {close!r}?" if close else "")
+                             + f" (known: {', '.join(REGISTRY)})")
     mod, cls = REGISTRY[name].split(":")
     return getattr(import_module(mod), cls)
 
