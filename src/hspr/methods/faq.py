@@ -141,7 +141,9 @@ class FAQSession(Session):
 
     def estimate(self) -> ScoreEstimate:
         """AIPW point (model prediction corrected by weighted residuals) with a 90 % interval;
-        the prior prediction with no outcomes; the exact score once every task is observed."""
+        the prior prediction with no outcomes; the exact score once every task is observed.
+        ``mean`` is the model's own posterior-predictive mean, before the AIPW correction (an API
+        trial read it as the point's mean: the two differ by that correction); ``median`` is None."""
         self._require_outcomes()
         N, n = self.n_tasks, self.n_queried
         s_obs = float(self._yfull[self._observed].sum())
