@@ -642,6 +642,8 @@ def test_folds_fractions_labels_and_names_are_checked_where_they_enter():
     for name, close in (("HSPR", "hspr"), ("hspr-robust", "hspr_robust"), ("atals", "atlas")):
         with pytest.raises(UnknownIdError, match=f"did you mean '{close}'"):
             get_method(name)
+    with pytest.raises(HsprError, match=r"hspr is not fitted: sessions start from the fitted model"):
+        get_method("hspr").start(5)  # Python's AttributeError before
     ints = ResponseMatrix(m.agents, [str(j) for j in range(m.n_tasks)], m.values)
     sess = get_method("uniform").fit(ints).start(3, 0)
     with pytest.raises(UnknownIdError, match=r"give str\(11\), the id '11'"):

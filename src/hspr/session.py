@@ -1066,3 +1066,9 @@ class Method(ABC):
     def fit(self, source: ResponseMatrix) -> FittedModel:
         """Fit on source agents (shape (n_sources, n_tasks)); returns a fitted model."""
 
+    def start(self, budget: int = 0, seed: int = 0) -> Session:
+        """Not on an unfitted method: raises HsprError saying to call :meth:`fit` first (an API trial got
+        Python's AttributeError); sessions start from the fitted model, ``method.fit(bank).start(budget)``."""
+        raise HsprError(f"{self.name} is not fitted: sessions start from the fitted model, "
+                        f"get_method({self.name!r}).fit(bank).start(budget, seed)")
+
