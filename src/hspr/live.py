@@ -98,7 +98,7 @@ from .fitcache import cache_dir, cached_fit, code_digest
 from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError, session_lock
 from .methods import LIVE_DEFAULT, REGISTRY, method_class
-from .outcomes import SPELLINGS, describe_outcome, is_whole_outcome, outcome, pass_rate, snap_pass_rate, trial_successes
+from .outcomes import SPELLINGS, describe_outcome, is_ambiguous_one, outcome, pass_rate, snap_pass_rate, trial_successes
 from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, check_seed, refuse_pass_rates, trajectory, whole_number
 from .stopping import WidthBelow, live_rule
 
@@ -305,7 +305,7 @@ def parse_outcome(value, trials: int | None = None) -> float:
     if np.ma.is_masked(value):
         raise LiveSessionError("outcome is masked (a missing outcome); record only the outcomes of tasks that ran")
     if trials is not None:
-        if trials > 1 and is_whole_outcome(value) and value == 1:
+        if is_ambiguous_one(value, trials):
             # as Session.tell refuses it (a hostile trial: LiveSession.record(task, 1) recorded 5/5)
             raise LiveSessionError(f"outcome {brief(value)} (an integer or boolean) is ambiguous with {trials} trials "
                                    f"per task (every trial, or one run that passed?): give the successes, e.g. "

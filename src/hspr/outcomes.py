@@ -104,6 +104,13 @@ def is_whole_outcome(value) -> bool:
     return isinstance(value, (bool, np.bool_, numbers.Integral))
 
 
+def is_ambiguous_one(value, trials: int | None) -> bool:
+    """Whether ``value`` is an integer or boolean 1 (:func:`is_whole_outcome`) given on a bank of ``trials``
+    > 1 trials per task, where it is ambiguous (every trial, or one run that passed?):
+    :meth:`hspr.session.Session.tell` and :func:`hspr.live.parse_outcome` refuse it."""
+    return trials is not None and trials > 1 and is_whole_outcome(value) and value == 1
+
+
 def describe_outcome(y: float, trials: int | None = None) -> str:
     """``resolved`` / ``unresolved``, or ``k/trials`` for a pass rate of a repeated-trials bank."""
     if trials is not None:

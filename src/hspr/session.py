@@ -22,7 +22,7 @@ import numpy as np
 
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, UnknownIdError, brief
-from .outcomes import SPELLINGS, describe_outcome, is_whole_outcome, snap_pass_rate
+from .outcomes import SPELLINGS, describe_outcome, is_ambiguous_one, is_whole_outcome, snap_pass_rate
 
 
 class BudgetError(HsprError):
@@ -568,7 +568,7 @@ class Session(ABC):
                             "tasks that ran")
         if isinstance(outcome, np.ndarray) and outcome.ndim == 0:  # np.array(1), a 0-d slice of an array
             outcome = outcome.item()
-        if self.trials is not None and self.trials > 1 and is_whole_outcome(outcome) and outcome == 1:
+        if is_ambiguous_one(outcome, self.trials):
             # as `hspr live record` refuses '1' and 'resolved' there (a trial: tell(t, 1) was 5/5 silently);
             # an integer 0 is the pass rate 0 whichever it meant
             t = self.trials
