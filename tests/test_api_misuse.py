@@ -662,3 +662,18 @@ def test_from_dataframe_reads_outcome_words_as_the_file_readers_do():
                                         r"outcomes are 0/1 or resolved/unresolved") as err:
         ResponseMatrix.from_dataframe(pd.DataFrame({"t1": ["maybe", "no", "yes"]}, index=["a", "b", "c"]))
     assert "make it the index" not in str(err.value)
+
+
+@pytest.mark.parametrize("bad, where", [([("t",)], "outcome 0"), ([5], "outcome 0"), (["ab"], "outcome 0"),
+                                        ([("ask", 1, "t0")], "event 0"), ([("tel", "t0", 1)], "event 0")])
+def test_trajectory_names_an_item_that_is_neither_a_pair_nor_an_event(sim, bad, where):
+    """Malformed items used to fail inside tuple unpacking (a bare ValueError or TypeError)."""
+    from hspr.session import trajectory
+
+    model = get_method("uniform").fit(sim)
+    with pytest.raises(HsprError, match=where):
+        trajectory(model, 5, 0, bad)
+    task = sim.tasks[0]  # the well-formed spellings still work, and give the same path
+    pairs = trajectory(model, 5, 0, [(task, 1)])
+    events = trajectory(model, 5, 0, [("tell", task, 1)])
+    assert pairs == events and pairs[-1]["n"] == 1 and pairs[-1]["task"] == task

@@ -822,6 +822,12 @@ def trajectory(model: FittedModel, budget: int, seed: int, outcomes) -> list[dic
         ``n`` (outcomes so far), ``task`` (the last one; None at n = 0), ``point``, ``lower``,
         ``upper`` (0-1 scale; None without an interval), one per step; n = 0 only for methods
         with a prior estimate.
+
+    Raises
+    ------
+    HsprError
+        For an item that is neither a (task id, outcome) pair nor an event (naming its position), and
+        whatever :meth:`Session.tell` raises for an unknown task, a repeated one or a bad outcome.
     """
     sess = model.start(budget, seed)
     out = []
@@ -832,10 +838,15 @@ def trajectory(model: FittedModel, budget: int, seed: int, outcomes) -> list[dic
 
     if sess.has_prior_estimate:
         add(None)
-    for item in outcomes:
-        if len(item) == 3 and item[0] == "ask":
-            sess.restore([item])
-            continue
+    for i, item in enumerate(outcomes):
+        if isinstance(item, (tuple, list)) and len(item) == 3:
+            check_event(item, i)
+            if item[0] == "ask":
+                sess.restore([item])
+                continue
+        elif not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise HsprError(f"outcome {i} is {brief(item, 60)}; give (task id, outcome) pairs, or the events of "
+                            "Session.restore: ('ask', k, [task ids]) and ('tell', task id, outcome)")
         task, y = item[1:] if len(item) == 3 else item
         sess.tell(task, sess.logged_outcome(y))  # a live session's 5/5 is logged as 1
         add(task)
