@@ -941,3 +941,21 @@ def test_in_memory_runs_get_the_checks_a_results_file_gets(synth):
         with pytest.raises(report.ReportError, match="n_resamples must be a whole number of bootstrap resamples >= 1"):
             report.paired_analysis(runs, "hspr", n_resamples=bad)
     assert len(report.paired_analysis(runs, "hspr", n_resamples=100))  # a valid count still runs
+
+
+def test_one_file_holding_two_different_copies_of_a_run_is_refused(tmp_path, synth):
+    """A hostile trial: the same file reversed gave hspr MAE 3.677 or 2.236, with a note about file order."""
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+    twin = runs.iloc[[3]].assign(estimate=runs["estimate"].iloc[3] + 0.05)
+    bad = _write(tmp_path / "bad.json", pd.concat([runs, twin], ignore_index=True))
+    row = runs.iloc[3]
+    with pytest.raises(ReportError, match=rf"bad\.json: runs\[3\] and runs\[{len(runs)}\] are the same run "
+                                          rf"\('{row['method']}' on '{row['bank']}'.*delete the wrong copies"):
+        report.read_results(bad)
+    same = _write(tmp_path / "same.json", pd.concat([runs, runs.iloc[[3]]], ignore_index=True))
+    with pytest.warns(ReportWarning, match="the copies are identical"):  # an identical copy is counted once
+        got = report.read_results(same)
+    assert len(got) == len(runs)
+    res = CliRunner().invoke(_cli(), ["report", str(bad), "--out-dir", str(tmp_path / "o"), "--no-figures"])
+    assert res.exit_code != 0 and "delete the wrong copies" in res.output and "Traceback" not in res.output
