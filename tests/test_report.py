@@ -275,6 +275,22 @@ def test_a_refused_write_replaces_no_file_or_names_those_replaced(tmp_path, synt
     assert "5 %" in (out / "comparison.md").read_text()
 
 
+
+def test_a_folder_named_as_a_report_file_is_refused_before_any_write(tmp_path, synth):
+    """A hostile trial: a folder named paired.csv stopped the report after three tables were replaced,
+    and the error said to make that file writable."""
+    truths, errors = synth
+    out = tmp_path / "rep"
+    report.write_report(make_runs(errors, truths, (0.10,)), out, n_resamples=50, figures=False)
+    (out / "paired.csv").unlink()
+    (out / "paired.csv").mkdir()
+    before = {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()}
+    with pytest.raises(report.ReportError, match=r"paired\.csv is a folder, where the report writes its file "
+                                                 r"paired\.csv; nothing was written: move that folder away"):
+        report.write_report(make_runs(errors, truths, (0.05,)), out, n_resamples=50, figures=False)
+    assert {f.name: f.read_bytes() for f in out.iterdir() if f.is_file()} == before
+    assert sorted(f.name for f in out.iterdir()) == sorted([*before, "paired.csv"])  # no staging folder
+
 def test_a_report_removes_the_staging_folder_a_killed_report_left(tmp_path, synth):
     """A hostile re-trial: SIGTERM or SIGHUP during a report left its `.hspr-report-*` folder, and the next
     report neither removed it nor said so. A folder of a process that is gone is removed; one of a

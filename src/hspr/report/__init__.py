@@ -134,8 +134,8 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
     Raises
     ------
     ReportError
-        When ``baseline`` or ``also`` is not among the runs' methods, or ``also`` is ``baseline``
-        (before anything is written); for an ``n_resamples`` below 1 (:func:`paired_analysis`);
+        When ``baseline`` or ``also`` is not among the runs' methods, or ``also`` is ``baseline``, or a
+        folder has the name of a file it writes (each before anything is written); for an ``n_resamples`` below 1 (:func:`paired_analysis`);
         from :func:`make_figures` when the figures cannot be drawn; when a file cannot be written
         (then no file in ``out_dir`` is replaced: every file is written in a staging folder there
         first) or moved into place (naming the files already replaced).
@@ -152,6 +152,11 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
                           "(drop --also: it then takes the method other than the baseline with the lowest MAE)")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    # a hostile trial: a folder named paired.csv stopped the moves half-way, after three tables were replaced
+    folder = next((out_dir / n for n in report_files(figures) if (out_dir / n).is_dir()), None)
+    if folder is not None:
+        raise ReportError(f"{folder} is a folder, where the report writes its file {folder.name}; nothing was written: "
+                          "move that folder away or use another --out-dir")
     table = comparison_table(runs)
     paired = paired_analysis(runs, baseline, n_resamples, seed)
     # every file is written in a staging folder first and then moved in: a trial's refused write (one
