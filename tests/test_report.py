@@ -975,3 +975,25 @@ def test_one_file_holding_two_different_copies_of_a_run_is_refused(tmp_path, syn
     assert len(got) == len(runs)
     res = CliRunner().invoke(_cli(), ["report", str(bad), "--out-dir", str(tmp_path / "o"), "--no-figures"])
     assert res.exit_code != 0 and "delete the wrong copies" in res.output and "Traceback" not in res.output
+
+
+def test_a_named_pipe_given_as_results_is_refused_not_waited_on(tmp_path):
+    """A hostile trial: `hspr report FIFO` waited for ever for a writer."""
+    import os
+    import threading
+
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)
+
+    def unblock():  # were the pipe read, this writer ends the wait, and the test fails instead of hanging
+        with open(fifo, "w") as fh:
+            fh.write("{}")
+
+    writer = threading.Timer(20, unblock)
+    writer.daemon = True
+    writer.start()
+    try:
+        with pytest.raises(ReportError, match=r"r\.json: not a regular file \(a named pipe or a device\?\)"):
+            report.read_results(fifo)
+    finally:
+        writer.cancel()

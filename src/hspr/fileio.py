@@ -163,13 +163,17 @@ def read_text(path, error: type[Exception] = HsprError, what: str = "", raise_mi
     ------
     error
         ``"<what> <path>: not UTF-8 text (byte N); save the file as UTF-8"`` or ``"... cannot
-        read (reason)"``; ``error`` is the caller's class (DataError, HarnessFormatError, ...).
+        read (reason)"``, or ``"... not a regular file"`` for a named pipe or a device (whose read
+        would wait for a writer); ``error`` is the caller's class (DataError, HarnessFormatError, ...).
     FileNotFoundError
         Only with ``raise_missing`` (callers that word that case themselves).
     """
     where = f"{what} {path}" if what else str(path)
+    p = Path(path)
+    if p.exists() and not p.is_file() and not p.is_dir():  # a hostile trial: `hspr report FIFO` waited for ever
+        raise error(f"{where}: not a regular file (a named pipe or a device?); give a file")
     try:
-        return Path(path).read_text(encoding="utf-8-sig")
+        return p.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise error(f"{where}: not UTF-8 text ({_where_byte(path, exc)}: {exc.reason}); "
                     + (fix or "save the file as UTF-8 (e.g. a spreadsheet's 'CSV UTF-8' format)")) from None
