@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -238,7 +240,7 @@ def test_merge_note_says_whose_empty_cells_they_are(tmp_path):
     res = CliRunner().invoke(main, [*args, str(tmp_path / "part.csv"), "--out", str(tmp_path / "m2.csv")])
     said = " ".join(res.output.split())
     assert (f"3 cell(s) no one ran stay empty (2 of them new with {tmp_path / 'part.csv'}: merge only agents that ran "
-            f"the whole bank, or cut it with --tasks; 1 blank in {tmp_path / 'base.csv'} before)") in said
+            f"the whole bank, or run them on the tasks they lack; 1 blank in {tmp_path / 'base.csv'} before)") in said
 
 
 def test_ids_that_differ_only_in_case_or_invisible_characters_are_warned_about():
@@ -260,3 +262,42 @@ def test_ids_that_differ_only_in_case_or_invisible_characters_are_warned_about()
     with warnings.catch_warnings():  # ids spelled alike: no warning
         warnings.simplefilter("error", InputWarning)
         merge_banks(base, ResponseMatrix(["c", "d"], ["t1", "t2"], np.array([[0, 1], [1, 1]])))
+
+
+def test_build_gives_the_warnings_validate_gives(tmp_path):
+    """A hostile trial: `bank build` wrote a long CSV with its agent and task columns swapped, and a bank with an
+    agent that never ran, without the warnings `bank validate` gives for the same files."""
+    swapped = tmp_path / "swapped.csv"
+    swapped.write_text("agent,instance_id,resolved\n" + "".join(f"t{k},A,{k % 2}\nt{k},B,1\n" for k in range(6)))
+    norun = tmp_path / "norun.csv"
+    norun.write_text("agent,t1,t2,t3,t4\nA,1,0,1,0\nB,,,,\nC,0,1,1,0\n")
+    for path, said in ((swapped, "more agents (6) than tasks (2)"), (norun, "have no run at all (every cell blank): 'B'")):
+        shown = {}
+        for cmd in (["bank", "validate", str(path)], ["bank", "build", str(path), "--out", str(tmp_path / "o.csv")]):
+            res = CliRunner().invoke(main, cmd)
+            assert res.exit_code == 0 and said in res.output, res.output
+            shown[cmd[1]] = [w for w in res.output.splitlines() if w.startswith("warning:")]
+        assert shown["build"] == shown["validate"]
+    res = CliRunner().invoke(main, ["bank", "build", str(norun), "--out", str(tmp_path / "o.csv"), "--json"])
+    assert res.exit_code == 0 and any("no run at all" in w for w in json.loads(res.output.splitlines()[-1])["warnings"])
+
+
+def test_build_and_merge_refuse_to_replace_a_file_that_is_not_a_bank(tmp_path):
+    """A hostile trial: `--out notes.txt` replaced the user's text file without a word."""
+    base = tmp_path / "base.csv"
+    base.write_text("agent,t1,t2\nA,1,0\nB,0,1\n")
+    new = tmp_path / "new.csv"
+    new.write_text("agent,t1,t2\nC,1,1\n")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("precious\n")
+    for cmd in (["bank", "build", str(base)], ["bank", "merge", str(base), str(new)]):
+        res = CliRunner().invoke(main, [*cmd, "--out", str(notes)])
+        assert res.exit_code == 2 and "notes.txt exists and is not a bank" in res.output
+        assert notes.read_text() == "precious\n"
+    out = tmp_path / "out.csv"
+    assert CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(out)]).exit_code == 0
+    res = CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(out)])  # the same bank again: no note
+    assert res.exit_code == 0 and "held another bank" not in res.output
+    res = CliRunner().invoke(main, ["bank", "merge", str(base), str(new), "--out", str(out)])
+    assert res.exit_code == 0 and f"{out} held another bank before (digest " in res.output
+    assert load_matrix(out).agents == ("A", "B", "C")

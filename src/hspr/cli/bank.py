@@ -16,7 +16,7 @@ import numpy as np
 from hspr.cli.common import check_output_file, refuse_overwriting_inputs, same_file
 from hspr.data.banks import BANKS, load_bank
 from hspr.data.build import build_bank, merge_banks, write_wide_csv
-from hspr.data.io import FORMS, detect_form
+from hspr.data.io import FORMS, detect_form, load_matrix
 from hspr.data.matrix import DataError, ResponseMatrix
 from hspr.errors import InputWarning
 
@@ -224,13 +224,60 @@ def _refuse_json_name(out: Path) -> None:
                                  "JSONL; name it .csv", param_hint="--out")
 
 
+def _check_built(m: ResponseMatrix, path: Path, form: str, as_json: bool, seen: list[str]) -> None:
+    """The warnings a loaded bank gets besides its reader's, said on stderr and added to ``seen``:
+    an agent with no run at all (it would score 0 in replay and live), and more agents than tasks (a
+    transposed wide CSV, or a long CSV whose agent and task columns are swapped). Shared by ``build``
+    and ``validate`` (a hostile trial: ``build`` wrote both kinds of bank without a word)."""
+    _run(lambda: m.fill_missing(0), as_json, seen)
+    if m.n_agents > m.n_tasks and not any("transpose" in w for w in seen):
+        # a trial: a transposed matrix whose ids look like neither agents nor tasks passed without a word
+        # (only here: a bank with more agents than tasks is legitimate, so loading it does not warn)
+        fix = ("if each row is a task, transpose the file (pandas: df.T.to_csv(...))" if form == "wide_csv" else
+               "if the agent and task columns are swapped, swap their names in the header")
+        shape = (f"{path} has more agents ({m.n_agents}) than tasks ({m.n_tasks}): a response matrix has one row per "
+                 f"agent and usually many more tasks than agents; {fix}")
+        click.echo(f"warning: {shape}", err=True)
+        seen.append(shape)
+
+
+def _earlier_bank(out: Path, option: str = "--out") -> str | None:
+    """The digest of the bank already at ``out`` (None when there is no file there, or only white space),
+    which this command will replace; click.BadParameter, before any work, when that file is not a bank
+    hspr reads (a hostile trial: `bank build ... --out notes.txt` replaced a text file without a word)."""
+    if not out.is_file():
+        return None
+    try:
+        if not out.read_text(encoding="utf-8-sig", errors="replace").strip():
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return load_matrix(out).fill_missing(0).digest()
+    except (DataError, OSError) as exc:
+        raise click.BadParameter(f"{out} exists and is not a bank ({str(exc)[:120]}); this command replaces only a "
+                                 "bank: give another file name (or move that file)", param_hint=option) from None
+
+
+def _say_replaced(out: Path, digest: str | None, m: ResponseMatrix, as_json: bool) -> None:
+    """The note that ``out`` held another bank (of ``digest``) before ``m`` was written there; none
+    when it held nothing, or this same bank."""
+    if digest is None or as_json:
+        return
+    with warnings.catch_warnings():  # said already, of the bank written
+        warnings.simplefilter("ignore", InputWarning)
+        if m.fill_missing(0).digest() == digest:
+            return
+    click.echo(f"note: {out} held another bank before (digest {digest}); it was replaced", err=True)
+
+
 @bank_group.command("build", epilog=_PATH_HELP)
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--split", default=None, metavar="NAME", help=_SPLIT_HELP)
 @click.option("--tasks", "tasks", default=None, type=click.Path(path_type=Path), metavar="FILE", help=_TASKS_HELP)
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Where to write the bank: a wide CSV (agent,<task ids...>; empty cell = no run), or for a bank "
-                   "of repeated trials a CSV agent,task_id,successes,trials.")
+                   "of repeated trials a CSV agent,task_id,successes,trials. A bank already there is replaced (a note "
+                   "says so); another kind of file is refused.")
 @click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
 def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_json: bool) -> None:
     """Build a bank from PATH and write it as a wide CSV (a bundled bank's name writes a copy of it,
@@ -243,6 +290,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     check_output_file(out, "--out")
     refuse_overwriting_inputs(out, "--out", {"PATH": path, "--tasks": tasks})
     _refuse_json_name(out)
+    earlier = _earlier_bank(out)
     bundled = str(path) in BANKS and not path.exists()  # a bundled bank by name: written out as a copy
     if bundled and (split is not None or tasks is not None):
         raise click.BadParameter(f"--split / --tasks read a leaderboard checkout; {path!s} is a bundled bank",
@@ -250,7 +298,10 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     seen: list[str] = []
     m = _run(lambda: load_bank(str(path), missing_as_zero=False) if bundled
              else build_bank(path, split=split, tasks=tasks), as_json, seen)
+    if not bundled:
+        _check_built(m, path, detect_form(path), as_json, seen)
     _write(m, out, as_json)
+    _say_replaced(out, earlier, m, as_json)
     # a leaderboard checkout: the split folder read (a trial: with several splits, which one was silent)
     src = m.source if not bundled and Path(m.source) != path and Path(m.source).is_relative_to(path) else str(path)
     if as_json:
@@ -292,7 +343,8 @@ def agents_cmd(bank: str, as_json: bool) -> None:
 @click.argument("new", type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
               help="Where to write the merged bank as a wide CSV (a repeated-trials CSV for trial banks); it may "
-                   "be BASE itself when BASE has that form, never NEW.")
+                   "be BASE itself when BASE has that form, never NEW. Another bank there is replaced (a note says "
+                   "so); a file that is not a bank is refused.")
 @click.option("--prefer", type=click.Choice(["refuse", "new", "base"]), default="refuse", show_default=True,
               help="A cell both banks have with different outcomes: refuse the merge, or keep NEW's or BASE's.")
 @click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
@@ -309,6 +361,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     check_output_file(out, "--out")
     refuse_overwriting_inputs(out, "--out", {"NEW": new, **({"BASE": base} if base.is_dir() else {})})
     _refuse_json_name(out)
+    earlier = None if same_file(out, base) else _earlier_bank(out)  # in place: the digests line says so
     # the merged bank is written as a wide CSV, or as a repeated-trials CSV when it has trials: in place,
     # BASE keeps its form only if it is one of those
     if base.is_file() and same_file(out, base) and _run(lambda: detect_form(base)) not in ("wide_csv", "trials_csv"):
@@ -320,6 +373,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     b = _run(lambda: build_bank(new), as_json, seen)
     m = _run(lambda: merge_banks(a, b, prefer), as_json, seen)
     _write(m, out, as_json)
+    _say_replaced(out, earlier, m, as_json)
     added_a = len(set(m.agents) - set(a.agents))
     added_t = len(set(m.tasks) - set(a.tasks))
     filled = kept = 0  # BASE's blank cells that NEW ran (a trial: '0 agent(s) and 0 task(s) more' for a merge that
@@ -351,7 +405,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
         # a new-user trial: the advice blamed the merged agent for blanks BASE had before
         fresh = m.n_missing - kept
         whence = (f"all of them blank in {base} before" if not fresh else
-                  f"{fresh} of them new with {new}: merge only agents that ran the whole bank, or cut it with --tasks"
+                  f"{fresh} of them new with {new}: merge only agents that ran the whole bank, or run them on the tasks they lack"
                   + (f"; {kept} blank in {base} before" if kept else ""))
         click.echo(f"note: {m.n_missing} cell(s) no one ran stay empty ({whence}); `hspr live start` and `hspr replay` "
                    "count them as unresolved unless --no-missing-as-zero (HSPR then fits without them; most peers "
@@ -385,17 +439,8 @@ def validate_cmd(path: Path, split: str | None, tasks: Path | None, as_json: boo
         return
     seen = []
     m = _run(lambda: build_bank(path, split=split, tasks=tasks), as_json, seen)
-    _run(lambda: m.fill_missing(0), as_json, seen)  # says so if an agent has no run at all (it would score 0 in replay and live)
     form = detect_form(path)
-    if m.n_agents > m.n_tasks and not any("transpose" in w for w in seen):
-        # a trial: a transposed matrix whose ids look like neither agents nor tasks passed without a word
-        # (only here: a bank with more agents than tasks is legitimate, so loading it does not warn)
-        fix = ("if each row is a task, transpose the file (pandas: df.T.to_csv(...))" if form == "wide_csv" else
-               "if the agent and task columns are swapped, swap their names in the header")
-        shape = (f"{path} has more agents ({m.n_agents}) than tasks ({m.n_tasks}): a response matrix has one row per "
-                 f"agent and usually many more tasks than agents; {fix}")
-        click.echo(f"warning: {shape}", err=True)
-        seen.append(shape)
+    _check_built(m, path, form, as_json, seen)
     if as_json:
         click.echo(json.dumps({"ok": True, "path": str(path), "form": form, **summary_dict(m), "warnings": seen}))
         return
