@@ -352,9 +352,30 @@ def _warn_unequal_targets(runs: pd.DataFrame) -> None:
     for (bank, frac), per_method in sets.groupby(level=[0, 1], sort=False):
         if per_method.nunique() > 1:
             counts = ", ".join(f"{m} {len(t)}" for (_, _, m), t in per_method.items())
+            every = frozenset().union(*per_method)
+            # a hostile trial: with equal counts the note did not say which target differs
+            lacking = next((f"; e.g. {m} has no run on {min(every - t)!r}" for (_, _, m), t in per_method.items()
+                            if every - t), "")
             warnings.warn(f"bank {bank!r} at budget {frac:g}: the methods were replayed on different targets ({counts} "
-                          "targets): their MAEs average over different agents, so the table does not compare them; "
-                          "replay them on the same bank and folds", ReportWarning, stacklevel=3)
+                          f"targets{lacking}): their MAEs average over different agents, so the table does not compare "
+                          "them; replay them on the same bank and folds", ReportWarning, stacklevel=3)
+    _warn_uneven_seeds(runs)
+
+
+def _warn_uneven_seeds(runs: pd.DataFrame) -> None:
+    """ReportWarning for a method, bank and budget whose targets were replayed on different numbers of
+    query seeds (a run lost from a file, or an interrupted replay): each target's error is averaged over
+    its own seeds, so those targets weigh differently in the MAE than the table's seed count says (a
+    hostile trial: one seed's run removed for one target passed without a word)."""
+    n = runs.groupby(["bank", "budget_fraction", "method", "target"], sort=False)["seed"].nunique()
+    for (bank, frac, method), per_target in n.groupby(level=[0, 1, 2], sort=False):
+        if per_target.nunique() > 1:
+            few = per_target[per_target < per_target.max()]
+            warnings.warn(f"{method!r} on bank {bank!r} at budget {frac:g}: {len(few)} of {len(per_target)} targets "
+                          f"have fewer query seeds than the others ({few.index[0][3]!r}: {few.iloc[0]} of "
+                          f"{per_target.max()}); a run is missing from the results, so those targets' errors are "
+                          "averaged over fewer seeds: replay them again, or report the complete files",
+                          ReportWarning, stacklevel=4)
 
 
 def _check_one_matrix(runs: pd.DataFrame) -> None:
