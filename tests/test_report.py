@@ -328,6 +328,17 @@ def test_cli_no_figures_single_budget(tmp_path, synth):
     # single budget, no intervals: figure (a) and (c) are skipped, (b) written
     paths = report.make_figures(make_runs(errors, truths), tmp_path / "figs", formats=("png",))
     assert [p.name for p in paths] == ["estimate_vs_truth.png"]
+    # a hostile trial: the CLI left out the coverage figure, and a bank's panel, without a word
+    runs = make_runs(errors, truths)
+    f = _write(tmp_path / "noint.json", runs[~((runs["bank"] == "pro") & (runs["method"] == "hspr"))])
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", str(tmp_path / "fig2"), "--n-resamples", "100",
+                                      "--baseline", "hspr"])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 0 and "no coverage figure: no run in the results has a 90 % interval" in said
+    assert "the estimate_vs_truth figure has no panel for pro: the baseline 'hspr' has no runs there" in said
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", str(tmp_path / "fig3"), "--n-resamples", "100",
+                                      "--baseline", "uniform"])
+    assert res.exit_code == 0 and "has no panel" not in res.output
 
 
 @pytest.mark.parametrize("content, pattern", [

@@ -10,7 +10,7 @@ import click
 from rich.markup import escape
 
 from ..harness import is_session_file
-from ..report import ReportError, ReportWarning, comparison_rich, paired_rich, read_results, report_files, write_report
+from ..report import ReportError, ReportWarning, bank_order, comparison_rich, paired_rich, read_results, report_files, write_report
 from ..report.figures import has_budget_sweep
 from ..report.inputs import _methods, current_label
 from .common import check_output_dir, os_error_message, print_error, same_file
@@ -86,6 +86,15 @@ def register(group: click.Group) -> None:
         if figures and not has_budget_sweep(runs):
             err.print("note: one budget per bank and method in the results, so no budget_curves figure (it needs a sweep, e.g. "
                       "`hspr replay --budget 0.05,0.10,0.15,0.20`)", markup=False)
+        if figures:  # a hostile trial: a figure or a panel left out without a word
+            names = {p.name for p in rep["paths"]}
+            if not any(n.startswith("coverage.") for n in names):
+                err.print("note: no coverage figure: no run in the results has a 90 % interval", markup=False)
+            lacking = [b for b in bank_order(runs["bank"]) if not ((runs["bank"] == b) & (runs["method"] == baseline)).any()]
+            if lacking:
+                err.print(f"note: the estimate_vs_truth figure has no panel for {', '.join(lacking)}: the baseline "
+                          f"{baseline!r} has no runs there (--baseline another method to draw it)", markup=False,
+                          soft_wrap=True)
         out.print(f"wrote {len(rep['paths'])} files:")
         for p in rep["paths"]:
             out.print(str(p), highlight=False, soft_wrap=True)
