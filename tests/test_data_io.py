@@ -359,6 +359,9 @@ BAD_LONG = [
     # a hostile trial: the first of two 'resolved' (or 'agent', 'instance_id') columns was read, with no word
     ("agent,instance_id,resolved,Resolved\na1,t1,1,0\n", ["line 1", "names column 'resolved' 2 times (columns 3, 4)"]),
     ("agent,agent,instance_id,resolved\na1,a2,t1,1\n", ["names column 'agent' 2 times (columns 1, 2)"]),
+    # a hostile trial: read as a wide CSV, it failed on "duplicate agent id 'a1'"
+    ("agent,instance_id\na1,t1\na1,t2\n", ["line 1", "no 'resolved' column; add one", "'agent,instance_id,resolved'"]),
+    ("agent,task_id,score\na1,t1,1\na1,t2,0\n", ["no 'resolved' column; rename 'score' to 'resolved'"]),
 ]
 
 

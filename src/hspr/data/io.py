@@ -1016,6 +1016,14 @@ def detect_form(path: str | Path) -> str:
         fix = (f"the header has {', '.join(repr(x) for x in other)}: rename the agent column to 'agent'" if other
                else "add a column 'agent' naming the agent of each row")
         raise DataError(f"{path}: line 1: a long CSV needs an 'agent' column; {fix}")
+    if "agent" in names and names & set(LONG_TASK_NAMES) and "resolved" not in names and len(names) <= 3:
+        # a hostile trial: 'agent,instance_id' was read as a wide CSV, and failed on "duplicate agent id 'A'"
+        task = next(x.strip() for x in first if x.strip().lower() in LONG_TASK_NAMES)
+        other = [x.strip() for x in first if x.strip().lower() not in ("agent", task.lower())]
+        fix = (f"rename {other[0]!r} to 'resolved' if it holds the outcomes (1 resolved, 0 not)" if other
+               else "add one (1 resolved, 0 not)")
+        raise DataError(f"{path}: line 1: the header has 'agent' and {task!r}, the columns of a long CSV, but no "
+                        f"'resolved' column; {fix}: 'agent,{task},resolved'")
     if {"successes", "trials"} <= names:
         absent = [c for c in TRIALS_COLUMNS if c not in names]
         raise DataError(f"{path}: line 1: the header has successes and trials but lacks column(s) "
