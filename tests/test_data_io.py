@@ -763,3 +763,18 @@ def test_a_long_csv_of_trial_lines_points_to_the_trials_form(tmp_path):
     """A trial: per-trial lines that agreed were merged silently into one 0/1 outcome, others refused as conflicts."""
     p = write(tmp_path / "pt.csv", "agent,task_id,resolved,trial\na,t1,1,1\na,t1,1,2\nb,t1,0,1\nb,t1,0,2\n")
     assert_error(p, "a trial column: one line per trial", "'agent,task_id,successes,trials'")
+
+
+@pytest.mark.parametrize("text, where", [
+    ("agent,t1,t2,t\t4\nA,1,0,1\nB,0,1,1\n", "line 1 (header): column 4: task id 't\\t4'"),
+    ("agent,t1,t2\nA,1,0\nB\tx,0,1\n", "line 3: agent id 'B\\tx'"),
+    ("agent,instance_id,resolved\nA,t1,1\nA,t\x0b2,0\n", "line 3, column instance_id: id 't\\x0b2'"),
+    ("agent,instance_id,resolved\nA,t1,1\nA\x01,t2,0\n", "line 3, column agent: id 'A\\x01'"),
+])
+def test_a_control_character_in_an_id_is_named_by_its_line_and_column_in_the_file(tmp_path, text, where):
+    """A hostile trial: the matrix's check named its own row or column (0-based to the file: 'column 3' for the
+    header's 4th), and the 3-column wide CSV got the long-CSV hint meant for duplicate ids."""
+    p = tmp_path / "b.csv"
+    p.write_bytes(text.encode())
+    msg = assert_error(p, where, "holds a tab, newline or other control character")
+    assert "looks like a long CSV" not in msg

@@ -47,7 +47,7 @@ from ..errors import InputWarning, shorten
 from ..fileio import DuplicateKeyError, csv_records, loads, read_json, read_text
 from ..outcomes import MISSING, NO_RUN, RESOLVED, SPELLINGS, UNRESOLVED, is_cell, is_missing, normalise, outcome
 from . import harbor
-from .matrix import DataError, ResponseMatrix
+from .matrix import CONTROL_CHARS, DataError, ResponseMatrix
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -183,12 +183,16 @@ def _plain_binary(rows: list[list[str]], width: int) -> np.ndarray | None:
 
 # ---------------------------------------------------------------------- shared checks
 def _check_ids(ids: Sequence[str], kind: str, prefix: str, where: Callable[[int], str]) -> None:
-    """Raise DataError on the first empty or repeated id; ``where(i)`` names position i."""
+    """Raise DataError on the first empty or repeated id, or one holding a control character; ``where(i)``
+    names position i in the file."""
     ids = list(ids)
     first: dict[str, int] = {}
     for j, x in enumerate(ids):
         if x == "":
             raise DataError(f"{prefix}: {where(j)}: empty {kind} id; every {kind} needs a non-empty id")
+        if CONTROL_CHARS.search(x):  # a hostile trial: the matrix's own check named its row or column, not the file's
+            raise DataError(f"{prefix}: {where(j)}: {kind} id {x!r} holds a tab, newline or other control character; "
+                            "ids are written one per line and in tab-separated lists: remove it")
         if x in first:
             raise DataError(
                 f"{prefix}: duplicate {kind} id {x!r} ({where(first[x])} and {where(j)}); "
@@ -261,7 +265,8 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         if outcome_ids:
             raise DataError(f"{exc}. Every row starts with an outcome ({agents[0]!r}, ...), not an agent id: "
                             f"{no_agent_column}") from None
-        if len(header) == 3:  # one row per (agent, task): a long CSV whose task column has another name
+        if len(header) == 3 and "duplicate" in str(exc):  # one row per (agent, task): a long CSV whose task column has
+            # another name
             raise DataError(f"{exc}. With 3 columns this looks like a long CSV: name its header "
                             "'agent,instance_id,resolved' (or agent,task_id,resolved)") from None
         raise
@@ -358,6 +363,11 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
         empty = np.flatnonzero(np.asarray(col, dtype=object) == "")
         if empty.size:
             raise DataError(f"{path}: line {lines[empty[0]]}: empty {used[k]}; every line needs agent, {tid} and resolved")
+        # a hostile trial: the matrix's own check named a column of the matrix, not the file's line
+        if CONTROL_CHARS.search("".join(col)):  # one pass; only then find the first offender
+            odd = next(r for r, x in enumerate(col) if CONTROL_CHARS.search(x))
+            raise DataError(f"{path}: line {lines[odd]}, column {used[k]}: id {col[odd]!r} holds a tab, newline or other "
+                            "control character; ids are written one per line and in tab-separated lists: remove it")
 
     def values(rows: slice) -> np.ndarray:
         return _parse_cells(arr[rows, 2:3], lambda r, c: f"{path}: line {lines[r]}, column resolved (agent "

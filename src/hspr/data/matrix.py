@@ -439,13 +439,13 @@ class ResponseMatrix:
 
 
 #: tabs, newlines and other control characters: an id holding one breaks every line- or tab-separated output
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _check_unique(ids: tuple[str, ...], kind: str, src: str) -> None:
     where = "row" if kind == "agent" else "column"
-    if _CONTROL.search("".join(ids)):  # one pass over all ids; only then find the first offender
-        i, x = next((i, x) for i, x in enumerate(ids) if _CONTROL.search(x))
+    if CONTROL_CHARS.search("".join(ids)):  # one pass over all ids; only then find the first offender
+        i, x = next((i, x) for i, x in enumerate(ids) if CONTROL_CHARS.search(x))
         raise DataError(f"{src}: {kind} id {x!r} ({where} {i + 1}) holds a tab, newline or other control character; "
                         f"ids are written one per line and in tab-separated lists: remove it")
     odd = next(((i, x) for i, x in enumerate(ids) if not x or x != x.strip()), None)
