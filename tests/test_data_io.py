@@ -778,3 +778,10 @@ def test_a_control_character_in_an_id_is_named_by_its_line_and_column_in_the_fil
     p.write_bytes(text.encode())
     msg = assert_error(p, where, "holds a tab, newline or other control character")
     assert "looks like a long CSV" not in msg
+
+
+def test_a_field_over_the_csv_limit_is_named_as_such(tmp_path):
+    """A hostile trial: a 131,073-character id was reported as malformed CSV, blamed on the quoting alone."""
+    p = tmp_path / "huge.csv"
+    p.write_text("agent,t1,t2\n" + "A" * 140_000 + ",1,0\nB,0,1\n")
+    assert_error(p, "line 2: a field longer than 131,072 characters", "shorten that field")

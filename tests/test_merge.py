@@ -301,3 +301,26 @@ def test_build_and_merge_refuse_to_replace_a_file_that_is_not_a_bank(tmp_path):
     res = CliRunner().invoke(main, ["bank", "merge", str(base), str(new), "--out", str(out)])
     assert res.exit_code == 0 and f"{out} held another bank before (digest " in res.output
     assert load_matrix(out).agents == ("A", "B", "C")
+
+
+def test_an_unwritable_out_names_the_fix_and_merge_prints_whole_digests(tmp_path, monkeypatch):
+    """A hostile trial: 'cannot write ro.csv: Permission denied' gave no fix, and merge printed 16-character
+    digests where build, validate and live status print 64."""
+    import errno
+
+    import hspr.cli.bank as bank_cli
+
+    base = tmp_path / "base.csv"
+    base.write_text("agent,t1,t2\nA,1,0\nB,0,1\n")
+    new = tmp_path / "new.csv"
+    new.write_text("agent,t1,t2\nC,1,1\n")
+    res = CliRunner().invoke(main, ["bank", "merge", str(base), str(new), "--out", str(tmp_path / "m.csv")])
+    before, after = (load_matrix(base).digest(), load_matrix(tmp_path / "m.csv").digest())
+    assert res.exit_code == 0 and f"digest {before} -> {after}" in " ".join(res.output.split())
+
+    def refuse(*a, **k):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(bank_cli, "write_wide_csv", refuse)
+    res = CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(tmp_path / "o.csv")])
+    assert res.exit_code == 1 and "Permission denied. Fix the file's permissions, or give another --out" in res.output

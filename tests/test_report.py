@@ -1015,3 +1015,13 @@ def test_a_named_pipe_given_as_results_is_refused_not_waited_on(tmp_path):
             report.read_results(fifo)
     finally:
         writer.cancel()
+
+
+def test_a_bar_in_a_label_does_not_break_the_markdown_table(synth):
+    """A hostile trial: a hand-edited bank label holding '|' added a column to comparison.md's rows."""
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+    runs["bank"] = runs["bank"].replace({"lite": "my|lite"})
+    md = report.comparison_markdown(report.comparison_table(runs))
+    rows = [line for line in md.splitlines() if line.startswith("| my\\|lite |")]
+    assert rows and all(len(line.replace("\\|", "").split("|")) == 11 for line in rows)  # 9 cells, as every row

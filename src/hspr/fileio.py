@@ -283,6 +283,10 @@ def csv_records(path, error: type[Exception] = HsprError) -> list[tuple[int, lis
             recs.append((start, rec))
             start = reader.line_num + 1
     except csv.Error as exc:
+        if "field limit" in str(exc):  # a hostile trial: a 131,073-character id was blamed on the quoting
+            raise error(f"{path}: line {start}: a field longer than {csv.field_size_limit():,} characters; no id or "
+                        "outcome is that long: check the quoting (a quote opened on this line may never be closed) "
+                        "or shorten that field") from None
         raise error(f"{path}: line {start}: malformed CSV ({exc}); check the quoting (a quote opened on this line "
                     "may never be closed)") from None
     return [(n, r) for n, r in recs if any(x.strip() for x in r)]

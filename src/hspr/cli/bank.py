@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from hspr.cli.common import check_output_file, refuse_overwriting_inputs, same_file
+from hspr.cli.common import check_output_file, os_fix, refuse_overwriting_inputs, same_file
 from hspr.data.banks import BANKS, load_bank
 from hspr.data.build import build_bank, merge_banks, write_wide_csv
 from hspr.data.io import FORMS, detect_form, load_matrix
@@ -210,7 +210,7 @@ def _write(m: ResponseMatrix, out: Path, as_json: bool) -> None:
     try:
         write_wide_csv(m, out)
     except OSError as exc:
-        msg = f"cannot write {out}: {exc.strerror or exc}"
+        msg = f"cannot write {out}: {exc.strerror or exc}. {os_fix(exc)}, or give another --out"
         if as_json:
             click.echo(json.dumps({"ok": False, "error": msg}))
         click.echo(f"error: {msg}", err=True)
@@ -400,7 +400,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
         more = f"{added_a} agent(s) and {added_t} task(s) more than {base}{' had' if in_place else ''}" + (
             f", {filled} of its empty cell(s) filled" if filled else "")
         click.echo(f"{out}: {summary_line(m)} ({more}{into}); "
-                   f"digest {old[:16]} -> {now[:16]}")
+                   f"digest {old} -> {now}")
     if m.n_missing:
         # a new-user trial: the advice blamed the merged agent for blanks BASE had before
         fresh = m.n_missing - kept

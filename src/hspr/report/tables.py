@@ -137,8 +137,10 @@ def _mark_md(text: str, rank) -> str:
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
+    """A Markdown table; a ``|`` inside a cell is escaped (a hostile trial: a hand-edited label with one
+    broke the table's columns)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("--:" if r else ":--" for r in right) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
     return "\n".join(lines)
 
 
