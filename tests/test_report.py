@@ -1025,3 +1025,19 @@ def test_a_bar_in_a_label_does_not_break_the_markdown_table(synth):
     md = report.comparison_markdown(report.comparison_table(runs))
     rows = [line for line in md.splitlines() if line.startswith("| my\\|lite |")]
     assert rows and all(len(line.replace("\\|", "").split("|")) == 11 for line in rows)  # 9 cells, as every row
+    own = runs.assign(bank=runs["bank"].replace({"pro": "my|pro"}))  # a user's own banks only: in the macro MAE
+    md = report.comparison_markdown(report.comparison_table(own))
+    macro = next(line for line in md.splitlines() if line.startswith("| method |") and "macro MAE" in line)
+    assert "my\\|lite MAE" in macro and len(macro.replace("\\|", "").split("|")) == 6  # a re-trial: the header broke
+
+
+def test_the_coverage_note_says_when_only_the_figure_budget_lacks_intervals(tmp_path, synth):
+    """A re-trial: 'no run in the results has a 90 % interval' was said when the 5 % runs had them."""
+    truths, errors = synth
+    with_int = make_runs(errors, truths, (0.05,), intervals={k: 0.02 for k in errors})
+    without = make_runs(errors, truths, (0.10,))
+    f = _write(tmp_path / "r.json", pd.concat([with_int, without], ignore_index=True))
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", str(tmp_path / "o"), "--n-resamples", "100"])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 0 and "no coverage figure: no run at the figure's budget" in said
+    assert "no run in the results has" not in said

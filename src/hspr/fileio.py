@@ -58,6 +58,18 @@ def _descriptor_path(path) -> int | None:
     return None if m is None else int(m.group(1) or m.group(2))
 
 
+def not_a_regular_file(path) -> bool:
+    """Whether ``path`` names a named pipe, socket or device in the file system, whose read would wait
+    for a writer for ever (a hostile trial: `hspr report FIFO`, `live status --session FIFO`). An open
+    descriptor's path (``/dev/fd/N``, ``/proc/self/fd/N``, ``/dev/stdin``: a shell's ``<(...)``, which has
+    its writer) and a missing path or folder are not (their readers say so)."""
+    text = os.fspath(path)
+    if text == "/dev/stdin" or re.fullmatch(r"/dev/fd/\d+|/proc/self/fd/\d+", text):
+        return False
+    p = Path(path)
+    return p.exists() and not p.is_file() and not p.is_dir()
+
+
 def write_bytes_durable(data: bytes, path: Path) -> None:
     """Write ``data`` to ``path`` atomically and durably.
 
@@ -170,7 +182,7 @@ def read_text(path, error: type[Exception] = HsprError, what: str = "", raise_mi
     """
     where = f"{what} {path}" if what else str(path)
     p = Path(path)
-    if p.exists() and not p.is_file() and not p.is_dir():  # a hostile trial: `hspr report FIFO` waited for ever
+    if not_a_regular_file(p):  # a hostile trial: `hspr report FIFO` waited for ever
         raise error(f"{where}: not a regular file (a named pipe or a device?); give a file")
     try:
         return p.read_text(encoding="utf-8-sig")
@@ -253,6 +265,15 @@ def read_json(path, error: type[Exception] = HsprError, what: str = "", text: st
         raise error(f"{where}: invalid JSON ({exc})" + (f"; {hint}" if hint else "")) from None
 
 
+def csv_error_message(path, line: int, exc: csv.Error) -> str:
+    """The error for a line the csv module cannot read: a field over its size limit (a hostile trial: a
+    131,073-character id was blamed on the quoting alone), or malformed quoting."""
+    if "field limit" in str(exc):
+        return (f"{path}: line {line}: a field longer than {csv.field_size_limit():,} characters; no id or outcome "
+                "is that long: check the quoting (a quote opened on this line may never be closed) or shorten that field")
+    return f"{path}: line {line}: malformed CSV ({exc}); check the quoting (a quote opened on this line may never be closed)"
+
+
 def csv_records(path, error: type[Exception] = HsprError) -> list[tuple[int, list[str]]]:
     """Non-blank records of a UTF-8 CSV file as (line number where the record starts, fields): the one CSV reader.
 
@@ -283,12 +304,7 @@ def csv_records(path, error: type[Exception] = HsprError) -> list[tuple[int, lis
             recs.append((start, rec))
             start = reader.line_num + 1
     except csv.Error as exc:
-        if "field limit" in str(exc):  # a hostile trial: a 131,073-character id was blamed on the quoting
-            raise error(f"{path}: line {start}: a field longer than {csv.field_size_limit():,} characters; no id or "
-                        "outcome is that long: check the quoting (a quote opened on this line may never be closed) "
-                        "or shorten that field") from None
-        raise error(f"{path}: line {start}: malformed CSV ({exc}); check the quoting (a quote opened on this line "
-                    "may never be closed)") from None
+        raise error(csv_error_message(path, start, exc)) from None
     return [(n, r) for n, r in recs if any(x.strip() for x in r)]
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import HsprError
-from .fileio import DuplicateKeyError, finite_json, loads, write_text_durable
+from .fileio import DuplicateKeyError, finite_json, loads, not_a_regular_file, write_text_durable
 
 try:  # POSIX advisory locks; elsewhere single-process use is assumed
     import fcntl
@@ -167,6 +167,9 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
         Missing or unreadable file, not UTF-8, invalid JSON (naming the line), not a session
         file, an unknown version.
     """
+    if not_a_regular_file(path):  # a re-trial: every live command waited for ever on a named pipe
+        raise LiveSessionError(f"{path}: not a regular file (a named pipe or a device?); give the session file "
+                               "`hspr live start` wrote")
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

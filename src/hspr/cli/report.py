@@ -89,7 +89,10 @@ def register(group: click.Group) -> None:
         if figures:  # a hostile trial: a figure or a panel left out without a word
             names = {p.name for p in rep["paths"]}
             if not any(n.startswith("coverage.") for n in names):
-                err.print("note: no coverage figure: no run in the results has a 90 % interval", markup=False)
+                some = "lower" in runs and bool(runs["lower"].notna().any())  # a re-trial: only the 10 % runs lacked them
+                err.print("note: no coverage figure: " + ("no run at the figure's budget (per bank, the one closest to "
+                          "10 %) has a 90 % interval" if some else "no run in the results has a 90 % interval"),
+                          markup=False, soft_wrap=True)
             lacking = [b for b in bank_order(runs["bank"]) if not ((runs["bank"] == b) & (runs["method"] == baseline)).any()]
             if lacking:
                 err.print(f"note: the estimate_vs_truth figure has no panel for {', '.join(lacking)}: the baseline "

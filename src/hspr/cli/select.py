@@ -19,7 +19,7 @@ from ..data.folds import N_FOLDS, bank_folds, fold_indices, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import HsprError
-from ..fileio import loads
+from ..fileio import loads, not_a_regular_file
 from ..fileio import write_json_durable as write_json_atomic
 from ..session import BudgetError, budget_from_fraction
 from .common import (
@@ -74,6 +74,9 @@ def check_record_table(path: Path) -> dict:
     """
     if not path.exists():
         return {}
+    if not_a_regular_file(path):  # a re-trial: select waited for ever on a named pipe
+        raise click.BadParameter(f"{path}: not a regular file (a named pipe or a device?); give a new file name or a "
+                                 "table written by --record", param_hint="--record")
     try:
         table = loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, DuplicateKeyError

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputWarning, shorten
-from ..fileio import DuplicateKeyError, csv_records, loads, read_json, read_text
+from ..fileio import DuplicateKeyError, csv_error_message, csv_records, loads, read_json, read_text
 from ..outcomes import MISSING, NO_RUN, RESOLVED, SPELLINGS, UNRESOLVED, is_cell, is_missing, normalise, outcome
 from . import harbor
 from .matrix import CONTROL_CHARS, DataError, ResponseMatrix
@@ -713,14 +713,20 @@ def read_task_list(path: str | Path) -> list[str]:
     else:
         numbered = [(n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1)
                     if ln.strip() and not ln.lstrip().startswith("#")]  # '# ...' lines are comments
-        rows = [next(csv.reader([ln])) for _, ln in numbered[:50]]
+        def parse(n: int, ln: str) -> list[str]:  # a re-trial: a field over the csv limit gave a traceback
+            try:
+                return next(csv.reader([ln]))
+            except csv.Error as exc:
+                raise DataError(csv_error_message(path, n, exc)) from None
+
+        rows = [parse(n, ln) for n, ln in numbered[:50]]
         bank_rows = len(rows) >= 2 and len(rows[0]) > 1 and all(len(r) == len(rows[0]) for r in rows) \
             and all(is_cell(c) for r in rows[1:] for c in r[1:])
         agent_header = bool(rows) and len(rows[0]) > 1 and rows[0][0].strip().lower() == "agent"
         head = [c.strip().lower() for c in rows[0]] if rows else []
         id_col = next((head.index(c) for c in TASK_LIST_HEADERS if c in head), None) if len(head) > 1 else None
         if id_col is not None:  # a CSV with an id column (a long CSV, an outcome CSV): its distinct values, in order
-            recs = [(n, next(csv.reader([ln]))) for n, ln in numbered[1:]]
+            recs = [(n, parse(n, ln)) for n, ln in numbered[1:]]
             short = next(((n, r) for n, r in recs if len(r) <= id_col), None)
             if short is not None:
                 raise DataError(f"{path}: line {short[0]} has no {rows[0][id_col].strip()!r} column (column "

@@ -137,11 +137,12 @@ def _mark_md(text: str, rank) -> str:
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
-    """A Markdown table; a ``|`` inside a cell is escaped (a hostile trial: a hand-edited label with one
-    broke the table's columns)."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("--:" if r else ":--" for r in right) + "|"]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows]
-    return "\n".join(lines)
+    """A Markdown table; a ``|`` inside a cell or a header is escaped (hostile trials: a hand-edited label
+    with one broke the table's columns; the macro table's header names the banks)."""
+    def line(cells) -> str:
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(header), "|" + "|".join("--:" if r else ":--" for r in right) + "|", *map(line, rows)])
 
 
 _CMP_HEADER = ["bank", "method", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90 % coverage", "mean width (pp)",
