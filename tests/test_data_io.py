@@ -785,3 +785,12 @@ def test_a_field_over_the_csv_limit_is_named_as_such(tmp_path):
     p = tmp_path / "huge.csv"
     p.write_text("agent,t1,t2\n" + "A" * 140_000 + ",1,0\nB,0,1\n")
     assert_error(p, "line 2: a field longer than 131,072 characters", "shorten that field")
+
+
+def test_a_task_list_field_over_the_csv_limit_is_named_not_a_traceback(tmp_path):
+    """A re-trial: `replay --tasks` / `live start --tasks` ended in _csv.Error."""
+    from hspr.data.io import read_task_list
+
+    p = tmp_path / "ids.csv"
+    p.write_text("instance_id,resolved\n" + "A" * 140_000 + ",1\n")
+    assert_error(p, "line 2: a field longer than 131,072 characters", reader=read_task_list)
