@@ -299,8 +299,27 @@ def test_build_and_merge_refuse_to_replace_a_file_that_is_not_a_bank(tmp_path):
     res = CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(out)])  # the same bank again: no note
     assert res.exit_code == 0 and "held another bank" not in res.output
     res = CliRunner().invoke(main, ["bank", "merge", str(base), str(new), "--out", str(out)])
-    assert res.exit_code == 0 and f"{out} held another bank before (digest " in res.output
+    assert res.exit_code == 0 and f"{out} held another bank before (digest {load_matrix(base).digest()})" in res.output
     assert load_matrix(out).agents == ("A", "B", "C")
+    merged = load_matrix(out).digest()  # no blank cell: the live-session digest too
+    res = CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(out), "--json"])
+    assert res.exit_code == 0 and json.loads(res.output.splitlines()[-1])["replaced_digest"] == merged
+    # a re-trial: the same bank with blank cells where the earlier file had 0s was replaced without a note
+    zeros, blanks = tmp_path / "zeros.csv", tmp_path / "blanks.csv"
+    zeros.write_text("agent,t1,t2\nA,1,0\nB,0,1\n")
+    blanks.write_text("agent,t1,t2\nA,1,\nB,0,1\n")
+    res = CliRunner().invoke(main, ["bank", "build", str(blanks), "--out", str(zeros)])
+    assert res.exit_code == 0 and "held another bank before" in res.output
+    # a re-trial: the header-less matrix.csv of a bank folder was overwritten with a wide CSV
+    folder = tmp_path / "bf"
+    assert CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(tmp_path / "w.csv")]).exit_code == 0
+    folder.mkdir()
+    (folder / "matrix.csv").write_text("1,0\n0,1\n")
+    (folder / "metadata.json").write_text(json.dumps({"agents": ["A", "B"], "instance_ids": ["t1", "t2"]}))
+    assert CliRunner().invoke(main, ["bank", "validate", str(folder)]).exit_code == 0
+    res = CliRunner().invoke(main, ["bank", "build", str(new), "--out", str(folder / "matrix.csv")])
+    assert res.exit_code == 2 and "is the matrix of the bank folder" in " ".join(res.output.split())
+    assert (folder / "matrix.csv").read_text() == "1,0\n0,1\n"
 
 
 def test_an_unwritable_out_names_the_fix_and_merge_prints_whole_digests(tmp_path, monkeypatch):

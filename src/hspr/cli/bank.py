@@ -16,7 +16,7 @@ import numpy as np
 from hspr.cli.common import check_output_file, os_fix, refuse_overwriting_inputs, same_file
 from hspr.data.banks import BANKS, load_bank
 from hspr.data.build import build_bank, merge_banks, write_wide_csv
-from hspr.data.io import FORMS, detect_form, load_matrix
+from hspr.data.io import FORMS, bank_dir_of, detect_form, load_matrix
 from hspr.data.matrix import DataError, ResponseMatrix
 from hspr.errors import InputWarning
 
@@ -234,40 +234,53 @@ def _check_built(m: ResponseMatrix, path: Path, form: str, as_json: bool, seen: 
         # a trial: a transposed matrix whose ids look like neither agents nor tasks passed without a word
         # (only here: a bank with more agents than tasks is legitimate, so loading it does not warn)
         fix = ("if each row is a task, transpose the file (pandas: df.T.to_csv(...))" if form == "wide_csv" else
-               "if the agent and task columns are swapped, swap their names in the header")
+               "if the agent and task columns are swapped, swap their names in the header"
+               if form in ("long_csv", "trials_csv") else "check that each row (record) is one agent")
         shape = (f"{path} has more agents ({m.n_agents}) than tasks ({m.n_tasks}): a response matrix has one row per "
                  f"agent and usually many more tasks than agents; {fix}")
         click.echo(f"warning: {shape}", err=True)
         seen.append(shape)
 
 
-def _earlier_bank(out: Path, option: str = "--out") -> str | None:
-    """The digest of the bank already at ``out`` (None when there is no file there, or only white space),
-    which this command will replace; click.BadParameter, before any work, when that file is not a bank
-    hspr reads (a hostile trial: `bank build ... --out notes.txt` replaced a text file without a word)."""
+def _earlier_bank(out: Path, option: str = "--out") -> ResponseMatrix | None:
+    """The bank already at ``out`` (None when there is no file there, or only white space), which this
+    command will replace; click.BadParameter, before any work, when that file is not a bank hspr reads
+    (a hostile trial: `bank build ... --out notes.txt` replaced a text file without a word), or is the
+    header-less ``matrix.csv`` of a bank folder (a re-trial: a wide CSV written there broke the folder)."""
     if not out.is_file():
         return None
+    folder = bank_dir_of(out)
+    if folder is not None:
+        raise click.BadParameter(f"{out} is the matrix of the bank folder {folder} (header-less, beside its "
+                                 "metadata.json); a wide CSV written there would break the folder: give another file "
+                                 "name", param_hint=option)
     try:
         if not out.read_text(encoding="utf-8-sig", errors="replace").strip():
             return None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return load_matrix(out).fill_missing(0).digest()
+            return load_matrix(out)
     except (DataError, OSError) as exc:
-        raise click.BadParameter(f"{out} exists and is not a bank ({str(exc)[:120]}); this command replaces only a "
-                                 "bank: give another file name (or move that file)", param_hint=option) from None
+        raise click.BadParameter(f"{out} exists and is not a bank; this command replaces only a bank: give another "
+                                 f"file name (or move that file). Read as a bank, it gave: {exc}",
+                                 param_hint=option) from None
 
 
-def _say_replaced(out: Path, digest: str | None, m: ResponseMatrix, as_json: bool) -> None:
-    """The note that ``out`` held another bank (of ``digest``) before ``m`` was written there; none
-    when it held nothing, or this same bank."""
-    if digest is None or as_json:
-        return
+def _replaced(earlier: ResponseMatrix | None, m: ResponseMatrix) -> str | None:
+    """The live-session digest of the other bank ``earlier`` that writing ``m`` replaced; None when there
+    was none, or it was this same bank (blank cells and 0s told apart: a re-trial's bank of 0s replaced by
+    the same bank with blanks had no note)."""
+    if earlier is None or earlier.digest() == m.digest():
+        return None
     with warnings.catch_warnings():  # said already, of the bank written
         warnings.simplefilter("ignore", InputWarning)
-        if m.fill_missing(0).digest() == digest:
-            return
-    click.echo(f"note: {out} held another bank before (digest {digest}); it was replaced", err=True)
+        return earlier.fill_missing(0).digest()
+
+
+def _say_replaced(out: Path, digest: str | None, as_json: bool) -> None:
+    """The note that ``out`` held another bank (of that live-session ``digest``) before."""
+    if digest is not None and not as_json:
+        click.echo(f"note: {out} held another bank before (digest {digest}); it was replaced", err=True)
 
 
 @bank_group.command("build", epilog=_PATH_HELP)
@@ -283,8 +296,9 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     """Build a bank from PATH and write it as a wide CSV (a bundled bank's name writes a copy of it,
     missing cells kept blank; a repeated-trials bank is written as a repeated-trials CSV).
 
-    Prints one line: agents, tasks, missing cells and the digest (--json: one object with them and
-    the trials). Exits with code 2 (message on stderr) if the input is invalid.
+    Prints one line: agents, tasks, missing cells and the digest (--json: one object with them, the
+    trials, and ``replaced_digest``: the digest of another bank --out held before, else null). Exits
+    with code 2 (message on stderr) if the input is invalid.
     """
     _require_input(path, "PATH")
     check_output_file(out, "--out")
@@ -301,12 +315,13 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     if not bundled:
         _check_built(m, path, detect_form(path), as_json, seen)
     _write(m, out, as_json)
-    _say_replaced(out, earlier, m, as_json)
+    replaced = _replaced(earlier, m)
+    _say_replaced(out, replaced, as_json)
     # a leaderboard checkout: the split folder read (a trial: with several splits, which one was silent)
     src = m.source if not bundled and Path(m.source) != path and Path(m.source).is_relative_to(path) else str(path)
     if as_json:
         click.echo(json.dumps({"ok": True, "out": str(out), "built_from": src, **summary_dict(m),
-                               "warnings": seen}))
+                               "replaced_digest": replaced, "warnings": seen}))
         return
     # a trial: the README says build prints the digest a live session records; only --json did
     click.echo(f"{out}: {summary_line(m)} (built from {src}); {digest_note(m)}")
@@ -373,7 +388,8 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     b = _run(lambda: build_bank(new), as_json, seen)
     m = _run(lambda: merge_banks(a, b, prefer), as_json, seen)
     _write(m, out, as_json)
-    _say_replaced(out, earlier, m, as_json)
+    replaced = _replaced(earlier, m)
+    _say_replaced(out, replaced, as_json)
     added_a = len(set(m.agents) - set(a.agents))
     added_t = len(set(m.tasks) - set(a.tasks))
     filled = kept = 0  # BASE's blank cells that NEW ran (a trial: '0 agent(s) and 0 task(s) more' for a merge that
@@ -392,7 +408,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     if as_json:
         click.echo(json.dumps({"ok": True, "out": str(out), "base": str(base), "new": str(new), **summary_dict(m),
                                "agents_added": added_a, "tasks_added": added_t, "cells_filled": filled,
-                               "digest_before": old,
+                               "digest_before": old, "replaced_digest": replaced,
                                "warnings": seen}))
     else:
         in_place = same_file(out, base)
