@@ -677,3 +677,7 @@ def test_trajectory_names_an_item_that_is_neither_a_pair_nor_an_event(sim, bad, 
     pairs = trajectory(model, 5, 0, [(task, 1)])
     events = trajectory(model, 5, 0, [("tell", task, 1)])
     assert pairs == events and pairs[-1]["n"] == 1 and pairs[-1]["task"] == task
+    # a re-trial: rows of a numpy array (np.array(pairs, dtype=object), DataFrame.values) were refused
+    two = [(sim.tasks[0], 1), (sim.tasks[1], 0)]
+    assert trajectory(model, 5, 0, np.array(two, dtype=object)) == trajectory(model, 5, 0, two)
+    assert trajectory(model, 5, 0, pd.DataFrame(two).values) == trajectory(model, 5, 0, two)

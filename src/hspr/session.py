@@ -839,6 +839,8 @@ def trajectory(model: FittedModel, budget: int, seed: int, outcomes) -> list[dic
     if sess.has_prior_estimate:
         add(None)
     for i, item in enumerate(outcomes):
+        if isinstance(item, np.ndarray):  # a row of np.array(pairs, dtype=object) or DataFrame.values (a re-trial)
+            item = tuple(item.tolist())
         if isinstance(item, (tuple, list)) and len(item) == 3:
             check_event(item, i)
             if item[0] == "ask":
