@@ -359,9 +359,14 @@ BAD_LONG = [
     # a hostile trial: the first of two 'resolved' (or 'agent', 'instance_id') columns was read, with no word
     ("agent,instance_id,resolved,Resolved\na1,t1,1,0\n", ["line 1", "names column 'resolved' 2 times (columns 3, 4)"]),
     ("agent,agent,instance_id,resolved\na1,a2,t1,1\n", ["names column 'agent' 2 times (columns 1, 2)"]),
-    # a hostile trial: read as a wide CSV, it failed on "duplicate agent id 'a1'"
-    ("agent,instance_id\na1,t1\na1,t2\n", ["line 1", "no 'resolved' column; add one", "'agent,instance_id,resolved'"]),
-    ("agent,task_id,score\na1,t1,1\na1,t2,0\n", ["no 'resolved' column; rename 'score' to 'resolved'"]),
+    # a hostile trial: read as a wide CSV, it failed on "duplicate agent id 'a1'" alone; a wide CSV with such a
+    # header and one row per agent is still read (a re-trial)
+    ("agent,instance_id\na1,t1\na1,t2\n", ["duplicate agent id 'a1'", "but no 'resolved' column",
+                                           "'agent,instance_id,resolved', 1 resolved"]),
+    ("agent,task_id,score\na1,t1,1\na1,t2,0\n", ["'agent,task_id,resolved' (rename 'score' if it holds the outcomes)"]),
+    ("agent,instance_id,score,cost\na1,t1,1,3\na1,t2,0,4\n", ["but no 'resolved' column"]),
+    ("agent,task_id,successes\na1,t1,1\na1,t2,0\n", ["A repeated-trials CSV needs the columns "
+                                                     "'agent,task_id,successes,trials'"]),
 ]
 
 
@@ -794,3 +799,9 @@ def test_a_task_list_field_over_the_csv_limit_is_named_not_a_traceback(tmp_path)
     p = tmp_path / "ids.csv"
     p.write_text("instance_id,resolved\n" + "A" * 140_000 + ",1\n")
     assert_error(p, "line 2: a field longer than 131,072 characters", reader=read_task_list)
+
+
+def test_a_wide_csv_whose_task_is_named_like_a_long_csv_column_is_read(tmp_path):
+    """A re-trial: refusing every 'agent,instance_id' header refused a wide CSV of one task so named."""
+    m = load_matrix(write(tmp_path / "w.csv", "agent,instance_id,t2\nA,1,0\nB,0,1\nC,1,1\n"))
+    assert m.agents == ("A", "B", "C") and m.tasks == ("instance_id", "t2")

@@ -201,6 +201,24 @@ def _check_ids(ids: Sequence[str], kind: str, prefix: str, where: Callable[[int]
         first[x] = j
 
 
+def _long_csv_hint(header: Sequence[str]) -> str:
+    """Why a wide CSV whose agent ids repeat may be a long or repeated-trials CSV, from its ``header``: the
+    column it lacks (a hostile trial: 'agent,instance_id' was told only "duplicate agent id"; a re-trial:
+    'agent,task_id,successes' was told to rename successes to resolved)."""
+    names = [h.strip() for h in header]
+    low = [n.lower() for n in names]
+    task = next((n for n, x in zip(names, low) if x in LONG_TASK_NAMES), None)
+    if {"successes", "trials"} & set(low):
+        return f"A repeated-trials CSV needs the columns '{','.join(TRIALS_COLUMNS)}'"
+    if task is None:
+        return ("With 3 columns this looks like a long CSV: name its header 'agent,instance_id,resolved' (or "
+                "agent,task_id,resolved)" if len(names) == 3 else "Each agent needs one row in a wide CSV")
+    other = [n for n, x in zip(names, low) if n and x not in ("agent", task.lower())]
+    rename = f" (rename {other[0]!r} if it holds the outcomes)" if len(other) == 1 else ""
+    return (f"The header has {task!r}, a long CSV's task column, but no 'resolved' column: a long CSV's header is "
+            f"'agent,{task},resolved'{rename}, 1 resolved, 0 not")
+
+
 def _check_widths(path: Path, recs: list[tuple[int, list[str]]], width: int, what: str) -> None:
     """Raise DataError naming the first record whose field count is not ``width``."""
     lens = np.fromiter((len(r) for _, r in recs), dtype=int, count=len(recs))
@@ -265,10 +283,8 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         if outcome_ids:
             raise DataError(f"{exc}. Every row starts with an outcome ({agents[0]!r}, ...), not an agent id: "
                             f"{no_agent_column}") from None
-        if len(header) == 3 and "duplicate" in str(exc):  # one row per (agent, task): a long CSV whose task column has
-            # another name
-            raise DataError(f"{exc}. With 3 columns this looks like a long CSV: name its header "
-                            "'agent,instance_id,resolved' (or agent,task_id,resolved)") from None
+        if "duplicate" in str(exc):  # one row per (agent, task): a long CSV read as a wide one
+            raise DataError(f"{exc}. {_long_csv_hint(header)}") from None
         raise
     if outcome_ids:  # 2 rows: their ids '1', '0' do not repeat
         raise DataError(f"{path}: every row starts with an outcome ({', '.join(map(repr, agents[:3]))}), not an agent "
@@ -1032,14 +1048,6 @@ def detect_form(path: str | Path) -> str:
         fix = (f"the header has {', '.join(repr(x) for x in other)}: rename the agent column to 'agent'" if other
                else "add a column 'agent' naming the agent of each row")
         raise DataError(f"{path}: line 1: a long CSV needs an 'agent' column; {fix}")
-    if "agent" in names and names & set(LONG_TASK_NAMES) and "resolved" not in names and len(names) <= 3:
-        # a hostile trial: 'agent,instance_id' was read as a wide CSV, and failed on "duplicate agent id 'A'"
-        task = next(x.strip() for x in first if x.strip().lower() in LONG_TASK_NAMES)
-        other = [x.strip() for x in first if x.strip().lower() not in ("agent", task.lower())]
-        fix = (f"rename {other[0]!r} to 'resolved' if it holds the outcomes (1 resolved, 0 not)" if other
-               else "add one (1 resolved, 0 not)")
-        raise DataError(f"{path}: line 1: the header has 'agent' and {task!r}, the columns of a long CSV, but no "
-                        f"'resolved' column; {fix}: 'agent,{task},resolved'")
     if {"successes", "trials"} <= names:
         absent = [c for c in TRIALS_COLUMNS if c not in names]
         raise DataError(f"{path}: line 1: the header has successes and trials but lacks column(s) "
