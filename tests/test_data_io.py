@@ -775,6 +775,7 @@ def test_a_long_csv_of_trial_lines_points_to_the_trials_form(tmp_path):
     ("agent,t1,t2\nA,1,0\nB\tx,0,1\n", "line 3: agent id 'B\\tx'"),
     ("agent,instance_id,resolved\nA,t1,1\nA,t\x0b2,0\n", "line 3, column instance_id: id 't\\x0b2'"),
     ("agent,instance_id,resolved\nA,t1,1\nA\x01,t2,0\n", "line 3, column agent: id 'A\\x01'"),
+    ("agent,task_id,successes,trials\nA,t1,1,5\nA,t\t2,0,5\n", "line 3, column task_id: id 't\\t2'"),  # a re-trial
 ])
 def test_a_control_character_in_an_id_is_named_by_its_line_and_column_in_the_file(tmp_path, text, where):
     """A hostile trial: the matrix's check named its own row or column (0-based to the file: 'column 3' for the

@@ -201,6 +201,15 @@ def _check_ids(ids: Sequence[str], kind: str, prefix: str, where: Callable[[int]
         first[x] = j
 
 
+def _refuse_control_chars(path, ids: Sequence[str], lines: Sequence[int], column: str) -> None:
+    """DataError naming the file's line and column of the first id holding a tab, newline or other
+    control character (hostile trials: the matrix's own check named its 0-based row or column instead)."""
+    if CONTROL_CHARS.search("".join(ids)):  # one pass; only then find the first offender
+        r = next(r for r, x in enumerate(ids) if CONTROL_CHARS.search(x))
+        raise DataError(f"{path}: line {lines[r]}, column {column}: id {ids[r]!r} holds a tab, newline or other control "
+                        "character; ids are written one per line and in tab-separated lists: remove it")
+
+
 def _long_csv_hint(header: Sequence[str]) -> str:
     """Why a wide CSV whose agent ids repeat may be a long or repeated-trials CSV, from its ``header``: the
     column it lacks (a hostile trial: 'agent,instance_id' was told only "duplicate agent id"; a re-trial:
@@ -379,11 +388,7 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
         empty = np.flatnonzero(np.asarray(col, dtype=object) == "")
         if empty.size:
             raise DataError(f"{path}: line {lines[empty[0]]}: empty {used[k]}; every line needs agent, {tid} and resolved")
-        # a hostile trial: the matrix's own check named a column of the matrix, not the file's line
-        if CONTROL_CHARS.search("".join(col)):  # one pass; only then find the first offender
-            odd = next(r for r, x in enumerate(col) if CONTROL_CHARS.search(x))
-            raise DataError(f"{path}: line {lines[odd]}, column {used[k]}: id {col[odd]!r} holds a tab, newline or other "
-                            "control character; ids are written one per line and in tab-separated lists: remove it")
+        _refuse_control_chars(path, col, lines, used[k])
 
     def values(rows: slice) -> np.ndarray:
         return _parse_cells(arr[rows, 2:3], lambda r, c: f"{path}: line {lines[r]}, column resolved (agent "
@@ -438,6 +443,8 @@ def read_trials_csv(path: str | Path) -> ResponseMatrix:
         empty = np.flatnonzero(arr[:, k] == "")
         if empty.size:
             raise DataError(f"{path}: line {lines[empty[0]]}: empty {TRIALS_COLUMNS[k]}; every line needs {want}")
+    for k in (0, 1):
+        _refuse_control_chars(path, arr[:, k].tolist(), lines, TRIALS_COLUMNS[k])
     counts = np.zeros((len(arr), 2), dtype=int)
     for k in (2, 3):
         col = arr[:, k].tolist()
