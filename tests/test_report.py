@@ -993,6 +993,14 @@ def test_one_file_holding_two_different_copies_of_a_run_is_refused(tmp_path, syn
     assert len(got) == len(runs)
     res = CliRunner().invoke(_cli(), ["report", str(bad), "--out-dir", str(tmp_path / "o"), "--no-figures"])
     assert res.exit_code != 0 and "delete the wrong copies" in res.output and "Traceback" not in res.output
+    # a re-trial: the same file given twice had its indices counted over both copies (runs[28] of 29 runs)
+    with pytest.raises(ReportError, match=rf"runs\[3\] and runs\[{len(runs)}\] are the same run"):
+        report.read_results([bad, bad])
+    # ... and copies differing only in the 50 % interval were called identical
+    half = runs.assign(lower_50=runs["estimate"] - 0.01, upper_50=runs["estimate"] + 0.01)
+    twin50 = half.iloc[[3]].assign(lower_50=half["estimate"].iloc[3] - 0.2)
+    with pytest.raises(ReportError, match="are the same run"):
+        report.read_results(_write(tmp_path / "bad50.json", pd.concat([half, twin50], ignore_index=True)))
 
 
 def test_a_named_pipe_given_as_results_is_refused_not_waited_on(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import warnings
 from collections.abc import Iterable, Sequence
@@ -250,6 +251,10 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     if bad is not None:  # an API trial: replay()'s records given here failed inside pathlib
         raise ReportError(f"read_results takes paths of results files, got a {type(bad).__name__}"
                           + (": for replay()'s records in memory use runs_frame(records)" if isinstance(bad, dict) else ""))
+    # the same file given twice adds nothing (its runs are copies of themselves), and made the one-file check
+    # count the two copies as one file (a re-trial): keep each file's last place
+    last = {os.path.realpath(p): k for k, p in enumerate(paths)}
+    paths = [p for k, p in enumerate(paths) if last[os.path.realpath(p)] == k]
     frames = []
     for p in map(Path, paths):
         if is_session_file(p):  # a trial: "invalid JSON at line 2, column 1 (Extra data)"
@@ -267,9 +272,8 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     if dup.any():
         every = runs[runs.duplicated(RUN_KEY, keep=False)]
         files = ", ".join(dict.fromkeys(every["source_file"]))
-        cols = [c for c in ("estimate", "lower", "upper") if c in every.columns]
-        differ = int((every.groupby(RUN_KEY, sort=False, dropna=False)[cols].nunique(dropna=False) > 1).any(axis=1).sum())
-        what = (f"; {differ} of them differ between copies (estimate or interval), so the table depends on the order "
+        differ = int(_differing(every, RUN_KEY).sum())
+        what = (f"; {differ} of them differ between copies (estimate, intervals or queried tasks), so the table depends on the order "
                 "of the files: report one copy" if differ else "; the copies are identical")
         warnings.warn(f"{int(dup.sum())} run(s) appear in more than one place (same bank, method, budget, target, "
                       f"seed; in {files}); the copy from the file given last is used{what}", ReportWarning, stacklevel=2)
@@ -277,6 +281,18 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     _warn_unequal_targets(runs)
     _warn_partial_intervals(runs)
     return runs
+
+
+#: the values of a run that two copies of it may not disagree on (a re-trial: copies that differed only in
+#: the 50 % interval were called identical, and the 50 % coverage then depended on the order of the runs)
+RUN_VALUES = ("estimate", "lower", "upper", "lower_50", "upper_50", "mean", "median", "truth", "queried", "budget")
+
+
+def _differing(runs: pd.DataFrame, key: list[str]) -> pd.Series:
+    """Per group of ``key``, whether its rows differ in any of :data:`RUN_VALUES` (lists compared as text)."""
+    cols = [c for c in RUN_VALUES if c in runs.columns]
+    vals = runs[cols].apply(lambda c: c.map(repr) if c.dtype == object else c)
+    return vals.groupby([runs[k] for k in key], sort=False, dropna=False).nunique(dropna=False).gt(1).any(axis=1)
 
 
 def _refuse_differing_copies_in_one_file(runs: pd.DataFrame) -> None:
@@ -289,8 +305,7 @@ def _refuse_differing_copies_in_one_file(runs: pd.DataFrame) -> None:
     twice = runs[runs.duplicated(key, keep=False)]
     if twice.empty:
         return
-    cols = [c for c in ("estimate", "lower", "upper", "truth") if c in twice.columns]
-    differ = twice.groupby(key, sort=False, dropna=False)[cols].nunique(dropna=False).gt(1).any(axis=1)
+    differ = _differing(twice, key)
     if not differ.any():
         return
     file, bank, method, frac, target, seed = differ[differ].index[0]
