@@ -762,6 +762,8 @@ def test_a_named_pipe_is_refused_where_a_file_is_read_but_a_shell_pipe_is_read(t
         assert res.exit_code == 2 and "not a regular file (a named pipe or a device?)" in res.output
         res = run("select", "--bank", "pro", "--fold", 0, "--record", fifo, "--out", tmp_path / "s.json")
         assert res.exit_code == 2 and "not a regular file" in res.output
+        res = run("replay", "--bank", "pro", "--methods", "hspr", "--config", fifo, "--seeds", 0)  # was 'no such file'
+        assert res.exit_code == 2 and "not a regular file" in res.output
     finally:
         writer.cancel()
     r, w = os.pipe()

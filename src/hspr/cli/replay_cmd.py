@@ -248,9 +248,10 @@ def _check_config_path(config_path: str) -> None:
     if why := label_problem(Path(config_path).stem, reserved=False):
         raise ValueError(f"--config {config_path}: the runs are labelled <method>[config=<file name>], and the "
                          f"file name {why}: rename the file")
-    if not Path(config_path).is_file():
-        raise ValueError(f"--config {config_path}: no such file (give the path of a JSON file of "
-                         "HSPRConfig fields, or 'auto')")
+    if not Path(config_path).is_file():  # a re-trial: a named pipe was called 'no such file'
+        what = ("a folder" if Path(config_path).is_dir() else "not a regular file (a named pipe or a device?)"
+                if Path(config_path).exists() else "no such file")
+        raise ValueError(f"--config {config_path}: {what} (give the path of a JSON file of HSPRConfig fields, or 'auto')")
 
 
 def _config_doc(config_path: str):
