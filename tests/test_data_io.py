@@ -776,11 +776,13 @@ def test_a_long_csv_of_trial_lines_points_to_the_trials_form(tmp_path):
     ("agent,instance_id,resolved\nA,t1,1\nA,t\x0b2,0\n", "line 3, column instance_id: id 't\\x0b2'"),
     ("agent,instance_id,resolved\nA,t1,1\nA\x01,t2,0\n", "line 3, column agent: id 'A\\x01'"),
     ("agent,task_id,successes,trials\nA,t1,1,5\nA,t\t2,0,5\n", "line 3, column task_id: id 't\\t2'"),  # a re-trial
+    ('{"subject_id": "A", "responses": {"t1": 1}}\n{"subject_id": "B", "responses": {"t1": 0, "t\\t2": 1}}\n',
+     "line 2: task id 't\\t2'"),  # a re-trial: JSONL tasks were named 'task #2'
 ])
 def test_a_control_character_in_an_id_is_named_by_its_line_and_column_in_the_file(tmp_path, text, where):
     """A hostile trial: the matrix's check named its own row or column (0-based to the file: 'column 3' for the
     header's 4th), and the 3-column wide CSV got the long-CSV hint meant for duplicate ids."""
-    p = tmp_path / "b.csv"
+    p = tmp_path / ("b.jsonl" if text.startswith("{") else "b.csv")
     p.write_bytes(text.encode())
     msg = assert_error(p, where, "holds a tab, newline or other control character")
     assert "looks like a long CSV" not in msg

@@ -546,7 +546,9 @@ def read_jsonl(path: str | Path) -> ResponseMatrix:
     if frame.shape[1] == 0:
         raise DataError(f"{path}: no subject has any response; the matrix is empty")
     tasks = [str(t) for t in frame.columns]
-    _check_ids(tasks, "task", str(path), lambda j: f"task #{j + 1}")
+    # named by the line where the task first appears (a re-trial: 'task #3' named no place in the file)
+    _check_ids(tasks, "task", str(path),
+               lambda j: f"line {lines[next(k for k, r in enumerate(responses) if frame.columns[j] in r)]}")
     isna = frame.isna().to_numpy().copy()  # may be a read-only view
     cells = frame.to_numpy(dtype=object, copy=True)
     other = ~(frame.isin([0, 1]).to_numpy() | isna)
