@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
+
 import numpy as np
 import pytest
 from scipy import special
 
 from hspr.data import ResponseMatrix
+
+
+@contextlib.contextmanager
+def unread_fifo(path, after: float = 20.0):
+    """Make a named pipe at ``path`` for a test that expects it refused, not read: were it read, a writer
+    started after ``after`` seconds ends the wait, so the test fails instead of hanging for ever."""
+    os.mkfifo(path)
+
+    def unblock():
+        with open(path, "w") as fh:
+            fh.write("{}")
+
+    writer = threading.Timer(after, unblock)
+    writer.daemon = True
+    writer.start()
+    try:
+        yield path
+    finally:
+        writer.cancel()
 
 
 def simulate_matrix(n_agents: int, n_tasks: int, seed: int = 0, rank: int = 1, spread: float = 1.5):

@@ -16,7 +16,7 @@ from hspr import journal
 from hspr.cli import main, replay_cmd
 from hspr.data.build import write_wide_csv
 
-from .conftest import simulate_matrix
+from .conftest import simulate_matrix, unread_fifo
 
 FAST = {"n_nodes": 512, "n_draws": 4096}
 
@@ -743,29 +743,15 @@ def test_a_reader_that_stops_reading_stderr_does_not_stop_a_start(files, tmp_pat
 def test_a_named_pipe_is_refused_where_a_file_is_read_but_a_shell_pipe_is_read(tmp_path):
     """A re-trial: `live status --session FIFO` and `select --record FIFO` waited for ever for a writer; and
     refusing every non-regular file had refused `hspr report <(cat r.json)` (a pipe that has its writer)."""
-    import threading
-
     from hspr.fileio import read_text
 
-    fifo = tmp_path / "p"
-    os.mkfifo(fifo)
-
-    def unblock():  # were the pipe read, this writer ends the wait, and the test fails instead of hanging
-        with open(fifo, "w") as fh:
-            fh.write("{}")
-
-    writer = threading.Timer(20, unblock)
-    writer.daemon = True
-    writer.start()
-    try:
+    with unread_fifo(tmp_path / "p") as fifo:
         res = run("live", "status", "--session", fifo)
         assert res.exit_code == 2 and "not a regular file (a named pipe or a device?)" in res.output
         res = run("select", "--bank", "pro", "--fold", 0, "--record", fifo, "--out", tmp_path / "s.json")
         assert res.exit_code == 2 and "not a regular file" in res.output
         res = run("replay", "--bank", "pro", "--methods", "hspr", "--config", fifo, "--seeds", 0)  # was 'no such file'
         assert res.exit_code == 2 and "not a regular file" in res.output
-    finally:
-        writer.cancel()
     r, w = os.pipe()
     os.write(w, b"hello\n")
     os.close(w)

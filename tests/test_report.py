@@ -16,6 +16,8 @@ from hspr import report
 from hspr.cli.report import register
 from hspr.report import MACRO, POOLED, ReportError, ReportWarning
 
+from .conftest import unread_fifo
+
 
 def make_runs(errors: dict, truths: dict, fractions=(0.10,), intervals: dict | None = None) -> pd.DataFrame:
     """Runs with known errors.
@@ -1005,24 +1007,9 @@ def test_one_file_holding_two_different_copies_of_a_run_is_refused(tmp_path, syn
 
 def test_a_named_pipe_given_as_results_is_refused_not_waited_on(tmp_path):
     """A hostile trial: `hspr report FIFO` waited for ever for a writer."""
-    import os
-    import threading
-
-    fifo = tmp_path / "r.json"
-    os.mkfifo(fifo)
-
-    def unblock():  # were the pipe read, this writer ends the wait, and the test fails instead of hanging
-        with open(fifo, "w") as fh:
-            fh.write("{}")
-
-    writer = threading.Timer(20, unblock)
-    writer.daemon = True
-    writer.start()
-    try:
+    with unread_fifo(tmp_path / "r.json") as fifo:
         with pytest.raises(ReportError, match=r"r\.json: not a regular file \(a named pipe or a device\?\)"):
             report.read_results(fifo)
-    finally:
-        writer.cancel()
 
 
 def test_a_bar_in_a_label_does_not_break_the_markdown_table(synth):
