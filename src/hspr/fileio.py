@@ -63,8 +63,7 @@ def not_a_regular_file(path) -> bool:
     for a writer for ever (a hostile trial: `hspr report FIFO`, `live status --session FIFO`). An open
     descriptor's path (``/dev/fd/N``, ``/proc/self/fd/N``, ``/dev/stdin``: a shell's ``<(...)``, which has
     its writer) and a missing path or folder are not (their readers say so)."""
-    text = os.fspath(path)
-    if text == "/dev/stdin" or re.fullmatch(r"/dev/fd/\d+|/proc/self/fd/\d+", text):
+    if os.fspath(path) == "/dev/stdin" or _descriptor_path(path) is not None:
         return False
     p = Path(path)
     return p.exists() and not p.is_file() and not p.is_dir()

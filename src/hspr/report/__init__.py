@@ -134,8 +134,9 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str = "hspr"
     Raises
     ------
     ReportError
-        When ``baseline`` or ``also`` is not among the runs' methods, or ``also`` is ``baseline``, or a
-        folder has the name of a file it writes (each before anything is written); for an ``n_resamples`` below 1 (:func:`paired_analysis`);
+        When ``baseline`` or ``also`` is not among the runs' methods, or ``also`` is ``baseline``,
+        or a folder has the name of a file it writes (each before anything is written); for an
+        ``n_resamples`` below 1 (:func:`paired_analysis`);
         from :func:`make_figures` when the figures cannot be drawn; when a file cannot be written
         (then no file in ``out_dir`` is replaced: every file is written in a staging folder there
         first) or moved into place (naming the files already replaced).

@@ -279,6 +279,7 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
                       f"seed; in {files}); the copy from the file given last is used{what}", ReportWarning, stacklevel=2)
         runs = runs.loc[~dup].reset_index(drop=True)
     _warn_unequal_targets(runs)
+    _warn_uneven_seeds(runs)
     _warn_partial_intervals(runs)
     return runs
 
@@ -296,8 +297,8 @@ def _differing(runs: pd.DataFrame, key: list[str]) -> pd.Series:
 
 
 def _refuse_differing_copies_in_one_file(runs: pd.DataFrame) -> None:
-    """ReportError for a run (bank, method, budget, target, seed) that one file holds twice with a
-    different estimate or interval: no file order decides which copy counts, and keeping one by row
+    """ReportError for a run (bank, method, budget, target, seed) that one file holds twice with
+    different values (:data:`RUN_VALUES`): no file order decides which copy counts, and keeping one by row
     order made the tables depend on the order of the runs (a hostile trial: hspr's MAE 3.677 or 2.236
     for the same file reversed). Identical copies, and copies in different files (the file given
     last wins: a re-run), are handled by :func:`read_results`."""
@@ -314,9 +315,9 @@ def _refuse_differing_copies_in_one_file(runs: pd.DataFrame) -> None:
     first = runs.loc[runs["source_file"] == file].index.min()
     where = " and ".join(f"runs[{i - first}]" for i in rows)
     raise ReportError(f"{file}: {where} are the same run ({method!r} on {bank!r}, budget {frac:g}, target {target!r}, "
-                      f"seed {seed}) with different estimates or intervals ({int(differ.sum())} such run(s) in all), "
-                      "so the tables would depend on which copy is read: delete the wrong copies, or report each "
-                      "experiment from its own file")
+                      f"seed {seed}) with different values (estimate, intervals or queried tasks; {int(differ.sum())} such "
+                      "run(s) in all), so the tables would depend on which copy is read: delete the wrong copies, or "
+                      "report each experiment from its own file")
 
 
 def _warn_partial_intervals(runs: pd.DataFrame) -> None:
@@ -374,7 +375,6 @@ def _warn_unequal_targets(runs: pd.DataFrame) -> None:
             warnings.warn(f"bank {bank!r} at budget {frac:g}: the methods were replayed on different targets ({counts} "
                           f"targets{lacking}): their MAEs average over different agents, so the table does not compare "
                           "them; replay them on the same bank and folds", ReportWarning, stacklevel=3)
-    _warn_uneven_seeds(runs)
 
 
 def _warn_uneven_seeds(runs: pd.DataFrame) -> None:
@@ -390,7 +390,7 @@ def _warn_uneven_seeds(runs: pd.DataFrame) -> None:
                           f"have fewer query seeds than the others ({few.index[0][3]!r}: {few.iloc[0]} of "
                           f"{per_target.max()}); a run is missing from the results, so those targets' errors are "
                           "averaged over fewer seeds: replay them again, or report the complete files",
-                          ReportWarning, stacklevel=4)
+                          ReportWarning, stacklevel=3)
 
 
 def _check_one_matrix(runs: pd.DataFrame) -> None:
