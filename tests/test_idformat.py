@@ -204,6 +204,12 @@ def test_live_next_prints_and_writes_each_form(tmp_path):
                                str(tmp_path / "sub3.jsonl"), "--session", str(s)])
     assert res.exit_code == 2 and "--format csv with --predictions" in res.output
     assert not (tmp_path / "sub3.jsonl").exists()
+    # a docs audit: `--out subset.json` beside --predictions was taken for --format json, and refused
+    res = runner.invoke(main, ["live", "next", "--batch", "3", "--predictions", str(preds), "--out",
+                               str(tmp_path / "sub4.json"), "--session", str(s)])
+    got = json.loads((tmp_path / "sub4.json").read_text())
+    assert res.exit_code == 0 and sorted(p["instance_id"] for p in (got.values() if isinstance(got, dict) else got)) \
+        == sorted(ids[:2])
 
 
 def test_a_failed_live_next_never_means_every_task(tmp_path):

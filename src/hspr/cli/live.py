@@ -411,8 +411,9 @@ def register(group: click.Group) -> None:
     @_json_option
     def next_cmd(k, form, out, predictions, stop_width, session_path, as_json):
         """Print the next task id(s) to run (the same ones again until they are recorded)."""
-        if form is None and out is not None and Path(out).suffix.lower() == ".json":
-            form = "json"  # a hostile trial: `--out ids.json` got one id per line
+        if form is None and out is not None and predictions is None and Path(out).suffix.lower() == ".json":
+            form = "json"  # a hostile trial: `--out ids.json` got one id per line (with --predictions, --out's name
+            # alone sets the form: a docs audit found `--predictions p.jsonl --out subset.json` refused)
         try:  # every refusal below prints a form's no-task text (the except clause)
             if predictions is not None and out is None:
                 raise ValueError("--predictions needs --out FILE for the cut-down predictions")
