@@ -695,7 +695,8 @@ def test_a_damaged_byte_in_a_session_file_is_a_torn_or_named_line_not_another_ki
     with pytest.raises(LiveSessionError, match=r"line 2 is not UTF-8 text \(byte 21 of the line\).*Line 1 is intact"):
         LiveSession.open(live.path)
     other = LiveSession.create(tmp_path / "other.hspr", 12, matrix=bank["csv"], config=FAST)
-    with pytest.raises(HsprError, match=r"line 2 is not UTF-8 text"):  # as an ingest source: was a spreadsheet hint
+    with pytest.raises(HsprError, match=r"line 2 \(not UTF-8 text.*is damaged.*with --skip-unknown the other lines "
+                                        r"are read"):  # as an ingest source: was a spreadsheet hint
         other.ingest(live.path)
 
 
@@ -734,6 +735,29 @@ def test_the_outcomes_of_a_session_with_a_damaged_header_carry_into_a_new_one(ba
     assert fresh.recorded == {t1: 1, t2: 0}  # the withdrawn one stays withdrawn
     assert any("header (line 1) is damaged" in n and "same bank" in n for n in res.notes)
 
+
+
+def test_a_session_with_a_damaged_middle_line_carries_its_other_outcomes_into_a_new_one(bank, tmp_path):
+    """A crash-safety trial: a garbage line in the middle refused `ingest OLD --skip-unknown` as it refused every
+    command, though the error and docs/live.md name that ingest as the way out."""
+    live = new(bank, tmp_path)
+    t1, t2, t3 = live.next(3)
+    for t, y in ((t1, 1), (t2, 0), (t3, 1)):
+        live.record(t, y)
+    lines = live.path.read_bytes().split(b"\n")
+    at = next(i for i, ln in enumerate(lines) if t2.encode() in ln and b'"tell"' in ln)
+    lines[at] = b"garbage here !!"
+    damaged = tmp_path / "damaged.hspr"
+    damaged.write_bytes(b"\n".join(lines))
+    with pytest.raises(LiveSessionError, match=rf"line {at + 1} is not JSON.*ingest .*--skip-unknown"):
+        LiveSession.open(damaged)
+    fresh = LiveSession.create(tmp_path / "fresh.hspr", 12, matrix=bank["csv"], config=FAST)
+    with pytest.raises(HsprError, match=rf"line {at + 1} \(not JSON"):
+        fresh.ingest(damaged)
+    assert fresh.recorded == {}  # nothing recorded by the refused ingest
+    res = fresh.ingest(damaged, skip_unknown=True)
+    assert fresh.recorded == {t1: 1, t3: 1}  # t2's outcome was on the damaged line
+    assert any(f"line {at + 1} (not JSON" in n and "its event is lost" in n for n in res.notes)
 
 def test_version_1_session_file_is_read_and_converted(bank, tmp_path):
     live = new(bank, tmp_path)

@@ -1043,6 +1043,10 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
         jf = read(path, salvage=True)
     except LiveSessionError as exc:
         raise HarnessFormatError(str(exc)) from None
+    skipped = "; ".join(f"line {n} ({why})" for n, why in jf.skipped_lines)
+    if skipped and not lenient:  # a crash-safety trial: a damaged line in the middle blocked this way out
+        raise HarnessFormatError(f"{path}: {skipped} is damaged: the file is corrupt; nothing was recorded (with "
+                                 "--skip-unknown the other lines are read, the events of the damaged ones lost)")
     events = jf.doc.get("events") if isinstance(jf.doc.get("events"), list) else []
     bank = jf.doc.get("bank") if isinstance(jf.doc.get("bank"), dict) else {}
     damaged = jf.doc.get(DAMAGED_HEADER)
@@ -1073,7 +1077,7 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
 
     seen = {}
     errors: dict[str, str] = {}
-    lenient_notes: list[str] = []
+    lenient_notes: list[str] = [f"{path}: {skipped} is damaged; left out (its event is lost)"] if skipped else []
     for i, ev in enumerate(events):
         if not isinstance(ev, dict) or ev.get("type") not in EVENT_TYPES:  # as the session's reader
             got = f"type {ev.get('type')!r}" if isinstance(ev, dict) else f"a JSON {type(ev).__name__}"

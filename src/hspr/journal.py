@@ -80,6 +80,9 @@ class JournalFile:
         File line (1-based) of each event, for messages (empty for a single object).
     torn_text : str
         The incomplete record's text ('' if none), for messages.
+    skipped_lines : list of (line, why)
+        With ``salvage`` only: damaged lines in the middle of the file (not JSON, not UTF-8) that were
+        left out, each event on them lost.
     cut_changes : list of (line, written, present, last)
         Each change (an ingest, a record) that is in the file only in part — the file was cut at
         a line end, which no torn record shows, or lines were deleted by hand: the file line of its
@@ -96,6 +99,7 @@ class JournalFile:
     event_lines: list = field(default_factory=list)
     torn_text: str = ""
     cut_changes: list = field(default_factory=list)
+    skipped_lines: list = field(default_factory=list)
 
     @property
     def torn_task(self) -> str | None:
@@ -159,7 +163,9 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
     (for ``hspr live ingest`` of another session file) a damaged header line is replaced by a
     bare one holding :data:`DAMAGED_HEADER` (why it is damaged) and no bank, so the events of the
     later lines can still be read: a hostile trial found a one-byte damage to line 1 left the
-    outcomes with no way into a new session.
+    outcomes with no way into a new session; and a damaged line in the middle is left out and
+    listed in ``skipped_lines`` (a crash-safety trial: a garbage line blocked the way out the
+    error message names).
 
     Raises
     ------
@@ -209,7 +215,7 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
                    "nothing")) from None
         head = {"format": FORMAT, "version": VERSION, DAMAGED_HEADER: _why_not_json(exc)}
     _check_header(path, head, "line 1")
-    events, lines, stop, torn = [], [], head.get("stop_width_pp"), False
+    events, lines, stop, torn, skipped = [], [], head.get("stop_width_pp"), False, []
     batch, n_records, cuts = None, 0, []  # batch: (line, records written, index of its first record) of the current change
     size = len(pieces[0]) + (1 if len(pieces) > 1 else 0)
     for i, piece in enumerate(pieces[1:], start=2):
@@ -224,10 +230,15 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
                 # disk): ignored, its bytes kept; a complete record naming a key twice is refused like any line
                 torn = piece.decode("utf-8", errors="replace")
                 break
+            if salvage and not isinstance(exc, DuplicateKeyError):
+                skipped.append((i, _why_not_json(exc)))
+                continue
             intact = "Line 1 is" if i == 2 else f"Lines 1-{i - 1} are"
             raise LiveSessionError(f"{path}: line {i} is {_why_not_json(exc)}: the session file is corrupt. {intact} "
                                    f"intact: keep a copy of the file, delete line {i} (that one event is lost) "
-                                   "and run the command again") from None
+                                   "and run the command again; or carry the other lines' outcomes into a new session: "
+                                   f"`hspr live start` on the same bank with another --session NEW, then `hspr live "
+                                   f"ingest {path} --session NEW --skip-unknown`") from None
         size += len(piece) + (0 if last else 1)
         if isinstance(rec, dict) and BATCH in rec:  # kept apart: an event reads as it was made
             k = rec.pop(BATCH)
@@ -251,7 +262,7 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
     if batch is not None and n_records - batch[2] < batch[1]:
         cuts.append((batch[0], batch[1], n_records - batch[2], True))
     return JournalFile(dict(head, events=events, stop_width_pp=stop), VERSION, size, bool(torn), lines,
-                       torn or "", cuts)
+                       torn or "", cuts, skipped)
 
 
 def _check_header(path: Path, head, where: str) -> None:
