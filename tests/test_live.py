@@ -1126,6 +1126,25 @@ def test_a_cut_ingest_is_reported_without_its_tasks_in_the_pending_list_and_not_
     assert w.startswith("tasks asked but neither recorded nor pending: 3 (") and "`next` will not offer them again" in w
 
 
+
+def test_a_cut_ingest_of_unasked_tasks_is_not_reported_once_ingested_again(bank, tmp_path):
+    """A crash-safety trial: a cut ingest of tasks never asked, ingested again, kept its warning for ever, naming
+    two tasks an earlier `next` had asked (pending, never in that input) as if the cut had lost them."""
+    live = new(bank, tmp_path, budget=12)
+    pending = live.next(2)
+    others = [t for t in live.tasks if t not in pending][:6]
+    csv = tmp_path / "extra.csv"
+    csv.write_text("instance_id,resolved\n" + "".join(f"{t},{bank['truth'][t]}\n" for t in others))
+    live.ingest(csv)
+    lines = Path(live.path).read_text().splitlines(keepends=True)
+    Path(live.path).write_text("".join(lines[:-4]))  # the file cut at a line end: 4 of the 6 records lost
+    cut = LiveSession.open(live.path)
+    [w] = [w for w in cut.status().warnings if "was cut" in w]
+    assert "wrote 6 records, but only 2 are in the file" in w
+    assert len(cut.ingest(csv).recorded) == 4
+    again = LiveSession.open(live.path)
+    assert not any("was cut" in w for w in again.status().warnings) and again.pending == pending
+
 def test_a_header_budget_edited_below_the_asked_tasks_says_so(bank, tmp_path):
     """A review: the refusal said 'budget of 2 tasks is spent; call estimate()', an API hint."""
     live = new(bank, tmp_path, budget=6)

@@ -971,6 +971,17 @@ class LiveSession:
         return dict.fromkeys(t for ev in events if isinstance(ev, dict) and ev.get("type") == "ask"
                              for t in ev.get("tasks") or ())
 
+    def _told_after(self, line: int, there: int) -> int:
+        """How many tasks got an outcome after the change that starts on file ``line`` (its ``there`` records
+        that are in the file) and had none before its end: the records that change lost, when its input
+        was ingested again."""
+        told = [(k, ev.get("task")) for k, (ev, at) in enumerate(zip(self.doc["events"], self._file.event_lines))
+                if at >= line and isinstance(ev, dict) and ev.get("type") in ("tell", "correct", "error")]
+        first = next((k for k, at in enumerate(self._file.event_lines) if at >= line), len(self._file.event_lines))
+        end = first + there  # the change's own records: the first `there` events from its line
+        before = {ev.get("task") for ev in self.doc["events"][:end] if isinstance(ev, dict)}
+        return len({t for k, t in told if k >= end} - before)
+
     def _cut_warnings(self, after_change: bool = False) -> list[str]:
         """A warning for each change that is in the file only in part (cut at a line end inside an
         ingest: :attr:`hspr.journal.JournalFile.cut_changes`), while it is the last change or tasks
@@ -981,6 +992,9 @@ class LiveSession:
         read the file, so no cut is the last change any more."""
         out, named = [], set()
         for line, wrote, there, last in self._file.cut_changes:
+            if self._told_after(line, there) >= wrote - there:  # a crash-safety trial: the input was ingested again, but the
+                # tasks still pending from an earlier `next` kept the warning for ever
+                continue
             waiting = [t for t in self._asked_in_log(before_line=line) if t not in self._tells and t not in self._withdrawn]
             if not (last and not after_change or waiting):
                 continue
