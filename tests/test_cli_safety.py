@@ -269,6 +269,16 @@ def test_an_os_error_message_gives_the_fix_its_cause_calls_for(code, fix):
     msg = os_error_message(OSError(code, os.strerror(code), "in.csv"))
     assert msg.startswith(f"in.csv: {os.strerror(code)}") and fix in msg
     assert os_error_message(OSError(code, os.strerror(code)), "out_dir").startswith("out_dir: ")  # no file in it
+    # a crash-safety trial: with no name at all (a full disk under stdout) it read as if the session's disk were full
+    assert os_error_message(OSError(code, os.strerror(code))).startswith("writing this command's output (stdout, or")
+
+
+def test_an_operation_not_permitted_names_the_immutable_flag():
+    """A crash-safety trial: `start --force` over an immutable file (chattr +i) was told to fix its permissions,
+    which root's chmod cannot."""
+    from hspr.cli.common import os_error_message
+
+    assert "chattr -i" in os_error_message(OSError(errno.EPERM, os.strerror(errno.EPERM), "run.hspr"))
 
 
 def test_report_names_its_output_folder_when_a_write_fails_without_a_file_name(tmp_path, monkeypatch):

@@ -1749,8 +1749,9 @@ def test_a_failure_after_the_save_says_the_outcome_is_recorded(bank, tmp_path, m
     res = CliRunner().invoke(main, ["live", "record", task, "1", "--session", str(live.path)])
     if failure == "full_stdout":
         assert res.exit_code == 2
-        assert (f"error: File too large; free space, or raise the file size limit (ulimit -f), then run the command "
-                f"again (the change itself was saved: {task}'s outcome is recorded in ") in res.stderr
+        assert (f"error: writing this command's output (stdout, or its --out file): File too large; free space, or raise "
+                f"the file size limit (ulimit -f), then run the command again (the change itself was saved: {task}'s "
+                "outcome is recorded in ") in res.stderr
     else:
         assert res.exit_code == 130
         assert f"interrupted after the change was saved: {task}'s outcome is recorded in" in res.stderr

@@ -182,7 +182,7 @@ OS_FIXES = MappingProxyType({
     errno.EDQUOT: "free space within your disk quota",
     errno.EFBIG: "free space, or raise the file size limit (ulimit -f)",
     errno.EACCES: "fix the file's permissions",
-    errno.EPERM: "fix the file's permissions",
+    errno.EPERM: "fix the file's permissions (or clear its immutable or append-only flag: lsattr, chattr -i / -a)",
     errno.EROFS: "choose a path on a writable disk",
     errno.ENOENT: "check that the file or folder exists (it may have been moved)",
     errno.ELOOP: "fix the symbolic link that points to itself",
@@ -199,7 +199,9 @@ def os_error_message(exc: OSError, where: str | os.PathLike | None = None) -> st
     (a failed ``write`` of an open file: a full disk or the size limit)."""
     name = exc.filename or where
     fix = OS_FIXES.get(exc.errno, "free space, fix the permissions or choose another path")
-    return f"{f'{name}: ' if name else ''}{exc.strerror or exc}; {fix}, then run the command again"
+    # a crash-safety trial: a full disk under stdout was reported as if the session's disk were full
+    what = f"{name}: " if name else "writing this command's output (stdout, or its --out file): "
+    return f"{what}{exc.strerror or exc}; {fix}, then run the command again"
 
 
 def spare_copy(payload: dict, prefix: str) -> str | None:
