@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 
 import numpy as np
@@ -769,3 +770,22 @@ def test_a_named_pipe_is_refused_where_a_file_is_read_but_a_shell_pipe_is_read(t
         assert read_text(f"/dev/fd/{r}") == "hello\n"
     finally:
         os.close(r)
+
+
+@pytest.mark.parametrize("code, said", [(errno.ENOSPC, "no free inodes: df -h, df -i"),
+                                        (errno.EACCES, "the session folder must be writable")])
+def test_a_lock_file_that_cannot_be_made_names_the_cause(tmp_path, monkeypatch, code, said):
+    """A crash-safety trial: a disk with no inode left was told the session folder must be writable."""
+    import builtins
+
+    real = builtins.open
+
+    def refuse(file, *a, **k):
+        if str(file).endswith(".lock"):
+            raise OSError(code, os.strerror(code), str(file))
+        return real(file, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", refuse)
+    with pytest.raises(journal.LiveSessionError, match=rf"cannot open the lock file .*; .*{re.escape(said)}"):
+        with journal.session_lock(tmp_path / "run.hspr"):
+            pass

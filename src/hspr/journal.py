@@ -24,6 +24,7 @@ as a whole) are read too and converted to a journal by the next write.
 from __future__ import annotations
 
 import codecs
+import errno
 import json
 import os
 import re
@@ -394,6 +395,8 @@ def session_lock(path: Path):
         elif lock.exists():
             fix = (f"the lock file exists but cannot be opened for writing: fix its permissions, or delete {lock} "
                    "(it holds nothing of the session)")
+        elif exc.errno in (errno.ENOSPC, errno.EDQUOT):  # a crash-safety trial: a disk out of inodes (df -i)
+            fix = "the disk has no room for a new file (no free space, or no free inodes: df -h, df -i): free some"
         else:
             fix = "the session folder must be writable"
         raise LiveSessionError(f"{path}: cannot open the lock file {lock} ({exc.strerror}); {fix}") from None
