@@ -736,7 +736,6 @@ def test_the_outcomes_of_a_session_with_a_damaged_header_carry_into_a_new_one(ba
     assert any("header (line 1) is damaged" in n and "same bank" in n for n in res.notes)
 
 
-
 def test_a_session_with_a_damaged_middle_line_carries_its_other_outcomes_into_a_new_one(bank, tmp_path):
     """A crash-safety trial: a garbage line in the middle refused `ingest OLD --skip-unknown` as it refused every
     command, though the error and docs/live.md name that ingest as the way out."""
@@ -758,6 +757,7 @@ def test_a_session_with_a_damaged_middle_line_carries_its_other_outcomes_into_a_
     res = fresh.ingest(damaged, skip_unknown=True)
     assert fresh.recorded == {t1: 1, t3: 1}  # t2's outcome was on the damaged line
     assert any(f"line {at + 1} (not JSON" in n and "its event is lost" in n for n in res.notes)
+
 
 def test_version_1_session_file_is_read_and_converted(bank, tmp_path):
     live = new(bank, tmp_path)
@@ -1126,7 +1126,6 @@ def test_a_cut_ingest_is_reported_without_its_tasks_in_the_pending_list_and_not_
     assert w.startswith("tasks asked but neither recorded nor pending: 3 (") and "`next` will not offer them again" in w
 
 
-
 def test_a_cut_ingest_of_unasked_tasks_is_not_reported_once_ingested_again(bank, tmp_path):
     """A crash-safety trial: a cut ingest of tasks never asked, ingested again, kept its warning for ever, naming
     two tasks an earlier `next` had asked (pending, never in that input) as if the cut had lost them."""
@@ -1144,6 +1143,7 @@ def test_a_cut_ingest_of_unasked_tasks_is_not_reported_once_ingested_again(bank,
     assert len(cut.ingest(csv).recorded) == 4
     again = LiveSession.open(live.path)
     assert not any("was cut" in w for w in again.status().warnings) and again.pending == pending
+
 
 def test_a_header_budget_edited_below_the_asked_tasks_says_so(bank, tmp_path):
     """A review: the refusal said 'budget of 2 tasks is spent; call estimate()', an API hint."""

@@ -277,7 +277,6 @@ def test_a_refused_write_replaces_no_file_or_names_those_replaced(tmp_path, synt
     assert "5 %" in (out / "comparison.md").read_text()
 
 
-
 def test_a_folder_named_as_a_report_file_is_refused_before_any_write(tmp_path, synth):
     """A hostile trial: a folder named paired.csv stopped the report after three tables were replaced,
     and the error said to make that file writable."""
