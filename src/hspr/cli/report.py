@@ -93,7 +93,8 @@ def register(group: click.Group) -> None:
                 err.print("note: no coverage figure: " + ("no run at the figure's budget (per bank, the one closest to "
                           "10 %) has a 90 % interval" if some else "no run in the results has a 90 % interval"),
                           markup=False, soft_wrap=True)
-            lacking = [b for b in bank_order(runs["bank"]) if not ((runs["bank"] == b) & (runs["method"] == baseline)).any()]
+            drawn = set(runs.loc[runs["method"] == baseline, "bank"])
+            lacking = [b for b in bank_order(runs["bank"]) if b not in drawn]
             if lacking:
                 err.print(f"note: the estimate_vs_truth figure has no panel for {', '.join(lacking)}: the baseline "
                           f"{baseline!r} has no runs there (--baseline another method to draw it)", markup=False,

@@ -47,7 +47,7 @@ from ..errors import InputWarning, shorten
 from ..fileio import DuplicateKeyError, csv_error_message, csv_records, loads, read_json, read_text
 from ..outcomes import MISSING, NO_RUN, RESOLVED, SPELLINGS, UNRESOLVED, is_cell, is_missing, normalise, outcome
 from . import harbor
-from .matrix import CONTROL_CHARS, DataError, ResponseMatrix
+from .matrix import CONTROL_CHARS, CONTROL_CHARS_FIX, DataError, ResponseMatrix
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -191,8 +191,7 @@ def _check_ids(ids: Sequence[str], kind: str, prefix: str, where: Callable[[int]
         if x == "":
             raise DataError(f"{prefix}: {where(j)}: empty {kind} id; every {kind} needs a non-empty id")
         if CONTROL_CHARS.search(x):  # a hostile trial: the matrix's own check named its row or column, not the file's
-            raise DataError(f"{prefix}: {where(j)}: {kind} id {x!r} holds a tab, newline or other control character; "
-                            "ids are written one per line and in tab-separated lists: remove it")
+            raise DataError(f"{prefix}: {where(j)}: {kind} id {x!r} {CONTROL_CHARS_FIX}")
         if x in first:
             raise DataError(
                 f"{prefix}: duplicate {kind} id {x!r} ({where(first[x])} and {where(j)}); "
@@ -206,8 +205,7 @@ def _refuse_control_chars(path, ids: Sequence[str], lines: Sequence[int], column
     control character (hostile trials: the matrix's own check named its 0-based row or column instead)."""
     if CONTROL_CHARS.search("".join(ids)):  # one pass; only then find the first offender
         r = next(r for r, x in enumerate(ids) if CONTROL_CHARS.search(x))
-        raise DataError(f"{path}: line {lines[r]}, column {column}: id {ids[r]!r} holds a tab, newline or other control "
-                        "character; ids are written one per line and in tab-separated lists: remove it")
+        raise DataError(f"{path}: line {lines[r]}, column {column}: id {ids[r]!r} {CONTROL_CHARS_FIX}")
 
 
 def _long_csv_hint(header: Sequence[str]) -> str:

@@ -440,14 +440,16 @@ class ResponseMatrix:
 
 #: tabs, newlines and other control characters: an id holding one breaks every line- or tab-separated output
 CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+#: what an id holding one is told, after its name (every reader of ids says the same)
+CONTROL_CHARS_FIX = ("holds a tab, newline or other control character; ids are written one per line and in tab-separated "
+                     "lists: remove it")
 
 
 def _check_unique(ids: tuple[str, ...], kind: str, src: str) -> None:
     where = "row" if kind == "agent" else "column"
     if CONTROL_CHARS.search("".join(ids)):  # one pass over all ids; only then find the first offender
         i, x = next((i, x) for i, x in enumerate(ids) if CONTROL_CHARS.search(x))
-        raise DataError(f"{src}: {kind} id {x!r} ({where} {i + 1}) holds a tab, newline or other control character; "
-                        f"ids are written one per line and in tab-separated lists: remove it")
+        raise DataError(f"{src}: {kind} id {x!r} ({where} {i + 1}) {CONTROL_CHARS_FIX}")
     odd = next(((i, x) for i, x in enumerate(ids) if not x or x != x.strip()), None)
     if odd is not None:  # files are read with ids stripped: the id would not survive write and read back
         i, x = odd

@@ -309,9 +309,8 @@ def _refuse_differing_copies_in_one_file(runs: pd.DataFrame) -> None:
     differ = _differing(twice, key)
     if not differ.any():
         return
-    file, bank, method, frac, target, seed = differ[differ].index[0]
-    rows = twice.index[(twice["source_file"] == file) & (twice["bank"] == bank) & (twice["method"] == method)
-                       & (twice["budget_fraction"] == frac) & (twice["target"] == target) & (twice["seed"] == seed)]
+    file, bank, method, frac, target, seed = first_key = differ[differ].index[0]
+    rows = twice.groupby(key, sort=False, dropna=False).groups[first_key]
     first = runs.loc[runs["source_file"] == file].index.min()
     where = " and ".join(f"runs[{i - first}]" for i in rows)
     raise ReportError(f"{file}: {where} are the same run ({method!r} on {bank!r}, budget {frac:g}, target {target!r}, "
