@@ -810,3 +810,27 @@ def test_a_wide_csv_whose_task_is_named_like_a_long_csv_column_is_read(tmp_path)
     """A re-trial: refusing every 'agent,instance_id' header refused a wide CSV of one task so named."""
     m = load_matrix(write(tmp_path / "w.csv", "agent,instance_id,t2\nA,1,0\nB,0,1\nC,1,1\n"))
     assert m.agents == ("A", "B", "C") and m.tasks == ("instance_id", "t2")
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_folder_read_shows_a_spinner_on_a_terminal_only(tmp_path, monkeypatch, terminal):
+    """A trial: `hspr bank agents /` walked the whole file system for 14 s without a word. On a
+    terminal a folder read says so (and how to stop it); a script's stderr and a file read stay quiet."""
+    from hspr.cli import main
+
+    root = make_leaderboard(tmp_path / "experiments", split="lite")
+    wide = tmp_path / "b.csv"
+    res = CliRunner().invoke(main, ["bank", "build", str(root), "--out", str(wide)])
+    assert res.exit_code == 0, res.output
+    if terminal:
+        monkeypatch.setenv("FORCE_COLOR", "1")  # rich then takes stderr for a terminal
+        monkeypatch.setenv("TERM", "xterm")  # not a dumb one, which draws no spinner
+    else:
+        monkeypatch.delenv("FORCE_COLOR", raising=False)
+    said = "reading every result file below"
+    for path, spins in ((root, terminal), (wide, False)):
+        res = CliRunner().invoke(main, ["bank", "agents", str(path)])
+        assert res.exit_code == 0, res.output
+        assert (said in res.stderr) == spins, res.stderr
+        assert said not in res.stdout
+        assert res.stdout.splitlines()[0] == "agent\tscore_pct"

@@ -6,6 +6,7 @@ The root group (``hspr.cli``) calls :func:`register` to add them.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from hspr.cli.common import check_output_file, os_fix, refuse_folder_name, refuse_overwriting_inputs, same_file
+from hspr.cli.common import check_output_file, os_fix, reading, refuse_folder_name, refuse_overwriting_inputs, same_file
 from hspr.data.banks import BANKS, load_bank
 from hspr.data.build import build_bank, merge_banks, write_wide_csv
 from hspr.data.io import FORMS, bank_dir_of, detect_form, load_matrix
@@ -85,14 +86,17 @@ def digest_note(m: ResponseMatrix) -> str:
 _JSON_HELP = "Print one JSON object for scripts (ok, sizes, digest; on an error ok false and the message)."
 
 
-def _run(fn: Callable[[], ResponseMatrix], as_json: bool = False, seen: list[str] | None = None) -> ResponseMatrix:
+def _run(fn: Callable[[], ResponseMatrix], as_json: bool = False, seen: list[str] | None = None,
+         path: str | os.PathLike | None = None) -> ResponseMatrix:
     """Call ``fn``; echo warnings to stderr (and add their messages to ``seen``, for a --json
     object's ``warnings``); on DataError print it (with ``as_json`` also as a ``{"ok": false,
-    "error": ...}`` object on stdout) and exit with code 2."""
+    "error": ...}`` object on stdout) and exit with code 2. ``path``, the folder or file ``fn``
+    reads, shows a spinner on a terminal while a folder is searched (:func:`~hspr.cli.common.reading`)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            result = fn()
+            with reading(path):
+                result = fn()
         except DataError as exc:
             _echo_warnings(caught)
             if as_json:
@@ -338,7 +342,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
                                  param_hint="--split / --tasks")
     seen: list[str] = []
     m = _run(lambda: load_bank(str(path), missing_as_zero=False) if bundled
-             else build_bank(path, split=split, tasks=tasks), as_json, seen)
+             else build_bank(path, split=split, tasks=tasks), as_json, seen, None if bundled else path)
     if not bundled:
         _check_built(m, path, detect_form(path), as_json, seen)
     _write(m, out, as_json)
@@ -371,7 +375,8 @@ def agents_cmd(bank: str, as_json: bool) -> None:
         raise click.BadParameter(f"{bank!r} is neither a bundled bank ({', '.join(BANKS)}) nor a file",
                                  param_hint="BANK")
     _note_shadowed(Path(bank))
-    m = _run(lambda: load_bank(bank) if bank in BANKS and not Path(bank).exists() else build_bank(Path(bank)), as_json)
+    m = _run(lambda: load_bank(bank) if bank in BANKS and not Path(bank).exists() else build_bank(Path(bank)), as_json,
+             path=bank)
     scores = m.scores()
     if as_json:  # the unit in the key, as in the table's header (it was 'score', in %, beside 0-1 scores elsewhere)
         click.echo(json.dumps([{"agent": a, "score_pct": round(100.0 * float(v), 2)} for a, v in zip(m.agents, scores)]))
@@ -412,8 +417,9 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
                                  "CSV, which would replace that form: give another file", param_hint="--out")
     bundled = str(base) in BANKS and not base.exists()  # a bundled bank by name, its missing cells kept missing
     seen: list[str] = []
-    a = _run(lambda: load_bank(str(base), missing_as_zero=False) if bundled else build_bank(base), as_json, seen)
-    b = _run(lambda: build_bank(new), as_json, seen)
+    a = _run(lambda: load_bank(str(base), missing_as_zero=False) if bundled else build_bank(base), as_json, seen,
+             None if bundled else base)
+    b = _run(lambda: build_bank(new), as_json, seen, new)
     m = _run(lambda: merge_banks(a, b, prefer), as_json, seen)
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)
@@ -483,7 +489,7 @@ def validate_cmd(path: Path, split: str | None, tasks: Path | None, as_json: boo
         click.echo(f"bank:{path}: OK, bundled bank: {summary_line(m)}{note}; {digest_note(m)}")
         return
     seen = []
-    m = _run(lambda: build_bank(path, split=split, tasks=tasks), as_json, seen)
+    m = _run(lambda: build_bank(path, split=split, tasks=tasks), as_json, seen, path)
     form = detect_form(path)
     _check_built(m, path, form, as_json, seen)
     if as_json:

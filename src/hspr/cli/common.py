@@ -470,6 +470,18 @@ def busy(text: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def reading(path: str | os.PathLike | None) -> Iterator[None]:
+    """A spinner (:func:`busy`) while the folder ``path`` is searched for result files, on a terminal
+    only: a whole tree is walked (a user's home folder takes minutes, and said nothing before); a
+    file, no path, or stderr that is not a terminal (a script's log stays as it was) show nothing."""
+    if path is not None and os.fspath(path) != "" and Path(path).is_dir() and console(stderr=True).is_terminal:
+        with busy(f"reading every result file below {path} (Ctrl-C stops)"):
+            yield
+    else:
+        yield
+
+
+@contextlib.contextmanager
 def input_warnings() -> Iterator[list[str]]:
     """Collect the :class:`~hspr.errors.InputWarning` messages raised inside, for a ``--json``
     object (``input_warnings``), and still print every warning on stderr as one ``warning:``

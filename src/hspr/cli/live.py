@@ -41,6 +41,7 @@ from .common import (
     input_warnings,
     note_saved,
     os_error_message,
+    reading,
     refuse_folder_name,
     refuse_overwriting_inputs,
     refuse_session_sidecar,
@@ -333,7 +334,8 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
         from ..live import load_session_bank
 
         tasks = None if tasks_path is None else read_task_list(tasks_path)
-        whole = load_session_bank(bank or ("verified" if matrix is None else None), matrix, missing_as_zero, None)
+        with reading(matrix):
+            whole = load_session_bank(bank or ("verified" if matrix is None else None), matrix, missing_as_zero, None)
         try:
             n_tasks = whole.n_tasks if tasks is None else whole.select_tasks(tasks).n_tasks
         except DataError as exc:

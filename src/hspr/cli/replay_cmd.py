@@ -58,6 +58,7 @@ from .common import (
     os_fix,
     print_error,
     print_table,
+    reading,
     refuse_overwriting_inputs,
     refuse_replacing_other_csv,
     refuse_replacing_other_json,
@@ -451,7 +452,8 @@ def register(group: click.Group) -> None:
             if matrix:
                 explicit = click.get_current_context().get_parameter_source("bank") != ParameterSource.DEFAULT
                 check_matrix_label(bank if explicit else None, matrix)
-                mat = load_matrix(matrix)
+                with reading(matrix):
+                    mat = load_matrix(matrix)
                 if mat.missing is not None and missing_as_zero:
                     mat = mat.fill_missing(0)
                 label = bank if explicit else Path(matrix).stem

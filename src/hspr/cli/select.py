@@ -37,6 +37,7 @@ from .common import (
     os_fix,
     print_error,
     print_table,
+    reading,
     refuse_overwriting_inputs,
     refuse_replacing_other_json,
     spare_copy,
@@ -382,7 +383,8 @@ def register(group: click.Group) -> None:
                                      "label" + (" (or rename the matrix file)" if from_file else ""), param_hint="--bank")
         try:
             if matrix:
-                mat = load_matrix(matrix)
+                with reading(matrix):
+                    mat = load_matrix(matrix)
                 try:
                     folds = None if fold is None else make_folds(mat.agents)
                 except HsprError as exc:  # a hostile trial: the advice left out select's own way
