@@ -94,3 +94,22 @@ def test_a_no_wrap_text_cell_stays_on_one_line():
         print_table(console(file=buf, width=width, color_system=None), t)
         cells = _cells(buf.getvalue())
         assert "5.706 *" in cells and "[-0.079, +0.283]" in cells, buf.getvalue()
+
+
+@pytest.mark.parametrize("width", [40, 50, 60, 80, 120])
+def test_a_progress_bar_keeps_its_counts_whole_on_a_narrow_terminal(width):
+    """A trial: at 50 columns `hspr select`'s bar printed its counts and times as '1…' and '0:…'."""
+    from hspr.cli.common import progress_bar
+
+    buf = io.StringIO()
+    out = console(file=buf, width=width, force_terminal=True, color_system=None)
+    with progress_bar(out) as prog:
+        task = prog.add_task("select verified fold 3 (86 sources, a long label)", total=480)
+        prog.update(task, completed=170)
+        prog.refresh()
+    line = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buf.getvalue()).replace("\r", "\n").strip().splitlines()[-1]
+    assert len(line) <= width
+    assert " 170/480 0:00:0" in line  # the counts and the time elapsed whole
+    assert line.startswith("select ver")
+    assert ("fold 3 (86 sources, a long label)" in line) == (width >= 120)  # cut ("…") only when it must be
+    assert ("-:--:--" in line) == (width >= 70)  # the time left, where there is room

@@ -436,6 +436,26 @@ def print_table(out, table, keep: int = 2) -> None:
         _print_whole(out, sub)
 
 
+def progress_bar(out, disable: bool = False):
+    """A rich ``Progress`` for a long job (description, bar, done/total, time elapsed, time left) that
+    keeps one whole line on a narrow terminal: below 120 columns the bar narrows, below 70 the time
+    left goes, and the description is cut ("...") last. rich's default cut the counts and times to
+    "1..." and "0:..." at 50 columns (a trial of ``hspr select``). ``out``: the rich Console it draws on."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.table import Column
+
+    width = out.width
+    bar = 40 if width >= 120 else 15 if width >= 80 else 8
+    tail = 10 + 8 + (8 if width >= 70 else 0)  # '9999/9999 ', '0:00:00 ', '-:--:-- '
+    whole = Column(no_wrap=True)
+    columns = [TextColumn("{task.description}",
+                          table_column=Column(no_wrap=True, overflow="ellipsis", max_width=max(8, width - bar - 1 - tail))),
+               BarColumn(bar_width=bar), MofNCompleteColumn(table_column=whole), TimeElapsedColumn(table_column=whole)]
+    if width >= 70:
+        columns.append(TimeRemainingColumn(table_column=whole))
+    return Progress(*columns, console=out, disable=disable)
+
+
 @contextlib.contextmanager
 def busy(text: str) -> Iterator[None]:
     """Say on stderr that a long step runs: a spinner with the time elapsed on a terminal, else one

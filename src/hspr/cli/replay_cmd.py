@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 from click.core import ParameterSource
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -58,6 +57,7 @@ from .common import (
     os_fix,
     print_error,
     print_table,
+    progress_bar,
     reading,
     refuse_overwriting_inputs,
     refuse_replacing_other_csv,
@@ -618,9 +618,8 @@ def register(group: click.Group) -> None:
         # read where hspr_auto selects, in this process or a worker started from it
         # (patch.dict restores the environment after: a command run in-process leaves it as it was)
         quiet_env = patch.dict(os.environ, {QUIET_ENV: "1"}) if quiet else contextlib.nullcontext()
-        with quiet_env, connected(backend, scheduler, workers) as joblib_backend, Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                TimeRemainingColumn(), console=console, disable=quiet) as prog:
+        with quiet_env, connected(backend, scheduler, workers) as joblib_backend, \
+                progress_bar(console, disable=quiet) as prog:
             for label, mat, folds, job_targets in jobs:
                 # a shift protocol or a targets file gets a label of its own ('bank/...'), so its runs are never
                 # pooled with the bank's folds or with a bundled target set in a report

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import click
 from click.core import ParameterSource
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ..data.banks import BANK_ORDER, BANKS, load_bank
@@ -37,6 +36,7 @@ from .common import (
     os_fix,
     print_error,
     print_table,
+    progress_bar,
     reading,
     refuse_overwriting_inputs,
     refuse_replacing_other_json,
@@ -431,8 +431,7 @@ def register(group: click.Group) -> None:
                           "relying on it", highlight=False, soft_wrap=True)
 
         t0 = time.perf_counter()
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TimeRemainingColumn(), console=console, disable=quiet) as prog:
+        with progress_bar(console, disable=quiet) as prog:
             task = prog.add_task(f"select {bank} {'all agents' if fold is None else f'fold {fold}'} "
                                  f"({src.n_agents} sources)", total=4 * src.n_agents)
 
