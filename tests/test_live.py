@@ -601,6 +601,26 @@ def test_stop_width_and_status_output(bank, tmp_path):
     assert len(text.split()) == 3 and text.split()[0] == out["pending"][0]
 
 
+def test_a_flagged_stop_names_the_session_s_own_command(bank, tmp_path, monkeypatch):
+    """A new-user trial: a stop beside the shift flag said to go on with `... --session FILE`, a
+    literal placeholder; the command names the session's path, quoted for the shell."""
+    from dataclasses import replace
+
+    from hspr.session import ShiftReport
+
+    live = LiveSession.create(tmp_path / "my run.hspr", MIN_TASKS + 2, matrix=bank["csv"], config=FAST, stop_width=100.0)
+    for _ in range(MIN_TASKS):
+        t = live.next()[0]
+        live.record(t, bank["truth"][t])
+    est = live.status().estimate
+    flag = ShiftReport("nearest-source disagreement", 0.4, 99.0, 29, 1.25, n_reference=57)
+    assert flag.unlike_history
+    monkeypatch.setattr(LiveSession, "_estimate", lambda self: replace(est, shift=flag))
+    why = live.stop_reason()
+    assert why.endswith(f"go on: `hspr live next --stop-width none --session '{tmp_path / 'my run.hspr'}'`)")
+    assert "FILE" not in why
+
+
 def test_next_text_and_json_give_the_same_stop(bank, tmp_path):
     """`next` without --json decides the stop without the full status (no estimate when no
     stop width is set); the reason equals status's, for the width rule and for a spent budget."""

@@ -681,6 +681,11 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     assert "is higher than 99 % of the held-out source agents'" in r.message
     # a new-user trial: a coin-flip agent (a harness grading at random) was flagged with no hint of that cause
     assert "harness fault (outcomes unrelated to the tasks): check a few by hand" in r.message
+    # a new-user trial read an ordinary bank agent's flag as alarming, and 'widened ..., as for every agent' as the flag's
+    # doing: the message says the flag widens nothing and how often agents like the sources are flagged (100 - 95 %)
+    assert "as for every agent" in r.message and "and the flag does not widen it further" in r.message
+    assert r.message.endswith("The check also flags about 5 % of agents like the sources.")
+    assert "about 10 % of agents" in ShiftReport("d", 0.4, 99.0, 114, 1.25, threshold=90.0).message
     # a new-user trial: 'above 100 % of held-out sources'
     assert "is higher than every held-out source agent's;" in ShiftReport("d", 0.4, 100.0, 114, 1.25).message
     d = r.to_dict()
@@ -688,7 +693,7 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     assert not ShiftReport("x", 0.1, 50.0, 114, 1.0).unlike_history
     calm = ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=40)
     assert calm.enough_outcomes and "within the range of the 114 source agents" in calm.message
-    assert "does not rule out a miss" in calm.message
+    assert "a warning light, not a promise" in calm.message
     told = ShiftReport("share", 0.1, 50.0, 114, 1.25, n_outcomes=40, unit="of its queried tasks differ")
     assert "(0.1 of its queried tasks differ; source percentile 50)" in told.message
     # a new-user trial read "(0.0156 of its queried tasks differ ...)" as a count: hspr_robust's share is in %

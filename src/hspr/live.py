@@ -1320,7 +1320,7 @@ class LiveSession:
         only when a stop width needs it, so this is cheaper than :meth:`status` (``hspr live
         next`` without ``--json`` prints nothing else).
         """
-        rule = live_rule(self.stop_width)
+        rule = live_rule(self.stop_width, go_on=f"hspr live next --stop-width none --session {shlex.quote(str(self.path))}")
         if estimate is None and rule.needs_estimate:
             estimate = self._estimate()
         return rule.check(self.session, estimate)

@@ -156,12 +156,14 @@ class ShiftReport:
             share = ("every held-out source agent's" if self.source_percentile >= 99.5
                      else f"{self.source_percentile:.0f} % of the held-out source agents'")
             return (f"this agent is unlike the {self.n_sources} source agents: its {self.statistic} "
-                    f"({value}) is higher than {share}; {wid}. "
+                    f"({value}) is higher than {share}; {wid}, and the flag does not widen it further. "
                     "Treat the estimate with care, or run more tasks; outcomes unlike every source agent's can "
-                    "also come from a harness fault (outcomes unrelated to the tasks): check a few by hand.")
+                    "also come from a harness fault (outcomes unrelated to the tasks): check a few by hand. "
+                    f"The check also flags about {100 - self.threshold:.0f} % of agents like the sources.")
         return (f"this agent is within the range of the {self.n_sources} source agents on its {self.statistic} "
-                f"({value}; source percentile {self.source_percentile:.0f}); {wid}. That does not rule "
-                "out a miss: agents in range are missed about as often as flagged ones."
+                f"({value}; source percentile {self.source_percentile:.0f}); {wid}. The check is a warning light, "
+                "not a promise: on replays of the sources, agents in range missed their interval about as often as "
+                "flagged ones, so the interval is the guide to accuracy."
                 + (f" {self._twin_note[0].upper()}{self._twin_note[1:]}." if self._twin_note else ""))
 
     @property

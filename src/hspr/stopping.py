@@ -49,6 +49,8 @@ WIDTH_TOL_PP = 1e-9
 class WidthBelow(StoppingRule):
     """Stop once the interval is narrower than ``width_pp`` percentage points, after at least
     ``min_tasks`` outcomes (an interval from a handful of equal outcomes can be degenerate).
+    ``go_on``, when given, is the command that removes the stop width (the live session's, with
+    its path), named when the shift check flags the agent.
 
     Raises
     ------
@@ -58,6 +60,7 @@ class WidthBelow(StoppingRule):
 
     width_pp: float
     min_tasks: int = 1
+    go_on: str | None = None
     needs_estimate = True
 
     def __post_init__(self) -> None:
@@ -76,8 +79,9 @@ class WidthBelow(StoppingRule):
             return None
         why = f"90 % interval {100 * estimate.width:.2f} pp is narrower than the stop width {self.width_pp:g} pp"
         if estimate.shift is not None and estimate.shift.unlike_history:  # a new-user trial: "stop" beside "run more"
+            # a new-user trial: the command named the session as a literal 'FILE'
             why += ("; the shift check flags this agent as unlike the history (see shift), so running more of the "
-                    "budget is the safer choice (remove the stop width to go on: `hspr live next --stop-width none --session FILE`)")
+                    "budget is the safer choice (remove the stop width to go on" + (f": `{self.go_on}`)" if self.go_on else ")"))
         return why
 
 
@@ -99,11 +103,12 @@ class AnyOf(StoppingRule):
         return None
 
 
-def live_rule(stop_width_pp: float | None) -> StoppingRule:
+def live_rule(stop_width_pp: float | None, go_on: str | None = None) -> StoppingRule:
     """The live session's rule: budget spent, or (with a stop width) the interval narrow enough
     once :data:`MIN_TASKS` outcomes are recorded (before any outcome the interval is the prior's,
-    and a session given a wide stop width stopped before running a task)."""
+    and a session given a wide stop width stopped before running a task). ``go_on``: as
+    :class:`WidthBelow`'s."""
     if stop_width_pp is None:
         return BudgetSpent()
     # a width above 100 pp (refused now, saved by older versions) fires on every interval, as 100 does
-    return AnyOf((BudgetSpent(), WidthBelow(min(float(stop_width_pp), MAX_WIDTH_PP), min_tasks=MIN_TASKS)))
+    return AnyOf((BudgetSpent(), WidthBelow(min(float(stop_width_pp), MAX_WIDTH_PP), min_tasks=MIN_TASKS, go_on=go_on)))
