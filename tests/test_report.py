@@ -575,7 +575,28 @@ def test_estimate_vs_truth_note_gives_the_tables_mae():
     assert mae == pytest.approx(4.4)
     fig = report.figures.figure_estimate_vs_truth(runs, "hspr")
     note = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
-    assert "hspr: MAE 4.40 pp, 0% of runs within ±2 pp" in note
+    assert "hspr: MAE 4.40 pp,\n  0% of runs within ±2 pp" in note
+
+
+def test_estimate_vs_truth_note_covers_no_point():
+    """A new-user trial: the note (one line per method, as wide as the panel) covered the strongest
+    agents' points in the top right corner. Two methods over 0-77 %, the weaker over-estimating."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.collections import PathCollection
+
+    truths = {"verified": np.linspace(0.0, 0.77, 40)}
+    errors = {("verified", "hspr"): np.full((1, 40), 0.01), ("verified", "uniform"): np.tile([0.05, -0.05], (1, 20))}
+    fig = report.figures.figure_estimate_vs_truth(make_runs(errors, truths), "hspr", also="uniform")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    (ax,) = [a for a in fig.axes if a.get_visible()]
+    (note,) = ax.texts
+    box = note.get_window_extent(renderer=canvas.get_renderer())
+    points = np.vstack([ax.transData.transform(c.get_offsets()) for c in ax.collections if isinstance(c, PathCollection)])
+    assert len(points) == 80
+    inside = (points[:, 0] >= box.x0 - 4) & (points[:, 0] <= box.x1 + 4) & (points[:, 1] >= box.y0 - 4) \
+        & (points[:, 1] <= box.y1 + 4)
+    assert not inside.any(), points[inside]
 
 
 def test_figures_draw_each_bank_at_its_own_budget(tmp_path, synth):

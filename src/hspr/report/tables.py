@@ -276,8 +276,11 @@ def _fmt_p(p) -> str:
     return f"{p:.2e}" if p < 1e-3 else f"{p:.3f}"
 
 
-_PAIR_HEADER = ["budget", "method", "bank", "targets", "mean Δ (pp)", "95 % CI (pp)", "median Δ (pp)",
-                "baseline better / worse", "Wilcoxon p", "Holm p"]
+def _pair_header(base: str) -> list[str]:
+    """The paired table's header; the count column names the baseline (a new-user trial: 'baseline
+    better / worse' under a title that named it only as the method after the minus sign)."""
+    return ["budget", "method", "bank", "targets", "mean Δ (pp)", "95 % CI (pp)", "median Δ (pp)",
+            f"targets {base} better / worse", "Wilcoxon p", "Holm p"]
 
 
 def _pair_cells(r) -> list[str]:
@@ -315,7 +318,7 @@ def paired_markdown(paired: pd.DataFrame, n_resamples: int | None = None, seed: 
         if not pd.isna(r.p_holm) and r.p_holm < 0.05:
             cells[-1] = f"**{cells[-1]}**"
         rows.append(cells)
-    out += [_md_table(_PAIR_HEADER, rows, [False, False, False] + [True] * 7), ""]
+    out += [_md_table(_pair_header(paired["baseline"].iloc[0]), rows, [False, False, False] + [True] * 7), ""]
     return "\n".join(out)
 
 
@@ -326,11 +329,12 @@ def paired_rich(paired: pd.DataFrame):
     from rich.text import Text
 
     base = escape(paired["baseline"].iloc[0] if len(paired) else "baseline")
-    ci = _PAIR_HEADER.index("95 % CI (pp)")
+    header = _pair_header(base)
+    ci = header.index("95 % CI (pp)")
     t = Table(title=f"Paired per-target |error| difference: method − {base} (pp; + = {base} better)",
               caption=f"95 % percentile bootstrap CI; Wilcoxon signed-rank (zero_method='{ZERO_METHOD}'); "
                       "Holm over all rows; better / worse leave out targets with equal errors")
-    for h in _PAIR_HEADER:
+    for h in header:
         t.add_column(h, justify="left" if h in ("method", "bank") else "right", no_wrap=h in ("bank", "method"))
     last = (paired["method"].ne(paired["method"].shift(-1))
             | paired["budget_fraction"].ne(paired["budget_fraction"].shift(-1))).to_numpy()
