@@ -26,6 +26,7 @@ from joblib import Parallel, delayed
 
 from hspr.data import bank_folds, load_bank
 from hspr.data.folds import fold_indices
+from hspr.methods import get_method
 from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.replay import HiddenRow
 from hspr.session import budget_from_fraction
@@ -53,6 +54,8 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=0.10, help="budget fraction f (default 0.10)")
     ap.add_argument("--seed", type=int, default=0, help="query seed (default 0)")
     ap.add_argument("--workers", type=int, default=2, help="joblib worker processes (default 2)")
+    ap.add_argument("--method", default="hspr", choices=("hspr", "hspr_robust"),
+                    help="method whose forecast is checked (default hspr; hspr_robust is hspr live's default)")
     ap.add_argument("--config", default=None, help="HSPRConfig JSON (default settings if omitted)")
     ap.add_argument("--out", default="width_forecast.json", help="JSON file of the summary and every run (default width_forecast.json)")
     args = ap.parse_args()
@@ -66,6 +69,7 @@ def main() -> None:
         ap.error(f"--config {args.config}: no such file (a JSON file of HSPRConfig fields)")
     try:  # a trial: a missing or non-JSON file ended in a traceback
         cfg = HSPRConfig.from_json(args.config) if args.config else HSPRConfig()
+        method = HSPR(cfg) if args.method == "hspr" else get_method(args.method, **({"config": cfg} if args.config else {}))
     except (OSError, ValueError) as exc:
         ap.error(f"--config: {exc}")
     matrix = load_bank(args.bank)
@@ -75,7 +79,7 @@ def main() -> None:
     t0 = time.perf_counter()
     jobs = []
     for idx in fold_indices(matrix.agents, bank_folds(args.bank)):
-        model = HSPR(cfg).fit(matrix.drop_rows(idx))
+        model = method.fit(matrix.drop_rows(idx))
         targets = matrix.rows(idx)
         jobs += [delayed(one_target)(model, targets, r, budget, args.seed) for r in range(targets.n_agents)]
     rows = []
@@ -84,7 +88,7 @@ def main() -> None:
         if len(rows) % 10 == 0 or len(rows) == len(jobs):  # a trial waited 138 s on a silent script
             print(f"{len(rows)}/{len(jobs)} targets, {time.perf_counter() - t0:.0f} s", flush=True)
     final = np.array([r["final_width"] for r in rows])
-    summary = {"bank": args.bank, "budget": budget, "seed": args.seed, "n_targets": len(rows),
+    summary = {"method": args.method, "bank": args.bank, "budget": budget, "seed": args.seed, "n_targets": len(rows),
                "mean_final_width_pp": 100 * float(final.mean()), "checkpoints": {}}
     for k in rows[0]["forecasts"]:
         f = np.array([r["forecasts"][k] for r in rows])
