@@ -834,3 +834,19 @@ def test_a_folder_read_shows_a_spinner_on_a_terminal_only(tmp_path, monkeypatch,
         assert (said in res.stderr) == spins, res.stderr
         assert said not in res.stdout
         assert res.stdout.splitlines()[0] == "agent\tscore_pct"
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_exits_130_and_a_json_reader_gets_its_object(monkeypatch, as_json):
+    """A hostile trial: Ctrl-C during a long read exited 1 with click's "Aborted!" and left --json's
+    stdout empty; a shell reports an interrupted command as 130 (128 + SIGINT)."""
+    import hspr.cli.bank as cli_bank
+    from hspr.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_bank, "load_bank", interrupted)
+    res = CliRunner().invoke(main, ["bank", "agents", "verified", *(["--json"] if as_json else [])])
+    assert res.exit_code == 130 and res.stderr.strip() == "interrupted" and "Aborted" not in res.output
+    assert res.stdout == ('{"ok": false, "error": "interrupted"}\n' if as_json else "")

@@ -96,20 +96,58 @@ def test_a_no_wrap_text_cell_stays_on_one_line():
         assert "5.706 *" in cells and "[-0.079, +0.283]" in cells, buf.getvalue()
 
 
-@pytest.mark.parametrize("width", [40, 50, 60, 80, 120])
+def _last_line(buf: io.StringIO) -> str:
+    return re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buf.getvalue()).replace("\r", "\n").strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("width", [20, 40, 50, 60, 79, 80, 120])
 def test_a_progress_bar_keeps_its_counts_whole_on_a_narrow_terminal(width):
-    """A trial: at 50 columns `hspr select`'s bar printed its counts and times as '1…' and '0:…'."""
+    """A trial: at 50 columns `hspr select`'s bar printed its counts and times as '1…' and '0:…'; a
+    re-trial: at 20 columns, and after a resize, they were cut again."""
     from hspr.cli.common import progress_bar
 
+    label = "select verified fold 3 (86 sources)"
+    for first in (width, 160):  # drawn at this width from the start, or after a resize from 160 columns
+        buf = io.StringIO()
+        out = console(file=buf, width=first, force_terminal=True, color_system=None)
+        with progress_bar(out) as prog:
+            task = prog.add_task(label, total=480)
+            prog.update(task, completed=170)
+            prog.refresh()
+            out.width = width
+            prog.refresh()
+        line = _last_line(buf)
+        assert len(line) <= width
+        assert " 170/480" in line  # the counts whole
+        assert ("170/480 0:00:0" in line) == (width >= 40)  # and the time elapsed, where there is room
+        assert line.startswith("select" if width >= 40 else "sel")
+        assert (label in line) == (width >= 60)  # cut ("…") only when it must be (79 and 80 columns alike)
+        assert ("-:--:--" in line) == (width >= 70)  # the time left, where there is room
+
+
+def test_a_spinner_keeps_its_time_and_shows_warnings_after_it(tmp_path, monkeypatch):
+    """A hostile trial: a 55-character path froze the spinner line (glyph and time cut), and a warning
+    raised meanwhile was glued to a spinner frame."""
+    import warnings
+
+    from hspr.cli import common
+    from hspr.errors import InputWarning
+
     buf = io.StringIO()
-    out = console(file=buf, width=width, force_terminal=True, color_system=None)
-    with progress_bar(out) as prog:
-        task = prog.add_task("select verified fold 3 (86 sources, a long label)", total=480)
-        prog.update(task, completed=170)
-        prog.refresh()
-    line = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buf.getvalue()).replace("\r", "\n").strip().splitlines()[-1]
-    assert len(line) <= width
-    assert " 170/480 0:00:0" in line  # the counts and the time elapsed whole
-    assert line.startswith("select ver")
-    assert ("fold 3 (86 sources, a long label)" in line) == (width >= 120)  # cut ("…") only when it must be
-    assert ("-:--:--" in line) == (width >= 70)  # the time left, where there is room
+    monkeypatch.setattr(common, "console", lambda stderr=False, **kw: console(
+        file=buf, width=80, force_terminal=True, color_system=None))
+    path = tmp_path / "home" / "alice" / "projects" / "swebench" / "experiments" / "evaluation"
+    path.mkdir(parents=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda message, *args, **kw: buf.write(f"warning: {message}\n")  # as stderr would
+        with common.reading(path):
+            warnings.warn("a suspect cell", InputWarning, stacklevel=1)
+            assert "suspect" not in buf.getvalue()  # held while the spinner runs
+    text, shown = buf.getvalue().rsplit("\x1b[?25h", 1)  # the spinner's end (the cursor shown again), then the rest
+    assert "warning: a suspect cell" in shown and "suspect" not in text
+    frames = [f for f in re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", text).replace("\r", "\n").splitlines() if f.strip()]
+    assert frames and all(len(f) <= 80 for f in frames)
+    assert all(f.rstrip().endswith("(Ctrl-C stops) 0:00:00") for f in frames), frames  # the tail and the time whole
+    # the path cut in its middle, the words before it whole
+    assert all("reading every result file below /tmp" in f and "…" in f and "/evaluation (" in f for f in frames)

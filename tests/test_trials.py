@@ -1310,3 +1310,30 @@ def test_live_start_without_bank_says_it_took_the_default(tmp_path):
     assert res.exit_code == 2 and "already exists" in res.output and "no --bank given" not in res.output
     res = CliRunner().invoke(main, ["bank", "build", "terminal-bench", "--out", ""])
     assert res.exit_code == 2 and "--out: an empty path" in res.output
+
+
+def test_a_folder_that_cannot_be_listed_is_named(tmp_path, monkeypatch):
+    """A hostile trial: an unreadable agent folder (chmod 000) left its agent out of the bank without a
+    word (os.walk skips what it cannot list). Root reads any folder, so listing one fails here by hand."""
+    import os
+
+    from hspr.errors import InputWarning
+    from hspr.harness import read_outcomes
+
+    job = harbor_job(tmp_path / "job", {"a": [1], "b": [0], "c": [1]}, summary=False)
+    locked, scandir = job / "b__0", os.scandir
+
+    def refusing(path="."):
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(locked))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    with pytest.warns(InputWarning, match=rf"{re.escape(str(job))}: 1 folder\(s\) below it could not be read \(first "
+                                          rf"{re.escape(str(locked))}: Permission denied\); results inside them are left out"):
+        read = read_outcomes(job)
+    assert sorted(o.instance_id for o in read.outcomes) == ["a", "c"]
+    monkeypatch.setattr(os, "scandir", scandir)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)
+        assert sorted(o.instance_id for o in read_outcomes(job).outcomes) == ["a", "b", "c"]  # readable: no warning

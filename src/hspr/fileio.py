@@ -324,10 +324,13 @@ def find_below(folder: Path, names: tuple[str, ...], prune=None) -> list[list[Pa
     links to folders (an instance folder linked in from elsewhere was skipped by ``Path.rglob`` before
     Python 3.13: a trial lost 6 of 8 outcomes unseen); each real folder is visited once, so a link
     loop ends. ``prune(folder, file_names, subfolder_names)``, when given, is called on each folder
-    visited (in sorted order) and returns True to leave its subfolders unvisited."""
+    visited (in sorted order) and returns True to leave its subfolders unvisited. A folder that
+    cannot be listed is named in an :class:`~hspr.errors.InputWarning` (a hostile trial: an
+    unreadable agent folder left its agent out of the bank without a word)."""
     seen: set[str] = set()
     out: list[list[Path]] = [[] for _ in names]
-    for root, dirs, files in os.walk(folder, followlinks=True):
+    unread: list[OSError] = []
+    for root, dirs, files in os.walk(folder, followlinks=True, onerror=unread.append):
         real = os.path.realpath(root)
         if real in seen:
             dirs[:] = []
@@ -339,4 +342,13 @@ def find_below(folder: Path, names: tuple[str, ...], prune=None) -> list[list[Pa
                 found.append(Path(root) / name)
         if prune is not None and prune(Path(root), files, dirs):
             dirs[:] = []
+    if unread:
+        import warnings
+
+        from .errors import InputWarning
+
+        first = unread[0]
+        warnings.warn(f"{folder}: {len(unread)} folder(s) below it could not be read (first {first.filename}: "
+                      f"{first.strerror or first}); results inside them are left out: make them readable and run "
+                      "the command again", InputWarning, stacklevel=2)
     return [sorted(found) for found in out]

@@ -71,6 +71,7 @@ from the n outcomes seen to the B of the whole budget (see that method).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import glob
 import json
@@ -893,9 +894,12 @@ class LiveSession:
         return live
 
     @classmethod
-    def open(cls, path: str | Path, announce: Callable[[str], AbstractContextManager] | None = None) -> LiveSession:
+    def open(cls, path: str | Path, announce: Callable[[str], AbstractContextManager] | None = None,
+             reading: Callable[[str | None], AbstractContextManager] | None = None) -> LiveSession:
         """Reopen a session file: refit on the bank (``announce``: as :func:`fit_model`'s, when the
-        fit is not cached) and replay its events.
+        fit is not cached) and replay its events. ``reading``, given the bank's file or folder (None
+        for a bundled bank), is entered while the bank is loaded (the CLI's spinner while a folder is
+        walked again: a hostile trial waited 8.6 s on every `next` without a word).
 
         Raises
         ------
@@ -916,8 +920,8 @@ class LiveSession:
         doc = jf.doc
         b = doc["bank"]
         try:
-            with warnings.catch_warnings():  # shown by `start` when the bank was given; not on every call
-                warnings.simplefilter("ignore", InputWarning)
+            with warnings.catch_warnings(), (reading or (lambda _: contextlib.nullcontext()))(b.get("matrix")):
+                warnings.simplefilter("ignore", InputWarning)  # shown by `start` when the bank was given; not on every call
                 mat = load_session_bank(b.get("name"), b.get("matrix"), b.get("missing_as_zero", True),
                                         b.get("tasks"))
         except (DataError, OSError) as exc:

@@ -137,12 +137,11 @@ class LazyGroup(click.Group):
 
             click.echo(f"error: {os_error_message(exc)}{saved_note()}", err=True)
             ctx.exit(2)
-        except KeyboardInterrupt:  # Ctrl-C: click says "Aborted!", unless the change was saved already
+        except KeyboardInterrupt:  # Ctrl-C: exit 130 (128 + SIGINT, as a shell reports it); it was click's 1, "Aborted!"
             from .common import SAVED_KEY
 
-            if not ctx.meta.get(SAVED_KEY):
-                raise
-            text = f"interrupted after the change was saved: {ctx.meta[SAVED_KEY]}"
+            text = (f"interrupted after the change was saved: {ctx.meta[SAVED_KEY]}" if ctx.meta.get(SAVED_KEY)
+                    else "interrupted")
             if "--json" in ctx.meta.get("hspr_args", ()):  # a script reading stdout gets its object (a re-trial)
                 import json
 

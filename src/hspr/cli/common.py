@@ -436,42 +436,91 @@ def print_table(out, table, keep: int = 2) -> None:
         _print_whole(out, sub)
 
 
-def progress_bar(out, disable: bool = False):
-    """A rich ``Progress`` for a long job (description, bar, done/total, time elapsed, time left) that
-    keeps one whole line on a narrow terminal: below 120 columns the bar narrows, below 70 the time
-    left goes, and the description is cut ("...") last. rich's default cut the counts and times to
-    "1..." and "0:..." at 50 columns (a trial of ``hspr select``). ``out``: the rich Console it draws on."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+def _counts(task) -> str:
+    """``done/total`` as rich's MofNCompleteColumn prints it (``?`` for an unknown total)."""
+    return f"{int(task.completed)}/{'?' if task.total is None else int(task.total)}"
+
+
+def _fit_columns(width: int, tasks) -> list:
+    """The columns of :func:`progress_bar` for a console ``width`` columns wide: the counts always;
+    the time elapsed from 40 columns, the bar from 40 (8-40 characters, as the longest description
+    leaves room) and the time left from 70; the description gets the rest and is cut ("...") last."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
     from rich.table import Column
 
-    width = out.width
-    bar = 40 if width >= 120 else 15 if width >= 80 else 8
-    tail = 10 + 8 + (8 if width >= 70 else 0)  # '9999/9999 ', '0:00:00 ', '-:--:-- '
+    counts = max((len(_counts(t)) for t in tasks), default=3)
+    tail = counts + 1 + (8 if width >= 40 else 0) + (8 if width >= 70 else 0)  # ' 0:00:00', ' -:--:--'
+    longest = max((len(t.description) for t in tasks), default=0)
+    bar = 0 if width < 40 else min(40, max(8, width - tail - longest - 1))
+    room = max(4, width - tail - (bar + 1 if bar else 0))
     whole = Column(no_wrap=True)
-    columns = [TextColumn("{task.description}",
-                          table_column=Column(no_wrap=True, overflow="ellipsis", max_width=max(8, width - bar - 1 - tail))),
-               BarColumn(bar_width=bar), MofNCompleteColumn(table_column=whole), TimeElapsedColumn(table_column=whole)]
-    if width >= 70:
-        columns.append(TimeRemainingColumn(table_column=whole))
-    return Progress(*columns, console=out, disable=disable)
+    columns = [TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis", max_width=room))]
+    columns += [BarColumn(bar_width=bar)] if bar else []
+    columns += [MofNCompleteColumn(table_column=whole)]
+    columns += [TimeElapsedColumn(table_column=whole)] if width >= 40 else []
+    columns += [TimeRemainingColumn(table_column=whole)] if width >= 70 else []
+    return columns
+
+
+def progress_bar(out, disable: bool = False):
+    """A rich ``Progress`` for a long job (description, bar, done/total, time elapsed, time left) that
+    keeps its counts and times whole on a narrow terminal, laid out again at every refresh (a
+    resized terminal too; :func:`_fit_columns`). rich's default cut them to "1..." and "0:..." at 50
+    columns (a trial of ``hspr select``). ``out``: the rich Console it draws on."""
+    from rich.progress import Progress
+
+    class _Fitted(Progress):
+        def make_tasks_table(self, tasks):
+            self.columns = tuple(_fit_columns(out.width, tasks))  # (self.console: not yet set on the first call)
+            return super().make_tasks_table(tasks)
+
+    return _Fitted(*_fit_columns(out.width, ()), console=out, disable=disable)
+
+
+def _middle_cut(text: str, limit: int) -> str:
+    """``text`` with its middle replaced by "..." to at most ``limit`` characters (a path keeps its
+    start and its last folders)."""
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 1, 2)
+    return text[:keep // 3] + "…" + text[len(text) - (keep - keep // 3):]
 
 
 @contextlib.contextmanager
-def busy(text: str) -> Iterator[None]:
+def busy(text: str, tail: str = "") -> Iterator[None]:
     """Say on stderr that a long step runs: a spinner with the time elapsed on a terminal, else one
     line before and one with the time taken after (a script's log or a CI job then shows what the
-    command waited for, and how long)."""
+    command waited for, and how long).
+
+    On a terminal the line keeps its spinner and time: ``text`` is cut in the middle to fit (a
+    hostile trial: a long path froze the line, the time gone), ``tail`` (e.g. "(Ctrl-C stops)")
+    kept whole; warnings raised inside are shown after the spinner is cleared (one printed meanwhile
+    was glued to a spinner frame)."""
     import time
+    import warnings
 
     from rich.markup import escape
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.table import Column
 
     err = console(stderr=True)
     if err.is_terminal:
-        columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
-        with Progress(*columns, console=err, transient=True) as progress:
-            progress.add_task(escape(text), total=None)  # an agent id such as 'x[bash-only]' is text, not markup
-            yield
+        room = max(err.width - 12, 8)  # the spinner and ' 0:00:00'
+        line = _middle_cut(text, max(room - len(tail) - 1, 8)) + (f" {tail}" if tail else "")
+        columns = (SpinnerColumn(), TextColumn("{task.description}", table_column=Column(
+            no_wrap=True, overflow="ellipsis", max_width=room)), TimeElapsedColumn(table_column=Column(no_wrap=True)))
+        held: list = []
+        try:
+            with warnings.catch_warnings(record=True) as caught:  # the filters in force still apply
+                try:
+                    with Progress(*columns, console=err, transient=True) as progress:
+                        progress.add_task(escape(line), total=None)  # an agent id such as 'x[bash-only]' is text
+                        yield
+                finally:
+                    held = list(caught)
+        finally:  # also when the step fails: through the caller's filters and handler (a --json object's list)
+            for w in held:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, registry={})
     else:
         def say(line: str) -> None:
             # a reader that stopped reading stderr (`hspr live start ... 2>&1 | head -1`) must not stop the work:
@@ -483,7 +532,7 @@ def busy(text: str) -> Iterator[None]:
 
                 to_null_device(sys.stderr)
 
-        say(f"{escape(text)} ...")
+        say(f"{escape(text + (f' {tail}' if tail else ''))} ...")
         start = time.perf_counter()
         yield
         say(f"... done in {time.perf_counter() - start:.0f} s")
@@ -494,8 +543,10 @@ def reading(path: str | os.PathLike | None) -> Iterator[None]:
     """A spinner (:func:`busy`) while the folder ``path`` is searched for result files, on a terminal
     only: a whole tree is walked (a user's home folder takes minutes, and said nothing before); a
     file, no path, or stderr that is not a terminal (a script's log stays as it was) show nothing."""
-    if path is not None and os.fspath(path) != "" and Path(path).is_dir() and console(stderr=True).is_terminal:
-        with busy(f"reading every result file below {path} (Ctrl-C stops)"):
+    err = console(stderr=True)
+    if path is not None and os.fspath(path) != "" and Path(path).is_dir() and err.is_terminal:
+        what, tail = "reading every result file below ", "(Ctrl-C stops)"
+        with busy(what + _middle_cut(os.fspath(path), err.width - 13 - len(what) - len(tail)), tail):  # the path cut
             yield
     else:
         yield

@@ -236,7 +236,7 @@ def _replaced(live_s: LiveSession, kind: str, task: str):
 
 
 def _open(path: str, stop_width: float | None = None) -> LiveSession:
-    live = LiveSession.open(path, announce=busy)  # a fit missing from the cache (cleared, new machine) is said
+    live = LiveSession.open(path, announce=busy, reading=reading)  # a fit missing from the cache (cleared, new machine) is said
     _set_stop_width(live, stop_width)
     return live
 
@@ -684,9 +684,12 @@ def register(group: click.Group) -> None:
         trials, else nothing is recorded.
         """
         try:
-            read = _read_before_fit(path, session_path, skip_unknown)
+            with reading(path):
+                read = _read_before_fit(path, session_path, skip_unknown)
             live_s = _open(session_path)
-            res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved, skip_unknown=skip_unknown, read=read)
+            with reading(path):  # the folder is read again where the bank's ids or trials are needed
+                res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved, skip_unknown=skip_unknown,
+                                    read=read)
             if res.recorded:  # a re-trial: "0 outcome(s) ... are recorded" was said of an ingest that changed nothing
                 note_saved(f"{len(res.recorded)} outcome(s) of {path} are recorded in {live_s.path}")
             st = live_s.status()
@@ -731,7 +734,7 @@ def register(group: click.Group) -> None:
         from ..session import trajectory
 
         try:
-            live_s = LiveSession.open(session_path, announce=busy)
+            live_s = LiveSession.open(session_path, announce=busy, reading=reading)
             echo_warnings(live_s.warnings)  # a torn record set aside: said here too, as by every other command
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, **live_s.input_paths()})
             check_output_file(out, "--out")  # a session file, a folder, 'x/' or a file where a folder should be
@@ -816,7 +819,8 @@ def register(group: click.Group) -> None:
     def relink(matrix, session_path, as_json):
         """Point the session at its bank matrix file after the file moved (nothing else changes)."""
         try:
-            new, warnings = relink_matrix(session_path, matrix)
+            with reading(matrix):
+                new, warnings = relink_matrix(session_path, matrix)
         except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
         if as_json:
