@@ -29,6 +29,7 @@ BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
     ("speed_vs_base.py", ["--base", "nosuchcommit"], "--base nosuchcommit: not a commit"),
     ("batch_vs_sequential.py", ["--bank", "pro", "--budget", "1e-9"], "rounds to 0 tasks"),
     ("width_forecast.py", ["--bank", "pro", "--budget", "1e-9"], "rounds to 0 tasks"),
+    ("width_forecast.py", ["--method", "atlas"], "invalid choice: 'atlas'"),
     ("batch_vs_sequential.py", ["--config", "nofile.json"], "--config nofile.json: no such file"),
     # a trial of the benchmarks: tracebacks, exit 1, an option taken and ignored, a folder left behind
     ("bench_live.py", ["--method", "hspr,atlas"], "--method 'hspr,atlas': give one registered method"),
