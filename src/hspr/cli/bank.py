@@ -14,7 +14,15 @@ from pathlib import Path
 import click
 import numpy as np
 
-from hspr.cli.common import check_output_file, os_fix, reading, refuse_folder_name, refuse_overwriting_inputs, same_file
+from hspr.cli.common import (
+    check_output_file,
+    completer,
+    os_fix,
+    reading,
+    refuse_folder_name,
+    refuse_overwriting_inputs,
+    same_file,
+)
 from hspr.data.banks import BANKS, load_bank
 from hspr.data.build import build_bank, merge_banks, write_wide_csv
 from hspr.data.io import FORMS, bank_dir_of, detect_form, load_matrix
@@ -314,7 +322,7 @@ def _say_replaced(out: Path, digest: str | None, as_json: bool) -> None:
 
 
 @bank_group.command("build", epilog=_PATH_HELP)
-@click.argument("path", type=click.Path(), callback=_path_arg)
+@click.argument("path", type=click.Path(), callback=_path_arg, shell_complete=completer(list(BANKS), files=True))
 @click.option("--split", default=None, metavar="NAME", help=_SPLIT_HELP)
 @click.option("--tasks", "tasks", default=None, type=click.Path(), callback=_path_arg, metavar="FILE", help=_TASKS_HELP)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), callback=_path_arg, metavar="FILE",
@@ -359,7 +367,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
 
 
 @bank_group.command("agents")
-@click.argument("bank")
+@click.argument("bank", shell_complete=completer(list(BANKS), files=True))
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON list of {agent, score_pct} objects (score in %); an error is a {ok: false, error} "
                    "object.")
@@ -387,7 +395,7 @@ def agents_cmd(bank: str, as_json: bool) -> None:
 
 
 @bank_group.command("merge", epilog=_PATH_HELP.replace("PATH is", "BASE and NEW are each"))
-@click.argument("base", type=click.Path(), callback=_path_arg)
+@click.argument("base", type=click.Path(), callback=_path_arg, shell_complete=completer(list(BANKS), files=True))
 @click.argument("new", type=click.Path(), callback=_path_arg)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), callback=_path_arg, metavar="FILE",
               help="Where to write the merged bank as a wide CSV (a repeated-trials CSV for trial banks); it may "
@@ -463,7 +471,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
 
 
 @bank_group.command("validate", epilog=_PATH_HELP)
-@click.argument("path", type=click.Path(), callback=_path_arg)
+@click.argument("path", type=click.Path(), callback=_path_arg, shell_complete=completer(list(BANKS), files=True))
 @click.option("--split", default=None, metavar="NAME", help=_SPLIT_HELP)
 @click.option("--tasks", "tasks", default=None, type=click.Path(), callback=_path_arg, metavar="FILE", help=_TASKS_HELP)
 @click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)

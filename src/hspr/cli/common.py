@@ -697,6 +697,21 @@ def backend_options(f):
                              "of --workers is started.")(f)
 
 
+def completer(words, files: bool = False, comma: bool = False):
+    """A click ``shell_complete`` callback: the ``words`` that start with what is typed, and file
+    names too with ``files`` (a bundled bank's name or a matrix file); with ``comma`` each item of
+    a comma-separated list (``--methods hspr,uni<TAB>``). ``words``: strings, or a callable giving
+    them (read when the shell asks). Shell completion: README, "Shell completion"."""
+    def complete(ctx, param, incomplete: str):
+        from click.shell_completion import CompletionItem
+
+        head, sep, last = incomplete.rpartition(",") if comma else ("", "", incomplete)
+        out = [CompletionItem(head + sep + w) for w in (words() if callable(words) else words) if w.startswith(last)]
+        return out + ([CompletionItem(incomplete, type="file")] if files else [])
+
+    return complete
+
+
 def print_error(console, exc) -> None:
     """Print ``error: <message>`` on ``console`` unwrapped, with no rich markup read in the message."""
     from rich.markup import escape  # here only: importing rich.markup costs 20-40 ms of every live command

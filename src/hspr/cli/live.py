@@ -38,6 +38,7 @@ from .common import (
     busy,
     check_output_file,
     check_session_bank_label,
+    completer,
     input_warnings,
     note_saved,
     os_error_message,
@@ -423,7 +424,8 @@ def register(group: click.Group) -> None:
         """
 
     @live.command("start")
-    @click.option("--bank", default=None, help=f"Bundled bank ({', '.join(BANKS)}); default verified. "
+    @click.option("--bank", default=None, shell_complete=completer(list(BANKS)),
+                  help=f"Bundled bank ({', '.join(BANKS)}); default verified. "
                                                "With --matrix, a label for it.")
     @click.option("--matrix", type=click.Path(exists=True), default=None,
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")

@@ -49,6 +49,7 @@ from .common import (
     check_output_file,
     check_output_suffix,
     check_workers,
+    completer,
     connected,
     environment,
     is_results_doc,
@@ -333,13 +334,13 @@ def save_results(payload: dict, out: Path, csv_text: str | None, csv_path: str |
 
 def register(group: click.Group) -> None:
     @group.command("replay")
-    @click.option("--bank", "bank", default="verified", show_default=True,
+    @click.option("--bank", "bank", default="verified", show_default=True, shell_complete=completer([*BANKS, "all"]),
                   help=f"Bundled bank ({', '.join(BANKS)}) or 'all' (the four paper banks: {', '.join(BANK_ORDER)}). "
                        "With --matrix, a label for it (default: its file name; a bundled bank's name, all, macro, "
                        "pooled, and labels holding / [ ] | are refused).")
     @click.option("--matrix", type=click.Path(exists=True, dir_okay=True), default=None,
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
-    @click.option("--targets", default=None,
+    @click.option("--targets", default=None, shell_complete=completer(list(TARGET_SETS), files=True),
                   help="Evaluate these rows as targets, with every bank (or --matrix) row as a source, instead of "
                        f"folds: a matrix file, or a bundled target set ({', '.join(TARGET_SETS)}: scored against "
                        "its own bank, a shift protocol).")
@@ -354,6 +355,7 @@ def register(group: click.Group) -> None:
     @click.option("--strongest", default=20, show_default=True, type=int,
                   help="With --split strongest: how many of the highest-scoring agents are targets.")
     @click.option("--methods", default=",".join(REPLAY_DEFAULT), show_default=True,
+                  shell_complete=completer([*REGISTRY, "all"], comma=True),
                   help=f"Comma-separated methods or 'all'. Known: {', '.join(REGISTRY)}. 'all' is each method once, "
                        f"leaving out {', '.join(n for n in REGISTRY if not method_class(n).in_all) or 'none'} (another "
                        "method under other settings; name it to run it).")

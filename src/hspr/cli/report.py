@@ -11,11 +11,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..harness import is_session_file
-from ..methods import current_label
+from ..methods import current_label, method_names
 from ..report import ReportError, ReportWarning, bank_order, comparison_rich, paired_rich, read_results, report_files, write_report
 from ..report.figures import has_budget_sweep
 from ..report.inputs import default_baseline
-from .common import check_output_dir, os_error_message, print_error, print_table, same_file
+from .common import check_output_dir, completer, os_error_message, print_error, print_table, same_file
 from .common import console as make_console
 
 
@@ -24,7 +24,7 @@ def register(group: click.Group) -> None:
     @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
     @click.option("--out-dir", type=click.Path(file_okay=False), default="report", show_default=True,
                   help="Folder for comparison.md/.csv, paired.md/.csv and the figures (created if needed).")
-    @click.option("--baseline", default=None,
+    @click.option("--baseline", default=None, shell_complete=completer(method_names),
                   help="Method every other method is compared with in the paired analysis (default: the first "
                        "in registry order, a variant such as hspr[...] after its method: hspr, hspr[...], hspr_auto, "
                        "hspr_robust, then the peers; the same whatever the order of the files).")
@@ -33,7 +33,7 @@ def register(group: click.Group) -> None:
     @click.option("--seed", type=click.IntRange(min=0, max=2**32 - 1), default=0, show_default=True,
                   help="Bootstrap seed.")
     @click.option("--figures/--no-figures", default=True, show_default=True, help="Write PNG and SVG figures.")
-    @click.option("--also", default=None,
+    @click.option("--also", default=None, shell_complete=completer(method_names),
                   help="The second method of the estimate-vs-truth figure, in every bank's panel (default: on "
                        "each bank, the method other than --baseline with the lowest MAE there).")
     def report_cmd(results, out_dir, baseline, n_resamples, seed, figures, also):

@@ -29,6 +29,7 @@ from .common import (
     check_output_file,
     check_output_suffix,
     check_workers,
+    completer,
     connected,
     environment,
     is_select_result,
@@ -282,7 +283,7 @@ def replaced_notes(out: str, earlier_out, config_out: str | None, earlier_cfg, r
 
 def register(group: click.Group) -> None:
     @group.command("select")
-    @click.option("--bank", default=None,
+    @click.option("--bank", default=None, shell_complete=completer(list(BANKS)),
                   help=f"Bundled bank ({', '.join(BANKS)}; default verified, as for replay and live). With --matrix, a label for your "
                        "matrix (default: its file name; a bundled bank's name is refused).")
     @click.option("--fold", required=True, metavar="K|all",
