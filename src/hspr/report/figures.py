@@ -250,8 +250,13 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
         ax.set_xlabel("true score (%)")
         ax.set_ylabel("estimate (%)")
         ax.grid(True, alpha=0.3)
-        ax.text(0.03, 0.97, "\n".join(notes), transform=ax.transAxes, va="top", fontsize=7,
-                bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
+        # placed as a legend is, where it covers the fewest points (a fixed corner hid the strongest agents, or
+        # an outlier of a bank whose agents all score about the same: two trials); handles of no size
+        from matplotlib.lines import Line2D
+
+        blank = [Line2D([], [], linestyle="none")] * len(notes)
+        ax.legend(blank, notes, loc="best", fontsize=7, handlelength=0, handletextpad=0, borderaxespad=0.4,
+                  framealpha=0.85, edgecolor="none")
     for ax in axes[len(banks):]:
         ax.set_visible(False)
     legend = {}  # every panel's methods (each bank's second method may differ), once each
