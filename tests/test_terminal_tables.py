@@ -151,3 +151,26 @@ def test_a_spinner_keeps_its_time_and_shows_warnings_after_it(tmp_path, monkeypa
     assert all(f.rstrip().endswith("(Ctrl-C stops) 0:00:00") for f in frames), frames  # the tail and the time whole
     # the path cut in its middle, the words before it whole
     assert all("reading every result file below /tmp" in f and "…" in f and "/evaluation (" in f for f in frames)
+
+
+@pytest.mark.parametrize("width", [30, 40, 50, 80, 120])
+def test_a_spinner_line_fits_with_wide_characters_and_narrow_terminals(tmp_path, monkeypatch, width):
+    """A re-trial: with a path of wide (CJK) characters the line lost '(Ctrl-C stops)' and was cut at its
+    end; at 40-60 columns the words and the path were both cut to 'read…elow …lb'."""
+    from rich.cells import cell_len
+
+    from hspr.cli import common
+
+    path = tmp_path / "数据集合测试宽字符显示问题" / "experiments"
+    path.mkdir(parents=True)
+    buf = io.StringIO()
+    monkeypatch.setattr(common, "console", lambda stderr=False, **kw: console(
+        file=buf, width=width, force_terminal=True, color_system=None))
+    with common.reading(path):
+        pass
+    frame = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buf.getvalue()).replace("\r", "\n").split("\n")
+    frame = [f for f in frame if f.strip()][0].rstrip()
+    assert cell_len(frame) <= width and frame.endswith(" 0:00:00")
+    assert frame.endswith("(Ctrl-C stops) 0:00:00") == (width >= 50)  # the tail goes before the words
+    assert frame[2:].startswith("reading every result file below /" if width >= 80 else "reading /")
+    assert "experiments" in frame or "…" in frame

@@ -1329,7 +1329,7 @@ def test_a_folder_that_cannot_be_listed_is_named(tmp_path, monkeypatch):
         return scandir(path)
 
     monkeypatch.setattr(os, "scandir", refusing)
-    with pytest.warns(InputWarning, match=rf"{re.escape(str(job))}: 1 folder\(s\) below it could not be read \(first "
+    with pytest.warns(InputWarning, match=rf"{re.escape(str(job))}: 1 folder\(s\) below it could not be read \("
                                           rf"{re.escape(str(locked))}: Permission denied\); results inside them are left out"):
         read = read_outcomes(job)
     assert sorted(o.instance_id for o in read.outcomes) == ["a", "c"]
@@ -1337,3 +1337,51 @@ def test_a_folder_that_cannot_be_listed_is_named(tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error", InputWarning)
         assert sorted(o.instance_id for o in read_outcomes(job).outcomes) == ["a", "b", "c"]  # readable: no warning
+
+
+def test_an_unreadable_agent_folder_is_named_once_and_by_a_session_on_the_bank(tmp_path, monkeypatch):
+    """A re-trial: `bank validate` said the warning 4 times (the folder is walked more than once), and a
+    session on a folder bank, once an agent folder could not be read, said 'another bank: start a new
+    session' without the cause."""
+    import os
+
+    truth = simulate_trials(6, 12, 3, seed=1)
+    jobs = tmp_path / "jobs"
+    for i, agent in enumerate(truth.agents):
+        for j, task in enumerate(truth.tasks):
+            k = int(truth.values[i, j])
+            harbor_job(jobs / f"{agent}-a", {task: [1] * k + [0] * (3 - k)}, agent="terminus", model=agent, summary=False)
+    live = LiveSession.create(tmp_path / "s.hspr", matrix=str(jobs), budget=4, method="uniform")
+    locked, scandir = jobs / f"{truth.agents[2]}-a", os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": _refuse(path, locked, scandir))
+    res = CliRunner().invoke(main, ["bank", "validate", str(jobs)])
+    said = f"warning: {jobs}: 1 folder(s) below it could not be read ({locked}: Permission denied)"
+    assert res.exit_code == 0 and res.stderr.count(said) == 1, res.stderr
+    assert "5 agents" in res.stdout
+    res = CliRunner().invoke(main, ["live", "next", "--session", str(live.path)])
+    assert res.exit_code == 2 and f"reading it: {jobs}: 1 folder(s) below it could not be read ({locked}" in res.stderr
+    assert "start a new session" not in res.stderr
+
+
+def _refuse(path, locked, scandir):
+    """``os.scandir``, refusing ``locked`` as a folder without read permission does."""
+    if os.fspath(path) == str(locked):
+        raise PermissionError(13, "Permission denied", str(locked))
+    return scandir(path)
+
+
+def test_ingest_json_lists_an_unreadable_trial_folder(tmp_path, monkeypatch):
+    """A re-trial: `live ingest FOLDER --json` left out a trial it could not read with `"warnings": []`; the
+    warning said on stderr is in the object's `input_warnings` too."""
+    import os
+
+    live = LiveSession.create(tmp_path / "tb.hspr", bank="terminal-bench", budget=8, method="hspr")
+    t1, t2 = live.next(2)
+    job = harbor_job(tmp_path / "job", {t1: [1] * 5, t2: [0] * 5})
+    locked, scandir = job / f"{t2}__0", os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": _refuse(path, locked, scandir))
+    res = CliRunner().invoke(main, ["live", "ingest", str(job), "--session", str(live.path), "--json"])
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    said = f"{job}: 1 folder(s) below it could not be read ({locked}: Permission denied)"
+    assert [w for w in got["input_warnings"] if w.startswith(said)] and res.stderr.count(said) == 1, res.output
+    assert [r["task"] for r in got["recorded"]][:1] == [t1]

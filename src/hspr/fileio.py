@@ -347,8 +347,7 @@ def find_below(folder: Path, names: tuple[str, ...], prune=None) -> list[list[Pa
 
         from .errors import InputWarning
 
-        first = unread[0]
-        warnings.warn(f"{folder}: {len(unread)} folder(s) below it could not be read (first {first.filename}: "
-                      f"{first.strerror or first}); results inside them are left out: make them readable and run "
-                      "the command again", InputWarning, stacklevel=2)
+        named = "; ".join(f"{e.filename}: {e.strerror or e}" for e in unread[:3]) + ("; ..." if len(unread) > 3 else "")
+        warnings.warn(f"{folder}: {len(unread)} folder(s) below it could not be read ({named}); results inside them "
+                      "are left out: make them readable and run the command again", InputWarning, stacklevel=2)
     return [sorted(found) for found in out]

@@ -920,22 +920,29 @@ class LiveSession:
         doc = jf.doc
         b = doc["bank"]
         try:
-            with warnings.catch_warnings(), (reading or (lambda _: contextlib.nullcontext()))(b.get("matrix")):
-                warnings.simplefilter("ignore", InputWarning)  # shown by `start` when the bank was given; not on every call
+            with warnings.catch_warnings(record=True) as caught, \
+                    (reading or (lambda _: contextlib.nullcontext()))(b.get("matrix")):
+                warnings.simplefilter("always", InputWarning)  # said by `start`; here only with a changed digest
                 mat = load_session_bank(b.get("name"), b.get("matrix"), b.get("missing_as_zero", True),
                                         b.get("tasks"))
+            for w in caught:
+                if not issubclass(w.category, InputWarning):
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, registry={})
         except (DataError, OSError) as exc:
             moved = (f"; if the file moved, point the session at its new place: hspr live relink --matrix NEW "
                      f"--session {path}" if b.get("matrix") and not Path(b["matrix"]).exists() else "")
             raise LiveSessionError(f"{path}: cannot load the session's bank ({exc}){moved}") from None
         if mat.digest() != b["digest"]:
             where = b.get("matrix") or f"bundled bank {b.get('name')!r}"
+            # a re-trial: a folder of the bank made unreadable read as another bank, its cause unsaid
+            unread = [str(w.message) for w in caught if issubclass(w.category, InputWarning) and "could not be read" in str(w.message)]
             raise LiveSessionError(
                 f"{path}: the session was made for bank digest {b['digest'][:16]}... but {where} now has digest "
                 f"{mat.digest()[:16]}... ({mat.n_agents} agents x {mat.n_tasks} tasks; the session had "
-                f"{b.get('n_agents')} x {b.get('n_tasks')}); a session for a different bank is refused: "
-                f"restore the original bank, or start a new session and carry this one's outcomes over: "
-                f"hspr live ingest {path} --session NEW"
+                f"{b.get('n_agents')} x {b.get('n_tasks')})"
+                + (f"; reading it: {'; '.join(dict.fromkeys(unread))}" if unread else
+                   "; a session for a different bank is refused: restore the original bank, or start a new session "
+                   f"and carry this one's outcomes over: hspr live ingest {path} --session NEW")
             )
         try:
             model = fit_model(doc["method"]["name"], doc["method"].get("config") or {}, mat, announce=announce)

@@ -110,8 +110,11 @@ class LazyGroup(click.Group):
         from ..errors import HsprError
 
         def show(message, category, filename, lineno, file=None, line=None):
-            # a warning about the user's input reads as one line, not as a source location
-            click.echo(f"warning: {message}", err=True)
+            # a warning about the user's input reads as one line, not as a source location; each once per command
+            # (a re-trial: a folder read twice by `live ingest` said its unreadable subfolder twice)
+            from .common import say_warning
+
+            say_warning(str(message))
 
         try:
             with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():

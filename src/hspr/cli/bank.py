@@ -22,6 +22,7 @@ from hspr.cli.common import (
     refuse_folder_name,
     refuse_overwriting_inputs,
     same_file,
+    say_warning,
 )
 from hspr.data.banks import BANKS, load_bank
 from hspr.data.build import build_bank, merge_banks, write_wide_csv
@@ -119,7 +120,7 @@ def _run(fn: Callable[[], ResponseMatrix], as_json: bool = False, seen: list[str
 
 def _echo_warnings(caught: list) -> None:
     for w in caught:
-        click.echo(f"warning: {w.message}", err=True)
+        say_warning(str(w.message))
 
 
 _SPLIT_HELP = (

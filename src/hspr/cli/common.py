@@ -478,12 +478,25 @@ def progress_bar(out, disable: bool = False):
 
 
 def _middle_cut(text: str, limit: int) -> str:
-    """``text`` with its middle replaced by "..." to at most ``limit`` characters (a path keeps its
-    start and its last folders)."""
-    if len(text) <= limit:
+    """``text`` with its middle replaced by "…" to at most ``limit`` terminal cells (a path keeps its
+    start and its last folders; a wide character such as 数 takes two cells: a re-trial lost the
+    line's end to them)."""
+    from rich.cells import cell_len
+
+    if cell_len(text) <= limit:
         return text
-    keep = max(limit - 1, 2)
-    return text[:keep // 3] + "…" + text[len(text) - (keep - keep // 3):]
+    head_cells = max(limit - 1, 2) // 3
+    head = ""
+    for ch in text:
+        if cell_len(head + ch) > head_cells:
+            break
+        head += ch
+    tail = ""
+    for ch in reversed(text):
+        if cell_len(head + "…" + ch + tail) > limit:
+            break
+        tail = ch + tail
+    return head + "…" + tail
 
 
 @contextlib.contextmanager
@@ -506,7 +519,9 @@ def busy(text: str, tail: str = "") -> Iterator[None]:
     err = console(stderr=True)
     if err.is_terminal:
         room = max(err.width - 12, 8)  # the spinner and ' 0:00:00'
-        line = _middle_cut(text, max(room - len(tail) - 1, 8)) + (f" {tail}" if tail else "")
+        if room - len(tail) - 1 < 12:  # too narrow for both: the text, not the tail (a re-trial: '… (Ctrl-C …')
+            tail = ""
+        line = _middle_cut(text, room - (len(tail) + 1 if tail else 0)) + (f" {tail}" if tail else "")
         columns = (SpinnerColumn(), TextColumn("{task.description}", table_column=Column(
             no_wrap=True, overflow="ellipsis", max_width=room)), TimeElapsedColumn(table_column=Column(no_wrap=True)))
         held: list = []
@@ -545,11 +560,27 @@ def reading(path: str | os.PathLike | None) -> Iterator[None]:
     file, no path, or stderr that is not a terminal (a script's log stays as it was) show nothing."""
     err = console(stderr=True)
     if path is not None and os.fspath(path) != "" and Path(path).is_dir() and err.is_terminal:
-        what, tail = "reading every result file below ", "(Ctrl-C stops)"
-        with busy(what + _middle_cut(os.fspath(path), err.width - 13 - len(what) - len(tail)), tail):  # the path cut
+        tail = "(Ctrl-C stops)"
+        room = err.width - 13 - len(tail)  # the spinner, the time and the tail
+        if room < 8 + 12:  # narrow: what is done, and where, before the tail
+            tail, room = "", err.width - 12
+        # the words shorten before the path is cut to nothing (a re-trial: 'read…elow …lb' at 50 columns)
+        what = "reading every result file below " if room >= 32 + 20 else "reading " if room >= 8 + 6 else ""
+        with busy(what + _middle_cut(os.fspath(path), max(room - len(what), 8)), tail):
             yield
     else:
         yield
+
+
+def say_warning(text: str) -> None:
+    """Print ``warning: <text>`` on stderr, once per command: a folder walked more than once (its
+    form, then its results) raises its warnings again (a re-trial saw one 4 times). Outside a click
+    command it prints every time."""
+    ctx = click.get_current_context(silent=True)
+    said = ctx.find_root().meta.setdefault("hspr_warnings_said", set()) if ctx is not None else set()
+    if text not in said:
+        said.add(text)
+        click.echo(f"warning: {text}", err=True)
 
 
 @contextlib.contextmanager
@@ -567,15 +598,10 @@ def input_warnings() -> Iterator[list[str]]:
         try:
             yield found
         finally:
-            said = set()
-            for w in caught:
-                text = str(w.message)
-                if text in said:  # the same input read twice (a check, then the fit) says it once
-                    continue
-                said.add(text)
-                if issubclass(w.category, InputWarning):
+            for text, category in {str(w.message): w.category for w in caught}.items():  # each once
+                if issubclass(category, InputWarning):
                     found.append(text)
-                click.echo(f"warning: {text}", err=True)
+                say_warning(text)
 
 
 #: characters a label of a user's matrix may not hold: '/' marks a shift protocol (verified/bash-only),

@@ -685,20 +685,23 @@ def register(group: click.Group) -> None:
         or another session file of the bank. Every task of a CSV or tb run file needs all its
         trials, else nothing is recorded.
         """
-        try:
-            with reading(path):
-                read = _read_before_fit(path, session_path, skip_unknown)
-            live_s = _open(session_path)
-            with reading(path):  # the folder is read again where the bank's ids or trials are needed
-                res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved, skip_unknown=skip_unknown,
-                                    read=read)
-            if res.recorded:  # a re-trial: "0 outcome(s) ... are recorded" was said of an ingest that changed nothing
-                note_saved(f"{len(res.recorded)} outcome(s) of {path} are recorded in {live_s.path}")
-            st = live_s.status()
-        except (HsprError, ValueError, OSError) as exc:
-            _fail(exc, as_json)
+        # a re-trial: a folder that could not be read was said on stderr only, not in the --json object
+        with input_warnings() as warned:
+            try:
+                with reading(path):
+                    read = _read_before_fit(path, session_path, skip_unknown)
+                live_s = _open(session_path)
+                with reading(path):  # the folder is read again where the bank's ids or trials are needed
+                    res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved, skip_unknown=skip_unknown,
+                                        read=read)
+                if res.recorded:  # a re-trial: "0 outcome(s) ... are recorded" was said of an ingest that changed nothing
+                    note_saved(f"{len(res.recorded)} outcome(s) of {path} are recorded in {live_s.path}")
+                st = live_s.status()
+            except (HsprError, ValueError, OSError) as exc:
+                _fail(exc, as_json)
         if as_json:
-            click.echo(json.dumps({"ok": True, "command": "ingest", **res.to_dict(), **st.to_dict()}))
+            click.echo(json.dumps({"ok": True, "command": "ingest", **res.to_dict(), **st.to_dict(),
+                                   "input_warnings": warned}))
         else:
             n1 = sum(y == 1 for _, y, _ in res.recorded)
             n0 = sum(y == 0 for _, y, _ in res.recorded)
@@ -820,13 +823,15 @@ def register(group: click.Group) -> None:
     @_json_option
     def relink(matrix, session_path, as_json):
         """Point the session at its bank matrix file after the file moved (nothing else changes)."""
-        try:
-            with reading(matrix):
-                new, warnings = relink_matrix(session_path, matrix)
-        except (HsprError, ValueError, OSError) as exc:
-            _fail(exc, as_json)
+        with input_warnings() as warned:  # the new file's warnings (a re-trial: on stderr only)
+            try:
+                with reading(matrix):
+                    new, warnings = relink_matrix(session_path, matrix)
+            except (HsprError, ValueError, OSError) as exc:
+                _fail(exc, as_json)
         if as_json:
-            click.echo(json.dumps({"ok": True, "command": "relink", "matrix": new, "warnings": warnings}))
+            click.echo(json.dumps({"ok": True, "command": "relink", "matrix": new, "warnings": warnings,
+                                   "input_warnings": warned}))
         else:
             click.echo(f"{session_path}: bank matrix is now {new}")
             echo_warnings(warnings)

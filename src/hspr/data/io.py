@@ -902,7 +902,7 @@ def read_leaderboard(root: str | Path, split: str | None, tasks: str | Path | Se
         warnings.warn(
             f"{split_dir}: skipped {len(skipped)} submission folder(s) without results/results.json: "
             f"{', '.join(skipped[:5])}{' ...' if len(skipped) > 5 else ''}",
-            stacklevel=2,
+            InputWarning, stacklevel=2,
         )
     if not results:
         raise DataError(f"{split_dir}: no submission folder has results/results.json; nothing to build")
@@ -933,14 +933,14 @@ def _leaderboard_universe(split_dir: Path, split: str, results: dict, tasks) -> 
                    if rare else "")
                 + f". Build with the official ids: hspr bank build {split_dir.parent.parent} --split {split} --tasks "
                 "FILE --out bank.csv (FILE: one id per line); an id outside it is then refused, naming its submission",
-                stacklevel=3)
+                InputWarning, stacklevel=3)
         elif expected is not None and len(ids) != expected:
             warnings.warn(
                 f"{split_dir}: the task universe (union of ids in {len(results)} results.json files) has "
                 f"{len(ids)} ids but SWE-bench {split} has {expected}; build the bank with the official ids, so "
                 f"that tasks no submission mentions count as unresolved: hspr bank build "
                 f"{split_dir.parent.parent} --split {split} --tasks FILE --out bank.csv (FILE: one id per line)",
-                stacklevel=3,
+                InputWarning, stacklevel=3,
             )
         return ids
     ids = read_task_list(tasks) if isinstance(tasks, (str, Path)) else [str(t) for t in tasks]
