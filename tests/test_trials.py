@@ -1385,3 +1385,25 @@ def test_ingest_json_lists_an_unreadable_trial_folder(tmp_path, monkeypatch):
     said = f"{job}: 1 folder(s) below it could not be read ({locked}: Permission denied)"
     assert [w for w in got["input_warnings"] if w.startswith(said)] and res.stderr.count(said) == 1, res.output
     assert [r["task"] for r in got["recorded"]][:1] == [t1]
+
+
+@pytest.mark.parametrize("slow", [False, True])
+def test_a_slow_folder_bank_says_to_build_a_bank_file(tmp_path, monkeypatch, slow):
+    """A hostile trial: every command of a session on a large folder bank walked it again (8.6 s each),
+    unsaid. `start` says so, with the build command, when the read took SLOW_FOLDER_S or more."""
+    import hspr.cli.live as cli_live
+
+    truth = simulate_trials(6, 12, 3, seed=1)
+    jobs = tmp_path / "my jobs"
+    for i, agent in enumerate(truth.agents):
+        for j, task in enumerate(truth.tasks):
+            k = int(truth.values[i, j])
+            harbor_job(jobs / f"{agent}-a", {task: [1] * k + [0] * (3 - k)}, agent="terminus", model=agent, summary=False)
+    if slow:
+        monkeypatch.setattr(cli_live, "SLOW_FOLDER_S", 0.0)
+    res = CliRunner().invoke(main, ["live", "start", "--matrix", str(jobs), "--budget", "4", "--method", "uniform",
+                                    "--session", str(tmp_path / "s.hspr")])
+    assert res.exit_code == 0, res.output
+    said = (f"every command of this session reads it again (to check the bank is unchanged); a bank file is read at "
+            f"once: `hspr bank build '{jobs}' --out bank.csv`, then start on --matrix bank.csv")
+    assert (said in res.stderr) == slow

@@ -10,6 +10,7 @@ import os
 import re
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -48,6 +49,9 @@ from .common import (
     refuse_session_sidecar,
     saved_note,
 )
+
+#: seconds of reading a folder bank at `live start` above which the note on building a bank file is said
+SLOW_FOLDER_S = 2.0
 
 SESSION_HELP = "The session file (a JSON-lines journal). Default: run.hspr, or $HSPR_SESSION."
 
@@ -335,8 +339,15 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
         from ..live import load_session_bank
 
         tasks = None if tasks_path is None else read_task_list(tasks_path)
+        t0 = time.perf_counter()
         with reading(matrix):
             whole = load_session_bank(bank or ("verified" if matrix is None else None), matrix, missing_as_zero, None)
+        took = time.perf_counter() - t0
+        if matrix is not None and Path(matrix).is_dir() and took >= SLOW_FOLDER_S:
+            # a hostile trial: every later command of a session on a folder walked it again (8.6 s each)
+            click.echo(f"note: reading the folder {matrix} took {took:.0f} s, and every command of this session reads "
+                       f"it again (to check the bank is unchanged); a bank file is read at once: `hspr bank build "
+                       f"{shlex.quote(str(matrix))} --out bank.csv`, then start on --matrix bank.csv", err=True)
         try:
             n_tasks = whole.n_tasks if tasks is None else whole.select_tasks(tasks).n_tasks
         except DataError as exc:
