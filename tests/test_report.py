@@ -1084,3 +1084,13 @@ def test_python_api_baseline_defaults_to_the_first_method_in_registry_order(synt
     pd.testing.assert_frame_equal(rep["paired"], paired)
     full = make_runs(errors, truths)
     assert set(report.paired_analysis(full, n_resamples=200)["baseline"]) == {"hspr"}
+
+
+def test_estimate_vs_truth_note_cuts_a_long_variant_name():
+    """A re-trial: `hspr[acquisition=latent,decision=mean,no-group-uncertainty]` made the note wider than the
+    panel, which constrained layout then shrank to a thumbnail."""
+    long = "hspr[acquisition=latent,decision=mean,no-group-uncertainty]"
+    runs = make_runs({("lite", long): np.full((1, 8), 0.01)}, {"lite": np.linspace(0.1, 0.6, 8)})
+    fig = report.figures.figure_estimate_vs_truth(runs, long)
+    (note,) = [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert note.startswith("hspr[acquisition=latent,d...: MAE 1.10 pp,") and len(note.split("\n")[0]) <= 28 + 20

@@ -1401,9 +1401,55 @@ def test_a_slow_folder_bank_says_to_build_a_bank_file(tmp_path, monkeypatch, slo
             harbor_job(jobs / f"{agent}-a", {task: [1] * k + [0] * (3 - k)}, agent="terminus", model=agent, summary=False)
     if slow:
         monkeypatch.setattr(cli_live, "SLOW_FOLDER_S", 0.0)
-    res = CliRunner().invoke(main, ["live", "start", "--matrix", str(jobs), "--budget", "4", "--method", "uniform",
-                                    "--session", str(tmp_path / "s.hspr")])
+    monkeypatch.chdir(tmp_path)
+    args = ["live", "start", "--matrix", "my jobs", "--budget", "4", "--method", "uniform", "--session", "s.hspr"]
+    res = CliRunner().invoke(main, [a if a != "4" else "999" for a in args])  # a re-trial: said before the refusal
+    assert res.exit_code == 2 and "--budget '999'" in res.stderr and "every command of this session" not in res.stderr
+    res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
+    s, csv = tmp_path / "s.hspr", tmp_path / "s.hspr.bank.csv"
     said = (f"every command of this session reads it again (to check the bank is unchanged); a bank file is read at "
-            f"once: `hspr bank build '{jobs}' --out bank.csv`, then start on --matrix bank.csv")
-    assert (said in res.stderr) == slow
+            f"once: `hspr bank build '{jobs}' --out {csv} && hspr live relink --matrix {csv} --session {s}` (the same "
+            "bank: the session keeps its outcomes)")
+    assert (said in res.stderr) == slow, res.stderr
+    if slow:  # the commands run as printed, and the session is then on the file
+        cmd = said.split("`")[1]
+        import shlex
+
+        first, second = (shlex.split(c) for c in cmd.split(" && "))
+        assert CliRunner().invoke(main, first[1:]).exit_code == 0
+        res = CliRunner().invoke(main, second[1:])
+        assert res.exit_code == 0 and LiveSession.open(s).doc["bank"]["matrix"] == str(csv), res.output
+
+
+def test_a_changed_folder_bank_names_its_cause(tmp_path, monkeypatch):
+    """A re-trial: a session started while an agent folder could not be read was refused as 'another
+    bank' once the folder was readable again, the cause unsaid; `relink` to a copy with an unreadable
+    folder said 'holds another bank' alone; and a warning came after the error it explains."""
+    import os
+    import shutil
+
+    from hspr.errors import InputWarning
+
+    truth = simulate_trials(6, 12, 3, seed=1)
+    jobs = tmp_path / "jobs"
+    for i, agent in enumerate(truth.agents):
+        for j, task in enumerate(truth.tasks):
+            k = int(truth.values[i, j])
+            harbor_job(jobs / f"{agent}-a", {task: [1] * k + [0] * (3 - k)}, agent="terminus", model=agent, summary=False)
+    locked, scandir = jobs / f"{truth.agents[2]}-a", os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": _refuse(path, locked, scandir))
+    with pytest.warns(InputWarning, match="could not be read"):
+        live = LiveSession.create(tmp_path / "s.hspr", matrix=str(jobs), budget=4, method="uniform")
+    monkeypatch.setattr(os, "scandir", scandir)  # readable again: one agent more than the session's bank
+    res = CliRunner().invoke(main, ["live", "next", "--session", str(live.path)])
+    assert res.exit_code == 2 and "it has 1 agent(s) more than when the session started (results added since, or a " \
+                                  "folder that could not be read then is readable now)" in res.stderr, res.stderr
+    copy = tmp_path / "copy"
+    shutil.copytree(jobs, copy)
+    monkeypatch.setattr(os, "scandir", lambda path=".": _refuse(path, copy / f"{truth.agents[4]}-a", scandir))
+    res = CliRunner().invoke(main, ["live", "relink", "--matrix", str(copy), "--session", str(live.path)])
+    unread = f"{copy}: 1 folder(s) below it could not be read ({copy / f'{truth.agents[4]}-a'}: Permission denied)"
+    assert res.exit_code == 2 and "holds another bank" in res.stderr and f"reading it: {unread}" in res.stderr
+    assert res.stderr.index(f"warning: {unread}") < res.stderr.index("error:")  # the warning first, once
+    assert res.stderr.count(f"warning: {unread}") == 1

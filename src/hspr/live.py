@@ -502,6 +502,21 @@ def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_ze
     return m if tasks is None else m.select_tasks(tasks)
 
 
+def _changed_bank_cause(caught: list, mat: ResponseMatrix, b: dict) -> str:
+    """Why a session's bank read as another one, when the reading says (``""`` otherwise): folders
+    below it that could not be read (``caught``: the warnings of the read; a re-trial was told to start
+    a new session over a permission), or more agents than at the start (results added since, or a
+    folder unreadable then and readable now)."""
+    unread = [str(w.message) for w in caught if issubclass(w.category, InputWarning) and "could not be read" in str(w.message)]
+    if unread:
+        return "; reading it: " + "; ".join(dict.fromkeys(unread))
+    more = mat.n_agents - (b.get("n_agents") or mat.n_agents)
+    if more > 0 and mat.n_tasks == b.get("n_tasks"):
+        return (f"; it has {more} agent(s) more than when the session started (results added since, or a folder that "
+                "could not be read then is readable now)")
+    return ""
+
+
 def relink_matrix(path: str | Path, matrix: str | Path) -> tuple[str, list[str]]:
     """Point a session at the new place of its bank matrix file.
 
@@ -535,12 +550,17 @@ def relink_matrix(path: str | Path, matrix: str | Path) -> tuple[str, list[str]]
         if not b.get("matrix"):
             raise LiveSessionError(f"{path}: the session uses the bundled bank {b.get('name')!r}, which ships with "
                                    "hspr; relink is for a session made with --matrix")
-        mat = load_session_bank(None, new, b.get("missing_as_zero", True), b.get("tasks"))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", InputWarning)
+            mat = load_session_bank(None, new, b.get("missing_as_zero", True), b.get("tasks"))
+        for w in caught:  # said as before; kept for the cause of a changed digest
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, registry={})
         if mat.digest() != b["digest"]:
             raise LiveSessionError(
                 f"{matrix}: holds another bank (digest {mat.digest()[:16]}..., {mat.n_agents} agents x "
                 f"{mat.n_tasks} tasks) than the session's (digest {b['digest'][:16]}..., {b.get('n_agents')} x "
-                f"{b.get('n_tasks')}); relink only to the moved or copied file of the same bank")
+                f"{b.get('n_tasks')}){_changed_bank_cause(caught, mat, b)}; relink only to the moved or copied file of "
+                "the same bank")
         if b["matrix"] == new:
             return new, []
         try:
@@ -935,12 +955,12 @@ class LiveSession:
         if mat.digest() != b["digest"]:
             where = b.get("matrix") or f"bundled bank {b.get('name')!r}"
             # a re-trial: a folder of the bank made unreadable read as another bank, its cause unsaid
-            unread = [str(w.message) for w in caught if issubclass(w.category, InputWarning) and "could not be read" in str(w.message)]
+            cause = _changed_bank_cause(caught, mat, b)
             raise LiveSessionError(
                 f"{path}: the session was made for bank digest {b['digest'][:16]}... but {where} now has digest "
                 f"{mat.digest()[:16]}... ({mat.n_agents} agents x {mat.n_tasks} tasks; the session had "
-                f"{b.get('n_agents')} x {b.get('n_tasks')})"
-                + (f"; reading it: {'; '.join(dict.fromkeys(unread))}" if unread else
+                f"{b.get('n_agents')} x {b.get('n_tasks')}){cause}"
+                + ("" if cause.startswith("; reading it") else
                    "; a session for a different bank is refused: restore the original bank, or start a new session "
                    f"and carry this one's outcomes over: hspr live ingest {path} --session NEW")
             )

@@ -566,7 +566,8 @@ def reading(path: str | os.PathLike | None) -> Iterator[None]:
             tail, room = "", err.width - 12
         # the words shorten before the path is cut to nothing (a re-trial: 'read…elow …lb' at 50 columns)
         what = "reading every result file below " if room >= 32 + 20 else "reading " if room >= 8 + 6 else ""
-        with busy(what + _middle_cut(os.fspath(path), max(room - len(what), 8)), tail):
+        shown = os.fspath(path).replace("\n", "\\n").replace("\r", "\\r")  # one line, whatever the name
+        with busy(what + _middle_cut(shown, max(room - len(what), 8)), tail):
             yield
     else:
         yield
@@ -586,22 +587,25 @@ def say_warning(text: str) -> None:
 @contextlib.contextmanager
 def input_warnings() -> Iterator[list[str]]:
     """Collect the :class:`~hspr.errors.InputWarning` messages raised inside, for a ``--json``
-    object (``input_warnings``), and still print every warning on stderr as one ``warning:``
-    line (each message once), also when the block fails."""
+    object (``input_warnings``), and print every warning on stderr as one ``warning:`` line
+    (each message once, :func:`say_warning`) as it is raised: before an error that follows it (a
+    re-trial: held to the end, the warning came after the error it explains)."""
     import warnings
 
     from ..errors import InputWarning
 
     found: list[str] = []
-    with warnings.catch_warnings(record=True) as caught:
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        if issubclass(category, InputWarning) and text not in found:
+            found.append(text)
+        say_warning(text)
+
+    with warnings.catch_warnings():
         warnings.simplefilter("always", InputWarning)
-        try:
-            yield found
-        finally:
-            for text, category in {str(w.message): w.category for w in caught}.items():  # each once
-                if issubclass(category, InputWarning):
-                    found.append(text)
-                say_warning(text)
+        warnings.showwarning = show
+        yield found
 
 
 #: characters a label of a user's matrix may not hold: '/' marks a shift protocol (verified/bash-only),

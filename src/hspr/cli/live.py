@@ -343,11 +343,6 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
         with reading(matrix):
             whole = load_session_bank(bank or ("verified" if matrix is None else None), matrix, missing_as_zero, None)
         took = time.perf_counter() - t0
-        if matrix is not None and Path(matrix).is_dir() and took >= SLOW_FOLDER_S:
-            # a hostile trial: every later command of a session on a folder walked it again (8.6 s each)
-            click.echo(f"note: reading the folder {matrix} took {took:.0f} s, and every command of this session reads "
-                       f"it again (to check the bank is unchanged); a bank file is read at once: `hspr bank build "
-                       f"{shlex.quote(str(matrix))} --out bank.csv`, then start on --matrix bank.csv", err=True)
         try:
             n_tasks = whole.n_tasks if tasks is None else whole.select_tasks(tasks).n_tasks
         except DataError as exc:
@@ -361,6 +356,14 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
                                     overwrite=force, tasks=tasks,
                                     input_files={"--tasks": tasks_path, "--config": config_path}, announce=busy)
         note_saved(f"the session {live_s.path} is created")
+        if matrix is not None and Path(matrix).is_dir() and took >= SLOW_FOLDER_S:
+            # a hostile trial: every later command of a session on a folder walked it again (8.6 s each); said once the
+            # session exists (a re-trial: said before a refusal), with absolute paths (a folder named '-slow')
+            folder, csv = shlex.quote(str(Path(matrix).resolve())), shlex.quote(str(live_s.path) + ".bank.csv")
+            click.echo(f"note: reading the folder {matrix} took {took:.0f} s, and every command of this session reads "
+                       f"it again (to check the bank is unchanged); a bank file is read at once: `hspr bank build "
+                       f"{folder} --out {csv} && hspr live relink --matrix {csv} --session "
+                       f"{shlex.quote(str(live_s.path))}` (the same bank: the session keeps its outcomes)", err=True)
         if bank is None and matrix is None:  # a new-user trial: a Terminal-Bench user left the default unnoticed
             click.echo("note: no --bank given: the session is on the bundled bank verified (SWE-bench Verified); "
                        f"--bank names another ({', '.join(BANKS)}) and --matrix your own", err=True)

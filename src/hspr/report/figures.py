@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..errors import shorten
 from .inputs import BAND_PP, MACRO, ReportError, _check_runs, _closest_fraction, _methods, bank_order, default_baseline
 from .runplot import PLAIN_TEXT
 from .stats import coverage_table
@@ -238,7 +239,8 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
             err = 100 * (g["estimate"] - g["truth"]).abs()
             mae, within = err.groupby(g["seed"]).mean().mean(), np.mean(err <= BAND_PP + 1e-9)
             # two lines: one was as wide as the panel and covered the strongest agents' points (a new-user trial)
-            notes.append(f"{m}: MAE {mae:.2f} pp,\n  {within:.0%} of runs within ±{BAND_PP:g} pp")
+            # a long variant name made the note wider than the panel, which shrank to a thumbnail (a re-trial)
+            notes.append(f"{shorten(m, 28)}: MAE {mae:.2f} pp,\n  {within:.0%} of runs within ±{BAND_PP:g} pp")
         lo, hi = min(lo_all) - 3, max(hi_all) + 3
         x = np.array([lo, hi])
         ax.fill_between(x, x - BAND_PP, x + BAND_PP, color="0.85", lw=0, label=f"±{BAND_PP:g} pp", zorder=1)
