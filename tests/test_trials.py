@@ -1346,11 +1346,7 @@ def test_an_unreadable_agent_folder_is_named_once_and_by_a_session_on_the_bank(t
     import os
 
     truth = simulate_trials(6, 12, 3, seed=1)
-    jobs = tmp_path / "jobs"
-    for i, agent in enumerate(truth.agents):
-        for j, task in enumerate(truth.tasks):
-            k = int(truth.values[i, j])
-            harbor_job(jobs / f"{agent}-a", {task: [1] * k + [0] * (3 - k)}, agent="terminus", model=agent, summary=False)
+    jobs = _harbor_bank(tmp_path / "jobs", truth)
     live = LiveSession.create(tmp_path / "s.hspr", matrix=str(jobs), budget=4, method="uniform")
     locked, scandir = jobs / f"{truth.agents[2]}-a", os.scandir
     monkeypatch.setattr(os, "scandir", lambda path=".": _refuse(path, locked, scandir))
@@ -1361,6 +1357,15 @@ def test_an_unreadable_agent_folder_is_named_once_and_by_a_session_on_the_bank(t
     res = CliRunner().invoke(main, ["live", "next", "--session", str(live.path)])
     assert res.exit_code == 2 and f"reading it: {jobs}: 1 folder(s) below it could not be read ({locked}" in res.stderr
     assert "start a new session" not in res.stderr
+
+
+def _harbor_bank(jobs, truth: ResponseMatrix):
+    """A folder of Harbor jobs, one per agent of ``truth`` (a bank of 3 trials), whose bank is ``truth``."""
+    for i, agent in enumerate(truth.agents):
+        for j, task in enumerate(truth.tasks):
+            k = int(truth.values[i, j])
+            harbor_job(jobs / f"{agent}-a", {task: [1] * k + [0] * (3 - k)}, agent="terminus", model=agent, summary=False)
+    return jobs
 
 
 def _refuse(path, locked, scandir):
@@ -1393,12 +1398,7 @@ def test_a_slow_folder_bank_says_to_build_a_bank_file(tmp_path, monkeypatch, slo
     unsaid. `start` says so, with the build command, when the read took SLOW_FOLDER_S or more."""
     import hspr.cli.live as cli_live
 
-    truth = simulate_trials(6, 12, 3, seed=1)
-    jobs = tmp_path / "my jobs"
-    for i, agent in enumerate(truth.agents):
-        for j, task in enumerate(truth.tasks):
-            k = int(truth.values[i, j])
-            harbor_job(jobs / f"{agent}-a", {task: [1] * k + [0] * (3 - k)}, agent="terminus", model=agent, summary=False)
+    jobs = _harbor_bank(tmp_path / "my jobs", simulate_trials(6, 12, 3, seed=1))
     if slow:
         monkeypatch.setattr(cli_live, "SLOW_FOLDER_S", 0.0)
     monkeypatch.chdir(tmp_path)
@@ -1432,11 +1432,7 @@ def test_a_changed_folder_bank_names_its_cause(tmp_path, monkeypatch):
     from hspr.errors import InputWarning
 
     truth = simulate_trials(6, 12, 3, seed=1)
-    jobs = tmp_path / "jobs"
-    for i, agent in enumerate(truth.agents):
-        for j, task in enumerate(truth.tasks):
-            k = int(truth.values[i, j])
-            harbor_job(jobs / f"{agent}-a", {task: [1] * k + [0] * (3 - k)}, agent="terminus", model=agent, summary=False)
+    jobs = _harbor_bank(tmp_path / "jobs", truth)
     locked, scandir = jobs / f"{truth.agents[2]}-a", os.scandir
     monkeypatch.setattr(os, "scandir", lambda path=".": _refuse(path, locked, scandir))
     with pytest.warns(InputWarning, match="could not be read"):
