@@ -1317,7 +1317,7 @@ def test_a_folder_that_cannot_be_listed_is_named(tmp_path, monkeypatch):
     word (os.walk skips what it cannot list). Root reads any folder, so listing one fails here by hand."""
     import os
 
-    from hspr.errors import InputWarning
+    from hspr.errors import InputWarning, UnreadableFolderWarning
     from hspr.harness import read_outcomes
 
     job = harbor_job(tmp_path / "job", {"a": [1], "b": [0], "c": [1]}, summary=False)
@@ -1333,6 +1333,8 @@ def test_a_folder_that_cannot_be_listed_is_named(tmp_path, monkeypatch):
                                           rf"{re.escape(str(locked))}: Permission denied\); results inside them are left out"):
         read = read_outcomes(job)
     assert sorted(o.instance_id for o in read.outcomes) == ["a", "c"]
+    with pytest.warns(UnreadableFolderWarning):  # its own category: a live session reads it as a changed bank's cause
+        read_outcomes(job)
     monkeypatch.setattr(os, "scandir", scandir)
     with warnings.catch_warnings():
         warnings.simplefilter("error", InputWarning)

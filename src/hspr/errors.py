@@ -12,6 +12,10 @@ traceback. Subclasses: :class:`hspr.data.matrix.DataError` (and the harness's
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+from collections.abc import Callable, Iterator
+
 
 class HsprError(ValueError):
     """A refused input; the message says what, where and how to fix it."""
@@ -33,6 +37,31 @@ class InputWarning(UserWarning):
     """A suspicious but readable input (a matrix that looks transposed, an agent with no run). The
     command that is given the input shows it; commands that reopen an input already accepted
     (every ``hspr live`` call after ``start``) do not repeat it."""
+
+
+class UnreadableFolderWarning(InputWarning):
+    """Folders below an input folder that could not be listed (permissions), their results left out
+    (:func:`hspr.fileio.find_below`); a live session whose folder bank then reads as another bank
+    names them as the cause."""
+
+
+@contextlib.contextmanager
+def held_warnings(reissue: Callable[[type], bool] = lambda category: True) -> Iterator[list]:
+    """Record the warnings raised inside (the filters in force still apply) and yield their list of
+    ``warnings.WarningMessage``; on leaving, also after an error, issue again those whose category
+    ``reissue`` accepts, through the caller's filters and handler. For a step whose warnings must come
+    after a spinner, or that reads them (a changed bank's cause) before saying them."""
+    held: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            try:
+                yield caught
+            finally:
+                held = list(caught)
+    finally:
+        for w in held:
+            if reissue(w.category):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, registry={})
 
 
 def shorten(text: str, limit: int = 40) -> str:

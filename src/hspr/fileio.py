@@ -325,8 +325,8 @@ def find_below(folder: Path, names: tuple[str, ...], prune=None) -> list[list[Pa
     Python 3.13: a trial lost 6 of 8 outcomes unseen); each real folder is visited once, so a link
     loop ends. ``prune(folder, file_names, subfolder_names)``, when given, is called on each folder
     visited (in sorted order) and returns True to leave its subfolders unvisited. A folder that
-    cannot be listed is named in an :class:`~hspr.errors.InputWarning` (a hostile trial: an
-    unreadable agent folder left its agent out of the bank without a word)."""
+    cannot be listed is named in an :class:`~hspr.errors.UnreadableFolderWarning` (a hostile trial:
+    an unreadable agent folder left its agent out of the bank without a word)."""
     seen: set[str] = set()
     out: list[list[Path]] = [[] for _ in names]
     unread: list[OSError] = []
@@ -345,9 +345,9 @@ def find_below(folder: Path, names: tuple[str, ...], prune=None) -> list[list[Pa
     if unread:
         import warnings
 
-        from .errors import InputWarning
+        from .errors import UnreadableFolderWarning
 
         named = "; ".join(f"{e.filename}: {e.strerror or e}" for e in unread[:3]) + ("; ..." if len(unread) > 3 else "")
         warnings.warn(f"{folder}: {len(unread)} folder(s) below it could not be read ({named}); results inside them "
-                      "are left out: make them readable and run the command again", InputWarning, stacklevel=2)
+                      "are left out: make them readable and run the command again", UnreadableFolderWarning, stacklevel=2)
     return [sorted(found) for found in out]

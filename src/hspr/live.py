@@ -95,7 +95,7 @@ from . import __version__, journal
 from .data.banks import BANKS, load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
-from .errors import HsprError, InputWarning, brief
+from .errors import HsprError, InputWarning, UnreadableFolderWarning, brief, held_warnings
 from .fitcache import cache_dir, cached_fit, code_digest
 from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError, session_lock
@@ -507,7 +507,7 @@ def _changed_bank_cause(caught: list, mat: ResponseMatrix, b: dict) -> str:
     below it that could not be read (``caught``: the warnings of the read; a re-trial was told to start
     a new session over a permission), or more agents than at the start (results added since, or a
     folder unreadable then and readable now)."""
-    unread = [str(w.message) for w in caught if issubclass(w.category, InputWarning) and "could not be read" in str(w.message)]
+    unread = [str(w.message) for w in caught if issubclass(w.category, UnreadableFolderWarning)]
     if unread:
         return "; reading it: " + "; ".join(dict.fromkeys(unread))
     more = mat.n_agents - (b.get("n_agents") or mat.n_agents)
@@ -550,11 +550,9 @@ def relink_matrix(path: str | Path, matrix: str | Path) -> tuple[str, list[str]]
         if not b.get("matrix"):
             raise LiveSessionError(f"{path}: the session uses the bundled bank {b.get('name')!r}, which ships with "
                                    "hspr; relink is for a session made with --matrix")
-        with warnings.catch_warnings(record=True) as caught:
+        with held_warnings() as caught:  # said as before; read for the cause of a changed digest
             warnings.simplefilter("always", InputWarning)
             mat = load_session_bank(None, new, b.get("missing_as_zero", True), b.get("tasks"))
-        for w in caught:  # said as before; kept for the cause of a changed digest
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, registry={})
         if mat.digest() != b["digest"]:
             raise LiveSessionError(
                 f"{matrix}: holds another bank (digest {mat.digest()[:16]}..., {mat.n_agents} agents x "
@@ -940,14 +938,12 @@ class LiveSession:
         doc = jf.doc
         b = doc["bank"]
         try:
-            with warnings.catch_warnings(record=True) as caught, \
+            # input warnings were said by `start`; here they are read only for the cause of a changed digest
+            with held_warnings(lambda category: not issubclass(category, InputWarning)) as caught, \
                     (reading or (lambda _: contextlib.nullcontext()))(b.get("matrix")):
-                warnings.simplefilter("always", InputWarning)  # said by `start`; here only with a changed digest
+                warnings.simplefilter("always", InputWarning)
                 mat = load_session_bank(b.get("name"), b.get("matrix"), b.get("missing_as_zero", True),
                                         b.get("tasks"))
-            for w in caught:
-                if not issubclass(w.category, InputWarning):
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, registry={})
         except (DataError, OSError) as exc:
             moved = (f"; if the file moved, point the session at its new place: hspr live relink --matrix NEW "
                      f"--session {path}" if b.get("matrix") and not Path(b["matrix"]).exists() else "")

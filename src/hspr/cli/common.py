@@ -510,11 +510,12 @@ def busy(text: str, tail: str = "") -> Iterator[None]:
     kept whole; warnings raised inside are shown after the spinner is cleared (one printed meanwhile
     was glued to a spinner frame)."""
     import time
-    import warnings
 
     from rich.markup import escape
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
     from rich.table import Column
+
+    from ..errors import held_warnings
 
     err = console(stderr=True)
     if err.is_terminal:
@@ -524,18 +525,10 @@ def busy(text: str, tail: str = "") -> Iterator[None]:
         line = _middle_cut(text, room - (len(tail) + 1 if tail else 0)) + (f" {tail}" if tail else "")
         columns = (SpinnerColumn(), TextColumn("{task.description}", table_column=Column(
             no_wrap=True, overflow="ellipsis", max_width=room)), TimeElapsedColumn(table_column=Column(no_wrap=True)))
-        held: list = []
-        try:
-            with warnings.catch_warnings(record=True) as caught:  # the filters in force still apply
-                try:
-                    with Progress(*columns, console=err, transient=True) as progress:
-                        progress.add_task(escape(line), total=None)  # an agent id such as 'x[bash-only]' is text
-                        yield
-                finally:
-                    held = list(caught)
-        finally:  # also when the step fails: through the caller's filters and handler (a --json object's list)
-            for w in held:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, registry={})
+        # said after the spinner, also when the step fails (through the caller's handler: a --json object's list)
+        with held_warnings(), Progress(*columns, console=err, transient=True) as progress:
+            progress.add_task(escape(line), total=None)  # an agent id such as 'x[bash-only]' is text, not markup
+            yield
     else:
         def say(line: str) -> None:
             # a reader that stopped reading stderr (`hspr live start ... 2>&1 | head -1`) must not stop the work:
