@@ -390,11 +390,13 @@ def _refuse_replacing_other_output(out, live_s, predictions: bool) -> None:
     # /dev/stdout, /dev/fd/N: written into the stream the shell connected (a file it redirects to is appended to, not
     # replaced), so not checked (a re-trial: any /dev/ or /proc/ prefix was let through, and /proc/self/cwd/x.csv
     # replaced x.csv)
-    if out is None or is_descriptor_path(out) or not Path(out).is_file() or Path(out).stat().st_size == 0:
+    if out is None or is_descriptor_path(out) or not Path(out).is_file():
+        return
+    size = Path(out).stat().st_size
+    if size == 0:
         return
     asked = set(live_s.asked())
     why = None
-    size = Path(out).stat().st_size
     if size > (_MAX_PREDICTION_BYTES if predictions else _MAX_ID_BYTES):
         why = f"is larger ({size:,} bytes) than anything `next --out` writes"
     else:

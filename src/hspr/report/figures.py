@@ -201,6 +201,7 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
         When ``baseline`` (or ``also``) has no runs at that budget.
     """
     from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
     budgets = figure_budgets(runs, baseline, budget_fraction)
     sub = _at_budgets(runs, budgets)
@@ -254,8 +255,6 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
         ax.grid(True, alpha=0.3)
         # placed as a legend is, where it covers the fewest points (a fixed corner hid the strongest agents, or
         # an outlier of a bank whose agents all score about the same: two trials); handles of no size
-        from matplotlib.lines import Line2D
-
         blank = [Line2D([], [], linestyle="none")] * len(notes)
         ax.legend(blank, notes, loc="best", fontsize=7, handlelength=0, handletextpad=0, borderaxespad=0.4,
                   framealpha=0.85, edgecolor="none")
