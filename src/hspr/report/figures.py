@@ -177,7 +177,7 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
     """Figure (b): estimate against true score per target (%), ±2 pp band, one panel per bank.
 
     Points are seed-averaged estimates; with several seeds a thin bar spans their min-max. Each
-    panel's note gives the MAE of the comparison table (per seed over the targets, then averaged
+    panel's note, below its x label, gives the MAE of the comparison table (per seed over the targets, then averaged
     over seeds), not that of the seed-averaged points, and the share of runs within ±2 pp.
     ``also`` adds a second method as hollow markers: one method for every panel, or a mapping
     bank -> method (:func:`best_other_methods`: each bank's best other method).
@@ -201,8 +201,6 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
         When ``baseline`` (or ``also``) has no runs at that budget.
     """
     from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-
     budgets = figure_budgets(runs, baseline, budget_fraction)
     sub = _at_budgets(runs, budgets)
     frac = _closest_fraction(runs) if budget_fraction is None else budget_fraction  # for the error message
@@ -241,7 +239,7 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
             mae, within = err.groupby(g["seed"]).mean().mean(), np.mean(err <= BAND_PP + 1e-9)
             # two lines: one was as wide as the panel and covered the strongest agents' points (a new-user trial)
             # a long variant name made the note wider than the panel, which shrank to a thumbnail (a re-trial)
-            notes.append(f"{shorten(m, 28)}: MAE {mae:.2f} pp,\n  {within:.0%} of runs within ±{BAND_PP:g} pp")
+            notes.append(f"{shorten(m, 28)}: MAE {mae:.2f} pp,\n{within:.0%} of runs within ±{BAND_PP:g} pp")
         lo, hi = min(lo_all) - 3, max(hi_all) + 3
         x = np.array([lo, hi])
         ax.fill_between(x, x - BAND_PP, x + BAND_PP, color="0.85", lw=0, label=f"±{BAND_PP:g} pp", zorder=1)
@@ -253,11 +251,10 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
         ax.set_xlabel("true score (%)")
         ax.set_ylabel("estimate (%)")
         ax.grid(True, alpha=0.3)
-        # placed as a legend is, where it covers the fewest points (a fixed corner hid the strongest agents, or
-        # an outlier of a bank whose agents all score about the same: two trials); handles of no size
-        blank = [Line2D([], [], linestyle="none")] * len(notes)
-        ax.legend(blank, notes, loc="best", fontsize=7, handlelength=0, handletextpad=0, borderaxespad=0.4,
-                  framealpha=0.85, edgecolor="none")
+        # below the panel, under its x label: inside it, even placed as a legend is (loc="best"), it covered points
+        # (a new-user trial: the strongest agents; re-trials: an outlier, and 8 of 80 points of a crowded panel)
+        ax.annotate("\n".join(notes), xy=(0.5, 0), xycoords=ax.xaxis.label, xytext=(0, -3), textcoords="offset points",
+                    ha="center", va="top", fontsize=7, linespacing=1.15)
     for ax in axes[len(banks):]:
         ax.set_visible(False)
     legend = {}  # every panel's methods (each bank's second method may differ), once each
