@@ -306,6 +306,29 @@ def test_refused_options_still_answer_in_json(tmp_path):
     assert res.exit_code == 2 and not res.stdout.strip()  # without --json: click's usage text only, on stderr
 
 
+def test_json_error_objects_carry_the_warnings_said_before_them(tmp_path):
+    """A --json error object had only the message; a warning that explains it (a file read oddly) reached
+    stderr alone. It now lists the warnings said before the error, in order; none, no key."""
+    m, _ = simulate_matrix(6, 20, seed=1)
+    csv = tmp_path / "m.csv"
+    write_csv(m, csv)
+    csv.write_text("task_id" + csv.read_text()[len("agent"):])  # read as agents, with a warning
+    said = f"{csv}: the first column is named 'task_id', but a wide CSV has one row per agent"
+    runs = {"live": ["live", "start", "--matrix", str(csv), "--budget", "500", "--session", str(tmp_path / "s.hspr")],
+            "bank": ["bank", "merge", str(csv), str(tmp_path / "other.csv"), "--out", str(tmp_path / "b.csv")]}
+    other = m.values.copy()
+    other[0, 0] = 1 - other[0, 0]  # a cell the two banks give differently: merge refuses it
+    pd.DataFrame(other, index=pd.Index(m.agents, name="agent"), columns=m.tasks).to_csv(tmp_path / "other.csv")
+    for name, args in runs.items():
+        res = CliRunner().invoke(main, [*args, "--json"])
+        assert res.exit_code in (1, 2), (name, res.output)
+        out = json.loads(res.stdout)
+        assert out["ok"] is False and len(out["warnings"]) == 1 and out["warnings"][0].startswith(said), (name, out)
+        assert res.stderr.index("warning: ") < res.stderr.index("error: ")  # stderr says the same, in that order
+    res = CliRunner().invoke(main, [*runs["live"][:3], str(tmp_path / "plain.csv"), *runs["live"][4:], "--json"])
+    assert "warnings" not in json.loads(res.stdout)  # a missing file: refused, no warning
+
+
 def test_api_input_errors_are_hspr_errors_and_keep_their_builtin_kind():
     """A script trial: an unknown task or method raised a bare KeyError and a bad outcome a bare
     ValueError, against errors.py's rule that every user error is an HsprError."""

@@ -146,9 +146,9 @@ class LazyGroup(click.Group):
             text = (f"interrupted after the change was saved: {ctx.meta[SAVED_KEY]}" if ctx.meta.get(SAVED_KEY)
                     else "interrupted")
             if "--json" in ctx.meta.get("hspr_args", ()):  # a script reading stdout gets its object (a re-trial)
-                import json
+                from .common import json_error
 
-                click.echo(json.dumps({"ok": False, "error": text}))
+                click.echo(json_error(text))
             click.echo(f"\n{text}", err=True)
             ctx.exit(130)
 

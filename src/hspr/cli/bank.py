@@ -17,6 +17,7 @@ import numpy as np
 from hspr.cli.common import (
     check_output_file,
     completer,
+    json_error,
     os_fix,
     reading,
     refuse_folder_name,
@@ -109,7 +110,7 @@ def _run(fn: Callable[[], ResponseMatrix], as_json: bool = False, seen: list[str
         except DataError as exc:
             _echo_warnings(caught)
             if as_json:
-                click.echo(json.dumps({"ok": False, "error": str(exc)}))
+                click.echo(json_error(str(exc)))
             click.echo(f"error: {exc}", err=True)
             raise click.exceptions.Exit(EXIT_DATA_ERROR) from None
     _echo_warnings(caught)
@@ -251,7 +252,7 @@ def _write(m: ResponseMatrix, out: Path, as_json: bool) -> None:
     except OSError as exc:
         msg = f"cannot write {out}: {exc.strerror or exc}. {os_fix(exc)}, or give another --out"
         if as_json:
-            click.echo(json.dumps({"ok": False, "error": msg}))
+            click.echo(json_error(msg))
         click.echo(f"error: {msg}", err=True)
         raise click.exceptions.Exit(1) from None
 

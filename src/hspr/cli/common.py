@@ -566,15 +566,31 @@ def reading(path: str | os.PathLike | None) -> Iterator[None]:
         yield
 
 
+#: ``ctx.meta`` key (root context): the warnings said by the command so far, in order (a dict used as an ordered set)
+SAID_KEY = "hspr_warnings_said"
+
+
 def say_warning(text: str) -> None:
     """Print ``warning: <text>`` on stderr, once per command: a folder walked more than once (its
     form, then its results) raises its warnings again (a re-trial saw one 4 times). Outside a click
     command it prints every time."""
     ctx = click.get_current_context(silent=True)
-    said = ctx.find_root().meta.setdefault("hspr_warnings_said", set()) if ctx is not None else set()
+    said = ctx.find_root().meta.setdefault(SAID_KEY, {}) if ctx is not None else {}
     if text not in said:
-        said.add(text)
+        said[text] = None
         click.echo(f"warning: {text}", err=True)
+
+
+def json_error(message: str) -> str:
+    """The JSON object a ``--json`` command prints on stdout when it fails: ``{"ok": false, "error":
+    message}``, with ``"warnings"``, the warnings said on stderr before it (:func:`say_warning`, in
+    order), when there were any: a script reading only stdout gets what explains the error (a trial:
+    an unreadable folder's warning reached stderr only)."""
+    import json
+
+    ctx = click.get_current_context(silent=True)
+    said = list(ctx.find_root().meta.get(SAID_KEY, {})) if ctx is not None else []
+    return json.dumps({"ok": False, "error": message} | ({"warnings": said} if said else {}))
 
 
 @contextlib.contextmanager

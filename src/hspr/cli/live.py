@@ -41,6 +41,7 @@ from .common import (
     check_session_bank_label,
     completer,
     input_warnings,
+    json_error,
     note_saved,
     os_error_message,
     reading,
@@ -143,7 +144,7 @@ def _fail(exc: Exception, as_json: bool) -> None:
         msg += f" (the session file is $HSPR_SESSION={ctx.params.get('session_path')})"
     msg += saved_note()
     if as_json:
-        click.echo(json.dumps({"ok": False, "error": msg}))
+        click.echo(json_error(msg))
     click.echo(f"error: {msg}", err=True)
     sys.exit(2)
 
