@@ -313,6 +313,7 @@ def test_an_outcome_that_is_not_a_number_names_its_type_and_the_word_reader(sim)
     with pytest.raises(HsprError, match="must be 0 or 1, got NoneType None$"):
         sess.tell(t, None)
     assert sess.queried == []  # nothing was recorded
+    assert outcome(0j) is None and outcome(np.complex128(1)) is None  # int(0j) raised TypeError (a mypy triage)
     sess.tell(t, outcome("resolved"))
     sess.tell(sess.ask(), np.False_)  # numpy booleans, as a boolean mask gives them
     assert sess.outcomes == [1, 0] and all(type(y) is int for y in sess.outcomes)

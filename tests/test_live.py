@@ -1090,6 +1090,27 @@ def test_a_damaged_id_before_a_correct_or_withdraw_still_has_a_way_out(bank, tmp
     assert target.recorded == {t1: 1, t2: 0}  # the correction is lost with its id; the told outcome stays
 
 
+def test_ingest_of_a_session_whose_task_id_is_not_text_is_refused_by_line(bank, tmp_path):
+    """A mypy triage: a `withdraw` (or, after an error line, a `tell`) whose task is a JSON list raised
+    TypeError (unhashable) from `ingest` once an earlier line had told a task: a traceback."""
+    import json
+
+    live = new(bank, tmp_path)
+    t1, t2 = live.next(2)
+    live.record(t1, 1)
+    head = live.path.read_text().splitlines()[0]
+    cases = {"withdraw": [{"type": "tell", "task": t1, "outcome": 1}, {"type": "withdraw", "task": ["x"]}],
+             "tell": [{"type": "error", "task": t2, "detail": "x"}, {"type": "tell", "task": ["x"], "outcome": 1}]}
+    for kind, events in cases.items():
+        path = tmp_path / f"{kind}.hspr"
+        path.write_text("\n".join([head, *(json.dumps(e) for e in events)]) + "\n")
+        target = LiveSession.create(tmp_path / f"to-{kind}.hspr", 12, matrix=bank["csv"], config=FAST)
+        with pytest.raises(HsprError, match=r"line 3 (withdraws task \['x'\], which no earlier line told|is not a "
+                                            r"readable outcome \(task \['x'\], outcome 1\))"):
+            target.ingest(path)
+        assert target.recorded == {}  # nothing was recorded
+
+
 def test_a_tell_line_copied_by_hand_names_both_events_and_the_line_to_delete(bank, tmp_path):
     live = new(bank, tmp_path)
     live.record(live.next()[0], 1)

@@ -763,7 +763,7 @@ def test_runs_of_one_label_made_with_other_settings_are_not_merged(tmp_path, syn
 def test_replay_records_carry_a_digest_of_the_settings():
     from hspr.methods import get_method
     from hspr.replay import settings_digest
-    from hspr.stopping import WidthBelow
+    from hspr.stopping import StoppingRule, WidthBelow
 
     base = settings_digest(get_method("hspr", config={"n_nodes": 256}))
     assert base == settings_digest(get_method("hspr", config={"n_nodes": 256}))  # deterministic
@@ -771,6 +771,16 @@ def test_replay_records_carry_a_digest_of_the_settings():
     assert settings_digest(get_method("uniform"), WidthBelow(45.0)) != settings_digest(get_method("uniform"),
                                                                                          WidthBelow(45.0, min_tasks=5))
     assert len(base) == 12 and int(base, 16) >= 0
+
+    class AfterN(StoppingRule):  # a rule of the user's own, not a dataclass (a mypy triage: asdict raised TypeError)
+        def __init__(self, n):
+            self.n = n
+
+        def check(self, session, estimate):
+            return "n" if session.n_queried >= self.n else None
+
+    uniform = get_method("uniform")
+    assert settings_digest(uniform, AfterN(3)) == settings_digest(uniform, AfterN(3)) != settings_digest(uniform, AfterN(4))
 
 
 def test_terminal_tables_print_bank_labels_with_brackets_as_typed(synth):

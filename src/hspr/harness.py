@@ -1087,7 +1087,8 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
             raise HarnessFormatError(f"{path}: {where(i)} is not an event of a session ({got}): the file is "
                                      "damaged or hand-edited; nothing was recorded")
         if ev["type"] == "withdraw":  # `live withdraw`: the task's outcome is taken back
-            if seen.pop(ev.get("task"), None) is None:
+            # a task id that is not text (a list) is told no earlier line; it was hashed first (a mypy triage)
+            if not isinstance(ev.get("task"), str) or seen.pop(ev["task"], None) is None:
                 what = f"{where(i)} withdraws task {ev.get('task')!r}, which no earlier line told"
                 if not lenient:
                     raise HarnessFormatError(f"{path}: {what}: the file is damaged or hand-edited; nothing was recorded "
@@ -1100,9 +1101,9 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
         if ev["type"] not in ("tell", "correct"):
             continue
         task, y = ev.get("task"), ev.get("outcome")
-        errors.pop(task, None)  # graded since
         if not isinstance(task, str) or isinstance(y, bool) or not isinstance(y, (int, float)) or not 0 <= y <= 1:
             raise HarnessFormatError(f"{path}: {where(i)} is not a readable outcome (task {task!r}, outcome {y!r})")
+        errors.pop(task, None)  # graded since
         if trials is None and y not in (0, 1):
             raise HarnessFormatError(f"{path}: {where(i)}: task {task!r} has pass rate {y:g}, a session of repeated "
                                      "trials, but this bank has one 0/1 outcome per task; nothing was recorded")

@@ -57,8 +57,10 @@ def outcome(value) -> int | None:
         return int(value)
     if type(value).__module__.startswith("numpy") and np.ma.is_masked(value):  # a missing cell: its .item() reads 0
         return None
-    if isinstance(value, numbers.Number):
+    if isinstance(value, numbers.Real):  # not Number: 0j == 0, and int(0j) raised TypeError (a mypy triage)
         return int(value) if value in (0, 1) else None
+    if isinstance(value, numbers.Complex):
+        return None
     if hasattr(value, "item") and not isinstance(value, str):  # numpy scalars
         return outcome(value.item())
     if isinstance(value, str):

@@ -115,7 +115,10 @@ def settings_digest(method: Method, stop: StoppingRule | None = None,
     replace another of the same label made with other settings (two config files of one name,
     another ``--stop-min-tasks``), where it lets a re-run with the same settings replace the
     old one."""
-    rule = None if stop is None else {"rule": type(stop).__name__, **dataclasses.asdict(stop)}
+    # a rule of the user's own need not be a dataclass (a mypy triage: asdict raised TypeError): its attributes
+    fields = ({} if stop is None else dataclasses.asdict(stop) if dataclasses.is_dataclass(stop)
+              else dict(getattr(stop, "__dict__", {})))
+    rule = None if stop is None else {"rule": type(stop).__name__, **fields}
     try:
         params = method.get_params() if sources is None else method.settings_for(sources)
     except (AttributeError, TypeError, ValueError):  # a method of the user's own that cannot list them
