@@ -10,7 +10,7 @@ import contextlib
 import copy
 import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import MappingProxyType
 
@@ -736,19 +736,42 @@ def backend_options(f):
                              "of --workers is started.")(f)
 
 
-def completer(words, files: bool = False, comma: bool = False):
+def completer(words, files: bool = False, comma: bool = False, alone: tuple[str, ...] = ()):
     """A click ``shell_complete`` callback: the ``words`` that start with what is typed, and file
     names too with ``files`` (a bundled bank's name or a matrix file); with ``comma`` each item of
-    a comma-separated list (``--methods hspr,uni<TAB>``). ``words``: strings, or a callable giving
-    them (read when the shell asks). Shell completion: README, "Shell completion"."""
+    a comma-separated list (``--methods hspr,uni<TAB>``), leaving out the items already in the list
+    and the ``alone`` words (``all``), which stand alone. ``words``: strings, or a callable giving
+    them (read when the shell asks). Shell completion: README, "Shell completion".
+
+    In bash, where a word matches, file names are not offered beside it: click's bash script clears
+    the words for a file item (a trial: ``hspr bank agents ver<TAB>`` gave ``verified_copy.csv``, and
+    ``--targets ba<TAB>`` nothing); typing on past every word (``./``, ``verified_``) gives the files."""
     def complete(ctx, param, incomplete: str):
         from click.shell_completion import CompletionItem
 
         head, sep, last = incomplete.rpartition(",") if comma else ("", "", incomplete)
-        out = [CompletionItem(head + sep + w) for w in (words() if callable(words) else words) if w.startswith(last)]
-        return out + ([CompletionItem(incomplete, type="file")] if files else [])
+        listed = set(head.split(",")) if head else set()
+        out = [] if listed & set(alone) else [  # nothing goes with a word that stands alone
+            CompletionItem(head + sep + w) for w in (words() if callable(words) else words)
+            if w.startswith(last) and w not in listed and not (listed and w in alone)]
+        bash = os.environ.get("_HSPR_COMPLETE", "").startswith("bash")  # click's variable for the `hspr` command
+        return out + ([CompletionItem(incomplete, type="file")] if files and not (out and bash) else [])
 
     return complete
+
+
+class LazyHelpOption(click.Option):
+    """A click option whose help text is made when help is shown (``help_text``, a callable): text
+    that imports modules to be written (every method class, for ``--methods``) costs nothing on the
+    other runs of the command, shell completion's among them (a trial: 1.3 s per TAB)."""
+
+    def __init__(self, *args, help_text: Callable[[], str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._help_text = help_text
+
+    def get_help_record(self, ctx: click.Context):
+        self.help = self._help_text()
+        return super().get_help_record(ctx)
 
 
 def print_error(console, exc) -> None:

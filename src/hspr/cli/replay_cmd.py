@@ -10,11 +10,11 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 from unittest.mock import patch
 
 import click
 import numpy as np
-import pandas as pd
 from click.core import ParameterSource
 from rich.markup import escape
 from rich.table import Table
@@ -38,11 +38,11 @@ from ..methods import REGISTRY, REPLAY_DEFAULT, method_class
 from ..methods.hspr.config import ACQUISITIONS, DECISIONS
 from ..methods.hspr.replay_options import check_table_covers, replay_methods
 from ..replay import align_targets, check_fractions, replay
-from ..report.stats import summarize, tasks_run_text
 from ..session import BudgetError, budget_from_fraction
 from ..stopping import MIN_TASKS, WidthBelow
 from .common import (
     CliError,
+    LazyHelpOption,
     backend_options,
     check_backend,
     check_matrix_label,
@@ -66,6 +66,9 @@ from .common import (
     spare_copy,
 )
 from .common import console as make_console
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: more seeds than any replay needs (each seed replays every target of every fold)
 MAX_SEEDS = 1000
@@ -218,6 +221,10 @@ def parse_methods(text: str) -> list[str]:
 def summary_table(summary: pd.DataFrame, title: str) -> Table:
     """The replay summary as a rich Table: a row per bank, method and budget (errors in pp, coverage
     and mean width of the 90 % interval, targets and seeds; tasks run with a stopping rule)."""
+    import pandas as pd
+
+    from ..report.stats import tasks_run_text
+
     table = Table(title=title)
     stopped = "mean_tasks_run" in summary
     for col in ("bank", "method", "budget (tasks)", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90% cover", "width (pp)",
@@ -355,10 +362,10 @@ def register(group: click.Group) -> None:
     @click.option("--strongest", default=20, show_default=True, type=int,
                   help="With --split strongest: how many of the highest-scoring agents are targets.")
     @click.option("--methods", default=",".join(REPLAY_DEFAULT), show_default=True,
-                  shell_complete=completer([*REGISTRY, "all"], comma=True),
-                  help=f"Comma-separated methods or 'all'. Known: {', '.join(REGISTRY)}. 'all' is each method once, "
-                       f"leaving out {', '.join(n for n in REGISTRY if not method_class(n).in_all) or 'none'} (another "
-                       "method under other settings; name it to run it).")
+                  shell_complete=completer([*REGISTRY, "all"], comma=True, alone=("all",)), cls=LazyHelpOption,
+                  help_text=lambda: f"Comma-separated methods or 'all'. Known: {', '.join(REGISTRY)}. 'all' is each "
+                  f"method once, leaving out {', '.join(n for n in REGISTRY if not method_class(n).in_all) or 'none'} "
+                  "(another method under other settings; name it to run it).")
     @click.option("--budget", "budget", default="0.10", show_default=True,
                   help="Budget as a fraction of the bank's tasks (1.0: all; unlike `hspr live`, not a task count); "
                        "a list (0.05,0.10,0.15,0.20) sweeps: adaptive methods "
@@ -372,7 +379,7 @@ def register(group: click.Group) -> None:
                   help="Count missing cells as unresolved (leaderboard convention). --no-missing-as-zero keeps them "
                        "missing in the sources (HSPR fits without them; methods that cannot, refuse) and counts a "
                        "target's missing cells as unresolved.")
-    @click.option("--config", "config_path", default=None,
+    @click.option("--config", "config_path", default=None, shell_complete=completer(["auto"], files=True),
                   help="A JSON file of HSPR settings (HSPRConfig fields; used by hspr and hspr_robust, as `hspr "
                        "live start --config` does), or 'auto': the source-only selected "
                        "setting per fold (shipped for the bundled banks' standard folds; selected on the sources "
@@ -668,6 +675,10 @@ def register(group: click.Group) -> None:
                     sys.exit(2)
                 all_runs.extend(runs)
         wall = time.perf_counter() - t0
+        import pandas as pd
+
+        from ..report.stats import summarize  # here: scipy.stats and pandas cost ~0.8 s of every TAB (a trial)
+
         summary = summarize(pd.DataFrame(all_runs))
         payload = {
             "hspr_version": __import__("hspr").__version__,

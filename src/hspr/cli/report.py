@@ -12,9 +12,6 @@ from rich.table import Table
 
 from ..harness import is_session_file
 from ..methods import current_label, method_names
-from ..report import ReportError, ReportWarning, bank_order, comparison_rich, paired_rich, read_results, report_files, write_report
-from ..report.figures import has_budget_sweep
-from ..report.inputs import default_baseline
 from .common import check_output_dir, completer, os_error_message, print_error, print_table, same_file
 from .common import console as make_console
 
@@ -51,6 +48,20 @@ def register(group: click.Group) -> None:
                                 (pp, + = baseline better), 95 % bootstrap CI, Wilcoxon p, Holm p
           budget_curves (with 2+ budgets), estimate_vs_truth, coverage  (.png and .svg)
         """
+        # here, not at the top: hspr.report loads scipy.stats and pandas, ~0.8 s of every TAB of shell completion
+        from ..report import (
+            ReportError,
+            ReportWarning,
+            bank_order,
+            comparison_rich,
+            paired_rich,
+            read_results,
+            report_files,
+            write_report,
+        )
+        from ..report.figures import has_budget_sweep
+        from ..report.inputs import default_baseline
+
         out, err = make_console(width=None if sys.stdout.isatty() else 140), make_console(stderr=True)
         check_output_dir(out_dir, "--out-dir")
         for name in report_files(figures):  # a fixed name in the folder may be a session file or a results file
