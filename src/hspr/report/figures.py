@@ -177,8 +177,9 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
     """Figure (b): estimate against true score per target (%), ±2 pp band, one panel per bank.
 
     Points are seed-averaged estimates; with several seeds a thin bar spans their min-max. Each
-    panel's note, below its x label, gives the MAE of the comparison table (per seed over the targets, then averaged
-    over seeds), not that of the seed-averaged points, and the share of runs within ±2 pp.
+    panel's note, below its x label, gives the MAE of the comparison table (per seed over the
+    targets, then averaged over seeds), not that of the seed-averaged points, and the share of runs
+    within ±2 pp.
     ``also`` adds a second method as hollow markers: one method for every panel, or a mapping
     bank -> method (:func:`best_other_methods`: each bank's best other method).
 
@@ -201,6 +202,7 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
         When ``baseline`` (or ``also``) has no runs at that budget.
     """
     from matplotlib.figure import Figure
+
     budgets = figure_budgets(runs, baseline, budget_fraction)
     sub = _at_budgets(runs, budgets)
     frac = _closest_fraction(runs) if budget_fraction is None else budget_fraction  # for the error message
