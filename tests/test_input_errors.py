@@ -327,6 +327,17 @@ def test_json_error_objects_carry_the_warnings_said_before_them(tmp_path):
         assert res.stderr.index("warning: ") < res.stderr.index("error: ")  # stderr says the same, in that order
     res = CliRunner().invoke(main, [*runs["live"][:3], str(tmp_path / "plain.csv"), *runs["live"][4:], "--json"])
     assert "warnings" not in json.loads(res.stdout)  # a missing file: refused, no warning
+    # a re-trial: the more-agents-than-tasks warning of `bank build` was echoed, not said, so not listed; and an
+    # OSError reaching the group (a name too long) printed no object at all
+    wide = tmp_path / "wide.csv"
+    pd.DataFrame(m.values[:, :4], index=pd.Index(m.agents, name="agent"), columns=m.tasks[:4]).to_csv(wide)
+    (tmp_path / "gone").symlink_to(tmp_path / "no" / "folder" / "b.csv")
+    res = CliRunner().invoke(main, ["bank", "build", str(wide), "--out", str(tmp_path / "gone"), "--json"])
+    out = json.loads(res.stdout)
+    assert res.exit_code == 1 and out["ok"] is False and "more agents (6) than tasks (4)" in out["warnings"][0], out
+    res = CliRunner().invoke(main, ["bank", "agents", "a" * 300, "--json"])
+    out = json.loads(res.stdout)  # one object
+    assert res.exit_code == 2 and out["ok"] is False and "File name too long" in out["error"], out
 
 
 def test_api_input_errors_are_hspr_errors_and_keep_their_builtin_kind():

@@ -63,3 +63,17 @@ def test_the_cli_modules_load_no_pandas_scipy_stats_or_matplotlib():
             "print(sorted(m for m in ('pandas', 'scipy.stats', 'sklearn', 'matplotlib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_replay_config_offers_files_first_in_bash(tmp_path, monkeypatch):
+    """A re-trial: `replay --config <TAB>` wrote `auto` at once, though its value is usually a file; in bash
+    the files come while any starts with what is typed, `auto` only when none does."""
+    monkeypatch.chdir(tmp_path)
+    assert _complete("hspr replay --config ") == [("plain", "auto")]  # an empty folder: auto
+    (tmp_path / "auto_cfg.json").write_text("{}")
+    assert _complete("hspr replay --config au") == [("file", "au")]
+    assert _complete("hspr replay --config ") == [("file", "")]
+    assert _complete("hspr replay --config aut") == [("file", "aut")]
+    assert _complete("hspr replay --config autox") == [("file", "autox")]  # no name, no word: files (none)
+    (tmp_path / "auto_cfg.json").unlink()
+    assert _complete("hspr replay --config au") == [("plain", "auto")]

@@ -116,6 +116,17 @@ def test_forward_split_refuses(agents, newest, match):
         forward_split(agents, newest)
 
 
+@pytest.mark.parametrize("settings,match", [
+    ({"config": 5}, "'config' must be an object of HSPRConfig fields, got int 5"),
+    ({"config": [1]}, "'config' must be an object of HSPRConfig fields, got list"),
+    ({"shift": 5}, "'shift' must be an object of ShiftSettings fields, got int 5"),
+])
+def test_robust_settings_of_the_wrong_shape_are_refused(settings, match):
+    """A re-trial: a --config file {"config": 5} gave an AttributeError traceback (int has no to_dict)."""
+    with pytest.raises(ValueError, match=match):
+        HSPRRobust(**settings)
+
+
 def test_strongest_split_takes_the_highest_scores_ties_by_id_in_any_row_order():
     agents = ["c", "a", "b", "d", "e"]
     scores = [0.5, 0.7, 0.7, 0.1, 0.3]

@@ -1095,8 +1095,16 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
                                              "(with --skip-unknown the rest is read)")
                 lenient_notes.append(f"{path}: {what}; left out")
             continue
-        if ev["type"] == "error" and isinstance(ev.get("task"), str):  # a harness error waiting for a re-run
-            errors[ev["task"]] = str(ev.get("detail", ""))
+        if ev["type"] == "error":  # a harness error waiting for a re-run
+            if isinstance(ev.get("task"), str):
+                errors[ev["task"]] = str(ev.get("detail", ""))
+                continue
+            # an id that is not text was left out without a word (a re-trial); the session's reader refuses it
+            what = f"{where(i)} is an error line whose task {ev.get('task')!r} is not a task id"
+            if not lenient:
+                raise HarnessFormatError(f"{path}: {what}: the file is damaged or hand-edited; nothing was recorded "
+                                         "(with --skip-unknown the rest is read)")
+            lenient_notes.append(f"{path}: {what}; left out")
             continue
         if ev["type"] not in ("tell", "correct"):
             continue

@@ -87,6 +87,16 @@ def echo_refused(raw: tuple[str, ...], exc: click.UsageError) -> None:
 LIVE_COMMANDS = ("start", "next", "record", "withdraw", "ingest", "plot", "status", "relink")
 
 
+def _json_error(ctx: click.Context, message: str) -> None:
+    """With ``--json`` on the command line, the JSON error object on stdout for an error that reached
+    :meth:`LazyGroup.invoke` (a re-trial: `hspr bank agents <a 300-character name> --json` printed no
+    object; the live commands print theirs before exiting, so it comes once)."""
+    if "--json" in ctx.meta.get("hspr_args", ()):
+        from .common import json_error
+
+        click.echo(json_error(message))
+
+
 class LazyGroup(click.Group):
     """A click group whose sub-commands are registered when first looked up."""
 
@@ -126,6 +136,7 @@ class LazyGroup(click.Group):
         except HsprError as exc:
             from .common import saved_note
 
+            _json_error(ctx, f"{exc}{saved_note()}")
             click.echo(f"error: {exc}{saved_note()}", err=True)
             ctx.exit(2)
         except BrokenPipeError:  # `hspr bank agents verified | head`: the reader stopped reading, not an error
@@ -138,6 +149,7 @@ class LazyGroup(click.Group):
         except OSError as exc:  # full disk, lost permission, vanished folder: no traceback
             from .common import os_error_message, saved_note
 
+            _json_error(ctx, f"{os_error_message(exc)}{saved_note()}")
             click.echo(f"error: {os_error_message(exc)}{saved_note()}", err=True)
             ctx.exit(2)
         except KeyboardInterrupt:  # Ctrl-C: exit 130 (128 + SIGINT, as a shell reports it); it was click's 1, "Aborted!"
@@ -145,10 +157,7 @@ class LazyGroup(click.Group):
 
             text = (f"interrupted after the change was saved: {ctx.meta[SAVED_KEY]}" if ctx.meta.get(SAVED_KEY)
                     else "interrupted")
-            if "--json" in ctx.meta.get("hspr_args", ()):  # a script reading stdout gets its object (a re-trial)
-                from .common import json_error
-
-                click.echo(json_error(text))
+            _json_error(ctx, text)  # a script reading stdout gets its object (a re-trial)
             click.echo(f"\n{text}", err=True)
             ctx.exit(130)
 

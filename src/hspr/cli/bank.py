@@ -113,6 +113,9 @@ def _run(fn: Callable[[], ResponseMatrix], as_json: bool = False, seen: list[str
                 click.echo(json_error(str(exc)))
             click.echo(f"error: {exc}", err=True)
             raise click.exceptions.Exit(EXIT_DATA_ERROR) from None
+        except BaseException:  # another error (an OSError, Ctrl-C) goes on; its warnings are said first (a re-trial)
+            _echo_warnings(caught)
+            raise
     _echo_warnings(caught)
     if seen is not None:
         seen.extend(m for m in dict.fromkeys(str(w.message) for w in caught) if m not in seen)
@@ -278,7 +281,7 @@ def _check_built(m: ResponseMatrix, path: Path, form: str, as_json: bool, seen: 
                if form in ("long_csv", "trials_csv") else "check that each row (record) is one agent")
         shape = (f"{path} has more agents ({m.n_agents}) than tasks ({m.n_tasks}): a response matrix has one row per "
                  f"agent and usually many more tasks than agents; {fix}")
-        click.echo(f"warning: {shape}", err=True)
+        say_warning(shape)  # said, so a --json error object after it lists it (a re-trial)
         seen.append(shape)
 
 

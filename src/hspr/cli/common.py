@@ -736,7 +736,8 @@ def backend_options(f):
                              "of --workers is started.")(f)
 
 
-def completer(words, files: bool = False, comma: bool = False, alone: tuple[str, ...] = ()):
+def completer(words, files: bool = False, comma: bool = False, alone: tuple[str, ...] = (),
+              prefer_files: bool = False):
     """A click ``shell_complete`` callback: the ``words`` that start with what is typed, and file
     names too with ``files`` (a bundled bank's name or a matrix file); with ``comma`` each item of
     a comma-separated list (``--methods hspr,uni<TAB>``), leaving out the items already in the list
@@ -745,7 +746,9 @@ def completer(words, files: bool = False, comma: bool = False, alone: tuple[str,
 
     In bash, where a word matches, file names are not offered beside it: click's bash script clears
     the words for a file item (a trial: ``hspr bank agents ver<TAB>`` gave ``verified_copy.csv``, and
-    ``--targets ba<TAB>`` nothing); typing on past every word (``./``, ``verified_``) gives the files."""
+    ``--targets ba<TAB>`` nothing); typing on past every word (``./``, ``verified_``) gives the files.
+    With ``prefer_files`` (an option whose value is usually a file, ``replay --config``) it is the
+    other way round in bash: the files while any name starts with what is typed, else the words."""
     def complete(ctx, param, incomplete: str):
         from click.shell_completion import CompletionItem
 
@@ -755,9 +758,22 @@ def completer(words, files: bool = False, comma: bool = False, alone: tuple[str,
             CompletionItem(head + sep + w) for w in (words() if callable(words) else words)
             if w.startswith(last) and w not in listed and not (listed and w in alone)]
         bash = os.environ.get("_HSPR_COMPLETE", "").startswith("bash")  # click's variable for the `hspr` command
+        if bash and out and files and prefer_files and _names_start(incomplete):
+            return [CompletionItem(incomplete, type="file")]  # a re-trial: `--config <TAB>` wrote `auto` at once
         return out + ([CompletionItem(incomplete, type="file")] if files and not (out and bash) else [])
 
     return complete
+
+
+def _names_start(typed: str) -> bool:
+    """Whether a file or folder name starts with ``typed`` (a path as typed, ``~`` expanded; hidden
+    names only when ``typed`` names a dot), for shell completion."""
+    folder, _, start = os.path.expanduser(typed).rpartition("/")
+    try:
+        with os.scandir(folder + "/" if folder else (".", "/")[typed.startswith("/")]) as it:
+            return any(e.name.startswith(start) and (start.startswith(".") or not e.name.startswith(".")) for e in it)
+    except OSError:  # an unreadable or missing folder: no names
+        return False
 
 
 class LazyHelpOption(click.Option):

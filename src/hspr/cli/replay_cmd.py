@@ -379,7 +379,7 @@ def register(group: click.Group) -> None:
                   help="Count missing cells as unresolved (leaderboard convention). --no-missing-as-zero keeps them "
                        "missing in the sources (HSPR fits without them; methods that cannot, refuse) and counts a "
                        "target's missing cells as unresolved.")
-    @click.option("--config", "config_path", default=None, shell_complete=completer(["auto"], files=True),
+    @click.option("--config", "config_path", default=None, shell_complete=completer(["auto"], files=True, prefer_files=True),
                   help="A JSON file of HSPR settings (HSPRConfig fields; used by hspr and hspr_robust, as `hspr "
                        "live start --config` does), or 'auto': the source-only selected "
                        "setting per fold (shipped for the bundled banks' standard folds; selected on the sources "

@@ -694,6 +694,10 @@ class HSPRRobust(Method):
 
     def __init__(self, config: HSPRConfig | dict | None = None, shift: ShiftSettings | dict | None = None,
                  table: dict | None = None) -> None:
+        for name, value, kind in (("config", config, HSPRConfig), ("shift", shift, ShiftSettings)):
+            if value is not None and not isinstance(value, dict | kind):  # a re-trial: {"config": 5} was a traceback
+                raise ValueError(f"hspr_robust: {name!r} must be an object of {kind.__name__} fields, got "
+                                 f"{type(value).__name__} {value!r}")
         self.config = HSPRConfig.from_dict(config) if isinstance(config, dict) else config
         if isinstance(shift, dict):
             shift = build_dataclass(ShiftSettings, shift, "hspr_robust shift")
