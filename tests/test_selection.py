@@ -637,3 +637,21 @@ def test_cli_select_keeps_its_result_when_an_output_fails_and_says_what_it_repla
         f"(toy fold 0); the earlier {tmp_path / 'c.json'}); the selection was saved to " in said, said
     assert "Traceback" not in res.output
     Path(re.search(r"saved to (\S+\.json)", said).group(1)).unlink()
+
+
+def test_hspr_robust_select_runs_the_staged_selection_on_sources_with_no_shipped_entry(bank):
+    """ShiftSettings.select (docs/shift.md, direction 24): hspr_robust uses the staged selection's choice,
+    as `hspr select --fast` makes it, where no shipped entry matches; off, the ranks rule."""
+    import dataclasses
+
+    from hspr.methods.hspr.robust import HSPRRobust, ShiftSettings
+
+    src = bank.rows(np.arange(7))
+    shift = ShiftSettings(max_held_out=7, n_nodes=64, n_draws=512, min_held_out=4, blend_weights=(0.0,), select=True)
+    chosen = sel.select_config(src, shift.fraction, eval_nodes=sel.FAST_EVAL_NODES, eval_draws=sel.FAST_EVAL_DRAWS).config
+    assert chosen.replace(rank=HSPRConfig().rank) != HSPRConfig()  # not a rank of the default: the rules differ here
+    assert HSPRRobust(shift=shift).fit(src).config == chosen
+    ranks = HSPRRobust(shift=dataclasses.replace(shift, select=False)).fit(src).config
+    assert ranks.replace(rank=HSPRConfig().rank) == HSPRConfig()
+    with pytest.raises(ValueError, match="select must be true or false"):
+        ShiftSettings(select="yes")

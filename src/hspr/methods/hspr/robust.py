@@ -11,6 +11,8 @@ interval) and adds a shift diagnostic. Its other settings are chosen on the sour
    difference (:func:`one_se_choice`; more factors only where the sources support them). On
    the Verified sources of both shift protocols no rank passed that rule (best: rank 8 on the
    oldest 94, 0.15 pp lower at a standard error of 0.18 pp), so both use rank 2.
+   ``ShiftSettings.select`` (off by default) runs the staged selection there instead
+   (``hspr select --fast``; docs/shift.md, direction 24).
 2. **Leave-cluster-out calibration** (:func:`leave_cluster_out`). A new agent is, almost by
    definition, unlike the agents in the bank. Plain leave-one-out validation hides a source
    agent whose near twins (same model, same scaffold) stay in the fit, so it is optimistic. Here
@@ -200,6 +202,12 @@ class ShiftSettings:
         each side (:func:`side_shares`, :func:`side_multipliers`; with at least ``min_held_out``
         runs, else both sides alike). Off by default: it did not carry over to a time-forward
         split (module docstring, step 2); False widens both half-widths by the same factor.
+    select : bool
+        On sources with no shipped configuration, run the staged source-only selection
+        (:func:`~hspr.methods.hspr.selection.select_config` at ``fraction``, with the node and draw
+        counts of ``hspr select --fast``) and use its choice, instead of comparing ``ranks``. Off
+        by default: measured on seven shift protocols it was lower on six and higher on Verified's
+        newest 20 (docs/shift.md, direction 24), and it costs minutes inside each such fit.
     """
 
     neighbour_fraction: float = 0.20
@@ -223,6 +231,7 @@ class ShiftSettings:
     blend_weights: tuple[float, ...] = (0.5,)
     log_a_sds: tuple[float, ...] = (0.5,)
     sided: bool = False
+    select: bool = False
 
     def __post_init__(self) -> None:
         for name in ("neighbour_fraction", "neighbour_quantile", "forward_fraction", "strongest_fraction", "fraction",
@@ -265,8 +274,9 @@ class ShiftSettings:
         object.__setattr__(self, "blend_weights", tuple(float(w) for w in self.blend_weights))
         if not self.blend_weights or any(not 0 <= w <= 1 for w in self.blend_weights):
             raise ValueError(f"blend_weights must be a non-empty list of numbers in [0, 1], got {self.blend_weights!r}")
-        if not isinstance(self.sided, bool):
-            raise ValueError(f"sided must be true or false, got {self.sided!r}")
+        for name in ("sided", "select"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         object.__setattr__(self, "log_a_sds", tuple(float(v) for v in self.log_a_sds))
         if not self.log_a_sds or any(not v > 0 for v in self.log_a_sds):
             raise ValueError(f"log_a_sds must be a non-empty list of positive numbers, got {self.log_a_sds!r}")
@@ -754,8 +764,15 @@ class HSPRRobust(Method):
                             "comparing residual-factor ranks on the shift replays instead", source.source,
                             source.n_agents, source.n_tasks)
             default = HSPRConfig()
-            candidates = [hit[2]] if hit is not None else [default] + [
-                default.replace(rank=r) for r in self.shift.ranks if r != default.rank]
+            if hit is not None:
+                candidates = [hit[2]]
+            elif self.shift.select:  # the staged selection, as `hspr select --fast` (docs/shift.md, direction 24)
+                from .selection import FAST_EVAL_DRAWS, FAST_EVAL_NODES, select_config
+
+                candidates = [select_config(source, self.shift.fraction, eval_nodes=FAST_EVAL_NODES,
+                                            eval_draws=FAST_EVAL_DRAWS).config]
+            else:
+                candidates = [default] + [default.replace(rank=r) for r in self.shift.ranks if r != default.rank]
         with single_thread_blas():  # many small products: threaded BLAS made it 5-10x slower from Python
             cals = leave_cluster_out(source, candidates, self.shift)
             calib = cals[one_se_choice(np.array([c.hspr_errors for c in cals]))]
