@@ -760,9 +760,10 @@ class HSPRRobust(Method):
 
             hit = lookup_shipped(source.digest(), self.table)
             if hit is None and self.table is not None:
-                log.warning("hspr_robust: its table has no configuration for source %s (%d agents x %d tasks); "
-                            "comparing residual-factor ranks on the shift replays instead", source.source,
-                            source.n_agents, source.n_tasks)
+                log.warning("hspr_robust: its table has no configuration for source %s (%d agents x %d tasks); %s "
+                            "instead", source.source, source.n_agents, source.n_tasks,
+                            "running the staged selection on it" if self.shift.select else
+                            "comparing residual-factor ranks on the shift replays")
             default = HSPRConfig()
             if hit is not None:
                 candidates = [hit[2]]
