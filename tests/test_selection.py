@@ -371,6 +371,14 @@ def test_cli_select_on_every_agent_and_against_the_defaults(tmp_path):
     assert bad.exit_code == 2 and "--record table holds per-fold choices" in " ".join(bad.output.split())
     bad = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "every", "--out", str(out)])
     assert bad.exit_code == 2 and "give a fold number 0..3, or 'all'" in " ".join(bad.output.split())
+    # --config-out alone: a user wanting only the configuration had to write the whole result too (session 33)
+    alone = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "all", "-q", "--eval-nodes", "64",
+                                      "--eval-draws", "512", "--config-out", str(tmp_path / "only.json")])
+    assert alone.exit_code == 0, alone.output
+    assert json.loads((tmp_path / "only.json").read_text()) == direct.config.to_dict()
+    assert f"; wrote {tmp_path / 'only.json'}" in " ".join(alone.output.split())
+    bad = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "all", "-q"])
+    assert bad.exit_code == 2 and "give --out (the whole result as JSON), --config-out" in " ".join(bad.output.split())
 
 
 def test_concurrent_records_keep_every_entry_and_leave_no_lock_file(tmp_path):

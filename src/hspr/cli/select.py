@@ -235,7 +235,7 @@ def versus_default_lines(result) -> list[str]:
     return lines
 
 
-def write_outputs(payload: dict, result, out: str, config_out: str | None, record: str | None, record_it,
+def write_outputs(payload: dict, result, out: str | None, config_out: str | None, record: str | None, record_it,
                   replaced: dict | None = None) -> None:
     """Write the --out result, the --config-out config and the --record entry (``record_it()``), in that
     order. If one cannot be written (full disk, lost permission, a --record table damaged meanwhile), the
@@ -243,7 +243,7 @@ def write_outputs(payload: dict, result, out: str, config_out: str | None, recor
     (CliError, exit 2) names it, the files already written and what they replaced (``replaced``, path ->
     note, from :func:`replaced_notes`; a hostile trial: minutes of selection were lost to a read-only --record)."""
     done: list[str] = []
-    steps = [(out, lambda: write_json_atomic(payload, Path(out)))]
+    steps = [(out, lambda: write_json_atomic(payload, Path(out)))] if out else []
     if config_out:
         steps.append((config_out, lambda: write_json_atomic(result.config.to_dict(), Path(config_out))))
     if record:
@@ -266,7 +266,7 @@ def write_outputs(payload: dict, result, out: str, config_out: str | None, recor
         done.append(str(path))
 
 
-def replaced_notes(out: str, earlier_out, config_out: str | None, earlier_cfg, record: str | None, recorded: dict,
+def replaced_notes(out: str | None, earlier_out, config_out: str | None, earlier_cfg, record: str | None, recorded: dict,
                    bank: str, fold) -> dict[str, str]:
     """What each output will replace, by its path: an earlier --out result (its bank and fold), an earlier
     --config-out config, and the --record table's earlier entry for this bank and fold (its budget)."""
@@ -312,11 +312,12 @@ def register(group: click.Group) -> None:
                        "keeps 8,192.")
     @click.option("--eval-draws", type=int, default=None,
                   help="Predictive draws inside selection only (default: the spec's 131,072).")
-    @click.option("--out", type=click.Path(dir_okay=False), required=True,
-                  help="JSON with the chosen config (HSPRConfig fields under 'config'), every stage table (rows' "
-                       "mae and max_err on the 0-1 scale; source_mae_pp in pp), 'fraction' (the budget fraction), "
-                       "the source digest, 'seconds' (the selection itself), 'wall_seconds' (the whole command, "
-                       "loading and writing included) and 'default' (the default configuration's row, scored on "
+    @click.option("--out", type=click.Path(dir_okay=False), default=None,
+                  help="Needed unless --config-out or --record is given. JSON with the chosen config (HSPRConfig "
+                       "fields under 'config'), every stage table (rows' mae and max_err on the 0-1 scale; "
+                       "source_mae_pp in pp), 'fraction' (the budget fraction), the source digest, 'seconds' (the "
+                       "selection itself), 'wall_seconds' (the whole command, loading and writing included) and "
+                       "'default' (the default configuration's row, scored on "
                        "the same held-out agents: mae, max_err, agent_err on the 0-1 scale, source_mae_pp). Every "
                        "stage's rows hold each candidate's source MAE: the margin over the runner-up is read there.")
     @click.option("--config-out", type=click.Path(dir_okay=False), default=None,
@@ -355,6 +356,10 @@ def register(group: click.Group) -> None:
         if bank is not None and not bank.strip():  # a hostile trial: '' ran a whole Verified selection
             raise click.BadParameter(f"an empty label; give a bundled bank ({', '.join(BANKS)}) or, with --matrix, a "
                                      "label of your own, or leave --bank out", param_hint="--bank")
+        if not (out or config_out or record):  # a user wanting only the config had to write the whole result too
+            raise click.BadParameter("give --out (the whole result as JSON), --config-out (the chosen configuration "
+                                     "alone, for `hspr live start --config`) or --record (a table of selections)",
+                                     param_hint="--out")
         check_output_file(out, "--out")
         check_output_file(config_out, "--config-out")
         check_output_file(record, "--record")  # '' named the current folder as an input (a hostile trial)
@@ -456,7 +461,8 @@ def register(group: click.Group) -> None:
                                                                                  matrix_digest), replaced)
         print_table(make_console(), stage_summary(res), keep=1)
         console.print(f"chosen: {res.config}  source MAE {100 * res.source_mae:.3f} pp; "
-                      f"{res.seconds:.0f} s; wrote {out}" + (f" and {config_out}" if config_out else "")
+                      f"{res.seconds:.0f} s" + (f"; wrote {' and '.join(f for f in (out, config_out) if f)}"
+                                                if out or config_out else "")
                       + (f"; recorded {bank} fold {fold} in {record}" if record else ""),
                       soft_wrap=True, highlight=False)  # one line a script can read, whatever the width
         if replaced:
