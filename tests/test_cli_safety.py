@@ -820,3 +820,44 @@ def test_errors_about_a_session_from_hspr_session_name_the_variable(files, monke
     assert res.exit_code == 2 and f"(the session file is $HSPR_SESSION={files / 'nothere.hspr'})" in res.output
     res = run("live", "status", "--session", files / "other.hspr")  # given on the command line: not named
     assert res.exit_code == 2 and "HSPR_SESSION" not in res.output
+
+
+def test_ctrl_c_outside_the_commands_handler_exits_130(monkeypatch, capsys):
+    """A hostile trial: Ctrl-C while the CLI loads printed a Python traceback, and in the last moment after the
+    command ran ended the process by the signal; the `hspr` entry point (hspr._entry.run) exits 130 with
+    `interrupted` as the command's own handler does. The KeyboardInterrupt is raised where either window would."""
+    import signal
+    import sys
+
+    import hspr.cli
+    from hspr._entry import run
+
+    def interrupted(**kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(hspr.cli, "main", interrupted)
+    with pytest.raises(SystemExit) as done:
+        run()
+    assert done.value.code == 130 and capsys.readouterr().err == "\ninterrupted\n"
+    # once the command has finished (click's main ends in SystemExit), Ctrl-C is ignored while Python shuts down
+    import hspr._entry
+
+    handlers = []
+    monkeypatch.setattr(hspr._entry.signal, "signal", lambda sig, handler: handlers.append((sig, handler)))
+    monkeypatch.setattr(hspr.cli, "main", lambda **kwargs: sys.exit(0))
+    with pytest.raises(SystemExit) as done:
+        run()
+    assert done.value.code == 0 and handlers == [(signal.SIGINT, signal.SIG_IGN)]
+    # and while click reads the command line (the command's module loads): 130, not click's "Aborted!" and 1
+    import click
+
+    def reading(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(click.Command, "make_context", reading)
+    res = CliRunner().invoke(main, ["banks"])
+    assert res.exit_code == 130 and res.stderr == "\ninterrupted\n" and "Aborted" not in res.output
+    from pathlib import Path
+
+    with open(Path(__file__).parents[1] / "pyproject.toml", encoding="utf-8") as f:  # the command is this function
+        assert 'hspr = "hspr._entry:run"' in f.read()

@@ -1,6 +1,6 @@
 """``python -m hspr``: the same command line as ``hspr``."""
 
-from .cli import main
+from ._entry import run
 
 if __name__ == "__main__":
-    main(prog_name="hspr")
+    run()

@@ -115,8 +115,6 @@ class LazyGroup(click.Group):
         """
         import warnings
 
-        from threadpoolctl import threadpool_limits
-
         from ..errors import HsprError
 
         def show(message, category, filename, lineno, file=None, line=None):
@@ -127,6 +125,8 @@ class LazyGroup(click.Group):
             say_warning(str(message))
 
         try:
+            from threadpoolctl import threadpool_limits  # here: Ctrl-C while it loads is an interrupt too (a trial)
+
             with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():
                 warnings.showwarning = show
                 return super().invoke(ctx)
@@ -161,6 +161,15 @@ class LazyGroup(click.Group):
             click.echo(f"\n{text}", err=True)
             ctx.exit(130)
 
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        """Click's context, with Ctrl-C while the command line is read (the command's modules load)
+        exiting 130 and ``interrupted``, as in :meth:`invoke` (it was click's "Aborted!" and 1)."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt:
+            click.echo("\ninterrupted", err=True)
+            raise click.exceptions.Exit(130) from None
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Keep the raw arguments in ``ctx.meta`` (seen by :meth:`invoke` when a sub-command's
         option is refused), then parse as click does."""
@@ -170,6 +179,7 @@ class LazyGroup(click.Group):
         except click.UsageError as exc:  # `hspr --bogus live next --format harbor` (click has consumed `args` by now)
             echo_refused(ctx.meta["hspr_args"], exc)
             raise
+
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in self.commands and name in LAZY_COMMANDS:
