@@ -10,6 +10,7 @@ from types import MappingProxyType
 import click
 
 from .. import __version__
+from ..errors import HsprError  # here, not in invoke: Ctrl-C while it loaded there was click's "Aborted!" (a trial)
 
 #: command name -> the sub-module that registers it; imported only when the command runs, so
 #: ``hspr live status`` does not pay for the replay and report stack (click's lazy-group pattern)
@@ -92,7 +93,7 @@ def _json_error(ctx: click.Context, message: str) -> None:
     :meth:`LazyGroup.invoke` (a re-trial: `hspr bank agents <a 300-character name> --json` printed no
     object; the live commands print theirs before exiting, so it comes once)."""
     if "--json" in ctx.meta.get("hspr_args", ()):
-        from .common import json_error
+        from .meta import json_error  # click only: this runs on Ctrl-C, perhaps while numpy is half loaded
 
         click.echo(json_error(message))
 
@@ -115,12 +116,10 @@ class LazyGroup(click.Group):
         """
         import warnings
 
-        from ..errors import HsprError
-
         def show(message, category, filename, lineno, file=None, line=None):
             # a warning about the user's input reads as one line, not as a source location; each once per command
             # (a re-trial: a folder read twice by `live ingest` said its unreadable subfolder twice)
-            from .common import say_warning
+            from .meta import say_warning
 
             say_warning(str(message))
 
@@ -134,7 +133,7 @@ class LazyGroup(click.Group):
             echo_refused(ctx.meta.get("hspr_args", ()), exc)
             raise
         except HsprError as exc:
-            from .common import saved_note
+            from .meta import saved_note
 
             _json_error(ctx, f"{exc}{saved_note()}")
             click.echo(f"error: {exc}{saved_note()}", err=True)
@@ -153,7 +152,7 @@ class LazyGroup(click.Group):
             click.echo(f"error: {os_error_message(exc)}{saved_note()}", err=True)
             ctx.exit(2)
         except KeyboardInterrupt:  # Ctrl-C: exit 130 (128 + SIGINT, as a shell reports it); it was click's 1, "Aborted!"
-            from .common import SAVED_KEY
+            from .meta import SAVED_KEY  # click only (numpy may be half loaded: a trial's ImportError)
 
             text = (f"interrupted after the change was saved: {ctx.meta[SAVED_KEY]}" if ctx.meta.get(SAVED_KEY)
                     else "interrupted")

@@ -18,6 +18,7 @@ import click
 
 from ..data.io import bank_dir_of
 from ..parallel import BACKENDS, cluster
+from .meta import SAID_KEY, SAVED_KEY, json_error, note_saved, saved_note, say_warning  # noqa: F401 (re-exported)
 
 #: pip extra that provides each cluster backend
 EXTRAS = MappingProxyType({"dask": "hspr[dask]", "ray": "hspr[ray]"})
@@ -259,27 +260,6 @@ def os_fix(exc: OSError) -> str:
     """The fix an OSError calls for (:data:`OS_FIXES`), as the start of a sentence."""
     fix = OS_FIXES.get(exc.errno, "free space, fix the permissions")
     return fix[0].upper() + fix[1:]
-
-
-#: ``click.Context.meta`` key: what a command has already saved, for an error or interrupt after it
-SAVED_KEY = "hspr_saved"
-
-
-def note_saved(what: str) -> None:
-    """Record, for the error handlers, that ``what`` is saved (e.g. "hello-world's outcome is recorded in
-    run.hspr"): a failure after it (stdout unwritable, Ctrl-C) then says so. A hostile trial: an
-    outcome saved before a full-disk stdout was reported as an error alone, exit 2, and the user
-    believed nothing was recorded."""
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None:
-        ctx.meta[SAVED_KEY] = what
-
-
-def saved_note() -> str:
-    """The clause an error message ends with when the command had saved something before failing, else ''."""
-    ctx = click.get_current_context(silent=True)
-    what = None if ctx is None else ctx.meta.get(SAVED_KEY)
-    return f" (the change itself was saved: {what}; `hspr live status` shows it)" if what else ""
 
 
 def to_null_device(stream) -> None:
@@ -564,33 +544,6 @@ def reading(path: str | os.PathLike | None) -> Iterator[None]:
             yield
     else:
         yield
-
-
-#: ``ctx.meta`` key (root context): the warnings said by the command so far, in order (a dict used as an ordered set)
-SAID_KEY = "hspr_warnings_said"
-
-
-def say_warning(text: str) -> None:
-    """Print ``warning: <text>`` on stderr, once per command: a folder walked more than once (its
-    form, then its results) raises its warnings again (a re-trial saw one 4 times). Outside a click
-    command it prints every time."""
-    ctx = click.get_current_context(silent=True)
-    said = ctx.find_root().meta.setdefault(SAID_KEY, {}) if ctx is not None else {}
-    if text not in said:
-        said[text] = None
-        click.echo(f"warning: {text}", err=True)
-
-
-def json_error(message: str) -> str:
-    """The JSON object a ``--json`` command prints on stdout when it fails: ``{"ok": false, "error":
-    message}``, with ``"warnings"``, the warnings said on stderr before it (:func:`say_warning`, in
-    order), when there were any: a script reading only stdout gets what explains the error (a trial:
-    an unreadable folder's warning reached stderr only)."""
-    import json
-
-    ctx = click.get_current_context(silent=True)
-    said = list(ctx.find_root().meta.get(SAID_KEY, {})) if ctx is not None else []
-    return json.dumps({"ok": False, "error": message} | ({"warnings": said} if said else {}))
 
 
 @contextlib.contextmanager

@@ -1,0 +1,56 @@
+"""What a command has said and saved so far, kept in click's context: the ``warning:`` lines said
+once each, the change already saved before an error or Ctrl-C, and the ``--json`` error object
+that carries both. Only click is imported here: the error and Ctrl-C handlers of
+:class:`hspr.cli.LazyGroup` use it while numpy may be half loaded (a trial: Ctrl-C during numpy's
+import, then the handler's own import of numpy, gave an ImportError traceback)."""
+
+from __future__ import annotations
+
+import click
+
+#: ``click.Context.meta`` key: what a command has already saved, for an error or interrupt after it
+SAVED_KEY = "hspr_saved"
+
+
+def note_saved(what: str) -> None:
+    """Record, for the error handlers, that ``what`` is saved (e.g. "hello-world's outcome is recorded in
+    run.hspr"): a failure after it (stdout unwritable, Ctrl-C) then says so. A hostile trial: an
+    outcome saved before a full-disk stdout was reported as an error alone, exit 2, and the user
+    believed nothing was recorded."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[SAVED_KEY] = what
+
+
+def saved_note() -> str:
+    """The clause an error message ends with when the command had saved something before failing, else ''."""
+    ctx = click.get_current_context(silent=True)
+    what = None if ctx is None else ctx.meta.get(SAVED_KEY)
+    return f" (the change itself was saved: {what}; `hspr live status` shows it)" if what else ""
+
+
+#: ``ctx.meta`` key (root context): the warnings said by the command so far, in order (a dict used as an ordered set)
+SAID_KEY = "hspr_warnings_said"
+
+
+def say_warning(text: str) -> None:
+    """Print ``warning: <text>`` on stderr, once per command: a folder walked more than once (its
+    form, then its results) raises its warnings again (a re-trial saw one 4 times). Outside a click
+    command it prints every time."""
+    ctx = click.get_current_context(silent=True)
+    said = ctx.find_root().meta.setdefault(SAID_KEY, {}) if ctx is not None else {}
+    if text not in said:
+        said[text] = None
+        click.echo(f"warning: {text}", err=True)
+
+
+def json_error(message: str) -> str:
+    """The JSON object a ``--json`` command prints on stdout when it fails: ``{"ok": false, "error":
+    message}``, with ``"warnings"``, the warnings said on stderr before it (:func:`say_warning`, in
+    order), when there were any: a script reading only stdout gets what explains the error (a trial:
+    an unreadable folder's warning reached stderr only)."""
+    import json
+
+    ctx = click.get_current_context(silent=True)
+    said = list(ctx.find_root().meta.get(SAID_KEY, {})) if ctx is not None else []
+    return json.dumps({"ok": False, "error": message} | ({"warnings": said} if said else {}))
