@@ -179,7 +179,6 @@ class LazyGroup(click.Group):
             echo_refused(ctx.meta["hspr_args"], exc)
             raise
 
-
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in self.commands and name in LAZY_COMMANDS:
             mod = __import__(f"{__name__}.{LAZY_COMMANDS[name]}", fromlist=["register"])
