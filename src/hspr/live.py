@@ -502,6 +502,12 @@ def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_ze
     return m if tasks is None else m.select_tasks(tasks)
 
 
+def task_argument(task: str) -> str:
+    """``task`` as the last arguments of an ``hspr live`` command a message gives to run: shell-quoted,
+    after ``--`` when it starts with '-' (else click reads it as an option)."""
+    return f"{'-- ' if task.startswith('-') else ''}{shlex.quote(task)}"
+
+
 def _changed_bank_cause(caught: list, mat: ResponseMatrix, b: dict) -> str:
     """Why a session's bank read as another one, when the reading says (``""`` otherwise): folders
     below it that could not be read (``caught``: the warnings of the read; a re-trial was told to start
@@ -1397,7 +1403,7 @@ class LiveSession:
             f"task {task!r} is already recorded as {describe_outcome(prev['outcome'], tr)} (from "
             f"{prev.get('source')}); refusing a second, different outcome ({describe_outcome(y, tr)}). If the first "
             f"was wrong, replace it with `hspr live record --correct --session {shlex.quote(str(self.path))} "
-            f"{'-- ' if task.startswith('-') else ''}{shlex.quote(task)} {describe_outcome(y, tr)}` (both stay in the "
+            f"{task_argument(task)} {describe_outcome(y, tr)}` (both stay in the "
             "session file)"
         )
 

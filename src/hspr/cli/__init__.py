@@ -135,8 +135,9 @@ class LazyGroup(click.Group):
         except HsprError as exc:
             from .meta import saved_note
 
-            _json_error(ctx, f"{exc}{saved_note()}")
-            click.echo(f"error: {exc}{saved_note()}", err=True)
+            message = f"{exc}{saved_note()}"
+            _json_error(ctx, message)
+            click.echo(f"error: {message}", err=True)
             ctx.exit(2)
         except BrokenPipeError:  # `hspr bank agents verified | head`: the reader stopped reading, not an error
             import sys
@@ -148,8 +149,9 @@ class LazyGroup(click.Group):
         except OSError as exc:  # full disk, lost permission, vanished folder: no traceback
             from .common import os_error_message, saved_note
 
-            _json_error(ctx, f"{os_error_message(exc)}{saved_note()}")
-            click.echo(f"error: {os_error_message(exc)}{saved_note()}", err=True)
+            message = f"{os_error_message(exc)}{saved_note()}"
+            _json_error(ctx, message)
+            click.echo(f"error: {message}", err=True)
             ctx.exit(2)
         except KeyboardInterrupt:  # Ctrl-C: exit 130 (128 + SIGINT, as a shell reports it); it was click's 1, "Aborted!"
             from .meta import SAVED_KEY  # click only (numpy may be half loaded: a trial's ImportError)

@@ -107,15 +107,14 @@ def _run(fn: Callable[[], ResponseMatrix], as_json: bool = False, seen: list[str
         try:
             with reading(path):
                 result = fn()
-        except DataError as exc:
+        except BaseException as exc:  # the warnings first, whatever the error (a re-trial: an OSError lost them)
             _echo_warnings(caught)
+            if not isinstance(exc, DataError):  # another error (an OSError, Ctrl-C) goes on to its handler
+                raise
             if as_json:
                 click.echo(json_error(str(exc)))
             click.echo(f"error: {exc}", err=True)
             raise click.exceptions.Exit(EXIT_DATA_ERROR) from None
-        except BaseException:  # another error (an OSError, Ctrl-C) goes on; its warnings are said first (a re-trial)
-            _echo_warnings(caught)
-            raise
     _echo_warnings(caught)
     if seen is not None:
         seen.extend(m for m in dict.fromkeys(str(w.message) for w in caught) if m not in seen)

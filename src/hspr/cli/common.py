@@ -479,6 +479,10 @@ def _middle_cut(text: str, limit: int) -> str:
     return head + "…" + tail
 
 
+#: cells of a :func:`busy` line besides its text: the spinner and ' 0:00:00'
+_SPINNER_CELLS = 12
+
+
 @contextlib.contextmanager
 def busy(text: str, tail: str = "") -> Iterator[None]:
     """Say on stderr that a long step runs: a spinner with the time elapsed on a terminal, else one
@@ -499,7 +503,7 @@ def busy(text: str, tail: str = "") -> Iterator[None]:
 
     err = console(stderr=True)
     if err.is_terminal:
-        room = max(err.width - 12, 8)  # the spinner and ' 0:00:00'
+        room = max(err.width - _SPINNER_CELLS, 8)
         if room - len(tail) - 1 < 12:  # too narrow for both: the text, not the tail (a re-trial: '… (Ctrl-C …')
             tail = ""
         line = _middle_cut(text, room - (len(tail) + 1 if tail else 0)) + (f" {tail}" if tail else "")
@@ -534,9 +538,9 @@ def reading(path: str | os.PathLike | None) -> Iterator[None]:
     err = console(stderr=True)
     if path is not None and os.fspath(path) != "" and Path(path).is_dir() and err.is_terminal:
         tail = "(Ctrl-C stops)"
-        room = err.width - 13 - len(tail)  # the spinner, the time and the tail
+        room = err.width - _SPINNER_CELLS - 1 - len(tail)  # the spinner, the time, a space and the tail
         if room < 8 + 12:  # narrow: what is done, and where, before the tail
-            tail, room = "", err.width - 12
+            tail, room = "", err.width - _SPINNER_CELLS
         # the words shorten before the path is cut to nothing (a re-trial: 'read…elow …lb' at 50 columns)
         what = "reading every result file below " if room >= 32 + 20 else "reading " if room >= 8 + 6 else ""
         shown = os.fspath(path).replace("\n", "\\n").replace("\r", "\\r")  # one line, whatever the name

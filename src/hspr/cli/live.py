@@ -30,6 +30,7 @@ from ..live import (
     did_you_mean,
     fit_model,
     relink_matrix,
+    task_argument,
 )
 from ..methods import LIVE_DEFAULT, REGISTRY
 from ..outcomes import describe_outcome
@@ -625,7 +626,7 @@ def register(group: click.Group) -> None:
                 asked = ", ".join(st.pending[:3]) + (" ..." if len(st.pending) > 3 else "")
                 click.echo(f"note: {task} is not one of the tasks this session asked and has pending ({asked}); if you "
                            f"meant one of those, take this back with `hspr live withdraw --session {shlex.quote(str(live_s.path))} "
-                           f"{'-- ' if task.startswith('-') else ''}{shlex.quote(task)}` and record that one", err=True)
+                           f"{task_argument(task)}` and record that one", err=True)
             echo_status(st, header=False)
 
     @live.command("withdraw")
