@@ -38,3 +38,46 @@ def test_python_dash_m_hspr_is_the_same_command_line():
     assert out.returncode == 0 and out.stdout.strip() == f"hspr, version {hspr.__version__}", out.stderr
     out = subprocess.run([sys.executable, "-m", "hspr", "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.startswith("Usage: hspr ")
+
+
+def _fresh_python(code: str) -> str:
+    """Run ``code`` in a new interpreter (no numpy or scipy loaded yet) and return its stdout."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_a_library_loaded_inside_a_command_also_runs_one_blas_thread():
+    """The CLI loads scipy when a command needs it, after the command's limit was set: scipy's own OpenBLAS
+    (L-BFGS-B's) ran with two threads inside every `hspr live start` fit on a 2-core machine."""
+    out = _fresh_python(
+        "import os, sys\n"
+        "from click.testing import CliRunner\n"
+        "from hspr.cli import LazyGroup\n"
+        "assert 'scipy' not in sys.modules\n"
+        "group = LazyGroup('hspr')\n"
+        "@group.command('probe')\n"
+        "def probe():\n"
+        "    import scipy.linalg\n"
+        "    from threadpoolctl import threadpool_info\n"
+        "    print(sorted({p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'}))\n"
+        "res = CliRunner().invoke(group, ['probe'])\n"
+        "print(res.output.strip(), os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+    assert out.split() == ["[1]", "None"]  # one thread in every BLAS; the variable set for the command only
+
+
+def test_single_thread_blas_limits_scipys_blas_when_entered_before_scipy_loads():
+    """A library user's first fit entered the limit before scipy was loaded: the controller, built once,
+    then never saw scipy's OpenBLAS (an hspr_robust fit on half of Lite: 48 s, 6 s once it did)."""
+    out = _fresh_python(
+        "import sys\n"
+        "from hspr.parallel import single_thread_blas\n"
+        "assert 'scipy' not in sys.modules\n"
+        "with single_thread_blas():\n"
+        "    import scipy.linalg\n"
+        "    from threadpoolctl import threadpool_info\n"
+        "    print(sorted({p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'}))\n")
+    assert out.split() == ["[1]"]

@@ -1943,3 +1943,34 @@ def test_suggested_commands_work_as_printed_for_an_id_starting_with_a_dash(tmp_p
     cmd = re.search(r"replace it with `([^`]+)`", str(exc.value))[1]
     res = CliRunner().invoke(main, shlex.split(cmd)[1:])
     assert res.exit_code == 0 and LiveSession.open(s).recorded["-g"] == 0, res.output
+
+
+def test_start_workers_reach_the_fit_and_zero_is_refused(bank, tmp_path, monkeypatch):
+    """`live start -j 2` creates the session under two joblib workers (hspr_robust's held-out source replays are
+    joblib jobs; the calibration is the same on any number, test_shift); with one, a fit that runs says how to
+    use every core."""
+    import joblib
+
+    import hspr.live as live_module
+
+    seen = []
+    create = live_module.LiveSession.create.__func__
+
+    def spy(cls, *args, **kwargs):
+        seen.append(joblib.effective_n_jobs(None))
+        return create(cls, *args, **kwargs)
+
+    monkeypatch.setattr(live_module.LiveSession, "create", classmethod(spy))
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "cache"))  # an empty fit cache: each method fits
+    out = cli(["start", "--matrix", bank["csv"], "--budget", 12, "--config", bank["cfg"], "--session", tmp_path / "b.hspr"])
+    cli(["start", "--matrix", bank["csv"], "--budget", 12, "--config", bank["cfg"], "-j", 2,
+         "--session", tmp_path / "a.hspr"])
+    assert seen == [1, 2]
+    cores = os.cpu_count() or 1
+    assert (f"(-j {cores}: all {cores} cores)" in out) == (cores > 1)  # said while the fit runs, on one process
+    plain = cli(["start", "--matrix", bank["csv"], "--budget", 12, "--method", "hspr", "--config", bank["cfg"],
+                 "--session", tmp_path / "h.hspr"])
+    assert "fitting hspr on" in plain and "cores)" not in plain  # its fit is one job: --workers does nothing
+    assert "0: give a positive number of workers" in cli(["start", "--matrix", bank["csv"], "--budget", 12, "-j", 0,
+                                                          "--session", tmp_path / "c.hspr"], ok=False)
+    assert not (tmp_path / "c.hspr").exists()

@@ -22,6 +22,7 @@ from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.methods.hspr.robust import (
     HSPRRobust,
     ShiftSettings,
+    _plan_chunks,
     choose_blend,
     hamming_distances,
     held_out_rows,
@@ -512,6 +513,39 @@ def test_robust_calibration_uses_forward_runs_when_ids_are_dated():
     assert len(cal.ratios) == len(cal.errors) == len(cal.distances) == 9
     cal0 = leave_cluster_out(m, [FAST], ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048, forward_fraction=0))[0]
     assert len(cal0.held_out) == 5
+
+
+def test_calibration_is_the_same_on_any_number_of_workers():
+    """leave_cluster_out's held-out runs are joblib jobs (``parallel_config(n_jobs=...)``, `hspr live start -j`):
+    one worker and two give the same calibration, the 4PL blend, forward and strongest runs included."""
+    from joblib import parallel_config
+
+    m = dated(simulate_matrix(20, 40, seed=6)[0])
+    settings = ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048, forward_fraction=0.2, strongest_fraction=0.2,
+                             min_held_out=4)
+    one = leave_cluster_out(m, [FAST, replace(FAST, rank=1)], settings)
+    with parallel_config(n_jobs=2):
+        two = leave_cluster_out(m, [FAST, replace(FAST, rank=1)], settings)
+    assert len(one[0].held_out) == 9 and len(one[0].above_ratios) == 4  # 5 + round(0.2 * 20) forward; 4 strongest
+    for a, b in zip(one, two):
+        for f in dataclasses.fields(a):
+            x, y = getattr(a, f.name), getattr(b, f.name)
+            if isinstance(x, np.ndarray):
+                np.testing.assert_array_equal(x, y, err_msg=f.name)
+            else:
+                assert x == y, f.name
+
+
+def test_plan_chunks_keep_the_order_and_split_a_shared_source_set_among_the_workers():
+    a, b = np.arange(3), np.arange(5)
+    plan = [(0, np.array([1, 2]), "x"), (1, np.array([0, 2]), "y")] + [(i, a, f"f{i}") for i in range(5)] + \
+        [(i, b, f"s{i}") for i in range(3)]
+    serial = _plan_chunks(plan, 1)
+    assert [len(c) for c in serial] == [1, 1, 5, 3]  # a shared source set is one job: one fit
+    two = _plan_chunks(plan, 2)
+    assert [len(c) for c in two] == [1, 1, 2, 3, 2, 1]  # split among the workers: a fit each
+    assert [run[2] for c in two for run in c] == [run[2] for run in plan]
+    assert [len(c) for c in _plan_chunks(plan, 8)] == [1] * 10
 
 
 def test_strongest_sources_set_the_factor_above_the_history_and_nothing_else():

@@ -8,6 +8,7 @@ first, so the replay code itself never special-cases a backend.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from functools import cache
 
@@ -16,9 +17,19 @@ from threadpoolctl import ThreadpoolController
 BACKENDS = ("loky", "threading", "dask", "ray")
 
 
+#: environment variables a BLAS library reads, when it is loaded, for its thread count
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "BLIS_NUM_THREADS",
+                         "VECLIB_MAXIMUM_THREADS")
+
+
 @cache
 def _controller() -> ThreadpoolController:
-    """The process's threadpool controller, built once (its library scan costs ~40 ms)."""
+    """The process's threadpool controller, built once (its library scan costs ~40 ms), after numpy and
+    scipy.linalg are loaded: a scan sees only the BLAS libraries loaded before it, and scipy ships its own
+    OpenBLAS (L-BFGS-B's), which a controller built before scipy loaded left threaded."""
+    import numpy  # noqa: F401
+    import scipy.linalg  # noqa: F401
+
     return ThreadpoolController()
 
 
@@ -26,10 +37,33 @@ def single_thread_blas():
     """Context limiting BLAS to one thread (threadpoolctl), for fits made of many small matrix
     products: L-BFGS-B's tiny BLAS calls ran up to 30x slower with a threaded OpenBLAS on a busy
     machine, and ``hspr_robust``'s calibration 5-10x slower when called from Python (the CLI
-    limits BLAS for every command; a library user got the threaded default). Entering the limit
-    costs microseconds; the previous limits are restored on exit.
+    limits BLAS for every command, :func:`one_blas_thread`; a library user got the threaded default).
+    Entering the limit costs microseconds (the first call loads scipy.linalg); the previous limits are
+    restored on exit.
     """
     return _controller().limit(limits=1, user_api="blas")
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """One BLAS thread for a whole command: the BLAS libraries loaded already are limited (threadpoolctl)
+    and those loaded inside start with one thread (:data:`BLAS_THREAD_VARIABLES` set to 1 until exit, then
+    restored). The command-line interface loads scipy when a command needs it, after the limit was set, and
+    scipy's OpenBLAS then ran L-BFGS-B with two threads in every ``hspr live start`` fit (measured
+    2026-12-05 with threadpoolctl inside the fit). Nothing heavy is imported here."""
+    from threadpoolctl import threadpool_limits
+
+    saved = {name: os.environ.get(name) for name in BLAS_THREAD_VARIABLES}
+    os.environ.update(dict.fromkeys(BLAS_THREAD_VARIABLES, "1"))
+    try:
+        with threadpool_limits(1, user_api="blas"):
+            yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @contextlib.contextmanager

@@ -1016,6 +1016,9 @@ class Method(ABC):
     setting_groups : tuple of (str, dataclass type)
         Keywords that take a dict of a settings dataclass's fields (``hspr_robust``'s ``config``
         and ``shift``): a field given as a keyword of its own is pointed to its group.
+    parallel_fit : bool
+        Whether ``fit`` runs joblib jobs, on as many processes as ``joblib.parallel_config(n_jobs=...)``
+        gives around it (``hspr live start --workers``), to the same result on any number.
 
     Notes
     -----
@@ -1033,6 +1036,7 @@ class Method(ABC):
     accepts_missing: bool = True
     in_all: bool = True
     setting_groups: tuple = ()
+    parallel_fit: bool = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)

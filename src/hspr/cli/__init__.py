@@ -124,9 +124,9 @@ class LazyGroup(click.Group):
             say_warning(str(message))
 
         try:
-            from threadpoolctl import threadpool_limits  # here: Ctrl-C while it loads is an interrupt too (a trial)
+            from ..parallel import one_blas_thread  # here: Ctrl-C while threadpoolctl loads is an interrupt too (a trial)
 
-            with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():
+            with one_blas_thread(), warnings.catch_warnings():
                 warnings.showwarning = show
                 return super().invoke(ctx)
         except click.UsageError as exc:

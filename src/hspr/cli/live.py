@@ -40,9 +40,12 @@ from .common import (
     busy,
     check_output_file,
     check_session_bank_label,
+    check_workers,
     completer,
+    console,
     input_warnings,
     json_error,
+    local_workers,
     note_saved,
     os_error_message,
     reading,
@@ -313,7 +316,7 @@ def _parse_budget(text: str, n_tasks: int, whose: str = "the bank's") -> int:
 
 
 def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero, tasks_path, force,
-           session_path, as_json) -> tuple[LiveSession, LiveStatus]:
+           session_path, as_json, workers=1) -> tuple[LiveSession, LiveStatus]:
     """Create the session of ``hspr live start`` (exits with the error on bad input)."""
     try:
         check_stop_width(stop_width, "--stop-width")  # before the fit: a bad value is refused at once
@@ -353,10 +356,21 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
 
         # a fit not yet in the cache is said on stderr (a spinner on a terminal, else one line): it
         # can take a minute or more (a calibrating or selecting method), and a silent wait looks hung
-        live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
-                                    seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
-                                    overwrite=force, tasks=tasks,
-                                    input_files={"--tasks": tasks_path, "--config": config_path}, announce=busy)
+        # --workers: the fit's own jobs (hspr_robust's held-out source replays) run on that many processes
+        from joblib import parallel_config
+
+        cores = os.cpu_count() or 1
+        from ..methods import method_class
+
+        parallel = method_class(method).parallel_fit  # a fit whose jobs --workers spreads
+        hint = f"(-j {cores}: all {cores} cores)" if parallel and workers == 1 and cores > 1 else ""  # while it runs
+
+        with parallel_config(n_jobs=local_workers(workers, None, console(stderr=True))):
+            live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
+                                        seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
+                                        overwrite=force, tasks=tasks, input_files={"--tasks": tasks_path,
+                                                                                   "--config": config_path},
+                                        announce=lambda text: busy(text, hint))
         note_saved(f"the session {live_s.path} is created")
         if matrix is not None and Path(matrix).is_dir() and took >= SLOW_FOLDER_S:
             # a hostile trial: every later command of a session on a folder walked it again (8.6 s each); said once the
@@ -469,15 +483,19 @@ def register(group: click.Group) -> None:
                        "task_id column, or a wide CSV header), e.g. the tasks a leaderboard evaluates; a fractional "
                        "--budget is of the subset.")
     @click.option("--force", is_flag=True, help="Replace an existing session file.")
+    @click.option("--workers", "-j", default=1, show_default=True, type=int, callback=check_workers,
+                  help="Processes for the fit, when it is not cached (-1: all cores): hspr_robust replays held-out "
+                       "source agents to calibrate its interval, a minute or more on a large bank; the same fit on any "
+                       "number.")
     @_session_option
     @_json_option
     def start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero, tasks_path, force,
-              session_path, as_json):
+              workers, session_path, as_json):
         """Fit on every row of the bank and create a session file."""
         stop_width = None if stop_width is NO_STOP_WIDTH else stop_width
         with input_warnings() as warned:
             live_s, st = _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero,
-                                tasks_path, force, session_path, as_json)
+                                tasks_path, force, session_path, as_json, workers)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "start", **st.to_dict(), "input_warnings": warned,
                                    "replaced_kept_as": None if live_s.replaced is None else str(live_s.replaced)}))

@@ -258,8 +258,8 @@ def scan(folder: Path, names: tuple[str, ...] = (), error: type[Exception] = Dat
     return results, found
 
 
-def read_trials(path: str | Path, error: type[Exception] = DataError, keep: Callable[[str], bool] | None = None
-                ) -> tuple[list[HarborTrial], list[str], list[Exception], int | None]:
+def read_trials(path: str | Path, error: type[Exception] = DataError, keep: Callable[[str], bool] | None = None,
+                scanned: tuple | None = None) -> tuple[list[HarborTrial], list[str], list[Exception], int | None]:
     """The trials below ``path`` (a job folder, a folder of jobs, or one trial's ``result.json``),
     in the order of their paths; the task ids ``keep`` rejected (skipped before any check of
     their trials, in order); in a folder, the errors naming each ``result.json`` that is not
@@ -270,6 +270,8 @@ def read_trials(path: str | Path, error: type[Exception] = DataError, keep: Call
     Each real folder is visited once (:func:`scan`: a folder linked in twice is read once);
     ``result.json`` files inside a trial's own folders (an agent's logs), job summaries and JSON
     naming neither a ``task_name`` nor a ``trial_name`` (another tool's file) are not trials.
+    ``scanned``, the result of ``scan(path, (CONFIG,), error)`` when the caller has walked the
+    folder already, is used instead of walking it again.
 
     Raises
     ------
@@ -281,7 +283,10 @@ def read_trials(path: str | Path, error: type[Exception] = DataError, keep: Call
         error when there are only such).
     """
     path = Path(path)
-    found, other = scan(path, (CONFIG,), error) if path.is_dir() else ([(path, try_json(path, error))], {CONFIG: []})
+    if scanned is not None and path.is_dir():  # the caller's walk of this folder (:func:`scan`, with CONFIG)
+        found, other = scanned
+    else:
+        found, other = scan(path, (CONFIG,), error) if path.is_dir() else ([(path, try_json(path, error))], {CONFIG: []})
     trial_dirs = {f.parent for f, d in found if is_trial(d)}  # their own config.json is no job's: not read again
     planned = planned_attempts([c for c in other[CONFIG] if c.parent not in trial_dirs], error)
     docs = {f: d for f, d in found

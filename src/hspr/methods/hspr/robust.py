@@ -100,6 +100,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
 
 from ...data.folds import dated, forward_split
 from ...data.matrix import DataError, ResponseMatrix
@@ -530,6 +531,55 @@ def _replay_held_out(fitted: FittedHSPR, y: np.ndarray, others: np.ndarray, pos:
     return run, cols, nearest_disagreement(others, cols, y[cols], others_missing)
 
 
+def _plan_chunks(plan: list, n_jobs: int) -> list[list]:
+    """``plan``'s runs in jobs: consecutive runs that share one source set (the newest, the strongest) form one
+    job, which fits that set once; with ``n_jobs`` > 1 such a group is split into up to ``n_jobs`` jobs (a fit
+    each) so the workers share it. The runs keep their order."""
+    groups: list[list] = []
+    for run in plan:
+        if groups and np.array_equal(run[1], groups[-1][-1][1]):
+            groups[-1].append(run)
+        else:
+            groups.append([run])
+    chunks = []
+    for g in groups:
+        bounds = np.linspace(0, len(g), min(max(n_jobs, 1), len(g)) + 1).round().astype(int)
+        chunks += [g[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+    return chunks
+
+
+def _held_out_runs(source: ResponseMatrix, runs: Sequence[tuple[int, np.ndarray]], cfgs: Sequence[HSPRConfig],
+                   sds: Sequence[float], budget: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Replay held-out source rows ``runs`` (``(row, rows of its source fit)``, all with the same source
+    rows) under each configuration; a joblib job of :func:`leave_cluster_out`, one BLAS thread.
+
+    Returns ``runs`` (n_cfgs, n_runs, 4) as :func:`_replay_held_out`'s, the nearest-source disagreements
+    (n_cfgs, n_runs) and the 4PL points on each run's queried outcomes (n_cfgs, n_sds, n_runs).
+    """
+    M = np.asarray(source.rates())
+    miss = source.missing
+    pos = {t: j for j, t in enumerate(source.tasks)}
+    keep = runs[0][1]
+    out = np.empty((len(cfgs), len(runs), 4))
+    dists = np.empty((len(cfgs), len(runs)))
+    pirt = np.empty((len(cfgs), len(sds), len(runs)))
+    fits: dict = {}  # one source fit per item prior
+    with single_thread_blas():
+        pirt_models = [_pirt_model(source.rows(keep), sd) for sd in sds]
+        for i, (a, _) in enumerate(runs):
+            others = np.delete(M, a, axis=0)
+            others_miss = None if miss is None else np.delete(miss, a, axis=0)
+            for c, cfg in enumerate(cfgs):
+                scale = cfg.item_prior_scale
+                if scale not in fits:
+                    fits[scale] = fit_source(M[keep], missing=None if miss is None else miss[keep], item_prior_scale=scale)
+                out[c, i], cols, dists[c, i] = _replay_held_out(FittedHSPR(fits[scale], source.tasks, cfg), M[a], others,
+                                                               pos, budget, seed, others_miss)
+                for k, model in enumerate(pirt_models):
+                    pirt[c, k, i] = pirt_point(model, cols, M[a, cols])
+    return out, dists, pirt
+
+
 def _ratios(points: np.ndarray, runs: np.ndarray) -> np.ndarray:
     """``|point - truth| / half-width`` on the side of the error; ``runs`` (n, 4) as returned by
     :func:`_replay_held_out` (the interval moves with the point)."""
@@ -573,6 +623,10 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
     against a fit on the older ones only (newer agents are the usual new user). One source fit
     per held-out agent serves every configuration.
 
+    The held-out runs are joblib jobs (:func:`_plan_chunks`): one process unless the caller sets more with
+    ``joblib.parallel_config(n_jobs=...)`` (``hspr live start --workers``); the result is the same on any
+    number.
+
     Parameters
     ----------
     source : ResponseMatrix, shape (n_sources, n_tasks), 0/1 or pass rates; missing cells are left out of
@@ -599,7 +653,6 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
     budget = max(1, budget_from_fraction(settings.fraction, n))
     cfgs = [c.replace(n_nodes=settings.n_nodes, n_draws=settings.n_draws) for c in configs]
     k_max = min(int(round(settings.neighbour_fraction * (m - 1))), m - 3)
-    pos = {t: j for j, t in enumerate(source.tasks)}
     dist = hamming_distances(M, miss)  # (m, m)
     # near neighbours: closer than the neighbour_quantile of all pairwise distances, at most k_max
     near = np.quantile(dist[np.triu_indices(m, 1)], settings.neighbour_quantile)
@@ -625,24 +678,10 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
         plan += [(a, rest, f"{source.agents[a]} (strongest)") for a in np.sort(top)]
     blend = source.trials is None and settings.blend_weights != (0.0,)  # the 4PL takes 0/1 cells
     sds = settings.log_a_sds if blend else ()
-    runs = np.empty((len(cfgs), len(plan), 4))
-    dists = np.empty((len(cfgs), len(plan)))
-    pirt = np.empty((len(cfgs), len(sds), len(plan)))
-    last_keep, fits = None, {}
-    for i, (a, keep, _) in enumerate(plan):
-        if last_keep is None or not np.array_equal(keep, last_keep):  # forward runs share one fit per item prior
-            fits, last_keep = {}, keep
-            pirt_models = [_pirt_model(source.rows(keep), sd) for sd in sds]
-        others = np.delete(M, a, axis=0)
-        others_miss = None if miss is None else np.delete(miss, a, axis=0)
-        for c, cfg in enumerate(cfgs):
-            scale = cfg.item_prior_scale
-            if scale not in fits:
-                fits[scale] = fit_source(M[keep], missing=None if miss is None else miss[keep], item_prior_scale=scale)
-            runs[c, i], cols, dists[c, i] = _replay_held_out(FittedHSPR(fits[scale], source.tasks, cfg), M[a], others,
-                                                            pos, budget, settings.seed, others_miss)
-            for k, model in enumerate(pirt_models):
-                pirt[c, k, i] = pirt_point(model, cols, M[a, cols])
+    parts = Parallel(n_jobs=None)(delayed(_held_out_runs)(source, [(a, keep) for a, keep, _ in chunk], cfgs, sds, budget,
+                                                           settings.seed)
+                                  for chunk in _plan_chunks(plan, effective_n_jobs(None)))
+    runs, dists, pirt = (np.concatenate([p[k] for p in parts], axis=-2 if k == 0 else -1) for k in range(3))
     names = tuple(name for _, _, name in plan[:n_main])
     cals = []
     main = slice(0, n_main)
@@ -701,6 +740,7 @@ class HSPRRobust(Method):
     seed_kind = "adaptive"
     accepts_pass_rates = True
     setting_groups = (("config", HSPRConfig), ("shift", ShiftSettings))
+    parallel_fit = True  # the held-out source replays of its calibration (leave_cluster_out)
 
     def __init__(self, config: HSPRConfig | dict | None = None, shift: ShiftSettings | dict | None = None,
                  table: dict | None = None) -> None:
@@ -748,7 +788,8 @@ class HSPRRobust(Method):
         inside, as every hspr command does; measured on this project's 2-core machine with
         another fit running on the second core, 2026-12-02: Verified, all 114 sources, 4 ranks:
         45 s; fold 0 of a bundled bank with its shipped configuration: Pro 4 s, Lite 7 s,
-        Verified 18 s, Full 15 s).
+        Verified 18 s, Full 15 s). The held-out sessions run on as many processes as
+        ``joblib.parallel_config(n_jobs=...)`` gives around the call (one by default), to the same result.
 
         Missing cells (no run) are left out of every fit and distance (:func:`leave_cluster_out`).
         Raises DataError with fewer than 4 sources.
