@@ -71,6 +71,31 @@ def test_replay_is_parallel_deterministic(small_bank):
     assert [(r["target"], r["queried"], r["estimate"]) for r in a] == [(r["target"], r["queried"], r["estimate"]) for r in b]
 
 
+def test_one_fit_spreads_its_own_jobs_over_the_workers(small_bank, monkeypatch):
+    """A shift protocol with hspr_robust alone is one fit: it runs in this process, its held-out replays on the
+    workers (it ran in one worker, its replays one after another); the runs are those of one worker."""
+    import joblib
+
+    import hspr.methods.hspr.robust as robust
+
+    seen = []
+    calibrate = robust.leave_cluster_out
+
+    def spy(*args, **kwargs):
+        seen.append(joblib.effective_n_jobs(None))
+        return calibrate(*args, **kwargs)
+
+    monkeypatch.setattr(robust, "leave_cluster_out", spy)
+    src, tgt = small_bank.rows(np.arange(4, small_bank.n_agents)), small_bank.rows(np.arange(4))
+    method = {"hspr_robust": get_method("hspr_robust", config=FAST, shift={"n_nodes": 256, "n_draws": 2048,
+                                                                           "max_held_out": 6})}
+    one = replay("sim", src, method, seeds={"hspr_robust": [0]}, targets=tgt, n_jobs=1)
+    two = replay("sim", src, method, seeds={"hspr_robust": [0]}, targets=tgt, n_jobs=2)
+    assert seen == [1, 2]
+    key = ("target", "queried", "estimate", "lower", "upper")
+    assert [tuple(r[k] for k in key) for r in one] == [tuple(r[k] for k in key) for r in two]
+
+
 def test_replay_cli_writes_results(tmp_path, small_bank):
     csv = tmp_path / "bank.csv"
     write_wide_csv(small_bank, csv)

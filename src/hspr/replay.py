@@ -317,7 +317,11 @@ def replay(
     with parallel_config(backend=backend, n_jobs=n_jobs) if backend else parallel_config(n_jobs=n_jobs):
         par = Parallel(return_as="generator")
         models = {}
-        for spec, model in zip(fit_specs, par(delayed(_fit)(methods[n], source_of[k]) for k, n in fit_specs)):
+        # one fit (a shift protocol, one method): made here, so a fit that runs jobs of its own (Method.parallel_fit:
+        # hspr_robust's held-out replays) spreads them over the workers instead of running them in one
+        fitted = ((_fit(methods[n], source_of[k]) for k, n in fit_specs) if len(fit_specs) == 1 else
+                  par(delayed(_fit)(methods[n], source_of[k]) for k, n in fit_specs))
+        for spec, model in zip(fit_specs, fitted):
             models[spec] = model
             done += 1
             if progress:
