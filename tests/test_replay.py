@@ -405,3 +405,24 @@ def test_replay_config_auto_on_a_bundled_bank_is_hspr_auto(tmp_path):
 
     auto = runs("--methods", "hspr", "--config", "auto")
     assert auto == runs("--methods", "hspr_auto") and len(auto) == 14
+
+
+def test_the_bar_counts_sessions_and_the_fits_apart():
+    """A scale trial: replay's fits and sessions were one series of steps, and after three fits of ~290 s each the
+    bar said 1 s was left of 15 minutes. The fits are counted in the description (no total: no time left)."""
+    from hspr.cli.replay_cmd import fits_then_sessions
+
+    calls = []
+
+    class Bar:
+        def update(self, task, **kw):
+            calls.append((task, kw))
+
+    tick = fits_then_sessions(Bar(), 7, "replay lite", 4)
+    for done in (1, 3, 4, 5, 12):  # 4 fits, then 8 sessions
+        tick(done, 12)
+    assert calls == [(7, dict(description="replay lite: fitting 1/4", completed=0, total=None)),
+                     (7, dict(description="replay lite: fitting 3/4", completed=0, total=None)),
+                     (7, dict(description="replay lite", completed=0, total=8)),
+                     (7, dict(description="replay lite", completed=1, total=8)),
+                     (7, dict(description="replay lite", completed=8, total=8))]

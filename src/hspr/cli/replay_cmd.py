@@ -74,6 +74,20 @@ if TYPE_CHECKING:
 MAX_SEEDS = 1000
 
 
+def fits_then_sessions(prog, task, shown: str, n_fit: int):
+    """The progress callback of :func:`hspr.replay.replay` for the bar ``task`` of ``prog``: replay counts its fits
+    (``n_fit``: one per split and method) and then its sessions as one series of steps, but one fit can take 300
+    times a session's time (a scale trial saw "0:00:01" left for 5 s of a 15-minute replay), so the fits are
+    counted in the description, with no time left, and the bar counts the sessions."""
+    def tick(done: int, total: int) -> None:
+        if done < n_fit:
+            prog.update(task, description=f"{shown}: fitting {done}/{n_fit}", completed=0, total=None)
+        else:
+            prog.update(task, description=shown, completed=done - n_fit, total=total - n_fit)
+
+    return tick
+
+
 def _runs_in(path: Path, earlier_runs: int | None) -> int | None:
     """The number of runs of the results file at ``path`` a replay replaces, said when it does:
     ``earlier_runs``, counted when the file was read before the replay
@@ -637,11 +651,8 @@ def register(group: click.Group) -> None:
                              else f"{base}/{protocol}") + subset
                 if stop_width is not None:  # runs that may end early are not comparable with full-budget ones
                     run_label += f"[stop {stop_width:g} pp]"
-                task = prog.add_task(f"replay {escape(run_label)}", total=None)  # the label the table shows
-
-                def tick(done, total, task=task):
-                    prog.update(task, completed=done, total=total)
-
+                shown = f"replay {escape(run_label)}"  # the label the table shows
+                task = prog.add_task(shown, total=None)
                 job_methods = method_objs
                 if methods.strip().lower() == "all" and mat.trials is not None:  # a trial: 'all' stopped at the first refusal
                     job_methods = {n: m for n, m in method_objs.items() if m.accepts_pass_rates}
@@ -650,6 +661,7 @@ def register(group: click.Group) -> None:
                         console.print(f"note: {escape(run_label)} holds pass rates over {mat.trials} trials; --methods "
                                       f"all skips the methods that take one 0/1 outcome per task ({', '.join(off)})",
                                       highlight=False, soft_wrap=True)
+                tick = fits_then_sessions(prog, task, shown, (1 if job_targets is not None else len(folds)) * len(job_methods))
                 try:
                     with warnings.catch_warnings():  # said above in more detail (same outcomes, another run)
                         warnings.filterwarnings("ignore", message=r".*target id\(s\) also name source rows",
