@@ -356,15 +356,15 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
 
         # a fit not yet in the cache is said on stderr (a spinner on a terminal, else one line): it
         # can take a minute or more (a calibrating or selecting method), and a silent wait looks hung
-        # --workers: the fit's own jobs (hspr_robust's held-out source replays) run on that many processes
+        # --workers: the fit's own jobs (hspr_robust's held-out source replays) run on that many processes; with one,
+        # a fit that has such jobs says how to use every core while it runs
         from joblib import parallel_config
 
-        cores = os.cpu_count() or 1
         from ..methods import method_class
 
-        parallel = method_class(method).parallel_fit  # a fit whose jobs --workers spreads
-        hint = f"(-j {cores}: all {cores} cores)" if parallel and workers == 1 and cores > 1 else ""  # while it runs
-
+        cores = os.cpu_count() or 1
+        parallel = method_class(method).parallel_fit
+        hint = f"(-j {cores}: all {cores} cores)" if parallel and workers == 1 and cores > 1 else ""
         with parallel_config(n_jobs=local_workers(workers, None, console(stderr=True))):
             live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
                                         seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
