@@ -1081,6 +1081,14 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
     seen = {}
     errors: dict[str, str] = {}
     lenient_notes: list[str] = [f"{path}: {skipped} is damaged; left out (its event is lost)"] if skipped else []
+
+    def damaged(what: str, then: str = "left out") -> None:
+        """Refuse a line no session writes; with --skip-unknown (``lenient``) note it and say ``then``."""
+        if not lenient:
+            raise HarnessFormatError(f"{path}: {what}: the file is damaged or hand-edited; nothing was recorded "
+                                     "(with --skip-unknown the rest is read)")
+        lenient_notes.append(f"{path}: {what}; {then}")
+
     for i, ev in enumerate(events):
         if not isinstance(ev, dict) or ev.get("type") not in EVENT_TYPES:  # as the session's reader
             got = f"type {ev.get('type')!r}" if isinstance(ev, dict) else f"a JSON {type(ev).__name__}"
@@ -1089,22 +1097,14 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
         if ev["type"] == "withdraw":  # `live withdraw`: the task's outcome is taken back
             # a task id that is not text (a list) is told no earlier line; it was hashed first (a mypy triage)
             if not isinstance(ev.get("task"), str) or seen.pop(ev["task"], None) is None:
-                what = f"{where(i)} withdraws task {ev.get('task')!r}, which no earlier line told"
-                if not lenient:
-                    raise HarnessFormatError(f"{path}: {what}: the file is damaged or hand-edited; nothing was recorded "
-                                             "(with --skip-unknown the rest is read)")
-                lenient_notes.append(f"{path}: {what}; left out")
+                damaged(f"{where(i)} withdraws task {ev.get('task')!r}, which no earlier line told")
             continue
         if ev["type"] == "error":  # a harness error waiting for a re-run
             if isinstance(ev.get("task"), str):
                 errors[ev["task"]] = str(ev.get("detail", ""))
                 continue
             # an id that is not text was left out without a word (a re-trial); the session's reader refuses it
-            what = f"{where(i)} is an error line whose task {ev.get('task')!r} is not a task id"
-            if not lenient:
-                raise HarnessFormatError(f"{path}: {what}: the file is damaged or hand-edited; nothing was recorded "
-                                         "(with --skip-unknown the rest is read)")
-            lenient_notes.append(f"{path}: {what}; left out")
+            damaged(f"{where(i)} is an error line whose task {ev.get('task')!r} is not a task id")
             continue
         if ev["type"] not in ("tell", "correct"):
             continue
@@ -1120,11 +1120,8 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
                                      f"this bank's {trials} trials; nothing was recorded")
         if ev["type"] == "correct":  # `record --correct`: the later outcome replaces the told one
             if task not in seen:
-                what = f"{where(i)} corrects task {task!r}, which no earlier line told"
-                if not lenient:
-                    raise HarnessFormatError(f"{path}: {what}: the file is damaged or hand-edited; nothing was recorded "
-                                             "(with --skip-unknown the rest is read)")
-                lenient_notes.append(f"{path}: {what}; its corrected outcome is read as the task's outcome")
+                damaged(f"{where(i)} corrects task {task!r}, which no earlier line told",
+                        "its corrected outcome is read as the task's outcome")
             seen[task] = (where(i), y, ev.get("source", "record"))
             continue
         if task in seen and seen[task][1] != y:
