@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InputWarning
 from ..fileio import write_text_durable
-from .io import FORMS, detect_form, fold_id, load_matrix, read_leaderboard
+from .io import FORMS, _detect, _read, fold_id, read_leaderboard
 from .matrix import DataError, ResponseMatrix
 
 
@@ -44,7 +44,8 @@ def build_bank(
         leaderboard checkout.
     """
     path = Path(path)
-    form = detect_form(path)
+    scans: list = []  # a Harbor folder's walk, read once (load_matrix's)
+    form = _detect(path, scans)
     if form == "leaderboard":
         return read_leaderboard(path, split, tasks)
     if split is not None or tasks is not None:
@@ -52,7 +53,7 @@ def build_bank(
             f"{path}: --split / --tasks apply only to a SWE-bench/experiments checkout, "
             f"but this is a {FORMS[form]}; drop those options"
         )
-    return load_matrix(path)
+    return _read(path, form, scans)
 
 
 def write_wide_csv(matrix: ResponseMatrix, out: str | Path) -> Path:

@@ -1251,7 +1251,12 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
                         + ("; a ResponseMatrix is loaded already" if isinstance(path, ResponseMatrix) else ""))
     path = Path(path)
     scans: list = []
-    form = _detect(path, scans)
+    return _read(path, _detect(path, scans), scans)
+
+
+def _read(path: Path, form: str, scans: list) -> ResponseMatrix:
+    """:func:`load_matrix`'s reading of ``path`` in the ``form`` :func:`_detect` found, with the Harbor walk it
+    made (``scans``) when there is one: the folder is not walked again."""
     m = read_harbor_bank(path, scanned=scans[0]) if form == "harbor_jobs" and scans else _READERS[form](path)
     return warn_suspect(_warn_uninformative(_require_observed(m, path), path), path).canonical()
 
