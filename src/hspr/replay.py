@@ -215,7 +215,9 @@ def replay(
         columns are reordered to ``matrix``'s order). A target id that also names a source row
         gives an :class:`~hspr.errors.InputWarning` (its errors are optimistic).
     n_jobs, backend : joblib workers and backend ('loky', 'dask', 'ray', ...).
-    progress : callable(done, total), optional, called as jobs finish.
+    progress : callable(done, total), optional, called as steps finish: first the fits, one per split and
+        method (one split with ``targets``, else one per fold), then the sessions, one job per fit and seed
+        (``hspr replay``'s bar counts the two apart: a fit can take 300 times a job's time).
     stop : StoppingRule, optional
         End each target's session early when the rule says so (:func:`run_session`).
     protocol : str, optional

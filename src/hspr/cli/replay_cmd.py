@@ -76,7 +76,7 @@ MAX_SEEDS = 1000
 
 def fits_then_sessions(prog, task, shown: str, n_fit: int):
     """The progress callback of :func:`hspr.replay.replay` for the bar ``task`` of ``prog``: replay counts its fits
-    (``n_fit``: one per split and method) and then its sessions as one series of steps, but one fit can take 300
+    (``n_fit``: one per split and method, as its ``progress`` says) and then its sessions as one series of steps, but one fit can take 300
     times a session's time (a scale trial saw "0:00:01" left for 5 s of a 15-minute replay), so the fits are
     counted in the description, with no time left, and the bar counts the sessions."""
     def tick(done: int, total: int) -> None:
