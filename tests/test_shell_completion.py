@@ -38,7 +38,8 @@ def _complete(line: str) -> list[tuple[str, str]]:
     ("hspr report r.json --baseline at", [("plain", "atlas")]),
     ("hspr li", [("plain", "live")]),
 ])
-def test_completion_offers_banks_methods_and_files(line, want):
+def test_completion_offers_banks_methods_and_files(line, want, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # bash: a file in the working directory that starts with the word hides the names
     assert _complete(line) == want
 
 
