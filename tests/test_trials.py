@@ -24,6 +24,7 @@ from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.methods.hspr.posterior import outcome_log_terms
 from hspr.methods.hspr.source_fit import fit_zib_prior
 from hspr.replay import replay
+from hspr.session import Method
 
 FAST = HSPRConfig(n_nodes=256, n_draws=2048)
 
@@ -76,8 +77,14 @@ def test_matrix_with_trials_validates_counts_and_keeps_trials_through_transforms
     assert m.rows([0, 1]).trials == m.canonical().trials == m.select_tasks(["t001"]).trials == 4
     assert m.digest() != ResponseMatrix(m.agents, m.tasks, (m.values > 0).astype(int)).digest()
     assert ResponseMatrix(["a"], ["x"], [[1]], trials=1).trials is None  # one trial is a plain 0/1 bank
-    with pytest.raises(DataError, match="pass rates over 4 trials; rsl takes one 0/1 outcome"):
-        get_method("rsl").fit(m)
+    class ZeroOne(Method):  # every registered method takes pass rates; a method of one's own may not
+        name = "zero_one"
+
+        def fit(self, source):
+            raise AssertionError("refused before the fit")
+
+    with pytest.raises(DataError, match="pass rates over 4 trials; zero_one takes one 0/1 outcome"):
+        ZeroOne().fit(m)
 
 
 def _zib_nll(x, h, n):
@@ -316,13 +323,16 @@ def test_a_trials_session_carries_over_into_a_new_one_on_its_bank_also_from_befo
         lite.ingest(tmp_path / "older.hspr")  # known from the bundled bank's name
 
 
-def test_cli_replay_terminal_bench_and_refusal(tmp_path):
+def test_cli_replay_terminal_bench_and_refusal(tmp_path, monkeypatch):
     out = tmp_path / "r.json"
     res = CliRunner().invoke(main, ["replay", "--bank", "terminal-bench", "--methods", "uniform", "--seeds", "0",
                                     "-q", "--out", str(out)])
     assert res.exit_code == 0, res.output
     runs = json.loads(out.read_text())["runs"]
     assert len(runs) == 25 and {r["budget"] for r in runs} == {8}
+    from hspr.methods.faq import FAQ
+
+    monkeypatch.setattr(FAQ, "accepts_pass_rates", False)  # as a method that takes only 0/1 outcomes
     res = CliRunner().invoke(main, ["replay", "--bank", "terminal-bench", "--methods", "faq", "--seeds", "0", "-q",
                                     "--out", str(out)])
     assert res.exit_code == 2 and "faq takes one 0/1 outcome per task" in res.output
@@ -431,8 +441,12 @@ def test_trajectory_keeps_pass_rates():
     assert traj[-1]["point"] == pytest.approx(y[:3].mean())
 
 
-def test_live_start_refuses_a_0_1_method_on_a_trials_bank_before_announcing_a_fit(tmp_path):
-    """`live start --bank terminal-bench --method atlas` said 'fitting atlas ... can take minutes' and then refused."""
+def test_live_start_refuses_a_0_1_method_on_a_trials_bank_before_announcing_a_fit(tmp_path, monkeypatch):
+    """`live start --bank terminal-bench --method atlas` said 'fitting atlas ... can take minutes' and then refused
+    (ATLAS takes pass rates since; here it plays a method that takes only 0/1 outcomes)."""
+    from hspr.methods.atlas import ATLAS
+
+    monkeypatch.setattr(ATLAS, "accepts_pass_rates", False)
     res = CliRunner().invoke(main, ["live", "start", "--bank", "terminal-bench", "--method", "atlas", "--budget", "10",
                                     "--session", str(tmp_path / "s.hspr")])
     assert res.exit_code == 2 and "atlas takes one 0/1 outcome per task" in res.output
@@ -483,9 +497,16 @@ def test_errored_trials_make_a_harness_error_not_a_pass_rate(tmp_path):
         read_trials_outcomes(more, 5)
 
 
-def test_cli_replay_methods_all_on_a_trials_bank_skips_the_0_1_methods(tmp_path):
-    """A trial: `--methods all` on terminal-bench stopped at the first refusing method, with no results."""
+@pytest.mark.parametrize("zero_one", [(), ("tinybench", "faq")])
+def test_cli_replay_methods_all_on_a_trials_bank_skips_the_0_1_methods(tmp_path, monkeypatch, zero_one):
+    """A trial: `--methods all` on terminal-bench stopped at the first refusing method, with no results.
+    Every registered method takes pass rates now: all run; methods that take only 0/1 outcomes (played
+    by two of them) are skipped with a note."""
     from hspr.data.build import write_wide_csv
+    from hspr.methods import REGISTRY, method_class
+
+    for name in zero_one:
+        monkeypatch.setattr(method_class(name), "accepts_pass_rates", False)
 
     tb = load_bank("terminal-bench")
     small = tb.rows(np.arange(10)).select_tasks(list(tb.tasks[:20]))
@@ -494,10 +515,9 @@ def test_cli_replay_methods_all_on_a_trials_bank_skips_the_0_1_methods(tmp_path)
     res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "tb_small.csv"), "--methods", "all", "--seeds",
                                     "0", "-q", "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert "--methods all skips the methods that take one 0/1 outcome per task (tinybench, faq" in " ".join(res.output.split())
-    from hspr.methods import REGISTRY, method_class
-
-    takes = {n for n in REGISTRY if method_class(n).accepts_pass_rates and method_class(n).in_all}
+    note = "--methods all skips the methods that take one 0/1 outcome per task"
+    assert (f"{note} (tinybench, faq)" in " ".join(res.output.split())) if zero_one else note not in res.output
+    takes = {n for n in REGISTRY if method_class(n).in_all and n not in zero_one}
     assert {r["method"] for r in json.loads(out.read_text())["runs"]} == takes
 
 

@@ -943,6 +943,7 @@ class FittedModel(ABC):
                 sess = start(self, budget, check_seed(seed), *args, **kw)  # the seed before a session seeds its generator
                 if isinstance(sess, Session) and self.trials is not None:
                     sess.trials = self.trials
+                    sess.accepts_pass_rates = True  # fitted on pass rates: a target's outcomes are pass rates too
                 return sess
             return checked_start
 

@@ -220,7 +220,7 @@ class FourPLBank:
         ----------
         theta : array, shape (n_theta,)
         idx : int array, shape (n_obs,)
-        y : 0/1 array, shape (n_obs,), or (n_agents, n_obs): every agent's at once
+        y : array of 0/1 outcomes or pass rates, shape (n_obs,), or (n_agents, n_obs): every agent's at once
 
         Returns
         -------
@@ -242,12 +242,14 @@ def _unpack(x, m, n):
     return x[:m], x[m:m + n], x[m + n:m + 2 * n], x[m + 2 * n:m + 3 * n], x[m + 3 * n:]
 
 
-def _objective(x, Y, W, m, n, st: FourPLSettings, k=None):
+def _objective(x, Y, W, m, n, st: FourPLSettings, k=None, binary=True):
     """Negative log posterior and its gradient (vectorised over the (m, n) cells).
 
     ``k`` (shape (n,), optional) gives each column a multiplicity: column ``i`` stands for
     ``k[i]`` identical task columns sharing one parameter set (likelihood and item priors are
     multiplied by ``k[i]``; the result equals the full objective with those parameters tied).
+    With ``binary`` False, ``Y`` holds pass rates in [0, 1] and each cell contributes
+    ``y log p + (1 - y) log(1 - p)`` (the fractional outcome of the same likelihood).
     """
     from scipy.special import expit, log_expit
 
@@ -263,11 +265,17 @@ def _objective(x, Y, W, m, n, st: FourPLSettings, k=None):
     s = expit(z)
     s1 = 1.0 - s
     dc = d - c
-    # probability of the observed outcome: p for a success, q = 1 - p (without cancellation) for a failure
-    obs = np.where(Y > 0, c + dc * s, one_minus_d + dc * s1)
-    obs = np.maximum(obs, _P_CLIP)
-    ll = W * np.log(obs)
-    r = W * (2.0 * Y - 1.0) / obs  # d loglik / d p
+    if binary:
+        # probability of the observed outcome: p for a success, q = 1 - p (without cancellation) for a failure
+        obs = np.where(Y > 0, c + dc * s, one_minus_d + dc * s1)
+        obs = np.maximum(obs, _P_CLIP)
+        ll = W * np.log(obs)
+        r = W * (2.0 * Y - 1.0) / obs  # d loglik / d p
+    else:  # pass rates: y log p + (1 - y) log q
+        p = np.maximum(c + dc * s, _P_CLIP)
+        q = np.maximum(one_minus_d + dc * s1, _P_CLIP)
+        ll = W * (Y * np.log(p) + (1.0 - Y) * np.log(q))
+        r = W * (Y / p - (1.0 - Y) / q)  # d loglik / d p
     gz = r * dc * s * s1  # d loglik / d z
     g_theta = (gz * a).sum(axis=1)
     gz_sum = gz.sum(axis=0)
@@ -307,7 +315,9 @@ def fit_4pl(source: ResponseMatrix, settings: FourPLSettings | None = None,
     Parameters
     ----------
     source : ResponseMatrix, shape (n_sources, n_tasks)
-        Source agents' 0/1 outcomes; missing cells (if masked) are left out of the likelihood.
+        Source agents' 0/1 outcomes, or pass rates over repeated trials (each a fractional outcome
+        of the Bernoulli likelihood, a quasi-likelihood, as HSPR takes them); missing cells (if
+        masked) are left out of the likelihood.
     settings : FourPLSettings, optional
         Priors and optimiser settings (defaults as documented in the module docstring).
     init : FourPLBank, optional
@@ -338,7 +348,7 @@ def fit_4pl(source: ResponseMatrix, settings: FourPLSettings | None = None,
     from scipy.special import expit
 
     st = settings or FourPLSettings()
-    Yfull = source.values.astype(float)
+    Yfull = np.asarray(source.rates(), dtype=float)  # 0/1, or pass rates over repeated trials
     Wfull = np.ones_like(Yfull) if source.missing is None else (~source.missing).astype(float)
     m = Yfull.shape[0]
     # Identical source columns (same outcomes, same missing cells) have identical MAP
@@ -374,7 +384,7 @@ def fit_4pl(source: ResponseMatrix, settings: FourPLSettings | None = None,
     hi = np.concatenate([np.full(m, 10.0), np.full(n, 30.0), np.full(n, np.log(50.0)), np.full(2 * n, 30.0)])
     x0 = np.clip(x0, lo, hi)
     with single_thread_blas():
-        res = minimize(_objective, x0, args=(Y, W * k, m, n, st, k), jac=True, method="L-BFGS-B",
+        res = minimize(_objective, x0, args=(Y, W * k, m, n, st, k, source.trials is None), jac=True, method="L-BFGS-B",
                        bounds=list(zip(lo, hi)),
                        options={"maxiter": st.max_iter, "gtol": st.gtol, "ftol": st.ftol, "maxcor": 10})
     theta, b, la, gc, gs = _unpack(res.x, m, n)

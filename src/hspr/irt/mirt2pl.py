@@ -106,12 +106,14 @@ def fit_mirt2pl(
     tol: float = 1e-6,
     init: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> MIRT2PL:
-    """Joint MAP fit of a ``dim``-dimensional 2PL model to a binary matrix.
+    """Joint MAP fit of a ``dim``-dimensional 2PL model to a binary matrix (or one of pass rates).
 
     Parameters
     ----------
-    Y : array of 0/1, shape (n_agents, n_tasks)
-        Source outcomes (1 = resolved). Complete: fill missing cells first.
+    Y : array, shape (n_agents, n_tasks)
+        Source outcomes (1 = resolved), or pass rates in [0, 1] over repeated trials (each a
+        fractional outcome of the same Bernoulli likelihood, a quasi-likelihood). Complete: fill
+        missing cells first.
     dim : int
         Latent dimension, ``1 <= dim <= n_agents - 1``.
     sd_a, sd_b : float
@@ -133,7 +135,7 @@ def fit_mirt2pl(
     Raises
     ------
     ValueError
-        For a non-binary or non-2-D ``Y``, fewer than 2 agents, or ``dim`` outside
+        For a ``Y`` that is not 2-D or holds a value outside [0, 1], fewer than 2 agents, or ``dim`` outside
         ``[1, n_agents - 1]``.
 
     Notes
@@ -145,8 +147,8 @@ def fit_mirt2pl(
     Y = np.asarray(Y)
     if Y.ndim != 2:
         raise ValueError(f"Y must be 2-D (agents x tasks), got shape {Y.shape}")
-    if not np.isin(Y, (0, 1)).all():
-        raise ValueError("Y must hold only 0/1 outcomes (fill missing cells first)")
+    if not (np.isfinite(Y).all() and ((Y >= 0) & (Y <= 1)).all()):
+        raise ValueError("Y must hold 0/1 outcomes or pass rates in [0, 1] (fill missing cells first)")
     m, n_tasks = Y.shape
     if m < 2:
         raise ValueError(f"need at least 2 source agents, got {m}")

@@ -38,7 +38,9 @@ predictions are (the property the paper's section 5 motivates AIPW with):
    Agresti-Coull Bernoulli variance, :func:`hspr.methods.uniform.small_sample_variance`). It is 0 once the whole population is
    observed: then ``T`` is the exact total.
 
-No power-tuning coefficient is used (their code has none). The reported ``point`` is clipped to
+On a bank of repeated trials the features and outcomes are pass rates (successes / trials); the
+estimator is unchanged (its unbiasedness holds for any bounded outcome). No power-tuning
+coefficient is used (their code has none). The reported ``point`` is clipped to
 the scores still possible given the outcomes seen (:func:`hspr.session.feasible_bounds`;
 the truth lies there, so clipping never adds error); ``ScoreEstimate.mean`` carries the
 unclipped, exactly unbiased estimate.
@@ -78,7 +80,7 @@ def ridge_task_predictions(features: np.ndarray, train: np.ndarray, y: np.ndarra
     train : ndarray of int, shape (m,)
         Training task rows, m >= 2.
     y : ndarray of float, shape (m,)
-        The target's outcomes (0/1) on ``train``.
+        The target's outcomes (0/1, or pass rates) on ``train``.
     alphas : sequence of float
         Positive ridge penalties.
 
@@ -122,10 +124,10 @@ def aipw_estimate(features: np.ndarray, prior: np.ndarray, sampled: np.ndarray, 
         ``MIN_TRAIN`` training tasks.
     sampled : ndarray of int, shape (n,)
         Task rows of the random sample told so far, in sampling order (n >= 1).
-    y_sampled : ndarray of {0, 1}, shape (n,)
+    y_sampled : ndarray of float, shape (n,), 0/1 or pass rates
     known : ndarray of int, shape (e,)
         Task rows told outside the sample: exact, and training data of every fold.
-    y_known : ndarray of {0, 1}, shape (e,)
+    y_known : ndarray of float, shape (e,), 0/1 or pass rates
     n_folds : int
         Cross-fitting folds (``K = min(n_folds, n)``; one fold, i.e. no cross-fitting, for n = 1).
     alphas : sequence of float
@@ -235,7 +237,7 @@ class FittedAIPW(FittedModel):
     Attributes
     ----------
     features_ : ndarray of float, shape (n_tasks, n_sources)
-        The transposed source matrix (0/1).
+        The transposed source matrix (0/1, or pass rates over repeated trials).
     pass_rate_ : ndarray of float, shape (n_tasks,)
         Source pass rate per task (0-1), the prediction of a fold without training tasks.
     """
@@ -277,6 +279,7 @@ class AIPW(Method):
 
     name = "aipw"
     accepts_missing = False  # needs a complete source matrix (its fit calls require_complete)
+    accepts_pass_rates = True
     seed_kind = "sampling"
 
     def __init__(self, n_folds: int = 10, alphas: Sequence[float] = (10.0,)) -> None:
@@ -297,5 +300,5 @@ class AIPW(Method):
             If ``source`` has missing cells.
         """
         source.require_complete("aipw")
-        features = np.ascontiguousarray(np.asarray(source.values, dtype=float).T)
+        features = np.ascontiguousarray(np.asarray(source.rates(), dtype=float).T)  # 0/1, or pass rates
         return FittedAIPW(source.tasks, features, self.n_folds, self.alphas)

@@ -6,7 +6,9 @@ N(0, 1) prior (the source abilities are rescaled to mean 0, sd 1) and is tracked
 grid (default 81 points on [-5, 5]). Each query picks, uniformly with
 ``numpy.random.default_rng(seed)``, one of the 5 unqueried tasks of largest Fisher information at
 the current EAP ability. The estimate is p-IRT: observed successes plus the posterior-averaged
-predicted probabilities of the unqueried tasks, divided by N.
+predicted probabilities of the unqueried tasks, divided by N. On a bank of repeated trials the
+bank is fitted on pass rates (:func:`hspr.irt.fourpl.fit_4pl`) and a target's pass rate enters the
+posterior as a fractional outcome; the successes are then the sum of the observed pass rates.
 
 Free setting chosen on the sources: the sd of the 4PL's log-discrimination prior
 (``log_a_sd_grid``, default 0.5 or 1; the fit is sensitive to it: steep items suit some banks,
@@ -228,8 +230,11 @@ class AtlasSession(Session):
         return int(top[self._rng.integers(len(top))])
 
     def _update(self, j, y):
-        self._logpost = self._logpost + (self._m.logp_[:, j] if y else self._m.log1mp_[:, j])
-        self._succ += int(y)
+        if y in (0, 1):
+            self._logpost = self._logpost + (self._m.logp_[:, j] if y else self._m.log1mp_[:, j])
+        else:  # a pass rate over repeated trials: a fractional outcome of the same likelihood
+            self._logpost = self._logpost + y * self._m.logp_[:, j] + (1 - y) * self._m.log1mp_[:, j]
+        self._succ += y
 
     def estimate(self) -> ScoreEstimate:
         """p-IRT estimate (0-1 scale): ``(successes + E_theta[sum_unqueried p_i(theta)]) / N``.
@@ -306,6 +311,7 @@ class ATLAS(Method):
 
     name = "atlas"
     seed_kind = "adaptive"
+    accepts_pass_rates = True
 
     def __init__(self, settings: AtlasSettings | None = None, **kwargs) -> None:
         base = settings or AtlasSettings()
@@ -329,6 +335,7 @@ class ATLAS(Method):
         st = self.settings
         four = st.fourpl
         table = []
+        rates = source.rates()  # 0/1, or pass rates over repeated trials
         if st.log_a_sd_grid is not None and len(st.log_a_sd_grid) > 1 and source.n_agents >= 4:
             budget = max(1, int(round(st.select_fraction * source.n_tasks)))
             for sd in st.log_a_sd_grid:
@@ -336,8 +343,9 @@ class ATLAS(Method):
                 errs = []
                 for held, bank in inner_banks(source, cand, st.inner_folds):
                     fm = FittedATLAS(bank, st)
+                    fm.trials = source.trials  # its sessions take the held-out rows' pass rates
                     for r in held:
-                        errs.append(_replay_row(fm, source.values[r], budget) - source.values[r].mean())
+                        errs.append(_replay_row(fm, rates[r], budget) - rates[r].mean())
                 e = np.abs(np.asarray(errs))
                 table.append((sd, float(e.mean()), float(e.max())))
             best = min(range(len(table)), key=lambda i: (round(table[i][1], 12), round(table[i][2], 12), i))
@@ -348,9 +356,9 @@ class ATLAS(Method):
 
 
 def _replay_row(model: FittedATLAS, row: np.ndarray, budget: int, seed: int = 0) -> float:
-    """Point estimate of one ATLAS run on a known 0/1 row (source-only validation)."""
+    """Point estimate of one ATLAS run on a known row of 0/1 outcomes or pass rates (source-only validation)."""
     sess = model.start(budget, seed)
     while not sess.done:
         t = sess.ask()
-        sess.tell(t, int(row[sess._index[t]]))
+        sess.tell(t, row[sess._index[t]].item())  # an int for 0/1 rows, a float pass rate otherwise
     return sess.estimate().point

@@ -16,13 +16,17 @@ and the fitted regressors, e.g. ``RandomForestRegressor_100``; ``experiments.py`
    therefore taken in decreasing ``H(p_j)``, i.e. increasing ``|2 c_j - n|`` (``c_j`` successes of
    ``n`` sources, exact integers), ties broken by task id. The seed is not used: the path is
    deterministic and does not depend on the budget (the same order as Mid-Range,
-   :mod:`hspr.methods.midrange`, whose estimators differ).
+   :mod:`hspr.methods.midrange`, whose estimators differ). On a bank of repeated trials agent m's
+   predictive distribution on task j is Bernoulli(``p^m_j``), its pass rate, and the generalised
+   Jensen-Shannon divergence is ``H(mean_m p^m_j) - mean_m H(p^m_j)``; tasks are taken in
+   decreasing divergence (rounded to 12 decimals), ties broken by task id.
 2. Signature: the target's outcomes on the selected tasks (DISCO's "model signature", the
    concatenated outputs on the condensed set), here the outcomes on every task told so far, so
    outcomes of un-asked tasks are used like the others. With ``add_mean`` the signature's mean
    (the raw accuracy on it) is appended as one more feature of the random forest.
 3. Regressor, fitted on the source agents' signatures on the same columns -> their full scores,
-   chosen by source-only cross-validation (mean absolute error): kNN on the Hamming distance
+   chosen by source-only cross-validation (mean absolute error): kNN on the Hamming distance (on
+   a bank of repeated trials, the L1 distance between pass-rate signatures)
    (their ``compute_acc_knn`` is 1-NN by cosine similarity; ``k`` is tuned here, and sources tied at
    the k-th distance share the last weight equally, so the result does not depend on row order),
    exact leave-one-source-out; or a scikit-learn ``RandomForestRegressor`` (their best fitted
@@ -59,17 +63,23 @@ def disagreement_order(values: np.ndarray, tasks: Sequence[str]) -> np.ndarray:
 
     Parameters
     ----------
-    values : ndarray of {0, 1}, shape (n_sources, n_tasks)
+    values : ndarray, shape (n_sources, n_tasks)
+        0/1 outcomes, or pass rates in [0, 1] over repeated trials.
     tasks : sequence of str, length n_tasks
         Task ids; ties in disagreement are broken by id (ascending), never by column position.
 
     Returns
     -------
     ndarray of int, shape (n_tasks,)
-        Columns sorted by ``|2 c_j - n|`` ascending (``c_j`` source successes, ``n`` sources).
+        Columns sorted by ``|2 c_j - n|`` ascending (``c_j`` source successes, ``n`` sources); with
+        pass rates, by the generalised Jensen-Shannon divergence descending (module docstring,
+        step 1), which orders 0/1 columns the same way.
     """
     vals = np.asarray(values)
-    dist = np.abs(2 * vals.sum(axis=0).astype(np.int64) - vals.shape[0])
+    if np.isin(vals, (0, 1)).all():
+        dist = np.abs(2 * vals.sum(axis=0).astype(np.int64) - vals.shape[0])
+    else:
+        dist = -np.round(_entropy(vals.mean(axis=0)) - _entropy(vals).mean(axis=0), 12)
     id_rank = np.argsort(np.argsort(np.asarray(tasks, dtype=object), kind="stable"), kind="stable")
     return np.lexsort((id_rank, dist)).astype(int)
 
@@ -115,9 +125,20 @@ def knn_weights(dist: np.ndarray, k: int) -> np.ndarray:
     return less + tie * ((k - less.sum(axis=1, keepdims=True)) / tie.sum(axis=1, keepdims=True))
 
 
+def _entropy(p: np.ndarray) -> np.ndarray:
+    """Binary entropy in nats, elementwise (0 at p = 0 and p = 1)."""
+    from scipy.special import entr
+
+    p = np.asarray(p, dtype=float)
+    return entr(p) + entr(1.0 - p)
+
+
 def _hamming(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Hamming distances between the 0/1 rows of A (m, k) and B (n, k): shape (m, n)."""
-    return A @ (1.0 - B).T + (1.0 - A) @ B.T
+    """L1 distances between the rows of A (m, k) and B (n, k): shape (m, n); for 0/1 rows the Hamming
+    distances (whole numbers, exact), for pass rates the summed absolute differences."""
+    from scipy.spatial.distance import cdist
+
+    return cdist(A, B, metric="cityblock")
 
 
 @dataclass(frozen=True)
@@ -155,8 +176,8 @@ class SignatureMap:
 
     Parameters
     ----------
-    values : ndarray of {0, 1}, shape (n_sources, n_tasks)
-        Source rows (in a fixed order, e.g. sorted by agent id).
+    values : ndarray, shape (n_sources, n_tasks)
+        Source rows, 0/1 or pass rates (in a fixed order, e.g. sorted by agent id).
     id_rank : ndarray of int, shape (n_tasks,)
         Rank of each column's task id; features are ordered by it.
     ks, rf_leaves, rf_max_features, n_estimators, add_mean, random_state, level, cache_size :
@@ -243,7 +264,7 @@ class SignatureMap:
         ----------
         columns : sequence of int, length k
             Distinct observed task columns.
-        y : sequence of {0, 1}, length k
+        y : sequence of {0, 1} (or pass rates in [0, 1]), length k
             The target's outcomes on ``columns``.
 
         Raises
@@ -351,6 +372,7 @@ class DISCO(Method):
 
     name = "disco"
     accepts_missing = False  # needs a complete source matrix (its fit calls require_complete)
+    accepts_pass_rates = True  # step 1's divergence and step 3's distance have their pass-rate forms
     seed_kind = "deterministic"
 
     def __init__(self, ks: Sequence[int] = (1, 2, 3, 5, 8, 13, 21), rf_leaves: Sequence[int] = (1, 3),
@@ -389,7 +411,7 @@ class DISCO(Method):
             raise DataError(f"{source.source}: disco needs at least 2 source agents, got {source.n_agents}")
         refuse_constant_scores(source, "disco")
         rows = np.argsort(np.asarray(source.agents, dtype=object), kind="stable")
-        values = np.asarray(source.values)[rows]
+        values = np.asarray(source.rates())[rows]  # 0/1, or pass rates over repeated trials
         id_rank = np.argsort(np.argsort(np.asarray(source.tasks, dtype=object), kind="stable"), kind="stable")
         smap = SignatureMap(values, id_rank, self.ks, self.rf_leaves, self.rf_max_features, self.n_estimators,
                             self.add_mean, self.random_state, self.level)

@@ -24,6 +24,10 @@ Candès 2024) and prediction-powered inference (Angelopoulos et al. 2023). The p
    martingale average. With no query yet, the estimate is the model's (source-prior)
    prediction; at full budget, the exact score.
 
+On a bank of repeated trials the source fit, the factor posterior and the AIPW terms take each
+task's pass rate as its outcome (a fractional outcome of the same likelihood, as HSPR does); the
+model variances ``f (1 - f)`` are then those of one trial, an upper bound on a pass rate's.
+
 ``ScoreEstimate.mean`` carries the pure model (posterior-predictive) estimate
 ``(Σ observed + Σ_unobserved f) / N`` for comparison.
 """
@@ -228,6 +232,7 @@ class FAQ(Method):
 
     name = "faq"
     accepts_missing = False  # needs a complete source matrix (its fit calls require_complete)
+    accepts_pass_rates = True
     seed_kind = "adaptive"
 
     def __init__(self, rank: int = 3, eps: float = 0.1, beta: float = 0.0, estimator: str = "aipw",
@@ -259,7 +264,7 @@ class FAQ(Method):
             With fewer than 2 source agents.
         """
         source.require_complete("faq")
-        Y = np.asarray(source.values)
+        Y = np.asarray(source.rates())  # 0/1, or pass rates over repeated trials
         if Y.shape[0] < 2:
             raise DataError(f"faq needs at least 2 source agents, got {Y.shape[0]}")
         with threadpool_limits(1):

@@ -8,7 +8,8 @@ first B. Two estimators share that path:
   not a sample of the bank); that is the method, not a bug (HSPR_SPEC section 10).
 - ``midrange_ridge``: the source-fitted ridge score map of RSL (:mod:`hspr.methods.ridge_map`).
 
-The path does not depend on the budget, so the fitted models declare ``nested_budgets``.
+The path does not depend on the budget, so the fitted models declare ``nested_budgets``. On a bank
+of repeated trials ``p_i`` is the sources' mean pass rate and the outcomes are pass rates.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ class MidRange(Method):
     name = "midrange"
     gives_interval = False  # a point only: no 90 % interval
     seed_kind = "deterministic"
+    accepts_pass_rates = True
 
     def fit(self, source: ResponseMatrix) -> FittedMidRange:
         """Order tasks by the source pass rate's distance to 0.5 (source shape (n_sources, n_tasks))."""
@@ -105,6 +107,7 @@ class MidRangeRidge(Method):
 
     name = "midrange_ridge"
     accepts_missing = False  # needs a complete source matrix (its fit calls require_complete)
+    accepts_pass_rates = True
     seed_kind = "deterministic"
 
     def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS) -> None:

@@ -18,6 +18,8 @@ HSPR_SPEC section 8 and the PTA-IRT paper (``seeds/002``, sections 3.3-3.4):
    posterior ``N(theta_hat, 1/precision)`` (21-point Gauss-Hermite; ``posterior_average=False``
    plugs in ``theta_hat``). The 90 % interval is the normal-mixture predictive over those nodes
    (Bernoulli variance of the unqueried tasks given theta), as in :mod:`hspr.methods.atlas`.
+   On a bank of repeated trials every outcome is a task's pass rate, a fractional outcome of the
+   same likelihood (as in ATLAS), and the pass-rate strata are those of the sources' mean rates.
 
 Free settings, chosen on the source agents only (never on target rows): the number of strata
 (not given by the paper; ``strata_grid``) and the sd of the 4PL's log-discrimination prior
@@ -198,7 +200,7 @@ def pta_estimate(bank: FourPLBank, idx, Y, posterior_average: bool = True, n_qua
     bank : FourPLBank
     idx : int array, shape (n_obs,)
         Observed columns (the same for every agent).
-    Y : 0/1 array, shape (n_agents, n_obs)
+    Y : array of 0/1 outcomes or pass rates, shape (n_agents, n_obs)
     posterior_average : bool
         Average over the Laplace posterior (Gauss-Hermite) or plug in the MAP ability.
     n_quad : int
@@ -396,6 +398,7 @@ class PTAIRT(Method):
 
     name = "pta_irt"
     seed_kind = "deterministic"
+    accepts_pass_rates = True
 
     def __init__(self, settings: PTASettings | None = None, **kwargs) -> None:
         base = settings or PTASettings()
@@ -442,11 +445,11 @@ class PTAIRT(Method):
                 for held, ib in inner_banks(source, four, st.inner_folds):
                     keep = np.setdiff1d(np.arange(source.n_agents), held)
                     inner.append((ib, task_information(ib, None if feats is None else feats[keep]),
-                                  _pass_rate(source.rows(keep)), source.values[held].astype(float)))
+                                  _pass_rate(source.rows(keep)), np.asarray(source.rates()[held], dtype=float)))
             cands.append((sd, _Candidate(bank, task_information(bank, feats), tuple(inner))))
         return FittedPTAIRT(cands, _pass_rate(source), st)
 
 
 def _pass_rate(source: ResponseMatrix) -> np.ndarray:
     W = np.ones(source.shape) if source.missing is None else (~source.missing).astype(float)
-    return (source.values * W).sum(axis=0) / np.maximum(W.sum(axis=0), 1.0)
+    return (source.rates() * W).sum(axis=0) / np.maximum(W.sum(axis=0), 1.0)

@@ -17,6 +17,8 @@ Conventions settled here (the paper is silent on them):
   prediction is not used.
 - Every estimate is clipped to the scores still possible given the outcomes seen,
   ``[s/N, (s + N - n)/N]`` (``s`` successes among ``n`` outcomes), a sub-interval of ``[0, 1]``.
+- On a bank of repeated trials the features and outcomes are pass rates (successes / trials)
+  and ``s`` their sum; the map is the same regression.
 """
 
 from __future__ import annotations
@@ -128,7 +130,7 @@ class RidgeScoreMap:
     Parameters
     ----------
     source : ResponseMatrix, shape (n_sources, n_tasks)
-        Complete source response matrix (0/1).
+        Complete source response matrix (0/1, or pass rates over repeated trials).
     alphas : sequence of float
         RidgeCV penalties; default ``(0.1, 1, 10)`` (HSPR_SPEC section 8).
     level : float
@@ -157,7 +159,7 @@ class RidgeScoreMap:
         self.alphas = alphas
         self.level = float(level)
         self.cache_size = int(cache_size)
-        self.values_ = np.asarray(source.values, dtype=float)
+        self.values_ = np.asarray(source.rates(), dtype=float)  # 0/1, or pass rates over repeated trials
         self.scores_ = self.values_.mean(axis=1)
         self.n_sources_, self.n_tasks_ = self.values_.shape
         self._cache = ColumnFitCache(self.n_tasks_, self.cache_size)
@@ -201,7 +203,7 @@ class RidgeScoreMap:
         ----------
         columns : sequence of int, length k
             Observed task columns (distinct).
-        y : sequence of {0, 1}, length k
+        y : sequence of {0, 1} (or pass rates in [0, 1]), length k
             The target's outcomes on ``columns``, in the same order.
 
         Raises
@@ -249,7 +251,7 @@ def ridge_score_estimate(score_map: RidgeScoreMap, columns: Sequence[int], y: Se
         Fitted on the source agents.
     columns : sequence of int, length n
         Distinct task columns with a target outcome (any order).
-    y : sequence of {0, 1}, length n
+    y : sequence of {0, 1} (or pass rates in [0, 1]), length n
         The outcomes on ``columns``.
     budget : int
         The session's budget, copied into the result.

@@ -3,7 +3,7 @@
 HSPR_SPEC section 8 and the paper's section 4.1 / Appendix C: RSL shares Uniform raw's query
 sets (``default_rng(seed).choice(N, B, replace=False)``, HSPR_SPEC section 9) and maps the
 target's outcomes on them to the full score with a RidgeCV (alphas 0.1, 1, 10) fitted on the
-source agents (:mod:`hspr.methods.ridge_map`).
+source agents (:mod:`hspr.methods.ridge_map`). On a bank of repeated trials the outcomes are pass rates.
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ class RSL(Method):
 
     name = "rsl"
     accepts_missing = False  # needs a complete source matrix (its fit calls require_complete)
+    accepts_pass_rates = True  # the ridge map regresses pass rates as it does 0/1 outcomes
     seed_kind = "sampling"
 
     def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS) -> None:

@@ -5,6 +5,8 @@ budget is allocated proportionally to stratum size (largest-remainder rounding, 
 task per stratum when the budget allows), tasks are drawn uniformly without replacement within
 each stratum with ``numpy.random.default_rng(seed)``, and the estimate is the stratum-weighted
 mean with a 90 % interval from the stratified variance with finite-population correction.
+On a bank of repeated trials the outcomes are pass rates (successes / trials) and the strata
+those of the sources' mean pass rates; the same formulas hold.
 """
 
 from __future__ import annotations
@@ -174,7 +176,7 @@ class StratifiedSession(Session):
         N_h = np.bincount(labels, minlength=H).astype(float)
         n_h = np.bincount(labels, weights=obs, minlength=H)
         s_h = np.bincount(labels, weights=y * obs, minlength=H)
-        ss_h = s_h  # y is 0/1, so sum of squares equals sum
+        ss_h = np.bincount(labels, weights=y * y * obs, minlength=H)  # = s_h for 0/1 outcomes; pass rates differ
         keep = N_h > 0
         N_h, n_h, s_h, ss_h = N_h[keep], n_h[keep], s_h[keep], ss_h[keep]
         mean_h = s_h / n_h
@@ -234,6 +236,7 @@ class Stratified(Method):
 
     name = "stratified"
     seed_kind = "sampling"
+    accepts_pass_rates = True
 
     def __init__(self, n_strata: int = 5) -> None:
         if isinstance(n_strata, bool) or int(n_strata) != n_strata or n_strata < 1:

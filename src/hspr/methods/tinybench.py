@@ -24,7 +24,9 @@ Full); which of those identical tasks is the anchor is arbitrary, so by default 
 error is averaged over that choice (each anchor's outcome redrawn among its twins, the tasks
 with identical source columns), which prices in the rare target that solves it. The target
 ability is the MAP under the ``N(0, I)`` prior that the whitening makes match the sources, and
-predictions are averaged over its Laplace posterior (probit approximation).
+predictions are averaged over its Laplace posterior (probit approximation). On a bank of repeated
+trials every outcome (the sources' and the target's) is a task's pass rate, a fractional outcome
+of the same likelihood, and the anchor estimate averages pass rates.
 """
 
 from __future__ import annotations
@@ -169,7 +171,7 @@ def tiny_estimates(model: MIRT2PL, anchors: Anchors, obs: np.ndarray, y: np.ndar
     obs : ndarray of int, shape (n_obs,)
         Observed task columns (anchors or not: every outcome is used).
     y : ndarray, shape (n_obs,)
-        Their 0/1 outcomes.
+        Their 0/1 outcomes (or pass rates).
     average : bool
         Average predictions over the Laplace ability posterior (else plug in the MAP).
     init : ndarray, shape (dim,), optional
@@ -421,6 +423,7 @@ class TinyBench(Method):
 
     name = "tinybench"
     accepts_missing = False  # needs a complete source matrix (its fit calls require_complete)
+    accepts_pass_rates = True
     gives_interval = False  # a point only: no 90 % interval
     seed_kind = "deterministic"
 
@@ -460,7 +463,7 @@ class TinyBench(Method):
             With fewer than 2 source agents.
         """
         source.require_complete("tinybench")
-        Y = np.asarray(source.values)
+        Y = np.asarray(source.rates())  # 0/1, or pass rates over repeated trials
         m = Y.shape[0]
         if m < 2:
             raise DataError(f"tinybench needs at least 2 source agents, got {m}")
