@@ -38,29 +38,31 @@ interval) and adds a shift diagnostic. Its other settings are chosen on the sour
 3. **Decision.** The point is ``(1 - w) * HSPR + w * p-IRT``: HSPR's calibrated median (Eq. 16)
    blended with the 4PL p-IRT estimate (ATLAS's item model, HSPR_SPEC section 8, fitted on the
    same sources) computed from HSPR's *own* queried outcomes. The two models err together but
-   not identically (on Full, HSPR's fixed item priors over-estimate mid-range agents and the
-   4PL errs the other way; first-on-every-bank issue).
-   The weight is fixed at ``w = 0.5`` with the 4PL's log-discrimination prior sd 0.5: the
-   equal-weight average, the usual robust choice for combining two forecasts whose error
-   covariance is poorly known. A weight chosen per fold on the held-out runs of step 2 (the
-   previous rule: ``w`` in 0, 0.25, ..., 1 and sd in 0.5, 1 by the one-standard-error rule over
-   at least ``min_held_out`` runs) did not carry over to the targets. Those source replays
-   preferred ``w = 0`` on all four Lite folds and ``w = 0.75`` on the bash-only sources, and
-   both choices did worse on the targets than the average (Lite 2.153 -> 2.081 pp, bash-only
-   3.213 -> 3.153 pp; this comparison was made on the targets, so the fixed weight is not a
-   source-only choice). Passing several ``blend_weights`` / ``log_a_sds`` turns the per-fold
-   choice back on (:func:`choose_blend`, the first pair the default). The
-   factor ``c`` of step 2 is computed on the blended points. Off for pass-rate banks (the 4PL
-   takes 0/1 cells). The interval is HSPR's 5 % and 95 % predictive quantiles moved by the
-   same amount as the point, then each half-width multiplied by ``c``, then extended where
-   needed to hold both HSPR's point and the 4PL estimate, and clipped to [0, 1]. An interval
-   that excludes one of the two estimates it averages claims more than either model supports:
-   where HSPR's posterior is a single score (a source matrix of all zeros) the moved interval
-   had width 0 around a point no outcome supported. On the folds (query seeds 0-2) HSPR's
-   point lay outside the moved, widened interval in 0-6 % of runs; extending it raised the
-   coverage on Lite / Verified / Full from 0.937 / 0.930 / 0.879 to 0.964 / 0.939 / 0.894
-   at 0.01-0.06 pp more mean width (Pro and both shift protocols unchanged; measured on the
-   targets after a hostile trial found the zero-width case).
+   not identically (on Full, HSPR's fixed item priors over-estimate mid-range agents and the 4PL
+   errs the other way; first-on-every-bank issue). The weight is fixed at ``w = 0.5`` with the
+   4PL's log-discrimination prior sd 0.5: the equal-weight average, the usual robust choice for
+   combining two forecasts whose error covariance is poorly known. A weight chosen per fold on
+   the held-out runs of step 2 (the previous rule: ``w`` in 0, 0.25, ..., 1 and sd in 0.5, 1 by
+   the one-standard-error rule over at least ``min_held_out`` runs) did not carry over to the
+   targets. Those source replays preferred ``w = 0`` on all four Lite folds and ``w = 0.75`` on
+   the bash-only sources, and both choices did worse on the targets than the average (Lite 2.153
+   -> 2.081 pp, bash-only 3.213 -> 3.153 pp; this comparison was made on the targets, so the
+   fixed weight is not a source-only choice). Passing several ``blend_weights`` / ``log_a_sds``
+   turns the per-fold choice back on (:func:`choose_blend`, the first pair the default). The
+   factor ``c`` of step 2 is computed on the blended points. Off for pass-rate banks: the 4PL
+   takes pass rates since 2026-12-05, and blending on them was measured on the Terminal-Bench
+   folds (query seeds 0-4) at 4.27 / 3.21 pp MAE at 10 / 20 % against 4.02 / 3.18 pp without
+   (ATLAS alone: 5.13 / 3.35), so it stays off (a choice made on that bank's own replays). The
+   interval is HSPR's 5 % and 95 % predictive quantiles moved by the same amount as the point,
+   then each half-width multiplied by ``c``, then extended where needed to hold both HSPR's
+   point and the 4PL estimate, and clipped to [0, 1]. An interval that excludes one of the two
+   estimates it averages claims more than either model supports: where HSPR's posterior is a
+   single score (a source matrix of all zeros) the moved interval had width 0 around a point no
+   outcome supported. On the folds (query seeds 0-2) HSPR's point lay outside the moved, widened
+   interval in 0-6 % of runs; extending it raised the coverage on Lite / Verified / Full from
+   0.937 / 0.930 / 0.879 to 0.964 / 0.939 / 0.894 at 0.01-0.06 pp more mean width (Pro and both
+   shift protocols unchanged; measured on the targets after a hostile trial found the zero-width
+   case).
 4. **Shift diagnostic** (:class:`hspr.session.ShiftReport`): the nearest-source disagreement
    (the smallest fraction of queried tasks on which a source agent's outcome differs from the
    target's), with its percentile among the held-out source agents of step 2 (each measured
@@ -676,7 +678,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
         top = np.array(sorted(range(m), key=lambda i: (-scores[i], source.agents[i]))[:n_top], dtype=int)
         rest = np.setdiff1d(np.arange(m), top)
         plan += [(a, rest, f"{source.agents[a]} (strongest)") for a in np.sort(top)]
-    blend = source.trials is None and settings.blend_weights != (0.0,)  # the 4PL takes 0/1 cells
+    blend = source.trials is None and settings.blend_weights != (0.0,)  # off on pass rates (module docstring, step 3)
     sds = settings.log_a_sds if blend else ()
     parts = Parallel(n_jobs=None)(delayed(_held_out_runs)(source, [(a, keep) for a, keep, _ in chunk], cfgs, sds, budget,
                                                            settings.seed)
@@ -888,8 +890,8 @@ class HSPRRobustSession(HSPRSession):
         widened by the leave-cluster-out factor (by ``calibration_.above_factor`` when the point
         lies above every source's score) and, where needed, extended to hold both estimates
         the point averages (module docstring, steps 3 and 5). On a bank of repeated trials (pass
-        rates; the 4PL takes 0/1 outcomes) and before any outcome there is no 4PL estimate: the
-        point is HSPR's calibrated median."""
+        rates: no blend, step 3) and before any outcome there is no 4PL estimate: the point is
+        HSPR's calibrated median."""
         base = super().estimate()
         cal = self.robust.calibration_
         move, ends = 0.0, (base.point,)
