@@ -337,6 +337,8 @@ def test_other_bank_digest_refused(bank, tmp_path):
     fresh = LiveSession.create(tmp_path / "new.hspr", 5, matrix=csv, config=FAST)
     res = fresh.ingest(tmp_path / "s.hspr")
     assert fresh.recorded == {old["task"]: 1} and res.form == "session"
+    # its header is whole: no note says otherwise (a trial: every ingested session's header read as damaged)
+    assert not any("damaged" in n for n in res.notes), res.notes
     cli(["ingest", tmp_path / "s.hspr", "--session", tmp_path / "new.hspr"])  # again: unchanged, exit 0
 
 

@@ -1052,8 +1052,8 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
                                  "--skip-unknown the other lines are read, the events of the damaged ones lost)")
     events = jf.doc.get("events") if isinstance(jf.doc.get("events"), list) else []
     bank = jf.doc.get("bank") if isinstance(jf.doc.get("bank"), dict) else {}
-    damaged = jf.doc.get(DAMAGED_HEADER)
-    if damaged is not None:  # its bank is unknown: each outcome is still checked against this bank's form
+    header_damage = jf.doc.get(DAMAGED_HEADER)
+    if header_damage is not None:  # its bank is unknown: each outcome is still checked against this bank's form
         bank = {"trials": trials}
     if "trials" not in bank:  # written before hspr stored it: known if it is this bank or a bundled one
         if digest is not None and bank.get("digest") == digest:
@@ -1140,8 +1140,8 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
     out += [HarnessOutcome(t, ERROR, f"a harness error in session {path.name}: {d}", str(path))
             for t, d in errors.items() if t not in seen]
     notes = ([] if out else [f"{path}: the session has no recorded outcome"]) + lenient_notes
-    if damaged is not None:
-        notes.append(f"{path}: its header (line 1) is damaged ({damaged}), so which bank its outcomes are of was not "
+    if header_damage is not None:
+        notes.append(f"{path}: its header (line 1) is damaged ({header_damage}), so which bank its outcomes are of was not "
                      "checked; they were read from its later lines: ingest it only into a session on the same bank")
     if jf.torn:
         notes.append(f"{path}: its last line is incomplete ({shorten(jf.torn_text)!r}), so an outcome written "
