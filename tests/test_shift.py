@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -28,6 +29,7 @@ from hspr.methods.hspr.robust import (
     held_out_rows,
     leave_cluster_out,
     nearest_disagreement,
+    pass_rate_point,
     shrunk_quantile,
     side_multipliers,
     side_shares,
@@ -460,7 +462,10 @@ def test_robust_interval_is_not_a_point_apart_from_hsprs_posterior():
     blend moved the point to the 4PL's estimate and the interval with it, width 0, missing the
     only score the outcomes support. It now reaches back to HSPR's point and holds the truth."""
     zeros = ResponseMatrix([f"a{i}" for i in range(6)], [f"t{j}" for j in range(8)], np.zeros((6, 8), int))
-    shift = ShiftSettings(max_held_out=6, n_nodes=256, n_draws=2048, min_held_out=4, blend_weights=(0.5,))
+    # fallback off: on all zeros the sources' pass rates (0) beat the model on its replays (robust step 6),
+    # and this checks the blended interval
+    shift = ShiftSettings(max_held_out=6, n_nodes=256, n_draws=2048, min_held_out=4, blend_weights=(0.5,),
+                          fallback=False)
     rob = HSPRRobust(config=FAST, shift=shift).fit(zeros.drop_rows([0]))
     s = _finished(rob, zeros, 0, 3)
     e, hspr_point = s.estimate(), super(type(s), s).estimate().point
@@ -993,3 +998,43 @@ def test_replay_warns_of_a_strongest_cut_inside_a_tie_naming_the_subset(tmp_path
         said = " ".join(res.output.split())
         assert res.exit_code == 0 and f"warning: {label}: the strongest-score cut falls inside a tie: 1 of the 2 agents" \
             in said and "--strongest 2 cuts between scores" in said, said
+
+
+def test_pass_rate_point_is_the_outcomes_plus_the_source_pass_rates():
+    rate = np.array([0.2, 0.5, 0.9, 0.4])
+    assert pass_rate_point(rate, np.array([1, 3]), np.array([1.0, 0.0])) == pytest.approx((1 + 0.2 + 0.9) / 4)
+    assert pass_rate_point(rate, np.array([], int), np.array([])) == pytest.approx(rate.mean())  # no outcome
+    assert pass_rate_point(rate, np.arange(4), np.array([1.0, 0, 1, 1])) == pytest.approx(0.75)  # every one: exact
+
+
+def _coin_and_model_banks():
+    """A 40 x 120 bank of fair coin flips (the shift issue's no-structure case) and a structured one."""
+    coin = np.random.default_rng(0).integers(0, 2, (40, 120))
+    names = [f"a{i:02d}" for i in range(40)], [f"t{j:03d}" for j in range(120)]
+    return ResponseMatrix(*names, coin), simulate_matrix(40, 120, seed=3)[0]
+
+
+def test_a_history_of_coin_flips_falls_back_to_the_source_pass_rates():
+    """Robust step 6: on coin flips the held-out source runs find the model clearly worse than the outcomes seen
+    plus the sources' pass rates, which then give the point; on a bank from a factor model they do not."""
+    coin, structured = _coin_and_model_banks()
+    shift = ShiftSettings(max_held_out=30, n_nodes=256, n_draws=2048, min_held_out=20)
+    rob = HSPRRobust(config=FAST, shift=shift).fit(coin.drop_rows(range(10)))
+    cal = rob.calibration_
+    assert cal.fallback and cal.fallback_maes[1] < cal.fallback_maes[0]
+    rate = coin.drop_rows(range(10)).values.mean(axis=0)
+    for target in range(3):
+        s = _finished(rob, coin, target, 12)
+        e = s.estimate()
+        cols, y = s.told()
+        assert e.point == pytest.approx(pass_rate_point(rate, cols, y), abs=1e-12)
+        assert e.lower <= e.point <= e.upper
+        assert "does not predict" in e.shift.message and e.shift.to_dict()["pass_rate_maes"] == list(cal.fallback_maes)
+        for text in (e.shift.message, e.shift.brief):  # the verdict after the note starts a sentence
+            assert re.search(r"at its source pass rate\. [A-Z]", text), text
+    full = _finished(rob, coin, 0, 120).estimate()
+    assert full.point == pytest.approx(coin.values[0].mean(), abs=1e-12)  # exact at full budget
+    off = HSPRRobust(config=FAST, shift=replace(shift, fallback=False)).fit(coin.drop_rows(range(10)))
+    assert not off.calibration_.fallback and off.calibration_.fallback_maes == ()
+    on_model = HSPRRobust(config=FAST, shift=shift).fit(structured.drop_rows(range(10))).calibration_
+    assert not on_model.fallback and on_model.fallback_maes[0] < on_model.fallback_maes[1]

@@ -79,6 +79,11 @@ class ShiftReport:
     percent : bool
         ``value`` is a share or a difference of rates (0-1), shown in % in :attr:`message` (a
         new-user trial read "0.0156 of its queried tasks differ" as a count); False: as a number.
+    pass_rate_maes : (float, float) or ()
+        Set when the estimate is not the model's: on replays of the source agents the model's
+        point missed by the first held-out MAE and the outcomes seen plus the sources' pass rate of
+        every other task by the second (0-1 scale), clearly less, so the estimate is the latter
+        (``hspr_robust``, :mod:`hspr.methods.hspr.robust` step 6); () otherwise.
     """
 
     statistic: str
@@ -97,6 +102,7 @@ class ShiftReport:
     n_reference: int | None = None
     sides: tuple[float, float] = (1.0, 1.0)
     percent: bool = False
+    pass_rate_maes: tuple[float, ...] = ()
 
     @property
     def enough_outcomes(self) -> bool:
@@ -122,8 +128,24 @@ class ShiftReport:
         return self.enough_outcomes and self.enough_reference and self.source_percentile > self.threshold
 
     @property
+    def no_structure_note(self) -> str:
+        """A sentence (with its stop and a space) when the estimate is the pass-rate point
+        (:attr:`pass_rate_maes`), else empty."""
+        if not self.pass_rate_maes:
+            return ""
+        model, flat = (100 * v for v in self.pass_rate_maes)
+        return (f"The {self.n_sources} source agents' history does not predict their scores: replayed as targets, "
+                f"the model's estimate missed by {model:.1f} pp on average and the sources' pass rates by {flat:.1f} "
+                "pp, so the estimate is the outcomes seen plus every other task at its source pass rate. ")
+
+    @property
     def message(self) -> str:
-        """One sentence a user can act on."""
+        """One sentence a user can act on (after :attr:`no_structure_note` when that applies)."""
+        return _after(self.no_structure_note, self._verdict)
+
+    @property
+    def _verdict(self) -> str:
+        """The verdict of :attr:`message`: how far the agent lies from the sources, and the interval."""
         lo, hi, alike = self._side_factors
         by = f"x{self.widening:.2f}" if alike else f"x{lo:.2f} below the estimate and x{hi:.2f} above it"
         side = ("" if alike else
@@ -198,6 +220,11 @@ class ShiftReport:
         above it."""
         if self.unlike_history or self.above_history:
             return self.message
+        return _after(self.no_structure_note, self._brief_verdict)
+
+    @property
+    def _brief_verdict(self) -> str:
+        """The short clause of :attr:`brief`."""
         lo, hi, alike = self._side_factors
         by = f"x{lo:.2f}" if alike else f"x{lo:.2f} below, x{hi:.2f} above"
         widened = (f"widened {by}, as for every agent" if max(lo, hi) > 1 else "not widened") + \
@@ -220,7 +247,12 @@ class ShiftReport:
                 "source_max": self.source_max, "n_strongest": self.n_strongest,
                 "strongest_widened": self.strongest_widened, "n_reference": self.n_reference,
                 "enough_reference": self.enough_reference, "sides": list(self.sides), "percent": self.percent,
-                "message": self.message}
+                "pass_rate_maes": list(self.pass_rate_maes), "message": self.message}
+
+
+def _after(note: str, text: str) -> str:
+    """``text`` after ``note`` (a sentence or empty), its first letter capitalised when it follows one."""
+    return note + text[:1].upper() + text[1:] if note else text
 
 
 @dataclass(frozen=True)

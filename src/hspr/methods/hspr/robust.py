@@ -86,6 +86,17 @@ interval) and adds a shift diagnostic. Its other settings are chosen on the sour
    coverages did not move (forward-20 width 8.67 -> 8.80 pp). A known limit: the factor
    switches on where the point crosses the best source's score, so a session's width can jump
    between two outcomes (with ``--stop-width``, a run may stop on the narrower side).
+6. **A history that predicts nothing.** The held-out runs of step 2 (at least ``min_held_out``)
+   also give the *pass-rate point*: the outcomes seen plus each other task at its source pass rate
+   (:func:`pass_rate_point`, the sources' mean score before any outcome). When its held-out MAE is
+   lower than the model's point's by more than one standard error (:func:`one_se_choice`), the
+   sources' outcomes carry no usable structure and it replaces the model's point (HSPR's interval
+   moved to it and widened by the factor of its own held-out misses; the shift diagnostic says so,
+   :attr:`hspr.session.ShiftReport.pass_rate_maes`). Built for the shift issue's bank of
+   independent coin flips (40 agents x 120 tasks): there the held-out runs of the first two folds
+   of two such banks found the model's point worse by 1.8-6.4 pp (0.9-1.1 pp standard error); on the
+   first fold of Lite, Full and Pro it was better by 5.3-8.4 pp (docs/shift-protocols.md).
+   ``ShiftSettings.fallback`` turns it off.
 
 What was measured before building it (Verified sources, 10 % budget): the queried outcomes do
 not reveal a shift well (the nearest-source disagreement correlates 0.2 with the absolute error on
@@ -211,6 +222,11 @@ class ShiftSettings:
         counts of ``hspr select --fast``) and use its choice, instead of comparing ``ranks``. Off
         by default: measured on seven shift protocols it was lower on six and higher on Verified's
         newest 20 (docs/shift.md, direction 24), and it costs minutes inside each such fit.
+    fallback : bool
+        When the held-out runs of step 2 (at least ``min_held_out``) show the model's point
+        clearly worse than the outcomes seen plus the sources' pass rate of every other task
+        (:func:`one_se_choice`), report that instead (module docstring, step 6): the history does
+        not predict its agents. False keeps the model's point on every bank.
     """
 
     neighbour_fraction: float = 0.20
@@ -235,6 +251,7 @@ class ShiftSettings:
     log_a_sds: tuple[float, ...] = (0.5,)
     sided: bool = False
     select: bool = False
+    fallback: bool = True
 
     def __post_init__(self) -> None:
         for name in ("neighbour_fraction", "neighbour_quantile", "forward_fraction", "strongest_fraction", "fraction",
@@ -277,7 +294,7 @@ class ShiftSettings:
         object.__setattr__(self, "blend_weights", tuple(float(w) for w in self.blend_weights))
         if not self.blend_weights or any(not 0 <= w <= 1 for w in self.blend_weights):
             raise ValueError(f"blend_weights must be a non-empty list of numbers in [0, 1], got {self.blend_weights!r}")
-        for name in ("sided", "select"):
+        for name in ("sided", "select", "fallback"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         object.__setattr__(self, "log_a_sds", tuple(float(v) for v in self.log_a_sds))
@@ -331,6 +348,12 @@ class ShiftCalibration:
     sides : (float, float)
         Multipliers of the factor for the lower and the upper half-width, averaging 1
         (:func:`side_shares`); (1, 1) widens both sides alike.
+    fallback : bool
+        Whether the point is the outcomes seen plus the sources' pass rate of every other task
+        (module docstring, step 6), chosen because the held-out runs found the model's point
+        clearly worse; ``errors`` and ``ratios`` are then that point's.
+    fallback_maes : (float, float) or ()
+        Held-out MAE (0-1 scale) of the model's point and of that pass-rate point, when compared.
     """
 
     factor: float
@@ -349,6 +372,8 @@ class ShiftCalibration:
     source_max: float = 1.0
     strongest: tuple[str, ...] = ()
     sides: tuple[float, float] = (1.0, 1.0)
+    fallback: bool = False
+    fallback_maes: tuple[float, ...] = ()
 
     @property
     def mae(self) -> float:
@@ -556,7 +581,9 @@ def _held_out_runs(source: ResponseMatrix, runs: Sequence[tuple[int, np.ndarray]
     rows) under each configuration; a joblib job of :func:`leave_cluster_out`, one BLAS thread.
 
     Returns ``runs`` (n_cfgs, n_runs, 4) as :func:`_replay_held_out`'s, the nearest-source disagreements
-    (n_cfgs, n_runs) and the 4PL points on each run's queried outcomes (n_cfgs, n_sds, n_runs).
+    (n_cfgs, n_runs), the 4PL points on each run's queried outcomes (n_cfgs, n_sds, n_runs) and the
+    pass-rate points (n_cfgs, n_runs): the queried outcomes plus the fit's source pass rate of every
+    other task, over the number of tasks (:func:`pass_rate_point`).
     """
     M = np.asarray(source.rates())
     miss = source.missing
@@ -565,6 +592,7 @@ def _held_out_runs(source: ResponseMatrix, runs: Sequence[tuple[int, np.ndarray]
     out = np.empty((len(cfgs), len(runs), 4))
     dists = np.empty((len(cfgs), len(runs)))
     pirt = np.empty((len(cfgs), len(sds), len(runs)))
+    flat = np.empty((len(cfgs), len(runs)))
     fits: dict = {}  # one source fit per item prior
     with single_thread_blas():
         pirt_models = [_pirt_model(source.rows(keep), sd) for sd in sds]
@@ -579,7 +607,18 @@ def _held_out_runs(source: ResponseMatrix, runs: Sequence[tuple[int, np.ndarray]
                                                                pos, budget, seed, others_miss)
                 for k, model in enumerate(pirt_models):
                     pirt[c, k, i] = pirt_point(model, cols, M[a, cols])
-    return out, dists, pirt
+                flat[c, i] = pass_rate_point(fits[scale].pass_rate, cols, M[a, cols])
+    return out, dists, pirt, flat
+
+
+def pass_rate_point(pass_rate: np.ndarray, cols: np.ndarray, y: np.ndarray) -> float:
+    """The score with every unqueried task at its source pass rate (0-1 scale): ``(sum(y) + sum of
+    pass_rate over the other tasks) / n_tasks``; ``pass_rate`` (n_tasks,), ``cols`` (B,) distinct
+    queried columns, ``y`` (B,) their outcomes. The source mean score with no outcome, the exact score
+    with every one (module docstring, step 6)."""
+    cols = np.asarray(cols, dtype=int)
+    y = np.asarray(y, dtype=float)
+    return float((y.sum() + pass_rate.sum() - pass_rate[cols].sum()) / len(pass_rate))
 
 
 def _ratios(points: np.ndarray, runs: np.ndarray) -> np.ndarray:
@@ -683,7 +722,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
     parts = Parallel(n_jobs=None)(delayed(_held_out_runs)(source, [(a, keep) for a, keep, _ in chunk], cfgs, sds, budget,
                                                            settings.seed)
                                   for chunk in _plan_chunks(plan, effective_n_jobs(None)))
-    runs, dists, pirt = (np.concatenate([p[k] for p in parts], axis=-2 if k == 0 else -1) for k in range(3))
+    runs, dists, pirt, flat = (np.concatenate([p[k] for p in parts], axis=-2 if k == 0 else -1) for k in range(4))
     names = tuple(name for _, _, name in plan[:n_main])
     cals = []
     main = slice(0, n_main)
@@ -694,6 +733,12 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
                        if blend
                        else (None, 0.0, []))
         points = runs[c, :, 0] if k is None else (1 - w) * runs[c, :, 0] + w * pirt[c, k]
+        fallback, maes = False, ()
+        if settings.fallback and len(truth) >= settings.min_held_out:
+            cand = np.array([points[main] - truth, flat[c, main] - truth])
+            fallback, maes = one_se_choice(cand) == 1, tuple(float(v) for v in np.abs(cand).mean(axis=1))
+        if fallback:
+            points = flat[c]
         all_ratios = _ratios(points, runs[c])
         ratios, top_ratios = all_ratios[main], all_ratios[n_main:]
         factor = settings.min_factor
@@ -710,7 +755,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
         cals.append(ShiftCalibration(factor, ratios, points[main] - truth, dists[c, main], names, budget, configs[c],
                                      hspr_points - truth, w, None if w == 0 else sds[k], tuple(table),
                                      above, top_ratios, float(scores.max()),
-                                     tuple(source.agents[a] for a, _, _ in plan[n_main:]), sides))
+                                     tuple(source.agents[a] for a, _, _ in plan[n_main:]), sides, fallback, maes))
     return cals
 
 
@@ -873,7 +918,8 @@ class HSPRRobustSession(HSPRSession):
                            above_history=above, source_max=cal.source_max,
                            n_strongest=len(cal.above_ratios) if len(cal.above_ratios) >= self.robust.shift.min_strongest else 0,
                            strongest_widened=above and cal.above_factor > cal.factor, n_reference=len(cal.distances),
-                           sides=(m_lo / factor, m_hi / factor), percent=True)
+                           sides=(m_lo / factor, m_hi / factor), percent=True,
+                           pass_rate_maes=cal.fallback_maes if cal.fallback else ())
 
     def _widening(self, point: float) -> tuple[bool, float, tuple[float, float]]:
         """(above the history, interval factor, side shares) for ``point``: above when it lies over
@@ -891,11 +937,15 @@ class HSPRRobustSession(HSPRSession):
         lies above every source's score) and, where needed, extended to hold both estimates
         the point averages (module docstring, steps 3 and 5). On a bank of repeated trials (pass
         rates: no blend, step 3) and before any outcome there is no 4PL estimate: the point is
-        HSPR's calibrated median."""
+        HSPR's calibrated median. When the calibration chose the pass-rate point (step 6), the point is
+        that, with HSPR's interval moved to it and widened, and not extended to HSPR's point."""
         base = super().estimate()
         cal = self.robust.calibration_
         move, ends = 0.0, (base.point,)
-        if self.robust.pirt_ is not None and self.queried:
+        if cal.fallback:
+            flat = pass_rate_point(self.robust.fit_.pass_rate, *self.told())
+            move, ends = flat - base.point, (flat,)
+        elif self.robust.pirt_ is not None and self.queried:
             pirt = pirt_point(self.robust.pirt_, *self.told())
             move, ends = cal.weight * (pirt - base.point), (base.point, pirt)
         point = base.point + move
