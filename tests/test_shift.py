@@ -29,10 +29,11 @@ from hspr.methods.hspr.robust import (
     held_out_rows,
     leave_cluster_out,
     nearest_disagreement,
-    pass_rate_point,
+    pass_rate_estimate,
     shrunk_quantile,
     side_multipliers,
     side_shares,
+    unresolved_rates,
     widened,
 )
 from hspr.replay import replay
@@ -1000,11 +1001,19 @@ def test_replay_warns_of_a_strongest_cut_inside_a_tie_naming_the_subset(tmp_path
             in said and "--strongest 2 cuts between scores" in said, said
 
 
-def test_pass_rate_point_is_the_outcomes_plus_the_source_pass_rates():
+def test_pass_rate_estimate_is_the_outcomes_plus_the_source_rates():
     rate = np.array([0.2, 0.5, 0.9, 0.4])
-    assert pass_rate_point(rate, np.array([1, 3]), np.array([1.0, 0.0])) == pytest.approx((1 + 0.2 + 0.9) / 4)
-    assert pass_rate_point(rate, np.array([], int), np.array([])) == pytest.approx(rate.mean())  # no outcome
-    assert pass_rate_point(rate, np.arange(4), np.array([1.0, 0, 1, 1])) == pytest.approx(0.75)  # every one: exact
+    point, half = pass_rate_estimate(rate, np.array([1, 3]), np.array([1.0, 0.0]))
+    assert point == pytest.approx((1 + 0.2 + 0.9) / 4)
+    assert half == pytest.approx(stats.norm.ppf(0.95) * np.sqrt(0.2 * 0.8 + 0.9 * 0.1) / 4)  # the unseen tasks 0, 2
+    assert pass_rate_estimate(rate, np.array([], int), np.array([]))[0] == pytest.approx(rate.mean())  # no outcome
+    assert pass_rate_estimate(rate, np.arange(4), np.array([1.0, 0, 1, 1])) == pytest.approx((0.75, 0.0))  # exact
+    # a missing cell counts as unresolved, as in a replay target's true score (a hostile trial: filled from the
+    # sources that ran the task, the point sat 7.5 pp above the truths of a bank with 15 % missing cells)
+    values = np.array([[1.0, 1.0], [1.0, 1.0], [1.0, 0.0]])  # the cell at (1, 0) is missing, whatever it holds
+    missing = np.array([[False, False], [True, False], [False, False]])
+    np.testing.assert_allclose(unresolved_rates(values, missing), [2 / 3, 2 / 3])
+    np.testing.assert_allclose(unresolved_rates(values, None), [1.0, 2 / 3])
 
 
 def _coin_and_model_banks():
@@ -1016,7 +1025,8 @@ def _coin_and_model_banks():
 
 def test_a_history_of_coin_flips_falls_back_to_the_source_pass_rates():
     """Robust step 6: on coin flips the held-out source runs find the model clearly worse than the outcomes seen
-    plus the sources' pass rates, which then give the point; on a bank from a factor model they do not."""
+    plus the sources' pass rates, which then give the point and its own interval; on a bank from a factor
+    model, or below a calibration budget of 10 tasks, they do not."""
     coin, structured = _coin_and_model_banks()
     shift = ShiftSettings(max_held_out=30, n_nodes=256, n_draws=2048, min_held_out=20)
     rob = HSPRRobust(config=FAST, shift=shift).fit(coin.drop_rows(range(10)))
@@ -1027,14 +1037,21 @@ def test_a_history_of_coin_flips_falls_back_to_the_source_pass_rates():
         s = _finished(rob, coin, target, 12)
         e = s.estimate()
         cols, y = s.told()
-        assert e.point == pytest.approx(pass_rate_point(rate, cols, y), abs=1e-12)
-        assert e.lower <= e.point <= e.upper
-        assert "does not predict" in e.shift.message and e.shift.to_dict()["pass_rate_maes"] == list(cal.fallback_maes)
+        point, half = pass_rate_estimate(rate, cols, y)
+        assert e.point == pytest.approx(point, abs=1e-12)
+        if not e.shift.above_history:  # its own half-width times the factor of its held-out misses
+            assert (e.lower, e.upper) == pytest.approx((point - cal.factor * half, point + cal.factor * half), abs=1e-12)
+        assert e.shift.to_dict()["pass_rate_maes"] == list(cal.fallback_maes)
+        assert e.shift.to_dict()["pass_rate_budget"] == 12
         for text in (e.shift.message, e.shift.brief):  # the verdict after the note starts a sentence
+            assert "does not predict" in text and "with 12 tasks each" in text
             assert re.search(r"at its source pass rate\. [A-Z]", text), text
     full = _finished(rob, coin, 0, 120).estimate()
-    assert full.point == pytest.approx(coin.values[0].mean(), abs=1e-12)  # exact at full budget
+    assert full.point == pytest.approx(coin.values[0].mean(), abs=1e-12) and full.upper - full.lower < 1e-12
     off = HSPRRobust(config=FAST, shift=replace(shift, fallback=False)).fit(coin.drop_rows(range(10)))
     assert not off.calibration_.fallback and off.calibration_.fallback_maes == ()
     on_model = HSPRRobust(config=FAST, shift=shift).fit(structured.drop_rows(range(10))).calibration_
     assert not on_model.fallback and on_model.fallback_maes[0] < on_model.fallback_maes[1]
+    # a calibration budget below 10 tasks (10 % of 80) decides nothing: too few outcomes to judge either point
+    small = HSPRRobust(config=FAST, shift=shift).fit(coin.drop_rows(range(10)).select_tasks(coin.tasks[:80]))
+    assert small.calibration_.budget == 8 and not small.calibration_.fallback and small.calibration_.fallback_maes == ()

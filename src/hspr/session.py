@@ -84,6 +84,8 @@ class ShiftReport:
         point missed by the first held-out MAE and the outcomes seen plus the sources' pass rate of
         every other task by the second (0-1 scale), clearly less, so the estimate is the latter
         (``hspr_robust``, :mod:`hspr.methods.hspr.robust` step 6); () otherwise.
+    pass_rate_budget : int or None
+        Tasks each replayed source agent ran for those MAEs (the calibration budget).
     """
 
     statistic: str
@@ -103,6 +105,7 @@ class ShiftReport:
     sides: tuple[float, float] = (1.0, 1.0)
     percent: bool = False
     pass_rate_maes: tuple[float, ...] = ()
+    pass_rate_budget: int | None = None
 
     @property
     def enough_outcomes(self) -> bool:
@@ -134,7 +137,8 @@ class ShiftReport:
         if not self.pass_rate_maes:
             return ""
         model, flat = (100 * v for v in self.pass_rate_maes)
-        return (f"The {self.n_sources} source agents' history does not predict their scores: replayed as targets, "
+        ran = "" if self.pass_rate_budget is None else f" with {self.pass_rate_budget} tasks each"
+        return (f"The {self.n_sources} source agents' history does not predict their scores: replayed as targets{ran}, "
                 f"the model's estimate missed by {model:.1f} pp on average and the sources' pass rates by {flat:.1f} "
                 "pp, so the estimate is the outcomes seen plus every other task at its source pass rate. ")
 
@@ -247,7 +251,8 @@ class ShiftReport:
                 "source_max": self.source_max, "n_strongest": self.n_strongest,
                 "strongest_widened": self.strongest_widened, "n_reference": self.n_reference,
                 "enough_reference": self.enough_reference, "sides": list(self.sides), "percent": self.percent,
-                "pass_rate_maes": list(self.pass_rate_maes), "message": self.message}
+                "pass_rate_maes": list(self.pass_rate_maes), "pass_rate_budget": self.pass_rate_budget,
+                "message": self.message}
 
 
 def _after(note: str, text: str) -> str:

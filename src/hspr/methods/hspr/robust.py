@@ -86,16 +86,22 @@ interval) and adds a shift diagnostic. Its other settings are chosen on the sour
    coverages did not move (forward-20 width 8.67 -> 8.80 pp). A known limit: the factor
    switches on where the point crosses the best source's score, so a session's width can jump
    between two outcomes (with ``--stop-width``, a run may stop on the narrower side).
-6. **A history that predicts nothing.** The held-out runs of step 2 (at least ``min_held_out``)
-   also give the *pass-rate point*: the outcomes seen plus each other task at its source pass rate
-   (:func:`pass_rate_point`, the sources' mean score before any outcome). When its held-out MAE is
-   lower than the model's point's by more than one standard error (:func:`one_se_choice`), the
-   sources' outcomes carry no usable structure and it replaces the model's point (HSPR's interval
-   moved to it and widened by the factor of its own held-out misses; the shift diagnostic says so,
-   :attr:`hspr.session.ShiftReport.pass_rate_maes`). Built for the shift issue's bank of
+6. **A history that predicts nothing.** The held-out runs of step 2 (at least ``min_held_out``, at
+   a calibration budget of at least :data:`MIN_OUTCOMES` tasks) also give the *pass-rate point*:
+   the outcomes seen plus each other task at its source rate, a missing cell counted as
+   unresolved as in a target's true score (:func:`pass_rate_estimate`; the sources' mean score
+   before any outcome). When its held-out MAE is lower than the model's point's by more than one
+   standard error (:func:`one_se_choice`), the sources' outcomes carry no usable structure and it
+   replaces the model's point at every budget. Its interval is its own: ``z_.95`` times the spread
+   of independent outcomes at the source rates of the unseen tasks, widened (or, never below 1,
+   kept) by the 90 % split-conformal quantile of its held-out misses over that half-width, with no
+   upper cap (step 5's factor for a point above every source still applies). The shift diagnostic
+   says so (:attr:`hspr.session.ShiftReport.pass_rate_maes`). Built for the shift issue's bank of
    independent coin flips (40 agents x 120 tasks): there the held-out runs of the first two folds
-   of two such banks found the model's point worse by 1.8-6.4 pp (0.9-1.1 pp standard error); on the
-   first fold of Lite, Full and Pro it was better by 5.3-8.4 pp (docs/shift-protocols.md).
+   of two such banks found the model's point worse by 1.8-6.4 pp (0.9-1.1 pp standard error); on
+   the first fold of Lite, Full and Pro it was better by 5.3-8.4 pp (docs/shift-protocols.md). A
+   hostile trial found it switched on for a 40 x 20 bank from a factor model, where the
+   calibration budget is 2 tasks, and made it worse at every budget: hence the budget floor.
    ``ShiftSettings.fallback`` turns it off.
 
 What was measured before building it (Verified sources, 10 % budget): the queried outcomes do
@@ -137,6 +143,10 @@ STATISTIC_UNIT_RATES = "mean difference in pass rate from the closest source age
 #: the shift diagnostic compares a target with the sources from this many outcomes on (or the
 #: calibration budget, if smaller)
 MIN_OUTCOMES = 10
+
+#: the standard normal's 95 % quantile (a 90 % interval's half-width in sds); a literal, so a restored
+#: session need not import scipy
+_Z90 = 1.6448536269514722
 
 
 @dataclass(frozen=True)
@@ -583,7 +593,8 @@ def _held_out_runs(source: ResponseMatrix, runs: Sequence[tuple[int, np.ndarray]
     Returns ``runs`` (n_cfgs, n_runs, 4) as :func:`_replay_held_out`'s, the nearest-source disagreements
     (n_cfgs, n_runs), the 4PL points on each run's queried outcomes (n_cfgs, n_sds, n_runs) and the
     pass-rate points (n_cfgs, n_runs): the queried outcomes plus the fit's source pass rate of every
-    other task, over the number of tasks (:func:`pass_rate_point`).
+    other task, over the number of tasks, and its 90 % half-width (n_cfgs, n_runs, 2;
+    :func:`pass_rate_estimate`).
     """
     M = np.asarray(source.rates())
     miss = source.missing
@@ -592,10 +603,11 @@ def _held_out_runs(source: ResponseMatrix, runs: Sequence[tuple[int, np.ndarray]
     out = np.empty((len(cfgs), len(runs), 4))
     dists = np.empty((len(cfgs), len(runs)))
     pirt = np.empty((len(cfgs), len(sds), len(runs)))
-    flat = np.empty((len(cfgs), len(runs)))
+    flat = np.empty((len(cfgs), len(runs), 2))
     fits: dict = {}  # one source fit per item prior
     with single_thread_blas():
         pirt_models = [_pirt_model(source.rows(keep), sd) for sd in sds]
+        rate = unresolved_rates(M[keep], None if miss is None else miss[keep])
         for i, (a, _) in enumerate(runs):
             others = np.delete(M, a, axis=0)
             others_miss = None if miss is None else np.delete(miss, a, axis=0)
@@ -607,18 +619,34 @@ def _held_out_runs(source: ResponseMatrix, runs: Sequence[tuple[int, np.ndarray]
                                                                pos, budget, seed, others_miss)
                 for k, model in enumerate(pirt_models):
                     pirt[c, k, i] = pirt_point(model, cols, M[a, cols])
-                flat[c, i] = pass_rate_point(fits[scale].pass_rate, cols, M[a, cols])
+                flat[c, i] = pass_rate_estimate(rate, cols, M[a, cols])
     return out, dists, pirt, flat
 
 
-def pass_rate_point(pass_rate: np.ndarray, cols: np.ndarray, y: np.ndarray) -> float:
-    """The score with every unqueried task at its source pass rate (0-1 scale): ``(sum(y) + sum of
-    pass_rate over the other tasks) / n_tasks``; ``pass_rate`` (n_tasks,), ``cols`` (B,) distinct
-    queried columns, ``y`` (B,) their outcomes. The source mean score with no outcome, the exact score
-    with every one (module docstring, step 6)."""
+def unresolved_rates(values: np.ndarray, missing: np.ndarray | None) -> np.ndarray:
+    """Each task's mean over the sources with a missing cell counted as unresolved (0), shape (n_tasks,):
+    the convention of a replay target's true score, which the pass-rate point estimates (step 6).
+    ``values`` (n_sources, n_tasks) 0/1 or pass rates; ``missing`` the same shape, or None."""
+    values = np.asarray(values, dtype=float)
+    return (values if missing is None else np.where(missing, 0.0, values)).mean(axis=0)
+
+
+def pass_rate_estimate(rate: np.ndarray, cols: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """The pass-rate point and its 90 % half-width, 0-1 scale (module docstring, step 6).
+
+    Point: ``(sum(y) + sum of rate over the other tasks) / n_tasks``, every unqueried task at its
+    source rate (:func:`unresolved_rates`): the source mean score with no outcome, the exact score
+    with every one. Half-width: ``z_.95 * sqrt(sum over the other tasks of rate (1 - rate)) / n_tasks``,
+    the spread of independent outcomes at those rates, which the calibration widens or narrows by its
+    held-out misses. ``rate`` (n_tasks,), ``cols`` (B,) distinct queried columns, ``y`` (B,) their outcomes.
+    """
     cols = np.asarray(cols, dtype=int)
     y = np.asarray(y, dtype=float)
-    return float((y.sum() + pass_rate.sum() - pass_rate[cols].sum()) / len(pass_rate))
+    other = np.ones(len(rate), dtype=bool)
+    other[cols] = False
+    n = len(rate)
+    half = _Z90 * math.sqrt(float(np.sum(rate[other] * (1.0 - rate[other])))) / n
+    return float((y.sum() + rate[other].sum()) / n), half
 
 
 def _ratios(points: np.ndarray, runs: np.ndarray) -> np.ndarray:
@@ -722,7 +750,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
     parts = Parallel(n_jobs=None)(delayed(_held_out_runs)(source, [(a, keep) for a, keep, _ in chunk], cfgs, sds, budget,
                                                            settings.seed)
                                   for chunk in _plan_chunks(plan, effective_n_jobs(None)))
-    runs, dists, pirt, flat = (np.concatenate([p[k] for p in parts], axis=-2 if k == 0 else -1) for k in range(4))
+    runs, dists, pirt, flat = (np.concatenate([p[k] for p in parts], axis=-2 if k in (0, 3) else -1) for k in range(4))
     names = tuple(name for _, _, name in plan[:n_main])
     cals = []
     main = slice(0, n_main)
@@ -734,15 +762,19 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
                        else (None, 0.0, []))
         points = runs[c, :, 0] if k is None else (1 - w) * runs[c, :, 0] + w * pirt[c, k]
         fallback, maes = False, ()
-        if settings.fallback and len(truth) >= settings.min_held_out:
-            cand = np.array([points[main] - truth, flat[c, main] - truth])
+        if settings.fallback and len(truth) >= settings.min_held_out and budget >= MIN_OUTCOMES:
+            cand = np.array([points[main] - truth, flat[c, main, 0] - truth])
             fallback, maes = one_se_choice(cand) == 1, tuple(float(v) for v in np.abs(cand).mean(axis=1))
-        if fallback:
-            points = flat[c]
-        all_ratios = _ratios(points, runs[c])
+        if fallback:  # the pass-rate point, with its own half-widths and no cap on its factor (step 6)
+            points = flat[c, :, 0]
+            all_ratios = np.abs(points - runs[c, :, 3]) / np.maximum(flat[c, :, 1], 1e-4)
+        else:
+            all_ratios = _ratios(points, runs[c])
         ratios, top_ratios = all_ratios[main], all_ratios[n_main:]
         factor = settings.min_factor
-        if len(ratios) >= settings.min_held_out:
+        if fallback:
+            factor = max(shrunk_quantile(ratios, settings.level, settings.prior_n), 1.0)
+        elif len(ratios) >= settings.min_held_out:
             factor = float(np.clip(shrunk_quantile(ratios, settings.level, settings.prior_n), settings.min_factor,
                                    settings.max_factor))
         sides = (1.0, 1.0)
@@ -888,6 +920,8 @@ class FittedHSPRRobust(FittedHSPR):
         #: trials per task of the sources (None: one 0/1 run), for the shift message's wording
         self.trials_ = trials
         self.shift = shift
+        #: each task's source rate, a missing cell as unresolved: the pass-rate point's (step 6)
+        self.pass_rate_ = unresolved_rates(source_values, source_missing)
 
     def _session(self, budget: int, seed: int, initial_refresh: bool = True) -> HSPRRobustSession:
         return HSPRRobustSession(self, budget, seed, initial_refresh)
@@ -919,7 +953,8 @@ class HSPRRobustSession(HSPRSession):
                            n_strongest=len(cal.above_ratios) if len(cal.above_ratios) >= self.robust.shift.min_strongest else 0,
                            strongest_widened=above and cal.above_factor > cal.factor, n_reference=len(cal.distances),
                            sides=(m_lo / factor, m_hi / factor), percent=True,
-                           pass_rate_maes=cal.fallback_maes if cal.fallback else ())
+                           pass_rate_maes=cal.fallback_maes if cal.fallback else (),
+                           pass_rate_budget=cal.budget if cal.fallback else None)
 
     def _widening(self, point: float) -> tuple[bool, float, tuple[float, float]]:
         """(above the history, interval factor, side shares) for ``point``: above when it lies over
@@ -937,15 +972,18 @@ class HSPRRobustSession(HSPRSession):
         lies above every source's score) and, where needed, extended to hold both estimates
         the point averages (module docstring, steps 3 and 5). On a bank of repeated trials (pass
         rates: no blend, step 3) and before any outcome there is no 4PL estimate: the point is
-        HSPR's calibrated median. When the calibration chose the pass-rate point (step 6), the point is
-        that, with HSPR's interval moved to it and widened, and not extended to HSPR's point."""
-        base = super().estimate()
+        HSPR's calibrated median. When the calibration chose the pass-rate point (step 6), the
+        estimate is that point with its own half-width (:func:`pass_rate_estimate`) widened by the
+        calibration's factor."""
         cal = self.robust.calibration_
-        move, ends = 0.0, (base.point,)
         if cal.fallback:
-            flat = pass_rate_point(self.robust.fit_.pass_rate, *self.told())
-            move, ends = flat - base.point, (flat,)
-        elif self.robust.pirt_ is not None and self.queried:
+            flat, half = pass_rate_estimate(self.robust.pass_rate_, *self.told())
+            lo, hi = widened(flat, flat - half, flat + half, *self._widening(flat)[1:])
+            return ScoreEstimate(point=flat, mean=flat, median=flat, lower=lo, upper=hi, n_queried=self.n_queried,
+                                 budget=self.budget, shift=self.shift_report(flat))
+        base = super().estimate()
+        move, ends = 0.0, (base.point,)
+        if self.robust.pirt_ is not None and self.queried:
             pirt = pirt_point(self.robust.pirt_, *self.told())
             move, ends = cal.weight * (pirt - base.point), (base.point, pirt)
         point = base.point + move
