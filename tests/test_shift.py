@@ -1055,3 +1055,14 @@ def test_a_history_of_coin_flips_falls_back_to_the_source_pass_rates():
     # a calibration budget below 10 tasks (10 % of 80) decides nothing: too few outcomes to judge either point
     small = HSPRRobust(config=FAST, shift=shift).fit(coin.drop_rows(range(10)).select_tasks(coin.tasks[:80]))
     assert small.calibration_.budget == 8 and not small.calibration_.fallback and small.calibration_.fallback_maes == ()
+
+
+def test_replay_notes_the_runs_estimated_from_the_pass_rates():
+    from hspr.cli.replay_cmd import pass_rate_notes
+
+    runs = [{"bank": "coin", "method": "hspr_robust", "budget": 12, "shift": {"pass_rate_maes": [0.05, 0.04]}},
+            {"bank": "coin", "method": "hspr_robust", "budget": 12, "shift": {"pass_rate_maes": []}},
+            {"bank": "coin", "method": "hspr", "budget": 12},
+            {"bank": "lite", "method": "hspr_robust", "budget": 50, "shift": {"pass_rate_maes": []}}]
+    notes = pass_rate_notes(runs)
+    assert len(notes) == 1 and notes[0].startswith("note: coin hspr_robust at 12 tasks: 1 of 2 runs were estimated")
