@@ -592,9 +592,8 @@ def _held_out_runs(source: ResponseMatrix, runs: Sequence[tuple[int, np.ndarray]
 
     Returns ``runs`` (n_cfgs, n_runs, 4) as :func:`_replay_held_out`'s, the nearest-source disagreements
     (n_cfgs, n_runs), the 4PL points on each run's queried outcomes (n_cfgs, n_sds, n_runs) and the
-    pass-rate points (n_cfgs, n_runs): the queried outcomes plus the fit's source pass rate of every
-    other task, over the number of tasks, and its 90 % half-width (n_cfgs, n_runs, 2;
-    :func:`pass_rate_estimate`).
+    pass-rate points with their 90 % half-widths (n_cfgs, n_runs, 2; :func:`pass_rate_estimate`: the
+    queried outcomes plus every other task at its rate over the fit's sources).
     """
     M = np.asarray(source.rates())
     miss = source.missing
