@@ -1048,6 +1048,7 @@ def test_a_history_of_coin_flips_falls_back_to_the_source_pass_rates():
             assert re.search(r"at its source pass rate\. [A-Z]", text), text
     full = _finished(rob, coin, 0, 120).estimate()
     assert full.point == pytest.approx(coin.values[0].mean(), abs=1e-12) and full.upper - full.lower < 1e-12
+    assert "does not predict" not in full.shift.message  # every task recorded: no other task to fill in
     off = HSPRRobust(config=FAST, shift=replace(shift, fallback=False)).fit(coin.drop_rows(range(10)))
     assert not off.calibration_.fallback and off.calibration_.fallback_maes == ()
     on_model = HSPRRobust(config=FAST, shift=shift).fit(structured.drop_rows(range(10))).calibration_

@@ -952,8 +952,9 @@ class HSPRRobustSession(HSPRSession):
                            n_strongest=len(cal.above_ratios) if len(cal.above_ratios) >= self.robust.shift.min_strongest else 0,
                            strongest_widened=above and cal.above_factor > cal.factor, n_reference=len(cal.distances),
                            sides=(m_lo / factor, m_hi / factor), percent=True,
-                           pass_rate_maes=cal.fallback_maes if cal.fallback else (),
-                           pass_rate_budget=cal.budget if cal.fallback else None)
+                           # at full budget the estimate is the exact score: no word of the pass rates (a trial)
+                           pass_rate_maes=cal.fallback_maes if cal.fallback and len(cols) < self.n_tasks else (),
+                           pass_rate_budget=cal.budget if cal.fallback and len(cols) < self.n_tasks else None)
 
     def _widening(self, point: float) -> tuple[bool, float, tuple[float, float]]:
         """(above the history, interval factor, side shares) for ``point``: above when it lies over
