@@ -1046,6 +1046,12 @@ def test_a_history_of_coin_flips_falls_back_to_the_source_pass_rates():
         for text in (e.shift.message, e.shift.brief):  # the verdict after the note starts a sentence
             assert "does not predict" in text and "with 12 tasks each" in text
             assert re.search(r"at its source pass rate\. [A-Z]", text), text
+            assert "as for every agent" not in text  # its interval is its own, not the model's widened
+    # the width forecast follows the pass-rate spread: before any outcome, the interval's width times
+    # sqrt(share of the unseen tasks still unseen after the budget)
+    fresh = rob.start(12, 0)
+    w0 = fresh.estimate().width
+    assert fresh.expected_width() == pytest.approx(w0 * np.sqrt(108 / 120), rel=1e-9)
     full = _finished(rob, coin, 0, 120).estimate()
     assert full.point == pytest.approx(coin.values[0].mean(), abs=1e-12) and full.upper - full.lower < 1e-12
     assert "does not predict" not in full.shift.message  # every task recorded: no other task to fill in

@@ -157,6 +157,9 @@ class ShiftReport:
         wid = (f"the interval was widened by {by}, as for every agent, because source agents replayed without their "
                f"near twins miss more often than the model's own interval says{side}"
                if max(lo, hi) > 1 else "the interval was not widened")
+        if self.pass_rate_maes:  # the pass-rate point's own interval (a trial: 'widened ... as for every agent' misled)
+            wid = (f"the interval is the spread of the unseen tasks at their source pass rates, scaled by {by} to cover "
+                   "90 % of the replayed source agents' misses")
         if self.above_history:
             best = "" if self.source_max is None else f" (best {100 * self.source_max:.1f} %)"
             if self.strongest_widened:
@@ -233,6 +236,8 @@ class ShiftReport:
         by = f"x{lo:.2f}" if alike else f"x{lo:.2f} below, x{hi:.2f} above"
         widened = (f"widened {by}, as for every agent" if max(lo, hi) > 1 else "not widened") + \
             " (`hspr live status` says more)"
+        if self.pass_rate_maes:
+            widened = f"from the pass rates' spread, scaled {by} (`hspr live status` says more)"
         if not self.enough_reference:  # a re-trial: this paragraph, too, came after every record
             return (f"too few source agents for a verdict ({self.n_reference} held-out source run(s), a verdict needs "
                     f"{self.min_reference}); interval {widened}")
