@@ -147,7 +147,8 @@ class LazyGroup(click.Group):
             to_null_device(sys.stdout)  # no second error at exit
             ctx.exit(0)
         except OSError as exc:  # full disk, lost permission, vanished folder: no traceback
-            from .common import os_error_message, saved_note
+            from .common import os_error_message
+            from .meta import saved_note
 
             message = f"{os_error_message(exc)}{saved_note()}"
             _json_error(ctx, message)

@@ -17,14 +17,13 @@ import numpy as np
 from hspr.cli.common import (
     check_output_file,
     completer,
-    json_error,
     os_fix,
     reading,
     refuse_folder_name,
     refuse_overwriting_inputs,
     same_file,
-    say_warning,
 )
+from hspr.cli.meta import json_error, say_warning
 from hspr.data.banks import BANKS, load_bank
 from hspr.data.build import build_bank, merge_banks, write_wide_csv
 from hspr.data.io import FORMS, bank_dir_of, detect_form, load_matrix

@@ -18,7 +18,7 @@ import click
 
 from ..data.io import bank_dir_of
 from ..parallel import BACKENDS, cluster
-from .meta import SAID_KEY, SAVED_KEY, json_error, note_saved, saved_note, say_warning  # noqa: F401 (re-exported)
+from .meta import say_warning
 
 #: pip extra that provides each cluster backend
 EXTRAS = MappingProxyType({"dask": "hspr[dask]", "ray": "hspr[ray]"})

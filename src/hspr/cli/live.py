@@ -44,16 +44,14 @@ from .common import (
     completer,
     console,
     input_warnings,
-    json_error,
     local_workers,
-    note_saved,
     os_error_message,
     reading,
     refuse_folder_name,
     refuse_overwriting_inputs,
     refuse_session_sidecar,
-    saved_note,
 )
+from .meta import json_error, note_saved, saved_note
 
 #: seconds of reading a folder bank at `live start` above which the note on building a bank file is said
 SLOW_FOLDER_S = 2.0
