@@ -944,6 +944,8 @@ class HSPRRobustSession(HSPRSession):
         value = nearest_disagreement(self.robust.source_values_, cols, y, self.robust.source_missing_)
         above, factor, sides = self._widening(point) if point is not None else (False, cal.factor, cal.sides)
         m_lo, m_hi = side_multipliers(factor, sides)
+        # the pass-rate point (step 6) is said until every task is recorded: then the estimate is the exact score
+        flat = cal.fallback and len(cols) < self.n_tasks
         return ShiftReport(STATISTIC, value, cal.percentile(value) if len(cols) else 0.0,
                            int(self.robust.source_values_.shape[0]), factor, self.robust.shift.threshold,
                            n_outcomes=len(cols), min_outcomes=min(MIN_OUTCOMES, cal.budget),
@@ -952,9 +954,7 @@ class HSPRRobustSession(HSPRSession):
                            n_strongest=len(cal.above_ratios) if len(cal.above_ratios) >= self.robust.shift.min_strongest else 0,
                            strongest_widened=above and cal.above_factor > cal.factor, n_reference=len(cal.distances),
                            sides=(m_lo / factor, m_hi / factor), percent=True,
-                           # at full budget the estimate is the exact score: no word of the pass rates (a trial)
-                           pass_rate_maes=cal.fallback_maes if cal.fallback and len(cols) < self.n_tasks else (),
-                           pass_rate_budget=cal.budget if cal.fallback and len(cols) < self.n_tasks else None)
+                           pass_rate_maes=cal.fallback_maes if flat else (), pass_rate_budget=cal.budget if flat else None)
 
     def _variance_forecast(self, r: int) -> tuple[float, float] | None:
         """HSPR's forecast (:meth:`HSPRSession._variance_forecast`); for the pass-rate point (step 6) the
