@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from hspr.cli.bank import register
-from hspr.data.build import build_bank, write_wide_csv
+from hspr.data.build import write_wide_csv
 from hspr.data.io import (
     detect_form,
     load_matrix,
@@ -427,13 +427,13 @@ def test_bank_dir_errors(tmp_path):
 
 
 # ---------------------------------------------------------------------- build + write
-def test_build_bank_dispatch(tmp_path):
+def test_load_matrix_dispatch_with_split_and_tasks(tmp_path):
     p = write(tmp_path / "m.csv", WIDE)
-    assert_matrix(build_bank(p))
-    assert_error(p, "only to a SWE-bench/experiments checkout", reader=lambda q: build_bank(q, split="lite"))
+    assert_matrix(load_matrix(p))
+    assert_error(p, "only to a SWE-bench/experiments checkout", reader=lambda q: load_matrix(q, split="lite"))
     root = make_leaderboard(tmp_path / "exp", split="lite")
     ids = write(tmp_path / "ids.txt", "t1\nt2\nt3\nt4\nt5\n")
-    assert_matrix(build_bank(root, split="lite", tasks=ids), LB_GRID, agents=LB_AGENTS, tasks=["t1", "t2", "t3", "t4", "t5"])
+    assert_matrix(load_matrix(root, split="lite", tasks=ids), LB_GRID, agents=LB_AGENTS, tasks=["t1", "t2", "t3", "t4", "t5"])
 
 
 def test_write_wide_csv_round_trip_with_missing(tmp_path):
@@ -450,7 +450,7 @@ def test_round_trip_from_leaderboard(tmp_path):
     root = make_leaderboard(tmp_path / "experiments", split="lite")
     # the fix names the command that takes the official ids (replay's --tasks scores a subset instead)
     with pytest.warns(UserWarning, match=rf"hspr bank build {re.escape(str(root))} --split lite --tasks FILE --out bank.csv"):
-        m = build_bank(root, split="lite")
+        m = load_matrix(root, split="lite")
     out = write_wide_csv(m, tmp_path / "bank.csv")
     back = load_matrix(out)
     assert back.agents == m.agents and back.tasks == m.tasks

@@ -1486,8 +1486,6 @@ def test_a_harbor_jobs_folder_is_walked_once_per_load(tmp_path, monkeypatch):
     monkeypatch.setattr(harbor, "scan", lambda *a, **k: walks.append(a[0]) or scan(*a, **k))
     m = load_matrix(tmp_path / "jobs")
     assert walks == [tmp_path / "jobs"]
-    from hspr.data.build import build_bank
-
-    assert build_bank(tmp_path / "jobs").digest() == m.digest() and walks == [tmp_path / "jobs"] * 2  # once more
+    assert load_matrix(tmp_path / "jobs").digest() == m.digest() and walks == [tmp_path / "jobs"] * 2  # once more
     assert m.agents == ("other / m1", "terminus-2 / m1") and m.tasks == ("t1", "t2", "t3") and m.trials == 2
     np.testing.assert_array_equal(m.values, [[0, 1, 2], [1, 2, 0]])

@@ -25,7 +25,7 @@ from hspr.cli.common import (
 )
 from hspr.cli.meta import json_error, say_warning
 from hspr.data.banks import BANKS, load_bank
-from hspr.data.build import build_bank, merge_banks, write_wide_csv
+from hspr.data.build import merge_banks, write_wide_csv
 from hspr.data.io import FORMS, bank_dir_of, detect_form, load_matrix
 from hspr.data.matrix import DataError, ResponseMatrix
 from hspr.errors import InputWarning
@@ -353,7 +353,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
                                  param_hint="--split / --tasks")
     seen: list[str] = []
     m = _run(lambda: load_bank(str(path), missing_as_zero=False) if bundled
-             else build_bank(path, split=split, tasks=tasks), as_json, seen, None if bundled else path)
+             else load_matrix(path, split=split, tasks=tasks), as_json, seen, None if bundled else path)
     if not bundled:
         _check_built(m, path, detect_form(path), as_json, seen)
     _write(m, out, as_json)
@@ -386,7 +386,7 @@ def agents_cmd(bank: str, as_json: bool) -> None:
         raise click.BadParameter(f"{bank!r} is neither a bundled bank ({', '.join(BANKS)}) nor a file",
                                  param_hint="BANK")
     _note_shadowed(Path(bank))
-    m = _run(lambda: load_bank(bank) if bank in BANKS and not Path(bank).exists() else build_bank(Path(bank)), as_json,
+    m = _run(lambda: load_bank(bank) if bank in BANKS and not Path(bank).exists() else load_matrix(Path(bank)), as_json,
              path=bank)
     scores = m.scores()
     if as_json:  # the unit in the key, as in the table's header (it was 'score', in %, beside 0-1 scores elsewhere)
@@ -428,9 +428,9 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
                                  "CSV, which would replace that form: give another file", param_hint="--out")
     bundled = str(base) in BANKS and not base.exists()  # a bundled bank by name, its missing cells kept missing
     seen: list[str] = []
-    a = _run(lambda: load_bank(str(base), missing_as_zero=False) if bundled else build_bank(base), as_json, seen,
+    a = _run(lambda: load_bank(str(base), missing_as_zero=False) if bundled else load_matrix(base), as_json, seen,
              None if bundled else base)
-    b = _run(lambda: build_bank(new), as_json, seen, new)
+    b = _run(lambda: load_matrix(new), as_json, seen, new)
     m = _run(lambda: merge_banks(a, b, prefer), as_json, seen)
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)
@@ -500,7 +500,7 @@ def validate_cmd(path: Path, split: str | None, tasks: Path | None, as_json: boo
         click.echo(f"bank:{path}: OK, bundled bank: {summary_line(m)}{note}; {digest_note(m)}")
         return
     seen = []
-    m = _run(lambda: build_bank(path, split=split, tasks=tasks), as_json, seen, path)
+    m = _run(lambda: load_matrix(path, split=split, tasks=tasks), as_json, seen, path)
     form = detect_form(path)
     _check_built(m, path, form, as_json, seen)
     if as_json:

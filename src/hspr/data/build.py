@@ -1,59 +1,19 @@
-"""Build a bank (response matrix) from any supported input form and write it as a wide CSV."""
+"""Write a bank (response matrix) as a wide CSV, and merge new runs into a bank (`hspr bank build` / `merge`);
+reading any input form is :func:`hspr.data.io.load_matrix`'s."""
 
 from __future__ import annotations
 
 import csv
 import io
 import warnings
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InputWarning
 from ..fileio import write_text_durable
-from .io import FORMS, _detect, _read, fold_id, read_leaderboard
+from .io import fold_id
 from .matrix import DataError, ResponseMatrix
-
-
-def build_bank(
-    path: str | Path, split: str | None = None, tasks: str | Path | Sequence[str] | None = None
-) -> ResponseMatrix:
-    """Read a response matrix from ``path`` in any form :func:`hspr.data.io.detect_form` knows.
-
-    Parameters
-    ----------
-    path : str or Path
-        Any form of :data:`hspr.data.io.FORMS`: wide / long CSV, repeated-trials CSV, py-irt
-        JSONL, a bank folder, a SWE-bench/experiments checkout, or a Harbor jobs folder.
-    split : str, optional
-        Leaderboard split folder (``lite``, ``verified``, ``test``, ...); only for a checkout.
-        Default: the only split present, else ``verified``.
-    tasks : path or sequence of str, optional
-        Leaderboard task universe (see :func:`hspr.data.io.read_leaderboard`); only for a checkout.
-
-    Returns
-    -------
-    ResponseMatrix
-        Shape (n_agents, n_tasks).
-
-    Raises
-    ------
-    DataError
-        If the input is invalid, or ``split`` / ``tasks`` is given for a form other than a
-        leaderboard checkout.
-    """
-    path = Path(path)
-    scans: list = []  # a Harbor folder's walk, read once (load_matrix's)
-    form = _detect(path, scans)
-    if form == "leaderboard":
-        return read_leaderboard(path, split, tasks)
-    if split is not None or tasks is not None:
-        raise DataError(
-            f"{path}: --split / --tasks apply only to a SWE-bench/experiments checkout, "
-            f"but this is a {FORMS[form]}; drop those options"
-        )
-    return _read(path, form, scans)
 
 
 def write_wide_csv(matrix: ResponseMatrix, out: str | Path) -> Path:

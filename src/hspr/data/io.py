@@ -1215,12 +1215,12 @@ _READERS: Mapping[str, Callable[[Path], ResponseMatrix]] = MappingProxyType({
     "trials_csv": read_trials_csv,
     "jsonl": read_jsonl,
     "bank_dir": lambda p: read_bank_dir(p if p.is_dir() else p.parent),
-    "leaderboard": lambda p: read_leaderboard(p, None),
     "harbor_jobs": read_harbor_bank,
 })
 
 
-def load_matrix(path: str | Path) -> ResponseMatrix:
+def load_matrix(path: str | Path, *, split: str | None = None,
+                tasks: str | Path | Sequence[str] | None = None) -> ResponseMatrix:
     """Load a response matrix from ``path``, choosing the reader from its form.
 
     Parameters
@@ -1229,9 +1229,13 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
         Any form of :data:`FORMS`: a wide CSV, long CSV, repeated-trials CSV
         (``agent,task_id,successes,trials``), py-irt JSONL file, a bank folder (or its
         matrix.csv), a Harbor jobs folder (or one trial's result.json), or a
-        SWE-bench/experiments checkout (split: the only one present, else ``verified``; task
-        universe: the union of listed ids; use :func:`read_leaderboard` or
-        :func:`hspr.data.build.build_bank` to choose them).
+        SWE-bench/experiments checkout.
+    split : str, optional
+        Leaderboard split folder (``lite``, ``verified``, ``test``, ...); only for a checkout.
+        Default: the only split present, else ``verified``.
+    tasks : path or sequence of str, optional
+        Leaderboard task universe (see :func:`read_leaderboard`); only for a checkout. Default:
+        the union of the listed ids.
 
     Returns
     -------
@@ -1243,21 +1247,21 @@ def load_matrix(path: str | Path) -> ResponseMatrix:
     Raises
     ------
     DataError
-        For a missing path, an unknown form, any validation failure of the reader, or a matrix
-        with no observed cell (every cell missing: nothing to fit or score).
+        For a missing path, an unknown form, any validation failure of the reader, a matrix
+        with no observed cell (every cell missing: nothing to fit or score), or ``split`` /
+        ``tasks`` given for a form other than a leaderboard checkout.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise DataError(f"load_matrix takes the path of a file or folder, got {type(path).__name__}"
                         + ("; a ResponseMatrix is loaded already" if isinstance(path, ResponseMatrix) else ""))
     path = Path(path)
-    scans: list = []
-    return _read(path, _detect(path, scans), scans)
-
-
-def _read(path: Path, form: str, scans: list) -> ResponseMatrix:
-    """:func:`load_matrix`'s reading of ``path`` in the ``form`` :func:`_detect` found, with the Harbor walk it
-    made (``scans``) when there is one: the folder is not walked again."""
-    m = read_harbor_bank(path, scanned=scans[0]) if form == "harbor_jobs" and scans else _READERS[form](path)
+    scans: list = []  # a Harbor folder's walk, made by _detect and read once
+    form = _detect(path, scans)
+    if form != "leaderboard" and (split is not None or tasks is not None):
+        raise DataError(f"{path}: --split / --tasks apply only to a SWE-bench/experiments checkout, "
+                        f"but this is a {FORMS[form]}; drop those options")
+    m = (read_leaderboard(path, split, tasks) if form == "leaderboard"
+         else read_harbor_bank(path, scanned=scans[0]) if form == "harbor_jobs" and scans else _READERS[form](path))
     return warn_suspect(_warn_uninformative(_require_observed(m, path), path), path).canonical()
 
 
