@@ -1111,3 +1111,26 @@ def test_estimate_vs_truth_note_cuts_a_long_variant_name():
     fig = report.figures.figure_estimate_vs_truth(runs, long)
     (note,) = _notes(fig)
     assert note.startswith("hspr[acquisition=latent,d...: MAE 1.10 pp,") and len(note.split("\n")[0]) <= 28 + 20
+
+
+def test_report_notes_the_runs_estimated_from_the_pass_rates(tmp_path, synth):
+    """`hspr replay` named the runs `hspr_robust` estimated from the sources' pass rates (step 6); the report of
+    its results said nothing of them. It now prints the note and writes it into comparison.md, for those runs only."""
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+    switched = (runs["bank"] == "pro") & (runs["method"] == "hspr") & (runs["seed"] == 0)
+    runs["shift"] = [{"pass_rate_maes": [0.05, 0.04]} if s else {"pass_rate_maes": []} for s in switched]
+    f = _write(tmp_path / "r.json", runs)
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", str(tmp_path / "rep"), "--no-figures",
+                                      "--n-resamples", "100"])
+    assert res.exit_code == 0, res.output
+    note = f"pro hspr at 30 tasks: {switched.sum()} of {int(((runs['bank'] == 'pro') & (runs['method'] == 'hspr')).sum())} runs"
+    assert switched.sum() == 5 and f"note: {note}" in " ".join(res.output.split())
+    md = (tmp_path / "rep" / "comparison.md").read_text()
+    assert "## Notes" in md and f"- {note} were estimated from the outcomes seen plus the sources' pass rates" in md
+    assert md.count("were estimated from") == 1
+    plain = _write(tmp_path / "p.json", runs.drop(columns="shift"))
+    res = CliRunner().invoke(_cli(), ["report", str(plain), "--out-dir", str(tmp_path / "rep2"), "--no-figures",
+                                      "--n-resamples", "100"])
+    assert res.exit_code == 0 and "were estimated from" not in res.output
+    assert "## Notes" not in (tmp_path / "rep2" / "comparison.md").read_text()

@@ -1065,11 +1065,14 @@ def test_a_history_of_coin_flips_falls_back_to_the_source_pass_rates():
 
 
 def test_replay_notes_the_runs_estimated_from_the_pass_rates():
-    from hspr.cli.replay_cmd import pass_rate_notes
+    from hspr.report import pass_rate_notes
 
     runs = [{"bank": "coin", "method": "hspr_robust", "budget": 12, "shift": {"pass_rate_maes": [0.05, 0.04]}},
             {"bank": "coin", "method": "hspr_robust", "budget": 12, "shift": {"pass_rate_maes": []}},
             {"bank": "coin", "method": "hspr", "budget": 12},
             {"bank": "lite", "method": "hspr_robust", "budget": 50, "shift": {"pass_rate_maes": []}}]
     notes = pass_rate_notes(runs)
-    assert len(notes) == 1 and notes[0].startswith("note: coin hspr_robust at 12 tasks: 1 of 2 runs were estimated")
+    assert len(notes) == 1 and notes[0].startswith("coin hspr_robust at 12 tasks: 1 of 2 runs were estimated")
+    assert pass_rate_notes(runs[::-1]) == notes == pass_rate_notes(pd.DataFrame(runs))  # NaN where a run has no shift
+    two = runs + [{"bank": "a", "method": "hspr_robust", "budget": 5, "shift": {"pass_rate_maes": [0.1, 0.05]}}]
+    assert [n.split(" at ")[0] for n in pass_rate_notes(two)] == ["a hspr_robust", "coin hspr_robust"]

@@ -232,21 +232,6 @@ def parse_methods(text: str) -> list[str]:
     return names
 
 
-def pass_rate_notes(runs: list[dict]) -> list[str]:
-    """One note per bank, method and budget whose estimates came from the outcomes seen plus the sources' pass
-    rates (a run's ``shift.pass_rate_maes``; ``hspr_robust`` step 6), which the summary table does not show (a
-    hostile trial: two of four folds switched with no word)."""
-    counts: dict[tuple, list[int]] = {}
-    for r in runs:
-        c = counts.setdefault((r.get("bank"), r.get("method"), r.get("budget")), [0, 0])
-        c[0] += 1
-        c[1] += bool((r.get("shift") or {}).get("pass_rate_maes"))
-    return [f"note: {bank} {method} at {budget} tasks: {k} of {n} runs were estimated from the outcomes seen plus the "
-            "sources' pass rates, because its replays of the source agents found that their history predicts nothing "
-            "(each run's shift.message says more; docs/shift-protocols.md)"
-            for (bank, method, budget), (n, k) in counts.items() if k]
-
-
 def summary_table(summary: pd.DataFrame, title: str) -> Table:
     """The replay summary as a rich Table: a row per bank, method and budget (errors in pp, coverage
     and mean width of the 90 % interval, targets and seeds; tasks run with a stopping rule)."""
@@ -704,6 +689,7 @@ def register(group: click.Group) -> None:
         wall = time.perf_counter() - t0
         import pandas as pd
 
+        from ..report.inputs import pass_rate_notes  # here: pandas costs every TAB of shell completion
         from ..report.stats import summarize  # here: scipy.stats and pandas cost ~0.8 s of every TAB (a trial)
 
         summary = summarize(pd.DataFrame(all_runs))
@@ -722,7 +708,7 @@ def register(group: click.Group) -> None:
         # labels: bank, method and budget (a re-trial: with two budgets, later blocks lost which row was which)
         print_table(out_console, summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"), keep=3)
         for line in pass_rate_notes(all_runs):
-            console.print(escape(line), highlight=False, soft_wrap=True)
+            console.print(escape(f"note: {line}"), highlight=False, soft_wrap=True)
         # a new-user trial: a second replay without --out replaced the first one's results.json with no word
         console.print(f"wrote {out} ({len(all_runs)} runs)" + ("" if replaced is None else
                       f"; it replaced the earlier {out}{'' if replaced < 0 else f' of {replaced} runs'} (give each "

@@ -55,6 +55,7 @@ def register(group: click.Group) -> None:
             bank_order,
             comparison_rich,
             paired_rich,
+            pass_rate_notes,
             read_results,
             report_files,
             write_report,
@@ -94,6 +95,8 @@ def register(group: click.Group) -> None:
                 print_table(out, item, keep=2 if item.columns[0].header == "bank" else 1)
             else:
                 out.print(item)
+        for line in pass_rate_notes(runs):  # as `hspr replay` printed them: no table column shows them
+            out.print(f"note: {line}", markup=False, highlight=False, soft_wrap=True)
         if len(rep["paired"]):
             print_table(out, paired_rich(rep["paired"]), keep=3)
         else:

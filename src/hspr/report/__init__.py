@@ -40,6 +40,7 @@ from .inputs import (
     default_baseline,
     is_shift_protocol,
     macro_banks,
+    pass_rate_notes,
     read_results,
     runs_frame,
 )
@@ -50,7 +51,7 @@ __all__ = ["BAND_PP", "DECIMALS", "MACRO", "MAIN_FRACTION", "NOMINAL_LEVEL", "PO
            "TABLE_FILES", "ZERO_METHOD", "ReportError", "ReportWarning", "bank_order", "comparison_markdown", "comparison_rich",
            "comparison_table", "coverage_table", "default_baseline", "figure_budget_curves", "figure_coverage", "figure_estimate_vs_truth",
            "holm", "is_shift_protocol", "macro_banks", "make_figures", "paired_analysis", "paired_markdown", "paired_rich",
-           "paired_stats", "per_target_errors", "read_results", "report_files", "runs_frame", "seed_metrics",
+           "paired_stats", "pass_rate_notes", "per_target_errors", "read_results", "report_files", "runs_frame", "seed_metrics",
            "summarize", "write_report"]
 
 
@@ -173,7 +174,7 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
                           "folder was replaced: free space there or use another --out-dir") from exc
     try:
         try:
-            for name, text in [("comparison.md", comparison_markdown(table)),
+            for name, text in [("comparison.md", comparison_markdown(table, pass_rate_notes(runs))),
                                ("paired.md", paired_markdown(paired, n_resamples, seed))]:
                 (staging / name).write_text(text, encoding="utf-8")
             table.to_csv(staging / "comparison.csv", index=False)

@@ -6,7 +6,7 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -520,3 +520,33 @@ def _dense_rank(values: pd.Series, higher_is_better: bool) -> pd.Series:
 def _closest_fraction(runs: pd.DataFrame, target: float = MAIN_FRACTION) -> float:
     fr = np.array(sorted(runs["budget_fraction"].unique()))
     return float(fr[np.argmin(np.abs(fr - target))])
+
+
+def pass_rate_notes(runs: Iterable[Mapping] | pd.DataFrame) -> list[str]:
+    """One sentence per bank, method and budget whose estimates came from the outcomes seen plus the sources'
+    pass rates (a run's ``shift.pass_rate_maes`` is not empty; ``hspr_robust`` step 6), which no table column
+    shows (a hostile trial: two of four folds switched with no word); ``hspr replay``, ``hspr report`` and
+    comparison.md give them.
+
+    Parameters
+    ----------
+    runs : iterable of run records (dicts), or the DataFrame of :func:`read_results`
+        A record without a ``shift`` dict counts as a run that did not switch.
+
+    Returns
+    -------
+    list of str
+        Sorted by bank, method and budget (the same for the runs in any order); empty when no run switched.
+    """
+    records = runs.to_dict("records") if isinstance(runs, pd.DataFrame) else runs
+    counts: dict[tuple, list[int]] = {}
+    for r in records:
+        c = counts.setdefault((r.get("bank"), r.get("method"), r.get("budget")), [0, 0])
+        shift = r.get("shift")
+        c[0] += 1
+        c[1] += isinstance(shift, Mapping) and bool(shift.get("pass_rate_maes"))
+    return [f"{bank} {method} at {budget} tasks: {k} of {n} runs were estimated from the outcomes seen plus the "
+            "sources' pass rates, because its replays of the source agents found that their history predicts nothing "
+            "(each run's shift.message says more; docs/shift-protocols.md)"
+            for (bank, method, budget), (n, k) in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]),
+                                                                                        kv[0][2] or 0)) if k]

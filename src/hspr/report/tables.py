@@ -182,8 +182,9 @@ def _macro_wide(g: pd.DataFrame) -> tuple[list[str], list[str], list[list[tuple[
     return banks, methods, rows
 
 
-def comparison_markdown(table: pd.DataFrame) -> str:
-    """Markdown for :func:`comparison_table`: per budget a per-bank table and a macro-MAE table.
+def comparison_markdown(table: pd.DataFrame, notes: Sequence[str] = ()) -> str:
+    """Markdown for :func:`comparison_table`: per budget a per-bank table and a macro-MAE table, then
+    ``notes`` (sentences, e.g. :func:`~hspr.report.inputs.pass_rate_notes`) under a Notes heading.
 
     Best per bank and column in **bold**, second best in *italic* (see :func:`_with_marks`).
     """
@@ -222,6 +223,8 @@ def comparison_markdown(table: pd.DataFrame) -> str:
         if set(banks) <= set(BANK_ORDER) and absent:  # a trial took a 3-bank macro for the paper's
             out += [f"This macro averages {len(banks)} of the paper's four banks ({', '.join(absent)} not run): "
                     "it is not comparable with a four-bank macro MAE.", ""]
+    if notes:
+        out += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
     return "\n".join(out)
 
 
