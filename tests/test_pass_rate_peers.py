@@ -12,7 +12,7 @@ from scipy import stats
 from hspr.data import ResponseMatrix
 from hspr.errors import HsprError
 from hspr.methods import get_method
-from hspr.methods.disco import _hamming, disagreement_order
+from hspr.methods.disco import _l1_distances, disagreement_order
 
 PEERS = ("stratified", "rsl", "midrange", "midrange_ridge", "aipw", "disco", "faq", "tinybench", "atlas", "pta_irt")
 
@@ -97,7 +97,7 @@ def test_disco_orders_pass_rates_by_the_jensen_shannon_divergence():
 def test_disco_distance_is_hamming_for_0_1_rows_and_l1_for_pass_rates():
     A = np.array([[1.0, 0.0, 1.0], [0.2, 0.4, 1.0]])
     B = np.array([[0.0, 0.0, 1.0], [1.0, 1.0, 1.0]])
-    np.testing.assert_allclose(_hamming(A, B), [[1.0, 1.0], [0.6, 1.4]])
+    np.testing.assert_allclose(_l1_distances(A, B), [[1.0, 1.0], [0.6, 1.4]])
 
 
 @pytest.mark.parametrize("name", PEERS)

@@ -133,7 +133,7 @@ def _entropy(p: np.ndarray) -> np.ndarray:
     return entr(p) + entr(1.0 - p)
 
 
-def _hamming(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+def _l1_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """L1 distances between the rows of A (m, k) and B (n, k): shape (m, n); for 0/1 rows the Hamming
     distances (whole numbers, exact), for pass rates the summed absolute differences."""
     from scipy.spatial.distance import cdist
@@ -227,7 +227,7 @@ class SignatureMap:
         X = self.values_[:, cols]
         cands = []  # (cv_mae, order, kind, setting, residuals, model)
         if self.ks:
-            D = _hamming(X, X)
+            D = _l1_distances(X, X)
             np.fill_diagonal(D, np.inf)  # leave each source out of its own neighbours
             for k in self.ks:
                 resid = s - knn_weights(D, k) @ s / k
@@ -279,7 +279,7 @@ class SignatureMap:
         x = y[np.argsort(cols)][np.searchsorted(np.sort(cols), fit.columns)][None, :]  # aligned with fit.columns
         if fit.kind == "knn":
             (k,) = fit.setting
-            w = knn_weights(_hamming(x, self.values_[:, fit.columns]), k)
+            w = knn_weights(_l1_distances(x, self.values_[:, fit.columns]), k)
             return float(w[0] @ self.scores_ / k), fit
         return float(fit.model.predict(self._features(x))[0]), fit
 
