@@ -1583,7 +1583,7 @@ def test_the_fitting_message_is_said_only_when_a_fit_runs(bank, tmp_path, monkey
     assert first.exit_code == 0 and "fitting hspr_robust on 29 agents" in first.stderr
     # a new-user trial: a 41 s fit said nothing more; a log (no terminal) now gets the time it took
     cores = os.cpu_count() or 1
-    hint = f" \\(-j {cores}: all {cores} cores\\)" if cores > 1 else ""  # how to use every core, while it runs
+    hint = f" \\(on 1 core; -j {cores} would use all {cores}\\)" if cores > 1 else ""  # how to use every core, while it runs
     assert re.search(rf"then cached\){hint} \.\.\.\n\.\.\. done in \d+ s\n", first.stderr)
     again = CliRunner().invoke(main, [*map(str, args), "--session", str(tmp_path / "b.hspr")])
     assert again.exit_code == 0 and "fitting hspr" not in again.stderr
@@ -1971,10 +1971,20 @@ def test_start_workers_reach_the_fit_and_zero_is_refused(bank, tmp_path, monkeyp
          "--session", tmp_path / "a.hspr"])
     assert seen == [1, 2]
     cores = os.cpu_count() or 1
-    assert (f"(-j {cores}: all {cores} cores)" in out) == (cores > 1)  # said while the fit runs, on one process
+    assert (f"(on 1 core; -j {cores} would use all {cores})" in out) == (cores > 1)  # said while the fit runs, on one process
     plain = cli(["start", "--matrix", bank["csv"], "--budget", 12, "--method", "hspr", "--config", bank["cfg"],
                  "--session", tmp_path / "h.hspr"])
     assert "fitting hspr on" in plain and "cores)" not in plain  # its fit is one job: --workers does nothing
     assert "0: give a positive number of workers" in cli(["start", "--matrix", bank["csv"], "--budget", 12, "-j", 0,
                                                           "--session", tmp_path / "c.hspr"], ok=False)
     assert not (tmp_path / "c.hspr").exists()
+
+
+@pytest.mark.parametrize("word,command", [("tell", "record"), ("ask", "next"), ("estimate", "status")])
+def test_an_api_word_as_a_live_command_names_the_command_that_does_it(word, command):
+    """A new-user trial: `hspr live tell ...` said only "No such command 'tell'" (the docs' CLI word is record)."""
+    res = CliRunner().invoke(main, ["live", word, "--session", "x.hspr", "t1", "resolved"])
+    assert res.exit_code == 2 and f"No such command {word!r}" in res.output
+    assert f"on the command line it is `hspr live {command}`" in " ".join(res.output.split())
+    typo = CliRunner().invoke(main, ["live", "recrod"])  # click's own suggestion is kept for other names
+    assert typo.exit_code == 2 and "Did you mean 'record'?" in typo.output

@@ -136,9 +136,10 @@ _TASKS_HELP = (
     "Tasks not listed as resolved count as unresolved."
 )
 _PATH_HELP = (
-    "PATH is a wide CSV (agent,<task ids...>), a long CSV (agent,instance_id,resolved), a "
+    "PATH is a wide CSV (agent,<task ids...>), a long CSV (agent,instance_id,resolved or agent,task_id,resolved), a "
     "repeated-trials CSV (agent,task_id,successes,trials), a py-irt JSONL file, a bank folder "
-    "(header-less matrix.csv + metadata.json), a SWE-bench/experiments checkout or a folder of Harbor "
+    "(header-less matrix.csv + metadata.json: the reference code's --data-root layout), a SWE-bench/experiments "
+    "checkout or a folder of Harbor "
     "jobs (jobs/<job_name>/<trial_name>/result.json: one row per agent and model); the form is "
     "detected from the suffix, content and folder layout."
 )

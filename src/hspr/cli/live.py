@@ -355,14 +355,15 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
         # a fit not yet in the cache is said on stderr (a spinner on a terminal, else one line): it
         # can take a minute or more (a calibrating or selecting method), and a silent wait looks hung
         # --workers: the fit's own jobs (hspr_robust's held-out source replays) run on that many processes; with one,
-        # a fit that has such jobs says how to use every core while it runs
+        # a fit that has such jobs says how to use every core while it runs (worded so that it does not read as
+        # running on every core: a new-user trial with --workers 1)
         from joblib import parallel_config
 
         from ..methods import method_class
 
         cores = os.cpu_count() or 1
         parallel = method_class(method).parallel_fit
-        hint = f"(-j {cores}: all {cores} cores)" if parallel and workers == 1 and cores > 1 else ""
+        hint = f"(on 1 core; -j {cores} would use all {cores})" if parallel and workers == 1 and cores > 1 else ""
         with parallel_config(n_jobs=local_workers(workers, None, console(stderr=True))):
             live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
                                         seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
@@ -436,8 +437,23 @@ def _refuse_replacing_other_output(out, live_s, predictions: bool) -> None:
                                  "one away first", param_hint="--out")
 
 
+#: the Python API's words for what `hspr live` sub-commands do: named in the error for such a command
+API_WORDS = {"tell": "record", "ask": "next", "estimate": "status"}
+
+
+class LiveGroup(click.Group):
+    """``hspr live``: an unknown sub-command that is a word of the Python API (``tell``, ``ask``, ``estimate``)
+    is refused naming the sub-command that does it (a new-user trial: ``hspr live tell`` got no pointer)."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        if args and args[0] in API_WORDS and args[0] not in self.commands:
+            raise click.UsageError(f"No such command {args[0]!r}: `{args[0]}` is the Python API's word; on the command "
+                                   f"line it is `hspr live {API_WORDS[args[0]]}`.", ctx)
+        return super().resolve_command(ctx, args)
+
+
 def register(group: click.Group) -> None:
-    @group.group("live")
+    @group.group("live", cls=LiveGroup)
     def live() -> None:
         """Estimate a real new agent's full score while it runs (a persistent session).
 
@@ -696,8 +712,9 @@ def register(group: click.Group) -> None:
           a log folder holding such reports,
           the harness's run summary <model>.<run_id>.json (schema_version 2),
           an sb-cli report (sb-cli-reports/<subset>__<split>__<run_id>.json),
-          a CSV with columns instance_id,resolved (a true cell in a column error, errored,
-            harness_error or is_error makes the line a harness error),
+          a CSV with columns instance_id,resolved (or task_id,resolved; the header may be left out:
+            then the first column is the task id and the second the outcome; a true cell in a column
+            error, errored, harness_error or is_error makes the line a harness error),
           a Terminal-Bench run's results.json (tb run: runs/<run_id>/results.json, or that folder;
             one entry per trial, here one trial per task),
           a Harbor job folder (jobs/<job_name>/, one <trial_name>/result.json per trial), or one

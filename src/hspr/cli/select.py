@@ -287,9 +287,10 @@ def register(group: click.Group) -> None:
                   help=f"Bundled bank ({', '.join(BANKS)}; default verified, as for replay and live). With --matrix, a label for your "
                        "matrix (default: its file name; a bundled bank's name is refused).")
     @click.option("--fold", required=True, metavar="K|all",
-                  help=f"Target fold 0..{N_FOLDS - 1}: selection runs on the other folds' agents (its sources) only, "
-                       "for a replay of that fold. 'all': on every agent of the bank, for `hspr live start --config` "
-                       "(a new agent scored against the whole bank); not with --record.")
+                  help=f"Target fold 0..{N_FOLDS - 1}: selection runs on the other folds' agents (its sources) only; "
+                       "--record it in a table that `hspr replay --config table.json` reads per fold. 'all': on every "
+                       "agent of the bank, for `hspr live start --config` (a new agent scored against the whole "
+                       "bank); not with --record.")
     @click.option("--matrix", type=click.Path(exists=True), default=None,
                   help="Your own response matrix instead of a bundled bank; folds from the standard rule "
                        "(sorted agents, default_rng(0) shuffle, 4 parts).")
@@ -321,9 +322,10 @@ def register(group: click.Group) -> None:
                        "the same held-out agents: mae, max_err, agent_err on the 0-1 scale, source_mae_pp). Every "
                        "stage's rows hold each candidate's source MAE: the margin over the runner-up is read there.")
     @click.option("--config-out", type=click.Path(dir_okay=False), default=None,
-                  help="Also write the chosen config alone (HSPRConfig fields), for `hspr live start --config` or a "
-                       "replay of this fold's targets (`hspr replay --config`); not for the other folds, whose rows "
-                       "helped choose it.")
+                  help="Also write the chosen config alone (HSPRConfig fields), for `hspr live start --config` or "
+                       "`hspr replay --targets new_agents.csv --config` (agents outside the bank). Not to replay the "
+                       "bank's folds: `replay --config` applies one file to all 4, three of whose rows chose it (use "
+                       "--record for a per-fold table).")
     @click.option("--record", type=click.Path(dir_okay=False), default=None,
                   help="Merge the result into a table of selections {bank: {fold: ...}} (e.g. table.json, one "
                        "entry per fold), which `hspr replay --config table.json` reads.")
