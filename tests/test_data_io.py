@@ -754,6 +754,11 @@ def test_a_file_that_is_not_utf8_names_the_line(tmp_path):
     q = tmp_path / "bom.csv"
     q.write_bytes(b"\xef\xbb\xbfagent,t1\nx\xff,1\n")
     assert_error(q, "(line 2, byte 13 of the file, after 'x')")
+    for enc, name in [("utf-16", "UTF-16"), ("utf-16-be", None), ("utf-32", "UTF-32")]:  # a hostile trial: 'byte 0, after '''
+        u = tmp_path / f"{enc}.csv"
+        u.write_bytes(("\ufeff" if name is None else "").encode(enc) + "agent,t1\na,1\n".encode(enc))
+        assert_error(u, f"not UTF-8 text (the file starts with the byte-order mark of {name or 'UTF-16'})",
+                     "save the file as UTF-8")
 
 
 def test_a_long_or_outcome_csv_as_a_task_list_gives_its_id_column(tmp_path):
@@ -850,3 +855,19 @@ def test_ctrl_c_exits_130_and_a_json_reader_gets_its_object(monkeypatch, as_json
     res = CliRunner().invoke(main, ["bank", "agents", "verified", *(["--json"] if as_json else [])])
     assert res.exit_code == 130 and res.stderr.strip() == "interrupted" and "Aborted" not in res.output
     assert res.stdout == ('{"ok": false, "error": "interrupted"}\n' if as_json else "")
+
+
+@pytest.mark.parametrize("first", ["", "Unnamed: 0", "index"])
+def test_a_pandas_index_beside_the_agent_column_is_named_with_the_fix(tmp_path, first):
+    """A hostile trial: df.reset_index().to_csv(path) was read with the row numbers as agents and 'agent' as a task:
+    "non-binary value 'agent_00'", whose advice was wrong."""
+    import pandas as pd
+
+    p = tmp_path / "pd.csv"
+    pd.DataFrame({"agent": ["a", "b"], "t1": [1, 0], "t2": [0, 1]}).rename_axis(first or None).to_csv(p)
+    assert p.read_text().splitlines()[0] == f"{first},agent,t1,t2"
+    assert_error(p, f"line 1: the header starts {first + ',agent'!r}: the first column is a pandas index",
+                 "df.to_csv(path, index=False)")
+    ok = tmp_path / "ok.csv"
+    pd.DataFrame({"agent": ["a", "b"], "t1": [1, 0], "t2": [0, 1]}).to_csv(ok, index=False)
+    assert_matrix(load_matrix(ok), np.array([[1, 0], [0, 1]]), agents=["a", "b"], tasks=["t1", "t2"])

@@ -1988,3 +1988,11 @@ def test_an_api_word_as_a_live_command_names_the_command_that_does_it(word, comm
     assert f"on the command line it is `hspr live {command}`" in " ".join(res.output.split())
     typo = CliRunner().invoke(main, ["live", "recrod"])  # click's own suggestion is kept for other names
     assert typo.exit_code == 2 and "Did you mean 'record'?" in typo.output
+
+
+def test_a_seed_a_json_reader_cannot_keep_is_refused_as_replay_refuses_it(tmp_path):
+    """A hostile trial: `live start --seed 99999999999999999999999` was stored (status --json printed it), where
+    replay's --seeds refuses anything above 2^53 - 1."""
+    res = CliRunner().invoke(main, ["live", "start", "--budget", "5", "--seed", str(2 ** 53),
+                                    "--session", str(tmp_path / "s.hspr")])
+    assert res.exit_code == 2 and "0<=x<=9007199254740991" in res.output and not (tmp_path / "s.hspr").exists()

@@ -307,7 +307,8 @@ def test_methods_all_runs_every_method_once():
 
 def test_seeds_beyond_what_a_results_file_keeps_are_refused():
     """A hostile trial: replay wrote seed 10^20, which `hspr report` then refused to read (JSON doubles)."""
-    from hspr.cli.replay_cmd import MAX_SEED, parse_seeds
+    from hspr.cli.common import MAX_SEED
+    from hspr.cli.replay_cmd import parse_seeds
 
     assert parse_seeds(f"{MAX_SEED}") == [2 ** 53 - 1]
     for bad in (f"{MAX_SEED + 1}", "99999999999999999999", f"0,{2 ** 60}"):
@@ -426,3 +427,14 @@ def test_the_bar_counts_sessions_and_the_fits_apart():
                      (7, dict(description="replay lite", completed=0, total=8)),
                      (7, dict(description="replay lite", completed=1, total=8)),
                      (7, dict(description="replay lite", completed=8, total=8))]
+
+
+@pytest.mark.parametrize("text", ["inf", "1e3", "nan"])
+def test_a_budget_that_is_not_digits_is_not_called_a_count(text):
+    """A hostile trial: --budget inf was refused as 'inf looks like a count'."""
+    from hspr.cli.replay_cmd import parse_budgets
+
+    with pytest.raises(click.BadParameter, match=r"budget fractions must be in \(0, 1\]"):
+        parse_budgets(text)
+    with pytest.raises(click.BadParameter, match="50 looks like a count"):
+        parse_budgets("0.1,50")

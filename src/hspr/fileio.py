@@ -154,14 +154,23 @@ def write_json_durable(obj, path: Path) -> None:
     write_text_durable(json.dumps(finite_json(obj), indent=1, allow_nan=False) + "\n", path)
 
 
+#: byte-order marks of the Unicode encodings other than UTF-8 (a spreadsheet's 'Unicode text' is UTF-16 LE);
+#: UTF-32 first, as its LE mark begins with UTF-16 LE's
+_UTF16_32_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+                  (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
 def _where_byte(path, exc: UnicodeDecodeError) -> str:
     """'line L, byte N: <the line's start>' for a byte that is not UTF-8 (a trial: the byte offset
-    alone named no line, agent or task). ``exc.start`` counts from the text after a byte-order mark;
-    the byte named counts from the file's start."""
+    alone named no line, agent or task), or the encoding a UTF-16 or UTF-32 byte-order mark names.
+    ``exc.start`` counts from the text after a byte-order mark; the byte named counts from the file's start."""
     try:
         raw = Path(path).read_bytes()
     except OSError:
         return f"byte {exc.start}"
+    bom = next((name for mark, name in _UTF16_32_BOMS if raw.startswith(mark)), None)
+    if bom:  # a trial: "line 1, byte 0 of the file, after ''" named nothing of the cause
+        return f"the file starts with the byte-order mark of {bom}"
     start = exc.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0)
     line = raw.count(b"\n", 0, start) + 1
     begin = raw.rfind(b"\n", 0, start) + 1

@@ -20,6 +20,10 @@ from ..data.io import bank_dir_of
 from ..parallel import BACKENDS, cluster
 from .meta import say_warning
 
+#: the largest query seed: a results file or a session is JSON, whose readers may hold numbers as doubles
+#: (``hspr report`` refuses more)
+MAX_SEED = 2 ** 53 - 1
+
 #: pip extra that provides each cluster backend
 EXTRAS = MappingProxyType({"dask": "hspr[dask]", "ray": "hspr[ray]"})
 

@@ -37,6 +37,7 @@ from ..outcomes import describe_outcome
 from ..session import BudgetError
 from ..stopping import MIN_TASKS
 from .common import (
+    MAX_SEED,
     busy,
     check_output_file,
     check_session_bank_label,
@@ -484,8 +485,9 @@ def register(group: click.Group) -> None:
                   help="Method settings as JSON (for hspr and hspr_robust: HSPRConfig fields, e.g. {\"n_nodes\": 2048}; "
                        "for hspr_robust these fix its HSPR configuration and switch off its own choice of one, and "
                        "{\"config\": {...}, \"shift\": {...}} also sets its shift calibration, ShiftSettings fields).")
-    @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
-                  help="Query seed (tie-breaking among equally informative tasks), a whole number >= 0.")
+    @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0, max=MAX_SEED),
+                  help=f"Query seed (tie-breaking among equally informative tasks), a whole number from 0 to {MAX_SEED} "
+                       "(2^53 - 1, the largest a JSON reader keeps exactly; as replay's --seeds).")
     @click.option("--stop-width", "stop_width", type=StopWidth(), default=None,
                   help="Stop once the 90 % interval is narrower than this many percentage points ('none': only "
                        "when the budget is spent, the default).")

@@ -41,6 +41,7 @@ from ..replay import align_targets, check_fractions, replay
 from ..session import BudgetError, budget_from_fraction
 from ..stopping import MIN_TASKS, WidthBelow
 from .common import (
+    MAX_SEED,
     CliError,
     LazyHelpOption,
     backend_options,
@@ -145,9 +146,6 @@ def _copied_rows(targets: ResponseMatrix, bank: ResponseMatrix) -> list[tuple[st
             if a not in known and vary and row.tobytes() in first]
 
 
-#: the largest seed: a results file is JSON, whose readers hold numbers as doubles (``hspr report`` refuses more)
-MAX_SEED = 2 ** 53 - 1
-
 
 def parse_seeds(text: str | None) -> list[int] | None:
     """'0-4' -> [0..4]; '0,2,5' -> [0, 2, 5]; None -> None. Raises click.BadParameter."""
@@ -203,7 +201,8 @@ def parse_budgets(text: str) -> list[float]:
     except ValueError:
         raise click.BadParameter(f"{text!r}: give budget fractions like 0.10 or 0.05,0.10,0.15,0.20",
                                  param_hint="--budget") from None
-    whole = [x.strip() for x in text.split(",") if x.strip() and "." not in x and float(x) >= 1]
+    # a count: digits without a point (not 'inf', 'nan' or '1e3', which the range check below refuses, a trial)
+    whole = [x.strip() for x in text.split(",") if x.strip().isdigit() and float(x) >= 1]
     if whole:  # `hspr live --budget 50` is 50 tasks; here every bank has its own size
         raise click.BadParameter(f"{text!r}: replay budgets are fractions of each bank's tasks, not task counts "
                                  f"({whole[0]} looks like a count; e.g. 50 of Verified's 500 tasks is 0.10, the "
