@@ -263,12 +263,17 @@ def test_suspect_banks_are_warned_about(tmp_path):
         load_matrix(blank)
     zw = write(tmp_path / "long.csv", "agent,instance_id,resolved\na,t1,1\na,t2,0\nb,t1,0\nb,t2\u200b,1\n")
     with pytest.warns(InputWarning, match=r"task ids differ only in case, white space or invisible characters "
-                                          r"\('t2' / 't2\\u200b'\)"):
+                                          r"\('t2' / 't2\\u200b'\)"), \
+            pytest.warns(InputWarning, match=r"1 task id\(s\) hold an invisible character \('t2\\u200b'\)"):
         load_matrix(zw)
     cyr = write(tmp_path / "cyr.csv", "agent,instance_id,resolved\na,django-1,1\nb,django-1,0\nb,dj\u0430ngo-1,0\n")
     with pytest.warns(InputWarning, match=r"1 task id\(s\) mix letters of several alphabets \('dj\\u0430ngo-1' "
                                           r"\(Cyrillic \+ Latin\)\)"):
         load_matrix(cyr)
+    # a hostile trial: one id with a zero-width space and no twin validated OK; `live record` could not find it
+    hid = write(tmp_path / "hid.csv", "agent,instance_id,resolved\na,t1,1\na,\u0437\u0430\u0434\u200b,0\nb,t1,0\n")
+    with pytest.warns(InputWarning, match=r"1 task id\(s\) hold an invisible character \('\u0437\u0430\u0434\\u200b'\)"):
+        load_matrix(hid)
 
 
 @pytest.mark.filterwarnings("ignore:.*the task universe")  # a 5-task toy split: its size warning is not the point

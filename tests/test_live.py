@@ -211,6 +211,10 @@ def test_refused_inputs(bank, tmp_path):
     from hspr.live import did_you_mean
 
     assert did_you_mean(["ta\u0308sk-1 "], ["other", "t\u00e4sk-1"]) == "; did you mean 't\u00e4sk-1'?"
+    # a hostile trial: a bank id with a zero-width space could not be typed, and nothing said why
+    assert did_you_mean(["task_0"], ["task_0\u200b", "task_1"]) == ("; did you mean 'task_0\\u200b' (it holds the invisible "
+                                                                  "character(s) U+200B: copy the id from `hspr live next`, "
+                                                                  "or fix it in the bank)?")
     # a hostile trial: the glob-escaped form `next --format harbor` prints (c? as c[?]) typed back into `record`
     assert did_you_mean(["c[?]", "a[[]b", "d[*]"], ["c?", "a[b", "d"]) == "; did you mean 'c?' (for 'c[?]'), 'a[b' (for 'a[[]b')?"
     # a re-trial: a typing slip got no hint; the closest id does now, and an id like none gets none

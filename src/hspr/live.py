@@ -379,13 +379,15 @@ def _now() -> str:
 def did_you_mean(unknown: list[str], known) -> str:
     """'; did you mean ...' for unknown ids that equal a bank id up to letter case, surrounding
     white space, Unicode normal form (an 'ä' typed as a + combining diaeresis prints the same as
-    the bank's) and glob escapes (``c[?]``, as ``next --format harbor`` prints ``c?``; a hostile trial);
+    the bank's), invisible format characters (a zero-width space, named in the hint) and glob
+    escapes (``c[?]``, as ``next --format harbor`` prints ``c?``; a hostile trial);
     failing those, the one bank id that is the unknown id with a prefix ending in ``/`` or ``:``
     (``task-016`` for ``mybench/task-016``; a new-user trial) or without one; failing those, the
     closest bank id with the same digits (``difflib``, similarity >= 0.85: a typing slip in the
     letters; ids differing in a number are other tasks); at most 3 shown, else ''."""
-    def key(t: str) -> str:
-        return unicodedata.normalize("NFC", re.sub(r"\[([*?\[])\]", r"\1", t)).strip().casefold()
+    def key(t: str) -> str:  # invisible format characters left out (a hostile trial: a bank id ending in U+200B)
+        t = unicodedata.normalize("NFC", re.sub(r"\[([*?\[])\]", r"\1", t)).strip().casefold()
+        return "".join(c for c in t if unicodedata.category(c) != "Cf")
 
     fold: dict[str, str] = {}
     for t in known:  # the first id in the bank's column order wins (ids that differ only in case)
@@ -413,7 +415,9 @@ def did_you_mean(unknown: list[str], known) -> str:
     if not hits:
         return ""
     if len(unknown) == 1:  # the message names the one unknown id already (a new-user trial: "'x' for 'y'" read oddly)
-        return f"; did you mean {hits[0][1]!r}?"
+        hidden = sorted({f"U+{ord(c):04X}" for c in hits[0][1] if unicodedata.category(c) == "Cf"})
+        return f"; did you mean {hits[0][1]!r}" + (f" (it holds the invisible character(s) {', '.join(hidden)}: copy the "
+                                                    "id from `hspr live next`, or fix it in the bank)" if hidden else "") + "?"
     return "; did you mean " + ", ".join(f"{b!r} (for {u!r})" for u, b in hits[:3]) + (", ..." if len(hits) > 3 else "") + "?"
 
 

@@ -1346,8 +1346,9 @@ def warn_suspect(m: ResponseMatrix, label) -> ResponseMatrix:
     - tasks no agent ran (a column all blank): replay and live count them as unresolved for
       every agent, so every score shrinks;
     - task ids that differ only in case, white space or invisible characters (one outcome moved
-      to a phantom column, the real cell left blank), or that mix Latin, Cyrillic or Greek letters
-      (a look-alike letter);
+      to a phantom column, the real cell left blank), that hold an invisible (format) character
+      such as a zero-width space (an id typed as it looks is not found), or that mix Latin,
+      Cyrillic or Greek letters (a look-alike letter);
     - agents with identical outcomes on every task (the same submission under two names counts
       as two sources).
 
@@ -1371,6 +1372,12 @@ def warn_suspect(m: ResponseMatrix, label) -> ResponseMatrix:
         warnings.warn(f"{label}: {len(alike)} group(s) of task ids differ only in case, white space or invisible "
                       f"characters ({shown}{' ...' if len(alike) > 3 else ''}): one task spelled two ways splits its "
                       "outcomes over two columns; fix the ids in the source", InputWarning, stacklevel=3)
+    hidden = [t for t in m.tasks if any(unicodedata.category(c) == "Cf" for c in t)]
+    if hidden:  # a hostile trial: 'task\u200b' validated OK, and `live record task` then said 'not in the bank'
+        shown = ", ".join(repr(t) for t in hidden[:3])  # repr escapes the invisible characters only
+        warnings.warn(f"{label}: {len(hidden)} task id(s) hold an invisible character ({shown}"
+                      f"{' ...' if len(hidden) > 3 else ''}): an id typed as it looks is not found; fix the ids in the "
+                      "source", InputWarning, stacklevel=3)
     mixed = [t for t in m.tasks if len(_scripts(t)) > 1]
     if mixed:
         shown = ", ".join(f"{ascii(t)} ({' + '.join(sorted(_scripts(t)))})" for t in mixed[:3])
