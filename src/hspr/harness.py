@@ -574,6 +574,14 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         _check_one_agent(path, head, recs)
     elif len(head) == 2 and _parse_cell(head[1]) is not None:
         ci, cr, ce = 0, 1, None
+        rest = [r[1].strip() for _, r in recs[1:] if len(r) > 1]
+        if head[1].isalpha() and rest and not any(c.isalpha() for c in rest):
+            # a hostile trial: 'id,resolved' read as task 'id' resolved ("not in the bank: 'id'"), every other
+            # outcome a number: a header whose id column has another name
+            raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} looks like a header (the other lines' "
+                                     "outcomes are numbers), but hspr reads a header whose id column is named "
+                                     f"instance_id or task_id: rename {recs[0][1][0].strip()!r} to instance_id (or "
+                                     "delete the header line)")
     else:
         raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} is not a header 'instance_id,resolved' nor a data line"
                                  + _separator_hint(recs[0][1]))
