@@ -1018,6 +1018,45 @@ def test_corrupt_event_log_refused(bank, tmp_path):
         LiveSession.open(live.path)
 
 
+def unsummed(text: str) -> str:
+    """``text`` (session lines) without their checksums: a record written or edited by hand."""
+    return re.sub(r',"crc":"[0-9a-f]{8}"', "", text)
+
+
+def test_a_line_changed_after_it_was_written_is_named_by_its_checksum(bank, tmp_path):
+    """A hostile trial: a task id or outcome in a tell line, or the budget in the header, edited in place still
+    parsed, and the session went on with it without a word. Every line now ends in a CRC-32 of the rest."""
+    import zlib
+
+    live = new(bank, tmp_path)
+    t1, t2 = live.next(2)
+    live.record(t1, 1)
+    live.record(t2, 0)
+    good = live.path.read_text()
+    lines = good.splitlines(keepends=True)
+    for line in lines:  # the checksum is the CRC-32 of the line's bytes as they would be without it
+        body, crc = re.fullmatch(r'(.*),"crc":"([0-9a-f]{8})"\}\n', line).groups()
+        assert zlib.crc32((body + "}").encode()) == int(crc, 16)
+    tell = max(k for k, line in enumerate(lines) if '"tell"' in line)
+    flipped = "".join(lines[:tell] + [lines[tell].replace('"outcome":0', '"outcome":1')] + lines[tell + 1:])
+    live.path.write_text(flipped)
+    with pytest.raises(LiveSessionError, match=rf"line {tell + 1} is changed after hspr wrote it \(its checksum does not "
+                                               r"match: .*delete the line's \"crc\" field to keep it\) \(it now reads "
+                                               r'\{.*"outcome":1.*\}\): .*--skip-unknown'):
+        LiveSession.open(live.path)
+    target = LiveSession.create(tmp_path / "new.hspr", 12, matrix=bank["csv"], config=FAST)
+    res = target.ingest(live.path, skip_unknown=True)  # the way out it names: the other outcome is carried over
+    assert target.recorded == {t1: 1} and any(f"line {tell + 1}" in n for n in res.notes)
+    live.path.write_text(unsummed(flipped))  # the edit kept, as the message says: it is read as it now is
+    assert LiveSession.open(live.path).recorded == {t1: 1, t2: 1}
+    assert '"budget":12,' in lines[0]
+    live.path.write_text(good.replace('"budget":12,', '"budget":20,', 1))
+    with pytest.raises(LiveSessionError, match=r"the session header \(line 1\) is damaged, changed after hspr wrote it"):
+        LiveSession.open(live.path)
+    live.path.write_text(good)
+    assert LiveSession.open(live.path).recorded == {t1: 1, t2: 0}
+
+
 def test_a_damaged_event_or_version_names_the_way_out(bank, tmp_path):
     """A hostile trial: these were refused with no fix, and version 1 with 'this hspr reads versions 1 and 2'."""
     live = new(bank, tmp_path)
@@ -1028,8 +1067,8 @@ def test_a_damaged_event_or_version_names_the_way_out(bank, tmp_path):
     lines = good.splitlines(keepends=True)
     tell = max(k for k, line in enumerate(lines) if '"tell"' in line)
 
-    def refused(text, match):
-        live.path.write_text(text)
+    def refused(text, match):  # a hand edit that took out the edited line's checksum, as the message says to
+        live.path.write_text(unsummed(text))
         with pytest.raises(LiveSessionError, match=match):
             LiveSession.open(live.path)
 
@@ -1052,7 +1091,7 @@ def test_a_damaged_event_or_version_names_the_way_out(bank, tmp_path):
     refused(good.replace('"version":2,', ''), r"version None; .*restore the file from a copy, or set its \"version\" "
             r"to 2")
     fresh = LiveSession.create(tmp_path / "fresh.hspr", 12, matrix=bank["csv"], config=FAST)
-    live.path.write_text(edited(t2, "ghost__ghost-1"))
+    live.path.write_text(unsummed(edited(t2, "ghost__ghost-1")))
     fresh.ingest(live.path, skip_unknown=True)  # the way out the message names
     assert fresh.recorded == {t1: 1}
 
@@ -1072,7 +1111,7 @@ def test_a_damaged_id_before_a_correct_or_withdraw_still_has_a_way_out(bank, tmp
     def damaged(kind, task, name):
         k = next(k for k, ln in enumerate(lines) if f'"type":"{kind}"' in ln and f'"{task}"' in ln)
         out = lines.copy()
-        out[k] = out[k].replace(task, "ghost__ghost-1")
+        out[k] = unsummed(out[k].replace(task, "ghost__ghost-1"))
         path = tmp_path / name
         path.write_text("".join(out))
         return path, k + 1
@@ -1129,7 +1168,7 @@ def test_a_tell_line_copied_by_hand_names_both_events_and_the_line_to_delete(ban
     with pytest.raises(LiveSessionError, match=r"told twice, first at event 1 \(line \d+\)\).* if line "
                                                rf"{len(lines) + 1} repeats the earlier one, delete it"):
         LiveSession.open(live.path)
-    other = lines[tell].replace('"outcome":1', '"outcome":0')  # a live-loop trial: told to delete a 'repeat'
+    other = unsummed(lines[tell].replace('"outcome":1', '"outcome":0'))  # a live-loop trial: told to delete a 'repeat'
     assert other != lines[tell]
     Path(live.path).write_text("".join(lines + [other]))
     with pytest.raises(LiveSessionError, match=rf"line {len(lines) + 1} gives another outcome \(0, the earlier 1; "

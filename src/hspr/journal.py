@@ -12,6 +12,11 @@ record, appended and ``fsync``'ed before the command that made it returns:
 ``{"type": "matrix", "path": P, "time": T}``
     the bank's matrix file moved to ``P`` (``hspr live relink``; the same bank, checked by digest).
 
+Every line ends in a ``"crc"`` key (:data:`CHECKSUM`): the CRC-32 of the line's bytes as they
+would be without it. A line that does not match it was changed after it was written (a disk
+error, or an edit that still parses) and is refused like a line that is not JSON; a line without
+one (a file of an earlier hspr, a record added by hand) is read unchecked.
+
 A command therefore reads the file and appends a few lines; it never rewrites what is
 there. Should a process die in the middle of an append, the last line is incomplete: the
 reader ignores a final line that has no newline or does not parse (it was never
@@ -28,11 +33,12 @@ import errno
 import json
 import os
 import re
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import HsprError
+from .errors import HsprError, shorten
 from .fileio import DuplicateKeyError, finite_json, loads, not_a_regular_file, write_text_durable
 
 try:  # POSIX advisory locks; elsewhere single-process use is assumed
@@ -139,6 +145,26 @@ def _dumps(obj) -> str:
     return json.dumps(finite_json(obj), allow_nan=False, separators=(",", ":"))
 
 
+#: key of every line's checksum, written last: CRC-32 (8 hex digits) of the line's bytes as they would be without it
+CHECKSUM = "crc"
+_CHECKSUM_TAIL = re.compile(rb',"' + CHECKSUM.encode() + rb'":"([0-9a-f]{8})"\}\s*$')
+
+
+def _line(obj: dict) -> str:
+    """One record's line (without its newline), its :data:`CHECKSUM` last: a byte changed later is noticed on read
+    (a hostile trial: a task id or the budget edited in place still parsed, and the session went on with it)."""
+    text = _dumps(obj)
+    return f'{text[:-1]},"{CHECKSUM}":"{zlib.crc32(text.encode()):08x}"}}' if len(text) > 2 else text
+
+
+def _check_sum(piece: bytes) -> None:
+    """Raise :class:`_Changed` when ``piece`` (one line's bytes) does not match the checksum written with it; a
+    line without one (a file of an hspr before 2026-12-05, or a record added by hand) is not checked."""
+    m = _CHECKSUM_TAIL.search(piece)
+    if m is not None and zlib.crc32(piece[:m.start()] + b"}") != int(m.group(1), 16):
+        raise _Changed(piece[:m.start()].decode("utf-8", errors="replace") + "}")
+
+
 def _loads(text: str):
     """:func:`hspr.fileio.loads` (a key given twice with different values is refused); a value
     nested too deeply is a ValueError like any other bad JSON."""
@@ -153,7 +179,19 @@ def _why_not_json(exc: ValueError) -> str:
     or JSON that is not valid."""
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 text (byte {exc.start + 1} of the line)"
+    if isinstance(exc, _Changed):
+        return CHANGED
     return f"not JSON ({exc})"
+
+
+#: what a line that does not match its checksum is said to be
+CHANGED = (f"changed after hspr wrote it (its checksum does not match: a disk error, or a hand edit; if you made that "
+           f"edit, delete the line's \"{CHECKSUM}\" field to keep it)")
+
+
+class _Changed(ValueError):
+    """A line that parses but does not match the checksum written with it (:func:`_check_sum`); the message is the
+    line as it now reads, without its checksum."""
 
 
 def header_of(doc: dict) -> dict:
@@ -208,6 +246,7 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
     pieces = raw.split(b"\n")
     try:
         head = _loads(pieces[0][bom:].decode("utf-8"))
+        _check_sum(pieces[0][bom:])
     except ValueError as exc:
         if f'"{FORMAT}"'.encode() not in pieces[0]:
             raise LiveSessionError(f"{path}: not a session file (line 1 is not JSON: {exc})") from None
@@ -220,6 +259,8 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
                    "; nothing was recorded after it, so `hspr live start --force` with the same settings loses "
                    "nothing")) from None
         head = {"format": FORMAT, "version": VERSION, DAMAGED_HEADER: _why_not_json(exc)}
+    if isinstance(head, dict):
+        head.pop(CHECKSUM, None)
     _check_header(path, head, "line 1")
     events, lines, stop, torn, skipped = [], [], head.get("stop_width_pp"), False, []
     batch, n_records, cuts = None, 0, []  # batch: (line, records written, index of its first record) of the current change
@@ -231,8 +272,9 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
             continue
         try:
             rec = _loads(piece.decode("utf-8"))
+            _check_sum(piece)
         except ValueError as exc:
-            if last and not isinstance(exc, DuplicateKeyError):  # a record cut short (a killed process, a damaged
+            if last and not isinstance(exc, (DuplicateKeyError, _Changed)):  # a record cut short (a killed process, a damaged
                 # disk): ignored, its bytes kept; a complete record naming a key twice is refused like any line
                 torn = piece.decode("utf-8", errors="replace")
                 break
@@ -240,12 +282,15 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
                 skipped.append((i, _why_not_json(exc)))
                 continue
             intact = "Line 1 is" if i == 2 else f"Lines 1-{i - 1} are"
-            raise LiveSessionError(f"{path}: line {i} is {_why_not_json(exc)}: the session file is corrupt. {intact} "
+            now = f" (it now reads {shorten(str(exc), 300)})" if isinstance(exc, _Changed) else ""
+            raise LiveSessionError(f"{path}: line {i} is {_why_not_json(exc)}{now}: the session file is corrupt. {intact} "
                                    f"intact: keep a copy of the file, delete line {i} (that one event is lost) "
                                    "and run the command again; or carry the other lines' outcomes into a new session: "
                                    f"`hspr live start` on the same bank with another --session NEW, then `hspr live "
                                    f"ingest {path} --session NEW --skip-unknown`") from None
         size += len(piece) + (0 if last else 1)
+        if isinstance(rec, dict):
+            rec.pop(CHECKSUM, None)
         if isinstance(rec, dict) and BATCH in rec:  # kept apart: an event reads as it was made
             k = rec.pop(BATCH)
             if isinstance(k, int) and not isinstance(k, bool):
@@ -298,7 +343,7 @@ def write_new(path: Path, doc: dict) -> None:
 
     Used when a session is created and when a legacy file is converted. Raises OSError.
     """
-    body = _dumps(dict(header_of(doc), version=VERSION)) + "\n" + "".join(_dumps(e) + "\n" for e in doc["events"])
+    body = _line(dict(header_of(doc), version=VERSION)) + "\n" + "".join(_line(e) + "\n" for e in doc["events"])
     write_text_durable(body, path)
 
 
@@ -322,7 +367,7 @@ def append(path: Path, records: list[dict], size: int) -> int:
         # goes first in the record, so a tear inside that record still shows it (a hostile trial: a torn first record
         # of a 6-record ingest was reported as one task)
         records = [{BATCH: len(records), **records[0]}, *records[1:]]
-    data = "".join(_dumps(r) + "\n" for r in records).encode("utf-8")
+    data = "".join(_line(r) + "\n" for r in records).encode("utf-8")
     fd = os.open(path, os.O_RDWR)
     try:
         if fcntl is not None:  # the file itself too: a hard link's writer holds another name's lock file, and
