@@ -249,7 +249,7 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
         _check_sum(pieces[0][bom:])
     except ValueError as exc:
         if f'"{FORMAT}"'.encode() not in pieces[0]:
-            raise LiveSessionError(f"{path}: not a session file (line 1 is not JSON: {exc})") from None
+            raise LiveSessionError(f"{path}: not a session file (line 1 is {_why_not_json(exc)})") from None
         if not salvage:  # a header cut short or damaged: a session file all the same
             later = sum(1 for p in pieces[1:] if p.strip())
             raise LiveSessionError(
