@@ -871,8 +871,14 @@ def test_a_pandas_index_beside_the_agent_column_is_named_with_the_fix(tmp_path, 
     p = tmp_path / "pd.csv"
     pd.DataFrame({"agent": ["a", "b"], "t1": [1, 0], "t2": [0, 1]}).rename_axis(first or None).to_csv(p)
     assert p.read_text().splitlines()[0] == f"{first},agent,t1,t2"
-    assert_error(p, f"line 1: the header starts {first + ',agent'!r}: the first column is a pandas index",
-                 "df.to_csv(path, index=False)")
+    assert_error(p, f"line 1: the header starts {first + ',agent'!r} and the column(s) before 'agent' hold the row "
+                 "numbers 0, 1, ...: a pandas index", "df.to_csv(path, index=False)")
+    twice = tmp_path / "twice.csv"  # reset_index twice: two columns of row numbers
+    pd.read_csv(p).rename(columns={"Unnamed: 0": "index", first: "index"}).to_csv(twice)
+    assert_error(twice, "and the column(s) before 'agent' hold the row numbers")
+    # a re-trial: agent ids in an unnamed first column beside a task that is named 'agent' are a bank
+    legit = write(tmp_path / "legit.csv", f"{first},agent,t2\na0,1,0\na1,0,1\n")
+    assert_matrix(load_matrix(legit), np.array([[1, 0], [0, 1]]), agents=["a0", "a1"], tasks=["agent", "t2"])
     ok = tmp_path / "ok.csv"
     pd.DataFrame({"agent": ["a", "b"], "t1": [1, 0], "t2": [0, 1]}).to_csv(ok, index=False)
     assert_matrix(load_matrix(ok), np.array([[1, 0], [0, 1]]), agents=["a", "b"], tasks=["t1", "t2"])

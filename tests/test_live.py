@@ -1057,6 +1057,54 @@ def test_a_line_changed_after_it_was_written_is_named_by_its_checksum(bank, tmp_
     assert LiveSession.open(live.path).recorded == {t1: 1, t2: 0}
 
 
+def test_what_the_checksum_counts_and_what_it_does_not(bank, tmp_path):
+    """A re-trial of the checksums: white space, CRLF, a moved or upper-case checksum of an unchanged record were
+    refused or (with an edit) read unchecked; a one-object file carrying checksums was written with two per line;
+    a line naming a key twice was not left out by `ingest --skip-unknown`, which its message named; a UTF-16 or a
+    CR-only file was 'not a session file' or 'nothing was recorded'."""
+    import json
+
+    live = new(bank, tmp_path)
+    t1, t2 = live.next(2)
+    live.record(t1, 1)
+    live.record(t2, 0)
+    good = live.path.read_text()
+    lines = good.splitlines(keepends=True)
+    tell = max(k for k, line in enumerate(lines) if '"tell"' in line)
+
+    def opened(text):
+        live.path.write_text(text)
+        return LiveSession.open(live.path).recorded
+
+    assert opened(good.replace('","', '", "').replace("\n", "\r\n")) == {t1: 1, t2: 0}  # spaces, CRLF: same records
+    rec = json.loads(lines[tell])
+    moved = {"crc": rec["crc"].upper(), **{k: v for k, v in rec.items() if k != "crc"}}
+    assert opened("".join(lines[:tell] + [json.dumps(moved) + "\n"] + lines[tell + 1:])) == {t1: 1, t2: 0}
+    for crc in (rec["crc"].upper(), int(rec["crc"], 16), rec["crc"] + "0"):  # with the outcome edited: refused
+        edited = dict(rec, outcome=1, crc=crc)
+        with pytest.raises(LiveSessionError, match=rf"line {tell + 1} is changed after hspr wrote it"):
+            opened("".join(lines[:tell] + [json.dumps(edited) + "\n"] + lines[tell + 1:]))
+    twice = lines[tell].replace('"crc":', '"crc":"0","crc":', 1)
+    live.path.write_text("".join(lines[:tell] + [twice] + lines[tell + 1:]))
+    target = LiveSession.create(tmp_path / "new.hspr", 12, matrix=bank["csv"], config=FAST)
+    res = target.ingest(live.path, skip_unknown=True)
+    assert target.recorded == {t1: 1} and any(f"line {tell + 1}" in n and "twice" in n for n in res.notes)
+    live.path.write_text(good.replace("\n", "\r"))
+    with pytest.raises(LiveSessionError, match=r"carriage return alone .* nothing in it is lost"):
+        LiveSession.open(live.path)
+    live.path.write_bytes(good.encode("utf-16"))
+    with pytest.raises(LiveSessionError, match=r"the file is UTF-16 text \(its byte-order mark\), not UTF-8"):
+        LiveSession.open(live.path)
+    parsed = [json.loads(line) for line in lines]  # a journal folded into one object by hand, checksums and all
+    folded = dict(parsed[0], events=[{k: v for k, v in e.items() if k != "batch"} for e in parsed[1:]])
+    live.path.write_text(json.dumps(folded))
+    again = LiveSession.open(live.path)
+    assert again.recorded == {t1: 1, t2: 0}
+    again.record(again.next()[0], 1)  # converted into a journal on this write: one checksum per line
+    assert all(line.count('"crc"') == 1 for line in live.path.read_text().splitlines())
+    assert len(LiveSession.open(live.path).recorded) == 3
+
+
 def test_a_damaged_event_or_version_names_the_way_out(bank, tmp_path):
     """A hostile trial: these were refused with no fix, and version 1 with 'this hspr reads versions 1 and 2'."""
     live = new(bank, tmp_path)
@@ -1437,6 +1485,7 @@ def test_hand_edited_journals_exit_2_with_a_message(bank, tmp_path, case, match)
     live.next()
     lines = live.path.read_text().splitlines()
     head = json.loads(lines[0])
+    head.pop("crc")  # a hand edit of the header that takes out its checksum (else the checksum names the edit)
     path = live.path
     if case == "task-list":
         lines.append(json.dumps({"type": "tell", "task": ["a"], "outcome": 1}))
@@ -2039,3 +2088,24 @@ def test_a_seed_a_json_reader_cannot_keep_is_refused_as_replay_refuses_it(tmp_pa
     res = CliRunner().invoke(main, ["live", "start", "--budget", "5", "--seed", str(2 ** 53),
                                     "--session", str(tmp_path / "s.hspr")])
     assert res.exit_code == 2 and "0<=x<=9007199254740991" in res.output and not (tmp_path / "s.hspr").exists()
+
+
+def test_an_outcome_csv_header_with_another_id_column_name_is_named_when_its_id_is_no_task(bank, tmp_path):
+    """A hostile trial: 'id,resolved' over outcomes was read as task 'id' resolved ("not in the bank: 'id'"); a
+    re-trial: refusing such a first line outright threw away a real task's outcome ('t1,resolved' then 't2,1')."""
+    live = new(bank, tmp_path)
+    t1, t2 = live.next(2)
+    for header in ("id,resolved", "name,passed", "Task,Resolved"):
+        p = tmp_path / "o.csv"
+        p.write_text(f"{header}\n{t1},1\n{t2},resolved\n")
+        first = header.split(",")[0]
+        with pytest.raises(LiveSessionError, match=rf"not in the bank .*'{first}' \(line 1 {header} may be a header: "
+                                                   rf".*rename '{first}' to instance_id\); nothing was recorded"):
+            live.ingest(p)
+    res = live.ingest(p, skip_unknown=True)  # the rest is read, and the note says the same
+    assert live.recorded == {t1: 1, t2: 1} and any("may be a header" in n for n in res.notes)
+    other = LiveSession.create(tmp_path / "other.hspr", 12, matrix=bank["csv"], config=FAST)
+    data = tmp_path / "data.csv"  # a first line that is data with a word outcome: read, no header hint
+    data.write_text(f"{t1},resolved\n{t2},0\n")
+    res = other.ingest(data)
+    assert other.recorded == {t1: 1, t2: 0} and not any("header" in n for n in res.notes)

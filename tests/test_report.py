@@ -1134,3 +1134,16 @@ def test_report_notes_the_runs_estimated_from_the_pass_rates(tmp_path, synth):
                                       "--n-resamples", "100"])
     assert res.exit_code == 0 and "were estimated from" not in res.output
     assert "## Notes" not in (tmp_path / "rep2" / "comparison.md").read_text()
+
+
+def test_two_results_files_joined_into_one_are_named_as_such(tmp_path, synth):
+    """A re-trial: the help said 'results files, concatenated'; `cat a.json b.json > c.json` then gave only
+    'invalid JSON ... (Extra data)'."""
+    truths, errors = synth
+    one = _write(tmp_path / "a.json", make_runs(errors, truths))
+    joined = tmp_path / "c.json"
+    joined.write_text(one.read_text() + "\n" + one.read_text())
+    res = CliRunner().invoke(_cli(), ["report", str(joined), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
+    assert res.exit_code == 2 and "(Extra data) (a second JSON document follows the first: files joined into one? give " \
+        "each file on its own)" in " ".join(res.output.split())
+    assert "each given as its own argument" in " ".join(CliRunner().invoke(_cli(), ["report", "--help"]).output.split())

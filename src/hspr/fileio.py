@@ -160,6 +160,11 @@ _UTF16_32_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32
                   (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
 
 
+def unicode_bom(raw: bytes) -> str | None:
+    """'UTF-16' or 'UTF-32' when ``raw`` starts with that encoding's byte-order mark, else None."""
+    return next((name for mark, name in _UTF16_32_BOMS if raw.startswith(mark)), None)
+
+
 def _where_byte(path, exc: UnicodeDecodeError) -> str:
     """'line L, byte N: <the line's start>' for a byte that is not UTF-8 (a trial: the byte offset
     alone named no line, agent or task), or the encoding a UTF-16 or UTF-32 byte-order mark names.
@@ -168,7 +173,7 @@ def _where_byte(path, exc: UnicodeDecodeError) -> str:
         raw = Path(path).read_bytes()
     except OSError:
         return f"byte {exc.start}"
-    bom = next((name for mark, name in _UTF16_32_BOMS if raw.startswith(mark)), None)
+    bom = unicode_bom(raw)
     if bom:  # a trial: "line 1, byte 0 of the file, after ''" named nothing of the cause
         return f"the file starts with the byte-order mark of {bom}"
     start = exc.start + (3 if raw.startswith(b"\xef\xbb\xbf") else 0)
@@ -201,8 +206,10 @@ def read_text(path, error: type[Exception] = HsprError, what: str = "", raise_mi
     try:
         return p.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
+        sheet = p.suffix.lower() in (".csv", ".tsv", ".txt")  # a re-trial: a JSON file was told of 'CSV UTF-8'
         raise error(f"{where}: not UTF-8 text ({_where_byte(path, exc)}: {exc.reason}); "
-                    + (fix or "save the file as UTF-8 (e.g. a spreadsheet's 'CSV UTF-8' format)")) from None
+                    + (fix or "save the file as UTF-8" + (" (e.g. a spreadsheet's 'CSV UTF-8' format)" if sheet else ""))
+                    ) from None
     except FileNotFoundError:
         if raise_missing:
             raise
@@ -273,7 +280,9 @@ def read_json(path, error: type[Exception] = HsprError, what: str = "", text: st
     except DuplicateKeyError as exc:
         raise error(f"{where}: {exc}") from None
     except json.JSONDecodeError as exc:
-        raise error(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg})"
+        joined = (" (a second JSON document follows the first: files joined into one? give each file on its own)"
+                  if exc.msg == "Extra data" and text[exc.pos:].lstrip().startswith(("{", "[")) else "")
+        raise error(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}){joined}"
                     + (f"; {hint}" if hint else "")) from None
     except (RecursionError, ValueError) as exc:  # nested too deeply; an integer too long
         raise error(f"{where}: invalid JSON ({exc})" + (f"; {hint}" if hint else "")) from None

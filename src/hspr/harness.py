@@ -198,6 +198,9 @@ class HarnessRead:
         The agent (and model) the outcomes are of, where the form names it (a Harbor job).
     datasets : list of str
         The datasets the outcomes' tasks are of, where the form names them (a Harbor job's ``source``).
+    header_like : str, optional
+        A header-less outcome CSV's first line when its outcome is a word (``id,resolved``): perhaps a header
+        whose id column is named otherwise than ``instance_id`` / ``task_id``, said when its id is no task.
     """
 
     form: str
@@ -207,6 +210,7 @@ class HarnessRead:
     skipped: list[str] = field(default_factory=list)
     agent: str | None = None
     datasets: list[str] = field(default_factory=list)
+    header_like: str | None = None
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status ('partial' only when some task has it: repeated trials)."""
@@ -574,14 +578,6 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         _check_one_agent(path, head, recs)
     elif len(head) == 2 and _parse_cell(head[1]) is not None:
         ci, cr, ce = 0, 1, None
-        rest = [r[1].strip() for _, r in recs[1:] if len(r) > 1]
-        if head[1].isalpha() and rest and not any(c.isalpha() for c in rest):
-            # a hostile trial: 'id,resolved' read as task 'id' resolved ("not in the bank: 'id'"), every other
-            # outcome a number: a header whose id column has another name
-            raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} looks like a header (the other lines' "
-                                     "outcomes are numbers), but hspr reads a header whose id column is named "
-                                     f"instance_id or task_id: rename {recs[0][1][0].strip()!r} to instance_id (or "
-                                     "delete the header line)")
     else:
         raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} is not a header 'instance_id,resolved' nor a data line"
                                  + _separator_hint(recs[0][1]))
@@ -612,7 +608,10 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
                 f"{path}: line {n}: {iid!r} listed again with a different outcome ({seen[iid].detail})"
             )
         seen.setdefault(iid, o)
-    return HarnessRead("csv", str(path), list(seen.values()))
+    # a header-less first line whose outcome is a word ('id,resolved') may be a header with another id column name:
+    # the caller says so if its id is not a task (a hostile trial: "not in the bank: 'id'" and no more)
+    header_like = _line(recs[0][1]) if width is None and head[1].isalpha() else None
+    return HarnessRead("csv", str(path), list(seen.values()), header_like=header_like)
 
 
 def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bool] | None = None,

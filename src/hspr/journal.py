@@ -12,10 +12,11 @@ record, appended and ``fsync``'ed before the command that made it returns:
 ``{"type": "matrix", "path": P, "time": T}``
     the bank's matrix file moved to ``P`` (``hspr live relink``; the same bank, checked by digest).
 
-Every line ends in a ``"crc"`` key (:data:`CHECKSUM`): the CRC-32 of the line's bytes as they
-would be without it. A line that does not match it was changed after it was written (a disk
-error, or an edit that still parses) and is refused like a line that is not JSON; a line without
-one (a file of an earlier hspr, a record added by hand) is read unchecked.
+Every line ends in a ``"crc"`` key (:data:`CHECKSUM`): the CRC-32 of the record without it, in
+the compact JSON hspr writes (so white space, line ends and the key's place do not count). A line
+that does not match it was changed after it was written (a disk error, or an edit that still
+parses) and is refused like a line that is not JSON; a line without one (a file of an earlier
+hspr, a record added by hand) is read unchecked.
 
 A command therefore reads the file and appends a few lines; it never rewrites what is
 there. Should a process die in the middle of an append, the last line is incomplete: the
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import HsprError, shorten
-from .fileio import DuplicateKeyError, finite_json, loads, not_a_regular_file, write_text_durable
+from .fileio import DuplicateKeyError, finite_json, loads, not_a_regular_file, unicode_bom, write_text_durable
 
 try:  # POSIX advisory locks; elsewhere single-process use is assumed
     import fcntl
@@ -145,24 +146,29 @@ def _dumps(obj) -> str:
     return json.dumps(finite_json(obj), allow_nan=False, separators=(",", ":"))
 
 
-#: key of every line's checksum, written last: CRC-32 (8 hex digits) of the line's bytes as they would be without it
+#: key of every line's checksum, written last: the CRC-32 (8 hex digits) of the record without it, as hspr writes it
 CHECKSUM = "crc"
-_CHECKSUM_TAIL = re.compile(rb',"' + CHECKSUM.encode() + rb'":"([0-9a-f]{8})"\}\s*$')
 
 
 def _line(obj: dict) -> str:
-    """One record's line (without its newline), its :data:`CHECKSUM` last: a byte changed later is noticed on read
-    (a hostile trial: a task id or the budget edited in place still parsed, and the session went on with it)."""
-    text = _dumps(obj)
+    """One record's line (without its newline), its :data:`CHECKSUM` last: a value changed later is noticed on read
+    (a hostile trial: a task id or the budget edited in place still parsed, and the session went on with it). A
+    checksum ``obj`` carries (a record read from a one-object file) is replaced."""
+    text = _dumps({k: v for k, v in obj.items() if k != CHECKSUM})
     return f'{text[:-1]},"{CHECKSUM}":"{zlib.crc32(text.encode()):08x}"}}' if len(text) > 2 else text
 
 
-def _check_sum(piece: bytes) -> None:
-    """Raise :class:`_Changed` when ``piece`` (one line's bytes) does not match the checksum written with it; a
-    line without one (a file of an hspr before 2026-12-05, or a record added by hand) is not checked."""
-    m = _CHECKSUM_TAIL.search(piece)
-    if m is not None and zlib.crc32(piece[:m.start()] + b"}") != int(m.group(1), 16):
-        raise _Changed(piece[:m.start()].decode("utf-8", errors="replace") + "}")
+def _check_sum(rec) -> None:
+    """Raise :class:`_Changed` when ``rec`` (one parsed line) does not match the checksum written with it: the
+    CRC-32 of the record without it, written as :func:`_line` writes it, so white space, line ends or the
+    checksum's place in the line do not count (a re-trial: a space after a comma was refused); a checksum that is
+    not 8 hex digits counts as changed. A record without one (a file of an hspr before 2026-12-05, or a record
+    added by hand) is not checked."""
+    if not isinstance(rec, dict) or CHECKSUM not in rec:
+        return
+    crc, rest = rec[CHECKSUM], _dumps({k: v for k, v in rec.items() if k != CHECKSUM})
+    if not (isinstance(crc, str) and re.fullmatch(r"[0-9a-fA-F]{8}", crc)) or int(crc, 16) != zlib.crc32(rest.encode()):
+        raise _Changed(rest)
 
 
 def _loads(text: str):
@@ -226,6 +232,13 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
         raise LiveSessionError(f"{path}: no such session file; create one with `hspr live start`") from None
     except OSError as exc:
         raise LiveSessionError(f"{path}: cannot read the session file ({exc.strerror or exc})") from None
+    if (enc := unicode_bom(raw)) is not None:  # a re-trial: 'not a session file (not UTF-8 text at byte 0)'
+        raise LiveSessionError(f"{path}: the file is {enc} text (its byte-order mark), not UTF-8: an editor saved it "
+                               f"in another encoding; save it again as UTF-8 (nothing in it is lost)")
+    if b"}\r{" in raw.split(b"\n", 1)[0]:  # a re-trial: 'nothing was recorded after it' of a file with 3 outcomes
+        raise LiveSessionError(f"{path}: its lines end in a carriage return alone (CR, as some editors save), so it "
+                               f"reads as one line; turn them into newlines (e.g. `tr '\\r' '\\n' < {path} > "
+                               "fixed.hspr`, then use fixed.hspr): nothing in it is lost")
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -246,7 +259,7 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
     pieces = raw.split(b"\n")
     try:
         head = _loads(pieces[0][bom:].decode("utf-8"))
-        _check_sum(pieces[0][bom:])
+        _check_sum(head)
     except ValueError as exc:
         if f'"{FORMAT}"'.encode() not in pieces[0]:
             raise LiveSessionError(f"{path}: not a session file (line 1 is {_why_not_json(exc)})") from None
@@ -272,17 +285,17 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
             continue
         try:
             rec = _loads(piece.decode("utf-8"))
-            _check_sum(piece)
+            _check_sum(rec)
         except ValueError as exc:
             if last and not isinstance(exc, (DuplicateKeyError, _Changed)):  # a record cut short (a killed process, a damaged
                 # disk): ignored, its bytes kept; a complete record naming a key twice is refused like any line
                 torn = piece.decode("utf-8", errors="replace")
                 break
-            if salvage and not isinstance(exc, DuplicateKeyError):
-                skipped.append((i, _why_not_json(exc)))
+            now = f" (it now reads {shorten(str(exc), 300)})" if isinstance(exc, _Changed) else ""
+            if salvage:  # a re-trial: a line naming a key twice was not left out, where the message said it would be
+                skipped.append((i, _why_not_json(exc) + now))
                 continue
             intact = "Line 1 is" if i == 2 else f"Lines 1-{i - 1} are"
-            now = f" (it now reads {shorten(str(exc), 300)})" if isinstance(exc, _Changed) else ""
             raise LiveSessionError(f"{path}: line {i} is {_why_not_json(exc)}{now}: the session file is corrupt. {intact} "
                                    f"intact: keep a copy of the file, delete line {i} (that one event is lost) "
                                    "and run the command again; or carry the other lines' outcomes into a new session: "
@@ -334,7 +347,13 @@ def _check_header(path: Path, head, where: str) -> None:
 
 
 def _read_object(path: Path, doc: dict, n_bytes: int) -> JournalFile:
+    """A one-object session file (version 1, or a journal folded into one object by hand): its checksums, if any
+    (a re-trial: copied from a journal's lines, they were written twice on conversion), are dropped."""
     _check_header(path, doc, "the object")
+    doc = {k: v for k, v in doc.items() if k != CHECKSUM}
+    if isinstance(doc["events"], list):
+        doc["events"] = [{k: v for k, v in e.items() if k != CHECKSUM} if isinstance(e, dict) else e
+                         for e in doc["events"]]
     return JournalFile(doc, LEGACY_VERSION, n_bytes)
 
 

@@ -1587,16 +1587,20 @@ class LiveSession:
         if read.datasets:
             res.notes.append(f"trials of dataset {', '.join(map(repr, read.datasets))}")
         unknown = read.skipped + [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]
+        header = ""
+        if read.header_like is not None and read.outcomes and read.outcomes[0].instance_id in unknown:
+            header = (f" (line 1 {read.header_like} may be a header: hspr reads a header whose id column is named "
+                      f"instance_id or task_id; rename {read.outcomes[0].instance_id!r} to instance_id)")
         if unknown and skip_unknown:
             read = replace(read, outcomes=[o for o in read.outcomes if o.instance_id in self._task_set])
             if not read.outcomes:
                 raise LiveSessionError(f"{path}: none of its {len(unknown)} id(s) is a task of the session "
-                                       f"({', '.join(map(repr, unknown[:5]))}{' ...' if len(unknown) > 5 else ''}): "
+                                       f"({', '.join(map(repr, unknown[:5]))}{' ...' if len(unknown) > 5 else ''}){header}: "
                                        "the wrong file or session? Nothing was recorded"
                                        + did_you_mean(unknown, self.tasks))
             res.skipped = unknown
             res.notes.append(f"skipped {len(unknown)} id(s) that are not tasks of the session: "
-                             f"{', '.join(map(repr, unknown[:10]))}{' ...' if len(unknown) > 10 else ''}"
+                             f"{', '.join(map(repr, unknown[:10]))}{' ...' if len(unknown) > 10 else ''}{header}"
                              + did_you_mean(unknown, self.tasks))
         elif unknown:
             subset = (" of the session's --tasks subset; keep only the subset's ids in the file"
@@ -1604,7 +1608,7 @@ class LiveSession:
             raise LiveSessionError(
                 f"{path}: {len(unknown)} instance id(s) not in the bank ({self.doc['bank']['name']}, "
                 f"{self.session.n_tasks} tasks{subset}): {', '.join(map(repr, unknown[:10]))}"
-                f"{' ...' if len(unknown) > 10 else ''}; nothing was recorded (--skip-unknown records the rest)"
+                f"{' ...' if len(unknown) > 10 else ''}{header}; nothing was recorded (--skip-unknown records the rest)"
                 + did_you_mean(unknown, self.tasks)
             )
         dataset = next(iter(read.datasets), None)  # one at most: a reader refuses trials of two

@@ -36,9 +36,9 @@ def register(group: click.Group) -> None:
     def report_cmd(results, out_dir, baseline, n_resamples, seed, figures, also):
         """Tables, paired statistics and figures from `hspr replay --out` results.
 
-        RESULTS: one or more results files, concatenated (e.g. a budget sweep and a main run;
-        a run present in several files is taken from the one given last). Errors are in
-        percentage points (pp).
+        RESULTS: one or more results files, each given as its own argument, their runs pooled (e.g.
+        a budget sweep and a main run; a run present in several files is taken from the one given
+        last). Errors are in percentage points (pp).
 
         \b
         Writes to --out-dir:

@@ -274,13 +274,16 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         sep = next((f" (it holds {name}: hspr reads comma-separated files)" for c, name in ((";", "semicolons"),
                     ("\t", "tabs"), ("|", "'|'")) if header and c in header[0]), "")
         raise DataError(f"{path}: line {hline}: header has {len(header)} column(s){sep}; expected 'agent,<task ids...>'")
-    first = header[0].strip()
-    if header[1].strip().lower() == "agent" and (not first or first.lower() in ("index", "unnamed: 0")):
-        # a hostile trial: df.reset_index().to_csv(path) read the row numbers as agents and 'agent' as a task
-        raise DataError(f"{path}: line {hline}: the header starts {','.join(header[:2])!r}: the first column is a "
-                        "pandas index written beside the agent column; drop that column (pandas: "
-                        "df.to_csv(path, index=False) when 'agent' is a column, df.set_index('agent').to_csv(path) "
-                        "to make it the index)")
+    at = next((j for j in (1, 2) if j < len(header) and header[j].strip().lower() == "agent"), None)
+    if at is not None and body and all(len(r) > at and r[j].strip() == str(i) for i, (_, r) in enumerate(body)
+                                       for j in range(at)):
+        # a hostile trial: df.reset_index().to_csv(path) read the row numbers as agents and 'agent' as a task; only
+        # when the columns before 'agent' hold the row numbers 0, 1, ... (a re-trial: a task named 'agent' beside
+        # agent ids in an unnamed first column is a bank)
+        raise DataError(f"{path}: line {hline}: the header starts {','.join(header[:at + 1])!r} and the column(s) "
+                        f"before 'agent' hold the row numbers 0, 1, ...: a pandas index written beside the agent "
+                        "column; drop that column (pandas: df.to_csv(path, index=False) when 'agent' is a column, "
+                        "df.set_index('agent').to_csv(path) to make it the index)")
     tasks = [h.strip() for h in header[1:]]
     _check_ids(tasks, "task", f"{path}: line {hline} (header)", lambda j: f"column {j + 2}")
     named_task_column = header[0].strip().lower() in TASK_COLUMN_NAMES
