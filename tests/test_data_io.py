@@ -871,14 +871,19 @@ def test_a_pandas_index_beside_the_agent_column_is_named_with_the_fix(tmp_path, 
     p = tmp_path / "pd.csv"
     pd.DataFrame({"agent": ["a", "b"], "t1": [1, 0], "t2": [0, 1]}).rename_axis(first or None).to_csv(p)
     assert p.read_text().splitlines()[0] == f"{first},agent,t1,t2"
-    assert_error(p, f"line 1: the header starts {first + ',agent'!r} and the column(s) before 'agent' hold the row "
-                 "numbers 0, 1, ...: a pandas index", "df.to_csv(path, index=False)")
+    said = "the column(s) before 'agent' hold row numbers and 'agent' holds ids: an index (pandas, R)"
+    assert_error(p, f"line 1: the header starts {first + ',agent'!r}, {said}", "df.to_csv(path, index=False)")
     twice = tmp_path / "twice.csv"  # reset_index twice: two columns of row numbers
     pd.read_csv(p).rename(columns={"Unnamed: 0": "index", first: "index"}).to_csv(twice)
-    assert_error(twice, "and the column(s) before 'agent' hold the row numbers")
-    # a re-trial: agent ids in an unnamed first column beside a task that is named 'agent' are a bank
+    assert_error(twice, said)
+    # re-trials: rows sorted after the reset, R's write.csv (quoted, from 1); agent ids in an unnamed first column
+    # beside a task named 'agent' are a bank, and so are agent ids 0, 1, 2 beside a task 'agent' of outcomes
+    assert_error(write(tmp_path / "sorted.csv", f"{first},agent,t1\n2,c,1\n0,a,0\n1,b,1\n"), said)
+    assert_error(write(tmp_path / "r.csv", '"","agent","t1"\n"1","a","1"\n"2","b","0"\n'), said, "row.names = FALSE")
     legit = write(tmp_path / "legit.csv", f"{first},agent,t2\na0,1,0\na1,0,1\n")
     assert_matrix(load_matrix(legit), np.array([[1, 0], [0, 1]]), agents=["a0", "a1"], tasks=["agent", "t2"])
+    numbered = write(tmp_path / "numbered.csv", f"{first},agent,t2\n0,1,0\n1,0,1\n2,1,1\n")
+    assert_matrix(load_matrix(numbered), np.array([[1, 0], [0, 1], [1, 1]]), agents=["0", "1", "2"], tasks=["agent", "t2"])
     ok = tmp_path / "ok.csv"
     pd.DataFrame({"agent": ["a", "b"], "t1": [1, 0], "t2": [0, 1]}).to_csv(ok, index=False)
     assert_matrix(load_matrix(ok), np.array([[1, 0], [0, 1]]), agents=["a", "b"], tasks=["t1", "t2"])

@@ -1095,8 +1095,29 @@ def test_what_the_checksum_counts_and_what_it_does_not(bank, tmp_path):
     live.path.write_bytes(good.encode("utf-16"))
     with pytest.raises(LiveSessionError, match=r"the file is UTF-16 text \(its byte-order mark\), not UTF-8"):
         LiveSession.open(live.path)
+    live.path.write_text(good.replace("\n", " \r\r"))  # a re-trial: '}\r\r{' and '} \r{' too
+    with pytest.raises(LiveSessionError, match=r"carriage return alone"):
+        LiveSession.open(live.path)
+    null = next(k for k, line in enumerate(lines) if '"pp":null' in line or ":null" in line)
+    live.path.write_text("".join(lines[:null] + [lines[null].replace(":null", ":1e999", 1)] + lines[null + 1:]))
+    with pytest.raises(LiveSessionError, match=rf"(line {null + 1}|line 1\)) .*changed after hspr wrote it"):
+        LiveSession.open(live.path)  # a re-trial: finite_json read 1e999 back as null, and the checksum passed
+    head = json.loads(lines[0])
+    live.path.write_text(json.dumps(head, indent=2) + "\n" + "".join(lines[1:]))
+    with pytest.raises(LiveSessionError, match=r"line 1 is '\{' alone: the session header is spread over several lines"):
+        LiveSession.open(live.path)
+    live.path.write_text(good.replace('"budget":12,', '"budget":12,"budget":13,', 1))  # salvaged by line now
+    with pytest.raises(LiveSessionError, match=r"header \(line 1\) is damaged, not JSON \(key 'budget' appears twice"):
+        LiveSession.open(live.path)
+    other = LiveSession.create(tmp_path / "other.hspr", 12, matrix=bank["csv"], config=FAST)
+    other.ingest(live.path, skip_unknown=True)
+    assert other.recorded == {t1: 1, t2: 0}
     parsed = [json.loads(line) for line in lines]  # a journal folded into one object by hand, checksums and all
-    folded = dict(parsed[0], events=[{k: v for k, v in e.items() if k != "batch"} for e in parsed[1:]])
+    folded = dict(parsed[0], events=parsed[1:])
+    edited = dict(folded, events=[dict(e, outcome=1) if e.get("task") == t2 else e for e in parsed[1:]])
+    live.path.write_text(json.dumps(edited))  # a re-trial: an edited outcome was read, then signed anew
+    with pytest.raises(LiveSessionError, match=r"event \d+ changed after hspr wrote it"):
+        LiveSession.open(live.path)
     live.path.write_text(json.dumps(folded))
     again = LiveSession.open(live.path)
     assert again.recorded == {t1: 1, t2: 0}
@@ -2099,8 +2120,9 @@ def test_an_outcome_csv_header_with_another_id_column_name_is_named_when_its_id_
         p = tmp_path / "o.csv"
         p.write_text(f"{header}\n{t1},1\n{t2},resolved\n")
         first = header.split(",")[0]
+        second = "" if header.endswith("esolved") else f" and '{header.split(',')[1]}' to resolved"
         with pytest.raises(LiveSessionError, match=rf"not in the bank .*'{first}' \(line 1 {header} may be a header: "
-                                                   rf".*rename '{first}' to instance_id\); nothing was recorded"):
+                                                   rf".*rename '{first}' to instance_id{second}\); nothing was recorded"):
             live.ingest(p)
     res = live.ingest(p, skip_unknown=True)  # the rest is read, and the note says the same
     assert live.recorded == {t1: 1, t2: 1} and any("may be a header" in n for n in res.notes)

@@ -198,9 +198,10 @@ class HarnessRead:
         The agent (and model) the outcomes are of, where the form names it (a Harbor job).
     datasets : list of str
         The datasets the outcomes' tasks are of, where the form names them (a Harbor job's ``source``).
-    header_like : str, optional
-        A header-less outcome CSV's first line when its outcome is a word (``id,resolved``): perhaps a header
-        whose id column is named otherwise than ``instance_id`` / ``task_id``, said when its id is no task.
+    header_like : tuple of str, optional
+        The fields of a header-less outcome CSV's first line when its outcome is a word (``id,resolved``):
+        perhaps a header whose id column is named otherwise than ``instance_id`` / ``task_id``, said when its
+        id is no task.
     """
 
     form: str
@@ -210,7 +211,7 @@ class HarnessRead:
     skipped: list[str] = field(default_factory=list)
     agent: str | None = None
     datasets: list[str] = field(default_factory=list)
-    header_like: str | None = None
+    header_like: tuple[str, ...] | None = None
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status ('partial' only when some task has it: repeated trials)."""
@@ -610,7 +611,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         seen.setdefault(iid, o)
     # a header-less first line whose outcome is a word ('id,resolved') may be a header with another id column name:
     # the caller says so if its id is not a task (a hostile trial: "not in the bank: 'id'" and no more)
-    header_like = _line(recs[0][1]) if width is None and head[1].isalpha() else None
+    header_like = tuple(x.strip() for x in recs[0][1]) if width is None and head[1].isalpha() else None
     return HarnessRead("csv", str(path), list(seen.values()), header_like=header_like)
 
 

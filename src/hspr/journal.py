@@ -166,7 +166,8 @@ def _check_sum(rec) -> None:
     added by hand) is not checked."""
     if not isinstance(rec, dict) or CHECKSUM not in rec:
         return
-    crc, rest = rec[CHECKSUM], _dumps({k: v for k, v in rec.items() if k != CHECKSUM})
+    # not _dumps: its finite_json writes NaN or 1e999 as null (a re-trial: "pp":1e999 over null passed the check)
+    crc, rest = rec[CHECKSUM], json.dumps({k: v for k, v in rec.items() if k != CHECKSUM}, separators=(",", ":"))
     if not (isinstance(crc, str) and re.fullmatch(r"[0-9a-fA-F]{8}", crc)) or int(crc, 16) != zlib.crc32(rest.encode()):
         raise _Changed(rest)
 
@@ -235,7 +236,8 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
     if (enc := unicode_bom(raw)) is not None:  # a re-trial: 'not a session file (not UTF-8 text at byte 0)'
         raise LiveSessionError(f"{path}: the file is {enc} text (its byte-order mark), not UTF-8: an editor saved it "
                                f"in another encoding; save it again as UTF-8 (nothing in it is lost)")
-    if b"}\r{" in raw.split(b"\n", 1)[0]:  # a re-trial: 'nothing was recorded after it' of a file with 3 outcomes
+    if re.search(rb"\}[ \t\r]*\r[ \t\r]*\{", raw.split(b"\n", 1)[0]):  # a re-trial: 'nothing was recorded after it'
+        # of a file with 3 outcomes; and its re-trial: '}\r\r{' and '} \r{' too
         raise LiveSessionError(f"{path}: its lines end in a carriage return alone (CR, as some editors save), so it "
                                f"reads as one line; turn them into newlines (e.g. `tr '\\r' '\\n' < {path} > "
                                "fixed.hspr`, then use fixed.hspr): nothing in it is lost")
@@ -251,7 +253,10 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
     try:
         whole = _loads(raw[bom:].decode("utf-8"))
     except DuplicateKeyError as exc:  # one object (a legacy or hand-edited file) naming a key twice
-        raise LiveSessionError(f"{path}: {exc}; the session file is corrupt or hand-edited") from None
+        if re.search(rb"\}\s*\n\s*\{", raw):  # a journal (a re-trial: its header could not be salvaged): by line
+            whole = None
+        else:
+            raise LiveSessionError(f"{path}: {exc}; the session file is corrupt or hand-edited") from None
     except ValueError:
         whole = None
     if isinstance(whole, dict) and "events" in whole:  # one object: the legacy form, or a hand edit
@@ -261,12 +266,18 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
         head = _loads(pieces[0][bom:].decode("utf-8"))
         _check_sum(head)
     except ValueError as exc:
+        if pieces[0][bom:].strip() in (b"{", b"[") and f'"{FORMAT}"'.encode() in raw:  # a re-trial: a header re-saved
+            # indented over several lines read as 'not a session file'
+            raise LiveSessionError(f"{path}: line 1 is '{pieces[0][bom:].strip().decode()}' alone: the session header is "
+                                   "spread over several lines (an editor or a JSON tool indented it); put it back on "
+                                   "one line (e.g. `jq -c .` of the header), as every record is one line") from None
         if f'"{FORMAT}"'.encode() not in pieces[0]:
             raise LiveSessionError(f"{path}: not a session file (line 1 is {_why_not_json(exc)})") from None
         if not salvage:  # a header cut short or damaged: a session file all the same
             later = sum(1 for p in pieces[1:] if p.strip())
+            now = f" (it now reads {shorten(str(exc), 300)})" if isinstance(exc, _Changed) else ""
             raise LiveSessionError(
-                f"{path}: the session header (line 1) is damaged, {_why_not_json(exc)}: restore the file from a copy"
+                f"{path}: the session header (line 1) is damaged, {_why_not_json(exc)}{now}: restore the file from a copy"
                 + (f"; or carry the outcomes of its {later} later line(s) into a new session: `hspr live start` on the "
                    f"same bank with another --session NEW, then `hspr live ingest {path} --session NEW`" if later else
                    "; nothing was recorded after it, so `hspr live start --force` with the same settings loses "
@@ -350,9 +361,17 @@ def _read_object(path: Path, doc: dict, n_bytes: int) -> JournalFile:
     """A one-object session file (version 1, or a journal folded into one object by hand): its checksums, if any
     (a re-trial: copied from a journal's lines, they were written twice on conversion), are dropped."""
     _check_header(path, doc, "the object")
+    events = doc["events"] if isinstance(doc["events"], list) else []
+    for where, rec in [("its header fields", {k: v for k, v in doc.items() if k != "events"}),
+                       *((f"event {i}", e) for i, e in enumerate(events, start=1))]:
+        try:  # a re-trial: an outcome edited in such a file was read, and signed anew on conversion
+            _check_sum(rec)
+        except _Changed as exc:
+            raise LiveSessionError(f"{path}: {where} {CHANGED} (it now reads {shorten(str(exc), 300)}); restore the "
+                                   "file from a copy") from None
     doc = {k: v for k, v in doc.items() if k != CHECKSUM}
     if isinstance(doc["events"], list):
-        doc["events"] = [{k: v for k, v in e.items() if k != CHECKSUM} if isinstance(e, dict) else e
+        doc["events"] = [{k: v for k, v in e.items() if k not in (CHECKSUM, BATCH)} if isinstance(e, dict) else e
                          for e in doc["events"]]
     return JournalFile(doc, LEGACY_VERSION, n_bytes)
 

@@ -95,7 +95,7 @@ from . import __version__, journal
 from .data.banks import BANKS, load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
-from .errors import HsprError, InputWarning, UnreadableFolderWarning, brief, held_warnings
+from .errors import HsprError, InputWarning, UnreadableFolderWarning, brief, held_warnings, shorten
 from .fitcache import cache_dir, cached_fit, code_digest
 from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError, session_lock
@@ -1589,8 +1589,10 @@ class LiveSession:
         unknown = read.skipped + [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]
         header = ""
         if read.header_like is not None and read.outcomes and read.outcomes[0].instance_id in unknown:
-            header = (f" (line 1 {read.header_like} may be a header: hspr reads a header whose id column is named "
-                      f"instance_id or task_id; rename {read.outcomes[0].instance_id!r} to instance_id)")
+            first, second = read.header_like[:2]  # a re-trial: 'name,passed' renamed 'instance_id,passed' had no 'resolved'
+            header = (f" (line 1 {shorten(','.join(read.header_like), 80)} may be a header: hspr reads the header "
+                      f"'instance_id,resolved' (or task_id); rename {first!r} to instance_id"
+                      + (f" and {second!r} to resolved" if second.lower() != "resolved" else "") + ")")
         if unknown and skip_unknown:
             read = replace(read, outcomes=[o for o in read.outcomes if o.instance_id in self._task_set])
             if not read.outcomes:

@@ -246,6 +246,22 @@ def _check_widths(path: Path, recs: list[tuple[int, list[str]]], width: int, wha
 
 
 # ---------------------------------------------------------------------- wide CSV
+def _index_columns(header: Sequence[str], body: Sequence[tuple[int, list[str]]]) -> int | None:
+    """The place (1 or 2) of an ``agent`` column that follows an index a data-frame library wrote (pandas'
+    ``to_csv`` of a reset index, R's ``write.csv``), else None: every column before it holds distinct whole
+    numbers (row numbers, in any order, from any start) and it holds ids, not outcomes. A hostile trial:
+    ``df.reset_index().to_csv(path)`` was read with the row numbers as agents and 'agent' as a task; its re-trials:
+    only ``0, 1, ...`` in order was recognised, and a task named 'agent' beside agent ids 0, 1, 2 was refused."""
+    at = next((j for j in (1, 2) if j < len(header) and header[j].strip().lower() == "agent"), None)
+    if at is None or not body or any(len(r) <= at for _, r in body):
+        return None
+    for j in range(at):
+        col = [r[j].strip() for _, r in body]
+        if not all(c.isdigit() for c in col) or len(set(col)) < len(col):
+            return None
+    return None if all(is_cell(r[at]) for _, r in body) else at
+
+
 def read_wide_csv(path: str | Path) -> ResponseMatrix:
     """Read a wide CSV: header ``agent,<task_1>,...,<task_N>``, one row per agent.
 
@@ -274,16 +290,12 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         sep = next((f" (it holds {name}: hspr reads comma-separated files)" for c, name in ((";", "semicolons"),
                     ("\t", "tabs"), ("|", "'|'")) if header and c in header[0]), "")
         raise DataError(f"{path}: line {hline}: header has {len(header)} column(s){sep}; expected 'agent,<task ids...>'")
-    at = next((j for j in (1, 2) if j < len(header) and header[j].strip().lower() == "agent"), None)
-    if at is not None and body and all(len(r) > at and r[j].strip() == str(i) for i, (_, r) in enumerate(body)
-                                       for j in range(at)):
-        # a hostile trial: df.reset_index().to_csv(path) read the row numbers as agents and 'agent' as a task; only
-        # when the columns before 'agent' hold the row numbers 0, 1, ... (a re-trial: a task named 'agent' beside
-        # agent ids in an unnamed first column is a bank)
-        raise DataError(f"{path}: line {hline}: the header starts {','.join(header[:at + 1])!r} and the column(s) "
-                        f"before 'agent' hold the row numbers 0, 1, ...: a pandas index written beside the agent "
-                        "column; drop that column (pandas: df.to_csv(path, index=False) when 'agent' is a column, "
-                        "df.set_index('agent').to_csv(path) to make it the index)")
+    if (at := _index_columns(header, body)) is not None:
+        raise DataError(f"{path}: line {hline}: the header starts {','.join(header[:at + 1])!r}, the column(s) "
+                        "before 'agent' hold row numbers and 'agent' holds ids: an index (pandas, R) written beside "
+                        "the agent column; drop the column(s) before 'agent' (pandas: df.to_csv(path, index=False) "
+                        "when 'agent' is a column, df.set_index('agent').to_csv(path) to make it the index; R: "
+                        "write.csv(df, path, row.names = FALSE))")
     tasks = [h.strip() for h in header[1:]]
     _check_ids(tasks, "task", f"{path}: line {hline} (header)", lambda j: f"column {j + 2}")
     named_task_column = header[0].strip().lower() in TASK_COLUMN_NAMES
