@@ -2131,3 +2131,18 @@ def test_an_outcome_csv_header_with_another_id_column_name_is_named_when_its_id_
     data.write_text(f"{t1},resolved\n{t2},0\n")
     res = other.ingest(data)
     assert other.recorded == {t1: 1, t2: 0} and not any("header" in n for n in res.notes)
+
+
+def test_a_hand_edited_stop_width_names_where_to_fix_it(bank, tmp_path):
+    """A re-trial: a stop_width line edited to 1e999 (its checksum deleted) was refused with 'give none to status',
+    which the same check then refused: no way out."""
+    live = new(bank, tmp_path)
+    live.set_stop_width(5.0)
+    lines = live.path.read_text().splitlines(keepends=True)
+    assert '"type":"stop_width","pp":5.0' in lines[-1]
+    live.path.write_text("".join(lines[:-1]) + unsummed(lines[-1]).replace('"pp":5.0', '"pp":1e999'))
+    with pytest.raises(LiveSessionError, match=r"stop width must be .* got inf: .*set the last \"stop_width\" line's "
+                                               r"\"pp\" .* to a number of percentage points or null"):
+        LiveSession.open(live.path)
+    live.path.write_text("".join(lines[:-1]) + unsummed(lines[-1]).replace('"pp":5.0', '"pp":null'))
+    assert LiveSession.open(live.path).doc["stop_width_pp"] is None

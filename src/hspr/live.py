@@ -473,9 +473,13 @@ def _read_doc(path: Path) -> journal.JournalFile:
             raise LiveSessionError(f"{path}: session field {key!r} must be {what}, got {doc[key]!r}: the file is "
                                    "corrupt or hand-edited; restore it or start a new session")
     try:
-        check_stop_width(doc.get("stop_width_pp"))
-    except LiveSessionError as exc:
-        raise LiveSessionError(f"{path}: session field 'stop_width_pp': {exc}") from None
+        if doc.get("stop_width_pp") is not None:
+            WidthBelow(doc["stop_width_pp"])
+    except ValueError as exc:  # a re-trial: the advice ('give none to status') was refused by this same check
+        raise LiveSessionError(f"{path}: the session's stop width{str(exc).removeprefix('stop width')}: the file is "
+                               "hand-edited or damaged; set the last \"stop_width\" line's \"pp\" (or the header's "
+                               "\"stop_width_pp\" when there is no such line) to a number of percentage points or "
+                               "null, deleting that line's \"crc\" field") from None
     return jf
 
 
