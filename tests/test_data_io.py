@@ -871,7 +871,7 @@ def test_a_pandas_index_beside_the_agent_column_is_named_with_the_fix(tmp_path, 
     p = tmp_path / "pd.csv"
     pd.DataFrame({"agent": ["a", "b"], "t1": [1, 0], "t2": [0, 1]}).rename_axis(first or None).to_csv(p)
     assert p.read_text().splitlines()[0] == f"{first},agent,t1,t2"
-    said = "the column(s) before 'agent' hold row numbers and 'agent' holds ids: an index (pandas, R)"
+    said = "the column(s) before 'agent' hold row numbers and 'agent' holds ids: an index (pandas, R) written beside"
     assert_error(p, f"line 1: the header starts {first + ',agent'!r}, {said}", "df.to_csv(path, index=False)")
     twice = tmp_path / "twice.csv"  # reset_index twice: two columns of row numbers
     pd.read_csv(p).rename(columns={"Unnamed: 0": "index", first: "index"}).to_csv(twice)
@@ -882,6 +882,8 @@ def test_a_pandas_index_beside_the_agent_column_is_named_with_the_fix(tmp_path, 
     assert_error(write(tmp_path / "r.csv", '"","agent","t1"\n"1","a","1"\n"2","b","0"\n'), said, "row.names = FALSE")
     legit = write(tmp_path / "legit.csv", f"{first},agent,t2\na0,1,0\na1,0,1\n")
     assert_matrix(load_matrix(legit), np.array([[1, 0], [0, 1]]), agents=["a0", "a1"], tasks=["agent", "t2"])
+    model = write(tmp_path / "model.csv", f"{first},model,t1\n0,a,1\n1,b,0\n")  # another name for the id column
+    assert_error(model, "the column(s) before 'model' hold row numbers and 'model' holds ids", "set_index('model')")
     numbered = write(tmp_path / "numbered.csv", f"{first},agent,t2\n0,1,0\n1,0,1\n2,1,1\n")
     assert_matrix(load_matrix(numbered), np.array([[1, 0], [0, 1], [1, 1]]), agents=["0", "1", "2"], tasks=["agent", "t2"])
     ok = tmp_path / "ok.csv"

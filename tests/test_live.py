@@ -1034,9 +1034,15 @@ def test_a_line_changed_after_it_was_written_is_named_by_its_checksum(bank, tmp_
     live.record(t2, 0)
     good = live.path.read_text()
     lines = good.splitlines(keepends=True)
-    for line in lines:  # the checksum is the CRC-32 of the line's bytes as they would be without it
-        body, crc = re.fullmatch(r'(.*),"crc":"([0-9a-f]{8})"\}\n', line).groups()
-        assert zlib.crc32((body + "}").encode()) == int(crc, 16)
+    def whole(x):  # floats that are whole numbers as ints, as `jq` may write them
+        return (int(x) if isinstance(x, float) and x.is_integer() else {k: whole(v) for k, v in x.items()}
+                if isinstance(x, dict) else [whole(v) for v in x] if isinstance(x, list) else x)
+
+    for line in lines:  # the checksum, last in the line, is the CRC-32 of the rest as sorted-key compact JSON
+        assert re.fullmatch(r'\{.*,"crc":"[0-9a-f]{8}"\}\n', line)
+        rec = json.loads(line)
+        crc = rec.pop("crc")
+        assert zlib.crc32(json.dumps(whole(rec), separators=(",", ":"), sort_keys=True).encode()) == int(crc, 16)
     tell = max(k for k, line in enumerate(lines) if '"tell"' in line)
     flipped = "".join(lines[:tell] + [lines[tell].replace('"outcome":0', '"outcome":1')] + lines[tell + 1:])
     live.path.write_text(flipped)
@@ -1077,6 +1083,9 @@ def test_what_the_checksum_counts_and_what_it_does_not(bank, tmp_path):
         return LiveSession.open(live.path).recorded
 
     assert opened(good.replace('","', '", "').replace("\n", "\r\n")) == {t1: 1, t2: 0}  # spaces, CRLF: same records
+    # a re-trial: `jq -c .` wrote 5.0 as 5, `jq -cS` sorts the keys: the same values, the same checksum
+    resaved = [json.dumps(dict(sorted(json.loads(line).items())), separators=(",", ":")) + "\n" for line in lines]
+    assert opened("".join(resaved).replace('"pp":5.0', '"pp":5')) == {t1: 1, t2: 0}
     rec = json.loads(lines[tell])
     moved = {"crc": rec["crc"].upper(), **{k: v for k, v in rec.items() if k != "crc"}}
     assert opened("".join(lines[:tell] + [json.dumps(moved) + "\n"] + lines[tell + 1:])) == {t1: 1, t2: 0}
@@ -1096,6 +1105,9 @@ def test_what_the_checksum_counts_and_what_it_does_not(bank, tmp_path):
     with pytest.raises(LiveSessionError, match=r"the file is UTF-16 text \(its byte-order mark\), not UTF-8"):
         LiveSession.open(live.path)
     live.path.write_text(good.replace("\n", " \r\r"))  # a re-trial: '}\r\r{' and '} \r{' too
+    with pytest.raises(LiveSessionError, match=r"carriage return alone"):
+        LiveSession.open(live.path)
+    live.path.write_text(lines[0] + "".join(lines[1:]).replace("\n", "\r"))  # and only after the header
     with pytest.raises(LiveSessionError, match=r"carriage return alone"):
         LiveSession.open(live.path)
     null = next(k for k, line in enumerate(lines) if '"pp":null' in line or ":null" in line)
@@ -2116,6 +2128,10 @@ def test_an_outcome_csv_header_with_another_id_column_name_is_named_when_its_id_
     re-trial: refusing such a first line outright threw away a real task's outcome ('t1,resolved' then 't2,1')."""
     live = new(bank, tmp_path)
     t1, t2 = live.next(2)
+    p = tmp_path / "o.csv"
+    p.write_text(f"name,failed\n{t1},1\n{t2},0\n")  # a re-trial: renamed to 'resolved' it turned every outcome around
+    with pytest.raises(LiveSessionError, match=r"'failed' reads as a column of failures: .*turn its values around"):
+        live.ingest(p)
     for header in ("id,resolved", "name,passed", "Task,Resolved"):
         p = tmp_path / "o.csv"
         p.write_text(f"{header}\n{t1},1\n{t2},resolved\n")

@@ -12,8 +12,9 @@ record, appended and ``fsync``'ed before the command that made it returns:
 ``{"type": "matrix", "path": P, "time": T}``
     the bank's matrix file moved to ``P`` (``hspr live relink``; the same bank, checked by digest).
 
-Every line ends in a ``"crc"`` key (:data:`CHECKSUM`): the CRC-32 of the record without it, in
-the compact JSON hspr writes (so white space, line ends and the key's place do not count). A line
+Every line ends in a ``"crc"`` key (:data:`CHECKSUM`): the CRC-32 of the record without it, as
+JSON with sorted keys (so white space, line ends, key order and ``5.0`` written as ``5`` do not
+count: what a JSON tool may rewrite without changing a value). A line
 that does not match it was changed after it was written (a disk error, or an edit that still
 parses) and is refused like a line that is not JSON; a line without one (a file of an earlier
 hspr, a record added by hand) is read unchecked.
@@ -150,26 +151,45 @@ def _dumps(obj) -> str:
 CHECKSUM = "crc"
 
 
+def _whole(x):
+    """``x`` (parsed JSON) with every float that is a whole number as an int (``5.0`` -> ``5``)."""
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    if isinstance(x, dict):
+        return {k: _whole(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_whole(v) for v in x]
+    return x
+
+
+def _crc(rec: dict) -> int:
+    """The checksum of ``rec`` (without its :data:`CHECKSUM`): CRC-32 of its JSON with sorted keys, no white
+    space and whole floats as ints, so what a JSON tool may rewrite without changing a value (key order, spacing,
+    ``5.0`` as ``5``: a re-trial's ``jq -c .``) does not count; not :func:`_dumps`, whose finite_json writes NaN
+    or 1e999 as null (a re-trial: "pp":1e999 over null passed)."""
+    rest = {k: v for k, v in rec.items() if k != CHECKSUM}
+    return zlib.crc32(json.dumps(_whole(rest), separators=(",", ":"), sort_keys=True).encode())
+
+
 def _line(obj: dict) -> str:
     """One record's line (without its newline), its :data:`CHECKSUM` last: a value changed later is noticed on read
     (a hostile trial: a task id or the budget edited in place still parsed, and the session went on with it). A
     checksum ``obj`` carries (a record read from a one-object file) is replaced."""
-    text = _dumps({k: v for k, v in obj.items() if k != CHECKSUM})
-    return f'{text[:-1]},"{CHECKSUM}":"{zlib.crc32(text.encode()):08x}"}}' if len(text) > 2 else text
+    rec = {k: v for k, v in obj.items() if k != CHECKSUM}
+    text = _dumps(rec)
+    return f'{text[:-1]},"{CHECKSUM}":"{_crc(loads(text)):08x}"}}' if len(text) > 2 else text
 
 
 def _check_sum(rec) -> None:
-    """Raise :class:`_Changed` when ``rec`` (one parsed line) does not match the checksum written with it: the
-    CRC-32 of the record without it, written as :func:`_line` writes it, so white space, line ends or the
-    checksum's place in the line do not count (a re-trial: a space after a comma was refused); a checksum that is
-    not 8 hex digits counts as changed. A record without one (a file of an hspr before 2026-12-05, or a record
-    added by hand) is not checked."""
+    """Raise :class:`_Changed` when ``rec`` (one parsed line) does not match the checksum written with it
+    (:func:`_crc`), so white space, line ends, key order or the checksum's place in the line do not count (a
+    re-trial: a space after a comma was refused); a checksum that is not 8 hex digits counts as changed. A
+    record without one (a file of an hspr before 2026-12-05, or a record added by hand) is not checked."""
     if not isinstance(rec, dict) or CHECKSUM not in rec:
         return
-    # not _dumps: its finite_json writes NaN or 1e999 as null (a re-trial: "pp":1e999 over null passed the check)
-    crc, rest = rec[CHECKSUM], json.dumps({k: v for k, v in rec.items() if k != CHECKSUM}, separators=(",", ":"))
-    if not (isinstance(crc, str) and re.fullmatch(r"[0-9a-fA-F]{8}", crc)) or int(crc, 16) != zlib.crc32(rest.encode()):
-        raise _Changed(rest)
+    crc = rec[CHECKSUM]
+    if not (isinstance(crc, str) and re.fullmatch(r"[0-9a-fA-F]{8}", crc)) or int(crc, 16) != _crc(rec):
+        raise _Changed(json.dumps({k: v for k, v in rec.items() if k != CHECKSUM}, separators=(",", ":")))
 
 
 def _loads(text: str):
@@ -236,8 +256,8 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
     if (enc := unicode_bom(raw)) is not None:  # a re-trial: 'not a session file (not UTF-8 text at byte 0)'
         raise LiveSessionError(f"{path}: the file is {enc} text (its byte-order mark), not UTF-8: an editor saved it "
                                f"in another encoding; save it again as UTF-8 (nothing in it is lost)")
-    if re.search(rb"\}[ \t\r]*\r[ \t\r]*\{", raw.split(b"\n", 1)[0]):  # a re-trial: 'nothing was recorded after it'
-        # of a file with 3 outcomes; and its re-trial: '}\r\r{' and '} \r{' too
+    if re.search(rb"\}[ \t\r]*\r(?!\n)[ \t\r]*\{", raw):  # a re-trial: 'nothing was recorded after it' of a file
+        # with 3 outcomes; its re-trials: '}\r\r{' and '} \r{' too, and records after line 1 joined by CRs
         raise LiveSessionError(f"{path}: its lines end in a carriage return alone (CR, as some editors save), so it "
                                f"reads as one line; turn them into newlines (e.g. `tr '\\r' '\\n' < {path} > "
                                "fixed.hspr`, then use fixed.hspr): nothing in it is lost")
@@ -270,14 +290,13 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
             # indented over several lines read as 'not a session file'
             raise LiveSessionError(f"{path}: line 1 is '{pieces[0][bom:].strip().decode()}' alone: the session header is "
                                    "spread over several lines (an editor or a JSON tool indented it); put it back on "
-                                   "one line (e.g. `jq -c .` of the header), as every record is one line") from None
+                                   "one line, as every record is (e.g. `jq -c .` of the header's lines)") from None
         if f'"{FORMAT}"'.encode() not in pieces[0]:
             raise LiveSessionError(f"{path}: not a session file (line 1 is {_why_not_json(exc)})") from None
         if not salvage:  # a header cut short or damaged: a session file all the same
             later = sum(1 for p in pieces[1:] if p.strip())
-            now = f" (it now reads {shorten(str(exc), 300)})" if isinstance(exc, _Changed) else ""
             raise LiveSessionError(
-                f"{path}: the session header (line 1) is damaged, {_why_not_json(exc)}{now}: restore the file from a copy"
+                f"{path}: the session header (line 1) is damaged, {_why_not_json(exc)}: restore the file from a copy"
                 + (f"; or carry the outcomes of its {later} later line(s) into a new session: `hspr live start` on the "
                    f"same bank with another --session NEW, then `hspr live ingest {path} --session NEW`" if later else
                    "; nothing was recorded after it, so `hspr live start --force` with the same settings loses "

@@ -1594,9 +1594,12 @@ class LiveSession:
         header = ""
         if read.header_like is not None and read.outcomes and read.outcomes[0].instance_id in unknown:
             first, second = read.header_like[:2]  # a re-trial: 'name,passed' renamed 'instance_id,passed' had no 'resolved'
+            # and its re-trial: 'failed' renamed 'resolved' turned every outcome around
+            column = ("" if second.lower() == "resolved" else f" and {second!r} to resolved" if outcome(second) == 1
+                      else f"; and {second!r} reads as a column of failures: hspr reads 'resolved' (1 = resolved), so "
+                      "turn its values around (1 - value), do not just rename it")
             header = (f" (line 1 {shorten(','.join(read.header_like), 80)} may be a header: hspr reads the header "
-                      f"'instance_id,resolved' (or task_id); rename {first!r} to instance_id"
-                      + (f" and {second!r} to resolved" if second.lower() != "resolved" else "") + ")")
+                      f"'instance_id,resolved' (or task_id); rename {first!r} to instance_id{column})")
         if unknown and skip_unknown:
             read = replace(read, outcomes=[o for o in read.outcomes if o.instance_id in self._task_set])
             if not read.outcomes:

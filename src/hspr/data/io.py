@@ -247,12 +247,18 @@ def _check_widths(path: Path, recs: list[tuple[int, list[str]]], width: int, wha
 
 # ---------------------------------------------------------------------- wide CSV
 def _index_columns(header: Sequence[str], body: Sequence[tuple[int, list[str]]]) -> int | None:
-    """The place (1 or 2) of an ``agent`` column that follows an index a data-frame library wrote (pandas'
-    ``to_csv`` of a reset index, R's ``write.csv``), else None: every column before it holds distinct whole
-    numbers (row numbers, in any order, from any start) and it holds ids, not outcomes. A hostile trial:
+    """The place (1 or 2) of the id column (named ``agent``, or the first after columns named as an index)
+    that follows an index a data-frame library wrote (pandas' ``to_csv`` of a reset index, R's ``write.csv``),
+    else None: every column before it holds distinct whole numbers (row numbers, in any order, from any start)
+    and it holds ids, not outcomes. A hostile trial:
     ``df.reset_index().to_csv(path)`` was read with the row numbers as agents and 'agent' as a task; its re-trials:
     only ``0, 1, ...`` in order was recognised, and a task named 'agent' beside agent ids 0, 1, 2 was refused."""
-    at = next((j for j in (1, 2) if j < len(header) and header[j].strip().lower() == "agent"), None)
+    def index_name(h: str) -> bool:  # what pandas (unnamed, reset_index, twice) and R name an index column
+        return h.strip().lower() in ("", "index", "level_0") or h.strip().lower().startswith("unnamed:")
+
+    # the 'agent' column, or the first column after index-named ones (a re-trial: ',model,...' was missed)
+    at = next((j for j in (1, 2) if j < len(header) and (header[j].strip().lower() == "agent" or (
+        all(index_name(h) for h in header[:j]) and not index_name(header[j])))), None)
     if at is None or not body or any(len(r) <= at for _, r in body):
         return None
     for j in range(at):
@@ -291,11 +297,12 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
                     ("\t", "tabs"), ("|", "'|'")) if header and c in header[0]), "")
         raise DataError(f"{path}: line {hline}: header has {len(header)} column(s){sep}; expected 'agent,<task ids...>'")
     if (at := _index_columns(header, body)) is not None:
+        name = header[at].strip()
         raise DataError(f"{path}: line {hline}: the header starts {','.join(header[:at + 1])!r}, the column(s) "
-                        "before 'agent' hold row numbers and 'agent' holds ids: an index (pandas, R) written beside "
-                        "the agent column; drop the column(s) before 'agent' (pandas: df.to_csv(path, index=False) "
-                        "when 'agent' is a column, df.set_index('agent').to_csv(path) to make it the index; R: "
-                        "write.csv(df, path, row.names = FALSE))")
+                        f"before {name!r} hold row numbers and {name!r} holds ids: an index (pandas, R) written "
+                        f"beside the id column; drop the column(s) before {name!r} (pandas: df.to_csv(path, "
+                        f"index=False) when {name!r} is a column, df.set_index({name!r}).to_csv(path) to make it the "
+                        "index; R: write.csv(df, path, row.names = FALSE))")
     tasks = [h.strip() for h in header[1:]]
     _check_ids(tasks, "task", f"{path}: line {hline} (header)", lambda j: f"column {j + 2}")
     named_task_column = header[0].strip().lower() in TASK_COLUMN_NAMES
