@@ -79,7 +79,7 @@ def test_bad_session_inputs_exit_2_without_traceback(tmp_path):
         edit(d)
         (tmp_path / f"{name}.hspr").write_text(json.dumps({**d, "version": 1}))  # one-object form
         field = {"no-digest": "'bank'", "bank-string": "'bank'", "events-null": "'events'",
-                 "stop-abc": "'stop_width_pp'"}[name]
+                 "stop-abc": "the session's stop width must be"}[name]
         cases.append((["live", "status", "--session", str(tmp_path / f"{name}.hspr")], field))
     pd.DataFrame(m.values[:1], index=pd.Index(m.agents[:1], name="agent"), columns=m.tasks).to_csv(tmp_path / "one.csv")
     pd.DataFrame(m.values[1:3], index=pd.Index(m.agents[1:3], name="agent"), columns=m.tasks).to_csv(tmp_path / "t.csv")
