@@ -1018,6 +1018,18 @@ def test_corrupt_event_log_refused(bank, tmp_path):
         LiveSession.open(live.path)
 
 
+def two_told(bank, tmp_path):
+    """A session told t1 resolved and t2 unresolved: (session, t1, t2, its file's text, its lines, the index of
+    the last tell line)."""
+    live = new(bank, tmp_path)
+    t1, t2 = live.next(2)
+    live.record(t1, 1)
+    live.record(t2, 0)
+    good = live.path.read_text()
+    lines = good.splitlines(keepends=True)
+    return live, t1, t2, good, lines, max(k for k, line in enumerate(lines) if '"tell"' in line)
+
+
 def unsummed(text: str) -> str:
     """``text`` (session lines) without their checksums: a record written or edited by hand."""
     return re.sub(r',"crc":"[0-9a-f]{8}"', "", text)
@@ -1028,12 +1040,8 @@ def test_a_line_changed_after_it_was_written_is_named_by_its_checksum(bank, tmp_
     parsed, and the session went on with it without a word. Every line now ends in a CRC-32 of the rest."""
     import zlib
 
-    live = new(bank, tmp_path)
-    t1, t2 = live.next(2)
-    live.record(t1, 1)
-    live.record(t2, 0)
-    good = live.path.read_text()
-    lines = good.splitlines(keepends=True)
+    live, t1, t2, good, lines, tell = two_told(bank, tmp_path)
+
     def whole(x):  # floats that are whole numbers as ints, as `jq` may write them
         return (int(x) if isinstance(x, float) and x.is_integer() else {k: whole(v) for k, v in x.items()}
                 if isinstance(x, dict) else [whole(v) for v in x] if isinstance(x, list) else x)
@@ -1043,7 +1051,6 @@ def test_a_line_changed_after_it_was_written_is_named_by_its_checksum(bank, tmp_
         rec = json.loads(line)
         crc = rec.pop("crc")
         assert zlib.crc32(json.dumps(whole(rec), separators=(",", ":"), sort_keys=True).encode()) == int(crc, 16)
-    tell = max(k for k, line in enumerate(lines) if '"tell"' in line)
     flipped = "".join(lines[:tell] + [lines[tell].replace('"outcome":0', '"outcome":1')] + lines[tell + 1:])
     live.path.write_text(flipped)
     with pytest.raises(LiveSessionError, match=rf"line {tell + 1} is changed after hspr wrote it \(its checksum does not "
@@ -1068,15 +1075,7 @@ def test_what_the_checksum_counts_and_what_it_does_not(bank, tmp_path):
     refused or (with an edit) read unchecked; a one-object file carrying checksums was written with two per line;
     a line naming a key twice was not left out by `ingest --skip-unknown`, which its message named; a UTF-16 or a
     CR-only file was 'not a session file' or 'nothing was recorded'."""
-    import json
-
-    live = new(bank, tmp_path)
-    t1, t2 = live.next(2)
-    live.record(t1, 1)
-    live.record(t2, 0)
-    good = live.path.read_text()
-    lines = good.splitlines(keepends=True)
-    tell = max(k for k, line in enumerate(lines) if '"tell"' in line)
+    live, t1, t2, good, lines, tell = two_told(bank, tmp_path)
 
     def opened(text):
         live.path.write_text(text)
@@ -1140,13 +1139,7 @@ def test_what_the_checksum_counts_and_what_it_does_not(bank, tmp_path):
 
 def test_a_damaged_event_or_version_names_the_way_out(bank, tmp_path):
     """A hostile trial: these were refused with no fix, and version 1 with 'this hspr reads versions 1 and 2'."""
-    live = new(bank, tmp_path)
-    t1, t2 = live.next(2)
-    live.record(t1, 1)
-    live.record(t2, 0)
-    good = live.path.read_text()
-    lines = good.splitlines(keepends=True)
-    tell = max(k for k, line in enumerate(lines) if '"tell"' in line)
+    live, t1, t2, good, lines, tell = two_told(bank, tmp_path)
 
     def refused(text, match):  # a hand edit that took out the edited line's checksum, as the message says to
         live.path.write_text(unsummed(text))
