@@ -14,10 +14,10 @@ record, appended and ``fsync``'ed before the command that made it returns:
 
 Every line ends in a ``"crc"`` key (:data:`CHECKSUM`): the CRC-32 of the record without it, as
 JSON with sorted keys (so white space, line ends, key order and ``5.0`` written as ``5`` do not
-count: what a JSON tool may rewrite without changing a value). A line
-that does not match it was changed after it was written (a disk error, or an edit that still
-parses) and is refused like a line that is not JSON; a line without one (a file of an earlier
-hspr, a record added by hand) is read unchecked.
+count: what a JSON tool may rewrite without changing a value). A line that does not match it was
+changed after it was written (a disk error, or an edit that still parses) and is refused like a
+line that is not JSON; a line without one (a file of an earlier hspr, a record added by hand) is
+read unchecked.
 
 A command therefore reads the file and appends a few lines; it never rewrites what is
 there. Should a process die in the middle of an append, the last line is incomplete: the
@@ -147,7 +147,7 @@ def _dumps(obj) -> str:
     return json.dumps(finite_json(obj), allow_nan=False, separators=(",", ":"))
 
 
-#: key of every line's checksum, written last: the CRC-32 (8 hex digits) of the record without it, as hspr writes it
+#: key of every line's checksum, written last: 8 hex digits of the record's CRC-32 without it (:func:`_crc`)
 CHECKSUM = "crc"
 
 
@@ -377,8 +377,9 @@ def _check_header(path: Path, head, where: str) -> None:
 
 
 def _read_object(path: Path, doc: dict, n_bytes: int) -> JournalFile:
-    """A one-object session file (version 1, or a journal folded into one object by hand): its checksums, if any
-    (a re-trial: copied from a journal's lines, they were written twice on conversion), are dropped."""
+    """A one-object session file (version 1, or a journal folded into one object by hand). Its checksums, if any,
+    are checked (the header fields' and each event's) and then dropped, so a conversion writes new ones (a re-trial:
+    copied from a journal's lines, they were written twice on conversion)."""
     _check_header(path, doc, "the object")
     events = doc["events"] if isinstance(doc["events"], list) else []
     for where, rec in [("its header fields", {k: v for k, v in doc.items() if k != "events"}),
