@@ -882,6 +882,12 @@ def test_a_pandas_index_beside_the_agent_column_is_named_with_the_fix(tmp_path, 
     assert_error(write(tmp_path / "r.csv", '"","agent","t1"\n"1","a","1"\n"2","b","0"\n'), said, "row.names = FALSE")
     legit = write(tmp_path / "legit.csv", f"{first},agent,t2\na0,1,0\na1,0,1\n")
     assert_matrix(load_matrix(legit), np.array([[1, 0], [0, 1]]), agents=["a0", "a1"], tasks=["agent", "t2"])
+    # re-trials: row numbers repeated by pd.concat, three index columns; pass rates under a default index are no ids
+    assert_error(write(tmp_path / "concat.csv", f"{first},agent,t1\n0,a,1\n1,b,0\n0,c,1\n"), said)
+    assert_error(write(tmp_path / "three.csv", f"{first},level_0,index,agent,t1\n0,0,0,a,1\n1,1,1,b,0\n"),
+                 "before 'agent' hold row numbers")
+    rates = write(tmp_path / "rates.csv", f"{first},t1,t2\n0,0.6,0.2\n1,0.4,1\n2,1,0\n")
+    assert "row numbers" not in assert_error(rates, "non-binary value '0.6'")
     model = write(tmp_path / "model.csv", f"{first},model,t1\n0,a,1\n1,b,0\n")  # another name for the id column
     assert_error(model, "the column(s) before 'model' hold row numbers and 'model' holds ids", "set_index('model')")
     numbered = write(tmp_path / "numbered.csv", f"{first},agent,t2\n0,1,0\n1,0,1\n2,1,1\n")

@@ -1066,6 +1066,8 @@ def test_a_line_changed_after_it_was_written_is_named_by_its_checksum(bank, tmp_
     live.path.write_text(good.replace('"budget":12,', '"budget":20,', 1))
     with pytest.raises(LiveSessionError, match=r"the session header \(line 1\) is damaged, changed after hspr wrote it"):
         LiveSession.open(live.path)
+    live.path.write_text(good.replace('"budget":12,', '"budget":12.0,', 1))  # a re-trial: same checksum, then refused
+    assert LiveSession.open(live.path).doc["budget"] == 12
     live.path.write_text(good)
     assert LiveSession.open(live.path).recorded == {t1: 1, t2: 0}
 
@@ -2122,8 +2124,15 @@ def test_an_outcome_csv_header_with_another_id_column_name_is_named_when_its_id_
     live = new(bank, tmp_path)
     t1, t2 = live.next(2)
     p = tmp_path / "o.csv"
-    p.write_text(f"name,failed\n{t1},1\n{t2},0\n")  # a re-trial: renamed to 'resolved' it turned every outcome around
-    with pytest.raises(LiveSessionError, match=r"'failed' reads as a column of failures: .*turn its values around"):
+    p.write_text(f"name,failed\n{t1},1\n{t2},0\n")  # a re-trial: renamed to 'resolved' it turned every outcome around;
+    for skip in (False, True):  # and its re-trial: --skip-unknown, which the message offered, recorded them so
+        with pytest.raises(LiveSessionError, match=r"outcome column 'failed' holds failures: .*nothing was recorded "
+                                                   r"\(with --skip-unknown too\); .*turn 'failed''s values around"):
+            live.ingest(p, skip_unknown=skip)
+    assert live.recorded == {}
+    p.write_text(f"instance_id,failed\n{t1},1\n")  # the rename alone: a header without 'resolved'
+    with pytest.raises(HsprError, match=r"has no 'resolved' column; .*its column 'failed' reads as a column of "
+                                        r"failures: .*turn its values around \(1 - value\) and name it resolved"):
         live.ingest(p)
     for header in ("id,resolved", "name,passed", "Task,Resolved"):
         p = tmp_path / "o.csv"

@@ -568,6 +568,10 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
             counts = ("; it holds trial counts (successes, trials), the form of a bank of repeated trials (e.g. "
                       "terminal-bench), and the bank here has one 0/1 outcome per task"
                       if {"successes", "trials"} <= set(head) else "")  # a new-user trial
+            failures = next((c for c in recs[0][1] if c.strip().lower() != id_col and _parse_cell(c) == 0), None)
+            if failures and not counts:  # a re-trial: 'instance_id,failed' was told only of the missing name
+                counts = (f"; its column {failures.strip()!r} reads as a column of failures: hspr reads 'resolved' "
+                          "(1 = resolved), so turn its values around (1 - value) and name it resolved")
             raise HarnessFormatError(
                 f"{path}: header {_line(recs[0][1])} has no 'resolved' column; expected '{id_col},resolved'{counts}"
             )

@@ -336,6 +336,7 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
             rec.pop(CHECKSUM, None)
         if isinstance(rec, dict) and BATCH in rec:  # kept apart: an event reads as it was made
             k = rec.pop(BATCH)
+            k = int(k) if isinstance(k, float) and k.is_integer() else k  # 1.0: a JSON tool's rewrite (a re-trial)
             if isinstance(k, int) and not isinstance(k, bool):
                 if batch is not None and n_records - batch[2] < batch[1]:  # the change before this one was cut
                     cuts.append((batch[0], batch[1], n_records - batch[2], False))

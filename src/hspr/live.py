@@ -451,6 +451,9 @@ def _read_doc(path: Path) -> journal.JournalFile:
     for key in ("bank", "method", "budget", "seed", "events"):
         if key not in doc:
             raise LiveSessionError(f"{path}: session file lacks {key!r}")
+    for key in ("budget", "seed"):  # a re-trial: 8.0 (a JSON tool's rewrite, which the checksum accepts) was refused
+        if isinstance(doc[key], float) and doc[key].is_integer():
+            doc[key] = int(doc[key])
     # hand-edited files: every field of the right kind, or a message that names it
     expect = [
         ("bank", isinstance(doc["bank"], dict) and isinstance(doc["bank"].get("digest"), str)
@@ -1600,6 +1603,12 @@ class LiveSession:
                       "turn its values around (1 - value), do not just rename it")
             header = (f" (line 1 {shorten(','.join(read.header_like), 80)} may be a header: hspr reads the header "
                       f"'instance_id,resolved' (or task_id); rename {first!r} to instance_id{column})")
+            if outcome(second) == 0:  # a re-trial: --skip-unknown, which the error offered, recorded them turned around
+                raise LiveSessionError(f"{path}: line 1 {shorten(','.join(read.header_like), 80)} looks like a header "
+                                       f"whose outcome column {second!r} holds failures: read as outcomes, every task's "
+                                       f"would be turned around, so nothing was recorded (with --skip-unknown too); "
+                                       f"rename {first!r} to instance_id and turn {second!r}'s values around "
+                                       "(1 - value) under the name resolved")
         if unknown and skip_unknown:
             read = replace(read, outcomes=[o for o in read.outcomes if o.instance_id in self._task_set])
             if not read.outcomes:

@@ -247,25 +247,32 @@ def _check_widths(path: Path, recs: list[tuple[int, list[str]]], width: int, wha
 
 # ---------------------------------------------------------------------- wide CSV
 def _index_columns(header: Sequence[str], body: Sequence[tuple[int, list[str]]]) -> int | None:
-    """The place (1 or 2) of the id column (named ``agent``, or the first after columns named as an index)
+    """The place (1 to 3) of the id column (named ``agent``, or the first after columns named as an index)
     that follows an index a data-frame library wrote (pandas' ``to_csv`` of a reset index, R's ``write.csv``),
-    else None: every column before it holds distinct whole numbers (row numbers, in any order, from any start)
-    and it holds ids, not outcomes. A hostile trial:
+    else None: every column before it holds whole numbers (row numbers, in any order, from any start, repeated
+    after a ``pd.concat``) and it holds ids, not outcomes or other numbers. A hostile trial:
     ``df.reset_index().to_csv(path)`` was read with the row numbers as agents and 'agent' as a task; its re-trials:
     only ``0, 1, ...`` in order was recognised, and a task named 'agent' beside agent ids 0, 1, 2 was refused."""
     def index_name(h: str) -> bool:  # what pandas (unnamed, reset_index, twice) and R name an index column
         return h.strip().lower() in ("", "index", "level_0") or h.strip().lower().startswith("unnamed:")
 
     # the 'agent' column, or the first column after index-named ones (a re-trial: ',model,...' was missed)
-    at = next((j for j in (1, 2) if j < len(header) and (header[j].strip().lower() == "agent" or (
+    at = next((j for j in (1, 2, 3) if j < len(header) and (header[j].strip().lower() == "agent" or (
         all(index_name(h) for h in header[:j]) and not index_name(header[j])))), None)
     if at is None or not body or any(len(r) <= at for _, r in body):
         return None
-    for j in range(at):
-        col = [r[j].strip() for _, r in body]
-        if not all(c.isdigit() for c in col) or len(set(col)) < len(col):
-            return None
-    return None if all(is_cell(r[at]) for _, r in body) else at
+    if not all(r[j].strip().isdigit() for _, r in body for j in range(at)):  # row numbers (pd.concat may repeat them)
+        return None
+
+    def number(text: str) -> bool:
+        try:
+            float(text)
+        except ValueError:
+            return False
+        return True
+
+    # ids, not outcomes nor pass rates (a re-trial: ',t1,t2' over pass rates 0.6, ... was called an index)
+    return None if all(is_cell(r[at]) or number(r[at]) for _, r in body) else at
 
 
 def read_wide_csv(path: str | Path) -> ResponseMatrix:
