@@ -1102,8 +1102,13 @@ def test_what_the_checksum_counts_and_what_it_does_not(bank, tmp_path):
     live.path.write_text(good.replace("\n", "\r"))
     with pytest.raises(LiveSessionError, match=r"carriage return alone .* nothing in it is lost"):
         LiveSession.open(live.path)
-    live.path.write_bytes(good.encode("utf-16"))
-    with pytest.raises(LiveSessionError, match=r"the file is UTF-16 text \(its byte-order mark\), not UTF-8"):
+    for enc in ("utf-16", "utf-16-le", "utf-16-be"):  # with a byte-order mark, and (a re-trial) without one
+        live.path.write_bytes(good.encode(enc))
+        with pytest.raises(LiveSessionError, match=r"the file is UTF-16 text, not UTF-8: .*save it again as UTF-8"):
+            LiveSession.open(live.path)
+    indented = "".join(lines[:tell]) + json.dumps(json.loads(lines[tell]), indent=2) + "\n" + "".join(lines[tell + 1:])
+    live.path.write_text(indented)  # a re-trial: told to delete the line ('that one event is lost')
+    with pytest.raises(LiveSessionError, match=rf"line {tell + 1} is '\{{' alone: a record spread over several lines"):
         LiveSession.open(live.path)
     live.path.write_text(good.replace("\n", " \r\r"))  # a re-trial: '}\r\r{' and '} \r{' too
     with pytest.raises(LiveSessionError, match=r"carriage return alone"):

@@ -221,6 +221,18 @@ class _Changed(ValueError):
     line as it now reads, without its checksum."""
 
 
+def _utf16_without_mark(raw: bytes) -> str | None:
+    """'UTF-16' when ``raw`` starts as ASCII text in UTF-16 (little- or big-endian) without a byte-order mark:
+    every other byte of its first 40 is zero, the others not; else None."""
+    head = raw[:40]
+    if len(head) < 4:
+        return None
+    for text, zeros in ((head[0::2], head[1::2]), (head[1::2], head[0::2])):
+        if not zeros.strip(b"\0") and b"\0" not in text:
+            return "UTF-16"
+    return None
+
+
 def header_of(doc: dict) -> dict:
     """The header line's object: ``doc`` without its events."""
     return {k: v for k, v in doc.items() if k != "events"}
@@ -253,8 +265,9 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
         raise LiveSessionError(f"{path}: no such session file; create one with `hspr live start`") from None
     except OSError as exc:
         raise LiveSessionError(f"{path}: cannot read the session file ({exc.strerror or exc})") from None
-    if (enc := unicode_bom(raw)) is not None:  # a re-trial: 'not a session file (not UTF-8 text at byte 0)'
-        raise LiveSessionError(f"{path}: the file is {enc} text (its byte-order mark), not UTF-8: an editor saved it "
+    if (enc := unicode_bom(raw) or _utf16_without_mark(raw)) is not None:  # a re-trial: 'not a session file (not
+        # UTF-8 text at byte 0)'; its re-trial: the same without a byte-order mark
+        raise LiveSessionError(f"{path}: the file is {enc} text, not UTF-8: an editor saved it "
                                f"in another encoding; save it again as UTF-8 (nothing in it is lost)")
     if re.search(rb"\}[ \t\r]*\r(?!\n)[ \t\r]*\{", raw):  # a re-trial: 'nothing was recorded after it' of a file
         # with 3 outcomes; its re-trials: '}\r\r{' and '} \r{' too, and records after line 1 joined by CRs
@@ -325,6 +338,10 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
             if salvage:  # a re-trial: a line naming a key twice was not left out, where the message said it would be
                 skipped.append((i, _why_not_json(exc) + now))
                 continue
+            if piece.strip() in (b"{", b"["):  # a re-trial: a record indented over several lines was told to be deleted
+                raise LiveSessionError(f"{path}: line {i} is '{piece.strip().decode()}' alone: a record spread over "
+                                       "several lines (an editor or a JSON tool indented it); put it back on one line, "
+                                       "as every record is (e.g. `jq -c .` of those lines): nothing is lost") from None
             intact = "Line 1 is" if i == 2 else f"Lines 1-{i - 1} are"
             raise LiveSessionError(f"{path}: line {i} is {_why_not_json(exc)}{now}: the session file is corrupt. {intact} "
                                    f"intact: keep a copy of the file, delete line {i} (that one event is lost) "
