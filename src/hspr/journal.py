@@ -175,8 +175,8 @@ def _line(obj: dict) -> str:
     """One record's line (without its newline), its :data:`CHECKSUM` last: a value changed later is noticed on read
     (a hostile trial: a task id or the budget edited in place still parsed, and the session went on with it). A
     checksum ``obj`` carries (a record read from a one-object file) is replaced."""
-    rec = {k: v for k, v in obj.items() if k != CHECKSUM}
-    text = _dumps(rec)
+    text = _dumps({k: v for k, v in obj.items() if k != CHECKSUM})
+    # the checksum of the record as a reader parses it back (finite_json may have turned NaN into null)
     return f'{text[:-1]},"{CHECKSUM}":"{_crc(loads(text)):08x}"}}' if len(text) > 2 else text
 
 

@@ -1596,19 +1596,17 @@ class LiveSession:
         unknown = read.skipped + [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]
         header = ""
         if read.header_like is not None and read.outcomes and read.outcomes[0].instance_id in unknown:
-            first, second = read.header_like[:2]  # a re-trial: 'name,passed' renamed 'instance_id,passed' had no 'resolved'
-            # and its re-trial: 'failed' renamed 'resolved' turned every outcome around
-            column = ("" if second.lower() == "resolved" else f" and {second!r} to resolved" if outcome(second) == 1
-                      else f"; and {second!r} reads as a column of failures: hspr reads 'resolved' (1 = resolved), so "
-                      "turn its values around (1 - value), do not just rename it")
-            header = (f" (line 1 {shorten(','.join(read.header_like), 80)} may be a header: hspr reads the header "
-                      f"'instance_id,resolved' (or task_id); rename {first!r} to instance_id{column})")
-            if outcome(second) == 0:  # a re-trial: --skip-unknown, which the error offered, recorded them turned around
-                raise LiveSessionError(f"{path}: line 1 {shorten(','.join(read.header_like), 80)} looks like a header "
-                                       f"whose outcome column {second!r} holds failures: read as outcomes, every task's "
-                                       f"would be turned around, so nothing was recorded (with --skip-unknown too); "
-                                       f"rename {first!r} to instance_id and turn {second!r}'s values around "
-                                       "(1 - value) under the name resolved")
+            first, second = read.header_like[:2]  # a header-less line's outcome: it reads as 1 or 0
+            line = shorten(",".join(read.header_like), 80)
+            if outcome(second) == 0:  # re-trials: 'failed' renamed 'resolved', or --skip-unknown, turned them around
+                raise LiveSessionError(f"{path}: line 1 {line} looks like a header whose outcome column {second!r} holds "
+                                       "failures: read as outcomes, every task's would be turned around, so nothing was "
+                                       f"recorded (with --skip-unknown too); rename {first!r} to instance_id and turn "
+                                       f"{second!r}'s values around (1 - value) under the name resolved")
+            # a re-trial: 'name,passed' renamed 'instance_id,passed' had no 'resolved'
+            header = (f" (line 1 {line} may be a header: hspr reads the header 'instance_id,resolved' (or task_id); "
+                      f"rename {first!r} to instance_id" + ("" if second.lower() == "resolved" else
+                                                            f" and {second!r} to resolved") + ")")
         if unknown and skip_unknown:
             read = replace(read, outcomes=[o for o in read.outcomes if o.instance_id in self._task_set])
             if not read.outcomes:
