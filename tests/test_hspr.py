@@ -8,7 +8,7 @@ from scipy import optimize, special
 
 from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.methods.hspr import acquisition as acq
-from hspr.methods.hspr.decision import calibrate
+from hspr.methods.hspr.decision import calibrate, moved_interval
 from hspr.methods.hspr.posterior import map_proposal, observed_log_likelihood, outcome_log_terms
 from hspr.methods.hspr.source_fit import (
     PREC_A,
@@ -251,6 +251,44 @@ def test_calibration_exact_at_full_budget():
     assert calibrate(0.4, 0.1, 0.5, 100, 100) == 0.4
     assert calibrate(0.4, 0.1, 0.5, 50, 100) == pytest.approx(0.425)
     assert calibrate(0.99, 0.5, 0.5, 0, 100) == 1.0
+
+
+def test_moved_interval_keeps_an_end_on_the_edge_of_the_possible_scores():
+    # (lower, upper, shift, floor, ceiling): an end off the edges moves with the shift, one on them stays
+    assert moved_interval(0.2, 0.3, (0.01,), 0.1, 0.9) == pytest.approx((0.21, 0.31))
+    assert moved_interval(0.1, 0.3, (0.01,), 0.1, 0.9) == pytest.approx((0.1, 0.31))
+    assert moved_interval(0.2, 0.9, (-0.01,), 0.1, 0.9) == pytest.approx((0.19, 0.9))
+    assert moved_interval(0.1, 0.1, (0.02,), 0.1, 0.9) == pytest.approx((0.1, 0.12))  # a zero-width atom at the floor
+    # moved past an edge, an end is clipped to it
+    assert moved_interval(0.105, 0.3, (-0.01,), 0.1, 0.9) == pytest.approx((0.1, 0.29))
+    assert moved_interval(0.2, 0.895, (0.01,), 0.1, 0.9) == pytest.approx((0.21, 0.9))
+    assert moved_interval(0.0, 1.0, (0.3,), 0.0, 1.0) == (0.0, 1.0)
+    # two shifts add one after the other, and an end on an edge stays through both
+    assert moved_interval(0.1, 0.3, (0.01, 0.02), 0.1, 0.9) == pytest.approx((0.1, 0.33))
+
+
+def test_near_full_budget_the_interval_keeps_the_scores_the_edge_atom_allows():
+    """A replay trial: at 72 of Terminal-Bench's 80 tasks the interval had moved off the lowest score
+    the outcomes allow (the predictive's atom 'every unqueried task fails') and 15 of 25 ``hspr`` and
+    11 of 25 ``hspr_robust`` intervals missed their true score; 4 and 4 do now."""
+    from hspr import get_method, load_bank
+    from hspr.data.folds import bank_folds
+    from hspr.replay import replay
+
+    bank = load_bank("terminal-bench")
+    runs = replay("terminal-bench", bank, {"hspr": get_method("hspr"), "hspr_robust": get_method("hspr_robust")},
+                  fractions=(0.9,), folds=bank_folds("terminal-bench"), seeds={"hspr": [0], "hspr_robust": [0]})
+    rates, pos = bank.rates(), {t: j for j, t in enumerate(bank.tasks)}
+    row = {a: i for i, a in enumerate(bank.agents)}
+    misses = dict.fromkeys(("hspr", "hspr_robust"), 0)
+    for r in runs:
+        seen = rates[row[r["target"]], [pos[t] for t in r["queried"]]].sum()
+        floor, ceiling = seen / 80, (seen + 80 - len(r["queried"])) / 80
+        assert min(floor, r["estimate"]) - 1e-12 <= r["lower"] <= r["estimate"] <= r["upper"]
+        assert r["upper"] <= max(ceiling, r["estimate"]) + 1e-12
+        misses[r["method"]] += not r["lower"] - 1e-12 <= r["truth"] <= r["upper"] + 1e-12
+    assert sum(r["method"] == "hspr" for r in runs) == 25
+    assert misses == {"hspr": 4, "hspr_robust": 4}
 
 
 def test_ablations_and_rules_run(fitted):

@@ -14,7 +14,7 @@ from ...session import FittedModel, Method, ScoreEstimate, Session, check_event
 from ..orders import midrange_order, uniform_order
 from . import acquisition as acq
 from .config import HSPRConfig
-from .decision import calibrate, calibration_residual, predictive_draws, predictive_quantiles
+from .decision import calibrate, calibration_residual, moved_interval, predictive_draws, predictive_quantiles
 from .posterior import (
     P_EPS,
     map_proposal,
@@ -180,7 +180,7 @@ class HSPRSession(Session):
         self.rng = np.random.default_rng(self.seed)
         self._members = np.argsort(sf.labels, kind="stable")
         self._starts = np.concatenate([[0], np.cumsum(sf.group_size)])
-        self._cache: tuple[int, ScoreEstimate] | None = None
+        self._cache: tuple[int, ScoreEstimate, tuple[float, float, float]] | None = None
         self.multi = np.flatnonzero(sf.group_size > 1)
         self._multi_pos = np.full(G, -1)
         self._multi_pos[self.multi] = np.arange(len(self.multi))
@@ -520,21 +520,31 @@ class HSPRSession(Session):
         """Calibrated posterior-predictive median (Eqs. 14-16) with a 90 % credible interval.
 
         The interval is the 5 % and 95 % predictive quantiles moved by the calibration shift
-        ``S_hat - S_.5`` of Eq. 16 (clipped to [0, 1]), so it always holds the point.
+        ``S_hat - S_.5`` of Eq. 16, so it holds the point, except that an end on the edge of the
+        scores the outcomes allow stays there (:func:`~hspr.methods.hspr.decision.moved_interval`);
+        both ends lie in that range (the point, kept as the paper's, may not: then the interval
+        reaches to it).
         """
-        if self._cache is not None and self._cache[0] == self.n_queried:
-            return self._cache[1]
-        lo, median, hi = (float(v) for v in self.quantiles([0.05, 0.5, 0.95]))
-        mean = self.posterior_mean()
-        base = median if self.cfg.decision == "median" else mean
-        resid = calibration_residual(self.w, self.M, self.n, self.s)
-        point = calibrate(base, resid, self.cfg.lam, self.n_queried, self.n_tasks)
-        # the interval moves with the calibration shift of Eq. 16, so it holds its own point
-        lo, hi = np.clip(np.array([lo, hi]) + (point - base), 0.0, 1.0)
-        est = ScoreEstimate(point=point, mean=mean, median=median, lower=float(lo), upper=float(hi),
-                            n_queried=self.n_queried, budget=self.budget)
-        self._cache = (self.n_queried, est)
-        return est
+        if self._cache is None or self._cache[0] != self.n_queried:
+            lo, median, hi = (float(v) for v in self.quantiles([0.05, 0.5, 0.95]))
+            mean = self.posterior_mean()
+            base = median if self.cfg.decision == "median" else mean
+            resid = calibration_residual(self.w, self.M, self.n, self.s)
+            point = calibrate(base, resid, self.cfg.lam, self.n_queried, self.n_tasks)
+            # the interval moves with the calibration shift of Eq. 16, so it holds its own point
+            ends = moved_interval(lo, hi, (point - base,), *self.outcome_bounds())
+            est = ScoreEstimate(point=point, mean=mean, median=median, lower=ends[0], upper=ends[1],
+                                n_queried=self.n_queried, budget=self.budget)
+            self._cache = (self.n_queried, est, (lo, hi, base))
+        return self._cache[1]
+
+    def predictive_interval(self) -> tuple[float, float, float]:
+        """``(lower, upper, decision)``: the 5 % and 95 % posterior-predictive quantiles of the
+        full score before the calibration shift, and the decision's score it shifts (the median,
+        or the mean for ``decision='mean'``), 0-1 scale; what :meth:`estimate` moves by ``S_hat -
+        decision``, for a subclass that moves them to a point of its own."""
+        HSPRSession.estimate(self)  # this class's, not a subclass's (which may call this method)
+        return self._cache[2]
 
     def _variance_forecast(self, r: int) -> tuple[float, float]:
         """Var(S | D) now and its forecast after ``r`` more outcomes (used by :meth:`Session.expected_width`).

@@ -129,6 +129,7 @@ from ...params import build_dataclass, plain
 from ...session import Method, ScoreEstimate, ShiftReport, budget_from_fraction
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
 from .config import HSPRConfig, selection_table
+from .decision import moved_interval
 from .method import FittedHSPR, HSPRSession
 from .source_fit import fit_source
 
@@ -977,7 +978,8 @@ class HSPRRobustSession(HSPRSession):
 
     def estimate(self) -> ScoreEstimate:
         """HSPR's calibrated median blended with the 4PL p-IRT estimate on the same outcomes
-        (weight ``calibration_.weight``), with HSPR's interval moved by the same amount,
+        (weight ``calibration_.weight``), with HSPR's interval moved by the same amount (an end on the
+        edge of the scores the outcomes allow stays there: :func:`~hspr.methods.hspr.decision.moved_interval`),
         widened by the leave-cluster-out factor (by ``calibration_.above_factor`` when the point
         lies above every source's score) and, where needed, extended to hold both estimates
         the point averages (module docstring, steps 3 and 5). On a bank of repeated trials (pass
@@ -997,7 +999,9 @@ class HSPRRobustSession(HSPRSession):
             pirt = pirt_point(self.robust.pirt_, *self.told())
             move, ends = cal.weight * (pirt - base.point), (base.point, pirt)
         point = base.point + move
-        lo, hi = widened(point, base.lower + move, base.upper + move, *self._widening(point)[1:])
+        q_lo, q_hi, decision = self.predictive_interval()
+        moved = moved_interval(q_lo, q_hi, (base.point - decision, move), *self.outcome_bounds())
+        lo, hi = widened(point, *moved, *self._widening(point)[1:])
         # at full budget both estimates and HSPR's interval are the exact score, up to rounding
         if self.n_queried < self.n_tasks:
             lo, hi = max(min(lo, *ends), 0.0), min(max(hi, *ends), 1.0)
