@@ -51,6 +51,18 @@ def test_from_dataframe_names_the_cell_that_is_not_an_outcome():
         ResponseMatrix.from_dataframe(np.zeros((2, 2)))
 
 
+def test_from_dataframe_names_a_repeated_id_before_reading_words():
+    """An API trial: a repeated task column holding words failed inside pandas ('Columns must be same
+    length as key') where one of numbers was named."""
+    df = pd.DataFrame({"t1": [1, 0, "yes", "n/a"], "t2": ["resolved", "False", np.nan, 1], "t3": [0, 1, 1, 0]},
+                      index=list("abcd"))
+    df.columns = ["t1", "t1", "t3"]
+    with pytest.raises(DataError, match=r"duplicate task id 't1' \(columns 1 and 2\)"):
+        ResponseMatrix.from_dataframe(df)
+    with pytest.raises(DataError, match=r"duplicate agent id 'a' \(rows 1 and 2\)"):
+        ResponseMatrix.from_dataframe(pd.DataFrame({"t1": ["yes", "no"]}, index=["a", "a"]))
+
+
 def test_from_dataframe_blank_strings_labels_trials_and_warnings():
     """An API trial: '' was refused as 'not a number' by a message that calls blank no run; a None
     label became the id 'nan'; a MultiIndex became tuple-strings; counts of trials got no word of

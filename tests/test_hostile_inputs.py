@@ -245,6 +245,11 @@ def test_long_csv_task_id_errors_name_task_id(tmp_path):
     other.write_text("agent,task,resolved\na0,t1,1\na0,t2,0\n")
     with pytest.raises(DataError, match=r"duplicate agent id 'a0'.*looks like a long CSV.*agent,instance_id,resolved"):
         load_matrix(other)
+    cut = tmp_path / "cut.csv"  # a trial: rows cut from a repeated-trials CSV by grep, header and all lost
+    cut.write_text("a0,t1,3,5\na0,t2,0,5\na0,t3,5,5\n")
+    with pytest.raises(DataError, match=r"duplicate agent id 'a0'.*Its first line \('a0,t1,3,5'\) is a row like the "
+                                        r"others, not a header.*agent,task_id,successes,trials"):
+        load_matrix(cut)
 
 
 # ---------------------------------------------------------------------------------- no observed cell

@@ -316,7 +316,7 @@ def test_seeds_beyond_what_a_results_file_keeps_are_refused():
             parse_seeds(bad)
     assert parse_seeds(" 0 - 2 , 5") == [0, 1, 2, 5] and parse_seeds("7") == [7]
     for bad in ("0_1", "1_0", "+1", "１", "-1", "0-1-2"):  # int() reads '1_0' as 10 and '１' as 1 (a hostile trial)
-        with pytest.raises(click.BadParameter, match="give seeds as '0-4' or '0,1,2'"):
+        with pytest.raises(click.BadParameter, match="seeds are whole numbers from 0; give seeds as '0-4' or '0,1,2'"):
             parse_seeds(bad)
 
 

@@ -479,6 +479,18 @@ def test_coverage_figure_with_full_coverage(tmp_path):
     assert "coverage.png" in [p.name for p in paths]
 
 
+def test_coverage_figure_lists_methods_in_the_tables_order_whatever_the_runs_order():
+    """A trial: the legend and bars followed the order of the results files (uniform first when its file
+    came first), not the tables' registry order."""
+    truths = {"lite": np.linspace(0.1, 0.6, 8)}
+    errors = {("lite", m): np.full((1, 8), 0.01) for m in ("uniform", "hspr_robust", "hspr")}
+    runs = make_runs(errors, truths, intervals=dict.fromkeys(errors, 0.02))
+    for order in (runs, runs.iloc[::-1]):
+        fig = report.figures.figure_coverage(order)
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert [x for x in labels if not x.startswith("nominal")] == ["hspr", "hspr_robust", "uniform"]
+
+
 def test_coverage_figure_width_labels_do_not_overlap():
     """Eleven methods on two banks (the shift table): the mean-width labels stood side by side and
     ran into each other, and placed on the bars they crossed the neighbouring bars (a new-user trial):
@@ -504,9 +516,11 @@ def test_coverage_figure_width_labels_do_not_overlap():
         assert frame.y1 <= a.y0 and a.y1 <= title.y0 and frame.x0 <= a.x0 and a.x1 <= frame.x1, labels[i].get_text()
         for b in boxes[i + 1:]:
             assert not a.overlaps(b)
-    # each label names its own bar's width: the 2nd bank's labels in method order, at 2 * half-width
+    # each label names its own bar's width: the 2nd bank's labels in the tables' method order (unregistered
+    # names by name: method_0, method_1, method_10, method_2, ...), at 2 * half-width
     second = sorted((t for t in labels if t.get_position()[0] > 0.5), key=lambda t: t.get_position()[0])
-    assert [t.get_text() for t in second] == [f"{200 * (0.02 + 0.01 * k):.1f}" for k in range(11)]
+    by_name = sorted(range(11), key=lambda k: f"method_{k}")
+    assert [t.get_text() for t in second] == [f"{200 * (0.02 + 0.01 * k):.1f}" for k in by_name]
 
 
 def test_methods_replayed_on_different_targets_are_named(tmp_path, synth):

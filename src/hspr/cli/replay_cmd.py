@@ -175,7 +175,8 @@ def parse_seeds(text: str | None) -> list[int] | None:
             elif part:
                 out.append(int(part))
     except ValueError:
-        raise click.BadParameter(f"{text!r}: give seeds as '0-4' or '0,1,2'", param_hint="--seeds") from None
+        raise click.BadParameter(f"{text!r}: seeds are whole numbers from 0; give seeds as '0-4' or '0,1,2'",
+                                 param_hint="--seeds") from None
     if not out or min(out) < 0 or max(out) > MAX_SEED:
         raise click.BadParameter(f"{text!r}: seeds must be whole numbers from 0 to {MAX_SEED} (2^53 - 1, the largest "
                                  "a results file keeps exactly)", param_hint="--seeds")

@@ -215,11 +215,16 @@ def _refuse_control_chars(path, ids: Sequence[str], lines: Sequence[int], column
         raise DataError(f"{path}: line {lines[r]}, column {column}: id {ids[r]!r} {CONTROL_CHARS_FIX}")
 
 
-def _long_csv_hint(header: Sequence[str]) -> str:
+def _long_csv_hint(header: Sequence[str], agents: Sequence[str] = ()) -> str:
     """Why a wide CSV whose agent ids repeat may be a long or repeated-trials CSV, from its ``header``: the
     column it lacks (a hostile trial: 'agent,instance_id' was told only "duplicate agent id"; a re-trial:
-    'agent,task_id,successes' was told to rename successes to resolved)."""
+    'agent,task_id,successes' was told to rename successes to resolved), or, when the header's first field is
+    one of the ``agents`` ids, that the file lost its header line (a trial: rows cut from a long CSV by grep)."""
     names = [h.strip() for h in header]
+    if names and names[0] in set(agents):
+        return (f"Its first line ({','.join(names)[:80]!r}) is a row like the others, not a header: the file has lost its "
+                f"header line. Put one first: 'agent,instance_id,resolved' for a long CSV, '{','.join(TRIALS_COLUMNS)}' "
+                "for repeated trials")
     low = [n.lower() for n in names]
     task = next((n for n, x in zip(names, low) if x in LONG_TASK_NAMES), None)
     if {"successes", "trials"} & set(low):
@@ -334,7 +339,7 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
             raise DataError(f"{exc}. Every row starts with an outcome ({agents[0]!r}, ...), not an agent id: "
                             f"{no_agent_column}") from None
         if "duplicate" in str(exc):  # one row per (agent, task): a long CSV read as a wide one
-            raise DataError(f"{exc}. {_long_csv_hint(header)}") from None
+            raise DataError(f"{exc}. {_long_csv_hint(header, agents)}") from None
         raise
     if outcome_ids:  # 2 rows: their ids '1', '0' do not repeat
         raise DataError(f"{path}: every row starts with an outcome ({', '.join(map(repr, agents[:3]))}), not an agent "

@@ -196,6 +196,8 @@ class ResponseMatrix:
                 at = int(np.flatnonzero(null)[0])
                 raise DataError(f"{source}: {axis} id {at + 1} ({'row' if axis == 'agent' else 'column'} {at + 1}) "
                                 f"is empty ({labels[at]!r}); every {axis} needs an id")
+        for axis, labels in (("agent", df.index), ("task", df.columns)):  # an API trial: a repeated column of words
+            _check_unique(tuple(str(v) for v in labels), axis, source)  # failed inside pandas on the assignment below
         text = df.select_dtypes(include=["object", "string", "category"]).astype(object)
         if text.shape[1]:  # '' or ' ' is a blank cell, as in a CSV (also in a categorical column); the words a
             # file's cells may hold are read as the file readers read them (an API trial: 'yes' / 'True' were refused)
