@@ -1487,5 +1487,10 @@ def test_a_harbor_jobs_folder_is_walked_once_per_load(tmp_path, monkeypatch):
     m = load_matrix(tmp_path / "jobs")
     assert walks == [tmp_path / "jobs"]
     assert load_matrix(tmp_path / "jobs").digest() == m.digest() and walks == [tmp_path / "jobs"] * 2  # once more
+    for cmd in (["validate", str(tmp_path / "jobs")], ["build", str(tmp_path / "jobs"), "--out", str(tmp_path / "b.csv")]):
+        walks.clear()  # bank validate and build walked it a second time for the form they name
+        res = CliRunner().invoke(main, ["bank", *cmd])
+        assert res.exit_code == 0, res.output
+        assert walks == [tmp_path / "jobs"], cmd
     assert m.agents == ("other / m1", "terminus-2 / m1") and m.tasks == ("t1", "t2", "t3") and m.trials == 2
     np.testing.assert_array_equal(m.values, [[0, 1, 2], [1, 2, 0]])

@@ -26,7 +26,7 @@ from hspr.cli.common import (
 from hspr.cli.meta import json_error, say_warning
 from hspr.data.banks import BANKS, load_bank
 from hspr.data.build import merge_banks, write_wide_csv
-from hspr.data.io import FORMS, bank_dir_of, detect_form, load_matrix
+from hspr.data.io import FORMS, bank_dir_of, detect_form, load_matrix, load_matrix_and_form
 from hspr.data.matrix import DataError, ResponseMatrix
 from hspr.errors import InputWarning
 
@@ -353,10 +353,10 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
         raise click.BadParameter(f"--split / --tasks read a leaderboard checkout; {path!s} is a bundled bank",
                                  param_hint="--split / --tasks")
     seen: list[str] = []
-    m = _run(lambda: load_bank(str(path), missing_as_zero=False) if bundled
-             else load_matrix(path, split=split, tasks=tasks), as_json, seen, None if bundled else path)
+    m, form = _run(lambda: (load_bank(str(path), missing_as_zero=False), None) if bundled
+                   else load_matrix_and_form(path, split=split, tasks=tasks), as_json, seen, None if bundled else path)
     if not bundled:
-        _check_built(m, path, detect_form(path), as_json, seen)
+        _check_built(m, path, form, as_json, seen)
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)
     _say_replaced(out, replaced, as_json)
@@ -501,8 +501,7 @@ def validate_cmd(path: Path, split: str | None, tasks: Path | None, as_json: boo
         click.echo(f"bank:{path}: OK, bundled bank: {summary_line(m)}{note}; {digest_note(m)}")
         return
     seen = []
-    m = _run(lambda: load_matrix(path, split=split, tasks=tasks), as_json, seen, path)
-    form = detect_form(path)
+    m, form = _run(lambda: load_matrix_and_form(path, split=split, tasks=tasks), as_json, seen, path)
     _check_built(m, path, form, as_json, seen)
     if as_json:
         click.echo(json.dumps({"ok": True, "path": str(path), "form": form, **summary_dict(m), "warnings": seen}))

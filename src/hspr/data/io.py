@@ -1262,7 +1262,8 @@ _READERS: Mapping[str, Callable[[Path], ResponseMatrix]] = MappingProxyType({
 
 def load_matrix(path: str | Path, *, split: str | None = None,
                 tasks: str | Path | Sequence[str] | None = None) -> ResponseMatrix:
-    """Load a response matrix from ``path``, choosing the reader from its form.
+    """Load a response matrix from ``path``, choosing the reader from its form (:func:`load_matrix_and_form`
+    also names the form).
 
     Parameters
     ----------
@@ -1292,6 +1293,15 @@ def load_matrix(path: str | Path, *, split: str | None = None,
         with no observed cell (every cell missing: nothing to fit or score), or ``split`` /
         ``tasks`` given for a form other than a leaderboard checkout.
     """
+    return load_matrix_and_form(path, split=split, tasks=tasks)[0]
+
+
+def load_matrix_and_form(path: str | Path, *, split: str | None = None,
+                         tasks: str | Path | Sequence[str] | None = None) -> tuple[ResponseMatrix, str]:
+    """:func:`load_matrix`'s matrix and the form it was read as (a key of :data:`FORMS`), from one
+    detection: ``hspr bank validate`` and ``build`` walked a Harbor jobs folder twice, once more for the form.
+
+    Raises DataError as :func:`load_matrix`."""
     if not isinstance(path, (str, os.PathLike)):
         raise DataError(f"load_matrix takes the path of a file or folder, got {type(path).__name__}"
                         + ("; a ResponseMatrix is loaded already" if isinstance(path, ResponseMatrix) else ""))
@@ -1303,7 +1313,7 @@ def load_matrix(path: str | Path, *, split: str | None = None,
                         f"but this is a {FORMS[form]}; drop those options")
     m = (read_leaderboard(path, split, tasks) if form == "leaderboard"
          else read_harbor_bank(path, scanned=scans[0]) if form == "harbor_jobs" and scans else _READERS[form](path))
-    return warn_suspect(_warn_uninformative(_require_observed(m, path), path), path).canonical()
+    return warn_suspect(_warn_uninformative(_require_observed(m, path), path), path).canonical(), form
 
 
 def _transposed_example(agents: Sequence[str], tasks: Sequence[str]) -> str | None:
