@@ -254,7 +254,7 @@ def test_calibration_exact_at_full_budget():
 
 
 def test_moved_interval_keeps_an_end_on_the_edge_of_the_possible_scores():
-    # (lower, upper, shift, floor, ceiling): an end off the edges moves with the shift, one on them stays
+    # (lower, upper, shifts, floor, ceiling): an end off the edges moves with the shifts, one on them stays
     assert moved_interval(0.2, 0.3, (0.01,), 0.1, 0.9) == pytest.approx((0.21, 0.31))
     assert moved_interval(0.1, 0.3, (0.01,), 0.1, 0.9) == pytest.approx((0.1, 0.31))
     assert moved_interval(0.2, 0.9, (-0.01,), 0.1, 0.9) == pytest.approx((0.19, 0.9))

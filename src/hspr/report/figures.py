@@ -297,7 +297,8 @@ def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None, ba
     if cov.empty:
         return None
     col = _colors(_methods(runs))
-    methods = [m for m in _methods(runs) if m in set(cov["method"])]  # the tables' order, whatever the files' order
+    present = set(cov["method"])
+    methods = [m for m in _methods(runs) if m in present]  # the tables' order, whatever the files' order
     banks = bank_order(cov["bank"])
     mixed = len({budgets[b] for b in banks}) > 1
     names = [f"{b} ({_pct(budgets[b])})" if mixed else b for b in banks]

@@ -162,7 +162,7 @@ def moved_interval(lower: float, upper: float, shifts: tuple[float, ...], floor:
     the predictive, the probability of at least 5 % that every unqueried task fails (or passes),
     which moving the point does not change; moved off it, the interval would leave out a score it
     gives that probability. This happens near full budget (a replay trial at 72 of 80 Terminal-Bench
-    tasks: 15 of 25 ``hspr`` intervals missed their true score, each by at most 0.08 pp); at 5-20 % of
+    tasks: 15 of 25 ``hspr`` intervals missed their true score, each by at most 0.13 pp); at 5-20 % of
     a SWE-bench bank no end lies on an edge and the interval is the spec's quantiles moved by the
     shifts (clipped to the edges, where the point may lie beyond them).
 
