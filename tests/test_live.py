@@ -2169,3 +2169,18 @@ def test_a_hand_edited_stop_width_names_where_to_fix_it(bank, tmp_path):
         LiveSession.open(live.path)
     live.path.write_text("".join(lines[:-1]) + unsummed(lines[-1]).replace('"pp":5.0', '"pp":null'))
     assert LiveSession.open(live.path).doc["stop_width_pp"] is None
+
+
+def test_midrange_status_says_its_point_is_biased_and_atlas_forecasts_nothing(bank, tmp_path):
+    """A trial of live sessions with every method: Mid-Range printed a raw mean of 72.00 % for an agent of
+    53.2 % without a word of its bias, and ATLAS's generic width forecast (62.9 pp at start, 7.1 pp after
+    one outcome, for 7.4 pp reached) warned that a 10 pp stop width could not be reached."""
+    mid = LiveSession.create(tmp_path / "m.hspr", 6, matrix=bank["csv"], method="midrange", seed=0)
+    t = mid.next(1)[0]
+    mid.record(t, bank["truth"][t])
+    assert any("biased by design" in w and "midrange_ridge" in w for w in mid.status().warnings)
+    assert any("biased by design" in w for w in LiveSession.open(mid.path).status().warnings)  # every status says it
+    atlas = LiveSession.create(tmp_path / "a.hspr", 6, matrix=bank["csv"], method="atlas", seed=0, stop_width=10)
+    st = atlas.status()
+    assert st.estimate is not None and st.expected_width is None
+    assert not any("biased" in w or "below the forecast" in w for w in st.warnings)

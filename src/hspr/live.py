@@ -1010,6 +1010,8 @@ class LiveSession:
         self._replayed: list[tuple] = []  # the asks and tells the method session was restored from
         self._restore(self.doc["events"], 0)
         self.warnings += self._cut_warnings()
+        if self.session.caveat:
+            self.warnings.append(self.session.caveat)
 
     def _asked_in_log(self, before_line: int | None = None) -> dict[str, None]:
         """The tasks of the log's ask events, in order (an ordered set); with ``before_line``, only

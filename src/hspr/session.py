@@ -527,6 +527,15 @@ class Session(ABC):
     #: before it (a design-based, inverse-probability-weighted estimate): then an outcome cannot
     #: be corrected once tasks were asked after it (:meth:`hspr.live.LiveSession.record`)
     design_depends_on_outcomes: bool = False
+    #: whether :meth:`expected_width`'s generic rule (a simple random sample's variance) stands in when
+    #: :meth:`_variance_forecast` gives none: True for the sampling methods, whose interval is one, and
+    #: HSPR (a singular posterior covariance); otherwise there is no forecast (a trial: ATLAS's rule
+    #: said 62.9 pp before any outcome and 7.1 pp after one, for an interval that reached 10.1 pp at
+    #: task 12 and 7.4 pp at task 25; RSL, DISCO, PTA-IRT, FAQ and Mid-Range + ridge were as far off)
+    generic_width_forecast: bool = False
+    #: a warning every ``hspr live`` status of this method carries, for a point that is not an
+    #: estimate of the full score (Mid-Range's raw mean); None for the others
+    caveat: str | None = None
 
     def __init_subclass__(cls, **kwargs) -> None:
         """Keep every subclass's own :meth:`estimate` within :meth:`outcome_bounds` when
@@ -763,9 +772,10 @@ class Session(ABC):
         (1 - n/N) / n, from the n outcomes seen to the B of the whole budget: the current width
         times sqrt(((1 - B/N) / B) / ((1 - n/N) / n)) (with no outcome yet, the current width
         times sqrt(rho), rho the share of the unobserved tasks still unobserved after the budget).
-        Methods with a posterior override :meth:`_variance_forecast`. A trial found the rule used
-        before, the current width times sqrt(rho) alone (learning nothing from the outcomes to
-        come), forecast 73 pp for a uniform sample that reached 49 pp at its budget.
+        Methods with a posterior override :meth:`_variance_forecast`; only sessions with
+        :attr:`generic_width_forecast` use the generic rule, the others have no forecast. A trial found
+        the rule used before, the current width times sqrt(rho) alone (learning nothing from the
+        outcomes to come), forecast 73 pp for a uniform sample that reached 49 pp at its budget.
 
         Parameters
         ----------
@@ -796,6 +806,8 @@ class Session(ABC):
         except np.linalg.LinAlgError:  # a singular posterior covariance: the generic rule
             forecast = None
         if forecast is None:
+            if not self.generic_width_forecast:
+                return None
             n, B, N = self.n_queried, self.n_queried + r, self.n_tasks
             if n == 0:
                 return float(est.width * np.sqrt((U - r) / U))

@@ -184,6 +184,8 @@ class AIPWSession(FixedOrderSession):
         For a budget of 0 (a design-based estimate needs outcomes) or above the number of tasks.
     """
 
+    generic_width_forecast = True  # a random sample's design-based interval: the generic rule is near its own
+
     def __init__(self, fitted: FittedAIPW, budget: int, seed: int) -> None:
         n = len(fitted.tasks)
         b = check_budget(budget, n, allow_zero=False)  # a design-based estimate needs outcomes

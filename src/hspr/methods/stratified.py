@@ -127,6 +127,8 @@ class StratifiedSession(Session):
     uses ``budget`` strata, so every stratum is sampled.
     """
 
+    generic_width_forecast = True  # a sample's interval (stratified): the generic rule is near its own
+
     def __init__(self, tasks, budget, seed, pass_rate: np.ndarray, n_strata: int, level: float = 0.90) -> None:
         super().__init__(tasks, check_budget(budget, len(tasks), allow_zero=False), seed)
         self.level = float(level)

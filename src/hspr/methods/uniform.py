@@ -20,6 +20,7 @@ class UniformSession(FixedOrderSession):
     """
 
     accepts_pass_rates = True
+    generic_width_forecast = True  # a simple random sample's interval: the generic rule is its own
 
     def __init__(self, tasks, budget, seed):
         b = check_budget(budget, len(tasks), allow_zero=False)  # no outcome, no estimate

@@ -154,6 +154,7 @@ class HSPRSession(Session):
     has_prior_estimate = True
     accepts_pass_rates = True
     bounded_by_outcomes = False  # the paper's estimate, as HSPR_SPEC section 5 gives it (hspr_robust bounds its own)
+    generic_width_forecast = True  # only where its own forecast meets a singular posterior covariance
 
     def __init__(self, model: FittedHSPR, budget: int, seed: int, initial_refresh: bool = True) -> None:
         super().__init__(model.tasks, budget, seed)
