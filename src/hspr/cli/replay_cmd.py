@@ -146,7 +146,6 @@ def _copied_rows(targets: ResponseMatrix, bank: ResponseMatrix) -> list[tuple[st
             if a not in known and vary and row.tobytes() in first]
 
 
-
 def parse_seeds(text: str | None) -> list[int] | None:
     """'0-4' -> [0..4]; '0,2,5' -> [0, 2, 5]; None -> None. Raises click.BadParameter."""
     if text is None:
