@@ -174,7 +174,10 @@ def test_extra_outcomes_are_conditioned_on_and_noted(bank, tmp_path):
     # a trial had to read the session file to see what was recorded: status --json lists it, in order
     assert live.record(asked, 0)
     doc = cli(["status", "--session", live.path, "--json"])
-    assert doc["outcomes"] == [{"task": extra, "outcome": 1, "asked": False}, {"task": asked, "outcome": 0, "asked": True}]
+    # and where each came from (a trial had to read the journal to find which file gave a task)
+    hand = {"source": "record", "detail": "recorded by hand"}
+    assert doc["outcomes"] == [{"task": extra, "outcome": 1, "asked": False, **hand},
+                               {"task": asked, "outcome": 0, "asked": True, **hand}]
     # a trial: nothing gave the session's bank digest to check a file against (bank validate prints the same one)
     valid = CliRunner().invoke(main, ["bank", "validate", str(bank["csv"]), "--json"])
     assert doc["bank_digest"] == json.loads(valid.stdout)["digest"] == bank["src"].fill_missing(0).digest()

@@ -41,6 +41,15 @@ def test_rules_give_a_reason_exactly_when_they_fire():
     assert WidthBelow(5, go_on=go_on).check(_Sess(1, 5), replace(narrow, shift=flag)).endswith(f"go on: `{go_on}`)")
     assert WidthBelow(5).check(_Sess(1, 5), replace(narrow, shift=calm)) == WidthBelow(5).check(_Sess(1, 5), narrow)
     assert WidthBelow(5).check(_Sess(1, 5), replace(wide, shift=flag)) is None  # the flag never makes it stop
+    # a trial: once the budget was spent, the flag's "run more tasks" had no command to do it
+    more = "hspr live ingest 'my run.hspr' --session NEW.hspr"
+    spent = BudgetSpent(more).check(_Sess(5, 5), replace(wide, shift=flag))
+    assert spent.startswith("budget spent (5 of 5 tasks recorded); the shift check flags")
+    assert spent.endswith(f"carry these outcomes into it: `{more}`")
+    assert BudgetSpent(more).check(_Sess(5, 5), replace(wide, shift=calm)) == "budget spent (5 of 5 tasks recorded)"
+    assert BudgetSpent().check(_Sess(5, 5), replace(wide, shift=flag)) == "budget spent (5 of 5 tasks recorded)"  # replay
+    assert BudgetSpent(more).check(_Sess(4, 5), replace(wide, shift=flag)) is None
+    assert live_rule(5, more=more).check(_Sess(5, 5), replace(narrow, shift=flag)) == spent
     # an interval exactly as wide as the stop width is not narrower, although 0.61 - 0.53 < 0.08 in floats
     on_lattice = ScoreEstimate(point=0.57, lower=0.53, upper=0.61)
     assert 100 * on_lattice.width < 8 and WidthBelow(8).check(_Sess(47, 50), on_lattice) is None

@@ -580,6 +580,7 @@ def test_errors_as_unresolved_fail_the_errored_trials_and_keep_the_graded_ones(t
     res = live.ingest(csv, errors_as_unresolved=True)
     assert sorted((t, y) for t, y, _ in res.recorded) == sorted([(t1, 0.8), (t2, 1), (other, 0)])
     outcomes = sorted(live.status().to_dict()["outcomes"], key=lambda o: o["task"])  # with the successes of 5 trials
+    assert {o.pop("source") for o in outcomes} == {str(csv.resolve())} and all(o.pop("detail") for o in outcomes)
     assert outcomes == sorted([{"task": t1, "outcome": 0.8, "asked": True, "successes": 4},
                                {"task": t2, "outcome": 1, "asked": True, "successes": 5},
                                {"task": other, "outcome": 0, "asked": False, "successes": 0}], key=lambda o: o["task"])
@@ -827,7 +828,7 @@ def test_harbor_jobs_running_interrupted_or_with_harness_errors(tmp_path):
     assert any(f"1 task(s) without all 5 trial(s) yet (running, cancelled or not run), left out: '{t1}'" in n
                for n in read_notes.notes)
     assert set(live.needs_rerun) == {t3} and "1 trial(s) ended in a harness error (EnvironmentStartTimeoutError) in " \
-        "result.json; 2 of the other 4 passed" in live.needs_rerun[t3]
+        f"result.json of {t3}__4; 2 of the other 4 passed" in live.needs_rerun[t3]  # the trial folder: a trial
     assert [(t, y) for t, y, _ in live.ingest(job, errors_as_unresolved=True).recorded] == [(t3, 0.4)]
     for k in (3, 4):  # `harbor jobs resume` ran the cancelled trials again
         trial = job / f"{t1}__{k}" / "result.json"
@@ -844,11 +845,11 @@ def test_harbor_jobs_running_interrupted_or_with_harness_errors(tmp_path):
     (quiet / f"{t4}__4" / "result.json").write_text(json.dumps(doc))
     res = live.ingest(quiet)
     assert res.recorded == [] and "2 trial(s) ended in a harness error (not graded, verification disabled) " \
-        "in result.json; 3 of the other 3 passed" in live.needs_rerun[t4]
+        f"in result.json of {t4}__3, {t4}__4; 3 of the other 3 passed" in live.needs_rerun[t4]
     one = LiveSession.create(tmp_path / "v.hspr", bank="verified", budget=5, method="hspr")
     v1 = one.next(1)[0]
     one.ingest(harbor_job(tmp_path / "v", {v1: [(None, "DockerDaemonError")]}))
-    assert one.needs_rerun[v1].endswith("1 trial(s) ended in a harness error (DockerDaemonError) in result.json")
+    assert one.needs_rerun[v1].endswith(f"1 trial(s) ended in a harness error (DockerDaemonError) in result.json of {v1}__0")
 
 
 def test_harbor_folders_that_mix_forms_or_link_trials(tmp_path):
@@ -913,8 +914,8 @@ def test_harbor_trial_folders_are_not_searched_and_names_are_cleaned(tmp_path):
     tb2 = harbor_job(tmp_path / "tb2", {task: [1] * 5})
     for trial in tb2.glob("*/result.json"):
         trial.write_text(json.dumps({**json.loads(trial.read_text()), "source": "terminal-bench@2.0"}))
-    with pytest.raises(LiveSessionError, match=r"dataset 'terminal-bench@2.0', whose tasks are not the terminal-bench "
-                                               r"bank's \(Terminal-Bench 1.0"):
+    with pytest.raises(LiveSessionError, match=r"dataset 'terminal-bench@2.0', whose tasks are not those of the "
+                                               r"terminal-bench bank's \(Terminal-Bench 1.0, 25 agents"):
         live.ingest(tb2)
     res = CliRunner().invoke(main, ["live", "ingest", str(tb2), "--session", str(tmp_path / "tb.hspr"), "--skip-unknown"])
     assert res.exit_code == 2 and "nothing was recorded" in res.output and LiveSession.open(tmp_path / "tb.hspr").recorded == {}
@@ -922,6 +923,35 @@ def test_harbor_trial_folders_are_not_searched_and_names_are_cleaned(tmp_path):
         trial.write_text(json.dumps({**json.loads(trial.read_text()), "source": "terminal-bench-core==0.1.1"}))
     res = live.ingest(tb2)
     assert res.recorded[0][:2] == (task, 1) and "trials of dataset 'terminal-bench-core==0.1.1'" in res.notes
+
+
+def test_terminal_bench_2_trials_are_refused_on_a_copy_of_the_1_0_bank(tmp_path):
+    """A trial: the docs' hidden-agent recipe (a --matrix copy of the terminal-bench bank less one row)
+    recorded Terminal-Bench 2.0 trials under 1.0's task names with only a note; a copy, a subset of at
+    least half its tasks, or one merged with more rows is refused as the bundled bank is, and a bank of
+    other tasks is not."""
+    bank = load_bank("terminal-bench")
+    copy = tmp_path / "tb_others.csv"
+    assert CliRunner().invoke(main, ["bank", "build", "terminal-bench", "--out", str(copy)]).exit_code == 0
+    lines = copy.read_text().splitlines(keepends=True)
+    copy.write_text("".join(line for line in lines if not line.startswith(bank.agents[0] + ",")))
+    assert len(copy.read_text().splitlines()) == len(lines) - bank.n_tasks  # one line per cell
+    from hspr.data.build import write_wide_csv
+
+    task = bank.tasks[3]
+    tb2 = harbor_job(tmp_path / "tb2", {task: [1] * 5})
+    for trial in tb2.glob("*/result.json"):
+        trial.write_text(json.dumps({**json.loads(trial.read_text()), "source": "terminal-bench@2.0"}))
+    for name, matrix in (("copy", copy), ("half", write_wide_csv(bank.select_tasks(bank.tasks[:40]), tmp_path / "h.csv"))):
+        live = LiveSession.create(tmp_path / f"{name}.hspr", budget=8, matrix=matrix, method="uniform")
+        with pytest.raises(LiveSessionError, match=r"dataset 'terminal-bench@2.0', whose tasks are not those of this "
+                                                   r"session's matrix, whose task ids are all the terminal-bench bank's"):
+            live.ingest(tb2)
+        assert LiveSession.open(tmp_path / f"{name}.hspr").recorded == {}
+    fewer = write_wide_csv(bank.select_tasks(bank.tasks[:39]), tmp_path / "f.csv")  # under half: not taken for a copy
+    live = LiveSession.create(tmp_path / "fewer.hspr", budget=8, matrix=fewer, method="uniform")
+    res = live.ingest(tb2)
+    assert res.recorded[0][:2] == (task, 1) and "trials of dataset 'terminal-bench@2.0'" in res.notes
 
 
 def test_a_bank_is_built_from_harbor_jobs(tmp_path):

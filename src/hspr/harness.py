@@ -886,11 +886,11 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
                                  "'agent_info') into a folder of their own and ingest that")
     n = trials or 1
     runs: dict[str, list[str | None]] = {}  # task -> per graded trial: None if resolved, else why it failed
-    errors: dict[str, list[str]] = {}  # task -> the exceptions of its trials that are harness errors
+    errors: dict[str, list[tuple[str, str]]] = {}  # task -> (exception, trial folder) of its trials that are harness errors
     for t in read:
         runs.setdefault(t.task, [])
         if t.verdict == harbor.ERROR:
-            errors.setdefault(t.task, []).append(t.reason)
+            errors.setdefault(t.task, []).append((t.reason, harbor.printable(t.file.parent.name)))
         elif t.verdict != harbor.NOT_YET:
             runs[t.task].append(t.reason)
     over = [i for i, r in runs.items() if len(r) > n]
@@ -917,8 +917,12 @@ def read_harbor_job(path: str | Path, trials: int | None = None, keep: Callable[
     out = _per_trial_outcomes(path, done, trials, harbor.RESULT)
     for i, excs in failed.items():
         k, rest = runs[i].count(None), len(runs[i])
-        out.append(HarnessOutcome(i, ERROR, f"{len(excs)} trial(s) ended in a harness error ({', '.join(sorted(set(excs)))})"
-                                            f" in {harbor.RESULT}" + (f"; {k} of the other {rest} passed" if rest else ""),
+        # a trial: with 5 trials per task the message named no trial folder to look in
+        names = sorted(set(f for _, f in excs))
+        out.append(HarnessOutcome(i, ERROR, f"{len(excs)} trial(s) ended in a harness error "
+                                            f"({', '.join(sorted(set(e for e, _ in excs)))}) in {harbor.RESULT} of "
+                                            f"{', '.join(names[:3])}{' ...' if len(names) > 3 else ''}"
+                                            + (f"; {k} of the other {rest} passed" if rest else ""),
                                   str(path), rate_if_unresolved=pass_rate(k, trials) if trials else None))
     return HarnessRead("harbor_job", str(path), out, notes, skipped=skipped, agent=next(iter(agents), None) or None,
                        datasets=datasets)

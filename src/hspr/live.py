@@ -92,7 +92,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, journal
-from .data.banks import BANKS, load_bank
+from .data.banks import BANKS, BankInfo, load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnreadableFolderWarning, brief, held_warnings, shorten
@@ -158,6 +158,10 @@ class LiveStatus:
         Every recorded outcome in the order recorded (a pass rate over the bank's trials, or 0/1);
         ``to_dict`` lists them under ``outcomes`` (a trial had to read the session file to check
         what its ingests recorded).
+    provenance : dict
+        Task -> (source, detail) of each recorded outcome, as the journal's tell (or its latest
+        correct) event gives them: ``"record"`` or the absolute path of the ingested file, and what
+        the harness output said (a trial had to read the journal to find which file gave a task).
     """
 
     session: str
@@ -182,6 +186,7 @@ class LiveStatus:
     config_file: str | None = None
     outcomes: tuple[tuple[str, float], ...] = ()
     bank_digest: str | None = None
+    provenance: dict = field(default_factory=dict)
 
     @property
     def budget_left(self) -> int:
@@ -227,9 +232,11 @@ class LiveStatus:
             "stop_reason": self.stop_reason,
             "warnings": list(self.warnings),
             "trials": self.trials,
-            # each recorded outcome, in order: 0/1, or the pass rate with its successes of the bank's trials
+            # each recorded outcome, in order: 0/1, or the pass rate with its successes of the bank's trials, and
+            # where it came from
             "outcomes": [{"task": t, "outcome": y, "asked": t not in extra,
-                          **({} if self.trials is None else {"successes": round(y * self.trials)})}
+                          **({} if self.trials is None else {"successes": round(y * self.trials)}),
+                          **dict(zip(("source", "detail"), self.provenance.get(t, (None, None))))}
                          for t, y in self.outcomes],
         }
 
@@ -1366,7 +1373,9 @@ class LiveSession:
         only when a stop width needs it, so this is cheaper than :meth:`status` (``hspr live
         next`` without ``--json`` prints nothing else).
         """
-        rule = live_rule(self.stop_width, go_on=f"hspr live next --stop-width none --session {shlex.quote(str(self.path))}")
+        path = shlex.quote(str(self.path))
+        rule = live_rule(self.stop_width, go_on=f"hspr live next --stop-width none --session {path}",
+                         more=f"hspr live ingest {path} --session NEW.hspr")
         if estimate is None and rule.needs_estimate:
             estimate = self._estimate()
         return rule.check(self.session, estimate)
@@ -1539,6 +1548,20 @@ class LiveSession:
         with self._transaction():
             self._rewrite(task, {"type": "withdraw", "source": "withdraw", "detail": "withdrawn by hand"})
 
+    def _bundled_bank(self, match_copies: bool) -> tuple[BankInfo | None, bool]:
+        """The bundled bank this session's outcomes are of, and whether the session is on a matrix file:
+        the session's bank, or with ``match_copies`` the bank with foreign datasets whose task ids
+        include every task of the session's matrix and at least half of its own (a copy of it, a
+        subset, or one merged with the user's runs: a trial's hidden-agent recipe lost the check)."""
+        if not self.doc["bank"].get("matrix"):
+            return BANKS.get(self.doc["bank"].get("name")), False
+        for info in BANKS.values() if match_copies else ():
+            if info.foreign_datasets:
+                ids = frozenset(load_bank(info.name).tasks)
+                if self._task_set <= ids and 2 * len(self._task_set) >= len(ids):
+                    return info, True
+        return None, False
+
     def ingest(self, path: str | Path, errors_as_unresolved: bool = False, skip_unknown: bool = False,
                read: HarnessRead | None = None) -> IngestResult:
         """Record every outcome in a SWE-bench harness output or CSV (see :mod:`hspr.harness`).
@@ -1576,7 +1599,8 @@ class LiveSession:
             Naming the file and the offending ids for ids not in the bank or contradicting
             outcomes, and for a Harbor job of another agent or dataset than the session's earlier
             Harbor outcomes or of a dataset the bundled bank is not (:attr:`BankInfo.foreign_datasets
-            <hspr.data.banks.BankInfo>`); HarnessFormatError (a DataError) for a malformed file.
+            <hspr.data.banks.BankInfo>`; on a matrix file, the bundled bank whose task ids it has:
+            :meth:`_bundled_bank`); HarnessFormatError (a DataError) for a malformed file.
         """
         if read is None or self.matrix.trials is not None or read.form in ("tb_run", "harbor_job"):  # knowing the bank's ids
             # (a trial count is checked per task: an id of another bank is named as such, or skipped)
@@ -1585,14 +1609,15 @@ class LiveSession:
                                  known=self._task_set.__contains__)
         source = str(Path(path).resolve())
         res = IngestResult(source, read.form, notes=list(read.notes))
-        bundled = BANKS.get(self.doc["bank"].get("name")) if not self.doc["bank"].get("matrix") else None
+        bundled, copy = self._bundled_bank(bool(read.datasets))
         foreign = [d for d in read.datasets for pat in (bundled.foreign_datasets if bundled else ()) if re.search(pat, d, re.I)]
         if foreign:  # a re-trial: Terminal-Bench 2.0 trials under 1.0's task names were recorded
             title = bundled.title.split(" (")[0]  # without its own parenthesis (a trial: nested ones)
-            raise LiveSessionError(f"{path}: its trials are of dataset {foreign[0]!r}, whose tasks are not the "
-                                   f"{bundled.name} bank's ({title}) even where their names are the same; "
-                                   "build a bank from runs of that dataset (hspr bank build) and start a session on "
-                                   "it (nothing was recorded)")
+            whose = (f"this session's matrix, whose task ids are all the {bundled.name} bank's ({title})" if copy
+                     else f"the {bundled.name} bank's ({title})")
+            raise LiveSessionError(f"{path}: its trials are of dataset {foreign[0]!r}, whose tasks are not those of "
+                                   f"{whose}, even where their names are the same; build a bank from runs of that "
+                                   "dataset (hspr bank build) and start a session on it (nothing was recorded)")
         if read.datasets:
             res.notes.append(f"trials of dataset {', '.join(map(repr, read.datasets))}")
         unknown = read.skipped + [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]
@@ -1725,6 +1750,7 @@ class LiveSession:
             settings=changed_settings(self.doc["method"]["name"], self.doc["method"].get("config") or {}),
             config_file=(self.doc.get("input_files") or {}).get("--config"),
             outcomes=tuple(zip(self.session.queried, self.session.outcomes)), bank_digest=b.get("digest"),
+            provenance={t: (ev.get("source"), ev.get("detail")) for t, ev in self._tells.items()},
         )
 
     def __repr__(self) -> str:

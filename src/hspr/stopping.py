@@ -27,11 +27,22 @@ class StoppingRule(ABC):
 
 @dataclass(frozen=True)
 class BudgetSpent(StoppingRule):
-    """Stop once the session's budget is spent (outcomes told)."""
+    """Stop once the session's budget is spent (outcomes told). ``more``, when given, is the command
+    that carries the outcomes into a new session with a larger budget (the live session's, with its
+    path), named when the shift check flags the agent: its advice to run more tasks had no way to do
+    so once the budget was spent (a trial)."""
+
+    more: str | None = None
 
     def check(self, session: Session, estimate: ScoreEstimate | None) -> str | None:
         n, b = session.n_queried, session.budget
-        return f"budget spent ({n} of {b} tasks recorded)" if n >= b else None
+        if n < b:
+            return None
+        why = f"budget spent ({n} of {b} tasks recorded)"
+        if self.more and estimate is not None and estimate.shift is not None and estimate.shift.unlike_history:
+            why += ("; the shift check flags this agent as unlike the history (see shift): to run more tasks, start a "
+                    f"new session as this one was started but with a larger --budget, and carry these outcomes into it: `{self.more}`")
+        return why
 
 
 #: outcomes a live session or a replay run (``--stop-min-tasks``) records before a stop width can end it:
@@ -103,12 +114,12 @@ class AnyOf(StoppingRule):
         return None
 
 
-def live_rule(stop_width_pp: float | None, go_on: str | None = None) -> StoppingRule:
+def live_rule(stop_width_pp: float | None, go_on: str | None = None, more: str | None = None) -> StoppingRule:
     """The live session's rule: budget spent, or (with a stop width) the interval narrow enough
     once :data:`MIN_TASKS` outcomes are recorded (before any outcome the interval is the prior's,
     and a session given a wide stop width stopped before running a task). ``go_on``: as
-    :class:`WidthBelow`'s."""
+    :class:`WidthBelow`'s; ``more``: as :class:`BudgetSpent`'s."""
     if stop_width_pp is None:
-        return BudgetSpent()
+        return BudgetSpent(more)
     # a width above 100 pp (refused now, saved by older versions) fires on every interval, as 100 does
-    return AnyOf((BudgetSpent(), WidthBelow(min(float(stop_width_pp), MAX_WIDTH_PP), min_tasks=MIN_TASKS, go_on=go_on)))
+    return AnyOf((BudgetSpent(more), WidthBelow(min(float(stop_width_pp), MAX_WIDTH_PP), min_tasks=MIN_TASKS, go_on=go_on)))

@@ -138,7 +138,8 @@ def _fail(exc: Exception, as_json: bool) -> None:
     """Print ``exc`` as ``error: ...`` (and a JSON object with --json), exit 2."""
     msg = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)
     if isinstance(exc, click.BadParameter) and exc.param_hint and not msg.startswith(str(exc.param_hint)):
-        msg = f"{exc.param_hint} {msg}"  # name the option: "--budget '0': ..."
+        # name the option: "--budget '0': ..." before its value, "--bank: the label ..." before words (a trial)
+        msg = f"{exc.param_hint} {msg}" if msg[:1] in "'\"" else f"{exc.param_hint}: {msg}"
     if isinstance(exc, OSError) and not isinstance(exc, HsprError):
         msg = os_error_message(exc)
     ctx = click.get_current_context(silent=True)
