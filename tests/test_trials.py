@@ -929,7 +929,7 @@ def test_terminal_bench_2_trials_are_refused_on_a_copy_of_the_1_0_bank(tmp_path)
     """A trial: the docs' hidden-agent recipe (a --matrix copy of the terminal-bench bank less one row)
     recorded Terminal-Bench 2.0 trials under 1.0's task names with only a note; a copy, a subset of at
     least half its tasks, or one merged with more rows is refused as the bundled bank is, and a bank of
-    other tasks is not."""
+    other tasks is not; a merge into such a bank refuses them too."""
     bank = load_bank("terminal-bench")
     copy = tmp_path / "tb_others.csv"
     assert CliRunner().invoke(main, ["bank", "build", "terminal-bench", "--out", str(copy)]).exit_code == 0
@@ -952,6 +952,16 @@ def test_terminal_bench_2_trials_are_refused_on_a_copy_of_the_1_0_bank(tmp_path)
     live = LiveSession.create(tmp_path / "fewer.hspr", budget=8, matrix=fewer, method="uniform")
     res = live.ingest(tb2)
     assert res.recorded[0][:2] == (task, 1) and "trials of dataset 'terminal-bench@2.0'" in res.notes
+    # nor are they merged into the bank (the README's way to keep a bank current)
+    for base in ("terminal-bench", str(copy)):
+        res = CliRunner().invoke(main, ["bank", "merge", base, str(tb2), "--out", str(tmp_path / "m.csv")])
+        assert res.exit_code == 2 and "its trials are of dataset 'terminal-bench@2.0', whose tasks are not those of " \
+            f"{base} (the task ids of the terminal-bench bank" in " ".join(res.output.split()), res.output
+        assert not (tmp_path / "m.csv").exists()
+    for trial in tb2.glob("*/result.json"):
+        trial.write_text(json.dumps({**json.loads(trial.read_text()), "source": "terminal-bench-core==0.1.1"}))
+    res = CliRunner().invoke(main, ["bank", "merge", str(copy), str(tb2), "--out", str(tmp_path / "m.csv")])
+    assert res.exit_code == 0 and load_matrix(tmp_path / "m.csv").n_agents == bank.n_agents, res.output
 
 
 def test_a_bank_is_built_from_harbor_jobs(tmp_path):

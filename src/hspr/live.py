@@ -92,7 +92,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, journal
-from .data.banks import BANKS, BankInfo, load_bank
+from .data.banks import BANKS, bank_of_tasks, foreign_datasets, load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnreadableFolderWarning, brief, held_warnings, shorten
@@ -1548,20 +1548,6 @@ class LiveSession:
         with self._transaction():
             self._rewrite(task, {"type": "withdraw", "source": "withdraw", "detail": "withdrawn by hand"})
 
-    def _bundled_bank(self, match_copies: bool) -> tuple[BankInfo | None, bool]:
-        """The bundled bank this session's outcomes are of, and whether the session is on a matrix file:
-        the session's bank, or with ``match_copies`` the bank with foreign datasets whose task ids
-        include every task of the session's matrix and at least half of its own (a copy of it, a
-        subset, or one merged with the user's runs: a trial's hidden-agent recipe lost the check)."""
-        if not self.doc["bank"].get("matrix"):
-            return BANKS.get(self.doc["bank"].get("name")), False
-        for info in BANKS.values() if match_copies else ():
-            if info.foreign_datasets:
-                ids = frozenset(load_bank(info.name).tasks)
-                if self._task_set <= ids and 2 * len(self._task_set) >= len(ids):
-                    return info, True
-        return None, False
-
     def ingest(self, path: str | Path, errors_as_unresolved: bool = False, skip_unknown: bool = False,
                read: HarnessRead | None = None) -> IngestResult:
         """Record every outcome in a SWE-bench harness output or CSV (see :mod:`hspr.harness`).
@@ -1600,7 +1586,7 @@ class LiveSession:
             outcomes, and for a Harbor job of another agent or dataset than the session's earlier
             Harbor outcomes or of a dataset the bundled bank is not (:attr:`BankInfo.foreign_datasets
             <hspr.data.banks.BankInfo>`; on a matrix file, the bundled bank whose task ids it has:
-            :meth:`_bundled_bank`); HarnessFormatError (a DataError) for a malformed file.
+            :func:`~hspr.data.banks.bank_of_tasks`); HarnessFormatError (a DataError) for a malformed file.
         """
         if read is None or self.matrix.trials is not None or read.form in ("tb_run", "harbor_job"):  # knowing the bank's ids
             # (a trial count is checked per task: an id of another bank is named as such, or skipped)
@@ -1609,8 +1595,9 @@ class LiveSession:
                                  known=self._task_set.__contains__)
         source = str(Path(path).resolve())
         res = IngestResult(source, read.form, notes=list(read.notes))
-        bundled, copy = self._bundled_bank(bool(read.datasets))
-        foreign = [d for d in read.datasets for pat in (bundled.foreign_datasets if bundled else ()) if re.search(pat, d, re.I)]
+        copy = bool(self.doc["bank"].get("matrix"))
+        bundled = (bank_of_tasks(self._task_set) if read.datasets else None) if copy else BANKS.get(self.doc["bank"].get("name"))
+        foreign = foreign_datasets(bundled, read.datasets)
         if foreign:  # a re-trial: Terminal-Bench 2.0 trials under 1.0's task names were recorded
             title = bundled.title.split(" (")[0]  # without its own parenthesis (a trial: nested ones)
             whose = (f"this session's matrix, whose task ids are all the {bundled.name} bank's ({title})" if copy

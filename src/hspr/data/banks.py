@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -38,6 +39,27 @@ BANKS: Mapping[str, BankInfo] = MappingProxyType({
 #: the four banks of the paper's tables (``--bank all``, the macro MAE); multimodal and
 #: terminal-bench are bundled besides
 BANK_ORDER = ("lite", "verified", "full", "pro")
+
+
+def bank_of_tasks(tasks: Iterable[str]) -> BankInfo | None:
+    """The bundled bank with foreign datasets (:attr:`BankInfo.foreign_datasets`) whose task ids
+    include every one of ``tasks`` and at least half of its own are among them: a copy of it, a
+    subset of it, or one merged with more rows; None otherwise. Trials of a foreign dataset are
+    refused there as on the bank itself (a trial: the docs' hidden-agent recipe, a ``--matrix`` copy
+    of Terminal-Bench 1.0, recorded Terminal-Bench 2.0 trials under 1.0's task names)."""
+    ids = frozenset(tasks)
+    for info in BANKS.values():
+        if info.foreign_datasets:
+            own = frozenset(load_bank(info.name).tasks)
+            if ids <= own and 2 * len(ids) >= len(own):
+                return info
+    return None
+
+
+def foreign_datasets(info: BankInfo | None, datasets: Iterable[str]) -> list[str]:
+    """The names among ``datasets`` (Harbor trials' ``source``) that :attr:`BankInfo.foreign_datasets`
+    of ``info`` matches (none for ``info`` None)."""
+    return [d for d in datasets for pat in (info.foreign_datasets if info else ()) if re.search(pat, d, re.I)]
 
 
 @dataclass(frozen=True)
