@@ -77,11 +77,11 @@ def test_cli_banks_json():
     by = {r["name"]: r for r in rows}
     for name, (n_agents, n_tasks) in SHAPES.items():
         assert (by[name]["agents"], by[name]["tasks"], by[name]["missing"]) == (n_agents, n_tasks, 0)
-        assert 0 <= by[name]["score_min"] <= by[name]["score_median"] <= by[name]["score_max"] <= 100
+        assert 0 <= by[name]["score_min_pct"] <= by[name]["score_median_pct"] <= by[name]["score_max_pct"] <= 100
         assert by[name]["title"]
     assert by["pro"]["missing_raw"] == 491
     assert by["lite"]["missing_raw"] == 0
-    assert by["pro"]["score_max"] == pytest.approx(319 / 730 * 100, abs=0.01)  # Claude Sonnet 4.5, SOURCE.md
+    assert by["pro"]["score_max_pct"] == pytest.approx(319 / 730 * 100, abs=0.01)  # Claude Sonnet 4.5, SOURCE.md
 
 
 def test_cli_banks_table():
@@ -122,6 +122,7 @@ def test_bank_agents_lists_ids_and_scores(tmp_path):
     m = load_bank("multimodal")
     assert [r["agent"] for r in rows] == list(m.agents)
     assert [r["score_pct"] for r in rows] == [round(100 * v, 2) for v in m.scores()]
+    assert [r["score"] for r in rows] == m.scores().tolist()  # full precision, 0-1
     res = _cli("bank", "agents", "no-such-bank")
     assert res.exit_code == 2 and "no-such-bank" in res.output
     bad = tmp_path / "notes.md"

@@ -45,8 +45,9 @@ def bank_summary(name: str) -> dict:
     """Facts about one bundled bank, as printed by ``hspr banks --json``.
 
     Keys: name, title, agents, tasks, missing (cells in the default matrix), missing_raw
-    (cells left blank in the raw matrix; differs only for 'pro'), score_min / score_median /
-    score_max (per-agent full score in %, missing counted as unresolved).
+    (cells left blank in the raw matrix; differs only for 'pro'), score_min_pct / score_median_pct /
+    score_max_pct (per-agent full score in %, to 2 decimals, missing counted as unresolved; the
+    unit in the key, as in ``bank agents``: a trial read them beside 0-1 scores elsewhere).
     """
     m = load_bank(name)
     raw = load_bank(name, missing_as_zero=False) if BANKS[name].filename != "matrix.csv" else m
@@ -58,9 +59,9 @@ def bank_summary(name: str) -> dict:
         "tasks": m.n_tasks,
         "missing": m.n_missing,
         "missing_raw": raw.n_missing,
-        "score_min": round(float(scores.min()), 2),
-        "score_median": round(float(np.median(scores)), 2),
-        "score_max": round(float(scores.max()), 2),
+        "score_min_pct": round(float(scores.min()), 2),
+        "score_median_pct": round(float(np.median(scores)), 2),
+        "score_max_pct": round(float(scores.max()), 2),
     }
 
 
@@ -152,7 +153,9 @@ NARROW = 80
 
 
 @click.command("banks")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list (one object per bank) for scripts.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON list (one object per bank) for scripts: name, title, agents, tasks, missing, "
+                   "missing_raw, score_min_pct, score_median_pct, score_max_pct (in %).")
 def banks_cmd(as_json: bool) -> None:
     """List the bundled banks (SWE-bench splits, Terminal-Bench): agents, tasks, missing cells and score range.
 
@@ -172,7 +175,7 @@ def banks_cmd(as_json: bool) -> None:
     console = make_console()
     missing = [str(r["missing"]) if r["missing_raw"] == r["missing"] else f"{r['missing']} (raw {r['missing_raw']})"
                for r in rows]
-    scores = [[f"{r[k]:.1f}" for k in ("score_min", "score_median", "score_max")] for r in rows]
+    scores = [[f"{r[k]:.1f}" for k in ("score_min_pct", "score_median_pct", "score_max_pct")] for r in rows]
     if console.width < NARROW:  # a table would squash its numbers into ellipses: a few lines per bank
         for r, miss, sc in zip(rows, missing, scores):
             click.echo(f"{r['name']}: {r['agents']} agents x {r['tasks']} tasks")
@@ -374,8 +377,8 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
 @bank_group.command("agents")
 @click.argument("bank", shell_complete=completer(list(BANKS), files=True))
 @click.option("--json", "as_json", is_flag=True,
-              help="Print a JSON list of {agent, score_pct} objects (score in %); an error is a {ok: false, error} "
-                   "object.")
+              help="Print a JSON list of {agent, score, score_pct} objects (score on the 0-1 scale, full precision; "
+                   "score_pct in %, to 2 decimals); an error is a {ok: false, error} object.")
 def agents_cmd(bank: str, as_json: bool) -> None:
     """List the agent ids of BANK (a bundled bank name or a matrix file) with their scores (%).
 
@@ -392,7 +395,9 @@ def agents_cmd(bank: str, as_json: bool) -> None:
              path=bank)
     scores = m.scores()
     if as_json:  # the unit in the key, as in the table's header (it was 'score', in %, beside 0-1 scores elsewhere)
-        click.echo(json.dumps([{"agent": a, "score_pct": round(100.0 * float(v), 2)} for a, v in zip(m.agents, scores)]))
+        # and the 0-1 score at full precision, as results.json's truth (a trial: 0.67 for 1/150 could not be joined)
+        click.echo(json.dumps([{"agent": a, "score": float(v), "score_pct": round(100.0 * float(v), 2)}
+                               for a, v in zip(m.agents, scores)]))
         return
     click.echo("agent\tscore_pct")  # tab-separated with a header, like any TSV
     for a, v in zip(m.agents, scores):
