@@ -364,6 +364,14 @@ def test_carrying_a_session_over_keeps_its_tasks_waiting_for_a_re_run(bank, tmp_
     assert [t for t, _, _ in res.recorded] == [a, c] and [t for t, _ in res.needs_rerun] == [b]
     assert "a harness error in session run.hspr" in res.needs_rerun[0][1]
     assert other.needs_rerun == {b: res.needs_rerun[0][1]}
+    assert not any("carry over" in n for n in res.notes)  # the same method and settings
+    # a re-trial: a session ingested into itself said "0 recorded, n unchanged"; one of other settings, nothing
+    own = other.ingest(other.path)
+    assert own.recorded == [] and any("is this session's own file" in n for n in own.notes)
+    third = LiveSession.create(tmp_path / "third.hspr", 10, matrix=bank["csv"], method="uniform")
+    notes = third.ingest(live.path).notes
+    ran = f"run.hspr ran hspr_robust (config.n_draws={FAST['n_draws']}, config.n_nodes={FAST['n_nodes']})"
+    assert any(n.startswith(f"{ran}, this session runs uniform (its defaults): its outcomes carry over") for n in notes), notes
 
 
 @pytest.mark.parametrize("legacy", [False, True])

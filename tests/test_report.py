@@ -1026,7 +1026,9 @@ def test_report_refuses_two_matrices_under_one_bank_label(tmp_path):
 
 def test_report_warns_of_one_matrix_under_two_bank_labels(tmp_path):
     """A trial: a copy of a matrix with its rows shuffled, replayed under its own file name, was counted
-    as a second bank in the macro MAE (2.54 -> 2.65 pp) with no word; other targets of one matrix are not."""
+    as a second bank in the macro MAE (2.54 -> 2.65 pp) with no word. A re-trial: labels of other budgets,
+    which nothing counts twice, were warned about too. Warned: runs of one matrix and protocol for the
+    same target, method and budget under two labels."""
     from hspr.cli import main
     from hspr.data.build import write_wide_csv
 
@@ -1037,14 +1039,15 @@ def test_report_warns_of_one_matrix_under_two_bank_labels(tmp_path):
     write_wide_csv(m, tmp_path / "base.csv")
     write_wide_csv(m.__class__([m.agents[i] for i in order], m.tasks, m.values[order]), tmp_path / "rows.csv")
     write_wide_csv(m.rows(range(7)), tmp_path / "src.csv")
-    write_wide_csv(m.rows(range(7, 9)), tmp_path / "tg1.csv")
-    write_wide_csv(m.rows(range(8, 10)), tmp_path / "tg2.csv")
+    for k, rows in ((1, range(7, 9)), (2, range(8, 10)), (3, range(9, 10))):
+        write_wide_csv(m.rows(rows), tmp_path / f"tg{k}.csv")
     outs = {}
-    for name, extra in (("base", []), ("rows", []), *((f"t{k}", ["--targets", str(tmp_path / f"tg{k}.csv")]) for k in (1, 2))):
+    runs = [("base", "base.csv", [], "0.2"), ("rows", "rows.csv", [], "0.2"), ("rows40", "rows.csv", [], "0.4"),
+            *((f"t{k}", "src.csv", ["--targets", str(tmp_path / f"tg{k}.csv")], "0.2") for k in (1, 2, 3))]
+    for name, matrix, extra, budget in runs:
         outs[name] = tmp_path / f"{name}.json"
-        matrix = tmp_path / ("src.csv" if extra else f"{name}.csv")
-        res = CliRunner().invoke(main, ["replay", "--matrix", str(matrix), *extra, "--bank", name, "--methods", "uniform",
-                                        "--seeds", "0", "--budget", "0.2", "-q", "--out", str(outs[name])])
+        res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / matrix), *extra, "--bank", name, "--methods",
+                                        "uniform", "--seeds", "0", "--budget", budget, "-q", "--out", str(outs[name])])
         assert res.exit_code == 0, res.output
 
     def report(*names):
@@ -1054,7 +1057,11 @@ def test_report_warns_of_one_matrix_under_two_bank_labels(tmp_path):
         return " ".join(res.output.split())
 
     assert "banks 'base' and 'rows' hold runs of one matrix" in report("rows", "base") == report("base", "rows")
-    assert "hold runs of one matrix" not in report("t1", "t2")  # one source matrix and protocol, other targets
+    assert "same targets, methods and budgets (10 of them)" in report("base", "rows")
+    assert "banks 't1/targets:tg1' and 't2/targets:tg2' hold runs of one matrix" in report("t1", "t2")  # a shared target
+    assert "same targets, methods and budgets (1 of them)" in report("t1", "t2")
+    assert "hold runs of one matrix" not in report("t1", "t3")  # other targets
+    assert "hold runs of one matrix" not in report("base", "rows40")  # another budget
 
 
 def test_in_memory_runs_get_the_checks_a_results_file_gets(synth):

@@ -915,7 +915,7 @@ def test_harbor_trial_folders_are_not_searched_and_names_are_cleaned(tmp_path):
     for trial in tb2.glob("*/result.json"):
         trial.write_text(json.dumps({**json.loads(trial.read_text()), "source": "terminal-bench@2.0"}))
     with pytest.raises(LiveSessionError, match=r"dataset 'terminal-bench@2.0', whose tasks are not those of the "
-                                               r"terminal-bench bank's \(Terminal-Bench 1.0, 25 agents"):
+                                               r"terminal-bench bank \(Terminal-Bench 1.0, 25 agents"):
         live.ingest(tb2)
     res = CliRunner().invoke(main, ["live", "ingest", str(tb2), "--session", str(tmp_path / "tb.hspr"), "--skip-unknown"])
     assert res.exit_code == 2 and "nothing was recorded" in res.output and LiveSession.open(tmp_path / "tb.hspr").recorded == {}
@@ -927,41 +927,58 @@ def test_harbor_trial_folders_are_not_searched_and_names_are_cleaned(tmp_path):
 
 def test_terminal_bench_2_trials_are_refused_on_a_copy_of_the_1_0_bank(tmp_path):
     """A trial: the docs' hidden-agent recipe (a --matrix copy of the terminal-bench bank less one row)
-    recorded Terminal-Bench 2.0 trials under 1.0's task names with only a note; a copy, a subset of at
-    least half its tasks, or one merged with more rows is refused as the bundled bank is, and a bank of
-    other tasks is not; a merge into such a bank refuses them too."""
+    recorded Terminal-Bench 2.0 trials under 1.0's task names with only a note. A re-trial: a rule on task
+    ids alone missed a copy with tasks of the user's own and refused a 2.0 bank whose tasks all had 1.0
+    names, a merge with the jobs as BASE took them in, and dataset names with a suffix slipped by. A matrix
+    holding the bank's rows (a copy, a subset of its tasks, one with more tasks) refuses them in a session and
+    in a merge either way round; a bank of other agents' runs under the same task names takes them."""
+    from hspr.data.banks import BANKS, foreign_datasets
+    from hspr.data.build import write_wide_csv
+
+    named = ["terminal-bench@2.0", "Terminal Bench 2.0 (Harbor)", "terminal_bench==2.0.1", "terminal-bench@2.0.0-rc1",
+             "tbench@2.0", "terminal-bench@2.0/", "terminal-bench-core==0.1.1", "terminal-bench", "terminal-bench@12.0"]
+    assert foreign_datasets(BANKS["terminal-bench"], named) == named[:6]
     bank = load_bank("terminal-bench")
     copy = tmp_path / "tb_others.csv"
     assert CliRunner().invoke(main, ["bank", "build", "terminal-bench", "--out", str(copy)]).exit_code == 0
     lines = copy.read_text().splitlines(keepends=True)
     copy.write_text("".join(line for line in lines if not line.startswith(bank.agents[0] + ",")))
     assert len(copy.read_text().splitlines()) == len(lines) - bank.n_tasks  # one line per cell
-    from hspr.data.build import write_wide_csv
-
     task = bank.tasks[3]
     tb2 = harbor_job(tmp_path / "tb2", {task: [1] * 5})
     for trial in tb2.glob("*/result.json"):
         trial.write_text(json.dumps({**json.loads(trial.read_text()), "source": "terminal-bench@2.0"}))
-    for name, matrix in (("copy", copy), ("half", write_wide_csv(bank.select_tasks(bank.tasks[:40]), tmp_path / "h.csv"))):
+    more = bank.values[:, :5].copy()  # five tasks of the user's own beside the bank's
+    plus = ResponseMatrix(bank.agents, (*bank.tasks, *(f"own-{k}" for k in range(5))), np.hstack([bank.values, more]),
+                          trials=5)
+    matrices = {"copy": copy, "subset": write_wide_csv(bank.select_tasks(bank.tasks[:12]), tmp_path / "s.csv"),
+                "plus": write_wide_csv(plus, tmp_path / "p.csv")}
+    for name, matrix in matrices.items():
         live = LiveSession.create(tmp_path / f"{name}.hspr", budget=8, matrix=matrix, method="uniform")
         with pytest.raises(LiveSessionError, match=r"dataset 'terminal-bench@2.0', whose tasks are not those of this "
-                                                   r"session's matrix, whose task ids are all the terminal-bench bank's"):
+                                                   r"session's matrix, which holds rows of the terminal-bench bank"):
             live.ingest(tb2)
         assert LiveSession.open(tmp_path / f"{name}.hspr").recorded == {}
-    fewer = write_wide_csv(bank.select_tasks(bank.tasks[:39]), tmp_path / "f.csv")  # under half: not taken for a copy
-    live = LiveSession.create(tmp_path / "fewer.hspr", budget=8, matrix=fewer, method="uniform")
+        for base, new in ((str(matrix), str(tb2)), (str(tb2), str(matrix))):  # nor merged, either way round
+            res = CliRunner().invoke(main, ["bank", "merge", base, new, "--out", str(tmp_path / "m.csv")])
+            assert res.exit_code == 2 and f"{tb2}: its trials are of dataset 'terminal-bench@2.0', whose tasks are not " \
+                f"those of {matrix}, which holds rows of the terminal-bench bank" in " ".join(res.output.split()), res.output
+            assert not (tmp_path / "m.csv").exists()
+    res = CliRunner().invoke(main, ["bank", "merge", "terminal-bench", str(tb2), "--out", str(tmp_path / "m.csv")])
+    assert res.exit_code == 2 and "which holds rows of the terminal-bench bank" in " ".join(res.output.split())
+    # other agents' runs of 2.0 under 1.0's task names: a 2.0 bank, whose new rows are welcome
+    rng = np.random.default_rng(0)
+    other = ResponseMatrix([f"mine-{k}" for k in range(6)], bank.tasks[:45], rng.integers(0, 6, (6, 45)), trials=5)
+    mine = write_wide_csv(other, tmp_path / "tb2_bank.csv")
+    live = LiveSession.create(tmp_path / "mine.hspr", budget=8, matrix=mine, method="uniform")
     res = live.ingest(tb2)
     assert res.recorded[0][:2] == (task, 1) and "trials of dataset 'terminal-bench@2.0'" in res.notes
-    # nor are they merged into the bank (the README's way to keep a bank current)
-    for base in ("terminal-bench", str(copy)):
-        res = CliRunner().invoke(main, ["bank", "merge", base, str(tb2), "--out", str(tmp_path / "m.csv")])
-        assert res.exit_code == 2 and "its trials are of dataset 'terminal-bench@2.0', whose tasks are not those of " \
-            f"{base} (the task ids of the terminal-bench bank" in " ".join(res.output.split()), res.output
-        assert not (tmp_path / "m.csv").exists()
-    for trial in tb2.glob("*/result.json"):
+    res = CliRunner().invoke(main, ["bank", "merge", str(mine), str(tb2), "--out", str(tmp_path / "m.csv")])
+    assert res.exit_code == 0 and load_matrix(tmp_path / "m.csv").n_agents == 7, res.output
+    for trial in tb2.glob("*/result.json"):  # 1.0's own dataset name
         trial.write_text(json.dumps({**json.loads(trial.read_text()), "source": "terminal-bench-core==0.1.1"}))
-    res = CliRunner().invoke(main, ["bank", "merge", str(copy), str(tb2), "--out", str(tmp_path / "m.csv")])
-    assert res.exit_code == 0 and load_matrix(tmp_path / "m.csv").n_agents == bank.n_agents, res.output
+    res = CliRunner().invoke(main, ["bank", "merge", str(copy), str(tb2), "--out", str(tmp_path / "m2.csv")])
+    assert res.exit_code == 0 and load_matrix(tmp_path / "m2.csv").n_agents == bank.n_agents, res.output
 
 
 def test_a_bank_is_built_from_harbor_jobs(tmp_path):

@@ -92,7 +92,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, journal
-from .data.banks import BANKS, bank_of_tasks, foreign_datasets, load_bank
+from .data.banks import BANKS, bank_of_rows, foreign_datasets, load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnreadableFolderWarning, brief, held_warnings, shorten
@@ -1374,8 +1374,10 @@ class LiveSession:
         next`` without ``--json`` prints nothing else).
         """
         path = shlex.quote(str(self.path))
+        # a re-trial: the placeholder NEW.hspr, used as told, made the next session's advice ingest itself
+        more = shlex.quote(str(self.path.with_name(f"{self.path.stem}-more{self.path.suffix or '.hspr'}")))
         rule = live_rule(self.stop_width, go_on=f"hspr live next --stop-width none --session {path}",
-                         more=f"hspr live ingest {path} --session NEW.hspr")
+                         more=f"hspr live ingest {path} --session {more}")
         if estimate is None and rule.needs_estimate:
             estimate = self._estimate()
         return rule.check(self.session, estimate)
@@ -1548,6 +1550,27 @@ class LiveSession:
         with self._transaction():
             self._rewrite(task, {"type": "withdraw", "source": "withdraw", "detail": "withdrawn by hand"})
 
+    def _carried_over_notes(self, path: Path) -> list[str]:
+        """Notes on the session file ``path`` being ingested: that it is this session's own, or that it
+        ran another method or other settings (a re-trial: outcomes carried into a new session started
+        without the old one's ``--config`` went in without a word)."""
+        if path.resolve() == self.path.resolve():  # a re-trial: "recorded 0 ... 60 unchanged" said nothing more
+            return [f"{path} is this session's own file: its outcomes are recorded here already; to carry them into "
+                    "another session, give that one's file to --session"]
+        theirs = journal.read(path, salvage=True).doc.get("method")
+        if not isinstance(theirs, dict) or not isinstance(theirs.get("name"), str):
+            return []
+        mine = self.doc["method"]
+
+        def said(m: dict) -> str:
+            changed = changed_settings(m["name"], m.get("config") or {})
+            return f"{m['name']} ({', '.join(f'{k}={v}' for k, v in changed.items()) or 'its defaults'})"
+        if said(theirs) == said(mine):
+            return []
+        return [f"{path.name} ran {said(theirs)}, this session runs {said(mine)}: its outcomes carry over, and the "
+                "estimate is this session's method's (start a session with the other's --method / --config to "
+                "continue it as it was)"]
+
     def ingest(self, path: str | Path, errors_as_unresolved: bool = False, skip_unknown: bool = False,
                read: HarnessRead | None = None) -> IngestResult:
         """Record every outcome in a SWE-bench harness output or CSV (see :mod:`hspr.harness`).
@@ -1585,8 +1608,8 @@ class LiveSession:
             Naming the file and the offending ids for ids not in the bank or contradicting
             outcomes, and for a Harbor job of another agent or dataset than the session's earlier
             Harbor outcomes or of a dataset the bundled bank is not (:attr:`BankInfo.foreign_datasets
-            <hspr.data.banks.BankInfo>`; on a matrix file, the bundled bank whose task ids it has:
-            :func:`~hspr.data.banks.bank_of_tasks`); HarnessFormatError (a DataError) for a malformed file.
+            <hspr.data.banks.BankInfo>`; on a matrix file, the bundled bank whose rows it holds:
+            :func:`~hspr.data.banks.bank_of_rows`); HarnessFormatError (a DataError) for a malformed file.
         """
         if read is None or self.matrix.trials is not None or read.form in ("tb_run", "harbor_job"):  # knowing the bank's ids
             # (a trial count is checked per task: an id of another bank is named as such, or skipped)
@@ -1596,17 +1619,20 @@ class LiveSession:
         source = str(Path(path).resolve())
         res = IngestResult(source, read.form, notes=list(read.notes))
         copy = bool(self.doc["bank"].get("matrix"))
-        bundled = (bank_of_tasks(self._task_set) if read.datasets else None) if copy else BANKS.get(self.doc["bank"].get("name"))
+        bundled = (bank_of_rows(self.matrix) if read.datasets else None) if copy else BANKS.get(self.doc["bank"].get("name"))
         foreign = foreign_datasets(bundled, read.datasets)
         if foreign:  # a re-trial: Terminal-Bench 2.0 trials under 1.0's task names were recorded
             title = bundled.title.split(" (")[0]  # without its own parenthesis (a trial: nested ones)
-            whose = (f"this session's matrix, whose task ids are all the {bundled.name} bank's ({title})" if copy
-                     else f"the {bundled.name} bank's ({title})")
+            whose = (f"this session's matrix, which holds rows of the {bundled.name} bank ({title})" if copy
+                     else f"the {bundled.name} bank ({title})")
             raise LiveSessionError(f"{path}: its trials are of dataset {foreign[0]!r}, whose tasks are not those of "
-                                   f"{whose}, even where their names are the same; build a bank from runs of that "
-                                   "dataset (hspr bank build) and start a session on it (nothing was recorded)")
+                                   f"{whose}, even where their names are the same; score it against a bank of other "
+                                   "agents' runs of that dataset (hspr bank build JOBS_FOLDER --out FILE, from their "
+                                   "Harbor jobs)" + (" and none of those rows" if copy else "") + " (nothing was recorded)")
         if read.datasets:
             res.notes.append(f"trials of dataset {', '.join(map(repr, read.datasets))}")
+        if read.form == "session":
+            res.notes.extend(self._carried_over_notes(Path(path)))
         unknown = read.skipped + [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]
         header = ""
         if read.header_like is not None and read.outcomes and read.outcomes[0].instance_id in unknown:

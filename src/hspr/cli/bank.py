@@ -25,7 +25,7 @@ from hspr.cli.common import (
 )
 from hspr.cli.meta import json_error, say_warning
 from hspr.data import harbor
-from hspr.data.banks import BANKS, bank_of_tasks, foreign_datasets, load_bank
+from hspr.data.banks import BANKS, bank_of_rows, foreign_datasets, load_bank
 from hspr.data.build import merge_banks, write_wide_csv
 from hspr.data.io import FORMS, bank_dir_of, detect_form, load_matrix, load_matrix_and_form
 from hspr.data.matrix import DataError, ResponseMatrix
@@ -404,20 +404,20 @@ def agents_cmd(bank: str, as_json: bool) -> None:
         click.echo(f"{a}\t{100.0 * v:.1f}")
 
 
-def _refuse_foreign_trials(base: Path, new: Path, tasks) -> None:
-    """DataError when NEW is a Harbor jobs folder of a dataset whose task ids overlap BASE's bundled
-    bank's but name other tasks (Terminal-Bench 2.0 into a bank of 1.0's task ids:
-    :func:`~hspr.data.banks.bank_of_tasks`); a trial found live sessions refused such trials and a
-    merge took them in under 1.0's task names."""
-    info = bank_of_tasks(tasks)
-    if info is None or detect_form(new) != "harbor_jobs":
+def _refuse_foreign_trials(jobs: Path, other: Path, matrix: ResponseMatrix) -> None:
+    """DataError when ``jobs`` is a Harbor jobs folder of a dataset whose task ids overlap those of a
+    bundled bank whose rows ``matrix`` (read from ``other``) holds, but name other tasks
+    (Terminal-Bench 2.0 merged with Terminal-Bench 1.0's outcomes: :func:`~hspr.data.banks.bank_of_rows`);
+    a trial found live sessions refused such trials and a merge took them in under 1.0's task names."""
+    if not jobs.exists() or detect_form(jobs) != "harbor_jobs" or (info := bank_of_rows(matrix)) is None:
         return
-    foreign = foreign_datasets(info, dict.fromkeys(t.source for t in harbor.read_trials(new, DataError)[0] if t.source))
+    foreign = foreign_datasets(info, dict.fromkeys(t.source for t in harbor.read_trials(jobs, DataError)[0] if t.source))
     if foreign:
         title = info.title.split(" (")[0]
-        raise DataError(f"{new}: its trials are of dataset {foreign[0]!r}, whose tasks are not those of {base} (the task "
-                        f"ids of the {info.name} bank, {title}) even where their names are the same; build a bank of "
-                        f"that dataset's runs on its own (hspr bank build {new} --out FILE), nothing was written")
+        raise DataError(f"{jobs}: its trials are of dataset {foreign[0]!r}, whose tasks are not those of {other}, which "
+                        f"holds rows of the {info.name} bank ({title}), even where their names are the same; merge them "
+                        "into a bank of other agents' runs of that dataset (hspr bank build JOBS_FOLDER --out FILE, from "
+                        "their Harbor jobs) instead; nothing was written")
 
 
 @bank_group.command("merge", epilog=_PATH_HELP.replace("PATH is", "BASE and NEW are each"))
@@ -454,7 +454,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     a = _run(lambda: load_bank(str(base), missing_as_zero=False) if bundled else load_matrix(base), as_json, seen,
              None if bundled else base)
     b = _run(lambda: load_matrix(new), as_json, seen, new)
-    _run(lambda: _refuse_foreign_trials(base, new, a.tasks), as_json)
+    _run(lambda: (_refuse_foreign_trials(new, base, a), _refuse_foreign_trials(base, new, b)), as_json)
     m = _run(lambda: merge_banks(a, b, prefer), as_json, seen)
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)

@@ -100,7 +100,11 @@ def register(group: click.Group) -> None:
         if len(rep["paired"]):
             print_table(out, paired_rich(rep["paired"]), keep=3)
         else:
-            err.print(f"no method other than {baseline!r} in the results: no paired analysis", markup=False, highlight=False)
+            # a re-trial: 'no method other than' was said of results whose other method ran on another bank
+            other = set(runs["method"]) - {baseline}
+            why = (f"no method other than {baseline!r} in the results" if not other else
+                   f"no other method ran on the same bank, budget and targets as {baseline!r}")
+            err.print(f"{why}: no paired analysis", markup=False, highlight=False)
         if figures and not has_budget_sweep(runs):
             err.print("note: one budget per bank and method in the results, so no budget_curves figure (it needs a sweep, e.g. "
                       "`hspr replay --budget 0.05,0.10,0.15,0.20`)", markup=False, highlight=False)

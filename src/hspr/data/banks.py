@@ -10,6 +10,8 @@ from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 
+import numpy as np
+
 from .io import read_trials_csv, read_wide_csv
 from .matrix import DataError, ResponseMatrix
 
@@ -34,25 +36,45 @@ BANKS: Mapping[str, BankInfo] = MappingProxyType({
     "multimodal": BankInfo("multimodal", "matrix.csv", "SWE-bench Multimodal (test), 12 submissions"),
     "terminal-bench": BankInfo("terminal-bench", "trials.csv",
                                "Terminal-Bench 1.0, 25 agents x 80 tasks x 5 trials (score: mean pass rate)",
-                               foreign_datasets=(r"terminal.?bench\D*2(\.\d+)*$",)),  # 2.0 reuses 1.0's task names
+                               # 2.0 reuses 1.0's task names; 'terminal-bench@2.0', 'tbench@2.0.0-rc1', 'Terminal Bench
+                               # 2.0 (Harbor)', not 'terminal-bench-core==0.1.1' (1.0); a re-trial: '$' let suffixes by
+                               foreign_datasets=(r"t(?:erminal)?[\s_-]?bench\D*2(?:\.\d+)*(?!\d)",)),
 })
 #: the four banks of the paper's tables (``--bank all``, the macro MAE); multimodal and
 #: terminal-bench are bundled besides
 BANK_ORDER = ("lite", "verified", "full", "pro")
 
 
-def bank_of_tasks(tasks: Iterable[str]) -> BankInfo | None:
-    """The bundled bank with foreign datasets (:attr:`BankInfo.foreign_datasets`) whose task ids
-    include every one of ``tasks`` and at least half of its own are among them: a copy of it, a
-    subset of it, or one merged with more rows; None otherwise. Trials of a foreign dataset are
-    refused there as on the bank itself (a trial: the docs' hidden-agent recipe, a ``--matrix`` copy
-    of Terminal-Bench 1.0, recorded Terminal-Bench 2.0 trials under 1.0's task names)."""
-    ids = frozenset(tasks)
+#: shared tasks a matrix row must equal a bundled bank's row on for :func:`bank_of_rows`
+MIN_SHARED_TASKS = 10
+
+
+def bank_of_rows(matrix: ResponseMatrix) -> BankInfo | None:
+    """The bundled bank with foreign datasets (:attr:`BankInfo.foreign_datasets`) some of whose rows
+    ``matrix`` holds: an agent of both whose outcomes are equal on every shared task both ran, at
+    least :data:`MIN_SHARED_TASKS` of them (or all the bank's); None otherwise. Such a matrix is
+    that bank's outcomes (a copy, a subset of tasks or agents, or one merged with more rows or tasks),
+    so trials of a foreign dataset are refused there as on the bank itself (a trial: the docs'
+    hidden-agent recipe, a ``--matrix`` copy of Terminal-Bench 1.0, recorded Terminal-Bench 2.0 trials
+    under 1.0's task names); a bank built from the user's own runs of another dataset holds none of
+    its rows (a re-trial: a rule on task ids alone refused a 2.0 bank whose tasks were all 1.0 names).
+    """
     for info in BANKS.values():
-        if info.foreign_datasets:
-            own = frozenset(load_bank(info.name).tasks)
-            if ids <= own and 2 * len(ids) >= len(own):
-                return info
+        if not info.foreign_datasets:
+            continue
+        bank = load_bank(info.name, missing_as_zero=False)
+        agents = sorted(set(matrix.agents) & set(bank.agents))
+        tasks = sorted(set(matrix.tasks) & set(bank.tasks))
+        if not agents or len(tasks) < min(MIN_SHARED_TASKS, bank.n_tasks) or matrix.trials != bank.trials:
+            continue
+        cells = [np.ix_([m.agent_index(a) for a in agents], [m.task_index(t) for t in tasks]) for m in (matrix, bank)]
+        ran = np.ones((len(agents), len(tasks)), bool)  # cells both ran
+        for m, ix in zip((matrix, bank), cells):
+            if m.missing is not None:
+                ran &= ~m.missing[ix]
+        same = (matrix.values[cells[0]] == bank.values[cells[1]]) | ~ran
+        if np.any(same.all(axis=1) & (ran.sum(axis=1) >= min(MIN_SHARED_TASKS, bank.n_tasks))):
+            return info
     return None
 
 

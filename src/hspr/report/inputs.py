@@ -402,23 +402,26 @@ def _check_one_matrix(runs: pd.DataFrame) -> None:
 
 
 def _warn_one_matrix_two_labels(runs: pd.DataFrame) -> None:
-    """ReportWarning when two bank labels hold runs of one matrix, protocol and set of targets: the
-    macro MAE and the pooled paired analysis count those runs once per label (a trial: a copy of a
-    matrix with its rows shuffled, replayed under its own file name, moved the macro MAE from 2.54 to
-    2.65 pp with no word). Runs written before ``matrix_digest`` was recorded are not checked."""
+    """ReportWarning when two bank labels hold runs of one matrix and protocol for the same target,
+    method and budget: the macro MAE and the pooled paired analysis count those runs once per label
+    (a trial: a copy of a matrix with its rows shuffled, replayed under its own file name, moved the
+    macro MAE from 2.54 to 2.65 pp with no word; a re-trial: labels of other budgets or methods, which
+    nothing counts twice, were warned about). Runs written before ``matrix_digest`` was recorded are
+    not checked."""
     if "matrix_digest" not in runs.columns:
         return
-    labels: dict[tuple, list[str]] = {}  # (digest, protocol, targets) -> the bank labels holding them
-    for bank, g in runs.dropna(subset=["matrix_digest"]).groupby("bank", sort=False):
-        key = (g["matrix_digest"].iloc[0], g["protocol"].iloc[0] if "protocol" in g else None, frozenset(g["target"]))
-        labels.setdefault(key, []).append(bank)
-    for (digest, _, _), same in labels.items():
+    cols = ["matrix_digest", "protocol", "target", "method", "budget_fraction"]
+    known = runs.dropna(subset=["matrix_digest"]).reindex(columns=["bank", *cols]).drop_duplicates()
+    known = known.assign(protocol=known["protocol"].fillna("folds"))
+    shared = known[known.duplicated(cols, keep=False)]  # a run of the same matrix, protocol, target, method, budget
+    for digest, g in shared.groupby("matrix_digest", sort=True):
+        same = sorted(set(g["bank"]))
         if len(same) > 1:
-            same = sorted(same)  # one warning whatever the order of the files
             names = " and ".join(map(repr, same[:2])) + (f" (and {len(same) - 2} more)" if len(same) > 2 else "")
-            warnings.warn(f"banks {names} hold runs of one matrix (digest {digest}), protocol and targets: "
-                          "the macro MAE and the pooled paired analysis count them once per label; report one of "
-                          "them, or replay both under one label (--bank LABEL)", ReportWarning, stacklevel=3)
+            warnings.warn(f"banks {names} hold runs of one matrix (its digest begins {digest}) and protocol for the "
+                          f"same targets, methods and budgets ({g.drop_duplicates(cols).shape[0]} of them): the macro "
+                          "MAE and the pooled paired analysis count them once per label; report one of them, or "
+                          "replay both under one label (--bank LABEL)", ReportWarning, stacklevel=3)
 
 
 def _check_one_truth(runs: pd.DataFrame) -> None:
