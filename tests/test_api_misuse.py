@@ -90,8 +90,10 @@ def test_from_dataframe_blank_strings_labels_trials_and_warnings():
         ResponseMatrix.from_dataframe(pd.DataFrame([[1, 0], [0, 1]], index=["a", b"b"], columns=["t1", "t2"]))
     one_level = pd.DataFrame([[1, 0], [0, 1]], index=pd.MultiIndex.from_arrays([["a", "b"]]), columns=["t1", "t2"])
     assert ResponseMatrix.from_dataframe(one_level).agents == ("a", "b")  # "the index have 1 levels"
-    with pytest.raises(DataError, match=r"non-binary value 4\.0 .* pass trials=<trials per task>"):
+    with pytest.raises(DataError, match=r"non-binary value 4\.0 .* must be 0 or 1; if the cells count .* pass trials="):
         ResponseMatrix.from_dataframe(pd.DataFrame({"t1": [4, 0]}, index=["a", "b"]))
+    with pytest.raises(DataError, match=r"value 100\.0 .* if the cells are percentages \(100 for resolved\), divide by 100; if"):
+        ResponseMatrix.from_dataframe(pd.DataFrame({"t1": [100, 0]}, index=["a", "b"]))  # an API trial
     with pytest.raises(DataError, match=r"non-binary value 0\.2 .* give success counts with trials="):
         ResponseMatrix.from_dataframe(pd.DataFrame({"t1": [0.2, 0]}, index=["a", "b"]))
     assert ResponseMatrix.from_dataframe(pd.DataFrame({"t1": [4, 0]}, index=["a", "b"]), trials=5).trials == 5
@@ -466,6 +468,8 @@ def test_method_settings_of_the_wrong_kind_are_refused_when_built(sim):
     for bad in (5, 0, "rank=1"):
         with pytest.raises(HsprError, match="config must be an HSPRConfig or a dict of its settings"):
             get_method("hspr", config=bad)
+    with pytest.raises(HsprError, match=r"a file's settings are read first: config=json.load\(open\('cfg.json'\)\)"):
+        get_method("hspr", config="cfg.json")
 
 
 @pytest.mark.parametrize("name", ["uniform", "hspr"])
@@ -561,6 +565,8 @@ def test_session_messages_found_by_an_api_trial():
     with pytest.raises(HsprError) as exc:
         s.tell(s.ask(), 2)
     assert "must be 0 or 1, got 2" in str(exc.value) and "pass rate" not in str(exc.value)
+    with pytest.raises(HsprError, match="got 100; a percentage. outcomes are on the 0-1 scale: 1 for resolved"):
+        s.tell(s.ask(), 100)  # an API trial
     with pytest.raises(HsprError, match="pass rates need a model fitted on a bank of repeated trials"):
         s.tell(s.ask(), 0.5)
     u = get_method("uniform").fit(m).start(budget=5)

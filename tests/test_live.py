@@ -997,6 +997,11 @@ def test_other_methods_and_start_options(bank, tmp_path):
     err = cli(["start", "--matrix", bank["csv"], "--budget", 4, "--config", bad, "--session", tmp_path / "b.hspr",
                "--json"], ok=False)
     assert "n_nodez" in err["error"]
+    for name, said in (("auto", "'auto' is replay's per-fold selection; a live session runs on every agent of the bank: "
+                                "give --method hspr_auto"), (str(tmp_path / "none.json"), "does not exist")):
+        res = CliRunner().invoke(main, ["live", "start", "--matrix", str(bank["csv"]), "--budget", "4", "--config", name,
+                                        "--session", str(tmp_path / "c.hspr")])  # 'auto': an API trial
+        assert res.exit_code == 2 and said in " ".join(res.output.split()) and not (tmp_path / "c.hspr").exists()
     out = cli(["start", "--matrix", bank["csv"], "--budget", "0.1", "--config", bank["cfg"], "--stop-width", 20,
                "--session", tmp_path / "f.hspr", "--json"])
     assert out["budget"] == 6 and out["stop_width_pp"] == 20.0

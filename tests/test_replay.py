@@ -402,7 +402,14 @@ def test_replay_config_auto_on_a_bundled_bank_is_hspr_auto(tmp_path):
         res = CliRunner().invoke(main, ["replay", "--bank", "pro", "--seeds", "0", "--budget", "0.02", "-q", "--out",
                                         str(out), *args])
         assert res.exit_code == 0, res.output
-        return {(r["method"], r["target"]): r["estimate"] for r in json.loads(out.read_text())["runs"]}
+        recs = json.loads(out.read_text())["runs"]
+        # a trial: which settings hspr_auto ran was recorded nowhere; each run carries its fold's shipped entry
+        from hspr.methods.hspr.config import HSPRConfig
+        from hspr.methods.hspr.selection import shipped_configs
+
+        assert all(HSPRConfig.from_dict(r["fitted_settings"]) == HSPRConfig.from_dict(shipped_configs()["pro"][str(r["fold"])]
+                                                                                     ["config"]) for r in recs)
+        return {(r["method"], r["target"]): r["estimate"] for r in recs}
 
     auto = runs("--methods", "hspr", "--config", "auto")
     assert auto == runs("--methods", "hspr_auto") and len(auto) == 14

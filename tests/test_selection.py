@@ -233,6 +233,10 @@ def test_hspr_auto_uses_shipped_config_when_digest_matches(bank, monkeypatch):
     auto = sel.HSPRAuto(table=table)
     model = auto.fit(src)
     assert model.config == cfg and model.shipped == ("toy", "0") and model.selection is None
+    # a trial: which settings hspr_auto ran was recorded nowhere; the differing ones, as --config takes them
+    assert model.fitted_settings == {"rank": 1, "gamma": 8.0, "kappa": 16.0, "acquisition": "latent", "lam": 0.0,
+                                     **{k: v for k, v in TINY.to_dict().items() if v != HSPRConfig().to_dict()[k]}}
+    assert HSPRConfig.from_dict(model.fitted_settings) == cfg
     assert not hasattr(auto, "shipped_")  # the method object is not changed by fit
     ablated = sel.HSPRAuto(table=table, overrides={"decision": "mean"}).fit(src)
     assert ablated.config == cfg.replace(decision="mean")
@@ -246,7 +250,10 @@ def test_hspr_auto_selects_when_no_entry_matches(bank, caplog, monkeypatch):
         model = auto.fit(src)
     assert any("its table has no configuration for source" in r.getMessage() for r in caplog.records)
     assert model.config == sel.select_config(src, base_config=TINY).config == model.selection.config
-    assert model.shipped is None
+    assert model.shipped is None and HSPRConfig.from_dict(model.fitted_settings) == model.config
+    chosen = [r.getMessage() for r in caplog.records if r.getMessage().startswith("hspr_auto: chose ")]
+    assert chosen == [f"hspr_auto: chose {json.dumps(model.fitted_settings)} on source {src.source} (5 agents x "
+                      f"{src.n_tasks} tasks)"]
     # a trial: minutes of selection inside a replay's fit showed no progress; it is logged in tenths
     ticks = [r.getMessage() for r in caplog.records if "held-out runs" in r.getMessage()]
     assert 2 <= len(ticks) <= 11 and ticks[-1].startswith(f"hspr_auto selection on {src.source}: ")

@@ -341,6 +341,9 @@ def replay(
     digest = matrix.canonical().digest()[:16]  # a report refuses two matrices under one label (a re-trial)
     for r in runs:
         r["matrix_digest"] = digest
+        chosen = getattr(models[(r["fold"], r["method"])], "fitted_settings", None)
+        if chosen is not None:  # the settings the fit chose on this fold's sources (hspr_auto's selection)
+            r["fitted_settings"] = chosen
     return runs
 
 

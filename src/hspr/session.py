@@ -641,6 +641,9 @@ class Session(ABC):
             if not (self.accepts_pass_rates and number and 0 <= outcome <= 1):
                 if number and not finite_real(outcome):  # NaN: a missing cell, not a badly spelled pass rate
                     why = " (not a finite number: a missing outcome? tell only the outcomes of tasks that ran)"
+                elif number and 10 <= outcome <= 100:  # an API trial told 100 for resolved: no word of percentages
+                    why = ("; a percentage? outcomes are on the 0-1 scale: 1 for resolved, 0 for unresolved"
+                           + (" (a pass rate as a share: 60 % is 0.6)" if self.accepts_pass_rates else ""))
                 elif self.accepts_pass_rates:  # e.g. '3/5' or (3, 5) for 3 of 5 trials
                     why = "; tell a pass rate as one number, successes / trials (0.6 for 3 of 5 trials)"
                 elif isinstance(outcome, str):
@@ -1011,6 +1014,11 @@ class FittedModel(ABC):
     #: set by :meth:`Method.fit`: the sources' trials per task (``ResponseMatrix.trials``), or None;
     #: a session then takes a pass rate only as successes / trials
     trials: int | None = None
+    #: the settings the fit itself chose on the sources (a source-only selection: ``hspr_auto``), as a
+    #: JSON-ready dict of those that differ from the defaults (what ``--config`` takes), or None when the
+    #: fit chose none; replay writes it into each run's record (a trial could not tell which settings
+    #: produced ``hspr_auto``'s numbers)
+    fitted_settings: dict | None = None
 
     @abstractmethod
     def start(self, budget: int, seed: int = 0) -> Session:

@@ -315,6 +315,18 @@ def _parse_budget(text: str, n_tasks: int, whose: str = "the bank's") -> int:
     return int(v)
 
 
+def _existing_config(ctx, param, value):
+    """``--config``'s file, which must exist; ``auto`` (replay's per-fold selection) is told what a live session
+    takes instead (an API trial got "File 'auto' does not exist")."""
+    if value is None or os.path.exists(value):
+        return value
+    if value == "auto":
+        raise click.BadParameter("'auto' is replay's per-fold selection; a live session runs on every agent of the "
+                                 "bank: give --method hspr_auto (it selects on them, which takes minutes), or a file "
+                                 "from `hspr select --fold all --config-out cfg.json`", param=param)
+    raise click.BadParameter(f"file {value!r} does not exist", param=param)
+
+
 def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero, tasks_path, force,
            session_path, as_json, workers=1) -> tuple[LiveSession, LiveStatus]:
     """Create the session of ``hspr live start`` (exits with the error on bad input)."""
@@ -482,7 +494,7 @@ def register(group: click.Group) -> None:
     @click.option("--method", default=LIVE_DEFAULT, show_default=True, type=click.Choice(list(REGISTRY)),
                   help="Method that picks the tasks and estimates the score (README, 'Live': why hspr_robust is the "
                        "default; hspr is the paper's method).")
-    @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), default=None,
+    @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, callback=_existing_config,
                   help="Method settings as JSON (for hspr and hspr_robust: HSPRConfig fields, e.g. {\"n_nodes\": 2048}; "
                        "for hspr_robust these fix its HSPR configuration and switch off its own choice of one, and "
                        "{\"config\": {...}, \"shift\": {...}} also sets its shift calibration, ShiftSettings fields).")

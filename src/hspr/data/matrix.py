@@ -26,7 +26,8 @@ def _trials_hint(value, top: int) -> str:
     if top != 1 or not isinstance(value, (int, float)) or not math.isfinite(value):
         return ""
     if value > 1 and value == int(value):
-        return "; if the cells count the successes of repeated trials, pass trials=<trials per task>"
+        pct = "; if the cells are percentages (100 for resolved), divide by 100" if value == 100 else ""  # an API trial
+        return f"{pct}; if the cells count the successes of repeated trials, pass trials=<trials per task>"
     if 0 < value < 1:
         return "; if the cells are pass rates of repeated trials, give success counts with trials=<trials per task>"
     return ""

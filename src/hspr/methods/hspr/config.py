@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import typing
 from dataclasses import asdict, dataclass, fields
 
@@ -108,6 +109,13 @@ def selection_table(table, where: str) -> dict:
                             else f"no entries ({str(table)[:60]})"))
     # a damaged entry (a list, null, no 'config') is named by check_selection_table
     return copy.deepcopy(check_selection_table(table, where))
+
+
+def read_first_hint(name: str, value) -> str:
+    """``"; a file's settings are read first: <name>=json.load(open(<value>))"`` for a path given where
+    settings go, else "" (an API trial passed `hspr select --config-out`'s cfg.json path as ``config``)."""
+    return f"; a file's settings are read first: {name}=json.load(open({str(value)!r}))" \
+        if isinstance(value, str | os.PathLike) else ""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from ...data.matrix import ResponseMatrix
 from ...session import FittedModel, Method, ScoreEstimate, Session, check_event
 from ..orders import midrange_order, uniform_order
 from . import acquisition as acq
-from .config import HSPRConfig
+from .config import HSPRConfig, read_first_hint
 from .decision import calibrate, calibration_residual, moved_interval, predictive_draws, predictive_quantiles
 from .posterior import (
     P_EPS,
@@ -52,7 +52,7 @@ class HSPR(Method):
     def __init__(self, config: HSPRConfig | dict | None = None, **settings) -> None:
         if config is not None and not isinstance(config, (HSPRConfig, dict)):  # 5 raised AttributeError at fit, 0 meant defaults
             raise ValueError(f"config must be an HSPRConfig or a dict of its settings, got {type(config).__name__} "
-                             f"{config!r}")
+                             f"{config!r}{read_first_hint('config', config)}")
         base = HSPRConfig.from_dict(dict(config)) if isinstance(config, dict) else config or HSPRConfig()
         self.config = base.replace(**settings) if settings else base
 

@@ -128,7 +128,7 @@ from ...parallel import single_thread_blas
 from ...params import build_dataclass, plain
 from ...session import Method, ScoreEstimate, ShiftReport, budget_from_fraction
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
-from .config import HSPRConfig, selection_table
+from .config import HSPRConfig, read_first_hint, selection_table
 from .decision import moved_interval
 from .method import FittedHSPR, HSPRSession
 from .source_fit import fit_source
@@ -826,7 +826,7 @@ class HSPRRobust(Method):
         for name, value, kind in (("config", config, HSPRConfig), ("shift", shift, ShiftSettings)):
             if value is not None and not isinstance(value, dict | kind):  # a re-trial: {"config": 5} was a traceback
                 raise ValueError(f"hspr_robust: {name!r} must be an object of {kind.__name__} fields, got "
-                                 f"{type(value).__name__} {value!r}")
+                                 f"{type(value).__name__} {value!r}{read_first_hint(name, value)}")
         self.config = HSPRConfig.from_dict(config) if isinstance(config, dict) else config
         if isinstance(shift, dict):
             shift = build_dataclass(ShiftSettings, shift, "hspr_robust shift")

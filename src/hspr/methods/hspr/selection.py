@@ -621,4 +621,9 @@ class HSPRAuto(Method):
             cfg = cfg.replace(**self.overrides)
         model = HSPR(cfg).fit(source)
         model.shipped, model.selection = shipped, selection
+        default = HSPRConfig().to_dict()
+        model.fitted_settings = {k: v for k, v in cfg.to_dict().items() if v != default[k]}
+        if selection is not None and not os.environ.get(QUIET_ENV):  # a trial: which settings it chose was said nowhere
+            log.warning("hspr_auto: chose %s on source %s (%d agents x %d tasks)", json.dumps(model.fitted_settings) if
+                        model.fitted_settings else "the defaults", source.source, source.n_agents, source.n_tasks)
         return model
