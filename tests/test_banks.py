@@ -123,6 +123,12 @@ def test_bank_agents_lists_ids_and_scores(tmp_path):
     assert [r["agent"] for r in rows] == list(m.agents)
     assert [r["score_pct"] for r in rows] == [round(100 * v, 2) for v in m.scores()]
     assert [r["score"] for r in rows] == m.scores().tolist()  # full precision, 0-1
+    assert "missing cell" not in res.stderr
+    blank = tmp_path / "blank.csv"  # a hostile trial: blank cells were scored as failures without a word
+    blank.write_text("agent,t1,t2\na,1,\nb,0,1\n")
+    res = _cli("bank", "agents", str(blank))
+    assert res.exit_code == 0 and "a\t50.0" in res.stdout
+    assert "note: 1 missing cell(s) (runs that never happened) count as unresolved" in res.stderr
     res = _cli("bank", "agents", "no-such-bank")
     assert res.exit_code == 2 and "no-such-bank" in res.output
     bad = tmp_path / "notes.md"

@@ -653,3 +653,46 @@ def test_replay_checks_a_targets_file_against_every_bank_before_any_work(tmp_pat
                                     "--methods", "uniform", "--out", "r.json"])
     assert res.exit_code == 2 and "the --targets rows (tg.csv) have no column for 2 task(s) of the subset, e.g. " \
         "'task0000', 'task0001'" in " ".join(res.output.split())
+
+
+def test_a_packed_file_is_named_as_such(tmp_path):
+    """A hostile trial: a gzip file given as a bank was told "not UTF-8 text ... after '\\x1f'; save the file as UTF-8"."""
+    import gzip
+    import zipfile
+
+    from hspr.data.io import load_matrix
+    from hspr.data.matrix import DataError
+
+    body = b"agent,t1,t2\na,1,0\nb,0,1\n"
+    (tmp_path / "g.csv").write_bytes(gzip.compress(body))
+    with zipfile.ZipFile(tmp_path / "z.csv", "w") as z:
+        z.writestr("bank.csv", body)
+    for name, said in (("g.csv", "not text but gzip-compressed data: decompress it first (gunzip)"),
+                       ("z.csv", "not text but a zip archive (an .xlsx workbook is one): extract the file")):
+        with pytest.raises(DataError, match=f"{name}: {said}".replace("(", r"\(").replace(")", r"\)")):
+            load_matrix(tmp_path / name)
+        res = CliRunner().invoke(main, ["bank", "validate", str(tmp_path / name)])
+        assert res.exit_code == 2 and said in " ".join(res.output.split())
+    (tmp_path / "plain.csv").write_bytes(body)
+    assert load_matrix(tmp_path / "plain.csv").n_agents == 2
+
+
+def test_long_values_are_shortened_and_whole_counts_with_zero_decimals_are_read(tmp_path):
+    """A hostile trial: a 100,000-digit cell came back whole in the error (a 100 KB line), and a trials CSV refused
+    the counts '2.0' / '5.0' a spreadsheet writes, which a wide CSV's '1.0' is not."""
+    from hspr.data.io import load_matrix
+    from hspr.data.matrix import DataError
+
+    (tmp_path / "huge.csv").write_text("agent,t1,t2\na,1," + "9" * 100_000 + "\nb,0,1\n")
+    with pytest.raises(DataError) as exc:
+        load_matrix(tmp_path / "huge.csv")
+    assert len(str(exc.value)) < 400 and "non-binary value '999" in str(exc.value)
+    (tmp_path / "big.csv").write_text("agent,task_id,successes,trials\na,t1," + "7" * 5000 + ",5\n")
+    with pytest.raises(DataError) as exc:
+        load_matrix(tmp_path / "big.csv")
+    assert len(str(exc.value)) < 400 and "is too large" in str(exc.value)
+    (tmp_path / "a.csv").write_text("agent,task_id,successes,trials\na,t1,2.0,5.0\na,t2,5,5\nb,t1,0,5\nb,t2,3.00,5\n")
+    (tmp_path / "b.csv").write_text("agent,task_id,successes,trials\na,t1,2,5\na,t2,5,5\nb,t1,0,5\nb,t2,3,5\n")
+    assert load_matrix(tmp_path / "a.csv").digest() == load_matrix(tmp_path / "b.csv").digest()
+    (tmp_path / "na.csv").write_text("agent,t1,t2\na,1,#N/A\nb,0,1\n")  # a spreadsheet's no-value marker: no run
+    assert load_matrix(tmp_path / "na.csv").n_missing == 1

@@ -1551,3 +1551,21 @@ def test_a_harbor_jobs_folder_is_walked_once_per_load(tmp_path, monkeypatch):
         assert walks == [tmp_path / "jobs"], cmd
     assert m.agents == ("other / m1", "terminus-2 / m1") and m.tasks == ("t1", "t2", "t3") and m.trials == 2
     np.testing.assert_array_equal(m.values, [[0, 1, 2], [1, 2, 0]])
+
+
+def test_files_beside_a_harbor_jobs_folder_are_named(tmp_path):
+    """A hostile trial: a folder of a Harbor job, a CSV and a SWE-bench report was read as the job's one agent
+    without a word of the other two."""
+    from hspr.errors import InputWarning
+
+    root = tmp_path / "mixed"
+    harbor_job(root / "job", {"a": [1, 0], "b": [0, 0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing beside the job: no warning
+        assert load_matrix(root).shape == (1, 2)
+    (root / "plain.csv").write_text("agent,a\nx,1\n")
+    (root / "report.json").write_text("{}")
+    (root / "notes.txt").write_text("not a matrix")
+    with pytest.warns(InputWarning, match=r"mixed: read as a Harbor jobs folder; 2 file\(s\) beside it were not read "
+                                          r"\(plain.csv, report.json\)"):
+        assert load_matrix(root).shape == (1, 2)

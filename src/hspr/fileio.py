@@ -165,6 +165,25 @@ def unicode_bom(raw: bytes) -> str | None:
     return next((name for mark, name in _UTF16_32_BOMS if raw.startswith(mark)), None)
 
 
+#: the first bytes of packed files a user may give for a text file, and what to do with each
+_PACKED = ((b"\x1f\x8b", "gzip-compressed data: decompress it first (gunzip)"),
+           (b"PK\x03\x04", "a zip archive (an .xlsx workbook is one): extract the file, or export the sheet as CSV"),
+           (b"BZh", "bzip2-compressed data: decompress it first (bunzip2)"),
+           (b"\xfd7zXZ\x00", "xz-compressed data: decompress it first (unxz)"),
+           (b"\xd0\xcf\x11\xe0", "an Excel workbook (.xls): export the sheet as CSV"))
+
+
+def _packed(path) -> str | None:
+    """What a packed file is and what to do (:data:`_PACKED`), or None (a hostile trial: a gzip file was
+    told "not UTF-8 text ... after '\\x1f'; save the file as UTF-8")."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return None
+    return next((what for magic, what in _PACKED if head.startswith(magic)), None)
+
+
 def _where_byte(path, exc: UnicodeDecodeError) -> str:
     """'line L, byte N: <the line's start>' for a byte that is not UTF-8 (a trial: the byte offset
     alone named no line, agent or task), or the encoding a UTF-16 or UTF-32 byte-order mark names.
@@ -206,6 +225,8 @@ def read_text(path, error: type[Exception] = HsprError, what: str = "", raise_mi
     try:
         return p.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
+        if packed := _packed(p):
+            raise error(f"{where}: not text but {packed}") from None
         sheet = p.suffix.lower() in (".csv", ".tsv", ".txt")  # a re-trial: a JSON file was told of 'CSV UTF-8'
         raise error(f"{where}: not UTF-8 text ({_where_byte(path, exc)}: {exc.reason}); "
                     + (fix or "save the file as UTF-8" + (" (e.g. a spreadsheet's 'CSV UTF-8' format)" if sheet else ""))
@@ -312,6 +333,8 @@ def csv_records(path, error: type[Exception] = HsprError) -> list[tuple[int, lis
         with Path(path).open(newline="", encoding="utf-8-sig") as fh:
             text = fh.read()
     except UnicodeDecodeError as exc:
+        if packed := _packed(path):
+            raise error(f"{path}: not text but {packed}") from None
         raise error(f"{path}: not UTF-8 text ({_where_byte(path, exc)}); save the file as UTF-8 (e.g. a "
                     "spreadsheet's 'CSV UTF-8' format)") from None
     except OSError as exc:

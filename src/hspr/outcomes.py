@@ -21,7 +21,7 @@ import numpy as np
 
 RESOLVED = frozenset({"1", "1.0", "true", "yes", "pass", "passed", "resolved"})
 UNRESOLVED = frozenset({"0", "0.0", "false", "no", "fail", "failed", "unresolved"})
-MISSING = frozenset({"", "na", "n/a", "nan", "null", "none"})
+MISSING = frozenset({"", "na", "n/a", "#n/a", "nan", "null", "none"})  # "#N/A": a spreadsheet's (a hostile trial)
 #: how messages describe the vocabulary
 SPELLINGS = "resolved/unresolved, 1/0, true/false, yes/no, pass/fail"
 #: how messages describe a cell with no run
@@ -73,8 +73,14 @@ def outcome(value) -> int | None:
 
 
 def is_missing(text: str) -> bool:
-    """True for a matrix cell that marks no run (:data:`MISSING`: empty, na, n/a, nan, null, none)."""
+    """True for a matrix cell that marks no run (:data:`MISSING`: empty, na, n/a, #n/a, nan, null, none)."""
     return isinstance(text, str) and text.strip().lower() in MISSING
+
+
+def drop_zero_decimals(text: str) -> str:
+    """``text`` without the zero decimal part of a whole number (``"3.0"`` -> ``"3"``, as a
+    spreadsheet or pandas writes a count); other text unchanged."""
+    return _ZERO_DECIMALS.sub("", text)
 
 
 def trial_successes(k, t, trials: int) -> int | None:

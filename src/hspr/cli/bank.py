@@ -394,6 +394,9 @@ def agents_cmd(bank: str, as_json: bool) -> None:
     m = _run(lambda: load_bank(bank) if bank in BANKS and not Path(bank).exists() else load_matrix(Path(bank)), as_json,
              path=bank)
     scores = m.scores()
+    if m.n_missing:  # a hostile trial: blank cells were scored as failures without a word
+        click.echo(f"note: {m.n_missing} missing cell(s) (runs that never happened) count as unresolved in these scores, "
+                   "as in a live session by default", err=True)
     if as_json:  # the unit in the key, as in the table's header (it was 'score', in %, beside 0-1 scores elsewhere)
         # and the 0-1 score at full precision, as results.json's truth (a trial: 0.67 for 1/150 could not be joined)
         click.echo(json.dumps([{"agent": a, "score": float(v), "score_pct": round(100.0 * float(v), 2)}

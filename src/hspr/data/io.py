@@ -46,7 +46,18 @@ import numpy as np
 
 from ..errors import InputWarning, shorten
 from ..fileio import DuplicateKeyError, csv_error_message, csv_records, loads, read_json, read_text
-from ..outcomes import MISSING, NO_RUN, RESOLVED, SPELLINGS, UNRESOLVED, is_cell, is_missing, normalise, outcome
+from ..outcomes import (
+    MISSING,
+    NO_RUN,
+    RESOLVED,
+    SPELLINGS,
+    UNRESOLVED,
+    drop_zero_decimals,
+    is_cell,
+    is_missing,
+    normalise,
+    outcome,
+)
 from . import harbor
 from .matrix import CONTROL_CHARS, CONTROL_CHARS_FIX, DataError, ResponseMatrix
 
@@ -137,7 +148,8 @@ def parse_outcome(text: str, where: str) -> int | None:
         return None
     y = outcome(text)
     if y is None:
-        raise DataError(f"{where}: non-binary value {text!r}; outcomes must be 0 or 1 ({SPELLINGS}; {NO_RUN})")
+        # a hostile trial: a 100,000-digit cell was echoed whole
+        raise DataError(f"{where}: non-binary value {shorten(text)!r}; outcomes must be 0 or 1 ({SPELLINGS}; {NO_RUN})")
     return y
 
 
@@ -165,7 +177,7 @@ def _parse_cells(cells: np.ndarray, where: Callable[[int, int], str],
                 rate = (". Pass rates over repeated trials are read from counts: a CSV with the header "
                         f"'{','.join(TRIALS_COLUMNS)}', one line per agent and task")
         raise DataError(
-            f"{where(int(r), int(c))}: non-binary value {text!r}; outcomes must be 0 or 1 ({SPELLINGS}; {no_run}){rate}"
+            f"{where(int(r), int(c))}: non-binary value {shorten(text)!r}; outcomes must be 0 or 1 ({SPELLINGS}; {no_run}){rate}"
         )
     return ones.astype(np.int8), miss
 
@@ -494,13 +506,14 @@ def read_trials_csv(path: str | Path) -> ResponseMatrix:
         _refuse_control_chars(path, arr[:, k].tolist(), lines, used[k])
     counts = np.zeros((len(arr), 2), dtype=int)
     for k in (2, 3):
-        col = arr[:, k].tolist()
+        # '5.0' as a spreadsheet writes a whole number, as a wide CSV's '1.0' (a hostile trial: refused here only)
+        col = [drop_zero_decimals(t) for t in arr[:, k].tolist()]
         for i, text in enumerate(col):
             if not _ASCII_COUNT.fullmatch(text):
                 what = "is negative" if text.startswith("-") else "is not a whole number (digits 0-9)"
-                raise DataError(f"{path}: line {lines[i]}, column {used[k]}: {text!r} {what}")
+                raise DataError(f"{path}: line {lines[i]}, column {used[k]}: {shorten(text)!r} {what}")
             if len(text.lstrip("0")) > 3:
-                raise DataError(f"{path}: line {lines[i]}, column {used[k]}: {text} is too large (at most "
+                raise DataError(f"{path}: line {lines[i]}, column {used[k]}: {shorten(text)} is too large (at most "
                                 "127 trials per task)")
         counts[:, k - 2] = [int(t) for t in col]
     succ, tri = counts[:, 0], counts[:, 1]
@@ -1313,7 +1326,28 @@ def load_matrix_and_form(path: str | Path, *, split: str | None = None,
                         f"but this is a {FORMS[form]}; drop those options")
     m = (read_leaderboard(path, split, tasks) if form == "leaderboard"
          else read_harbor_bank(path, scanned=scans[0]) if form == "harbor_jobs" and scans else _READERS[form](path))
+    if form in ("leaderboard", "harbor_jobs") and path.is_dir():
+        _warn_unread_files(path, form)
     return warn_suspect(_warn_uninformative(_require_observed(m, path), path), path).canonical(), form
+
+
+def _warn_unread_files(path: Path, form: str) -> None:
+    """InputWarning naming the matrix-like files (CSV, JSON) at the top of the folder ``path`` that its
+    reader (``form``) did not read: a hostile trial's folder of a Harbor job, a CSV and a SWE-bench
+    report was read as one agent of Harbor trials without a word of the other two."""
+    try:
+        names = sorted(p.name for p in path.iterdir() if p.is_file() and p.suffix.lower() in _MATRIX_SUFFIXES
+                       and p.name not in (harbor.RESULT, harbor.CONFIG))
+    except OSError:
+        return
+    if names:
+        warnings.warn(f"{path}: read as a {FORMS[form].split(' (')[0]}; {len(names)} file(s) beside it were not read "
+                      f"({', '.join(names[:5])}{', ...' if len(names) > 5 else ''}): give a file itself to read it, or "
+                      "merge it in (hspr bank merge)", InputWarning, stacklevel=3)
+
+
+#: suffixes of files a user may mean as a matrix or harness output (named when a folder's reader skips them)
+_MATRIX_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson")
 
 
 def _transposed_example(agents: Sequence[str], tasks: Sequence[str]) -> str | None:
