@@ -1724,7 +1724,7 @@ def test_the_fitting_message_is_said_only_when_a_fit_runs(bank, tmp_path, monkey
     assert first.exit_code == 0 and "fitting hspr_robust on 29 agents" in first.stderr
     # a new-user trial: a 41 s fit said nothing more; a log (no terminal) now gets the time it took
     cores = os.cpu_count() or 1
-    hint = f" \\(on 1 core; -j {cores} would use all {cores}\\)" if cores > 1 else ""  # how to use every core, while it runs
+    hint = f" \\(on 1 core; --workers {cores} would use all {cores}\\)" if cores > 1 else ""  # how to use every core, while it runs
     assert re.search(rf"then cached\){hint} \.\.\.\n\.\.\. done in \d+ s\n", first.stderr)
     again = CliRunner().invoke(main, [*map(str, args), "--session", str(tmp_path / "b.hspr")])
     assert again.exit_code == 0 and "fitting hspr" not in again.stderr
@@ -2112,7 +2112,7 @@ def test_start_workers_reach_the_fit_and_zero_is_refused(bank, tmp_path, monkeyp
          "--session", tmp_path / "a.hspr"])
     assert seen == [1, 2]
     cores = os.cpu_count() or 1
-    assert (f"(on 1 core; -j {cores} would use all {cores})" in out) == (cores > 1)  # said while the fit runs, on one process
+    assert (f"(on 1 core; --workers {cores} would use all {cores})" in out) == (cores > 1)  # said while the fit runs, on one process
     plain = cli(["start", "--matrix", bank["csv"], "--budget", 12, "--method", "hspr", "--config", bank["cfg"],
                  "--session", tmp_path / "h.hspr"])
     assert "fitting hspr on" in plain and "cores)" not in plain  # its fit is one job: --workers does nothing

@@ -377,7 +377,7 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
 
         cores = os.cpu_count() or 1
         parallel = method_class(method).parallel_fit
-        hint = f"(on 1 core; -j {cores} would use all {cores})" if parallel and workers == 1 and cores > 1 else ""
+        hint = f"(on 1 core; --workers {cores} would use all {cores})" if parallel and workers == 1 and cores > 1 else ""
         with parallel_config(n_jobs=local_workers(workers, None, console(stderr=True))):
             live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
                                         seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
