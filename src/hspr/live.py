@@ -1618,17 +1618,18 @@ class LiveSession:
                                  known=self._task_set.__contains__)
         source = str(Path(path).resolve())
         res = IngestResult(source, read.form, notes=list(read.notes))
-        copy = bool(self.doc["bank"].get("matrix"))
-        bundled = (bank_of_rows(self.matrix) if read.datasets else None) if copy else BANKS.get(self.doc["bank"].get("name"))
+        on_matrix = bool(self.doc["bank"].get("matrix"))  # a file: the bundled bank whose rows it holds, if any
+        bundled = ((bank_of_rows(self.matrix) if read.datasets else None) if on_matrix
+                   else BANKS.get(self.doc["bank"].get("name")))
         foreign = foreign_datasets(bundled, read.datasets)
         if foreign:  # a re-trial: Terminal-Bench 2.0 trials under 1.0's task names were recorded
             title = bundled.title.split(" (")[0]  # without its own parenthesis (a trial: nested ones)
-            whose = (f"this session's matrix, which holds rows of the {bundled.name} bank ({title})" if copy
+            whose = (f"this session's matrix, which holds rows of the {bundled.name} bank ({title})" if on_matrix
                      else f"the {bundled.name} bank ({title})")
             raise LiveSessionError(f"{path}: its trials are of dataset {foreign[0]!r}, whose tasks are not those of "
                                    f"{whose}, even where their names are the same; score it against a bank of other "
                                    "agents' runs of that dataset (hspr bank build JOBS_FOLDER --out FILE, from their "
-                                   "Harbor jobs)" + (" and none of those rows" if copy else "") + " (nothing was recorded)")
+                                   "Harbor jobs)" + (" and none of those rows" if on_matrix else "") + " (nothing was recorded)")
         if read.datasets:
             res.notes.append(f"trials of dataset {', '.join(map(repr, read.datasets))}")
         if read.form == "session":

@@ -41,8 +41,8 @@ class BudgetSpent(StoppingRule):
         why = f"budget spent ({n} of {b} tasks recorded)"
         if self.more and estimate is not None and estimate.shift is not None and estimate.shift.unlike_history:
             why += ("; the shift check flags this agent as unlike the history (see shift): to run more tasks, start a "
-                    "new session as this one was started but with a larger --budget (its --session the file named "
-                    f"last below), and carry these outcomes into it: `{self.more}`")
+                    "new session as this one was started but with a larger --budget and, as --session, the file named "
+                    f"last in this command, then carry these outcomes into it: `{self.more}`")
         return why
 
 

@@ -1331,6 +1331,10 @@ def load_matrix_and_form(path: str | Path, *, split: str | None = None,
     return warn_suspect(_warn_uninformative(_require_observed(m, path), path), path).canonical(), form
 
 
+#: suffixes of files a user may mean as a matrix or harness output (named when a folder's reader skips them)
+_MATRIX_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson")
+
+
 def _warn_unread_files(path: Path, form: str) -> None:
     """InputWarning naming the matrix-like files (CSV, JSON) at the top of the folder ``path`` that its
     reader (``form``) did not read: a hostile trial's folder of a Harbor job, a CSV and a SWE-bench
@@ -1344,10 +1348,6 @@ def _warn_unread_files(path: Path, form: str) -> None:
         warnings.warn(f"{path}: read as a {FORMS[form].split(' (')[0]}; {len(names)} file(s) beside it were not read "
                       f"({', '.join(names[:5])}{', ...' if len(names) > 5 else ''}): give a file itself to read it, or "
                       "merge it in (hspr bank merge)", InputWarning, stacklevel=3)
-
-
-#: suffixes of files a user may mean as a matrix or harness output (named when a folder's reader skips them)
-_MATRIX_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson")
 
 
 def _transposed_example(agents: Sequence[str], tasks: Sequence[str]) -> str | None:
