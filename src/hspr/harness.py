@@ -202,6 +202,10 @@ class HarnessRead:
         The fields of a header-less outcome CSV's first line when its outcome is a word (``id,resolved``):
         perhaps a header whose id column is named otherwise than ``instance_id`` / ``task_id``, said when its
         id is no task.
+    method : dict, optional
+        Another session file's method header (``name``, ``config``), where the form is one
+        (:func:`read_session_outcomes`), so that carrying its outcomes over can say when it ran other
+        settings without reading the file again.
     """
 
     form: str
@@ -212,6 +216,7 @@ class HarnessRead:
     agent: str | None = None
     datasets: list[str] = field(default_factory=list)
     header_like: tuple[str, ...] | None = None
+    method: dict | None = None
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status ('partial' only when some task has it: repeated trials)."""
@@ -1162,7 +1167,8 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
     if jf.torn:
         notes.append(f"{path}: its last line is incomplete ({shorten(jf.torn_text)!r}), so an outcome written "
                      "there, if any, was not read")
-    return HarnessRead("session", str(path), out, notes)
+    method = jf.doc.get("method")
+    return HarnessRead("session", str(path), out, notes, method=method if isinstance(method, dict) else None)
 
 
 def detect_form(path: str | Path) -> str:

@@ -1550,24 +1550,24 @@ class LiveSession:
         with self._transaction():
             self._rewrite(task, {"type": "withdraw", "source": "withdraw", "detail": "withdrawn by hand"})
 
-    def _carried_over_notes(self, path: Path) -> list[str]:
-        """Notes on the session file ``path`` being ingested: that it is this session's own, or that it
+    def _carried_over_notes(self, path: Path, theirs: dict | None) -> list[str]:
+        """Notes on the session file ``path`` being ingested, whose method header is ``theirs``
+        (:attr:`HarnessRead.method <hspr.harness.HarnessRead>`): that it is this session's own, or that it
         ran another method or other settings (a re-trial: outcomes carried into a new session started
         without the old one's ``--config`` went in without a word)."""
         if path.resolve() == self.path.resolve():  # a re-trial: "recorded 0 ... 60 unchanged" said nothing more
             return [f"{path} is this session's own file: its outcomes are recorded here already; to carry them into "
                     "another session, give that one's file to --session"]
-        theirs = journal.read(path, salvage=True).doc.get("method")
         if not isinstance(theirs, dict) or not isinstance(theirs.get("name"), str):
             return []
-        mine = self.doc["method"]
 
         def said(m: dict) -> str:
             changed = changed_settings(m["name"], m.get("config") or {})
             return f"{m['name']} ({', '.join(f'{k}={v}' for k, v in changed.items()) or 'its defaults'})"
-        if said(theirs) == said(mine):
+        old, new = said(theirs), said(self.doc["method"])
+        if old == new:
             return []
-        return [f"{path.name} ran {said(theirs)}, this session runs {said(mine)}: its outcomes carry over, and the "
+        return [f"{path.name} ran {old}, this session runs {new}: its outcomes carry over, and the "
                 "estimate is this session's method's (start a session with the other's --method / --config to "
                 "continue it as it was)"]
 
@@ -1633,7 +1633,7 @@ class LiveSession:
         if read.datasets:
             res.notes.append(f"trials of dataset {', '.join(map(repr, read.datasets))}")
         if read.form == "session":
-            res.notes.extend(self._carried_over_notes(Path(path)))
+            res.notes.extend(self._carried_over_notes(Path(path), read.method))
         unknown = read.skipped + [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]
         header = ""
         if read.header_like is not None and read.outcomes and read.outcomes[0].instance_id in unknown:

@@ -10,6 +10,7 @@ import os
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import click
 import numpy as np
@@ -97,8 +98,11 @@ def digest_note(m: ResponseMatrix) -> str:
 _JSON_HELP = "Print one JSON object for scripts (ok, sizes, digest; on an error ok false and the message)."
 
 
-def _run(fn: Callable[[], ResponseMatrix], as_json: bool = False, seen: list[str] | None = None,
-         path: str | os.PathLike | None = None) -> ResponseMatrix:
+_T = TypeVar("_T")
+
+
+def _run(fn: Callable[[], _T], as_json: bool = False, seen: list[str] | None = None,
+         path: str | os.PathLike | None = None) -> _T:
     """Call ``fn``; echo warnings to stderr (and add their messages to ``seen``, for a --json
     object's ``warnings``); on DataError print it (with ``as_json`` also as a ``{"ok": false,
     "error": ...}`` object on stdout) and exit with code 2. ``path``, the folder or file ``fn``
@@ -407,12 +411,13 @@ def agents_cmd(bank: str, as_json: bool) -> None:
         click.echo(f"{a}\t{100.0 * v:.1f}")
 
 
-def _refuse_foreign_trials(jobs: Path, other: Path, matrix: ResponseMatrix) -> None:
-    """DataError when ``jobs`` is a Harbor jobs folder of a dataset whose task ids overlap those of a
-    bundled bank whose rows ``matrix`` (read from ``other``) holds, but name other tasks
-    (Terminal-Bench 2.0 merged with Terminal-Bench 1.0's outcomes: :func:`~hspr.data.banks.bank_of_rows`);
-    a trial found live sessions refused such trials and a merge took them in under 1.0's task names."""
-    if not jobs.exists() or detect_form(jobs) != "harbor_jobs" or (info := bank_of_rows(matrix)) is None:
+def _refuse_foreign_trials(jobs: Path, form: str | None, other: Path, matrix: ResponseMatrix) -> None:
+    """DataError when ``jobs``, read as ``form`` (None: a bundled bank's name), is a Harbor jobs folder of
+    a dataset whose task ids overlap those of a bundled bank whose rows ``matrix`` (read from ``other``)
+    holds, but name other tasks (Terminal-Bench 2.0 merged with Terminal-Bench 1.0's outcomes:
+    :func:`~hspr.data.banks.bank_of_rows`); a trial found live sessions refused such trials and a merge
+    took them in under 1.0's task names. The folder is walked again for its datasets only then."""
+    if form != "harbor_jobs" or (info := bank_of_rows(matrix)) is None:
         return
     foreign = foreign_datasets(info, dict.fromkeys(t.source for t in harbor.read_trials(jobs, DataError)[0] if t.source))
     if foreign:
@@ -454,10 +459,10 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
                                  "CSV, which would replace that form: give another file", param_hint="--out")
     bundled = str(base) in BANKS and not base.exists()  # a bundled bank by name, its missing cells kept missing
     seen: list[str] = []
-    a = _run(lambda: load_bank(str(base), missing_as_zero=False) if bundled else load_matrix(base), as_json, seen,
-             None if bundled else base)
-    b = _run(lambda: load_matrix(new), as_json, seen, new)
-    _run(lambda: (_refuse_foreign_trials(new, base, a), _refuse_foreign_trials(base, new, b)), as_json)
+    a, a_form = _run(lambda: (load_bank(str(base), missing_as_zero=False), None) if bundled else
+                     load_matrix_and_form(base), as_json, seen, None if bundled else base)
+    b, b_form = _run(lambda: load_matrix_and_form(new), as_json, seen, new)
+    _run(lambda: (_refuse_foreign_trials(new, b_form, base, a), _refuse_foreign_trials(base, a_form, new, b)), as_json)
     m = _run(lambda: merge_banks(a, b, prefer), as_json, seen)
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)
