@@ -243,7 +243,8 @@ def test_hspr_auto_uses_shipped_config_when_digest_matches(bank, monkeypatch):
     assert get_method("hspr_auto").name == "hspr_auto" and get_method("hspr_auto").seed_kind == "adaptive"
 
 
-def test_hspr_auto_selects_when_no_entry_matches(bank, caplog, monkeypatch):
+def test_hspr_auto_selects_when_no_entry_matches(bank, caplog, monkeypatch, tmp_path):
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "cold"))  # the selection is cached: start from none
     src = bank.rows(np.arange(5))
     auto = sel.HSPRAuto(base_config=TINY, table={"toy": {"0": {"config": TINY.to_dict(), "source_digest": "x"}}})
     with caplog.at_level(logging.WARNING, logger=sel.__name__):
@@ -260,13 +261,51 @@ def test_hspr_auto_selects_when_no_entry_matches(bank, caplog, monkeypatch):
     done, total = map(int, re.search(r": (\d+) of (\d+) held-out runs \(100 %\)", ticks[-1]).groups())
     assert done == total > 0
     caplog.clear()  # `replay --quiet` sets QUIET_ENV: a new-user trial still got 40 such lines
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "cold-again"))  # so the selection runs again
     with caplog.at_level(logging.WARNING, logger=sel.__name__):
         monkeypatch.setenv(sel.QUIET_ENV, "1")
         again = auto.fit(src)
+    assert again.selection is not None and again.selection.seconds != model.selection.seconds  # it ran
     assert again.config == model.config
     assert not [r for r in caplog.records if "held-out runs" in r.getMessage()]
     # nor the announcement: a hostile trial saw it once per fold of a `replay -q` (the help says no selection lines)
     assert not [r for r in caplog.records if "running source-only selection" in r.getMessage()]
+
+
+def test_hspr_auto_keeps_its_selection_in_the_fit_cache(bank, caplog, monkeypatch, tmp_path):
+    """A replay of a bank with no shipped configuration selected again for every fold of every replay."""
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path))
+    src = bank.rows(np.arange(5))
+    first = sel.HSPRAuto(base_config=TINY).fit(src)
+    assert len(list(tmp_path.glob("*.pkl"))) == 1
+
+    def boom(*a, **k):
+        raise AssertionError("a cached selection must not run again")
+
+    caplog.clear()
+    with monkeypatch.context() as m:
+        m.setattr(sel, "select_config", boom)
+        with caplog.at_level(logging.WARNING, logger=sel.__name__):
+            second = sel.HSPRAuto(base_config=TINY, n_jobs=2).fit(src)  # workers are not part of the key
+    assert second.config == first.config and second.selection.stages == first.selection.stages
+    assert second.fitted_settings == first.fitted_settings
+    said = [r.getMessage() for r in caplog.records]
+    assert any(f"selection for source {src.source} (5 agents x {src.n_tasks} tasks) was read from the fit cache" in t
+               for t in said) and not any("running source-only selection" in t for t in said)
+    # another fraction, other numerical settings or other sources select again
+    calls = []
+    real = sel.select_config
+    monkeypatch.setattr(sel, "select_config", lambda *a, **k: calls.append(1) or real(*a, **k))
+    sel.HSPRAuto(base_config=TINY, fraction=0.2).fit(src)
+    sel.HSPRAuto(base_config=TINY.replace(n_draws=TINY.n_draws + 8)).fit(src)
+    sel.HSPRAuto(base_config=TINY).fit(bank.rows(np.arange(1, 6)))
+    assert len(calls) == 3 and len(list(tmp_path.glob("*.pkl"))) == 4
+    # a damaged entry is deleted and the selection runs again, to the same choice
+    for p in tmp_path.glob("*.pkl"):
+        p.write_bytes(p.read_bytes()[:-1] + b"x")
+    with pytest.warns(UserWarning, match="damaged"):
+        again = sel.HSPRAuto(base_config=TINY).fit(src)
+    assert again.config == first.config and len(calls) == 4
 
 
 def test_shipped_table_entries_are_valid():

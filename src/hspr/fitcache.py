@@ -1,5 +1,9 @@
 """On-disk cache of fitted models, so a live command does not refit the bank (issue 11).
 
+It also keeps the outcome of ``hspr_auto``'s source-only selection (minutes on a bank with no
+shipped configuration), so a second replay of the same sources does not select again
+(:func:`cached_result`).
+
 A source fit is deterministic: the same bank, method, settings and code give the same fitted
 model. The cache stores it as a pickle in the ``fits`` folder of the user's cache folder
 (``platformdirs.user_cache_dir("hspr")``), or directly in ``$HSPR_CACHE_DIR`` when it is set,
@@ -77,9 +81,13 @@ def cache_key(bank_digest: str, method: str, settings: dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _load(path: Path, key: str, tasks: tuple[str, ...]):
+def _load(path: Path, key: str, tasks: tuple[str, ...] | None, kind: type | None = None):
+    """The entry's object, or None (a damaged or foreign entry is deleted, with a warning).
+    ``kind`` is the type the entry must hold (default :class:`~hspr.session.FittedModel`, whose
+    task ids must then be ``tasks``)."""
     from .session import FittedModel
 
+    kind = FittedModel if kind is None else kind
     try:
         with open(path, "rb") as fh:
             blob = fh.read()
@@ -93,16 +101,16 @@ def _load(path: Path, key: str, tasks: tuple[str, ...]):
             entry = pickle.loads(body)
         except Exception:  # a foreign pickle under a valid checksum: never trusted
             entry = None
-    ok = (isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("model"), FittedModel)
-          and tuple(entry["model"].tasks) == tuple(tasks))
+    ok = (isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("model"), kind)
+          and (tasks is None or tuple(entry["model"].tasks) == tuple(tasks)))
     if not ok:
         try:
             path.unlink()
         except OSError:
             pass
         # a re-trial: the refit after a damaged entry looked like any first fit
-        warnings.warn(f"the fit-cache entry {path} was damaged (or not hspr's); it was deleted and the model is fitted "
-                      "again", stacklevel=3)
+        warnings.warn(f"the fit-cache entry {path} was damaged (or not hspr's); it was deleted and "
+                      f"{'the model is fitted' if kind is FittedModel else 'it is computed'} again", stacklevel=3)
         return None
     try:
         os.utime(path)  # in use: kept by the age-based clean-up
@@ -190,3 +198,34 @@ def cached_fit(bank_digest: str, method: str, settings: dict, tasks: tuple[str, 
         model = fit()
         _store(path, key, model)
     return model
+
+
+def cached_result(bank_digest: str, what: str, settings: dict, kind: type, build: Callable[[], object]) -> tuple[object, bool]:
+    """Another deterministic result computed from a bank, cached as a fit is (same folder, key and checks).
+
+    Parameters
+    ----------
+    bank_digest : str
+        :meth:`ResponseMatrix.digest` of the bank ``build`` reads.
+    what : str
+        What is cached (e.g. ``"hspr_auto selection"``); part of the key, as a method name is.
+    settings : dict
+        Every setting the result depends on (JSON-serialisable); not the number of workers.
+    kind : type
+        The result's type; an entry holding anything else is deleted and rebuilt.
+    build : callable
+        Computes the result when the cache has none; it is then stored.
+
+    Returns
+    -------
+    (result, from_cache)
+        ``from_cache`` is True when the result was read from the cache.
+    """
+    key = cache_key(bank_digest, what, settings)
+    path = cache_dir() / f"{key}.pkl"
+    result = _load(path, key, None, kind)
+    if result is not None:
+        return result, True
+    result = build()
+    _store(path, key, result)
+    return result, False

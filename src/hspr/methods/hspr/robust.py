@@ -232,7 +232,8 @@ class ShiftSettings:
         (:func:`~hspr.methods.hspr.selection.select_config` at ``fraction``, with the node and draw
         counts of ``hspr select --fast``) and use its choice, instead of comparing ``ranks``. Off
         by default: measured on seven shift protocols it was lower on six and higher on Verified's
-        newest 20 (docs/shift.md, direction 24), and it costs minutes inside each such fit.
+        newest 20 (docs/shift.md, direction 24), and it costs minutes inside each such fit (the
+        selection is then kept in the fit cache: :func:`~hspr.methods.hspr.selection.cached_select_config`).
     fallback : bool
         When the held-out runs of step 2 (at least ``min_held_out``) show the model's point
         clearly worse than the outcomes seen plus the sources' pass rate of every other task
@@ -888,10 +889,11 @@ class HSPRRobust(Method):
             if hit is not None:
                 candidates = [hit[2]]
             elif self.shift.select:  # the staged selection, as `hspr select --fast` (docs/shift.md, direction 24)
-                from .selection import FAST_EVAL_DRAWS, FAST_EVAL_NODES, select_config
+                from .selection import FAST_EVAL_DRAWS, FAST_EVAL_NODES, cached_select_config
 
-                candidates = [select_config(source, self.shift.fraction, eval_nodes=FAST_EVAL_NODES,
-                                            eval_draws=FAST_EVAL_DRAWS).config]
+                selection, _ = cached_select_config(source, self.shift.fraction, eval_nodes=FAST_EVAL_NODES,
+                                                    eval_draws=FAST_EVAL_DRAWS)
+                candidates = [selection.config]
             else:
                 candidates = [default] + [default.replace(rank=r) for r in self.shift.ranks if r != default.rank]
         with single_thread_blas():  # many small products: threaded BLAS made it 5-10x slower from Python

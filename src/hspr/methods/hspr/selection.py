@@ -430,6 +430,38 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
                            time.perf_counter() - t0, default)
 
 
+def cached_select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 1,
+                         progress: Progress | None = None, base_config: HSPRConfig | None = None,
+                         eval_nodes: int | None = None, eval_draws: int | None = None,
+                         on_run: Callable[[], None] | None = None) -> tuple[SelectionResult, bool]:
+    """:func:`select_config`, kept in the fit cache (:func:`hspr.fitcache.cached_result`).
+
+    The selection is deterministic given the source (in its row and column order), the budget
+    fraction and the numerical settings, whatever the number of workers; a replay of a bank
+    with no shipped configuration ran it again for every fold of every replay (minutes each).
+    Same parameters and errors as :func:`select_config`; ``on_run()``, if given, is called just
+    before a selection runs (not when it is read from the cache).
+
+    Returns
+    -------
+    (SelectionResult, from_cache)
+        ``from_cache`` is True when the result was read from the cache (its ``seconds`` are
+        then those of the run that made it).
+    """
+    from ...fitcache import cached_result
+
+    settings = {"fraction": fraction, "base_config": None if base_config is None else base_config.to_dict(),
+                "eval_nodes": eval_nodes, "eval_draws": eval_draws}
+
+    def build() -> SelectionResult:
+        if on_run is not None:
+            on_run()
+        return select_config(source, fraction, n_jobs, progress=progress, base_config=base_config,
+                             eval_nodes=eval_nodes, eval_draws=eval_draws)
+
+    return cached_result(source.digest(), "hspr selection", settings, SelectionResult, build)
+
+
 def loo_setting_errors(source: ResponseMatrix, config: HSPRConfig, fraction: float = 0.10,
                        seeds: Sequence[int] = QUERY_SEEDS, deterministic: bool = False,
                        fits: Sequence[SourceFit] | None = None) -> np.ndarray:
@@ -610,12 +642,21 @@ class HSPRAuto(Method):
             if source.n_agents < 3:  # refuse before announcing a long selection
                 raise DataError(f"hspr_auto selects its settings on the source agents and needs at least 3, got "
                                  f"{source.n_agents}")
-            if not os.environ.get(QUIET_ENV):  # replay -q: a hostile trial saw this line once per fold
+            quiet = bool(os.environ.get(QUIET_ENV))  # replay -q: a hostile trial saw these lines once per fold
+
+            def announce() -> None:
                 log.warning("hspr_auto: %s for source %s (%d agents x %d tasks); running source-only selection, "
-                            "which can take long", "no shipped configuration" if self.table is None else
-                            "its table has no configuration", source.source, source.n_agents, source.n_tasks)
-            selection = select_config(source, self.fraction, self.n_jobs, base_config=self.base_config,
-                                      progress=_log_progress(f"hspr_auto selection on {source.source}"))
+                            "which can take long (then kept in the fit cache)", "no shipped configuration" if
+                            self.table is None else "its table has no configuration", source.source,
+                            source.n_agents, source.n_tasks)
+
+            selection, cached = cached_select_config(
+                source, self.fraction, self.n_jobs, base_config=self.base_config, on_run=None if quiet else announce,
+                progress=_log_progress(f"hspr_auto selection on {source.source}"))
+            if cached and not quiet:
+                log.warning("hspr_auto: the source-only selection for source %s (%d agents x %d tasks) was read from "
+                            "the fit cache (it took %.0f s)", source.source, source.n_agents, source.n_tasks,
+                            selection.seconds)
             cfg = selection.config
         if self.overrides:
             cfg = cfg.replace(**self.overrides)
