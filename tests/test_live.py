@@ -638,6 +638,26 @@ def test_a_flagged_stop_names_the_session_s_own_command(bank, tmp_path, monkeypa
     assert "FILE" not in why
 
 
+def test_a_flagged_spent_budget_names_the_carry_over_command_without_an_estimate_given(bank, tmp_path, monkeypatch):
+    """An audit: plain `hspr live next` asks for the stop reason without an estimate, and the
+    budget rule did not say it reads one, so a flagged agent's spent budget showed no way to run more."""
+    from dataclasses import replace
+
+    from hspr.session import ShiftReport
+
+    live = LiveSession.create(tmp_path / "my run.hspr", MIN_TASKS, matrix=bank["csv"], config=FAST)
+    for _ in range(MIN_TASKS):
+        t = live.next()[0]
+        live.record(t, bank["truth"][t])
+    est = live.status().estimate
+    flag = ShiftReport("nearest-source disagreement", 0.4, 99.0, 29, 1.25, n_reference=57)
+    monkeypatch.setattr(LiveSession, "_estimate", lambda self: replace(est, shift=flag))
+    why = live.stop_reason()
+    assert why.startswith(f"budget spent ({MIN_TASKS} of {MIN_TASKS} tasks recorded); the shift check flags")
+    assert why.endswith(f"`hspr live ingest '{tmp_path / 'my run.hspr'}' --session '{tmp_path / 'my run-more.hspr'}'`")
+    assert live.next() == [] and why == live.stop_reason(replace(est, shift=flag))
+
+
 def test_reopening_a_session_announces_reading_its_bank(bank, tmp_path):
     """A hostile trial: a session on a folder bank walked the folder again on every `next` (8.6 s)
     without a word; `reading` (the CLI's spinner) is entered with the bank's path while it is read."""

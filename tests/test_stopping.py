@@ -55,7 +55,12 @@ def test_rules_give_a_reason_exactly_when_they_fire():
     assert 100 * on_lattice.width < 8 and WidthBelow(8).check(_Sess(47, 50), on_lattice) is None
     assert WidthBelow(8.01).check(_Sess(47, 50), on_lattice).startswith("90 % interval 8.00 pp")
     rule = live_rule(5)
-    assert isinstance(rule, AnyOf) and rule.needs_estimate and not live_rule(None).needs_estimate
+    # the estimate is computed only where a rule reads it: the width once MIN_TASKS outcomes are told,
+    # the budget (with a carry-over command) once it is spent (an audit: plain `next` lost that advice)
+    assert isinstance(rule, AnyOf) and rule.needs_estimate(_Sess(MIN_TASKS, 50))
+    assert not rule.needs_estimate(_Sess(MIN_TASKS - 1, 50)) and not live_rule(None).needs_estimate(_Sess(3, 50))
+    assert live_rule(None, more=more).needs_estimate(_Sess(5, 5)) and not live_rule(None, more=more).needs_estimate(_Sess(4, 5))
+    assert not BudgetSpent().needs_estimate(_Sess(5, 5))  # replay: no advice, no estimate needed
     assert "budget" in rule.check(_Sess(5, 5), narrow)  # the first rule's reason
     for bad in (0, -1, float("inf"), float("nan"), True, 100.5):
         with pytest.raises(ValueError, match="stop width"):

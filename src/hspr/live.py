@@ -1378,7 +1378,7 @@ class LiveSession:
         more = shlex.quote(str(self.path.with_name(f"{self.path.stem}-more{self.path.suffix or '.hspr'}")))
         rule = live_rule(self.stop_width, go_on=f"hspr live next --stop-width none --session {path}",
                          more=f"hspr live ingest {path} --session {more}")
-        if estimate is None and rule.needs_estimate:
+        if estimate is None and rule.needs_estimate(self.session):
             estimate = self._estimate()
         return rule.check(self.session, estimate)
 
@@ -1623,9 +1623,8 @@ class LiveSession:
                    else BANKS.get(self.doc["bank"].get("name")))
         foreign = foreign_datasets(bundled, read.datasets)
         if foreign:  # a re-trial: Terminal-Bench 2.0 trials under 1.0's task names were recorded
-            title = bundled.title.split(" (")[0]  # without its own parenthesis (a trial: nested ones)
-            whose = (f"this session's matrix, which holds rows of the {bundled.name} bank ({title})" if on_matrix
-                     else f"the {bundled.name} bank ({title})")
+            whose = (f"this session's matrix, which holds rows of the {bundled.name} bank ({bundled.short_title})"
+                     if on_matrix else f"the {bundled.name} bank ({bundled.short_title})")
             raise LiveSessionError(f"{path}: its trials are of dataset {foreign[0]!r}, whose tasks are not those of "
                                    f"{whose}, even where their names are the same; score it against a bank of other "
                                    "agents' runs of that dataset (hspr bank build JOBS_FOLDER --out FILE, from their "

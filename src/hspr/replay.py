@@ -87,7 +87,7 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
         for b in checkpoints:
             while sess.n_queried < b and why is None:
                 if stop is not None and sess.n_queried:
-                    why = stop.check(sess, sess.estimate() if stop.needs_estimate else None)
+                    why = stop.check(sess, sess.estimate() if stop.needs_estimate(sess) else None)
                     if why is not None:
                         break
                 t = sess.ask()

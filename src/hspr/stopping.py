@@ -17,8 +17,10 @@ from .session import ScoreEstimate, Session
 class StoppingRule(ABC):
     """Decides whether a session should stop asking."""
 
-    #: whether :meth:`check` reads the estimate (replay computes one per step only then)
-    needs_estimate: bool = False
+    def needs_estimate(self, session: Session) -> bool:
+        """Whether :meth:`check` reads the estimate for ``session`` now (the caller computes one
+        only then: replay per step, a live ``next``)."""
+        return False
 
     @abstractmethod
     def check(self, session: Session, estimate: ScoreEstimate | None) -> str | None:
@@ -33,6 +35,11 @@ class BudgetSpent(StoppingRule):
     so once the budget was spent (a trial)."""
 
     more: str | None = None
+
+    def needs_estimate(self, session: Session) -> bool:
+        """With ``more``, once the budget is spent: the shift flag decides whether ``more`` is named
+        (an audit: plain ``hspr live next`` passed no estimate, so the advice never showed there)."""
+        return self.more is not None and session.n_queried >= session.budget
 
     def check(self, session: Session, estimate: ScoreEstimate | None) -> str | None:
         n, b = session.n_queried, session.budget
@@ -73,7 +80,10 @@ class WidthBelow(StoppingRule):
     width_pp: float
     min_tasks: int = 1
     go_on: str | None = None
-    needs_estimate = True
+
+    def needs_estimate(self, session: Session) -> bool:
+        """Once ``min_tasks`` outcomes are told (before that :meth:`check` says go on)."""
+        return session.n_queried >= self.min_tasks
 
     def __post_init__(self) -> None:
         w = self.width_pp
@@ -103,9 +113,9 @@ class AnyOf(StoppingRule):
 
     rules: tuple[StoppingRule, ...]
 
-    @property
-    def needs_estimate(self) -> bool:  # type: ignore[override]
-        return any(r.needs_estimate for r in self.rules)
+    def needs_estimate(self, session: Session) -> bool:
+        """Whether any of ``rules`` reads it."""
+        return any(r.needs_estimate(session) for r in self.rules)
 
     def check(self, session: Session, estimate: ScoreEstimate | None) -> str | None:
         for r in self.rules:
