@@ -262,10 +262,12 @@ def test_hspr_auto_selects_when_no_entry_matches(bank, caplog, monkeypatch, tmp_
     assert done == total > 0
     caplog.clear()  # `replay --quiet` sets QUIET_ENV: a new-user trial still got 40 such lines
     monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "cold-again"))  # so the selection runs again
+    calls, real = [], sel.select_config
+    monkeypatch.setattr(sel, "select_config", lambda *a, **k: calls.append(1) or real(*a, **k))
     with caplog.at_level(logging.WARNING, logger=sel.__name__):
         monkeypatch.setenv(sel.QUIET_ENV, "1")
         again = auto.fit(src)
-    assert again.selection is not None and again.selection.seconds != model.selection.seconds  # it ran
+    assert calls == [1] and again.selection is not None  # it ran, quietly
     assert again.config == model.config
     assert not [r for r in caplog.records if "held-out runs" in r.getMessage()]
     # nor the announcement: a hostile trial saw it once per fold of a `replay -q` (the help says no selection lines)
@@ -704,8 +706,15 @@ def test_hspr_robust_select_runs_the_staged_selection_on_sources_with_no_shipped
     shift = ShiftSettings(max_held_out=7, n_nodes=64, n_draws=512, min_held_out=4, blend_weights=(0.0,), select=True)
     chosen = sel.select_config(src, shift.fraction, eval_nodes=sel.FAST_EVAL_NODES, eval_draws=sel.FAST_EVAL_DRAWS).config
     assert chosen.replace(rank=HSPRConfig().rank) != HSPRConfig()  # not a rank of the default: the rules differ here
-    assert HSPRRobust(shift=shift).fit(src).config == chosen
-    ranks = HSPRRobust(shift=dataclasses.replace(shift, select=False)).fit(src).config
+    selected = HSPRRobust(shift=shift).fit(src)
+    assert selected.config == chosen
+    # replay records the settings the fit chose (an audit: only hspr_auto's were), as --config takes them
+    assert selected.fitted_settings and HSPRConfig.from_dict(selected.fitted_settings) == chosen
+    ranks_model = HSPRRobust(shift=dataclasses.replace(shift, select=False)).fit(src)
+    ranks = ranks_model.config
     assert ranks.replace(rank=HSPRConfig().rank) == HSPRConfig()
+    assert ranks_model.fitted_settings == ({} if ranks == HSPRConfig() else {"rank": ranks.rank})
+    given = HSPRRobust(shift=dataclasses.replace(shift, select=False), config=chosen).fit(src)
+    assert given.config == chosen and given.fitted_settings is None  # the user's settings: nothing chosen
     with pytest.raises(ValueError, match="select must be true or false"):
         ShiftSettings(select="yes")

@@ -193,7 +193,7 @@ class ShiftReport:
                 f"({value}; source percentile {self.source_percentile:.0f}); {wid}. The check is a warning light, "
                 "not a promise: it passes many agents of a new model or scaffold, and for them the interval is often too "
                 "narrow (SWE-bench Verified's bash-only agents, another scaffold: 82 % of the runs it passed held the "
-                "true score at 10 % of the tasks, 64 % at 20 %, where 90 % should)."
+                "true score at 10 % of the tasks, 64 % at 20 %, where 90 % should; README, 'Agents unlike the history')."
                 + (f" {self._twin_note[0].upper()}{self._twin_note[1:]}." if self._twin_note else ""))
 
     @property
@@ -1015,7 +1015,7 @@ class FittedModel(ABC):
     #: set by :meth:`Method.fit`: the sources' trials per task (``ResponseMatrix.trials``), or None;
     #: a session then takes a pass rate only as successes / trials
     trials: int | None = None
-    #: the settings the fit itself chose on the sources (a source-only selection: ``hspr_auto``), as a
+    #: the settings the fit itself chose on the sources (``hspr_auto``, ``hspr_robust``), as a
     #: JSON-ready dict of those that differ from the defaults (what ``--config`` takes), or None when the
     #: fit chose none; replay writes it into each run's record (a trial could not tell which settings
     #: produced ``hspr_auto``'s numbers)

@@ -421,9 +421,8 @@ def _refuse_foreign_trials(jobs: Path, form: str | None, other: Path, matrix: Re
         return
     foreign = foreign_datasets(info, dict.fromkeys(t.source for t in harbor.read_trials(jobs, DataError)[0] if t.source))
     if foreign:
-        title = info.title.split(" (")[0]
         raise DataError(f"{jobs}: its trials are of dataset {foreign[0]!r}, whose tasks are not those of {other}, which "
-                        f"holds rows of the {info.name} bank ({title}), even where their names are the same; merge them "
+                        f"holds rows of the {info.name} bank ({info.short_title}), even where their names are the same; merge them "
                         "into a bank of other agents' runs of that dataset (hspr bank build JOBS_FOLDER --out FILE, from "
                         "their Harbor jobs) instead; nothing was written")
 

@@ -12,6 +12,7 @@ import shlex
 import sys
 import time
 from pathlib import Path
+from types import MappingProxyType
 
 import click
 from click.core import ParameterSource
@@ -452,7 +453,7 @@ def _refuse_replacing_other_output(out, live_s, predictions: bool) -> None:
 
 
 #: the Python API's words for what `hspr live` sub-commands do: named in the error for such a command
-API_WORDS = {"tell": "record", "ask": "next", "estimate": "status"}
+API_WORDS = MappingProxyType({"tell": "record", "ask": "next", "estimate": "status"})
 
 
 class LiveGroup(click.Group):

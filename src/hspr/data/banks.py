@@ -27,6 +27,12 @@ class BankInfo:
     title: str
     foreign_datasets: tuple[str, ...] = ()
 
+    @property
+    def short_title(self) -> str:
+        """The title without its parenthesised detail ("Terminal-Bench 1.0, 25 agents x 80 tasks x 5
+        trials"), for a message that puts it in parentheses itself (a trial: nested ones)."""
+        return self.title.split(" (")[0]
+
 
 BANKS: Mapping[str, BankInfo] = MappingProxyType({
     "lite": BankInfo("lite", "matrix.csv", "SWE-bench Lite (test)"),

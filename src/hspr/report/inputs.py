@@ -34,7 +34,7 @@ REQUIRED_COLUMNS = ("bank", "method", "seed", "target", "budget", "budget_fracti
 #: step a little outside [0, 1], e.g. an inverse-probability-weighted estimate)
 SCALE_RANGE = (-1.0, 2.0)
 #: a run is identified by these; a later file's run replaces an earlier one with the same key
-RUN_KEY = ["bank", "method", "budget_fraction", "target", "seed"]
+RUN_KEY = ("bank", "method", "budget_fraction", "target", "seed")
 #: Wilcoxon signed-rank zero handling: 'wilcox' drops zero differences before ranking
 ZERO_METHOD = "wilcox"
 #: decimals shown (and used for best / second-best ties) for pp errors and tau_b
@@ -260,11 +260,11 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     _check_one_truth(runs)
     _refuse_other_settings(runs)
     _refuse_differing_copies_in_one_file(runs)
-    dup = runs.duplicated(RUN_KEY, keep="last")
+    dup = runs.duplicated(list(RUN_KEY), keep="last")
     if dup.any():
-        every = runs[runs.duplicated(RUN_KEY, keep=False)]
+        every = runs[runs.duplicated(list(RUN_KEY), keep=False)]
         files = ", ".join(dict.fromkeys(every["source_file"]))
-        differ = int(_differing(every, RUN_KEY).sum())
+        differ = int(_differing(every, list(RUN_KEY)).sum())
         what = (f"; {differ} of them differ between copies (estimate, intervals or queried tasks), so the table depends on the order "
                 "of the files: report one copy" if differ else "; the copies are identical")
         warnings.warn(f"{int(dup.sum())} run(s) appear in more than one place (same bank, method, budget, target, "

@@ -66,8 +66,8 @@ def seed_metrics(est: np.ndarray, truth: np.ndarray) -> dict:
 
 
 #: columns of :func:`summarize`, in order
-SUMMARY_COLUMNS = ["budget_fraction", "budget", "bank", "method", "mae_pp", "maxerr_pp", "kendall_tau_b",
-                   "coverage_90", "mean_width_pp", "n_targets", "n_seeds"]
+SUMMARY_COLUMNS = ("budget_fraction", "budget", "bank", "method", "mae_pp", "maxerr_pp", "kendall_tau_b",
+                   "coverage_90", "mean_width_pp", "n_targets", "n_seeds")
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
@@ -113,7 +113,7 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
         rows.append(row)
     # the column order of the report's comparison.csv, so replay --csv and report read alike
     stopped = "n_queried" in runs and runs["n_queried"].notna().any()
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS + (["mean_tasks_run", "stopped_early"] if stopped else []))
+    return pd.DataFrame(rows, columns=[*SUMMARY_COLUMNS, *(["mean_tasks_run", "stopped_early"] if stopped else [])])
 
 
 def tasks_run_text(mean: float, stopped_early: float) -> str:

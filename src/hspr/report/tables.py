@@ -145,13 +145,13 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Seque
     return "\n".join([line(header), "|" + "|".join("--:" if r else ":--" for r in right) + "|", *map(line, rows)])
 
 
-_CMP_HEADER = ["bank", "method", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90 % coverage", "mean width (pp)",
-               "targets", "seeds"]
+_CMP_HEADER = ("bank", "method", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90 % coverage", "mean width (pp)",
+               "targets", "seeds")
 
 
 def _cmp_header(table: pd.DataFrame) -> list[str]:
     """The comparison columns, with "tasks run" when the runs had a stopping rule."""
-    return _CMP_HEADER + (["tasks run"] if _has_tasks_run(table) else [])
+    return [*_CMP_HEADER, *(["tasks run"] if _has_tasks_run(table) else [])]
 
 
 def _has_tasks_run(table: pd.DataFrame) -> bool:

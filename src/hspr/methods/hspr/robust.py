@@ -891,8 +891,12 @@ class HSPRRobust(Method):
             elif self.shift.select:  # the staged selection, as `hspr select --fast` (docs/shift.md, direction 24)
                 from .selection import FAST_EVAL_DRAWS, FAST_EVAL_NODES, cached_select_config
 
-                selection, _ = cached_select_config(source, self.shift.fraction, eval_nodes=FAST_EVAL_NODES,
-                                                    eval_draws=FAST_EVAL_DRAWS)
+                selection, cached = cached_select_config(source, self.shift.fraction, eval_nodes=FAST_EVAL_NODES,
+                                                         eval_draws=FAST_EVAL_DRAWS)
+                if cached:
+                    log.warning("hspr_robust: the staged selection for source %s (%d agents x %d tasks) was read from "
+                                "the fit cache (it took %.0f s)", source.source, source.n_agents, source.n_tasks,
+                                selection.seconds)
                 candidates = [selection.config]
             else:
                 candidates = [default] + [default.replace(rank=r) for r in self.shift.ranks if r != default.rank]
@@ -903,8 +907,11 @@ class HSPRRobust(Method):
             rates = np.asarray(source.rates())
             fit = fit_source(rates, missing=source.missing, item_prior_scale=cfg.item_prior_scale)
             pirt = None if calib.weight == 0 else _pirt_model(source, calib.log_a_sd)
-        return FittedHSPRRobust(fit, source.tasks, cfg, calib, rates,
-                                self.shift, source.missing, pirt, source.trials)
+        model = FittedHSPRRobust(fit, source.tasks, cfg, calib, rates, self.shift, source.missing, pirt, source.trials)
+        if self.config is None:  # chosen on the sources (a shipped or table entry, the rank rule or the selection)
+            defaults = HSPRConfig().to_dict()
+            model.fitted_settings = {k: v for k, v in cfg.to_dict().items() if v != defaults[k]}
+        return model
 
 
 class FittedHSPRRobust(FittedHSPR):
