@@ -38,8 +38,7 @@ class MidRangeSession(FixedOrderSession):
     #: a trial: a live session printed 72.00 % for an agent of 53.2 % with no word of the bias
     caveat = ("midrange reports the raw mean of its tasks, those nearest a 50 % source pass rate: a baseline of "
               "the paper, biased by design (MAE 14-33 pp at 10 % on the shipped banks, docs/results/comparison.md), not an "
-              "estimate of the full "
-              "score; midrange_ridge maps the same outcomes to one")
+              "estimate of the full score; midrange_ridge maps the same outcomes to one")
 
     def __init__(self, tasks, budget, seed, order: np.ndarray) -> None:
         super().__init__(tasks, check_budget(budget, len(tasks), allow_zero=False), seed, order)
