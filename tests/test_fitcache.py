@@ -147,3 +147,32 @@ def test_entries_unused_for_a_month_are_pruned(bank, cache):
     fitcache.cached_fit(bank.digest(), "hspr", {}, bank.tasks, fit_counter(bank, []))
     assert not old.exists() and recent.exists() and len(list(cache.glob("[0-9a-f]*.pkl"))) == 2
     assert mine.read_bytes() == b"a user's pickle"
+
+
+def test_key_depends_on_the_numerical_libraries(bank, monkeypatch):
+    """A hostile trial: a selection's best two settings differed by 1e-6 pp, so a numpy or scipy
+    upgrade may change a fit; a warm cache must not keep the fit the old libraries made."""
+    k = fitcache.cache_key(bank.digest(), "hspr", {})
+    versions = fitcache.library_versions()
+    assert set(versions) == {"numpy", "scipy", "scikit-learn"} and versions["numpy"] == np.__version__
+    monkeypatch.setattr(fitcache, "library_versions", lambda: {**versions, "scipy": "0.0.1"})
+    assert fitcache.cache_key(bank.digest(), "hspr", {}) != k
+
+
+def test_a_damaged_entry_that_cannot_be_deleted_is_said_so(bank, cache, monkeypatch):
+    """A hostile trial: in a locked folder the warning said 'it was deleted' on every run, the file still there."""
+    settings = {"n_nodes": 256}
+    path = cache / f"{fitcache.cache_key(bank.digest(), 'hspr', settings)}.pkl"
+    cache.mkdir(parents=True)
+    path.write_bytes(b"damaged")
+
+    def refuse(self, *a, **k):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(type(path), "unlink", refuse)
+    monkeypatch.setattr(fitcache, "_store", lambda *a, **k: None)  # the locked folder takes no new entry either
+    calls = []
+    with pytest.warns(UserWarning, match=r"damaged \(or not hspr's\); it could not be deleted \(Operation not permitted; "
+                                         r"delete it by hand\) and the model is fitted again"):
+        fitcache.cached_fit(bank.digest(), "hspr", settings, bank.tasks, fit_counter(bank, calls))
+    assert calls == [1] and path.read_bytes() == b"damaged"

@@ -254,7 +254,7 @@ def test_hspr_auto_selects_when_no_entry_matches(bank, caplog, monkeypatch, tmp_
     assert model.shipped is None and HSPRConfig.from_dict(model.fitted_settings) == model.config
     chosen = [r.getMessage() for r in caplog.records if r.getMessage().startswith("hspr_auto: chose ")]
     assert chosen == [f"hspr_auto: chose {json.dumps(model.fitted_settings)} on source {src.source} (5 agents x "
-                      f"{src.n_tasks} tasks)"]
+                      f"{src.n_tasks} tasks, digest {src.digest()[:12]})"]
     # a trial: minutes of selection inside a replay's fit showed no progress; it is logged in tenths
     ticks = [r.getMessage() for r in caplog.records if "held-out runs" in r.getMessage()]
     assert 2 <= len(ticks) <= 11 and ticks[-1].startswith(f"hspr_auto selection on {src.source}: ")
@@ -292,7 +292,8 @@ def test_hspr_auto_keeps_its_selection_in_the_fit_cache(bank, caplog, monkeypatc
     assert second.config == first.config and second.selection.stages == first.selection.stages
     assert second.fitted_settings == first.fitted_settings
     said = [r.getMessage() for r in caplog.records]
-    assert any(f"selection for source {src.source} (5 agents x {src.n_tasks} tasks) was read from the fit cache" in t
+    assert any(f"selection for source {src.source} (5 agents x {src.n_tasks} tasks, digest {src.digest()[:12]}) was read "
+               "from the fit cache" in t
                for t in said) and not any("running source-only selection" in t for t in said)
     # another fraction, other numerical settings or other sources select again
     calls = []

@@ -12,7 +12,8 @@ under a key that hashes
 * the bank's :meth:`~hspr.data.matrix.ResponseMatrix.digest` (agents, tasks, cells),
 * the method name and its settings (JSON, sorted keys),
 * the hspr version and a digest of the installed package's source files, so an upgrade or a
-  local code change never reuses a fit made by other code.
+  local code change never reuses a fit made by other code;
+* the installed versions of numpy, scipy and scikit-learn (an upgrade of those may change a fit).
 
 An entry is trusted only if its bytes match the SHA-256 checksum written before them, it
 unpickles, carries its own key and is a :class:`~hspr.session.FittedModel` whose task ids are
@@ -74,10 +75,29 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
+@functools.cache
+def library_versions() -> dict:
+    """Versions of the numerical libraries a fit depends on (numpy, scipy, scikit-learn), read from
+    the installed packages' metadata (importing scipy would cost a live command a third of a second).
+    A hostile trial: a selection's best and second-best settings differed by 1e-6 pp, so a
+    library upgrade may change a fit, and a cached one must not stand in for it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("numpy", "scipy", "scikit-learn"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def cache_key(bank_digest: str, method: str, settings: dict) -> str:
-    """Hex key of one fit: bank digest, method, settings, hspr version, code digest, cache format."""
+    """Hex key of one fit: bank digest, method, settings, hspr version, code digest, the numerical
+    libraries' versions (:func:`library_versions`), cache format."""
     blob = json.dumps({"format": CACHE_FORMAT, "version": __version__, "code": code_digest(), "bank": bank_digest,
-                       "method": method, "settings": settings}, sort_keys=True, default=str)
+                       "method": method, "settings": settings, "libraries": library_versions()}, sort_keys=True,
+                      default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -106,10 +126,11 @@ def _load(path: Path, key: str, tasks: tuple[str, ...] | None, kind: type | None
     if not ok:
         try:
             path.unlink()
-        except OSError:
-            pass
+            gone = "it was deleted"
+        except OSError as exc:  # a trial: a locked folder kept it, and the warning said deleted on every run
+            gone = f"it could not be deleted ({exc.strerror or exc}; delete it by hand)"
         # a re-trial: the refit after a damaged entry looked like any first fit
-        warnings.warn(f"the fit-cache entry {path} was damaged (or not hspr's); it was deleted and "
+        warnings.warn(f"the fit-cache entry {path} was damaged (or not hspr's); {gone} and "
                       f"{'the model is fitted' if kind is FittedModel else 'it is computed'} again", stacklevel=3)
         return None
     try:
@@ -119,12 +140,13 @@ def _load(path: Path, key: str, tasks: tuple[str, ...] | None, kind: type | None
     return entry["model"]
 
 
-def _store(path: Path, key: str, model) -> None:
+def _store(path: Path, key: str, model, again: str = "fit again") -> None:
     """Write the entry; a cache that cannot be written is skipped with a warning (each command
     then fits again, which a user of a 40 s fit should hear about: a hostile trial set
-    HSPR_CACHE_DIR to a file and every command refitted, saying 'then cached')."""
+    HSPR_CACHE_DIR to a file and every command refitted, saying 'then cached'). ``again`` says
+    what the next command will then do."""
     def skipped(why: str) -> None:
-        warnings.warn(f"cannot write the fit cache in {path.parent} ({why}); the next command will fit again: set "
+        warnings.warn(f"cannot write the fit cache in {path.parent} ({why}); the next command will {again}: set "
                       "HSPR_CACHE_DIR to a writable folder (or free space)", stacklevel=3)
 
     try:
@@ -227,5 +249,5 @@ def cached_result(bank_digest: str, what: str, settings: dict, kind: type, build
     if result is not None:
         return result, True
     result = build()
-    _store(path, key, result)
+    _store(path, key, result, again="compute it again")
     return result, False

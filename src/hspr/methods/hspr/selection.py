@@ -635,6 +635,8 @@ class HSPRAuto(Method):
         """
         hit = lookup_shipped(source.digest(), self.table)
         shipped, selection = None, None
+        # a trial: a replay's four folds of one file read alike; the digest tells them apart (as `hspr bank validate`)
+        what = f"source {source.source} ({source.n_agents} agents x {source.n_tasks} tasks, digest {source.digest()[:12]})"
         if hit is not None:
             bank, fold, cfg = hit
             shipped = (bank, fold)
@@ -645,18 +647,16 @@ class HSPRAuto(Method):
             quiet = bool(os.environ.get(QUIET_ENV))  # replay -q: a hostile trial saw these lines once per fold
 
             def announce() -> None:
-                log.warning("hspr_auto: %s for source %s (%d agents x %d tasks); running source-only selection, "
-                            "which can take long (then kept in the fit cache)", "no shipped configuration" if
-                            self.table is None else "its table has no configuration", source.source,
-                            source.n_agents, source.n_tasks)
+                log.warning("hspr_auto: %s for %s; running source-only selection, which can take long (then kept "
+                            "in the fit cache)", "no shipped configuration" if self.table is None else
+                            "its table has no configuration", what)
 
             selection, cached = cached_select_config(
                 source, self.fraction, self.n_jobs, base_config=self.base_config, on_run=None if quiet else announce,
                 progress=_log_progress(f"hspr_auto selection on {source.source}"))
             if cached and not quiet:
-                log.warning("hspr_auto: the source-only selection for source %s (%d agents x %d tasks) was read from "
-                            "the fit cache (it took %.0f s)", source.source, source.n_agents, source.n_tasks,
-                            selection.seconds)
+                log.warning("hspr_auto: the source-only selection for %s was read from the fit cache (it took "
+                            "%.0f s)", what, selection.seconds)
             cfg = selection.config
         if self.overrides:
             cfg = cfg.replace(**self.overrides)
@@ -665,6 +665,6 @@ class HSPRAuto(Method):
         default = HSPRConfig().to_dict()
         model.fitted_settings = {k: v for k, v in cfg.to_dict().items() if v != default[k]}
         if selection is not None and not os.environ.get(QUIET_ENV):  # a trial: which settings it chose was said nowhere
-            log.warning("hspr_auto: chose %s on source %s (%d agents x %d tasks)", json.dumps(model.fitted_settings) if
-                        model.fitted_settings else "the defaults", source.source, source.n_agents, source.n_tasks)
+            log.warning("hspr_auto: chose %s on %s", json.dumps(model.fitted_settings) if model.fitted_settings else
+                        "the defaults", what)
         return model
