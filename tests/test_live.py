@@ -2079,8 +2079,8 @@ def test_an_estimate_that_is_not_a_number_is_refused_with_the_fix(bank, tmp_path
     live.record(live.next()[0], 1)
     good = live.session.estimate()
     monkeypatch.setattr(type(live.session), "estimate", lambda self: dataclasses.replace(good, point=float("nan")))
-    with pytest.raises(LiveSessionError, match=r"estimate is not a number \(nan\): its fitted model is damaged; delete "
-                                               r"the fit cache \(.*\) and run the command again"):
+    with pytest.raises(LiveSessionError, match=r"estimate is not a number \(nan\): its fitted model is damaged; empty "
+                                               r"the fit cache \(.*: `hspr cache purge`\) and run the command again"):
         live.status()
 
 

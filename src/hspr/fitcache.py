@@ -173,6 +173,8 @@ def _store(path: Path, key: str, model, again: str = "fit again") -> None:
 
 #: the file name of a cache entry: its key (a SHA-256 hex digest) and .pkl
 _ENTRY = re.compile(r"[0-9a-f]{64}\.pkl")
+#: a write that never finished (``_store``'s temporary file, left by a killed process)
+_TEMP = re.compile(r"\.[0-9a-f]{64}\.pkl\..+\.tmp")
 
 
 def _prune(folder: Path, keep: Path) -> None:
@@ -251,3 +253,48 @@ def cached_result(bank_digest: str, what: str, settings: dict, kind: type, build
     result = build()
     _store(path, key, result, again="compute it again")
     return result, False
+
+
+def cache_entries(folder: Path | None = None) -> list[Path]:
+    """The cache's entries (files named as hspr names them: 64 hex digits, ``.pkl``) and the
+    temporary files of writes that never finished (``.<entry>.*.tmp``), sorted by name; other
+    files in the folder are not hspr's and are never listed. ``folder`` defaults to :func:`cache_dir`."""
+    folder = cache_dir() if folder is None else Path(folder)
+    try:
+        names = [p for p in folder.iterdir() if p.is_file()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted((p for p in names if _ENTRY.fullmatch(p.name) or _TEMP.fullmatch(p.name)), key=lambda p: p.name)
+
+
+
+def cache_summary(folder: Path | None = None) -> dict:
+    """What :func:`cache_entries` holds: ``folder`` (str), ``entries`` (count of finished entries),
+    ``unfinished`` (count of temporary files), ``bytes`` (their total size), ``oldest_use`` and
+    ``newest_use`` (modification times, seconds since the epoch, or None when empty) and
+    ``max_age_days`` (:data:`MAX_AGE_DAYS`: older entries are deleted when a new one is stored).
+
+    Raises OSError when the folder exists but cannot be read.
+    """
+    folder = cache_dir() if folder is None else Path(folder)
+    stats = [(p, p.stat()) for p in cache_entries(folder)]
+    times = [s.st_mtime for _, s in stats]
+    return {"folder": str(folder), "entries": sum(bool(_ENTRY.fullmatch(p.name)) for p, _ in stats),
+            "unfinished": sum(bool(_TEMP.fullmatch(p.name)) for p, _ in stats),
+            "bytes": int(sum(s.st_size for _, s in stats)), "oldest_use": min(times, default=None),
+            "newest_use": max(times, default=None), "max_age_days": MAX_AGE_DAYS}
+
+
+def purge_cache(folder: Path | None = None) -> tuple[int, int]:
+    """Delete every file :func:`cache_entries` lists (never another file of the folder); the next
+    command fits (and selects) again. Returns (files deleted, bytes freed).
+
+    Raises OSError (naming the file) when one cannot be deleted; those deleted before it stay deleted.
+    """
+    n = freed = 0
+    for p in cache_entries(folder):
+        size = p.stat().st_size
+        p.unlink()
+        n += 1
+        freed += size
+    return n, freed

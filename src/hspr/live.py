@@ -1362,8 +1362,8 @@ class LiveSession:
         ends = [est.point] + [v for v in (est.lower, est.upper) if v is not None]
         if not np.all(np.isfinite(ends)):
             raise LiveSessionError(f"{self.path}: the {self.doc['method']['name']} estimate is not a number "
-                                   f"({est.point!r}): its fitted model is damaged; delete the fit cache ({cache_dir()}) "
-                                   "and run the command again (the recorded outcomes are safe in the session file)")
+                                   f"({est.point!r}): its fitted model is damaged; empty the fit cache ({cache_dir()}: "
+                                   "`hspr cache purge`) and run the command again (the recorded outcomes are safe in the session file)")
         return est
 
     def stop_reason(self, estimate: ScoreEstimate | None = None) -> str | None:

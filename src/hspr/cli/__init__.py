@@ -15,7 +15,7 @@ from ..errors import HsprError  # here, not in invoke: Ctrl-C while it loaded th
 #: command name -> the sub-module that registers it; imported only when the command runs, so
 #: ``hspr live status`` does not pay for the replay and report stack (click's lazy-group pattern)
 LAZY_COMMANDS = MappingProxyType({"banks": "bank", "bank": "bank", "replay": "replay_cmd", "report": "report",
-                                  "select": "select", "live": "live"})
+                                  "select": "select", "live": "live", "cache": "cache"})
 
 
 def echo_no_task(raw: tuple[str, ...]) -> None:
