@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import time
+from pathlib import Path
 
 from click.testing import CliRunner
 
 from hspr import fitcache
 from hspr.cli import main
+from hspr.cli.cache import _ago, _size
 from hspr.methods import get_method
 
 from .conftest import simulate_matrix
@@ -17,41 +21,94 @@ def _cli(*args):
     return CliRunner().invoke(main, ["cache", *args])
 
 
+def _fill(folder: Path) -> list[Path]:
+    bank = simulate_matrix(12, 30, seed=2)[0]
+    fitcache.cached_fit(bank.digest(), "uniform", {}, bank.tasks, lambda: get_method("uniform").fit(bank))
+    fitcache.cached_fit(bank.digest(), "atlas", {}, bank.tasks, lambda: get_method("atlas").fit(bank))
+    return sorted(folder.glob("*.pkl"))
+
+
 def test_cache_commands_list_and_delete_only_hspr_s_entries(tmp_path, monkeypatch):
     folder = tmp_path / "fits"
     monkeypatch.setenv(fitcache.ENV_VAR, str(folder))
     assert _cli("dir").output.strip() == str(folder)
     empty = json.loads(_cli("info", "--json").output)
-    assert (empty["folder"], empty["entries"], empty["bytes"], empty["newest_use"]) == (str(folder), 0, 0, None)
-    bank = simulate_matrix(12, 30, seed=2)[0]
-    fitcache.cached_fit(bank.digest(), "uniform", {}, bank.tasks, lambda: get_method("uniform").fit(bank))
-    fitcache.cached_fit(bank.digest(), "atlas", {}, bank.tasks, lambda: get_method("atlas").fit(bank))
-    entries = sorted(folder.glob("*.pkl"))
-    torn = folder / f".{entries[0].name}.x1y2.tmp"  # a write a killed process left
-    torn.write_bytes(b"123")
-    mine = folder / "notes.pkl"  # a user's own file in the folder is not hspr's
+    assert (empty["ok"], empty["folder"], empty["entries"], empty["bytes"], empty["newest_use"]) == (True, str(folder), 0, 0, None)
+    entries = _fill(folder)
+    stale = folder / f".{entries[0].name}.x1y2z3w4.tmp"  # a write a killed process left, two hours ago
+    stale.write_bytes(b"123")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    busy = folder / f".{entries[1].name}.a1b2c3d4.tmp"  # another command's write in progress
+    busy.write_bytes(b"12345")
+    mine = folder / "notes.pkl"  # a user's own files in the folder are not hspr's, nor a link named as an entry
     mine.write_bytes(b"keep")
+    draft = folder / f".{entries[0].name}.mydraft.tmp"
+    draft.write_bytes(b"keep too")
+    outside = tmp_path / "thesis.pkl"
+    outside.write_bytes(b"data")
+    (folder / ("ab" * 32 + ".pkl")).symlink_to(outside)
     info = json.loads(_cli("info", "--json").output)
-    size = sum(p.stat().st_size for p in entries) + 3
-    assert (info["entries"], info["unfinished"], info["bytes"]) == (2, 1, size)
+    size = sum(p.stat().st_size for p in entries) + 3 + 5
+    assert (info["entries"], info["unfinished"], info["bytes"]) == (2, 2, size)
     assert info["max_age_days"] == fitcache.MAX_AGE_DAYS and info["oldest_use"] <= info["newest_use"]
     text = _cli("info").output
-    assert f"entries: 2 (and 1 unfinished write(s)), {size / 1000:.1f} KB" in text
+    assert f"entries: 2 (and 2 unfinished write(s)), {_size(size)}" in text
     assert f"unused for {fitcache.MAX_AGE_DAYS} days" in text and f"{fitcache.MAX_AGE_DAYS} days" in _cli("--help").output
     res = _cli("purge", "--json")
-    assert res.exit_code == 0 and json.loads(res.output) == {"folder": str(folder), "deleted": 3, "bytes": size}
-    assert [p.name for p in folder.iterdir()] == ["notes.pkl"] and mine.read_bytes() == b"keep"
+    assert res.exit_code == 0 and json.loads(res.output) == {"ok": True, "folder": str(folder), "deleted": 3,
+                                                             "bytes": size - 5, "in_progress": 1, "warnings": []}
+    left = sorted(p.name for p in folder.iterdir())
+    assert left == sorted([busy.name, mine.name, draft.name, "ab" * 32 + ".pkl"]) and outside.read_bytes() == b"data"
+    assert _cli("purge").output.strip() == f"deleted 0 file(s), 0 B, from {folder}; 1 write(s) in progress left alone"
+    busy.unlink()
     assert _cli("purge").output.strip() == f"nothing to delete in {folder}"
     # the next fit is made again, and cached again
     calls = []
+    bank = simulate_matrix(12, 30, seed=2)[0]
     fitcache.cached_fit(bank.digest(), "uniform", {}, bank.tasks, lambda: calls.append(1) or get_method("uniform").fit(bank))
     assert calls == [1] and json.loads(_cli("info", "--json").output)["entries"] == 1
 
 
-def test_cache_info_says_when_the_folder_is_a_file(tmp_path, monkeypatch):
+def test_purge_goes_on_past_a_file_it_cannot_delete_and_says_what_it_did(tmp_path, monkeypatch):
+    """A trial: the first undeletable file stopped the purge, and the files already deleted went unsaid."""
+    folder = tmp_path / "fits"
+    monkeypatch.setenv(fitcache.ENV_VAR, str(folder))
+    entries = _fill(folder)
+    real = Path.unlink
+
+    def unlink(self, *a, **k):
+        if self == entries[0]:
+            raise PermissionError(1, "Operation not permitted")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    res = _cli("purge")
+    assert res.exit_code == 2 and not entries[1].exists() and entries[0].exists()
+    assert "error: deleted 1 file(s)" in res.stderr and f"could not delete 1 file(s), e.g. {entries[0]}: Operation not " \
+        "permitted" in res.stderr and "lsattr -d, chattr -i" in res.stderr
+    res = _cli("purge", "--json")
+    out = json.loads(res.stdout)
+    assert res.exit_code == 2 and out["ok"] is False and "deleted 0 file(s)" in out["error"]
+
+
+def test_cache_folder_forms(tmp_path, monkeypatch):
     f = tmp_path / "file"
     f.write_text("x")
     monkeypatch.setenv(fitcache.ENV_VAR, str(f))
-    res = _cli("info")
-    assert res.exit_code == 0 and "entries: 0, 0 B" in res.output
-    assert f"warning: {f} is not a folder, so nothing can be cached there: set HSPR_CACHE_DIR to a folder" in res.stderr
+    res = _cli("info", "--json")
+    warning = f"{f} is not a folder, so nothing can be cached there: set HSPR_CACHE_DIR to a folder"
+    assert res.exit_code == 0 and json.loads(res.stdout)["warnings"] == [warning] and f"warning: {warning}" in res.stderr
+    assert "warning: " in _cli("purge").stderr
+    # a relative folder is one folder, whatever the working folder (a trial: each had its own cache)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(fitcache.ENV_VAR, "rel")
+    assert fitcache.cache_dir() == tmp_path / "rel" and _cli("dir").output.strip() == str(tmp_path / "rel")
+    monkeypatch.setenv(fitcache.ENV_VAR, "~/hspr-fits")
+    assert fitcache.cache_dir() == Path.home() / "hspr-fits"
+
+
+def test_sizes_and_ages_read_as_a_person_would():
+    assert [_size(n) for n in (0, 999, 1000, 999_949, 999_999, 5 * 10**12)] == \
+        ["0 B", "999 B", "1.0 KB", "999.9 KB", "1.0 MB", "5.0 TB"]
+    assert _ago(time.time() + 3600) == "0.0 hours ago" and _ago(time.time() - 3 * 86400) == "3.0 days ago"
+    assert _ago(None) == "-"

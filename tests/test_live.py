@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from threadpoolctl import threadpool_limits
 
-from hspr import journal
+from hspr import fitcache, journal
 from hspr.cli import main
 from hspr.data import ResponseMatrix, load_bank, load_matrix
 from hspr.data.build import write_wide_csv
@@ -2079,9 +2079,15 @@ def test_an_estimate_that_is_not_a_number_is_refused_with_the_fix(bank, tmp_path
     live.record(live.next()[0], 1)
     good = live.session.estimate()
     monkeypatch.setattr(type(live.session), "estimate", lambda self: dataclasses.replace(good, point=float("nan")))
-    with pytest.raises(LiveSessionError, match=r"estimate is not a number \(nan\): its fitted model is damaged; empty "
-                                               r"the fit cache \(.*: `hspr cache purge`\) and run the command again"):
+    with pytest.raises(LiveSessionError, match=r"estimate is not a number \(nan\): its fitted model is damaged; delete "
+                                               r"its fit-cache entry \((.*), if it is there\) and run the command again"
+                       ) as err:
         live.status()
+    # the entry named is the one this session's model is in (a trial: emptying the whole cache lost every fit)
+    entry = Path(re.search(r"entry \((.*), if it is there\)", str(err.value)).group(1))
+    assert entry.is_file() and entry.parent == fitcache.cache_dir() and len(list(entry.parent.glob("*.pkl"))) >= 1
+    assert fitcache.cache_key(live.matrix.digest(), live.doc["method"]["name"], live.doc["method"].get("config") or {}) \
+        == entry.stem
 
 
 def test_suggested_commands_work_as_printed_for_an_id_starting_with_a_dash(tmp_path):

@@ -257,7 +257,7 @@ def test_hspr_auto_selects_when_no_entry_matches(bank, caplog, monkeypatch, tmp_
                       f"{src.n_tasks} tasks, digest {src.digest()[:12]})"]
     # a trial: minutes of selection inside a replay's fit showed no progress; it is logged in tenths
     ticks = [r.getMessage() for r in caplog.records if "held-out runs" in r.getMessage()]
-    assert 2 <= len(ticks) <= 11 and ticks[-1].startswith(f"hspr_auto selection on {src.source}: ")
+    assert 2 <= len(ticks) <= 11 and ticks[-1].startswith(f"hspr_auto selection on {src.source} (digest {src.digest()[:12]}): ")
     done, total = map(int, re.search(r": (\d+) of (\d+) held-out runs \(100 %\)", ticks[-1]).groups())
     assert done == total > 0
     caplog.clear()  # `replay --quiet` sets QUIET_ENV: a new-user trial still got 40 such lines

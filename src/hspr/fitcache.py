@@ -34,10 +34,12 @@ import json
 import os
 import pickle
 import re
+import stat
 import tempfile
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
@@ -51,10 +53,11 @@ MAX_AGE_DAYS = 30
 
 
 def cache_dir() -> Path:
-    """The cache folder: ``$HSPR_CACHE_DIR`` if set, else ``platformdirs.user_cache_dir("hspr")``/fits."""
+    """The cache folder: ``$HSPR_CACHE_DIR`` if set (``~`` expanded, made absolute, symlinks kept),
+    else ``platformdirs.user_cache_dir("hspr")``/fits."""
     env = os.environ.get(ENV_VAR)
-    if env:
-        return Path(env)
+    if env:  # a trial: a relative folder was another cache in every working folder (`hspr cache purge` missed it)
+        return Path(env).expanduser().absolute()
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("hspr")) / "fits"
@@ -161,6 +164,10 @@ def _store(path: Path, key: str, model, again: str = "fit again") -> None:
             fh.write(_MAGIC + hashlib.sha256(body).digest())
             fh.write(body)
         os.replace(tmp, path)
+    except FileNotFoundError:  # the cache was emptied meanwhile (`hspr cache purge`): nothing to fix in the folder
+        warnings.warn(f"the fit cache in {path.parent} was emptied while an entry was written; the next command will "
+                      f"{again}", stacklevel=3)
+        return
     except Exception as exc:  # full disk, read-only folder, unpicklable model: skip caching
         try:
             os.unlink(tmp)
@@ -173,23 +180,31 @@ def _store(path: Path, key: str, model, again: str = "fit again") -> None:
 
 #: the file name of a cache entry: its key (a SHA-256 hex digest) and .pkl
 _ENTRY = re.compile(r"[0-9a-f]{64}\.pkl")
-#: a write that never finished (``_store``'s temporary file, left by a killed process)
-_TEMP = re.compile(r"\.[0-9a-f]{64}\.pkl\..+\.tmp")
+#: ``_store``'s temporary file (``tempfile.mkstemp``: 8 random characters): a write in progress,
+#: or one a killed process never finished
+_TEMP = re.compile(r"\.[0-9a-f]{64}\.pkl\.[a-z0-9_]{8}\.tmp")
+#: a temporary file older than this (seconds) is a write that never finished (a write takes seconds)
+STALE_TEMP_SECONDS = 3600
 
 
 def _prune(folder: Path, keep: Path) -> None:
-    """Delete cache entries not used for :data:`MAX_AGE_DAYS` days (never ``keep``). Only files
-    named as hspr names its entries (64 hex digits, ``.pkl``) are entries: ``$HSPR_CACHE_DIR``
-    may be a folder that holds a user's own pickles (a hostile trial saw one deleted)."""
-    limit = time.time() - MAX_AGE_DAYS * 86400
-    for p in folder.glob("*.pkl"):
-        if not _ENTRY.fullmatch(p.name):
-            continue
+    """Delete cache entries not used for :data:`MAX_AGE_DAYS` days (never ``keep``) and temporary
+    files of writes that never finished (older than :data:`STALE_TEMP_SECONDS`). Only files named
+    as hspr names them are touched (:func:`cache_entries`): ``$HSPR_CACHE_DIR`` may be a folder that
+    holds a user's own pickles (a hostile trial saw one deleted)."""
+    now = time.time()
+    for p in cache_entries(folder):
+        limit = now - (STALE_TEMP_SECONDS if _TEMP.fullmatch(p.name) else MAX_AGE_DAYS * 86400)
         try:
-            if p != keep and p.stat().st_mtime < limit:
+            if p != keep and p.lstat().st_mtime < limit:
                 p.unlink()
         except OSError:
             pass
+
+
+def entry_path(bank_digest: str, method: str, settings: dict) -> Path:
+    """The file :func:`cached_fit` keeps the fit of (bank, method, settings) in (it may not exist)."""
+    return cache_dir() / f"{cache_key(bank_digest, method, settings)}.pkl"
 
 
 def cached_fit(bank_digest: str, method: str, settings: dict, tasks: tuple[str, ...], fit: Callable[[], object],
@@ -216,7 +231,7 @@ def cached_fit(bank_digest: str, method: str, settings: dict, tasks: tuple[str, 
     if not use_cache:
         return fit()
     key = cache_key(bank_digest, method, settings)
-    path = cache_dir() / f"{key}.pkl"
+    path = entry_path(bank_digest, method, settings)
     model = _load(path, key, tasks)
     if model is None:
         model = fit()
@@ -256,45 +271,90 @@ def cached_result(bank_digest: str, what: str, settings: dict, kind: type, build
 
 
 def cache_entries(folder: Path | None = None) -> list[Path]:
-    """The cache's entries (files named as hspr names them: 64 hex digits, ``.pkl``) and the
-    temporary files of writes that never finished (``.<entry>.*.tmp``), sorted by name; other
-    files in the folder are not hspr's and are never listed. ``folder`` defaults to :func:`cache_dir`."""
+    """The cache's entries (regular files named as hspr names them: 64 hex digits, ``.pkl``) and its
+    temporary files (:data:`_TEMP`), sorted by name. Other files, symbolic links (hspr makes none)
+    and files gone while the folder is read are left out. ``folder`` defaults to :func:`cache_dir`.
+
+    Raises OSError (naming the folder) when it exists but cannot be read.
+    """
     folder = cache_dir() if folder is None else Path(folder)
     try:
-        names = [p for p in folder.iterdir() if p.is_file()]
+        names = list(folder.iterdir())
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted((p for p in names if _ENTRY.fullmatch(p.name) or _TEMP.fullmatch(p.name)), key=lambda p: p.name)
+    out = []
+    for p in names:
+        if not (_ENTRY.fullmatch(p.name) or _TEMP.fullmatch(p.name)):
+            continue
+        try:
+            if stat.S_ISREG(p.lstat().st_mode):  # a trial: a link named as an entry was deleted, its target counted
+                out.append(p)
+        except FileNotFoundError:  # deleted meanwhile (another command's write or purge)
+            continue
+    return sorted(out, key=lambda p: p.name)
 
+
+def _sizes(folder: Path | None) -> list[tuple[Path, os.stat_result]]:
+    out = []
+    for p in cache_entries(folder):
+        try:
+            out.append((p, p.lstat()))
+        except FileNotFoundError:
+            continue
+    return out
 
 
 def cache_summary(folder: Path | None = None) -> dict:
     """What :func:`cache_entries` holds: ``folder`` (str), ``entries`` (count of finished entries),
-    ``unfinished`` (count of temporary files), ``bytes`` (their total size), ``oldest_use`` and
-    ``newest_use`` (modification times, seconds since the epoch, or None when empty) and
-    ``max_age_days`` (:data:`MAX_AGE_DAYS`: older entries are deleted when a new one is stored).
+    ``unfinished`` (count of temporary files: writes in progress, or never finished), ``bytes``
+    (their total size), ``oldest_use`` and ``newest_use`` (modification times, seconds since the
+    epoch, or None when empty) and ``max_age_days`` (:data:`MAX_AGE_DAYS`: older entries are
+    deleted when a new one is stored).
 
     Raises OSError when the folder exists but cannot be read.
     """
     folder = cache_dir() if folder is None else Path(folder)
-    stats = [(p, p.stat()) for p in cache_entries(folder)]
-    times = [s.st_mtime for _, s in stats]
+    stats = _sizes(folder)
+    times = [st.st_mtime for _, st in stats]
     return {"folder": str(folder), "entries": sum(bool(_ENTRY.fullmatch(p.name)) for p, _ in stats),
             "unfinished": sum(bool(_TEMP.fullmatch(p.name)) for p, _ in stats),
-            "bytes": int(sum(s.st_size for _, s in stats)), "oldest_use": min(times, default=None),
+            "bytes": int(sum(st.st_size for _, st in stats)), "oldest_use": min(times, default=None),
             "newest_use": max(times, default=None), "max_age_days": MAX_AGE_DAYS}
 
 
-def purge_cache(folder: Path | None = None) -> tuple[int, int]:
-    """Delete every file :func:`cache_entries` lists (never another file of the folder); the next
-    command fits (and selects) again. Returns (files deleted, bytes freed).
+@dataclass(frozen=True)
+class Purge:
+    """What :func:`purge_cache` did: files ``deleted`` and the ``bytes`` they held; ``in_progress``,
+    temporary files younger than :data:`STALE_TEMP_SECONDS` left alone (another command's write);
+    ``failed``, (path, reason) of each file that could not be deleted."""
 
-    Raises OSError (naming the file) when one cannot be deleted; those deleted before it stay deleted.
+    deleted: int
+    bytes: int
+    in_progress: int
+    failed: tuple[tuple[str, str], ...]
+
+
+def purge_cache(folder: Path | None = None) -> Purge:
+    """Delete every file :func:`cache_entries` lists (never another file of the folder), except the
+    temporary files of writes still in progress; the next command fits (and selects) again. A file
+    that cannot be deleted is recorded in :attr:`Purge.failed` and the others are still deleted.
+
+    Raises OSError when the folder exists but cannot be read.
     """
-    n = freed = 0
-    for p in cache_entries(folder):
-        size = p.stat().st_size
-        p.unlink()
-        n += 1
-        freed += size
-    return n, freed
+    deleted = freed = in_progress = 0
+    failed = []
+    now = time.time()
+    for p, st in _sizes(folder):
+        if _TEMP.fullmatch(p.name) and st.st_mtime > now - STALE_TEMP_SECONDS:
+            in_progress += 1  # a trial: purging another command's write made it advise another cache folder
+            continue
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            failed.append((str(p), exc.strerror or str(exc)))
+            continue
+        deleted += 1
+        freed += st.st_size
+    return Purge(deleted, freed, in_progress, tuple(failed))

@@ -96,7 +96,7 @@ from .data.banks import BANKS, bank_of_rows, foreign_datasets, load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnreadableFolderWarning, brief, held_warnings, shorten
-from .fitcache import cache_dir, cached_fit, code_digest
+from .fitcache import cached_fit, code_digest, entry_path
 from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError, session_lock
 from .methods import LIVE_DEFAULT, REGISTRY, method_class
@@ -1362,9 +1362,16 @@ class LiveSession:
         ends = [est.point] + [v for v in (est.lower, est.upper) if v is not None]
         if not np.all(np.isfinite(ends)):
             raise LiveSessionError(f"{self.path}: the {self.doc['method']['name']} estimate is not a number "
-                                   f"({est.point!r}): its fitted model is damaged; empty the fit cache ({cache_dir()}: "
-                                   "`hspr cache purge`) and run the command again (the recorded outcomes are safe in the session file)")
+                                   f"({est.point!r}): its fitted model is damaged; delete its fit-cache entry "
+                                   f"({self._cache_entry()}, if it is there) and run the command again (the recorded "
+                                   "outcomes are safe in the session file)")
         return est
+
+    def _cache_entry(self) -> Path:
+        """The fit-cache file this session's model is kept in (:func:`hspr.fitcache.entry_path`): a
+        trial followed a damaged model's advice to empty the cache in another shell, where
+        ``$HSPR_CACHE_DIR`` named another folder, and lost every other fit."""
+        return entry_path(self.matrix.digest(), self.doc["method"]["name"], self.doc["method"].get("config") or {})
 
     def stop_reason(self, estimate: ScoreEstimate | None = None) -> str | None:
         """Why the session says stop (as :attr:`LiveStatus.stop_reason`), or None to go on.

@@ -14,23 +14,32 @@ import time
 import click
 
 from .. import fitcache
-from .meta import say_warning
+from ..errors import HsprError
+from .meta import say_warning, warnings_said
 
 
-def _size(n: int) -> str:
-    """Bytes as B / KB / MB / GB (powers of 1000, as ``du --si``)."""
-    for unit in ("B", "KB", "MB"):
-        if n < 1000:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+def _size(n: float) -> str:
+    """Bytes as B / KB / MB / GB / TB (powers of 1000, as ``du --si``), rounded before the unit is chosen."""
+    if n < 1000:
+        return f"{n:.0f} B"
+    for unit in ("KB", "MB", "GB"):
         n /= 1000
-    return f"{n:.1f} GB"
+        if round(n, 1) < 1000:
+            return f"{n:.1f} {unit}"
+    return f"{n / 1000:.1f} TB"
 
 
 def _ago(t: float | None) -> str:
     if t is None:
         return "-"
-    days = (time.time() - t) / 86400
-    return f"{days:.1f} days ago" if days >= 1 else f"{days * 24:.1f} hours ago"
+    hours = max(0.0, time.time() - t) / 3600  # a clock set back: not "-3.0 hours ago"
+    return f"{hours / 24:.1f} days ago" if hours >= 24 else f"{hours:.1f} hours ago"
+
+
+def _check_folder() -> None:
+    folder = fitcache.cache_dir()
+    if folder.exists() and not folder.is_dir():  # a hostile trial of the live cache set HSPR_CACHE_DIR to a file
+        say_warning(f"{folder} is not a folder, so nothing can be cached there: set {fitcache.ENV_VAR} to a folder")
 
 
 def register(group: click.Group) -> None:
@@ -46,8 +55,8 @@ def register(group: click.Group) -> None:
 
         Entries are keyed by the bank's digest, the method and its settings, the hspr code and the
         numpy, scipy and scikit-learn versions, and checked by SHA-256 before use; those unused for
-        30 days are deleted whenever a new one is stored. Only files named as hspr names its entries
-        are listed or deleted.
+        30 days are deleted whenever a new one is stored. Only regular files named as hspr names its
+        entries are listed or deleted.
         """
 
     @cache_group.command("dir")
@@ -57,16 +66,15 @@ def register(group: click.Group) -> None:
 
     @cache_group.command("info")
     @click.option("--json", "as_json", is_flag=True,
-                  help="Print one JSON object: folder, entries, unfinished (temporary files of writes that never "
-                       "finished), bytes, oldest_use and newest_use (seconds since the epoch, or null), max_age_days.")
+                  help="Print one JSON object: ok, folder, entries, unfinished (temporary files: writes in progress or "
+                       "never finished), bytes, oldest_use and newest_use (seconds since the epoch, or null), "
+                       "max_age_days, warnings.")
     def info_cmd(as_json: bool) -> None:
         """The cache folder, its entries, their total size and when they were last used."""
+        _check_folder()
         info = fitcache.cache_summary()
-        folder = fitcache.cache_dir()
-        if folder.exists() and not folder.is_dir():  # a hostile trial of the live cache set HSPR_CACHE_DIR to a file
-            say_warning(f"{folder} is not a folder, so nothing can be cached there: set {fitcache.ENV_VAR} to a folder")
         if as_json:
-            click.echo(json.dumps(info))
+            click.echo(json.dumps({"ok": True, **info, "warnings": warnings_said()}))
             return
         click.echo(f"folder: {info['folder']}")
         unfinished = f" (and {info['unfinished']} unfinished write(s))" if info["unfinished"] else ""
@@ -77,13 +85,24 @@ def register(group: click.Group) -> None:
 
     @cache_group.command("purge")
     @click.option("--json", "as_json", is_flag=True,
-                  help="Print one JSON object: folder, deleted (files), bytes (freed).")
+                  help="Print one JSON object: ok, folder, deleted (files), bytes (freed), in_progress (another "
+                       "command's writes, left alone), warnings; a file that could not be deleted makes it an "
+                       "{ok: false, error} object (exit status 2) after deleting the others.")
     def purge_cmd(as_json: bool) -> None:
         """Delete every cache entry (never another file of the folder); the next commands fit, and select,
         again. Live sessions keep their outcomes: they are in the session files, not here."""
+        _check_folder()
         folder = fitcache.cache_dir()
-        n, freed = fitcache.purge_cache(folder)
+        done = fitcache.purge_cache(folder)
+        what = f"deleted {done.deleted} file(s), {_size(done.bytes)}, from {folder}"
+        busy = f"; {done.in_progress} write(s) in progress left alone" if done.in_progress else ""
+        if done.failed:  # a trial: the first failure stopped it, and the files already deleted went unsaid
+            first, why = done.failed[0]
+            raise HsprError(f"{what}{busy}; could not delete {len(done.failed)} file(s), e.g. {first}: {why}. Check "
+                            f"that you may change the folder {folder} and its files (permissions; an immutable flag: "
+                            "lsattr -d, chattr -i)")
         if as_json:
-            click.echo(json.dumps({"folder": str(folder), "deleted": n, "bytes": freed}))
+            click.echo(json.dumps({"ok": True, "folder": str(folder), "deleted": done.deleted, "bytes": done.bytes,
+                                   "in_progress": done.in_progress, "warnings": warnings_said()}))
             return
-        click.echo(f"deleted {n} file(s), {_size(freed)}, from {folder}" if n else f"nothing to delete in {folder}")
+        click.echo(f"{what}{busy}" if done.deleted or done.in_progress else f"nothing to delete in {folder}")

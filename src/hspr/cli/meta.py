@@ -44,6 +44,13 @@ def say_warning(text: str) -> None:
         click.echo(f"warning: {text}", err=True)
 
 
+def warnings_said() -> list[str]:
+    """The warnings :func:`say_warning` printed so far in this command, in order (for a ``--json``
+    object's ``warnings``)."""
+    ctx = click.get_current_context(silent=True)
+    return list(ctx.find_root().meta.get(SAID_KEY, {})) if ctx is not None else []
+
+
 def json_error(message: str) -> str:
     """The JSON object a ``--json`` command prints on stdout when it fails: ``{"ok": false, "error":
     message}``, with ``"warnings"``, the warnings said on stderr before it (:func:`say_warning`, in

@@ -653,7 +653,7 @@ class HSPRAuto(Method):
 
             selection, cached = cached_select_config(
                 source, self.fraction, self.n_jobs, base_config=self.base_config, on_run=None if quiet else announce,
-                progress=_log_progress(f"hspr_auto selection on {source.source}"))
+                progress=_log_progress(f"hspr_auto selection on {source.source} (digest {source.digest()[:12]})"))
             if cached and not quiet:
                 log.warning("hspr_auto: the source-only selection for %s was read from the fit cache (it took "
                             "%.0f s)", what, selection.seconds)
