@@ -221,3 +221,20 @@ def test_pirt_point_equals_the_session_estimate_on_the_same_outcomes(atlas_model
         assert pirt_point(atlas_model, every, row) == pytest.approx(row.mean(), abs=1e-12)
     assert pirt_point(atlas_model, np.zeros(0, int), np.zeros(0)) == pytest.approx(
         atlas_model.start(0, 0).estimate().point, abs=1e-12)
+
+
+@pytest.mark.parametrize("rates", [False, True])
+def test_map_abilities_is_the_mode_of_the_posterior_it_states(atlas_model, rates):
+    """An audit: on pass rates the MAP objective scored any rate above 0 as a success (its gradient used
+    2y - 1), so PTA-IRT's ability on a bank of repeated trials missed the mode by 1-2 logits. Against a
+    fine grid of log-likelihood (``loglik_theta``, which takes rates) plus the N(0, 1) prior."""
+    from hspr.irt.fourpl import map_abilities
+
+    bank = atlas_model.bank_
+    rng = np.random.default_rng(4)
+    idx = np.arange(20)
+    Y = rng.integers(0, 6, size=(3, 20)) / 5 if rates else rng.integers(0, 2, size=(3, 20)).astype(float)
+    theta, _ = map_abilities(bank, idx, Y)
+    grid = np.linspace(-8, 8, 32001)
+    for t, y in zip(theta, Y):
+        assert t == pytest.approx(grid[np.argmax(bank.loglik_theta(grid, idx, y) - grid ** 2 / 2)], abs=2e-3)

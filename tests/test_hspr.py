@@ -605,3 +605,16 @@ def test_kappa_outside_its_range_is_refused(kappa):
     with pytest.raises(ValueError, match=r"kappa must be in \[1e-06, 1e\+06\].*group_uncertainty=False"):
         HSPRConfig(kappa=kappa)
     HSPRConfig(kappa=1e-6), HSPRConfig(kappa=1e6)  # the ends are accepted
+
+
+def test_predictive_draws_take_a_float32_rate_that_rounds_to_one():
+    """An audit: with a wide factor prior some node rates are within 1e-12 of 1, which float32 (the
+    default node dtype) stores as 1.0, and the draws' Beta(a, 0) refused them at the first estimate."""
+    from hspr import load_bank
+
+    bank = load_bank("lite")
+    est = {p: HSPR(predictive=p, rank=0, gamma=0.01, n_draws=8192).fit(bank).start(30, 0).estimate()
+           for p in ("draws", "analytic")}
+    assert est["draws"].lower <= est["draws"].point <= est["draws"].upper
+    # the two predictive paths agree to a lattice step or two (1/300) before any outcome
+    assert est["draws"].median == pytest.approx(est["analytic"].median, abs=2 / 300 + 1e-12)

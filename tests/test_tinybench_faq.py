@@ -141,6 +141,26 @@ def test_tinybench_lambda_chosen_on_sources_and_deterministic(bank):
     assert 0 <= s1.estimate().point <= 1
 
 
+def test_a_fitted_tinybench_does_not_follow_later_edits_of_its_method(bank):
+    """An audit: the fitted model read its estimator through the method object, so setting
+    ``method.estimator`` after ``fit`` changed the fitted model's estimates."""
+    src, targets, _ = bank
+    method = get_method("tinybench")
+    model = method.fit(src)
+
+    def point():
+        s = model.start(16)
+        while not s.done:
+            t = s.ask()
+            s.tell(t, int(targets[0][src.task_index(t)]))
+        return s.estimate().point, s.estimates()
+
+    before, parts = point()
+    assert before == pytest.approx(parts["gp-irt"])
+    method.estimator = "anchor"
+    assert model.estimator == "gp-irt" and point()[0] == before
+
+
 def test_tinybench_budget_errors_and_full_budget(bank):
     src, targets, _ = bank
     fitted = TinyBench(dim=2, lam=0.5).fit(src)

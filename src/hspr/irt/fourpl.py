@@ -464,8 +464,9 @@ def map_abilities(bank: FourPLBank, idx, Y, prior_sd: float = 1.0, bound: float 
     bank : FourPLBank
     idx : int array, shape (n_obs,)
         Observed task columns (the same for every agent).
-    Y : 0/1 array, shape (n_agents, n_obs)
-        Observed outcomes.
+    Y : array, shape (n_agents, n_obs)
+        Observed outcomes: 0/1, or pass rates over repeated trials (each a fractional outcome of
+        the Bernoulli likelihood, as :meth:`FourPLBank.loglik_theta` and the item fit take them).
     prior_sd : float
         Sd of the normal ability prior (1 matches the rescaled source abilities).
     bound : float
@@ -488,15 +489,24 @@ def map_abilities(bank: FourPLBank, idx, Y, prior_sd: float = 1.0, bound: float 
     if idx.size == 0:
         return np.zeros(n_agents), np.full(n_agents, prec0)
     a, b, c, d = bank.a[idx], bank.b[idx], bank.c[idx], bank.d[idx]
+    binary = bool(np.all((Y == 0) | (Y == 1)))
     sign = 2.0 * Y - 1.0
 
     def f(theta):
         z = a * (theta[:, None] - b)
         s = expit(z)
         s1 = 1.0 - s
-        obs = np.maximum(np.where(Y > 0, c + (d - c) * s, (1 - d) + (d - c) * s1), _P_CLIP)
-        g = (sign / obs * (d - c) * s * s1 * a).sum(axis=1)
-        val = -(np.log(obs).sum() - 0.5 * prec0 * (theta ** 2).sum())
+        if binary:  # the outcome's own probability (one log per cell)
+            obs = np.maximum(np.where(Y > 0, c + (d - c) * s, (1 - d) + (d - c) * s1), _P_CLIP)
+            g = (sign / obs * (d - c) * s * s1 * a).sum(axis=1)
+            ll = np.log(obs).sum()
+        else:  # pass rates: the Bernoulli quasi-likelihood y log p + (1 - y) log(1 - p), as loglik_theta and the fit
+            # take them (an audit: a rate above 0 was scored as a success while the gradient used 2y - 1)
+            p = np.maximum(c + (d - c) * s, _P_CLIP)
+            q = np.maximum((1 - d) + (d - c) * s1, _P_CLIP)
+            g = ((Y / p - (1 - Y) / q) * (d - c) * s * s1 * a).sum(axis=1)
+            ll = (Y * np.log(p) + (1 - Y) * np.log(q)).sum()
+        val = -(ll - 0.5 * prec0 * (theta ** 2).sum())
         return val, -(g - prec0 * theta)
 
     grid = np.linspace(-5, 5, 41)

@@ -31,6 +31,7 @@ of the same likelihood, and the anchor estimate averages pass rates.
 
 from __future__ import annotations
 
+import copy
 import heapq
 
 import numpy as np
@@ -43,6 +44,7 @@ from ..session import FittedModel, Method, ScoreEstimate, Session, check_budget
 
 ESTIMATORS = ("gp-irt", "p-irt", "irt", "anchor")
 LAMBDA_GRID = np.round(np.linspace(0.0, 1.0, 21), 2)
+LAMBDA_GRID.setflags(write=False)  # a module constant (an audit): read-only
 
 
 class Anchors:
@@ -288,10 +290,12 @@ class FittedTinyBench(FittedModel):
 
     @property
     def estimator(self) -> str:
+        """The estimator of the method's settings at fit time ('gp-irt', 'p-irt', 'irt' or 'anchor')."""
         return self.params.estimator
 
     @property
     def average(self) -> bool:
+        """Whether the estimate averages over the candidate dimensions (the settings at fit time)."""
         return self.params.average
 
     @property
@@ -480,4 +484,6 @@ class TinyBench(Method):
                         keep = np.setdiff1d(np.arange(m), out)
                         mv = fit_mirt2pl(Y[keep], min(d, len(keep) - 1), sd_a=self.sd_a, sd_b=self.sd_b)
                         val[d].append((mv, Y[out].astype(float)))
-        return FittedTinyBench(source.tasks, models, val, self)
+        # a copy: the fitted model must not follow later edits of this method object (an audit changed
+        # `estimator` after fit and the fitted model's estimates changed with it)
+        return FittedTinyBench(source.tasks, models, val, copy.copy(self))

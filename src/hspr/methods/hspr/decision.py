@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...numerics import ndtr
+from .posterior import P_EPS
 
 CHUNK = 8192
 
@@ -48,7 +49,10 @@ def predictive_draws(w: np.ndarray, M: np.ndarray, conc_multi: np.ndarray, multi
             mm = Mr[:, many]
             if group_uncertainty:
                 cc = conc_many[rows]
-                q = rng.beta(mm * cc, (1 - mm) * cc)
+                # a float32 node rate within 1e-12 of 1 reads as 1.0, and Beta(a, 0) is refused (an audit:
+                # `predictive="draws"` with a wide factor prior failed at its first estimate); the floor changes no
+                # other parameter (1 - m is at least 2^-24 in float32 where m < 1), so earlier draws are unchanged
+                q = rng.beta(mm * cc, np.maximum((1 - mm) * cc, P_EPS * cc))
             else:
                 q = mm
             totals[lo:lo + len(rows)] += rng.binomial(Um[None, :], q).sum(axis=1)

@@ -421,7 +421,7 @@ class HSPRSession(Session):
         Vw = self.Vw
         if pending is not None and pending.any():
             gs = np.flatnonzero(pending)
-            Vw = Vw.copy()
+            Vw = Vw.copy(order="K")  # column-major as stored (an audit: a row-major copy tripled a Full batch ask)
             conc = np.full((len(self.w), len(gs)), np.inf)
             k = self._multi_pos[gs]
             conc[:, k >= 0] = self.conc_m[:, k[k >= 0]]

@@ -239,6 +239,14 @@ class SourceFit:
     group_size: np.ndarray
     pass_rate: np.ndarray
 
+    def __post_init__(self) -> None:
+        """The arrays are shared by every session of the fitted model (and by ``with_config``
+        copies): read-only, so a stray in-place write fails instead of changing later runs (an audit)."""
+        for name in ("theta", "b", "a", "v", "labels", "group_b", "group_a", "group_v", "group_size", "pass_rate"):
+            arr = getattr(self, name)
+            if isinstance(arr, np.ndarray):
+                arr.setflags(write=False)
+
     @property
     def n_groups(self) -> int:
         return len(self.group_b)
