@@ -203,6 +203,7 @@ class FourPLBank:
 
     @property
     def n_tasks(self) -> int:
+        """Number of tasks (items) of the bank."""
         return len(self.tasks)
 
     def prob(self, theta) -> np.ndarray:

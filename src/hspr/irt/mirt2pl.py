@@ -55,10 +55,12 @@ class MIRT2PL:
 
     @property
     def dim(self) -> int:
+        """Number of latent factors (columns of the task loadings)."""
         return self.a.shape[1]
 
     @property
     def n_tasks(self) -> int:
+        """Number of tasks (rows of the loadings)."""
         return self.a.shape[0]
 
     def logits(self, theta: np.ndarray) -> np.ndarray:

@@ -76,6 +76,7 @@ class Anchors:
 
     @property
     def n_clusters(self) -> int:
+        """Number of anchor clusters (anchor points)."""
         return len(self.weight)
 
     def anchor_weights(self) -> np.ndarray:

@@ -149,7 +149,20 @@ class FittedHSPR(FittedModel):
 
 
 class HSPRSession(Session):
-    """One target agent under HSPR. See module docstring; state arrays use J nodes, G groups."""
+    """One target agent under HSPR (HSPR_SPEC sections 3-5; the module docstring gives the steps).
+
+    Attributes (J importance nodes, G signature groups, d = 1 + rank latent dimensions; node arrays
+    in ``HSPRConfig.node_dtype``, float32 by default, column-major)
+    ----------
+    w : (J,) float64 normalised importance weights of the nodes (section 3)
+    Z : (J, d) latent states at the nodes (ability, then residual factors)
+    M : (J, G) predictive mean success rate of each group at each node (0-1)
+    Vw : (J, G) within-node variance factors of each group's unqueried count (the score rule, Eqs. 10-12)
+    conc_m : (J, len(multi)) Beta concentrations A + F of the groups with more than one task
+    mu : (J,) predictive mean of the full score at each node (0-1)
+    n, s, U : (G,) outcomes told, successes (a pass rate counts its fraction) and tasks still unqueried per group
+    multi : indices of the groups with more than one task
+    """
 
     has_prior_estimate = True
     accepts_pass_rates = True
@@ -410,7 +423,9 @@ class HSPRSession(Session):
 
     # -- acquisition -----------------------------------------------------------------
     def group_gains(self, pending: np.ndarray | None = None) -> np.ndarray:
-        """Acquisition value of each group, shape (G,).
+        """Acquisition value of each group, shape (G,) (HSPR_SPEC section 4: the score rule's
+        ``Cov(S, Y_g)^2 / Var(Y_g)``, Eqs. 10-12 and 23, the expected one-step drop in the full
+        score's predictive variance; the latent rule of Eq. 13 for ``acquisition="latent"``).
 
         ``pending`` (G,) counts tasks already chosen in this batch: each is conditioned on its
         expected outcome per node, which leaves the node means unchanged and removes the task

@@ -171,6 +171,12 @@ def map_proposal(L: np.ndarray, b: np.ndarray, n: np.ndarray, s: np.ndarray, pre
     Returns
     -------
     mu : (d,), Sigma : (d, d)
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        When S is singular, which needs a zero in ``prec`` (``HSPRConfig`` keeps gamma and the
+        ability precision positive, so not from a validated configuration).
     """
     d = L.shape[1]
     z = np.zeros(d)

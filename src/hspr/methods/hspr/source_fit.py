@@ -249,6 +249,7 @@ class SourceFit:
 
     @property
     def n_groups(self) -> int:
+        """G, the number of signature groups (tasks with identical source outcomes)."""
         return len(self.group_b)
 
 
