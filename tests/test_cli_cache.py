@@ -60,6 +60,9 @@ def test_cache_commands_list_and_delete_only_hspr_s_entries(tmp_path, monkeypatc
     left = sorted(p.name for p in folder.iterdir())
     assert left == sorted([busy.name, mine.name, draft.name, "ab" * 32 + ".pkl"]) and outside.read_bytes() == b"data"
     assert _cli("purge").output.strip() == f"deleted 0 file(s), 0 B, from {folder}; 1 write(s) in progress left alone"
+    (folder / ("cd" * 32 + ".pkl")).write_bytes(b"x")
+    assert _cli("purge").output.strip() == (f"deleted 1 file(s), 1 B, from {folder}; 1 write(s) in progress left alone; "
+                                            "the next command of each live session (and each hspr_auto replay) fits again")
     busy.unlink()
     assert _cli("purge").output.strip() == f"nothing to delete in {folder}"
     # the next fit is made again, and cached again

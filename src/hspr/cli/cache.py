@@ -105,4 +105,9 @@ def register(group: click.Group) -> None:
             click.echo(json.dumps({"ok": True, "folder": str(folder), "deleted": done.deleted, "bytes": done.bytes,
                                    "in_progress": done.in_progress, "warnings": warnings_said()}))
             return
-        click.echo(f"{what}{busy}" if done.deleted or done.in_progress else f"nothing to delete in {folder}")
+        if not (done.deleted or done.in_progress):
+            click.echo(f"nothing to delete in {folder}")
+            return
+        # a new-user trial: the next `live status` took 26 s without a word of why
+        click.echo(f"{what}{busy}" + ("; the next command of each live session (and each hspr_auto replay) fits again"
+                                      if done.deleted else ""))
