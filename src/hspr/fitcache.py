@@ -193,7 +193,11 @@ def _prune(folder: Path, keep: Path) -> None:
     as hspr names them are touched (:func:`cache_entries`): ``$HSPR_CACHE_DIR`` may be a folder that
     holds a user's own pickles (a hostile trial saw one deleted)."""
     now = time.time()
-    for p in cache_entries(folder):
+    try:
+        entries = cache_entries(folder)
+    except OSError:  # a folder that can be written but not listed: nothing to prune (never the fit's failure)
+        return
+    for p in entries:
         limit = now - (STALE_TEMP_SECONDS if _TEMP.fullmatch(p.name) else MAX_AGE_DAYS * 86400)
         try:
             if p != keep and p.lstat().st_mtime < limit:
@@ -247,7 +251,7 @@ def cached_result(bank_digest: str, what: str, settings: dict, kind: type, build
     bank_digest : str
         :meth:`ResponseMatrix.digest` of the bank ``build`` reads.
     what : str
-        What is cached (e.g. ``"hspr_auto selection"``); part of the key, as a method name is.
+        What is cached (e.g. ``"hspr selection"``); part of the key, as a method name is.
     settings : dict
         Every setting the result depends on (JSON-serialisable); not the number of workers.
     kind : type
