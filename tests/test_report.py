@@ -1201,3 +1201,61 @@ def test_two_results_files_joined_into_one_are_named_as_such(tmp_path, synth):
     assert res.exit_code == 2 and "(Extra data) (a second JSON document follows the first: files joined into one? give " \
         "each file on its own)" in " ".join(res.output.split())
     assert "each given as its own argument" in " ".join(CliRunner().invoke(_cli(), ["report", "--help"]).output.split())
+
+
+@pytest.mark.parametrize("field, value, needle", [
+    ("settings", [1], "'settings' must be a string or null"),
+    ("protocol", {"a": 1}, "'protocol' must be a string or null"),
+    ("matrix_digest", 7, "'matrix_digest' must be a string or null"),
+    ("n_queried", "x", "'n_queried' must be an integer >= 0 or null"),
+    ("n_queried", 2.5, "'n_queried' must be an integer >= 0 or null"),
+])
+def test_hand_edited_optional_fields_are_refused_with_the_run(tmp_path, synth, field, value, needle):
+    """An audit: a list as `settings` or `protocol`, or text as `n_queried`, gave a TypeError traceback."""
+    truths, errors = synth
+    a = make_runs(errors, truths)
+    a[field] = None
+    a[field] = a[field].astype(object)
+    a.at[3, field] = value
+    with pytest.raises(ReportError, match=re.escape(f"run 3: {needle}")):
+        report.read_results(_write(tmp_path / "a.json", a))
+
+
+def test_runs_of_another_protocol_under_the_bank_s_own_label_get_a_row_of_their_own(synth):
+    """An audit: `replay(..., targets=...)` keeps the plain bank label (only the CLI names it bank/...), and
+    the report pooled those runs into the bank's row and its macro MAE."""
+    truths, errors = synth
+    folds = make_runs(errors, truths)
+    shift = make_runs({("lite", "hspr"): np.full((1, 12), 0.2)}, truths).assign(protocol="bash-only")
+    runs = report.runs_frame(pd.concat([folds.assign(protocol="folds"), shift]).to_dict("records"))
+    table = report.comparison_table(runs)
+    alone = report.comparison_table(report.runs_frame(folds.to_dict("records")))
+    row = lambda t, b: t[(t["bank"] == b) & (t["method"] == "hspr")]["mae_pp"].item()  # noqa: E731
+    assert row(table, "lite") == pytest.approx(row(alone, "lite"))
+    assert row(table, "lite/bash-only") == pytest.approx(22.0)  # 0.2 x (1 + 0.1)
+    assert row(table, MACRO) == pytest.approx(row(alone, MACRO))
+    # a label the CLI already gave its protocol is kept
+    named = report.runs_frame(shift.assign(bank="lite/bash-only").to_dict("records"))
+    assert set(named["bank"]) == {"lite/bash-only"}
+
+
+def test_wilcoxon_drops_zero_differences_before_the_exact_test():
+    """An audit: scipy's method='auto' took the normal approximation whenever a zero was present, so
+    the p-value of 20 differences moved from 0.0027 to 0.0040 when one zero was added."""
+    rng = np.random.default_rng(1)
+    d = rng.normal(0.4, 1.0, 20)
+    exact = stats.wilcoxon(d, method="exact").pvalue
+    for zeros in (0, 1, 5):
+        got = report.paired_stats(np.concatenate([d, np.zeros(zeros)]), n_resamples=200)
+        assert got["p_value"] == pytest.approx(exact, rel=1e-12)
+
+
+def test_the_figure_s_second_method_does_not_depend_on_the_order_of_the_runs(synth):
+    """An audit: two methods tied on MAE were picked by order of appearance in the files."""
+    from hspr.report.figures import best_other_method
+
+    truths, _ = synth
+    same = np.full((1, 12), 0.01)
+    runs = make_runs({("lite", "hspr"): same * 0, ("lite", "stratified"): same, ("lite", "midrange"): same}, truths)
+    picks = {best_other_method(r, "hspr", 0.10) for r in (runs, runs.iloc[::-1])}
+    assert picks == {"stratified"}  # registry order: stratified before midrange

@@ -360,13 +360,14 @@ def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None, ba
 
 def best_other_method(runs: pd.DataFrame, baseline: str, budget_fraction: float) -> str | None:
     """The method other than ``baseline`` with the lowest MAE at ``budget_fraction`` over the
-    (bank, target, seed) runs it shares with ``baseline`` (ties: first in the results); None if
+    (bank, target, seed) runs it shares with ``baseline`` (ties: first in registry order, whatever
+    the order of the files); None if
     there is none. The estimate-vs-truth figure draws it beside the baseline."""
     sub = runs[runs["budget_fraction"] == budget_fraction]
     key = ["bank", "target", "seed"]
     base = sub.loc[sub["method"] == baseline, key].drop_duplicates()
     best, best_mae = None, np.inf
-    for m in dict.fromkeys(sub["method"]):
+    for m in _methods(sub):
         if m == baseline:
             continue
         g = sub[sub["method"] == m].merge(base, on=key) if len(base) else sub[sub["method"] == m]

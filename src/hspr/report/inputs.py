@@ -62,6 +62,8 @@ class ReportWarning(UserWarning):
 _TEXT_FIELDS = ("bank", "method", "target")
 _NUMBER_FIELDS = ("estimate", "truth", "budget_fraction")
 _INTEGER_FIELDS = ("budget", "seed")
+#: optional text fields of a run (replay writes them; a report reads them)
+_OPTIONAL_TEXT_FIELDS = ("protocol", "settings", "matrix_digest")
 #: interval columns: ``lower`` / ``upper`` and the ``lower_<pct>`` / ``upper_<pct>`` pairs
 _INTERVAL_COLUMN = re.compile(r"^(?:lower|upper)(_\d+(?:\.\d+)?)?$")
 
@@ -127,6 +129,18 @@ def _check_fields(runs: list[dict], df: pd.DataFrame, source: str) -> None:
         _refuse(source, runs, ~ok, field, "an integer")
         _refuse(source, runs, x < 0, field, "an integer >= 0")
         df[field] = x.astype(np.int64)
+    # optional fields a hand edit can break (an audit: a list here gave a TypeError traceback)
+    for field in _OPTIONAL_TEXT_FIELDS:
+        if field in df.columns:
+            ok = np.array([_is_null(r.get(field)) or isinstance(r.get(field), str) for r in runs], dtype=bool)
+            _refuse(source, runs, ~ok, field, "a string or null")
+    if "n_queried" in df.columns:
+        x = _numbers(runs, "n_queried")
+        given = np.array([not _is_null(r.get("n_queried")) for r in runs], dtype=bool)
+        ok = ~given | (np.isfinite(x) & (x >= 0) & (np.abs(x) <= _MAX_INT))
+        ok[ok & given] = x[ok & given] == np.round(x[ok & given])
+        _refuse(source, runs, ~ok, "n_queried", "an integer >= 0 or null")
+        df["n_queried"] = x
 
 
 def _check_intervals(runs: list[dict], df: pd.DataFrame, source: str) -> None:
@@ -206,6 +220,11 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
             "a share of the tasks, in (0, 1]")
     df["budget_fraction"] = df["budget_fraction"].round(6)
     df["method"] = df["method"].map(current_label)
+    if "protocol" in df.columns:  # an audit: `replay(..., targets=...)`'s runs keep the plain bank label (the CLI
+        # names them bank/...), so a report pooled them into the bank's own row and its macro MAE
+        proto = df["protocol"]
+        own = proto.notna() & (proto != "folds") & ~df["bank"].str.contains("/", regex=False)
+        df.loc[own, "bank"] = df.loc[own, "bank"] + "/" + proto[own].astype(str)
     df["source_file"] = source
     return df
 

@@ -203,6 +203,10 @@ def _bootstrap_ci(d: np.ndarray, n_resamples: int, seed: int) -> tuple[float, fl
 def _wilcoxon(d: np.ndarray) -> tuple[float, float]:
     if not np.any(d != 0):
         return math.nan, 1.0  # no non-zero difference: no evidence either way
+    # zero differences are dropped here, as ZERO_METHOD says: scipy's method='auto' otherwise takes the normal
+    # approximation whenever a zero is present, where the exact test of the non-zero ones applies (an audit:
+    # 20 differences gave p 0.0027 alone and 0.0040 beside one zero)
+    d = d[d != 0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # small-sample / ties notes from scipy
         res = stats.wilcoxon(d, zero_method=ZERO_METHOD, alternative="two-sided")
