@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -190,3 +191,17 @@ def test_bank_validate_prints_the_digest_a_no_missing_as_zero_session_records(tm
     full.write_text("agent,t1,t2\na,1,0\nb,0,1\n")
     doc = json.loads(CliRunner().invoke(main, ["bank", "validate", str(full), "--json"]).stdout)
     assert doc["digest"] == doc["digest_missing_kept"]
+
+
+def test_a_missing_mask_of_text_or_fractions_is_refused_not_cast():
+    """An audit: a mask of 'False' strings or of 0.2 was cast to True, so cells became missing and the
+    true scores changed without a word; booleans and 0/1 (also as objects, a pandas column) are taken."""
+    vals = [[1, 0], [0, 1]]
+    for bad, shown in (([["False", "False"], ["0", "0"]], "'False' (at (0, 0))"), ([[0, 0.2], [0, 0]], "0.2 (at (0, 1))"),
+                       ([[0, 0], [None, 0]], "None (at (1, 0))")):
+        with pytest.raises(DataError, match=re.escape(f"the missing mask holds {shown}; give True / False")):
+            ResponseMatrix(["a", "b"], ["t1", "t2"], vals, bad)
+    for good in ([[0, 1], [0, 0]], np.array([[False, True], [False, False]]),
+                 np.array([[False, True], [False, False]], dtype=object), [[0.0, 1.0], [0.0, 0.0]]):
+        m = ResponseMatrix(["a", "b"], ["t1", "t2"], vals, good)
+        assert m.n_missing == 1 and m.missing[0, 1] and m.scores().tolist() == [0.5, 0.5]  # missing = unresolved

@@ -445,3 +445,21 @@ def test_a_budget_that_is_not_digits_is_not_called_a_count(text):
         parse_budgets(text)
     with pytest.raises(click.BadParameter, match="50 looks like a count"):
         parse_budgets("0.1,50")
+
+
+def test_folds_that_leave_agents_out_are_said_so(small_bank):
+    """An audit: folds over half the agents were replayed without a word (HSPR_SPEC 7: every agent is a
+    target once); the agents left out are sources in every fold."""
+    import warnings as w
+
+    from hspr.errors import InputWarning
+
+    folds = make_folds(small_bank.agents)
+    uniform = {"uniform": get_method("uniform")}
+    with pytest.warns(InputWarning, match=rf"{len(folds[2]) + len(folds[3])} of {small_bank.n_agents} agents are in "
+                                          r"no fold \(.*\): they are sources in every fold and never targets"):
+        runs = replay("sim", small_bank, uniform, folds=folds[:2], seeds={"uniform": [0]})
+    assert {r["target"] for r in runs} == set(folds[0]) | set(folds[1])
+    with w.catch_warnings():
+        w.simplefilter("error", InputWarning)
+        replay("sim", small_bank, uniform, folds=folds, seeds={"uniform": [0]})  # all covered: no warning

@@ -1259,3 +1259,15 @@ def test_the_figure_s_second_method_does_not_depend_on_the_order_of_the_runs(syn
     runs = make_runs({("lite", "hspr"): same * 0, ("lite", "stratified"): same, ("lite", "midrange"): same}, truths)
     picks = {best_other_method(r, "hspr", 0.10) for r in (runs, runs.iloc[::-1])}
     assert picks == {"stratified"}  # registry order: stratified before midrange
+
+
+def test_a_bank_run_only_with_missing_cells_kept_is_not_called_not_run():
+    """An audit: `--bank all --no-missing-as-zero` labels Pro's runs pro/missing-kept, and the macro note
+    said '(pro not run)', pointing the user the wrong way."""
+    truths = {b: np.linspace(0.1, 0.5, 8) for b in ("lite", "verified", "full", "pro/missing-kept")}
+    runs = make_runs({(b, m): np.full((1, 8), e) for b in truths for m, e in (("hspr", 0.01), ("uniform", 0.03))},
+                     truths)
+    text = " ".join(report.comparison_markdown(report.comparison_table(runs)).split())
+    assert ("This macro averages 3 of the paper's four banks (pro ran only as pro/missing-kept, which the macro "
+            "leaves out: replay it without --no-missing-as-zero to include it): it is not comparable") in text
+    assert "pro not run" not in text

@@ -209,7 +209,8 @@ def replay(
     methods : dict name -> Method
     fractions : budget fractions f; B = round(f * n_tasks).
     seeds : dict name -> seeds; default by each method's ``seed_kind`` (10 / 5 / 1 seeds).
-    folds : list of lists of agent ids (target folds); ignored when ``targets`` is given.
+    folds : list of lists of agent ids (target folds); ignored when ``targets`` is given. Agents in no
+        fold are sources in every fold and never targets (an :class:`~hspr.errors.InputWarning` says so).
     targets : ResponseMatrix, optional
         Evaluate these rows as targets with every row of ``matrix`` as sources (same task ids;
         columns are reordered to ``matrix``'s order). A target id that also names a source row
@@ -305,7 +306,14 @@ def replay(
             raise HsprError("give folds (lists of target agent ids, e.g. hspr.data.folds.make_folds(matrix.agents)) "
                             "or targets (a ResponseMatrix of target rows)")
         splits = []
-        for k, idx in enumerate(fold_indices(matrix.agents, folds)):
+        indices = fold_indices(matrix.agents, folds)
+        left = sorted(set(matrix.agents) - {matrix.agents[i] for idx in indices for i in idx})
+        if left:  # an audit: half of a bank's agents were scored as its whole (HSPR_SPEC 7: every agent a target once)
+            warnings.warn(f"{len(left)} of {matrix.n_agents} agents are in no fold ({', '.join(left[:3])}"
+                          f"{', ...' if len(left) > 3 else ''}): they are sources in every fold and never targets, so "
+                          f"the results cover {matrix.n_agents - len(left)} agents; hspr.data.folds.make_folds("
+                          "matrix.agents) gives folds over all of them", InputWarning, stacklevel=2)
+        for k, idx in enumerate(indices):
             splits.append((k, matrix.drop_rows(idx), matrix.rows(idx).fill_missing(0)))
 
     fit_specs = [(k, name) for k, _, _ in splits for name in methods]

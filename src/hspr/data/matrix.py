@@ -110,7 +110,22 @@ class ResponseMatrix:
         _check_unique(tasks, "task", src)
         miss = None
         if self.missing is not None:
-            miss = np.asarray(self.missing, dtype=bool)
+            raw = np.asarray(self.missing)
+            if raw.dtype != bool:  # an audit: 'False' (text) and 0.2 read as True, a cell silently made missing
+                flat = raw.ravel()
+                if raw.dtype.kind in "iuf":
+                    num = flat.astype(float)
+                else:  # objects (e.g. a pandas column of booleans): bools and numbers only
+                    num = np.array([float(v) if isinstance(v, (bool, np.bool_, int, float, np.number)) else np.nan
+                                    for v in flat.tolist()], dtype=float)
+                bad = ~np.isin(num, (0.0, 1.0))
+                if bad.any():
+                    k = int(np.flatnonzero(bad)[0])
+                    where = tuple(int(i) for i in np.unravel_index(k, raw.shape)) if raw.ndim else ()
+                    value = flat[k].item() if isinstance(flat[k], np.generic) else flat[k]
+                    raise DataError(f"{src}: the missing mask holds {value!r} (at {where}); give True / False (or "
+                                    "1 / 0) per cell, True where the agent has no run")
+            miss = raw.astype(bool)
             if miss.shape != vals.shape:
                 raise DataError(f"{src}: missing mask has shape {miss.shape}, values have {vals.shape}")
         if masked is not None:

@@ -149,6 +149,23 @@ _CMP_HEADER = ("bank", "method", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90 
                "targets", "seeds")
 
 
+def _partial_macro_note(banks: Sequence[str], shown) -> str | None:
+    """The sentence for a macro MAE over fewer than the paper's four banks, or None. A bank run only
+    with its missing cells kept (``pro/missing-kept``, ``--no-missing-as-zero``) is named as such: an
+    audit found it reported as "not run"."""
+    absent = [b for b in BANK_ORDER if b not in banks]
+    if not absent or not set(banks) <= set(BANK_ORDER):
+        return None
+    labels = set(map(str, shown))
+    kept = [b for b in absent if f"{b}/missing-kept" in labels]
+    parts = [f"{b} ran only as {b}/missing-kept, which the macro leaves out: replay it without "
+             "--no-missing-as-zero to include it" for b in kept]
+    if len(kept) < len(absent):
+        parts.append(f"{', '.join(b for b in absent if b not in kept)} not run")
+    return (f"This macro averages {len(banks)} of the paper's four banks ({'; '.join(parts)}): it is not "
+            "comparable with a four-bank macro MAE.")
+
+
 def _cmp_header(table: pd.DataFrame) -> list[str]:
     """The comparison columns, with "tasks run" when the runs had a stopping rule."""
     return [*_CMP_HEADER, *(["tasks run"] if _has_tasks_run(table) else [])]
@@ -219,10 +236,9 @@ def comparison_markdown(table: pd.DataFrame, notes: Sequence[str] = ()) -> str:
             out += ["– in the macro column: the method was not run on every bank.", ""]
         if left:
             out += [f"Not in the macro MAE: {', '.join(left)} (it averages the paper's four banks).", ""]
-        absent = [b for b in BANK_ORDER if b not in banks]
-        if set(banks) <= set(BANK_ORDER) and absent:  # a trial took a 3-bank macro for the paper's
-            out += [f"This macro averages {len(banks)} of the paper's four banks ({', '.join(absent)} not run): "
-                    "it is not comparable with a four-bank macro MAE.", ""]
+        note = _partial_macro_note(banks, shown)
+        if note:  # a trial took a 3-bank macro for the paper's
+            out += [note, ""]
     if notes:
         out += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
     return "\n".join(out)
@@ -266,10 +282,9 @@ def comparison_rich(table: pd.DataFrame) -> list:
         for cells in wide:
             mt.add_row(*[_rich_cell(x, k) if i else Text(x) for i, (x, k) in enumerate(cells)])
         out.append(mt)
-        absent = [b for b in BANK_ORDER if b not in banks]
-        if set(banks) <= set(BANK_ORDER) and absent:  # as comparison.md says it (a trial: only the file did)
-            out.append(Text(f"This macro averages {len(banks)} of the paper's four banks ({', '.join(absent)} not "
-                            "run): it is not comparable with a four-bank macro MAE."))
+        note = _partial_macro_note(banks, g.loc[g["bank"] != MACRO, "bank"])
+        if note:  # as comparison.md says it (a trial: only the file did)
+            out.append(Text(note))
     return out
 
 
