@@ -1271,3 +1271,13 @@ def test_a_bank_run_only_with_missing_cells_kept_is_not_called_not_run():
     assert ("This macro averages 3 of the paper's four banks (pro ran only as pro/missing-kept, which the macro "
             "leaves out: replay it without --no-missing-as-zero to include it): it is not comparable") in text
     assert "pro not run" not in text
+
+
+def test_summarize_refuses_scores_in_percent(synth):
+    """An audit: `summarize` on runs in % gave MAE 350 pp, where `comparison_table` refused them."""
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+    runs[["estimate", "truth"]] *= 100
+    with pytest.raises(ReportError, match="is not a score on the 0-1 scale"):
+        report.summarize(runs)
+    assert report.summarize(make_runs(errors, truths))["mae_pp"].notna().all()

@@ -71,6 +71,27 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
                 stop: StoppingRule | None = None) -> list[dict]:
     """Run one target under each budget; returns one record per budget (estimate before truth).
 
+    Parameters
+    ----------
+    model : FittedModel
+        The method fitted on the sources.
+    row : HiddenRow
+        The target: its outcomes, revealed only for the tasks the session asks.
+    budgets : sequence of int
+        Task budgets, each at least 1 and at most the number of tasks.
+    seed : int
+        Query seed of the session.
+    stop : StoppingRule, optional
+        Ends the session early (``hspr replay --stop-width``).
+
+    Returns
+    -------
+    list of dict
+        One record per budget: ``budget``, ``estimate``, ``lower``, ``upper``, ``mean``, ``median``
+        (0-1 scale; None where the method has none), ``queried`` (task ids in asking order),
+        ``truth`` (the target's full score, read after every estimate), ``shift`` (the shift
+        report's dict) where the method gives one and, with ``stop``, ``n_queried`` and ``stop_reason``.
+
     Models with ``nested_budgets = True`` (the query path does not depend on the budget) run
     once at the largest budget and are estimated at every checkpoint on the way. With a
     ``stop`` rule (:mod:`hspr.stopping`) the session stops asking as soon as the rule says so;
