@@ -8,6 +8,7 @@ time, had to find the folder and delete files by hand.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 
@@ -42,6 +43,19 @@ def _check_folder() -> None:
         say_warning(f"{folder} is not a folder, so nothing can be cached there: set {fitcache.ENV_VAR} to a folder")
 
 
+def _json_flag(fields: str):
+    """The ``--json`` option of a cache command (``fields``: what its object holds); the command runs
+    after the folder check (:func:`_check_folder`), so a warning reaches the object's ``warnings``."""
+    def wrap(f):
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            _check_folder()
+            return f(*args, **kwargs)
+
+        return click.option("--json", "as_json", is_flag=True, help=f"Print one JSON object: {fields}")(checked)
+    return wrap
+
+
 def register(group: click.Group) -> None:
     @group.group("cache")
     def cache_group() -> None:
@@ -65,13 +79,10 @@ def register(group: click.Group) -> None:
         click.echo(str(fitcache.cache_dir()))
 
     @cache_group.command("info")
-    @click.option("--json", "as_json", is_flag=True,
-                  help="Print one JSON object: ok, folder, entries, unfinished (temporary files: writes in progress or "
-                       "never finished), bytes, oldest_use and newest_use (seconds since the epoch, or null), "
-                       "max_age_days, warnings.")
+    @_json_flag("ok, folder, entries, unfinished (temporary files: writes in progress or never finished), bytes, "
+                "oldest_use and newest_use (seconds since the epoch, or null), max_age_days, warnings.")
     def info_cmd(as_json: bool) -> None:
         """The cache folder, its entries, their total size and when they were last used."""
-        _check_folder()
         info = fitcache.cache_summary()
         if as_json:
             click.echo(json.dumps({"ok": True, **info, "warnings": warnings_said()}))
@@ -84,14 +95,12 @@ def register(group: click.Group) -> None:
                        f"unused for {info['max_age_days']} days are deleted when a new one is stored")
 
     @cache_group.command("purge")
-    @click.option("--json", "as_json", is_flag=True,
-                  help="Print one JSON object: ok, folder, deleted (files), bytes (freed), in_progress (another "
-                       "command's writes, left alone), warnings; a file that could not be deleted makes it an "
-                       "{ok: false, error} object (exit status 2) after deleting the others.")
+    @_json_flag("ok, folder, deleted (files), bytes (freed), in_progress (another command's writes, left alone), "
+                "warnings; a file that could not be deleted makes it an {ok: false, error} object (exit status 2) "
+                "after deleting the others.")
     def purge_cmd(as_json: bool) -> None:
         """Delete every cache entry (never another file of the folder); the next commands fit, and select,
         again. Live sessions keep their outcomes: they are in the session files, not here."""
-        _check_folder()
         folder = fitcache.cache_dir()
         done = fitcache.purge_cache(folder)
         what = f"deleted {done.deleted} file(s), {_size(done.bytes)}, from {folder}"
