@@ -246,6 +246,12 @@ class HSPRConfig:
         """Every field as a plain dict (:meth:`from_dict` reads it back)."""
         return asdict(self)
 
+    def changed(self) -> dict:
+        """The fields that differ from the defaults, as a plain dict (what ``--config`` takes; {} for
+        the defaults): a fit's ``fitted_settings``."""
+        default = asdict(HSPRConfig())
+        return {k: v for k, v in asdict(self).items() if v != default[k]}
+
     @classmethod
     def from_dict(cls, d: dict) -> HSPRConfig:
         """From a dict of HSPRConfig fields (missing ones at their defaults); ValueError for

@@ -909,8 +909,7 @@ class HSPRRobust(Method):
             pirt = None if calib.weight == 0 else _pirt_model(source, calib.log_a_sd)
         model = FittedHSPRRobust(fit, source.tasks, cfg, calib, rates, self.shift, source.missing, pirt, source.trials)
         if self.config is None:  # chosen on the sources (a shipped or table entry, the rank rule or the selection)
-            defaults = HSPRConfig().to_dict()
-            model.fitted_settings = {k: v for k, v in cfg.to_dict().items() if v != defaults[k]}
+            model.fitted_settings = cfg.changed()
         return model
 
 
