@@ -633,10 +633,12 @@ class HSPRAuto(Method):
         Raises :class:`~hspr.data.matrix.DataError` when selection has to run on fewer than 3
         source agents.
         """
-        hit = lookup_shipped(source.digest(), self.table)
+        digest = source.digest()
+        hit = lookup_shipped(digest, self.table)
         shipped, selection = None, None
+        quiet = bool(os.environ.get(QUIET_ENV))  # replay -q: a hostile trial saw these lines once per fold
         # a trial: a replay's four folds of one file read alike; the digest tells them apart (as `hspr bank validate`)
-        what = f"source {source.source} ({source.n_agents} agents x {source.n_tasks} tasks, digest {source.digest()[:12]})"
+        what = f"source {source.source} ({source.n_agents} agents x {source.n_tasks} tasks, digest {digest[:12]})"
         if hit is not None:
             bank, fold, cfg = hit
             shipped = (bank, fold)
@@ -644,7 +646,6 @@ class HSPRAuto(Method):
             if source.n_agents < 3:  # refuse before announcing a long selection
                 raise DataError(f"hspr_auto selects its settings on the source agents and needs at least 3, got "
                                  f"{source.n_agents}")
-            quiet = bool(os.environ.get(QUIET_ENV))  # replay -q: a hostile trial saw these lines once per fold
 
             def announce() -> None:
                 log.warning("hspr_auto: %s for %s; running source-only selection, which can take long (then kept "
@@ -653,7 +654,7 @@ class HSPRAuto(Method):
 
             selection, cached = cached_select_config(
                 source, self.fraction, self.n_jobs, base_config=self.base_config, on_run=None if quiet else announce,
-                progress=_log_progress(f"hspr_auto selection on {source.source} (digest {source.digest()[:12]})"))
+                progress=_log_progress(f"hspr_auto selection on {source.source} (digest {digest[:12]})"))
             if cached and not quiet:
                 log.warning("hspr_auto: the source-only selection for %s was read from the fit cache (it took "
                             "%.0f s)", what, selection.seconds)
@@ -662,9 +663,8 @@ class HSPRAuto(Method):
             cfg = cfg.replace(**self.overrides)
         model = HSPR(cfg).fit(source)
         model.shipped, model.selection = shipped, selection
-        default = HSPRConfig().to_dict()
-        model.fitted_settings = {k: v for k, v in cfg.to_dict().items() if v != default[k]}
-        if selection is not None and not os.environ.get(QUIET_ENV):  # a trial: which settings it chose was said nowhere
+        model.fitted_settings = cfg.changed()
+        if selection is not None and not quiet:  # a trial: which settings it chose was said nowhere
             log.warning("hspr_auto: chose %s on %s", json.dumps(model.fitted_settings) if model.fitted_settings else
                         "the defaults", what)
         return model
