@@ -58,6 +58,5 @@ def json_error(message: str) -> str:
     an unreadable folder's warning reached stderr only)."""
     import json
 
-    ctx = click.get_current_context(silent=True)
-    said = list(ctx.find_root().meta.get(SAID_KEY, {})) if ctx is not None else []
+    said = warnings_said()
     return json.dumps({"ok": False, "error": message} | ({"warnings": said} if said else {}))

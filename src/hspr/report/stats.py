@@ -90,7 +90,11 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
         For missing columns, no runs, or an estimate or truth not on the 0-1 scale (an audit:
         runs in % gave MAE 350 pp here, where :func:`comparison_table` refused them).
     """
-    runs = _check_runs(runs)
+    return _summary(_check_runs(runs))
+
+
+def _summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """:func:`summarize` of runs :func:`~hspr.report.inputs._check_runs` has checked."""
     rows = []
     keys = ["bank", "method", "budget_fraction"]
     for key, g in runs.groupby(keys, sort=False):

@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..data.banks import BANK_ORDER
 from .inputs import DECIMALS, MACRO, POOLED, ZERO_METHOD, _check_runs, _dense_rank, _methods, bank_order, is_shift_protocol, macro_banks
-from .stats import summarize, tasks_run_text
+from .stats import _summary, tasks_run_text
 
 # --------------------------------------------------------------------------------------------
 # 1. comparison table
@@ -52,7 +52,7 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
           runs that ran fewer tasks than their budget; NaN for methods without the rule.
     """
     runs = _check_runs(runs)
-    s = summarize(runs)
+    s = _summary(runs)
     for col in ("coverage_90", "mean_width_pp"):
         s[col] = pd.to_numeric(s[col], errors="coerce").astype(float)
     banks = bank_order(s["bank"])
