@@ -208,7 +208,12 @@ def _prune(folder: Path, keep: Path) -> None:
 
 def entry_path(bank_digest: str, method: str, settings: dict) -> Path:
     """The file :func:`cached_fit` keeps the fit of (bank, method, settings) in (it may not exist)."""
-    return cache_dir() / f"{cache_key(bank_digest, method, settings)}.pkl"
+    return _entry(cache_key(bank_digest, method, settings))
+
+
+def _entry(key: str) -> Path:
+    """The file of the entry whose key is ``key``."""
+    return cache_dir() / f"{key}.pkl"
 
 
 def cached_fit(bank_digest: str, method: str, settings: dict, tasks: tuple[str, ...], fit: Callable[[], object],
@@ -235,7 +240,7 @@ def cached_fit(bank_digest: str, method: str, settings: dict, tasks: tuple[str, 
     if not use_cache:
         return fit()
     key = cache_key(bank_digest, method, settings)
-    path = entry_path(bank_digest, method, settings)
+    path = _entry(key)
     model = _load(path, key, tasks)
     if model is None:
         model = fit()
@@ -265,7 +270,7 @@ def cached_result(bank_digest: str, what: str, settings: dict, kind: type, build
         ``from_cache`` is True when the result was read from the cache.
     """
     key = cache_key(bank_digest, what, settings)
-    path = cache_dir() / f"{key}.pkl"
+    path = _entry(key)
     result = _load(path, key, None, kind)
     if result is not None:
         return result, True
