@@ -832,6 +832,10 @@ def test_seed_metrics_refuses_arrays_it_would_broadcast():
     for est, truth in (([0.5, 0.2], [0.4]), ([], []), ([[0.5]], [[0.5]])):
         with pytest.raises(ValueError, match="est and truth must be 1-D arrays of one length >= 1"):
             seed_metrics(est, truth)
+    with pytest.raises(ValueError, match=r"truth must hold scores on the 0-1 scale; entry 1 is 45.0 \(a score in percent"):
+        seed_metrics([0.5, 0.2], [0.4, 45.0])
+    with pytest.raises(ValueError, match="est must hold scores on the 0-1 scale; entry 0 is nan"):
+        seed_metrics([np.nan, 0.2], [0.4, 0.2])
     got = seed_metrics([0.5, 0.2, 0.9], [0.4, 0.2, 0.6])
     assert got["mae_pp"] == pytest.approx(100 * 0.4 / 3) and got["maxerr_pp"] == pytest.approx(30.0)
     assert got["kendall_tau_b"] == pytest.approx(1.0)

@@ -51,13 +51,20 @@ def seed_metrics(est: np.ndarray, truth: np.ndarray) -> dict:
     ------
     ValueError
         Unless ``est`` and ``truth`` are 1-D of one length >= 1 (numpy would broadcast [0.5, 0.2]
-        against [0.4]).
+        against [0.4]), ``truth`` in [0, 1] and ``est`` in [-1, 2] (scores in percent gave an MAE
+        100 times too large).
     """
     est = np.asarray(est, float)
     truth = np.asarray(truth, float)
     if est.ndim != 1 or est.shape != truth.shape or est.size == 0:
         raise ValueError(f"est and truth must be 1-D arrays of one length >= 1 (one entry per target), got shapes "
                          f"{est.shape} and {truth.shape}")
+    # truth is a score; an estimate may stray a little outside [0, 1] (an unclipped linear map), not by 1
+    for what, x, lo, hi in (("est", est, -1.0, 2.0), ("truth", truth, 0.0, 1.0)):
+        bad = np.flatnonzero(~((x >= lo) & (x <= hi)))  # NaN fails both comparisons
+        if bad.size:
+            hint = " (a score in percent? divide by 100)" if np.all(np.isfinite(x)) and np.max(np.abs(x)) <= 100 else ""
+            raise ValueError(f"{what} must hold scores on the 0-1 scale; entry {bad[0]} is {float(x[bad[0]])!r}{hint}")
     err = np.abs(est - truth)
     # rounded to 1e-12 so scores equal up to floating-point noise (0.4925 vs 0.49250000000000005,
     # k/N reached by different sums) count as the ties they are
