@@ -183,6 +183,83 @@ def test_extra_outcomes_are_conditioned_on_and_noted(bank, tmp_path):
     assert doc["bank_digest"] == json.loads(valid.stdout)["digest"] == bank["src"].fill_missing(0).digest()
 
 
+# ---------------------------------------------------------------------- a trial of the loop: --hide, simulate
+def test_hidden_agent_simulated_as_a_hand_answered_loop(bank, tmp_path):
+    """A new-user trial hid an agent with `grep -v` and answered `next` with a script: a session with the row hidden
+    fits on exactly the other rows, and `simulate` records what answering `next` by hand from the row records."""
+    whole = tmp_path / "whole.csv"
+    m, _ = simulate_matrix(30, 60, seed=5, rank=1)  # the fixture's bank, the target row 0 included
+    write_wide_csv(m, whole)
+    agent = m.agents[0]
+    trial = LiveSession.create(tmp_path / "trial.hspr", 12, matrix=whole, config=FAST, method="hspr", hide=agent)
+    assert trial.matrix.digest() == bank["src"].digest() and agent not in trial.matrix.agents
+    st = trial.status()
+    assert st.hidden_agent == agent and st.hidden_score == pytest.approx(np.mean(list(bank["truth"].values())))
+    hand = new(bank, tmp_path, method="hspr")  # the same sources, answered from the oracle
+    while tasks := hand.next(3):
+        for t in tasks:
+            hand.record(t, bank["truth"][t])
+    first = trial.simulate(max_tasks=6, batch=3)  # in two calls: 2 batches, then on to the stop
+    rest = trial.simulate(batch=3)
+    assert len(first) == 6 and [t for t, _ in first + rest] == list(hand.recorded)
+    assert all(y == bank["truth"][t] for t, y in first + rest)
+    assert trial.status().estimate == hand.status().estimate and trial.simulate() == []
+    # kept in the file: a reopened session hides the same agent; the journal says where each outcome came from
+    again = LiveSession.open(trial.path)
+    assert again.hidden_agent == agent and again.status().estimate == hand.status().estimate
+    assert again.status().provenance[first[0][0]] == ("simulate", f"the hidden agent {agent}'s outcome in the bank")
+    assert "hidden_agent" not in hand.status().to_dict() or hand.status().to_dict()["hidden_agent"] is None
+
+
+def test_hidden_agent_at_full_budget_recovers_its_score(tmp_path):
+    """Exact recovery: every task played, the estimate is the hidden agent's true score."""
+    m, _ = simulate_matrix(20, 30, seed=2)
+    write_wide_csv(m, tmp_path / "b.csv")
+    trial = LiveSession.create(tmp_path / "t.hspr", 30, matrix=tmp_path / "b.csv", config=FAST, method="hspr",
+                               hide=m.agents[4])
+    assert len(trial.simulate(batch=7)) == 30
+    st = trial.status()
+    assert st.estimate.point == pytest.approx(m.scores()[4], abs=1e-12) == st.hidden_score
+
+
+def test_hide_refusals(bank, tmp_path):
+    with pytest.raises(LiveSessionError, match=r"--hide 'Agent011': no agent of that id in the bank .*29 agents; `hspr "
+                                               r"bank agents .*sources.csv` lists them\); did you mean 'agent011'\?"):
+        LiveSession.create(tmp_path / "x.hspr", 5, matrix=bank["csv"], config=FAST, hide="Agent011")
+    assert not (tmp_path / "x.hspr").exists()
+    live = new(bank, tmp_path)  # no agent hidden: nothing to play
+    with pytest.raises(LiveSessionError, match="the session hides no agent.*hspr live start --hide AGENT"):
+        live.simulate()
+    trial = LiveSession.create(tmp_path / "t.hspr", 5, matrix=bank["csv"], config=FAST, hide="agent011")
+    for bad in (0, -1, 1.5):
+        with pytest.raises(LiveSessionError, match="must be a whole number >= 1"):
+            trial.simulate(max_tasks=bad)
+        with pytest.raises(LiveSessionError, match="must be a whole number >= 1"):
+            trial.simulate(batch=bad)
+    assert trial.status().n_recorded == 0
+
+
+def test_cli_hide_and_simulate(bank, tmp_path):
+    whole = tmp_path / "whole.csv"
+    m, _ = simulate_matrix(30, 60, seed=5, rank=1)
+    write_wide_csv(m, whole)
+    s = tmp_path / "try.hspr"
+    out = cli(["start", "--matrix", whole, "--hide", m.agents[0], "--budget", 8, "--config", bank["cfg"], "--session", s])
+    assert f"next: `hspr live simulate --session {s}` plays {m.agents[0]} to the end" in out
+    truth = 100 * m.scores()[0]
+    assert f"trial: the hidden agent {m.agents[0]} scores {truth:.2f} % on the bank" in out
+    part = cli(["simulate", "--session", s, "--max-tasks", 3, "--json"])
+    assert len(part["recorded"]) == 3 and part["n_recorded"] == 3 and not part["stop"]
+    assert part["hidden_agent"] == m.agents[0] and part["hidden_score_pp"] == pytest.approx(truth)
+    done = cli(["simulate", "--session", s, "--batch", 2])
+    assert "recorded 5 outcome(s) of agent000" in done and "stop: budget spent (8 of 8 tasks recorded)" in done
+    res = CliRunner().invoke(main, ["live", "start", "--matrix", bank["csv"], "--budget", 5, "--session", tmp_path / "r.hspr",
+                                    "--config", str(bank["cfg"])])
+    assert res.exit_code == 0
+    res = CliRunner().invoke(main, ["live", "simulate", "--session", str(tmp_path / "r.hspr")])
+    assert res.exit_code != 0 and "the session hides no agent" in res.output and "Traceback" not in res.output
+
+
 # ---------------------------------------------------------------------- refused inputs
 def test_refused_inputs(bank, tmp_path):
     live = new(bank, tmp_path)
@@ -192,6 +269,10 @@ def test_refused_inputs(bank, tmp_path):
     assert "did you mean" not in str(exc.value)
     with pytest.raises(LiveSessionError, match=re.escape(f"did you mean {t!r}?")):
         live.record(t.upper(), 1)
+    # a new-user trial: an id cut short when copied ('astropy__astropy-1290' for '...-12907') got no hint; the one
+    # pending task it starts is named (digits differ, so did_you_mean alone names no bank id)
+    with pytest.raises(LiveSessionError, match=re.escape(f"did you mean {t!r} (a task waiting for its outcome)?")):
+        live.record(t[:-1], 1)
     bad = tmp_path / "ids.csv"
     bad.write_text(f"instance_id,resolved\n{t.upper()},1\nnope__nope-2,0\n")
     with pytest.raises(LiveSessionError) as exc:  # ids quoted, with the fix where one is near
@@ -1541,7 +1622,7 @@ def test_single_object_with_events_is_read_whatever_its_version(bank, tmp_path):
 @pytest.mark.parametrize("case, match", [
     ("task-list", "not in the bank"), ("ask-list", "cannot be replayed"), ("deep", "not JSON"),
     ("bank-name-list", "'bank'"), ("bank-matrix-int", "'bank'"), ("version-3", "version 3"),
-    ("bank-missing-list", "and \"missing_as_zero\" true or false, got"),  # a hostile trial: a traceback
+    ("bank-missing-list", "\"missing_as_zero\" true or false and \"hidden\" null or an agent id, got"),  # a hostile trial: a traceback
     ("header-array", "not an hspr live session"), ("error-unknown-task", "not in the bank"),
     ("huge-int", "line 3 is not JSON"), ("under-a-file", "cannot read the session file"),
     ("empty", "is empty"), ("budget-0", "'budget' must be a whole number >= 1, got 0"),

@@ -767,7 +767,9 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     twin = ShiftReport("share", 0.0, 0.0, 114, 1.25, n_outcomes=12, percent=True)
     note = ("its 12 outcomes so far equal a source agent's on every queried task: if it is an agent of the bank, it is "
             "scored against itself (with few outcomes a close source agent can also match by chance)")
-    assert twin.message.endswith(" " + note[0].upper() + note[1:] + ".") and twin.brief.endswith("; " + note)
+    # said first (a new-user trial: last in a 700-character paragraph, it went unread)
+    assert twin.message.startswith(note + ". Otherwise, this agent is within the range of the 114 source agents")
+    assert twin.brief.startswith(note + "; otherwise within the range of the 114 source agents")
     assert "scored against itself" not in share.message + share.brief
     # the widening shared between the sides: the message gives each side's factor and which side misses more
     sided = ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=40, sides=(1.2, 0.8))

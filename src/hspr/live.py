@@ -162,6 +162,10 @@ class LiveStatus:
         Task -> (source, detail) of each recorded outcome, as the journal's tell (or its latest
         correct) event gives them: ``"record"`` or the absolute path of the ingested file, and what
         the harness output said (a trial had to read the journal to find which file gave a task).
+    hidden_agent : str or None
+        The bank agent a trial session hides from the fit (``hspr live start --hide``).
+    hidden_score : float or None
+        That agent's true score over the session's tasks (0-1), to compare the estimate with.
     """
 
     session: str
@@ -187,6 +191,8 @@ class LiveStatus:
     outcomes: tuple[tuple[str, float], ...] = ()
     bank_digest: str | None = None
     provenance: dict = field(default_factory=dict)
+    hidden_agent: str | None = None
+    hidden_score: float | None = None
 
     @property
     def budget_left(self) -> int:
@@ -232,6 +238,8 @@ class LiveStatus:
             "stop_reason": self.stop_reason,
             "warnings": list(self.warnings),
             "trials": self.trials,
+            "hidden_agent": self.hidden_agent,
+            "hidden_score_pp": pp(self.hidden_score),
             # each recorded outcome, in order: 0/1, or the pass rate with its successes of the bank's trials, and
             # where it came from
             "outcomes": [{"task": t, "outcome": y, "asked": t not in extra,
@@ -467,9 +475,10 @@ def _read_doc(path: Path) -> journal.JournalFile:
          and all(isinstance(doc["bank"].get(k), (str, type(None))) for k in ("name", "matrix"))
          and (doc["bank"].get("tasks") is None or (isinstance(doc["bank"]["tasks"], list)
                                                    and all(isinstance(t, str) for t in doc["bank"]["tasks"])))
-         and isinstance(doc["bank"].get("missing_as_zero", True), bool),  # a hostile trial: [] gave a traceback
-         'an object with a "digest" string, "name" / "matrix" strings, "tasks" null or a list of ids and '
-         '"missing_as_zero" true or false'),
+         and isinstance(doc["bank"].get("missing_as_zero", True), bool)  # a hostile trial: [] gave a traceback
+         and (doc["bank"].get("hidden") is None or isinstance(doc["bank"]["hidden"], str)),
+         'an object with a "digest" string, "name" / "matrix" strings, "tasks" null or a list of ids, '
+         '"missing_as_zero" true or false and "hidden" null or an agent id'),
         ("method", isinstance(doc["method"], dict) and isinstance(doc["method"].get("name"), str),
          'an object with a "name" string'),
         ("events", isinstance(doc["events"], list), "a list of events"),
@@ -518,6 +527,31 @@ def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_ze
     else:
         m = load_bank(name, missing_as_zero)
     return m if tasks is None else m.select_tasks(tasks)
+
+
+def hide_agent(mat: ResponseMatrix, agent: str) -> tuple[ResponseMatrix, ResponseMatrix]:
+    """Split ``mat`` (shape (n_agents, n_tasks)) into the bank without ``agent``'s row, the session's
+    source agents (shape (n_agents - 1, n_tasks)), and that row alone (shape (1, n_tasks)): a trial of
+    the loop answers each task from it (:meth:`LiveSession.simulate`) while the fit never sees it
+    (a new-user trial hid an agent with ``grep -v``, where a typo hid nothing and scored the agent
+    against itself).
+
+    Raises
+    ------
+    LiveSessionError
+        When ``agent`` is not an agent id of ``mat`` (the nearest id named when one is near), or
+        hiding it would leave no source agent.
+    """
+    if not isinstance(agent, str) or not agent.strip():
+        raise LiveSessionError(f"--hide takes an agent id of the bank, got {agent!r}")
+    if agent not in mat.agents:
+        listing = shlex.quote(str(mat.source).removeprefix("bank:"))  # a bundled bank's source is 'bank:NAME'
+        raise LiveSessionError(f"--hide {agent!r}: no agent of that id in the bank ({mat.source}, {mat.n_agents} "
+                               f"agents; `hspr bank agents {listing}` lists them)" + did_you_mean([agent], mat.agents))
+    if mat.n_agents < 2:
+        raise LiveSessionError(f"--hide {agent!r}: it is the bank's only agent, which would leave no source agent")
+    i = mat.agent_index(agent)
+    return mat.drop_rows([i]), mat.rows([i])
 
 
 def task_argument(task: str) -> str:
@@ -577,6 +611,8 @@ def relink_matrix(path: str | Path, matrix: str | Path) -> tuple[str, list[str]]
         with held_warnings() as caught:  # said as before; read for the cause of a changed digest
             warnings.simplefilter("always", InputWarning)
             mat = load_session_bank(None, new, b.get("missing_as_zero", True), b.get("tasks"))
+            if b.get("hidden") is not None and b["hidden"] in mat.agents:  # else the digest below differs
+                mat = hide_agent(mat, b["hidden"])[0]
         if mat.digest() != b["digest"]:
             raise LiveSessionError(
                 f"{matrix}: holds another bank (digest {mat.digest()[:16]}..., {mat.n_agents} agents x "
@@ -747,14 +783,19 @@ class LiveSession:
     path : Path
         The session file.
     matrix : ResponseMatrix, shape (n_agents, n_tasks)
-        The bank the method is fitted on.
+        The bank the method is fitted on (without the hidden agent's row, if any).
+    hidden : ResponseMatrix or None, shape (1, n_tasks)
+        The row of the agent the session hides from the fit (``create(hide=...)``, ``hspr live
+        start --hide``), whose outcomes :meth:`simulate` records; None for a session of a real agent.
     model : FittedModel
     session : Session
         The method session, in the state the event log describes.
     """
 
-    def __init__(self, path: Path, file: journal.JournalFile, matrix: ResponseMatrix, model: FittedModel) -> None:
+    def __init__(self, path: Path, file: journal.JournalFile, matrix: ResponseMatrix, model: FittedModel,
+                 hidden: ResponseMatrix | None = None) -> None:
         self.path = Path(path)
+        self.hidden = hidden
         self.replaced: Path | None = None  # where create(overwrite=True) moved the file it replaced
         self._file = file
         self.doc = file.doc
@@ -783,8 +824,9 @@ class LiveSession:
         tasks=None,
         input_files: dict[str, str | Path] | None = None,
         announce: Callable[[str], AbstractContextManager] | None = None,
+        hide: str | None = None,
     ) -> LiveSession:
-        """Fit ``method`` on every row of the bank and write a new session file.
+        """Fit ``method`` on every row of the bank (but ``hide``'s) and write a new session file.
 
         Parameters
         ----------
@@ -824,6 +866,10 @@ class LiveSession:
         announce : callable, optional
             A context manager factory wrapping the method's fit when it is not cached
             (:func:`fit_model`).
+        hide : str, optional
+            An agent id of the bank to leave out of the fit, for a trial of the loop without an
+            agent: :meth:`simulate` answers each task from its row, and :meth:`status` gives its
+            true score (:func:`hide_agent`). Stored in the session file.
 
         Returns
         -------
@@ -832,7 +878,8 @@ class LiveSession:
         Raises
         ------
         LiveSessionError
-            If the file exists (and not ``overwrite``), or the method / settings are unknown.
+            If the file exists (and not ``overwrite``), the method / settings are unknown, or
+            ``hide`` is not an agent of the bank.
         DataError, BudgetError
             For an unreadable bank, a bank the method refuses (pass rates for a method that takes
             0/1 outcomes, missing cells for one that cannot fit them), or an invalid budget.
@@ -874,6 +921,9 @@ class LiveSession:
             where = (input_files or {}).get("--config")
             raise LiveSessionError(f"{f'--config {where}: ' if where else ''}settings for method {method!r}: {exc}") from None
         mat = load_session_bank(bank if matrix is None else None, matrix, missing_as_zero, tasks)
+        hidden = None
+        if hide is not None:
+            mat, hidden = hide_agent(mat, hide)
         b = check_budget(budget, mat.n_tasks)
         if b == 0:
             raise BudgetError("budget 0: a live session needs at least 1 task")
@@ -895,6 +945,7 @@ class LiveSession:
                 "n_tasks": mat.n_tasks,
                 "tasks": None if tasks is None else list(mat.tasks),
                 "trials": mat.trials,
+                **({} if hide is None else {"hidden": hide}),  # a trial session only: a real agent's file is as before
             },
             "method": {"name": method, "config": settings},
             "budget": b,
@@ -904,7 +955,7 @@ class LiveSession:
             "events": [],
         }
         live = cls(path, journal.JournalFile(doc, SESSION_VERSION, 0), mat,
-                   fit_model(method, settings, mat, announce=announce))
+                   fit_model(method, settings, mat, announce=announce), hidden)
         path.parent.mkdir(parents=True, exist_ok=True)
         with session_lock(path):
             if path.exists() and not overwrite:  # made by another `start` while this one fitted
@@ -968,6 +1019,12 @@ class LiveSession:
                 warnings.simplefilter("always", InputWarning)
                 mat = load_session_bank(b.get("name"), b.get("matrix"), b.get("missing_as_zero", True),
                                         b.get("tasks"))
+            hidden = None
+            if b.get("hidden") is not None:
+                if b["hidden"] not in mat.agents:
+                    raise LiveSessionError(f"{path}: the session hides agent {b['hidden']!r}, which its bank no longer "
+                                           "holds; restore the bank, or start a new session")
+                mat, hidden = hide_agent(mat, b["hidden"])
         except (DataError, OSError) as exc:
             moved = (f"; if the file moved, point the session at its new place: hspr live relink --matrix NEW "
                      f"--session {path}" if b.get("matrix") and not Path(b["matrix"]).exists() else "")
@@ -988,7 +1045,7 @@ class LiveSession:
             model = fit_model(doc["method"]["name"], doc["method"].get("config") or {}, mat, announce=announce)
         except (TypeError, ValueError) as exc:
             raise LiveSessionError(f"{path}: cannot fit the session's method: {exc}") from None
-        return cls(path, jf, mat, model)
+        return cls(path, jf, mat, model, hidden)
 
     # -- event replay ----------------------------------------------------------------
     def _replay(self) -> None:
@@ -1420,9 +1477,13 @@ class LiveSession:
         """True if new, False if the same outcome is already recorded; refuses the rest."""
         if task not in self._task_set:
             subset = " of the session's --tasks subset" if self.doc["bank"].get("tasks") else ""
+            hint = did_you_mean([task], self.tasks)
+            if not hint and len(task) >= 4:  # a new-user trial: an id cut short when copied got no hint
+                near = [t for t in self.pending if t.startswith(task) or task.startswith(t)]
+                hint = f"; did you mean {near[0]!r} (a task waiting for its outcome)?" if len(near) == 1 else ""
             raise LiveSessionError(
                 f"task id {task!r} is not in the bank ({self.doc['bank']['name']}, {self.session.n_tasks} tasks{subset})"
-                + did_you_mean([task], self.tasks)
+                + hint
             )
         prev = self._tells.get(task)
         if prev is None:
@@ -1556,6 +1617,69 @@ class LiveSession:
         task = str(task).strip()
         with self._transaction():
             self._rewrite(task, {"type": "withdraw", "source": "withdraw", "detail": "withdrawn by hand"})
+
+    def simulate(self, max_tasks: int | None = None, batch: int = 1,
+                 progress: Callable[[str, float], None] | None = None) -> list[tuple[str, float]]:
+        """Play the agent a trial session hides (:meth:`create` with ``hide``): ask for tasks and record
+        each one's outcome from the hidden agent's row of the bank, as a real agent's would be, until the
+        session says stop or ``max_tasks`` are recorded (a new-user trial wrote a script of subprocess
+        calls for this, 0.5 s a task).
+
+        Parameters
+        ----------
+        max_tasks : int, optional
+            Record at most this many outcomes (pending tasks first); None: until the session stops.
+        batch : int
+            Tasks asked at once (:meth:`next`'s ``k``), as an agent running that many in parallel.
+        progress : callable, optional
+            Called as ``progress(task, outcome)`` after each outcome is saved.
+
+        Returns
+        -------
+        list of (task, outcome)
+            The outcomes recorded, in order (0/1, or the pass rate on a bank of repeated trials).
+
+        Raises
+        ------
+        LiveSessionError
+            When the session hides no agent, ``max_tasks`` or ``batch`` is not a whole number >= 1,
+            the hidden row has no outcome for an asked task (a missing cell), or the file cannot be
+            written (what was recorded before stays saved).
+        """
+        if self.hidden is None:
+            raise LiveSessionError(f"{self.path}: the session hides no agent, so there is no row to answer from; for a "
+                                   "trial of the loop start one with a bank agent hidden from the fit: hspr live start "
+                                   "--hide AGENT ...")
+        for what, v in (("max_tasks", max_tasks), ("batch", batch)):
+            n = None if v is None else whole_number(v)
+            if v is not None and (n is None or n < 1):
+                raise LiveSessionError(f"{what} must be a whole number >= 1, got {brief(v)}")
+        agent, row = self.hidden_agent, self.hidden.rates()[0]
+        missing = None if self.hidden.missing is None else self.hidden.missing[0]
+        done: list[tuple[str, float]] = []
+        while max_tasks is None or len(done) < int(max_tasks):
+            tasks = self.next(int(batch) if max_tasks is None else min(int(batch), int(max_tasks) - len(done)))
+            if not tasks:
+                break
+            for t in tasks:
+                j = self.hidden.task_index(t)
+                if missing is not None and missing[j]:
+                    raise LiveSessionError(f"the hidden agent {agent!r} has no outcome for task {t!r} (a missing cell "
+                                           "of the bank): record one by hand (hspr live record) or use a bank with "
+                                           "missing cells counted unresolved")
+                y = float(row[j])
+                with self._transaction():
+                    if self._check_outcome(t, y):
+                        self._tell(t, y, "simulate", f"the hidden agent {agent}'s outcome in the bank")
+                done.append((t, y))
+                if progress is not None:
+                    progress(t, y)
+        return done
+
+    @property
+    def hidden_agent(self) -> str | None:
+        """The bank agent this trial session hides from the fit (None for a real agent's session)."""
+        return self.doc["bank"].get("hidden")
 
     def _carried_over_notes(self, path: Path, theirs: dict | None) -> list[str]:
         """Notes on the session file ``path`` being ingested, whose method header is ``theirs``
@@ -1771,6 +1895,7 @@ class LiveSession:
             config_file=(self.doc.get("input_files") or {}).get("--config"),
             outcomes=tuple(zip(self.session.queried, self.session.outcomes)), bank_digest=b.get("digest"),
             provenance={t: (ev.get("source"), ev.get("detail")) for t, ev in self._tells.items()},
+            hidden_agent=b.get("hidden"), hidden_score=None if self.hidden is None else float(self.hidden.scores()[0]),
         )
 
     def __repr__(self) -> str:

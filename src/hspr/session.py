@@ -189,12 +189,14 @@ class ShiftReport:
                     "Treat the estimate with care, or run more tasks; outcomes unlike every source agent's can "
                     "also come from a harness fault (outcomes unrelated to the tasks): check a few by hand. "
                     f"The check also flags about {100 - self.threshold:.0f} % of agents like the sources.")
-        return (f"this agent is within the range of the {self.n_sources} source agents on its {self.statistic} "
-                f"({value}; source percentile {self.source_percentile:.0f}); {wid}. The check is a warning light, "
-                "not a promise: it passes many agents of a new model or scaffold, and for them the interval is often too "
-                "narrow (SWE-bench Verified's bash-only agents, another scaffold: 82 % of the runs it passed held the "
-                "true score at 10 % of the tasks, 64 % at 20 %, where 90 % should; README, 'Agents unlike the history')."
-                + (f" {self._twin_note[0].upper()}{self._twin_note[1:]}." if self._twin_note else ""))
+        # a new-user trial: the twin note, last in 700 characters, went unread; said first, it leads the verdict
+        return ((f"{self._twin_note}. Otherwise, " if self._twin_note else "")
+                + f"this agent is within the range of the {self.n_sources} source agents "
+                f"on its {self.statistic} ({value}; source percentile {self.source_percentile:.0f}); {wid}. The check is "
+                "a warning light, not a promise: it passes many agents of a new model or scaffold, and for them the "
+                "interval is often too narrow (SWE-bench Verified's bash-only agents, another scaffold: 82 % of the runs "
+                "it passed held the true score at 10 % of the tasks, 64 % at 20 %, where 90 % should; README, 'Agents "
+                "unlike the history').")
 
     @property
     def _side_factors(self) -> tuple[float, float, bool]:
@@ -244,8 +246,9 @@ class ShiftReport:
                     f"{self.min_reference}); interval {widened}")
         if not self.enough_outcomes:
             return f"too few outcomes ({self.n_outcomes} of {self.min_outcomes}) to compare with the sources yet; interval {widened}"
-        return (f"within the range of the {self.n_sources} source agents ({self.statistic} {self._value_text}, source "
-                f"percentile {self.source_percentile:.0f}); interval {widened}" + (f"; {self._twin_note}" if self._twin_note else ""))
+        return ((f"{self._twin_note}; otherwise " if self._twin_note else "")
+                + f"within the range of the {self.n_sources} source agents ({self.statistic} {self._value_text}, source "
+                f"percentile {self.source_percentile:.0f}); interval {widened}")
 
     def to_dict(self) -> dict:
         """Plain JSON-ready dict of every field, ``message`` included (``value``, ``threshold`` and

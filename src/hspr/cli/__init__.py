@@ -85,7 +85,7 @@ def echo_refused(raw: tuple[str, ...], exc: click.UsageError) -> None:
 
 
 #: the commands of ``hspr live`` (for :func:`echo_no_task`'s reading of a mistyped command line)
-LIVE_COMMANDS = ("start", "next", "record", "withdraw", "ingest", "plot", "status", "relink")
+LIVE_COMMANDS = ("start", "next", "record", "withdraw", "ingest", "simulate", "plot", "status", "relink")
 
 
 def _json_error(ctx: click.Context, message: str) -> None:

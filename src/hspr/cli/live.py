@@ -48,6 +48,7 @@ from .common import (
     input_warnings,
     local_workers,
     os_error_message,
+    progress_bar,
     reading,
     refuse_folder_name,
     refuse_overwriting_inputs,
@@ -182,6 +183,11 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
         if st.estimate.shift is not None:
             shift = st.estimate.shift
             out.append(f"shift: {shift.brief if brief else shift.message}")
+    if st.hidden_agent is not None:  # a trial of the loop: the truth beside the estimate
+        off = ("" if st.estimate is None else f"; the estimate is {d['estimate_pp'] - d['hidden_score_pp']:+.2f} pp off"
+               + ("" if st.estimate.width is None else
+                  f", {'inside' if st.estimate.lower <= st.hidden_score <= st.estimate.upper else 'outside'} the interval"))
+        out.append(f"trial: the hidden agent {st.hidden_agent} scores {d['hidden_score_pp']:.2f} % on the bank{off}")
     ran = (f"run {st.n_recorded} of {st.budget} tasks" if st.n_recorded <= st.budget else
            f"run {st.n_recorded} tasks, {st.n_recorded - st.budget} over the budget of {st.budget}")
     out.append(f"{ran} ({d['n_asked_recorded']} of them asked by hspr, {d['n_extra']} extra); "
@@ -329,7 +335,7 @@ def _existing_config(ctx, param, value):
 
 
 def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero, tasks_path, force,
-           session_path, as_json, workers=1) -> tuple[LiveSession, LiveStatus]:
+           session_path, as_json, workers=1, hide=None) -> tuple[LiveSession, LiveStatus]:
     """Create the session of ``hspr live start`` (exits with the error on bad input)."""
     try:
         check_stop_width(stop_width, "--stop-width")  # before the fit: a bad value is refused at once
@@ -384,7 +390,7 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
                                         seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
                                         overwrite=force, tasks=tasks, input_files={"--tasks": tasks_path,
                                                                                    "--config": config_path},
-                                        announce=lambda text: busy(text, hint))
+                                        announce=lambda text: busy(text, hint), hide=hide)
         note_saved(f"the session {live_s.path} is created")
         if matrix is not None and Path(matrix).is_dir() and took >= SLOW_FOLDER_S:
             # a hostile trial: every later command of a session on a folder walked it again (8.6 s each); said once the
@@ -482,6 +488,8 @@ def register(group: click.Group) -> None:
         hspr live status                      # estimate, 90 % interval, stop flag
         hspr live plot --out run.png          # the run as a figure
         hspr live relink --matrix NEW.csv     # the bank's matrix file moved
+        hspr live start ... --hide AGENT      # no agent yet? hide a bank agent, then
+        hspr live simulate                    # play it: next and record from its row
         """
 
     @live.command("start")
@@ -517,15 +525,24 @@ def register(group: click.Group) -> None:
                   help="Processes for the fit, when it is not cached (-1: all cores): hspr_robust replays held-out "
                        "source agents to calibrate its interval, a minute or more on a large bank; the same fit on any "
                        "number.")
+    @click.option("--hide", default=None, metavar="AGENT",
+                  help="Try the loop without an agent: leave this bank agent's row out of the fit, then play it with "
+                       "`hspr live simulate` (or answer `next` from its row by hand); status gives its true score.")
     @_session_option
     @_json_option
     def start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero, tasks_path, force,
-              workers, session_path, as_json):
-        """Fit on every row of the bank and create a session file."""
+              workers, hide, session_path, as_json):
+        """Fit on every row of the bank (but --hide's) and create a session file.
+
+        \b
+        To try the loop without an agent, hide one bank agent and let hspr play it:
+            hspr live start --bank verified --hide 20240820_honeycomb --budget 50 --session try.hspr
+            hspr live simulate --session try.hspr
+        """
         stop_width = None if stop_width is NO_STOP_WIDTH else stop_width
         with input_warnings() as warned:
             live_s, st = _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero,
-                                tasks_path, force, session_path, as_json, workers)
+                                tasks_path, force, session_path, as_json, workers, hide)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "start", **st.to_dict(), "input_warnings": warned,
                                    "replaced_kept_as": None if live_s.replaced is None else str(live_s.replaced)}))
@@ -534,6 +551,9 @@ def register(group: click.Group) -> None:
             if live_s.replaced is not None:
                 click.echo(f"note: the file it replaced was kept as {live_s.replaced}", err=True)
             echo_status(st)
+            if hide is not None:
+                click.echo(f"next: `hspr live simulate --session {shlex.quote(str(live_s.path))}` plays {hide} to the "
+                           "end, or answer `hspr live next` from its row by hand (`--max-tasks N` plays N tasks)")
 
     @live.command("next")
     @click.option("--batch", "k", default=1, show_default=True, type=click.IntRange(min=1),
@@ -816,10 +836,11 @@ def register(group: click.Group) -> None:
                                          "it is not replaced: choose another file, or move that one away first",
                                          param_hint="--out")
             sw = live_s.stop_width
-            if target is None:
-                path, truth = live_s.trajectory(), None
+            if target is None:  # a trial session (--hide): the hidden agent's true score drawn beside its run
+                path, truth = live_s.trajectory(), (None if live_s.hidden is None else float(live_s.hidden.scores()[0]))
                 title = (f"{shorten(Path(session_path).name, 40)}: {live_s.doc['method']['name']} on "
-                         f"{shorten(str(live_s.doc['bank']['name']), 40)}")
+                         f"{shorten(str(live_s.doc['bank']['name']), 40)}"
+                         + ("" if live_s.hidden is None else f", {shorten(live_s.hidden_agent, 30)} hidden"))
             else:
                 mat = live_s.matrix
                 if target not in mat.agents and target.strip() in mat.agents:  # as record strips task ids
@@ -864,8 +885,48 @@ def register(group: click.Group) -> None:
         if truth is not None and path:  # a new-user trial: the replay's numbers were only in the figure
             last = path[-1]
             band = "" if last["lower"] is None else f", 90 % interval [{100 * last['lower']:.2f}, {100 * last['upper']:.2f}] %"
-            click.echo(f"replay of {target}: estimate {100 * last['point']:.2f} %{band} after {last['n']} tasks; "
+            who = f"replay of {target}" if target is not None else f"hidden agent {live_s.hidden_agent}"
+            click.echo(f"{who}: estimate {100 * last['point']:.2f} %{band} after {last['n']} tasks; "
                        f"true score {100 * truth:.2f} % (error {100 * (last['point'] - truth):+.2f} pp)")
+
+    @live.command("simulate")
+    @click.option("--batch", "k", default=1, show_default=True, type=click.IntRange(min=1),
+                  help="Tasks asked at once, as an agent that runs K in parallel.")
+    @click.option("--max-tasks", "max_tasks", default=None, type=click.IntRange(min=1),
+                  help="Record at most N outcomes (default: until the session says stop).")
+    @_session_option
+    @_json_option
+    def simulate(k, max_tasks, session_path, as_json):
+        """Play the agent a trial session hides (`hspr live start --hide AGENT`): ask for tasks and
+        record each one's outcome from that agent's row of the bank, as `next` then `record` would,
+        until the session says stop; then print the status beside the agent's true score.
+
+        \b
+            hspr live start --bank verified --hide 20240820_honeycomb --budget 50 --session try.hspr
+            hspr live simulate --session try.hspr [--batch 4] [--max-tasks 10]
+        """
+        try:
+            live_s = _open(session_path)
+            if live_s.hidden is None:
+                live_s.simulate()  # refused, with the way to start a trial session, before a bar is drawn
+            con = console(stderr=True)
+            with progress_bar(con, disable=as_json) as prog:
+                bar = prog.add_task(f"simulate {shorten(str(live_s.hidden_agent), 40)}",
+                                    total=max_tasks or max(live_s.budget - live_s.session.n_queried, 0))
+                done = live_s.simulate(max_tasks, k, progress=lambda t, y: prog.advance(bar))
+            if done:
+                note_saved(f"{len(done)} outcome(s) are recorded in {live_s.path}")
+            st = live_s.status()
+        except (HsprError, ValueError, OSError) as exc:
+            _fail(exc, as_json)
+        if as_json:
+            click.echo(json.dumps({"ok": True, "command": "simulate",
+                                   "recorded": [{"task": t, "outcome": y} for t, y in done], **st.to_dict()}))
+        else:
+            tr = live_s.matrix.trials
+            click.echo(f"recorded {len(done)} outcome(s) of {live_s.hidden_agent}" +
+                       (f" ({sum(y == 1 for _, y in done)} resolved)" if tr is None and done else ""))
+            echo_status(st)
 
     @live.command("status")
     @_stop_width_option
