@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+from scipy import stats
 
 from hspr.data.matrix import ResponseMatrix
 from hspr.methods import get_method
@@ -175,6 +178,19 @@ def test_stratified_estimate_and_post_stratification():
         for j, y in zip(np.flatnonzero(sess.labels_ == h)[:2], ys[h]):
             sess.tell(f"t{j:03d}", y)
     assert sess.estimate().point == pytest.approx((0 + 0.5 + 0.5 + 1 + 1) / 5)
+    # hand-checked variance: strata 1, 2 (0/1 and 1/0) have s_h^2 = 0.5; strata 0, 3, 4 agree, so their
+    # s_h^2 = 0 is floored at p~(1 - p~), p~ = (s_h + 1/2) / (n_h + 1): 1/6 or 5/6, both 5/36 (a hostile trial:
+    # unanimous strata gave intervals of width 0)
+    var = sum((10 / 50) ** 2 * (1 - 2 / 10) * v / 2 for v in (5 / 36, 0.5, 0.5, 5 / 36, 5 / 36))
+    est = sess.estimate()
+    half = stats.norm.ppf(0.95) * math.sqrt(var)
+    assert (est.lower, est.upper) == pytest.approx((0.6 - half, 0.6 + half), abs=1e-12)
+    unanimous = get_method("stratified").fit(src).start(10, seed=0)
+    for h in range(5):
+        for j in np.flatnonzero(unanimous.labels_ == h)[:2]:
+            unanimous.tell(f"t{j:03d}", 0)
+    est = unanimous.estimate()
+    assert est.point == 0.0 and est.upper == pytest.approx(stats.norm.ppf(0.95) * math.sqrt(5 * 0.04 * 0.8 * 5 / 36 / 2))
 
 
 # ----------------------------------------------------------------------------- all four

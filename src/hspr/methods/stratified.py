@@ -158,7 +158,13 @@ class StratifiedSession(Session):
         ``Ŝ = (Σ_obs y + Σ_h (N_h − n_h) ȳ_h) / N`` (the stratified mean written with the exact
         observed part, so ``B = N`` gives the exact score bit for bit);
         ``Var = Σ_h (N_h/N)² (1 − n_h/N_h) s_h² / n_h`` with ``s_h²`` the sample variance
-        (ddof 1; 0.25 when ``n_h = 1``). Post-stratification: a stratum with no outcome (possible
+        (ddof 1; 0.25 when ``n_h = 1``), at least p~(1 − p~) with p~ = (s_h + ½)/(n_h + 1) in a
+        stratum whose outcomes all agree (a hostile trial: two equal outcomes per stratum gave
+        ``s_h² = 0`` and a 90 % interval of width 0 for 36 of 84 Lite targets at 10 tasks, coverage
+        0.52; at 10 % of the 4 banks' folds, 10 seeds, the floor took coverage from 0.83 / 0.88 /
+        0.88 / 0.93 to 0.94 / 0.93 / 0.94 / 0.94 on Lite / Verified / Full / Pro, where uniform
+        sampling's Agresti-Coull floor (p~ = (s + 2)/(n + 4), also below 10 outcomes) gave 0.95–0.97
+        at 7–17 % wider intervals). Post-stratification: a stratum with no outcome (possible
         only when the caller told un-asked tasks) is merged into the nearest stratum (by pass-rate
         order, ties to the harder one) that has outcomes. The interval is ``Ŝ ± z_.95 · sd``
         clipped to the feasible scores ``[s/N, (s + N − n)/N]``.
@@ -185,8 +191,14 @@ class StratifiedSession(Session):
         N = self.n_tasks
         total_s = float(y.sum())
         point = (total_s + float(np.dot(N_h - n_h, mean_h))) / N
-        var_h = np.where(n_h > 1, (ss_h - n_h * mean_h**2) / np.maximum(n_h - 1, 1), 0.25)
-        var = float(np.sum((N_h / N) ** 2 * (1 - n_h / N_h) * np.maximum(var_h, 0.0) / n_h))
+        var_h = np.maximum(np.where(n_h > 1, (ss_h - n_h * mean_h**2) / np.maximum(n_h - 1, 1), 0.25), 0.0)
+        lo_h, hi_h = np.full(H, np.inf), np.full(H, -np.inf)  # each stratum's smallest and largest outcome
+        np.minimum.at(lo_h, labels[obs], y[obs])
+        np.maximum.at(hi_h, labels[obs], y[obs])
+        agree = (hi_h <= lo_h)[keep]
+        p_h = (s_h + 0.5) / (n_h + 1.0)
+        var_h = np.where(agree, np.maximum(var_h, p_h * (1.0 - p_h)), var_h)
+        var = float(np.sum((N_h / N) ** 2 * (1 - n_h / N_h) * var_h / n_h))
         z = stats.norm.ppf(0.5 + self.level / 2)
         n = int(obs.sum())
         lo, hi = total_s / N, (total_s + N - n) / N
