@@ -29,6 +29,7 @@ from hspr.methods.hspr.robust import (
     held_out_rows,
     leave_cluster_out,
     nearest_disagreement,
+    nearest_disagreement_path,
     pass_rate_estimate,
     shrunk_quantile,
     side_multipliers,
@@ -222,6 +223,51 @@ def test_nearest_disagreement_hand_checked():
     assert nearest_disagreement(src, np.array([0, 1, 2]), np.array([1, 1, 1])) == pytest.approx(1 / 3)
     assert nearest_disagreement(src, np.array([2, 3]), np.array([1, 1])) == 0.0
     assert nearest_disagreement(src, np.array([], dtype=int), np.array([])) == 0.0
+
+
+def test_nearest_disagreement_path_is_the_statistic_on_each_prefix():
+    rng = np.random.default_rng(3)
+    M = (rng.random((7, 40)) < 0.5).astype(float)
+    cols, y = rng.permutation(40)[:25], (rng.random(25) < 0.5).astype(float)
+    holes = rng.random(M.shape) < 0.3
+    rates = rng.integers(0, 6, M.shape) / 5  # pass rates over 5 trials
+    for src, miss in ((M, None), (M, holes), (rates, None), (rates, holes)):
+        path = nearest_disagreement_path(src, cols, y, miss)
+        want = [nearest_disagreement(src, cols[:n], y[:n], miss) for n in range(1, 26)]
+        if src is M:  # 0/1: a whole count over n in both, so equal bit for bit (ties in the percentile stay ties)
+            assert path.tolist() == want
+        else:
+            np.testing.assert_allclose(path, want, rtol=0, atol=1e-14)
+    assert nearest_disagreement_path(M, np.array([], dtype=int), np.array([])).shape == (0,)
+
+
+def test_shift_verdict_compares_at_the_targets_own_count_of_outcomes(small_bank):
+    """A hostile trial: Lite's own agents were flagged 4 % of the time at 30 outcomes (the calibration budget)
+    and 30 % at 60, the statistic at 60 being compared with the held-out runs' at 30. Below the budget the target
+    is compared with the runs' first n outcomes; beyond it, on its own first ``budget`` outcomes."""
+    src, tgt = small_bank.drop_rows(range(2)), small_bank.rows(range(1))
+    rob = HSPRRobust(config=FAST, shift=FAST_SHIFT).fit(src)
+    cal = rob.calibration_
+    B = cal.budget
+    assert cal.distance_paths.shape == (len(cal.held_out), B)
+    assert np.array_equal(cal.distance_paths[:, -1], cal.distances)
+    assert cal.percentile(0.2, B) == cal.percentile(0.2)
+    d = cal.distance_paths[:, 4]
+    assert cal.percentile(0.2, 5) == 100 * ((d < 0.2).sum() + 0.5 * (d == 0.2).sum()) / len(d)
+    with pytest.raises(ValueError, match=f"n must be in 1..{B}"):
+        cal.percentile(0.2, B + 1)
+    s = rob.start(min(2 * B, src.n_tasks), 0)
+    values = rob.source_values_
+    while not s.done:
+        t = s.ask()
+        s.tell(t, int(tgt.values[0, tgt.task_index(t)]))
+        rep = s.estimate().shift
+        cols, y = s.told()
+        n = min(len(cols), B)
+        assert rep.value == nearest_disagreement(values, cols[:n], y[:n])
+        assert rep.source_percentile == cal.percentile(rep.value, n)
+        assert rep.n_compared == (B if len(cols) > B else None)
+    assert len(cols) > B and f"on its first {B} queried tasks" in rep.message and rep.to_dict()["n_compared"] == B
 
 
 def _finished(model, tgt, r: int, budget: int, seed: int = 0):

@@ -86,6 +86,10 @@ class ShiftReport:
         (``hspr_robust``, :mod:`hspr.methods.hspr.robust` step 6); () otherwise.
     pass_rate_budget : int or None
         Tasks each replayed source agent ran for those MAEs (the calibration budget).
+    n_compared : int or None
+        Set when ``value`` was computed on the first ``n_compared`` of the ``n_outcomes`` outcomes
+        only: as many as each held-out source run had, so that it compares like with like
+        (``hspr_robust``: :meth:`~hspr.methods.hspr.robust.ShiftCalibration.percentile`); None: on all.
     """
 
     statistic: str
@@ -106,6 +110,12 @@ class ShiftReport:
     percent: bool = False
     pass_rate_maes: tuple[float, ...] = ()
     pass_rate_budget: int | None = None
+    n_compared: int | None = None
+
+    @property
+    def _on_first(self) -> str:
+        """' on its first N queried tasks' when the statistic left later outcomes out (:attr:`n_compared`)."""
+        return "" if self.n_compared is None else f" on its first {self.n_compared} queried tasks"
 
     @property
     def enough_outcomes(self) -> bool:
@@ -172,7 +182,7 @@ class ShiftReport:
                        "measure how such agents are missed: too few sources, or turned off")
                 wid = f"its estimate is above every source agent's score{best}; {wid} ({why})"
         if not self.enough_reference:  # said first: more outcomes will not bring a verdict (a new-user trial)
-            where = (f"its {self.statistic} lies at source percentile {self.source_percentile:.0f} of "
+            where = (f"its {self.statistic}{self._on_first} lies at source percentile {self.source_percentile:.0f} of "
                      f"{self.n_reference} held-out source run(s)" if self.enough_outcomes else
                      f"there are {self.n_reference} held-out source run(s)")
             return (f"too few source agents to tell whether this agent is unlike them: {where}, and a verdict needs "
@@ -184,7 +194,7 @@ class ShiftReport:
         if self.unlike_history:
             share = ("every held-out source agent's" if self.source_percentile >= 99.5
                      else f"{self.source_percentile:.0f} % of the held-out source agents'")
-            return (f"this agent is unlike the {self.n_sources} source agents: its {self.statistic} "
+            return (f"this agent is unlike the {self.n_sources} source agents: its {self.statistic}{self._on_first} "
                     f"({value}) is higher than {share}; {wid}, and the flag does not widen it further. "
                     "Treat the estimate with care, or run more tasks; outcomes unlike every source agent's can "
                     "also come from a harness fault (outcomes unrelated to the tasks): check a few by hand. "
@@ -192,7 +202,8 @@ class ShiftReport:
         # a new-user trial: the twin note, last in 700 characters, went unread; said first, it leads the verdict
         return ((f"{self._twin_note}. Otherwise, " if self._twin_note else "")
                 + f"this agent is within the range of the {self.n_sources} source agents "
-                f"on its {self.statistic} ({value}; source percentile {self.source_percentile:.0f}); {wid}. The check is "
+                f"on its {self.statistic}{self._on_first} ({value}; source percentile {self.source_percentile:.0f}); {wid}. "
+                "The check is "
                 "a warning light, not a promise: it passes many agents of a new model or scaffold, and for them the "
                 "interval is often too narrow (SWE-bench Verified's bash-only agents, another scaffold: 82 % of the runs "
                 "it passed held the true score at 10 % of the tasks, 64 % at 20 %, where 90 % should; README, 'Agents "
@@ -217,7 +228,8 @@ class ShiftReport:
             return ""
         # a new-user trial: a correctly hidden agent matched a close source agent on its first 12 outcomes, and
         # the note read as an accusation; with few outcomes a match by chance is common
-        return (f"its {self.n_outcomes} outcomes so far equal a source agent's on every queried task: if it is an "
+        first = f"first {self.n_compared} outcomes" if self.n_compared is not None else f"{self.n_outcomes} outcomes so far"
+        return (f"its {first} equal a source agent's on every queried task: if it is an "
                 "agent of the bank, it is scored against itself (with few outcomes a close source agent can also "
                 "match by chance)")
 
@@ -247,7 +259,7 @@ class ShiftReport:
         if not self.enough_outcomes:
             return f"too few outcomes ({self.n_outcomes} of {self.min_outcomes}) to compare with the sources yet; interval {widened}"
         return ((f"{self._twin_note}; otherwise " if self._twin_note else "")
-                + f"within the range of the {self.n_sources} source agents ({self.statistic} {self._value_text}, source "
+                + f"within the range of the {self.n_sources} source agents ({self.statistic}{self._on_first} {self._value_text}, source "
                 f"percentile {self.source_percentile:.0f}); interval {widened}")
 
     def to_dict(self) -> dict:
@@ -261,6 +273,7 @@ class ShiftReport:
                 "strongest_widened": self.strongest_widened, "n_reference": self.n_reference,
                 "enough_reference": self.enough_reference, "sides": list(self.sides), "percent": self.percent,
                 "pass_rate_maes": list(self.pass_rate_maes), "pass_rate_budget": self.pass_rate_budget,
+                "n_compared": self.n_compared,
                 "message": self.message}
 
 

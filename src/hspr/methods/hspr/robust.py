@@ -330,6 +330,10 @@ class ShiftCalibration:
     distances : (n_held_out,) array
         Nearest-source disagreement of each held-out agent on its queried tasks, against all
         other sources.
+    distance_paths : (n_held_out, budget) array or None
+        The same on the first n queried tasks of each run, n = 1..budget
+        (:func:`nearest_disagreement_path`; ``distances`` is the last column): a target with n
+        outcomes is compared with the held-out runs at n (:meth:`percentile`).
     held_out : tuple of str
         The held-out agent ids.
     budget : int
@@ -386,15 +390,31 @@ class ShiftCalibration:
     sides: tuple[float, float] = (1.0, 1.0)
     fallback: bool = False
     fallback_maes: tuple[float, ...] = ()
+    distance_paths: np.ndarray | None = None
 
     @property
     def mae(self) -> float:
         """Mean absolute error of the held-out runs (0-1 scale)."""
         return float(np.abs(self.errors).mean())
 
-    def percentile(self, value: float) -> float:
-        """Percentile (0-100) of ``value`` among the held-out distances (ties count half)."""
+    def percentile(self, value: float, n: int | None = None) -> float:
+        """Percentile (0-100) of ``value`` among the held-out distances (ties count half): at the
+        budget, or with ``n`` (1 <= n <= budget) among the distances on each run's first n
+        queried tasks. The statistic moves with n (a source agrees with a target on most of a few
+        tasks, on fewer of many), so a target is compared at its own count: a hostile trial found
+        30 % of Lite's own agents flagged at 60 outcomes against the distances at 30, where about
+        5 % should be.
+
+        Raises
+        ------
+        ValueError
+            For ``n`` outside 1..budget when the paths are kept.
+        """
         d = self.distances
+        if n is not None and self.distance_paths is not None:
+            if not 1 <= n <= self.distance_paths.shape[1]:
+                raise ValueError(f"n must be in 1..{self.distance_paths.shape[1]} (the calibration budget), got {n}")
+            d = self.distance_paths[:, n - 1]
         return float(100 * ((d < value).sum() + 0.5 * (d == value).sum()) / len(d))
 
 
@@ -424,6 +444,27 @@ def nearest_disagreement(source: np.ndarray, cols: np.ndarray, y: np.ndarray,
     n_ran = ran.sum(axis=1)
     frac = np.where(n_ran > 0, (differ * ran).sum(axis=1) / np.maximum(n_ran, 1), 1.0)
     return float(frac.min())
+
+
+def nearest_disagreement_path(source: np.ndarray, cols: np.ndarray, y: np.ndarray,
+                              missing: np.ndarray | None = None) -> np.ndarray:
+    """:func:`nearest_disagreement` on the first n queried columns, for n = 1..B: shape (B,).
+
+    Same parameters; element n - 1 equals ``nearest_disagreement(source, cols[:n], y[:n], missing)``
+    (exactly, on 0/1 outcomes: both divide a whole count of disagreements by n). Cumulative sums over
+    the queries, no loop over n.
+    """
+    cols = np.asarray(cols, dtype=int)
+    if len(cols) == 0:
+        return np.zeros(0)
+    differ = np.abs(source[:, cols] - np.asarray(y, float)[None, :])  # (n_sources, B)
+    if missing is None:
+        frac = np.cumsum(differ, axis=1) / np.arange(1, len(cols) + 1)[None, :]
+        return frac.min(axis=0)
+    ran = ~np.asarray(missing, bool)[:, cols]
+    n_ran = np.cumsum(ran, axis=1)
+    frac = np.where(n_ran > 0, np.cumsum(differ * ran, axis=1) / np.maximum(n_ran, 1), 1.0)
+    return frac.min(axis=0)
 
 
 def hamming_distances(M: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
@@ -559,7 +600,7 @@ def _replay_held_out(fitted: FittedHSPR, y: np.ndarray, others: np.ndarray, pos:
     target's; a pass-rate row tells pass rates).
 
     Returns ``(point, lower half-width, upper half-width, truth)``, the queried columns and the
-    nearest-source disagreement."""
+    nearest-source disagreement on the first n of them, n = 1..budget (:func:`nearest_disagreement_path`)."""
     sess = fitted.start(budget, seed)
     while not sess.done:
         j = sess.ask()
@@ -567,7 +608,7 @@ def _replay_held_out(fitted: FittedHSPR, y: np.ndarray, others: np.ndarray, pos:
     est = sess.estimate()
     cols = np.array([pos[t] for t in sess.queried], dtype=int)
     run = np.array([est.point, est.point - est.lower, est.upper - est.point, float(y.mean())])
-    return run, cols, nearest_disagreement(others, cols, y[cols], others_missing)
+    return run, cols, nearest_disagreement_path(others, cols, y[cols], others_missing)
 
 
 def _plan_chunks(plan: list, n_jobs: int) -> list[list]:
@@ -593,16 +634,17 @@ def _held_out_runs(source: ResponseMatrix, runs: Sequence[tuple[int, np.ndarray]
     rows) under each configuration; a joblib job of :func:`leave_cluster_out`, one BLAS thread.
 
     Returns ``runs`` (n_cfgs, n_runs, 4) as :func:`_replay_held_out`'s, the nearest-source disagreements
-    (n_cfgs, n_runs), the 4PL points on each run's queried outcomes (n_cfgs, n_sds, n_runs) and the
-    pass-rate points with their 90 % half-widths (n_cfgs, n_runs, 2; :func:`pass_rate_estimate`: the
-    queried outcomes plus every other task at its rate over the fit's sources).
+    on each run's first n queried tasks (n_cfgs, n_runs, budget), the 4PL points on each run's queried
+    outcomes (n_cfgs, n_sds, n_runs) and the pass-rate points with their 90 % half-widths (n_cfgs,
+    n_runs, 2; :func:`pass_rate_estimate`: the queried outcomes plus every other task at its rate over
+    the fit's sources).
     """
     M = np.asarray(source.rates())
     miss = source.missing
     pos = {t: j for j, t in enumerate(source.tasks)}
     keep = runs[0][1]
     out = np.empty((len(cfgs), len(runs), 4))
-    dists = np.empty((len(cfgs), len(runs)))
+    dists = np.empty((len(cfgs), len(runs), budget))
     pirt = np.empty((len(cfgs), len(sds), len(runs)))
     flat = np.empty((len(cfgs), len(runs), 2))
     fits: dict = {}  # one source fit per item prior
@@ -751,7 +793,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
     parts = Parallel(n_jobs=None)(delayed(_held_out_runs)(source, [(a, keep) for a, keep, _ in chunk], cfgs, sds, budget,
                                                            settings.seed)
                                   for chunk in _plan_chunks(plan, effective_n_jobs(None)))
-    runs, dists, pirt, flat = (np.concatenate([p[k] for p in parts], axis=-2 if k in (0, 3) else -1) for k in range(4))
+    runs, dists, pirt, flat = (np.concatenate([p[k] for p in parts], axis=-1 if k == 2 else -2) for k in range(4))
     names = tuple(name for _, _, name in plan[:n_main])
     cals = []
     main = slice(0, n_main)
@@ -785,10 +827,11 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
         if len(top_ratios) >= settings.min_strongest:
             above = float(np.clip(shrunk_quantile(top_ratios, settings.level, settings.prior_n), factor,
                                   max(settings.max_above_factor, factor)))
-        cals.append(ShiftCalibration(factor, ratios, points[main] - truth, dists[c, main], names, budget, configs[c],
+        cals.append(ShiftCalibration(factor, ratios, points[main] - truth, dists[c, main, -1], names, budget, configs[c],
                                      hspr_points - truth, w, None if w == 0 else sds[k], tuple(table),
                                      above, top_ratios, float(scores.max()),
-                                     tuple(source.agents[a] for a, _, _ in plan[n_main:]), sides, fallback, maes))
+                                     tuple(source.agents[a] for a, _, _ in plan[n_main:]), sides, fallback, maes,
+                                     dists[c, main]))
     return cals
 
 
@@ -950,12 +993,17 @@ class HSPRRobustSession(HSPRSession):
         whether ``point`` (the reported estimate, 0-1) lies above every source's score."""
         cal = self.robust.calibration_
         cols, y = self.told()
-        value = nearest_disagreement(self.robust.source_values_, cols, y, self.robust.source_missing_)
+        # compared at its own count of outcomes, up to the calibration budget: beyond it, on the first that many (the
+        # held-out runs' length), so the verdict neither drifts with the budget nor uses runs of another length
+        n = min(len(cols), cal.budget) if cal.distance_paths is not None else len(cols)
+        path = nearest_disagreement_path(self.robust.source_values_, cols[:n], y[:n], self.robust.source_missing_)
+        value = float(path[-1]) if n else 0.0
         above, factor, sides = self._widening(point) if point is not None else (False, cal.factor, cal.sides)
         m_lo, m_hi = side_multipliers(factor, sides)
         # the pass-rate point (step 6) is said until every task is recorded: then the estimate is the exact score
         flat = cal.fallback and len(cols) < self.n_tasks
-        return ShiftReport(STATISTIC, value, cal.percentile(value) if len(cols) else 0.0,
+        return ShiftReport(STATISTIC, value, cal.percentile(value, n if cal.distance_paths is not None else None)
+                           if len(cols) else 0.0,
                            int(self.robust.source_values_.shape[0]), factor, self.robust.shift.threshold,
                            n_outcomes=len(cols), min_outcomes=min(MIN_OUTCOMES, cal.budget),
                            unit=STATISTIC_UNIT if getattr(self.robust, "trials_", None) is None else STATISTIC_UNIT_RATES,
@@ -963,7 +1011,8 @@ class HSPRRobustSession(HSPRSession):
                            n_strongest=len(cal.above_ratios) if len(cal.above_ratios) >= self.robust.shift.min_strongest else 0,
                            strongest_widened=above and cal.above_factor > cal.factor, n_reference=len(cal.distances),
                            sides=(m_lo / factor, m_hi / factor), percent=True,
-                           pass_rate_maes=cal.fallback_maes if flat else (), pass_rate_budget=cal.budget if flat else None)
+                           pass_rate_maes=cal.fallback_maes if flat else (), pass_rate_budget=cal.budget if flat else None,
+                           n_compared=n if n < len(cols) else None)
 
     def _variance_forecast(self, r: int) -> tuple[float, float] | None:
         """HSPR's forecast (:meth:`HSPRSession._variance_forecast`); for the pass-rate point (step 6) the
