@@ -172,6 +172,14 @@ def test_sources_of_one_score_are_refused_by_score_maps(name, sim):
     assert 0 <= est.lower <= est.point <= est.upper <= 1
 
 
+def test_sources_of_one_score_are_refused_by_hspr_robust(sim):
+    """A hostile trial: 30 all-0 source rows (or identical ones) gave hspr_robust's pass-rate point with an interval
+    of width 0 at every budget, 0.11 [0.11, 0.11] for a target at 0.44."""
+    for values in (np.zeros_like(sim.values), np.tile(sim.values[0], (sim.n_agents, 1))):
+        with pytest.raises(DataError, match=r"all 20 source agents have the same score .*hspr_robust would predict"):
+            get_method("hspr_robust").fit(ResponseMatrix(sim.agents, sim.tasks, values))
+
+
 def test_unknown_task_suggests_the_nearest_id_and_a_repeat_says_what_to_do(sim):
     sess = get_method("uniform").fit(sim).start(5, 0)
     task = sess.ask()
@@ -700,3 +708,36 @@ def test_trajectory_names_an_item_that_is_neither_a_pair_nor_an_event(sim, bad, 
     two = [(sim.tasks[0], 1), (sim.tasks[1], 0)]
     assert trajectory(model, 5, 0, np.array(two, dtype=object)) == trajectory(model, 5, 0, two)
     assert trajectory(model, 5, 0, pd.DataFrame(two).values) == trajectory(model, 5, 0, two)
+
+
+def test_constructor_reads_no_labels_it_would_ignore():
+    """An API trial: a DataFrame passed as values had its own column order taken as the tasks given (t_hard read
+    [0, 1] where the frame says [0, 0]); None and NaN ids became the ids 'None' and 'nan'."""
+    import pandas as pd
+
+    df = pd.DataFrame({"t_easy": [1, 1], "t_mid": [0, 1], "t_hard": [0, 0]}, index=["a1", "a2"])
+    with pytest.raises(DataError, match="values is a pandas DataFrame whose columns are not the tasks given.*"
+                                        "from_dataframe"):
+        ResponseMatrix(list(df.index), sorted(df.columns), df)
+    with pytest.raises(DataError, match="whose index is not the agents given"):
+        ResponseMatrix(["a2", "a1"], list(df.columns), df)
+    m = ResponseMatrix(list(df.index), list(df.columns), df)  # labels as given: read as they are
+    assert m.values[:, m.task_index("t_hard")].tolist() == [0, 0]
+    for bad, where in (([None, "b"], "agent id at position 0 is None"), (["x", float("nan")], "position 1 is nan")):
+        with pytest.raises(DataError, match=where):
+            ResponseMatrix(bad, ["t"], np.zeros((2, 1)))
+
+
+def test_select_tasks_refuses_one_id_as_a_string(sim):
+    with pytest.raises(DataError, match=rf"got the string {sim.tasks[0]!r}; for one task write \[{sim.tasks[0]!r}\]"):
+        sim.select_tasks(sim.tasks[0])
+    assert sim.select_tasks([sim.tasks[0]]).tasks == (sim.tasks[0],)
+
+
+@pytest.mark.parametrize("name", ["hspr", "uniform", "atlas"])
+def test_fit_refuses_a_matrix_with_no_outcome(name, sim):
+    """An API trial: load_matrix refused a matrix of missing cells only, the constructor took it, and seven methods
+    fitted on no data."""
+    empty = ResponseMatrix(sim.agents, sim.tasks, sim.values, missing=np.ones(sim.shape, bool))
+    with pytest.raises(DataError, match=f"every cell of the source matrix is missing .*{name} has no outcome to fit on"):
+        get_method(name).fit(empty)

@@ -510,7 +510,9 @@ def test_robust_interval_is_not_a_point_apart_from_hsprs_posterior():
     """Found by a hostile trial: on an all-zero source matrix HSPR's interval is [0, 0]; the
     blend moved the point to the 4PL's estimate and the interval with it, width 0, missing the
     only score the outcomes support. It now reaches back to HSPR's point and holds the truth."""
-    zeros = ResponseMatrix([f"a{i}" for i in range(6)], [f"t{j}" for j in range(8)], np.zeros((6, 8), int))
+    values = np.zeros((6, 8), int)
+    values[1, 7] = 1  # one success among the sources: all-0 sources (one score) are refused
+    zeros = ResponseMatrix([f"a{i}" for i in range(6)], [f"t{j}" for j in range(8)], values)
     # fallback off: on all zeros the sources' pass rates (0) beat the model on its replays (robust step 6),
     # and this checks the blended interval
     shift = ShiftSettings(max_held_out=6, n_nodes=256, n_draws=2048, min_held_out=4, blend_weights=(0.5,),

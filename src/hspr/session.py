@@ -982,6 +982,9 @@ def _checked_fit(fit):
                             "ResponseMatrix.from_dataframe(df) (one row per agent, one column per task id) or "
                             "hspr.load_matrix(path)")
         refuse_pass_rates(self, source)
+        if source.missing is not None and source.missing.all():  # an API trial: fitted on no outcome at all
+            raise DataError(f"{source.source}: every cell of the source matrix is missing ({source.n_agents} agents x "
+                            f"{source.n_tasks} tasks): {self.name} has no outcome to fit on; give at least one")
         # sorted ids: the same fit, asks and estimates for the same data in any row or column order;
         # not with extra inputs indexed by the caller's rows or columns (a method's per-task features)
         extra = any(a is not None for a in args) or any(v is not None for v in kw.values())
@@ -1103,7 +1106,8 @@ class Method(ABC):
     Notes
     -----
     Every ``fit`` is wrapped here: it refuses anything but a
-    :class:`~hspr.data.matrix.ResponseMatrix` (DataError naming ``from_dataframe``), fits on the
+    :class:`~hspr.data.matrix.ResponseMatrix` (DataError naming ``from_dataframe``) and a matrix
+    whose every cell is missing (DataError), fits on the
     matrix sorted by agent and task id (the same result for the same data in any row or column
     order; not when ``fit`` takes extra inputs indexed by the caller's rows or columns), and marks
     the fitted model's :attr:`FittedModel.binary_outcomes`.

@@ -83,12 +83,25 @@ class ResponseMatrix:
                 iter(ids)
             except TypeError:
                 raise DataError(f"{self.source}: {kind} must be a sequence of ids, got {type(ids).__name__}") from None
+            # an API trial: None and NaN became the ids 'None' and 'nan' (from_dataframe refuses empty labels)
+            k = next((k for k, i in enumerate(ids) if i is None or (isinstance(i, float) and i != i)), None)
+            if k is not None:
+                raise DataError(f"{self.source}: the {kind[:-1]} id at position {k} is {list(ids)[k]!r}, not an id; "
+                                f"give every {kind[:-1]} a name")
         agents = tuple(str(a) for a in self.agents)
         tasks = tuple(str(t) for t in self.tasks)
         object.__setattr__(self, "agents", agents)
         object.__setattr__(self, "tasks", tasks)
         vals = self.values
         src = self.source
+        if type(vals).__module__.split(".")[0] == "pandas" and hasattr(vals, "columns"):
+            # an API trial: a DataFrame's labels were ignored, its columns taken in their own order as ``tasks``
+            rows, cols = tuple(map(str, vals.index)), tuple(map(str, vals.columns))
+            if (rows, cols) != (agents, tasks):
+                raise DataError(f"{src}: values is a pandas DataFrame whose {'index' if rows != agents else 'columns'} "
+                                f"{'is' if rows != agents else 'are'} not the {'agents' if rows != agents else 'tasks'} "
+                                "given, in that order, so its cells would meet the wrong ids; build the matrix with "
+                                "ResponseMatrix.from_dataframe(df), which reads the labels")
         masked = None
         if np.ma.isMaskedArray(vals):  # masked cells are missing runs (their stored values would count as runs)
             masked = np.ma.getmaskarray(vals)
@@ -368,8 +381,12 @@ class ResponseMatrix:
         Raises
         ------
         DataError
-            Naming (up to 5 of) the ids that are not in the bank, or for an empty list.
+            Naming (up to 5 of) the ids that are not in the bank, for an empty list, or for one
+            id given as a string (an API trial: split into its characters).
         """
+        if isinstance(task_ids, (str, bytes)):
+            raise DataError(f"{self.source}: select_tasks takes a list of task ids, got the string {task_ids!r}; for "
+                            f"one task write [{task_ids!r}]")
         ids = list(dict.fromkeys(task_ids))
         if not ids:
             raise DataError(f"{self.source}: the task subset is empty; list at least one task id")

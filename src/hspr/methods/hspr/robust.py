@@ -915,8 +915,14 @@ class HSPRRobust(Method):
         ``joblib.parallel_config(n_jobs=...)`` gives around the call (one by default), to the same result.
 
         Missing cells (no run) are left out of every fit and distance (:func:`leave_cluster_out`).
-        Raises DataError with fewer than 4 sources.
+        Raises DataError with fewer than 4 sources, or when every source has the same score
+        (:func:`~hspr.methods.ridge_map.refuse_constant_scores`; a hostile trial: 30 all-0 rows gave
+        the pass-rate point with an interval of width 0 for a target at 44 %).
         """
+        from ..ridge_map import refuse_constant_scores
+
+        if source.n_agents >= 4:  # fewer: leave_cluster_out names the number needed
+            refuse_constant_scores(source, self.name)
         if self.config is not None:
             candidates = [self.config]
         else:
