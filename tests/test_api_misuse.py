@@ -5,6 +5,7 @@ HsprError naming the cause, never an error from inside numpy or pandas, and neve
 from __future__ import annotations
 
 import pickle
+import re
 
 import numpy as np
 import pandas as pd
@@ -741,3 +742,16 @@ def test_fit_refuses_a_matrix_with_no_outcome(name, sim):
     empty = ResponseMatrix(sim.agents, sim.tasks, sim.values, missing=np.ones(sim.shape, bool))
     with pytest.raises(DataError, match=f"every cell of the source matrix is missing .*{name} has no outcome to fit on"):
         get_method(name).fit(empty)
+
+
+def test_complex_and_time_values_are_not_outcomes():
+    """An API trial: complex cells were taken with numpy's ComplexWarning only, timedelta columns read as 0/1."""
+    import pandas as pd
+
+    with pytest.raises(DataError, match="values are complex128 numbers, not outcomes"):
+        ResponseMatrix(["a", "b"], ["t"], np.ones((2, 1), complex))
+    frame = pd.DataFrame({"t": [1, 0], "u": [0, 1]}, index=["a", "b"])
+    for kind in ("timedelta64[ns]", "datetime64[ns]"):
+        with pytest.raises(DataError, match=rf"task column 't' holds {re.escape(kind)} values, not outcomes"):
+            ResponseMatrix.from_dataframe(frame.astype(kind))
+    assert ResponseMatrix.from_dataframe(frame).values.tolist() == [[1, 0], [0, 1]]

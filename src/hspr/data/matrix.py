@@ -113,6 +113,9 @@ class ResponseMatrix:
                             "lengths?); give one row per agent, each with one entry per task") from None
         if vals.ndim != 2:
             raise DataError(f"{src}: response matrix must be 2-D (agents x tasks), got shape {vals.shape}")
+        if vals.dtype.kind in "cmM":  # an API trial: complex values were taken with numpy's warning only
+            raise DataError(f"{src}: values are {vals.dtype} numbers, not outcomes; give 0/1 (or success counts of "
+                            "repeated trials) as integers, floats or booleans")
         if vals.shape[0] == 0 or vals.shape[1] == 0:
             raise DataError(f"{src}: empty response matrix (shape {vals.shape}); it needs at least one agent row and one task column")
         if vals.shape != (len(agents), len(tasks)):
@@ -227,6 +230,10 @@ class ResponseMatrix:
                                 f"is empty ({labels[at]!r}); every {axis} needs an id")
         for axis, labels in (("agent", df.index), ("task", df.columns)):  # an API trial: a repeated column of words
             _check_unique(tuple(str(v) for v in labels), axis, source)  # failed inside pandas on the assignment below
+        odd = [c for c, t in df.dtypes.items() if getattr(t, "kind", "") in "cmM"]  # an API trial: timedeltas read as 0/1
+        if odd:
+            raise DataError(f"{source}: task column {odd[0]!r} holds {df.dtypes[odd[0]]} values, not outcomes; outcomes "
+                            f"are 0/1 or {SPELLINGS} (blank: no run)")
         text = df.select_dtypes(include=["object", "string", "category"]).astype(object)
         if text.shape[1]:  # '' or ' ' is a blank cell, as in a CSV (also in a categorical column); the words a
             # file's cells may hold are read as the file readers read them (an API trial: 'yes' / 'True' were refused)
