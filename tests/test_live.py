@@ -22,7 +22,7 @@ from hspr.data import ResponseMatrix, load_bank, load_matrix
 from hspr.data.build import write_wide_csv
 from hspr.errors import HsprError
 from hspr.harness import HarnessFormatError
-from hspr.live import LiveSession, LiveSessionError
+from hspr.live import LiveSession, LiveSessionError, relink_matrix
 from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.replay import HiddenRow, run_session
 from hspr.stopping import MIN_TASKS
@@ -223,7 +223,7 @@ def test_hidden_agent_at_full_budget_recovers_its_score(tmp_path):
 
 
 def test_hide_refusals(bank, tmp_path):
-    with pytest.raises(LiveSessionError, match=r"--hide 'Agent011': no agent of that id in the bank .*29 agents; `hspr "
+    with pytest.raises(LiveSessionError, match=r"no agent 'Agent011' to hide in the bank .*29 agents; `hspr "
                                                r"bank agents .*sources.csv` lists them\); did you mean 'agent011'\?"):
         LiveSession.create(tmp_path / "x.hspr", 5, matrix=bank["csv"], config=FAST, hide="Agent011")
     assert not (tmp_path / "x.hspr").exists()
@@ -237,6 +237,74 @@ def test_hide_refusals(bank, tmp_path):
         with pytest.raises(LiveSessionError, match="must be a whole number >= 1"):
             trial.simulate(batch=bad)
     assert trial.status().n_recorded == 0
+    # a re-trial: the refusal of too few sources said '3 agents' with no word of the one hidden
+    four = simulate_matrix(4, 20, seed=1)[0]
+    write_wide_csv(four, tmp_path / "four.csv")
+    with pytest.raises(HsprError, match="four.csv without the hidden agent agent000.*needs at least 4 source agents"):
+        LiveSession.create(tmp_path / "f.hspr", 5, matrix=tmp_path / "four.csv", hide="agent000")
+
+
+def test_a_trial_session_refuses_a_changed_hidden_row_and_foreign_carry_over(tmp_path):
+    """A hostile trial: the bank's digest covers the sources only, so a flipped hidden row went on answering
+    (true score 11.67 % -> 88.33 %), a relink to a file without it broke every later command, and a trial's
+    outcomes carried into a session with that agent among its sources scored it against itself."""
+    m, _ = simulate_matrix(12, 40, seed=4)
+    whole, agent = tmp_path / "whole.csv", m.agents[3]
+    write_wide_csv(m, whole)
+    trial = LiveSession.create(tmp_path / "t.hspr", 8, matrix=whole, config=FAST, method="hspr", hide=" " + agent)
+    assert trial.hidden_agent == agent  # stripped, as record strips a task id
+    trial.simulate(max_tasks=4)
+    flipped = m.values.copy()
+    flipped[3] = 1 - flipped[3]
+    write_wide_csv(ResponseMatrix(m.agents, m.tasks, flipped), tmp_path / "flipped.csv")
+    with pytest.raises(LiveSessionError, match=f"the row of the hidden agent '{agent}' in the bank changed.*hspr live relink"):
+        relink_matrix(trial.path, tmp_path / "flipped.csv")
+    write_wide_csv(m.drop_rows([3]), tmp_path / "without.csv")
+    with pytest.raises(LiveSessionError, match=f"hides agent '{agent}', which the bank no longer holds"):
+        relink_matrix(trial.path, tmp_path / "without.csv")
+    os.replace(tmp_path / "flipped.csv", whole)  # changed in place
+    with pytest.raises(LiveSessionError, match="in the bank changed since the session started"):
+        LiveSession.open(trial.path)
+    write_wide_csv(m, whole)
+    assert LiveSession.open(trial.path).status().n_recorded == 4  # restored: as before
+    real = LiveSession.create(tmp_path / "r.hspr", 8, matrix=whole, config=FAST, method="hspr")
+    with pytest.raises(LiveSessionError, match=f"'{agent}' is one of this session's source agents, so it would be "
+                                               f"scored against itself.*--hide {agent}"):
+        real.ingest(trial.path)
+    other = LiveSession.create(tmp_path / "o.hspr", 8, matrix=whole, config=FAST, method="hspr", hide=m.agents[5])
+    with pytest.raises(LiveSessionError, match=f"'{agent}' is one of this session's source agents"):
+        other.ingest(trial.path)  # it hides another agent, and has this one among its sources
+    same = LiveSession.create(tmp_path / "s.hspr", 8, matrix=whole, config=FAST, method="hspr", hide=agent)
+    assert len(same.ingest(trial.path).recorded) == 4 and real.status().n_recorded == 0
+
+
+def test_simulate_split_by_max_tasks_asks_what_one_run_asks(bank, tmp_path):
+    """A hostile trial: --max-tasks 10 with --batch 4, then the rest, ended at 15.40 % against 16.15 % for one run:
+    the cut batch's pending tasks were topped up with new ones. They are now answered alone first."""
+    m, _ = simulate_matrix(30, 60, seed=5, rank=1)
+    write_wide_csv(m, tmp_path / "whole.csv")
+    runs = [LiveSession.create(tmp_path / f"{k}.hspr", 14, matrix=tmp_path / "whole.csv", config=FAST, method="hspr",
+                               hide=m.agents[0]) for k in range(2)]
+    assert len(runs[0].simulate(batch=4)) == 14
+    assert len(runs[1].simulate(max_tasks=6, batch=4)) == 6 and len(runs[1].pending) == 2
+    runs[1].simulate(batch=4)
+    assert list(runs[1].recorded) == list(runs[0].recorded)
+    assert runs[1].status().estimate == runs[0].status().estimate
+
+
+def test_simulate_answers_a_missing_cell_unresolved_as_the_true_score_counts_it(tmp_path):
+    m, _ = simulate_matrix(12, 30, seed=6)
+    holes = np.zeros(m.shape, bool)
+    holes[2, ::2] = True  # half the hidden row never ran
+    write_wide_csv(ResponseMatrix(m.agents, m.tasks, m.values, missing=holes), tmp_path / "holes.csv")
+    trial = LiveSession.create(tmp_path / "t.hspr", 30, matrix=tmp_path / "holes.csv", config=FAST, method="hspr",
+                               hide=m.agents[2], missing_as_zero=False)
+    trial.simulate()
+    st = trial.status()
+    truth = np.where(holes[2], 0, m.values[2]).mean()
+    assert st.hidden_score == pytest.approx(truth) and st.estimate.point == pytest.approx(truth)
+    assert all(y == 0 for t, y in st.outcomes if holes[2, m.task_index(t)])
+    assert "a missing cell of the bank: unresolved" in st.provenance[m.tasks[0]][1]
 
 
 def test_cli_hide_and_simulate(bank, tmp_path):
@@ -247,12 +315,15 @@ def test_cli_hide_and_simulate(bank, tmp_path):
     out = cli(["start", "--matrix", whole, "--hide", m.agents[0], "--budget", 8, "--config", bank["cfg"], "--session", s])
     assert f"next: `hspr live simulate --session {s}` plays {m.agents[0]} to the end" in out
     truth = 100 * m.scores()[0]
-    assert f"trial: the hidden agent {m.agents[0]} scores {truth:.2f} % on the bank" in out
+    assert f"trial: the hidden agent {m.agents[0]} scores {truth:.2f} % over the session's 60 tasks" in out
     part = cli(["simulate", "--session", s, "--max-tasks", 3, "--json"])
     assert len(part["recorded"]) == 3 and part["n_recorded"] == 3 and not part["stop"]
     assert part["hidden_agent"] == m.agents[0] and part["hidden_score_pp"] == pytest.approx(truth)
     done = cli(["simulate", "--session", s, "--batch", 2])
     assert "recorded 5 outcome(s) of agent000" in done and "stop: budget spent (8 of 8 tasks recorded)" in done
+    res = CliRunner().invoke(main, ["live", "plot", "--session", str(s), "--target", m.agents[0], "--out",
+                                    str(tmp_path / "p.png")])
+    assert res.exit_code != 0 and "is the agent this trial session hides" in res.output
     res = CliRunner().invoke(main, ["live", "start", "--matrix", bank["csv"], "--budget", 5, "--session", tmp_path / "r.hspr",
                                     "--config", str(bank["cfg"])])
     assert res.exit_code == 0

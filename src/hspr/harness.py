@@ -206,6 +206,9 @@ class HarnessRead:
         Another session file's method header (``name``, ``config``), where the form is one
         (:func:`read_session_outcomes`), so that carrying its outcomes over can say when it ran other
         settings without reading the file again.
+    hidden_agent : str, optional
+        For a trial session's file (``hspr live start --hide``): the bank agent whose outcomes it
+        holds, so that they are not carried into a session that has that agent among its sources.
     """
 
     form: str
@@ -217,6 +220,7 @@ class HarnessRead:
     datasets: list[str] = field(default_factory=list)
     header_like: tuple[str, ...] | None = None
     method: dict | None = None
+    hidden_agent: str | None = None
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status ('partial' only when some task has it: repeated trials)."""
@@ -1168,7 +1172,9 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
         notes.append(f"{path}: its last line is incomplete ({shorten(jf.torn_text)!r}), so an outcome written "
                      "there, if any, was not read")
     method = jf.doc.get("method")
-    return HarnessRead("session", str(path), out, notes, method=method if isinstance(method, dict) else None)
+    hidden = bank.get("hidden")
+    return HarnessRead("session", str(path), out, notes, method=method if isinstance(method, dict) else None,
+                       hidden_agent=hidden if isinstance(hidden, str) else None)
 
 
 def detect_form(path: str | Path) -> str:

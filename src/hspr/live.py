@@ -543,15 +543,35 @@ def hide_agent(mat: ResponseMatrix, agent: str) -> tuple[ResponseMatrix, Respons
         hiding it would leave no source agent.
     """
     if not isinstance(agent, str) or not agent.strip():
-        raise LiveSessionError(f"--hide takes an agent id of the bank, got {agent!r}")
+        raise LiveSessionError(f"the agent to hide must be an agent id of the bank, got {agent!r}")
+    name = str(mat.source).removeprefix("bank:")  # a bundled bank's source is 'bank:NAME'
     if agent not in mat.agents:
-        listing = shlex.quote(str(mat.source).removeprefix("bank:"))  # a bundled bank's source is 'bank:NAME'
-        raise LiveSessionError(f"--hide {agent!r}: no agent of that id in the bank ({mat.source}, {mat.n_agents} "
-                               f"agents; `hspr bank agents {listing}` lists them)" + did_you_mean([agent], mat.agents))
+        raise LiveSessionError(f"no agent {agent!r} to hide in the bank ({name}, {mat.n_agents} agents; `hspr bank "
+                               f"agents {shlex.quote(name)}` lists them)" + did_you_mean([agent], mat.agents))
     if mat.n_agents < 2:
-        raise LiveSessionError(f"--hide {agent!r}: it is the bank's only agent, which would leave no source agent")
+        raise LiveSessionError(f"agent {agent!r} is the bank's only agent: hiding it would leave no source agent")
     i = mat.agent_index(agent)
-    return mat.drop_rows([i]), mat.rows([i])
+    # the source says what was hidden: a method refusing too few sources names the count after hiding (a trial)
+    rest = replace(mat.drop_rows([i]), source=f"{mat.source} without the hidden agent {agent}")
+    return rest, mat.rows([i])
+
+
+def _hide_checked(mat: ResponseMatrix, b: dict, where: str) -> tuple[ResponseMatrix, ResponseMatrix]:
+    """:func:`hide_agent` for a session's bank header ``b``, refusing a bank whose hidden row is gone or
+    changed (LiveSessionError naming ``where``): its outcomes and true score would no longer be those the
+    session recorded (a hostile trial: a flipped row went on answering, the true score 11.67 % -> 88.33 %)."""
+    agent = b["hidden"]
+    ways = ("restore the bank" + (", or point the session at a file that holds it: hspr live relink --matrix FILE"
+                                  if b.get("matrix") else "")
+            + "; or start a new trial session and carry these outcomes over: hspr live ingest OLD --session NEW")
+    if agent not in mat.agents:
+        raise LiveSessionError(f"{where}: the session hides agent {agent!r}, which the bank no longer holds "
+                               f"(a hand-edited \"hidden\" field, or another bank?); {ways}")
+    rest, row = hide_agent(mat, agent)
+    if b.get("hidden_digest") not in (None, row.digest()):
+        raise LiveSessionError(f"{where}: the row of the hidden agent {agent!r} in the bank changed since the session "
+                               f"started, so its outcomes and true score are no longer those the session recorded; {ways}")
+    return rest, row
 
 
 def task_argument(task: str) -> str:
@@ -611,8 +631,8 @@ def relink_matrix(path: str | Path, matrix: str | Path) -> tuple[str, list[str]]
         with held_warnings() as caught:  # said as before; read for the cause of a changed digest
             warnings.simplefilter("always", InputWarning)
             mat = load_session_bank(None, new, b.get("missing_as_zero", True), b.get("tasks"))
-            if b.get("hidden") is not None and b["hidden"] in mat.agents:  # else the digest below differs
-                mat = hide_agent(mat, b["hidden"])[0]
+            if b.get("hidden") is not None:
+                mat = _hide_checked(mat, b, f"{matrix}")[0]
         if mat.digest() != b["digest"]:
             raise LiveSessionError(
                 f"{matrix}: holds another bank (digest {mat.digest()[:16]}..., {mat.n_agents} agents x "
@@ -922,6 +942,8 @@ class LiveSession:
             raise LiveSessionError(f"{f'--config {where}: ' if where else ''}settings for method {method!r}: {exc}") from None
         mat = load_session_bank(bank if matrix is None else None, matrix, missing_as_zero, tasks)
         hidden = None
+        if isinstance(hide, str) and hide.strip() in mat.agents and hide not in mat.agents:
+            hide = hide.strip()  # as `record` strips a task id (a trial: ' A' was refused, ' task' recorded)
         if hide is not None:
             mat, hidden = hide_agent(mat, hide)
         b = check_budget(budget, mat.n_tasks)
@@ -945,7 +967,9 @@ class LiveSession:
                 "n_tasks": mat.n_tasks,
                 "tasks": None if tasks is None else list(mat.tasks),
                 "trials": mat.trials,
-                **({} if hide is None else {"hidden": hide}),  # a trial session only: a real agent's file is as before
+                # a trial session only (a real agent's file is as before); the hidden row's digest: the bank's covers
+                # the sources only, and a hostile trial changed the hidden row unseen (its outcomes, its true score)
+                **({} if hide is None else {"hidden": hide, "hidden_digest": hidden.digest()}),
             },
             "method": {"name": method, "config": settings},
             "budget": b,
@@ -1021,10 +1045,7 @@ class LiveSession:
                                         b.get("tasks"))
             hidden = None
             if b.get("hidden") is not None:
-                if b["hidden"] not in mat.agents:
-                    raise LiveSessionError(f"{path}: the session hides agent {b['hidden']!r}, which its bank no longer "
-                                           "holds; restore the bank, or start a new session")
-                mat, hidden = hide_agent(mat, b["hidden"])
+                mat, hidden = _hide_checked(mat, b, str(path))
         except (DataError, OSError) as exc:
             moved = (f"; if the file moved, point the session at its new place: hspr live relink --matrix NEW "
                      f"--session {path}" if b.get("matrix") and not Path(b["matrix"]).exists() else "")
@@ -1643,8 +1664,8 @@ class LiveSession:
         ------
         LiveSessionError
             When the session hides no agent, ``max_tasks`` or ``batch`` is not a whole number >= 1,
-            the hidden row has no outcome for an asked task (a missing cell), or the file cannot be
-            written (what was recorded before stays saved).
+            or the file cannot be written (what was recorded before stays saved). A missing cell of
+            the hidden row is answered unresolved, as its true score and a replay count it.
         """
         if self.hidden is None:
             raise LiveSessionError(f"{self.path}: the session hides no agent, so there is no row to answer from; for a "
@@ -1654,24 +1675,27 @@ class LiveSession:
             n = None if v is None else whole_number(v)
             if v is not None and (n is None or n < 1):
                 raise LiveSessionError(f"{what} must be a whole number >= 1, got {brief(v)}")
-        agent, row = self.hidden_agent, self.hidden.rates()[0]
+        agent = self.hidden_agent
+        row = self.hidden.rates()[0]  # a missing cell is stored as 0: unresolved, as in its true score and in replay
         missing = None if self.hidden.missing is None else self.hidden.missing[0]
         done: list[tuple[str, float]] = []
         while max_tasks is None or len(done) < int(max_tasks):
-            tasks = self.next(int(batch) if max_tasks is None else min(int(batch), int(max_tasks) - len(done)))
+            # the tasks left pending (an earlier --max-tasks cut a batch, or `next`) are answered alone first, then
+            # whole batches: a run split by --max-tasks asks what one run would (a trial: 15.40 % against 16.15 %)
+            pending = len(self.pending)
+            tasks = self.next(pending or int(batch))
             if not tasks:
                 break
-            for t in tasks:
+            for t in tasks[:None if max_tasks is None else int(max_tasks) - len(done)]:
                 j = self.hidden.task_index(t)
-                if missing is not None and missing[j]:
-                    raise LiveSessionError(f"the hidden agent {agent!r} has no outcome for task {t!r} (a missing cell "
-                                           "of the bank): record one by hand (hspr live record) or use a bank with "
-                                           "missing cells counted unresolved")
                 y = float(row[j])
+                note = " (a missing cell of the bank: unresolved, as in its true score)" if missing is not None and missing[j] else ""
                 with self._transaction():
-                    if self._check_outcome(t, y):
-                        self._tell(t, y, "simulate", f"the hidden agent {agent}'s outcome in the bank")
-                done.append((t, y))
+                    told = self._check_outcome(t, y)
+                    if told:
+                        self._tell(t, y, "simulate", f"the hidden agent {agent}'s outcome in the bank{note}")
+                if told:  # another process may have recorded it meanwhile (a trial: counts summed to 197 of 120)
+                    done.append((t, y))
                 if progress is not None:
                     progress(t, y)
         return done
@@ -1764,6 +1788,16 @@ class LiveSession:
             res.notes.append(f"trials of dataset {', '.join(map(repr, read.datasets))}")
         if read.form == "session":
             res.notes.extend(self._carried_over_notes(Path(path), read.method))
+            them = read.hidden_agent  # a trial session's outcomes are that bank agent's (a hostile trial: carried into
+            # a session with it among the sources, it was scored against itself; into one hiding another agent, the
+            # outcomes of two agents were scored against the second's true score)
+            if them is not None and them != self.hidden_agent and (them in self.matrix.agents or self.hidden is not None):
+                why = (f"{them!r} is one of this session's source agents, so it would be scored against itself"
+                       if them in self.matrix.agents else
+                       f"this session plays another agent, {self.hidden_agent!r}, and would mix the two")
+                raise LiveSessionError(f"{path}: its outcomes are those of bank agent {them!r}, hidden in that trial "
+                                       f"session, and {why}; carry them into a session that hides {them!r} (hspr live "
+                                       f"start ... --hide {shlex.quote(them)}); nothing was recorded")
         unknown = read.skipped + [o.instance_id for o in read.outcomes if o.instance_id not in self._task_set]
         header = ""
         if read.header_like is not None and read.outcomes and read.outcomes[0].instance_id in unknown:

@@ -187,7 +187,8 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
         off = ("" if st.estimate is None else f"; the estimate is {d['estimate_pp'] - d['hidden_score_pp']:+.2f} pp off"
                + ("" if st.estimate.width is None else
                   f", {'inside' if st.estimate.lower <= st.hidden_score <= st.estimate.upper else 'outside'} the interval"))
-        out.append(f"trial: the hidden agent {st.hidden_agent} scores {d['hidden_score_pp']:.2f} % on the bank{off}")
+        out.append(f"trial: the hidden agent {st.hidden_agent} scores {d['hidden_score_pp']:.2f} % over the session's "
+                   f"{st.n_tasks} tasks{off}")
     ran = (f"run {st.n_recorded} of {st.budget} tasks" if st.n_recorded <= st.budget else
            f"run {st.n_recorded} tasks, {st.n_recorded - st.budget} over the budget of {st.budget}")
     out.append(f"{ran} ({d['n_asked_recorded']} of them asked by hspr, {d['n_extra']} extra); "
@@ -845,6 +846,9 @@ def register(group: click.Group) -> None:
                 mat = live_s.matrix
                 if target not in mat.agents and target.strip() in mat.agents:  # as record strips task ids
                     target = target.strip()
+                if live_s.hidden_agent is not None and target.strip() == live_s.hidden_agent:
+                    raise LiveSessionError(f"--target {target!r} is the agent this trial session hides, so it is not in "
+                                           "the session's fit: `hspr live plot` without --target draws its run")
                 if target not in mat.agents:
                     raise LiveSessionError(f"--target {target!r} is not an agent of the session's bank ({mat.n_agents} "
                                            f"agents, e.g. {mat.agents[0]!r})" + did_you_mean([target], mat.agents))
