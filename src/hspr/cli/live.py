@@ -553,7 +553,7 @@ def register(group: click.Group) -> None:
                 click.echo(f"note: the file it replaced was kept as {live_s.replaced}", err=True)
             echo_status(st)
             if hide is not None:
-                click.echo(f"next: `hspr live simulate --session {shlex.quote(str(live_s.path))}` plays {hide} to the "
+                click.echo(f"next: `hspr live simulate --session {shlex.quote(str(live_s.path))}` plays {live_s.hidden_agent} to the "
                            "end, or answer `hspr live next` from its row by hand (`--max-tasks N` plays N tasks)")
 
     @live.command("next")
