@@ -321,6 +321,16 @@ def test_cli_hide_and_simulate(bank, tmp_path):
     assert part["hidden_agent"] == m.agents[0] and part["hidden_score_pp"] == pytest.approx(truth)
     done = cli(["simulate", "--session", s, "--batch", 2])
     assert "recorded 5 outcome(s) of agent000" in done and "stop: budget spent (8 of 8 tasks recorded)" in done
+    again = CliRunner().invoke(main, ["live", "simulate", "--session", str(s)])
+    assert again.exit_code == 0 and "note: the session had already stopped (budget spent" in again.stderr
+    # a re-trial: an outcome typed by hand that contradicts the hidden row was taken without a word
+    t = next(t for t in m.tasks if t not in {o["task"] for o in cli(["status", "--session", s, "--json"])["outcomes"]})
+    row = int(m.values[0, m.task_index(t)])
+    res = CliRunner().invoke(main, ["live", "record", "--session", str(s), t, str(1 - row)])
+    assert res.exit_code == 0 and (f"warning: the hidden agent agent000's outcome of {t} in the bank is "
+                                   f"{'resolved' if row else 'unresolved'}, not") in res.stderr
+    res = CliRunner().invoke(main, ["live", "record", "--session", str(s), "--correct", t, str(row)])
+    assert res.exit_code == 0 and "warning" not in res.stderr
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(s), "--target", m.agents[0], "--out",
                                     str(tmp_path / "p.png")])
     assert res.exit_code != 0 and "is the agent this trial session hides" in res.output

@@ -780,7 +780,9 @@ def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool
             if announce is None:
                 return method.fit(matrix)
             refuse_pass_rates(method, matrix)  # before the fit is announced
-            with announce(f"fitting {name} on {matrix.n_agents} agents (once per bank and settings, then cached)"):
+            # a re-trial: a second --hide refit the bank, where "once per bank" had promised the cache
+            with announce(f"fitting {name} on {matrix.n_agents} agents (once per bank, hidden agent and settings, then "
+                          "cached)"):
                 return method.fit(matrix)
         except ValueError as exc:  # e.g. too few agent rows for the method: name the bank it was fitted on
             if matrix.source in str(exc):
@@ -1704,6 +1706,14 @@ class LiveSession:
     def hidden_agent(self) -> str | None:
         """The bank agent this trial session hides from the fit (None for a real agent's session)."""
         return self.doc["bank"].get("hidden")
+
+    def hidden_outcome(self, task: str) -> float | None:
+        """The hidden agent's outcome of ``task`` in the bank (0/1, or its pass rate; a missing cell as 0,
+        as :meth:`simulate` answers it), or None in a session that hides no agent or for a task not in the
+        bank: a re-trial recorded an outcome by hand that contradicted the row, unwarned."""
+        if self.hidden is None or task not in self._task_set:
+            return None
+        return float(self.hidden.rates()[0, self.hidden.task_index(task)])
 
     def _carried_over_notes(self, path: Path, theirs: dict | None) -> list[str]:
         """Notes on the session file ``path`` being ingested, whose method header is ``theirs``

@@ -691,6 +691,13 @@ def register(group: click.Group) -> None:
             word = describe_outcome(y, tr)
             click.echo(f"corrected {task}: {describe_outcome(before, tr)} -> {word}" if fixed
                        else f"recorded {task} {word}" if new else f"{task} already recorded {word}: no change")
+            row = live_s.hidden_outcome(task)
+            if new and row is not None and row != y:  # a re-trial: a slip contradicting the row went unsaid
+                click.echo(f"warning: the hidden agent {live_s.hidden_agent}'s outcome of {task} in the bank is "
+                           f"{describe_outcome(row, tr)}, not {word}: this trial now scores another agent than the one "
+                           f"its true score is of; `hspr live record --correct --session "
+                           f"{shlex.quote(str(live_s.path))} {task_argument(task)} {describe_outcome(row, tr)}` puts it "
+                           "right", err=True)
             if new and not fixed and task in st.extra and st.pending:  # a new-user trial: 'x.easy' recorded for 'x'
                 asked = ", ".join(st.pending[:3]) + (" ..." if len(st.pending) > 3 else "")
                 click.echo(f"note: {task} is not one of the tasks this session asked and has pending ({asked}); if you "
@@ -872,7 +879,8 @@ def register(group: click.Group) -> None:
                     path = trajectory(model, live_s.budget, live_s.doc["seed"], events)
                 truth = row.full_score()
                 title = (f"replay of {shorten(target, 40)}: {name} on {shorten(str(live_s.doc['bank']['name']), 40)} "
-                         "(its row hidden from the fit)")
+                         "(its row hidden from the fit" + ("" if live_s.hidden is None else
+                                                          f", as the trial's {shorten(live_s.hidden_agent, 30)}") + ")")
             if not path:  # a hostile trial: an empty figure with meaningless axes, exit 0
                 raise LiveSessionError(f"nothing to plot yet: {live_s.doc['method']['name']} gives its first estimate "
                                        "after the first outcome; record one (or draw a bank agent's replay with --target)")
@@ -921,6 +929,8 @@ def register(group: click.Group) -> None:
             if done:
                 note_saved(f"{len(done)} outcome(s) are recorded in {live_s.path}")
             st = live_s.status()
+            if not done and not as_json and st.stop:  # a re-trial: 'recorded 0 outcome(s)' beside an empty bar
+                click.echo(f"note: the session had already stopped ({st.stop_reason}); nothing was recorded", err=True)
         except (HsprError, ValueError, OSError) as exc:
             _fail(exc, as_json)
         if as_json:
