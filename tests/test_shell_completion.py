@@ -43,6 +43,18 @@ def test_completion_offers_banks_methods_and_files(line, want, tmp_path, monkeyp
     assert _complete(line) == want
 
 
+def test_hide_completes_the_agent_ids_of_the_bank_given(tmp_path):
+    """A re-trial: nothing was offered for `live start --hide`."""
+    from hspr.data import load_bank
+
+    lite = [a for a in load_bank("lite").agents if a.startswith("202404")]
+    assert lite and _complete("hspr live start --bank lite --hide 202404") == [("plain", a) for a in lite]
+    assert ("plain", "20240820_honeycomb") in _complete("hspr live start --hide 20240820_h")  # verified by default
+    (tmp_path / "m.csv").write_text("agent,t1,t2\nalpha,1,0\nbeta,0,1\n")
+    assert _complete(f"hspr live start --matrix {tmp_path / 'm.csv'} --hide a") == [("plain", "alpha")]
+    assert _complete("hspr live start --matrix /no/such.csv --hide a") == []
+
+
 def test_zsh_and_fish_offer_names_and_files_together():
     """Only bash's script drops names beside a file item; zsh and fish list both."""
     for shell, cword in (("zsh", "3"), ("fish", "te")):  # fish gives the word typed, not its index

@@ -323,6 +323,24 @@ def _parse_budget(text: str, n_tasks: int, whose: str = "the bank's") -> int:
     return int(v)
 
 
+def _agent_ids(ctx, param, incomplete: str):
+    """Shell completion of ``--hide``: the agent ids of the bank given before it (``--bank``, default
+    verified, or a ``--matrix`` file) that start with what is typed; none when it cannot be read (a
+    re-trial: nothing was offered for an agent id)."""
+    from click.shell_completion import CompletionItem
+
+    try:
+        from ..live import load_session_bank
+
+        matrix = ctx.params.get("matrix")
+        if matrix is not None and not Path(matrix).is_file():  # a folder is walked: too slow for a TAB
+            return []
+        agents = load_session_bank(ctx.params.get("bank") or ("verified" if matrix is None else None), matrix).agents
+    except Exception:  # noqa: BLE001 - completion never fails the shell
+        return []
+    return [CompletionItem(a) for a in agents if a.startswith(incomplete)]
+
+
 def _existing_config(ctx, param, value):
     """``--config``'s file, which must exist; ``auto`` (replay's per-fold selection) is told what a live session
     takes instead (an API trial got "File 'auto' does not exist")."""
@@ -526,7 +544,7 @@ def register(group: click.Group) -> None:
                   help="Processes for the fit, when it is not cached (-1: all cores): hspr_robust replays held-out "
                        "source agents to calibrate its interval, a minute or more on a large bank; the same fit on any "
                        "number.")
-    @click.option("--hide", default=None, metavar="AGENT",
+    @click.option("--hide", default=None, metavar="AGENT", shell_complete=_agent_ids,
                   help="Try the loop without an agent: leave this bank agent's row out of the fit, then play it with "
                        "`hspr live simulate` (or answer `next` from its row by hand); status gives its true score.")
     @_session_option
