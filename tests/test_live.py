@@ -321,6 +321,9 @@ def test_cli_hide_and_simulate(bank, tmp_path):
     assert part["hidden_agent"] == m.agents[0] and part["hidden_score_pp"] == pytest.approx(truth)
     done = cli(["simulate", "--session", s, "--batch", 2])
     assert "recorded 5 outcome(s) of agent000" in done and "stop: budget spent (8 of 8 tasks recorded)" in done
+    drawn = CliRunner().invoke(main, ["live", "plot", "--session", str(s)])  # beside the session, named after it
+    assert drawn.exit_code == 0 and (tmp_path / "try.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"hidden agent {m.agents[0]}: estimate" in drawn.stdout and f"true score {truth:.2f} %" in drawn.stdout
     again = CliRunner().invoke(main, ["live", "simulate", "--session", str(s)])
     assert again.exit_code == 0 and "note: the session had already stopped (budget spent" in again.stderr
     # a re-trial: an outcome typed by hand that contradicts the hidden row was taken without a word

@@ -922,7 +922,8 @@ class LiveSession:
         path = _real(path)
         if path.exists() and not overwrite:
             raise LiveSessionError(
-                f"{path} already exists; choose another --session path or pass --force to replace it"
+                f"{path} already exists; choose another --session path or pass --force to replace it (from Python: "
+                "another path, or overwrite=True)"
             )
         seed = check_seed(seed)  # before the fit, as start() checks it (1.7 was stored as 1, -1 called the file corrupt)
         if matrix is None and bank is None:

@@ -505,7 +505,7 @@ def register(group: click.Group) -> None:
         hspr live withdraw <instance_id>      # take back an outcome recorded under the wrong id
         hspr live ingest <report.json | log folder | run summary | sb-cli report | Harbor job | tb run | CSV>
         hspr live status                      # estimate, 90 % interval, stop flag
-        hspr live plot --out run.png          # the run as a figure
+        hspr live plot [--out run.png]        # the run as a figure
         hspr live relink --matrix NEW.csv     # the bank's matrix file moved
         hspr live start ... --hide AGENT      # no agent yet? hide a bank agent, then
         hspr live simulate                    # play it: next and record from its row
@@ -838,8 +838,9 @@ def register(group: click.Group) -> None:
             echo_status(st, header=False)
 
     @live.command("plot")
-    @click.option("--out", "out", type=click.Path(dir_okay=False), default="run.png", show_default=True,
-                  help="The figure: a .png or .svg file.")
+    @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
+                  help="The figure: a .png or .svg file. Default: the session file's name with .png (run.hspr: "
+                       "run.png), and -replay.png with --target.")
     @click.option("--target", default=None,
                   help="Instead of the session's own outcomes: replay this agent of the session's bank (its row "
                        "hidden from the fit) with the session's method, budget and seed, and draw its true score. "
@@ -848,6 +849,9 @@ def register(group: click.Group) -> None:
     def plot(out, target, session_path):
         """Draw the estimate and its 90 % interval against tasks run (and the stop width, if set)."""
         from ..replay import HiddenRow
+
+        if out is None:  # a re-trial: every session's figure was run.png, a second trial's replaced the first's
+            out = str(Path(session_path).with_name(Path(session_path).stem + ("-replay" if target else "") + ".png"))
         from ..report.runplot import figure_run, is_figure_file, save_figure
         from ..session import trajectory
 
