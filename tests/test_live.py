@@ -278,6 +278,33 @@ def test_a_trial_session_refuses_a_changed_hidden_row_and_foreign_carry_over(tmp
     assert len(same.ingest(trial.path).recorded) == 4 and real.status().n_recorded == 0
 
 
+def test_a_trial_sessions_carry_over_advice_names_its_hide(bank, tmp_path, monkeypatch):
+    """A re-trial: a flagged trial agent's advice said to start a new session 'as this one was started', and one
+    started without --hide refuses the carry-over. The advice now names the --hide (the budget rule's text is
+    tests/test_stopping.py's; here a stub rule flags the agent)."""
+    import hspr.live as live_mod
+
+    class Flagging:
+        def __init__(self, more):
+            self.more = more
+
+        def needs_estimate(self, session):
+            return False
+
+        def check(self, session, estimate):
+            return f"budget spent; ... carry these outcomes into it: `{self.more}`"
+
+    m, _ = simulate_matrix(12, 30, seed=7)
+    write_wide_csv(m, tmp_path / "b.csv")
+    trial = LiveSession.create(tmp_path / "t.hspr", 5, matrix=tmp_path / "b.csv", config=FAST, method="hspr",
+                               hide=m.agents[1])
+    plain = LiveSession.create(tmp_path / "p.hspr", 5, matrix=tmp_path / "b.csv", config=FAST, method="hspr")
+    monkeypatch.setattr(live_mod, "live_rule", lambda width, go_on=None, more=None: Flagging(more))
+    assert trial.stop_reason().endswith(f"--session {tmp_path / 't-more.hspr'}` (a trial: start it with --hide "
+                                        f"{m.agents[1]}, as this one)")
+    assert plain.stop_reason().endswith(f"--session {tmp_path / 'p-more.hspr'}`")
+
+
 def test_simulate_split_by_max_tasks_asks_what_one_run_asks(bank, tmp_path):
     """A hostile trial: --max-tasks 10 with --batch 4, then the rest, ended at 15.40 % against 16.15 % for one run:
     the cut batch's pending tasks were topped up with new ones. They are now answered alone first."""

@@ -1468,7 +1468,11 @@ class LiveSession:
                          more=f"hspr live ingest {path} --session {more}")
         if estimate is None and rule.needs_estimate(self.session):
             estimate = self._estimate()
-        return rule.check(self.session, estimate)
+        why = rule.check(self.session, estimate)
+        if why is not None and self.hidden_agent is not None and f"--session {more}`" in why:
+            # a re-trial: 'as this one was started' left the --hide to memory, and without it the carry-over is refused
+            why += f" (a trial: start it with --hide {shlex.quote(self.hidden_agent)}, as this one)"
+        return why
 
     def next(self, k: int = 1) -> list[str]:
         """The task(s) to run next: ``k`` distinct ids, chosen jointly when ``k`` > 1.
