@@ -346,8 +346,20 @@ def test_cli_hide_and_simulate(bank, tmp_path):
     part = cli(["simulate", "--session", s, "--max-tasks", 3, "--json"])
     assert len(part["recorded"]) == 3 and part["n_recorded"] == 3 and not part["stop"]
     assert part["hidden_agent"] == m.agents[0] and part["hidden_score_pp"] == pytest.approx(truth)
+    # a re-trial: answering `next` by hand from the row took a script over a 500-column CSV
+    res = CliRunner().invoke(main, ["live", "next", "--session", str(s), "--batch", 2, "--reveal"])
+    ids = [line.split("\t") for line in res.stdout.splitlines()]
+    assert res.exit_code == 0 and len(ids) == 2
+    assert all(word == ("resolved" if m.values[0, m.task_index(t)] else "unresolved") for t, word in ids)
+    js = cli(["next", "--session", s, "--batch", 2, "--reveal", "--json"])
+    assert js["tasks"] == [t for t, _ in ids] and js["revealed"] == dict(ids)
+    for extra in (["--format", "space"], ["--out", str(tmp_path / "ids.txt")]):
+        res = CliRunner().invoke(main, ["live", "next", "--session", str(s), "--reveal", *extra])
+        assert res.exit_code != 0 and f"drop {extra[0]}" in res.output
+    for t, word in ids:
+        cli(["record", "--session", s, t, word])
     done = cli(["simulate", "--session", s, "--batch", 2])
-    assert "recorded 5 outcome(s) of agent000" in done and "stop: budget spent (8 of 8 tasks recorded)" in done
+    assert "recorded 3 outcome(s) of agent000" in done and "stop: budget spent (8 of 8 tasks recorded)" in done
     drawn = CliRunner().invoke(main, ["live", "plot", "--session", str(s)])  # beside the session, named after it
     assert drawn.exit_code == 0 and (tmp_path / "try.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"hidden agent {m.agents[0]}: estimate" in drawn.stdout and f"true score {truth:.2f} %" in drawn.stdout
@@ -369,6 +381,8 @@ def test_cli_hide_and_simulate(bank, tmp_path):
     assert res.exit_code == 0
     res = CliRunner().invoke(main, ["live", "simulate", "--session", str(tmp_path / "r.hspr")])
     assert res.exit_code != 0 and "the session hides no agent" in res.output and "Traceback" not in res.output
+    res = CliRunner().invoke(main, ["live", "next", "--session", str(tmp_path / "r.hspr"), "--reveal"])
+    assert res.exit_code != 0 and "this session hides no agent" in res.output
 
 
 # ---------------------------------------------------------------------- refused inputs

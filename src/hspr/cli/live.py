@@ -588,10 +588,13 @@ def register(group: click.Group) -> None:
                   help="A predictions file (JSON Lines, or .json list / object keyed by instance id): with --out, "
                        "keep only the predictions of the asked tasks (--out FILE.json gets JSON, any other name "
                        "JSON Lines).")
+    @click.option("--reveal", is_flag=True,
+                  help="In a trial session (`start --hide`): print each id with the hidden agent's outcome in the "
+                       "bank, to record by hand (`--json`: 'revealed').")
     @_stop_width_option
     @_session_option
     @_json_option
-    def next_cmd(k, form, out, predictions, stop_width, session_path, as_json):
+    def next_cmd(k, form, out, predictions, reveal, stop_width, session_path, as_json):
         """Print the next task id(s) to run (the same ones again until they are recorded)."""
         if form is None and out is not None and predictions is None and Path(out).suffix.lower() == ".json":
             form = "json"  # a hostile trial: `--out ids.json` got one id per line (with --predictions, --out's name
@@ -604,10 +607,16 @@ def register(group: click.Group) -> None:
             if form is not None and as_json and out is None:  # a new-user trial: the format was ignored silently
                 raise ValueError(f"--format {form} with --json: the JSON's 'tasks' list holds the ids; drop one of "
                                  "the two, or add --out FILE to write the ids in that format")
+            if reveal and (form is not None or out is not None):  # ids beside outcomes are for a person, not a harness
+                raise ValueError("--reveal prints each id beside the hidden agent's outcome for you to record; drop "
+                                 f"{'--out' if out is not None else '--format'} (or --reveal)")
             if form is not None and predictions is not None:  # a hostile trial: it was ignored silently
                 raise ValueError(f"--format {form} with --predictions: --out gets the cut-down predictions, in the "
                                  "form its name calls for (.json: JSON, any other name: JSON Lines); drop --format")
             live_s = _open(session_path)  # the stop width is saved once the outputs are known to be allowed
+            if reveal and live_s.hidden is None:  # a re-trial: answering `next` by hand took a script over a wide CSV
+                raise ValueError("--reveal shows the hidden agent's outcomes, and this session hides no agent; a trial "
+                                 "session is started with `hspr live start --hide AGENT`")
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, "--predictions": predictions,
                                                      **live_s.input_paths()})
             # a session file, an empty path, a file where a folder should be: refused before anything is asked
@@ -648,10 +657,12 @@ def register(group: click.Group) -> None:
         if rerun and not as_json:  # stdout keeps the ids only; JSON has needs_rerun
             click.echo(f"note: {', '.join(rerun[:8])}{' ...' if len(rerun) > 8 else ''} asked again after a harness "
                        f"error{rerun_advice(live_s.matrix.trials)}", err=True)
+        tr = live_s.matrix.trials
+        shown = {t: describe_outcome(live_s.hidden_outcome(t), tr) for t in tasks} if reveal else {}
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, "out": out,
                                    "missing_predictions": missing, "notes": [short] if short else [],
-                                   **st.to_dict()}))
+                                   **({"revealed": shown} if reveal else {}), **st.to_dict()}))
             return
         if why is not None:
             click.echo(f"stop: {why}", err=not tasks or form is not None or out is not None)
@@ -667,7 +678,7 @@ def register(group: click.Group) -> None:
                 click.echo(text)
         else:
             for t in tasks:
-                click.echo(t)
+                click.echo(f"{t}\t{shown[t]}" if reveal else t)
 
     @live.command("record", cls=_NumbersAreArguments)
     @click.argument("instance_id")
