@@ -267,6 +267,8 @@ def test_shift_verdict_compares_at_the_targets_own_count_of_outcomes(small_bank)
         assert rep.value == nearest_disagreement(values, cols[:n], y[:n])
         assert rep.source_percentile == cal.percentile(rep.value, n)
         assert rep.n_compared == (B if len(cols) > B else None)
+        k = round(rep.value * n)  # one differing task fewer, on the held-out runs' grid of k / n
+        assert rep.value == k / n and rep.percentile_one_fewer == cal.percentile(max(k - 1, 0) / n, n)
     assert len(cols) > B and f"on its first {B} queried tasks" in rep.message and rep.to_dict()["n_compared"] == B
 
 
@@ -827,6 +829,19 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     # a hostile trial: a factor of 1 with unequal sides was reported as "not widened"
     one = ShiftReport("x", 0.1, 50.0, 114, 1.0, n_outcomes=40, sides=(1.2, 1.0))
     assert "widened by x1.20 below the estimate and x1.00 above it" in one.message and "not widened" not in one.message
+
+
+def test_a_flag_one_task_would_lift_is_called_borderline():
+    """A new-user trial: the same agent was flagged at percentile 96 on one set of tasks and passed at 89 on
+    another; a flag one differing task fewer would lift now says it is a borderline case."""
+    edge = ShiftReport("share", 0.34, 95.6, 113, 1.25, n_outcomes=50, percent=True, percentile_one_fewer=89.5)
+    assert edge.unlike_history and edge.borderline and edge.to_dict()["borderline"]
+    assert ("higher than 96 % of the held-out source agents' (a borderline case: with one differing task fewer it would "
+            "lie at source percentile 90, within the range);") in edge.message
+    clear = ShiftReport("share", 0.5, 99.0, 113, 1.25, n_outcomes=50, percent=True, percentile_one_fewer=97.0)
+    assert clear.unlike_history and not clear.borderline and "borderline" not in clear.message
+    calm = ShiftReport("share", 0.2, 60.0, 113, 1.25, n_outcomes=50, percent=True, percentile_one_fewer=40.0)
+    assert not calm.borderline and calm.to_dict()["percentile_one_fewer"] == 40.0
 
 
 def test_shift_report_withholds_a_verdict_on_too_few_outcomes():

@@ -90,6 +90,11 @@ class ShiftReport:
         Set when ``value`` was computed on the first ``n_compared`` of the ``n_outcomes`` outcomes
         only: as many as each held-out source run had, so that it compares like with like
         (``hspr_robust``: :meth:`~hspr.methods.hspr.robust.ShiftCalibration.percentile`); None: on all.
+    percentile_one_fewer : float or None
+        The source percentile the statistic would have with one differing task fewer (``hspr_robust``
+        on 0/1 outcomes; None where not computed). A flagged agent whose flag this would lift is
+        said to be a borderline case (a new-user trial: the same agent was flagged at percentile 96
+        on one set of tasks and passed at 89 on another).
     """
 
     statistic: str
@@ -111,6 +116,13 @@ class ShiftReport:
     pass_rate_maes: tuple[float, ...] = ()
     pass_rate_budget: int | None = None
     n_compared: int | None = None
+    percentile_one_fewer: float | None = None
+
+    @property
+    def borderline(self) -> bool:
+        """Flagged, but one differing task fewer would not be (:attr:`percentile_one_fewer`)."""
+        return (self.unlike_history and self.percentile_one_fewer is not None
+                and self.percentile_one_fewer <= self.threshold)
 
     @property
     def _on_first(self) -> str:
@@ -194,8 +206,10 @@ class ShiftReport:
         if self.unlike_history:
             share = ("every held-out source agent's" if self.source_percentile >= 99.5
                      else f"{self.source_percentile:.0f} % of the held-out source agents'")
+            edge = (f" (a borderline case: with one differing task fewer it would lie at source percentile "
+                    f"{self.percentile_one_fewer:.0f}, within the range)" if self.borderline else "")
             return (f"this agent is unlike the {self.n_sources} source agents: its {self.statistic}{self._on_first} "
-                    f"({value}) is higher than {share}; {wid}, and the flag does not widen it further. "
+                    f"({value}) is higher than {share}{edge}; {wid}, and the flag does not widen it further. "
                     "Treat the estimate with care, or run more tasks; outcomes unlike every source agent's can "
                     "also come from a harness fault (outcomes unrelated to the tasks): check a few by hand. "
                     f"The check also flags about {100 - self.threshold:.0f} % of agents like the sources.")
@@ -273,8 +287,8 @@ class ShiftReport:
                 "strongest_widened": self.strongest_widened, "n_reference": self.n_reference,
                 "enough_reference": self.enough_reference, "sides": list(self.sides), "percent": self.percent,
                 "pass_rate_maes": list(self.pass_rate_maes), "pass_rate_budget": self.pass_rate_budget,
-                "n_compared": self.n_compared,
-                "message": self.message}
+                "n_compared": self.n_compared, "percentile_one_fewer": self.percentile_one_fewer,
+                "borderline": self.borderline, "message": self.message}
 
 
 def _after(note: str, text: str) -> str:

@@ -1004,12 +1004,16 @@ class HSPRRobustSession(HSPRSession):
         n = min(len(cols), cal.budget) if cal.distance_paths is not None else len(cols)
         path = nearest_disagreement_path(self.robust.source_values_, cols[:n], y[:n], self.robust.source_missing_)
         value = float(path[-1]) if n else 0.0
+        paths = cal.distance_paths is not None
+        # one differing task fewer (0/1 outcomes, every source ran every task: the nearest source's share drops by 1/n)
+        exact = paths and n and getattr(self.robust, "trials_", None) is None and self.robust.source_missing_ is None
+        # (k - 1) / n divided as the path divides k / n, so ties with the held-out runs stay ties
+        one_fewer = cal.percentile(max(round(value * n) - 1, 0) / n, n) if exact else None
         above, factor, sides = self._widening(point) if point is not None else (False, cal.factor, cal.sides)
         m_lo, m_hi = side_multipliers(factor, sides)
         # the pass-rate point (step 6) is said until every task is recorded: then the estimate is the exact score
         flat = cal.fallback and len(cols) < self.n_tasks
-        return ShiftReport(STATISTIC, value, cal.percentile(value, n if cal.distance_paths is not None else None)
-                           if len(cols) else 0.0,
+        return ShiftReport(STATISTIC, value, cal.percentile(value, n if paths else None) if len(cols) else 0.0,
                            int(self.robust.source_values_.shape[0]), factor, self.robust.shift.threshold,
                            n_outcomes=len(cols), min_outcomes=min(MIN_OUTCOMES, cal.budget),
                            unit=STATISTIC_UNIT if getattr(self.robust, "trials_", None) is None else STATISTIC_UNIT_RATES,
@@ -1018,7 +1022,7 @@ class HSPRRobustSession(HSPRSession):
                            strongest_widened=above and cal.above_factor > cal.factor, n_reference=len(cal.distances),
                            sides=(m_lo / factor, m_hi / factor), percent=True,
                            pass_rate_maes=cal.fallback_maes if flat else (), pass_rate_budget=cal.budget if flat else None,
-                           n_compared=n if n < len(cols) else None)
+                           n_compared=n if n < len(cols) else None, percentile_one_fewer=one_fewer)
 
     def _variance_forecast(self, r: int) -> tuple[float, float] | None:
         """HSPR's forecast (:meth:`HSPRSession._variance_forecast`); for the pass-rate point (step 6) the
