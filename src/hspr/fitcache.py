@@ -194,13 +194,13 @@ def _prune(folder: Path, keep: Path) -> None:
     holds a user's own pickles (a hostile trial saw one deleted)."""
     now = time.time()
     try:
-        entries = cache_entries(folder)
+        entries = _entry_stats(folder)
     except OSError:  # a folder that can be written but not listed: nothing to prune (never the fit's failure)
         return
-    for p in entries:
+    for p, st in entries:
         limit = now - (STALE_TEMP_SECONDS if _TEMP.fullmatch(p.name) else MAX_AGE_DAYS * 86400)
         try:
-            if p != keep and p.lstat().st_mtime < limit:
+            if p != keep and st.st_mtime < limit:
                 p.unlink()
         except OSError:
             pass
@@ -239,13 +239,20 @@ def cached_fit(bank_digest: str, method: str, settings: dict, tasks: tuple[str, 
     """
     if not use_cache:
         return fit()
-    key = cache_key(bank_digest, method, settings)
+    return _cached(cache_key(bank_digest, method, settings), tasks, None, fit, "fit again")[0]
+
+
+def _cached(key: str, tasks: tuple[str, ...] | None, kind: type | None, build: Callable[[], object],
+            again: str) -> tuple[object, bool]:
+    """The entry of ``key`` (checked as :func:`_load` checks it), else ``build()`` stored under it;
+    with whether it came from the cache. ``again``: what the next command does if it cannot be stored."""
     path = _entry(key)
-    model = _load(path, key, tasks)
-    if model is None:
-        model = fit()
-        _store(path, key, model)
-    return model
+    result = _load(path, key, tasks, kind)
+    if result is not None:
+        return result, True
+    result = build()
+    _store(path, key, result, again=again)
+    return result, False
 
 
 def cached_result(bank_digest: str, what: str, settings: dict, kind: type, build: Callable[[], object]) -> tuple[object, bool]:
@@ -269,14 +276,7 @@ def cached_result(bank_digest: str, what: str, settings: dict, kind: type, build
     (result, from_cache)
         ``from_cache`` is True when the result was read from the cache.
     """
-    key = cache_key(bank_digest, what, settings)
-    path = _entry(key)
-    result = _load(path, key, None, kind)
-    if result is not None:
-        return result, True
-    result = build()
-    _store(path, key, result, again="compute it again")
-    return result, False
+    return _cached(cache_key(bank_digest, what, settings), None, kind, build, "compute it again")
 
 
 def cache_entries(folder: Path | None = None) -> list[Path]:
@@ -286,6 +286,12 @@ def cache_entries(folder: Path | None = None) -> list[Path]:
 
     Raises OSError (naming the folder) when it exists but cannot be read.
     """
+    return [p for p, _ in _entry_stats(folder)]
+
+
+def _entry_stats(folder: Path | None) -> list[tuple[Path, os.stat_result]]:
+    """:func:`cache_entries` with each file's ``lstat`` (read once: the listing, pruning, sizes and
+    purging all use it)."""
     folder = cache_dir() if folder is None else Path(folder)
     try:
         names = list(folder.iterdir())
@@ -296,21 +302,12 @@ def cache_entries(folder: Path | None = None) -> list[Path]:
         if not (_ENTRY.fullmatch(p.name) or _TEMP.fullmatch(p.name)):
             continue
         try:
-            if stat.S_ISREG(p.lstat().st_mode):  # a trial: a link named as an entry was deleted, its target counted
-                out.append(p)
+            st = p.lstat()
         except FileNotFoundError:  # deleted meanwhile (another command's write or purge)
             continue
-    return sorted(out, key=lambda p: p.name)
-
-
-def _sizes(folder: Path | None) -> list[tuple[Path, os.stat_result]]:
-    out = []
-    for p in cache_entries(folder):
-        try:
-            out.append((p, p.lstat()))
-        except FileNotFoundError:
-            continue
-    return out
+        if stat.S_ISREG(st.st_mode):  # a trial: a link named as an entry was deleted, its target counted
+            out.append((p, st))
+    return sorted(out, key=lambda e: e[0].name)
 
 
 def cache_summary(folder: Path | None = None) -> dict:
@@ -323,7 +320,7 @@ def cache_summary(folder: Path | None = None) -> dict:
     Raises OSError when the folder exists but cannot be read.
     """
     folder = cache_dir() if folder is None else Path(folder)
-    stats = _sizes(folder)
+    stats = _entry_stats(folder)
     times = [st.st_mtime for _, st in stats]
     return {"folder": str(folder), "entries": sum(bool(_ENTRY.fullmatch(p.name)) for p, _ in stats),
             "unfinished": sum(bool(_TEMP.fullmatch(p.name)) for p, _ in stats),
@@ -353,7 +350,7 @@ def purge_cache(folder: Path | None = None) -> Purge:
     deleted = freed = in_progress = 0
     failed = []
     now = time.time()
-    for p, st in _sizes(folder):
+    for p, st in _entry_stats(folder):
         if _TEMP.fullmatch(p.name) and st.st_mtime > now - STALE_TEMP_SECONDS:
             in_progress += 1  # a trial: purging another command's write made it advise another cache folder
             continue
