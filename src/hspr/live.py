@@ -1683,7 +1683,6 @@ class LiveSession:
             if v is not None and (n is None or n < 1):
                 raise LiveSessionError(f"{what} must be a whole number >= 1, got {brief(v)}")
         agent = self.hidden_agent
-        row = self.hidden.rates()[0]  # a missing cell is stored as 0: unresolved, as in its true score and in replay
         missing = None if self.hidden.missing is None else self.hidden.missing[0]
         done: list[tuple[str, float]] = []
         while max_tasks is None or len(done) < int(max_tasks):
@@ -1694,9 +1693,9 @@ class LiveSession:
             if not tasks:
                 break
             for t in tasks[:None if max_tasks is None else int(max_tasks) - len(done)]:
-                j = self.hidden.task_index(t)
-                y = float(row[j])
-                note = " (a missing cell of the bank: unresolved, as in its true score)" if missing is not None and missing[j] else ""
+                y = self.hidden_outcome(t)
+                cut = missing is not None and missing[self.hidden.task_index(t)]
+                note = " (a missing cell of the bank: unresolved, as in its true score)" if cut else ""
                 with self._transaction():
                     told = self._check_outcome(t, y)
                     if told:
@@ -1712,13 +1711,18 @@ class LiveSession:
         """The bank agent this trial session hides from the fit (None for a real agent's session)."""
         return self.doc["bank"].get("hidden")
 
+    @property
+    def hidden_score(self) -> float | None:
+        """The hidden agent's true score over the session's tasks (0-1; a missing cell counts 0), or None."""
+        return None if self.hidden is None else float(self.hidden.scores()[0])
+
     def hidden_outcome(self, task: str) -> float | None:
         """The hidden agent's outcome of ``task`` in the bank (0/1, or its pass rate; a missing cell as 0,
         as :meth:`simulate` answers it), or None in a session that hides no agent or for a task not in the
         bank: a re-trial recorded an outcome by hand that contradicted the row, unwarned."""
         if self.hidden is None or task not in self._task_set:
             return None
-        return float(self.hidden.rates()[0, self.hidden.task_index(task)])
+        return float(self.hidden.rates()[0, self.hidden.task_index(task)])  # a missing cell is stored as 0
 
     def _carried_over_notes(self, path: Path, theirs: dict | None) -> list[str]:
         """Notes on the session file ``path`` being ingested, whose method header is ``theirs``
@@ -1944,7 +1948,7 @@ class LiveSession:
             config_file=(self.doc.get("input_files") or {}).get("--config"),
             outcomes=tuple(zip(self.session.queried, self.session.outcomes)), bank_digest=b.get("digest"),
             provenance={t: (ev.get("source"), ev.get("detail")) for t, ev in self._tells.items()},
-            hidden_agent=b.get("hidden"), hidden_score=None if self.hidden is None else float(self.hidden.scores()[0]),
+            hidden_agent=b.get("hidden"), hidden_score=self.hidden_score,
         )
 
     def __repr__(self) -> str:

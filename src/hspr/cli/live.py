@@ -878,7 +878,7 @@ def register(group: click.Group) -> None:
                                          param_hint="--out")
             sw = live_s.stop_width
             if target is None:  # a trial session (--hide): the hidden agent's true score drawn beside its run
-                path, truth = live_s.trajectory(), (None if live_s.hidden is None else float(live_s.hidden.scores()[0]))
+                path, truth = live_s.trajectory(), live_s.hidden_score
                 title = (f"{shorten(Path(session_path).name, 40)}: {live_s.doc['method']['name']} on "
                          f"{shorten(str(live_s.doc['bank']['name']), 40)}"
                          + ("" if live_s.hidden is None else f", {shorten(live_s.hidden_agent, 30)} hidden"))
