@@ -53,6 +53,8 @@ def test_exact_recovery_at_full_budget(fitted):
         est = s.estimate()
         assert est.point == pytest.approx(tgt.values[r].mean(), abs=1e-12)
         assert est.median == pytest.approx(tgt.values[r].mean(), abs=1e-12)
+        # the posterior mean (the 'mean' decision) and the interval are the exact score too, not within rounding
+        assert est.mean == est.lower == est.upper == tgt.values[r].mean()
 
 
 def test_invariant_to_unqueried_outcomes(fitted):

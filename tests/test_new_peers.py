@@ -199,6 +199,22 @@ def test_aipw_small_sample_variance_floor():
     assert var >= (1 - 4 / 30) * p * (1 - p) / 4 - 1e-15
 
 
+def test_aipw_ridge_penalty_choice_is_scikit_learns_leave_one_out():
+    # several penalties: the one of smallest leave-one-task-out error, as RidgeCV's efficient LOO chooses
+    from sklearn.linear_model import RidgeCV
+    rng = np.random.default_rng(3)
+    F = (rng.random((120, 30)) < rng.random(120)[:, None]).astype(float)
+    alphas = (0.1, 1.0, 10.0, 100.0)
+    chosen = set()
+    for m in (8, 20, 45, 90):
+        train = rng.choice(120, m, replace=False)
+        y = (rng.random(m) < F[train].mean(1)).astype(float)
+        ref = RidgeCV(alphas=alphas).fit(F[train], y)
+        chosen.add(ref.alpha_)
+        np.testing.assert_allclose(ridge_task_predictions(F, train, y, alphas), np.clip(ref.predict(F), 0, 1), atol=1e-10)
+    assert len(chosen) > 1  # the comparison covers more than one chosen penalty
+
+
 def test_aipw_ridge_matches_closed_form_and_the_sample_is_uniform_raw():
     rng = np.random.default_rng(0)
     F = (rng.random((50, 12)) < 0.5).astype(float)

@@ -71,7 +71,10 @@ def ridge_task_predictions(features: np.ndarray, train: np.ndarray, y: np.ndarra
     A ridge with an unpenalised intercept regresses the target's outcomes ``y`` on the feature
     rows of the training tasks (their source outcome columns), solved in its dual form; with
     several penalties the one with the smallest leave-one-task-out squared error (hat-matrix
-    shortcut) is used.
+    shortcut) is used. This is scikit-learn's ``RidgeCV(alphas).fit(X, y).predict`` (its efficient
+    leave-one-out; equal to 1e-10 in the tests), written out because it runs at every estimate of
+    every replayed target: one eigendecomposition serves all penalties, about 6x faster than
+    ``RidgeCV`` on Verified's 114 sources (1.1 against 6.4 ms per fit, measured 2026-12-06).
 
     Parameters
     ----------

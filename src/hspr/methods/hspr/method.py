@@ -477,8 +477,10 @@ class HSPRSession(Session):
     # -- decision ---------------------------------------------------------------------
     def posterior_mean(self) -> float:
         """E[S | D], analytic: sum_j w_j mu_j (0-1 scale); the decision of the posterior-mean
-        ablation (``decision='mean'``, HSPR_SPEC section 5; the paper's Eq. 14 uses the median)."""
-        return float(self.w @ self.mu)
+        ablation (``decision='mean'``, HSPR_SPEC section 5; the paper's Eq. 14 uses the median).
+        Held within the scores the recorded outcomes allow, so that at full budget it is the exact
+        score (the weighted sum alone rounds to within about 1e-11 of it)."""
+        return float(np.clip(self.w @ self.mu, *self.outcome_bounds()))
 
     def score_sd(self) -> float:
         """Posterior sd of the full score, sqrt(Var(S | D)) (0-1 scale; not in the spec:
