@@ -142,8 +142,10 @@ def test_wide_csv_plain_cells_read_as_the_general_parser(tmp_path):
 def test_long_csv(tmp_path):
     p = write(tmp_path / "runs.csv", LONG)
     assert detect_form(p) == "long_csv"
-    assert_matrix(read_long_csv(p), **reorder(FIRST_SEEN))  # the reader keeps first-seen order
-    assert_matrix(load_matrix(p))  # the loader sorts agents and tasks by id (canonical order)
+    with pytest.warns(InputWarning, match="repeat an earlier"):  # LONG's last line repeats its first
+        assert_matrix(read_long_csv(p), **reorder(FIRST_SEEN))  # the reader keeps first-seen order
+    with pytest.warns(InputWarning, match="repeat an earlier"):
+        assert_matrix(load_matrix(p))  # the loader sorts agents and tasks by id (canonical order)
 
 
 def test_long_csv_extra_columns_and_order(tmp_path):
@@ -266,6 +268,12 @@ def test_suspect_banks_are_warned_about(tmp_path):
                                           r"\('t2' / 't2\\u200b'\)"), \
             pytest.warns(InputWarning, match=r"1 task id\(s\) hold an invisible character \('t2\\u200b'\)"):
         load_matrix(zw)
+    # a hostile trial: one line for 'agent_00' and the rest for 'Agent_00' validated OK (agent_00 would score 0)
+    cased = write(tmp_path / "cased.csv", "agent,instance_id,resolved\nAgent_00,t1,1\nagent_00,t2,0\nb,t1,0\nb,t2,1\n")
+    with pytest.warns(InputWarning, match=r"1 group\(s\) of agent ids differ only in case, white space or invisible "
+                                          r"characters \('Agent_00' / 'agent_00'\): one agent spelled two ways splits its "
+                                          r"runs over two rows"):
+        load_matrix(cased)
     cyr = write(tmp_path / "cyr.csv", "agent,instance_id,resolved\na,django-1,1\nb,django-1,0\nb,dj\u0430ngo-1,0\n")
     with pytest.warns(InputWarning, match=r"1 task id\(s\) mix letters of several alphabets \('dj\\u0430ngo-1' "
                                           r"\(Cyrillic \+ Latin\)\)"):
@@ -895,3 +903,16 @@ def test_a_pandas_index_beside_the_agent_column_is_named_with_the_fix(tmp_path, 
     ok = tmp_path / "ok.csv"
     pd.DataFrame({"agent": ["a", "b"], "t1": [1, 0], "t2": [0, 1]}).to_csv(ok, index=False)
     assert_matrix(load_matrix(ok), np.array([[1, 0], [0, 1]]), agents=["a", "b"], tasks=["t1", "t2"])
+
+
+def test_a_repeated_long_line_is_merged_with_a_warning_naming_both_lines(tmp_path):
+    """A new-user trial: 20 lines appended twice were merged without a word; the count and the first pair of lines
+    are named, and the matrix is the one without the repeats."""
+    p = write(tmp_path / "long.csv", LONG)
+    with pytest.warns(InputWarning, match=r"1 line\(s\) repeat an earlier \(agent, instance_id\) with the same outcome "
+                                          r"\(first: line 12 repeats line 2, agent 'a1', instance_id 't1'\)"):
+        m = load_matrix(p)
+    once = write(tmp_path / "once.csv", LONG.replace("a1,t1,1\n", "", 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_matrix(once).digest() == m.digest()

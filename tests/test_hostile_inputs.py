@@ -241,14 +241,20 @@ def test_long_csv_task_id_errors_name_task_id(tmp_path):
     trials = tmp_path / "trials.csv"  # the repeated-trials header is still read as such
     trials.write_text("agent,task_id,successes,trials\na0,t1,2,3\n")
     assert detect_form(trials) == "trials_csv" and load_matrix(trials).trials == 3
-    other = tmp_path / "other.csv"  # another task column name: read as wide, and the error says what to do
-    other.write_text("agent,task,resolved\na0,t1,1\na0,t2,0\n")
-    with pytest.raises(DataError, match=r"duplicate agent id 'a0'.*looks like a long CSV.*agent,instance_id,resolved"):
+    task = tmp_path / "task.csv"  # a new-user trial's export: 'task' names the task column as well
+    task.write_text("agent,task,resolved\na0,t1,1\na0,t2,0\na1,t1,0\n")
+    named = tmp_path / "named.csv"
+    named.write_text("agent,instance_id,resolved\na0,t1,1\na0,t2,0\na1,t1,0\n")
+    assert detect_form(task) == "long_csv" and load_matrix(task).digest() == load_matrix(named).digest()
+    other = tmp_path / "other.csv"  # another task column name: read as wide, and the error leads with what to do
+    other.write_text("agent,problem,resolved\na0,t1,1\na0,t2,0\n")
+    with pytest.raises(DataError, match=r"other.csv: With 3 columns this looks like a long CSV.*agent,instance_id,"
+                                        r"resolved.*Read as a wide CSV \(one row per agent\), duplicate agent id 'a0'"):
         load_matrix(other)
     cut = tmp_path / "cut.csv"  # a trial: rows cut from a repeated-trials CSV by grep, header and all lost
     cut.write_text("a0,t1,3,5\na0,t2,0,5\na0,t3,5,5\n")
-    with pytest.raises(DataError, match=r"duplicate agent id 'a0'.*Its first line \('a0,t1,3,5'\) is a row like the "
-                                        r"others, not a header.*agent,task_id,successes,trials"):
+    with pytest.raises(DataError, match=r"Its first line \('a0,t1,3,5'\) is a row like the others, not a header.*"
+                                        r"agent,task_id,successes,trials.*duplicate agent id 'a0'"):
         load_matrix(cut)
 
 

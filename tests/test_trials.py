@@ -408,9 +408,11 @@ def test_pass_rates_in_a_wide_csv_point_to_the_trials_form(tmp_path):
 
 def test_trials_header_typo_is_named(tmp_path):
     p = tmp_path / "typo.csv"
-    p.write_text("agent,task,successes,trials\na,x,1,5\n")
+    p.write_text("agent,taskid,successes,trials\na,x,1,5\n")
     with pytest.raises(DataError, match="lacks column.*task_id"):
         load_matrix(p)
+    p.write_text("agent,task,successes,trials\na,x,1,5\n")  # 'task' names the task column, as in a long CSV
+    assert load_matrix(p).tasks == ("x",) and load_matrix(p).trials == 5
 
 
 def test_trials_bank_merge_write_and_targets_keep_their_form(tmp_path):

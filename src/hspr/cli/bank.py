@@ -142,7 +142,7 @@ _TASKS_HELP = (
     "Tasks not listed as resolved count as unresolved."
 )
 _PATH_HELP = (
-    "PATH is a wide CSV (agent,<task ids...>), a long CSV (agent,instance_id,resolved or agent,task_id,resolved), a "
+    "PATH is a wide CSV (agent,<task ids...>), a long CSV (agent,instance_id,resolved; task_id or task may name the task column), a "
     "repeated-trials CSV (agent,task_id,successes,trials), a py-irt JSONL file, a bank folder "
     "(header-less matrix.csv + metadata.json: the reference code's --data-root layout), a SWE-bench/experiments "
     "checkout or a folder of Harbor "

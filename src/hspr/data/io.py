@@ -9,8 +9,8 @@ Supported forms
 ``wide_csv``
     Header ``agent,<task_1>,...,<task_N>``, one row per agent; empty cell = no run.
 ``long_csv``
-    Header with the columns ``agent,instance_id,resolved`` (or ``agent,task_id,resolved``;
-    extra columns are ignored), one line per (agent, task) run; pairs absent for an agent are
+    Header with the columns ``agent,instance_id,resolved`` (or ``task_id`` / ``task`` for
+    ``instance_id``; extra columns are ignored), one line per (agent, task) run; pairs absent for an agent are
     missing cells.
 ``jsonl``
     py-irt style: one JSON object per line, ``{"subject_id": ..., "responses": {task: 0/1}}``;
@@ -68,8 +68,9 @@ if TYPE_CHECKING:
 LONG_COLUMNS = ("agent", "instance_id", "resolved")
 """Required columns of the long CSV form (the task column may be named as in :data:`LONG_TASK_NAMES`)."""
 
-LONG_TASK_NAMES = ("instance_id", "task_id")
-"""Accepted names of the long CSV's task column; ``instance_id`` wins when a header has both."""
+LONG_TASK_NAMES = ("instance_id", "task_id", "task")
+"""Accepted names of the long CSV's task column, the first one a header has winning (``task``: a new-user
+trial's export, 'agent,task,resolved', was read as a wide CSV and refused for its repeated agent ids)."""
 
 TRIALS_COLUMNS = ("agent", "task_id", "successes", "trials")
 """Required columns of the repeated-trials CSV form (Terminal-Bench style)."""
@@ -117,7 +118,7 @@ TASK_LIST_HEADERS = ("instance_id", "task_id", "instance_ids", "task_ids")
 
 FORMS = MappingProxyType({
     "wide_csv": "wide CSV 'agent,<task ids...>'",
-    "long_csv": "long CSV 'agent,instance_id,resolved' (or 'agent,task_id,resolved')",
+    "long_csv": "long CSV 'agent,instance_id|task_id|task,resolved'",
     "trials_csv": "repeated-trials CSV 'agent,task_id,successes,trials'",
     "jsonl": "py-irt JSONL {'subject_id': ..., 'responses': {task: 0/1}}",
     "bank_dir": "bank folder (header-less matrix.csv + metadata.json)",
@@ -242,8 +243,8 @@ def _long_csv_hint(header: Sequence[str], agents: Sequence[str] = ()) -> str:
     if {"successes", "trials"} & set(low):
         return f"A repeated-trials CSV needs the columns '{','.join(TRIALS_COLUMNS)}'"
     if task is None:
-        return ("With 3 columns this looks like a long CSV: name its header 'agent,instance_id,resolved' (or "
-                "agent,task_id,resolved)" if len(names) == 3 else "Each agent needs one row in a wide CSV")
+        return ("With 3 columns this looks like a long CSV: name its header 'agent,instance_id,resolved' (task_id or "
+                "task may name the task column)" if len(names) == 3 else "Each agent needs one row in a wide CSV")
     other = [n for n, x in zip(names, low) if n and x not in ("agent", task.lower())]
     rename = f" (rename {other[0]!r} if it holds the outcomes)" if len(other) == 1 else ""
     return (f"The header has {task!r}, a long CSV's task column, but no 'resolved' column: a long CSV's header is "
@@ -350,8 +351,11 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         if outcome_ids:
             raise DataError(f"{exc}. Every row starts with an outcome ({agents[0]!r}, ...), not an agent id: "
                             f"{no_agent_column}") from None
-        if "duplicate" in str(exc):  # one row per (agent, task): a long CSV read as a wide one
-            raise DataError(f"{exc}. {_long_csv_hint(header, agents)}") from None
+        if "duplicate" in str(exc):  # one row per (agent, task): a long CSV read as a wide one, and the
+            # form's hint comes first (a new-user trial read "duplicate agent id" as the diagnosis)
+            why = str(exc).removeprefix(f"{path}: ")
+            raise DataError(f"{path}: {_long_csv_hint(header, agents)}. Read as a wide CSV (one row per agent), {why}") \
+                from None
         raise
     if outcome_ids:  # 2 rows: their ids '1', '0' do not repeat
         raise DataError(f"{path}: every row starts with an outcome ({', '.join(map(repr, agents[:3]))}), not an agent "
@@ -416,10 +420,12 @@ def _long_columns(path: Path, columns: Sequence[str | tuple[str, ...]]) -> tuple
 def read_long_csv(path: str | Path) -> ResponseMatrix:
     """Read a long CSV with columns ``agent,instance_id,resolved`` (one line per run).
 
-    The task column may be named ``task_id`` instead (:data:`LONG_TASK_NAMES`); the file then
-    loads exactly as with ``instance_id``. ``resolved`` is 0/1 or true/false. Repeated (agent,
-    instance_id) pairs with the same value are merged; pairs absent for an agent become missing
-    cells. Extra columns are ignored.
+    The task column may be named ``task_id`` or ``task`` instead (:data:`LONG_TASK_NAMES`); the
+    file then loads exactly as with ``instance_id``. ``resolved`` is 0/1 or true/false. Repeated
+    (agent, instance_id) pairs with the same value are merged, with an
+    :class:`~hspr.errors.InputWarning` giving their count and the first two lines (a repeated line
+    may be a run appended twice, or a trial of a bank of repeated trials); pairs absent for an agent
+    become missing cells. Extra columns are ignored.
 
     Returns
     -------
@@ -465,6 +471,14 @@ def read_long_csv(path: str | Path) -> ResponseMatrix:
 
     df = pd.DataFrame({"agent": agent, "task": task, "v": vals[:, 0], "line": lines})
     _check_long_conflicts(path, df, tid)
+    repeated = df.duplicated(["agent", "task"]).to_numpy()
+    if repeated.any():  # a new-user trial: 20 lines appended twice were merged without a word
+        j = int(np.flatnonzero(repeated)[0])
+        first = int(df["line"].to_numpy()[(df["agent"].to_numpy() == agent[j]) & (df["task"].to_numpy() == task[j])][0])
+        warnings.warn(f"{path}: {int(repeated.sum())} line(s) repeat an earlier (agent, {tid}) with the same outcome "
+                      f"(first: line {lines[j]} repeats line {first}, agent {agent[j]!r}, {tid} {task[j]!r}); each pair "
+                      "is counted once. If the lines are trials of one task, write the successes of each pair's trials "
+                      f"instead: '{','.join(TRIALS_COLUMNS)}'", InputWarning, stacklevel=2)
     df = df.drop_duplicates(["agent", "task"])
     a_codes, agents = pd.factorize(df["agent"])
     t_codes, tasks = pd.factorize(df["task"])
@@ -496,7 +510,7 @@ def read_trials_csv(path: str | Path) -> ResponseMatrix:
     """
     path = Path(path)
     want = ",".join(TRIALS_COLUMNS)
-    arr, lines, used, _ = _long_columns(path, ("agent", LONG_TASK_NAMES[::-1], "successes", "trials"))  # or instance_id
+    arr, lines, used, _ = _long_columns(path, ("agent", ("task_id", "instance_id", "task"), "successes", "trials"))
     arr = np.char.strip(arr)
     for k in range(4):
         empty = np.flatnonzero(arr[:, k] == "")
@@ -1121,7 +1135,7 @@ def _detect(path: Path, scans: list | None = None) -> str:
         return "long_csv"
     if {"agent", "successes", "trials"} <= names and names & set(LONG_TASK_NAMES):
         return "trials_csv"
-    if {"agent", "task_id", "resolved"} <= names:
+    if {"agent", "resolved"} <= names and names & set(LONG_TASK_NAMES):
         return "long_csv"
     if "resolved" in names and names & set(LONG_TASK_NAMES) and "agent" not in names:
         other = sorted(names - {"resolved"} - set(LONG_TASK_NAMES))
@@ -1297,7 +1311,8 @@ def load_matrix(path: str | Path, *, split: str | None = None,
     ResponseMatrix
         Shape (n_agents, n_tasks), ``source`` = the path read, agents and tasks sorted by id
         (:meth:`ResponseMatrix.canonical`): the same data in any row or column order gives the
-        same matrix, and so the same results.
+        same matrix, and so the same results. Blank cells stay missing; the command line counts
+        them as unresolved unless ``--no-missing-as-zero``, as ``.fill_missing(0)`` does here.
 
     Raises
     ------
@@ -1424,7 +1439,8 @@ def warn_suspect(m: ResponseMatrix, label) -> ResponseMatrix:
     - tasks no agent ran (a column all blank): replay and live count them as unresolved for
       every agent, so every score shrinks;
     - task ids that differ only in case, white space or invisible characters (one outcome moved
-      to a phantom column, the real cell left blank), that hold an invisible (format) character
+      to a phantom column, the real cell left blank), and agent ids that do (one agent's runs
+      split over two rows); task ids that hold an invisible (format) character
       such as a zero-width space (an id typed as it looks is not found), or that mix Latin,
       Cyrillic or Greek letters (a look-alike letter);
     - agents with identical outcomes on every task (the same submission under two names counts
@@ -1441,15 +1457,16 @@ def warn_suspect(m: ResponseMatrix, label) -> ResponseMatrix:
                           f"{' ...' if blank.size > 5 else ''}): replay and live count them as unresolved for every "
                           "agent, which lowers every score; drop those columns or add their runs", InputWarning,
                           stacklevel=3)
-    folded: dict[str, list[str]] = {}
-    for t in m.tasks:
-        folded.setdefault(fold_id(t), []).append(t)
-    alike = [g for g in folded.values() if len(g) > 1]
-    if alike:
-        shown = "; ".join(" / ".join(map(ascii, g)) for g in alike[:3])
-        warnings.warn(f"{label}: {len(alike)} group(s) of task ids differ only in case, white space or invisible "
-                      f"characters ({shown}{' ...' if len(alike) > 3 else ''}): one task spelled two ways splits its "
-                      "outcomes over two columns; fix the ids in the source", InputWarning, stacklevel=3)
+    for kind, ids, where in (("task", m.tasks, "outcomes over two columns"), ("agent", m.agents, "runs over two rows")):
+        folded: dict[str, list[str]] = {}  # agents too: a hostile trial's 'agent_00' and 'Agent_00' passed silently
+        for x in ids:
+            folded.setdefault(fold_id(x), []).append(x)
+        alike = [g for g in folded.values() if len(g) > 1]
+        if alike:
+            shown = "; ".join(" / ".join(map(ascii, g)) for g in alike[:3])
+            warnings.warn(f"{label}: {len(alike)} group(s) of {kind} ids differ only in case, white space or invisible "
+                          f"characters ({shown}{' ...' if len(alike) > 3 else ''}): one {kind} spelled two ways splits its "
+                          f"{where}; fix the ids in the source", InputWarning, stacklevel=3)
     hidden = [t for t in m.tasks if any(unicodedata.category(c) == "Cf" for c in t)]
     if hidden:  # a hostile trial: 'task\u200b' validated OK, and `live record task` then said 'not in the bank'
         shown = ", ".join(repr(t) for t in hidden[:3])  # repr escapes the invisible characters only
