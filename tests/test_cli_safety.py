@@ -734,6 +734,18 @@ def test_a_json_output_replaces_only_its_own_kind_of_file(files):
                                str(files / "r2.json"), "--csv", str(other_bank)])
     assert res.exit_code == 2 and "other.csv exists and is not a replay's summary CSV (its first line is 'agent," in \
         " ".join(res.output.split())
+    # a hostile trial: a report's comparison.csv (which begins as a summary does) was replaced
+    comparison = files / "comparison.csv"
+    comparison.write_text("budget_fraction,budget,bank,method,mae_pp,maxerr_pp,kendall_tau_b,coverage_90,mean_width_pp,"
+                          "n_targets,n_seeds,n_banks,mae_rank,maxerr_rank,tau_rank,ranked\n0.1,50,b,uniform,5.2,13.0,0.8,0.9,"
+                          "20.1,30,10,1,1,1,1,True\n")
+    kept[comparison] = comparison.read_bytes()
+    res = runner.invoke(main, ["replay", "--matrix", bank, "--methods", "uniform", "--seeds", "0", "-q", "--out",
+                               str(files / "r2.json"), "--csv", str(comparison)])
+    assert res.exit_code == 2 and ("comparison.csv exists and is a report's comparison table (`hspr report`), not a "
+                                   "replay's summary CSV") in " ".join(res.output.split())
+    res = runner.invoke(main, ["replay", "--matrix", bank, "--methods", "uniform", "--seeds", "0", "-q", "--out", "-"])
+    assert res.exit_code == 2 and "'-' is not stdout here: it would write a file named '-'" in " ".join(res.output.split())
     summary = files / "summary.csv"
     for _ in range(2):  # its own kind: written, then replaced
         res = runner.invoke(main, ["replay", "--matrix", bank, "--methods", "uniform", "--seeds", "0", "-q", "--out",

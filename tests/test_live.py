@@ -787,6 +787,17 @@ def test_an_unreachable_stop_width_is_said_by_status_not_after_every_record(bank
     assert "warning: the stop width 0.5 pp is below the forecast width" in st.output
 
 
+def test_the_width_forecast_says_it_runs_low_before_a_quarter_of_the_budget(bank, tmp_path):
+    """A new-user trial set its stop width from the forecast at start (21.4 pp) and the session ended at 27.5 pp."""
+    live = new(bank, tmp_path, budget=8)
+    note = "before a quarter of the budget it came out below the final width"
+    for n in range(3):  # 0 and 1 of 8 recorded: before a quarter; 2 of 8: a quarter
+        text = CliRunner().invoke(main, ["live", "status", "--session", str(live.path)]).output
+        assert "expected interval width after the remaining" in text and (note in text) == (n < 2)
+        t = live.next()[0]
+        live.record(t, bank["truth"][t])
+
+
 def test_stop_width_and_status_output(bank, tmp_path):
     live = new(bank, tmp_path, budget=10, stop_width=100.0)
     assert not live.status().stop  # the prior's interval is narrower than 100 pp, but no task has run yet

@@ -445,6 +445,9 @@ def test_a_budget_that_is_not_digits_is_not_called_a_count(text):
         parse_budgets(text)
     with pytest.raises(click.BadParameter, match="50 looks like a count"):
         parse_budgets("0.1,50")
+    # a new-user trial on a 150-task bank of its own was told about Verified's 500 tasks
+    with pytest.raises(click.BadParameter, match=r"15 looks like a count; e\.g\. 15 of a bank of 150 tasks is 0\.10"):
+        parse_budgets("15")
 
 
 def test_folds_that_leave_agents_out_are_said_so(small_bank):

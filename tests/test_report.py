@@ -256,8 +256,24 @@ def test_a_refused_write_replaces_no_file_or_names_those_replaced(tmp_path, synt
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", full_disk)
-    with pytest.raises(report.ReportError, match=r"could not be written \(No space left on device\); no file of the folder"):
+    with pytest.raises(report.ReportError, match=r"could not be written \(No space left on device\); no file of the folder "
+                                                 r"was replaced: free space on that disk, or use another --out-dir"):
         report.write_report(new, out, n_resamples=50, figures=False)
+
+    def not_permitted(*a, **k):  # a hostile trial: /sys/kernel was told to free space
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", not_permitted)
+    with pytest.raises(report.ReportError, match=r"\(Operation not permitted\); no file of the folder was replaced: fix "
+                                                 r"the file's permissions"):
+        report.write_report(new, out, n_resamples=50, figures=False)
+    monkeypatch.undo()
+    # a hostile trial: --out-dir /proc/x (its mkdir fails with ENOENT) was told to check that the folder exists
+    monkeypatch.setattr(Path, "mkdir", lambda *a, **k: (_ for _ in ()).throw(FileNotFoundError(errno.ENOENT, "No such "
+                                                                                                "file or directory")))
+    with pytest.raises(report.ReportError, match=r"new: the --out-dir folder could not be created \(No such file or "
+                                                 r"directory\): its file system takes no new folders; use another"):
+        report.write_report(new, tmp_path / "new", n_resamples=50, figures=False)
     monkeypatch.undo()
     assert {f.name: f.read_bytes() for f in out.iterdir()} == before  # nothing replaced, no staging folder left
 
@@ -337,9 +353,14 @@ def test_cli_no_figures_single_budget(tmp_path, synth):
     said = " ".join(res.output.split())
     assert res.exit_code == 0 and "no coverage figure: no run in the results has a 90 % interval" in said
     assert "the estimate_vs_truth figure has no panel for pro: the baseline 'hspr' has no runs there" in said
+    # a hostile trial: pro's paired rows were left out without a word
+    assert "note: no paired rows for pro: the baseline 'hspr' has no runs there" in said
+    assert set(pd.read_csv(tmp_path / "fig2" / "paired.csv")["bank"]) == set(runs["bank"]) - {"pro"}
     res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", str(tmp_path / "fig3"), "--n-resamples", "100",
-                                      "--baseline", "uniform"])
-    assert res.exit_code == 0 and "has no panel" not in res.output
+                                      "--baseline", "uniform", "--also", "hspr"])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 0 and "has no panel" not in said and "no paired rows" not in said
+    assert "the estimate_vs_truth panel for pro shows 'uniform' alone: --also 'hspr' has no runs there" in said
 
 
 @pytest.mark.parametrize("content, pattern", [
@@ -369,6 +390,20 @@ def test_bad_results_file(tmp_path, content, pattern):
     assert res.exit_code == 2
     assert "error:" in res.output and "bad_results.json" in res.output
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("budget_fraction,budget,bank,method,mae_pp\n0.1,50,lite,hspr,2.1\n",
+     "a table of seed-averaged metrics (replay --csv, or a report's comparison.csv)"),
+    ("agent,t1,t2\na,1,0\n", "a bank, or another table"),
+])
+def test_a_csv_given_as_results_is_named_as_such(tmp_path, text, kind):
+    """A hostile trial: a replay --csv summary (or a bank) given to `hspr report` was 'invalid JSON at line 1'."""
+    p = tmp_path / "summary.csv"
+    p.write_text(text)
+    with pytest.raises(ReportError, match=re.escape(f"summary.csv: a CSV, {kind}, not the results of `hspr replay "
+                                                    "--out`: give the JSON file that --out wrote")):
+        report.read_results([p])
 
 
 def test_cli_unknown_baseline(tmp_path, synth):

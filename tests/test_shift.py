@@ -751,7 +751,8 @@ def test_above_history_messages_say_where_the_widening_came_from():
     widened = ShiftReport(**base, widening=2.24, n_strongest=14, strongest_widened=True)
     assert "widened by x2.24, the miss measured on the 14 strongest source agents" in widened.message
     usual = ShiftReport(**base, widening=1.25, n_strongest=14)
-    assert "x1.25, as for every agent" in usual.message and "called for no more than that" in usual.message
+    assert "x1.25, as for every agent scored against these sources" in usual.message
+    assert "called for no more than that" in usual.message
     none = ShiftReport(**base, widening=1.25)
     assert "no replays of the strongest source agents" in none.message and "0 strongest" not in none.message
     d = widened.to_dict()
@@ -805,11 +806,11 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     assert told.to_dict()["unit"] == "of its queried tasks differ" and "(0.1; source" in calm.message
     # the same trial: the paragraph after every record was noisy; in range, one clause; otherwise the whole message
     assert share.brief == ("within the range of the 114 source agents (share 1.6 %, source percentile 50); interval "
-                           "widened x1.25, as for every agent (`hspr live status` says more)")
+                           "widened x1.25, as for every agent on these sources (`hspr live status` says more)")
     assert r.brief == r.message
     assert ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=3).brief == (
-        "too few outcomes (3 of 10) to compare with the sources yet; interval widened x1.25, as for every agent "
-        "(`hspr live status` says more)")
+        "too few outcomes (3 of 10) to compare with the sources yet; interval widened x1.25, as for every agent on these "
+        "sources (`hspr live status` says more)")
     assert ShiftReport("x", 0.1, 50.0, 6, 1.25, n_outcomes=40, n_reference=6).brief.startswith(
         "too few source agents for a verdict (6 held-out source run(s), a verdict needs 19); interval widened")
     assert "interval not widened" in ShiftReport("x", 0.1, 50.0, 114, 1.0, n_outcomes=40).brief
@@ -901,7 +902,8 @@ def test_cli_forward_and_strongest_splits(tmp_path, split):
     (["--targets", "bash-only", "--split", "forward"], "not both"),
     (["--targets", "bash-only", "--split", "strongest"], "not both"),
     (["--bank", "pro", "--split", "strongest", "--strongest", "13"], "pro: --strongest must be a whole number from 1 to 12"),
-    (["--targets", "bash-only", "--bank", "lite"], "verified"),
+    # a hostile trial: told to drop a --matrix it had not given
+    (["--targets", "bash-only", "--bank", "lite"], "scored against the 'verified' bank: use --bank verified"),
     (["--targets", "no-such-set"], "neither a file nor a bundled target set"),
     (["--bank", "pro", "--split", "forward"], "pro: a time-forward split needs agent ids that start with a date"),
     (["--bank", "all", "--split", "forward"], "pro: a time-forward split"),
@@ -915,7 +917,7 @@ def test_cli_shift_protocol_errors(tmp_path, args, match):
     res = CliRunner().invoke(main, ["replay", "--methods", "uniform", "-q", "--out", str(tmp_path / "r.json"), *args])
     assert res.exit_code == 2
     assert match in " ".join(res.output.split())
-    assert "Traceback" not in res.output
+    assert "Traceback" not in res.output and "without --matrix" not in res.output  # none given here
     if "all" in args:  # a re-trial: Full's tie warning came before Pro's error; every bank's cut is checked first
         assert "warning" not in res.output
 

@@ -12,10 +12,27 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 
 from .errors import HsprError, shorten
+
+#: the fix an OSError calls for, by errno (others: the generic advice), for the messages of every writer
+OS_FIXES = MappingProxyType({
+    errno.ENOSPC: "free space on that disk",
+    errno.EDQUOT: "free space within your disk quota",
+    errno.EFBIG: "free space, or raise the file size limit (ulimit -f)",
+    errno.EACCES: "fix the file's permissions",
+    errno.EPERM: "fix the file's permissions (or clear its immutable or append-only flag: lsattr, chattr -i / -a)",
+    errno.EROFS: "choose a path on a writable disk",
+    errno.ENOENT: "check that the file or folder exists (it may have been moved)",
+    errno.ELOOP: "fix the symbolic link that points to itself",
+    errno.ENAMETOOLONG: "use a shorter path",
+    errno.EISDIR: "give a file, not a folder",
+    errno.ENOTDIR: "a part of the path is a file, not a folder: fix the path",
+    errno.EBADF: "open that descriptor first (a shell redirection such as 5>file opens /dev/fd/5), or give a file",
+})
 
 
 def _json_default(x):

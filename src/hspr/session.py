@@ -67,7 +67,7 @@ class ShiftReport:
         such a target (0: none, too few sources).
     strongest_widened : bool
         Whether ``widening`` is that factor, larger than the usual one (those replays missed
-        more); False: the usual factor, as for every agent.
+        more); False: the usual factor, as for every agent scored against the same sources.
     n_reference : int or None
         Held-out source runs the percentile is taken among (None: not recorded). With fewer than
         :attr:`min_reference` no verdict is given: an agent like the sources lies above all n of
@@ -176,8 +176,8 @@ class ShiftReport:
         by = f"x{self.widening:.2f}" if alike else f"x{lo:.2f} below the estimate and x{hi:.2f} above it"
         side = ("" if alike else
                 f", more often {'below' if lo > hi else 'above'} it than {'above' if lo > hi else 'below'}")
-        wid = (f"the interval was widened by {by}, as for every agent, because source agents replayed without their "
-               f"near twins miss more often than the model's own interval says{side}"
+        wid = (f"the interval was widened by {by}, as for every agent scored against these sources, because source "
+               f"agents replayed without their near twins miss more often than the model's own interval says{side}"
                if max(lo, hi) > 1 else "the interval was not widened")
         if self.pass_rate_maes:  # the pass-rate point's own interval (a trial: 'widened ... as for every agent' misled)
             wid = (f"the interval is the spread of the unseen tasks at their source pass rates, scaled by {by} to cover "
@@ -263,7 +263,7 @@ class ShiftReport:
         """The short clause of :attr:`brief`."""
         lo, hi, alike = self._side_factors
         by = f"x{lo:.2f}" if alike else f"x{lo:.2f} below, x{hi:.2f} above"
-        widened = (f"widened {by}, as for every agent" if max(lo, hi) > 1 else "not widened") + \
+        widened = (f"widened {by}, as for every agent on these sources" if max(lo, hi) > 1 else "not widened") + \
             " (`hspr live status` says more)"
         if self.pass_rate_maes:
             widened = f"from the pass rates' spread, scaled {by} (`hspr live status` says more)"

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import errno
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
 import click
 
 from ..data.io import bank_dir_of
+from ..fileio import OS_FIXES
 from ..parallel import BACKENDS, cluster
 from .meta import say_warning
 
@@ -88,6 +88,9 @@ def check_output_file(path: str | os.PathLike | None, option: str) -> Path | Non
         return None
     if not str(path).strip():  # an unset shell variable: Path('') is the current folder
         raise click.BadParameter("an empty path; give a file name", param_hint=option)
+    if str(path).strip() == "-":  # a hostile trial: `replay --out -` wrote a file named '-'
+        raise click.BadParameter("'-' is not stdout here: it would write a file named '-'; give a file name (or "
+                                 "/dev/stdout to print it)", param_hint=option)
     p = Path(path)
     if p.is_dir():
         raise click.BadParameter(f"{p} is a folder; give a file name", param_hint=option)
@@ -193,11 +196,13 @@ def refuse_replacing_other_json(path: str | os.PathLike | None, option: str, is_
                              "(or move that file)", param_hint=option)
 
 
-def refuse_replacing_other_csv(path: str | os.PathLike | None, option: str, header: str, kind: str) -> None:
+def refuse_replacing_other_csv(path: str | os.PathLike | None, option: str, header: str, kind: str,
+                               others: Mapping[str, str] = MappingProxyType({})) -> None:
     """click.BadParameter, before any work, when the file at ``path`` exists, holds more than white
-    space and its first line does not begin with ``header`` (how a ``kind`` begins): as
+    space and its first line does not begin with ``header`` (how a ``kind`` begins), or names a column
+    of ``others`` (column -> the kind of file it marks, one that begins alike): as
     :func:`refuse_replacing_other_json`, for a CSV output (a re-trial: `replay --csv bank.csv` replaced
-    a response matrix with a summary table)."""
+    a response matrix with a summary table; a hostile trial: it replaced a report's comparison.csv)."""
     p = _existing_file(path)
     if p is None:
         return
@@ -208,27 +213,14 @@ def refuse_replacing_other_csv(path: str | os.PathLike | None, option: str, head
                 return
     except OSError:
         return  # the write names the problem
-    if first.startswith(header):
+    other = next((what for col, what in others.items() if col in first.split(",")), None)
+    if first.startswith(header) and other is None:
         return
-    raise click.BadParameter(f"{p} exists and is not {kind} (its first line is {first[:60]!r}); this command replaces "
-                             "only its own: give another file name (or move that file)", param_hint=option)
+    said = f"is {other}, not {kind}" if other else f"is not {kind} (its first line is {first[:60]!r})"
+    raise click.BadParameter(f"{p} exists and {said}; this command replaces only its own: give another file name (or "
+                             "move that file)", param_hint=option)
 
 
-#: the fix an OSError calls for, by errno (others: the generic advice)
-OS_FIXES = MappingProxyType({
-    errno.ENOSPC: "free space on that disk",
-    errno.EDQUOT: "free space within your disk quota",
-    errno.EFBIG: "free space, or raise the file size limit (ulimit -f)",
-    errno.EACCES: "fix the file's permissions",
-    errno.EPERM: "fix the file's permissions (or clear its immutable or append-only flag: lsattr, chattr -i / -a)",
-    errno.EROFS: "choose a path on a writable disk",
-    errno.ENOENT: "check that the file or folder exists (it may have been moved)",
-    errno.ELOOP: "fix the symbolic link that points to itself",
-    errno.ENAMETOOLONG: "use a shorter path",
-    errno.EISDIR: "give a file, not a folder",
-    errno.ENOTDIR: "a part of the path is a file, not a folder: fix the path",
-    errno.EBADF: "open that descriptor first (a shell redirection such as 5>file opens /dev/fd/5), or give a file",
-})
 
 
 def os_error_message(exc: OSError, where: str | os.PathLike | None = None) -> str:

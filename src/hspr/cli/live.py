@@ -206,9 +206,13 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
                    + "; ".join(f"{t} ({why}{'' if t in pending else '; not asked by this session: next will not offer it'})"
                                for t, why in st.needs_rerun[:8]) + rerun_advice(st.trials))
     if st.expected_width is not None and st.budget_left > 0:  # with none left the interval above is final
+        early_forecast = 4 * st.n_recorded < st.n_recorded + st.budget_left  # a trial set its stop width from 21.4 pp; 27.5 reached
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
                    f"{_fmt_pp(d['expected_width_pp'], 2)} pp (a forecast from the outcomes so far: rough in the first "
-                   "tasks, it moves with each outcome)")
+                   "tasks, it moves with each outcome" + ("; before a quarter of the budget it came out below the final "
+                                                          "width for a third to a half of Verified's agents (docs/live.md), "
+                                                          "so set a stop width by a later one)"
+                                                          if early_forecast else ")"))
     sw = "none" if st.stop_width_pp is None else f"{st.stop_width_pp:g} pp"
     early = (not st.stop and st.stop_width_pp is not None and st.estimate is not None and st.estimate.width is not None
              and 100 * st.estimate.width <= st.stop_width_pp and st.n_recorded < MIN_TASKS)

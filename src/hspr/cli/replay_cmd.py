@@ -205,8 +205,8 @@ def parse_budgets(text: str) -> list[float]:
     whole = [x.strip() for x in text.split(",") if x.strip().isdigit() and float(x) >= 1]
     if whole:  # `hspr live --budget 50` is 50 tasks; here every bank has its own size
         raise click.BadParameter(f"{text!r}: replay budgets are fractions of each bank's tasks, not task counts "
-                                 f"({whole[0]} looks like a count; e.g. 50 of Verified's 500 tasks is 0.10, the "
-                                 "whole bank is 1.0)", param_hint="--budget")
+                                 f"({whole[0]} looks like a count; e.g. {whole[0]} of a bank of {10 * int(whole[0])} "
+                                 "tasks is 0.10, the whole bank is 1.0)", param_hint="--budget")
     if not vals or any(not 0 < v <= 1 for v in vals):
         raise click.BadParameter(f"{text!r}: budget fractions must be in (0, 1] (a fraction of the bank's tasks)",
                                  param_hint="--budget")
@@ -458,7 +458,8 @@ def register(group: click.Group) -> None:
         earlier = refuse_replacing_other_json(out, "--out", is_results_doc, "a results file")
         earlier_runs = None if earlier is None else len(earlier["runs"])  # its count only: the parsed file is not kept
         del earlier
-        refuse_replacing_other_csv(csv_path, "--csv", "budget_fraction,budget,bank,method,", "a replay's summary CSV")
+        refuse_replacing_other_csv(csv_path, "--csv", "budget_fraction,budget,bank,method,", "a replay's summary CSV",
+                                   {"mae_rank": "a report's comparison table (`hspr report`)"})
         try:
             check_unused_options(split, stop_width)
             names = parse_methods(methods)
@@ -494,7 +495,8 @@ def register(group: click.Group) -> None:
                 if matrix or any(job[0] != TARGET_SETS[targets].bank for job in jobs):
                     raise click.BadParameter(f"the bundled target set {targets!r} is scored against the "
                                              f"{TARGET_SETS[targets].bank!r} bank: use --bank "
-                                             f"{TARGET_SETS[targets].bank} without --matrix", param_hint="--targets")
+                                             f"{TARGET_SETS[targets].bank}" + (" without --matrix" if matrix else ""),
+                                             param_hint="--targets")
                 tgt, protocol = load_target_set(targets), targets
             elif targets:
                 if Path(targets).is_dir():

@@ -97,8 +97,13 @@ def register(group: click.Group) -> None:
                 out.print(item)
         for line in pass_rate_notes(runs):  # as `hspr replay` printed them: no table column shows them
             out.print(f"note: {line}", markup=False, highlight=False, soft_wrap=True)
+        based = set(runs.loc[runs["method"] == baseline, "bank"])
         if len(rep["paired"]):
             print_table(out, paired_rich(rep["paired"]), keep=3)
+            unpaired = [b for b in bank_order(runs["bank"]) if b not in based]  # a hostile trial: left out without a word
+            if unpaired:
+                err.print(f"note: no paired rows for {', '.join(unpaired)}: the baseline {baseline!r} has no runs there "
+                          "(--baseline another method to compare there)", markup=False, highlight=False, soft_wrap=True)
         else:
             # a re-trial: 'no method other than' was said of results whose other method ran on another bank
             other = set(runs["method"]) - {baseline}
@@ -115,12 +120,16 @@ def register(group: click.Group) -> None:
                 err.print("note: no coverage figure: " + ("no run at the figure's budget (per bank, the one closest to "
                           "10 %) has a 90 % interval" if some else "no run in the results has a 90 % interval"),
                           markup=False, soft_wrap=True)
-            drawn = set(runs.loc[runs["method"] == baseline, "bank"])
-            lacking = [b for b in bank_order(runs["bank"]) if b not in drawn]
+            lacking = [b for b in bank_order(runs["bank"]) if b not in based]
             if lacking:
                 err.print(f"note: the estimate_vs_truth figure has no panel for {', '.join(lacking)}: the baseline "
                           f"{baseline!r} has no runs there (--baseline another method to draw it)", markup=False, highlight=False,
                           soft_wrap=True)
+            also_banks = set(runs.loc[runs["method"] == also, "bank"]) if also else set()
+            alone = [b for b in bank_order(runs["bank"]) if also and b in based and b not in also_banks]
+            if alone:
+                err.print(f"note: the estimate_vs_truth panel for {', '.join(alone)} shows {baseline!r} alone: --also "
+                          f"{also!r} has no runs there", markup=False, highlight=False, soft_wrap=True)
         out.print(f"wrote {len(rep['paths'])} files:")
         for p in rep["paths"]:
             out.print(str(p), highlight=False, soft_wrap=True)

@@ -14,6 +14,7 @@ Library entry points (no CLI needed)::
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..fileio import OS_FIXES
 from .figures import FIGURE_FORMATS, FIGURE_STEMS, figure_budget_curves, figure_coverage, figure_estimate_vs_truth, make_figures
 from .inputs import (
     BAND_PP,
@@ -109,6 +111,14 @@ def _move_in(staged: list[Path], out_dir: Path) -> list[Path]:
     return done
 
 
+def _unwritten(out_dir: Path, exc: OSError) -> str:
+    """The message of a report that could not be written into ``out_dir``: the reason and its fix (a hostile
+    trial: a folder where writing is not permitted was told to free space)."""
+    fix = OS_FIXES.get(exc.errno, "free space there, fix the folder's permissions")
+    return (f"{out_dir}: the report could not be written ({exc.strerror or exc}); no file of the folder was "
+            f"replaced: {fix}, or use another --out-dir")
+
+
 def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None = None, n_resamples: int = 10_000,
                  seed: int = 0, figures: bool = True, also: str | None = None) -> dict:
     """Compute the comparison and paired tables, write Markdown / CSV (and figures) to ``out_dir``.
@@ -156,7 +166,13 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
         raise ReportError(f"--also {also!r} is the baseline: the figure's second method is another one "
                           "(drop --also: it then takes the method other than the baseline with the lowest MAE)")
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a hostile trial: --out-dir /proc/x was told to check that the folder exists
+        fix = ("its file system takes no new folders" if exc.errno == errno.ENOENT  # parents=True: the path is there
+               else OS_FIXES.get(exc.errno, "fix the permissions of the folder above it"))
+        raise ReportError(f"{out_dir}: the --out-dir folder could not be created ({exc.strerror or exc}): {fix}; "
+                          "use another --out-dir") from exc
     # a hostile trial: a folder named paired.csv stopped the moves half-way, after three tables were replaced
     folder = next((out_dir / n for n in report_files(figures) if (out_dir / n).is_dir()), None)
     if folder is not None:
@@ -170,8 +186,7 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
     try:
         staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out_dir))
     except OSError as exc:  # no inode left: named by the folder, not the staging name
-        raise ReportError(f"{out_dir}: the report could not be written ({exc.strerror or exc}); no file of the "
-                          "folder was replaced: free space there or use another --out-dir") from exc
+        raise ReportError(_unwritten(out_dir, exc)) from exc
     try:
         try:
             for name, text in [("comparison.md", comparison_markdown(table, pass_rate_notes(runs))),
@@ -183,8 +198,7 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
             if figures:
                 staged += make_figures(runs, staging, baseline, also)
         except OSError as exc:  # e.g. a full disk: named by the folder, not the staging file
-            raise ReportError(f"{out_dir}: the report could not be written ({exc.strerror or exc}); no file of the "
-                              "folder was replaced: free space there or use another --out-dir") from exc
+            raise ReportError(_unwritten(out_dir, exc)) from exc
         paths = _move_in(staged, out_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -229,6 +229,15 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
     return df
 
 
+
+def _first_line(p: Path) -> str:
+    """The first line of text file ``p`` ('' when it cannot be read: the reader's own error says why)."""
+    try:
+        with open(p, encoding="utf-8-sig", errors="replace") as fh:
+            return fh.readline(1 << 16).strip()
+    except OSError:
+        return ""
+
 def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     """Read and concatenate the runs of one or more results files.
 
@@ -271,6 +280,11 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
             raise ReportError(f"{p}: this is an hspr live session file, not the results of `hspr replay --out`; "
                               f"`hspr live status --session {p}` shows its estimate")
         expected = "expected the file written by `hspr replay --out`"
+        if p.suffix.lower() in (".csv", ".tsv"):  # a hostile trial: a replay --csv summary was 'invalid JSON at line 1'
+            kind = ("a table of seed-averaged metrics (replay --csv, or a report's comparison.csv)"
+                    if _first_line(p).startswith("budget_fraction,") else "a bank, or another table")
+            raise ReportError(f"{p}: a CSV, {kind}, not the results of `hspr replay --out`: give the JSON file that "
+                              "--out wrote (results.json by default); the report needs its per-run records")
         obj = read_json(p, ReportError, hint=expected, fix=expected)
         frames.append(runs_frame(obj, str(p)))
     runs = pd.concat(frames, ignore_index=True, sort=False)
