@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 
 import click
 import numpy as np
@@ -1061,6 +1062,18 @@ def test_report_refuses_two_matrices_under_one_bank_label(tmp_path):
         assert {r["matrix_digest"] for r in json.loads(outs[-1].read_text())["runs"]} != set()
     res = CliRunner().invoke(main, ["report", *map(str, outs), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
     assert res.exit_code == 2 and "bank 'm1' holds runs of different matrices" in " ".join(res.output.split()), res.output
+    # a hostile trial: one file stripped of its digests was pooled with the other matrix's runs without a word
+    doc = json.loads(outs[0].read_text())
+    for r in doc["runs"]:
+        r.pop("matrix_digest")
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(doc))
+    with pytest.warns(report.ReportWarning, match=r"bank 'm1' holds runs with a matrix digest and 10 without \(in .*bare"
+                                                  r"\.json: written before digests were recorded, or edited\)"):
+        report.read_results([bare, outs[1]])
+    with warnings.catch_warnings():  # every run without one (an old file): nothing to say
+        warnings.simplefilter("error")
+        report.read_results([bare])
 
 
 def test_report_warns_of_one_matrix_under_two_bank_labels(tmp_path):

@@ -419,13 +419,23 @@ def _warn_uneven_seeds(runs: pd.DataFrame) -> None:
 
 def _check_one_matrix(runs: pd.DataFrame) -> None:
     """ReportError when the runs of one bank label come from different matrices (their
-    ``matrix_digest`` differs; runs written before it was recorded are not checked). A re-trial
+    ``matrix_digest`` differs; runs written before it was recorded are not checked, and a
+    ReportWarning says so when the label also holds runs with a digest). A re-trial
     pooled ``m1.csv`` and ``sub/m1.csv``, two matrices of one file name with no agent in common, as
     one bank: no truth differed, so :func:`_check_one_truth` could not see it."""
     if "matrix_digest" not in runs.columns:
         return
     n = runs.dropna(subset=["matrix_digest"]).groupby("bank", sort=False)["matrix_digest"].nunique()
     if not (n > 1).any():
+        # a hostile trial: runs stripped of their digest were pooled with another matrix's under one label
+        bare = runs["matrix_digest"].isna()
+        mixed = [b for b in n.index if bare[runs["bank"] == b].any()]
+        if mixed:
+            files = ", ".join(dict.fromkeys(runs.loc[bare & runs["bank"].isin(mixed), "source_file"].astype(str)))
+            warnings.warn(f"bank {mixed[0]!r} holds runs with a matrix digest and {int(bare[runs['bank'] == mixed[0]].sum())} "
+                          f"without (in {files}: written before digests were recorded, or edited), so they cannot be "
+                          "checked to come from the same matrix; report them apart if they may not", ReportWarning,
+                          stacklevel=3)
         return
     bank = n[n > 1].index[0]
     sub = runs[runs["bank"] == bank].dropna(subset=["matrix_digest"]).drop_duplicates("matrix_digest")
