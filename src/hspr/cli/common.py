@@ -221,8 +221,6 @@ def refuse_replacing_other_csv(path: str | os.PathLike | None, option: str, head
                              "move that file)", param_hint=option)
 
 
-
-
 def os_error_message(exc: OSError, where: str | os.PathLike | None = None) -> str:
     """One line for an OSError (full disk, lost permission, vanished folder): the file, the reason, the fix.
 

@@ -229,7 +229,6 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
     return df
 
 
-
 def _first_line(p: Path) -> str:
     """The first line of text file ``p`` ('' when it cannot be read: the reader's own error says why)."""
     try:
@@ -237,6 +236,7 @@ def _first_line(p: Path) -> str:
             return fh.readline(1 << 16).strip()
     except OSError:
         return ""
+
 
 def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     """Read and concatenate the runs of one or more results files.
