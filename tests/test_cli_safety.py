@@ -873,3 +873,18 @@ def test_ctrl_c_outside_the_commands_handler_exits_130(monkeypatch, capsys):
 
     with open(Path(__file__).parents[1] / "pyproject.toml", encoding="utf-8") as f:  # the command is this function
         assert 'hspr = "hspr._entry:run"' in f.read()
+
+
+def test_replay_results_on_stdout_are_the_json_alone(files, tmp_path):
+    """A re-trial: `replay --out /dev/stdout > r.json` (the advice for '-') got the summary table after the JSON,
+    so the stream could not be parsed; the table goes to stderr then."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "hspr", "replay", "--matrix", str(files / "bank.csv"), "--methods", "uniform",
+                          "--seeds", "0", "--workers", "1", "-q", "--out", "/dev/stdout"],
+                         capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "HSPR_CACHE_DIR": str(tmp_path / "c")})
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert len(doc["runs"]) == 12 and {r["method"] for r in doc["runs"]} == {"uniform"}
+    assert "Score recovery" in res.stderr and "wrote /dev/stdout (12 runs)" in res.stderr

@@ -360,7 +360,9 @@ def test_empty_files(tmp_path):
 
 BAD_LONG = [
     ("agent,instance_id,resolved\na1,t1,1\na2,t1,0\na1,t1,0\n",
-     ["conflicting outcomes", "agent 'a1'", "instance_id 't1'", "line 2 says 1", "line 4 says 0"]),
+     ["conflicting outcomes", "agent 'a1'", "instance_id 't1'", "line 2 says 1", "line 4 says 0",
+      # a re-trial: one line per trial got no word of the repeated-trials form
+      "if the lines are trials of one task, count them into the form 'agent,task_id,successes,trials'"]),
     ("agent,instance_id,resolved\na1,t1,1\na1,t2,maybe\n", ["line 3", "non-binary value 'maybe'", "'t2'",
                                                          "a run that did not happen has no line"]),
     ("agent,instance_id,resolved\na1,t1,1\na1,t2,\n", ["line 3", "empty resolved value", "drop the line"]),
@@ -916,3 +918,19 @@ def test_a_repeated_long_line_is_merged_with_a_warning_naming_both_lines(tmp_pat
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert load_matrix(once).digest() == m.digest()
+
+
+def test_per_agent_result_files_point_to_the_recipe(tmp_path):
+    """A re-trial: a harness's folder of per-agent `{task: outcome}` files got 'unknown folder layout', and one such file
+    'not a subject record', with no word of the conversion recipe in banks.md."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for agent in ("a1", "a2"):
+        (folder / f"{agent}.json").write_text(json.dumps({"t1": True, "t2": False, "t3": None}))
+    (tmp_path / "a3.json").write_text(json.dumps({"t1": 1, "t2": 0}, indent=1))  # over several lines
+    assert_error(folder, "unknown folder layout", "a folder of one result file per agent",
+                 "docs/banks.md, 'Building a bank', has a recipe")
+    for f in (folder / "a1.json", tmp_path / "a3.json"):
+        assert_error(f, "one agent's results ({task: outcome}), not a bank of agents", "one long CSV 'agent,instance_id,resolved'")
+    py_irt = write(tmp_path / "ok.jsonl", '{"subject_id": "a", "responses": {"t1": 1}}\n{"subject_id": "b", "responses": {"t1": 0}}\n')
+    assert load_matrix(py_irt).shape == (2, 1)

@@ -437,6 +437,9 @@ def test_refused_inputs(bank, tmp_path):
     assert did_you_mean(["task-9"], mine) == "; did you mean 'other:task-9'?"
     assert did_you_mean(["x/plain-1"], mine) == "; did you mean 'plain-1'?"
     assert did_you_mean(["task-01"], mine) == did_you_mean(["dup"], mine) == ""  # another task; two ids end in it
+    # a re-trial: `--hide agent_07_beta` (as a file name spells it) for 'agent 07 beta' got no hint; two ids alike: none
+    assert did_you_mean(["agent_07_beta"], ["agent 07 beta", "agent_08"]) == "; did you mean 'agent 07 beta'?"
+    assert did_you_mean(["a_b"], ["a b", "a-b"]) == ""
     assert live.record(t, "resolved") is True
     assert live.record(t, 1) is False  # same outcome twice: a no-op
     n_events = len(journal.read(Path(live.path)).doc["events"])

@@ -490,6 +490,21 @@ def test_impossible_numbers_are_refused_with_the_run(tmp_path, synth, field, val
         report.read_results(_write(tmp_path / "a.json", a))
 
 
+@pytest.mark.parametrize("queried, needle", [
+    (["t1"] * 8, "'queried' must be a list of distinct task ids (each task is queried once)"),
+    ([f"t{k}" for k in range(31)], "'queried' must be a list of at most 'budget' task ids"),
+])
+def test_impossible_query_lists_are_refused_with_the_run(tmp_path, synth, queried, needle):
+    """A hostile trial: a hand-edited run that queried one task eight times, or more tasks than its budget (30), passed."""
+    truths, errors = synth
+    a = make_runs(errors, truths)
+    a["queried"] = [list(map(str, range(30)))] * len(a)  # a full budget of distinct ids is fine
+    assert len(report.read_results(_write(tmp_path / "ok.json", a))) == len(a)
+    a.at[3, "queried"] = queried
+    with pytest.raises(ReportError, match=re.escape(f"run 3: {needle}")):
+        report.read_results(_write(tmp_path / "a.json", a))
+
+
 def test_cli_default_baseline_is_an_hspr_variant_when_plain_hspr_is_absent(tmp_path, synth):
     truths, errors = synth
     runs = make_runs(errors, truths)

@@ -57,6 +57,7 @@ def test_trials_csv_reader_and_bundled_bank(tmp_path):
 @pytest.mark.parametrize("body,match", [
     ("a,x,6,5\n", "successes 6 of 5 trials"),
     ("a,x,1,5\na,y,1,4\n", "line 3: 4 trials where line 2 has 5"),
+    ("a,x,1,5\na,y,1,4\n", "or delete the line of a pair with fewer trials: a pair with no line is a missing cell"),
     ("a,x,1.5,5\n", "column successes: '1.5' is not a whole number"),
     ("a,x,1,5\na,x,2,5\n", "lines 2 and 3 both give agent 'a', task_id 'x'"),
     ("a,x,-1,5\n", "column successes: '-1' is negative"),

@@ -81,6 +81,12 @@ def is_descriptor_path(path) -> bool:
     return _descriptor_path(path) is not None
 
 
+def names_stdout(path) -> bool:
+    """Whether ``path`` (None: no) names standard output (``/dev/stdout``, ``/dev/fd/1``): a command writing
+    its output there prints its own lines on stderr, so that the stream holds the output alone."""
+    return path is not None and _descriptor_path(path) == 1
+
+
 def not_a_regular_file(path) -> bool:
     """Whether ``path`` names a named pipe, socket or device in the file system, whose read would wait
     for a writer for ever (a hostile trial: `hspr report FIFO`, `live status --session FIFO`). An open

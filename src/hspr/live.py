@@ -396,8 +396,10 @@ def did_you_mean(unknown: list[str], known) -> str:
     white space, Unicode normal form (an 'ä' typed as a + combining diaeresis prints the same as
     the bank's), invisible format characters (a zero-width space, named in the hint) and glob
     escapes (``c[?]``, as ``next --format harbor`` prints ``c?``; a hostile trial);
-    failing those, the one bank id that is the unknown id with a prefix ending in ``/`` or ``:``
-    (``task-016`` for ``mybench/task-016``; a new-user trial) or without one; failing those, the
+    failing those, the one bank id that equals it up to its separators (space, ``_``, ``-``
+    alike: ``agent_07_beta`` for ``agent 07 beta``); failing those, the one bank id that is the
+    unknown id with a prefix ending in ``/`` or ``:`` (``task-016`` for ``mybench/task-016``; a
+    new-user trial) or without one; failing those, the
     closest bank id with the same digits (``difflib``, similarity >= 0.85: a typing slip in the
     letters; ids differing in a number are other tasks); at most 3 shown, else ''."""
     def key(t: str) -> str:  # invisible format characters left out (a hostile trial: a bank id ending in U+200B)
@@ -408,6 +410,14 @@ def did_you_mean(unknown: list[str], known) -> str:
     for t in known:  # the first id in the bank's column order wins (ids that differ only in case)
         fold.setdefault(key(t), t)
     hits = [(u, fold[key(u)]) for u in unknown if key(u) in fold]
+    if not hits:  # a re-trial: 'agent_07_beta' (as a file name spells it) for 'agent 07 beta' got no hint
+        def sep(t: str) -> str:
+            return re.sub(r"[\s_-]+", "_", t)
+
+        seps: dict[str, list[str]] = {}
+        for k, t in fold.items():
+            seps.setdefault(sep(k), []).append(t)
+        hits = [(u, seps[sep(key(u))][0]) for u in unknown if len(seps.get(sep(key(u)), ())) == 1]
     if not hits:  # the id without its benchmark prefix, or with one the bank's ids do not have
         def tail(t: str) -> str:
             return re.split(r"[/:]", t)[-1]

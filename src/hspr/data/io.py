@@ -128,7 +128,7 @@ FORMS = MappingProxyType({
 """Supported input forms, by the name :func:`detect_form` returns."""
 
 _LAYOUTS = (
-    "expected a wide CSV 'agent,<task ids...>', a long CSV 'agent,instance_id,resolved' (or task_id), "
+    "expected a wide CSV 'agent,<task ids...>', a long CSV 'agent,instance_id,resolved' (or task_id / task), "
     "a repeated-trials CSV 'agent,task_id,successes,trials', "
     "a py-irt .jsonl file, a folder with matrix.csv + metadata.json, a SWE-bench/experiments "
     "checkout (a folder holding evaluation/<split>/<submission>/results/results.json), or a folder of "
@@ -540,7 +540,8 @@ def read_trials_csv(path: str | Path) -> ResponseMatrix:
     if odd.size:
         i = int(odd[0])
         raise DataError(f"{path}: line {lines[i]}: {tri[i]} trials where line {lines[0]} has {tri[0]}; every task "
-                        "needs the same number of trials (drop the extra trials or rerun the short cells)")
+                        "needs the same number of trials (drop the extra trials, rerun the short cells, or delete the "
+                        "line of a pair with fewer trials: a pair with no line is a missing cell)")
     if tri[0] > 127:
         raise DataError(f"{path}: {tri[0]} trials per task; at most 127 are supported")
     import pandas as pd
@@ -576,7 +577,9 @@ def _check_long_conflicts(path: Path, df: pd.DataFrame, tid: str = "instance_id"
         raise DataError(
             f"{path}: conflicting outcomes for agent {row['agent']!r}, {tid} {row['task']!r}: "
             f"line {int(first_line[j])} says {int(first_v[j])}, line {int(row['line'])} says {int(row['v'])}; "
-            f"keep one line per (agent, {tid})"
+            f"keep one line per (agent, {tid}), or, if the lines are trials of one task, count them into the form "
+            f"'{','.join(TRIALS_COLUMNS)}' (pandas: df.groupby(['agent', '{tid}'])['resolved'].agg(successes='sum', "
+            "trials='size'))"
         )
 
 
@@ -646,19 +649,33 @@ def _py(x: object) -> object:
     return x.item() if isinstance(x, np.generic) else x
 
 
+#: where a folder of per-agent result files is turned into a bank
+_PER_AGENT_RECIPE = "docs/banks.md, 'Building a bank', has a recipe for a folder of such files"
+
+
+def _one_agents_results(doc) -> bool:
+    """Whether a parsed JSON document is one agent's outcomes by task (``{"task-1": true, ...}``, values
+    booleans, 0/1 or null), as a harness of one's own may write per agent."""
+    return (isinstance(doc, dict) and bool(doc) and "subject_id" not in doc
+            and all(v is None or v in (0, 1) and isinstance(v, (bool, int)) for v in doc.values()))
+
+
 def _refuse_json_document(path: Path, text: str, first: str) -> None:
     """DataError when the file is one JSON document over several lines rather than JSON Lines, or an hspr
     results file or select result on one line (a hostile trial: an hspr results file given as --matrix was
     told its line 1 is invalid JSON), naming what it looks like; otherwise nothing."""
     try:
-        doc = loads(first)
-        if not (isinstance(doc, dict) and "subject_id" not in doc and ("runs" in doc or "stages" in doc)):
-            return  # a document of its own on the first line: JSON Lines, checked line by line
+        doc, whole = loads(first), False
     except (ValueError, RecursionError):
         try:
-            doc = loads(text)
+            doc, whole = loads(text), True
         except (ValueError, RecursionError):
             return  # not JSON at all: the line-by-line message says where
+    if _one_agents_results(doc):  # a re-trial: a harness's per-agent file was 'not a subject record'
+        raise DataError(f"{path}: one agent's results ({{task: outcome}}), not a bank of agents: put every "
+                        f"agent's results into one long CSV 'agent,instance_id,resolved' ({_PER_AGENT_RECIPE})")
+    if not whole and not (isinstance(doc, dict) and "subject_id" not in doc and ("runs" in doc or "stages" in doc)):
+        return  # a document of its own on the first line: JSON Lines, checked line by line
     what = ("an `hspr replay` results file" if isinstance(doc, dict) and "runs" in doc else
             "an `hspr select` result" if isinstance(doc, dict) and "stages" in doc else "one JSON document over several lines")
     raise DataError(f"{path}: {what}, not a response matrix: a py-irt matrix (.jsonl) has one "
@@ -1078,7 +1095,11 @@ def _detect_dir(path: Path, scans: list | None = None) -> str:
                         f"{resolved.parent.parent} --split {resolved.name}")
     for f, d in results:  # a trial's file lacking a key: named, rather than an unknown layout (a new-user trial)
         harbor.refuse_partial_trial(d, f, DataError)
-    raise DataError(f"{path}: unknown folder layout; {_LAYOUTS}")
+    per_agent = ""
+    if any(p.suffix.lower() == ".json" for p in path.iterdir() if p.is_file()):  # a re-trial: no pointer to the recipe
+        per_agent = (f"; a folder of one result file per agent, as a harness of your own writes, is turned into one long "
+                     f"CSV first ({_PER_AGENT_RECIPE})")
+    raise DataError(f"{path}: unknown folder layout; {_LAYOUTS}{per_agent}")
 
 
 def detect_form(path: str | Path) -> str:

@@ -186,8 +186,9 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
         (0-based) and field when a run lacks a field or holds the wrong type: bank / method /
         target must be non-empty strings, estimate / truth / budget_fraction finite numbers
         (truth in [0, 1], estimate and interval ends in :data:`SCALE_RANGE`, budget_fraction in
-        (0, 1]), budget / seed integers, and lower / upper (and each lower_<pct> / upper_<pct>
-        pair) both numbers or both absent / null.
+        (0, 1]), budget / seed integers, lower / upper (and each lower_<pct> / upper_<pct>
+        pair) both numbers or both absent / null, and ``queried`` (when a list) distinct ids, at
+        most ``budget`` of them.
     """
     expect = "expected the JSON object written by `hspr replay --out` (keys 'runs' and 'summary')"
     if isinstance(obj, list) and obj and all(isinstance(r, dict) and "method" in r for r in obj):
@@ -218,6 +219,12 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
                 f"a score on the 0-1 scale (between {SCALE_RANGE[0]:g} and {SCALE_RANGE[1]:g}; not %)")
     _refuse(source, runs, (df["budget_fraction"] <= 0) | (df["budget_fraction"] > 1), "budget_fraction",
             "a share of the tasks, in (0, 1]")
+    if "queried" in df.columns:  # a hostile trial: one id eight times, or more ids than the budget, passed
+        q = [r.get("queried") for r in runs]
+        _refuse(source, runs, [isinstance(x, list) and len(set(map(str, x))) < len(x) for x in q], "queried",
+                "a list of distinct task ids (each task is queried once)")
+        _refuse(source, runs, [isinstance(x, list) and len(x) > b for x, b in zip(q, df["budget"])], "queried",
+                "a list of at most 'budget' task ids")
     df["budget_fraction"] = df["budget_fraction"].round(6)
     df["method"] = df["method"].map(current_label)
     if "protocol" in df.columns:  # an audit: `replay(..., targets=...)`'s runs keep the plain bank label (the CLI
