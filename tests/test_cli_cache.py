@@ -115,3 +115,22 @@ def test_sizes_and_ages_read_as_a_person_would():
         ["0 B", "999 B", "1.0 KB", "999.9 KB", "1.0 MB", "5.0 TB"]
     assert _ago(time.time() + 3600) == "0.0 hours ago" and _ago(time.time() - 3 * 86400) == "3.0 days ago"
     assert _ago(None) == "-"
+
+
+def test_a_blank_cache_variable_is_unset_and_purge_refuses_it(tmp_path, monkeypatch):
+    """A hostile trial: `HSPR_CACHE_DIR=$X hspr cache purge` with $X unset would empty the user's own cache without a
+    word, and HSPR_CACHE_DIR=' ' made a cache folder named ' ' in the working folder."""
+    home = tmp_path / "home-cache"
+    monkeypatch.setattr(fitcache, "cache_dir", lambda real=fitcache.cache_dir: real() if os.environ[fitcache.ENV_VAR].strip()
+                        else home)
+    for blank in ("", " "):
+        monkeypatch.setenv(fitcache.ENV_VAR, blank)
+        home.mkdir(exist_ok=True)
+        (home / "keep.pkl").write_bytes(b"x")
+        res = _cli("purge")
+        assert res.exit_code == 2 and f"HSPR_CACHE_DIR is set but empty (an unset shell variable?), so this would purge the " \
+            f"default cache {home}" in " ".join(res.output.split())
+        assert (home / "keep.pkl").exists()
+    monkeypatch.undo()
+    monkeypatch.setenv(fitcache.ENV_VAR, " ")
+    assert fitcache.cache_dir() != Path(" ").absolute()  # blank is unset: the platform's cache folder

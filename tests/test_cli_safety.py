@@ -759,6 +759,12 @@ def test_a_json_output_replaces_only_its_own_kind_of_file(files):
         args = {"--out": str(files / "s.json"), option: str(results)}
         res = runner.invoke(main, ["select", "--matrix", bank, "--fold", "0", "--fast", "-q", *sum(args.items(), ())])
         assert res.exit_code == 2 and "r.json exists and is an `hspr replay` results file" in " ".join(res.output.split())
+    # a hostile trial: a --config-out file given as --out was 'JSON that no hspr command writes there'
+    cfg = files / "cfg.json"  # the fixture's FAST settings, as --config-out writes them
+    kept[cfg] = cfg.read_bytes()
+    res = runner.invoke(main, ["select", "--matrix", bank, "--fold", "0", "--fast", "-q", "--out", str(cfg)])
+    assert res.exit_code == 2 and ("cfg.json exists and is a configuration file of HSPR settings (`hspr select "
+                                   "--config-out`)") in " ".join(res.output.split())
     assert all(p.read_bytes() == b for p, b in kept.items())
 
 
@@ -888,3 +894,16 @@ def test_replay_results_on_stdout_are_the_json_alone(files, tmp_path):
     doc = json.loads(res.stdout)
     assert len(doc["runs"]) == 12 and {r["method"] for r in doc["runs"]} == {"uniform"}
     assert "Score recovery" in res.stderr and "wrote /dev/stdout (12 runs)" in res.stderr
+
+
+def test_a_selection_config_on_stdout_is_the_json_alone(files, tmp_path):
+    """A hostile trial: `select --config-out /dev/stdout > cfg.json` wrote the stage table after the config."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "hspr", "select", "--matrix", str(files / "bank.csv"), "--fold", "0",
+                          "--fast", "-j", "1", "-q", "--config-out", "/dev/stdout"],
+                         capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "HSPR_CACHE_DIR": str(tmp_path / "c")})
+    assert res.returncode == 0, res.stderr
+    assert set(json.loads(res.stdout)) >= {"rank", "gamma", "kappa", "acquisition", "lam"}
+    assert "HSPR source-only selection" in res.stderr

@@ -116,6 +116,18 @@ def test_a_repeated_trials_bank_merges_in_place_in_its_own_form(tmp_path):
     assert res.exit_code == 0, res.output
     m = load_matrix(base)
     assert m.trials == 3 and m.agents == ("a", "b") and m.values.tolist() == [[2, 0], [3, 1]]
+    # a hostile trial: with 1 trial per task the merged bank is 0/1, and in place it came back a wide CSV
+    one = tmp_path / "one.csv"
+    one.write_text(text := "agent,task_id,successes,trials\na,t1,1,1\na,t2,0,1\n")
+    (tmp_path / "new1.csv").write_text("agent,task_id,successes,trials\nb,t1,1,1\nb,t2,1,1\n")
+    res = CliRunner().invoke(main, ["bank", "merge", str(one), str(tmp_path / "new1.csv"), "--out", str(one)])
+    assert res.exit_code == 2 and "with 1 trial per task, and the merged bank (0/1 outcomes) is written as a wide CSV, " \
+        "which would replace that form" in " ".join(res.output.split())
+    assert one.read_text() == text
+    # a hostile trial: --json with --out /dev/stdout put the bank and the summary on one stream
+    res = CliRunner().invoke(main, ["bank", "merge", str(base), str(tmp_path / "new.csv"), "--out", "/dev/stdout", "--json"])
+    assert res.exit_code == 2 and "--json prints its summary on stdout, where --out /dev/stdout writes the bank" in \
+        json.loads(res.stdout)["error"]
 
 
 def test_a_row_without_any_run_is_named_once_by_validate_and_merge(tmp_path):

@@ -450,6 +450,34 @@ def test_concurrent_records_keep_every_entry_and_leave_no_lock_file(tmp_path):
     assert [f.name for f in tmp_path.iterdir()] == ["shipped.json"]
 
 
+def test_a_record_checks_the_table_again_under_its_lock_and_keeps_its_mode(tmp_path):
+    """A hostile trial: two concurrent `select --record` runs on two matrices of one label both passed the checks
+    made before the selection, and the table then held folds of two matrices; `--record` also made a private table
+    world-readable (chmod 644), and a table in a missing folder failed after the selection."""
+    import os
+    import stat
+    from types import SimpleNamespace
+
+    from hspr.cli.select import RecordConflict, record_entry
+
+    def result(k):
+        return SimpleNamespace(config=HSPRConfig(), source_digest=f"d{k}", source_mae=0.01, stages=[[], [], [{"max_err": 0.02}]],
+                               chosen=[0, 0, 0], n_sources=10, budget=5, eval_overrides={}, seconds=1.0)
+
+    rec = tmp_path / "new" / "folder" / "t.json"  # a missing folder is made, as for --out
+    record_entry(rec, "m", 0, result(0), "cmd 0", matrix_digest="a" * 64)
+    before = rec.read_bytes()
+    with pytest.raises(RecordConflict, match=r"another selection recorded in it while this one ran conflicts with it: .*"
+                                             r"holds m fold\(s\) 0 selected on another matrix"):
+        record_entry(rec, "m", 1, result(1), "cmd 1", matrix_digest="b" * 64)
+    with pytest.raises(RecordConflict, match=r"holds m/0, a selection on the same sources"):
+        record_entry(rec, "other", 0, result(0), "cmd 2", matrix_digest="c" * 64)
+    assert rec.read_bytes() == before  # nothing recorded
+    os.chmod(rec, 0o600)
+    record_entry(rec, "m", 1, result(1), "cmd 1", matrix_digest="a" * 64)
+    assert stat.S_IMODE(rec.stat().st_mode) == 0o600 and sorted(json.loads(rec.read_text())["m"]) == ["0", "1"]
+
+
 def test_selection_on_dask_local_cluster_matches_local(bank, selected):
     pytest.importorskip("dask.distributed")
     from hspr.parallel import cluster
@@ -694,6 +722,17 @@ def test_cli_select_keeps_its_result_when_an_output_fails_and_says_what_it_repla
         f"(toy fold 0); the earlier {tmp_path / 'c.json'}); the selection was saved to " in said, said
     assert "Traceback" not in res.output
     Path(re.search(r"saved to (\S+\.json)", said).group(1)).unlink()
+    # a hostile trial: a conflicting entry recorded by another run meanwhile is named, and the selection kept
+
+    def conflict(*a, **k):
+        raise select_cli.RecordConflict("another selection recorded in it while this one ran conflicts with it: x")
+
+    monkeypatch.setattr(select_cli, "record_entry", conflict)
+    res = CliRunner().invoke(main, args + ["--record", str(tmp_path / "t.json")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and (f"cannot write {tmp_path / 't.json'}: another selection recorded in it while this one "
+                                   "ran conflicts with it: x") in said and "Record it with another --bank label" in said
+    Path(re.search(r"saved to (\S+\.json)", said).group(1)).unlink()
 
 
 def test_hspr_robust_select_runs_the_staged_selection_on_sources_with_no_shipped_entry(bank):
@@ -719,3 +758,17 @@ def test_hspr_robust_select_runs_the_staged_selection_on_sources_with_no_shipped
     assert given.config == chosen and given.fitted_settings is None  # the user's settings: nothing chosen
     with pytest.raises(ValueError, match="select must be true or false"):
         ShiftSettings(select="yes")
+
+
+def test_cli_select_budget_range_is_stated_once(tmp_path):
+    """A hostile trial: --budget 0 was told '(0, 1]', and --budget 1 then 'below 1'."""
+    from hspr.cli import main
+
+    path = write_wide_csv(tiny_bank(n_agents=9, seed=3), tmp_path / "toy.csv")
+    for value in ("0", "-0.1", "1.5"):
+        res = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "0", "--budget", value, "--out",
+                                        str(tmp_path / "s.json")])
+        assert res.exit_code == 2 and "a fraction of the tasks, above 0 and below 1 (e.g. 0.10)" in " ".join(res.output.split())
+    res = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "0", "--budget", "1", "--out",
+                                    str(tmp_path / "s.json")])
+    assert res.exit_code == 2 and "every setting recovers each held-out score exactly" in " ".join(res.output.split())

@@ -53,10 +53,11 @@ MAX_AGE_DAYS = 30
 
 
 def cache_dir() -> Path:
-    """The cache folder: ``$HSPR_CACHE_DIR`` if set (``~`` expanded, made absolute, symlinks kept),
-    else ``platformdirs.user_cache_dir("hspr")``/fits."""
+    """The cache folder: ``$HSPR_CACHE_DIR`` if set and not blank (``~`` expanded, made absolute, symlinks
+    kept), else ``platformdirs.user_cache_dir("hspr")``/fits."""
     env = os.environ.get(ENV_VAR)
-    if env:  # a trial: a relative folder was another cache in every working folder (`hspr cache purge` missed it)
+    if env and env.strip():  # a trial: a relative folder was another cache in every working folder (`hspr cache purge`
+        # missed it); a blank value is unset, as an empty one (a hostile trial: ' ' made a folder named ' ')
         return Path(env).expanduser().absolute()
     import platformdirs
 
@@ -148,15 +149,20 @@ def _store(path: Path, key: str, model, again: str = "fit again") -> None:
     then fits again, which a user of a 40 s fit should hear about: a hostile trial set
     HSPR_CACHE_DIR to a file and every command refitted, saying 'then cached'). ``again`` says
     what the next command will then do."""
-    def skipped(why: str) -> None:
-        warnings.warn(f"cannot write the fit cache in {path.parent} ({why}); the next command will {again}: set "
-                      "HSPR_CACHE_DIR to a writable folder (or free space)", stacklevel=3)
+    def skipped(why: str, fix: str = "set HSPR_CACHE_DIR to a writable folder (or free space)") -> None:
+        warnings.warn(f"cannot write the fit cache in {path.parent} ({why}); the next command will {again}: {fix}",
+                      stacklevel=3)
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
-        skipped(exc.strerror or str(exc))
+        # a hostile trial: a cache folder that is a file (or lies under one) was told to free space
+        blocker = next((p for p in (path.parent, *path.parent.parents) if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            skipped(f"{blocker} is a file, not a folder", "set HSPR_CACHE_DIR to a folder, or move that file")
+        else:
+            skipped(exc.strerror or str(exc))
         return
     try:
         body = pickle.dumps({"key": key, "model": model}, protocol=pickle.HIGHEST_PROTOCOL)

@@ -31,6 +31,7 @@ from hspr.data.build import merge_banks, write_wide_csv
 from hspr.data.io import FORMS, bank_dir_of, detect_form, load_matrix, load_matrix_and_form
 from hspr.data.matrix import DataError, ResponseMatrix
 from hspr.errors import InputWarning
+from hspr.fileio import names_stdout
 
 EXIT_DATA_ERROR = 2
 
@@ -234,8 +235,8 @@ def _note_shadowed(path: Path) -> None:
     the bank commands read (``replay --bank`` / ``live start --bank`` always read the bundled one)."""
     if str(path) in BANKS and path.exists():
         click.echo(f"note: {str(path)!r} is a bundled bank's name and also a {'folder' if path.is_dir() else 'file'} "
-                   f"in this folder; this reads ./{path} (the bundled bank: run from another folder, or rename "
-                   "the file)", err=True)
+                   f"in this folder; this reads ./{path} (to read the bundled bank instead, run from another folder "
+                   "or rename the file)", err=True)
 
 
 def _require_input(path: Path, what: str, bundled_ok: bool = True) -> None:
@@ -448,6 +449,9 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     _require_input(base, "BASE")
     _require_input(new, "NEW", bundled_ok=False)
     check_output_file(out, "--out")
+    if as_json and names_stdout(out):  # a hostile trial: the bank's CSV and the JSON summary on one stream
+        raise click.BadParameter("--json prints its summary on stdout, where --out /dev/stdout writes the bank: give "
+                                 "--out a file, or leave out --json", param_hint="--out")
     refuse_overwriting_inputs(out, "--out", {"NEW": new, **({"BASE": base} if base.is_dir() else {})})
     _refuse_json_name(out)
     earlier = None if same_file(out, base) else _earlier_bank(out)  # in place: the digests line says so
@@ -463,6 +467,11 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     b, b_form = _run(lambda: load_matrix_and_form(new), as_json, seen, new)
     _run(lambda: (_refuse_foreign_trials(new, b_form, base, a), _refuse_foreign_trials(base, a_form, new, b)), as_json)
     m = _run(lambda: merge_banks(a, b, prefer), as_json, seen)
+    if a_form == "trials_csv" and m.trials is None and base.is_file() and same_file(out, base):
+        # a hostile trial: a 1-trial repeated-trials BASE, merged in place, came back a wide CSV
+        raise click.BadParameter(f"{out} is BASE, a {FORMS['trials_csv']} with 1 trial per task, and the merged bank "
+                                 "(0/1 outcomes) is written as a wide CSV, which would replace that form: give another "
+                                 "file", param_hint="--out")
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)
     _say_replaced(out, replaced, as_json)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import time
 
 import click
@@ -101,6 +102,11 @@ def register(group: click.Group) -> None:
     def purge_cmd(as_json: bool) -> None:
         """Delete every cache entry (never another file of the folder); the next commands fit, and select,
         again. Live sessions keep their outcomes: they are in the session files, not here."""
+        if fitcache.ENV_VAR in os.environ and not os.environ[fitcache.ENV_VAR].strip():
+            # a hostile trial: `HSPR_CACHE_DIR=$X hspr cache purge` with $X unset would empty the user's own cache
+            raise HsprError(f"{fitcache.ENV_VAR} is set but empty (an unset shell variable?), so this would purge the "
+                            f"default cache {fitcache.cache_dir()}: unset {fitcache.ENV_VAR} to purge that one, or set it "
+                            "to the folder you mean")
         folder = fitcache.cache_dir()
         done = fitcache.purge_cache(folder)
         what = f"deleted {done.deleted} file(s), {_size(done.bytes)}, from {folder}"

@@ -153,6 +153,14 @@ def _json_kind(doc) -> str:
         return "an `hspr select` result"
     if is_selection_table(doc):
         return "a table of selections (`hspr select --record`)"
+    if isinstance(doc, dict) and doc:  # a hostile trial: a --config-out file was called foreign JSON
+        from ..methods.hspr import HSPRConfig
+
+        try:
+            HSPRConfig.from_dict(doc)
+            return "a configuration file of HSPR settings (`hspr select --config-out`)"
+        except ValueError:
+            pass
     return "JSON that no hspr command writes there"
 
 

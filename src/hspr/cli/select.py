@@ -18,7 +18,7 @@ from ..data.folds import N_FOLDS, bank_folds, fold_indices, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import HsprError
-from ..fileio import loads, not_a_regular_file
+from ..fileio import loads, names_stdout, not_a_regular_file
 from ..fileio import write_json_durable as write_json_atomic
 from ..session import BudgetError, budget_from_fraction
 from .common import (
@@ -147,18 +147,36 @@ def check_record_sources(path: Path, table: dict, bank: str, fold, source_digest
                                          "another --record file)", param_hint="--record")
 
 
+class RecordConflict(ValueError):
+    """A ``--record`` table that, read again under its lock, holds an entry this selection contradicts
+    (another matrix under the label, or the same sources under another entry), recorded by another process
+    while this selection ran."""
+
+
 def record_entry(path: Path, bank: str, fold: int, result, command: str, matrix_digest: str | None = None) -> None:
     """Merge one selection into a shipped-results JSON ``{bank: {fold: entry}}`` (file-locked, atomic).
 
     ``matrix_digest`` (the whole matrix's, sources and targets) lets :func:`check_record_matrix`
-    keep one label to one matrix.
+    keep one label to one matrix. The checks of :func:`check_record_matrix` and
+    :func:`check_record_sources`, made before the selection, are made again under the lock
+    (RecordConflict). A missing folder is created; a replaced table keeps its file mode.
     """
     path = Path(path).resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)  # as --out's folder is (a hostile trial: minutes of work, then ENOENT)
     # Lock the table's folder, not a lock file: nothing is left behind in the tree or in /tmp.
     folder = os.open(path.parent, os.O_RDONLY)
     try:
         fcntl.flock(folder, fcntl.LOCK_EX)
         table = loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        # checked again under the lock: a selection recorded meanwhile by another process (a hostile trial: two
+        # concurrent runs put folds of two matrices under one label, which every later --record then refused)
+        try:
+            if matrix_digest is not None:
+                check_record_matrix(path, table, bank, matrix_digest)
+            check_record_sources(path, table, bank, fold, result.source_digest)
+        except click.BadParameter as exc:
+            raise RecordConflict(f"another selection recorded in it while this one ran conflicts with it: "
+                                 f"{exc.message}") from None
         # the shipped table's regeneration recipe only in the shipped table (a trial's own table got it)
         table.setdefault("generated_by", GENERATED_BY if path == SHIPPED_TABLE else
                          "hspr select --record (each entry's 'command' is the exact call that made it)")
@@ -174,8 +192,7 @@ def record_entry(path: Path, bank: str, fold: int, result, command: str, matrix_
         for b in sorted((k for k in table if isinstance(table[k], dict)),
                         key=lambda b: (BANK_ORDER.index(b) if b in BANK_ORDER else 99, b)):
             ordered[b] = dict(sorted(table[b].items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else kv[0]))
-        write_json_atomic(ordered, path)
-        os.chmod(path, 0o644)
+        write_json_atomic(ordered, path)  # a new table follows the umask, a replaced one keeps its mode
     finally:
         os.close(folder)  # closing releases the lock
 
@@ -260,6 +277,8 @@ def write_outputs(payload: dict, result, out: str | None, config_out: str | None
                 (f" (replacing {'; '.join(gone)})" if gone else "")
             if isinstance(exc, OSError):
                 why, fix = exc.strerror or exc, os_fix(exc)
+            elif isinstance(exc, RecordConflict):
+                why, fix = str(exc), "Record it with another --bank label or in another --record file"
             else:
                 why, fix = f"it is no longer a table of selections ({exc})", "Restore that file"
             raise CliError(f"cannot write {path}: {why}{wrote}; {kept}. {fix}, or choose another file name") from None
@@ -374,8 +393,9 @@ def register(group: click.Group) -> None:
         earlier_out = refuse_replacing_other_json(out, "--out", is_select_result, "an `hspr select` result")
         earlier_cfg = refuse_replacing_other_json(config_out, "--config-out", _is_config,
                                                   "a configuration file (HSPRConfig fields)")
-        if not 0 < fraction <= 1:
-            raise click.BadParameter(f"{fraction}: a fraction of the tasks in (0, 1]", param_hint="--budget")
+        if not 0 < fraction <= 1:  # 1 (every task) is refused below, with why (a hostile trial: '(0, 1]', then 'below 1')
+            raise click.BadParameter(f"{fraction}: a fraction of the tasks, above 0 and below 1 (e.g. 0.10)",
+                                     param_hint="--budget")
         if matrix:
             check_matrix_label(bank, matrix)
             bank = bank or Path(matrix).stem
@@ -461,7 +481,9 @@ def register(group: click.Group) -> None:
         replaced = replaced_notes(out, earlier_out, config_out, earlier_cfg, record, recorded, bank, fold)
         write_outputs(payload, res, out, config_out, record, lambda: record_entry(Path(record), bank, fold, res, command,
                                                                                  matrix_digest), replaced)
-        print_table(make_console(), stage_summary(res), keep=1)
+        # a hostile trial: `--config-out /dev/stdout > cfg.json` got the stage table after the config
+        print_table(console if any(names_stdout(p) for p in (out, config_out, record)) else make_console(),
+                    stage_summary(res), keep=1)
         console.print(f"chosen: {res.config}  source MAE {100 * res.source_mae:.3f} pp; "
                       f"{res.seconds:.0f} s" + (f"; wrote {' and '.join(f for f in (out, config_out) if f)}"
                                                 if out or config_out else "")
