@@ -271,6 +271,9 @@ def test_ids_that_differ_only_in_case_or_invisible_characters_are_warned_about()
     agents = next(s for s in said if s.startswith("3 agent id(s)"))
     assert "'C' / 'c'" in agents and "'b\\u200b' / 'b'" in agents and "'cafe\\u0301' / 'caf\\xe9'" in agents
     assert any(s.startswith("1 task id(s)") and "'T1' / 't1'" in s for s in said)
+    # a hostile trial: 'with the other's cells blank' was said of rows with none
+    assert "each is merged as another agent, a row of its own beside the first" in agents
+    assert any("each is merged as another task, a column of its own beside the first" in s for s in said)
     assert m.n_agents == 7 and m.n_tasks == 3  # merged as asked, each spelling its own id
     with warnings.catch_warnings():  # ids spelled alike: no warning
         warnings.simplefilter("error", InputWarning)

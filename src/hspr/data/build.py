@@ -109,7 +109,8 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
     tasks = list(base.tasks) + [t for t in new.tasks if t not in set(base.tasks)]
     for kind, old_ids, new_ids in (("agent", base.agents, new.agents), ("task", base.tasks, new.tasks)):
         # a hostile trial: 'C' beside 'c', 'b\u200b' beside 'b', a task 'T1' beside 't1' made half-blank rows and
-        # columns, and the same cell under two spellings escaped the conflict check
+        # columns, and the same cell under two spellings escaped the conflict check (a later one: the message said
+        # 'with the other's cells blank' of rows that had none)
         folded, old = {fold_id(x): x for x in old_ids}, set(old_ids)
         alike = [(x, folded[f]) for x in new_ids if x not in old and (f := fold_id(x)) in folded]
         if alike:
@@ -117,7 +118,8 @@ def merge_banks(base: ResponseMatrix, new: ResponseMatrix, prefer: str = "refuse
             warnings.warn(f"{len(alike)} {kind} id(s) of {new.source} differ from {base.source}'s only in letter case, "
                           f"white space, invisible characters or Unicode compatibility forms (ß / ss, ² / 2, full-width "
                           f"letters) ({shown}{' ...' if len(alike) > 3 else ''}): each is merged "
-                          f"as another {kind}, beside the first, with the other's cells blank; if they are one {kind}, "
+                          f"as another {kind}, {'a row' if kind == 'agent' else 'a column'} of its own beside the first; if they "
+                          f"are one {kind}, "
                           "spell it the same way in both banks", InputWarning, stacklevel=2)
     ai = {a: i for i, a in enumerate(agents)}
     ti = {t: j for j, t in enumerate(tasks)}
