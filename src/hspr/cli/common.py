@@ -159,7 +159,7 @@ def _json_kind(doc) -> str:
         try:
             HSPRConfig.from_dict(doc)
             return "a configuration file of HSPR settings (`hspr select --config-out`)"
-        except ValueError:
+        except (ValueError, TypeError):
             pass
     return "JSON that no hspr command writes there"
 
