@@ -359,3 +359,23 @@ def test_an_unwritable_out_names_the_fix_and_merge_prints_whole_digests(tmp_path
     monkeypatch.setattr(bank_cli, "write_wide_csv", refuse)
     res = CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(tmp_path / "o.csv")])
     assert res.exit_code == 1 and "Permission denied. Fix the file's permissions, or give another --out" in res.output
+
+
+def test_merge_warns_of_the_merged_bank_not_of_its_inputs(tmp_path):
+    """A hostile trial: a task of BASE that no agent ran was said to lower every score though NEW's agents ran it in
+    the merged bank, and a copy of an agent that only the merged bank holds got no word (validate gave one)."""
+    base = tmp_path / "base.csv"
+    base.write_text("agent,t1,t2,t3\na,1,0,\nb,0,1,\n")  # t3: no agent of BASE ran it
+    new = tmp_path / "new.csv"
+    new.write_text("agent,t1,t2,t3\nc,1,1,0\nd,0,0,1\n")
+    res = CliRunner().invoke(main, ["bank", "merge", str(base), str(new), "--out", str(tmp_path / "m.csv")])
+    assert res.exit_code == 0 and "no agent ran" not in res.output, res.output
+    grid = np.array([[k % 2, (k // 2) % 2, k % 3 == 0] for k in range(60)], dtype=int).T  # 3 agents x 60 tasks
+    tasks = [f"t{k}" for k in range(60)]
+    write_wide_csv(ResponseMatrix(["a", "b", "c"], tasks, grid), tmp_path / "b60.csv")
+    write_wide_csv(ResponseMatrix(["a_copy"], tasks, grid[:1]), tmp_path / "n60.csv")
+    res = CliRunner().invoke(main, ["bank", "merge", str(tmp_path / "b60.csv"), str(tmp_path / "n60.csv"), "--out",
+                                    str(tmp_path / "m60.csv")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 0 and "m60.csv: 1 group(s) of agents with the same outcome on every one of the 60 tasks " \
+        "('a' = 'a_copy')" in said, said

@@ -28,7 +28,7 @@ from hspr.cli.meta import json_error, say_warning
 from hspr.data import harbor
 from hspr.data.banks import BANKS, bank_of_rows, foreign_datasets, load_bank
 from hspr.data.build import merge_banks, write_wide_csv
-from hspr.data.io import FORMS, bank_dir_of, detect_form, load_matrix, load_matrix_and_form
+from hspr.data.io import FORMS, bank_dir_of, detect_form, load_matrix, load_matrix_and_form, warn_suspect
 from hspr.data.matrix import DataError, ResponseMatrix
 from hspr.errors import InputWarning
 from hspr.fileio import names_stdout
@@ -462,11 +462,13 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
                                  "CSV, which would replace that form: give another file", param_hint="--out")
     bundled = str(base) in BANKS and not base.exists()  # a bundled bank by name, its missing cells kept missing
     seen: list[str] = []
+    # the banks' own warnings (blank columns, copies, look-alike ids) are given of the merged bank, not of BASE and
+    # NEW: a hostile trial was told a task of BASE no agent ran "lowers every score", where the merged bank ran it
     a, a_form = _run(lambda: (load_bank(str(base), missing_as_zero=False), None) if bundled else
-                     load_matrix_and_form(base), as_json, seen, None if bundled else base)
-    b, b_form = _run(lambda: load_matrix_and_form(new), as_json, seen, new)
+                     load_matrix_and_form(base, suspect=False), as_json, seen, None if bundled else base)
+    b, b_form = _run(lambda: load_matrix_and_form(new, suspect=False), as_json, seen, new)
     _run(lambda: (_refuse_foreign_trials(new, b_form, base, a), _refuse_foreign_trials(base, a_form, new, b)), as_json)
-    m = _run(lambda: merge_banks(a, b, prefer), as_json, seen)
+    m = _run(lambda: warn_suspect(merge_banks(a, b, prefer), out), as_json, seen)
     if a_form == "trials_csv" and m.trials is None and base.is_file() and same_file(out, base):
         # a hostile trial: a 1-trial repeated-trials BASE, merged in place, came back a wide CSV
         raise click.BadParameter(f"{out} is BASE, a {FORMS['trials_csv']} with 1 trial per task, and the merged bank "

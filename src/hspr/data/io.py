@@ -1345,10 +1345,13 @@ def load_matrix(path: str | Path, *, split: str | None = None,
     return load_matrix_and_form(path, split=split, tasks=tasks)[0]
 
 
-def load_matrix_and_form(path: str | Path, *, split: str | None = None,
-                         tasks: str | Path | Sequence[str] | None = None) -> tuple[ResponseMatrix, str]:
+def load_matrix_and_form(path: str | Path, *, split: str | None = None, tasks: str | Path | Sequence[str] | None = None,
+                         suspect: bool = True) -> tuple[ResponseMatrix, str]:
     """:func:`load_matrix`'s matrix and the form it was read as (a key of :data:`FORMS`), from one
     detection: ``hspr bank validate`` and ``build`` walked a Harbor jobs folder twice, once more for the form.
+    ``suspect=False`` leaves out :func:`warn_suspect`'s warnings, for a caller that checks the bank it makes
+    from this one instead (``hspr bank merge``: a hostile trial was told a task of BASE no agent ran "lowers
+    every score", where the merged bank had 27 runs of it).
 
     Raises DataError as :func:`load_matrix`."""
     if not isinstance(path, (str, os.PathLike)):
@@ -1364,7 +1367,8 @@ def load_matrix_and_form(path: str | Path, *, split: str | None = None,
          else read_harbor_bank(path, scanned=scans[0]) if form == "harbor_jobs" and scans else _READERS[form](path))
     if form in ("leaderboard", "harbor_jobs") and path.is_dir():
         _warn_unread_files(path, form)
-    return warn_suspect(_warn_uninformative(_require_observed(m, path), path), path).canonical(), form
+    m = _warn_uninformative(_require_observed(m, path), path)
+    return (warn_suspect(m, path) if suspect else m).canonical(), form
 
 
 #: suffixes of files a user may mean as a matrix or harness output (named when a folder's reader skips them)
