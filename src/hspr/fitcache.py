@@ -338,12 +338,14 @@ def cache_summary(folder: Path | None = None) -> dict:
 class Purge:
     """What :func:`purge_cache` did: files ``deleted`` and the ``bytes`` they held; ``in_progress``,
     temporary files younger than :data:`STALE_TEMP_SECONDS` left alone (another command's write);
-    ``failed``, (path, reason) of each file that could not be deleted."""
+    ``failed``, (path, reason) of each file that could not be deleted; ``entries``, how many of the
+    deleted files were fits (the others: temporary files a killed write left)."""
 
     deleted: int
     bytes: int
     in_progress: int
     failed: tuple[tuple[str, str], ...]
+    entries: int = 0
 
 
 def purge_cache(folder: Path | None = None) -> Purge:
@@ -353,11 +355,12 @@ def purge_cache(folder: Path | None = None) -> Purge:
 
     Raises OSError when the folder exists but cannot be read.
     """
-    deleted = freed = in_progress = 0
+    deleted = freed = in_progress = entries = 0
     failed = []
     now = time.time()
     for p, st in _entry_stats(folder):
-        if _TEMP.fullmatch(p.name) and st.st_mtime > now - STALE_TEMP_SECONDS:
+        temp = bool(_TEMP.fullmatch(p.name))
+        if temp and st.st_mtime > now - STALE_TEMP_SECONDS:
             in_progress += 1  # a trial: purging another command's write made it advise another cache folder
             continue
         try:
@@ -368,5 +371,6 @@ def purge_cache(folder: Path | None = None) -> Purge:
             failed.append((str(p), exc.strerror or str(exc)))
             continue
         deleted += 1
+        entries += not temp
         freed += st.st_size
-    return Purge(deleted, freed, in_progress, tuple(failed))
+    return Purge(deleted, freed, in_progress, tuple(failed), entries)

@@ -110,7 +110,10 @@ def register(group: click.Group) -> None:
         folder = fitcache.cache_dir()
         done = fitcache.purge_cache(folder)
         what = f"deleted {done.deleted} file(s), {_size(done.bytes)}, from {folder}"
-        busy = f"; {done.in_progress} write(s) in progress left alone" if done.in_progress else ""
+        # a hostile trial: a killed command's leftover was 'in progress' with no word of when it goes
+        busy = (f"; {done.in_progress} write(s) in progress left alone (temporary files of the last "
+                f"{fitcache.STALE_TEMP_SECONDS // 60} minutes: another command may be writing them; one a killed "
+                "command left is deleted by a purge after that)") if done.in_progress else ""
         if done.failed:  # a trial: the first failure stopped it, and the files already deleted went unsaid
             first, why = done.failed[0]
             raise HsprError(f"{what}{busy}; could not delete {len(done.failed)} file(s), e.g. {first}: {why}. Check "
@@ -125,4 +128,4 @@ def register(group: click.Group) -> None:
             return
         # a new-user trial: the next `live status` took 26 s without a word of why
         click.echo(f"{what}{busy}" + ("; the next command of each live session (and each hspr_auto replay) fits again"
-                                      if done.deleted else ""))
+                                      if done.entries else ""))  # a hostile trial: said when only a leftover went
