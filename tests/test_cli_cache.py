@@ -146,3 +146,12 @@ def test_a_blank_cache_variable_is_unset_and_purge_refuses_it(tmp_path, monkeypa
     monkeypatch.undo()
     monkeypatch.setenv(fitcache.ENV_VAR, " ")
     assert fitcache.cache_dir() != Path(" ").absolute()  # blank is unset: the platform's cache folder
+
+
+def test_cache_list_is_a_hidden_alias_of_info(tmp_path, monkeypatch):
+    """A hostile trial: `hspr cache list` (as `pip cache list`) was 'No such command'."""
+    monkeypatch.setenv(fitcache.ENV_VAR, str(tmp_path / "fits"))
+    _fill(tmp_path / "fits")
+    assert _cli("list", "--json").output == _cli("info", "--json").output
+    assert json.loads(_cli("list", "--json").output)["entries"] == 2
+    assert " list " not in _cli("--help").output  # not a second command in the help

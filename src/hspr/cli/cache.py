@@ -8,6 +8,7 @@ time, had to find the folder and delete files by hand.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
@@ -94,6 +95,11 @@ def register(group: click.Group) -> None:
         if info["entries"] or info["unfinished"]:
             click.echo(f"last used: newest {_ago(info['newest_use'])}, oldest {_ago(info['oldest_use'])}; entries "
                        f"unused for {info['max_age_days']} days are deleted when a new one is stored")
+
+    # a hostile trial: `hspr cache list` (as `pip cache list`) was "No such command"; a hidden alias of info
+    alias = copy.copy(info_cmd)
+    alias.hidden = True
+    cache_group.add_command(alias, "list")
 
     @cache_group.command("purge")
     @_json_flag("ok, folder, deleted (files), bytes (freed), in_progress (another command's writes, left alone), "
