@@ -1348,3 +1348,17 @@ def test_summarize_refuses_scores_in_percent(synth):
     with pytest.raises(ReportError, match="is not a score on the 0-1 scale"):
         report.summarize(runs)
     assert report.summarize(make_runs(errors, truths))["mae_pp"].notna().all()
+
+
+def test_two_fractions_of_one_task_budget_are_said_to_stay_apart(tmp_path, synth):
+    """A hostile trial: replays at 0.095, 0.1 and 0.1001 of an 80-task bank (all B = 8) gave three tables with no word."""
+    truths, errors = synth
+    a = make_runs(errors, truths, (0.10,))
+    b = a.assign(budget_fraction=0.1001, seed=a["seed"] + 10)
+    with pytest.warns(ReportWarning, match=r"bank '\w+': budgets 10 % and 10.01 % are all B = 30 tasks there, and the "
+                                           r"tables keep them apart") as seen:
+        report.read_results([_write(tmp_path / "a.json", a), _write(tmp_path / "b.json", b)])
+    assert sorted(re.search(r"bank '(\w+)'", str(w.message)).group(1) for w in seen) == sorted(truths)  # one per bank
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReportWarning)
+        report.read_results([_write(tmp_path / "c.json", make_runs(errors, truths, (0.05, 0.10)))])  # other B: no word

@@ -312,6 +312,7 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
         runs = runs.loc[~dup].reset_index(drop=True)
     _warn_unequal_targets(runs)
     _warn_uneven_seeds(runs)
+    _warn_one_budget_two_fractions(runs)
     _warn_partial_intervals(runs)
     return runs
 
@@ -422,6 +423,19 @@ def _warn_uneven_seeds(runs: pd.DataFrame) -> None:
                           f"{per_target.max()}); a run is missing from the results, so those targets' errors are "
                           "averaged over fewer seeds: replay them again, or report the complete files",
                           ReportWarning, stacklevel=3)
+
+
+def _warn_one_budget_two_fractions(runs: pd.DataFrame) -> None:
+    """ReportWarning for a bank whose runs of one task budget B carry several budget fractions (0.1 and
+    0.1001 of 80 tasks are both 8): the tables are per fraction, so one experiment is split over two
+    tables and its seeds are not pooled (a hostile trial: three tables, each 'B = 8 on b')."""
+    fracs = runs.groupby(["bank", "budget"], sort=False)["budget_fraction"].unique()
+    for (bank, budget), f in fracs.items():
+        if len(f) > 1:
+            shown = " and ".join(f"{100 * x:g} %" for x in sorted(f))
+            warnings.warn(f"bank {bank!r}: budgets {shown} are all B = {budget} tasks there, and the tables keep them "
+                          f"apart (one per budget fraction), so their runs are not pooled; replay them with one "
+                          "--budget to compare them in one table", ReportWarning, stacklevel=3)
 
 
 def _check_one_matrix(runs: pd.DataFrame) -> None:
