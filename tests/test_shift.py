@@ -231,13 +231,20 @@ def test_nearest_disagreement_path_is_the_statistic_on_each_prefix():
     cols, y = rng.permutation(40)[:25], (rng.random(25) < 0.5).astype(float)
     holes = rng.random(M.shape) < 0.3
     rates = rng.integers(0, 6, M.shape) / 5  # pass rates over 5 trials
+    def by_hand(src, c, v, miss):  # the definition, one prefix at a time: each source's share of differing tasks it ran
+        differ = np.abs(src[:, c] - v[None, :])
+        ran = np.ones_like(differ, bool) if miss is None else ~miss[:, c]
+        n_ran = ran.sum(axis=1)
+        return float(np.where(n_ran > 0, (differ * ran).sum(axis=1) / np.maximum(n_ran, 1), 1.0).min())
+
     for src, miss in ((M, None), (M, holes), (rates, None), (rates, holes)):
         path = nearest_disagreement_path(src, cols, y, miss)
-        want = [nearest_disagreement(src, cols[:n], y[:n], miss) for n in range(1, 26)]
+        want = [by_hand(src, cols[:n], y[:n], miss) for n in range(1, 26)]
         if src is M:  # 0/1: a whole count over n in both, so equal bit for bit (ties in the percentile stay ties)
             assert path.tolist() == want
         else:
             np.testing.assert_allclose(path, want, rtol=0, atol=1e-14)
+        assert nearest_disagreement(src, cols, y, miss) == path[-1]  # the scalar is the path's last element
     assert nearest_disagreement_path(M, np.array([], dtype=int), np.array([])).shape == (0,)
 
 

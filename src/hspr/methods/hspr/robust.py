@@ -433,26 +433,21 @@ def nearest_disagreement(source: np.ndarray, cols: np.ndarray, y: np.ndarray,
 
     Returns
     -------
-    float in [0, 1]; 0.0 when nothing was queried.
+    float in [0, 1]; 0.0 when nothing was queried. The last element of
+    :func:`nearest_disagreement_path`, so that a target's value and the held-out runs' distances
+    (taken from their paths) are the same sums, and ties between them stay ties on pass rates too.
     """
-    if len(cols) == 0:
-        return 0.0
-    differ = np.abs(source[:, cols] - np.asarray(y, float)[None, :])  # 0/1 cells: 1 where they differ
-    if missing is None:
-        return float(differ.mean(axis=1).min())
-    ran = ~np.asarray(missing, bool)[:, cols]
-    n_ran = ran.sum(axis=1)
-    frac = np.where(n_ran > 0, (differ * ran).sum(axis=1) / np.maximum(n_ran, 1), 1.0)
-    return float(frac.min())
+    path = nearest_disagreement_path(source, cols, y, missing)
+    return float(path[-1]) if len(path) else 0.0
 
 
 def nearest_disagreement_path(source: np.ndarray, cols: np.ndarray, y: np.ndarray,
                               missing: np.ndarray | None = None) -> np.ndarray:
     """:func:`nearest_disagreement` on the first n queried columns, for n = 1..B: shape (B,).
 
-    Same parameters; element n - 1 equals ``nearest_disagreement(source, cols[:n], y[:n], missing)``
-    (exactly, on 0/1 outcomes: both divide a whole count of disagreements by n). Cumulative sums over
-    the queries, no loop over n.
+    Same parameters; element n - 1 is the statistic on ``cols[:n]``, ``y[:n]`` (each source's
+    disagreements over the queried tasks it ran, smallest share over the sources). Cumulative sums
+    over the queries, no loop over n.
     """
     cols = np.asarray(cols, dtype=int)
     if len(cols) == 0:
@@ -1002,8 +997,7 @@ class HSPRRobustSession(HSPRSession):
         # compared at its own count of outcomes, up to the calibration budget: beyond it, on the first that many (the
         # held-out runs' length), so the verdict neither drifts with the budget nor uses runs of another length
         n = min(len(cols), cal.budget) if cal.distance_paths is not None else len(cols)
-        path = nearest_disagreement_path(self.robust.source_values_, cols[:n], y[:n], self.robust.source_missing_)
-        value = float(path[-1]) if n else 0.0
+        value = nearest_disagreement(self.robust.source_values_, cols[:n], y[:n], self.robust.source_missing_)
         paths = cal.distance_paths is not None
         # one differing task fewer (0/1 outcomes, every source ran every task: the nearest source's share drops by 1/n)
         exact = paths and n and getattr(self.robust, "trials_", None) is None and self.robust.source_missing_ is None
