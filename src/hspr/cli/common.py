@@ -153,15 +153,20 @@ def _json_kind(doc) -> str:
         return "an `hspr select` result"
     if is_selection_table(doc):
         return "a table of selections (`hspr select --record`)"
-    if isinstance(doc, dict) and doc:  # a hostile trial: a --config-out file was called foreign JSON
-        from ..methods.hspr import HSPRConfig
-
-        try:
-            HSPRConfig.from_dict(doc)
-            return "a configuration file of HSPR settings (`hspr select --config-out`)"
-        except (ValueError, TypeError):
-            pass
+    if doc and is_config_doc(doc):  # a hostile trial: a --config-out file was called foreign JSON
+        return "a configuration file of HSPR settings (`hspr select --config-out`)"
     return "JSON that no hspr command writes there"
+
+
+def is_config_doc(doc) -> bool:
+    """Whether JSON ``doc`` reads as an HSPRConfig (what ``hspr select --config-out`` writes; ``{}`` too:
+    every setting at its default, as ``replay --config`` reads it)."""
+    from ..methods.hspr import HSPRConfig
+
+    try:
+        return isinstance(doc, dict) and HSPRConfig.from_dict(doc) is not None
+    except (ValueError, TypeError):
+        return False
 
 
 def _existing_file(path: str | os.PathLike | None) -> Path | None:

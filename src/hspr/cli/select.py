@@ -32,6 +32,7 @@ from .common import (
     completer,
     connected,
     environment,
+    is_config_doc,
     is_select_result,
     local_workers,
     os_fix,
@@ -98,16 +99,6 @@ def check_record_table(path: Path) -> dict:
         return check_selection_table(table, str(path))
     except ValueError as exc:
         raise click.BadParameter(f"{exc}; fix or drop that entry, or give a new file name", param_hint="--record") from None
-
-
-def _is_config(doc) -> bool:
-    """Whether JSON ``doc`` reads as an HSPRConfig (what --config-out writes)."""
-    from ..methods.hspr import HSPRConfig
-
-    try:  # {} too: every setting at its default, as `replay --config` reads it
-        return isinstance(doc, dict) and HSPRConfig.from_dict(doc) is not None
-    except ValueError:
-        return False
 
 
 def check_record_matrix(path: Path, table: dict, bank: str, matrix_digest: str, missing_flag: str | None = None) -> None:
@@ -391,7 +382,7 @@ def register(group: click.Group) -> None:
             check_output_suffix(path, option, "json")
         # what the outputs will replace, said when they are written (a hostile trial: select replaced them silently)
         earlier_out = refuse_replacing_other_json(out, "--out", is_select_result, "an `hspr select` result")
-        earlier_cfg = refuse_replacing_other_json(config_out, "--config-out", _is_config,
+        earlier_cfg = refuse_replacing_other_json(config_out, "--config-out", is_config_doc,
                                                   "a configuration file (HSPRConfig fields)")
         if not 0 < fraction <= 1:  # 1 (every task) is refused below, with why (a hostile trial: '(0, 1]', then 'below 1')
             raise click.BadParameter(f"{fraction}: a fraction of the tasks, above 0 and below 1 (e.g. 0.10)",

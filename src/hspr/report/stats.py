@@ -16,6 +16,7 @@ from .inputs import (
     _EXTRA_LEVEL,
     NOMINAL_LEVEL,
     POOLED,
+    SCALE_RANGE,
     ZERO_METHOD,
     ReportError,
     _check_runs,
@@ -51,8 +52,8 @@ def seed_metrics(est: np.ndarray, truth: np.ndarray) -> dict:
     ------
     ValueError
         Unless ``est`` and ``truth`` are 1-D of one length >= 1 (numpy would broadcast [0.5, 0.2]
-        against [0.4]), ``truth`` in [0, 1] and ``est`` in [-1, 2] (scores in percent gave an MAE
-        100 times too large).
+        against [0.4]), ``truth`` in [0, 1] and ``est`` in :data:`~hspr.report.inputs.SCALE_RANGE`
+        ([-1, 2]; scores in percent gave an MAE 100 times too large).
     """
     est = np.asarray(est, float)
     truth = np.asarray(truth, float)
@@ -60,7 +61,7 @@ def seed_metrics(est: np.ndarray, truth: np.ndarray) -> dict:
         raise ValueError(f"est and truth must be 1-D arrays of one length >= 1 (one entry per target), got shapes "
                          f"{est.shape} and {truth.shape}")
     # truth is a score; an estimate may stray a little outside [0, 1] (an unclipped linear map), not by 1
-    for what, x, lo, hi in (("est", est, -1.0, 2.0), ("truth", truth, 0.0, 1.0)):
+    for what, x, (lo, hi) in (("est", est, SCALE_RANGE), ("truth", truth, (0.0, 1.0))):
         bad = np.flatnonzero(~((x >= lo) & (x <= hi)))  # NaN fails both comparisons
         if bad.size:
             hint = " (a score in percent? divide by 100)" if np.all(np.isfinite(x)) and np.max(np.abs(x)) <= 100 else ""
