@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -323,6 +324,18 @@ def console(stderr: bool = False, **kwargs):
             raise BrokenPipeError
 
     return _Console(stderr=stderr, **kwargs)
+
+
+def table_console(err, *outputs):
+    """The console a command prints its result table on: ``err`` (stderr) when one of
+    ``outputs`` (paths, or None) names stdout, so that stdout holds the file alone
+    (``--out /dev/stdout > r.json``), else a new stdout console, 160 columns wide when piped.
+    """
+    from ..fileio import names_stdout
+
+    if any(names_stdout(p) for p in outputs):
+        return err
+    return console(width=None if sys.stdout.isatty() else 160)
 
 
 def _layout(out, table) -> tuple[list[tuple[int, int]], int]:

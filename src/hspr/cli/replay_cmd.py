@@ -33,7 +33,7 @@ from ..data.folds import (
 from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import InputWarning
-from ..fileio import names_stdout, write_json_durable, write_text_durable
+from ..fileio import write_json_durable, write_text_durable
 from ..methods import REGISTRY, REPLAY_DEFAULT, method_class
 from ..methods.hspr.config import ACQUISITIONS, DECISIONS
 from ..methods.hspr.replay_options import check_table_covers, replay_methods
@@ -65,6 +65,7 @@ from .common import (
     refuse_replacing_other_csv,
     refuse_replacing_other_json,
     spare_copy,
+    table_console,
 )
 from .common import console as make_console
 
@@ -706,8 +707,7 @@ def register(group: click.Group) -> None:
         csv_replaced = bool(csv_path) and Path(csv_path).is_file() and Path(csv_path).stat().st_size > 0
         save_results(payload, Path(out), summary.to_csv(index=False) if csv_path else None, csv_path)
         # a re-trial: `--out /dev/stdout > r.json` got the table after the JSON, which no reader could then parse
-        out_console = (console if names_stdout(out) or names_stdout(csv_path)
-                       else make_console(width=None if sys.stdout.isatty() else 160))
+        out_console = table_console(console, out, csv_path)
         # labels: bank, method and budget (a re-trial: with two budgets, later blocks lost which row was which)
         print_table(out_console, summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"), keep=3)
         for line in pass_rate_notes(all_runs):

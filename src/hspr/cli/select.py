@@ -18,7 +18,7 @@ from ..data.folds import N_FOLDS, bank_folds, fold_indices, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import HsprError
-from ..fileio import loads, names_stdout, not_a_regular_file
+from ..fileio import loads, not_a_regular_file
 from ..fileio import write_json_durable as write_json_atomic
 from ..session import BudgetError, budget_from_fraction
 from .common import (
@@ -43,6 +43,7 @@ from .common import (
     refuse_overwriting_inputs,
     refuse_replacing_other_json,
     spare_copy,
+    table_console,
 )
 from .common import console as make_console
 
@@ -473,8 +474,7 @@ def register(group: click.Group) -> None:
         write_outputs(payload, res, out, config_out, record, lambda: record_entry(Path(record), bank, fold, res, command,
                                                                                  matrix_digest), replaced)
         # a hostile trial: `--config-out /dev/stdout > cfg.json` got the stage table after the config
-        print_table(console if any(names_stdout(p) for p in (out, config_out, record)) else make_console(),
-                    stage_summary(res), keep=1)
+        print_table(table_console(console, out, config_out, record), stage_summary(res), keep=1)
         console.print(f"chosen: {res.config}  source MAE {100 * res.source_mae:.3f} pp; "
                       f"{res.seconds:.0f} s" + (f"; wrote {' and '.join(f for f in (out, config_out) if f)}"
                                                 if out or config_out else "")
