@@ -10,6 +10,7 @@ the scikit-learn ``get_params`` convention. Methods whose settings live in a fro
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 import typing
 
@@ -62,6 +63,52 @@ def build_dataclass(cls, values: dict, what: str):
         return cls(**kw)
     except TypeError as exc:
         raise ValueError(f"{what}: {exc}") from None
+
+
+def settings_with(cls, settings, overrides: dict, what: str):
+    """A ``cls`` instance: ``settings`` (an instance, a dict of its fields, or None for the
+    defaults) with the fields in ``overrides`` replaced, nested settings given as dicts built as
+    :func:`build_dataclass` builds them, so that ``Method(**method.get_params())`` rebuilds a
+    method (an API trial got a TypeError from ``dataclasses.replace`` at fit).
+
+    Raises
+    ------
+    ValueError
+        Naming ``what`` and an unknown setting, or a value the dataclass refuses.
+    """
+    base = cls() if settings is None else build_dataclass(cls, settings, what)
+    if not overrides:
+        return base
+    return build_dataclass(cls, {**{f.name: getattr(base, f.name) for f in dataclasses.fields(cls)}, **overrides}, what)
+
+
+def check_flag(name: str, value) -> bool:
+    """``value`` as a bool: True or False (numpy's too). Raises ValueError for anything else,
+    naming ``name``: ``bool("false")`` is True (an API trial ran the opposite setting)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+def check_positive(name: str, value) -> float:
+    """``value`` as a float, finite and > 0 (a prior standard deviation, a scale). Raises
+    ValueError naming ``name`` otherwise (0 divided by zero in a source fit; NaN gave another estimate)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+#: the largest seed numpy and scikit-learn accept (``random_state`` in [0, 2**32 - 1])
+MAX_RANDOM_STATE = 2**32 - 1
+
+
+def check_random_state(name: str, value) -> int:
+    """``value`` as an int in [0, 2**32 - 1], the range scikit-learn accepts. Raises ValueError
+    naming ``name`` otherwise (scikit-learn refused -1 only at estimate, after the agent had run;
+    1.5 was cut to 1)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or not 0 <= value <= MAX_RANDOM_STATE:
+        raise ValueError(f"{name} must be a whole number in 0..{MAX_RANDOM_STATE}, got {value!r}")
+    return int(value)
 
 
 def as_float_field(t, v):

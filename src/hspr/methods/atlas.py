@@ -32,7 +32,7 @@ import numpy as np
 
 from ..data.matrix import ResponseMatrix
 from ..irt.fourpl import FourPLBank, FourPLSettings, fit_4pl_cached, inner_banks
-from ..params import build_dataclass, plain
+from ..params import build_dataclass, plain, settings_with
 from ..session import FittedModel, Method, ScoreEstimate, Session
 
 __all__ = ["ATLAS", "AtlasSettings", "AtlasSession", "FittedATLAS", "mixture_score_summary", "pirt_point",
@@ -314,10 +314,7 @@ class ATLAS(Method):
     accepts_pass_rates = True
 
     def __init__(self, settings: AtlasSettings | None = None, **kwargs) -> None:
-        base = settings or AtlasSettings()
-        if kwargs:
-            base = replace(base, **kwargs)
-        self.settings = base
+        self.settings = settings_with(AtlasSettings, settings, kwargs, self.name)
 
     def get_params(self) -> dict:
         """The settings dataclass as JSON values (nested settings as objects)."""

@@ -60,6 +60,7 @@ import numpy as np
 from sklearn.ensemble import RandomForestRegressor
 
 from ..data.matrix import DataError, ResponseMatrix
+from ..params import check_flag, check_random_state
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget, feasible_bounds
 from .ridge_map import ColumnFitCache, observed_outcomes, refuse_constant_scores
 
@@ -397,8 +398,8 @@ class DISCO(Method):
         self.rf_leaves = leaves
         self.rf_max_features = mfs
         self.n_estimators = int(n_estimators)
-        self.add_mean = bool(add_mean)
-        self.random_state = int(random_state)
+        self.add_mean = check_flag("add_mean", add_mean)
+        self.random_state = check_random_state("random_state", random_state)
         self.level = float(level)
 
     def fit(self, source: ResponseMatrix) -> FittedDISCO:

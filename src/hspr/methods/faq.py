@@ -40,6 +40,7 @@ from threadpoolctl import threadpool_limits
 
 from ..data.matrix import DataError, ResponseMatrix
 from ..irt.mirt2pl import MIRT2PL, fit_mirt2pl, laplace_posterior, predictive_probs
+from ..params import check_positive
 from ..session import FittedModel, Method, ScoreEstimate, Session
 
 _Z90 = float(stats.norm.ppf(0.95))
@@ -250,8 +251,8 @@ class FAQ(Method):
         self.beta = float(beta)
         self.estimator = estimator
         self.interval = interval
-        self.sd_a = float(sd_a)
-        self.sd_b = float(sd_b)
+        self.sd_a = check_positive("sd_a", sd_a)
+        self.sd_b = check_positive("sd_b", sd_b)
 
     def fit(self, source: ResponseMatrix) -> FittedFAQ:
         """Fit the factor model on the sources.

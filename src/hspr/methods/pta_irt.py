@@ -53,7 +53,7 @@ from numpy.polynomial.hermite_e import hermegauss
 
 from ..data.matrix import ResponseMatrix
 from ..irt.fourpl import FourPLBank, FourPLSettings, fit_4pl_cached, inner_banks, map_abilities, prob_4pl
-from ..params import build_dataclass, plain
+from ..params import build_dataclass, plain, settings_with
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
 from .atlas import mixture_score_summary
 
@@ -401,8 +401,7 @@ class PTAIRT(Method):
     accepts_pass_rates = True
 
     def __init__(self, settings: PTASettings | None = None, **kwargs) -> None:
-        base = settings or PTASettings()
-        self.settings = replace(base, **kwargs) if kwargs else base
+        self.settings = settings_with(PTASettings, settings, kwargs, self.name)
 
     def get_params(self) -> dict:
         """The settings dataclass as JSON values (nested settings as objects)."""

@@ -40,6 +40,7 @@ from threadpoolctl import threadpool_limits
 
 from ..data.matrix import DataError, ResponseMatrix
 from ..irt.mirt2pl import MIRT2PL, fit_mirt2pl, laplace_posterior, predictive_probs
+from ..params import check_flag, check_positive, check_random_state
 from ..session import FittedModel, Method, ScoreEstimate, Session, check_budget
 
 ESTIMATORS = ("gp-irt", "p-irt", "irt", "anchor")
@@ -223,7 +224,6 @@ class TinyBenchSession(Session):
         self.anchors = anchors
         #: gp-IRT mixing weight used by this session
         self.lam = float(lam)
-        self._theta = None
 
     def _select(self, exclude) -> int:
         free = self.anchors.order[~exclude[self.anchors.order]]
@@ -248,8 +248,9 @@ class TinyBenchSession(Session):
         if len(obs) == self.n_tasks:
             s = float(y.mean())
             return {"anchor": s, "irt": s, "p-irt": s, "gp-irt": s}
-        est, self._theta = tiny_estimates(self.model, self.anchors, obs, y,
-                                          average=self._fitted.average, init=self._theta)
+        # from the prior's start every call: a warm start from the last call made the estimate depend, by
+        # about 1e-16, on how often it was asked for (an API trial)
+        est, _ = tiny_estimates(self.model, self.anchors, obs, y, average=self._fitted.average)
         est["gp-irt"] = self.lam * est["anchor"] + (1 - self.lam) * est["p-irt"]
         return est
 
@@ -450,10 +451,10 @@ class TinyBench(Method):
         self.lam_rule = lam_rule
         self.n_val_folds = int(n_val_folds)
         self.n_draws = int(n_draws)
-        self.average = bool(average)
-        self.sd_a = float(sd_a)
-        self.sd_b = float(sd_b)
-        self.random_state = int(random_state)
+        self.average = check_flag("average", average)
+        self.sd_a = check_positive("sd_a", sd_a)
+        self.sd_b = check_positive("sd_b", sd_b)
+        self.random_state = check_random_state("random_state", random_state)
 
     def fit(self, source: ResponseMatrix) -> FittedTinyBench:
         """Fit the IRT model on the sources (and the validation refits when ``lam`` is None).

@@ -125,7 +125,7 @@ from ...data.folds import dated, forward_split
 from ...data.matrix import DataError, ResponseMatrix
 from ...irt.fourpl import FourPLSettings, fit_4pl
 from ...parallel import single_thread_blas
-from ...params import build_dataclass, plain
+from ...params import MAX_RANDOM_STATE, build_dataclass, plain
 from ...session import Method, ScoreEstimate, ShiftReport, budget_from_fraction
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
 from .config import HSPRConfig, read_first_hint, selection_table
@@ -274,6 +274,9 @@ class ShiftSettings:
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
         if isinstance(self.min_strongest, bool) or int(self.min_strongest) != self.min_strongest or self.min_strongest < 1:
             raise ValueError(f"min_strongest must be a whole number >= 1, got {self.min_strongest!r}")
+        if int(self.seed) != self.seed or not 0 <= self.seed <= MAX_RANDOM_STATE:  # -1 was refused only at fit, as if
+            raise ValueError(f"seed must be a whole number in 0..{MAX_RANDOM_STATE}, got {self.seed!r} (the seed "
+                             "of the calibration replays, not a session's)")  # it were the session's seed
         if not 0 <= self.neighbour_fraction <= 0.5:
             raise ValueError(f"neighbour_fraction must be in [0, 0.5], got {self.neighbour_fraction!r}")
         if not 0 <= self.neighbour_quantile <= 1:

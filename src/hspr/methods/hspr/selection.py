@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import logging
+import numbers
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -600,6 +601,9 @@ class HSPRAuto(Method):
 
     def __init__(self, fraction: float = 0.10, n_jobs: int = 1, base_config: HSPRConfig | None = None,
                  table: dict | None = None, overrides: dict | None = None) -> None:
+        if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) or not 0 < fraction <= 1:
+            # an API trial: fraction=0 was refused only at fit, after the 'running source-only selection' line
+            raise ValueError(f"fraction must be the budget fraction the selection replays, in (0, 1], got {fraction!r}")
         self.fraction = fraction
         self.overrides = dict(overrides or {})
         self.n_jobs = n_jobs
