@@ -755,3 +755,134 @@ def test_complex_and_time_values_are_not_outcomes():
         with pytest.raises(DataError, match=rf"task column 't' holds {re.escape(kind)} values, not outcomes"):
             ResponseMatrix.from_dataframe(frame.astype(kind))
     assert ResponseMatrix.from_dataframe(frame).values.tolist() == [[1, 0], [0, 1]]
+
+
+@pytest.mark.parametrize("name", ["uniform", "faq", "atlas", "tinybench", "disco", "hspr"])
+def test_a_copied_session_goes_on_independently(sim, name):
+    """An API trial: copy.copy shared the queried and outcome lists but not the posterior, so telling
+    the copy added its task to the original's record without changing the original's estimate."""
+    import copy
+
+    model = get_method(name, **({"config": FAST} if name == "hspr" else {})).fit(sim.rows(range(1, 20)))
+    row = dict(zip(sim.tasks, sim.values[0].tolist()))
+    sess = model.start(8, 1)
+    for _ in range(4):
+        t = sess.ask()
+        sess.tell(t, row[t])
+    before = sess.estimate()
+    shallow, deep = copy.copy(sess), copy.deepcopy(sess)
+    for s in (shallow, deep):
+        t = s.ask()
+        s.tell(t, row[t])
+    assert sess.n_queried == 4 and sess.estimate() == before
+    assert shallow.queried == deep.queried and shallow.estimate() == deep.estimate()
+    assert shallow.estimate() != before or name == "uniform"  # the fifth outcome moved the model-based points
+
+
+def test_settings_that_would_run_another_setting_are_refused_when_built(sim):
+    """An API trial: average='false' ran with averaging, sd_a=0 divided by zero at fit, random_state=-1
+    failed inside scikit-learn at the first estimate, and shift seed -1 was refused at fit as if it were
+    the session's seed."""
+    for name, kw, pattern in [
+        ("tinybench", {"average": "false"}, "average must be true or false, got 'false'"),
+        ("disco", {"add_mean": "False"}, "add_mean must be true or false"),
+        ("faq", {"sd_a": 0}, "sd_a must be a finite number > 0, got 0"),
+        ("tinybench", {"sd_b": float("nan")}, "sd_b must be a finite number > 0, got nan"),
+        ("tinybench", {"random_state": 1.5}, r"random_state must be a whole number in 0\.\.4294967295, got 1\.5"),
+        ("disco", {"random_state": 2**32}, "random_state must be a whole number in 0..4294967295"),
+        ("hspr_robust", {"shift": {"seed": -1}}, r"seed must be a whole number .* \(the seed of the calibration replays"),
+        ("hspr_auto", {"fraction": 0}, r"fraction must be the budget fraction the selection replays, in \(0, 1\], got 0"),
+        ("atlas", {"fourpl": {"bogus": 1}}, r"unknown atlas\.fourpl setting\(s\) \['bogus'\]"),
+        ("pta_irt", {"settings": "x"}, "expected an object of settings, got str"),
+    ]:
+        with pytest.raises(HsprError, match=pattern):
+            get_method(name, **kw)
+    assert get_method("tinybench", average=np.False_).average is False
+
+
+@pytest.mark.parametrize("name", ["atlas", "pta_irt"])
+def test_a_method_is_rebuilt_from_its_own_params_by_keyword(sim, name):
+    """An API trial: get_method(name, **m.get_params()) fitted with a TypeError from dataclasses.replace
+    (the nested 4PL settings came back as a dict)."""
+    ref = get_method(name)
+    again = get_method(name, **ref.get_params())
+    assert again.settings == ref.settings
+    row = sim.values[0]
+    src = sim.rows(range(1, 20))
+    est = []
+    for m in (ref, again):
+        sess = m.fit(src).start(6, 0)
+        while not sess.done:
+            t = sess.ask()
+            sess.tell(t, int(row[sim.task_index(t)]))
+        est.append(sess.estimate())
+    assert est[0] == est[1]
+    assert get_method("atlas", fourpl={"c_max": 0.3}).settings.fourpl.c_max == 0.3
+
+
+def test_a_logged_ask_lists_at_most_k_task_ids(sim):
+    """An API trial: ('ask', 1, None) raised a TypeError inside restore, and an ask of 1 logged with 3
+    ids left 3 tasks pending."""
+    model = get_method("uniform").fit(sim)
+    for bad in [("ask", 1, None), ("ask", 1, list(sim.tasks[:3])), ("ask", 0, []), ("ask", 2, [sim.tasks[0], 5])]:
+        with pytest.raises(HsprError, match="an ask listing at most k ids"):
+            model.start(5, 0).restore([bad])
+    sess = model.start(5, 0)
+    asked = sess.ask_batch(2)
+    again = model.start(5, 0)
+    assert again.restore([("ask", 2, asked)]) == [] and again.pending == asked
+
+
+def test_replay_seeds_and_fractions_that_would_give_no_or_repeated_runs_are_refused(sim):
+    """An API trial: seeds=[...] (not a dict) raised a bare TypeError, [] gave no runs and [0, 0]
+    counted every run twice in the summary."""
+    from hspr.data.folds import make_folds
+    from hspr.replay import replay
+
+    folds, methods = make_folds(sim.agents), {"u": get_method("uniform")}
+    with pytest.raises(HsprError, match=r"seeds must be a dict of method label -> list of seeds, .* got list"):
+        replay("x", sim, methods, seeds=[0, 1], folds=folds)
+    for bad in ([], [0, 0]):
+        with pytest.raises(HsprError, match=r"seeds\['u'\] is .*: give each seed once, and at least one"):
+            replay("x", sim, methods, seeds={"u": bad}, folds=folds)
+    with pytest.raises(BudgetError, match="fractions is empty"):
+        replay("x", sim, methods, fractions=[], folds=folds)
+    runs = replay("x", sim, methods, fractions=[0.1], seeds={"u": [3, 1]}, folds=folds)
+    assert len(runs) == 2 * sim.n_agents and {r["seed"] for r in runs} == {1, 3}
+
+
+def test_ids_given_as_a_generator_bytes_or_tuples_and_sparse_values(sim):
+    """An API trial: a generator of ids was used up by the checks ('0 agent ids'), bytes and tuple ids
+    became "b't00'" and "('t', 0)", and a sparse matrix was read as a 0-d array."""
+    m = ResponseMatrix((a for a in sim.agents), iter(sim.tasks), sim.values)
+    assert m.agents == sim.agents and m.tasks == sim.tasks
+    tasks = list(sim.tasks)
+    with pytest.raises(DataError, match=r"the agent id at position 0 is the bytes b'x', not a string; decode it"):
+        ResponseMatrix([b"x", *sim.agents[1:]], tasks, sim.values)
+    with pytest.raises(DataError, match=r"the task id at position 1 is the tuple \('t', 1\), not a string"):
+        ResponseMatrix(sim.agents, [tasks[0], ("t", 1), *tasks[2:]], sim.values)
+    sparse = pytest.importorskip("scipy.sparse")
+    with pytest.raises(DataError, match=r"values is a scipy sparse matrix; give a dense array \(values\.toarray\(\)\)"):
+        ResponseMatrix(sim.agents, tasks, sparse.csr_matrix(sim.values))
+
+
+def test_tinybench_gives_one_estimate_however_often_it_is_asked(sim):
+    """An API trial: each estimate() warm-started the ability fit from the last, so a session that
+    asked after every outcome ended on another point (by about 1e-16) than one that asked once."""
+    model = get_method("tinybench", dim=1).fit(sim.rows(range(1, 20)))
+    row = sim.values[0]
+    often, once = model.start(10, 0), model.start(10, 0)
+    for s in (often, once):
+        while not s.done:
+            t = s.ask()
+            s.tell(t, int(row[sim.task_index(t)]))
+            if s is often:
+                s.estimate()
+    assert often.estimate() == once.estimate() == often.estimate()
+
+
+def test_an_empty_path_is_not_the_current_folder():
+    from hspr.data.io import load_matrix
+
+    with pytest.raises(DataError, match="load_matrix was given an empty path"):
+        load_matrix("")

@@ -407,7 +407,8 @@ def test_a_bundled_bank_name_given_as_a_path_gets_the_load_bank_hint_and_another
         load_matrix("lite")
     with pytest.raises(DataError, match=r"my_results: no such file or directory$"):
         load_matrix("my_results")  # extensionless, but no bank of that name: no hint (a review)
-    with pytest.raises(DataError, match=r"unknown bank 'Lite'; choose one of lite, verified, .* give your own matrix \(--matrix PATH"):
+    with pytest.raises(DataError, match=r"unknown bank 'Lite' \(did you mean 'lite'\?\); choose one of lite, verified, .* "
+                                        r"give your own matrix \(--matrix PATH"):
         load_bank("Lite")
 
 

@@ -23,7 +23,7 @@ from threadpoolctl import threadpool_limits
 
 from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
-from .errors import HsprError, InputWarning, UnknownIdError
+from .errors import HsprError, InputWarning, UnknownIdError, brief
 from .session import BudgetError, FittedModel, Method, budget_from_fraction, check_seed
 from .stopping import StoppingRule
 
@@ -297,10 +297,15 @@ def replay(
     if isinstance(fractions, (str, bytes)) or not hasattr(fractions, "__iter__"):  # an API trial: bare TypeErrors
         raise BudgetError(f"fractions must be a number or a list of numbers in (0, 1], e.g. [0.1], got {fractions!r}")
     fractions = tuple(fractions)
+    if not fractions:  # an API trial: [] returned no records, and an empty summary
+        raise BudgetError("fractions is empty: give at least one budget fraction, e.g. [0.1]")
     if stop is not None and not isinstance(stop, StoppingRule):
         raise HsprError(f"stop must be a StoppingRule (e.g. hspr.stopping.WidthBelow(5.0)), got {type(stop).__name__}")
     protocol = protocol or ("targets" if targets is not None else "folds")
     budgets = check_fractions(fractions, matrix.n_tasks, bank)
+    if seeds is not None and not isinstance(seeds, Mapping):  # an API trial: a bare TypeError from dict()
+        raise HsprError(f"seeds must be a dict of method label -> list of seeds, e.g. {{'hspr': [0, 1, 2]}}, got "
+                        f"{type(seeds).__name__} {brief(seeds)}")
     seeds = dict(seeds or {})
     unknown = [k for k in seeds if k not in methods]
     if unknown:
@@ -310,6 +315,10 @@ def replay(
     if single is not None:
         raise HsprError(f"seeds[{single!r}] is {seeds[single]!r}: give a list of seeds, e.g. [{seeds[single]!r}]")
     seeds = {k: [check_seed(s) for s in v] for k, v in seeds.items()}
+    for k, v in seeds.items():  # an API trial: [] gave no runs, [0, 0] counted each run twice in the summary
+        if not v or len(set(v)) < len(v):
+            raise HsprError(f"seeds[{k!r}] is {v!r}: give each seed once, and at least one (or leave {k!r} out for "
+                            "its default seeds)")
     for name, m in methods.items():
         seeds.setdefault(name, SEEDS_BY_KIND[m.seed_kind])
 

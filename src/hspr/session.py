@@ -395,9 +395,18 @@ def check_event(ev, i: int) -> None:
     """HsprError unless ``ev`` is an event :meth:`Session.restore` takes: ``("ask", k, tasks)`` or
     ``("tell", task, outcome)`` (event ``i`` of the log; another type was applied as a tell)."""
     if not isinstance(ev, (tuple, list)) or len(ev) != 3 or ev[0] not in ("ask", "tell") \
-            or (ev[0] == "ask" and isinstance(ev[2], str)):
+            or (ev[0] == "ask" and not _ask_event(ev[1], ev[2])):
         raise HsprError(f"event {i} of the log is {brief(ev, 60)}; events are ('ask', k, [task ids]) and "
-                        "('tell', task id, outcome)")
+                        "('tell', task id, outcome), an ask listing at most k ids")
+
+
+def _ask_event(k, tasks) -> bool:
+    """Whether ``(k, tasks)`` can be a logged ask: ``tasks`` a list of at most ``k`` ids (fewer when
+    the budget had less left). An API trial: ``("ask", 1, None)`` raised a TypeError and an ask of 1
+    logged with 3 ids left 3 tasks pending."""
+    n = whole_number(k)
+    return (n is not None and n >= 1 and isinstance(tasks, (list, tuple)) and len(tasks) <= n
+            and all(isinstance(t, str) for t in tasks))
 
 
 def whole_number(x) -> int | None:
@@ -585,6 +594,19 @@ class Session(ABC):
         self._observed = np.zeros(self.n_tasks, dtype=bool)
         self._pending: list[int] = []
 
+    def __copy__(self) -> Session:
+        """A copy that goes on independently: ``copy.copy(session)`` is :func:`copy.deepcopy`
+        except for the fitted model (read-only, shared as :meth:`FittedModel.start` shares it).
+
+        A shallow copy would share the lists of queried tasks and outcomes but not the
+        posterior state, so telling one session would change the other's record and not its
+        estimate (an API trial: a wrong estimate from the original after telling the copy).
+        """
+        import copy
+
+        shared = {id(v): v for v in vars(self).values() if isinstance(v, FittedModel)}
+        return copy.deepcopy(self, shared)
+
     # -- protocol -----------------------------------------------------------------
     def ask(self) -> str:
         """Return the id of the next task to run.
@@ -634,8 +656,9 @@ class Session(ABC):
         Any task of the bank may be told, also one that was not asked (it is conditioned on
         like the others), also once the budget is spent (an extra outcome is information too).
         The estimate from a given set of outcomes does not depend on the order they were told,
-        up to rounding: HSPR's float32 node weights accumulate in telling order (an API trial
-        measured 7e-6 on the 0-1 scale, under 0.001 pp, over 3 orders of 30 outcomes).
+        up to rounding: HSPR's float32 node weights accumulate in telling order (API trials
+        measured 7e-6 on the 0-1 scale over 3 orders of 30 Verified outcomes, and 2.4e-5, 0.0024 pp,
+        on 12 outcomes of a 40-task simulated bank).
         Raises :class:`~hspr.errors.UnknownIdError` (a KeyError) for an id not in the bank or not a
         string, and
         :class:`~hspr.errors.HsprError` (a ValueError) for an outcome out of range (non-binary

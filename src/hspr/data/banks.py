@@ -128,7 +128,9 @@ def load_bank(name: str, missing_as_zero: bool = True) -> ResponseMatrix:
     Raises DataError for an unknown name.
     """
     if name not in BANKS:
-        raise DataError(f"unknown bank {name!r}; choose one of {', '.join(BANKS)} or give your own matrix "
+        close = next((b for b in BANKS if isinstance(name, str) and b == name.strip().lower()), None)
+        raise DataError(f"unknown bank {name!r}" + (f" (did you mean {close!r}?)" if close else "")
+                        + f"; choose one of {', '.join(BANKS)} or give your own matrix "
                         "(--matrix PATH on the command line; hspr.data.load_matrix in Python)")
     info = BANKS[name]
     if info.filename == "trials.csv":

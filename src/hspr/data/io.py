@@ -1357,6 +1357,8 @@ def load_matrix_and_form(path: str | Path, *, split: str | None = None, tasks: s
     if not isinstance(path, (str, os.PathLike)):
         raise DataError(f"load_matrix takes the path of a file or folder, got {type(path).__name__}"
                         + ("; a ResponseMatrix is loaded already" if isinstance(path, ResponseMatrix) else ""))
+    if not str(path).strip():  # an API trial: Path('') is '.', and the current folder was read as a bank
+        raise DataError("load_matrix was given an empty path; give the path of a response-matrix file or folder")
     path = Path(path)
     scans: list = []  # a Harbor folder's walk, made by _detect and read once
     form = _detect(path, scans)

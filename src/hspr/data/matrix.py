@@ -80,14 +80,21 @@ class ResponseMatrix:
                                 f"{'rows' if kind == 'agents' else 'columns'}, got a {type(ids).__name__} (no order); "
                                 "pass a list")
             try:
-                iter(ids)
+                ids = tuple(ids)  # once: a generator read by the checks below gave no ids at all (an API trial)
             except TypeError:
                 raise DataError(f"{self.source}: {kind} must be a sequence of ids, got {type(ids).__name__}") from None
+            object.__setattr__(self, kind, ids)
             # an API trial: None and NaN became the ids 'None' and 'nan' (from_dataframe refuses empty labels)
             k = next((k for k, i in enumerate(ids) if i is None or (isinstance(i, float) and i != i)), None)
             if k is not None:
-                raise DataError(f"{self.source}: the {kind[:-1]} id at position {k} is {list(ids)[k]!r}, not an id; "
+                raise DataError(f"{self.source}: the {kind[:-1]} id at position {k} is {ids[k]!r}, not an id; "
                                 f"give every {kind[:-1]} a name")
+            # bytes and tuples became "b't00'" and "('t', 0)", which from_dataframe refuses (a re-trial)
+            k = next((k for k, i in enumerate(ids) if isinstance(i, (bytes, tuple, list))), None)
+            if k is not None:
+                fix = "decode it (id.decode())" if isinstance(ids[k], bytes) else "join its parts into one string"
+                raise DataError(f"{self.source}: the {kind[:-1]} id at position {k} is the {type(ids[k]).__name__} "
+                                f"{ids[k]!r}, not a string; {fix}")
         agents = tuple(str(a) for a in self.agents)
         tasks = tuple(str(t) for t in self.tasks)
         object.__setattr__(self, "agents", agents)
@@ -102,6 +109,8 @@ class ResponseMatrix:
                                 f"{'is' if rows != agents else 'are'} not the {'agents' if rows != agents else 'tasks'} "
                                 "given, in that order, so its cells would meet the wrong ids; build the matrix with "
                                 "ResponseMatrix.from_dataframe(df), which reads the labels")
+        if hasattr(vals, "toarray") and hasattr(vals, "nnz"):  # scipy.sparse: np.asarray gives a 0-d object array
+            raise DataError(f"{src}: values is a scipy sparse matrix; give a dense array (values.toarray())")
         masked = None
         if np.ma.isMaskedArray(vals):  # masked cells are missing runs (their stored values would count as runs)
             masked = np.ma.getmaskarray(vals)
