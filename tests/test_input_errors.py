@@ -4,6 +4,7 @@ standard JSON (issue 13: defects 2, 3 and 4 of the hostile trial)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -697,3 +698,18 @@ def test_long_values_are_shortened_and_whole_counts_with_zero_decimals_are_read(
     assert load_matrix(tmp_path / "a.csv").digest() == load_matrix(tmp_path / "b.csv").digest()
     (tmp_path / "na.csv").write_text("agent,t1,t2\na,1,#N/A\nb,0,1\n")  # a spreadsheet's no-value marker: no run
     assert load_matrix(tmp_path / "na.csv").n_missing == 1
+
+
+def test_a_folder_whose_matrix_csv_has_a_header_points_to_the_file(tmp_path):
+    """A docs audit: `hspr bank validate` on a bundled bank's folder asked for a metadata.json, which a
+    wide CSV with a header does not need; a header-less matrix.csv still gets that request."""
+    from hspr.data import DataError, load_matrix
+
+    (tmp_path / "matrix.csv").write_text("agent,t1,t2\na,1,0\nb,0,1\n")
+    with pytest.raises(DataError, match=r"matrix.csv has a header row, so it is a wide CSV.*pass the file itself: "
+                                        + re.escape(str(tmp_path / "matrix.csv"))):
+        load_matrix(tmp_path)
+    assert load_matrix(tmp_path / "matrix.csv").values.tolist() == [[1, 0], [0, 1]]
+    (tmp_path / "matrix.csv").write_text("1,0\n0,1\n")
+    with pytest.raises(DataError, match="matrix.csv has no metadata.json next to it; add metadata.json"):
+        load_matrix(tmp_path)

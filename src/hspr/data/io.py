@@ -1085,6 +1085,11 @@ def _detect_dir(path: Path, scans: list | None = None) -> str:
             f"pass one of them, e.g. {path / banks[0]}"
         )
     if (path / "matrix.csv").is_file():
+        with open(path / "matrix.csv", "rb") as fh:
+            first = fh.readline(4096).lstrip(b"\xef\xbb\xbf").split(b",")[0].strip()
+        if first and not first.replace(b".", b"").isdigit():  # a header row: a wide CSV (a bundled bank's folder)
+            raise DataError(f"{path}: matrix.csv has a header row, so it is a wide CSV, not the header-less matrix of a "
+                            f"bank folder (which needs a metadata.json); pass the file itself: {path / 'matrix.csv'}")
         raise DataError(f"{path}: matrix.csv has no metadata.json next to it; add metadata.json with 'instance_ids' and 'agents'")
     resolved = path.resolve()
     if resolved.name == "evaluation" and resolved.parent.name:  # inside a leaderboard checkout: name its root
