@@ -9,6 +9,7 @@ harness. Neither special-cases a method.
 
 from __future__ import annotations
 
+import copy
 import decimal
 import functools
 import inspect
@@ -602,8 +603,6 @@ class Session(ABC):
         posterior state, so telling one session would change the other's record and not its
         estimate (an API trial: a wrong estimate from the original after telling the copy).
         """
-        import copy
-
         shared = {id(v): v for v in vars(self).values() if isinstance(v, FittedModel)}
         return copy.deepcopy(self, shared)
 

@@ -298,9 +298,12 @@ class ATLAS(Method):
 
     Parameters
     ----------
-    settings : AtlasSettings, optional
+    settings : AtlasSettings or dict, optional
+        The defaults when None; a dict of its fields (nested settings as dicts, as
+        :meth:`get_params` gives them).
     **kwargs
-        Overrides of :class:`AtlasSettings` fields (e.g. ``top_k=5``), applied to ``settings``.
+        Overrides of :class:`AtlasSettings` fields (e.g. ``top_k=5``), applied to ``settings``. A
+        nested settings group (``fourpl``) may be a dict of its fields.
 
     Raises
     ------

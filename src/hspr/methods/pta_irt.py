@@ -385,9 +385,12 @@ class PTAIRT(Method):
 
     Parameters
     ----------
-    settings : PTASettings, optional
+    settings : PTASettings or dict, optional
+        The defaults when None; a dict of its fields (nested settings as dicts, as
+        :meth:`get_params` gives them).
     **kwargs
-        Overrides of :class:`PTASettings` fields (e.g. ``n_strata=5``).
+        Overrides of :class:`PTASettings` fields (e.g. ``n_strata=5``). A nested settings group
+        (``fourpl``) may be a dict of its fields.
 
     Raises
     ------
