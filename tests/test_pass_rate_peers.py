@@ -140,7 +140,8 @@ def test_the_4pl_objective_on_pass_rates_has_its_gradient_and_the_0_1_value():
 @pytest.mark.parametrize("name", ["rsl", "midrange_ridge", "disco"])
 def test_sources_of_one_score_are_refused_on_pass_rates_too(name):
     """A trial: rows that reorder one row of thirds all score 60 %, but their means differed in the last bit,
-    so the regressors fitted and answered 60 % [60, 60] whatever the target's outcomes."""
+    so the regressors fitted and answered 60 % [60, 60] whatever the target's outcomes. The scores are now
+    the successes divided once, equal to the bit; the refusal keeps its tolerance for other sums."""
     from hspr.data.matrix import DataError
 
     rows = [[3, 3, 2, 1, 3, 3, 2, 1, 2, 2, 3, 1, 1, 0, 1, 3, 0, 2, 2, 1],  # the trial's bank: 36 of 60 trials each
@@ -148,6 +149,6 @@ def test_sources_of_one_score_are_refused_on_pass_rates_too(name):
             [2, 1, 1, 2, 1, 1, 3, 3, 3, 3, 2, 1, 0, 1, 3, 0, 2, 3, 2, 2],
             [3, 1, 1, 2, 2, 3, 1, 2, 2, 2, 1, 1, 3, 3, 0, 2, 3, 1, 0, 3]]
     bank = ResponseMatrix([f"a{i}" for i in range(4)], [f"t{j:02d}" for j in range(20)], np.array(rows), trials=3)
-    assert np.ptp(bank.scores()) > 0  # the float means are not all equal
+    assert np.ptp(bank.scores()) == 0 and np.ptp(bank.rates().mean(axis=1)) > 0  # float means of the rates differ
     with pytest.raises(DataError, match="all 4 source agents have the same score"):
         get_method(name).fit(bank)

@@ -911,8 +911,19 @@ class Session(ABC):
     def outcome_bounds(self) -> tuple[float, float]:
         """``(lo, hi)``, the range (0-1 scale) the full score must lie in given the recorded
         outcomes: every recorded task counts its outcome (0/1, or a pass rate), every other task
-        0 for ``lo`` and 1 for ``hi``. ``(0, 1)`` with no outcomes; one value at full budget."""
-        return feasible_bounds(float(np.sum(self.outcomes)) if self.outcomes else 0.0, len(self.outcomes), self.n_tasks)
+        0 for ``lo`` and 1 for ``hi``. ``(0, 1)`` with no outcomes; one value at full budget.
+
+        The sum does not depend on the telling order (an API trial: at full budget on a bank of
+        repeated trials, two orders gave scores one unit in the last place apart): on such a bank
+        the successes are counted as integers and divided once, as
+        :meth:`~hspr.data.matrix.ResponseMatrix.scores` divides them, else the pass rates are
+        summed exactly (:func:`math.fsum`)."""
+        n = len(self.outcomes)
+        if self.trials is not None and n:
+            t, big = self.trials, self.trials * self.n_tasks
+            k = int(np.rint(np.asarray(self.outcomes, dtype=float) * t).sum())
+            return k / big, (k + t * (self.n_tasks - n)) / big
+        return feasible_bounds(math.fsum(self.outcomes), n, self.n_tasks)
 
     def _require_outcomes(self) -> None:
         if not self.queried and not self.has_prior_estimate:

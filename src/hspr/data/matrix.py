@@ -300,8 +300,12 @@ class ResponseMatrix:
 
     def scores(self) -> np.ndarray:
         """Per-agent full score (missing cells count as 0), shape (n_agents,), 0-1 scale: the
-        resolve rate, or with repeated trials the mean pass rate."""
-        return self.rates().mean(axis=1)
+        resolve rate, or with repeated trials the mean pass rate, computed as the successes over
+        ``trials * n_tasks`` (one division: a session's full-budget estimate divides the same way,
+        :meth:`hspr.session.Session.outcome_bounds`)."""
+        if self.trials is None:
+            return self.values.mean(axis=1)
+        return self.values.sum(axis=1) / (self.trials * self.n_tasks)
 
     def require_binary(self, what: str = "this method", alternatives: Sequence[str] = ()) -> ResponseMatrix:
         """Return self, or raise DataError when cells are pass rates over repeated trials.
