@@ -256,7 +256,8 @@ def test_a_run_summary_saved_as_txt_is_read_as_json(tmp_path):
 
 
 def test_run_summary_ids_in_no_outcome_list_are_named(tmp_path):
-    """A trial: completed/submitted ids missing from every outcome list were dropped without a word."""
+    """A trial: completed/submitted ids missing from every outcome list were dropped without a word; a
+    submitted id that no run graded is no fault (only a completed one is)."""
     p = tmp_path / "partial.json"
     p.write_text(json.dumps(run_summary(submitted_ids=["a", "b", "c", "d", "e"], completed_ids=["a", "b", "c"],
                                         resolved_ids=["a"])))
@@ -264,7 +265,38 @@ def test_run_summary_ids_in_no_outcome_list_are_named(tmp_path):
     assert status_map(read) == {"a": RESOLVED}
     assert any(n.startswith("2 id(s) in 'completed_ids' are in no outcome list") and n.count(",") >= 1 and "b, c" in n
                for n in read.notes)
-    assert any(n.startswith("2 id(s) in 'submitted_ids' are in no outcome list") and "d, e" in n for n in read.notes)
+    # a harness trial: 'submitted_ids' holds every prediction of the file, also those run_evaluation -i left out
+    assert any(n.startswith("2 submitted prediction(s) were not evaluated in this run (not read: d, e)")
+               and "may be partial" not in n for n in read.notes)
+
+
+def test_summaries_where_per_instance_reports_are_expected_are_named(tmp_path):
+    """A harness trial: a run summary saved as report.json in a folder was read entry by entry ('entry
+    'total_instances' must be an object'), a folder of sb-cli reports got 'no report.json found' alone, and
+    SWE-bench 1.x's results.json was refused as listing only the resolved ids, which it does not."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.json").write_text(json.dumps(run_summary(resolved_ids=["a"], unresolved_ids=["b"])))
+    from hspr.data.matrix import DataError
+
+    with pytest.raises(DataError, match=r"out/report.json: a run summary \(id lists such as resolved_ids\), not one "
+                                        r"instance's report.json; ingest that file itself"):
+        read_outcomes(tmp_path / "out")
+    assert status_map(read_outcomes(tmp_path / "out" / "report.json")) == {"a": RESOLVED, "b": UNRESOLVED}
+    (tmp_path / "sb").mkdir()
+    (tmp_path / "sb" / "swe-bench_lite__test__r1.json").write_text("{}")
+    with pytest.raises(DataError, match=r"no report.json or run_instance.log found below this folder; .*; it holds "
+                                        r"swe-bench_lite__test__r1.json: if that is a run summary or an sb-cli report, "
+                                        r"ingest the file itself"):
+        read_outcomes(tmp_path / "sb")
+    old = tmp_path / "results.json"
+    old.write_text(json.dumps({"no_generation": [], "generated": ["a", "b"], "with_logs": ["a", "b"], "applied": ["a", "b"],
+                               "no_apply": [], "resolved": ["a"]}))
+    with pytest.raises(DataError, match=r"a SWE-bench 1.x results.json .*\(each id of 'generated': 1 if it is in "
+                                        r"'resolved', else 0"):
+        read_outcomes(old)
+    old.write_text(json.dumps({"no_generation": [], "no_logs": [], "resolved": ["a"]}))
+    with pytest.raises(DataError, match=r"only the resolved ids; the tasks that were run are not listed"):
+        read_outcomes(old)
 
 
 def test_a_summary_with_no_outcome_says_so(tmp_path):

@@ -779,6 +779,25 @@ def test_ingest_log_dir_and_csv(bank, tmp_path):
     assert out["recorded"][0]["task"] == c and out["needs_rerun"] == [] and out["pending"] == []
 
 
+def test_ingest_of_logs_names_asked_tasks_with_no_folder(bank, tmp_path):
+    """A harness trial: the harness makes no log folder for an empty patch, so its task stayed pending after
+    ingesting the logs, with no word; the note points to the run summary, which lists empty patches."""
+    live = new(bank, tmp_path, budget=10)
+    a, b = live.next(2)
+    root = tmp_path / "logs" / "run_evaluation" / "r1" / "m" / a
+    root.mkdir(parents=True)
+    (root / "report.json").write_text(json.dumps({a: {"patch_is_None": False, "patch_exists": True,
+                                                      "patch_successfully_applied": True, "resolved": True}}))
+    res = live.ingest(tmp_path / "logs")
+    assert [t for t, _, _ in res.recorded] == [a] and live.pending == [b]
+    assert any(n.startswith(f"1 asked task(s) have no folder in these logs ({b}): the harness makes none for a "
+                            "prediction with an empty patch") and "<model>.<run_id>.json" in n for n in res.notes)
+    root = tmp_path / "logs" / "run_evaluation" / "r1" / "m" / b
+    root.mkdir()
+    (root / "run_instance.log").write_text("Error creating container\n")
+    assert not any("have no folder" in n for n in live.ingest(tmp_path / "logs").notes)  # an error is not absent
+
+
 # ---------------------------------------------------------------------- stopping rule, status, JSON
 def test_an_unreachable_stop_width_is_said_by_status_not_after_every_record(bank, tmp_path):
     """A new-user trial: the forecast warning was printed after each of 24 records."""

@@ -672,6 +672,29 @@ def test_a_tb_run_results_json_is_ingested_as_pass_rates(tmp_path):
         read_outcomes(bad)
 
 
+def test_tb_run_output_folder_and_one_trial_s_file_as_a_harness_trial_gave_them(tmp_path):
+    """A harness trial: `tb run`'s output folder (runs/, one level above the run) was refused although the run
+    was found inside it, and one trial's results.json was called a broken Harbor file."""
+    live = LiveSession.create(tmp_path / "tb.hspr", bank="terminal-bench", budget=8, method="hspr")
+    t1 = live.next(1)[0]
+    run = tmp_path / "runs" / "2026-12-07__10-00-00"
+    trial = run / t1 / f"{t1}.1-of-5.2026-12-07__10-00-00"
+    trial.mkdir(parents=True)
+    doc = tb_results({t1: [True, True, False, False, False]})
+    (run / "results.json").write_text(json.dumps(doc))
+    (trial / "results.json").write_text(json.dumps(doc["results"][0]))
+    with pytest.raises(DataError, match=r"one Terminal-Bench trial's results.json .* ingest the run's own results.json "
+                                        r"\(runs/<run_id>/results.json\) or its folder"):
+        live.ingest(trial / "results.json")
+    assert [(t, y) for t, y, _ in live.ingest(tmp_path / "runs").recorded] == [(t1, 0.4)]
+    second = tmp_path / "runs" / "2026-12-08__10-00-00"
+    second.mkdir()
+    (second / "results.json").write_text(json.dumps(doc))
+    with pytest.raises(DataError, match=r"runs: holds 2 Terminal-Bench runs \(2026-12-07__10-00-00, "
+                                        r"2026-12-08__10-00-00\); ingest one run's folder at a time"):
+        live.ingest(tmp_path / "runs")
+
+
 def test_tb_run_results_refused_or_read_as_a_hostile_trial_found_them(tmp_path):
     from hspr.harness import read_outcomes, read_tb_run
 

@@ -322,7 +322,12 @@ def read_instance_report(path: str | Path) -> HarnessRead:
     if not text.strip():
         return HarnessRead("instance_report", str(path),
                            [HarnessOutcome(path.parent.name, ERROR, "report.json is empty", str(path))])
-    return HarnessRead("instance_report", str(path), parse_instance_report(_load_json(path, text), path))
+    data = _load_json(path, text)
+    if isinstance(data, dict) and ("schema_version" in data or any(k in data for k in SUMMARY_ID_LISTS)):
+        # a harness trial: a run summary saved as report.json beside the logs was read entry by entry
+        raise HarnessFormatError(f"{path}: a run summary (id lists such as resolved_ids), not one instance's "
+                                 f"{LOG_REPORT}; ingest that file itself, not the folder holding it")
+    return HarnessRead("instance_report", str(path), parse_instance_report(data, path))
 
 
 def read_log_dir(folder: str | Path) -> HarnessRead:
@@ -383,9 +388,12 @@ def read_log_dir(folder: str | Path) -> HarnessRead:
             why = "no report.json (harness error, or the evaluation is still running)"
             add(HarnessOutcome(iid, ERROR, why, str(log)))
     if not found:
+        here = sorted(p.name for p in folder.glob("*.json"))[:3]  # a harness trial: an sb-cli report folder
         raise HarnessFormatError(
             f"{folder}: no {LOG_REPORT} or {LOG_INSTANCE} found below this folder; expected the harness's "
             f"logs/run_evaluation/<run_id>/<model>/<instance_id>/{LOG_REPORT}"
+            + (f"; it holds {', '.join(here)}: if that is a run summary or an sb-cli report, ingest the file itself"
+               if here else "")
         )
     return HarnessRead("log_dir", str(folder), [found[k] for k in sorted(found)], notes)
 
@@ -462,11 +470,17 @@ def parse_run_summary(data: dict, path: Path, form: str = "run_summary") -> Harn
     accounted = set(status_of) | set(lists["incomplete_ids"]) | set(lists["pending_ids"])
     for key in ("completed_ids", "submitted_ids"):
         lost = [i for i in dict.fromkeys(lists[key]) if i not in accounted]
-        if lost:
+        if lost and key == "submitted_ids" and form == "run_summary":
+            # a harness trial: the harness lists every prediction of the file there, also those `run_evaluation -i`
+            # left out, so on the docs' own loop (a full preds file, -i the asked tasks) this is no sign of a fault
+            notes.append(f"{len(lost)} submitted prediction(s) were not evaluated in this run (not read: "
+                         f"{', '.join(lost[:5])}{' ...' if len(lost) > 5 else ''}); the harness lists every prediction "
+                         "of its file in 'submitted_ids', also those run_evaluation -i left out")
+        elif lost:
             notes.append(f"{len(lost)} id(s) in '{key}' are in no outcome list (resolved, unresolved, error, "
                          f"empty patch), not read: {', '.join(lost[:5])}{' ...' if len(lost) > 5 else ''}; the report "
                          "may be partial (re-run the harness's report step, or record them by hand)")
-            accounted |= set(lost)
+        accounted |= set(lost)
     outs = [HarnessOutcome(iid, st, key, str(path)) for iid, (st, key) in sorted(status_of.items())]
     return HarnessRead(form, str(path), outs, notes)
 
@@ -978,6 +992,7 @@ def _json_form(data: object, path: Path) -> str:
     if isinstance(data, dict):
         if _is_tb_run(data):  # before the run summary: tb writes resolved_ids / unresolved_ids too
             return "tb_run"
+        _refuse_tb_trial(data, path)
         harbor.refuse_partial_trial(data, path, HarnessFormatError)
         if harbor.is_trial(data):
             return "harbor_job"
@@ -997,12 +1012,27 @@ def _json_form(data: object, path: Path) -> str:
                 "(or the ids that errored), or ingest a CSV instance_id,resolved"
             )
         if "resolved" in data and isinstance(data["resolved"], list):
+            if isinstance(data.get("generated"), list):  # SWE-bench 1.x's report (a harness trial: 'not listed' was false)
+                raise HarnessFormatError(
+                    f"{path}: a SWE-bench 1.x results.json (id lists 'generated', 'applied', 'resolved', ...), which "
+                    "a live session does not read; ingest a CSV instance_id,resolved made from it (each id of "
+                    "'generated': 1 if it is in 'resolved', else 0), or the current harness's run summary"
+                )
             raise HarnessFormatError(
                 f"{path}: a SWE-bench/experiments results.json (only the resolved ids; the tasks that were run "
                 f"are not listed), so unresolved tasks cannot be told from tasks never run; ingest the harness's "
                 f"run summary, its log folder or a CSV instance_id,resolved instead"
             )
     raise HarnessFormatError(f"{path}: not a harness output; expected one of: {'; '.join(FORMS.values())}")
+
+
+def _refuse_tb_trial(data: object, path: Path) -> None:
+    """HarnessFormatError for one ``tb run`` trial's own results.json (a harness trial: it was called a
+    broken Harbor trial, with Harbor's fix)."""
+    if isinstance(data, dict) and "task_id" in data and "is_resolved" in data and "task_name" not in data:
+        raise HarnessFormatError(f"{path}: one Terminal-Bench trial's results.json (tb run writes one per trial, "
+                                 "runs/<run_id>/<task>/<trial>/results.json); ingest the run's own results.json "
+                                 "(runs/<run_id>/results.json) or its folder runs/<run_id>, which hold every trial")
 
 
 def _is_session(path: Path, text: str) -> bool:
@@ -1248,6 +1278,15 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
     p = Path(path)
     if p.is_dir() and (p / TB_RESULTS).is_file() and _one_form(p) == "tb_run":  # `tb run`'s run folder (a trial)
         path = p / TB_RESULTS
+    elif p.is_dir() and _one_form(p) == "tb_run":  # `tb run`'s output folder, runs/ (a harness trial: refused)
+        _, other = harbor.scan(p, (TB_RESULTS,), HarnessFormatError)
+        runs = [f for f in other[TB_RESULTS] if isinstance(d := harbor.try_json(f, HarnessFormatError), dict)
+                and _is_tb_run(d)]
+        if len(runs) > 1:
+            raise HarnessFormatError(f"{p}: holds {len(runs)} Terminal-Bench runs ("
+                                     + ", ".join(str(f.parent.relative_to(p)) for f in sorted(runs)[:3])
+                                     + f"{', ...' if len(runs) > 3 else ''}); ingest one run's folder at a time")
+        path = runs[0]
     elif p.is_file() and p.name == harbor.RESULT and harbor.is_job_summary(harbor.try_json(p, HarnessFormatError)) and \
             _one_form(p.parent) == "harbor_job":
         path = p.parent  # a Harbor job's summary: read its job folder
@@ -1260,6 +1299,7 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
             raise
         if text.lstrip()[:1] in "{[":
             data = _load_json(Path(path), text)  # JSON that does not parse: its own message too
+            _refuse_tb_trial(data, Path(path))
             harbor.refuse_partial_trial(data, Path(path), HarnessFormatError)  # a trial's file lacking a key
             if harbor.is_job_summary(data):
                 raise

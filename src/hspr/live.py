@@ -1927,6 +1927,15 @@ class LiveSession:
                     res.recorded.append((o.instance_id, y, detail))
                     if o.outcome is None:  # a harness error counted unresolved
                         res.errors_counted.append(o.instance_id)
+        if read.form == "log_dir":  # a harness trial: an empty patch gets no folder, and its task stayed pending unsaid
+            seen = {o.instance_id for o in read.outcomes}
+            absent = [t for t in self.session.pending if t not in seen]
+            if absent:
+                res.notes.append(f"{len(absent)} asked task(s) have no folder in these logs ({', '.join(absent[:5])}"
+                                 f"{' ...' if len(absent) > 5 else ''}): the harness makes none for a prediction with "
+                                 "an empty patch, which it does not run, nor for a task it was not given; ingest the "
+                                 "run's summary <model>.<run_id>.json too (its empty_patch_ids count as unresolved), "
+                                 "or run those tasks")
         return res
 
     def trajectory(self) -> list[dict]:
