@@ -713,3 +713,22 @@ def test_a_folder_whose_matrix_csv_has_a_header_points_to_the_file(tmp_path):
     (tmp_path / "matrix.csv").write_text("1,0\n0,1\n")
     with pytest.raises(DataError, match="matrix.csv has no metadata.json next to it; add metadata.json"):
         load_matrix(tmp_path)
+
+
+def test_one_agent_s_harness_output_given_as_a_bank_points_to_live_ingest(tmp_path):
+    """A harness trial: `hspr bank build` of a run summary was told about JSON Lines, and of a SWE-bench log
+    folder got 'unknown folder layout' alone; both are one agent's run, which a live session ingests."""
+    from hspr.data import DataError, load_matrix
+
+    summary = tmp_path / "m.run1.json"
+    summary.write_text(json.dumps({"schema_version": 2, "resolved_ids": ["a"], "unresolved_ids": ["b"],
+                                   "error_ids": []}, indent=2))
+    with pytest.raises(DataError, match=r"one agent's run \(a harness run summary, .*\), not a bank of agents: "
+                                        r"`hspr live ingest FILE --session S` reads it"):
+        load_matrix(summary)
+    logs = tmp_path / "logs" / "run_evaluation" / "r1" / "m" / "a"
+    logs.mkdir(parents=True)
+    (logs / "report.json").write_text(json.dumps({"a": {"resolved": True}}))
+    with pytest.raises(DataError, match=r"unknown folder layout; .*; it holds one agent's harness output \(SWE-bench "
+                                        r"logs or a tb run\), which `hspr live ingest FOLDER --session S` reads"):
+        load_matrix(tmp_path / "logs")

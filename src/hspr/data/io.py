@@ -674,6 +674,12 @@ def _refuse_json_document(path: Path, text: str, first: str) -> None:
     if _one_agents_results(doc):  # a re-trial: a harness's per-agent file was 'not a subject record'
         raise DataError(f"{path}: one agent's results ({{task: outcome}}), not a bank of agents: put every "
                         f"agent's results into one long CSV 'agent,instance_id,resolved' ({_PER_AGENT_RECIPE})")
+    if isinstance(doc, dict) and "subject_id" not in doc and (
+            "resolved_ids" in doc or "schema_version" in doc or isinstance(doc.get("results"), list)):
+        # a harness trial: one agent's run summary or sb-cli report / tb run was told about JSON Lines
+        raise DataError(f"{path}: one agent's run (a harness run summary, sb-cli report or tb run results.json), not a "
+                        "bank of agents: `hspr live ingest FILE --session S` reads it into a live session; a bank "
+                        f"holds many agents' outcomes, one long CSV 'agent,instance_id,resolved' ({_PER_AGENT_RECIPE})")
     if not whole and not (isinstance(doc, dict) and "subject_id" not in doc and ("runs" in doc or "stages" in doc)):
         return  # a document of its own on the first line: JSON Lines, checked line by line
     what = ("an `hspr replay` results file" if isinstance(doc, dict) and "runs" in doc else
@@ -1073,7 +1079,7 @@ def _detect_dir(path: Path, scans: list | None = None) -> str:
         return "bank_dir"
     if (path / "evaluation").is_dir():
         return "leaderboard"
-    results, other = harbor.scan(path, (harbor.CONFIG,))
+    results, other = harbor.scan(path, (harbor.CONFIG, "report.json", "run_instance.log", "results.json"))
     if scans is not None:
         scans.append((results, other))
     if any(harbor.is_trial(d) for _, d in results) or harbor.started(other[harbor.CONFIG]):
@@ -1101,7 +1107,12 @@ def _detect_dir(path: Path, scans: list | None = None) -> str:
     for f, d in results:  # a trial's file lacking a key: named, rather than an unknown layout (a new-user trial)
         harbor.refuse_partial_trial(d, f, DataError)
     per_agent = ""
-    if any(p.suffix.lower() == ".json" for p in path.iterdir() if p.is_file()):  # a re-trial: no pointer to the recipe
+    if other["report.json"] or other["run_instance.log"] or any(
+            isinstance(d := harbor.try_json(f, DataError), dict) and isinstance(d.get("results"), list)
+            for f in other["results.json"][:20]):
+        per_agent = ("; it holds one agent's harness output (SWE-bench logs or a tb run), which `hspr live ingest "
+                     "FOLDER --session S` reads into a live session, not a bank of agents")
+    elif any(p.suffix.lower() == ".json" for p in path.iterdir() if p.is_file()):  # a re-trial: no pointer to the recipe
         per_agent = (f"; a folder of one result file per agent, as a harness of your own writes, is turned into one long "
                      f"CSV first ({_PER_AGENT_RECIPE})")
     raise DataError(f"{path}: unknown folder layout; {_LAYOUTS}{per_agent}")
