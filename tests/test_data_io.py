@@ -302,6 +302,24 @@ def test_leaderboard_skips_folders_without_results(tmp_path):
     assert list(m.agents) == LB_AGENTS
 
 
+def test_leaderboard_reads_per_instance_details_where_results_json_is_absent(tmp_path):
+    """A harness trial: the mini-SWE-agent baselines of the experiments repository give
+    per_instance_details.json and no results/results.json, and were skipped (47 of 180 Verified entries)."""
+    root = make_leaderboard(tmp_path / "experiments", split="mysplit")
+    mini = root / "evaluation" / "mysplit" / "20260217_mini-v2.0.0_x"
+    mini.mkdir()
+    write(mini / "per_instance_details.json", json.dumps(
+        {"t2": {"cost": 0.7, "api_calls": 32, "resolved": True}, "t5": {"cost": 0.1, "api_calls": 3, "resolved": False},
+         "t6": {"resolved": True}}))
+    m = read_leaderboard(root, None)  # t6: a task only this submission names
+    assert list(m.agents) == [*LB_AGENTS, "20260217_mini-v2.0.0_x"] and list(m.tasks) == [f"t{i}" for i in range(1, 7)]
+    assert m.values[-1].tolist() == [0, 1, 0, 0, 0, 1] and m.values[0].tolist() == [1, 0, 0, 1, 0, 0]
+    write(mini / "per_instance_details.json", json.dumps({"t2": {"resolved": "yes"}}))
+    with pytest.raises(DataError, match=r"per_instance_details.json: instance 't2': expected an object with "
+                                        r"\"resolved\": true or false, got \{'resolved': 'yes'\}"):
+        read_leaderboard(root, None)
+
+
 def test_leaderboard_errors(tmp_path):
     root = make_leaderboard(tmp_path / "experiments", split="lite")
     assert_error(root, "no split 'verified'", "lite", reader=lambda p: read_leaderboard(p, "verified"))

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import InputWarning, shorten
+from ..errors import InputWarning, brief, shorten
 from ..fileio import DuplicateKeyError, csv_error_message, csv_records, loads, read_json, read_text
 from ..outcomes import (
     MISSING,
@@ -918,6 +918,36 @@ def read_results_json(path: str | Path) -> dict[str, list[str]]:
     return out
 
 
+#: a submission's per-task outcomes in the SWE-bench/experiments layout of the mini-SWE-agent baselines
+#: (evaluation/bash-only/<submission>/) and multilingual entries: {instance_id: {"resolved": bool, ...}}
+PER_INSTANCE_DETAILS = "per_instance_details.json"
+
+
+def read_per_instance_details(path: str | Path) -> dict[str, list[str]]:
+    """Read one submission's ``per_instance_details.json`` (``{instance_id: {"resolved": true or
+    false, "cost": ..., "api_calls": ...}}``) as :func:`read_results_json`'s lists: ``resolved``
+    and ``unresolved`` (every other id it lists).
+
+    Raises
+    ------
+    DataError
+        On invalid JSON, a file that is not an object of per-instance objects, or an entry whose
+        ``resolved`` is not true or false, naming the file and the instance id.
+    """
+    path = Path(path)
+    data = read_json(path, DataError)
+    if not isinstance(data, dict) or not data:
+        raise DataError(f"{path}: expected a JSON object {{instance_id: {{\"resolved\": true or false, ...}}}}")
+    out: dict[str, list[str]] = {"resolved": [], "unresolved": []}
+    for iid, entry in data.items():
+        flag = entry.get("resolved") if isinstance(entry, dict) else None
+        if not isinstance(flag, bool) or not iid.strip():
+            raise DataError(f"{path}: instance {iid!r}: expected an object with \"resolved\": true or false, got "
+                            f"{brief(entry)}")
+        out["resolved" if flag else "unresolved"].append(iid.strip())
+    return out
+
+
 def leaderboard_splits(root: str | Path) -> list[str]:
     """Split folder names under ``root/evaluation`` (sorted); DataError if there is none."""
     root = Path(root)
@@ -952,8 +982,10 @@ def read_leaderboard(root: str | Path, split: str | None, tasks: str | Path | Se
     Each ``evaluation/<split>/<submission>/results/results.json`` gives one agent row (id =
     submission folder name, rows sorted); a task is 1 if listed in ``resolved`` and 0 otherwise
     (leaderboard convention: no generation, no logs, not applied, errored all count as
-    unresolved), so the matrix has no missing cells. Submission folders without a
-    results.json are skipped with a warning.
+    unresolved), so the matrix has no missing cells. A submission without a results.json may
+    give its outcomes as ``per_instance_details.json`` (:func:`read_per_instance_details`: the
+    mini-SWE-agent baselines under ``evaluation/bash-only/``). Submission folders with neither
+    are skipped with a warning.
 
     Parameters
     ----------
@@ -987,16 +1019,19 @@ def read_leaderboard(root: str | Path, split: str | None, tasks: str | Path | Se
         f = sub / "results" / "results.json"
         if f.is_file():
             results[sub.name] = read_results_json(f)
+        elif (sub / PER_INSTANCE_DETAILS).is_file():  # a harness trial: 47 of 180 Verified entries, dropped unsaid
+            results[sub.name] = read_per_instance_details(sub / PER_INSTANCE_DETAILS)
         else:
             skipped.append(sub.name)
     if skipped:
         warnings.warn(
-            f"{split_dir}: skipped {len(skipped)} submission folder(s) without results/results.json: "
-            f"{', '.join(skipped[:5])}{' ...' if len(skipped) > 5 else ''}",
+            f"{split_dir}: skipped {len(skipped)} submission folder(s) without results/results.json or "
+            f"{PER_INSTANCE_DETAILS}: {', '.join(skipped[:5])}{' ...' if len(skipped) > 5 else ''}",
             InputWarning, stacklevel=2,
         )
     if not results:
-        raise DataError(f"{split_dir}: no submission folder has results/results.json; nothing to build")
+        raise DataError(f"{split_dir}: no submission folder has results/results.json or {PER_INSTANCE_DETAILS}; "
+                        "nothing to build")
     universe = _leaderboard_universe(split_dir, split, results, tasks)
     cols = np.asarray(universe, dtype=object)
     values = np.vstack([np.isin(cols, lists["resolved"]) for lists in results.values()]).astype(np.int8)
