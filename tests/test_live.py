@@ -798,6 +798,21 @@ def test_ingest_of_logs_names_asked_tasks_with_no_folder(bank, tmp_path):
     assert not any("have no folder" in n for n in live.ingest(tmp_path / "logs").notes)  # an error is not absent
 
 
+def test_a_file_of_another_split_is_named_as_such(bank, tmp_path):
+    """A harness trial: a run of Lite's dev split was told that --skip-unknown records the rest, and then that
+    none of its ids is a task of the session; per-instance details are named by their own file."""
+    live = new(bank, tmp_path, budget=10)
+    other = tmp_path / "dev.csv"
+    other.write_text("instance_id,resolved\nsqlfluff__sqlfluff-1625,1\nmarshmallow-code__marshmallow-1359,0\n")
+    with pytest.raises(LiveSessionError, match=r"none of its 2 instance id\(s\) is a task of the bank .*; a run of "
+                                               r"another split or benchmark .* Nothing was recorded$"):
+        live.ingest(other)
+    t = live.next(1)[0]
+    details = tmp_path / "per_instance_details.json"
+    details.write_text(json.dumps({t: {"cost": 0.5, "api_calls": 3, "resolved": True}}))
+    assert [d for _, _, d in live.ingest(details).recorded] == ["resolved: per_instance_details.json: resolved"]
+
+
 # ---------------------------------------------------------------------- stopping rule, status, JSON
 def test_an_unreachable_stop_width_is_said_by_status_not_after_every_record(bank, tmp_path):
     """A new-user trial: the forecast warning was printed after each of 24 records."""

@@ -299,15 +299,15 @@ def parse_instance_report(data: object, path: Path) -> list[HarnessOutcome]:
             raise HarnessFormatError(f"{path}: entry {iid!r} is resolved with {flag} (no patch was tested); the "
                                      "report is inconsistent: re-run the evaluation of this instance")
         if rep.get("patch_is_None"):
-            out.append(HarnessOutcome(iid, EMPTY_PATCH, "report.json: patch_is_None (no patch)", str(path)))
+            out.append(HarnessOutcome(iid, EMPTY_PATCH, f"{path.name}: patch_is_None (no patch)", str(path)))
         elif rep["resolved"]:
-            out.append(HarnessOutcome(iid, RESOLVED, "report.json: resolved", str(path)))
+            out.append(HarnessOutcome(iid, RESOLVED, f"{path.name}: resolved", str(path)))
         elif rep.get("infra_failure"):
             reason = rep.get("infra_failure_reason", "environment")
-            out.append(HarnessOutcome(iid, ERROR, f"report.json: infra_failure ({reason})", str(path)))
+            out.append(HarnessOutcome(iid, ERROR, f"{path.name}: infra_failure ({reason})", str(path)))
         else:
             why = "resolved false" if rep.get("patch_successfully_applied", True) else "no test results in the log"
-            out.append(HarnessOutcome(iid, UNRESOLVED, f"report.json: {why}", str(path)))
+            out.append(HarnessOutcome(iid, UNRESOLVED, f"{path.name}: {why}", str(path)))
     return out
 
 

@@ -1852,6 +1852,14 @@ class LiveSession:
             res.notes.append(f"skipped {len(unknown)} id(s) that are not tasks of the session: "
                              f"{', '.join(map(repr, unknown[:10]))}{' ...' if len(unknown) > 10 else ''}{header}"
                              + did_you_mean(unknown, self.tasks))
+        elif unknown and not any(o.instance_id in self._task_set for o in read.outcomes) \
+                and not did_you_mean(unknown, self.tasks):
+            # a harness trial: a run of Lite's dev split was told that --skip-unknown records the rest, which was none
+            raise LiveSessionError(
+                f"{path}: none of its {len(unknown)} instance id(s) is a task of the bank ({self.doc['bank']['name']}, "
+                f"{self.session.n_tasks} tasks): {', '.join(map(repr, unknown[:5]))}{' ...' if len(unknown) > 5 else ''}"
+                f"{header}; a run of another split or benchmark (SWE-bench Lite's dev split, say), or another session's "
+                "file? Nothing was recorded")
         elif unknown:
             subset = (" of the session's --tasks subset; keep only the subset's ids in the file"
                       if self.doc["bank"].get("tasks") else "")
