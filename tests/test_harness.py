@@ -370,6 +370,7 @@ def test_sb_cli_report(tmp_path):
     assert status_map(read) == {"r1": RESOLVED, "r2": RESOLVED, "u1": UNRESOLVED, "u2": UNRESOLVED, "e1": ERROR,
                                 "f1": ERROR}
     assert any("pending" in n and "q1" in n for n in read.notes)
+    assert not any("schema_version" in n for n in read.notes)  # sb-cli reports have none (a note on each, once)
 
 
 def test_sb_cli_counts_only_refused(tmp_path):

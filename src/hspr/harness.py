@@ -428,7 +428,7 @@ def parse_run_summary(data: dict, path: Path, form: str = "run_summary") -> Harn
             f"{path}: {what} without the id list(s) {', '.join(absent)}; per-instance outcomes need "
             f"resolved_ids, unresolved_ids and error_ids (the harness's schema_version 2 report)"
         )
-    if sv is None:
+    if sv is None and form == "run_summary":  # sb-cli reports have none (a harness trial: a note on every one)
         notes.append("no schema_version: read as the harness's schema 2 id lists")
     if form == "run_summary":  # sb-cli's counts are the service's own; only the harness's are len(list)
         for name in ("resolved", "unresolved", "error", "empty_patch"):
