@@ -1019,7 +1019,7 @@ def read_leaderboard(root: str | Path, split: str | None, tasks: str | Path | Se
         f = sub / "results" / "results.json"
         if f.is_file():
             results[sub.name] = read_results_json(f)
-        elif (sub / PER_INSTANCE_DETAILS).is_file():  # a harness trial: 47 of 180 Verified entries, dropped unsaid
+        elif (sub / PER_INSTANCE_DETAILS).is_file():  # a harness trial: skipped with a warning only
             results[sub.name] = read_per_instance_details(sub / PER_INSTANCE_DETAILS)
         else:
             skipped.append(sub.name)
