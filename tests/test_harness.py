@@ -239,7 +239,7 @@ def test_run_summary(tmp_path):
     assert status_map(read) == {"r1": RESOLVED, "r2": RESOLVED, "u1": UNRESOLVED, "e1": ERROR, "x_error": ERROR,
                                 "p1": EMPTY_PATCH}
     assert [o.outcome for o in read.outcomes if o.instance_id in ("e1", "p1")] == [None, 0]
-    assert any("3 incomplete" in n for n in read.notes)
+    assert any(n.startswith("3 incomplete id(s) (no prediction submitted) ignored: i1, i2, i3") for n in read.notes)
     assert read.counts() == {RESOLVED: 2, UNRESOLVED: 1, EMPTY_PATCH: 1, ERROR: 2}
 
 

@@ -720,7 +720,8 @@ def test_ingest_run_summary_errors_stay_pending(bank, tmp_path):
     res_next = CliRunner().invoke(main, ["live", "next", "--session", str(live.path)])
     assert res_next.stdout.split()[0] == asked[2]
     assert f"note: {asked[2]} asked again after a harness error" in res_next.stderr
-    assert "`hspr live record TASK 0`" in " ".join(cli(["status", "--session", live.path]).split())
+    # the session and the task named (a new-user trial: the bare command went to run.hspr, another session)
+    assert f"`hspr live record --session {live.path} {asked[2]} 0`" in " ".join(cli(["status", "--session", live.path]).split())
     ev = [e for e in journal.read(Path(live.path)).doc["events"] if e["type"] == "tell"]
     assert {e["source"] for e in ev} == {str(p.resolve())}
     # ingesting again is a no-op (the same harness error is not logged twice; issue 13, defect 4)
@@ -796,6 +797,15 @@ def test_ingest_of_logs_names_asked_tasks_with_no_folder(bank, tmp_path):
     root.mkdir()
     (root / "run_instance.log").write_text("Error creating container\n")
     assert not any("have no folder" in n for n in live.ingest(tmp_path / "logs").notes)  # an error is not absent
+
+
+def test_the_shift_line_points_to_this_session_s_status(bank, tmp_path):
+    """A new-user trial ran the suggested bare `hspr live status` in a folder holding run.hspr and read another
+    session's status."""
+    live = LiveSession.create(tmp_path / "mine.hspr", 12, matrix=bank["csv"], config=FAST)
+    t = live.next(1)[0]
+    out = " ".join(cli(["record", t, bank["truth"][t], "--session", live.path]).split())
+    assert f"(`hspr live status --session {live.path}` says more)" in out and "(`hspr live status` says" not in out
 
 
 def test_a_file_of_another_split_is_named_as_such(bank, tmp_path):

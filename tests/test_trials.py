@@ -1342,7 +1342,8 @@ def test_rerun_advice_on_a_trials_bank_keeps_the_graded_trials(tmp_path):
     t1 = live.next(1)[0]
     live.ingest(harbor_job(tmp_path / "j", {t1: [1, 1, 0, 0, (None, "DockerDaemonError")]}))
     out = " ".join(CliRunner().invoke(main, ["live", "status", "--session", str(tmp_path / "tb.hspr")]).output.split())
-    assert "`hspr live record TASK K/5` with K the trials that passed" in out and "record TASK 0`" not in out
+    where = f"--session {tmp_path / 'tb.hspr'}"  # a new-user trial: without it the command went to run.hspr
+    assert f"`hspr live record {where} {t1} K/5` with K the trials that passed" in out and " 0`" not in out
     assert "bank terminal-bench (80 tasks x 5 trials; the score is the mean pass rate)" in out  # a new-user trial
     res = CliRunner().invoke(main, ["live", "record", "--session", str(tmp_path / "tb.hspr"), t1, "2/5"])
     assert res.exit_code == 0 and LiveSession.open(tmp_path / "tb.hspr").recorded == {t1: 0.4}

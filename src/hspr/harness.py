@@ -464,8 +464,10 @@ def parse_run_summary(data: dict, path: Path, form: str = "run_summary") -> Harn
     if both is not None:  # incomplete: no prediction was submitted, so there is no outcome to have
         raise HarnessFormatError(f"{path}: instance {both!r} is in both '{status_of[both][1]}' and 'incomplete_ids' "
                                  "(no prediction submitted); the report is inconsistent")
-    if lists["incomplete_ids"]:
-        notes.append(f"{len(lists['incomplete_ids'])} incomplete id(s) (no prediction submitted) ignored")
+    if lists["incomplete_ids"]:  # named (a new-user trial: an asked task stayed pending with no hint why)
+        inc = lists["incomplete_ids"]
+        notes.append(f"{len(inc)} incomplete id(s) (no prediction submitted) ignored: {', '.join(inc[:5])}"
+                     f"{' ...' if len(inc) > 5 else ''}")
     # a trial: completed/submitted ids in no outcome list were dropped unsaid (other inconsistencies are refused)
     accounted = set(status_of) | set(lists["incomplete_ids"]) | set(lists["pending_ids"])
     for key in ("completed_ids", "submitted_ids"):

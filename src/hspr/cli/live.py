@@ -182,7 +182,9 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
                        f"{_fmt_pp(d['upper_pp'], 2)}] % (width {_fmt_pp(d['width_pp'], 2)} pp)")
         if st.estimate.shift is not None:
             shift = st.estimate.shift
-            out.append(f"shift: {shift.brief if brief else shift.message}")
+            # the session named in the pointer to status (a new-user trial: the bare command showed run.hspr)
+            out.append("shift: " + (shift.brief if brief else shift.message).replace(
+                "`hspr live status`", f"`hspr live status --session {shlex.quote(str(st.session))}`"))
     if st.hidden_agent is not None:  # a trial of the loop: the truth beside the estimate
         off = ("" if st.estimate is None else f"; the estimate is {d['estimate_pp'] - d['hidden_score_pp']:+.2f} pp off"
                + ("" if st.estimate.width is None else
@@ -204,7 +206,8 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
         pending = set(st.pending)  # a task the session did not ask is not offered by next (a trial took it so)
         out.append("needs a re-run (harness error, no outcome): "
                    + "; ".join(f"{t} ({why}{'' if t in pending else '; not asked by this session: next will not offer it'})"
-                               for t, why in st.needs_rerun[:8]) + rerun_advice(st.trials))
+                               for t, why in st.needs_rerun[:8])
+                   + rerun_advice(st.trials, st.session, [t for t, _ in st.needs_rerun]))
     if st.expected_width is not None and st.budget_left > 0:  # with none left the interval above is final
         early_forecast = 4 * st.n_recorded < st.n_recorded + st.budget_left  # a trial set its stop width from 21.4 pp; 27.5 reached
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
@@ -222,16 +225,20 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
     return out
 
 
-def rerun_advice(trials: int | None) -> str:
+def rerun_advice(trials: int | None, session: str, tasks: list[str]) -> str:
     """What to do with a task whose harness run keeps failing (a trial: `next` asked it forever, nothing
     said how out); on a bank of repeated trials its graded trials stand (a new-user trial was told to
-    record 0, which such a bank refuses, and which would drop the trials that passed)."""
+    record 0, which such a bank refuses, and which would drop the trials that passed). The command names
+    the ``session`` (a new-user trial: without it, it went to run.hspr, another session) and the task
+    when there is one."""
+    task = task_argument(tasks[0]) if len(tasks) == 1 else "TASK"
+    where = f"--session {shlex.quote(str(session))}"
     if trials is None:
         return (". If a re-run fails the same way, count it as unresolved, as the leaderboard does: "
-                "`hspr live record TASK 0`, or ingest the harness output again with --errors-as-unresolved")
+                f"`hspr live record {where} {task} 0`, or ingest the harness output again with --errors-as-unresolved")
     return (". If a re-run fails the same way, count the errored trials as failed, as tb and Harbor do: ingest the "
-            f"harness output again with --errors-as-unresolved, or `hspr live record TASK K/{trials}` with K the "
-            "trials that passed")
+            f"harness output again with --errors-as-unresolved, or `hspr live record {where} {task} K/{trials}` with "
+            "K the trials that passed")
 
 
 def echo_warnings(warnings) -> None:
@@ -660,7 +667,7 @@ def register(group: click.Group) -> None:
         rerun = [t for t in tasks if t in live_s.needs_rerun]
         if rerun and not as_json:  # stdout keeps the ids only; JSON has needs_rerun
             click.echo(f"note: {', '.join(rerun[:8])}{' ...' if len(rerun) > 8 else ''} asked again after a harness "
-                       f"error{rerun_advice(live_s.matrix.trials)}", err=True)
+                       f"error{rerun_advice(live_s.matrix.trials, live_s.path, rerun)}", err=True)
         tr = live_s.matrix.trials
         shown = {t: describe_outcome(live_s.hidden_outcome(t), tr) for t in tasks} if reveal else {}
         if as_json:
