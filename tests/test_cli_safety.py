@@ -805,6 +805,10 @@ def test_a_named_pipe_is_refused_where_a_file_is_read_but_a_shell_pipe_is_read(t
         assert read_text(f"/dev/fd/{r}") == "hello\n"
     finally:
         os.close(r)
+    with unread_fifo(tmp_path / "m") as fifo:  # a matrix piped in is read twice (form, then rows): say how to give it
+        res = run("bank", "validate", fifo)
+        assert res.exit_code == 2 and "(output piped in: save it first, `... > file`, or redirect a file: `< file`)" \
+            in " ".join(res.output.split())
 
 
 @pytest.mark.parametrize("code, said", [(errno.ENOSPC, "no free inodes: df -h, df -i"),

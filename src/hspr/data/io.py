@@ -1185,7 +1185,8 @@ def _detect(path: Path, scans: list | None = None) -> str:
     if path.is_dir():
         return _detect_dir(path, scans)
     if not path.is_file():  # a re-trial: a named pipe blocked the read for ever
-        raise DataError(f"{path}: not a regular file (a named pipe or a device?); give a file or a folder")
+        raise DataError(f"{path}: not a regular file (a named pipe or a device?); give a file or a folder (output "
+                        "piped in: save it first, `... > file`, or redirect a file: `< file`)")
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         return "jsonl"
     with path.open("rb") as fh:
