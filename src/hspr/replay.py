@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import numbers
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -114,6 +115,14 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
                 t = sess.ask()
                 sess.tell(t, row.reveal(t))
             est = sess.estimate()
+            if est.level != 0.90:  # a method-writer's trial: a 50 % interval's coverage was reported as 90 % coverage
+                raise HsprError(f"{type(sess).__name__} gave a {100 * est.level:g} % interval; replay and report measure "
+                                "90 % intervals (coverage, width): give the method level=0.9")
+            ends = [v for v in (est.point, est.lower, est.upper) if v is not None]
+            if not all(math.isfinite(v) for v in ends):  # the same trial: `hspr report` refused it, blaming the file
+                raise HsprError(f"{type(sess).__name__} gave the estimate {est.point} [{est.lower}, {est.upper}] after "
+                                f"{sess.n_queried} outcomes (seed {seed}); a method's estimate and interval ends must be "
+                                "finite numbers on the 0-1 scale")
             rec = {"budget": b, "estimate": float(est.point), "mean": est.mean, "median": est.median,
                    "lower": est.lower, "upper": est.upper, "queried": list(sess.queried)}
             if stop is not None:
@@ -320,6 +329,9 @@ def replay(
             raise HsprError(f"seeds[{k!r}] is {v!r}: give each seed once, and at least one (or leave {k!r} out for "
                             "its default seeds)")
     for name, m in methods.items():
+        if m.seed_kind not in SEEDS_BY_KIND:  # a method-writer's trial: a bare KeyError
+            raise HsprError(f"methods[{name!r}].seed_kind is {m.seed_kind!r}; it must be one of "
+                            f"{', '.join(map(repr, SEEDS_BY_KIND))} (the default seeds of replay: 10, 5 or 1 path)")
         seeds.setdefault(name, SEEDS_BY_KIND[m.seed_kind])
 
     if targets is not None:

@@ -362,6 +362,8 @@ class ScoreEstimate:
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, float(value))
+        if isinstance(self.level, bool) or not isinstance(self.level, numbers.Real) or not 0 < self.level < 1:
+            raise HsprError(f"ScoreEstimate: level must be the interval's level in (0, 1), e.g. 0.9, got {self.level!r}")
         if self.lower is not None and self.lower > self.point:
             object.__setattr__(self, "lower", float(self.point))
         if self.upper is not None and self.upper < self.point:
@@ -512,6 +514,9 @@ def _bounded_estimate(estimate):
             est = estimate(self)
         finally:
             self._estimating = False
+        if not isinstance(est, ScoreEstimate):  # a method-writer's trial: an AttributeError from inside this wrapper
+            raise HsprError(f"{type(self).__name__}.estimate() must return a ScoreEstimate (hspr.session.ScoreEstimate"
+                            f"(point=..., lower=..., upper=..., n_queried=..., budget=...)), got {type(est).__name__}")
         return est.within(*self.outcome_bounds()) if self.bounded_by_outcomes else est
     return bounded
 
@@ -634,9 +639,10 @@ class Session(ABC):
         if len(self._pending) < k:
             exclude = self._observed.copy()
             exclude[self._pending] = True
-            new = [int(j) for j in self._select_batch(k - len(self._pending), exclude)]
+            new = [self._column_index(j) for j in self._select_batch(k - len(self._pending), exclude)]
             if len(set(new)) != len(new) or exclude[new].any():
-                raise RuntimeError(f"{type(self).__name__} selected an observed, pending or repeated task")
+                raise RuntimeError(f"{type(self).__name__} selected an observed, pending or repeated task: "
+                                   f"{[self.tasks[j] for j in new if exclude[j]] or 'a task twice'}")
             self._pending.extend(new)
         return [self.tasks[j] for j in self._pending[:k]]
 
@@ -891,10 +897,20 @@ class Session(ABC):
         exclude = exclude.copy()
         out = []
         for _ in range(k):
-            j = int(self._select(exclude))
+            j = self._column_index(self._select(exclude))
             exclude[j] = True
             out.append(j)
         return out
+
+    def _column_index(self, j) -> int:
+        """``j``, a task column a :meth:`_select` chose, as an int; RuntimeError unless it is a whole
+        number in [0, n_tasks) (a method-writer's trial: -1 was asked for ever, 303 of 300 and a task id
+        raised numpy's errors)."""
+        n = whole_number(j)
+        if n is None or not 0 <= n < self.n_tasks:
+            raise RuntimeError(f"{type(self).__name__}._select must return a column index in 0..{self.n_tasks - 1}, "
+                               f"got {brief(j)}")
+        return n
 
     @abstractmethod
     def _update(self, j: int, y: int) -> None:
@@ -1036,9 +1052,11 @@ def _checked_fit(fit):
         # not with extra inputs indexed by the caller's rows or columns (a method's per-task features)
         extra = any(a is not None for a in args) or any(v is not None for v in kw.values())
         model = fit(self, source if extra else source.canonical(), *args, **kw)
-        if isinstance(model, FittedModel):
-            model.binary_outcomes = source.trials is None
-            model.trials = source.trials
+        if not isinstance(model, FittedModel):  # a method-writer's trial: replay failed on None.nested_budgets
+            raise HsprError(f"{type(self).__name__}.fit() must return a FittedModel (hspr.session.FittedModel), got "
+                            f"{type(model).__name__}")
+        model.binary_outcomes = source.trials is None
+        model.trials = source.trials
         return model
     return checked_fit
 
@@ -1131,7 +1149,8 @@ class Method(ABC):
     name : str
         Registered name.
     seed_kind : {'sampling', 'adaptive', 'deterministic'}
-        Replay's default seeds: 10, 5 or 1 path (a property where it depends on the settings).
+        Replay's default seeds: 10, 5 or 1 path (a property where it depends on the settings);
+        'sampling' unless a subclass says otherwise.
     accepts_pass_rates : bool
         Whether ``fit`` takes a bank of pass rates over repeated trials
         (``ResponseMatrix.trials``) and its sessions take a pass rate in [0, 1] as an outcome.
