@@ -323,8 +323,8 @@ def read_instance_report(path: str | Path) -> HarnessRead:
         return HarnessRead("instance_report", str(path),
                            [HarnessOutcome(path.parent.name, ERROR, "report.json is empty", str(path))])
     data = _load_json(path, text)
-    if isinstance(data, dict) and ("schema_version" in data or any(k in data for k in SUMMARY_ID_LISTS)):
-        # a harness trial: a run summary saved as report.json beside the logs was read entry by entry
+    if run_form(data) is not None:  # a harness trial: a run summary saved as report.json beside the logs was
+        # read entry by entry
         raise HarnessFormatError(f"{path}: a run summary (id lists such as resolved_ids), not one instance's "
                                  f"{LOG_REPORT}; ingest that file itself, not the folder holding it")
     return HarnessRead("instance_report", str(path), parse_instance_report(data, path))
@@ -789,6 +789,23 @@ def _is_tb_run(data: dict) -> bool:
                                       or (not res and "accuracy" in data))
 
 
+def run_form(data: object) -> str | None:
+    """The form of one agent's whole run that a parsed JSON document is: ``"tb_run"`` (a ``tb run``
+    results.json), ``"sb_cli"`` (an sb-cli report) or ``"run_summary"`` (the harness's run summary),
+    in that order of precedence (tb writes ``resolved_ids`` too); None for anything else. The one
+    test of these forms: :func:`read_outcomes` dispatches on it, and ``hspr bank build`` names such a
+    file as one agent's run (:mod:`hspr.data.io`)."""
+    if not isinstance(data, dict):
+        return None
+    if _is_tb_run(data):
+        return "tb_run"
+    if any(k in data for k in SB_CLI_KEYS + SB_CLI_ID_LISTS):
+        return "sb_cli"
+    if "schema_version" in data or any(k in data for k in SUMMARY_ID_LISTS):
+        return "run_summary"
+    return None
+
+
 def read_tb_run(path: str | Path, trials: int | None = None, keep: Callable[[str], bool] | None = None,
                 known: Callable[[str], bool] | None = None) -> HarnessRead:
     """Read a Terminal-Bench run's ``results.json`` (form ``tb_run``, module docstring).
@@ -966,7 +983,7 @@ def _folder_forms(folder: Path) -> dict[str, Path]:
     if "harbor_job" not in found and (f := harbor.started(other[harbor.CONFIG], HarnessFormatError)):
         found["harbor_job"] = f  # a job (or trial) just started: its config.json, no result yet (a new-user trial)
     for f in other[TB_RESULTS]:
-        if isinstance(d := harbor.try_json(f, HarnessFormatError), dict) and _is_tb_run(d):
+        if run_form(harbor.try_json(f, HarnessFormatError)) == "tb_run":
             found.setdefault("tb_run", f)
     for f in other[LOG_REPORT] + other[LOG_INSTANCE]:
         found.setdefault("log_dir", f)
@@ -992,7 +1009,7 @@ def _one_form(folder: Path) -> str | None:
 # ---------------------------------------------------------------------- detection
 def _json_form(data: object, path: Path) -> str:
     if isinstance(data, dict):
-        if _is_tb_run(data):  # before the run summary: tb writes resolved_ids / unresolved_ids too
+        if run_form(data) == "tb_run":  # before the run summary: tb writes resolved_ids / unresolved_ids too
             return "tb_run"
         _refuse_tb_trial(data, path)
         harbor.refuse_partial_trial(data, path, HarnessFormatError)
@@ -1001,10 +1018,8 @@ def _json_form(data: object, path: Path) -> str:
         if harbor.is_job_summary(data):
             raise HarnessFormatError(f"{path}: a Harbor job's summary (counts only); ingest the job folder that holds "
                                      f"it: each trial folder in it has the trial's {harbor.RESULT}")
-        if any(k in data for k in SB_CLI_KEYS + SB_CLI_ID_LISTS):
-            return "sb_cli"
-        if "schema_version" in data or any(k in data for k in SUMMARY_ID_LISTS):
-            return "run_summary"
+        if (form := run_form(data)) is not None:
+            return form
         if data and (path.name == LOG_REPORT or all(isinstance(v, dict) for v in data.values())):
             return "instance_report"  # its reader checks each entry
         if isinstance(data.get("resolved"), list) and isinstance(data.get("unresolved"), list):
@@ -1283,8 +1298,7 @@ def read_outcomes(path: str | Path, trials: int | None = None, digest: str | Non
         path = p / TB_RESULTS
     elif p.is_dir() and _one_form(p) == "tb_run":  # `tb run`'s output folder, runs/ (a harness trial: refused)
         _, other = harbor.scan(p, (TB_RESULTS,), HarnessFormatError)
-        runs = [f for f in other[TB_RESULTS] if isinstance(d := harbor.try_json(f, HarnessFormatError), dict)
-                and _is_tb_run(d)]
+        runs = [f for f in other[TB_RESULTS] if run_form(harbor.try_json(f, HarnessFormatError)) == "tb_run"]
         if len(runs) > 1:
             raise HarnessFormatError(f"{p}: holds {len(runs)} Terminal-Bench runs ("
                                      + ", ".join(str(f.parent.relative_to(p)) for f in sorted(runs)[:3])

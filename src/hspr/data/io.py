@@ -674,8 +674,9 @@ def _refuse_json_document(path: Path, text: str, first: str) -> None:
     if _one_agents_results(doc):  # a re-trial: a harness's per-agent file was 'not a subject record'
         raise DataError(f"{path}: one agent's results ({{task: outcome}}), not a bank of agents: put every "
                         f"agent's results into one long CSV 'agent,instance_id,resolved' ({_PER_AGENT_RECIPE})")
-    if isinstance(doc, dict) and "subject_id" not in doc and (
-            "resolved_ids" in doc or "schema_version" in doc or isinstance(doc.get("results"), list)):
+    from ..harness import run_form  # here: the harness module reads banks with this one
+
+    if isinstance(doc, dict) and "subject_id" not in doc and run_form(doc) is not None:
         # a harness trial: one agent's run summary or sb-cli report / tb run was told about JSON Lines
         raise DataError(f"{path}: one agent's run (a harness run summary, sb-cli report or tb run results.json), not a "
                         "bank of agents: `hspr live ingest FILE --session S` reads it into a live session; a bank "
@@ -1141,10 +1142,11 @@ def _detect_dir(path: Path, scans: list | None = None) -> str:
                         f"{resolved.parent.parent} --split {resolved.name}")
     for f, d in results:  # a trial's file lacking a key: named, rather than an unknown layout (a new-user trial)
         harbor.refuse_partial_trial(d, f, DataError)
+    from ..harness import run_form  # here: the harness module reads banks with this one
+
     per_agent = ""
     if other["report.json"] or other["run_instance.log"] or any(
-            isinstance(d := harbor.try_json(f, DataError), dict) and isinstance(d.get("results"), list)
-            for f in other["results.json"][:20]):
+            run_form(harbor.try_json(f, DataError)) == "tb_run" for f in other["results.json"][:20]):
         per_agent = ("; it holds one agent's harness output (SWE-bench logs or a tb run), which `hspr live ingest "
                      "FOLDER --session S` reads into a live session, not a bank of agents")
     elif any(p.suffix.lower() == ".json" for p in path.iterdir() if p.is_file()):  # a re-trial: no pointer to the recipe
