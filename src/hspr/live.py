@@ -1841,19 +1841,20 @@ class LiveSession:
             header = (f" (line 1 {line} may be a header: hspr reads the header 'instance_id,resolved' (or task_id); "
                       f"rename {first!r} to instance_id" + ("" if second.lower() == "resolved" else
                                                             f" and {second!r} to resolved") + ")")
+        near = did_you_mean(unknown, self.tasks) if unknown else ""  # ids the bank has up to case or separators
         if unknown and skip_unknown:
             read = replace(read, outcomes=[o for o in read.outcomes if o.instance_id in self._task_set])
             if not read.outcomes:
                 raise LiveSessionError(f"{path}: none of its {len(unknown)} id(s) is a task of the session "
                                        f"({', '.join(map(repr, unknown[:5]))}{' ...' if len(unknown) > 5 else ''}){header}: "
                                        "the wrong file or session? Nothing was recorded"
-                                       + did_you_mean(unknown, self.tasks))
+                                       + near)
             res.skipped = unknown
             res.notes.append(f"skipped {len(unknown)} id(s) that are not tasks of the session: "
                              f"{', '.join(map(repr, unknown[:10]))}{' ...' if len(unknown) > 10 else ''}{header}"
-                             + did_you_mean(unknown, self.tasks))
+                             + near)
         elif unknown and not any(o.instance_id in self._task_set for o in read.outcomes) \
-                and not did_you_mean(unknown, self.tasks):
+                and not near:
             # a harness trial: a run of Lite's dev split was told that --skip-unknown records the rest, which was none
             raise LiveSessionError(
                 f"{path}: none of its {len(unknown)} instance id(s) is a task of the bank ({self.doc['bank']['name']}, "
@@ -1867,7 +1868,7 @@ class LiveSession:
                 f"{path}: {len(unknown)} instance id(s) not in the bank ({self.doc['bank']['name']}, "
                 f"{self.session.n_tasks} tasks{subset}): {', '.join(map(repr, unknown[:10]))}"
                 f"{' ...' if len(unknown) > 10 else ''}{header}; nothing was recorded (--skip-unknown records the rest)"
-                + did_you_mean(unknown, self.tasks)
+                + near
             )
         dataset = next(iter(read.datasets), None)  # one at most: a reader refuses trials of two
         # a hostile trial and its re-trial: Harbor jobs of two agents, or of two datasets, went into one session

@@ -17,7 +17,7 @@ from types import MappingProxyType
 import click
 
 from ..data.io import bank_dir_of
-from ..fileio import OS_FIXES
+from ..fileio import OS_FIXES, names_stdout
 from ..parallel import BACKENDS, cluster
 from .meta import say_warning
 
@@ -331,8 +331,6 @@ def table_console(err, *outputs):
     ``outputs`` (paths, or None) names stdout, so that stdout holds the file alone
     (``--out /dev/stdout > r.json``), else a new stdout console, 160 columns wide when piped.
     """
-    from ..fileio import names_stdout
-
     if any(names_stdout(p) for p in outputs):
         return err
     return console(width=None if sys.stdout.isatty() else 160)
