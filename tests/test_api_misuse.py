@@ -888,7 +888,7 @@ def test_an_empty_path_is_not_the_current_folder():
         load_matrix("")
 
 
-def _user_method(sim, *, select=None, estimate=None, fit_result=None, seed_kind="deterministic"):
+def _user_method(*, select=None, estimate=None, fit_returns_none=False, seed_kind="deterministic"):
     """A user's method on the protocol (a method-writer's trial), with one part made wrong."""
     from hspr.session import FittedModel, Method, ScoreEstimate, Session
 
@@ -917,7 +917,7 @@ def _user_method(sim, *, select=None, estimate=None, fit_result=None, seed_kind=
         name = "mine"
 
         def fit(self, source):
-            return Fitted(source.tasks) if fit_result is None else None
+            return None if fit_returns_none else Fitted(source.tasks)
 
     Mine.seed_kind = seed_kind
     return Mine()
@@ -934,28 +934,28 @@ def test_a_user_method_s_mistakes_are_named_not_tracebacks(sim):
 
     src = sim.rows(range(1, 20))
     with pytest.raises(HsprError, match=r"Sess.estimate\(\) must return a ScoreEstimate .*, got float"):
-        s = _user_method(sim, estimate=lambda self: 0.5).fit(src).start(5, 0)
+        s = _user_method(estimate=lambda self: 0.5).fit(src).start(5, 0)
         s.tell(s.ask(), 1)
         s.estimate()
     with pytest.raises(HsprError, match=r"Mine.fit\(\) must return a FittedModel .*, got NoneType"):
-        _user_method(sim, fit_result=False).fit(src)
+        _user_method(fit_returns_none=True).fit(src)
     for bad in (-1, 40, "t0"):
         with pytest.raises(RuntimeError, match=r"Sess._select must return a column index in 0..39, got "):
-            _user_method(sim, select=lambda self, exclude, b=bad: b).fit(src).start(5, 0).ask()
+            _user_method(select=lambda self, exclude, b=bad: b).fit(src).start(5, 0).ask()
     with pytest.raises(RuntimeError, match=r"Sess selected an observed, pending or repeated task: \['"):
-        s = _user_method(sim, select=lambda self, exclude: 0).fit(src).start(5, 0)
+        s = _user_method(select=lambda self, exclude: 0).fit(src).start(5, 0)
         s.tell(s.ask(), 1)
         s.ask()
     folds = make_folds(sim.agents)
     with pytest.raises(HsprError, match=r"methods\['m'\].seed_kind is 'random'; it must be one of 'sampling', "):
-        replay("x", sim, {"m": _user_method(sim, seed_kind="random")}, folds=folds)
+        replay("x", sim, {"m": _user_method(seed_kind="random")}, folds=folds)
     half = lambda self: ScoreEstimate(point=0.5, lower=0.4, upper=0.6, n_queried=self.n_queried, budget=self.budget,  # noqa: E731
                                       level=0.5)
     with pytest.raises(HsprError, match=r"Sess gave a 50 % interval; replay and report measure 90 % intervals"):
-        replay("x", sim, {"m": _user_method(sim, estimate=half)}, folds=folds)
+        replay("x", sim, {"m": _user_method(estimate=half)}, folds=folds)
     nan = lambda self: ScoreEstimate(point=float("nan"), n_queried=self.n_queried, budget=self.budget)  # noqa: E731
     with pytest.raises(HsprError, match=r"Sess gave the estimate nan \[None, None\] after 4 outcomes \(seed 0\)"):
-        replay("x", sim, {"m": _user_method(sim, estimate=nan)}, folds=folds)
+        replay("x", sim, {"m": _user_method(estimate=nan)}, folds=folds)
     for level in (90, 0, True):
         with pytest.raises(HsprError, match=r"level must be the interval's level in \(0, 1\), e\.g\. 0\.9"):
             ScoreEstimate(point=0.5, n_queried=1, budget=1, level=level)
