@@ -79,6 +79,35 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
+def plugin_digest(method: str) -> str | None:
+    """sha256 (hex) over the path and bytes of every ``.py`` file of the top-level package that holds
+    ``method`` when it is an installed package's method (:data:`hspr.methods.ENTRY_POINT_GROUP`); None
+    for hspr's own methods and for any name no package registers (a cached result's label). Read on
+    every call: a method of one's own changes while hspr does not, and a fit made by its old code must
+    not stand in for its new one."""
+    import sys
+
+    from .methods import REGISTRY, method_class, registry
+
+    if method in REGISTRY or method not in registry():
+        return None
+    top = sys.modules[method_class(method).__module__.partition(".")[0]]
+    roots = getattr(top, "__path__", None)
+    files = sorted(p for d in roots for p in Path(d).rglob("*.py")) if roots else [Path(top.__file__)]
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode() if roots is None else str(p).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def method_code(method: str) -> str:
+    """The code a fit or a session of ``method`` depends on: :func:`code_digest`, with an installed
+    package's method's own :func:`plugin_digest` folded in (hspr's methods: :func:`code_digest` alone)."""
+    extra = plugin_digest(method)
+    return code_digest() if extra is None else hashlib.sha256(f"{code_digest()}:{extra}".encode()).hexdigest()
+
+
 @functools.cache
 def library_versions() -> dict:
     """Versions of the numerical libraries a fit depends on (numpy, scipy, scikit-learn), read from
@@ -97,9 +126,10 @@ def library_versions() -> dict:
 
 
 def cache_key(bank_digest: str, method: str, settings: dict) -> str:
-    """Hex key of one fit: bank digest, method, settings, hspr version, code digest, the numerical
-    libraries' versions (:func:`library_versions`), cache format."""
-    blob = json.dumps({"format": CACHE_FORMAT, "version": __version__, "code": code_digest(), "bank": bank_digest,
+    """Hex key of one fit: bank digest, method, settings, hspr version, code digest (:func:`method_code`:
+    with an installed package's method, its code too), the numerical libraries' versions
+    (:func:`library_versions`), cache format."""
+    blob = json.dumps({"format": CACHE_FORMAT, "version": __version__, "code": method_code(method), "bank": bank_digest,
                        "method": method, "settings": settings, "libraries": library_versions()}, sort_keys=True,
                       default=str)
     return hashlib.sha256(blob.encode()).hexdigest()

@@ -95,11 +95,11 @@ from . import __version__, journal
 from .data.banks import BANKS, bank_of_rows, foreign_datasets, load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
-from .errors import HsprError, InputWarning, UnreadableFolderWarning, brief, held_warnings, shorten
-from .fitcache import cached_fit, code_digest, entry_path
+from .errors import HsprError, InputWarning, UnknownIdError, UnreadableFolderWarning, brief, held_warnings, shorten
+from .fitcache import cached_fit, entry_path, method_code
 from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError, session_lock
-from .methods import LIVE_DEFAULT, REGISTRY, method_class
+from .methods import ENTRY_POINT_GROUP, LIVE_DEFAULT, method_class
 from .outcomes import SPELLINGS, describe_outcome, is_ambiguous_one, outcome, pass_rate, snap_pass_rate, trial_successes
 from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, check_seed, refuse_pass_rates, trajectory, whole_number
 from .stopping import WidthBelow, live_rule
@@ -664,9 +664,11 @@ def relink_matrix(path: str | Path, matrix: str | Path) -> tuple[str, list[str]]
 def _make_method(name: str, settings) -> Method:
     """Method ``name`` built from its settings (None: defaults; a dict of :meth:`Method.get_params`
     values; or a settings object with ``to_dict``, such as :class:`HSPRConfig`)."""
-    if name not in REGISTRY:
-        raise LiveSessionError(f"unknown method {name!r}; known: {', '.join(REGISTRY)}")
-    cls = method_class(name)
+    try:
+        cls = method_class(name)
+    except UnknownIdError as exc:  # e.g. a session of a package's method, that package since uninstalled
+        raise LiveSessionError(f"{exc.args[0]}; a method another package registers (entry-point group "
+                               f"{ENTRY_POINT_GROUP!r}) is known only while that package is installed") from None
     if settings is None:
         return cls()
     if hasattr(settings, "to_dict"):
@@ -835,7 +837,7 @@ class LiveSession:
         self.model = model
         self._task_set = frozenset(model.tasks)
         # the header never changes, so whether its log can be trusted is decided once
-        self._trusted = self.doc.get("hspr_version") == __version__ and self.doc.get("code") == code_digest()
+        self._trusted = self.doc.get("hspr_version") == __version__ and self.doc.get("code") == method_code(self.doc["method"]["name"])
         self._replay()
 
     # -- construction ---------------------------------------------------------------
@@ -968,7 +970,7 @@ class LiveSession:
             "format": SESSION_FORMAT,
             "version": SESSION_VERSION,
             "hspr_version": __version__,
-            "code": code_digest(),
+            "code": method_code(method),
             "id": os.urandom(16).hex(),
             "created": _now(),
             "bank": {
@@ -1168,7 +1170,7 @@ class LiveSession:
         """Check events ``start``, ``start + 1``, ... of the log and hand them to :meth:`Session.restore`.
 
         The log is trusted (the method does not re-choose its asks) when the file was written
-        by this hspr version and code (:func:`hspr.fitcache.code_digest`); otherwise every ask
+        by this hspr version and code (:func:`hspr.fitcache.method_code`); otherwise every ask
         is re-chosen and compared with the log.
         """
         replay = []

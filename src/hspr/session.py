@@ -1025,9 +1025,9 @@ class FixedOrderSession(Session):
 
 def pass_rate_methods() -> list[str]:
     """Registered methods whose ``fit`` takes a bank of pass rates (``Method.accepts_pass_rates``)."""
-    from .methods import REGISTRY, method_class  # the registry imports this module
+    from .methods import names_with  # the registry imports this module
 
-    return [n for n in REGISTRY if method_class(n).accepts_pass_rates]
+    return names_with("accepts_pass_rates")
 
 
 def refuse_pass_rates(method: Method, source: ResponseMatrix) -> None:

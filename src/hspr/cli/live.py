@@ -33,12 +33,13 @@ from ..live import (
     relink_matrix,
     task_argument,
 )
-from ..methods import LIVE_DEFAULT, REGISTRY
+from ..methods import LIVE_DEFAULT, method_class, method_names
 from ..outcomes import describe_outcome
 from ..session import BudgetError
 from ..stopping import MIN_TASKS
 from .common import (
     MAX_SEED,
+    LazyHelpOption,
     busy,
     check_output_file,
     check_session_bank_label,
@@ -352,6 +353,16 @@ def _agent_ids(ctx, param, incomplete: str):
     return [CompletionItem(a) for a in agents if a.startswith(incomplete)]
 
 
+def _known_method(ctx, param, value):
+    """``--method``: a name :func:`hspr.methods.method_class` knows (hspr's or an installed package's;
+    click.BadParameter with a did-you-mean otherwise, or naming the package whose method does not load)."""
+    try:
+        method_class(value)
+    except (KeyError, HsprError) as exc:
+        raise click.BadParameter(exc.args[0], param=param) from None
+    return value
+
+
 def _existing_config(ctx, param, value):
     """``--config``'s file, which must exist; ``auto`` (replay's per-fold selection) is told what a live session
     takes instead (an API trial got "File 'auto' does not exist")."""
@@ -409,8 +420,6 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
         # a fit that has such jobs says how to use every core while it runs (worded so that it does not read as
         # running on every core: a new-user trial with --workers 1)
         from joblib import parallel_config
-
-        from ..methods import method_class
 
         cores = os.cpu_count() or 1
         parallel = method_class(method).parallel_fit
@@ -530,9 +539,11 @@ def register(group: click.Group) -> None:
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
     @click.option("--budget", required=True, help="Tasks to run: a whole number (50) or a fraction of the bank written with a point "
                        "(0.10; 1.0 = every task).")
-    @click.option("--method", default=LIVE_DEFAULT, show_default=True, type=click.Choice(list(REGISTRY)),
-                  help="Method that picks the tasks and estimates the score (README, 'Live': why hspr_robust is the "
-                       "default; hspr is the paper's method).")
+    @click.option("--method", default=LIVE_DEFAULT, show_default=True, callback=_known_method,
+                  shell_complete=completer(method_names), cls=LazyHelpOption,
+                  help_text=lambda: "Method that picks the tasks and estimates the score, one of "
+                  f"{', '.join(method_names())} (README, 'Live': why hspr_robust is the default; hspr is the paper's "
+                  "method; docs/python-api.md, 'Your own method': a method an installed package registers).")
     @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, callback=_existing_config,
                   help="Method settings as JSON (for hspr and hspr_robust: HSPRConfig fields, e.g. {\"n_nodes\": 2048}; "
                        "for hspr_robust these fix its HSPR configuration and switch off its own choice of one, and "

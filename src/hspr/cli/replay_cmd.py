@@ -34,7 +34,7 @@ from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import InputWarning
 from ..fileio import write_json_durable, write_text_durable
-from ..methods import REGISTRY, REPLAY_DEFAULT, method_class
+from ..methods import REPLAY_DEFAULT, method_names, names_with
 from ..methods.hspr.config import ACQUISITIONS, DECISIONS
 from ..methods.hspr.replay_options import check_table_covers, replay_methods
 from ..replay import align_targets, check_fractions, replay
@@ -218,17 +218,17 @@ def parse_methods(text: str) -> list[str]:
     """``--methods``: comma-separated registered names, or 'all' (each method whose class is
     ``in_all``); click.BadParameter naming unknown, empty or repeated names, or 'all' among others."""
     # 'all' = every method once (not those that are another under other settings: Method.in_all)
-    names = ([n for n in REGISTRY if method_class(n).in_all] if text.strip() == "all"
-             else [x.strip() for x in text.split(",")])
+    known = method_names()
+    names = names_with("in_all") if text.strip() == "all" else [x.strip() for x in text.split(",")]
     if "all" in names and len(names) > 1:
         raise click.BadParameter(f"{text!r}: 'all' runs every method and stands alone; give it alone, or list the "
                                  "names", param_hint="--methods")
-    unknown = [repr(n) for n in names if n not in REGISTRY]
-    repeated = sorted({n for n in names if n in REGISTRY and names.count(n) > 1})
+    unknown = [repr(n) for n in names if n not in known]
+    repeated = sorted({n for n in names if n in known and names.count(n) > 1})
     if unknown or repeated:
         what = "; ".join(([f"unknown or empty name(s) {', '.join(unknown)}"] if unknown else [])
                          + ([f"given twice: {', '.join(repeated)}"] if repeated else []))
-        raise click.BadParameter(f"{text!r}: {what}; known: {', '.join(REGISTRY)} or 'all'", param_hint="--methods")
+        raise click.BadParameter(f"{text!r}: {what}; known: {', '.join(known)} or 'all'", param_hint="--methods")
     return names
 
 
@@ -304,7 +304,7 @@ def refuse_missing_for(method_objs: dict, jobs: list) -> None:
     refusing = [n for n, m in method_objs.items() if not m.accepts_missing]
     if not kept or not refusing:
         return
-    taking = [n for n in REGISTRY if method_class(n).accepts_missing]
+    taking = names_with("accepts_missing")
     label, mat = kept[0]
     raise click.BadParameter(f"{label} keeps its {mat.n_missing} missing cell(s) (--no-missing-as-zero), and "
                              f"{', '.join(refusing)} need(s) a complete matrix: drop --no-missing-as-zero (missing cells "
@@ -376,9 +376,10 @@ def register(group: click.Group) -> None:
     @click.option("--strongest", default=20, show_default=True, type=int,
                   help="With --split strongest: how many of the highest-scoring agents are targets.")
     @click.option("--methods", default=",".join(REPLAY_DEFAULT), show_default=True,
-                  shell_complete=completer([*REGISTRY, "all"], comma=True, alone=("all",)), cls=LazyHelpOption,
-                  help_text=lambda: f"Comma-separated methods or 'all'. Known: {', '.join(REGISTRY)}. 'all' is each "
-                  f"method once, leaving out {', '.join(n for n in REGISTRY if not method_class(n).in_all) or 'none'} "
+                  shell_complete=completer(lambda: [*method_names(), "all"], comma=True, alone=("all",)),
+                  cls=LazyHelpOption, help_text=lambda: f"Comma-separated methods or 'all'. Known: "
+                  f"{', '.join(method_names())}. 'all' is each method once, leaving out "
+                  f"{', '.join(names_with('in_all', False)) or 'none'} "
                   "(another method under other settings; name it to run it).")
     @click.option("--budget", "budget", default="0.10", show_default=True,
                   help="Budget as a fraction of the bank's tasks (1.0: all; unlike `hspr live`, not a task count); "

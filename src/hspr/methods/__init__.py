@@ -1,10 +1,13 @@
 """Registry of score-recovery methods by name (lazy imports, so one module's error
-does not break the others)."""
+does not break the others), and the methods other installed packages register under the
+entry-point group ``hspr.methods`` (docs/python-api.md, "Your own method")."""
 
 from __future__ import annotations
 
 import difflib
+import functools
 import re
+import warnings
 from collections.abc import Mapping
 from importlib import import_module
 from types import MappingProxyType
@@ -30,6 +33,15 @@ REGISTRY: Mapping[str, str] = MappingProxyType({
     "aipw": "hspr.methods.aipw:AIPW",
 })
 
+#: the entry-point group through which an installed package registers methods of its own, which
+#: then run by name wherever hspr's do (``hspr replay --methods``, ``hspr live start --method``,
+#: :func:`get_method`): in the package's pyproject.toml, ``[project.entry-points."hspr.methods"]``
+#: ``my_method = "my_package.module:MyMethod"``
+ENTRY_POINT_GROUP = "hspr.methods"
+
+#: a registered name: usable in a comma-separated ``--methods`` list and as a results label
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
 #: the method ``hspr live start`` (and :meth:`hspr.live.LiveSession.create`) runs unless told
 #: otherwise: the lowest macro MAE of the four shipped banks' folds and the interval that holds
 #: up for agents unlike the bank (README, "Live"; shift and first-on-every-bank issues)
@@ -53,20 +65,94 @@ def current_label(method: str) -> str:
     return method if m is None else (f"hspr_auto[{m[1]}]" if m[1] else "hspr_auto")
 
 
+def _installed() -> dict[str, tuple[str, str]]:
+    """The methods installed packages register (:data:`ENTRY_POINT_GROUP`): name -> (``module:Class``,
+    the package's name), in name order; read once per import path (``sys.path``)."""
+    import sys
+
+    return dict(_scan(tuple(sys.path)))
+
+
+@functools.cache
+def _scan(path: tuple[str, ...]) -> tuple[tuple[str, tuple[str, str]], ...]:
+    """:func:`_installed` for the import path ``path``. An entry whose name is hspr's own or not a valid
+    name (:data:`_NAME`, not ``all``) is left out with a warning that names the package (once: the scan
+    is cached, so a command does not repeat it at each look-up)."""
+    from importlib.metadata import entry_points
+
+    out: dict[str, tuple[str, str]] = {}
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        dist = getattr(ep.dist, "name", None) or "an installed package"
+        if ep.name in REGISTRY or ep.name == "all" or not _NAME.match(ep.name):
+            why = "is hspr's own method" if ep.name in REGISTRY else "is not a name of letters, digits and _"
+            warnings.warn(f"{dist}: entry point {ep.name!r} of group {ENTRY_POINT_GROUP!r} {why}: left out (rename it "
+                          "in that package's entry points)", stacklevel=4)
+        elif ep.name in out and out[ep.name][0] != ep.value:
+            warnings.warn(f"{dist}: method {ep.name!r} ({ep.value}) is also registered by {out[ep.name][1]} "
+                          f"({out[ep.name][0]}): the first is used; uninstall one of the two", stacklevel=4)
+        else:
+            out.setdefault(ep.name, (ep.value, dist))  # the same package seen twice on the path: one entry
+    return tuple(out.items())
+
+
+def registry() -> Mapping[str, str]:
+    """Every method that runs by name: hspr's own (:data:`REGISTRY`, in its order), then those installed
+    packages register under :data:`ENTRY_POINT_GROUP` (in name order). name -> ``module:Class``; the
+    packages are read once per import path (a package installed by this process later is not seen)."""
+    return MappingProxyType({**REGISTRY, **{n: v for n, (v, _) in _installed().items()}})
+
+
 def method_names() -> list[str]:
-    """The registered method names, in registry order (``hspr`` first; :func:`get_method` takes each)."""
-    return list(REGISTRY)
+    """The method names that run by name (:func:`registry`): hspr's own in registry order (``hspr``
+    first), then installed packages' methods; :func:`get_method` takes each."""
+    return list(registry())
+
+
+def names_with(flag: str, value: bool = True) -> list[str]:
+    """The names of :func:`registry` whose class has the :class:`~hspr.session.Method` flag ``flag``
+    (``in_all``, ``accepts_missing``, ``accepts_pass_rates``, ...) equal to ``value``, in registry order. An installed
+    package's method that does not load is left out with a warning (its error shows when it is named)."""
+    out = []
+    for name in registry():
+        try:
+            cls = method_class(name)
+        except HsprError as exc:
+            warnings.warn(f"{exc}: left out", stacklevel=2)
+            continue
+        if bool(getattr(cls, flag)) == value:
+            out.append(name)
+    return out
 
 
 def method_class(name: str) -> type[Method]:
-    """The class registered as ``name``; raises KeyError listing the known names."""
-    if name not in REGISTRY:
+    """The class registered as ``name`` (:func:`registry`).
+
+    Raises :class:`~hspr.errors.UnknownIdError` (a KeyError) listing the known names for an unknown
+    name, and :class:`~hspr.errors.HsprError` naming the package when an installed package's method
+    does not import or is not a :class:`~hspr.session.Method` subclass."""
+    if name in REGISTRY:
+        mod, cls = REGISTRY[name].split(":")
+        return getattr(import_module(mod), cls)
+    installed = _installed()
+    if name not in installed:
+        known = [*REGISTRY, *installed]
         norm = str(name).strip().lower().replace("-", "_")  # an API trial: 'HSPR', 'hspr-robust' got no hint
-        close = norm if norm in REGISTRY else next(iter(difflib.get_close_matches(norm, list(REGISTRY), n=1)), None)
+        close = norm if norm in known else next(iter(difflib.get_close_matches(norm, known, n=1)), None)
         raise UnknownIdError(f"unknown method {name!r}" + (f"; did you mean {close!r}?" if close else "")
-                             + f" (known: {', '.join(REGISTRY)})")
-    mod, cls = REGISTRY[name].split(":")
-    return getattr(import_module(mod), cls)
+                             + f" (known: {', '.join(known)})")
+    value, dist = installed[name]
+    mod, _, attr = value.partition(":")
+    where = f"method {name!r} of {dist} ({ENTRY_POINT_GROUP} entry point {value!r})"
+    try:
+        obj = import_module(mod)
+        for part in attr.split(".") if attr else ():
+            obj = getattr(obj, part)
+    except Exception as exc:  # the package's own error: say whose it is
+        raise HsprError(f"{where} does not load: {type(exc).__name__}: {exc}") from None
+    if not (isinstance(obj, type) and issubclass(obj, Method)):
+        raise HsprError(f"{where} is {obj!r}, not a subclass of hspr.session.Method: point the entry point at the "
+                        "method's class (docs/python-api.md, 'Your own method')")
+    return obj
 
 
 def get_method(name: str, **params) -> Method:
