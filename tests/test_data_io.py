@@ -579,6 +579,61 @@ def test_common_header_mistakes_get_a_hint(tmp_path, text, message):
         load_matrix(path)
 
 
+@pytest.mark.parametrize("name, text, sep", [("bank.tsv", "agent\tt1\tt2\na\t1\t0\nb\t0\t\n", "\t"),
+                                             ("bank.csv", "agent;t1;t2\na;1;0\nb;0;\n", ";")])
+def test_the_conversion_a_tab_or_semicolon_file_is_told_works(tmp_path, monkeypatch, name, text, sep):
+    """A trial: a TSV was refused with no way to convert it. The command the message gives makes a file hspr reads
+    with the same cells (an empty cell stays a missing run), and never replaces the input."""
+    import subprocess
+    import sys
+
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(DataError) as err:
+        load_matrix(path)
+    command = re.search(r'convert it, e\.g\. python -c "(.+?)"\)', str(err.value)).group(1)
+    monkeypatch.chdir(tmp_path)
+    subprocess.run([sys.executable, "-c", command], check=True)
+    assert path.read_text() == text
+    out = tmp_path / ("bank_comma.csv" if name.endswith(".csv") else "bank.csv")
+    m = load_matrix(out)
+    assert (list(m.agents), list(m.tasks)) == (["a", "b"], ["t1", "t2"])
+    assert m.values.tolist() == [[1, 0], [0, 0]] and m.missing.tolist() == [[False, False], [False, True]]
+
+
+def test_a_long_csv_without_its_outcome_column_is_named_as_such(tmp_path):
+    """A trial: 'agent,instance_id' with no resolved column was told "task 'instance_id': non-binary value 't1'"."""
+    path = write(tmp_path / "long.csv", "agent,instance_id\na,t1\nb,t2\n")
+    with pytest.raises(DataError, match=re.escape("The header has 'instance_id', a long CSV's task column, but no "
+                                                  "'resolved' column: a long CSV's header is 'agent,instance_id,"
+                                                  "resolved'") + ".*non-binary value 't1'.*n/a, #n/a, nan, null or none"):
+        load_matrix(path)
+
+
+def test_the_refusal_of_too_few_agents_names_the_file(tmp_path):
+    """A trial: replay of a 1-agent matrix said "1 agents are too few" naming no file. (`bank validate` says
+    nothing of it: one agent's file is what `hspr bank merge` takes as NEW.)"""
+    from hspr.cli import main
+
+    one = write(tmp_path / "one.csv", "agent,t1,t2\na,1,0\n")
+
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(one), "--seeds", "0"])
+    assert res.exit_code == 2 and f"error: {one}: 1 agents are too few for 4 target folds" in res.stderr
+
+
+@pytest.mark.parametrize("args, said", [(("bank", "check", "x.csv"), "'check'. Did you mean 'validate'?"),
+                                        (("bank", "list"), "'list'. Did you mean 'agents'?"),
+                                        (("cache", "clear"), "'clear'. Did you mean 'purge'?"),
+                                        (("repaly",), "'repaly'. Did you mean 'replay'?"),
+                                        (("live", "stauts"), "'stauts'. Did you mean 'status'?")])
+def test_an_unknown_sub_command_gets_the_one_meant(args, said):
+    """A trial: `hspr bank check` got "No such command 'check'" (too far from validate for click's suggestion)."""
+    from hspr.cli import main
+
+    res = CliRunner().invoke(main, list(args))
+    assert res.exit_code == 2 and f"No such command {said}" in res.stderr
+
+
 def test_ids_with_control_characters_are_refused_by_name():
     """A tab or newline in an id broke `hspr bank agents`' TSV and the one-id-per-line outputs (hostile trial)."""
     from hspr.data import ResponseMatrix
@@ -728,7 +783,7 @@ def test_one_outcome_vocabulary_for_csv_and_jsonl(tmp_path):
     m = load_matrix(jl)
     assert m.values.tolist() == [[1, 1, 0], [0, 1, 1]] and m.missing.tolist() == [[False, False, True], [False] * 3]
     for bad in ("1.5", "10", "01"):
-        with pytest.raises(DataError, match=rf"non-binary value '{bad}'.*null = no run"):
+        with pytest.raises(DataError, match=rf"non-binary value '{bad}'.*null or none = no run"):
             load_matrix(write(tmp_path / "b.csv", f"agent,t1,t2\na,{bad},1\nb,0,1\n"))
 
 

@@ -142,6 +142,34 @@ def test_a_row_without_any_run_is_named_once_by_validate_and_merge(tmp_path):
     assert res.exit_code == 0 and res.output.count("no run at all") == 1, res.output
 
 
+def test_a_new_file_of_alike_agents_is_not_called_uninformative_but_a_merged_bank_that_is_so_is(tmp_path):
+    """A trial: NEW, two agents on one task both resolved, was told 'no task separates any two agents' though
+    the merged bank is fine; the check belongs to the bank merge writes."""
+    (tmp_path / "base.csv").write_text("agent,t1,t2\na,1,0\nb,0,1\n")
+    (tmp_path / "new.csv").write_text("agent,t1\nc,1\nd,1\n")
+    res = CliRunner().invoke(main, ["bank", "merge", str(tmp_path / "base.csv"), str(tmp_path / "new.csv"), "--out",
+                                    str(tmp_path / "m.csv")])
+    assert res.exit_code == 0 and "separates" not in res.output, res.output
+    (tmp_path / "same.csv").write_text("agent,t1\na,1\nb,1\n")
+    res = CliRunner().invoke(main, ["bank", "merge", str(tmp_path / "same.csv"), str(tmp_path / "new.csv"), "--out",
+                                    str(tmp_path / "m2.csv")])
+    assert res.exit_code == 0 and res.output.count("no task separates any two agents (every cell is 1)") == 1
+    assert f"{tmp_path / 'm2.csv'}: no task separates" in res.output
+
+
+def test_ids_that_differ_only_by_spaces_are_named_as_such(tmp_path):
+    """A trial: agents 'a' and 'a ' were refused as "duplicate agent id 'a'", with a long-CSV hint."""
+    (tmp_path / "ws.csv").write_text("agent,t1,t2\na,1,0\na ,0,1\n")
+    with pytest.raises(DataError, match=r"line 2 and line 3: agent ids 'a' and 'a ' are one id once the spaces "
+                                        r"around them are removed \('a'\)"):
+        load_matrix(tmp_path / "ws.csv")
+    (tmp_path / "d4.csv").write_text("agent,t1,t2,t3\na,1,0,1\na,0,1,1\n")
+    with pytest.raises(DataError) as err:
+        load_matrix(tmp_path / "d4.csv")
+    assert str(err.value) == (f"{tmp_path / 'd4.csv'}: duplicate agent id 'a' (line 2 and line 3); agent ids must be "
+                              "unique: rename or remove one of them")
+
+
 def test_jsonl_task_ids_are_stripped_like_csv_ids_so_a_merge_writes_a_loadable_bank(tmp_path):
     """A JSONL response under 't1 ' became a second task beside the CSV's 't1', and `bank merge`
     wrote (over BASE) a CSV that `bank validate` then refused for a duplicate id (a hostile trial)."""

@@ -25,7 +25,7 @@ MISSING = frozenset({"", "na", "n/a", "#n/a", "nan", "null", "none"})  # "#N/A":
 #: how messages describe the vocabulary
 SPELLINGS = "resolved/unresolved, 1/0, true/false, yes/no, pass/fail"
 #: how messages describe a cell with no run
-NO_RUN = "empty, na, nan or null = no run"
+NO_RUN = "empty, na, n/a, #n/a, nan, null or none = no run"
 _DECIMAL = re.compile(r"([01])\.0+")  # 1.00, 0.000: a spreadsheet's formatting of 1 and 0
 _COUNT = re.compile(r"0*[0-9]{1,4}")  # ASCII digits only (str.isdigit also takes superscripts); 00003 is 3
 #: a zero decimal part of a whole number ("3.0", "5.00"), dropped before the count is read

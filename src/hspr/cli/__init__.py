@@ -11,6 +11,7 @@ import click
 
 from .. import __version__
 from ..errors import HsprError  # here, not in invoke: Ctrl-C while it loaded there was click's "Aborted!" (a trial)
+from .meta import SuggestingGroup
 
 #: command name -> the sub-module that registers it; imported only when the command runs, so
 #: ``hspr live status`` does not pay for the replay and report stack (click's lazy-group pattern)
@@ -98,7 +99,7 @@ def _json_error(ctx: click.Context, message: str) -> None:
         click.echo(json_error(message))
 
 
-class LazyGroup(click.Group):
+class LazyGroup(SuggestingGroup):
     """A click group whose sub-commands are registered when first looked up."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -10,6 +10,7 @@ import os
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from types import MappingProxyType
 from typing import TypeVar
 
 import click
@@ -24,11 +25,11 @@ from hspr.cli.common import (
     refuse_overwriting_inputs,
     same_file,
 )
-from hspr.cli.meta import json_error, say_warning
+from hspr.cli.meta import SuggestingGroup, json_error, say_warning
 from hspr.data import harbor
 from hspr.data.banks import BANKS, bank_of_rows, foreign_datasets, load_bank
 from hspr.data.build import merge_banks, write_wide_csv
-from hspr.data.io import FORMS, bank_dir_of, detect_form, load_matrix, load_matrix_and_form, warn_suspect
+from hspr.data.io import FORMS, bank_dir_of, check_in_memory, detect_form, load_matrix, load_matrix_and_form
 from hspr.data.matrix import DataError, ResponseMatrix
 from hspr.errors import InputWarning
 from hspr.fileio import names_stdout
@@ -225,7 +226,13 @@ def _refuse_empty(value: str, hint: str) -> None:
 
 
 # ---------------------------------------------------------------------- hspr bank ...
-@click.group("bank")
+class BankGroup(SuggestingGroup):
+    """``hspr bank``: ``check`` / ``verify`` name ``validate``, ``list`` names ``agents``."""
+
+    synonyms = MappingProxyType({"check": "validate", "verify": "validate", "list": "agents"})
+
+
+@click.group("bank", cls=BankGroup)
 def bank_group() -> None:
     """Build, check or merge a response matrix (bank), or list a bundled bank's agents."""
 
@@ -468,7 +475,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
                      load_matrix_and_form(base, suspect=False), as_json, seen, None if bundled else base)
     b, b_form = _run(lambda: load_matrix_and_form(new, suspect=False), as_json, seen, new)
     _run(lambda: (_refuse_foreign_trials(new, b_form, base, a), _refuse_foreign_trials(base, a_form, new, b)), as_json)
-    m = _run(lambda: warn_suspect(merge_banks(a, b, prefer), out), as_json, seen)
+    m = _run(lambda: check_in_memory(merge_banks(a, b, prefer), str(out)), as_json, seen)
     if a_form == "trials_csv" and m.trials is None and base.is_file() and same_file(out, base):
         # a hostile trial: a 1-trial repeated-trials BASE, merged in place, came back a wide CSV
         raise click.BadParameter(f"{out} is BASE, a {FORMS['trials_csv']} with 1 trial per task, and the merged bank "

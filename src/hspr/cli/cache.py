@@ -13,12 +13,13 @@ import functools
 import json
 import os
 import time
+from types import MappingProxyType
 
 import click
 
 from .. import fitcache
 from ..errors import HsprError
-from .meta import say_warning, warnings_said
+from .meta import SuggestingGroup, say_warning, warnings_said
 
 
 def _size(n: float) -> str:
@@ -58,8 +59,14 @@ def _json_flag(fields: str):
     return wrap
 
 
+class CacheGroup(SuggestingGroup):
+    """``hspr cache``: ``clear`` / ``clean`` name ``purge``, ``path`` / ``where`` name ``dir``."""
+
+    synonyms = MappingProxyType({"clear": "purge", "clean": "purge", "path": "dir", "where": "dir"})
+
+
 def register(group: click.Group) -> None:
-    @group.group("cache")
+    @group.group("cache", cls=CacheGroup)
     def cache_group() -> None:
         """The fit cache: source fits of `hspr live` and hspr_auto's selections, so a command does not
         refit (or select) the same sources again.

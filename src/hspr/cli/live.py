@@ -55,7 +55,7 @@ from .common import (
     refuse_overwriting_inputs,
     refuse_session_sidecar,
 )
-from .meta import json_error, note_saved, saved_note
+from .meta import SuggestingGroup, json_error, note_saved, saved_note
 
 #: seconds of reading a folder bank at `live start` above which the note on building a bank file is said
 SLOW_FOLDER_S = 2.0
@@ -214,7 +214,8 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
                    f"{_fmt_pp(d['expected_width_pp'], 2)} pp (a forecast from the outcomes so far: rough in the first "
                    "tasks, it moves with each outcome" + ("; before a quarter of the budget it came out below the final "
-                                                          "width for a third to a half of Verified's agents (docs/live.md), "
+                                                          "width for a third to a half of the agents of a replay on "
+                                                          "SWE-bench Verified (docs/live.md), "
                                                           "so set a stop width by a later one)"
                                                           if early_forecast else ")"))
     sw = "none" if st.stop_width_pp is None else f"{st.stop_width_pp:g} pp"
@@ -501,7 +502,7 @@ def _refuse_replacing_other_output(out, live_s, predictions: bool) -> None:
 API_WORDS = MappingProxyType({"tell": "record", "ask": "next", "estimate": "status"})
 
 
-class LiveGroup(click.Group):
+class LiveGroup(SuggestingGroup):
     """``hspr live``: an unknown sub-command that is a word of the Python API (``tell``, ``ask``, ``estimate``)
     is refused naming the sub-command that does it (a new-user trial: ``hspr live tell`` got no pointer)."""
 
@@ -602,7 +603,7 @@ def register(group: click.Group) -> None:
     @click.option("--format", "form", type=click.Choice(FORMATS), default=None,
                   help="Print the ids for a harness: lines (id-list files), space (swebench run_evaluation -i), csv "
                        "(sb-cli --instance_ids), json, regex (mini-swe-agent --filter), harbor (harbor run -i options). The stop "
-                       "line goes to stderr.")
+                       "line goes to stderr. Default: lines (with --out, json for a .json name).")
     @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
                   help="Write the ids (in --format; default json for a .json name, else lines) to this file "
                        "instead; with --predictions, the cut-down predictions file.")

@@ -6,6 +6,9 @@ import, then the handler's own import of numpy, gave an ImportError traceback)."
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import click
 
 #: ``click.Context.meta`` key: what a command has already saved, for an error or interrupt after it
@@ -60,3 +63,23 @@ def json_error(message: str) -> str:
 
     said = warnings_said()
     return json.dumps({"ok": False, "error": message} | ({"warnings": said} if said else {}))
+
+
+class SuggestingGroup(click.Group):
+    """A click group that answers an unknown sub-command with the one meant: its usual other name
+    (``synonyms``: ``hspr bank check`` -> ``validate``; a trial got only "No such command 'check'") or the
+    closest by spelling (``hspr repaly`` got no suggestion either), in click's words ("Did you mean ...")."""
+
+    synonyms: Mapping[str, str] = MappingProxyType({})
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        name = args[0] if args else None
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            import difflib
+
+            # also the closest by spelling: click's own suggestion misses the lazily registered commands of `hspr`
+            meant = self.synonyms.get(name) or next(iter(difflib.get_close_matches(name, self.list_commands(ctx), 1)),
+                                                   None)
+            if meant:
+                raise click.UsageError(f"No such command {name!r}. Did you mean {meant!r}?", ctx)
+        return super().resolve_command(ctx, args)

@@ -32,7 +32,7 @@ from ..data.folds import (
 )
 from ..data.io import load_matrix, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
-from ..errors import InputWarning
+from ..errors import HsprError, InputWarning
 from ..fileio import write_json_durable, write_text_durable
 from ..methods import REPLAY_DEFAULT, method_names, names_with
 from ..methods.hspr.config import ACQUISITIONS, DECISIONS
@@ -404,9 +404,14 @@ def register(group: click.Group) -> None:
                        "(found by the fold's source digest; a table without an entry for some fold is refused, "
                        "naming the select command that records it).")
     @click.option("--acquisition", type=click.Choice(ACQUISITIONS), default=None,
-                  help="HSPR query rule (ablation: HSPR's estimator on another query path).")
-    @click.option("--decision", type=click.Choice(DECISIONS), default=None, help="HSPR decision rule.")
-    @click.option("--no-group-uncertainty", is_flag=True, default=False, help="Ablation: q_g = p_g(z) exactly.")
+                  help="HSPR query rule (ablation: HSPR's estimator on another query path); default: the "
+                       "method's configuration (score, HSPR_SPEC section 4, unless --config says otherwise).")
+    @click.option("--decision", type=click.Choice(DECISIONS), default=None,
+                  help="HSPR decision rule: the posterior median (the paper's Eq. 14) or mean; default: the method's "
+                       "configuration (median unless --config says otherwise).")
+    @click.option("--no-group-uncertainty", is_flag=True, default=False,
+                  help="Ablation: each task group's success rate is its model rate exactly (q_g = p_g(z)), with no "
+                       "uncertain per-group rate (HSPR_SPEC section 2).")
     @click.option("--out", type=click.Path(dir_okay=False), default="results.json", show_default=True,
                   help="Where to write runs and summary (JSON).")
     @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also write the summary as CSV.")
@@ -484,7 +489,11 @@ def register(group: click.Group) -> None:
                 label = bank if explicit else Path(matrix).stem
                 if mat.missing is not None:
                     label += "/missing-kept"
-                jobs.append((label, mat, None if targets or split != "folds" else make_folds(mat.agents), None))
+                try:
+                    folds = None if targets or split != "folds" else make_folds(mat.agents)
+                except HsprError as exc:  # a trial: "1 agents are too few ..." named no file
+                    raise HsprError(f"{matrix}: {exc}") from None
+                jobs.append((label, mat, folds, None))
             else:
                 if bundled and bank in ("verified", TARGET_SETS[targets].bank):
                     bank = TARGET_SETS[targets].bank

@@ -409,8 +409,8 @@ def register(group: click.Group) -> None:
                     folds = None if fold is None else make_folds(mat.agents)
                 except HsprError as exc:  # a hostile trial: the advice left out select's own way
                     if mat.n_agents < 3 or record:  # --fold all needs 3 agents, and is not for a --record table
-                        raise
-                    raise HsprError(f"{exc}; or select on every agent with --fold all (for `hspr live start --config`)") \
+                        raise HsprError(f"{matrix}: {exc}") from None
+                    raise HsprError(f"{matrix}: {exc}; or select on every agent with --fold all (for `hspr live start --config`)") \
                         from None
             else:
                 mat = load_bank(bank, missing_as_zero=False)

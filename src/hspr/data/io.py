@@ -232,7 +232,8 @@ def _long_csv_hint(header: Sequence[str], agents: Sequence[str] = ()) -> str:
     """Why a wide CSV whose agent ids repeat may be a long or repeated-trials CSV, from its ``header``: the
     column it lacks (a hostile trial: 'agent,instance_id' was told only "duplicate agent id"; a re-trial:
     'agent,task_id,successes' was told to rename successes to resolved), or, when the header's first field is
-    one of the ``agents`` ids, that the file lost its header line (a trial: rows cut from a long CSV by grep)."""
+    one of the ``agents`` ids, that the file lost its header line (a trial: rows cut from a long CSV by grep);
+    '' when the header looks like neither (a wide CSV with an id twice)."""
     names = [h.strip() for h in header]
     if names and names[0] in set(agents):
         return (f"Its first line ({','.join(names)[:80]!r}) is a row like the others, not a header: the file has lost its "
@@ -244,7 +245,7 @@ def _long_csv_hint(header: Sequence[str], agents: Sequence[str] = ()) -> str:
         return f"A repeated-trials CSV needs the columns '{','.join(TRIALS_COLUMNS)}'"
     if task is None:
         return ("With 3 columns this looks like a long CSV: name its header 'agent,instance_id,resolved' (task_id or "
-                "task may name the task column)" if len(names) == 3 else "Each agent needs one row in a wide CSV")
+                "task may name the task column)" if len(names) == 3 else "")
     other = [n for n, x in zip(names, low) if n and x not in ("agent", task.lower())]
     rename = f" (rename {other[0]!r} if it holds the outcomes)" if len(other) == 1 else ""
     return (f"The header has {task!r}, a long CSV's task column, but no 'resolved' column: a long CSV's header is "
@@ -318,8 +319,10 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         raise DataError(f"{path}: file is empty; expected a header 'agent,<task ids...>' and one row per agent")
     (hline, header), body = recs[0], recs[1:]
     if len(header) < 2:
-        sep = next((f" (it holds {name}: hspr reads comma-separated files)" for c, name in ((";", "semicolons"),
-                    ("\t", "tabs"), ("|", "'|'")) if header and c in header[0]), "")
+        sep = next((f" (it holds {name}: hspr reads comma-separated files; convert it, e.g. python -c \"import pandas as "
+                    f"pd; pd.read_csv('{path.name}', sep='{c.encode('unicode_escape').decode()}', dtype=str)"
+                    f".to_csv('{path.stem}{'_comma' if path.suffix.lower() == '.csv' else ''}.csv', index=False)\")"
+                    for c, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")) if header and c in header[0]), "")
         raise DataError(f"{path}: line {hline}: header has {len(header)} column(s){sep}; expected 'agent,<task ids...>'")
     if (at := _index_columns(header, body)) is not None:
         name = header[at].strip()
@@ -351,11 +354,22 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         if outcome_ids:
             raise DataError(f"{exc}. Every row starts with an outcome ({agents[0]!r}, ...), not an agent id: "
                             f"{no_agent_column}") from None
-        if "duplicate" in str(exc):  # one row per (agent, task): a long CSV read as a wide one, and the
-            # form's hint comes first (a new-user trial read "duplicate agent id" as the diagnosis)
+        if "duplicate" in str(exc):
+            raw, first = [r[0] for _, r in body], {}
+            for k, a in enumerate(agents):  # the first repeated id: rows i and k
+                if (i := first.setdefault(a, k)) != k:
+                    break
+            if raw[i] != raw[k]:  # a trial: 'a' and 'a ' were named as the one id 'a' twice
+                raise DataError(f"{path}: line {lines[i]} and line {lines[k]}: agent ids {raw[i]!r} and {raw[k]!r} "
+                                f"are one id once the spaces around them are removed ({agents[i]!r}); agent ids must "
+                                "be unique: rename or remove one of them") from None
+            hint = _long_csv_hint(header, agents)
+            if not hint:
+                raise
+            # one row per (agent, task): a long CSV read as a wide one, and the form's hint comes first (a
+            # new-user trial read "duplicate agent id" as the diagnosis)
             why = str(exc).removeprefix(f"{path}: ")
-            raise DataError(f"{path}: {_long_csv_hint(header, agents)}. Read as a wide CSV (one row per agent), {why}") \
-                from None
+            raise DataError(f"{path}: {hint}. Read as a wide CSV (one row per agent), {why}") from None
         raise
     if outcome_ids:  # 2 rows: their ids '1', '0' do not repeat
         raise DataError(f"{path}: every row starts with an outcome ({', '.join(map(repr, agents[:3]))}), not an agent "
@@ -367,9 +381,16 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
     values, miss = _plain_binary([r[1:] for _, r in body], len(tasks)), None
     if values is None:
         cells = np.array([r[1:] for _, r in body], dtype=str)
-        values, miss = _parse_cells(
-            cells, lambda r, c: f"{path}: line {lines[r]}, column {c + 2} (agent {agents[r]!r}, task {tasks[c]!r})"
-        )
+        try:
+            values, miss = _parse_cells(
+                cells, lambda r, c: f"{path}: line {lines[r]}, column {c + 2} (agent {agents[r]!r}, task {tasks[c]!r})"
+            )
+        except DataError as exc:
+            if not any(t.lower() in LONG_TASK_NAMES for t in tasks):
+                raise
+            # a trial: 'agent,instance_id' and no outcome column was told "task 'instance_id': non-binary value 't1'"
+            why = str(exc).removeprefix(f"{path}: ")
+            raise DataError(f"{path}: {_long_csv_hint(header)}. Read as a wide CSV (one row per agent), {why}") from None
         miss = miss if miss.any() else None
     return ResponseMatrix(agents, tasks, values, miss, source=str(path))
 
@@ -1403,9 +1424,10 @@ def load_matrix_and_form(path: str | Path, *, split: str | None = None, tasks: s
                          suspect: bool = True) -> tuple[ResponseMatrix, str]:
     """:func:`load_matrix`'s matrix and the form it was read as (a key of :data:`FORMS`), from one
     detection: ``hspr bank validate`` and ``build`` walked a Harbor jobs folder twice, once more for the form.
-    ``suspect=False`` leaves out :func:`warn_suspect`'s warnings, for a caller that checks the bank it makes
-    from this one instead (``hspr bank merge``: a hostile trial was told a task of BASE no agent ran "lowers
-    every score", where the merged bank had 27 runs of it).
+    ``suspect=False`` leaves out :func:`warn_suspect`'s warnings and the one on a bank where no task separates
+    two agents, for a caller that checks the bank it makes from this one instead (``hspr bank merge``: a hostile
+    trial was told a task of BASE no agent ran "lowers every score", where the merged bank had 27 runs of it,
+    and a trial's NEW file of a few agents on a few tasks was told it "carries no information").
 
     Raises DataError as :func:`load_matrix`."""
     if not isinstance(path, (str, os.PathLike)):
@@ -1423,8 +1445,8 @@ def load_matrix_and_form(path: str | Path, *, split: str | None = None, tasks: s
          else read_harbor_bank(path, scanned=scans[0]) if form == "harbor_jobs" and scans else _READERS[form](path))
     if form in ("leaderboard", "harbor_jobs") and path.is_dir():
         _warn_unread_files(path, form)
-    m = _warn_uninformative(_require_observed(m, path), path)
-    return (warn_suspect(m, path) if suspect else m).canonical(), form
+    m = _require_observed(m, path)
+    return (warn_suspect(_warn_uninformative(m, path), path) if suspect else m).canonical(), form
 
 
 #: suffixes of files a user may mean as a matrix or harness output (named when a folder's reader skips them)
