@@ -844,6 +844,79 @@ def test_errors_about_a_session_from_hspr_session_name_the_variable(files, monke
     assert res.exit_code == 2 and "HSPR_SESSION" not in res.output
 
 
+def test_sigterm_ends_a_command_as_ctrl_c_does_with_its_own_status(tmp_path):
+    """A durability trial: SIGTERM (timeout, a cancelled CI job) and SIGHUP ended `hspr` with no word, even after
+    its change was saved; they now end it as Ctrl-C does, exiting 128 + the signal's number."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "HSPR_CACHE_DIR": str(tmp_path / "cache"), "MPLCONFIGDIR": str(tmp_path / "mpl")}
+    for sig, status in ((signal.SIGTERM, 143), (signal.SIGHUP, 129)):
+        proc = subprocess.Popen([sys.executable, "-m", "hspr", "replay", "--bank", "verified", "--methods", "hspr_robust",
+                                 "--seeds", "0-4", "--out", str(tmp_path / "r.json")], cwd=tmp_path, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(2.0)  # past Python's start-up, where no handler can be in place yet
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == status and err.strip().endswith(f"terminated ({sig.name})"), (proc.returncode, err)
+        assert "Traceback" not in err and not (tmp_path / "r.json").exists()
+
+
+def test_two_records_joined_by_a_lost_line_end_are_told_how_to_part_them_and_nothing_is_lost(files):
+    """A durability trial: a flipped bit turned a line end into 0x0b; the advice was to delete the line, which lost
+    two outcomes. The command the message gives puts the line end back."""
+    import shlex
+    import subprocess
+    import sys
+
+    assert start(files).exit_code == 0
+    asked = run("live", "next", "--session", files / "run.hspr", "--batch", 2).stdout.split()
+    for t in asked:
+        assert run("live", "record", "--session", files / "run.hspr", t, "resolved").exit_code == 0
+    path = files / "run.hspr"
+    before = path.read_bytes()
+    lines = before.split(b"\n")
+    at = len(lines[0]) + len(lines[1]) + len(lines[2]) + 2  # the line end after line 3 (the first outcome)
+    assert before[at:at + 1] == b"\n"
+    path.write_bytes(before[:at] + b"\x0b" + before[at + 1:])
+    res = run("live", "status", "--session", path)
+    assert res.exit_code == 2
+    said = " ".join(res.stderr.split())
+    assert f"{path}: line 3 holds two whole records joined where a line end was lost (byte {len(lines[2]) + 1} of the line, " \
+           "b'\\x0b', stands where the line end was" in said
+    command = shlex.split(re.search(r"then run (python -c '.+'), then run the command again", said).group(1))
+    subprocess.run([sys.executable, *command[1:]], check=True)
+    assert path.read_bytes() == before
+    status = json.loads(run("live", "status", "--session", path, "--json").stdout)
+    assert status["n_recorded"] == 2
+
+
+def test_an_interrupt_just_after_the_save_says_the_change_was_saved(files, monkeypatch):
+    """A durability trial: Ctrl-C between the session's save and the command's own note said only 'interrupted',
+    though the outcome was recorded. The session tells the command line the moment it saves."""
+    import hspr.cli.live as cli_live
+
+    assert start(files).exit_code == 0
+    task = run("live", "next", "--session", files / "run.hspr").stdout.split()[0]
+    original, noted = cli_live.note_saved, []
+
+    def note_then_interrupt(what):  # the first note is the session's on_save, inside the save's transaction
+        original(what)
+        noted.append(what)
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(cli_live, "note_saved", note_then_interrupt)
+        res = run("live", "record", "--session", files / "run.hspr", task, "resolved")
+    assert noted == [f"this command's change is saved in {files / 'run.hspr'}"]
+    assert res.exit_code == 130
+    assert res.stderr.strip() == f"interrupted after the change was saved: this command's change is saved in {files / 'run.hspr'}"
+    status = json.loads(run("live", "status", "--session", files / "run.hspr", "--json").stdout)
+    assert status["n_recorded"] == 1
+
+
 def test_ctrl_c_outside_the_commands_handler_exits_130(monkeypatch, capsys):
     """A hostile trial: Ctrl-C while the CLI loads printed a Python traceback, and in the last moment after the
     command ran ended the process by the signal; the `hspr` entry point (hspr._entry.run) exits 130 with
@@ -869,7 +942,9 @@ def test_ctrl_c_outside_the_commands_handler_exits_130(monkeypatch, capsys):
     monkeypatch.setattr(hspr.cli, "main", lambda **kwargs: sys.exit(0))
     with pytest.raises(SystemExit) as done:
         run()
-    assert done.value.code == 0 and handlers == [(signal.SIGINT, signal.SIG_IGN)]
+    assert done.value.code == 0 and handlers == [(signal.SIGTERM, hspr._entry._terminate),
+                                                 (signal.SIGHUP, hspr._entry._terminate), (signal.SIGINT, signal.SIG_IGN),
+                                                 (signal.SIGTERM, signal.SIG_DFL), (signal.SIGHUP, signal.SIG_DFL)]
     # and while click reads the command line (the command's module loads): 130, not click's "Aborted!" and 1
     import click
 

@@ -1980,8 +1980,31 @@ def test_a_held_lock_is_announced_then_waited_for(bank, tmp_path, caplog):
         threading.Timer(0.3, fcntl.flock, (fh.fileno(), fcntl.LOCK_UN)).start()
         with caplog.at_level("WARNING", logger="hspr.journal"):
             LiveSession.open(live.path).record(t, 1)
-    assert "another hspr command is using this session; waiting" in caplog.text
+    assert "another hspr command is using this session" in caplog.text and "; waiting for it to finish" in caplog.text
+    if Path("/proc/locks").exists():  # Linux names the holder (a trial: a holder stopped by Ctrl-Z left no clue)
+        assert f"(process {os.getpid()}; if it is stopped, e.g. by Ctrl-Z, resume it with `fg` or `kill -CONT " \
+               f"{os.getpid()}`, or end it)" in caplog.text
     assert LiveSession.open(live.path).recorded == {t: 1}
+
+
+def test_the_lock_holder_is_read_from_the_table_of_locks(tmp_path):
+    import fcntl
+
+    from hspr.journal import lock_holder
+
+    with open(tmp_path / "x.lock", "a") as fh:
+        st = os.fstat(fh.fileno())
+        inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+        table = tmp_path / "locks"
+        table.write_text(f"1: POSIX  ADVISORY  WRITE 11 {inode} 0 EOF\n1: -> FLOCK  ADVISORY  WRITE 22 {inode} 0 EOF\n"
+                         f"2: FLOCK  ADVISORY  WRITE 33 00:00:1 0 EOF\n3: FLOCK  ADVISORY  WRITE 44 {inode} 0 EOF\n")
+        assert lock_holder(fh.fileno(), str(table)) == 44  # not the POSIX lock, the waiter, or another file's
+        table.write_text("1: FLOCK  ADVISORY  WRITE 33 00:00:1 0 EOF\n")
+        assert lock_holder(fh.fileno(), str(table)) is None
+        assert lock_holder(fh.fileno(), str(tmp_path / "none")) is None
+        if Path("/proc/locks").exists():
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            assert lock_holder(fh.fileno()) == os.getpid()
 
 
 @pytest.mark.parametrize("budget, needle", [
@@ -2233,6 +2256,44 @@ def test_a_lock_file_that_cannot_be_opened_gets_its_own_fix(bank, tmp_path):
         live.next()
     lock.rmdir()
     assert len(live.next()) == 1
+
+
+def test_a_file_size_limit_is_named_when_a_save_fails(bank, tmp_path, monkeypatch):
+    """A durability trial: `ulimit -f` made a save fail with 'File too large', and the advice was 'free space or fix
+    permissions'; the file is left as it was."""
+    import errno
+
+    from hspr import journal
+
+    live = new(bank, tmp_path)
+    before = live.path.read_bytes()
+
+    def too_large(*args, **kwargs):
+        raise OSError(errno.EFBIG, "File too large")
+
+    monkeypatch.setattr(journal, "append", too_large)
+    with pytest.raises(LiveSessionError, match=r"cannot save the session \(File too large\); the file is unchanged and "
+                                               r"nothing was saved \(no outcome, no new ask\): free space, or raise the "
+                                               r"file size limit \(ulimit -f\), then repeat the command"):
+        live.next()
+    assert live.path.read_bytes() == before
+
+
+def test_a_read_only_disk_is_named_at_the_lock(bank, tmp_path, monkeypatch):
+    """A durability trial: on a read-only file system the lock's refusal said to fix its permissions or delete it."""
+    import errno
+
+    from hspr import journal
+
+    live = new(bank, tmp_path)
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(journal, "open", read_only, raising=False)
+    with pytest.raises(LiveSessionError, match=r"\(Read-only file system\); the file system is read-only, and a change "
+                                               r"needs the lock file beside the session: copy .* to a writable folder"):
+        live.next()
 
 
 @pytest.mark.parametrize("seed", [1.7, "3", True, None, -1])

@@ -2,23 +2,53 @@
 status 130 and ``interrupted``, as it does while a command runs (:meth:`hspr.cli.LazyGroup.invoke`),
 and once the command has finished (its output written, its exit status set) Ctrl-C is ignored.
 Without this a hostile trial saw a Python traceback (Ctrl-C in the first 40 ms) or the process
-ended by the signal after its output. Python's own start-up (``site``, the first ~30 ms) is
-before any of this. Nothing heavy is imported here."""
+ended by the signal after its output. SIGTERM and SIGHUP (``timeout``, a cancelled CI job, a closed
+terminal) are handled as Ctrl-C is, exiting 128 + the signal's number (a trial: they ended the
+process with no word, also after a change was saved). Python's own start-up (``site``, the first
+~30 ms) is before any of this. Nothing heavy is imported here."""
 
 import signal
 import sys
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the command is, so that it ends as an interrupt does (its
+    change, if saved, said; nothing half-written: the session journal is interrupt-safe)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated(signum)
+
+
+def exit_status(exc: KeyboardInterrupt) -> int:
+    """128 + the signal's number: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP (as a shell reports it)."""
+    return 128 + getattr(exc, "signum", signal.SIGINT)
+
+
+def interrupted_word(exc: KeyboardInterrupt) -> str:
+    """``interrupted`` for Ctrl-C, ``terminated (SIGTERM)`` / ``terminated (SIGHUP)`` for the others."""
+    signum = getattr(exc, "signum", None)
+    return "interrupted" if signum is None else f"terminated ({signal.Signals(signum).name})"
+
+
 def run() -> None:
-    """Load :func:`hspr.cli.main` and run it as ``hspr``; a KeyboardInterrupt outside the command's
-    own handler exits 130 with ``interrupted`` on stderr."""
+    """Load :func:`hspr.cli.main` and run it as ``hspr``; a KeyboardInterrupt (or SIGTERM / SIGHUP) outside
+    the command's own handler exits 128 + the signal's number with ``interrupted`` (``terminated``) on stderr."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminate)
     try:
         from .cli import main
 
         main(prog_name="hspr")  # click's main always ends in SystemExit with the command's status
-    except KeyboardInterrupt:
-        sys.stderr.write("\ninterrupted\n")
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        sys.stderr.write(f"\n{interrupted_word(exc)}\n")
+        sys.exit(exit_status(exc))
     except SystemExit:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: the status stands; shutting down is not interrupted
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)  # ... but a kill still ends it, by the signal
         raise

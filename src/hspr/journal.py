@@ -216,6 +216,37 @@ CHANGED = (f"changed after hspr wrote it (its checksum does not match: a disk er
            f"edit, delete the line's \"{CHECKSUM}\" field to keep it)")
 
 
+def _joined_records(piece: bytes, exc: ValueError) -> int | None:
+    """The byte offset in ``piece`` (one line) of the single byte that stands between two whole,
+    checksum-matching records, where a line end was (a durability trial: a flipped bit turned a line end
+    into 0x0b, and the advice to delete the line lost two events); None when the line is not that."""
+    if not isinstance(exc, json.JSONDecodeError) or not exc.msg.startswith("Extra data"):
+        return None
+    text = piece.decode("utf-8")  # it decoded, or exc would be a UnicodeDecodeError
+    at = len(text[:exc.pos].encode("utf-8"))
+    first, rest = piece[:at], piece[at:]
+    if len(rest) < 2 or rest[:1] in (b"{", b"["):  # a record follows with nothing between: not a lost line end
+        return None
+    try:
+        for part in (first, rest[1:]):
+            rec = _loads(part.decode("utf-8"))
+            if not isinstance(rec, dict) or CHECKSUM not in rec:  # only records hspr wrote, whole
+                return None
+            _check_sum(rec)
+    except ValueError:
+        return None
+    return at
+
+
+def _line_end_fix(path: Path, line: int, at: int) -> str:
+    """A shell command that puts a line end back at byte ``at`` of line ``line`` (1-based) of ``path``."""
+    import shlex
+
+    code = (f'p = {json.dumps(str(path))}; L = open(p, "rb").read().split(b"\\n"); L[{line - 1}] = L[{line - 1}][:{at}] + '
+            f'b"\\n" + L[{line - 1}][{at + 1}:]; open(p, "wb").write(b"\\n".join(L))')
+    return f"keep a copy of the file, then run python -c {shlex.quote(code)}"
+
+
 class _Changed(ValueError):
     """A line that parses but does not match the checksum written with it (:func:`_check_sum`); the message is the
     line as it now reads, without its checksum."""
@@ -342,6 +373,11 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
                 raise LiveSessionError(f"{path}: line {i} is '{piece.strip().decode()}' alone: a record spread over "
                                        "several lines (an editor or a JSON tool indented it); put it back on one line, "
                                        "as every record is (e.g. `jq -c .` of those lines): nothing is lost") from None
+            if (joined := _joined_records(piece, exc)) is not None:
+                raise LiveSessionError(f"{path}: line {i} holds two whole records joined where a line end was lost "
+                                       f"(byte {joined + 1} of the line, {piece[joined:joined + 1]!r}, stands where the "
+                                       "line end was: a disk error); nothing is lost once the line end is back: "
+                                       f"{_line_end_fix(path, i, joined)}, then run the command again") from None
             intact = "Line 1 is" if i == 2 else f"Lines 1-{i - 1} are"
             raise LiveSessionError(f"{path}: line {i} is {_why_not_json(exc)}{now}: the session file is corrupt. {intact} "
                                    f"intact: keep a copy of the file, delete line {i} (that one event is lost) "
@@ -501,6 +537,23 @@ def stop_record(pp: float | None) -> dict:
     return {"type": STOP, "pp": pp}
 
 
+def lock_holder(fd: int, table: str = "/proc/locks") -> int | None:
+    """The id of the process holding the flock on the open file ``fd``, read from Linux's ``table`` of
+    locks; None where there is no such table, no holder is listed, or the table cannot be read."""
+    try:
+        st = os.fstat(fd)
+        with open(table, encoding="ascii", errors="replace") as fh:
+            rows = fh.read().splitlines()
+    except OSError:
+        return None
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for row in rows:  # '1: FLOCK  ADVISORY  WRITE 1234 00:2f:5678 0 EOF'; a waiter's row has '->' after the number
+        f = row.split()
+        if len(f) >= 6 and f[1] == "FLOCK" and f[5] == inode and f[4].isdigit():
+            return int(f[4])
+    return None
+
+
 @contextmanager
 def session_lock(path: Path):
     """Exclusive advisory lock on ``<path>.lock`` for one command's read-change-append of session
@@ -516,7 +569,10 @@ def session_lock(path: Path):
         raise LiveSessionError(f"{path}: {lock} is a folder, but hspr keeps the session's lock file under that "
                                "name: move the folder away (nothing of the session is in it)") from None
     except OSError as exc:
-        if lock.is_symlink() and not lock.exists():
+        if exc.errno == errno.EROFS:  # a trial: told to fix the lock file's permissions on a read-only disk
+            fix = (f"the file system is read-only, and a change needs the lock file beside the session: copy {path.name} to "
+                   "a writable folder and give the copy as --session (`hspr live status` works where it is)")
+        elif lock.is_symlink() and not lock.exists():
             fix = f"{lock} is a link to a missing file: delete the link (it holds nothing of the session)"
         elif lock.exists():
             fix = (f"the lock file exists but cannot be opened for writing: fix its permissions, or delete {lock} "
@@ -532,7 +588,12 @@ def session_lock(path: Path):
         except BlockingIOError:  # another command holds it: say so, then wait
             import logging  # here only: every command would pay for the import
 
-            logging.getLogger(__name__).warning("%s: another hspr command is using this session; waiting for it to finish", path)
+            pid = lock_holder(fh.fileno())
+            # a durability trial: a holder stopped by Ctrl-Z left the waiter waiting with no clue which process it was
+            who = "" if pid is None else (f" (process {pid}; if it is stopped, e.g. by Ctrl-Z, resume it with `fg` or "
+                                          f"`kill -CONT {pid}`, or end it)")
+            logging.getLogger(__name__).warning("%s: another hspr command is using this session%s; waiting for it to "
+                                                "finish", path, who)
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         try:
             yield

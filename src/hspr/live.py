@@ -96,6 +96,7 @@ from .data.banks import BANKS, bank_of_rows, foreign_datasets, load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnknownIdError, UnreadableFolderWarning, brief, held_warnings, shorten
+from .fileio import OS_FIXES
 from .fitcache import cached_fit, entry_path, method_code
 from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError, session_lock
@@ -824,11 +825,15 @@ class LiveSession:
     model : FittedModel
     session : Session
         The method session, in the state the event log describes.
+    on_save : callable or None
+        Called with no argument the moment a change is saved in the file, before the call that made
+        it returns (the command line notes it, so a Ctrl-C in between is told the change was saved).
     """
 
     def __init__(self, path: Path, file: journal.JournalFile, matrix: ResponseMatrix, model: FittedModel,
                  hidden: ResponseMatrix | None = None) -> None:
         self.path = Path(path)
+        self.on_save: Callable[[], None] | None = None
         self.hidden = hidden
         self.replaced: Path | None = None  # where create(overwrite=True) moved the file it replaced
         self._file = file
@@ -1356,6 +1361,8 @@ class LiveSession:
                     try:
                         if self._file.version == SESSION_VERSION:
                             journal.append(self.path, records, self._file.size)
+                            if self.on_save is not None:  # first: an interrupt from here on is after the save
+                                self.on_save()
                             if self._file.torn:  # append moved the torn bytes aside: say where
                                 self.warnings = [w for w in self.warnings if not w.startswith(TORN_WARNING)] + [
                                     _torn_moved(self._file, self.path)]
@@ -1365,15 +1372,18 @@ class LiveSession:
                                 + self._cut_warnings(after_change=True)
                         else:  # a version-1 file becomes a journal
                             journal.write_new(self.path, self.doc)
+                            if self.on_save is not None:
+                                self.on_save()
                     except journal.UnlockedWriteError as exc:  # the file on disk is unchanged
                         raise LiveSessionError(f"{self.path}: {exc}: another process wrote to the session without "
                                                "hspr's lock (a hard link or second name for the file? hspr locks by "
                                                "path); nothing was saved: reach the session by one path only, "
                                                "then repeat the command") from None
                     except OSError as exc:  # full disk, read-only folder: the file on disk is unchanged
+                        fix = OS_FIXES.get(exc.errno, "free space or fix permissions")  # a trial: ulimit -f was 'free space'
                         raise LiveSessionError(f"{self.path}: cannot save the session ({exc.strerror or exc}); the "
-                                               "file is unchanged and nothing was saved (no outcome, no new ask): free space or fix "
-                                               "permissions, then repeat the command") from None
+                                               f"file is unchanged and nothing was saved (no outcome, no new ask): {fix}, "
+                                               "then repeat the command") from None
             except BaseException:
                 del self.doc["events"][n_before:]
                 self.doc["stop_width_pp"] = stop_before

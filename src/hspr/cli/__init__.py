@@ -155,23 +155,27 @@ class LazyGroup(SuggestingGroup):
             _json_error(ctx, message)
             click.echo(f"error: {message}", err=True)
             ctx.exit(2)
-        except KeyboardInterrupt:  # Ctrl-C: exit 130 (128 + SIGINT, as a shell reports it); it was click's 1, "Aborted!"
+        except KeyboardInterrupt as exc:  # Ctrl-C: exit 130 (128 + SIGINT, as a shell reports it); it was click's 1,
+            # "Aborted!"; SIGTERM / SIGHUP (hspr._entry.Terminated) likewise, 143 / 129
+            from .._entry import exit_status, interrupted_word
             from .meta import SAVED_KEY  # click only (numpy may be half loaded: a trial's ImportError)
 
-            text = (f"interrupted after the change was saved: {ctx.meta[SAVED_KEY]}" if ctx.meta.get(SAVED_KEY)
-                    else "interrupted")
+            word = interrupted_word(exc)
+            text = f"{word} after the change was saved: {ctx.meta[SAVED_KEY]}" if ctx.meta.get(SAVED_KEY) else word
             _json_error(ctx, text)  # a script reading stdout gets its object (a re-trial)
             click.echo(f"\n{text}", err=True)
-            ctx.exit(130)
+            ctx.exit(exit_status(exc))
 
     def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
         """Click's context, with Ctrl-C while the command line is read (the command's modules load)
         exiting 130 and ``interrupted``, as in :meth:`invoke` (it was click's "Aborted!" and 1)."""
         try:
             return super().make_context(info_name, args, parent, **extra)
-        except KeyboardInterrupt:
-            click.echo("\ninterrupted", err=True)
-            raise click.exceptions.Exit(130) from None
+        except KeyboardInterrupt as exc:
+            from .._entry import exit_status, interrupted_word
+
+            click.echo(f"\n{interrupted_word(exc)}", err=True)
+            raise click.exceptions.Exit(exit_status(exc)) from None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Keep the raw arguments in ``ctx.meta`` (seen by :meth:`invoke` when a sub-command's

@@ -268,6 +268,9 @@ def _replaced(live_s: LiveSession, kind: str, task: str):
 
 def _open(path: str, stop_width: float | None = None) -> LiveSession:
     live = LiveSession.open(path, announce=busy, reading=reading)  # a fit missing from the cache (cleared, new machine) is said
+    # noted the moment a change is saved (a trial: Ctrl-C between the save and the command's own note said only
+    # "interrupted"); the command's own note, made when the call returns, then says what the change was
+    live.on_save = lambda: note_saved(f"this command's change is saved in {live.path}")
     _set_stop_width(live, stop_width)
     return live
 
