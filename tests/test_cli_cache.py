@@ -143,6 +143,10 @@ def test_a_blank_cache_variable_is_unset_and_purge_refuses_it(tmp_path, monkeypa
         assert res.exit_code == 2 and f"HSPR_CACHE_DIR is set but empty (an unset shell variable?), so this would purge the " \
             f"default cache {home}" in " ".join(res.output.split())
         assert (home / "keep.pkl").exists()
+        res = _cli("info")  # shown, with a word of why it is the default folder (a trial: without one)
+        assert res.exit_code == 0 and f"folder: {home}" in res.output
+        assert f"HSPR_CACHE_DIR is set but empty (an unset shell variable?): this is the default cache {home}" in \
+            " ".join(res.output.split())
     monkeypatch.undo()
     monkeypatch.setenv(fitcache.ENV_VAR, " ")
     assert fitcache.cache_dir() != Path(" ").absolute()  # blank is unset: the platform's cache folder

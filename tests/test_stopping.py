@@ -42,10 +42,12 @@ def test_rules_give_a_reason_exactly_when_they_fire():
     assert WidthBelow(5).check(_Sess(1, 5), replace(narrow, shift=calm)) == WidthBelow(5).check(_Sess(1, 5), narrow)
     assert WidthBelow(5).check(_Sess(1, 5), replace(wide, shift=flag)) is None  # the flag never makes it stop
     # a trial: once the budget was spent, the flag's "run more tasks" had no command to do it
-    more = "hspr live ingest 'my run.hspr' --session NEW.hspr"
+    more = "hspr live ingest 'my run.hspr' --session 'my run-more.hspr'"
     spent = BudgetSpent(more).check(_Sess(5, 5), replace(wide, shift=flag))
     assert spent.startswith("budget spent (5 of 5 tasks recorded); the shift check flags")
-    assert spent.endswith(f"carry these outcomes into it: `{more}`")
+    # a trial: the new session was named as "the file named last in this command"
+    assert spent.endswith(f"with a larger --budget and --session 'my run-more.hspr', then carry these outcomes into it: "
+                          f"`{more}`")
     assert BudgetSpent(more).check(_Sess(5, 5), replace(wide, shift=calm)) == "budget spent (5 of 5 tasks recorded)"
     assert BudgetSpent().check(_Sess(5, 5), replace(wide, shift=flag)) == "budget spent (5 of 5 tasks recorded)"  # replay
     assert BudgetSpent(more).check(_Sess(4, 5), replace(wide, shift=flag)) is None

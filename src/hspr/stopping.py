@@ -47,9 +47,12 @@ class BudgetSpent(StoppingRule):
             return None
         why = f"budget spent ({n} of {b} tasks recorded)"
         if self.more and estimate is not None and estimate.shift is not None and estimate.shift.unlike_history:
+            import shlex
+
+            new = shlex.quote(shlex.split(self.more)[-1])  # the command ends '--session NEW'
             why += ("; the shift check flags this agent as unlike the history (see shift): to run more tasks, start a "
-                    "new session as this one was started but with a larger --budget and, as --session, the file named "
-                    f"last in this command, then carry these outcomes into it: `{self.more}`")
+                    f"new session as this one was started but with a larger --budget and --session {new}, then carry "
+                    f"these outcomes into it: `{self.more}`")
         return why
 
 

@@ -92,6 +92,10 @@ def register(group: click.Group) -> None:
                 "oldest_use and newest_use (seconds since the epoch, or null), max_age_days, warnings.")
     def info_cmd(as_json: bool) -> None:
         """The cache folder, its entries, their total size and when they were last used."""
+        if fitcache.ENV_VAR in os.environ and not os.environ[fitcache.ENV_VAR].strip():
+            # a trial: shown the default folder without a word, where purge refuses the same setting
+            say_warning(f"{fitcache.ENV_VAR} is set but empty (an unset shell variable?): this is the default cache "
+                        f"{fitcache.cache_dir()}")
         info = fitcache.cache_summary()
         if as_json:
             click.echo(json.dumps({"ok": True, **info, "warnings": warnings_said()}))

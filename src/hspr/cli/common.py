@@ -35,6 +35,15 @@ class CliError(click.ClickException):
     exit_code = 2
 
 
+def command_line() -> str:
+    """This command as a user runs it again, written into a results file: ``hspr`` and its arguments,
+    quoted for a shell (a path with a space). The same for ``hspr ...`` and ``python -m hspr ...`` (a trial:
+    replay recorded the venv's full path of the executable, select ``hspr``)."""
+    import shlex
+
+    return shlex.join(["hspr", *sys.argv[1:]])
+
+
 def _writable_ancestor(p: Path, option: str) -> None:
     """The first existing folder above ``p`` must be a writable folder (click.BadParameter)."""
     a = p.parent

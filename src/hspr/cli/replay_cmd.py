@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shlex
 import sys
 import time
 import warnings
@@ -50,6 +49,7 @@ from .common import (
     check_output_file,
     check_output_suffix,
     check_workers,
+    command_line,
     completer,
     connected,
     environment,
@@ -708,7 +708,7 @@ def register(group: click.Group) -> None:
         payload = {
             "hspr_version": __import__("hspr").__version__,
             "environment": environment(),
-            "command": shlex.join(sys.argv),  # quoted: it runs again as given (a path with a space)
+            "command": command_line(),
             "wall_seconds": wall,
             "runs": all_runs,
             "summary": summary.to_dict(orient="records"),

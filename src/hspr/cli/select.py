@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ from .common import (
     check_output_file,
     check_output_suffix,
     check_workers,
+    command_line,
     completer,
     connected,
     environment,
@@ -465,7 +465,7 @@ def register(group: click.Group) -> None:
             except (DataError, BudgetError, ValueError) as exc:
                 print_error(console, exc)
                 sys.exit(2)
-        command = shlex.join(["hspr"] + sys.argv[1:])  # quoted: it runs again as given
+        command = command_line()
         payload = {"bank": bank, "fold": "all" if fold is None else fold, "fraction": fraction, "command": command,
                    "hspr_version": __import__("hspr").__version__, "environment": environment(),
                    "wall_seconds": time.perf_counter() - t0,
