@@ -946,6 +946,16 @@ def test_copies_that_differ_are_named_apart_from_identical_ones(tmp_path, synth)
     n_uniform = int((runs["method"] == "uniform").sum())
     with pytest.warns(ReportWarning, match=f"{n_uniform} of them differ between copies .* depends on the order"):
         report.read_results([a, moved])
+    # a method without a posterior mean replayed alone, and again beside one with it: its blank means are
+    # None in one file and NaN once concatenated with a column of numbers, and its copies are the same (a trial
+    # was told 84 of 84 identical runs differ)
+    with_hspr = make_runs(errors, truths, intervals={("lite", "hspr"): 0.02, ("pro", "hspr"): 0.03})
+    with_hspr["mean"] = [e if m == "hspr" else None for e, m in zip(with_hspr["estimate"], with_hspr["method"])]
+    alone = _write(tmp_path / "alone.json", with_hspr[with_hspr["method"] == "uniform"])
+    both = _write(tmp_path / "both.json", with_hspr)
+    for order in ([alone, both], [both, alone]):
+        with pytest.warns(ReportWarning, match=f"{n_uniform} run.* the copies are identical"):
+            report.read_results(order)
 
 
 def test_one_run_without_an_interval_keeps_the_others_coverage(tmp_path, synth):

@@ -322,10 +322,21 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
 RUN_VALUES = ("estimate", "lower", "upper", "lower_50", "upper_50", "mean", "median", "truth", "queried", "budget")
 
 
+def _same_form(value) -> str:
+    """A run value as text two copies of one value share: a missing value (None, or NaN where a file
+    whose column also holds numbers was concatenated: a trial's identical copies of a method without a
+    median were told they differ) is one text, and a number is its float's repr whatever its type."""
+    if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
+        return "missing"
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return repr(float(value))
+    return repr(list(value)) if isinstance(value, (list, tuple, np.ndarray)) else repr(value)
+
+
 def _differing(runs: pd.DataFrame, key: list[str]) -> pd.Series:
-    """Per group of ``key``, whether its rows differ in any of :data:`RUN_VALUES` (lists compared as text)."""
+    """Per group of ``key``, whether its rows differ in any of :data:`RUN_VALUES` (:func:`_same_form`)."""
     cols = [c for c in RUN_VALUES if c in runs.columns]
-    vals = runs[cols].apply(lambda c: c.map(repr) if c.dtype == object else c)
+    vals = runs[cols].apply(lambda c: c.map(_same_form) if c.dtype == object else c)
     return vals.groupby([runs[k] for k in key], sort=False, dropna=False).nunique(dropna=False).gt(1).any(axis=1)
 
 
