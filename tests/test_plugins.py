@@ -5,6 +5,7 @@ cache keyed by the method's own code."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import warnings
 
@@ -64,6 +65,22 @@ class Variance(Method):
 
 def helper():
     return None
+
+
+class BoomSession(VarianceSession):
+    def estimate(self):
+        return 1 / 0
+
+
+class BoomFitted(FittedVariance):
+    def start(self, budget, seed=0):
+        return BoomSession(self.tasks, budget, seed, self.order)
+
+
+class Boom(Variance):
+    def fit(self, source):
+        model = super().fit(source)
+        return BoomFitted(model.tasks, model.order)
 '''
 
 ENTRY_POINTS = """
@@ -71,25 +88,40 @@ ENTRY_POINTS = """
 variance = myplug:Variance
 hspr = myplug:Variance
 bad-name = myplug:Variance
+all = myplug:Variance
 notmethod = myplug:helper
 broken = myplug_missing:Variance
+boom = myplug:Boom
+twin = myplug:Variance
 """
+
+#: another package: a method subclassing myplug's, and a name myplug registers too
+OTHER = "import myplug\n\n\nclass Sub(myplug.Variance):\n    pass\n"
+OTHER_ENTRY_POINTS = "[hspr.methods]\nsub = otherplug:Sub\ntwin = otherplug:Sub\n"
+
+
+def _install(root, package, code, entry_points):
+    """A package's module and its dist-info in ``root``, as pip leaves them."""
+    (root / package).mkdir(parents=True)
+    (root / package / "__init__.py").write_text(code)
+    info = root / f"{package}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(entry_points)
 
 
 @pytest.fixture()
 def plugin(tmp_path, monkeypatch):
-    """An installed package ``myplug`` (its module and its dist-info, as pip leaves them) on sys.path."""
+    """Installed packages ``myplug`` and ``otherplug`` on sys.path."""
     root = tmp_path / "site"
-    (root / "myplug").mkdir(parents=True)
-    (root / "myplug" / "__init__.py").write_text(PLUGIN)
-    info = root / "myplug-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: myplug\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS)
+    _install(root, "myplug", PLUGIN, ENTRY_POINTS)
+    _install(root, "otherplug", OTHER, OTHER_ENTRY_POINTS)
     monkeypatch.syspath_prepend(str(root))
-    sys.modules.pop("myplug", None)
+    for m in ("myplug", "otherplug"):
+        sys.modules.pop(m, None)
     yield root
-    sys.modules.pop("myplug", None)  # the next test's package is another folder's
+    for m in ("myplug", "otherplug"):
+        sys.modules.pop(m, None)  # the next test's packages are another folder's
 
 
 def test_an_installed_method_runs_by_name_and_bad_entries_are_named(plugin):
@@ -98,8 +130,12 @@ def test_an_installed_method_runs_by_name_and_bad_entries_are_named(plugin):
     said = sorted(str(w.message) for w in caught)
     assert any(s.startswith("myplug: entry point 'hspr' of group 'hspr.methods' is hspr's own method") for s in said)
     assert any("entry point 'bad-name'" in s and "not a name of letters, digits and _" in s for s in said)
-    # hspr's own first and unchanged, then the package's valid names in name order
-    assert names[:3] == ["hspr", "hspr_auto", "hspr_robust"] and names[-3:] == ["broken", "notmethod", "variance"]
+    assert any("entry point 'all'" in s and "is the word for every method: left out" in s for s in said)
+    assert "method 'twin' is registered by myplug (myplug:Variance) and otherplug (otherplug:Sub): neither is used; " \
+           "uninstall all but one" in said
+    # hspr's own first and unchanged, then the packages' valid names in name order
+    assert names[:3] == ["hspr", "hspr_auto", "hspr_robust"]
+    assert names[-6:] == ["boom", "broken", "notmethod", "sub", "twin", "variance"]
     assert method_class("hspr").__module__ == "hspr.methods.hspr.method"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -112,11 +148,14 @@ def test_an_installed_method_runs_by_name_and_bad_entries_are_named(plugin):
             method_class("notmethod")
         with pytest.raises(UnknownIdError, match=r"unknown method 'Variance'; did you mean 'variance'\?"):
             method_class("Variance")
+        with pytest.raises(HsprError, match=r"method 'twin' is registered by myplug \(myplug:Variance\) and otherplug "
+                                            r"\(otherplug:Sub\) \(entry-point group 'hspr.methods'\): neither is used"):
+            method_class("twin")
     with pytest.warns(UserWarning) as caught:  # 'all' leaves out the entries that do not load, and says so
         assert names_with("in_all")[-1] == "variance"
     said = sorted(str(w.message) for w in caught)
-    assert len(said) == 2 and said[0].startswith("method 'broken' of myplug") and said[0].endswith("left out")
-    assert said[1].startswith("method 'notmethod' of myplug")
+    assert len(said) == 3 and said[0].startswith("method 'broken' of myplug") and said[0].endswith("left out")
+    assert said[1].startswith("method 'notmethod' of myplug") and said[2].startswith("method 'twin' is registered by")
 
 
 def test_the_command_line_replays_and_scores_live_with_an_installed_method(plugin, tmp_path, small_bank):
@@ -161,10 +200,50 @@ def test_a_cached_fit_of_an_installed_method_is_keyed_by_its_code(plugin):
         hspr_key = fitcache.cache_key("d" * 64, "hspr", {})
         assert fitcache.plugin_digest("hspr") is None and fitcache.method_code("hspr") == fitcache.code_digest()
         assert fitcache.cache_key("d" * 64, "variance", {}) == before  # the same code: the same key
+        sub = fitcache.cache_key("d" * 64, "sub", {})
         mod = plugin / "myplug" / "__init__.py"
         mod.write_text(mod.read_text() + "\n# an edit\n")
         assert fitcache.cache_key("d" * 64, "variance", {}) != before
         assert fitcache.cache_key("d" * 64, "hspr", {}) == hspr_key
+        # a method of otherplug subclassing myplug's: an edit of its base class's package is a new fit too (a trial)
+        assert fitcache.cache_key("d" * 64, "sub", {}) != sub
+
+
+def test_an_error_in_a_method_s_own_code_is_named_not_a_traceback(plugin, tmp_path, small_bank):
+    """A method-writer's trial: a method raising in estimate() gave a traceback naming no method, also in a live
+    `record` whose outcome had been saved."""
+    csv = tmp_path / "bank.csv"
+    write_wide_csv(small_bank, csv)
+    said = r"myplug\.BoomSession\.estimate\(\) raised ZeroDivisionError: division by zero at .*myplug/__init__\.py:\d+ " \
+           r"\(in that method's own code, not hspr's\)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "boom", "--seeds", "0", "--out",
+                                        str(tmp_path / "r.json"), "--quiet"])
+        assert res.exit_code == 2 and "Traceback" not in res.output and re.search(f"error: .*{said}", res.output)
+        session = tmp_path / "run.hspr"
+        res = CliRunner().invoke(main, ["live", "start", "--matrix", str(csv), "--method", "boom", "--budget", "3",
+                                        "--session", str(session)])
+        assert res.exit_code == 2 and re.search(said, res.output) and "the session" in res.output  # created, and said
+        task = CliRunner().invoke(main, ["live", "next", "--session", str(session)]).stdout.split()[0]
+        res = CliRunner().invoke(main, ["live", "record", "--session", str(session), task, "resolved"])
+    assert res.exit_code == 2 and re.search(said, res.output), res.output
+    assert f"(the change itself was saved: {task}'s outcome is recorded in {session}" in " ".join(res.output.split())
+    # hspr's own errors pass unchanged through a method of one's own (here: an index out of range from _select)
+    from hspr.session import Session
+
+    class Bad(Session):
+        def _select(self, exclude):
+            return 10 ** 6
+
+        def _update(self, j, y):
+            pass
+
+        def estimate(self):
+            return None
+
+    with pytest.raises(RuntimeError, match=r"Bad._select must return a column index in 0..2, got 1000000"):
+        Bad(("a", "b", "c"), 2, 0).ask()
 
 
 def test_with_no_package_installed_the_names_are_hspr_s_own():

@@ -80,24 +80,29 @@ def code_digest() -> str:
 
 
 def plugin_digest(method: str) -> str | None:
-    """sha256 (hex) over the path and bytes of every ``.py`` file of the top-level package that holds
-    ``method`` when it is an installed package's method (:data:`hspr.methods.ENTRY_POINT_GROUP`); None
-    for hspr's own methods and for any name no package registers (a cached result's label). Read on
-    every call: a method of one's own changes while hspr does not, and a fit made by its old code must
-    not stand in for its new one."""
+    """sha256 (hex) over the path and bytes of every ``.py`` file of the top-level packages that hold
+    ``method``'s class and its base classes (hspr and the standard library left out) when it is an
+    installed package's method (:data:`hspr.methods.ENTRY_POINT_GROUP`); None for hspr's own methods
+    and for any name no package registers (a cached result's label). Read on every call: a method of
+    one's own changes while hspr does not, and a fit made by its old code must not stand in for its new
+    one (a trial: a method subclassing another package's kept that package's old fit)."""
     import sys
 
     from .methods import REGISTRY, method_class, registry
 
     if method in REGISTRY or method not in registry():
         return None
-    top = sys.modules[method_class(method).__module__.partition(".")[0]]
-    roots = getattr(top, "__path__", None)
-    files = sorted(p for d in roots for p in Path(d).rglob("*.py")) if roots else [Path(top.__file__)]
+    tops = sorted({c.__module__.partition(".")[0] for c in method_class(method).__mro__}
+                  - {"hspr", "builtins", *sys.stdlib_module_names})
     h = hashlib.sha256()
-    for p in files:
-        h.update(p.name.encode() if roots is None else str(p).encode())
-        h.update(p.read_bytes())
+    for name in tops:
+        top = sys.modules.get(name)
+        roots = getattr(top, "__path__", None)
+        files = (sorted(p for d in roots for p in Path(d).rglob("*.py")) if roots
+                 else [Path(top.__file__)] if getattr(top, "__file__", None) else [])
+        for p in files:
+            h.update(f"{name}:{p.name if roots is None else p}".encode())
+            h.update(p.read_bytes())
     return h.hexdigest()
 
 

@@ -1104,8 +1104,13 @@ class LiveSession:
                                  f"it was ignored{again}; the next change moves its bytes to "
                                  f"{journal.torn_path(self.path).name}")
         if not self._trusted:  # a hostile trial: after an upgrade the interval moved without a word
+            from .methods import method_package
+
+            # a method-writer's trial: an edit of its own method was told 'other hspr code' without its package
+            theirs = method_package(self.doc["method"]["name"])
+            other = f", or a change of {theirs.split()[0]}, the package of method {self.doc['method']['name']!r}" if theirs else ""
             self.warnings.append(f"this session was written by other hspr code (hspr {self.doc.get('hspr_version') or 'unknown'} "
-                                 f"then, {__version__} now, or a changed install): its estimate and interval are "
+                                 f"then, {__version__} now, or a changed install{other}): its estimate and interval are "
                                  "computed by this code and can differ from what it showed before; the recorded "
                                  "outcomes are unchanged")
         self._tells: dict[str, dict] = {}

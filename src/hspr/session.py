@@ -9,6 +9,7 @@ harness. Neither special-cases a method.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import decimal
 import functools
@@ -502,6 +503,33 @@ def budget_from_fraction(fraction: float, n_tasks: int) -> int:
     return int(round(fraction * n_tasks))
 
 
+@contextlib.contextmanager
+def _method_code(obj, step: str):
+    """Run ``step`` of a method's own code (``fit``, ``start``, ``_select``, ``_update``, ``estimate``). An
+    exception raised in the code of a class outside hspr (a method of one's own: an installed package's, or a
+    script's) becomes an :class:`~hspr.errors.HsprError` naming the class, the step, the error and the line
+    that raised it, which the command line shows as a message, where it printed a traceback naming no method
+    (a method-writer's trial). An error hspr's own code raises, or an HsprError, passes unchanged."""
+    try:
+        yield
+    except HsprError:
+        raise
+    except Exception as exc:
+        cls = type(obj)
+        own = cls.__module__.partition(".")[0]
+        frames = []
+        tb = exc.__traceback__
+        while tb is not None:
+            frames.append(tb)
+            tb = tb.tb_next
+        if own == "hspr" or not frames or frames[-1].tb_frame.f_globals.get("__name__", "").partition(".")[0] == "hspr":
+            raise
+        mine = [f for f in frames if f.tb_frame.f_globals.get("__name__", "").partition(".")[0] == own]
+        at = f" at {mine[-1].tb_frame.f_code.co_filename}:{mine[-1].tb_lineno}" if mine else ""
+        raise HsprError(f"{cls.__module__}.{cls.__qualname__}.{step} raised {type(exc).__name__}: {exc}{at} (in that "
+                        "method's own code, not hspr's)") from exc
+
+
 def _bounded_estimate(estimate):
     """``Session.estimate`` kept within :meth:`Session.outcome_bounds` when the session is
     :attr:`~Session.bounded_by_outcomes`; a subclass's estimate that calls ``super().estimate()``
@@ -511,7 +539,8 @@ def _bounded_estimate(estimate):
             return estimate(self)
         self._estimating = True
         try:
-            est = estimate(self)
+            with _method_code(self, "estimate()"):
+                est = estimate(self)
         finally:
             self._estimating = False
         if not isinstance(est, ScoreEstimate):  # a method-writer's trial: an AttributeError from inside this wrapper
@@ -639,7 +668,9 @@ class Session(ABC):
         if len(self._pending) < k:
             exclude = self._observed.copy()
             exclude[self._pending] = True
-            new = [self._column_index(j) for j in self._select_batch(k - len(self._pending), exclude)]
+            with _method_code(self, "_select_batch()"):
+                picks = self._select_batch(k - len(self._pending), exclude)
+            new = [self._column_index(j) for j in picks]
             if len(set(new)) != len(new) or exclude[new].any():
                 raise RuntimeError(f"{type(self).__name__} selected an observed, pending or repeated task: "
                                    f"{[self.tasks[j] for j in new if exclude[j]] or 'a task twice'}")
@@ -740,7 +771,8 @@ class Session(ABC):
         self.outcomes.append(outcome)
         if j in self._pending:
             self._pending.remove(j)
-        self._update(j, outcome)
+        with _method_code(self, "_update()"):
+            self._update(j, outcome)
 
     def set_pending(self, task_ids) -> None:
         """Make ``task_ids`` the pending tasks, in this order (e.g. what a log says the user was told to run).
@@ -1051,7 +1083,8 @@ def _checked_fit(fit):
         # sorted ids: the same fit, asks and estimates for the same data in any row or column order;
         # not with extra inputs indexed by the caller's rows or columns (a method's per-task features)
         extra = any(a is not None for a in args) or any(v is not None for v in kw.values())
-        model = fit(self, source if extra else source.canonical(), *args, **kw)
+        with _method_code(self, "fit()"):
+            model = fit(self, source if extra else source.canonical(), *args, **kw)
         if not isinstance(model, FittedModel):  # a method-writer's trial: replay failed on None.nested_budgets
             raise HsprError(f"{type(self).__name__}.fit() must return a FittedModel (hspr.session.FittedModel), got "
                             f"{type(model).__name__}")
@@ -1082,7 +1115,9 @@ class FittedModel(ABC):
 
         def checked(start):
             def checked_start(self, budget: int, seed: int = 0, *args, **kw) -> Session:
-                sess = start(self, budget, check_seed(seed), *args, **kw)  # the seed before a session seeds its generator
+                seed = check_seed(seed)  # before a session seeds its generator
+                with _method_code(self, "start()"):
+                    sess = start(self, budget, seed, *args, **kw)
                 if isinstance(sess, Session) and self.trials is not None:
                     sess.trials = self.trials
                     sess.accepts_pass_rates = True  # fitted on pass rates: a target's outcomes are pass rates too

@@ -10,7 +10,7 @@ import contextlib
 import copy
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 
@@ -677,11 +677,15 @@ def check_workers(ctx, param, value: int) -> int:
     return value
 
 
-def environment() -> dict:
+def environment(methods: Sequence[str] = ()) -> dict:
     """Versions a result depends on (the optimiser-based peers' numbers move with scipy and
-    scikit-learn releases), for the ``environment`` field of replay and select outputs."""
+    scikit-learn releases), for the ``environment`` field of replay and select outputs; with
+    ``methods``, ``method_packages``: each method an installed package registers, with that package
+    and its version (a trial: a results file did not say where its method came from)."""
     import platform
     from importlib import metadata
+
+    from ..methods import method_package
 
     out = {"hspr": __import__("hspr").__version__, "python": platform.python_version(),
            "machine": platform.machine(), "cpus": os.cpu_count()}
@@ -690,7 +694,8 @@ def environment() -> dict:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
             out[dist] = None
-    return out
+    theirs = {m: p for m in methods if (p := method_package(m)) is not None}
+    return {**out, "method_packages": theirs} if theirs else out
 
 
 def local_workers(workers: int, scheduler: str | None, console) -> int:

@@ -707,7 +707,7 @@ def register(group: click.Group) -> None:
         summary = summarize(pd.DataFrame(all_runs))
         payload = {
             "hspr_version": __import__("hspr").__version__,
-            "environment": environment(),
+            "environment": environment(names),
             "command": command_line(),
             "wall_seconds": wall,
             "runs": all_runs,

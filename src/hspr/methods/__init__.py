@@ -67,7 +67,9 @@ def current_label(method: str) -> str:
 
 def _installed() -> dict[str, tuple[str, str]]:
     """The methods installed packages register (:data:`ENTRY_POINT_GROUP`): name -> (``module:Class``,
-    the package's name), in name order; read once per import path (``sys.path``)."""
+    the package's name; for a name two packages register, which :func:`method_class` refuses, ``''`` and
+    the packages),
+    in name order; read once per import path (``sys.path``)."""
     import sys
 
     return dict(_scan(tuple(sys.path)))
@@ -75,23 +77,29 @@ def _installed() -> dict[str, tuple[str, str]]:
 
 @functools.cache
 def _scan(path: tuple[str, ...]) -> tuple[tuple[str, tuple[str, str]], ...]:
-    """:func:`_installed` for the import path ``path``. An entry whose name is hspr's own or not a valid
-    name (:data:`_NAME`, not ``all``) is left out with a warning that names the package (once: the scan
-    is cached, so a command does not repeat it at each look-up)."""
+    """:func:`_installed` for the import path ``path``. An entry whose name is hspr's own, ``all`` or not a
+    valid name (:data:`_NAME`) is left out, and a name two packages register is refused (a trial: one was
+    used by name order, and uninstalling it switched a live session to the other's method unsaid), each with a
+    warning that names the packages (once: the scan is cached, so a command does not repeat it)."""
     from importlib.metadata import entry_points
 
     out: dict[str, tuple[str, str]] = {}
+    clash: dict[str, list[str]] = {}
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
         dist = getattr(ep.dist, "name", None) or "an installed package"
         if ep.name in REGISTRY or ep.name == "all" or not _NAME.match(ep.name):
-            why = "is hspr's own method" if ep.name in REGISTRY else "is not a name of letters, digits and _"
+            why = ("is hspr's own method" if ep.name in REGISTRY else "is the word for every method" if ep.name == "all"
+                   else "is not a name of letters, digits and _")
             warnings.warn(f"{dist}: entry point {ep.name!r} of group {ENTRY_POINT_GROUP!r} {why}: left out (rename it "
                           "in that package's entry points)", stacklevel=4)
-        elif ep.name in out and out[ep.name][0] != ep.value:
-            warnings.warn(f"{dist}: method {ep.name!r} ({ep.value}) is also registered by {out[ep.name][1]} "
-                          f"({out[ep.name][0]}): the first is used; uninstall one of the two", stacklevel=4)
+        elif ep.name in out and out[ep.name] != (ep.value, dist):
+            clash.setdefault(ep.name, [f"{out[ep.name][1]} ({out[ep.name][0]})"]).append(f"{dist} ({ep.value})")
         else:
-            out.setdefault(ep.name, (ep.value, dist))  # the same package seen twice on the path: one entry
+            out[ep.name] = (ep.value, dist)  # the same package seen twice on the path: one entry
+    for name, who in clash.items():
+        warnings.warn(f"method {name!r} is registered by {' and '.join(who)}: neither is used; uninstall all but one",
+                      stacklevel=4)
+        out[name] = ("", " and ".join(who))
     return tuple(out.items())
 
 
@@ -124,6 +132,21 @@ def names_with(flag: str, value: bool = True) -> list[str]:
     return out
 
 
+def method_package(name: str) -> str | None:
+    """``'<package> <version>'`` of the installed package that registers method ``name``
+    (:data:`ENTRY_POINT_GROUP`), for a results file's ``environment``; None for hspr's own methods and
+    unknown names."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    value, dist = _installed().get(name, ("", ""))
+    if name in REGISTRY or not value:
+        return None
+    try:
+        return f"{dist} {version(dist)}"
+    except PackageNotFoundError:
+        return dist
+
+
 def method_class(name: str) -> type[Method]:
     """The class registered as ``name`` (:func:`registry`).
 
@@ -141,6 +164,9 @@ def method_class(name: str) -> type[Method]:
         raise UnknownIdError(f"unknown method {name!r}" + (f"; did you mean {close!r}?" if close else "")
                              + f" (known: {', '.join(known)})")
     value, dist = installed[name]
+    if not value:
+        raise HsprError(f"method {name!r} is registered by {dist} (entry-point group {ENTRY_POINT_GROUP!r}): neither "
+                        "is used; uninstall all but one")
     mod, _, attr = value.partition(":")
     where = f"method {name!r} of {dist} ({ENTRY_POINT_GROUP} entry point {value!r})"
     try:

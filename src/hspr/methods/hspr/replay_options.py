@@ -84,8 +84,14 @@ def replay_methods(names: list[str], config_path: str | None, ablations: dict,
                 taken_by, example = "hspr_robust, which takes this file's {\"config\", \"shift\"} form", "hspr_robust,uniform"
             else:
                 taken_by = "hspr or hspr_robust (the methods a --config file sets)"
+        from .. import REGISTRY
+
+        other = next((n for n in names if n not in REGISTRY), None)  # a trial: --config for its own method
+        theirs = (f"; a replay's --config does not set the settings of {other!r} (a method of another package): set them "
+                  f"in Python, replay(..., {{{other!r}: get_method({other!r}, <setting>=...)}}), or in `hspr live start "
+                  "--config`" if other else "")
         raise ValueError(f"{', '.join(opts)} set(s) HSPR options, but hspr is not in --methods; add {taken_by} "
-                         f"(e.g. --methods {example})")
+                         f"(e.g. --methods {example}){theirs}")
     doc = read_config(config_path) if file_config else None  # the file, read once
     if "hspr" in names and "hspr_robust" in names and isinstance(doc, dict) and doc and set(doc) <= {"config", "shift"}:
         # a hostile trial: hspr's refusal of this form did not say which method refused it, nor that hspr_robust takes it
