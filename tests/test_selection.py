@@ -772,3 +772,18 @@ def test_cli_select_budget_range_is_stated_once(tmp_path):
     res = CliRunner().invoke(main, ["select", "--matrix", str(path), "--fold", "0", "--budget", "1", "--out",
                                     str(tmp_path / "s.json")])
     assert res.exit_code == 2 and "every setting recovers each held-out score exactly" in " ".join(res.output.split())
+
+
+def test_select_refuses_too_few_sources_before_its_note_on_a_noisy_choice(tmp_path):
+    """A trial: `hspr select` on 2 agents first said the choice would be noisy, then refused."""
+    from hspr.cli import main
+
+    rng = np.random.default_rng(0)
+    m = ResponseMatrix(["a", "b"], [f"t{j}" for j in range(40)], rng.integers(0, 2, (2, 40)))
+    write_wide_csv(m, tmp_path / "two.csv")
+    res = CliRunner().invoke(main, ["select", "--matrix", str(tmp_path / "two.csv"), "--fold", "all", "--out",
+                                    str(tmp_path / "x.json")])
+    assert res.exit_code == 2 and "noisy" not in res.output
+    assert "two.csv: the bank has 2 source agent(s); a selection holds out one source agent at a time and needs at " \
+           "least 3" in " ".join(res.output.split())
+    assert not (tmp_path / "x.json").exists()

@@ -444,6 +444,10 @@ def register(group: click.Group) -> None:
             print_error(console, exc)
             sys.exit(2)
         which = "the bank has" if fold is None else f"fold {fold} leaves"
+        if src.n_agents < 3:  # a trial: the note on a noisy choice came first, then this refusal
+            print_error(console, f"{matrix or bank}: {which} {src.n_agents} source agent(s); a selection holds out one "
+                                 "source agent at a time and needs at least 3")
+            sys.exit(2)
         if src.n_agents < FEW_SOURCES:  # a trial: 3 sources chose rank 4 without a word
             console.print(f"note: {which} {src.n_agents} source agents, and each held-out fit keeps "
                           f"{src.n_agents - 1}: the source MAE of each setting rests on {src.n_agents} replays, so the "
