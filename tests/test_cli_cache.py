@@ -104,6 +104,28 @@ def test_purge_goes_on_past_a_file_it_cannot_delete_and_says_what_it_did(tmp_pat
     res = _cli("purge", "--json")
     out = json.loads(res.stdout)
     assert res.exit_code == 2 and out["ok"] is False and "deleted 0 file(s)" in out["error"]
+    assert "the change itself was saved" not in out["error"]  # said once, in the message itself
+
+
+def test_an_interrupted_purge_says_what_it_had_deleted(tmp_path, monkeypatch):
+    """A signals trial: a purge interrupted part-way said only 'interrupted'."""
+    folder = tmp_path / "fits"
+    monkeypatch.setenv(fitcache.ENV_VAR, str(folder))
+    entries = _fill(folder)
+    real = Path.unlink
+    calls = []
+
+    def unlink(self, *a, **k):
+        if calls:  # the second deletion is interrupted
+            raise KeyboardInterrupt
+        calls.append(self)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    res = _cli("purge")
+    assert res.exit_code == 130 and len(calls) == 1 and sum(p.exists() for p in entries) == len(entries) - 1
+    assert "interrupted after the change was saved: 1 file(s), " in res.stderr
+    assert f"deleted from {folder} (a purge again deletes the rest)" in " ".join(res.stderr.split())
 
 
 def test_cache_folder_forms(tmp_path, monkeypatch):

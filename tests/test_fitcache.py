@@ -180,3 +180,37 @@ def test_a_damaged_entry_that_cannot_be_deleted_is_said_so(bank, cache, monkeypa
                                          r"delete it by hand\) and the model is fitted again"):
         fitcache.cached_fit(bank.digest(), "hspr", settings, bank.tasks, fit_counter(bank, calls))
     assert calls == [1] and path.read_bytes() == b"damaged"
+
+
+def test_an_interrupted_store_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """A signals trial: Ctrl-C while a fit was written left its temporary file, which `cache purge` then left alone
+    for an hour as a write in progress; the interrupt itself goes on."""
+    monkeypatch.setenv(fitcache.ENV_VAR, str(tmp_path / "fits"))
+    bank = simulate_matrix(12, 30, seed=2)[0]
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fitcache.pickle, "dumps", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        fitcache.cached_fit(bank.digest(), "uniform", {}, bank.tasks, lambda: get_method("uniform").fit(bank))
+    assert list((tmp_path / "fits").iterdir()) == []
+
+
+def test_held_signals_are_handled_once_the_held_run_is_done():
+    """A signals trial: an interrupt between two moves of a report left it half old, half new."""
+    import signal
+
+    from hspr.fileio import signals_held
+
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        with signals_held():
+            signal.raise_signal(signal.SIGINT)
+            done.append("first")
+            done.append("second")  # not stopped half-way
+    assert done == ["first", "second"]
+    with pytest.raises(KeyboardInterrupt):  # and nothing is left held: the next one is handled at once
+        signal.raise_signal(signal.SIGINT)
+        done.append("never")
+    assert done == ["first", "second"]

@@ -407,3 +407,24 @@ def test_merge_warns_of_the_merged_bank_not_of_its_inputs(tmp_path):
     said = " ".join(res.output.split())
     assert res.exit_code == 0 and "m60.csv: 1 group(s) of agents with the same outcome on every one of the 60 tasks " \
         "('a' = 'a_copy')" in said, said
+
+
+def test_an_interrupt_after_the_bank_is_written_says_so(tmp_path, monkeypatch):
+    """A signals trial: a merge interrupted just after it replaced --out said only 'interrupted', and the user would
+    merge again."""
+    import hspr.cli.bank as cli_bank
+
+    (tmp_path / "base.csv").write_text("agent,t1,t2\na,1,0\nb,0,1\n")
+    (tmp_path / "new.csv").write_text("agent,t1,t2\nc,1,1\n")
+    original = cli_bank.note_saved
+
+    def note_then_interrupt(*args):
+        original(*args)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_bank, "note_saved", note_then_interrupt)
+    res = CliRunner().invoke(main, ["bank", "merge", str(tmp_path / "base.csv"), str(tmp_path / "new.csv"), "--out",
+                                    str(tmp_path / "base.csv")])
+    assert res.exit_code == 130
+    assert res.stderr.strip() == f"interrupted after the change was saved: {tmp_path / 'base.csv'} is written (3 agents x 2 tasks)"
+    assert load_matrix(tmp_path / "base.csv").n_agents == 3

@@ -4,8 +4,9 @@ and once the command has finished (its output written, its exit status set) Ctrl
 Without this a hostile trial saw a Python traceback (Ctrl-C in the first 40 ms) or the process
 ended by the signal after its output. SIGTERM and SIGHUP (``timeout``, a cancelled CI job, a closed
 terminal) are handled as Ctrl-C is, exiting 128 + the signal's number (a trial: they ended the
-process with no word, also after a change was saved). Python's own start-up (``site``, the first
-~30 ms) is before any of this. Nothing heavy is imported here."""
+process with no word, also after a change was saved), unless the process was started ignoring them
+(``nohup``: a trial's replay under nohup ended when its terminal closed). Python's own start-up
+(``site``, the first ~30 ms) is before any of this. Nothing heavy is imported here."""
 
 import signal
 import sys
@@ -18,10 +19,6 @@ class Terminated(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
-
-
-def _terminate(signum, frame) -> None:
-    raise Terminated(signum)
 
 
 def exit_status(exc: KeyboardInterrupt) -> int:
@@ -38,8 +35,22 @@ def interrupted_word(exc: KeyboardInterrupt) -> str:
 def run() -> None:
     """Load :func:`hspr.cli.main` and run it as ``hspr``; a KeyboardInterrupt (or SIGTERM / SIGHUP) outside
     the command's own handler exits 128 + the signal's number with ``interrupted`` (``terminated``) on stderr."""
+    received: list[int] = []  # the signals this process was sent, for one Python swallowed (below)
+
+    def terminate(signum, frame) -> None:
+        received.append(signum)
+        raise Terminated(signum)
+
+    def unraisable(hook_args) -> None:
+        # raised where Python cannot pass it on (a callback of the import lock: a trial's SIGTERM printed
+        # "Exception ignored in ..." and the command ran on to exit 0); said when the command ends, below
+        if not isinstance(hook_args.exc_value, Terminated):
+            sys.__unraisablehook__(hook_args)
+
     for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _terminate)
+        if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup's choice stands
+            signal.signal(sig, terminate)
+    sys.unraisablehook = unraisable
     try:
         from .cli import main
 
@@ -47,8 +58,13 @@ def run() -> None:
     except KeyboardInterrupt as exc:
         sys.stderr.write(f"\n{interrupted_word(exc)}\n")
         sys.exit(exit_status(exc))
-    except SystemExit:
+    except SystemExit as done:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: the status stands; shutting down is not interrupted
         for sig in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, signal.SIG_DFL)  # ... but a kill still ends it, by the signal
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                signal.signal(sig, signal.SIG_DFL)  # ... but a kill still ends it, by the signal
+        if received and done.code in (0, None):  # a signal Python swallowed: the command ran to its end
+            exc = Terminated(received[0])
+            sys.stderr.write(f"{interrupted_word(exc)} as the command ended: its work is complete\n")
+            sys.exit(exit_status(exc))
         raise

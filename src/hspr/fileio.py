@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import io
@@ -58,6 +59,27 @@ def finite_json(obj):
     if isinstance(obj, float) and not np.isfinite(obj):
         return None
     return obj
+
+
+@contextlib.contextmanager
+def signals_held():
+    """Hold Ctrl-C, SIGTERM and SIGHUP back while a short run of file operations that belong together
+    runs (a report's files moved in, a session replaced with its old copy kept): one that arrives then
+    is handled as soon as the run is done, so it never stops half-way (a trial: an interrupted report
+    left three new tables beside an old one, and a session replaced by ``--force`` could leave its kept
+    copy with nothing replaced). No-op where signals cannot be held (another thread, Windows)."""
+    import signal
+    import threading
+
+    held = {signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)}
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def write_text_durable(text: str, path: Path) -> None:

@@ -209,11 +209,13 @@ def _store(path: Path, key: str, model, again: str = "fit again") -> None:
         warnings.warn(f"the fit cache in {path.parent} was emptied while an entry was written; the next command will "
                       f"{again}", stacklevel=3)
         return
-    except Exception as exc:  # full disk, read-only folder, unpicklable model: skip caching
+    except BaseException as exc:  # full disk, read-only folder, unpicklable model: skip caching
         try:
-            os.unlink(tmp)
+            os.unlink(tmp)  # also on Ctrl-C (a trial: an interrupted store left its temporary file for an hour)
         except OSError:
             pass
+        if not isinstance(exc, Exception):
+            raise
         skipped(getattr(exc, "strerror", None) or str(exc) or type(exc).__name__)
         return
     _prune(path.parent, keep=path)
@@ -383,10 +385,12 @@ class Purge:
     entries: int = 0
 
 
-def purge_cache(folder: Path | None = None) -> Purge:
+def purge_cache(folder: Path | None = None, deleting: Callable[[int, int], None] | None = None) -> Purge:
     """Delete every file :func:`cache_entries` lists (never another file of the folder), except the
     temporary files of writes still in progress; the next command fits (and selects) again. A file
     that cannot be deleted is recorded in :attr:`Purge.failed` and the others are still deleted.
+    ``deleting(files, bytes)`` is told the running totals after each deletion (the command line's note
+    of what an interrupted purge had deleted).
 
     Raises OSError when the folder exists but cannot be read.
     """
@@ -408,4 +412,6 @@ def purge_cache(folder: Path | None = None) -> Purge:
         deleted += 1
         entries += not temp
         freed += st.st_size
+        if deleting is not None:
+            deleting(deleted, freed)
     return Purge(deleted, freed, in_progress, tuple(failed), entries)

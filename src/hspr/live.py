@@ -96,7 +96,7 @@ from .data.banks import BANKS, bank_of_rows, foreign_datasets, load_bank
 from .data.io import load_matrix
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnknownIdError, UnreadableFolderWarning, brief, held_warnings, shorten
-from .fileio import OS_FIXES
+from .fileio import OS_FIXES, signals_held
 from .fitcache import cached_fit, entry_path, method_code
 from .harness import HarnessFormatError, HarnessRead, read_outcomes
 from .journal import LiveSessionError, session_lock
@@ -1007,26 +1007,27 @@ class LiveSession:
                                        "nothing was written: choose another --session path, or pass --force to "
                                        "replace it")
             keep = None
-            try:
-                if path.exists():  # --force: the old file is kept beside it (a hard link, else a copy), never deleted
-                    stamp, n = time.strftime("%Y%m%dT%H%M%S"), 0
-                    keep = path.with_name(f"{path.name}.replaced-{stamp}")
-                    while keep.exists():  # two --force in one second: never overwrite an earlier copy
-                        n += 1
-                        keep = path.with_name(f"{path.name}.replaced-{stamp}-{n}")
-                    try:
-                        os.link(path, keep)
-                    except OSError:
-                        shutil.copy2(path, keep)
-                    live.replaced = keep
-                journal.write_new(path, doc)  # atomic: on failure the old file is still at ``path``
-            except OSError as exc:
-                if keep is not None:  # nothing was replaced: no copy left beside it (a trial on a full disk)
-                    keep.unlink(missing_ok=True)
-                    live.replaced = None
-                if exc.filename is None:
-                    exc.filename = str(path)
-                raise
+            with signals_held():  # the old file kept and the new one written, or neither (a Ctrl-C waits)
+                try:
+                    if path.exists():  # --force: the old file is kept beside it (a hard link, else a copy), never deleted
+                        stamp, n = time.strftime("%Y%m%dT%H%M%S"), 0
+                        keep = path.with_name(f"{path.name}.replaced-{stamp}")
+                        while keep.exists():  # two --force in one second: never overwrite an earlier copy
+                            n += 1
+                            keep = path.with_name(f"{path.name}.replaced-{stamp}-{n}")
+                        try:
+                            os.link(path, keep)
+                        except OSError:
+                            shutil.copy2(path, keep)
+                        live.replaced = keep
+                    journal.write_new(path, doc)  # atomic: on failure the old file is still at ``path``
+                except OSError as exc:
+                    if keep is not None:  # nothing was replaced: no copy left beside it (a trial on a full disk)
+                        keep.unlink(missing_ok=True)
+                        live.replaced = None
+                    if exc.filename is None:
+                        exc.filename = str(path)
+                    raise
             live._file = journal.read(path)
         return live
 

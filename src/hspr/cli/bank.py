@@ -25,7 +25,7 @@ from hspr.cli.common import (
     refuse_overwriting_inputs,
     same_file,
 )
-from hspr.cli.meta import SuggestingGroup, json_error, say_warning
+from hspr.cli.meta import SuggestingGroup, json_error, note_saved, say_warning
 from hspr.data import harbor
 from hspr.data.banks import BANKS, bank_of_rows, foreign_datasets, load_bank
 from hspr.data.build import merge_banks, write_wide_csv
@@ -267,6 +267,8 @@ def _write(m: ResponseMatrix, out: Path, as_json: bool) -> None:
     """Write ``m`` as a bank CSV; an OSError is the error line (and the JSON error) and exit 1."""
     try:
         write_wide_csv(m, out)
+        note_saved(f"{out} is written ({m.n_agents} agents x {m.n_tasks} tasks)", None)  # a trial: an interrupt after it
+        # said only 'interrupted', and a user would merge again
     except OSError as exc:
         msg = f"cannot write {out}: {exc.strerror or exc}. {os_fix(exc)}, or give another --out"
         if as_json:

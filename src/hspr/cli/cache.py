@@ -19,7 +19,7 @@ import click
 
 from .. import fitcache
 from ..errors import HsprError
-from .meta import SuggestingGroup, say_warning, warnings_said
+from .meta import SuggestingGroup, note_saved, say_warning, warnings_said
 
 
 def _size(n: float) -> str:
@@ -125,13 +125,16 @@ def register(group: click.Group) -> None:
                             f"default cache {fitcache.cache_dir()}: unset {fitcache.ENV_VAR} to purge that one, or set it "
                             "to the folder you mean")
         folder = fitcache.cache_dir()
-        done = fitcache.purge_cache(folder)
+        # a trial: a purge interrupted part-way said only 'interrupted', not what it had deleted
+        done = fitcache.purge_cache(folder, lambda n, size: note_saved(f"{n} file(s), {_size(size)}, deleted from "
+                                                                      f"{folder} (a purge again deletes the rest)", None))
         what = f"deleted {done.deleted} file(s), {_size(done.bytes)}, from {folder}"
         # a hostile trial: a killed command's leftover was 'in progress' with no word of when it goes
         busy = (f"; {done.in_progress} write(s) in progress left alone (temporary files of the last "
                 f"{fitcache.STALE_TEMP_SECONDS // 60} minutes: another command may be writing them; one a killed "
                 "command left is deleted by a purge after that)") if done.in_progress else ""
         if done.failed:  # a trial: the first failure stopped it, and the files already deleted went unsaid
+            note_saved("", None)  # the message below says what was deleted
             first, why = done.failed[0]
             raise HsprError(f"{what}{busy}; could not delete {len(done.failed)} file(s), e.g. {first}: {why}. Check "
                             f"that you may change the folder {folder} and its files (permissions; an immutable flag: "

@@ -15,21 +15,23 @@ import click
 SAVED_KEY = "hspr_saved"
 
 
-def note_saved(what: str) -> None:
+def note_saved(what: str, shown_by: str | None = "`hspr live status`") -> None:
     """Record, for the error handlers, that ``what`` is saved (e.g. "hello-world's outcome is recorded in
-    run.hspr"): a failure after it (stdout unwritable, Ctrl-C) then says so. A hostile trial: an
-    outcome saved before a full-disk stdout was reported as an error alone, exit 2, and the user
-    believed nothing was recorded."""
+    run.hspr"), and the command that shows it (None: none to name, e.g. a bank file written): a failure
+    after it (stdout unwritable, Ctrl-C) then says so. A hostile trial: an outcome saved before a
+    full-disk stdout was reported as an error alone, exit 2, and the user believed nothing was recorded."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.meta[SAVED_KEY] = what
+        ctx.meta[SAVED_KEY + "_shown_by"] = shown_by
 
 
 def saved_note() -> str:
     """The clause an error message ends with when the command had saved something before failing, else ''."""
     ctx = click.get_current_context(silent=True)
     what = None if ctx is None else ctx.meta.get(SAVED_KEY)
-    return f" (the change itself was saved: {what}; `hspr live status` shows it)" if what else ""
+    shown_by = None if ctx is None else ctx.meta.get(SAVED_KEY + "_shown_by")
+    return f" (the change itself was saved: {what}{f'; {shown_by} shows it' if shown_by else ''})" if what else ""
 
 
 #: ``ctx.meta`` key (root context): the warnings said by the command so far, in order (a dict used as an ordered set)

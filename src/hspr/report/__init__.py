@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..fileio import OS_FIXES
+from ..fileio import OS_FIXES, signals_held
 from .figures import FIGURE_FORMATS, FIGURE_STEMS, figure_budget_curves, figure_coverage, figure_estimate_vs_truth, make_figures
 from .inputs import (
     BAND_PP,
@@ -99,15 +99,16 @@ def _move_in(staged: list[Path], out_dir: Path) -> list[Path]:
     Raises ReportError when one cannot be moved, naming it and the files already replaced (the
     others keep an earlier report's content)."""
     done: list[Path] = []
-    for f in staged:
-        try:
-            os.replace(f, out_dir / f.name)
-        except OSError as exc:
-            replaced = (f"{', '.join(p.name for p in done)} {'was' if len(done) == 1 else 'were'} replaced by this "
-                        "report's; the others were not" if done else "no file of the folder was replaced")
-            raise ReportError(f"{out_dir / f.name}: {exc.strerror or exc}; the report is not complete ({replaced}): "
-                              "make that file writable or use another --out-dir, then run the command again") from exc
-        done.append(out_dir / f.name)
+    with signals_held():  # all moved in, or (an OSError) those named: never part of them for a Ctrl-C
+        for f in staged:
+            try:
+                os.replace(f, out_dir / f.name)
+            except OSError as exc:
+                replaced = (f"{', '.join(p.name for p in done)} {'was' if len(done) == 1 else 'were'} replaced by this "
+                            "report's; the others were not" if done else "no file of the folder was replaced")
+                raise ReportError(f"{out_dir / f.name}: {exc.strerror or exc}; the report is not complete ({replaced}): "
+                                  "make that file writable or use another --out-dir, then run the command again") from exc
+            done.append(out_dir / f.name)
     return done
 
 
