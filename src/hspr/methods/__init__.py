@@ -66,10 +66,9 @@ def current_label(method: str) -> str:
 
 
 def _installed() -> dict[str, tuple[str, str]]:
-    """The methods installed packages register (:data:`ENTRY_POINT_GROUP`): name -> (``module:Class``,
-    the package's name; for a name two packages register, which :func:`method_class` refuses, ``''`` and
-    the packages),
-    in name order; read once per import path (``sys.path``)."""
+    """The methods installed packages register (:data:`ENTRY_POINT_GROUP`), in name order: name ->
+    (``module:Class``, the package's name), or ('', the packages) for a name two packages register,
+    which :func:`method_class` refuses; read once per import path (``sys.path``)."""
     import sys
 
     return dict(_scan(tuple(sys.path)))
