@@ -214,3 +214,24 @@ def test_held_signals_are_handled_once_the_held_run_is_done():
         signal.raise_signal(signal.SIGINT)
         done.append("never")
     assert done == ["first", "second"]
+    # a signal the process ignores (nohup's SIGHUP) stays ignored, inside and after
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with signals_held():
+            signal.raise_signal(signal.SIGHUP)
+            done.append("third")
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN and done[-1] == "third"
+    finally:
+        signal.signal(signal.SIGHUP, before)
+    # held by swapping the handler, not by blocking the main thread's signals (a re-trial: a signal the process
+    # got was delivered to another of its threads, and not held): here one another thread sends
+    import threading
+
+    seen = []
+    with pytest.raises(KeyboardInterrupt):
+        with signals_held():
+            t = threading.Thread(target=lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT))
+            t.start()
+            t.join()
+            seen.append(signal.getsignal(signal.SIGINT) is not signal.default_int_handler)
+    assert seen == [True]

@@ -1229,6 +1229,28 @@ def test_a_failed_start_force_leaves_the_old_session_alone_and_no_copy(bank, tmp
     assert Path(old.path).read_bytes() == before and not list(tmp_path.glob("run.hspr.replaced-*"))
 
 
+def test_an_interrupt_while_start_force_replaces_waits_for_the_replacement(bank, tmp_path, monkeypatch):
+    """A signals trial: Ctrl-C after the old session was kept aside and before the new one was written left a
+    '.replaced-' copy beside the unchanged session; the interrupt is now handled once both are done."""
+    import signal
+
+    old = new(bank, tmp_path)
+    old.record(old.next()[0], 1)
+    before = Path(old.path).read_bytes()
+    write_new = journal.write_new
+
+    def interrupted_then_written(path, doc):
+        signal.raise_signal(signal.SIGINT)  # held: the write goes on
+        write_new(path, doc)
+
+    monkeypatch.setattr(journal, "write_new", interrupted_then_written)
+    with pytest.raises(KeyboardInterrupt):
+        new(bank, tmp_path, budget=20, overwrite=True)
+    [kept] = tmp_path.glob("run.hspr.replaced-*")
+    assert kept.read_bytes() == before and Path(old.path).read_bytes() != before
+    assert journal.read(Path(old.path)).doc["budget"] == 20
+
+
 @pytest.mark.parametrize("same_settings", [True, False])
 def test_a_command_never_writes_into_a_session_replaced_after_it_opened(bank, tmp_path, same_settings):
     """A record waiting for the lock while ``start --force`` replaced the file (found by a hostile

@@ -59,10 +59,16 @@ def run() -> None:
         sys.stderr.write(f"\n{interrupted_word(exc)}\n")
         sys.exit(exit_status(exc))
     except SystemExit as done:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: the status stands; shutting down is not interrupted
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(sig) is not signal.SIG_IGN:
-                signal.signal(sig, signal.SIG_DFL)  # ... but a kill still ends it, by the signal
+        def settle() -> None:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: the status stands; shutting down is not interrupted
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                if signal.getsignal(sig) is not signal.SIG_IGN:
+                    signal.signal(sig, signal.SIG_DFL)  # ... but a kill still ends it, by the signal
+
+        try:
+            settle()
+        except KeyboardInterrupt:  # one arriving here, as the command ended (a re-trial: a traceback): it ended
+            settle()
         if received and done.code in (0, None):  # a signal Python swallowed: the command ran to its end
             exc = Terminated(received[0])
             sys.stderr.write(f"{interrupted_word(exc)} as the command ended: its work is complete\n")

@@ -64,22 +64,40 @@ def finite_json(obj):
 @contextlib.contextmanager
 def signals_held():
     """Hold Ctrl-C, SIGTERM and SIGHUP back while a short run of file operations that belong together
-    runs (a report's files moved in, a session replaced with its old copy kept): one that arrives then
-    is handled as soon as the run is done, so it never stops half-way (a trial: an interrupted report
-    left three new tables beside an old one, and a session replaced by ``--force`` could leave its kept
-    copy with nothing replaced). No-op where signals cannot be held (another thread, Windows)."""
+    runs (a report's files moved in, a session replaced with its old copy kept, a bank file written):
+    one that arrives then is handled as soon as the run is done, so it never stops half-way (a trial: an
+    interrupted report left three new tables beside an old one, and a session replaced by ``--force``
+    could leave its kept copy with nothing replaced). The signals' handlers are swapped for one that
+    notes them, not blocked: a signal sent to the process may be delivered to any of its threads, and
+    a re-trial found blocking the main thread's alone did not hold it. A signal ignored stays ignored; a
+    noted one is then passed to the handler it had (its default action when that is the default).
+    No-op outside the main thread, where handlers cannot be set."""
     import signal
     import threading
 
-    held = {signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)}
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    pending: list[int] = []
+
+    def note(signum, frame) -> None:
+        pending.append(signum)
+
+    saved = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None and signal.getsignal(sig) not in (signal.SIG_IGN, None):
+            saved[sig] = signal.signal(sig, note)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+        if pending:
+            handler = saved[pending[0]]
+            if callable(handler):
+                handler(pending[0], None)
+            else:  # the default action: the signal again, now that it is no longer held
+                signal.raise_signal(pending[0])
 
 
 def write_text_durable(text: str, path: Path) -> None:

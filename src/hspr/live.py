@@ -1109,7 +1109,8 @@ class LiveSession:
 
             # a method-writer's trial: an edit of its own method was told 'other hspr code' without its package
             theirs = method_package(self.doc["method"]["name"])
-            other = f", or a change of {theirs.split()[0]}, the package of method {self.doc['method']['name']!r}" if theirs else ""
+            other = (f", or a change of the code of method {self.doc['method']['name']!r}: its package {theirs.split()[0]} "
+                     "or one it builds on") if theirs else ""
             self.warnings.append(f"this session was written by other hspr code (hspr {self.doc.get('hspr_version') or 'unknown'} "
                                  f"then, {__version__} now, or a changed install{other}): its estimate and interval are "
                                  "computed by this code and can differ from what it showed before; the recorded "

@@ -32,7 +32,7 @@ from hspr.data.build import merge_banks, write_wide_csv
 from hspr.data.io import FORMS, bank_dir_of, check_in_memory, detect_form, load_matrix, load_matrix_and_form
 from hspr.data.matrix import DataError, ResponseMatrix
 from hspr.errors import InputWarning
-from hspr.fileio import names_stdout
+from hspr.fileio import names_stdout, signals_held
 
 EXIT_DATA_ERROR = 2
 
@@ -266,9 +266,10 @@ def _require_input(path: Path, what: str, bundled_ok: bool = True) -> None:
 def _write(m: ResponseMatrix, out: Path, as_json: bool) -> None:
     """Write ``m`` as a bank CSV; an OSError is the error line (and the JSON error) and exit 1."""
     try:
-        write_wide_csv(m, out)
-        note_saved(f"{out} is written ({m.n_agents} agents x {m.n_tasks} tasks)", None)  # a trial: an interrupt after it
-        # said only 'interrupted', and a user would merge again
+        with signals_held():  # written and said so, or (an interrupt) neither: a trial's merge was told only
+            # 'interrupted' after it had replaced --out, and a user would merge again
+            write_wide_csv(m, out)
+            note_saved(f"{out} is written ({m.n_agents} agents x {m.n_tasks} tasks)", None)
     except OSError as exc:
         msg = f"cannot write {out}: {exc.strerror or exc}. {os_fix(exc)}, or give another --out"
         if as_json:

@@ -126,8 +126,9 @@ def register(group: click.Group) -> None:
                             "to the folder you mean")
         folder = fitcache.cache_dir()
         # a trial: a purge interrupted part-way said only 'interrupted', not what it had deleted
-        done = fitcache.purge_cache(folder, lambda n, size: note_saved(f"{n} file(s), {_size(size)}, deleted from "
-                                                                      f"{folder} (a purge again deletes the rest)", None))
+        done = fitcache.purge_cache(folder, lambda n, size: note_saved(f"at least {n} file(s), {_size(size)}, deleted "
+                                                                      f"from {folder} (a purge again deletes the rest)",
+                                                                      None))
         what = f"deleted {done.deleted} file(s), {_size(done.bytes)}, from {folder}"
         # a hostile trial: a killed command's leftover was 'in progress' with no word of when it goes
         busy = (f"; {done.in_progress} write(s) in progress left alone (temporary files of the last "
