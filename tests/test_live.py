@@ -1244,8 +1244,10 @@ def test_an_interrupt_while_start_force_replaces_waits_for_the_replacement(bank,
         write_new(path, doc)
 
     monkeypatch.setattr(journal, "write_new", interrupted_then_written)
+    saved = []
     with pytest.raises(KeyboardInterrupt):
-        new(bank, tmp_path, budget=20, overwrite=True)
+        new(bank, tmp_path, budget=20, overwrite=True, on_save=lambda: saved.append(Path(old.path).read_bytes()))
+    assert len(saved) == 1 and saved[0] != before  # told once written, before the held interrupt (the CLI says so)
     [kept] = tmp_path.glob("run.hspr.replaced-*")
     assert kept.read_bytes() == before and Path(old.path).read_bytes() != before
     assert journal.read(Path(old.path)).doc["budget"] == 20

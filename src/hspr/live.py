@@ -864,6 +864,7 @@ class LiveSession:
         input_files: dict[str, str | Path] | None = None,
         announce: Callable[[str], AbstractContextManager] | None = None,
         hide: str | None = None,
+        on_save: Callable[[], None] | None = None,
     ) -> LiveSession:
         """Fit ``method`` on every row of the bank (but ``hide``'s) and write a new session file.
 
@@ -909,6 +910,8 @@ class LiveSession:
             An agent id of the bank to leave out of the fit, for a trial of the loop without an
             agent: :meth:`simulate` answers each task from its row, and :meth:`status` gives its
             true score (:func:`hide_agent`). Stored in the session file.
+        on_save : callable, optional
+            Called with no argument once the file is written (as :attr:`on_save` for later changes).
 
         Returns
         -------
@@ -1021,6 +1024,8 @@ class LiveSession:
                             shutil.copy2(path, keep)
                         live.replaced = keep
                     journal.write_new(path, doc)  # atomic: on failure the old file is still at ``path``
+                    if on_save is not None:  # said with the write, before a held interrupt is handled (a re-trial)
+                        on_save()
                 except OSError as exc:
                     if keep is not None:  # nothing was replaced: no copy left beside it (a trial on a full disk)
                         keep.unlink(missing_ok=True)

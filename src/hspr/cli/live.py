@@ -428,12 +428,16 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
         cores = os.cpu_count() or 1
         parallel = method_class(method).parallel_fit
         hint = f"(on 1 core; --workers {cores} would use all {cores})" if parallel and workers == 1 and cores > 1 else ""
+        replacing = force and Path(session_path).exists()
         with parallel_config(n_jobs=local_workers(workers, None, console(stderr=True))):
             live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
                                         seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
                                         overwrite=force, tasks=tasks, input_files={"--tasks": tasks_path,
                                                                                    "--config": config_path},
-                                        announce=lambda text: busy(text, hint), hide=hide)
+                                        announce=lambda text: busy(text, hint), hide=hide,
+                                        on_save=lambda: note_saved(f"the session {session_path} is created" + (
+                                            f" (the one it replaced is kept beside it as {Path(session_path).name}"
+                                            ".replaced-<time>)" if replacing else "")))
         note_saved(f"the session {live_s.path} is created")
         if matrix is not None and Path(matrix).is_dir() and took >= SLOW_FOLDER_S:
             # a hostile trial: every later command of a session on a folder walked it again (8.6 s each); said once the
