@@ -320,8 +320,9 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
     (hline, header), body = recs[0], recs[1:]
     if len(header) < 2:
         sep = next((f" (it holds {name}: hspr reads comma-separated files; convert it, e.g. python -c \"import pandas as "
-                    f"pd; pd.read_csv('{path.name}', sep='{c.encode('unicode_escape').decode()}', dtype=str)"
-                    f".to_csv('{path.stem}{'_comma' if path.suffix.lower() == '.csv' else ''}.csv', index=False)\")"
+                    f"pd; pd.read_csv('{path}', sep='{c.encode('unicode_escape').decode()}', dtype=str)"
+                    f".to_csv('{path.with_name(path.stem + ('_comma' if path.suffix.lower() == '.csv' else '') + '.csv')}', "
+                    "index=False)\")"
                     for c, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")) if header and c in header[0]), "")
         raise DataError(f"{path}: line {hline}: header has {len(header)} column(s){sep}; expected 'agent,<task ids...>'")
     if (at := _index_columns(header, body)) is not None:
