@@ -118,9 +118,12 @@ def method_names() -> list[str]:
 def names_with(flag: str, value: bool = True) -> list[str]:
     """The names of :func:`registry` whose class has the :class:`~hspr.session.Method` flag ``flag``
     (``in_all``, ``accepts_missing``, ``accepts_pass_rates``, ...) equal to ``value``, in registry order. An installed
-    package's method that does not load is left out with a warning (its error shows when it is named)."""
+    package's method that does not load is left out with a warning (its error shows when it is named), and a
+    name two packages register is left out (:func:`_scan` warned of it)."""
     out = []
-    for name in registry():
+    for name, target in registry().items():
+        if not target:  # a name two packages register: refused, and said once by the scan (a re-trial: said twice)
+            continue
         try:
             cls = method_class(name)
         except HsprError as exc:

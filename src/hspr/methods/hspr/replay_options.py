@@ -84,14 +84,8 @@ def replay_methods(names: list[str], config_path: str | None, ablations: dict,
                 taken_by, example = "hspr_robust, which takes this file's {\"config\", \"shift\"} form", "hspr_robust,uniform"
             else:
                 taken_by = "hspr or hspr_robust (the methods a --config file sets)"
-        from .. import REGISTRY
-
-        other = next((n for n in names if n not in REGISTRY), None)  # a trial: --config for its own method
-        theirs = (f"; a replay's --config does not set the settings of {other!r} (a method of another package): set them "
-                  f"in Python, replay(..., {{{other!r}: get_method({other!r}, <setting>=...)}}), or in `hspr live start "
-                  "--config`" if other else "")
         raise ValueError(f"{', '.join(opts)} set(s) HSPR options, but hspr is not in --methods; add {taken_by} "
-                         f"(e.g. --methods {example}){theirs}")
+                         f"(e.g. --methods {example}){_plugin_config_hint(names)}")
     doc = read_config(config_path) if file_config else None  # the file, read once
     if "hspr" in names and "hspr_robust" in names and isinstance(doc, dict) and doc and set(doc) <= {"config", "shift"}:
         # a hostile trial: hspr's refusal of this form did not say which method refused it, nor that hspr_robust takes it
@@ -104,6 +98,27 @@ def replay_methods(names: list[str], config_path: str | None, ablations: dict,
                          "its settings in the shipped table, or selects them on each fold's sources): the table's runs "
                          f"are hspr's, labelled hspr_auto[table={Path(config_path).stem}]; use --methods hspr (or "
                          "hspr_robust) with it, and drop hspr_auto")
+    try:
+        return _built(names, config_path, given, doc, table, file_config)
+    except ValueError as exc:  # a re-trial: a plugin's key in the file was only 'unknown HSPR setting(s)'
+        if not (hint := _plugin_config_hint(names)) or "setting" not in str(exc):
+            raise
+        raise ValueError(f"{exc}{hint}") from None
+
+
+def _plugin_config_hint(names: list[str]) -> str:
+    """How to set the settings of the first method of ``names`` another package registers (a replay's
+    --config sets hspr's and hspr_robust's only: a method-writer's trial), or ''."""
+    from .. import REGISTRY
+
+    other = next((n for n in names if n not in REGISTRY), None)
+    return (f"; a replay's --config does not set the settings of {other!r} (a method of another package): set them "
+            f"in Python, replay(..., {{{other!r}: get_method({other!r}, <setting>=...)}}), or in `hspr live start "
+            "--config`" if other else "")
+
+
+def _built(names: list[str], config_path: str | None, given: dict, doc, table, file_config: bool) -> dict:
+    """:func:`replay_methods`' methods, once its checks have passed."""
     out = {}
     for n in names:
         if n == "hspr":
