@@ -1009,7 +1009,8 @@ def _one_form(folder: Path) -> str | None:
 # ---------------------------------------------------------------------- detection
 def _json_form(data: object, path: Path) -> str:
     if isinstance(data, dict):
-        if run_form(data) == "tb_run":  # before the run summary: tb writes resolved_ids / unresolved_ids too
+        form = run_form(data)
+        if form == "tb_run":  # before Harbor's checks: tb writes resolved_ids / unresolved_ids too
             return "tb_run"
         _refuse_tb_trial(data, path)
         harbor.refuse_partial_trial(data, path, HarnessFormatError)
@@ -1018,7 +1019,7 @@ def _json_form(data: object, path: Path) -> str:
         if harbor.is_job_summary(data):
             raise HarnessFormatError(f"{path}: a Harbor job's summary (counts only); ingest the job folder that holds "
                                      f"it: each trial folder in it has the trial's {harbor.RESULT}")
-        if (form := run_form(data)) is not None:
+        if form is not None:  # an sb-cli report or a run summary
             return form
         if data and (path.name == LOG_REPORT or all(isinstance(v, dict) for v in data.values())):
             return "instance_report"  # its reader checks each entry

@@ -16,6 +16,7 @@ import functools
 import inspect
 import math
 import numbers
+import traceback
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -517,15 +518,12 @@ def _method_code(obj, step: str):
     except Exception as exc:
         cls = type(obj)
         own = cls.__module__.partition(".")[0]
-        frames = []
-        tb = exc.__traceback__
-        while tb is not None:
-            frames.append(tb)
-            tb = tb.tb_next
-        if own == "hspr" or not frames or frames[-1].tb_frame.f_globals.get("__name__", "").partition(".")[0] == "hspr":
+        frames = [(f, line, f.f_globals.get("__name__", "").partition(".")[0])
+                  for f, line in traceback.walk_tb(exc.__traceback__)]
+        if own == "hspr" or not frames or frames[-1][2] == "hspr":
             raise
-        mine = [f for f in frames if f.tb_frame.f_globals.get("__name__", "").partition(".")[0] == own]
-        at = f" at {mine[-1].tb_frame.f_code.co_filename}:{mine[-1].tb_lineno}" if mine else ""
+        mine = [(f, line) for f, line, top in frames if top == own]
+        at = f" at {mine[-1][0].f_code.co_filename}:{mine[-1][1]}" if mine else ""
         raise HsprError(f"{cls.__module__}.{cls.__qualname__}.{step} raised {type(exc).__name__}: {exc}{at} (in that "
                         "method's own code, not hspr's)") from exc
 

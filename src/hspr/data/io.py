@@ -252,6 +252,12 @@ def _long_csv_hint(header: Sequence[str], agents: Sequence[str] = ()) -> str:
             f"'agent,{task},resolved'{rename}, 1 resolved, 0 not")
 
 
+def _other_form(path: Path, hint: str, exc: DataError) -> DataError:
+    """The error of a file read as a wide CSV that looks like another form: ``hint`` (:func:`_long_csv_hint`)
+    first, then what reading it as a wide CSV found (``exc``)."""
+    return DataError(f"{path}: {hint}. Read as a wide CSV (one row per agent), {str(exc).removeprefix(f'{path}: ')}")
+
+
 def _check_widths(path: Path, recs: list[tuple[int, list[str]]], width: int, what: str) -> None:
     """Raise DataError naming the first record whose field count is not ``width``."""
     lens = np.fromiter((len(r) for _, r in recs), dtype=int, count=len(recs))
@@ -369,8 +375,7 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
                 raise
             # one row per (agent, task): a long CSV read as a wide one, and the form's hint comes first (a
             # new-user trial read "duplicate agent id" as the diagnosis)
-            why = str(exc).removeprefix(f"{path}: ")
-            raise DataError(f"{path}: {hint}. Read as a wide CSV (one row per agent), {why}") from None
+            raise _other_form(path, hint, exc) from None
         raise
     if outcome_ids:  # 2 rows: their ids '1', '0' do not repeat
         raise DataError(f"{path}: every row starts with an outcome ({', '.join(map(repr, agents[:3]))}), not an agent "
@@ -390,8 +395,7 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
             if not any(t.lower() in LONG_TASK_NAMES for t in tasks):
                 raise
             # a trial: 'agent,instance_id' and no outcome column was told "task 'instance_id': non-binary value 't1'"
-            why = str(exc).removeprefix(f"{path}: ")
-            raise DataError(f"{path}: {_long_csv_hint(header)}. Read as a wide CSV (one row per agent), {why}") from None
+            raise _other_form(path, _long_csv_hint(header), exc) from None
         miss = miss if miss.any() else None
     return ResponseMatrix(agents, tasks, values, miss, source=str(path))
 
