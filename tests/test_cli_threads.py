@@ -81,3 +81,40 @@ def test_single_thread_blas_limits_scipys_blas_when_entered_before_scipy_loads()
         "    from threadpoolctl import threadpool_info\n"
         "    print(sorted({p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'}))\n")
     assert out.split() == ["[1]"]
+
+
+_MASK_PROBE = """
+import os, signal, sys, time
+from joblib import Parallel, delayed
+from hspr.parallel import workers
+
+def mask():
+    time.sleep(0.2)  # both workers take a job
+    return os.getpid(), signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+with workers(None, 2):
+    seen = dict(Parallel()(delayed(mask)() for _ in range(4)))
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+        interrupted = False
+    except KeyboardInterrupt:
+        interrupted = True
+print(len(seen), all(seen.values()), interrupted, signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+"""
+
+
+def test_worker_processes_ignore_ctrl_c_and_the_command_still_gets_it():
+    """hspr.parallel.workers: a Ctrl-C reaches the whole process group, and a worker still importing
+    printed its own traceback below the command's 'interrupted' (a trial of ``hspr replay --workers 2``).
+    Workers start with SIGINT blocked, even past multiprocessing's resource tracker (which unblocks it
+    in Python 3.11); the command itself is interrupted at once, and its mask is restored on exit."""
+    import signal
+    import subprocess
+    import sys
+
+    if not hasattr(signal, "pthread_sigmask"):
+        return
+    out = subprocess.run([sys.executable, "-c", _MASK_PROBE], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "True", "True", "False"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import threading
 from collections.abc import Iterator
 from functools import cache
 
@@ -64,6 +66,57 @@ def one_blas_thread() -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+@contextlib.contextmanager
+def interrupts_spare_workers() -> Iterator[None]:
+    """Workers started inside this context ignore Ctrl-C; the caller's main thread still gets it.
+
+    A Ctrl-C at a terminal reaches every process of the foreground group, the joblib workers as
+    well. A worker still starting up (importing numpy, scipy, hspr) then died with a traceback of
+    its own on stderr, below the command's one-line "interrupted" (a trial of ``hspr replay
+    --workers 2``, interrupts 2-5 s after the start). Here SIGINT is blocked in the calling thread,
+    and a signal mask is inherited by every process forked from it, so a worker never receives
+    SIGINT: the command stops its workers when it handles the interrupt (joblib terminates them).
+    A helper thread, started before the mask, leaves SIGINT deliverable to this process, and
+    Python runs its handler in the main thread as before (joblib's wait polls every 10 ms, so the
+    interrupt is not held up). The bpo-33613 pattern, which multiprocessing's resource tracker uses.
+
+    multiprocessing's resource tracker is started first: Python 3.11's unblocks SIGINT in the
+    thread that starts it, and loky starts it with the first worker, so the first worker and the
+    rest were started unmasked (measured: a worker's mask was empty, and the traceback stayed).
+
+    No effect where ``signal.pthread_sigmask`` is missing (Windows) or off the main thread, and on
+    workers started before the context (a reused joblib executor keeps its workers).
+    """
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    stop = threading.Event()
+    receiver = threading.Thread(target=stop.wait, name="hspr-sigint-receiver", daemon=True)
+    receiver.start()  # before the mask: it keeps SIGINT unblocked
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        stop.set()
+
+
+@contextlib.contextmanager
+def workers(backend: str | None = None, n_jobs: int | None = None) -> Iterator[None]:
+    """joblib's ``parallel_config`` for ``backend`` (None: joblib's default, loky) and ``n_jobs``
+    workers: the context every job of replay, selection and a live fit runs in. Local worker
+    processes (loky, more than one job) are started with :func:`interrupts_spare_workers`."""
+    from joblib import parallel_config
+
+    config = parallel_config(backend=backend, n_jobs=n_jobs) if backend else parallel_config(n_jobs=n_jobs)
+    local_processes = backend in (None, "loky") and n_jobs not in (None, 1)
+    with config, interrupts_spare_workers() if local_processes else contextlib.nullcontext():
+        yield
 
 
 @contextlib.contextmanager

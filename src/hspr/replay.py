@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
 from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnknownIdError, brief
+from .parallel import workers
 from .session import BudgetError, FittedModel, Method, budget_from_fraction, check_seed
 from .stopping import StoppingRule
 
@@ -366,7 +367,7 @@ def replay(
             for k, name in fit_specs for s in seeds[name]]
     total = len(fit_specs) + len(jobs)
     done = 0
-    with parallel_config(backend=backend, n_jobs=n_jobs) if backend else parallel_config(n_jobs=n_jobs):
+    with workers(backend, n_jobs):
         par = Parallel(return_as="generator")
         models = {}
         # one fit (a shift protocol, one method): made here, so a fit that runs jobs of its own (Method.parallel_fit:

@@ -423,13 +423,13 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
         # --workers: the fit's own jobs (hspr_robust's held-out source replays) run on that many processes; with one,
         # a fit that has such jobs says how to use every core while it runs (worded so that it does not read as
         # running on every core: a new-user trial with --workers 1)
-        from joblib import parallel_config
+        from ..parallel import workers as worker_pool
 
         cores = os.cpu_count() or 1
         parallel = method_class(method).parallel_fit
         hint = f"(on 1 core; --workers {cores} would use all {cores})" if parallel and workers == 1 and cores > 1 else ""
         replacing = force and Path(session_path).exists()
-        with parallel_config(n_jobs=local_workers(workers, None, console(stderr=True))):
+        with worker_pool(n_jobs=local_workers(workers, None, console(stderr=True))):
             live_s = LiveSession.create(session_path, b, bank=bank, matrix=matrix, method=method, config=config,
                                         seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
                                         overwrite=force, tasks=tasks, input_files={"--tasks": tasks_path,

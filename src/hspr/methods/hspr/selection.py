@@ -369,7 +369,9 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     ValueError
         For ``eval_nodes`` or ``eval_draws`` outside the sizes :class:`HSPRConfig` allows.
     """
-    from joblib import Parallel, delayed, parallel_config
+    from joblib import Parallel, delayed
+
+    from ...parallel import workers
 
     t0 = time.perf_counter()
     missing = source.missing  # None when no cell is missing (ResponseMatrix normalises it)
@@ -391,8 +393,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
         nonlocal done
         errs: list[np.ndarray | None] = [None] * m
         jobs = (delayed(_agent_stage)(values, i, tasks, budget, spec, over, fits[i], missing) for i in range(m))
-        ctx = parallel_config(backend=backend, n_jobs=n_jobs) if backend else parallel_config(n_jobs=n_jobs)
-        with ctx:
+        with workers(backend, n_jobs):
             for i, (fit, e) in enumerate(Parallel(return_as="generator")(jobs)):
                 fits[i] = fit
                 errs[i] = e
