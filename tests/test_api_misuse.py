@@ -143,6 +143,16 @@ def test_a_pass_rate_is_refused_on_a_bank_of_0_1_outcomes(sim, method):
 def test_with_config_keeps_the_outcome_kind(sim):
     model = HSPR(FAST).fit(sim)
     assert model.binary_outcomes and model.with_config(FAST.replace(rank=1)).binary_outcomes
+    # a bank of 5 trials: 0.3 is no count of 5, refused by the copy as by the model (a code review: the copy
+    # lost ``trials`` and took it)
+    five = HSPR(FAST).fit(ResponseMatrix(sim.agents, sim.tasks, sim.values * 5, trials=5))
+    for m in (five, five.with_config(FAST.replace(rank=1))):
+        assert m.trials == 5
+        sess = m.start(5, 0)
+        with pytest.raises(HsprError, match="0.3"):
+            sess.tell(sess.ask(), 0.3)
+        sess.tell(sess.ask(), 0.4)
+        assert sess.outcomes == [0.4]
 
 
 @pytest.mark.parametrize("seed", [None, "a", -1, 1.5, True])
@@ -794,10 +804,18 @@ def test_settings_that_would_run_another_setting_are_refused_when_built(sim):
         ("hspr_auto", {"fraction": 0}, r"fraction must be the budget fraction the selection replays, in \(0, 1\], got 0"),
         ("atlas", {"fourpl": {"bogus": 1}}, r"unknown atlas\.fourpl setting\(s\) \['bogus'\]"),
         ("pta_irt", {"settings": "x"}, "expected an object of settings, got str"),
+        # counts (a code review: FAQ(rank=2.7) ran as rank 2): params.check_count
+        ("faq", {"rank": 2.7}, r"rank must be a whole number >= 1, got 2\.7"),
+        ("disco", {"n_estimators": 0}, "n_estimators must be a whole number >= 1, got 0"),
+        ("tinybench", {"dim": [2, 1.5]}, r"dim must be a whole number >= 1, got 1\.5"),
+        ("tinybench", {"n_draws": float("nan")}, "n_draws must be a whole number >= 1, got nan"),
+        ("aipw", {"n_folds": 2.5}, r"n_folds must be a whole number >= 2, got 2\.5"),
+        ("stratified", {"n_strata": True}, "n_strata must be a whole number >= 1, got True"),
     ]:
         with pytest.raises(HsprError, match=pattern):
             get_method(name, **kw)
     assert get_method("tinybench", average=np.False_).average is False
+    assert get_method("faq", rank=3.0).rank == 3 and type(get_method("faq", rank=3.0).rank) is int
 
 
 @pytest.mark.parametrize("name", ["atlas", "pta_irt"])

@@ -98,6 +98,16 @@ def check_positive(name: str, value) -> float:
     return float(value)
 
 
+def check_count(name: str, value, minimum: int = 1) -> int:
+    """``value`` as an int >= ``minimum`` (a rank, a number of folds, strata, draws or trees): a
+    whole number, 3.0 too. Raises ValueError naming ``name`` for a bool, a fraction, a string or
+    NaN (a code review: ``FAQ(rank=2.7)`` was cut to rank 2 without a word)."""
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value)
+            or value != int(value) or value < minimum):
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    return int(value)
+
+
 #: the largest seed numpy and scikit-learn accept (``random_state`` in [0, 2**32 - 1])
 MAX_RANDOM_STATE = 2**32 - 1
 

@@ -54,6 +54,7 @@ import numpy as np
 from scipy import stats
 
 from ..data.matrix import ResponseMatrix
+from ..params import check_count
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget, feasible_bounds
 from .orders import uniform_order
 from .uniform import small_sample_variance
@@ -289,12 +290,10 @@ class AIPW(Method):
     seed_kind = "sampling"
 
     def __init__(self, n_folds: int = 10, alphas: Sequence[float] = (10.0,)) -> None:
-        if isinstance(n_folds, bool) or int(n_folds) != n_folds or n_folds < 2:
-            raise ValueError(f"n_folds must be a whole number >= 2, got {n_folds!r}")
         alphas = tuple(float(a) for a in alphas)
         if not alphas or min(alphas) <= 0:
             raise ValueError(f"alphas must be a non-empty sequence of positive penalties, got {alphas!r}")
-        self.n_folds = int(n_folds)
+        self.n_folds = check_count("n_folds", n_folds, 2)
         self.alphas = alphas
 
     def fit(self, source: ResponseMatrix) -> FittedAIPW:

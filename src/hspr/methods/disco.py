@@ -60,7 +60,7 @@ import numpy as np
 from sklearn.ensemble import RandomForestRegressor
 
 from ..data.matrix import DataError, ResponseMatrix
-from ..params import check_flag, check_random_state
+from ..params import check_count, check_flag, check_random_state
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget, feasible_bounds
 from .ridge_map import ColumnFitCache, observed_outcomes, refuse_constant_scores
 
@@ -390,14 +390,12 @@ class DISCO(Method):
             raise ValueError(f"need ks >= 1, rf_leaves >= 1 and rf_max_features in (0, 1], got {ks}, {leaves}, {mfs}")
         if not ks and not (leaves and mfs):
             raise ValueError("no candidate regressor: give ks or both rf_leaves and rf_max_features")
-        if int(n_estimators) < 1:
-            raise ValueError(f"n_estimators must be >= 1, got {n_estimators!r}")
         if not 0 < level < 1:
             raise ValueError(f"level must be in (0, 1), got {level}")
         self.ks = ks
         self.rf_leaves = leaves
         self.rf_max_features = mfs
-        self.n_estimators = int(n_estimators)
+        self.n_estimators = check_count("n_estimators", n_estimators)
         self.add_mean = check_flag("add_mean", add_mean)
         self.random_state = check_random_state("random_state", random_state)
         self.level = float(level)

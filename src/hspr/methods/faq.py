@@ -40,7 +40,7 @@ from threadpoolctl import threadpool_limits
 
 from ..data.matrix import DataError, ResponseMatrix
 from ..irt.mirt2pl import MIRT2PL, fit_mirt2pl, laplace_posterior, predictive_probs
-from ..params import check_positive
+from ..params import check_count, check_positive
 from ..session import FittedModel, Method, ScoreEstimate, Session
 
 _Z90 = float(stats.norm.ppf(0.95))
@@ -238,15 +238,13 @@ class FAQ(Method):
 
     def __init__(self, rank: int = 3, eps: float = 0.1, beta: float = 0.0, estimator: str = "aipw",
                  interval: str = "max", sd_a: float = 1.0, sd_b: float = 3.0):
-        if int(rank) < 1:
-            raise ValueError(f"rank must be >= 1, got {rank!r}")
         if not 0 < eps <= 1 or not 0 <= beta <= 1 - eps:
             raise ValueError(f"need 0 < eps <= 1 and 0 <= beta <= 1 - eps, got eps={eps}, beta={beta}")
         if estimator not in ("aipw", "model"):
             raise ValueError(f"estimator must be 'aipw' or 'model', got {estimator!r}")
         if interval not in ("max", "empirical"):
             raise ValueError(f"interval must be 'max' or 'empirical', got {interval!r}")
-        self.rank = int(rank)
+        self.rank = check_count("rank", rank)
         self.eps = float(eps)
         self.beta = float(beta)
         self.estimator = estimator

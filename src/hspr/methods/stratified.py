@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats
 
 from ..data.matrix import ResponseMatrix
+from ..params import check_count
 from ..session import FittedModel, Method, ScoreEstimate, Session, check_budget
 
 
@@ -253,9 +254,7 @@ class Stratified(Method):
     accepts_pass_rates = True
 
     def __init__(self, n_strata: int = 5) -> None:
-        if isinstance(n_strata, bool) or int(n_strata) != n_strata or n_strata < 1:
-            raise ValueError(f"n_strata must be a whole number >= 1, got {n_strata!r}")
-        self.n_strata = int(n_strata)
+        self.n_strata = check_count("n_strata", n_strata)
 
     def fit(self, source: ResponseMatrix) -> FittedStratified:
         """Source pass rates of ``source`` (shape (n_sources, n_tasks)); missing cells are skipped."""

@@ -40,7 +40,7 @@ from threadpoolctl import threadpool_limits
 
 from ..data.matrix import DataError, ResponseMatrix
 from ..irt.mirt2pl import MIRT2PL, fit_mirt2pl, laplace_posterior, predictive_probs
-from ..params import check_flag, check_positive, check_random_state
+from ..params import check_count, check_flag, check_positive, check_random_state
 from ..session import FittedModel, Method, ScoreEstimate, Session, check_budget
 
 ESTIMATORS = ("gp-irt", "p-irt", "irt", "anchor")
@@ -442,15 +442,15 @@ class TinyBench(Method):
             raise ValueError(f"lam must be in [0, 1] or None, got {lam!r}")
         if lam_rule not in ("expected-mae", "observed"):
             raise ValueError(f"lam_rule must be 'expected-mae' or 'observed', got {lam_rule!r}")
-        dims = tuple(int(d) for d in np.atleast_1d(dim))
-        if not dims or min(dims) < 1 or int(n_val_folds) < 2 or int(n_draws) < 1:
-            raise ValueError(f"need dim >= 1, n_val_folds >= 2, n_draws >= 1; got {dim}, {n_val_folds}, {n_draws}")
+        dims = tuple(check_count("dim", d) for d in np.atleast_1d(dim).tolist())
+        if not dims:
+            raise ValueError("dim must be a whole number >= 1 or a list of them, got an empty list")
         self.dim = dims[0] if len(dims) == 1 else dims
         self.estimator = estimator
         self.lam = lam
         self.lam_rule = lam_rule
-        self.n_val_folds = int(n_val_folds)
-        self.n_draws = int(n_draws)
+        self.n_val_folds = check_count("n_val_folds", n_val_folds, 2)
+        self.n_draws = check_count("n_draws", n_draws)
         self.average = check_flag("average", average)
         self.sd_a = check_positive("sd_a", sd_a)
         self.sd_b = check_positive("sd_b", sd_b)

@@ -117,7 +117,10 @@ class FittedHSPR(FittedModel):
         return state
 
     def with_config(self, config: HSPRConfig) -> FittedHSPR:
-        """Same source fit under other settings (no refit): used by configuration selection.
+        """Same source fit under other settings (no refit): used by configuration selection. The
+        copy keeps the sources' outcome kind (``binary_outcomes``, ``trials``: its sessions refuse a
+        pass rate a bank of T trials cannot give, as this model's do), not ``fitted_settings``
+        (the settings a selection chose, which ``config`` replaces).
 
         Raises ValueError when ``config`` changes ``item_prior_scale``, which needs a new source fit.
         """
@@ -125,7 +128,7 @@ class FittedHSPR(FittedModel):
             raise ValueError(f"item_prior_scale {config.item_prior_scale} differs from this fit's "
                              f"{self.config.item_prior_scale}: fit again (HSPR(config).fit(source))")
         out = FittedHSPR(self.fit_, self.tasks, config)
-        out.binary_outcomes = self.binary_outcomes
+        out.binary_outcomes, out.trials = self.binary_outcomes, self.trials
         return out
 
     def start(self, budget: int, seed: int = 0) -> HSPRSession:
