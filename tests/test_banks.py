@@ -95,6 +95,21 @@ def test_cli_banks_table():
         assert f"{name}: {spec.title}" in res.stdout
 
 
+def test_cli_banks_source_prints_the_shipped_provenance():
+    """``hspr banks --source BANK`` (bank_provenance was in the package and on no command): the file
+    shipped beside the bank, byte for byte up to the final line end; an unknown name is refused."""
+    from hspr.data.banks import bank_dir
+
+    for name in BANKS:
+        res = _cli("banks", "--source", name)
+        assert res.exit_code == 0, res.output
+        assert res.stdout == (bank_dir(name) / "SOURCE.md").read_text(encoding="utf-8").rstrip("\n") + "\n"
+    assert "2294" in _cli("banks", "--source", "full").stdout  # the Full bank's own file, not another's
+    res = _cli("banks", "--source", "Verified")
+    assert res.exit_code == 2 and "did you mean 'verified'?" in res.output and not res.stdout.strip().startswith("#")
+    assert _cli("banks", "--source", "lite", "--json").exit_code == 2
+
+
 def test_cli_banks_narrow_console_prints_one_line_per_bank(monkeypatch):
     monkeypatch.setenv("COLUMNS", "40")
     res = _cli("banks")

@@ -27,7 +27,7 @@ from hspr.cli.common import (
 )
 from hspr.cli.meta import SuggestingGroup, json_error, note_saved, say_warning
 from hspr.data import harbor
-from hspr.data.banks import BANKS, bank_of_rows, foreign_datasets, load_bank
+from hspr.data.banks import BANKS, bank_of_rows, bank_provenance, foreign_datasets, load_bank
 from hspr.data.build import merge_banks, write_wide_csv
 from hspr.data.io import FORMS, bank_dir_of, check_in_memory, detect_form, load_matrix, load_matrix_and_form
 from hspr.data.matrix import DataError, ResponseMatrix
@@ -162,7 +162,10 @@ NARROW = 80
 @click.option("--json", "as_json", is_flag=True,
               help="Print a JSON list (one object per bank) for scripts: name, title, agents, tasks, missing, "
                    "missing_raw, score_min_pct, score_median_pct, score_max_pct (in %).")
-def banks_cmd(as_json: bool) -> None:
+@click.option("--source", "source", metavar="BANK",
+              help="Print where BANK's data comes from instead (its SOURCE.md: the leaderboard or harness runs, how "
+                   "the matrix was built, the licence).")
+def banks_cmd(as_json: bool, source: str | None) -> None:
     """List the bundled banks (SWE-bench splits, Terminal-Bench): agents, tasks, missing cells and score range.
 
     Missing cells are counted in the matrix the estimators use; for 'pro' the raw matrix's
@@ -170,6 +173,15 @@ def banks_cmd(as_json: bool) -> None:
     shown too. Scores are per-agent full-bank scores in %: the resolve rate, or for a bank of
     repeated trials the mean pass rate.
     """
+    if source is not None:
+        if as_json:
+            raise click.UsageError("--json lists the banks; --source prints one bank's SOURCE.md (Markdown): give one")
+        try:
+            text = bank_provenance(source)
+        except DataError as exc:
+            raise click.BadParameter(str(exc), param_hint="--source") from None
+        click.echo(text.rstrip("\n"))
+        return
     rows = [bank_summary(name) for name in BANKS]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -203,6 +215,7 @@ def banks_cmd(as_json: bool) -> None:
     click.echo("missing: cells without a run (raw: blanks in the source, counted as unresolved).")
     click.echo("min/med/max (scores): per-agent score over the whole bank, in %:")
     click.echo("  the resolve rate; for a bank of repeated trials, the mean pass rate.")
+    click.echo("hspr banks --source BANK: where a bank's data comes from.")
 
 
 def _path_arg(ctx, param, value: str | None) -> Path | None:

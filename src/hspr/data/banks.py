@@ -128,10 +128,8 @@ def load_bank(name: str, missing_as_zero: bool = True) -> ResponseMatrix:
     Raises DataError for an unknown name.
     """
     if name not in BANKS:
-        close = next((b for b in BANKS if isinstance(name, str) and b == name.strip().lower()), None)
-        raise DataError(f"unknown bank {name!r}" + (f" (did you mean {close!r}?)" if close else "")
-                        + f"; choose one of {', '.join(BANKS)} or give your own matrix "
-                        "(--matrix PATH on the command line; hspr.data.load_matrix in Python)")
+        raise _unknown_bank(name, f"choose one of {', '.join(BANKS)} or give your own matrix "
+                                  "(--matrix PATH on the command line; hspr.data.load_matrix in Python)")
     info = BANKS[name]
     if info.filename == "trials.csv":
         m = read_trials_csv(bank_dir(name) / info.filename)
@@ -140,8 +138,20 @@ def load_bank(name: str, missing_as_zero: bool = True) -> ResponseMatrix:
     return ResponseMatrix(m.agents, m.tasks, m.values, m.missing, source=f"bank:{name}", trials=m.trials).canonical()
 
 
+def _unknown_bank(name, advice: str) -> DataError:
+    """The error for bank ``name`` not in :data:`BANKS`: the one it equals up to case and spaces, then ``advice``."""
+    close = next((b for b in BANKS if isinstance(name, str) and b == name.strip().lower()), None)
+    return DataError(f"unknown bank {name!r}" + (f" (did you mean {close!r}?)" if close else "") + f"; {advice}")
+
+
 def bank_provenance(name: str) -> str:
-    """The SOURCE.md text shipped with the bank."""
+    """The SOURCE.md text shipped with bundled bank ``name``: where its outcomes come from, how the
+    matrix was built and under what licence (``hspr banks --source NAME`` prints it).
+
+    Raises DataError for an unknown name, naming the bundled banks.
+    """
+    if name not in BANKS:
+        raise _unknown_bank(name, f"the bundled banks are {', '.join(BANKS)}")
     return (bank_dir(name) / "SOURCE.md").read_text(encoding="utf-8")
 
 
