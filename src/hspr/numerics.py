@@ -19,6 +19,10 @@ from functools import cache
 
 import numpy as np
 
+#: the standard normal's 95 % quantile, ``scipy.stats.norm.ppf(0.95)``: a 90 % normal interval's half-width
+#: in standard deviations (a literal, so a restored session need not import scipy)
+Z90 = 1.6448536269514722
+
 #: grid step and half-range of the normal CDF table (Phi(-8.5) = 9.5e-18, below float64's resolution near 1)
 _STEP = 1.0 / 256
 _LIMIT = 8.5

@@ -51,15 +51,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 from ..data.matrix import ResponseMatrix
+from ..numerics import Z90
 from ..params import check_count
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget, feasible_bounds
 from .orders import uniform_order
 from .uniform import small_sample_variance
-
-_Z90 = float(stats.norm.ppf(0.95))
 
 #: fewer training tasks than this: the fold predicts the source pass rate (no fit)
 MIN_TRAIN = 2
@@ -233,7 +231,7 @@ class AIPWSession(FixedOrderSession):
                                     self._f.n_folds, self._f.alphas)
         lo, hi = feasible_bounds(s, n, N)
         point = float(np.clip(est, lo, hi))
-        half = _Z90 * np.sqrt(var)
+        half = Z90 * np.sqrt(var)
         return ScoreEstimate(point=point, mean=est, lower=float(np.clip(point - half, lo, hi)),
                              upper=float(np.clip(point + half, lo, hi)), n_queried=n, budget=self.budget)
 

@@ -35,15 +35,13 @@ model variances ``f (1 - f)`` are then those of one trial, an upper bound on a p
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 from threadpoolctl import threadpool_limits
 
 from ..data.matrix import DataError, ResponseMatrix
 from ..irt.mirt2pl import MIRT2PL, fit_mirt2pl, laplace_posterior, predictive_probs
+from ..numerics import Z90
 from ..params import check_count, check_positive
 from ..session import FittedModel, Method, ScoreEstimate, Session
-
-_Z90 = float(stats.norm.ppf(0.95))
 
 
 class FAQSession(Session):
@@ -173,7 +171,7 @@ class FAQSession(Session):
             else:
                 var = var_model
         point = float(np.clip(point, lo_f, hi_f))
-        half = _Z90 * np.sqrt(max(var, 0.0))
+        half = Z90 * np.sqrt(max(var, 0.0))
         return ScoreEstimate(point=point, mean=float(np.clip(m_mean, lo_f, hi_f)), median=None,
                              lower=float(max(lo_f, point - half)), upper=float(min(hi_f, point + half)),
                              n_queried=n, budget=self.budget)

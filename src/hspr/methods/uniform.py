@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from ..data.matrix import ResponseMatrix
+from ..numerics import Z90
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
 from .orders import uniform_order
 
@@ -37,9 +37,8 @@ class UniformSession(FixedOrderSession):
         # finite-population corrected standard error of a simple random sample mean
         var = small_sample_variance(y, y.var(ddof=1) if n > 1 else 0.25)
         se = np.sqrt(max(var, 0.0) / n * (1 - n / N))
-        z = stats.norm.ppf(0.95)
-        return ScoreEstimate(point=mean, mean=mean, median=None, lower=max(0.0, mean - z * se),
-                             upper=min(1.0, mean + z * se), n_queried=n, budget=self.budget)
+        return ScoreEstimate(point=mean, mean=mean, median=None, lower=max(0.0, mean - Z90 * se),
+                             upper=min(1.0, mean + Z90 * se), n_queried=n, budget=self.budget)
 
 
 #: below this many sampled outcomes the sample variance is floored (:func:`small_sample_variance`)

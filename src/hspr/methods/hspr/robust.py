@@ -124,6 +124,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from ...data.folds import dated, forward_split
 from ...data.matrix import DataError, ResponseMatrix
 from ...irt.fourpl import FourPLSettings, fit_4pl
+from ...numerics import Z90
 from ...parallel import single_thread_blas
 from ...params import MAX_RANDOM_STATE, build_dataclass, plain
 from ...session import Method, ScoreEstimate, ShiftReport, budget_from_fraction
@@ -144,11 +145,6 @@ STATISTIC_UNIT_RATES = "mean difference in pass rate from the closest source age
 #: the shift diagnostic compares a target with the sources from this many outcomes on (or the
 #: calibration budget, if smaller)
 MIN_OUTCOMES = 10
-
-#: the standard normal's 95 % quantile (a 90 % interval's half-width in sds); a literal, so a restored
-#: session need not import scipy
-_Z90 = 1.6448536269514722
-
 
 @dataclass(frozen=True)
 class ShiftSettings:
@@ -593,7 +589,7 @@ def held_out_rows(values: np.ndarray, agents: tuple[str, ...], max_held_out: int
 
 
 def _replay_held_out(fitted: FittedHSPR, y: np.ndarray, others: np.ndarray, pos: dict, budget: int,
-                     seed: int, others_missing: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+                     seed: int, others_missing: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Run one held-out source row as a target (its missing cells count as unresolved, as a replay
     target's; a pass-rate row tells pass rates).
 
@@ -627,7 +623,7 @@ def _plan_chunks(plan: list, n_jobs: int) -> list[list]:
 
 
 def _held_out_runs(source: ResponseMatrix, runs: Sequence[tuple[int, np.ndarray]], cfgs: Sequence[HSPRConfig],
-                   sds: Sequence[float], budget: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   sds: Sequence[float], budget: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Replay held-out source rows ``runs`` (``(row, rows of its source fit)``, all with the same source
     rows) under each configuration; a joblib job of :func:`leave_cluster_out`, one BLAS thread.
 
@@ -686,7 +682,7 @@ def pass_rate_estimate(rate: np.ndarray, cols: np.ndarray, y: np.ndarray) -> tup
     other = np.ones(len(rate), dtype=bool)
     other[cols] = False
     n = len(rate)
-    half = _Z90 * math.sqrt(float(np.sum(rate[other] * (1.0 - rate[other])))) / n
+    half = Z90 * math.sqrt(float(np.sum(rate[other] * (1.0 - rate[other])))) / n
     return float((y.sum() + rate[other].sum()) / n), half
 
 
