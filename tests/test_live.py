@@ -887,7 +887,7 @@ def test_a_flagged_stop_names_the_session_s_own_command(bank, tmp_path, monkeypa
     literal placeholder; the command names the session's path, quoted for the shell."""
     from dataclasses import replace
 
-    from hspr.session import ShiftReport
+    from hspr.shift_report import ShiftReport
 
     live = LiveSession.create(tmp_path / "my run.hspr", MIN_TASKS + 2, matrix=bank["csv"], config=FAST, stop_width=100.0)
     for _ in range(MIN_TASKS):
@@ -907,7 +907,7 @@ def test_a_flagged_spent_budget_names_the_carry_over_command_without_an_estimate
     budget rule did not say it reads one, so a flagged agent's spent budget showed no way to run more."""
     from dataclasses import replace
 
-    from hspr.session import ShiftReport
+    from hspr.shift_report import ShiftReport
 
     live = LiveSession.create(tmp_path / "my run.hspr", MIN_TASKS, matrix=bank["csv"], config=FAST)
     for _ in range(MIN_TASKS):

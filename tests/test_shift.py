@@ -40,7 +40,8 @@ from hspr.methods.hspr.robust import (
 from hspr.replay import replay
 from hspr.report import MACRO, comparison_table
 from hspr.report.stats import summarize
-from hspr.session import ScoreEstimate, ShiftReport
+from hspr.session import ScoreEstimate
+from hspr.shift_report import ShiftReport
 
 from .conftest import simulate_matrix
 
@@ -1038,7 +1039,7 @@ def test_robust_fit_calibrates_with_one_blas_thread(monkeypatch):
 def test_no_shift_verdict_with_too_few_held_out_sources():
     """A new-user trial: with 6 sources, 24 of 60 runs of agents like them were called unlike the history;
     an agent like n held-out sources lies above all of them with probability 1/(n + 1)."""
-    from hspr.session import ShiftReport
+    from hspr.shift_report import ShiftReport
 
     def report(n_reference, threshold=95.0):
         return ShiftReport("nearest-source disagreement", 0.4, 100.0, 6, 1.25, threshold, n_outcomes=20,

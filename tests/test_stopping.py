@@ -28,7 +28,7 @@ def test_rules_give_a_reason_exactly_when_they_fire():
     # a new-user trial: status said "stop" beside a shift flag saying "run more tasks"; the reason now says both
     from dataclasses import replace
 
-    from hspr.session import ShiftReport
+    from hspr.shift_report import ShiftReport
     flag = ShiftReport("nearest-source disagreement", 0.4, 99.0, 114, 1.25, 95.0, n_outcomes=50, n_reference=57)
     calm = replace(flag, source_percentile=50.0)
     assert flag.unlike_history and not calm.unlike_history

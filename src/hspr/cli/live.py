@@ -162,7 +162,7 @@ def _fmt_pp(x: float | None, nd: int = 1) -> str:
 
 def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
     """Human-readable lines for a status snapshot; ``brief``: the shift line in its short form
-    (:attr:`~hspr.session.ShiftReport.brief`: one clause unless the agent is unlike the history or
+    (:attr:`~hspr.shift_report.ShiftReport.brief`: one clause unless the agent is unlike the history or
     above it), as printed after a change."""
     d = st.to_dict()
     # a new-user trial: on Terminal-Bench nothing said the score is a mean pass rate

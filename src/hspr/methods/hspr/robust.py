@@ -63,13 +63,13 @@ interval) and adds a shift diagnostic. Its other settings are chosen on the sour
    0.937 / 0.930 / 0.879 to 0.964 / 0.939 / 0.894 at 0.01-0.06 pp more mean width (Pro and both
    shift protocols unchanged; measured on the targets after a hostile trial found the zero-width
    case).
-4. **Shift diagnostic** (:class:`hspr.session.ShiftReport`): the nearest-source disagreement
+4. **Shift diagnostic** (:class:`hspr.shift_report.ShiftReport`): the nearest-source disagreement
    (the smallest fraction of queried tasks on which a source agent's outcome differs from the
    target's), with its percentile among the held-out source agents of step 2 (each measured
    against all other sources). Above the 95th percentile the target is reported as unlike the
    history. With fewer than :data:`MIN_OUTCOMES` (10) outcomes (or than the calibration budget,
    when that is smaller) it gives no verdict: too few queried tasks to compare with the sources;
-   nor with fewer than 19 held-out source runs (:attr:`hspr.session.ShiftReport.min_reference`).
+   nor with fewer than 19 held-out source runs (:attr:`hspr.shift_report.ShiftReport.min_reference`).
 
 5. **Above the history.** A target whose point lies above every source's score is better than
    the whole bank, and the model extrapolates. The strongest ``strongest_fraction`` (15 %) of
@@ -96,7 +96,7 @@ interval) and adds a shift diagnostic. Its other settings are chosen on the sour
    of independent outcomes at the source rates of the unseen tasks, widened (or, never below 1,
    kept) by the 90 % split-conformal quantile of its held-out misses over that half-width, with no
    upper cap (step 5's factor for a point above every source still applies). The shift diagnostic
-   says so (:attr:`hspr.session.ShiftReport.pass_rate_maes`). Built for the shift issue's bank of
+   says so (:attr:`hspr.shift_report.ShiftReport.pass_rate_maes`). Built for the shift issue's bank of
    independent coin flips (40 agents x 120 tasks): there the held-out runs of the first two folds
    of two such banks found the model's point worse by 1.8-6.4 pp (0.9-1.1 pp standard error); on
    the first fold of Lite, Full and Pro it was better by 5.3-8.4 pp (docs/shift-protocols.md). A
@@ -127,7 +127,8 @@ from ...irt.fourpl import FourPLSettings, fit_4pl
 from ...numerics import Z90
 from ...parallel import single_thread_blas
 from ...params import MAX_RANDOM_STATE, build_dataclass, plain
-from ...session import Method, ScoreEstimate, ShiftReport, budget_from_fraction
+from ...session import Method, ScoreEstimate, budget_from_fraction
+from ...shift_report import ShiftReport
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
 from .config import HSPRConfig, read_first_hint, selection_table
 from .decision import moved_interval
