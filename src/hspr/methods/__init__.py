@@ -105,8 +105,10 @@ def _scan(path: tuple[str, ...]) -> tuple[tuple[str, tuple[str, str]], ...]:
 def registry() -> Mapping[str, str]:
     """Every method that runs by name: hspr's own (:data:`REGISTRY`, in its order), then those installed
     packages register under :data:`ENTRY_POINT_GROUP` (in name order). name -> ``module:Class``; the
-    packages are read once per import path (a package installed by this process later is not seen)."""
-    return MappingProxyType({**REGISTRY, **{n: v for n, (v, _) in _installed().items()}})
+    packages are read once per import path (a package installed by this process later is not seen). A
+    name two packages register is not in it (:func:`method_class` refuses it, naming both; it was listed
+    in ``--help`` and by :func:`method_names`, as a method to choose)."""
+    return MappingProxyType({**REGISTRY, **{n: v for n, (v, _) in _installed().items() if v}})
 
 
 def method_names() -> list[str]:
@@ -118,12 +120,10 @@ def method_names() -> list[str]:
 def names_with(flag: str, value: bool = True) -> list[str]:
     """The names of :func:`registry` whose class has the :class:`~hspr.session.Method` flag ``flag``
     (``in_all``, ``accepts_missing``, ``accepts_pass_rates``, ...) equal to ``value``, in registry order. An installed
-    package's method that does not load is left out with a warning (its error shows when it is named), and a
-    name two packages register is left out (:func:`_scan` warned of it)."""
+    package's method that does not load is left out with a warning (its error shows when it is named), as a
+    name two packages register is (:func:`registry`; :func:`_scan` warned of it once: a re-trial saw it twice)."""
     out = []
-    for name, target in registry().items():
-        if not target:  # a name two packages register: refused, and said once by the scan (a re-trial: said twice)
-            continue
+    for name in registry():
         try:
             cls = method_class(name)
         except HsprError as exc:
