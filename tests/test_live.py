@@ -282,7 +282,7 @@ def test_a_trial_sessions_carry_over_advice_names_its_hide(bank, tmp_path, monke
     """A re-trial: a flagged trial agent's advice said to start a new session 'as this one was started', and one
     started without --hide refuses the carry-over. The advice now names the --hide (the budget rule's text is
     tests/test_stopping.py's; here a stub rule flags the agent)."""
-    import hspr.live as live_mod
+    import hspr.live.session as live_mod
 
     class Flagging:
         def __init__(self, more):
@@ -2069,7 +2069,7 @@ def test_the_fitting_message_is_said_only_when_a_fit_runs(bank, tmp_path, monkey
 def test_a_start_that_loses_the_race_to_another_start_writes_nothing(bank, tmp_path, monkeypatch):
     """A script trial: two `live start` without --force on one path both said ok; the second
     silently replaced the first (kept aside), and the first caller was never told."""
-    import hspr.live as live_mod
+    import hspr.live.session as live_mod
 
     path = tmp_path / "dup.hspr"
     real = live_mod.fit_model
@@ -2186,7 +2186,7 @@ def test_withdraw_treats_the_task_as_never_asked_and_a_re_ingest_keeps_it_withdr
 
 def test_a_read_that_meets_an_append_in_flight_reads_again(bank, tmp_path, monkeypatch):
     """A trial: a status racing a 730-line ingest of another process saw a torn end and 29 of its lines."""
-    import hspr.live as live_mod
+    import hspr.live.session as live_mod
 
     live = new(bank, tmp_path)
     t1, t2 = live.next(2)

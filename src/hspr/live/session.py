@@ -1,73 +1,5 @@
-"""The persistent live session: estimate a real new agent's full score while it runs.
-
-A live session wraps one method session (:class:`hspr.session.Session`) in a file, so the
-caller can run tasks for hours or days, in parallel, across process restarts:
-
-* :meth:`LiveSession.create` fits the method on every row of a bank (bundled, or the user's
-  matrix) and writes the session file;
-* :meth:`LiveSession.next` says which task(s) to run next (``k`` > 1 chooses a batch jointly);
-* :meth:`LiveSession.record` and :meth:`LiveSession.ingest` take outcomes (one by hand, or
-  from the SWE-bench harness's outputs, read by :mod:`hspr.harness`);
-* :meth:`LiveSession.status` gives the estimate, its 90 % interval, the counts, the expected
-  interval width after the remaining budget and the stop flag.
-
-The session file
-----------------
-An append-only journal in JSON Lines (:mod:`hspr.journal`): a header line, then one line per
-event, each appended and ``fsync``'ed before the command returns, so an outcome is durable
-once ``record`` / ``ingest`` returns and a process killed at any moment leaves at most an
-incomplete last line, which readers ignore. The header holds the bank (name or matrix path,
-and :meth:`ResponseMatrix.digest`), the method and its settings (for HSPR,
-:meth:`HSPRConfig.to_dict`), budget, seed, stop width, the absolute paths of the files ``start``
-read (``--tasks``, ``--config``: outputs never overwrite them), a random session id, and the hspr
-version and code digest that wrote it. A command appends only to the session it opened: if the
-file was replaced meanwhile (``start --force``; another id), it writes nothing and says so. The events:
-
-``{"type": "ask", "k": K, "tasks": [...]}``
-    a call of ``ask_batch(K)`` that chose new tasks (re-asking pending tasks is not logged:
-    it changes nothing);
-``{"type": "tell", "task": ..., "outcome": 0/1, "source": ..., "detail": ..., "asked": bool}``
-(on a bank of repeated trials ``outcome`` may be a pass rate, successes / trials)
-    an outcome, where it came from, and whether the session had asked for it;
-``{"type": "error", "task": ..., "source": ..., "detail": ...}``
-    a harness error for the task: no outcome, it needs a re-run;
-``{"type": "correct", "task": ..., "outcome": ..., "previous": ..., "source": ..., "detail": ...}``
-    a recorded outcome replaced (``hspr live record ID OUTCOME --correct``: a typo, a re-run
-    of the harness). The session is then rebuilt as if the task had been told the corrected
-    outcome where it was first told; the tasks asked since stay as asked (they were what the
-    user was told to run), later choices use the corrected posterior. The first outcome stays
-    in the file. A method whose estimate weights each outcome by its draw probability (FAQ)
-    refuses a correction once tasks were asked after the outcome; an ingested file that still
-    holds a replaced outcome keeps the correction (noted);
-``{"type": "withdraw", "task": ..., "previous": ..., "source": ..., "detail": ...}``
-    a recorded outcome taken back (``hspr live withdraw ID``: recorded under the wrong id). The
-    session is rebuilt as if the task had been neither told nor asked (the other asks stay as
-    asked); it may be recorded again (then as an extra outcome), and an ingested file that
-    still holds the withdrawn outcome does not bring it back (noted). FAQ refuses to withdraw
-    a task it asked.
-
-Opening a file takes the fitted method from the user's cache (:mod:`hspr.fitcache`; it is
-refitted, deterministically, when absent) and restores the session from the events in the
-order they happened (:meth:`hspr.session.Session.restore`), so the method session, its random
-state and its pending tasks are exactly those of the process that wrote the file. A file
-written by this very code is trusted: its asks are not re-chosen. Otherwise, should a replayed ask
-choose other tasks than the logged ones (the method's code, or the numerics of another
-machine, changed), the logged tasks are kept as the pending ones (they are what the user
-was told to run) and :attr:`LiveStatus.warnings` says so. A file made for another bank
-digest is refused.
-
-Several processes may use one session file at once (e.g. workers recording outcomes as they
-finish): every change takes an exclusive lock (``<file>.lock``, POSIX ``flock``), first
-replays the events other processes appended, then appends its own.
-
-Expected width after the remaining budget
------------------------------------------
-``status`` reports :meth:`hspr.session.Session.expected_width`: the 90 % interval width
-forecast for when the remaining budget is spent. HSPR forecasts it from its own posterior (a
-linearised design calculation, :meth:`hspr.methods.hspr.method.HSPRSession._variance_forecast`);
-other methods scale the current width as the standard error of a simple random sample's mean
-from the n outcomes seen to the B of the whole budget (see that method).
-"""
+"""The session file and :class:`LiveSession`: the journal of a live session, read and written
+under a lock (the package docstring, :mod:`hspr.live`, describes the file)."""
 
 from __future__ import annotations
 
@@ -75,376 +7,54 @@ import contextlib
 import datetime as _dt
 import glob
 import json
-import math
-import numbers
 import os
 import re
 import shlex
 import shutil
 import time
-import unicodedata
 import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from . import __version__, journal
-from .data.banks import BANKS, bank_of_rows, foreign_datasets, load_bank
-from .data.io import load_matrix
-from .data.matrix import DataError, ResponseMatrix
-from .errors import HsprError, InputWarning, UnknownIdError, UnreadableFolderWarning, brief, held_warnings, shorten
-from .fileio import OS_FIXES, signals_held
-from .fitcache import cached_fit, entry_path, method_code
-from .harness import HarnessFormatError, HarnessRead, read_outcomes
-from .journal import LiveSessionError, session_lock
-from .methods import ENTRY_POINT_GROUP, LIVE_DEFAULT, method_class
-from .outcomes import SPELLINGS, describe_outcome, is_ambiguous_one, outcome, pass_rate, snap_pass_rate, trial_successes
-from .session import BudgetError, FittedModel, Method, ScoreEstimate, check_budget, check_seed, refuse_pass_rates, trajectory, whole_number
-from .stopping import WidthBelow, live_rule
+from .. import __version__, journal
+from ..data.banks import BANKS, bank_of_rows, foreign_datasets
+from ..data.matrix import DataError, ResponseMatrix
+from ..errors import InputWarning, brief, held_warnings, shorten
+from ..fileio import OS_FIXES, signals_held
+from ..fitcache import entry_path, method_code
+from ..harness import HarnessRead, read_outcomes
+from ..journal import LiveSessionError, session_lock
+from ..methods import LIVE_DEFAULT
+from ..outcomes import describe_outcome, outcome
+from ..session import BudgetError, FittedModel, ScoreEstimate, check_budget, check_seed, trajectory, whole_number
+from ..stopping import WidthBelow, live_rule
+from .setup import (
+    _changed_bank_cause,
+    _check_interval,
+    _hide_checked,
+    _make_method,
+    _method_settings,
+    changed_settings,
+    check_stop_width,
+    fit_model,
+    hide_agent,
+    load_session_bank,
+)
+from .status import IngestResult, LiveStatus
+from .text import did_you_mean, parse_outcome, task_argument
 
 SESSION_FORMAT = journal.FORMAT
+
+
 SESSION_VERSION = journal.VERSION
-
-
-# ---------------------------------------------------------------------- results
-@dataclass(frozen=True)
-class LiveStatus:
-    """A snapshot of a live session (values on the 0-1 scale unless the name ends in ``_pp``).
-
-    Attributes
-    ----------
-    session : str
-        The session file.
-    bank : str
-        Bank name or matrix path.
-    method : str
-    n_tasks, budget, seed : int
-    bank_label : str
-        The bank's name: a bundled bank's, or the ``--bank`` label of a matrix (its file stem by
-        default).
-    estimate : ScoreEstimate or None
-        None while the method has no estimate (no outcomes and no prior estimate).
-    n_recorded : int
-        Distinct outcomes conditioned on (asked and extra).
-    extra : tuple of str
-        Recorded tasks the session had not asked for (counted against the budget).
-    pending : tuple of str
-        Asked and not yet recorded, in the order asked.
-    needs_rerun : tuple of (task, detail)
-        Tasks whose evaluation errored in the harness and that have no outcome yet.
-    expected_width : float or None
-        Forecast 90 % interval width once the remaining budget is spent (see module docstring).
-    stop_width_pp : float or None
-    stop : bool
-        True once the budget is spent or the interval is narrower than ``stop_width_pp``.
-    stop_reason : str or None
-    warnings : tuple of str
-        Problems met while replaying the event log (e.g. a replayed ask that chose other tasks).
-    trials : int or None
-        Trials per task of the bank (None: one 0/1 run), for how an outcome is written.
-    settings : dict
-        The method's settings that differ from its defaults (``--config``), nested keys joined with
-        dots (``{"config.rank": 1}``; a group of settings whose default is None, such as
-        ``hspr_robust``'s per-fold ``config``, is kept whole); empty at the defaults. A new-user
-        trial found no command said which configuration a session ran.
-    config_file : str or None
-        The ``--config`` file the session was started with (absolute path), if any.
-    bank_digest : str or None
-        The digest of the bank matrix the session runs on (as ``hspr bank build`` / ``validate``
-        print it for a file used whole), to check a file against the session's bank.
-    outcomes : tuple of (task, outcome)
-        Every recorded outcome in the order recorded (a pass rate over the bank's trials, or 0/1);
-        ``to_dict`` lists them under ``outcomes`` (a trial had to read the session file to check
-        what its ingests recorded).
-    provenance : dict
-        Task -> (source, detail) of each recorded outcome, as the journal's tell (or its latest
-        correct) event gives them: ``"record"`` or the absolute path of the ingested file, and what
-        the harness output said (a trial had to read the journal to find which file gave a task).
-    hidden_agent : str or None
-        The bank agent a trial session hides from the fit (``hspr live start --hide``).
-    hidden_score : float or None
-        That agent's true score over the session's tasks (0-1), to compare the estimate with.
-    """
-
-    session: str
-    bank: str
-    method: str
-    n_tasks: int
-    budget: int
-    seed: int
-    estimate: ScoreEstimate | None
-    n_recorded: int
-    extra: tuple[str, ...]
-    pending: tuple[str, ...]
-    needs_rerun: tuple[tuple[str, str], ...]
-    expected_width: float | None
-    stop_width_pp: float | None
-    stop: bool
-    stop_reason: str | None
-    warnings: tuple[str, ...] = ()
-    bank_label: str | None = None
-    trials: int | None = None
-    settings: dict = field(default_factory=dict)
-    config_file: str | None = None
-    outcomes: tuple[tuple[str, float], ...] = ()
-    bank_digest: str | None = None
-    provenance: dict = field(default_factory=dict)
-    hidden_agent: str | None = None
-    hidden_score: float | None = None
-
-    @property
-    def budget_left(self) -> int:
-        """Tasks the budget still allows beyond those recorded (pending ones included)."""
-        return max(self.budget - self.n_recorded, 0)
-
-    def to_dict(self) -> dict:
-        """Plain JSON-ready dict; percentages (``*_pp``, rounded to 1e-10 pp so that 0.468 prints as
-        46.8, not 46.800000000000004) next to the 0-1 ``estimate`` object (full precision)."""
-        est = self.estimate
-        extra = set(self.extra)
-
-        def pp(x):
-            return None if x is None else round(100.0 * x, 10)
-
-        return {
-            "session": self.session,
-            "bank": self.bank,
-            "bank_label": self.bank_label,
-            "bank_digest": self.bank_digest,
-            "method": self.method,
-            "settings_changed": dict(self.settings),
-            "config_file": self.config_file,
-            "n_tasks": self.n_tasks,
-            "budget": self.budget,
-            "seed": self.seed,
-            "estimate": None if est is None else est.to_dict(),
-            "estimate_pp": None if est is None else pp(est.point),
-            "lower_pp": None if est is None else pp(est.lower),
-            "upper_pp": None if est is None else pp(est.upper),
-            "width_pp": None if est is None or est.width is None else pp(est.width),
-            "n_recorded": self.n_recorded,
-            "n_asked_recorded": self.n_recorded - len(self.extra),
-            "n_extra": len(self.extra),
-            "extra": list(self.extra),
-            "n_pending": len(self.pending),
-            "pending": list(self.pending),
-            "needs_rerun": [{"task": t, "detail": d} for t, d in self.needs_rerun],
-            "budget_left": self.budget_left,
-            "expected_width_pp": pp(self.expected_width),
-            "stop_width_pp": self.stop_width_pp,
-            "stop": self.stop,
-            "stop_reason": self.stop_reason,
-            "warnings": list(self.warnings),
-            "trials": self.trials,
-            "hidden_agent": self.hidden_agent,
-            "hidden_score_pp": pp(self.hidden_score),
-            # each recorded outcome, in order: 0/1, or the pass rate with its successes of the bank's trials, and
-            # where it came from
-            "outcomes": [{"task": t, "outcome": y, "asked": t not in extra,
-                          **({} if self.trials is None else {"successes": round(y * self.trials)}),
-                          **dict(zip(("source", "detail"), self.provenance.get(t, (None, None))))}
-                         for t, y in self.outcomes],
-        }
-
-
-@dataclass
-class IngestResult:
-    """What :meth:`LiveSession.ingest` did with one harness output.
-
-    Attributes
-    ----------
-    source, form : str
-        The path read and its form (see :data:`hspr.harness.FORMS`).
-    recorded : list of (task, outcome, detail)
-        New outcomes, in the order told.
-    unchanged : list of str
-        Tasks already recorded with the same outcome (no-ops).
-    needs_rerun : list of (task, detail)
-        Harness errors: no outcome recorded; run these tasks again.
-    notes : list of str
-        What the reader skipped (e.g. incomplete ids).
-    skipped : list of str
-        Ids that are not tasks of the session, skipped with ``skip_unknown``.
-    errors_counted : list of str
-        Tasks among ``recorded`` whose harness error was counted unresolved
-        (``errors_as_unresolved``): their 0 is not a graded failure.
-    withdrawn : list of str
-        Tasks the file grades with an outcome the session withdrew (``hspr live withdraw``):
-        not recorded again.
-    """
-
-    source: str
-    form: str
-    recorded: list[tuple[str, int, str]] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    needs_rerun: list[tuple[str, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    errors_counted: list[str] = field(default_factory=list)
-    withdrawn: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        """Plain JSON-ready dict of what an ingest did: ``recorded`` (task, outcome, detail),
-        ``unchanged``, ``needs_rerun_new``, ``skipped``, ``errors_counted_unresolved``,
-        ``withdrawn_not_recorded`` and ``notes``."""
-        return {
-            "source": self.source,
-            "form": self.form,
-            "recorded": [{"task": t, "outcome": y, "detail": d} for t, y, d in self.recorded],
-            "unchanged": list(self.unchanged),
-            "needs_rerun_new": [{"task": t, "detail": d} for t, d in self.needs_rerun],
-            "skipped": list(self.skipped),
-            "errors_counted_unresolved": list(self.errors_counted),
-            "withdrawn_not_recorded": list(self.withdrawn),
-            "notes": list(self.notes),
-        }
-
-
-# ---------------------------------------------------------------------- helpers
-def parse_outcome(value, trials: int | None = None) -> float:
-    """1 / 0 by the outcome vocabulary (:mod:`hspr.outcomes`: resolved/unresolved, 1/0, true/false,
-    yes/no, pass/fail, or a bool / number equal to 1 or 0).
-
-    With ``trials`` (a bank of repeated trials) only ``"k/trials"``, the successes of the
-    task's trials, returned as the pass rate ``k / trials`` (a word such as ``resolved`` is
-    ambiguous there: every trial or one of them), or that pass rate given as a number (as
-    :meth:`hspr.session.Session.tell` takes it: ``0.6`` or ``np.float32(0.6)`` for 3/5; an
-    integer or boolean 1 is refused there, as by ``tell``: every trial, or one run?).
-    A masked value (``np.ma.masked``, a missing outcome) is refused.
-
-    Raises
-    ------
-    LiveSessionError
-        For anything else, naming the value.
-    """
-    if np.ma.is_masked(value):
-        raise LiveSessionError("outcome is masked (a missing outcome); record only the outcomes of tasks that ran")
-    if trials is not None:
-        if is_ambiguous_one(value, trials):
-            # as Session.tell refuses it (a hostile trial: LiveSession.record(task, 1) recorded 5/5)
-            raise LiveSessionError(f"outcome {brief(value)} (an integer or boolean) is ambiguous with {trials} trials "
-                                   f"per task (every trial, or one run that passed?): give the successes, e.g. "
-                                   f"'{trials}/{trials}', or the pass rate as a float ({trials}/{trials} = 1.0)")
-        rate = _number(value)
-        if rate is not None and 0 <= rate <= 1:  # the API's form, as Session.tell takes it: np.float32(0.6)
-            snapped = snap_pass_rate(rate, trials)
-            if snapped is not None:
-                return snapped
-        k, _, t = (value if isinstance(value, str) else "").partition("/")  # a number is a rate, taken above
-        successes = trial_successes(k, t, trials)
-        if successes is None:
-            hint = ""
-            if isinstance(value, str):  # the command line's text (a new-user trial: the same message for every form)
-                try:
-                    x = float(value)
-                except ValueError:
-                    x = float("nan")
-                as_rate = snap_pass_rate(x, trials) if math.isfinite(x) and 0 < x < 1 else None
-                text = value.strip().lower()
-                percent = re.fullmatch(r"(\d+(?:\.\d+)?)\s*%", text, re.ASCII)
-                of = re.fullmatch(r"(\d+)\s*(?:of|out of|/)\s*(\d+)", text, re.ASCII)
-                if percent:  # a re-trial: '60%', '3 of 5' and '8/10' got the bare message
-                    as_rate = snap_pass_rate(float(percent.group(1)) / 100, trials)
-                if outcome(value) is not None:
-                    hint = (f"; a word or 0/1 is ambiguous with {trials} trials per task (every trial, or one?): give "
-                            f"the successes, e.g. {trials}/{trials} or 0/{trials}")
-                elif as_rate is not None:
-                    hint = f"; write the pass rate {value.strip()} as {round(as_rate * trials)}/{trials}"
-                elif of and int(of.group(2)) == trials:
-                    k_given = int(of.group(1))
-                    hint = (f"; write it as {k_given}/{trials}" if k_given <= trials else
-                            f"; at most {trials} of the {trials} trials can succeed")
-                elif of and int(of.group(2)) != trials:
-                    hint = (f"; the bank has {trials} trials per task: record the successes of {trials} trials (re-run "
-                            "a trial that errored, so that each task has its full count)")
-            raise LiveSessionError(f"outcome {brief(value)} is not k/{trials} with k in 0..{trials} (successes of the "
-                                   f"task's {trials} trials)" + ("" if rate is None else
-                                                                 f" nor a pass rate k/{trials} (a number)") + hint)
-        return pass_rate(successes, trials)
-    y = outcome(value)
-    if y is None:
-        if isinstance(value, str) and value.strip() in ("1/0", "0/1"):  # a re-trial: the spelling list, typed whole
-            raise LiveSessionError(f"outcome {brief(value)}: give one of them, 1 (resolved) or 0 (unresolved)")
-        raise LiveSessionError(f"outcome {brief(value)} is not one of {SPELLINGS}")
-    return y
-
-
-def _number(value) -> float | None:
-    """A finite real number given as a number (a numpy scalar, a 0-d array, a Decimal or Fraction
-    too) as a float, else None (text, NaN, anything else)."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value.item()
-    elif isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, str) or not isinstance(value, numbers.Number) or isinstance(value, complex):
-        return None
-    try:
-        x = float(value)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return x if math.isfinite(x) else None
 
 
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-
-
-def did_you_mean(unknown: list[str], known) -> str:
-    """'; did you mean ...' for unknown ids that equal a bank id up to letter case, surrounding
-    white space, Unicode normal form (an 'ä' typed as a + combining diaeresis prints the same as
-    the bank's), invisible format characters (a zero-width space, named in the hint) and glob
-    escapes (``c[?]``, as ``next --format harbor`` prints ``c?``; a hostile trial);
-    failing those, the one bank id that equals it up to its separators (space, ``_``, ``-``
-    alike: ``agent_07_beta`` for ``agent 07 beta``); failing those, the one bank id that is the
-    unknown id with a prefix ending in ``/`` or ``:`` (``task-016`` for ``mybench/task-016``; a
-    new-user trial) or without one; failing those, the
-    closest bank id with the same digits (``difflib``, similarity >= 0.85: a typing slip in the
-    letters; ids differing in a number are other tasks); at most 3 shown, else ''."""
-    def key(t: str) -> str:  # invisible format characters left out (a hostile trial: a bank id ending in U+200B)
-        t = unicodedata.normalize("NFC", re.sub(r"\[([*?\[])\]", r"\1", t)).strip().casefold()
-        return "".join(c for c in t if unicodedata.category(c) != "Cf")
-
-    fold: dict[str, str] = {}
-    for t in known:  # the first id in the bank's column order wins (ids that differ only in case)
-        fold.setdefault(key(t), t)
-    hits = [(u, fold[key(u)]) for u in unknown if key(u) in fold]
-    if not hits:  # a re-trial: 'agent_07_beta' (as a file name spells it) for 'agent 07 beta' got no hint
-        def sep(t: str) -> str:
-            return re.sub(r"[\s_-]+", "_", t)
-
-        seps: dict[str, list[str]] = {}
-        for k, t in fold.items():
-            seps.setdefault(sep(k), []).append(t)
-        hits = [(u, seps[sep(key(u))][0]) for u in unknown if len(seps.get(sep(key(u)), ())) == 1]
-    if not hits:  # the id without its benchmark prefix, or with one the bank's ids do not have
-        def tail(t: str) -> str:
-            return re.split(r"[/:]", t)[-1]
-
-        tails: dict[str, list[str]] = {}
-        for k, t in fold.items():
-            if tail(k) != k:
-                tails.setdefault(tail(k), []).append(t)
-        hits = [(u, tails[key(u)][0]) for u in unknown if len(tails.get(key(u), ())) == 1]
-        hits += [(u, fold[tail(key(u))]) for u in unknown if tail(key(u)) != key(u) and tail(key(u)) in fold]
-    if not hits:  # a typing slip (a re-trial: 'crack-7z-hash.hrad' for 'crack-7z-hash.hard' got no hint)
-        import difflib
-
-        def digits(t: str) -> str:
-            return re.sub(r"\D", "", t)
-
-        names = list(fold)  # a slip in the letters only: 'task0010' is another task than 'task0005', not a typo
-        hits = [(u, fold[close[0]]) for u in unknown[:20]
-                if (close := [c for c in difflib.get_close_matches(key(u), names, 3, 0.85) if digits(c) == digits(key(u))])]
-    if not hits:
-        return ""
-    if len(unknown) == 1:  # the message names the one unknown id already (a new-user trial: "'x' for 'y'" read oddly)
-        hidden = sorted({f"U+{ord(c):04X}" for c in hits[0][1] if unicodedata.category(c) == "Cf"})
-        return f"; did you mean {hits[0][1]!r}" + (f" (it holds the invisible character(s) {', '.join(hidden)}: copy the "
-                                                    "id from `hspr live next`, or fix it in the bank)" if hidden else "") + "?"
-    return "; did you mean " + ", ".join(f"{b!r} (for {u!r})" for u, b in hits[:3]) + (", ..." if len(hits) > 3 else "") + "?"
 
 
 def _identity(doc: dict) -> tuple:
@@ -513,99 +123,6 @@ def _read_doc(path: Path) -> journal.JournalFile:
     return jf
 
 
-def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_zero: bool = True,
-                      tasks=None) -> ResponseMatrix:
-    """The bank a session fits on: a bundled bank by name, or the user's matrix file.
-
-    Missing cells of a matrix are filled with 0 (unresolved, the leaderboard convention)
-    when ``missing_as_zero``; otherwise they stay missing (HSPR fits without them, methods that
-    cannot refuse them). ``tasks`` (a list of ids)
-    cuts the bank to that subset: the score is then over those tasks
-    (:meth:`ResponseMatrix.select_tasks`).
-
-    Raises
-    ------
-    LiveSessionError
-        When neither ``name`` nor ``matrix`` is given.
-    DataError
-        For an unknown bank name, an unreadable matrix, or ``tasks`` not in the bank.
-    """
-    if matrix is not None:
-        m = load_matrix(matrix)
-        m = m.fill_missing(0) if (m.missing is not None and missing_as_zero) else m
-    elif name is None:
-        raise LiveSessionError("give a bundled bank name or a matrix path")
-    else:
-        m = load_bank(name, missing_as_zero)
-    return m if tasks is None else m.select_tasks(tasks)
-
-
-def hide_agent(mat: ResponseMatrix, agent: str) -> tuple[ResponseMatrix, ResponseMatrix]:
-    """Split ``mat`` (shape (n_agents, n_tasks)) into the bank without ``agent``'s row, the session's
-    source agents (shape (n_agents - 1, n_tasks)), and that row alone (shape (1, n_tasks)): a trial of
-    the loop answers each task from it (:meth:`LiveSession.simulate`) while the fit never sees it
-    (a new-user trial hid an agent with ``grep -v``, where a typo hid nothing and scored the agent
-    against itself).
-
-    Raises
-    ------
-    LiveSessionError
-        When ``agent`` is not an agent id of ``mat`` (the nearest id named when one is near), or
-        hiding it would leave no source agent.
-    """
-    if not isinstance(agent, str) or not agent.strip():
-        raise LiveSessionError(f"the agent to hide must be an agent id of the bank, got {agent!r}")
-    name = str(mat.source).removeprefix("bank:")  # a bundled bank's source is 'bank:NAME'
-    if agent not in mat.agents:
-        raise LiveSessionError(f"no agent {agent!r} to hide in the bank ({name}, {mat.n_agents} agents; `hspr bank "
-                               f"agents {shlex.quote(name)}` lists them)" + did_you_mean([agent], mat.agents))
-    if mat.n_agents < 2:
-        raise LiveSessionError(f"agent {agent!r} is the bank's only agent: hiding it would leave no source agent")
-    i = mat.agent_index(agent)
-    # the source says what was hidden: a method refusing too few sources names the count after hiding (a trial)
-    rest = replace(mat.drop_rows([i]), source=f"{mat.source} without the hidden agent {agent}")
-    return rest, mat.rows([i])
-
-
-def _hide_checked(mat: ResponseMatrix, b: dict, where: str) -> tuple[ResponseMatrix, ResponseMatrix]:
-    """:func:`hide_agent` for a session's bank header ``b``, refusing a bank whose hidden row is gone or
-    changed (LiveSessionError naming ``where``): its outcomes and true score would no longer be those the
-    session recorded (a hostile trial: a flipped row went on answering, the true score 11.67 % -> 88.33 %)."""
-    agent = b["hidden"]
-    ways = ("restore the bank" + (", or point the session at a file that holds it: hspr live relink --matrix FILE"
-                                  if b.get("matrix") else "")
-            + "; or start a new trial session and carry these outcomes over: hspr live ingest OLD --session NEW")
-    if agent not in mat.agents:
-        raise LiveSessionError(f"{where}: the session hides agent {agent!r}, which the bank no longer holds "
-                               f"(a hand-edited \"hidden\" field, or another bank?); {ways}")
-    rest, row = hide_agent(mat, agent)
-    if b.get("hidden_digest") not in (None, row.digest()):
-        raise LiveSessionError(f"{where}: the row of the hidden agent {agent!r} in the bank changed since the session "
-                               f"started, so its outcomes and true score are no longer those the session recorded; {ways}")
-    return rest, row
-
-
-def task_argument(task: str) -> str:
-    """``task`` as the last arguments of an ``hspr live`` command a message gives to run: shell-quoted,
-    after ``--`` when it starts with '-' (else click reads it as an option)."""
-    return f"{'-- ' if task.startswith('-') else ''}{shlex.quote(task)}"
-
-
-def _changed_bank_cause(caught: list, mat: ResponseMatrix, b: dict) -> str:
-    """Why a session's bank read as another one, when the reading says (``""`` otherwise): folders
-    below it that could not be read (``caught``: the warnings of the read; a re-trial was told to start
-    a new session over a permission), or more agents than at the start (results added since, or a
-    folder unreadable then and readable now)."""
-    unread = [str(w.message) for w in caught if issubclass(w.category, UnreadableFolderWarning)]
-    if unread:
-        return "; reading it: " + "; ".join(dict.fromkeys(unread))
-    more = mat.n_agents - (b.get("n_agents") or mat.n_agents)
-    if more > 0 and mat.n_tasks == b.get("n_tasks"):
-        return (f"; it has {more} agent(s) more than when the session started (results added since, or a folder that "
-                "could not be read then is readable now)")
-    return ""
-
-
 def relink_matrix(path: str | Path, matrix: str | Path) -> tuple[str, list[str]]:
     """Point a session at the new place of its bank matrix file.
 
@@ -662,98 +179,19 @@ def relink_matrix(path: str | Path, matrix: str | Path) -> tuple[str, list[str]]
     return new, [_torn_moved(jf, path)] if jf.torn and jf.version == SESSION_VERSION else []
 
 
-def _make_method(name: str, settings) -> Method:
-    """Method ``name`` built from its settings (None: defaults; a dict of :meth:`Method.get_params`
-    values; or a settings object with ``to_dict``, such as :class:`HSPRConfig`)."""
-    try:
-        cls = method_class(name)
-    except UnknownIdError as exc:  # e.g. a session of a package's method, that package since uninstalled
-        raise LiveSessionError(f"{exc.args[0]}; a method another package registers (entry-point group "
-                               f"{ENTRY_POINT_GROUP!r}) is known only while that package is installed") from None
-    if settings is None:
-        return cls()
-    if hasattr(settings, "to_dict"):
-        settings = settings.to_dict()
-    from .methods.hspr.config import is_selection_table
-
-    if is_selection_table(settings):  # a trial: hspr_auto and uniform named its bank labels as unknown settings
-        raise LiveSessionError("--config is a table of selections (hspr select --record: one configuration per fold, "
-                               "found by the fold's source digest): a live session takes one configuration, e.g. "
-                               "one fold's --config-out file; `hspr replay --config` takes the table")
-    return cls.from_params(dict(settings))
-
-
-def _method_settings(name: str, config) -> dict:
-    """The settings a session file stores for ``name`` built from ``config``: :meth:`Method.get_params`."""
-    return _make_method(name, config).get_params()
-
-
-def changed_settings(name: str, settings: dict) -> dict:
-    """The entries of ``settings`` (a session's stored :meth:`Method.get_params`) that differ from
-    method ``name``'s defaults, nested keys joined with dots, in sorted order; {} when unknown. A
-    group whose default is None (``hspr_robust``'s ``config``: the fold's shipped one, else the
-    defaults) is compared with the method built with that group empty (its defaults)."""
-    try:
-        default = _method_settings(name, None)
-    except (TypeError, ValueError):
-        return {}
-    out: dict = {}
-
-    def walk(mine, base, prefix: str) -> None:
-        for k in sorted(set(mine) | set(base)):
-            x, y = mine.get(k), base.get(k)
-            if isinstance(x, dict) and y is None and not prefix:  # a re-trial: the whole group was listed
-                try:
-                    y = _method_settings(name, {k: {}}).get(k)
-                except (TypeError, ValueError):
-                    y = None
-            if isinstance(x, dict) and isinstance(y, dict):
-                walk(x, y, f"{prefix}{k}.")
-            elif x != y:
-                out[prefix + k] = x
-
-    if isinstance(settings, dict):
-        walk(settings, default, "")
-    return out
-
-
-def check_stop_width(pp: float | None, name: str = "stop width") -> None:
-    """Refuse a stop width that is not a finite number in (0, 100] (percentage points); None is allowed.
-
-    The rule is :class:`~hspr.stopping.WidthBelow`'s; this names the value as ``name`` (the
-    option or field it came from) and adds what to do instead.
-
-    Raises
-    ------
-    LiveSessionError
-        Naming the value and the fix.
-    """
-    if pp is None:
-        return
-    try:
-        WidthBelow(float(pp) if isinstance(pp, (np.integer, np.floating)) else pp)
-    except ValueError as exc:
-        text = str(exc).removeprefix("stop width")
-        raise LiveSessionError(f"{name}{text}; leave it out at start, or give 'none' to `next` / `status`, to stop only "
-                               "when the budget is spent") from None
-
-
-def _check_interval(method: str, stop_width: float | None) -> None:
-    """LiveSessionError for a stop width on a method that gives no interval (it could never fire;
-    a trial found it accepted, the status saying 'continue (stop width 30 pp)' to the end)."""
-    if stop_width is not None and not method_class(method).gives_interval:
-        raise LiveSessionError(f"--stop-width {stop_width:g}: method {method!r} gives a point estimate without a 90 % "
-                               "interval, so a stop width could never be reached; drop --stop-width (the session runs "
-                               "its budget) or choose a method with an interval")
-
-
 #: start of the warning about a torn last record (:class:`LiveSession`)
 TORN_WARNING = "the session file ended in"
+
+
 #: how the warning that the stop width is below the forecast final width begins (start and status say it;
 #: record and ingest do not repeat it after every outcome: a trial counted 24 copies in one run)
 UNREACHABLE_STOP = "the stop width"
+
+
 #: how the warning for a change the file holds only in part begins (:meth:`LiveSession._cut_warnings`)
 CUT_WARNING = "a change to the session (from line"
+
+
 #: how the warning for asked tasks whose records the file lost begins (:meth:`LiveSession._cut_warnings`)
 LOST_WARNING = "tasks asked but neither recorded nor pending:"
 
@@ -770,40 +208,6 @@ def _torn_moved(jf: journal.JournalFile, path: Path) -> str:
     """The warning once :func:`hspr.journal.append` has moved a torn last record's bytes aside."""
     return (f"{TORN_WARNING} {_torn_record(jf)}, which was ignored; its bytes were moved to "
             f"{journal.torn_path(path).name}")
-
-
-def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool = True,
-              announce: Callable[[str], AbstractContextManager] | None = None) -> FittedModel:
-    """Fit method ``name`` with ``settings`` on ``matrix`` (all rows).
-
-    Fits are deterministic, so they are kept in the user's cache folder keyed by bank digest,
-    method, settings and code (:mod:`hspr.fitcache`): reopening a session does not refit.
-    ``use_cache=False`` always refits. ``announce(text)``, a context manager (the CLI's
-    spinner), wraps the fit when one runs (not when the cache has it).
-
-    Raises
-    ------
-    DataError, HsprError
-        When the method refuses the matrix (too few agents, pass rates for a 0/1 method), the
-        message prefixed with the bank's name and size.
-    """
-    def fit() -> FittedModel:
-        try:
-            method = _make_method(name, settings)
-            if announce is None:
-                return method.fit(matrix)
-            refuse_pass_rates(method, matrix)  # before the fit is announced
-            # a re-trial: a second --hide refit the bank, where "once per bank" had promised the cache
-            with announce(f"fitting {name} on {matrix.n_agents} agents (once per bank, hidden agent and settings, then "
-                          "cached)"):
-                return method.fit(matrix)
-        except ValueError as exc:  # e.g. too few agent rows for the method: name the bank it was fitted on
-            if matrix.source in str(exc):
-                raise
-            kind = type(exc) if isinstance(exc, HsprError) else HsprError  # keeps DataError, UnknownIdError
-            raise kind(f"{matrix.source} ({matrix.n_agents} agents x {matrix.n_tasks} tasks): {exc}") from None
-
-    return cached_fit(matrix.digest(), name, settings, matrix.tasks, fit, use_cache)
 
 
 # ---------------------------------------------------------------------- the session
@@ -1110,7 +514,7 @@ class LiveSession:
                                  f"it was ignored{again}; the next change moves its bytes to "
                                  f"{journal.torn_path(self.path).name}")
         if not self._trusted:  # a hostile trial: after an upgrade the interval moved without a word
-            from .methods import method_package
+            from ..methods import method_package
 
             # a method-writer's trial: an edit of its own method was told 'other hspr code' without its package
             theirs = method_package(self.doc["method"]["name"])
@@ -2006,7 +1410,3 @@ class LiveSession:
     def __repr__(self) -> str:
         return (f"LiveSession({str(self.path)!r}, method={self.doc['method']['name']!r}, "
                 f"{self.session.n_queried}/{self.budget} recorded, {len(self.pending)} pending)")
-
-
-__all__ = ["HarnessFormatError", "IngestResult", "LiveSession", "LiveSessionError", "LiveStatus", "did_you_mean",
-           "fit_model", "parse_outcome"]

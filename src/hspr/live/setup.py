@@ -1,0 +1,230 @@
+"""What a live session is built from: its bank (bundled or the user's matrix, an agent hidden
+to try the loop) and its method, built from the stored settings and fitted through the fit cache
+(:mod:`hspr.fitcache`)."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from ..data.banks import load_bank
+from ..data.io import load_matrix
+from ..data.matrix import ResponseMatrix
+from ..errors import HsprError, UnknownIdError, UnreadableFolderWarning
+from ..fitcache import cached_fit
+from ..journal import LiveSessionError
+from ..methods import ENTRY_POINT_GROUP, method_class
+from ..session import FittedModel, Method, refuse_pass_rates
+from ..stopping import WidthBelow
+from .text import did_you_mean
+
+
+def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_zero: bool = True,
+                      tasks=None) -> ResponseMatrix:
+    """The bank a session fits on: a bundled bank by name, or the user's matrix file.
+
+    Missing cells of a matrix are filled with 0 (unresolved, the leaderboard convention)
+    when ``missing_as_zero``; otherwise they stay missing (HSPR fits without them, methods that
+    cannot refuse them). ``tasks`` (a list of ids)
+    cuts the bank to that subset: the score is then over those tasks
+    (:meth:`ResponseMatrix.select_tasks`).
+
+    Raises
+    ------
+    LiveSessionError
+        When neither ``name`` nor ``matrix`` is given.
+    DataError
+        For an unknown bank name, an unreadable matrix, or ``tasks`` not in the bank.
+    """
+    if matrix is not None:
+        m = load_matrix(matrix)
+        m = m.fill_missing(0) if (m.missing is not None and missing_as_zero) else m
+    elif name is None:
+        raise LiveSessionError("give a bundled bank name or a matrix path")
+    else:
+        m = load_bank(name, missing_as_zero)
+    return m if tasks is None else m.select_tasks(tasks)
+
+
+def hide_agent(mat: ResponseMatrix, agent: str) -> tuple[ResponseMatrix, ResponseMatrix]:
+    """Split ``mat`` (shape (n_agents, n_tasks)) into the bank without ``agent``'s row, the session's
+    source agents (shape (n_agents - 1, n_tasks)), and that row alone (shape (1, n_tasks)): a trial of
+    the loop answers each task from it (:meth:`LiveSession.simulate`) while the fit never sees it
+    (a new-user trial hid an agent with ``grep -v``, where a typo hid nothing and scored the agent
+    against itself).
+
+    Raises
+    ------
+    LiveSessionError
+        When ``agent`` is not an agent id of ``mat`` (the nearest id named when one is near), or
+        hiding it would leave no source agent.
+    """
+    if not isinstance(agent, str) or not agent.strip():
+        raise LiveSessionError(f"the agent to hide must be an agent id of the bank, got {agent!r}")
+    name = str(mat.source).removeprefix("bank:")  # a bundled bank's source is 'bank:NAME'
+    if agent not in mat.agents:
+        raise LiveSessionError(f"no agent {agent!r} to hide in the bank ({name}, {mat.n_agents} agents; `hspr bank "
+                               f"agents {shlex.quote(name)}` lists them)" + did_you_mean([agent], mat.agents))
+    if mat.n_agents < 2:
+        raise LiveSessionError(f"agent {agent!r} is the bank's only agent: hiding it would leave no source agent")
+    i = mat.agent_index(agent)
+    # the source says what was hidden: a method refusing too few sources names the count after hiding (a trial)
+    rest = replace(mat.drop_rows([i]), source=f"{mat.source} without the hidden agent {agent}")
+    return rest, mat.rows([i])
+
+
+def _hide_checked(mat: ResponseMatrix, b: dict, where: str) -> tuple[ResponseMatrix, ResponseMatrix]:
+    """:func:`hide_agent` for a session's bank header ``b``, refusing a bank whose hidden row is gone or
+    changed (LiveSessionError naming ``where``): its outcomes and true score would no longer be those the
+    session recorded (a hostile trial: a flipped row went on answering, the true score 11.67 % -> 88.33 %)."""
+    agent = b["hidden"]
+    ways = ("restore the bank" + (", or point the session at a file that holds it: hspr live relink --matrix FILE"
+                                  if b.get("matrix") else "")
+            + "; or start a new trial session and carry these outcomes over: hspr live ingest OLD --session NEW")
+    if agent not in mat.agents:
+        raise LiveSessionError(f"{where}: the session hides agent {agent!r}, which the bank no longer holds "
+                               f"(a hand-edited \"hidden\" field, or another bank?); {ways}")
+    rest, row = hide_agent(mat, agent)
+    if b.get("hidden_digest") not in (None, row.digest()):
+        raise LiveSessionError(f"{where}: the row of the hidden agent {agent!r} in the bank changed since the session "
+                               f"started, so its outcomes and true score are no longer those the session recorded; {ways}")
+    return rest, row
+
+
+def _changed_bank_cause(caught: list, mat: ResponseMatrix, b: dict) -> str:
+    """Why a session's bank read as another one, when the reading says (``""`` otherwise): folders
+    below it that could not be read (``caught``: the warnings of the read; a re-trial was told to start
+    a new session over a permission), or more agents than at the start (results added since, or a
+    folder unreadable then and readable now)."""
+    unread = [str(w.message) for w in caught if issubclass(w.category, UnreadableFolderWarning)]
+    if unread:
+        return "; reading it: " + "; ".join(dict.fromkeys(unread))
+    more = mat.n_agents - (b.get("n_agents") or mat.n_agents)
+    if more > 0 and mat.n_tasks == b.get("n_tasks"):
+        return (f"; it has {more} agent(s) more than when the session started (results added since, or a folder that "
+                "could not be read then is readable now)")
+    return ""
+
+
+def _make_method(name: str, settings) -> Method:
+    """Method ``name`` built from its settings (None: defaults; a dict of :meth:`Method.get_params`
+    values; or a settings object with ``to_dict``, such as :class:`HSPRConfig`)."""
+    try:
+        cls = method_class(name)
+    except UnknownIdError as exc:  # e.g. a session of a package's method, that package since uninstalled
+        raise LiveSessionError(f"{exc.args[0]}; a method another package registers (entry-point group "
+                               f"{ENTRY_POINT_GROUP!r}) is known only while that package is installed") from None
+    if settings is None:
+        return cls()
+    if hasattr(settings, "to_dict"):
+        settings = settings.to_dict()
+    from ..methods.hspr.config import is_selection_table
+
+    if is_selection_table(settings):  # a trial: hspr_auto and uniform named its bank labels as unknown settings
+        raise LiveSessionError("--config is a table of selections (hspr select --record: one configuration per fold, "
+                               "found by the fold's source digest): a live session takes one configuration, e.g. "
+                               "one fold's --config-out file; `hspr replay --config` takes the table")
+    return cls.from_params(dict(settings))
+
+
+def _method_settings(name: str, config) -> dict:
+    """The settings a session file stores for ``name`` built from ``config``: :meth:`Method.get_params`."""
+    return _make_method(name, config).get_params()
+
+
+def changed_settings(name: str, settings: dict) -> dict:
+    """The entries of ``settings`` (a session's stored :meth:`Method.get_params`) that differ from
+    method ``name``'s defaults, nested keys joined with dots, in sorted order; {} when unknown. A
+    group whose default is None (``hspr_robust``'s ``config``: the fold's shipped one, else the
+    defaults) is compared with the method built with that group empty (its defaults)."""
+    try:
+        default = _method_settings(name, None)
+    except (TypeError, ValueError):
+        return {}
+    out: dict = {}
+
+    def walk(mine, base, prefix: str) -> None:
+        for k in sorted(set(mine) | set(base)):
+            x, y = mine.get(k), base.get(k)
+            if isinstance(x, dict) and y is None and not prefix:  # a re-trial: the whole group was listed
+                try:
+                    y = _method_settings(name, {k: {}}).get(k)
+                except (TypeError, ValueError):
+                    y = None
+            if isinstance(x, dict) and isinstance(y, dict):
+                walk(x, y, f"{prefix}{k}.")
+            elif x != y:
+                out[prefix + k] = x
+
+    if isinstance(settings, dict):
+        walk(settings, default, "")
+    return out
+
+
+def check_stop_width(pp: float | None, name: str = "stop width") -> None:
+    """Refuse a stop width that is not a finite number in (0, 100] (percentage points); None is allowed.
+
+    The rule is :class:`~hspr.stopping.WidthBelow`'s; this names the value as ``name`` (the
+    option or field it came from) and adds what to do instead.
+
+    Raises
+    ------
+    LiveSessionError
+        Naming the value and the fix.
+    """
+    if pp is None:
+        return
+    try:
+        WidthBelow(float(pp) if isinstance(pp, (np.integer, np.floating)) else pp)
+    except ValueError as exc:
+        text = str(exc).removeprefix("stop width")
+        raise LiveSessionError(f"{name}{text}; leave it out at start, or give 'none' to `next` / `status`, to stop only "
+                               "when the budget is spent") from None
+
+
+def _check_interval(method: str, stop_width: float | None) -> None:
+    """LiveSessionError for a stop width on a method that gives no interval (it could never fire;
+    a trial found it accepted, the status saying 'continue (stop width 30 pp)' to the end)."""
+    if stop_width is not None and not method_class(method).gives_interval:
+        raise LiveSessionError(f"--stop-width {stop_width:g}: method {method!r} gives a point estimate without a 90 % "
+                               "interval, so a stop width could never be reached; drop --stop-width (the session runs "
+                               "its budget) or choose a method with an interval")
+
+
+def fit_model(name: str, settings: dict, matrix: ResponseMatrix, use_cache: bool = True,
+              announce: Callable[[str], AbstractContextManager] | None = None) -> FittedModel:
+    """Fit method ``name`` with ``settings`` on ``matrix`` (all rows).
+
+    Fits are deterministic, so they are kept in the user's cache folder keyed by bank digest,
+    method, settings and code (:mod:`hspr.fitcache`): reopening a session does not refit.
+    ``use_cache=False`` always refits. ``announce(text)``, a context manager (the CLI's
+    spinner), wraps the fit when one runs (not when the cache has it).
+
+    Raises
+    ------
+    DataError, HsprError
+        When the method refuses the matrix (too few agents, pass rates for a 0/1 method), the
+        message prefixed with the bank's name and size.
+    """
+    def fit() -> FittedModel:
+        try:
+            method = _make_method(name, settings)
+            if announce is None:
+                return method.fit(matrix)
+            refuse_pass_rates(method, matrix)  # before the fit is announced
+            # a re-trial: a second --hide refit the bank, where "once per bank" had promised the cache
+            with announce(f"fitting {name} on {matrix.n_agents} agents (once per bank, hidden agent and settings, then "
+                          "cached)"):
+                return method.fit(matrix)
+        except ValueError as exc:  # e.g. too few agent rows for the method: name the bank it was fitted on
+            if matrix.source in str(exc):
+                raise
+            kind = type(exc) if isinstance(exc, HsprError) else HsprError  # keeps DataError, UnknownIdError
+            raise kind(f"{matrix.source} ({matrix.n_agents} agents x {matrix.n_tasks} tasks): {exc}") from None
+
+    return cached_fit(matrix.digest(), name, settings, matrix.tasks, fit, use_cache)

@@ -1,0 +1,162 @@
+"""The text a user types at a live session: an outcome (``hspr live record ID 1``, ``3/5``), and
+ids that are not in the bank, answered with the one meant (:func:`did_you_mean`)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+import shlex
+import unicodedata
+
+import numpy as np
+
+from ..errors import brief
+from ..journal import LiveSessionError
+from ..outcomes import SPELLINGS, is_ambiguous_one, outcome, pass_rate, snap_pass_rate, trial_successes
+
+
+# ---------------------------------------------------------------------- helpers
+def parse_outcome(value, trials: int | None = None) -> float:
+    """1 / 0 by the outcome vocabulary (:mod:`hspr.outcomes`: resolved/unresolved, 1/0, true/false,
+    yes/no, pass/fail, or a bool / number equal to 1 or 0).
+
+    With ``trials`` (a bank of repeated trials) only ``"k/trials"``, the successes of the
+    task's trials, returned as the pass rate ``k / trials`` (a word such as ``resolved`` is
+    ambiguous there: every trial or one of them), or that pass rate given as a number (as
+    :meth:`hspr.session.Session.tell` takes it: ``0.6`` or ``np.float32(0.6)`` for 3/5; an
+    integer or boolean 1 is refused there, as by ``tell``: every trial, or one run?).
+    A masked value (``np.ma.masked``, a missing outcome) is refused.
+
+    Raises
+    ------
+    LiveSessionError
+        For anything else, naming the value.
+    """
+    if np.ma.is_masked(value):
+        raise LiveSessionError("outcome is masked (a missing outcome); record only the outcomes of tasks that ran")
+    if trials is not None:
+        if is_ambiguous_one(value, trials):
+            # as Session.tell refuses it (a hostile trial: LiveSession.record(task, 1) recorded 5/5)
+            raise LiveSessionError(f"outcome {brief(value)} (an integer or boolean) is ambiguous with {trials} trials "
+                                   f"per task (every trial, or one run that passed?): give the successes, e.g. "
+                                   f"'{trials}/{trials}', or the pass rate as a float ({trials}/{trials} = 1.0)")
+        rate = _number(value)
+        if rate is not None and 0 <= rate <= 1:  # the API's form, as Session.tell takes it: np.float32(0.6)
+            snapped = snap_pass_rate(rate, trials)
+            if snapped is not None:
+                return snapped
+        k, _, t = (value if isinstance(value, str) else "").partition("/")  # a number is a rate, taken above
+        successes = trial_successes(k, t, trials)
+        if successes is None:
+            hint = ""
+            if isinstance(value, str):  # the command line's text (a new-user trial: the same message for every form)
+                try:
+                    x = float(value)
+                except ValueError:
+                    x = float("nan")
+                as_rate = snap_pass_rate(x, trials) if math.isfinite(x) and 0 < x < 1 else None
+                text = value.strip().lower()
+                percent = re.fullmatch(r"(\d+(?:\.\d+)?)\s*%", text, re.ASCII)
+                of = re.fullmatch(r"(\d+)\s*(?:of|out of|/)\s*(\d+)", text, re.ASCII)
+                if percent:  # a re-trial: '60%', '3 of 5' and '8/10' got the bare message
+                    as_rate = snap_pass_rate(float(percent.group(1)) / 100, trials)
+                if outcome(value) is not None:
+                    hint = (f"; a word or 0/1 is ambiguous with {trials} trials per task (every trial, or one?): give "
+                            f"the successes, e.g. {trials}/{trials} or 0/{trials}")
+                elif as_rate is not None:
+                    hint = f"; write the pass rate {value.strip()} as {round(as_rate * trials)}/{trials}"
+                elif of and int(of.group(2)) == trials:
+                    k_given = int(of.group(1))
+                    hint = (f"; write it as {k_given}/{trials}" if k_given <= trials else
+                            f"; at most {trials} of the {trials} trials can succeed")
+                elif of and int(of.group(2)) != trials:
+                    hint = (f"; the bank has {trials} trials per task: record the successes of {trials} trials (re-run "
+                            "a trial that errored, so that each task has its full count)")
+            raise LiveSessionError(f"outcome {brief(value)} is not k/{trials} with k in 0..{trials} (successes of the "
+                                   f"task's {trials} trials)" + ("" if rate is None else
+                                                                 f" nor a pass rate k/{trials} (a number)") + hint)
+        return pass_rate(successes, trials)
+    y = outcome(value)
+    if y is None:
+        if isinstance(value, str) and value.strip() in ("1/0", "0/1"):  # a re-trial: the spelling list, typed whole
+            raise LiveSessionError(f"outcome {brief(value)}: give one of them, 1 (resolved) or 0 (unresolved)")
+        raise LiveSessionError(f"outcome {brief(value)} is not one of {SPELLINGS}")
+    return y
+
+
+def _number(value) -> float | None:
+    """A finite real number given as a number (a numpy scalar, a 0-d array, a Decimal or Fraction
+    too) as a float, else None (text, NaN, anything else)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, str) or not isinstance(value, numbers.Number) or isinstance(value, complex):
+        return None
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def did_you_mean(unknown: list[str], known) -> str:
+    """'; did you mean ...' for unknown ids that equal a bank id up to letter case, surrounding
+    white space, Unicode normal form (an 'ä' typed as a + combining diaeresis prints the same as
+    the bank's), invisible format characters (a zero-width space, named in the hint) and glob
+    escapes (``c[?]``, as ``next --format harbor`` prints ``c?``; a hostile trial);
+    failing those, the one bank id that equals it up to its separators (space, ``_``, ``-``
+    alike: ``agent_07_beta`` for ``agent 07 beta``); failing those, the one bank id that is the
+    unknown id with a prefix ending in ``/`` or ``:`` (``task-016`` for ``mybench/task-016``; a
+    new-user trial) or without one; failing those, the
+    closest bank id with the same digits (``difflib``, similarity >= 0.85: a typing slip in the
+    letters; ids differing in a number are other tasks); at most 3 shown, else ''."""
+    def key(t: str) -> str:  # invisible format characters left out (a hostile trial: a bank id ending in U+200B)
+        t = unicodedata.normalize("NFC", re.sub(r"\[([*?\[])\]", r"\1", t)).strip().casefold()
+        return "".join(c for c in t if unicodedata.category(c) != "Cf")
+
+    fold: dict[str, str] = {}
+    for t in known:  # the first id in the bank's column order wins (ids that differ only in case)
+        fold.setdefault(key(t), t)
+    hits = [(u, fold[key(u)]) for u in unknown if key(u) in fold]
+    if not hits:  # a re-trial: 'agent_07_beta' (as a file name spells it) for 'agent 07 beta' got no hint
+        def sep(t: str) -> str:
+            return re.sub(r"[\s_-]+", "_", t)
+
+        seps: dict[str, list[str]] = {}
+        for k, t in fold.items():
+            seps.setdefault(sep(k), []).append(t)
+        hits = [(u, seps[sep(key(u))][0]) for u in unknown if len(seps.get(sep(key(u)), ())) == 1]
+    if not hits:  # the id without its benchmark prefix, or with one the bank's ids do not have
+        def tail(t: str) -> str:
+            return re.split(r"[/:]", t)[-1]
+
+        tails: dict[str, list[str]] = {}
+        for k, t in fold.items():
+            if tail(k) != k:
+                tails.setdefault(tail(k), []).append(t)
+        hits = [(u, tails[key(u)][0]) for u in unknown if len(tails.get(key(u), ())) == 1]
+        hits += [(u, fold[tail(key(u))]) for u in unknown if tail(key(u)) != key(u) and tail(key(u)) in fold]
+    if not hits:  # a typing slip (a re-trial: 'crack-7z-hash.hrad' for 'crack-7z-hash.hard' got no hint)
+        import difflib
+
+        def digits(t: str) -> str:
+            return re.sub(r"\D", "", t)
+
+        names = list(fold)  # a slip in the letters only: 'task0010' is another task than 'task0005', not a typo
+        hits = [(u, fold[close[0]]) for u in unknown[:20]
+                if (close := [c for c in difflib.get_close_matches(key(u), names, 3, 0.85) if digits(c) == digits(key(u))])]
+    if not hits:
+        return ""
+    if len(unknown) == 1:  # the message names the one unknown id already (a new-user trial: "'x' for 'y'" read oddly)
+        hidden = sorted({f"U+{ord(c):04X}" for c in hits[0][1] if unicodedata.category(c) == "Cf"})
+        return f"; did you mean {hits[0][1]!r}" + (f" (it holds the invisible character(s) {', '.join(hidden)}: copy the "
+                                                    "id from `hspr live next`, or fix it in the bank)" if hidden else "") + "?"
+    return "; did you mean " + ", ".join(f"{b!r} (for {u!r})" for u, b in hits[:3]) + (", ..." if len(hits) > 3 else "") + "?"
+
+
+def task_argument(task: str) -> str:
+    """``task`` as the last arguments of an ``hspr live`` command a message gives to run: shell-quoted,
+    after ``--`` when it starts with '-' (else click reads it as an option)."""
+    return f"{'-- ' if task.startswith('-') else ''}{shlex.quote(task)}"
