@@ -78,7 +78,8 @@ class MIRT2PL:
 
 
 def unique_columns(Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct columns of a 0/1 matrix.
+    """Distinct columns of a response matrix (0/1 outcomes, or pass rates of repeated trials):
+    tasks with identical source outcomes share one column, so a fit computes each once.
 
     Returns
     -------

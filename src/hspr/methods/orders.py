@@ -19,6 +19,11 @@ def uniform_order(n_tasks: int, budget: int, seed: int) -> np.ndarray:
     Returns
     -------
     ndarray of int, shape (n_tasks,)
+
+    Raises
+    ------
+    ValueError
+        From numpy, for ``budget > n_tasks`` (callers check the budget first: :func:`hspr.session.check_budget`).
     """
     chosen = np.random.default_rng(int(seed)).choice(n_tasks, budget, replace=False)
     rest = np.setdiff1d(np.arange(n_tasks), chosen)

@@ -139,13 +139,39 @@ def task_information(bank: FourPLBank, features: np.ndarray | None = None) -> np
 
 
 def pass_rate_bins(rate: np.ndarray, n_strata: int) -> np.ndarray:
-    """Equal-width pass-rate bins: label ``min(floor(r * K), K - 1)``, shape (n_tasks,)."""
+    """Equal-width pass-rate bins (PTA-IRT's strata, module docstring step 3).
+
+    Parameters
+    ----------
+    rate : array of float, shape (n_tasks,)
+        Source pass rates, 0-1 scale.
+    n_strata : int
+        K, the number of bins of width 1/K.
+
+    Returns
+    -------
+    ndarray of int, shape (n_tasks,)
+        Label ``min(floor(r * K), K - 1)`` of each task (a rate of 1 joins the top bin).
+    """
     return np.minimum(np.floor(np.asarray(rate) * n_strata), n_strata - 1).astype(int)
 
 
 def allocate(sizes: np.ndarray, budget: int) -> np.ndarray:
     """Proportional allocation of ``budget`` to strata of the given sizes (largest remainder,
-    ties to the lower stratum). Returns int array like ``sizes`` summing to ``budget``."""
+    ties to the lower stratum; a stratum never gets more than its size).
+
+    Parameters
+    ----------
+    sizes : array of int, shape (n_strata,)
+        Tasks per stratum; their sum must be > 0.
+    budget : int
+        Tasks to allocate, 0 <= budget <= sizes.sum().
+
+    Returns
+    -------
+    ndarray of int, shape (n_strata,)
+        Tasks per stratum, summing to ``budget``.
+    """
     sizes = np.asarray(sizes, dtype=int)
     total = int(sizes.sum())
     quota = budget * sizes / total
