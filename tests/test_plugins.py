@@ -4,10 +4,12 @@ cache keyed by the method's own code."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +20,7 @@ from hspr.cli import main
 from hspr.data.build import write_wide_csv
 from hspr.data.folds import make_folds
 from hspr.errors import HsprError, UnknownIdError
-from hspr.methods import method_class, names_with
+from hspr.methods import ENTRY_POINT_GROUP, method_class, names_with
 
 #: the method of docs/python-api.md, "Your own method": the tasks the sources disagree on most, in order
 PLUGIN = '''
@@ -110,13 +112,30 @@ def _install(root, package, code, entry_points):
     (info / "entry_points.txt").write_text(entry_points)
 
 
+def _only_methods_of(root, monkeypatch):
+    """Put ``root`` first on sys.path (a new path: hspr.methods reads the packages again) and show only the
+    methods of packages installed there, not those of packages installed where the tests run."""
+    monkeypatch.syspath_prepend(str(root))
+    every = importlib.metadata.entry_points
+
+    def these_only(**selection):
+        found = every(**selection)
+        if selection.get("group") != ENTRY_POINT_GROUP:
+            return found
+        return importlib.metadata.EntryPoints(ep for ep in found if ep.dist is not None
+                                              and Path(ep.dist.locate_file("")).resolve() == Path(root).resolve())
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", these_only)
+
+
 @pytest.fixture()
 def plugin(tmp_path, monkeypatch):
-    """Installed packages ``myplug`` and ``otherplug`` on sys.path."""
+    """Installed packages ``myplug`` and ``otherplug`` on sys.path, and no other package's methods: a docs trial
+    installed the method of docs/python-api.md ('variance', as myplug's), and its name then clashed with myplug's."""
     root = tmp_path / "site"
     _install(root, "myplug", PLUGIN, ENTRY_POINTS)
     _install(root, "otherplug", OTHER, OTHER_ENTRY_POINTS)
-    monkeypatch.syspath_prepend(str(root))
+    _only_methods_of(root, monkeypatch)
     for m in ("myplug", "otherplug"):
         sys.modules.pop(m, None)
     yield root
@@ -256,7 +275,8 @@ def test_an_error_in_a_method_s_own_code_is_named_not_a_traceback(plugin, tmp_pa
         Bad(("a", "b", "c"), 2, 0).ask()
 
 
-def test_with_no_package_installed_the_names_are_hspr_s_own():
+def test_with_no_package_installed_the_names_are_hspr_s_own(tmp_path, monkeypatch):
     from hspr.methods import REGISTRY
 
+    _only_methods_of(tmp_path, monkeypatch)  # nothing installed there
     assert method_names() == list(REGISTRY)

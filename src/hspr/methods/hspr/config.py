@@ -270,8 +270,10 @@ class HSPRConfig:
                              "(runs labelled hspr_auto[table=<file name>]); elsewhere give one fold's --config-out file")
         if unknown and unknown <= {"config", "shift"}:  # hspr_robust's form, given to hspr (a trial)
             raise ValueError("{\"config\": ..., \"shift\": ...} is the form of hspr_robust's settings (its HSPR "
-                             "configuration and its calibration); for this method give the HSPR settings themselves, "
-                             "e.g. the 'config' object alone")
+                             "configuration and its calibration): in Python they are its two keywords, "
+                             "get_method(\"hspr_robust\", **settings) or get_method(\"hspr_robust\", shift={...}); "
+                             "for the keyword 'config' (and for hspr) give the HSPR settings themselves, e.g. the "
+                             "'config' object alone")
         if unknown:
             raise ValueError(f"unknown HSPR setting(s) {sorted(unknown)}; known: {sorted(names)} (hspr_robust's shift "
                              "calibration settings go under \"shift\": {\"shift\": {\"sided\": false}})")
