@@ -19,6 +19,11 @@ from threadpoolctl import ThreadpoolController
 BACKENDS = ("loky", "threading", "dask", "ray")
 
 
+#: set (to anything but empty) by ``hspr replay --quiet``: a method's own progress lines (``hspr_auto``'s
+#: selection inside a fit) are then not logged. An environment variable, as joblib workers inherit the
+#: environment but not the command's logging.
+QUIET_ENV = "HSPR_QUIET"
+
 #: environment variables a BLAS library reads, when it is loaded, for its thread count
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS", "BLIS_NUM_THREADS",
                          "VECLIB_MAXIMUM_THREADS")

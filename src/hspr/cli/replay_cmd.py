@@ -648,7 +648,7 @@ def register(group: click.Group) -> None:
                 seeds_map[n] = seed_list[:1]
         all_runs = []
         t0 = time.perf_counter()
-        from ..methods.hspr.selection import QUIET_ENV
+        from ..parallel import QUIET_ENV
 
         # read where hspr_auto selects, in this process or a worker started from it
         # (patch.dict restores the environment after: a command run in-process leaves it as it was)

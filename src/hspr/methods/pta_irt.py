@@ -335,9 +335,11 @@ class FittedPTAIRT(FittedModel):
     log_a_sds_ : tuple of float
         Discrimination-prior candidates (one 4PL bank each).
     choice_ : dict budget -> (log_a_sd, n_strata)
-        The setting used for each budget started so far.
+        The setting used for each budget started so far: a memo filled by :meth:`start`, not a
+        state; the choice depends on the sources and the budget only, so a copy of the model in
+        another process (a joblib worker) fills its own with the same choices.
     cv_table_ : dict budget -> list of (log_a_sd, n_strata, mae, max_err)
-        Source-only validation results behind each choice (0-1 scale errors).
+        Source-only validation results behind each choice (0-1 scale errors), memoised likewise.
     """
 
     nested_budgets = False

@@ -45,6 +45,7 @@ from importlib import resources
 import numpy as np
 
 from ...data.matrix import DataError, ResponseMatrix
+from ...parallel import QUIET_ENV, workers
 from ...session import BudgetError, Method, budget_from_fraction
 from .config import HSPRConfig, selection_table
 from .decision import calibrate, calibration_residual
@@ -371,8 +372,6 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     """
     from joblib import Parallel, delayed
 
-    from ...parallel import workers
-
     t0 = time.perf_counter()
     missing = source.missing  # None when no cell is missing (ResponseMatrix normalises it)
     if source.n_agents < 3:
@@ -541,11 +540,6 @@ def unrecorded_folds(table: dict, matrix: ResponseMatrix, folds: list[list[str]]
         return [] if lookup_shipped(matrix.canonical().digest(), table) is not None else [None]
     return [k for k, idx in enumerate(fold_indices(matrix.agents, folds))
             if lookup_shipped(matrix.drop_rows(idx).canonical().digest(), table) is None]
-
-
-#: set (to anything but empty) by ``hspr replay --quiet``: :func:`_log_progress` then logs nothing (the
-#: selections run inside joblib workers, which inherit the environment but not the command's logging)
-QUIET_ENV = "HSPR_QUIET"
 
 
 def _log_progress(what: str, step: float = 0.1) -> Progress | None:
