@@ -93,6 +93,12 @@ def interrupts_spare_workers() -> Iterator[None]:
 
     No effect where ``signal.pthread_sigmask`` is missing (Windows) or off the main thread, and on
     workers started before the context (a reused joblib executor keeps its workers).
+
+    Keep the body to joblib calls (hspr's is: replay's, selection's and a fit's jobs). A blocking call
+    of the caller's own inside it (``time.sleep``, ``Event.wait``, ``subprocess.run``) is not woken by
+    Ctrl-C: the KeyboardInterrupt comes when that call returns (a re-trial: 3 s late for a 3 s sleep),
+    and a process it starts inherits the blocked SIGINT. Nested contexts must exit in the reverse order
+    of entry (``with`` does that); the mask of the context exited last is the one restored.
     """
     if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
         yield
