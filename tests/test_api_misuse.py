@@ -811,6 +811,12 @@ def test_settings_that_would_run_another_setting_are_refused_when_built(sim):
         ("tinybench", {"n_draws": float("nan")}, "n_draws must be a whole number >= 1, got nan"),
         ("aipw", {"n_folds": 2.5}, r"n_folds must be a whole number >= 2, got 2\.5"),
         ("stratified", {"n_strata": True}, "n_strata must be a whole number >= 1, got True"),
+        ("tinybench", {"dim": [True, 2]}, "dim must be a whole number >= 1, got True"),  # not made 1 by numpy first
+        # hspr_robust's calibration counts and settings in the wrong place (a re-trial)
+        ("hspr_robust", {"shift": {"ranks": [1, 2.5]}}, r"ranks entry must be a whole number >= 0, got 2\.5"),
+        ("hspr_robust", {"shift": {"n_nodes": 3.0}}, r"n_nodes must be >= 16 .*got 3"),
+        ("hspr_robust", {"config": {"rank": 1, "shift": {"threshold": 90}}},
+         r"'shift' is not an HSPR setting: .*get_method\(\"hspr_robust\", config=\{\.\.\.\}, shift=\{\.\.\.\}\)"),
     ]:
         with pytest.raises(HsprError, match=pattern):
             get_method(name, **kw)

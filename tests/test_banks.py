@@ -98,12 +98,14 @@ def test_cli_banks_table():
 def test_cli_banks_source_prints_the_shipped_provenance():
     """``hspr banks --source BANK`` (bank_provenance was in the package and on no command): the file
     shipped beside the bank, byte for byte up to the final line end; an unknown name is refused."""
-    from hspr.data.banks import bank_dir
+    from hspr.data.banks import TARGET_SETS, bank_dir
 
-    for name in BANKS:
+    folders = {**{n: n for n in BANKS}, **{n: t.folder for n, t in TARGET_SETS.items()}}  # bash-only too (a re-trial)
+    for name, folder in folders.items():
         res = _cli("banks", "--source", name)
         assert res.exit_code == 0, res.output
-        assert res.stdout == (bank_dir(name) / "SOURCE.md").read_text(encoding="utf-8").rstrip("\n") + "\n"
+        assert res.stdout == (bank_dir(folder) / "SOURCE.md").read_text(encoding="utf-8").rstrip("\n") + "\n"
+    assert "bash-only" in _cli("banks", "--source", "bash-only").stdout.splitlines()[0]
     assert "2294" in _cli("banks", "--source", "full").stdout  # the Full bank's own file, not another's
     res = _cli("banks", "--source", "Verified")
     assert res.exit_code == 2 and "did you mean 'verified'?" in res.output and not res.stdout.strip().startswith("#")

@@ -1741,7 +1741,9 @@ def test_the_live_default_is_hspr_robust_and_takes_an_hspr_settings_file(bank, t
     robust = HSPRRobust.from_params(dict(FAST))
     assert robust.config == HSPRConfig(**FAST) and robust.shift == ShiftSettings()
     assert HSPRRobust.from_params(robust.get_params()).get_params() == robust.get_params()
-    with pytest.raises(ValueError, match="n_nodes"):  # HSPR fields next to 'shift' are not read as the config
+    # HSPR fields next to 'shift' are not read as the config, and the error says where they go (a re-trial)
+    with pytest.raises(ValueError, match=r"unknown hspr_robust setting\(s\) \['n_nodes'\]: HSPR settings go under "
+                                         r"\"config\", beside \"shift\": \{\"config\": \{\"n_nodes\": \.\.\.\}"):
         HSPRRobust.from_params({"n_nodes": 256, "shift": {}})
     assert get_method("hspr_robust").config is None  # no settings: the shipped / rank-chosen configuration
     with pytest.raises(ValueError, match="this is the output of `hspr select`"):  # not 17 unknown settings

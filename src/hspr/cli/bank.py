@@ -164,7 +164,7 @@ NARROW = 80
                    "missing_raw, score_min_pct, score_median_pct, score_max_pct (in %).")
 @click.option("--source", "source", metavar="BANK",
               help="Print where BANK's data comes from instead (its SOURCE.md: the leaderboard or harness runs, how "
-                   "the matrix was built, the licence).")
+                   "the matrix was built, the licence); a target set such as bash-only too.")
 def banks_cmd(as_json: bool, source: str | None) -> None:
     """List the bundled banks (SWE-bench splits, Terminal-Bench): agents, tasks, missing cells and score range.
 

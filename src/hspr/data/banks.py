@@ -145,13 +145,17 @@ def _unknown_bank(name, advice: str) -> DataError:
 
 
 def bank_provenance(name: str) -> str:
-    """The SOURCE.md text shipped with bundled bank ``name``: where its outcomes come from, how the
-    matrix was built and under what licence (``hspr banks --source NAME`` prints it).
+    """The SOURCE.md text shipped with bundled bank or target set ``name`` (:data:`BANKS`,
+    :data:`TARGET_SETS`): where its outcomes come from, how the matrix was built and under what
+    licence (``hspr banks --source NAME`` prints it).
 
-    Raises DataError for an unknown name, naming the bundled banks.
+    Raises DataError for an unknown name, naming the bundled banks and target sets.
     """
+    if name in TARGET_SETS:
+        return (bank_dir(TARGET_SETS[name].folder) / "SOURCE.md").read_text(encoding="utf-8")
     if name not in BANKS:
-        raise _unknown_bank(name, f"the bundled banks are {', '.join(BANKS)}")
+        raise _unknown_bank(name, f"the bundled banks are {', '.join(BANKS)}, and the target set(s) "
+                                  f"{', '.join(TARGET_SETS)}")
     return (bank_dir(name) / "SOURCE.md").read_text(encoding="utf-8")
 
 

@@ -442,7 +442,8 @@ class TinyBench(Method):
             raise ValueError(f"lam must be in [0, 1] or None, got {lam!r}")
         if lam_rule not in ("expected-mae", "observed"):
             raise ValueError(f"lam_rule must be 'expected-mae' or 'observed', got {lam_rule!r}")
-        dims = tuple(check_count("dim", d) for d in np.atleast_1d(dim).tolist())
+        # entries checked as given (a re-trial: numpy made [True, 2] into [1, 2] first)
+        dims = tuple(check_count("dim", d) for d in (dim if isinstance(dim, list | tuple | np.ndarray) else [dim]))
         if not dims:
             raise ValueError("dim must be a whole number >= 1 or a list of them, got an empty list")
         self.dim = dims[0] if len(dims) == 1 else dims

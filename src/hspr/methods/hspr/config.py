@@ -30,14 +30,15 @@ MAX_NODES = 2 ** 18
 MAX_DRAWS = 2 ** 22
 
 
-def _check_size(name: str, value: int, most: int) -> None:
-    """Raise ValueError unless ``MIN_SIZE <= value <= most``, naming the setting, its range and why."""
+def check_size(name: str, value: int, most: int, default: int | None = None) -> None:
+    """Raise ValueError unless ``MIN_SIZE <= value <= most``, naming the setting, its range and why
+    (``default``: the setting's default to name, HSPRConfig's when None)."""
     allowed = f"allowed: {MIN_SIZE} to {most:,}, i.e. 2**{most.bit_length() - 1}"
     if value < MIN_SIZE:
         raise ValueError(f"{name} must be >= {MIN_SIZE} ({allowed}), got {value:,}: fewer gives an unstable estimate")
     if value > most:
         raise ValueError(f"{name} must be at most {most:,} ({allowed}), got {value:,}: more would need many GiB of "
-                         f"memory per step (the default is {getattr(HSPRConfig, name):,})")
+                         f"memory per step (the default is {default or getattr(HSPRConfig, name):,})")
 
 
 
@@ -227,7 +228,7 @@ class HSPRConfig:
         if not 0 <= self.lam <= 1:
             raise ValueError(f"lam must be in [0, 1], got {self.lam!r}")
         for name, most in (("n_nodes", MAX_NODES), ("n_draws", MAX_DRAWS)):
-            _check_size(name, getattr(self, name), most)
+            check_size(name, getattr(self, name), most)
         if self.refresh_every < 1:
             raise ValueError(f"refresh_every must be >= 1, got {self.refresh_every}")
         if self.node_seed < 0 or self.draw_seed < 0:
@@ -268,6 +269,10 @@ class HSPRConfig:
             raise ValueError("this is a table of selections (`hspr select --record`: one configuration per fold, "
                              "found by the fold's source digest), not one config: `hspr replay --config` takes it "
                              "(runs labelled hspr_auto[table=<file name>]); elsewhere give one fold's --config-out file")
+        if unknown == {"shift"}:  # a re-trial: the message below spoke of a 'config' object the dict did not hold
+            raise ValueError("'shift' is not an HSPR setting: hspr_robust's calibration settings are its own keyword, "
+                             "get_method(\"hspr_robust\", config={...}, shift={...}), or, in a --config file, an object "
+                             "beside \"config\": {\"config\": {...}, \"shift\": {...}}")
         if unknown and unknown <= {"config", "shift"}:  # hspr_robust's form, given to hspr (a trial)
             raise ValueError("{\"config\": ..., \"shift\": ...} is the form of hspr_robust's settings (its HSPR "
                              "configuration and its calibration): in Python they are its two keywords, "
@@ -276,7 +281,8 @@ class HSPRConfig:
                              "'config' object alone")
         if unknown:
             raise ValueError(f"unknown HSPR setting(s) {sorted(unknown)}; known: {sorted(names)} (hspr_robust's shift "
-                             "calibration settings go under \"shift\": {\"shift\": {\"sided\": false}})")
+                             "calibration settings go under \"shift\" in a --config file, {\"shift\": {\"sided\": "
+                             "false}}, and in Python are its keyword shift=: get_method(\"hspr_robust\", shift={...}))")
         hints = typing.get_type_hints(cls)
         return cls(**{k: as_float_field(hints.get(k), v) for k, v in d.items()})
 

@@ -116,21 +116,22 @@ import logging
 import math
 import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 
 from ...data.folds import dated, forward_split
 from ...data.matrix import DataError, ResponseMatrix
+from ...errors import HsprError
 from ...irt.fourpl import FourPLSettings, fit_4pl
 from ...numerics import Z90
 from ...parallel import single_thread_blas
-from ...params import MAX_RANDOM_STATE, build_dataclass, plain
+from ...params import MAX_RANDOM_STATE, build_dataclass, check_count, plain
 from ...session import Method, ScoreEstimate, budget_from_fraction
 from ...shift_report import ShiftReport
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
-from .config import HSPRConfig, read_first_hint, selection_table
+from .config import MAX_DRAWS, MAX_NODES, HSPRConfig, check_size, read_first_hint, selection_table
 from .decision import moved_interval
 from .method import FittedHSPR, HSPRSession
 from .source_fit import fit_source
@@ -298,7 +299,12 @@ class ShiftSettings:
             raise ValueError(f"min_factor must be >= 1, got {self.min_factor!r}")
         if not self.max_factor >= self.min_factor:
             raise ValueError(f"max_factor must be >= min_factor ({self.min_factor}), got {self.max_factor!r}")
-        object.__setattr__(self, "ranks", tuple(int(r) for r in self.ranks))
+        # counts (a re-trial: ranks [1, 2.5] ran rank 2, and n_nodes 3.0 was refused only in the fit, naming the bank)
+        ranks = self.ranks if isinstance(self.ranks, list | tuple | np.ndarray) else [self.ranks]
+        object.__setattr__(self, "ranks", tuple(check_count("ranks entry", r, 0) for r in ranks))
+        for name, most in (("n_nodes", MAX_NODES), ("n_draws", MAX_DRAWS)):
+            object.__setattr__(self, name, check_count(name, getattr(self, name)))
+            check_size(name, getattr(self, name), most, getattr(ShiftSettings, name))
         if not self.ranks or any(not 0 <= r <= 8 for r in self.ranks):
             raise ValueError(f"ranks must be a non-empty list of integers in 0..8, got {self.ranks!r}")
         if not 0 <= self.threshold <= 100:
@@ -895,6 +901,11 @@ class HSPRRobust(Method):
             HSPRConfig.from_dict(params)
         if isinstance(params, dict) and params and not {"config", "shift", "table"} & set(params):
             params = {"config": dict(params)}
+        stray = sorted(set(params) - {"config", "shift", "table"}) if isinstance(params, dict) else []
+        hspr_keys = [k for k in stray if k in {f.name for f in fields(HSPRConfig)}]
+        if hspr_keys:  # a re-trial: {"rank": 1, "shift": {...}} got only "known: ['config', 'shift', 'table']"
+            raise HsprError(f"unknown hspr_robust setting(s) {stray}: HSPR settings go under \"config\", beside "
+                            f"\"shift\": {{\"config\": {{\"{hspr_keys[0]}\": ...}}, \"shift\": {{...}}}}")
         return super().from_params(params)
 
     def fit(self, source: ResponseMatrix) -> FittedHSPRRobust:
