@@ -27,7 +27,7 @@ from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.replay import HiddenRow, run_session
 from hspr.stopping import MIN_TASKS
 
-from .conftest import simulate_matrix
+from .conftest import simulate_matrix, unread_fifo
 
 FAST = {"n_nodes": 512, "n_draws": 4096}
 RUN = [sys.executable, "-c", "from hspr.cli import main; main()"]
@@ -778,6 +778,30 @@ def test_ingest_log_dir_and_csv(bank, tmp_path):
     csv.write_text(f"instance_id,resolved\n{c},resolved\n")
     out = cli(["ingest", csv, "--session", live.path, "--json"])
     assert out["recorded"][0]["task"] == c and out["needs_rerun"] == [] and out["pending"] == []
+
+
+def test_ingest_dash_reads_a_pipe_and_keeps_what_it_read(bank, tmp_path):
+    """``hspr live ingest -``: what is piped in is saved beside the session (the source it names) and read as a
+    file of that content is; empty input and a missing session are refused, recording nothing."""
+    live = new(bank, tmp_path, budget=10)
+    a, b = live.next(2)
+    text = f"instance_id,resolved\n{a},1\n{b},unresolved\n"
+    res = CliRunner().invoke(main, ["live", "ingest", "-", "--session", str(live.path), "--json"], input=text)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    saved = Path(out["source"])
+    assert saved.parent == live.path.parent and saved.name.startswith("run.hspr.stdin-") and saved.suffix == ".csv"
+    assert saved.read_text() == text and out["form"] == "csv"
+    assert sorted((r["task"], r["outcome"]) for r in out["recorded"]) == sorted([(a, 1), (b, 0)])
+    assert LiveSession.open(live.path).recorded == {a: 1, b: 0}
+    for args, stdin, said in ((["--session", str(live.path)], "  \n", "standard input was empty"),
+                              (["--session", str(tmp_path / "none.hspr")], text, "no such session file")):
+        res = CliRunner().invoke(main, ["live", "ingest", "-", *args], input=stdin)
+        assert res.exit_code == 2 and said in res.output, res.output
+    assert sorted(p.name for p in tmp_path.glob("*.stdin-*")) == [saved.name]  # nothing saved for the refusals
+    with unread_fifo(tmp_path / "pipe") as fifo:  # a named pipe (/dev/stdin of a pipe) is refused, naming '-'
+        res = CliRunner().invoke(main, ["live", "ingest", str(fifo), "--session", str(live.path)])
+        assert res.exit_code == 2 and "give - for standard input" in " ".join(res.output.split()), res.output
 
 
 def test_ingest_of_logs_names_asked_tasks_with_no_folder(bank, tmp_path):

@@ -1234,7 +1234,8 @@ def detect_form(path: str | Path) -> str:
         return "harbor_job" if _one_form(path) == "harbor_job" else "log_dir"
     if not path.is_file():  # a named pipe would block the read for ever
         raise HarnessFormatError(f"{path}: not a regular file (a named pipe or a device?); give a file or a folder (output "
-                                 "piped in: save it first, `... > file`, or redirect a file: `< file`)")
+                                 "piped in: give - for standard input, `... | hspr live ingest --session S -`, or save "
+                                 "it first, `... > file`)")
     from .journal import FORMAT
 
     with path.open("rb") as fh:  # a session's header line, before decoding: its reader names a damaged byte (a trial)

@@ -289,6 +289,35 @@ def _set_stop_width(live: LiveSession, stop_width: float | None) -> None:
                    + (f" (was {was:g} pp)" if was is not None else " (it had none)"), err=True)
 
 
+def _save_piped(session_path: str) -> str:
+    """What ``hspr live ingest -`` reads from standard input, saved beside the session as
+    ``<session>.stdin-<time>.csv`` (``.json`` when it starts with ``{`` or ``[``), and that file's
+    path: the outcomes' source named in the session is a file the user keeps (nothing given is
+    lost), and the readers detect its form from it as from any file.
+
+    Raises LiveSessionError for a terminal (nothing piped) or empty input."""
+    from ..fileio import write_bytes_durable
+
+    if sys.stdin is None or sys.stdin.isatty():
+        raise LiveSessionError("- reads the outcomes from standard input, which is a terminal here: pipe them in "
+                               "(`my-grader | hspr live ingest --session S -`) or give a file")
+    session = Path(session_path)
+    if not session.is_file():  # said before the input is read (and saved where no session is)
+        raise LiveSessionError(f"{session_path}: no such session file; create one with `hspr live start`")
+    data = sys.stdin.buffer.read()
+    if not data.strip():
+        raise LiveSessionError("- : standard input was empty; pipe a CSV (instance_id,resolved) or a harness JSON "
+                               "into it, or give a file")
+    suffix = ".json" if data.lstrip()[:1] in (b"{", b"[") else ".csv"
+    stamp, n = time.strftime("%Y%m%dT%H%M%S"), 0
+    dest = session.with_name(f"{session.name}.stdin-{stamp}{suffix}")
+    while dest.exists():  # two ingests in one second: never replace an earlier input
+        n += 1
+        dest = session.with_name(f"{session.name}.stdin-{stamp}-{n}{suffix}")
+    write_bytes_durable(data, dest)
+    return str(dest)
+
+
 def _read_before_fit(path: str, session_path: str, skip_unknown: bool = False):
     """The outcomes of ``path`` read with the session header's bank settings, before the session
     is opened: a malformed file is refused at once, not after a fit the cache did not have (a
@@ -795,7 +824,7 @@ def register(group: click.Group) -> None:
             echo_status(st, header=False)
 
     @live.command("ingest")
-    @click.argument("path", type=click.Path(exists=True))
+    @click.argument("path", type=click.Path(exists=True, allow_dash=True))
     @click.option("--errors-as-unresolved", is_flag=True,
                   help="Count evaluations that errored in the harness as unresolved (leaderboard convention) "
                        "instead of leaving them pending for a re-run.")
@@ -823,7 +852,9 @@ def register(group: click.Group) -> None:
           a Harbor job folder (jobs/<job_name>/, one <trial_name>/result.json per trial), or one
             trial's result.json (reward 1 -> 1; 0, or no reward after an agent failure -> 0; an
             environment error is a harness error; cancelled trials are left out),
-          another hspr live session file (its recorded outcomes: carries them into this session).
+          another hspr live session file (its recorded outcomes: carries them into this session),
+          or - for standard input (a CSV or JSON piped in; saved beside the session as
+            <session>.stdin-<time>.csv or .json, which the session then names as its source).
         Resolved -> 1; unresolved and empty patches -> 0; harness errors stay pending and are
         listed as needing a re-run (unless --errors-as-unresolved).
 
@@ -842,6 +873,9 @@ def register(group: click.Group) -> None:
         # a re-trial: a folder that could not be read was said on stderr only, not in the --json object
         with input_warnings() as warned:
             try:
+                if path == "-":
+                    path = _save_piped(session_path)
+                    click.echo(f"standard input saved as {path}", err=True)
                 with reading(path):
                     read = _read_before_fit(path, session_path, skip_unknown)
                 live_s = _open(session_path)
