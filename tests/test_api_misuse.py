@@ -822,6 +822,10 @@ def test_settings_that_would_run_another_setting_are_refused_when_built(sim):
             get_method(name, **kw)
     assert get_method("tinybench", average=np.False_).average is False
     assert get_method("faq", rank=3.0).rank == 3 and type(get_method("faq", rank=3.0).rank) is int
+    # hspr_robust's shift flags as every method's (params.check_flag): numpy's True taken, a string refused
+    assert get_method("hspr_robust", shift={"sided": np.True_}).shift.sided is True
+    with pytest.raises(HsprError, match="select must be true or false, got 'false'"):
+        get_method("hspr_robust", shift={"select": "false"})
 
 
 @pytest.mark.parametrize("name", ["atlas", "pta_irt"])

@@ -127,7 +127,7 @@ from ...errors import HsprError
 from ...irt.fourpl import FourPLSettings, fit_4pl
 from ...numerics import Z90
 from ...parallel import single_thread_blas
-from ...params import MAX_RANDOM_STATE, build_dataclass, check_count, plain
+from ...params import MAX_RANDOM_STATE, build_dataclass, check_count, check_flag, plain
 from ...session import Method, ScoreEstimate, budget_from_fraction
 from ...shift_report import ShiftReport
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
@@ -312,9 +312,8 @@ class ShiftSettings:
         object.__setattr__(self, "blend_weights", tuple(float(w) for w in self.blend_weights))
         if not self.blend_weights or any(not 0 <= w <= 1 for w in self.blend_weights):
             raise ValueError(f"blend_weights must be a non-empty list of numbers in [0, 1], got {self.blend_weights!r}")
-        for name in ("sided", "select", "fallback"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        for name in ("sided", "select", "fallback"):  # numpy's bool too, as every method's flags (params.check_flag)
+            object.__setattr__(self, name, check_flag(name, getattr(self, name)))
         object.__setattr__(self, "log_a_sds", tuple(float(v) for v in self.log_a_sds))
         if not self.log_a_sds or any(not v > 0 for v in self.log_a_sds):
             raise ValueError(f"log_a_sds must be a non-empty list of positive numbers, got {self.log_a_sds!r}")
