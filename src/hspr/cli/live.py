@@ -295,7 +295,8 @@ def _save_piped(session_path: str) -> str:
     path: the outcomes' source named in the session is a file the user keeps (nothing given is
     lost), and the readers detect its form from it as from any file.
 
-    Raises LiveSessionError for a terminal (nothing piped) or empty input."""
+    Raises LiveSessionError for a terminal (nothing piped), a session file that does not exist (before
+    the input is read) or empty input."""
     from ..fileio import write_bytes_durable
 
     if sys.stdin is None or sys.stdin.isatty():
