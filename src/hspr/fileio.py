@@ -12,6 +12,7 @@ import re
 import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 from types import MappingProxyType
 
@@ -98,6 +99,18 @@ def signals_held():
                 handler(pending[0], None)
             else:  # the default action: the signal again, now that it is no longer held
                 signal.raise_signal(pending[0])
+
+
+def stamped_beside(path: Path, tag: str, suffix: str = "") -> Path:
+    """A name beside ``path`` that no file has yet: ``<name>.<tag>-<YYYYmmddTHHMMSS><suffix>``, with
+    ``-1``, ``-2``, ... before ``suffix`` when that second's name is taken (two commands in one second
+    never write over an earlier file): a session's kept copy (``replaced``), its piped input (``stdin``)."""
+    stamp, n = time.strftime("%Y%m%dT%H%M%S"), 0
+    out = path.with_name(f"{path.name}.{tag}-{stamp}{suffix}")
+    while out.exists():
+        n += 1
+        out = path.with_name(f"{path.name}.{tag}-{stamp}-{n}{suffix}")
+    return out
 
 
 def write_text_durable(text: str, path: Path) -> None:

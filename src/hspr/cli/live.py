@@ -297,7 +297,7 @@ def _save_piped(session_path: str) -> str:
 
     Raises LiveSessionError for a terminal (nothing piped), a session file that does not exist (before
     the input is read) or empty input."""
-    from ..fileio import write_bytes_durable
+    from ..fileio import stamped_beside, write_bytes_durable
 
     if sys.stdin is None or sys.stdin.isatty():
         raise LiveSessionError("- reads the outcomes from standard input, which is a terminal here: pipe them in "
@@ -309,12 +309,7 @@ def _save_piped(session_path: str) -> str:
     if not data.strip():
         raise LiveSessionError("- : standard input was empty; pipe a CSV (instance_id,resolved) or a harness JSON "
                                "into it, or give a file")
-    suffix = ".json" if data.lstrip()[:1] in (b"{", b"[") else ".csv"
-    stamp, n = time.strftime("%Y%m%dT%H%M%S"), 0
-    dest = session.with_name(f"{session.name}.stdin-{stamp}{suffix}")
-    while dest.exists():  # two ingests in one second: never replace an earlier input
-        n += 1
-        dest = session.with_name(f"{session.name}.stdin-{stamp}-{n}{suffix}")
+    dest = stamped_beside(session, "stdin", ".json" if data.lstrip()[:1] in (b"{", b"[") else ".csv")
     write_bytes_durable(data, dest)
     return str(dest)
 

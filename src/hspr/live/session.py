@@ -24,7 +24,7 @@ from .. import __version__, journal
 from ..data.banks import BANKS, bank_of_rows, foreign_datasets
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import InputWarning, brief, held_warnings, shorten
-from ..fileio import OS_FIXES, signals_held
+from ..fileio import OS_FIXES, signals_held, stamped_beside
 from ..fitcache import entry_path, method_code
 from ..harness import HarnessRead, read_outcomes
 from ..journal import LiveSessionError, session_lock
@@ -417,11 +417,7 @@ class LiveSession:
             with signals_held():  # the old file kept and the new one written, or neither (a Ctrl-C waits)
                 try:
                     if path.exists():  # --force: the old file is kept beside it (a hard link, else a copy), never deleted
-                        stamp, n = time.strftime("%Y%m%dT%H%M%S"), 0
-                        keep = path.with_name(f"{path.name}.replaced-{stamp}")
-                        while keep.exists():  # two --force in one second: never overwrite an earlier copy
-                            n += 1
-                            keep = path.with_name(f"{path.name}.replaced-{stamp}-{n}")
+                        keep = stamped_beside(path, "replaced")  # two --force in one second: never an earlier copy
                         try:
                             os.link(path, keep)
                         except OSError:
