@@ -270,8 +270,7 @@ class ShiftSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
-        if isinstance(self.min_strongest, bool) or int(self.min_strongest) != self.min_strongest or self.min_strongest < 1:
-            raise ValueError(f"min_strongest must be a whole number >= 1, got {self.min_strongest!r}")
+        check_count("min_strongest", self.min_strongest)
         if int(self.seed) != self.seed or not 0 <= self.seed <= MAX_RANDOM_STATE:  # -1 was refused only at fit, as if
             raise ValueError(f"seed must be a whole number in 0..{MAX_RANDOM_STATE}, got {self.seed!r} (the seed "
                              "of the calibration replays, not a session's)")  # it were the session's seed
@@ -279,8 +278,7 @@ class ShiftSettings:
             raise ValueError(f"neighbour_fraction must be in [0, 0.5], got {self.neighbour_fraction!r}")
         if not 0 <= self.neighbour_quantile <= 1:
             raise ValueError(f"neighbour_quantile must be in [0, 1], got {self.neighbour_quantile!r}")
-        if isinstance(self.max_held_out, bool) or int(self.max_held_out) != self.max_held_out or self.max_held_out < 2:
-            raise ValueError(f"max_held_out must be a whole number >= 2, got {self.max_held_out!r}")
+        check_count("max_held_out", self.max_held_out, 2)
         if not 0 <= self.forward_fraction <= 0.5:
             raise ValueError(f"forward_fraction must be in [0, 0.5], got {self.forward_fraction!r}")
         if not 0 <= self.strongest_fraction <= 0.5:
@@ -291,10 +289,8 @@ class ShiftSettings:
             raise ValueError(f"level must be 0.9, got {self.level!r}: the factor widens HSPR's 90 % interval until "
                              "it covers 90 % of the held-out agents, and every interval hspr reports is a 90 % "
                              "interval")
-        if isinstance(self.prior_n, bool) or int(self.prior_n) != self.prior_n or self.prior_n < 0:
-            raise ValueError(f"prior_n must be a whole number >= 0, got {self.prior_n!r}")
-        if isinstance(self.min_held_out, bool) or int(self.min_held_out) != self.min_held_out or self.min_held_out < 1:
-            raise ValueError(f"min_held_out must be a whole number >= 1, got {self.min_held_out!r}")
+        check_count("prior_n", self.prior_n, 0)
+        check_count("min_held_out", self.min_held_out)
         if not self.min_factor >= 1:
             raise ValueError(f"min_factor must be >= 1, got {self.min_factor!r}")
         if not self.max_factor >= self.min_factor:
