@@ -118,3 +118,26 @@ def test_worker_processes_ignore_ctrl_c_and_the_command_still_gets_it():
     out = subprocess.run([sys.executable, "-c", _MASK_PROBE], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["2", "True", "True", "False"]
+
+
+def test_a_command_started_without_stdout_does_its_work(tmp_path):
+    """A hostile trial: with stdout closed (`hspr replay ... >&-`; Python's sys.stdout is None) replay ended in a
+    traceback, and with worker processes (joblib flushes stdout as they start) its results were never written.
+    Both streams closed: the replay with two workers writes its results and exits 0."""
+    import os
+    import subprocess
+    import sys
+
+    bank = tmp_path / "b.csv"
+    bank.write_text("agent," + ",".join(f"t{j}" for j in range(12)) + "\n"
+                    + "".join(f"a{i}," + ",".join(str(int(j < i + 2)) for j in range(12)) + "\n" for i in range(8)))
+    out = tmp_path / "r.json"
+
+    def close_streams():
+        os.close(1)
+        os.close(2)
+
+    done = subprocess.run([sys.executable, "-m", "hspr", "replay", "--matrix", str(bank), "--methods", "uniform",
+                           "--seeds", "0", "--workers", "2", "--out", str(out)], preexec_fn=close_streams, timeout=120,
+                          env={**os.environ, "HSPR_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 0 and len(__import__("json").loads(out.read_text())["runs"]) == 8

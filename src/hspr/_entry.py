@@ -8,6 +8,7 @@ process with no word, also after a change was saved), unless the process was sta
 (``nohup``: a trial's replay under nohup ended when its terminal closed). Python's own start-up
 (``site``, the first ~30 ms) is before any of this. Nothing heavy is imported here."""
 
+import os
 import signal
 import sys
 
@@ -32,6 +33,21 @@ def interrupted_word(exc: KeyboardInterrupt) -> str:
     return "interrupted" if signum is None else f"terminated ({signal.Signals(signum).name})"
 
 
+def open_closed_streams() -> None:
+    """Give a standard stream that the process was started without (``hspr replay ... >&-``; Python
+    then sets ``sys.stdout`` to None) the null device, so the command does its work as with output
+    thrown away: a hostile trial saw replay, report and select end in a traceback, and with workers
+    (joblib flushes both streams as a worker starts) the results were never written. stdout first:
+    the descriptor it gets is the lowest free one, fd 1 when only stdout was closed; it is made
+    inheritable, as the standard descriptors are, so a worker process starts with it (a worker
+    without stderr exits at once)."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            stream = open(os.devnull, "w", encoding="utf-8")
+            os.set_inheritable(stream.fileno(), True)
+            setattr(sys, name, stream)
+
+
 def run() -> None:
     """Load :func:`hspr.cli.main` and run it as ``hspr``; a KeyboardInterrupt (or SIGTERM / SIGHUP) outside
     the command's own handler exits 128 + the signal's number with ``interrupted`` (``terminated``) on stderr."""
@@ -51,6 +67,7 @@ def run() -> None:
         if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup's choice stands
             signal.signal(sig, terminate)
     sys.unraisablehook = unraisable
+    open_closed_streams()
     try:
         from .cli import main
 
