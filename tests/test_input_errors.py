@@ -335,7 +335,7 @@ def test_json_error_objects_carry_the_warnings_said_before_them(tmp_path):
     (tmp_path / "gone").symlink_to(tmp_path / "no" / "folder" / "b.csv")
     res = CliRunner().invoke(main, ["bank", "build", str(wide), "--out", str(tmp_path / "gone"), "--json"])
     out = json.loads(res.stdout)
-    assert res.exit_code == 1 and out["ok"] is False and "more agents (6) than tasks (4)" in out["warnings"][0], out
+    assert res.exit_code == 2 and out["ok"] is False and "more agents (6) than tasks (4)" in out["warnings"][0], out
     res = CliRunner().invoke(main, ["bank", "agents", "a" * 300, "--json"])
     out = json.loads(res.stdout)  # one object
     assert res.exit_code == 2 and out["ok"] is False and "File name too long" in out["error"], out

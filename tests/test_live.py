@@ -804,6 +804,34 @@ def test_ingest_dash_reads_a_pipe_and_keeps_what_it_read(bank, tmp_path):
         assert res.exit_code == 2 and "give - for standard input" in " ".join(res.output.split()), res.output
 
 
+def test_ingest_dash_on_a_full_disk_keeps_the_input_in_a_spare_copy(bank, tmp_path, monkeypatch):
+    """A hostile trial: with the session's disk full, what was piped in was lost and the error blamed stdout. The
+    input goes to a spare copy in the temporary folder, which the message names with the command that ingests it."""
+    import errno
+
+    import hspr.fileio
+
+    live = new(bank, tmp_path / "s", budget=10)
+    (a,) = live.next(1)
+    write = hspr.fileio.write_bytes_durable
+
+    def full_beside_session(data, path):
+        if Path(path).parent == live.path.parent:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        write(data, path)
+
+    monkeypatch.setattr(hspr.fileio, "write_bytes_durable", full_beside_session)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    text = f"instance_id,resolved\n{a},1\n"
+    res = CliRunner().invoke(main, ["live", "ingest", "-", "--session", str(live.path)], input=text)
+    said = " ".join(res.output.split())
+    (spare,) = tmp_path.glob("hspr-stdin-*.csv")
+    assert res.exit_code == 2 and spare.read_text() == text, res.output
+    assert f"cannot save the piped input as {live.path}.stdin-" in said and "No space left on device" in said
+    assert f"run `hspr live ingest --session {live.path} {spare}`" in said
+    assert LiveSession.open(live.path).recorded == {}
+
+
 def test_ingest_of_logs_names_asked_tasks_with_no_folder(bank, tmp_path):
     """A harness trial: the harness makes no log folder for an empty patch, so its task stayed pending after
     ingesting the logs, with no word; the note points to the run summary, which lists empty patches."""

@@ -386,7 +386,7 @@ def test_an_unwritable_out_names_the_fix_and_merge_prints_whole_digests(tmp_path
 
     monkeypatch.setattr(bank_cli, "write_wide_csv", refuse)
     res = CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(tmp_path / "o.csv")])
-    assert res.exit_code == 1 and "Permission denied. Fix the file's permissions, or give another --out" in res.output
+    assert res.exit_code == 2 and "Permission denied. Fix the file's permissions, or give another --out" in res.output
 
 
 def test_merge_warns_of_the_merged_bank_not_of_its_inputs(tmp_path):

@@ -74,13 +74,13 @@ def echo_refused(raw: tuple[str, ...], exc: click.UsageError) -> None:
     one put before the command, ``hspr --json live status``), the JSON object ``{"ok": false, "error":
     ...}`` a script reads for any refusal; otherwise :func:`echo_no_task`'s text where it applies."""
     if "--json" in raw:
-        import json
+        from .meta import echo_json_error
 
         message = exc.format_message()
         command = next((i for i, w in enumerate(raw) if not w.startswith("-")), len(raw))
         if raw.index("--json") < command:  # a re-trial: 'No such option --json. Did you mean --version?'
             message += " (--json is an option of each command: put it after the command, e.g. hspr live status --json)"
-        click.echo(json.dumps({"ok": False, "error": message}))
+        echo_json_error(message)
     else:
         echo_no_task(raw)
 
@@ -94,9 +94,9 @@ def _json_error(ctx: click.Context, message: str) -> None:
     :meth:`LazyGroup.invoke` (a re-trial: `hspr bank agents <a 300-character name> --json` printed no
     object; the live commands print theirs before exiting, so it comes once)."""
     if "--json" in ctx.meta.get("hspr_args", ()):
-        from .meta import json_error  # click only: this runs on Ctrl-C, perhaps while numpy is half loaded
+        from .meta import echo_json_error  # click only: this runs on Ctrl-C, perhaps while numpy is half loaded
 
-        click.echo(json_error(message))
+        echo_json_error(message)
 
 
 class LazyGroup(SuggestingGroup):
@@ -143,7 +143,7 @@ class LazyGroup(SuggestingGroup):
         except BrokenPipeError:  # `hspr bank agents verified | head`: the reader stopped reading, not an error
             import sys
 
-            from .common import to_null_device
+            from .meta import to_null_device
 
             to_null_device(sys.stdout)  # no second error at exit
             ctx.exit(0)

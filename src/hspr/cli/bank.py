@@ -25,7 +25,7 @@ from hspr.cli.common import (
     refuse_overwriting_inputs,
     same_file,
 )
-from hspr.cli.meta import SuggestingGroup, json_error, note_saved, say_warning
+from hspr.cli.meta import SuggestingGroup, echo_json_error, note_saved, say_warning
 from hspr.data import harbor
 from hspr.data.banks import BANKS, bank_of_rows, bank_provenance, foreign_datasets, load_bank
 from hspr.data.build import merge_banks, write_wide_csv
@@ -34,7 +34,7 @@ from hspr.data.matrix import DataError, ResponseMatrix
 from hspr.errors import InputWarning
 from hspr.fileio import names_stdout, signals_held
 
-EXIT_DATA_ERROR = 2
+EXIT_ERROR = 2  # bad input or a file that cannot be written, as every hspr command (hspr.cli.LazyGroup)
 
 
 def register(group: click.Group) -> None:
@@ -119,9 +119,9 @@ def _run(fn: Callable[[], _T], as_json: bool = False, seen: list[str] | None = N
             if not isinstance(exc, DataError):  # another error (an OSError, Ctrl-C) goes on to its handler
                 raise
             if as_json:
-                click.echo(json_error(str(exc)))
+                echo_json_error(str(exc))
             click.echo(f"error: {exc}", err=True)
-            raise click.exceptions.Exit(EXIT_DATA_ERROR) from None
+            raise click.exceptions.Exit(EXIT_ERROR) from None
     _echo_warnings(caught)
     if seen is not None:
         seen.extend(m for m in dict.fromkeys(str(w.message) for w in caught) if m not in seen)
@@ -277,7 +277,8 @@ def _require_input(path: Path, what: str, bundled_ok: bool = True) -> None:
 
 
 def _write(m: ResponseMatrix, out: Path, as_json: bool) -> None:
-    """Write ``m`` as a bank CSV; an OSError is the error line (and the JSON error) and exit 1."""
+    """Write ``m`` as a bank CSV; an OSError is the error line (and the JSON error) and exit 2, as every
+    command's (a hostile trial: build and merge alone exited 1 on a full disk)."""
     try:
         with signals_held():  # written and said so, or (an interrupt) neither: a trial's merge was told only
             # 'interrupted' after it had replaced --out, and a user would merge again
@@ -286,9 +287,9 @@ def _write(m: ResponseMatrix, out: Path, as_json: bool) -> None:
     except OSError as exc:
         msg = f"cannot write {out}: {exc.strerror or exc}. {os_fix(exc)}, or give another --out"
         if as_json:
-            click.echo(json_error(msg))
+            echo_json_error(msg)
         click.echo(f"error: {msg}", err=True)
-        raise click.exceptions.Exit(1) from None
+        raise click.exceptions.Exit(EXIT_ERROR) from None
 
 
 def _refuse_json_name(out: Path) -> None:

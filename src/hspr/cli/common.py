@@ -19,7 +19,7 @@ import click
 from ..data.io import bank_dir_of
 from ..fileio import OS_FIXES, names_stdout
 from ..parallel import BACKENDS, cluster
-from .meta import say_warning
+from .meta import say_warning, to_null_device
 
 #: the largest query seed: a results file or a session is JSON, whose readers may hold numbers as doubles
 #: (``hspr report`` refuses more)
@@ -256,18 +256,21 @@ def os_error_message(exc: OSError, where: str | os.PathLike | None = None) -> st
     return f"{what}{exc.strerror or exc}; {fix}, then run the command again"
 
 
-def spare_copy(payload: dict, prefix: str) -> str | None:
-    """Write ``payload`` as JSON to a new file in the temporary folder, when the output it was meant for
-    could not be written (full disk, lost permission), so the work is not lost; returns that file's path,
-    or None when it cannot be written either."""
+def spare_copy(payload: dict | bytes, prefix: str, suffix: str = ".json") -> str | None:
+    """Write ``payload`` (a dict as JSON, bytes as they are) to a new file in the temporary folder, when
+    the output it was meant for could not be written (full disk, lost permission), so the work is not
+    lost; returns that file's path, or None when it cannot be written either."""
     import tempfile
 
-    from ..fileio import write_json_durable
+    from ..fileio import write_bytes_durable, write_json_durable
 
     try:
-        fd, spare = tempfile.mkstemp(prefix=prefix, suffix=".json")
+        fd, spare = tempfile.mkstemp(prefix=prefix, suffix=suffix)
         os.close(fd)
-        write_json_durable(payload, Path(spare))
+        if isinstance(payload, bytes):
+            write_bytes_durable(payload, Path(spare))
+        else:
+            write_json_durable(payload, Path(spare))
         return spare
     except OSError:
         return None
@@ -277,12 +280,6 @@ def os_fix(exc: OSError) -> str:
     """The fix an OSError calls for (:data:`OS_FIXES`), as the start of a sentence."""
     fix = OS_FIXES.get(exc.errno, "free space, fix the permissions")
     return fix[0].upper() + fix[1:]
-
-
-def to_null_device(stream) -> None:
-    """Point ``stream``'s file descriptor (stdout, stderr) at the null device: after its reader has
-    stopped reading (a closed pipe), later writes, and Python's flush at exit, raise no second error."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:

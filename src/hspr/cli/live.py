@@ -54,8 +54,9 @@ from .common import (
     refuse_folder_name,
     refuse_overwriting_inputs,
     refuse_session_sidecar,
+    spare_copy,
 )
-from .meta import SuggestingGroup, json_error, note_saved, saved_note
+from .meta import SuggestingGroup, echo_json_error, note_saved, saved_note
 
 #: seconds of reading a folder bank at `live start` above which the note on building a bank file is said
 SLOW_FOLDER_S = 2.0
@@ -151,7 +152,7 @@ def _fail(exc: Exception, as_json: bool) -> None:
         msg += f" (the session file is $HSPR_SESSION={ctx.params.get('session_path')})"
     msg += saved_note()
     if as_json:
-        click.echo(json_error(msg))
+        echo_json_error(msg)
     click.echo(f"error: {msg}", err=True)
     sys.exit(2)
 
@@ -296,7 +297,9 @@ def _save_piped(session_path: str) -> str:
     lost), and the readers detect its form from it as from any file.
 
     Raises LiveSessionError for a terminal (nothing piped), a session file that does not exist (before
-    the input is read) or empty input."""
+    the input is read), empty input, or input that cannot be saved beside the session (a full disk:
+    the message names the spare copy in the temporary folder, when that could be written; a hostile
+    trial saw the input lost and the error blamed on stdout)."""
     from ..fileio import stamped_beside, write_bytes_durable
 
     if sys.stdin is None or sys.stdin.isatty():
@@ -309,8 +312,17 @@ def _save_piped(session_path: str) -> str:
     if not data.strip():
         raise LiveSessionError("- : standard input was empty; pipe a CSV (instance_id,resolved) or a harness JSON "
                                "into it, or give a file")
-    dest = stamped_beside(session, "stdin", ".json" if data.lstrip()[:1] in (b"{", b"[") else ".csv")
-    write_bytes_durable(data, dest)
+    suffix = ".json" if data.lstrip()[:1] in (b"{", b"[") else ".csv"
+    dest = stamped_beside(session, "stdin", suffix)
+    try:
+        write_bytes_durable(data, dest)
+    except OSError as exc:
+        spare = spare_copy(data, "hspr-stdin-", suffix)
+        kept = (f"what was piped in is saved in {spare}: once there is room, run `hspr live ingest --session "
+                f"{session_path} {spare}`" if spare else "what was piped in could not be saved anywhere: pipe it in "
+                "again once there is room")
+        raise LiveSessionError(f"cannot save the piped input as {dest}: {exc.strerror or exc}; nothing was recorded; "
+                               f"{kept}") from None
     return str(dest)
 
 

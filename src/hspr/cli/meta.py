@@ -6,6 +6,8 @@ import, then the handler's own import of numpy, gave an ImportError traceback)."
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -65,6 +67,24 @@ def json_error(message: str) -> str:
 
     said = warnings_said()
     return json.dumps({"ok": False, "error": message} | ({"warnings": said} if said else {}))
+
+
+def to_null_device(stream) -> None:
+    """Point ``stream``'s file descriptor (stdout, stderr) at the null device: after its reader has
+    stopped reading (a closed pipe) or its disk is full, later writes, and Python's flush at exit,
+    raise no second error."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+
+def echo_json_error(message: str) -> None:
+    """Print :func:`json_error`'s object for ``message`` on stdout. Where stdout cannot take it (a full
+    disk, a closed pipe) stdout is pointed at the null device and the command goes on to its
+    ``error:`` line on stderr, which says the same: a hostile trial's ``live record --json >
+    /dev/full`` saved the outcome, then ended in a chained traceback that lost the saved-change note."""
+    try:
+        click.echo(json_error(message))
+    except OSError:
+        to_null_device(sys.stdout)
 
 
 class SuggestingGroup(click.Group):
