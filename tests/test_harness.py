@@ -420,6 +420,19 @@ def test_csv_error_column_makes_a_line_a_harness_error(tmp_path):
         read_outcomes(p)
 
 
+def test_csv_error_column_holding_the_message_is_a_harness_error(tmp_path):
+    """A hostile trial: an error column holding the harness's message ('Timeout after 1800s') read as no
+    error, and the run was recorded as the agent's failure; only false and no-value cells mean no error."""
+    p = tmp_path / "out.csv"
+    p.write_text("instance_id,resolved,error\na__a-1,false,Timeout after 1800s\na__a-2,0,DockerError: pull failed\n"
+                 "a__a-3,true,\na__a-4,0,None\na__a-5,1,nan\na__a-6,0,no\na__a-7,0,0\n")
+    read = read_outcomes(p)
+    assert [(o.instance_id, o.outcome) for o in read.outcomes] == [
+        ("a__a-1", None), ("a__a-2", None), ("a__a-3", 1), ("a__a-4", 0), ("a__a-5", 1), ("a__a-6", 0), ("a__a-7", 0)]
+    assert read.outcomes[0].detail == "csv line 2: column 'error' marks a harness error ('Timeout after 1800s')"
+    assert status_map(read)["a__a-2"] == ERROR
+
+
 @pytest.mark.parametrize("text, msg", [
     ("instance_id,resolved\na__a-1,maybe\n", "line 2: outcome 'maybe'"),
     ("instance_id,outcome\na__a-1,1\n", "no 'resolved' column"),

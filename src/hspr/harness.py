@@ -105,7 +105,7 @@ from .data import harbor
 from .data.matrix import DataError
 from .errors import shorten
 from .fileio import csv_records, find_below, loads, read_json, read_text
-from .outcomes import SPELLINGS, outcome, pass_rate, trial_successes, whole_count
+from .outcomes import SPELLINGS, is_missing, outcome, pass_rate, trial_successes, whole_count
 
 RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL = "resolved", "unresolved", "empty_patch", "error", "partial"
 STATUSES = (RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL)
@@ -514,6 +514,14 @@ def _line(fields: list[str]) -> str:
 #: error (no graded outcome, re-run or ``--errors-as-unresolved``) whatever its 'resolved' cell says
 ERROR_COLUMNS = ("error", "errored", "harness_error", "is_error")
 
+
+def _error_cell(text: str) -> bool:
+    """Whether an error column's cell marks a harness error: a true cell, or any text that is neither
+    false nor a no-value marker (empty, ``none``, ``nan``, ...): the error's own message, as
+    harnesses write it (a hostile trial: ``Timeout after 1800s`` read as no error, and the run was
+    recorded as the agent's failure). Unknown text errs on the side of a re-run, not of an outcome."""
+    return not is_missing(text) and _parse_cell(text) != 0
+
 def _error_column(head: list[str]) -> int | None:
     """Index of the first :data:`ERROR_COLUMNS` column in a lower-cased header, or None."""
     return next((head.index(c) for c in ERROR_COLUMNS if c in head), None)
@@ -568,8 +576,8 @@ def _check_one_agent(path: Path, head: list[str], recs: list[tuple[int, list[str
 def read_outcome_csv(path: str | Path) -> HarnessRead:
     """Read a CSV ``instance_id,resolved`` (header optional, its id column ``instance_id`` or ``task_id``;
     with a header, extra columns are ignored but every line has the header's width, a column
-    of :data:`AGENT_COLUMNS` must name one agent only, and a true cell in a column of
-    :data:`ERROR_COLUMNS` makes the line a harness error). An instance listed twice with the
+    of :data:`AGENT_COLUMNS` must name one agent only, and a cell in a column of
+    :data:`ERROR_COLUMNS` that is true or an error's message makes the line a harness error). An instance listed twice with the
     same outcome is one outcome; a harness-error line and a graded line of one instance (a
     re-run appended to the file) give the graded outcome, in either order.
 
@@ -620,13 +628,14 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         y = _parse_cell(cell)
         if not iid:
             raise HarnessFormatError(f"{path}: line {n}: empty instance_id")
-        error = ce is not None and _parse_cell(rec[ce]) == 1
+        error = ce is not None and _error_cell(rec[ce])
         if y is None and not (error and not cell.strip()):  # an errored run has no outcome to give (a trial: 'id,,true')
             raise HarnessFormatError(
                 f"{path}: line {n}: outcome {cell!r} for {iid!r} is not one of {SPELLINGS}"
             )
         if error:  # a trial: 'id,False,True' was read as a graded failure
-            o = HarnessOutcome(iid, ERROR, f"csv line {n}: column {head[ce]!r} marks a harness error", str(path))
+            said = "" if _parse_cell(rec[ce]) == 1 else f" ({shorten(rec[ce].strip(), 60)!r})"
+            o = HarnessOutcome(iid, ERROR, f"csv line {n}: column {head[ce]!r} marks a harness error{said}", str(path))
         else:
             o = HarnessOutcome(iid, RESOLVED if y else UNRESOLVED, f"csv line {n}", str(path))
         if iid in seen and seen[iid].status != o.status:
