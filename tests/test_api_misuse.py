@@ -568,8 +568,10 @@ def test_settings_messages_say_what_the_method_takes():
 
     with pytest.raises(ValueError, match=r"method 'uniform' takes no settings, got \['x'\]"):
         method_class("uniform").from_params({"x": 1})
-    with pytest.raises(ValueError, match="is the form of hspr_robust's settings"):
+    with pytest.raises(ValueError, match="is the form of hspr_robust's settings") as caught:
         HSPRConfig.from_dict({"config": {"rank": 2}, "shift": {}})
+    # a hostile trial: given to `--methods hspr` the message spoke of Python keywords only
+    assert "on the command line give this file with --method(s) hspr_robust" in str(caught.value)
     with pytest.raises(ValueError, match="unknown HSPR setting"):
         HSPRConfig.from_dict({"rnak": 2})
 

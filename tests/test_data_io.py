@@ -356,7 +356,10 @@ BAD_WIDE = [
     # as many characters as a plain 0/1 row ("10" and an empty cell): not read as 1, 0, 0
     ("agent,t1,t2,t3\na1,10,,0\n", ["line 2, column 2", "non-binary value '10'"]),
     # a NUL would vanish in numpy's text arrays ('1\0' read as 1): refused, naming its line
-    ("agent,t1,t2\na1,1,0\na2,1\0,1\n", ["line 3", "NUL character"]),
+    ("agent,t1,t2\na1,1,0\na2,1\0,1\n", ["line 3", "NUL character", "damaged or not a CSV"]),
+    # UTF-16 without its byte-order mark, read as UTF-8 (a hostile trial: only "damaged or not a CSV text file")
+    ("".join(c + "\0" for c in "agent,t1\na1,1\n"), ["line 1", "UTF-16 text without its byte-order mark", "UTF-8"]),
+    ("".join("\0" + c for c in "agent,t1\na1,1\n"), ["line 1", "UTF-16 text without its byte-order mark"]),
     # a quote never closed would swallow the rest of the file into one cell
     ("agent,t1,t2\na1,1,0\na2,0,\"1\na3,1,1\n", ["line 3", "malformed CSV", "quote"]),
     ("agent,t1,t2\na1,\"1\"0,1\n", ["line 2", "malformed CSV"]),
@@ -419,7 +422,13 @@ BAD_JSONL = [
      ["line 3", "subject 'a2'", "'maybe'"]),
     ('{"subject_id": "a1", "responses": {"t1": 1}}\n{"subject_id": "a1", "responses": {"t1": 0}}\n',
      ["duplicate subject id 'a1'", "line 1 and line 2"]),
-    ('{"subject_id": "a1", "responses": [1, 0]}\n', ["line 1", "not a subject record"]),
+    ('{"subject_id": "a1", "responses": [1, 0]}\n', ["line 1", "not a subject record: its 'responses' is a JSON list"]),
+    # a hostile trial: each of these was told only 'not a subject record'
+    ('[{"subject_id": "a1"}]\n', ["line 1", "not a subject record: a JSON list, not an object"]),
+    ('{"subject_id": "a1", "responses": {"t1": 1}}\n{"subject": "a2", "responses": {"t1": 1}}\n',
+     ["line 2", "no 'subject_id' key (its keys: subject, responses)"]),
+    ('{"subject_id": "a1"}\n', ["line 1", "no 'responses' key"]),
+    ('{"a1": {"t1": 1}, "a2": {"t1": 0}}\n', ["line 1", "an object of agents {agent: {task: 0/1}}: write one line per agent"]),
     ('{"subject_id": "a1", "responses": {}}\n', ["no subject has any response"]),
     # a hostile trial: a pretty-printed hspr output given as a matrix was told 'line 1, column 2: invalid JSON'
     ('{\n  "hspr_version": "0.1.0",\n  "runs": []\n}\n', ["an `hspr replay` results file, not a response matrix",
@@ -595,7 +604,7 @@ def test_the_conversion_a_tab_or_semicolon_file_is_told_works(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     subprocess.run([sys.executable, "-c", command], check=True)
     assert path.read_text() == text
-    out = tmp_path / ("bank_comma.csv" if name.endswith(".csv") else "bank.csv")
+    out = tmp_path / "bank_comma.csv"  # a hostile trial: bank.tsv's conversion was told to write over bank.csv
     m = load_matrix(out)
     assert (list(m.agents), list(m.tasks)) == (["a", "b"], ["t1", "t2"])
     assert m.values.tolist() == [[1, 0], [0, 0]] and m.missing.tolist() == [[False, False], [False, True]]

@@ -316,6 +316,25 @@ def test_a_refused_live_next_changes_nothing_in_the_session(tmp_path):
     assert s.read_bytes() == kept and not (tmp_path / "sub.jsonl").exists()
 
 
+def test_a_form_refused_by_an_id_not_yet_asked_says_it_is_a_bank_task(tmp_path):
+    """A hostile trial: `next --format space` named 'task with space' although the batch held other ids; every
+    bank id is checked before any is asked (each may be asked later), and the message now says so."""
+    bank = tmp_path / "b.csv"
+    tasks = ["t1", "t2", "t3", "task with space"]
+    bank.write_text("agent," + ",".join(tasks) + "\n" + "".join(f"a{i}," + ",".join(str((i + j) % 2) for j in range(4))
+                                                              + "\n" for i in range(6)))
+    s = tmp_path / "s.hspr"
+    runner = CliRunner()
+    assert runner.invoke(main, ["live", "start", "--matrix", str(bank), "--budget", "2", "--session", str(s),
+                                "--method", "uniform"]).exit_code == 0
+    kept = s.read_bytes()
+    res = runner.invoke(main, ["live", "next", "--format", "space", "--session", str(s)])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and "task id(s) ['task with space'] contain the separator of --format space" in said
+    assert "(tasks of this bank, all checked before any is asked: each may be asked later)" in said
+    assert s.read_bytes() == kept
+
+
 def _fast(tmp_path) -> str:
     cfg = tmp_path / "fast.json"
     cfg.write_text(json.dumps({"n_nodes": 256}))

@@ -420,6 +420,10 @@ def test_refused_inputs(bank, tmp_path):
     from hspr.live import did_you_mean
 
     assert did_you_mean(["ta\u0308sk-1 "], ["other", "t\u00e4sk-1"]) == "; did you mean 't\u00e4sk-1'?"
+    # a re-trial: typed exactly but in the other form, the hint printed the id as typed: it now says why
+    assert did_you_mean(["ta\u0308sk-1"], ["other", "t\u00e4sk-1"]) == (
+        "; did you mean 't\u00e4sk-1' (it prints the same: the two spell an accented letter in different Unicode forms, "
+        "one character or a letter and a combining mark; copy the id from `hspr live next`)?")
     # a hostile trial: a bank id with a zero-width space could not be typed, and nothing said why
     assert did_you_mean(["task_0"], ["task_0\u200b", "task_1"]) == ("; did you mean 'task_0\\u200b' (it holds the invisible "
                                                                   "character(s) U+200B: copy the id from `hspr live next`, "
@@ -2372,6 +2376,10 @@ def test_a_read_only_disk_is_named_at_the_lock(bank, tmp_path, monkeypatch):
     with pytest.raises(LiveSessionError, match=r"\(Read-only file system\); the file system is read-only, and a change "
                                                r"needs the lock file beside the session: copy .* to a writable folder"):
         live.next()
+    # a hostile trial: `live start` (no session file yet) was told to copy that file to a writable folder
+    with pytest.raises(LiveSessionError, match=r"\(Read-only file system\); the file system is read-only: give a "
+                                               r"--session in a writable folder$"):
+        LiveSession.create(tmp_path / "other.hspr", 4, matrix=bank["csv"], method="uniform")
 
 
 @pytest.mark.parametrize("seed", [1.7, "3", True, None, -1])

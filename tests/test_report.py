@@ -1280,6 +1280,20 @@ def test_two_results_files_joined_into_one_are_named_as_such(tmp_path, synth):
     assert "each given as its own argument" in " ".join(CliRunner().invoke(_cli(), ["report", "--help"]).output.split())
 
 
+def test_a_results_file_cut_off_is_named_as_such(tmp_path, synth):
+    """A hostile trial: a results file cut short was called invalid JSON at a line, with no word of why."""
+    truths, errors = synth
+    text = _write(tmp_path / "a.json", make_runs(errors, truths)).read_text()
+    for n, cut in enumerate((len(text) // 2, text.index('"', len(text) // 2) + 3)):  # between values, inside a string
+        short = tmp_path / f"cut{n}.json"
+        short.write_text(text[:cut])
+        res = CliRunner().invoke(_cli(), ["report", str(short), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
+        assert res.exit_code == 2 and "(the text ends inside the JSON: the file was cut off" in " ".join(res.output.split())
+    (tmp_path / "bad.json").write_text('{"runs" 1}')
+    res = CliRunner().invoke(_cli(), ["report", str(tmp_path / "bad.json")])
+    assert res.exit_code == 2 and "invalid JSON at line 1" in res.output and "cut off" not in res.output
+
+
 @pytest.mark.parametrize("field, value, needle", [
     ("settings", [1], "'settings' must be a string or null"),
     ("protocol", {"a": 1}, "'protocol' must be a string or null"),

@@ -378,7 +378,9 @@ def read_json(path, error: type[Exception] = HsprError, what: str = "", text: st
         raise error(f"{where}: {exc}") from None
     except json.JSONDecodeError as exc:
         joined = (" (a second JSON document follows the first: files joined into one? give each file on its own)"
-                  if exc.msg == "Extra data" and text[exc.pos:].lstrip().startswith(("{", "[")) else "")
+                  if exc.msg == "Extra data" and text[exc.pos:].lstrip().startswith(("{", "[")) else
+                  " (the text ends inside the JSON: the file was cut off, e.g. by a full disk or a killed writer)"
+                  if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string") else "")  # a hostile trial
         raise error(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}){joined}"
                     + (f"; {hint}" if hint else "")) from None
     except (RecursionError, ValueError) as exc:  # nested too deeply; an integer too long
@@ -417,8 +419,11 @@ def csv_records(path, error: type[Exception] = HsprError) -> list[tuple[int, lis
         raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
     nul = text.find("\0")
     if nul >= 0:  # numpy text arrays drop trailing NULs: '1\0' would read as 1
-        raise error(f"{path}: line {text.count(chr(10), 0, nul) + 1}: a NUL character (byte 0) in the text; the file "
-                    "is damaged or not a CSV text file")
+        head = text[:200]  # UTF-16 (ASCII letters) read as UTF-8: every other character is NUL (a hostile trial)
+        wide = len(head) >= 4 and any(set(head[k::2]) == {"\0"} and "\0" not in head[1 - k::2] for k in (0, 1))
+        raise error(f"{path}: line {text.count(chr(10), 0, nul) + 1}: a NUL character (byte 0) in the text; "
+                    + ("every other byte is 0: UTF-16 text without its byte-order mark; save the file as UTF-8 (e.g. "
+                       "a spreadsheet's 'CSV UTF-8' format)" if wide else "the file is damaged or not a CSV text file"))
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     recs, start = [], 1
     try:

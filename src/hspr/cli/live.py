@@ -691,7 +691,11 @@ def register(group: click.Group) -> None:
             _refuse_replacing_other_output(out, live_s, predictions is not None)
             preds = None if predictions is None else read_predictions(predictions)  # a bad file: nothing asked
             if form is not None and preds is None:  # a form that refuses some bank id: refused before a batch is asked
-                format_ids(live_s.tasks, form)  # (a re-trial: the refused batch stayed pending, every `next` failed)
+                try:  # (a re-trial: the refused batch stayed pending, every `next` failed)
+                    format_ids(live_s.tasks, form)
+                except ValueError as exc:  # a hostile trial: it named an id the user had never been asked
+                    raise ValueError(f"{exc} (tasks of this bank, all checked before any is asked: each may be asked "
+                                     "later)") from None
             _set_stop_width(live_s, stop_width)
             before = tuple(live_s.session.pending)
             tasks = live_s.next(k)

@@ -327,7 +327,7 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
     if len(header) < 2:
         sep = next((f" (it holds {name}: hspr reads comma-separated files; convert it, e.g. python -c \"import pandas as "
                     f"pd; pd.read_csv('{path}', sep='{c.encode('unicode_escape').decode()}', dtype=str)"
-                    f".to_csv('{path.with_name(path.stem + ('_comma' if path.suffix.lower() == '.csv' else '') + '.csv')}', "
+                    f".to_csv('{path.with_name(path.stem + '_comma.csv')}', "  # a name of its own: bank.tsv's bank.csv may exist
                     "index=False)\")"
                     for c, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")) if header and c in header[0]), "")
         raise DataError(f"{path}: line {hline}: header has {len(header)} column(s){sep}; expected 'agent,<task ids...>'")
@@ -716,6 +716,21 @@ def _refuse_json_document(path: Path, text: str, first: str) -> None:
                     "(CSV, JSONL or a leaderboard folder; `hspr bank validate FILE` checks one)")
 
 
+def _not_a_record(obj: object) -> str:
+    """What keeps a parsed JSONL line from being a py-irt subject record (a hostile trial: a list, a list
+    of responses and a whole ``{agent: {task: 0/1}}`` object were each told only 'not a subject record')."""
+    if not isinstance(obj, dict):
+        return f"a JSON {type(obj).__name__}, not an object"
+    if "subject_id" not in obj:
+        if obj and all(isinstance(v, dict) for v in obj.values()):
+            return ("an object of agents {agent: {task: 0/1}}: write one line per agent, "
+                    "{\"subject_id\": agent, \"responses\": {task: 0/1}}")
+        return f"no 'subject_id' key (its keys: {shorten(', '.join(map(str, obj)), 60)})"
+    if "responses" not in obj:
+        return "no 'responses' key"
+    return f"its 'responses' is a JSON {type(obj['responses']).__name__}, not an object {{task: 0/1}}"
+
+
 def _jsonl_record(path: Path, n: int, line: str) -> tuple[str, dict]:
     """Parse and check one JSONL line; returns (subject id, responses dict)."""
     shape = "each line must be one object {\"subject_id\": ..., \"responses\": {task: 0/1}}"
@@ -730,7 +745,7 @@ def _jsonl_record(path: Path, n: int, line: str) -> tuple[str, dict]:
     except ValueError as exc:  # an integer of more than 4300 digits
         raise DataError(f"{path}: line {n}: invalid JSON ({str(exc).split(';')[0]}); {shape}") from None
     if not isinstance(obj, dict) or "subject_id" not in obj or not isinstance(obj.get("responses"), dict):
-        raise DataError(f"{path}: line {n}: not a subject record; {shape}")
+        raise DataError(f"{path}: line {n}: not a subject record: {_not_a_record(obj)}; {shape}")
     sid = obj["subject_id"]
     if not isinstance(sid, (str, int)) or isinstance(sid, bool):
         raise DataError(f"{path}: line {n}: subject_id {sid!r} must be a string")

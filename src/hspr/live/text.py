@@ -150,9 +150,16 @@ def did_you_mean(unknown: list[str], known) -> str:
     if not hits:
         return ""
     if len(unknown) == 1:  # the message names the one unknown id already (a new-user trial: "'x' for 'y'" read oddly)
-        hidden = sorted({f"U+{ord(c):04X}" for c in hits[0][1] if unicodedata.category(c) == "Cf"})
-        return f"; did you mean {hits[0][1]!r}" + (f" (it holds the invisible character(s) {', '.join(hidden)}: copy the "
-                                                    "id from `hspr live next`, or fix it in the bank)" if hidden else "") + "?"
+        u, b = hits[0]
+        hidden = sorted({f"U+{ord(c):04X}" for c in b if unicodedata.category(c) == "Cf"})
+        if hidden:
+            why = f" (it holds the invisible character(s) {', '.join(hidden)}: copy the id from `hspr live next`, or fix it in the bank)"
+        elif u != b and unicodedata.normalize("NFC", u) == unicodedata.normalize("NFC", b):  # a hostile trial: it printed
+            why = (" (it prints the same: the two spell an accented letter in different Unicode forms, one character "  # as
+                   "or a letter and a combining mark; copy the id from `hspr live next`)")  # typed, with no word why
+        else:
+            why = ""
+        return f"; did you mean {b!r}{why}?"
     return "; did you mean " + ", ".join(f"{b!r} (for {u!r})" for u, b in hits[:3]) + (", ..." if len(hits) > 3 else "") + "?"
 
 

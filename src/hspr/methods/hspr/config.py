@@ -275,10 +275,10 @@ class HSPRConfig:
                              "beside \"config\": {\"config\": {...}, \"shift\": {...}}")
         if unknown and unknown <= {"config", "shift"}:  # hspr_robust's form, given to hspr (a trial)
             raise ValueError("{\"config\": ..., \"shift\": ...} is the form of hspr_robust's settings (its HSPR "
-                             "configuration and its calibration): in Python they are its two keywords, "
-                             "get_method(\"hspr_robust\", **settings) or get_method(\"hspr_robust\", shift={...}); "
-                             "for the keyword 'config' (and for hspr) give the HSPR settings themselves, e.g. the "
-                             "'config' object alone")
+                             "configuration and its calibration): on the command line give this file with --method(s) "
+                             "hspr_robust, or for hspr a file holding the 'config' object alone; in Python they are "
+                             "hspr_robust's two keywords, get_method(\"hspr_robust\", **settings), and its keyword "
+                             "'config' (like hspr's) takes the HSPR settings themselves")
         if unknown:
             raise ValueError(f"unknown HSPR setting(s) {sorted(unknown)}; known: {sorted(names)} (hspr_robust's shift "
                              "calibration settings go under \"shift\" in a --config file, {\"shift\": {\"sided\": "
