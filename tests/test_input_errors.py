@@ -422,7 +422,7 @@ def test_item_prior_scale_outside_its_range_is_refused_at_both_ends():
     assert HSPRConfig(item_prior_scale=1e-6).item_prior_scale == 1e-6
 
 
-def test_replay_config_takes_a_table_of_selections_and_sets_hspr_robust(tmp_path):
+def test_replay_config_takes_a_table_of_selections_and_sets_hspr_robust(tmp_path, monkeypatch):
     """A trial: `--config table.json` (hspr select --record) was refused as 'unknown HSPR settings',
     and `--config cfg.json` was refused for hspr_robust although `live start --config` applies it.
     A table giving every fold rank 1 must replay exactly as a config file of rank 1."""
@@ -518,10 +518,9 @@ def test_replay_config_takes_a_table_of_selections_and_sets_hspr_robust(tmp_path
     text = refused("--methods", "hspr_robust", "--config", str(tmp_path / "tab.json"), "--decision", "mean")
     assert "--decision set(s) HSPR options" in text and "--config set" not in text
     # a new-user trial ran the suggested select command as printed: 'Missing option --out'
-    runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        res = runner.invoke(main, [*suggested.split()[1:], "-q"])
-        assert res.exit_code == 0 and Path("sel_3.json").is_file(), res.output
+    monkeypatch.chdir(tmp_path)  # (not click's isolated_filesystem: deprecated in click 8.5, a 3.13 trial)
+    res = CliRunner().invoke(main, [*suggested.split()[1:], "-q"])
+    assert res.exit_code == 0 and (tmp_path / "sel_3.json").is_file(), res.output
     assert {k[0] for k in runs(str(tmp_path / "tab3.json"), "hspr_robust")} == {"hspr_robust[table=tab3]"}
 
 

@@ -87,8 +87,8 @@ def interrupts_spare_workers() -> Iterator[None]:
     Python runs its handler in the main thread as before (joblib's wait polls every 10 ms, so the
     interrupt is not held up). The bpo-33613 pattern, which multiprocessing's resource tracker uses.
 
-    multiprocessing's resource tracker is started first: Python 3.11's unblocks SIGINT in the
-    thread that starts it, and loky starts it with the first worker, so the first worker and the
+    multiprocessing's resource tracker is started first: it unblocks SIGINT in the thread that
+    starts it (Python 3.11, 3.12 and 3.13; a trial on each), and loky starts it with the first worker, so the first worker and the
     rest were started unmasked (measured: a worker's mask was empty, and the traceback stayed).
 
     No effect where ``signal.pthread_sigmask`` is missing (Windows) or off the main thread, and on
