@@ -123,7 +123,8 @@ def test_worker_processes_ignore_ctrl_c_and_the_command_still_gets_it():
 def test_a_command_started_without_stdout_does_its_work(tmp_path):
     """A hostile trial: with stdout closed (`hspr replay ... >&-`; Python's sys.stdout is None) replay ended in a
     traceback, and with worker processes (joblib flushes stdout as they start) its results were never written.
-    Both streams closed: the replay with two workers writes its results and exits 0."""
+    Every standard descriptor closed (its re-trial: with stdin closed too, the workers still lacked stderr): the
+    replay with two workers writes its results and exits 0."""
     import os
     import subprocess
     import sys
@@ -134,8 +135,8 @@ def test_a_command_started_without_stdout_does_its_work(tmp_path):
     out = tmp_path / "r.json"
 
     def close_streams():
-        os.close(1)
-        os.close(2)
+        for fd in (0, 1, 2):
+            os.close(fd)
 
     done = subprocess.run([sys.executable, "-m", "hspr", "replay", "--matrix", str(bank), "--methods", "uniform",
                            "--seeds", "0", "--workers", "2", "--out", str(out)], preexec_fn=close_streams, timeout=120,

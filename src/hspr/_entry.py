@@ -34,18 +34,26 @@ def interrupted_word(exc: KeyboardInterrupt) -> str:
 
 
 def open_closed_streams() -> None:
-    """Give a standard stream that the process was started without (``hspr replay ... >&-``; Python
-    then sets ``sys.stdout`` to None) the null device, so the command does its work as with output
-    thrown away: a hostile trial saw replay, report and select end in a traceback, and with workers
-    (joblib flushes both streams as a worker starts) the results were never written. stdout first:
-    the descriptor it gets is the lowest free one, fd 1 when only stdout was closed; it is made
-    inheritable, as the standard descriptors are, so a worker process starts with it (a worker
-    without stderr exits at once)."""
-    for name in ("stdout", "stderr"):
-        if getattr(sys, name) is None:
-            stream = open(os.devnull, "w", encoding="utf-8")
-            os.set_inheritable(stream.fileno(), True)
-            setattr(sys, name, stream)
+    """Give each standard stream the process was started without (``hspr replay ... >&-``; Python
+    then sets ``sys.stdout`` to None) the null device, on its own descriptor number (0, 1, 2) and
+    inheritable, so the command does its work as with its output thrown away and its input empty: a
+    hostile trial saw replay, report and select end in a traceback, and with workers (joblib flushes
+    both streams as a worker starts; a worker without stderr exits at once) nothing was written. Its
+    re-trial: with stdin closed too, the null device took descriptor 0 and stderr stayed closed in
+    the workers, and a results file could take descriptor 1. A descriptor something else holds by now
+    is left to it (the stream then gets the null device on a descriptor of its own)."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        if getattr(sys, name) is not None:
+            continue
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            os.fstat(fd)
+        except OSError:  # closed: the null device takes its number (dup2 makes it inheritable)
+            os.dup2(null, fd)
+            os.close(null)
+            null = fd
+        os.set_inheritable(null, True)
+        setattr(sys, name, open(null, mode, encoding="utf-8", closefd=null != fd))
 
 
 def run() -> None:
