@@ -425,12 +425,18 @@ def test_csv_error_column_holding_the_message_is_a_harness_error(tmp_path):
     error, and the run was recorded as the agent's failure; only false and no-value cells mean no error."""
     p = tmp_path / "out.csv"
     p.write_text("instance_id,resolved,error\na__a-1,false,Timeout after 1800s\na__a-2,0,DockerError: pull failed\n"
-                 "a__a-3,true,\na__a-4,0,None\na__a-5,1,nan\na__a-6,0,no\na__a-7,0,0\n")
+                 "a__a-3,true,\na__a-4,0,None\na__a-5,1,nan\na__a-6,0,no\na__a-7,0,0\na__a-8,1,failed\na__a-9,1,OK\n"
+                 "a__b-1,0, - \n")
     read = read_outcomes(p)
     assert [(o.instance_id, o.outcome) for o in read.outcomes] == [
-        ("a__a-1", None), ("a__a-2", None), ("a__a-3", 1), ("a__a-4", 0), ("a__a-5", 1), ("a__a-6", 0), ("a__a-7", 0)]
+        ("a__a-1", None), ("a__a-2", None), ("a__a-3", 1), ("a__a-4", 0), ("a__a-5", 1), ("a__a-6", 0), ("a__a-7", 0),
+        ("a__a-8", None), ("a__a-9", 1), ("a__b-1", 0)]  # a re-trial: 'failed' there meant no error
     assert read.outcomes[0].detail == "csv line 2: column 'error' marks a harness error ('Timeout after 1800s')"
     assert status_map(read)["a__a-2"] == ERROR
+    # a re-trial: an error column under another common name was ignored, and its run scored
+    for name in ("error_message", "error_msg", "errors", "exception"):
+        p.write_text(f"instance_id,resolved,{name}\na__a-1,0,Timeout after 1800s\na__a-2,1,\n")
+        assert [o.outcome for o in read_outcomes(p).outcomes] == [None, 1], name
 
 
 @pytest.mark.parametrize("text, msg", [

@@ -518,6 +518,14 @@ def test_errored_trials_make_a_harness_error_not_a_pass_rate(tmp_path):
     counts.write_text("task_id,successes,trials,error\na,4,5,true\nb,2,5,\n")
     read = {o.instance_id: o for o in read_trials_outcomes(counts, 5).outcomes}
     assert read["a"].status == ERROR and read["b"].outcome == pytest.approx(0.4)
+    # a re-trial: an error column holding the harness's message was read as no error here too, and the trial scored
+    counts.write_text("task_id,successes,trials,error_message\na,0,5,Timeout after 1800s\nb,2,5,ok\n")
+    read = {o.instance_id: o for o in read_trials_outcomes(counts, 5).outcomes}
+    assert read["a"].status == ERROR and read["b"].outcome == pytest.approx(0.4)
+    p.write_text("task_id,resolved,trial,exception\na,0,1,DockerError\n" + "".join(f"a,0,{k},\n" for k in range(2, 6))
+                 + "".join(f"b,1,{k},-\n" for k in range(1, 6)))
+    read = {o.instance_id: o for o in read_trials_outcomes(p, 5).outcomes}
+    assert read["a"].status == ERROR and read["b"].outcome == pytest.approx(1.0)
     more = tmp_path / "more.csv"
     more.write_text("task_id,resolved\n" + "a,1\n" * 6)
     with pytest.raises(Exception, match="a trial given twice, or trials of two runs in one file"):

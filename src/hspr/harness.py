@@ -105,7 +105,7 @@ from .data import harbor
 from .data.matrix import DataError
 from .errors import shorten
 from .fileio import csv_records, find_below, loads, read_json, read_text
-from .outcomes import SPELLINGS, is_missing, outcome, pass_rate, trial_successes, whole_count
+from .outcomes import SPELLINGS, is_missing, normalise, outcome, pass_rate, trial_successes, whole_count
 
 RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL = "resolved", "unresolved", "empty_patch", "error", "partial"
 STATUSES = (RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL)
@@ -510,17 +510,21 @@ def _line(fields: list[str]) -> str:
     return shorten(",".join(fields), 80)
 
 
-#: header columns of an outcome CSV that flag a harness error: a true cell makes the line a harness
-#: error (no graded outcome, re-run or ``--errors-as-unresolved``) whatever its 'resolved' cell says
-ERROR_COLUMNS = ("error", "errored", "harness_error", "is_error")
+#: header columns of an outcome CSV that flag a harness error: a cell that is not :data:`NO_ERROR` makes
+#: the line a harness error (no graded outcome, re-run or ``--errors-as-unresolved``) whatever its
+#: 'resolved' cell says (a re-trial: 'error_message' and 'exception' were ignored, and their runs scored)
+ERROR_COLUMNS = ("error", "errored", "harness_error", "is_error", "errors", "error_message", "error_msg", "exception")
+#: an error column's cells that say "no error", besides the no-value markers (empty, none, nan, n/a, ...)
+NO_ERROR = frozenset({"0", "false", "no", "f", "n", "-", "ok", "success", "no error"})
 
 
 def _error_cell(text: str) -> bool:
-    """Whether an error column's cell marks a harness error: a true cell, or any text that is neither
-    false nor a no-value marker (empty, ``none``, ``nan``, ...): the error's own message, as
-    harnesses write it (a hostile trial: ``Timeout after 1800s`` read as no error, and the run was
-    recorded as the agent's failure). Unknown text errs on the side of a re-run, not of an outcome."""
-    return not is_missing(text) and _parse_cell(text) != 0
+    """Whether an error column's cell marks a harness error: any text but :data:`NO_ERROR` or a
+    no-value marker, a true cell or the error's own message, as harnesses write it (a hostile trial:
+    ``Timeout after 1800s`` read as no error, and the run was recorded as the agent's failure; its
+    re-trial: ``failed`` likewise). Unknown text errs on the side of a re-run, not of an outcome."""
+    return not is_missing(text) and normalise(text) not in NO_ERROR
+
 
 def _error_column(head: list[str]) -> int | None:
     """Index of the first :data:`ERROR_COLUMNS` column in a lower-cased header, or None."""
@@ -577,9 +581,10 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
     """Read a CSV ``instance_id,resolved`` (header optional, its id column ``instance_id`` or ``task_id``;
     with a header, extra columns are ignored but every line has the header's width, a column
     of :data:`AGENT_COLUMNS` must name one agent only, and a cell in a column of
-    :data:`ERROR_COLUMNS` that is true or an error's message makes the line a harness error). An instance listed twice with the
-    same outcome is one outcome; a harness-error line and a graded line of one instance (a
-    re-run appended to the file) give the graded outcome, in either order.
+    :data:`ERROR_COLUMNS` that is true or an error's message (not :data:`NO_ERROR`, not empty)
+    makes the line a harness error). An instance listed twice with the same outcome is one
+    outcome; a harness-error line and a graded line of one instance (a re-run appended to the
+    file) give the graded outcome, in either order.
 
     Raises
     ------
@@ -634,7 +639,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
                 f"{path}: line {n}: outcome {cell!r} for {iid!r} is not one of {SPELLINGS}"
             )
         if error:  # a trial: 'id,False,True' was read as a graded failure
-            said = "" if _parse_cell(rec[ce]) == 1 else f" ({shorten(rec[ce].strip(), 60)!r})"
+            said = "" if outcome(rec[ce]) == 1 else f" ({shorten(rec[ce].strip(), 60)!r})"
             o = HarnessOutcome(iid, ERROR, f"csv line {n}: column {head[ce]!r} marks a harness error{said}", str(path))
         else:
             o = HarnessOutcome(iid, RESOLVED if y else UNRESOLVED, f"csv line {n}", str(path))
@@ -664,7 +669,8 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
       trial: one task's trial twice is refused): the lines of a task are counted, and a task
       needs exactly ``trials`` of them.
 
-    A true cell in a column of :data:`ERROR_COLUMNS` marks a harness error: the task has no
+    A cell in a column of :data:`ERROR_COLUMNS` that is true or an error's message (not
+    :data:`NO_ERROR`, not empty) marks a harness error: the task has no
     pass rate (status ``error``: a re-run, or ``errors_as_unresolved``), whatever its other lines say,
     unless a graded line of the same trial (``trial`` column; in the counts form, of the task) is
     in the file too, in either order: a re-run appended to the file, whose grade stands.
@@ -717,7 +723,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
             skipped[iid] = None
             continue
         trial = rec[trial_col].strip() if trial_col is not None and len(rec) > trial_col else ""
-        if ce is not None and len(rec) > ce and _parse_cell(rec[ce]) == 1:  # a trial: errored trials were scored
+        if ce is not None and len(rec) > ce and _error_cell(rec[ce]):  # a trial: errored trials were scored
             if counts and iid in succ or trial and (iid, trial) in trial_line:
                 continue  # a graded run of it is in the file: the grade stands (a re-trial)
             err.setdefault(iid, {}).setdefault(trial or ("line", n), n)
