@@ -2392,9 +2392,18 @@ def test_a_read_only_disk_is_named_at_the_lock(bank, tmp_path, monkeypatch):
 
     monkeypatch.setattr(journal, "open", read_only, raising=False)
     with pytest.raises(LiveSessionError, match=r"\(Read-only file system\); the file system is read-only, and a change "
-                                               r"needs the lock file beside the session: copy .* to a writable folder"):
+                                               r"needs the lock file beside the session: to go on with it, copy .* "
+                                               r"to a writable folder.*; to start anew, give a --session in a writable"):
         live.next()
-    # a hostile trial: `live start` (no session file yet) was told to copy that file to a writable folder
+    # a hostile trial: `live start` (no session file yet) was told to copy that file to a writable folder; its
+    # re-trial: and only after the method was fitted
+    import hspr.live.session as live_session
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the session folder was checked")
+
+    monkeypatch.setattr(live_session, "fit_model", no_fit)
+    monkeypatch.setattr("tempfile.TemporaryFile", read_only)
     with pytest.raises(LiveSessionError, match=r"\(Read-only file system\); the file system is read-only: give a "
                                                r"--session in a writable folder$"):
         LiveSession.create(tmp_path / "other.hspr", 4, matrix=bank["csv"], method="uniform")

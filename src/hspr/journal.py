@@ -572,8 +572,9 @@ def session_lock(path: Path):
         if exc.errno == errno.EROFS and not path.exists():  # a hostile trial: `live start` was told to copy a file
             fix = "the file system is read-only: give a --session in a writable folder"  # that does not exist yet
         elif exc.errno == errno.EROFS:  # a trial: told to fix the lock file's permissions on a read-only disk
-            fix = (f"the file system is read-only, and a change needs the lock file beside the session: copy {path.name} to "
-                   "a writable folder and give the copy as --session (`hspr live status` works where it is)")
+            fix = (f"the file system is read-only, and a change needs the lock file beside the session: to go on with "
+                   f"it, copy {path.name} to a writable folder and give the copy as --session (`hspr live status` works "
+                   "where it is); to start anew, give a --session in a writable folder")
         elif lock.is_symlink() and not lock.exists():
             fix = f"{lock} is a link to a missing file: delete the link (it holds nothing of the session)"
         elif lock.exists():

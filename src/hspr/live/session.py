@@ -11,6 +11,7 @@ import os
 import re
 import shlex
 import shutil
+import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -349,6 +350,12 @@ class LiveSession:
                 f"{path} already exists; choose another --session path or pass --force to replace it (from Python: "
                 "another path, or overwrite=True)"
             )
+        if path.parent.is_dir():  # a folder that cannot take the session is said before the fit, not after it (a
+            try:  # re-trial: a read-only disk was refused once the method had been fitted); no file is left behind
+                tempfile.TemporaryFile(dir=path.parent).close()
+            except OSError:
+                with session_lock(path):  # fails as the write would, saying why and what to do
+                    pass
         seed = check_seed(seed)  # before the fit, as start() checks it (1.7 was stored as 1, -1 called the file corrupt)
         if matrix is None and bank is None:
             bank = "verified"
