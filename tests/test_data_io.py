@@ -422,9 +422,13 @@ BAD_JSONL = [
      ["line 3", "subject 'a2'", "'maybe'"]),
     ('{"subject_id": "a1", "responses": {"t1": 1}}\n{"subject_id": "a1", "responses": {"t1": 0}}\n',
      ["duplicate subject id 'a1'", "line 1 and line 2"]),
-    ('{"subject_id": "a1", "responses": [1, 0]}\n', ["line 1", "not a subject record: its 'responses' is a JSON list"]),
+    ('{"subject_id": "a1", "responses": [1, 0]}\n', ["line 1", "not a subject record: its 'responses' is an array"]),
     # a hostile trial: each of these was told only 'not a subject record'
-    ('[{"subject_id": "a1"}]\n', ["line 1", "not a subject record: a JSON list, not an object"]),
+    ('[{"subject_id": "a1"}]\n', ["line 1", "not a subject record: an array, not an object"]),
+    ('{"subject_id": "a1", "responses": null}\n', ["line 1", "its 'responses' is null, not an object"]),
+    ('{}\n', ["line 1", "not a subject record: an empty object"]),
+    # its re-trial: a line lacking only its subject_id was called a whole object of agents
+    ('{"responses": {"t1": 1}}\n', ["line 1", "no 'subject_id' key (its keys: responses)"]),
     ('{"subject_id": "a1", "responses": {"t1": 1}}\n{"subject": "a2", "responses": {"t1": 1}}\n',
      ["line 2", "no 'subject_id' key (its keys: subject, responses)"]),
     ('{"subject_id": "a1"}\n', ["line 1", "no 'responses' key"]),
@@ -589,22 +593,28 @@ def test_common_header_mistakes_get_a_hint(tmp_path, text, message):
 
 
 @pytest.mark.parametrize("name, text, sep", [("bank.tsv", "agent\tt1\tt2\na\t1\t0\nb\t0\t\n", "\t"),
-                                             ("bank.csv", "agent;t1;t2\na;1;0\nb;0;\n", ";")])
+                                             ("bank.csv", "agent;t1;t2\na;1;0\nb;0;\n", ";"),
+                                             ("it's.tsv", "agent\tt1\tt2\na\t1\t0\nb\t0\t\n", "\t")])
 def test_the_conversion_a_tab_or_semicolon_file_is_told_works(tmp_path, monkeypatch, name, text, sep):
     """A trial: a TSV was refused with no way to convert it. The command the message gives makes a file hspr reads
-    with the same cells (an empty cell stays a missing run), and never replaces the input."""
+    with the same cells (an empty cell stays a missing run), and never replaces the input nor another file (a
+    hostile trial: bank.tsv's was to write over bank.csv; its re-trial: over bank_comma.csv, and a quote in the
+    name broke the command)."""
+    import shlex
     import subprocess
     import sys
 
     path = tmp_path / name
     path.write_text(text)
+    stem = name.rsplit(".", 1)[0]
+    (tmp_path / f"{stem}_comma.csv").write_text("kept")
     with pytest.raises(DataError) as err:
         load_matrix(path)
-    command = re.search(r'convert it, e\.g\. python -c "(.+?)"\)', str(err.value)).group(1)
+    command = re.search(r"convert it, e\.g\. (python -c .+)\); expected", str(err.value)).group(1)
     monkeypatch.chdir(tmp_path)
-    subprocess.run([sys.executable, "-c", command], check=True)
-    assert path.read_text() == text
-    out = tmp_path / "bank_comma.csv"  # a hostile trial: bank.tsv's conversion was told to write over bank.csv
+    subprocess.run([sys.executable, *shlex.split(command)[1:]], check=True)
+    assert path.read_text() == text and (tmp_path / f"{stem}_comma.csv").read_text() == "kept"
+    out = tmp_path / f"{stem}_comma_2.csv"
     m = load_matrix(out)
     assert (list(m.agents), list(m.tasks)) == (["a", "b"], ["t1", "t2"])
     assert m.values.tolist() == [[1, 0], [0, 0]] and m.missing.tolist() == [[False, False], [False, True]]

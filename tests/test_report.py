@@ -1289,6 +1289,13 @@ def test_a_results_file_cut_off_is_named_as_such(tmp_path, synth):
         short.write_text(text[:cut])
         res = CliRunner().invoke(_cli(), ["report", str(short), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
         assert res.exit_code == 2 and "(the text ends inside the JSON: the file was cut off" in " ".join(res.output.split())
+    # its re-trial: cut inside a literal, or padded with the NUL bytes a crash leaves, it was not said to be cut off
+    for n, cut in enumerate(('{"runs": [{"a": tr', '{"runs": [{"a": -', '{"runs": [1e', '{"runs": [{"a": "x' + "\0" * 9,
+                             '{"runs": [1,' + "\0" * 9)):
+        short = tmp_path / f"lit{n}.json"
+        short.write_text(cut)
+        res = CliRunner().invoke(_cli(), ["report", str(short), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
+        assert res.exit_code == 2 and "the file was cut off" in " ".join(res.output.split()), (cut, res.output)
     (tmp_path / "bad.json").write_text('{"runs" 1}')
     res = CliRunner().invoke(_cli(), ["report", str(tmp_path / "bad.json")])
     assert res.exit_code == 2 and "invalid JSON at line 1" in res.output and "cut off" not in res.output

@@ -355,6 +355,18 @@ def loads(text: str):
     return json.loads(text, object_pairs_hook=_unique_keys)
 
 
+#: the start of a JSON literal or number, all a cut-off file may hold after the last whole value
+_LITERAL_START = re.compile(r"t(r(ue?)?)?|f(a(l(se?)?)?)?|n(u(ll?)?)?|-?[0-9]*\.?[0-9]*([eE][+-]?[0-9]*)?")
+
+
+def _cut_off(text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether JSON ``text`` fails because it ends early: nothing but white space or NUL bytes (space a
+    crash left unwritten) after the error, the start of a literal (``tr``, ``-``, ``1e``), or a string
+    never closed (a hostile trial and its re-trial: a cut results file was only 'invalid JSON at line 191')."""
+    tail = text[exc.pos:].strip("\0 \t\r\n")
+    return exc.msg.startswith("Unterminated string") or _LITERAL_START.fullmatch(tail) is not None
+
+
 def read_json(path, error: type[Exception] = HsprError, what: str = "", text: str | None = None, hint: str = "",
               raise_missing: bool = False, fix: str = ""):
     """Parse a JSON file (or its already read ``text``): the one JSON reader of the package.
@@ -380,7 +392,7 @@ def read_json(path, error: type[Exception] = HsprError, what: str = "", text: st
         joined = (" (a second JSON document follows the first: files joined into one? give each file on its own)"
                   if exc.msg == "Extra data" and text[exc.pos:].lstrip().startswith(("{", "[")) else
                   " (the text ends inside the JSON: the file was cut off, e.g. by a full disk or a killed writer)"
-                  if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string") else "")  # a hostile trial
+                  if _cut_off(text, exc) else "")
         raise error(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno} ({exc.msg}){joined}"
                     + (f"; {hint}" if hint else "")) from None
     except (RecursionError, ValueError) as exc:  # nested too deeply; an integer too long

@@ -300,6 +300,22 @@ def _index_columns(header: Sequence[str], body: Sequence[tuple[int, list[str]]])
     return None if all(is_cell(r[at]) or number(r[at]) for _, r in body) else at
 
 
+def _conversion(path: Path, sep: str) -> str:
+    """A shell command that writes ``path``, a matrix separated by ``sep``, as a comma-separated
+    ``<stem>_comma.csv`` (``_comma_2.csv``, ... when that exists): the input and any file already
+    there are kept (a hostile trial: ``bank.tsv`` was to be written over ``bank.csv``; its re-trial:
+    over an existing ``bank_comma.csv``, and a name with a quote made the command invalid)."""
+    import shlex
+
+    out, n = path.with_name(f"{path.stem}_comma.csv"), 1
+    while out.exists():
+        n += 1
+        out = path.with_name(f"{path.stem}_comma_{n}.csv")
+    code = (f"import pandas as pd; pd.read_csv({json.dumps(str(path))}, sep={json.dumps(sep)}, dtype=str)"
+            f".to_csv({json.dumps(str(out))}, index=False)")  # JSON strings are Python literals too
+    return f"python -c {shlex.quote(code)}"
+
+
 def read_wide_csv(path: str | Path) -> ResponseMatrix:
     """Read a wide CSV: header ``agent,<task_1>,...,<task_N>``, one row per agent.
 
@@ -325,10 +341,7 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         raise DataError(f"{path}: file is empty; expected a header 'agent,<task ids...>' and one row per agent")
     (hline, header), body = recs[0], recs[1:]
     if len(header) < 2:
-        sep = next((f" (it holds {name}: hspr reads comma-separated files; convert it, e.g. python -c \"import pandas as "
-                    f"pd; pd.read_csv('{path}', sep='{c.encode('unicode_escape').decode()}', dtype=str)"
-                    f".to_csv('{path.with_name(path.stem + '_comma.csv')}', "  # a name of its own: bank.tsv's bank.csv may exist
-                    "index=False)\")"
+        sep = next((f" (it holds {name}: hspr reads comma-separated files; convert it, e.g. {_conversion(path, c)})"
                     for c, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")) if header and c in header[0]), "")
         raise DataError(f"{path}: line {hline}: header has {len(header)} column(s){sep}; expected 'agent,<task ids...>'")
     if (at := _index_columns(header, body)) is not None:
@@ -716,19 +729,28 @@ def _refuse_json_document(path: Path, text: str, first: str) -> None:
                     "(CSV, JSONL or a leaderboard folder; `hspr bank validate FILE` checks one)")
 
 
+def _json_type(value: object) -> str:
+    """The JSON name of a parsed value's kind, with its article: 'an array', 'a string', 'null', ..."""
+    kinds = ((dict, "an object"), (list, "an array"), (str, "a string"), (bool, "a boolean"), ((int, float), "a number"))
+    return next((name for t, name in kinds if isinstance(value, t)), "null")
+
+
 def _not_a_record(obj: object) -> str:
-    """What keeps a parsed JSONL line from being a py-irt subject record (a hostile trial: a list, a list
-    of responses and a whole ``{agent: {task: 0/1}}`` object were each told only 'not a subject record')."""
+    """What keeps a parsed JSONL line from being a py-irt subject record (a hostile trial: an array, an
+    array of responses and a whole ``{agent: {task: 0/1}}`` object were each told only 'not a subject
+    record'; its re-trial: a line lacking only its subject_id was called a whole object of agents)."""
     if not isinstance(obj, dict):
-        return f"a JSON {type(obj).__name__}, not an object"
+        return f"{_json_type(obj)}, not an object"
+    if not obj:
+        return "an empty object"
     if "subject_id" not in obj:
-        if obj and all(isinstance(v, dict) for v in obj.values()):
+        if "responses" not in obj and all(isinstance(v, dict) for v in obj.values()):
             return ("an object of agents {agent: {task: 0/1}}: write one line per agent, "
                     "{\"subject_id\": agent, \"responses\": {task: 0/1}}")
         return f"no 'subject_id' key (its keys: {shorten(', '.join(map(str, obj)), 60)})"
     if "responses" not in obj:
         return "no 'responses' key"
-    return f"its 'responses' is a JSON {type(obj['responses']).__name__}, not an object {{task: 0/1}}"
+    return f"its 'responses' is {_json_type(obj['responses'])}, not an object {{task: 0/1}}"
 
 
 def _jsonl_record(path: Path, n: int, line: str) -> tuple[str, dict]:

@@ -154,9 +154,15 @@ def did_you_mean(unknown: list[str], known) -> str:
         hidden = sorted({f"U+{ord(c):04X}" for c in b if unicodedata.category(c) == "Cf"})
         if hidden:
             why = f" (it holds the invisible character(s) {', '.join(hidden)}: copy the id from `hspr live next`, or fix it in the bank)"
-        elif u != b and unicodedata.normalize("NFC", u) == unicodedata.normalize("NFC", b):  # a hostile trial: it printed
-            why = (" (it prints the same: the two spell an accented letter in different Unicode forms, one character "  # as
-                   "or a letter and a combining mark; copy the id from `hspr live next`)")  # typed, with no word why
+        elif u != b and unicodedata.normalize("NFC", u) == unicodedata.normalize("NFC", b):
+            # a hostile trial: the hint printed as the id typed, with no word why; its re-trial: "copy the id from
+            # `hspr live next`" did not help an ingested file
+            form = next((f for f in ("NFC", "NFD") if unicodedata.normalize(f, b) == b), None)
+            fix = ("the bank's id mixes the two forms: fix it in the bank" if form is None else
+                   f"the bank's ids are in form {form}: normalise the text to it, e.g. Python's "
+                   f"unicodedata.normalize({form!r}, text)")
+            why = (" (it prints the same: the two spell an accented letter in different Unicode forms, one character "
+                   f"or a letter and a combining mark; {fix})")
         else:
             why = ""
         return f"; did you mean {b!r}{why}?"

@@ -271,8 +271,8 @@ class HSPRConfig:
                              "(runs labelled hspr_auto[table=<file name>]); elsewhere give one fold's --config-out file")
         if unknown == {"shift"}:  # a re-trial: the message below spoke of a 'config' object the dict did not hold
             raise ValueError("'shift' is not an HSPR setting: hspr_robust's calibration settings are its own keyword, "
-                             "get_method(\"hspr_robust\", config={...}, shift={...}), or, in a --config file, an object "
-                             "beside \"config\": {\"config\": {...}, \"shift\": {...}}")
+                             "get_method(\"hspr_robust\", config={...}, shift={...}), or, in a --config file given with "
+                             "--method(s) hspr_robust, an object beside \"config\": {\"config\": {...}, \"shift\": {...}}")
         if unknown and unknown <= {"config", "shift"}:  # hspr_robust's form, given to hspr (a trial)
             raise ValueError("{\"config\": ..., \"shift\": ...} is the form of hspr_robust's settings (its HSPR "
                              "configuration and its calibration): on the command line give this file with --method(s) "
