@@ -142,3 +142,30 @@ def test_a_command_started_without_stdout_does_its_work(tmp_path):
                            "--seeds", "0", "--workers", "2", "--out", str(out)], preexec_fn=close_streams, timeout=120,
                           env={**os.environ, "HSPR_CACHE_DIR": str(tmp_path / "cache")})
     assert done.returncode == 0 and len(__import__("json").loads(out.read_text())["runs"]) == 8
+
+
+def test_a_stderr_that_cannot_be_written_does_not_stop_the_command(tmp_path):
+    """A re-trial: with stderr into a pipe whose reader had gone (`hspr replay ... 2>&1 | head -c 10`) replay exited 0
+    without writing its results (a progress bar's write raised the broken pipe), and with stderr on a full disk
+    (`2>/dev/full`) it exited 1 with nothing written. stderr never holds the result: the replay writes it."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    bank = tmp_path / "b.csv"
+    bank.write_text("agent," + ",".join(f"t{j}" for j in range(12)) + "\n"
+                    + "".join(f"a{i}," + ",".join(str(int(j < i + 2)) for j in range(12)) + "\n" for i in range(8)))
+    env = {**os.environ, "HSPR_CACHE_DIR": str(tmp_path / "cache")}
+    for name, stderr in (("pipe", subprocess.PIPE), ("full", "/dev/full")):
+        out = tmp_path / f"{name}.json"
+        args = [sys.executable, "-m", "hspr", "replay", "--matrix", str(bank), "--methods", "uniform", "--seeds", "0",
+                "--out", str(out)]
+        if name == "pipe":
+            p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
+            p.stderr.close()  # the reader has gone before the first write
+            code = p.wait(timeout=120)
+        else:
+            with open(stderr, "w") as full:
+                code = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=full, env=env, timeout=120).returncode
+        assert code == 0 and len(json.loads(out.read_text())["runs"]) == 8, name

@@ -8,6 +8,8 @@ process with no word, also after a change was saved), unless the process was sta
 (``nohup``: a trial's replay under nohup ended when its terminal closed). Python's own start-up
 (``site``, the first ~30 ms) is before any of this. Nothing heavy is imported here."""
 
+import contextlib
+import io
 import os
 import signal
 import sys
@@ -56,6 +58,52 @@ def open_closed_streams() -> None:
         setattr(sys, name, open(null, mode, encoding="utf-8", closefd=null != fd))
 
 
+def to_null_device(stream) -> None:
+    """Point ``stream``'s file descriptor (stdout, stderr) at the null device: after its reader has
+    stopped reading (a closed pipe) or its disk is full, later writes, and Python's flush at exit,
+    raise no second error."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, stream.fileno())
+    os.close(null)
+
+
+class _StderrThatNeverFails(io.TextIOWrapper):
+    """stderr whose writes cannot end the command: once a write or flush fails (the pipe's reader has
+    gone, a full disk), its descriptor is pointed at the null device and the command goes on. stderr
+    holds progress bars, warnings and the error line, never the result: a re-trial saw `hspr replay
+    ... 2>&1 | head -c 10` exit 0 without writing its results (a progress bar's write raised the broken
+    pipe), and `2>/dev/full` exit 1 with nothing written."""
+
+    def _to_null(self) -> None:
+        to_null_device(self)
+        with contextlib.suppress(OSError):
+            super().flush()  # what the failed write left in the buffer goes to the null device
+
+    def write(self, text: str) -> int:
+        try:
+            return super().write(text)
+        except OSError:
+            self._to_null()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError:
+            self._to_null()
+
+
+def guard_stderr() -> None:
+    """Replace ``sys.stderr`` by a :class:`_StderrThatNeverFails` on the same descriptor (a stream that
+    is no plain text file, e.g. a test's capture, is left as it is)."""
+    err = sys.stderr
+    if type(err) is io.TextIOWrapper:
+        guarded = _StderrThatNeverFails(err.buffer, encoding=err.encoding, errors=err.errors,
+                                        line_buffering=err.line_buffering)
+        guarded.replaced = err  # kept alive: collected, it would close the buffer the two share
+        sys.stderr = guarded
+
+
 def run() -> None:
     """Load :func:`hspr.cli.main` and run it as ``hspr``; a KeyboardInterrupt (or SIGTERM / SIGHUP) outside
     the command's own handler exits 128 + the signal's number with ``interrupted`` (``terminated``) on stderr."""
@@ -76,6 +124,7 @@ def run() -> None:
             signal.signal(sig, terminate)
     sys.unraisablehook = unraisable
     open_closed_streams()
+    guard_stderr()
     try:
         from .cli import main
 

@@ -1,17 +1,19 @@
 """What a command has said and saved so far, kept in click's context: the ``warning:`` lines said
 once each, the change already saved before an error or Ctrl-C, and the ``--json`` error object
-that carries both. Only click is imported here: the error and Ctrl-C handlers of
-:class:`hspr.cli.LazyGroup` use it while numpy may be half loaded (a trial: Ctrl-C during numpy's
-import, then the handler's own import of numpy, gave an ImportError traceback)."""
+that carries both. Only click (and :mod:`hspr._entry`, standard library only) is imported here:
+the error and Ctrl-C handlers of :class:`hspr.cli.LazyGroup` use it while numpy may be half
+loaded (a trial: Ctrl-C during numpy's import, then the handler's own import of numpy, gave an
+ImportError traceback)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
 from types import MappingProxyType
 
 import click
+
+from .._entry import to_null_device
 
 #: ``click.Context.meta`` key: what a command has already saved, for an error or interrupt after it
 SAVED_KEY = "hspr_saved"
@@ -67,13 +69,6 @@ def json_error(message: str) -> str:
 
     said = warnings_said()
     return json.dumps({"ok": False, "error": message} | ({"warnings": said} if said else {}))
-
-
-def to_null_device(stream) -> None:
-    """Point ``stream``'s file descriptor (stdout, stderr) at the null device: after its reader has
-    stopped reading (a closed pipe) or its disk is full, later writes, and Python's flush at exit,
-    raise no second error."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 
 def echo_json_error(message: str) -> None:
