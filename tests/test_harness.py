@@ -434,9 +434,20 @@ def test_csv_error_column_holding_the_message_is_a_harness_error(tmp_path):
     assert read.outcomes[0].detail == "csv line 2: column 'error' marks a harness error ('Timeout after 1800s')"
     assert status_map(read)["a__a-2"] == ERROR
     # a re-trial: an error column under another common name was ignored, and its run scored
-    for name in ("error_message", "error_msg", "errors", "exception"):
+    for name in ("error_message", "error_msg", "errors", "exception", "Exception_Info", "error_type", "Harness Error"):
         p.write_text(f"instance_id,resolved,{name}\na__a-1,0,Timeout after 1800s\na__a-2,1,\n")
         assert [o.outcome for o in read_outcomes(p).outcomes] == [None, 1], name
+    for name in ("terror", "errorless", "stderr_lines"):  # not an error column: the line is graded
+        p.write_text(f"instance_id,resolved,{name}\na__a-1,0,x\n")
+        assert [o.outcome for o in read_outcomes(p).outcomes] == [0], name
+    # its second re-trial: with two error columns only one was read; and an errored line whose resolved cell is no
+    # outcome ('N/A') was refused whole
+    p.write_text("instance_id,resolved,exception,error\na__a-1,1,Timeout,0\na__a-2,1,,1\na__a-3,N/A,,Timeout\n"
+                 "a__a-4,1,-,\n")
+    read = read_outcomes(p)
+    assert [o.outcome for o in read.outcomes] == [None, None, None, 1]
+    assert read.outcomes[0].detail == "csv line 2: column 'exception' marks a harness error ('Timeout')"
+    assert read.outcomes[1].detail == "csv line 3: column 'error' marks a harness error"
 
 
 @pytest.mark.parametrize("text, msg", [

@@ -526,6 +526,12 @@ def test_errored_trials_make_a_harness_error_not_a_pass_rate(tmp_path):
                  + "".join(f"b,1,{k},-\n" for k in range(1, 6)))
     read = {o.instance_id: o for o in read_trials_outcomes(p, 5).outcomes}
     assert read["a"].status == ERROR and read["b"].outcome == pytest.approx(1.0)
+    # its second re-trial: with two error columns only one was read, and the errored trial was scored
+    counts.write_text("task_id,successes,trials,exception,error\na,4,5,Timeout,\nb,2,5,,0\n")
+    read = {o.instance_id: o for o in read_trials_outcomes(counts, 5).outcomes}
+    assert read["a"].status == ERROR and read["b"].outcome == pytest.approx(0.4)
+    assert read["a"].detail == "1 line(s) marked as a harness error: column 'exception' marks a harness error " \
+        "('Timeout') (from line 2)"
     more = tmp_path / "more.csv"
     more.write_text("task_id,resolved\n" + "a,1\n" * 6)
     with pytest.raises(Exception, match="a trial given twice, or trials of two runs in one file"):

@@ -95,6 +95,7 @@ Every reader validates as it reads and raises :class:`HarnessFormatError` naming
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -510,10 +511,13 @@ def _line(fields: list[str]) -> str:
     return shorten(",".join(fields), 80)
 
 
-#: header columns of an outcome CSV that flag a harness error: a cell that is not :data:`NO_ERROR` makes
-#: the line a harness error (no graded outcome, re-run or ``--errors-as-unresolved``) whatever its
-#: 'resolved' cell says (a re-trial: 'error_message' and 'exception' were ignored, and their runs scored)
-ERROR_COLUMNS = ("error", "errored", "harness_error", "is_error", "errors", "error_message", "error_msg", "exception")
+#: how a header column that flags a harness error is named: ``error``, ``errored``, ``errors`` or
+#: ``exception`` as a word of it (``is_error``, ``harness_error``, ``error_message``, ``error_type``,
+#: ``exception_info``, ...). A cell that is not :data:`NO_ERROR` in any such column makes the line a
+#: harness error (no graded outcome, re-run or ``--errors-as-unresolved``) whatever its 'resolved' cell
+#: says (re-trials: 'error_message', 'exception' and 'error_type' were ignored, and with two error
+#: columns only one was read: their runs were scored)
+ERROR_COLUMN = re.compile(r"(?:.*[_\s-])?(?:error|errored|errors|exception)(?:[_\s-].*)?")
 #: an error column's cells that say "no error", besides the no-value markers (empty, none, nan, n/a, ...)
 NO_ERROR = frozenset({"0", "false", "no", "f", "n", "-", "ok", "success", "no error"})
 
@@ -526,9 +530,18 @@ def _error_cell(text: str) -> bool:
     return not is_missing(text) and normalise(text) not in NO_ERROR
 
 
-def _error_column(head: list[str]) -> int | None:
-    """Index of the first :data:`ERROR_COLUMNS` column in a lower-cased header, or None."""
-    return next((head.index(c) for c in ERROR_COLUMNS if c in head), None)
+def _error_columns(head: list[str]) -> list[int]:
+    """Indices of the :data:`ERROR_COLUMN` columns of a lower-cased header, in header order."""
+    return [k for k, c in enumerate(head) if ERROR_COLUMN.fullmatch(c)]
+
+
+def _marked_error(head: list[str], rec: list[str], columns: list[int]) -> str | None:
+    """The detail of a line's harness error, naming the first of ``columns`` that marks it (with its
+    text when that is a message, not a true cell), or None when none does."""
+    k = next((k for k in columns if k < len(rec) and _error_cell(rec[k])), None)
+    if k is None:
+        return None
+    return f"column {head[k]!r} marks a harness error" + ("" if outcome(rec[k]) == 1 else f" ({shorten(rec[k].strip(), 60)!r})")
 
 
 #: header columns of an outcome CSV that name the agent: more than one value there is more than one agent
@@ -581,7 +594,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
     """Read a CSV ``instance_id,resolved`` (header optional, its id column ``instance_id`` or ``task_id``;
     with a header, extra columns are ignored but every line has the header's width, a column
     of :data:`AGENT_COLUMNS` must name one agent only, and a cell in a column of
-    :data:`ERROR_COLUMNS` that is true or an error's message (not :data:`NO_ERROR`, not empty)
+    :data:`ERROR_COLUMN` that is true or an error's message (not :data:`NO_ERROR`, not empty)
     makes the line a harness error). An instance listed twice with the same outcome is one
     outcome; a harness-error line and a graded line of one instance (a re-run appended to the
     file) give the graded outcome, in either order.
@@ -614,13 +627,13 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
                 f"{path}: header {_line(recs[0][1])} has no 'resolved' column; expected '{id_col},resolved'{counts}"
             )
         ci, cr, width = head.index(id_col), head.index("resolved"), len(head)
-        ce = _error_column(head)
+        ces = _error_columns(head)
         recs = recs[1:]
         if not recs:
             raise HarnessFormatError(f"{path}: no outcome lines under the header; nothing to record")
         _check_one_agent(path, head, recs)
     elif len(head) == 2 and _parse_cell(head[1]) is not None:
-        ci, cr, ce = 0, 1, None
+        ci, cr, ces = 0, 1, []
     else:
         raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} is not a header 'instance_id,resolved' nor a data line"
                                  + _separator_hint(recs[0][1]))
@@ -633,14 +646,13 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         y = _parse_cell(cell)
         if not iid:
             raise HarnessFormatError(f"{path}: line {n}: empty instance_id")
-        error = ce is not None and _error_cell(rec[ce])
-        if y is None and not (error and not cell.strip()):  # an errored run has no outcome to give (a trial: 'id,,true')
-            raise HarnessFormatError(
+        error = _marked_error(head, rec, ces)
+        if y is None and error is None:  # an errored run has no outcome to give (a trial: 'id,,true'; a re-trial:
+            raise HarnessFormatError(  # 'id,N/A,Timeout' was refused whole)
                 f"{path}: line {n}: outcome {cell!r} for {iid!r} is not one of {SPELLINGS}"
             )
-        if error:  # a trial: 'id,False,True' was read as a graded failure
-            said = "" if outcome(rec[ce]) == 1 else f" ({shorten(rec[ce].strip(), 60)!r})"
-            o = HarnessOutcome(iid, ERROR, f"csv line {n}: column {head[ce]!r} marks a harness error{said}", str(path))
+        if error is not None:  # a trial: 'id,False,True' was read as a graded failure
+            o = HarnessOutcome(iid, ERROR, f"csv line {n}: {error}", str(path))
         else:
             o = HarnessOutcome(iid, RESOLVED if y else UNRESOLVED, f"csv line {n}", str(path))
         if iid in seen and seen[iid].status != o.status:
@@ -669,7 +681,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
       trial: one task's trial twice is refused): the lines of a task are counted, and a task
       needs exactly ``trials`` of them.
 
-    A cell in a column of :data:`ERROR_COLUMNS` that is true or an error's message (not
+    A cell in a column of :data:`ERROR_COLUMN` that is true or an error's message (not
     :data:`NO_ERROR`, not empty) marks a harness error: the task has no
     pass rate (status ``error``: a re-run, or ``errors_as_unresolved``), whatever its other lines say,
     unless a graded line of the same trial (``trial`` column; in the counts form, of the task) is
@@ -703,10 +715,11 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     counts = {"successes", "trials"} <= set(head)
     cols = [ci] + ([head.index("successes"), head.index("trials")] if counts else [head.index("resolved")])
     trial_col = head.index("trial") if "trial" in head and not counts else None
-    ce = _error_column(head)
+    ces = _error_columns(head)
     # task -> {its trial (or ('line', n) without a trial name): line} of the lines its error column marks, a harness
     # fault, not an outcome; a graded line of the same trial (a counts line: of the task) supersedes it, either order
     err: dict[str, dict] = {}
+    err_said: dict[str, str] = {}  # task -> the first of its error lines' detail (which column marked it)
     succ: dict[str, int] = {}
     runs: dict[str, int] = {}
     first: dict[str, int] = {}
@@ -723,10 +736,11 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
             skipped[iid] = None
             continue
         trial = rec[trial_col].strip() if trial_col is not None and len(rec) > trial_col else ""
-        if ce is not None and len(rec) > ce and _error_cell(rec[ce]):  # a trial: errored trials were scored
+        if (marked := _marked_error(head, rec, ces)) is not None:  # a trial: errored trials were scored
             if counts and iid in succ or trial and (iid, trial) in trial_line:
                 continue  # a graded run of it is in the file: the grade stands (a re-trial)
             err.setdefault(iid, {}).setdefault(trial or ("line", n), n)
+            err_said.setdefault(iid, marked)
             continue
         if counts:
             k, t = rec[cols[1]].strip(), rec[cols[2]].strip()
@@ -781,8 +795,8 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
             ls != list(range(ls[0], ls[-1] + 1)) else f"lines {ls[0]}-{ls[-1]}"
 
     out = [_trials_outcome(i, succ[i], trials, f"{succ[i]}/{trials} trials ({where(i)})", str(path)) for i in succ]
-    out += [HarnessOutcome(i, ERROR, f"{len(lines)} line(s) marked as a harness error in column {head[ce]!r} (from "
-                                     f"line {min(lines.values())})", str(path), rate_if_unresolved=if_failed.get(i))
+    out += [HarnessOutcome(i, ERROR, f"{len(lines)} line(s) marked as a harness error: {err_said[i]} (from line "
+                                     f"{min(lines.values())})", str(path), rate_if_unresolved=if_failed.get(i))
             for i, lines in err.items()]
     return HarnessRead("trials_csv", str(path), out, skipped=list(skipped))
 

@@ -859,8 +859,9 @@ def register(group: click.Group) -> None:
           the harness's run summary <model>.<run_id>.json (schema_version 2),
           an sb-cli report (sb-cli-reports/<subset>__<split>__<run_id>.json),
           a CSV with columns instance_id,resolved (or task_id,resolved; the header may be left out:
-            then the first column is the task id and the second the outcome; a true cell in a column
-            error, errored, harness_error or is_error makes the line a harness error),
+            then the first column is the task id and the second the outcome; a cell that is true or
+            an error's message in a column named error, errors, errored or exception, or with such a
+            word (is_error, error_message, ...), makes the line a harness error),
           a Terminal-Bench run's results.json (tb run: runs/<run_id>/results.json, or that folder;
             one entry per trial, here one trial per task),
           a Harbor job folder (jobs/<job_name>/, one <trial_name>/result.json per trial), or one
@@ -876,7 +877,7 @@ def register(group: click.Group) -> None:
         On a bank of repeated trials (e.g. terminal-bench) PATH is a CSV:
           task_id,successes,trials   one line per task, or
           task_id,resolved           one line per trial (a trial column catches a trial given twice;
-                                     a true error column makes the task a harness error);
+                                     an error column's message makes the task a harness error);
           or a Terminal-Bench run's results.json (tb run --n-attempts equal to the bank's trials;
                                      an unresolved trial, timeouts included, is a failure, as tb counts it);
           or a Harbor job folder (harbor run --n-attempts equal to the bank's trials; a task
