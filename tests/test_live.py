@@ -2406,9 +2406,12 @@ def test_a_read_only_disk_is_named_at_the_lock(bank, tmp_path, monkeypatch):
 
     monkeypatch.setattr(live_session, "fit_model", no_fit)
     monkeypatch.setattr("tempfile.TemporaryFile", read_only)
-    with pytest.raises(LiveSessionError, match=r"\(Read-only file system\); the file system is read-only: give a "
-                                               r"--session in a writable folder$"):
+    said = r"cannot write a session in .* \(Read-only file system\); the file system is read-only: give a --session in a "
+    with pytest.raises(LiveSessionError, match=said + "writable folder$"):
         LiveSession.create(tmp_path / "other.hspr", 4, matrix=bank["csv"], method="uniform")
+    with pytest.raises(LiveSessionError, match=said):  # a folder still to be made: its parent is probed
+        LiveSession.create(tmp_path / "new" / "sub" / "other.hspr", 4, matrix=bank["csv"], method="uniform")
+    assert not (tmp_path / "new").exists() and not list(tmp_path.glob("other.hspr*"))
 
 
 @pytest.mark.parametrize("seed", [1.7, "3", True, None, -1])

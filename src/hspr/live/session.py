@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import glob
 import json
 import os
@@ -212,6 +213,26 @@ def _torn_moved(jf: journal.JournalFile, path: Path) -> str:
 
 
 # ---------------------------------------------------------------------- the session
+def _check_room(path: Path) -> None:
+    """LiveSessionError, before any fit, when the session file cannot be written where ``path`` says:
+    a read-only disk, a full one, a folder without write permission (re-trials: each was refused once
+    the method had been fitted, minutes on a large bank, and a full disk left a lock file behind).
+    Probed with a small temporary file (4 KiB, about a new session's size) in ``path``'s folder, or in
+    its nearest existing parent when the folder is still to be made; nothing is left behind."""
+    folder = next((p for p in path.parents if p.is_dir()), None)
+    if folder is None:
+        return
+    try:
+        with tempfile.TemporaryFile(dir=folder) as fh:
+            fh.write(b"\0" * 4096)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        fix = ("the file system is read-only: give a --session in a writable folder" if exc.errno == errno.EROFS else
+               f"{OS_FIXES.get(exc.errno, 'fix the permissions')}, or give a --session in another folder")
+        raise LiveSessionError(f"{path}: cannot write a session in {folder} ({exc.strerror or exc}); {fix}") from None
+
+
 class LiveSession:
     """A method session persisted in a file; see the module docstring.
 
@@ -350,12 +371,7 @@ class LiveSession:
                 f"{path} already exists; choose another --session path or pass --force to replace it (from Python: "
                 "another path, or overwrite=True)"
             )
-        if path.parent.is_dir():  # a folder that cannot take the session is said before the fit, not after it (a
-            try:  # re-trial: a read-only disk was refused once the method had been fitted); no file is left behind
-                tempfile.TemporaryFile(dir=path.parent).close()
-            except OSError:
-                with session_lock(path):  # fails as the write would, saying why and what to do
-                    pass
+        _check_room(path)
         seed = check_seed(seed)  # before the fit, as start() checks it (1.7 was stored as 1, -1 called the file corrupt)
         if matrix is None and bank is None:
             bank = "verified"
