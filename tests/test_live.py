@@ -423,9 +423,9 @@ def test_refused_inputs(bank, tmp_path):
     # a re-trial: typed exactly but in the other form, the hint printed the id as typed: it now says why
     assert did_you_mean(["ta\u0308sk-1"], ["other", "t\u00e4sk-1"]) == (
         "; did you mean 't\u00e4sk-1' (it prints the same: the two spell an accented letter in different Unicode forms, "
-        "one character or a letter and a combining mark; the bank's ids are in form NFC: normalise the text to it, e.g. "
-        "Python's unicodedata.normalize('NFC', text))?")
-    assert "the bank's ids are in form NFD" in did_you_mean(["t\u00e4sk-1"], ["ta\u0308sk-1"])
+        "one character or a letter and a combining mark; the bank spells this id in form NFC: normalise it to that form, "
+        "e.g. Python's unicodedata.normalize('NFC', task_id))?")
+    assert "the bank spells this id in form NFD" in did_you_mean(["t\u00e4sk-1"], ["ta\u0308sk-1"])
     # a hostile trial: a bank id with a zero-width space could not be typed, and nothing said why
     assert did_you_mean(["task_0"], ["task_0\u200b", "task_1"]) == ("; did you mean 'task_0\\u200b' (it holds the invisible "
                                                                   "character(s) U+200B: copy the id from `hspr live next`, "

@@ -1296,9 +1296,14 @@ def test_a_results_file_cut_off_is_named_as_such(tmp_path, synth):
         short.write_text(cut)
         res = CliRunner().invoke(_cli(), ["report", str(short), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
         assert res.exit_code == 2 and "the file was cut off" in " ".join(res.output.split()), (cut, res.output)
-    (tmp_path / "bad.json").write_text('{"runs" 1}')
-    res = CliRunner().invoke(_cli(), ["report", str(tmp_path / "bad.json")])
-    assert res.exit_code == 2 and "invalid JSON at line 1" in res.output and "cut off" not in res.output
+    short.write_text('{"runs": [{"agent": "caf\\u00')  # cut inside an escape (a second re-trial)
+    res = CliRunner().invoke(_cli(), ["report", str(short), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
+    assert res.exit_code == 2 and "the file was cut off" in " ".join(res.output.split()), res.output
+    # not cut off: a mistake inside the file, or a whole document with more after it (a second re-trial: 'cut off')
+    for n, bad in enumerate(('{"runs" 1}', text + "0", text + "\0" * 5, '{"a": "\\u00zz", "b": 1}')):
+        (tmp_path / f"bad{n}.json").write_text(bad)
+        res = CliRunner().invoke(_cli(), ["report", str(tmp_path / f"bad{n}.json")])
+        assert res.exit_code == 2 and "invalid JSON at line" in res.output and "cut off" not in res.output, bad[-20:]
 
 
 @pytest.mark.parametrize("field, value, needle", [

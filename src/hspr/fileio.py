@@ -363,6 +363,10 @@ def _cut_off(text: str, exc: json.JSONDecodeError) -> bool:
     """Whether JSON ``text`` fails because it ends early: nothing but white space or NUL bytes (space a
     crash left unwritten) after the error, the start of a literal (``tr``, ``-``, ``1e``), or a string
     never closed (a hostile trial and its re-trial: a cut results file was only 'invalid JSON at line 191')."""
+    if exc.msg == "Extra data":  # a whole document, and more after it (its re-trial: called cut off)
+        return False
+    if exc.msg.startswith("Invalid \\uXXXX escape"):  # cut inside an escape such as \u00e9 (its re-trial)
+        return '"' not in text[exc.pos:]
     tail = text[exc.pos:].strip("\0 \t\r\n")
     return exc.msg.startswith("Unterminated string") or _LITERAL_START.fullmatch(tail) is not None
 

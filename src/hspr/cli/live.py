@@ -321,7 +321,7 @@ def _save_piped(session_path: str) -> str:
         # piped in again, it is kept beside the session as usual (a re-trial: given as a file, the session named a
         # temporary file as its source; and the paths were not quoted)
         kept = (f"what was piped in is saved in {spare}: once there is room, run `hspr live ingest --session "
-                f"{shlex.quote(session_path)} - < {shlex.quote(spare)}`" if spare else
+                f"{shlex.quote(session_path)} - < {shlex.quote(spare)}`, then delete it" if spare else
                 "what was piped in could not be saved anywhere: pipe it in again once there is room")
         raise LiveSessionError(f"cannot save the piped input as {dest}: {exc.strerror or exc}; nothing was recorded; "
                                f"{kept}") from None

@@ -308,7 +308,7 @@ def _conversion(path: Path, sep: str) -> str:
     import shlex
 
     out, n = path.with_name(f"{path.stem}_comma.csv"), 1
-    while out.exists():
+    while out.exists() or out.is_symlink():  # a dangling link too: writing through it makes its target
         n += 1
         out = path.with_name(f"{path.stem}_comma_{n}.csv")
     code = (f"import pandas as pd; pd.read_csv({json.dumps(str(path))}, sep={json.dumps(sep)}, dtype=str)"

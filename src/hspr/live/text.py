@@ -158,9 +158,9 @@ def did_you_mean(unknown: list[str], known) -> str:
             # a hostile trial: the hint printed as the id typed, with no word why; its re-trial: "copy the id from
             # `hspr live next`" did not help an ingested file
             form = next((f for f in ("NFC", "NFD") if unicodedata.normalize(f, b) == b), None)
-            fix = ("the bank's id mixes the two forms: fix it in the bank" if form is None else
-                   f"the bank's ids are in form {form}: normalise the text to it, e.g. Python's "
-                   f"unicodedata.normalize({form!r}, text)")
+            fix = ("the bank's id is in neither form NFC nor NFD: fix it in the bank" if form is None else
+                   f"the bank spells this id in form {form}: normalise it to that form, e.g. Python's "
+                   f"unicodedata.normalize({form!r}, task_id)")  # this id's: a bank may mix forms (its re-trial)
             why = (" (it prints the same: the two spell an accented letter in different Unicode forms, one character "
                    f"or a letter and a combining mark; {fix})")
         else:
