@@ -569,9 +569,7 @@ def session_lock(path: Path):
         raise LiveSessionError(f"{path}: {lock} is a folder, but hspr keeps the session's lock file under that "
                                "name: move the folder away (nothing of the session is in it)") from None
     except OSError as exc:
-        if exc.errno == errno.EROFS and not path.exists():  # a hostile trial: `live start` was told to copy a file
-            fix = "the file system is read-only: give a --session in a writable folder"  # that does not exist yet
-        elif exc.errno == errno.EROFS:  # a trial: told to fix the lock file's permissions on a read-only disk
+        if exc.errno == errno.EROFS:  # a trial: told to fix the lock file's permissions on a read-only disk
             fix = (f"the file system is read-only, and a change needs the lock file beside the session: to go on with "
                    f"it, copy {path.name} to a writable folder and give the copy as --session (`hspr live status` works "
                    "where it is); to start anew, give a --session in a writable folder")
