@@ -440,6 +440,14 @@ def test_csv_error_column_holding_the_message_is_a_harness_error(tmp_path):
     for name in ("terror", "errorless", "stderr_lines"):  # not an error column: the line is graded
         p.write_text(f"instance_id,resolved,{name}\na__a-1,0,x\n")
         assert [o.outcome for o in read_outcomes(p).outcomes] == [0], name
+    # a third re-trial: camelCase and plural names were not read; '[]' in an 'errors' column marked an error; and a
+    # column named as the opposite ('no_error': true is a clean run) was read the wrong way round
+    for name in ("errorType", "errorMessage", "hasError", "exceptions", "error.type"):
+        p.write_text(f"instance_id,resolved,{name}\na__a-1,0,AgentTimeoutError\na__a-2,1,[]\n")
+        assert [o.outcome for o in read_outcomes(p).outcomes] == [None, 1], name
+    for name in ("no_error", "error_free", "without_errors", "resolved_without_error", "NoError"):
+        p.write_text(f"instance_id,resolved,{name}\na__a-1,1,true\na__a-2,0,false\na__a-3,0,\na__a-4,1,Timeout\n")
+        assert [o.outcome for o in read_outcomes(p).outcomes] == [1, None, 0, None], name
     # its second re-trial: with two error columns only one was read; and an errored line whose resolved cell is no
     # outcome ('N/A') was refused whole
     p.write_text("instance_id,resolved,exception,error\na__a-1,1,Timeout,0\na__a-2,1,,1\na__a-3,N/A,,Timeout\n"

@@ -511,37 +511,56 @@ def _line(fields: list[str]) -> str:
     return shorten(",".join(fields), 80)
 
 
-#: how a header column that flags a harness error is named: ``error``, ``errored``, ``errors`` or
-#: ``exception`` as a word of it (``is_error``, ``harness_error``, ``error_message``, ``error_type``,
-#: ``exception_info``, ...). A cell that is not :data:`NO_ERROR` in any such column makes the line a
-#: harness error (no graded outcome, re-run or ``--errors-as-unresolved``) whatever its 'resolved' cell
-#: says (re-trials: 'error_message', 'exception' and 'error_type' were ignored, and with two error
-#: columns only one was read: their runs were scored)
-ERROR_COLUMN = re.compile(r"(?:.*[_\s-])?(?:error|errored|errors|exception)(?:[_\s-].*)?")
+#: how a header column that flags a harness error is named: ``error``, ``errored``, ``errors``,
+#: ``exception`` or ``exceptions`` as a word of it (``is_error``, ``harness_error``, ``error_message``,
+#: ``errorType``, ``exception_info``, ...). A cell that is not :data:`NO_ERROR` in any such column makes
+#: the line a harness error (no graded outcome, re-run or ``--errors-as-unresolved``) whatever its
+#: 'resolved' cell says (re-trials: 'error_message', 'exception', 'error_type' and 'errorType' were
+#: ignored, and with two error columns only one was read: their runs were scored)
+ERROR_COLUMN = re.compile(r"(?:.*_)?(?:error|errored|errors|exception|exceptions)(?:_.*)?")
+#: an error column named as its opposite (``no_error``, ``without_errors``, ``error_free``): there a
+#: false cell marks the harness error, a true or empty one a clean run (a re-trial: they were read the
+#: wrong way round)
+NEGATED_ERROR_COLUMN = re.compile(r"(?:.*_)?(?:no|not|non|without)_(?:.*_)?(?:error|errors|exception|exceptions)|"
+                                  r"(?:.*_)?(?:error|errors|exception|exceptions)_free(?:_.*)?")
 #: an error column's cells that say "no error", besides the no-value markers (empty, none, nan, n/a, ...)
-NO_ERROR = frozenset({"0", "false", "no", "f", "n", "-", "ok", "success", "no error"})
+NO_ERROR = frozenset({"0", "false", "no", "f", "n", "-", "ok", "success", "no error", "no errors", "[]", "{}", '""',
+                      "''"})
 
 
-def _error_cell(text: str) -> bool:
+def _error_cell(text: str, negated: bool = False) -> bool:
     """Whether an error column's cell marks a harness error: any text but :data:`NO_ERROR` or a
     no-value marker, a true cell or the error's own message, as harnesses write it (a hostile trial:
     ``Timeout after 1800s`` read as no error, and the run was recorded as the agent's failure; its
-    re-trial: ``failed`` likewise). Unknown text errs on the side of a re-run, not of an outcome."""
-    return not is_missing(text) and normalise(text) not in NO_ERROR
+    re-trial: ``failed`` likewise). Unknown text errs on the side of a re-run, not of an outcome. In a
+    ``negated`` column (:data:`NEGATED_ERROR_COLUMN`) anything but a true cell or a no-value marker."""
+    if is_missing(text):
+        return False
+    return outcome(text) != 1 if negated else normalise(text) not in NO_ERROR
 
 
-def _error_columns(head: list[str]) -> list[int]:
-    """Indices of the :data:`ERROR_COLUMN` columns of a lower-cased header, in header order."""
-    return [k for k, c in enumerate(head) if ERROR_COLUMN.fullmatch(c)]
+def _column_words(name: str) -> str:
+    """A header name as lower-case words joined by ``_``: ``errorType`` and ``Error Type`` and
+    ``error-type`` all read ``error_type``."""
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.strip())
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
-def _marked_error(head: list[str], rec: list[str], columns: list[int]) -> str | None:
-    """The detail of a line's harness error, naming the first of ``columns`` that marks it (with its
-    text when that is a message, not a true cell), or None when none does."""
-    k = next((k for k in columns if k < len(rec) and _error_cell(rec[k])), None)
+def _error_columns(header: list[str]) -> list[tuple[int, bool]]:
+    """(index, negated) of the error columns of a header as written (:data:`ERROR_COLUMN`,
+    :data:`NEGATED_ERROR_COLUMN`), in header order."""
+    words = [_column_words(c) for c in header]
+    return [(k, NEGATED_ERROR_COLUMN.fullmatch(w) is not None) for k, w in enumerate(words) if ERROR_COLUMN.fullmatch(w)]
+
+
+def _marked_error(head: list[str], rec: list[str], columns: list[tuple[int, bool]]) -> str | None:
+    """The detail of a line's harness error, naming the first of ``columns`` (:func:`_error_columns`)
+    that marks it (with its text when that is a message, not a true or false cell), or None when none does."""
+    k = next((k for k, negated in columns if k < len(rec) and _error_cell(rec[k], negated)), None)
     if k is None:
         return None
-    return f"column {head[k]!r} marks a harness error" + ("" if outcome(rec[k]) == 1 else f" ({shorten(rec[k].strip(), 60)!r})")
+    return (f"column {head[k]!r} marks a harness error"
+            + ("" if outcome(rec[k]) is not None else f" ({shorten(rec[k].strip(), 60)!r})"))
 
 
 #: header columns of an outcome CSV that name the agent: more than one value there is more than one agent
@@ -627,7 +646,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
                 f"{path}: header {_line(recs[0][1])} has no 'resolved' column; expected '{id_col},resolved'{counts}"
             )
         ci, cr, width = head.index(id_col), head.index("resolved"), len(head)
-        ces = _error_columns(head)
+        ces = _error_columns(recs[0][1])
         recs = recs[1:]
         if not recs:
             raise HarnessFormatError(f"{path}: no outcome lines under the header; nothing to record")
@@ -715,7 +734,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     counts = {"successes", "trials"} <= set(head)
     cols = [ci] + ([head.index("successes"), head.index("trials")] if counts else [head.index("resolved")])
     trial_col = head.index("trial") if "trial" in head and not counts else None
-    ces = _error_columns(head)
+    ces = _error_columns(recs[0][1])
     # task -> {its trial (or ('line', n) without a trial name): line} of the lines its error column marks, a harness
     # fault, not an outcome; a graded line of the same trial (a counts line: of the task) supersedes it, either order
     err: dict[str, dict] = {}

@@ -861,7 +861,8 @@ def register(group: click.Group) -> None:
           a CSV with columns instance_id,resolved (or task_id,resolved; the header may be left out:
             then the first column is the task id and the second the outcome; a cell that is true or
             an error's message in a column named error, errors, errored or exception, or with such a
-            word (is_error, error_message, ...), makes the line a harness error),
+            word (is_error, error_message, errorType, ...; false in no_error or error_free), makes the
+            line a harness error),
           a Terminal-Bench run's results.json (tb run: runs/<run_id>/results.json, or that folder;
             one entry per trial, here one trial per task),
           a Harbor job folder (jobs/<job_name>/, one <trial_name>/result.json per trial), or one
