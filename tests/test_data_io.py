@@ -427,6 +427,8 @@ BAD_JSONL = [
     ('[{"subject_id": "a1"}]\n', ["line 1", "not a subject record: an array, not an object"]),
     ('{"subject_id": "a1", "responses": null}\n', ["line 1", "its 'responses' is null, not an object"]),
     ('{}\n', ["line 1", "not a subject record: an empty object"]),
+    ('{"subject_id": null, "responses": {"t1": 1}}\n', ["line 1", "subject_id must be a string, got null"]),
+    ('{"subject_id": true, "responses": {"t1": 1}}\n', ["line 1", "subject_id must be a string, got true"]),
     # its re-trial: a line lacking only its subject_id was called a whole object of agents
     ('{"responses": {"t1": 1}}\n', ["line 1", "no 'subject_id' key (its keys: responses)"]),
     ('{"subject_id": "a1", "responses": {"t1": 1}}\n{"subject": "a2", "responses": {"t1": 1}}\n',

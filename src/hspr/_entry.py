@@ -99,7 +99,7 @@ def guard_stderr() -> None:
     err = sys.stderr
     if type(err) is io.TextIOWrapper:
         guarded = _StderrThatNeverFails(err.buffer, encoding=err.encoding, errors=err.errors,
-                                        line_buffering=err.line_buffering)
+                                        line_buffering=err.line_buffering, write_through=err.write_through)
         guarded.replaced = err  # kept alive: collected, it would close the buffer the two share
         sys.stderr = guarded
 

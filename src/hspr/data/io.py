@@ -770,7 +770,7 @@ def _jsonl_record(path: Path, n: int, line: str) -> tuple[str, dict]:
         raise DataError(f"{path}: line {n}: not a subject record: {_not_a_record(obj)}; {shape}")
     sid = obj["subject_id"]
     if not isinstance(sid, (str, int)) or isinstance(sid, bool):
-        raise DataError(f"{path}: line {n}: subject_id {sid!r} must be a string")
+        raise DataError(f"{path}: line {n}: subject_id must be a string, got {shorten(json.dumps(sid), 40)}")
     responses: dict = {}
     given: dict = {}
     for key, value in obj["responses"].items():  # ids are stripped as the CSV readers strip them

@@ -229,6 +229,8 @@ def _check_room(path: Path) -> None:
             os.fsync(fh.fileno())
     except OSError as exc:
         fix = ("the file system is read-only: give a --session in a writable folder" if exc.errno == errno.EROFS else
+               "fix the folder's permissions, or give a --session in another folder" if exc.errno in (errno.EACCES,
+                                                                                                     errno.EPERM) else
                f"{OS_FIXES.get(exc.errno, 'fix the permissions')}, or give a --session in another folder")
         raise LiveSessionError(f"{path}: cannot write a session in {folder} ({exc.strerror or exc}); {fix}") from None
 
