@@ -169,3 +169,27 @@ def test_a_stderr_that_cannot_be_written_does_not_stop_the_command(tmp_path):
             with open(stderr, "w") as full:
                 code = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=full, env=env, timeout=120).returncode
         assert code == 0 and len(json.loads(out.read_text())["runs"]) == 8, name
+
+
+def test_a_locale_that_cannot_encode_the_output_does_not_end_in_a_traceback(tmp_path):
+    """A trial: under `PYTHONIOENCODING=ascii` (an ASCII locale) the replay table's Kendall τ ended in a
+    UnicodeEncodeError, and under `PYTHONIOENCODING=utf-8` so did a file name that is no UTF-8 (its undecodable
+    byte). Now τ is written as its escape, and the file name's byte as it was."""
+    import os
+    import subprocess
+    import sys
+
+    rows = "".join(f"a{i}," + ",".join(str(int(j < i + 2)) for j in range(12)) + "\n" for i in range(8))
+    bank = tmp_path / "b.csv"
+    bank.write_text("agent," + ",".join(f"t{j}" for j in range(12)) + "\n" + rows)
+    env = {**os.environ, "HSPR_CACHE_DIR": str(tmp_path / "cache"), "PYTHONIOENCODING": "ascii", "COLUMNS": "200"}
+    done = subprocess.run([sys.executable, "-m", "hspr", "replay", "--matrix", str(bank), "--methods", "uniform",
+                           "--seeds", "0", "--out", str(tmp_path / "r.json")], capture_output=True, env=env, timeout=120)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-300:]
+    assert b"\\u03c4" in done.stdout and b"uniform" in done.stdout
+    odd = os.fsencode(tmp_path) + b"/\xffbank.csv"
+    with open(odd, "wb") as f:
+        f.write(bank.read_bytes())
+    env["PYTHONIOENCODING"] = "utf-8"
+    done = subprocess.run([sys.executable, "-m", "hspr", "bank", "validate", odd], capture_output=True, env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith(odd + b": OK"), (done.stdout[:200], done.stderr[-300:])

@@ -58,6 +58,24 @@ def open_closed_streams() -> None:
         setattr(sys, name, open(null, mode, encoding="utf-8", closefd=null != fd))
 
 
+def encode_any_text() -> None:
+    """Let stdout and stderr write any text: where their encoding would refuse a character (an ASCII
+    locale or ``PYTHONIOENCODING=ascii`` refusing the table's τ, or a file name that is no UTF-8 under
+    ``PYTHONIOENCODING=utf-8``; a trial saw both end in a traceback), a UTF-8 stream writes a file name's
+    undecodable bytes back as they were (``surrogateescape``, Python's own choice in the C locale) and
+    any other writes the character as a backslash escape (``\\u03c4``). A stream that already has a
+    tolerant error handler, or is no text file, is left as it is."""
+    import codecs
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if getattr(stream, "errors", None) != "strict" or not hasattr(stream, "reconfigure"):
+            continue
+        utf8 = codecs.lookup(stream.encoding).name == "utf-8"
+        with contextlib.suppress(OSError, ValueError):
+            stream.reconfigure(errors="surrogateescape" if utf8 else "backslashreplace")
+
+
 def to_null_device(stream) -> None:
     """Point ``stream``'s file descriptor (stdout, stderr) at the null device: after its reader has
     stopped reading (a closed pipe) or its disk is full, later writes, and Python's flush at exit,
@@ -124,6 +142,7 @@ def run() -> None:
             signal.signal(sig, terminate)
     sys.unraisablehook = unraisable
     open_closed_streams()
+    encode_any_text()
     guard_stderr()
     try:
         from .cli import main
