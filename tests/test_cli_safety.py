@@ -274,6 +274,14 @@ def test_an_os_error_message_gives_the_fix_its_cause_calls_for(code, fix):
     assert os_error_message(OSError(code, os.strerror(code))).startswith("writing this command's output (stdout, or")
 
 
+def test_a_permission_error_on_a_folder_names_the_folder(tmp_path):
+    """A trial: a folder that could not be read was told to 'fix the file's permissions'."""
+    from hspr.cli.common import os_error_message
+
+    assert "; fix the folder's permissions, then" in os_error_message(PermissionError(errno.EACCES, "no", str(tmp_path)))
+    assert "; fix the file's permissions, then" in os_error_message(PermissionError(errno.EACCES, "no", "in.csv"))
+
+
 def test_an_operation_not_permitted_names_the_immutable_flag():
     """A crash-safety trial: `start --force` over an immutable file (chattr +i) was told to fix its permissions,
     which root's chmod cannot."""

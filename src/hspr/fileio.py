@@ -195,7 +195,8 @@ def write_bytes_durable(data: bytes, path: Path) -> None:
         # trial); refuse as opening it for writing would
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # the start of the name only: a whole name near the file system's limit (255 bytes) made the temporary one too long
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:48]}.", suffix=".tmp")
     try:
         if path.exists():
             mode = path.stat().st_mode & 0o777

@@ -251,6 +251,8 @@ def os_error_message(exc: OSError, where: str | os.PathLike | None = None) -> st
     (a failed ``write`` of an open file: a full disk or the size limit)."""
     name = exc.filename or where
     fix = OS_FIXES.get(exc.errno, "free space, fix the permissions or choose another path")
+    if name and os.path.isdir(name):  # a trial: a folder it could not read was called a file
+        fix = fix.replace("the file's", "the folder's")
     # a crash-safety trial: a full disk under stdout was reported as if the session's disk were full
     what = f"{name}: " if name else "writing this command's output (stdout, or its --out file): "
     return f"{what}{exc.strerror or exc}; {fix}, then run the command again"
