@@ -2414,6 +2414,63 @@ def test_a_read_only_disk_is_named_at_the_lock(bank, tmp_path, monkeypatch):
     assert not (tmp_path / "new").exists() and not list(tmp_path.glob("other.hspr*"))
 
 
+def test_a_folder_that_cannot_be_read_is_refused_before_the_fit(bank, tmp_path, monkeypatch):
+    """A trial (as a user without root): in a folder it could write but not read (chmod 333), `live start` fitted
+    the method, wrote the session, and only then failed (the new file is made durable through its folder) with
+    'fix the file's permissions'. Root reads any folder, so the permission check is given the user's answer."""
+    import hspr.live.session as live_session
+
+    folder = tmp_path / "write-only"
+    folder.mkdir()
+    real_access = os.access
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the session folder was checked")
+
+    monkeypatch.setattr(live_session, "fit_model", no_fit)
+    monkeypatch.setattr(live_session.os, "access", lambda p, mode: Path(p) != folder and real_access(p, mode))
+    with pytest.raises(LiveSessionError, match=r"write-only/s.hspr: cannot read the folder .*write-only, which a "
+                                               r"session needs .*fix the folder's permissions \(chmod u\+rx\)"):
+        LiveSession.create(folder / "s.hspr", 4, matrix=bank["csv"], method="uniform")
+    assert list(folder.iterdir()) == []
+    with pytest.raises(AssertionError, match="fitted before"):  # a folder still to be made (in it) is made readable
+        LiveSession.create(folder / "new" / "s.hspr", 4, matrix=bank["csv"], method="uniform")
+
+
+def test_a_session_name_too_long_for_the_files_beside_it_is_refused_before_the_fit(bank, tmp_path, monkeypatch):
+    """A trial: a 251-character --session name was refused, for its lock file, after the fit; a 236-character
+    one was created, and `live ingest -` could not save its input beside it. The longest companion is counted."""
+    import hspr.live.session as live_session
+    from hspr.fileio import write_bytes_durable
+
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX") - 30
+    fitted = []
+    real_fit = live_session.fit_model
+    monkeypatch.setattr(live_session, "fit_model", lambda *a, **k: fitted.append(1) or real_fit(*a, **k))
+    with pytest.raises(LiveSessionError, match=rf"name is {limit + 1} bytes long.*give a --session name of at most "
+                                               rf"{limit} bytes"):
+        LiveSession.create(tmp_path / ("x" * (limit - 4) + ".hspr"), 4, matrix=bank["csv"], method="uniform")
+    assert fitted == [] and list(tmp_path.iterdir()) == []
+    longest = tmp_path / ("y" * (limit - 5) + ".hspr")
+    live = LiveSession.create(longest, 4, matrix=bank["csv"], method="uniform")
+    kept = Path(live.path).with_name(Path(live.path).name + ".stdin-20261206T140747-99.json")
+    write_bytes_durable(b"{}", kept)  # the longest file kept beside it (and its temporary name) fits
+    assert kept.read_bytes() == b"{}" and fitted == [1]
+
+
+def test_a_session_folder_that_is_a_dangling_link_is_refused(bank, tmp_path):
+    """A trial: `--session link/s.hspr` with `link` pointing to a folder that does not exist made that folder (for a
+    disk that is not mounted, a folder on the wrong disk). Now it is refused, and nothing is made."""
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    with pytest.raises(LiveSessionError, match=r"link/sub/s.hspr: the folder .*link is a symbolic link to .*gone, which "
+                                               r"does not exist \(a disk not mounted\?\)"):
+        LiveSession.create(tmp_path / "link" / "sub" / "s.hspr", 4, matrix=bank["csv"], method="uniform")
+    assert not (tmp_path / "gone").exists()
+    (tmp_path / "gone").mkdir()
+    assert Path(LiveSession.create(tmp_path / "link" / "sub" / "s.hspr", 4, matrix=bank["csv"], method="uniform").path
+                ).is_file()
+
+
 @pytest.mark.parametrize("seed", [1.7, "3", True, None, -1])
 def test_create_checks_the_seed_as_start_does(bank, tmp_path, seed):
     """A hostile trial: seed=1.7 was stored as 1 and '3' as 3, None raised a raw TypeError, and -1

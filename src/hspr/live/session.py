@@ -213,15 +213,31 @@ def _torn_moved(jf: journal.JournalFile, path: Path) -> str:
 
 
 # ---------------------------------------------------------------------- the session
+#: the longest name suffix of a file kept beside a session (piped outcomes, `hspr live ingest -`; a replaced
+#: session's copy and the lock are shorter): a session's name leaves room for it
+_LONGEST_COMPANION = ".stdin-20261206T140747-99.json"
+
+
 def _check_room(path: Path) -> None:
     """LiveSessionError, before any fit, when the session file cannot be written where ``path`` says:
     a read-only disk, a full one, a folder without write permission (re-trials: each was refused once
     the method had been fitted, minutes on a large bank, and a full disk left a lock file behind).
     Probed with a small temporary file (4 KiB, about a new session's size) in ``path``'s folder, or in
-    its nearest existing parent when the folder is still to be made; nothing is left behind."""
+    its nearest existing parent when the folder is still to be made; nothing is left behind. An existing folder
+    must also be readable, and the file's name short enough for the files kept beside it."""
     folder = next((p for p in path.parents if p.is_dir()), None)
     if folder is None:
         return
+    try:
+        name_max = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no pathconf (Windows) or no such limit
+        name_max = 255
+    longest = len(os.fsencode(path.name + _LONGEST_COMPANION))
+    if longest > name_max:  # a trial: 251 characters were refused for the lock file, after the fit
+        raise LiveSessionError(f"{path}: the session file's name is {len(os.fsencode(path.name))} bytes long, and the "
+                               f"files kept beside it add up to {len(_LONGEST_COMPANION)} more (e.g. "
+                               f"<name>{_LONGEST_COMPANION}), where this file system allows {name_max}: give a --session "
+                               f"name of at most {name_max - len(_LONGEST_COMPANION)} bytes")
     try:
         with tempfile.TemporaryFile(dir=folder) as fh:
             fh.write(b"\0" * 4096)
@@ -233,6 +249,12 @@ def _check_room(path: Path) -> None:
                                                                                                      errno.EPERM) else
                f"{OS_FIXES.get(exc.errno, 'fix the permissions')}, or give a --session in another folder")
         raise LiveSessionError(f"{path}: cannot write a session in {folder} ({exc.strerror or exc}); {fix}") from None
+    if folder == path.parent and not os.access(folder, os.R_OK | os.X_OK):
+        # a trial: a folder that could be written but not read passed the probe, and the session was written after the
+        # fit, then refused (its folder is opened to make each change durable)
+        raise LiveSessionError(f"{path}: cannot read the folder {folder}, which a session needs (each change is made "
+                               "durable through it); fix the folder's permissions (chmod u+rx), or give a --session "
+                               "in another folder")
 
 
 class LiveSession:
@@ -367,6 +389,11 @@ class LiveSession:
             raise LiveSessionError(f"{path}: {blocker} is a file, not a folder; choose a --session path in a folder")
         if path.is_dir():
             raise LiveSessionError(f"{path} is a folder; give a file name for --session, e.g. {path / 'run.hspr'}")
+        dangling = next((p for p in path.parents if p.is_symlink() and not p.exists()), None)
+        if dangling is not None:  # a trial: the link's target was made, which for a disk not mounted is the wrong disk
+            raise LiveSessionError(f"{path}: the folder {dangling} is a symbolic link to {os.readlink(dangling)}, which does "
+                                   "not exist (a disk not mounted?); make that folder or fix the link, or give another "
+                                   "--session")
         path = _real(path)
         if path.exists() and not overwrite:
             raise LiveSessionError(
