@@ -805,7 +805,7 @@ def test_settings_that_would_run_another_setting_are_refused_when_built(sim):
         ("hspr_robust", {"shift": {"seed": -1}}, r"seed must be a whole number .* \(the seed of the calibration replays"),
         ("hspr_auto", {"fraction": 0}, r"fraction must be the budget fraction the selection replays, in \(0, 1\], got 0"),
         ("atlas", {"fourpl": {"bogus": 1}}, r"unknown atlas\.fourpl setting\(s\) \['bogus'\]"),
-        ("pta_irt", {"settings": "x"}, "expected an object of settings, got str"),
+        ("pta_irt", {"settings": "x"}, "expected an object of settings, got a string"),
         # counts (a code review: FAQ(rank=2.7) ran as rank 2): params.check_count
         ("faq", {"rank": 2.7}, r"rank must be a whole number >= 1, got 2\.7"),
         ("disco", {"n_estimators": 0}, "n_estimators must be a whole number >= 1, got 0"),

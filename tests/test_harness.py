@@ -520,7 +520,7 @@ def test_session_outcomes_of_another_kind_are_refused(tmp_path, tells, theirs, t
         read_outcomes(p, trials)
 
 
-@pytest.mark.parametrize("line, got", [('{"task": "b", "outcome": 1}', "type None"), ("[1, 2]", "a JSON list"),
+@pytest.mark.parametrize("line, got", [('{"task": "b", "outcome": 1}', "type None"), ("[1, 2]", "an array"),
                                        ('{"type": "undo", "task": "a"}', "type 'undo'")])
 def test_session_records_its_own_reader_refuses_are_refused(tmp_path, line, got):
     """A hostile trial: ingest skipped records that `live status` calls corrupt, and said nothing."""
@@ -648,3 +648,17 @@ def test_trial_counts_on_a_bank_of_one_outcome_per_task_are_named(tmp_path):
         read_outcomes(p)
     assert "no 'resolved' column" in str(exc.value) and "trial counts" not in str(exc.value)
 
+
+
+def test_a_report_of_the_wrong_shape_names_the_json_kind_not_pythons(tmp_path):
+    """A hostile trial: messages said 'got list' / 'got dict' / 'got NoneType' (Python's names) of a JSON file."""
+    from hspr.harness import parse_instance_report, read_outcomes
+
+    with pytest.raises(HarnessFormatError, match=r"got an array$"):
+        parse_instance_report([1], tmp_path / "report.json")
+    with pytest.raises(HarnessFormatError, match=r"entry 'a' must be an object with a 'resolved' flag, got null$"):
+        parse_instance_report({"a": None}, tmp_path / "report.json")
+    summary = tmp_path / "run.json"
+    summary.write_text('{"schema_version": 2, "resolved_ids": {"a": 1}, "unresolved_ids": [], "error_ids": []}')
+    with pytest.raises(HarnessFormatError, match=r"'resolved_ids' must be a list of instance ids, got an object$"):
+        read_outcomes(summary)

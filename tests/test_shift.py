@@ -123,11 +123,11 @@ def test_forward_split_refuses(agents, newest, match):
 
 
 @pytest.mark.parametrize("settings,match", [
-    ({"config": 5}, "'config' must be an object of HSPRConfig fields, got int 5"),
-    ({"config": [1]}, "'config' must be an object of HSPRConfig fields, got list"),
-    ({"shift": 5}, "'shift' must be an object of ShiftSettings fields, got int 5"),
+    ({"config": 5}, "'config' must be an object of HSPRConfig fields, got a number \\(5\\)"),
+    ({"config": [1]}, "'config' must be an object of HSPRConfig fields, got an array"),
+    ({"shift": 5}, "'shift' must be an object of ShiftSettings fields, got a number \\(5\\)"),
     # an API trial passed `hspr select --config-out`'s file name
-    ({"config": "cfg.json"}, r"got str 'cfg.json'; a file's settings are read first: config=json.load\(open\('cfg.json'\)\)"),
+    ({"config": "cfg.json"}, r"got a string \('cfg.json'\); a file's settings are read first: config=json.load\(open\('cfg.json'\)\)"),
 ])
 def test_robust_settings_of_the_wrong_shape_are_refused(settings, match):
     """A re-trial: a --config file {"config": 5} gave an AttributeError traceback (int has no to_dict)."""

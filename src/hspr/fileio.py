@@ -372,6 +372,15 @@ def _cut_off(text: str, exc: json.JSONDecodeError) -> bool:
     return exc.msg.startswith("Unterminated string") or _LITERAL_START.fullmatch(tail) is not None
 
 
+def json_kind(value: object) -> str:
+    """The JSON name of a parsed value's kind, with its article: 'an object', 'an array', 'a string', 'a boolean',
+    'a number' or 'null' (messages name what a file holds in its own terms, not Python's list / dict / NoneType);
+    for a value no JSON parser gives (from Python), its type's name."""
+    kinds = ((dict, "an object"), (list, "an array"), (str, "a string"), (bool, "a boolean"), ((int, float), "a number"))
+    return next((name for t, name in kinds if isinstance(value, t)),
+                "null" if value is None else f"a Python {type(value).__name__}")
+
+
 def read_json(path, error: type[Exception] = HsprError, what: str = "", text: str | None = None, hint: str = "",
               raise_missing: bool = False, fix: str = ""):
     """Parse a JSON file (or its already read ``text``): the one JSON reader of the package.

@@ -105,7 +105,7 @@ from types import MappingProxyType
 from .data import harbor
 from .data.matrix import DataError
 from .errors import shorten
-from .fileio import csv_records, find_below, loads, read_json, read_text
+from .fileio import csv_records, find_below, json_kind, loads, read_json, read_text
 from .outcomes import SPELLINGS, is_missing, normalise, outcome, pass_rate, trial_successes, whole_count
 
 RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL = "resolved", "unresolved", "empty_patch", "error", "partial"
@@ -242,7 +242,7 @@ def _load_json(path: Path, text: str | None = None):
 def _id_list(path: Path, data: dict, key: str) -> list[str]:
     ids = data.get(key, [])
     if not isinstance(ids, list):
-        raise HarnessFormatError(f"{path}: '{key}' must be a list of instance ids, got {type(ids).__name__}")
+        raise HarnessFormatError(f"{path}: '{key}' must be a list of instance ids, got {json_kind(ids)}")
     for i, x in enumerate(ids):
         if not isinstance(x, str) or not x.strip():
             raise HarnessFormatError(f"{path}: '{key}'[{i}] = {x!r} is not an instance id string")
@@ -272,13 +272,13 @@ def parse_instance_report(data: object, path: Path) -> list[HarnessOutcome]:
     if not isinstance(data, dict) or not data:
         raise HarnessFormatError(
             f"{path}: expected a per-instance report {{instance_id: {{'resolved': true/false, ...}}}}, "
-            f"got {type(data).__name__ if not isinstance(data, dict) else 'an empty object'}"
+            f"got {json_kind(data) if not isinstance(data, dict) else 'an empty object'}"
         )
     out = []
     for iid, rep in data.items():
         if not isinstance(rep, dict):
             raise HarnessFormatError(
-                f"{path}: entry {iid!r} must be an object with a 'resolved' flag, got {type(rep).__name__}"
+                f"{path}: entry {iid!r} must be an object with a 'resolved' flag, got {json_kind(rep)}"
             )
         if not isinstance(rep.get("resolved"), bool):
             if "resolved" not in rep and "model_patch" in rep:  # mini-swe-agent's preds.json (a live-loop trial)
@@ -496,7 +496,7 @@ def read_run_summary(path: str | Path) -> HarnessRead:
     path = Path(path)
     data = _load_json(path)
     if not isinstance(data, dict):
-        raise HarnessFormatError(f"{path}: expected a JSON object, got {type(data).__name__}")
+        raise HarnessFormatError(f"{path}: expected a JSON object, got {json_kind(data)}")
     return parse_run_summary(data, path, _json_form(data, path))
 
 
@@ -1212,7 +1212,7 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
 
     for i, ev in enumerate(events):
         if not isinstance(ev, dict) or ev.get("type") not in EVENT_TYPES:  # as the session's reader
-            got = f"type {ev.get('type')!r}" if isinstance(ev, dict) else f"a JSON {type(ev).__name__}"
+            got = f"type {ev.get('type')!r}" if isinstance(ev, dict) else f"{json_kind(ev)}"
             raise HarnessFormatError(f"{path}: {where(i)} is not an event of a session ({got}): the file is "
                                      "damaged or hand-edited; nothing was recorded")
         if ev["type"] == "withdraw":  # `live withdraw`: the task's outcome is taken back

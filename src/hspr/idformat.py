@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .data.matrix import DataError
-from .fileio import loads, read_json, read_text, write_text_durable
+from .fileio import json_kind, loads, read_json, read_text, write_text_durable
 
 FORMATS = ("lines", "space", "csv", "json", "regex", "harbor")
 #: forms whose text for no task at all matches no task, where empty text would select every task (an empty
@@ -215,7 +215,7 @@ def _read_predictions(path: Path):
                                 "its prediction's id: fix the key or the instance_id")
             return "dict", list(data.items())
         raise DataError(f"{path}: a predictions file is a JSON list, a JSON object keyed by instance id, or JSON "
-                        f"Lines; got {type(data).__name__}")
+                        f"Lines; got {json_kind(data)}")
     recs = []
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

@@ -16,6 +16,8 @@ import typing
 
 import numpy as np
 
+from .fileio import json_kind
+
 
 def plain(x):
     """``x`` as JSON values: dataclasses and dicts to dicts, tuples to lists, numpy scalars to Python."""
@@ -45,7 +47,7 @@ def build_dataclass(cls, values: dict, what: str):
     if isinstance(values, cls):
         return values
     if not isinstance(values, dict):
-        raise ValueError(f"{what}: expected an object of settings, got {type(values).__name__}")
+        raise ValueError(f"{what}: expected an object of settings, got {json_kind(values)}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - set(fields))
     if unknown:

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputWarning, brief, shorten
-from ..fileio import DuplicateKeyError, csv_error_message, csv_records, loads, read_json, read_text
+from ..fileio import DuplicateKeyError, csv_error_message, csv_records, json_kind, loads, read_json, read_text
 from ..outcomes import (
     MISSING,
     NO_RUN,
@@ -729,18 +729,12 @@ def _refuse_json_document(path: Path, text: str, first: str) -> None:
                     "(CSV, JSONL or a leaderboard folder; `hspr bank validate FILE` checks one)")
 
 
-def _json_type(value: object) -> str:
-    """The JSON name of a parsed value's kind, with its article: 'an array', 'a string', 'null', ..."""
-    kinds = ((dict, "an object"), (list, "an array"), (str, "a string"), (bool, "a boolean"), ((int, float), "a number"))
-    return next((name for t, name in kinds if isinstance(value, t)), "null")
-
-
 def _not_a_record(obj: object) -> str:
     """What keeps a parsed JSONL line from being a py-irt subject record (a hostile trial: an array, an
     array of responses and a whole ``{agent: {task: 0/1}}`` object were each told only 'not a subject
     record'; its re-trial: a line lacking only its subject_id was called a whole object of agents)."""
     if not isinstance(obj, dict):
-        return f"{_json_type(obj)}, not an object"
+        return f"{json_kind(obj)}, not an object"
     if not obj:
         return "an empty object"
     if "subject_id" not in obj:
@@ -750,7 +744,7 @@ def _not_a_record(obj: object) -> str:
         return f"no 'subject_id' key (its keys: {shorten(', '.join(map(str, obj)), 60)})"
     if "responses" not in obj:
         return "no 'responses' key"
-    return f"its 'responses' is {_json_type(obj['responses'])}, not an object {{task: 0/1}}"
+    return f"its 'responses' is {json_kind(obj['responses'])}, not an object {{task: 0/1}}"
 
 
 def _jsonl_record(path: Path, n: int, line: str) -> tuple[str, dict]:
@@ -966,7 +960,7 @@ def read_results_json(path: str | Path) -> dict[str, list[str]]:
         if ids is None:
             continue
         if not isinstance(ids, list):
-            raise DataError(f"{path}: '{key}' must be a list of instance ids, got {type(ids).__name__}")
+            raise DataError(f"{path}: '{key}' must be a list of instance ids, got {json_kind(ids)}")
         bad = [i for i, x in enumerate(ids) if not isinstance(x, str) or not x.strip()]
         if bad:
             raise DataError(f"{path}: '{key}'[{bad[0]}] = {ids[bad[0]]!r} is not an instance id string")

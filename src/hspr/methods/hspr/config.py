@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
+from ...fileio import json_kind
 from ...params import as_float_field
 
 ACQUISITIONS = ("score", "latent", "uniform", "midrange")
@@ -258,7 +259,7 @@ class HSPRConfig:
         """From a dict of HSPRConfig fields (missing ones at their defaults); ValueError for
         anything else (an unknown field, a refused value, the whole `hspr select --out` file)."""
         if not isinstance(d, dict):
-            raise ValueError(f"expected a JSON object of HSPR settings (e.g. {{\"rank\": 2}}), got {type(d).__name__}")
+            raise ValueError(f"expected a JSON object of HSPR settings (e.g. {{\"rank\": 2}}), got {json_kind(d)}")
         names = {f.name for f in fields(cls)}
         unknown = set(d) - names
         if isinstance(d.get("config"), dict) and "stages" in d:  # the whole `hspr select --out` file

@@ -123,7 +123,8 @@ from joblib import Parallel, delayed, effective_n_jobs
 
 from ...data.folds import dated, forward_split
 from ...data.matrix import DataError, ResponseMatrix
-from ...errors import HsprError
+from ...errors import HsprError, brief
+from ...fileio import json_kind
 from ...irt.fourpl import FourPLSettings, fit_4pl
 from ...numerics import Z90
 from ...parallel import single_thread_blas
@@ -866,7 +867,7 @@ class HSPRRobust(Method):
         for name, value, kind in (("config", config, HSPRConfig), ("shift", shift, ShiftSettings)):
             if value is not None and not isinstance(value, dict | kind):  # a re-trial: {"config": 5} was a traceback
                 raise ValueError(f"hspr_robust: {name!r} must be an object of {kind.__name__} fields, got "
-                                 f"{type(value).__name__} {value!r}{read_first_hint(name, value)}")
+                                 f"{json_kind(value)} ({brief(value, 60)}){read_first_hint(name, value)}")
         self.config = HSPRConfig.from_dict(config) if isinstance(config, dict) else config
         if isinstance(shift, dict):
             shift = build_dataclass(ShiftSettings, shift, "hspr_robust shift")
