@@ -627,6 +627,26 @@ def test_the_settings_digest_of_a_table_replay_is_that_of_the_entries_it_used(tm
     (tmp_path / "c2" / "cfg.json").write_text(json.dumps({**cfg, "kappa": 1.0}))
     a, b = replay(3, tmp_path / "c1" / "cfg.json", "hspr"), replay(4, tmp_path / "c2" / "cfg.json", "hspr")
     assert set(report.read_results([a, b])["seed"]) == {3, 4}  # 1 and 1.0: one setting
+    # a whole number written with a point (pandas' to_json) for an int setting was refused: "rank must be an integer"
+    (tmp_path / "c2" / "cfg.json").write_text(json.dumps({"rank": 1.0, "n_nodes": 512.0, "n_draws": 4096.0, "kappa": 1}))
+    c = replay(5, tmp_path / "c2" / "cfg.json", "hspr")
+    assert set(report.read_results([a, c])["seed"]) == {3, 5}  # 512 and 512.0: one setting
+
+
+def test_a_whole_number_with_a_point_is_read_as_the_int_setting_and_a_fraction_is_not():
+    from hspr.methods.hspr import HSPRConfig
+    from hspr.methods.hspr.robust import ShiftSettings
+    from hspr.params import build_dataclass
+
+    cfg = HSPRConfig.from_dict({"rank": 3.0, "refresh_every": 4.0})
+    assert cfg == HSPRConfig(rank=3, refresh_every=4) and type(cfg.rank) is int
+    for bad in (2.5, float("nan"), 2.0**60):
+        with pytest.raises(ValueError, match="rank must be an integer"):
+            HSPRConfig.from_dict({"rank": bad})
+    ints = [f.name for f in __import__("dataclasses").fields(ShiftSettings) if f.type in ("int", int)]
+    assert ints, "ShiftSettings has int fields"
+    built = build_dataclass(ShiftSettings, {ints[0]: float(getattr(ShiftSettings(), ints[0]))}, "shift")
+    assert built == ShiftSettings() and type(getattr(built, ints[0])) is int
 
 
 def test_replay_checks_a_targets_file_against_every_bank_before_any_work(tmp_path, monkeypatch):

@@ -60,7 +60,7 @@ def build_dataclass(cls, values: dict, what: str):
             v = build_dataclass(t, v, f"{what}.{name}")
         elif isinstance(v, list) and _is_tuple_type(t):
             v = tuple(tuple(x) if isinstance(x, list) else x for x in v)
-        kw[name] = as_float_field(t, v)
+        kw[name] = as_field_number(t, v)
     try:
         return cls(**kw)
     except TypeError as exc:
@@ -123,12 +123,18 @@ def check_random_state(name: str, value) -> int:
     return int(value)
 
 
-def as_float_field(t, v):
-    """``v`` as a float when the field's type ``t`` is float and ``v`` a whole number (not a bool):
-    ``{"kappa": 1}`` and ``{"kappa": 1.0}`` are one setting, with one settings digest (a re-trial:
-    a report refused them as two experiments). Anything else is returned as it is."""
+def as_field_number(t, v):
+    """``v`` as a float when the field's type ``t`` is float and ``v`` a whole number (not a bool), and
+    as an int when ``t`` is int and ``v`` a float with no fraction: ``{"kappa": 1}`` and ``{"kappa": 1.0}``
+    are one setting, with one settings digest (a re-trial: a report refused them as two experiments),
+    and so are ``{"rank": 3}`` and ``{"rank": 3.0}`` (a file written by a tool that writes every number
+    with a point, e.g. pandas' ``to_json``, was refused: "rank must be an integer, got 3.0"). Anything
+    else is returned as it is (2.5 for an int field is then refused by the field's own check)."""
     if t is float and isinstance(v, numbers.Integral) and not isinstance(v, bool):
         return float(v)
+    if (t is int and isinstance(v, (float, np.floating)) and math.isfinite(v) and v == int(v)
+            and abs(v) <= 2**53):  # beyond 2**53 a float no longer holds every whole number: the value is not exact
+        return int(v)
     return v
 
 

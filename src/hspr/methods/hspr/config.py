@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from ...fileio import json_kind
-from ...params import as_float_field
+from ...params import as_field_number
 
 ACQUISITIONS = ("score", "latent", "uniform", "midrange")
 DECISIONS = ("median", "mean")
@@ -285,7 +285,7 @@ class HSPRConfig:
                              "calibration settings go under \"shift\" in a --config file, {\"shift\": {\"sided\": "
                              "false}}, and in Python are its keyword shift=: get_method(\"hspr_robust\", shift={...}))")
         hints = typing.get_type_hints(cls)
-        return cls(**{k: as_float_field(hints.get(k), v) for k, v in d.items()})
+        return cls(**{k: as_field_number(hints.get(k), v) for k, v in d.items()})
 
     @classmethod
     def from_json(cls, path) -> HSPRConfig:
