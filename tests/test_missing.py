@@ -131,6 +131,13 @@ def test_cli_replay_notes_target_cells_without_a_run(tmp_path):
                                     "--methods", "uniform", "--seeds", "0", "-q", "--out", str(tmp_path / "r.json")])
     assert res.exit_code == 0, res.output
     assert "3 cell(s) of its rows have no run; they count as unresolved" in " ".join(res.output.split())
+    # a trial: with one target row, its blank cell was also warned about as a task "no agent ran" that "lowers every
+    # score" (the bank's wording); the note above says what it does
+    pd.DataFrame(vals[:1], index=pd.Index(tgt.agents[:1], name="agent"), columns=tgt.tasks).to_csv(tmp_path / "one.csv")
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "src.csv"), "--targets", str(tmp_path / "one.csv"),
+                                    "--methods", "uniform", "--seeds", "0", "-q", "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 0 and "3 cell(s) of its rows have no run" in " ".join(res.output.split()), res.output
+    assert "no agent ran" not in res.output
 
 
 def test_accepts_missing_says_which_methods_fit_with_missing_cells_and_replay_refuses_the_others_first(tmp_path):

@@ -29,7 +29,7 @@ from ..data.folds import (
     strongest_cut_tie,
     strongest_split,
 )
-from ..data.io import load_matrix, read_task_list
+from ..data.io import load_matrix, load_matrix_and_form, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import HsprError, InputWarning
 from ..fileio import write_json_durable, write_text_durable
@@ -520,7 +520,7 @@ def register(group: click.Group) -> None:
                 if why := label_problem(Path(targets).stem, reserved=False):  # it names the runs' label
                     raise click.BadParameter(f"{targets}: the runs are labelled by its file name "
                                              f"{Path(targets).stem!r}, which {why}: rename the file", param_hint="--targets")
-                tgt, protocol = load_matrix(targets), "targets"
+                tgt, protocol = load_matrix_and_form(targets, targets=True)[0], "targets"
                 if tgt.missing is not None and tgt.missing.any():  # a trial: they lowered the truth without a word
                     console.print(f"note: {targets}: {int(tgt.missing.sum())} cell(s) of its rows have no run; they "
                                   "count as unresolved in those agents' true scores and outcomes (the leaderboard "

@@ -1457,13 +1457,16 @@ def load_matrix(path: str | Path, *, split: str | None = None,
 
 
 def load_matrix_and_form(path: str | Path, *, split: str | None = None, tasks: str | Path | Sequence[str] | None = None,
-                         suspect: bool = True) -> tuple[ResponseMatrix, str]:
+                         suspect: bool = True, targets: bool = False) -> tuple[ResponseMatrix, str]:
     """:func:`load_matrix`'s matrix and the form it was read as (a key of :data:`FORMS`), from one
     detection: ``hspr bank validate`` and ``build`` walked a Harbor jobs folder twice, once more for the form.
     ``suspect=False`` leaves out :func:`warn_suspect`'s warnings and the one on a bank where no task separates
     two agents, for a caller that checks the bank it makes from this one instead (``hspr bank merge``: a hostile
     trial was told a task of BASE no agent ran "lowers every score", where the merged bank had 27 runs of it,
     and a trial's NEW file of a few agents on a few tasks was told it "carries no information").
+    ``targets=True`` reads target rows (``hspr replay --targets``), not a bank: a task blank in every row is
+    not warned about as a task "no agent ran" that "lowers every score" (a trial; the caller says what a blank
+    target cell does).
 
     Raises DataError as :func:`load_matrix`."""
     if not isinstance(path, (str, os.PathLike)):
@@ -1482,7 +1485,7 @@ def load_matrix_and_form(path: str | Path, *, split: str | None = None, tasks: s
     if form in ("leaderboard", "harbor_jobs") and path.is_dir():
         _warn_unread_files(path, form)
     m = _require_observed(m, path)
-    return (warn_suspect(_warn_uninformative(m, path), path) if suspect else m).canonical(), form
+    return (warn_suspect(_warn_uninformative(m, path), path, blank_tasks=not targets) if suspect else m).canonical(), form
 
 
 #: suffixes of files a user may mean as a matrix or harness output (named when a folder's reader skips them)
@@ -1571,7 +1574,7 @@ def _scripts(text: str) -> set[str]:
     return out
 
 
-def warn_suspect(m: ResponseMatrix, label) -> ResponseMatrix:
+def warn_suspect(m: ResponseMatrix, label, blank_tasks: bool = True) -> ResponseMatrix:
     """Return ``m``; warn (:class:`~hspr.errors.InputWarning`) on what builds a wrong bank without
     an error (a trial of bank building found each one silent):
 
@@ -1586,9 +1589,10 @@ def warn_suspect(m: ResponseMatrix, label) -> ResponseMatrix:
       as two sources).
 
     Agents with no run at all are warned about where their blanks are filled
-    (:meth:`ResponseMatrix.fill_missing`).
+    (:meth:`ResponseMatrix.fill_missing`). ``blank_tasks=False`` leaves out the first warning (target rows,
+    whose blanks are their own agents' missing runs).
     """
-    if m.missing is not None:
+    if m.missing is not None and blank_tasks:
         blank = np.flatnonzero(m.missing.all(axis=0))
         if blank.size:
             shown = ", ".join(repr(m.tasks[j]) for j in blank[:5])
