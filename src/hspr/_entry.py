@@ -58,22 +58,35 @@ def open_closed_streams() -> None:
         setattr(sys, name, open(null, mode, encoding="utf-8", closefd=null != fd))
 
 
+def _escape_any(exc: UnicodeError) -> tuple[bytes, int]:
+    """Codec error handler ``hspr-escape`` (:func:`encode_any_text`): a lone surrogate from an undecodable
+    byte of a file name (``surrogateescape``) is written as that byte, any other character the encoding lacks
+    as its backslash escape (``\\u03c4``)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = bytearray()
+    for ch in exc.object[exc.start:exc.end]:
+        code = ord(ch)
+        out += bytes([code - 0xDC00]) if 0xDC80 <= code <= 0xDCFF else ch.encode("ascii", "backslashreplace")
+    return bytes(out), exc.end
+
+
 def encode_any_text() -> None:
     """Let stdout and stderr write any text: where their encoding would refuse a character (an ASCII
-    locale or ``PYTHONIOENCODING=ascii`` refusing the table's τ, or a file name that is no UTF-8 under
-    ``PYTHONIOENCODING=utf-8``; a trial saw both end in a traceback), a UTF-8 stream writes a file name's
-    undecodable bytes back as they were (``surrogateescape``, Python's own choice in the C locale) and
-    any other writes the character as a backslash escape (``\\u03c4``). A stream that already has a
-    tolerant error handler, or is no text file, is left as it is."""
+    locale, ``PYTHONIOENCODING=ascii`` or ``PYTHONUTF8=0 LC_ALL=C`` refusing the table's τ, or a file name
+    that is no UTF-8 under ``PYTHONIOENCODING=utf-8``; trials saw each end in a traceback), a file name's
+    undecodable byte is written back as it was (as ``surrogateescape`` does) and any other character as
+    its backslash escape (``\\u03c4``). A stream with another error handler than these two (``replace``,
+    ``backslashreplace``), or that is no text file, is left as it is."""
     import codecs
 
+    codecs.register_error("hspr-escape", _escape_any)
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
-        if getattr(stream, "errors", None) != "strict" or not hasattr(stream, "reconfigure"):
+        if getattr(stream, "errors", None) not in ("strict", "surrogateescape") or not hasattr(stream, "reconfigure"):
             continue
-        utf8 = codecs.lookup(stream.encoding).name == "utf-8"
         with contextlib.suppress(OSError, ValueError):
-            stream.reconfigure(errors="surrogateescape" if utf8 else "backslashreplace")
+            stream.reconfigure(errors="hspr-escape")
 
 
 def to_null_device(stream) -> None:
