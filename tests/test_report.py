@@ -1398,3 +1398,38 @@ def test_two_fractions_of_one_task_budget_are_said_to_stay_apart(tmp_path, synth
     with warnings.catch_warnings():
         warnings.simplefilter("error", ReportWarning)
         report.read_results([_write(tmp_path / "c.json", make_runs(errors, truths, (0.05, 0.10)))])  # other B: no word
+
+
+def test_a_label_made_from_a_file_name_that_is_no_utf8_is_reported_and_drawn(tmp_path):
+    """A trial: `replay --matrix caf<0xE9>.csv` labelled its runs 'caf\\udce9' (a lone surrogate, Python's stand-in for
+    the undecodable byte), and `hspr report` then ended in a traceback writing its tables; `live plot` of a session
+    on that file did the same in the figure's title. The label is now 'caf\\ufffd'; a file written before is read so."""
+    import os
+
+    from hspr.cli import main
+    from hspr.data.build import write_wide_csv
+    from hspr.live import LiveSession
+
+    from .conftest import simulate_matrix
+
+    odd = os.fsencode(tmp_path) + b"/caf\xe9.csv"
+    write_wide_csv(simulate_matrix(10, 30, seed=0)[0], tmp_path / "plain.csv")
+    os.rename(tmp_path / "plain.csv", odd)
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["replay", "--matrix", os.fsdecode(odd), "--methods", "uniform", "--seeds", "0",
+                                    "--budget", "0.2", "-q", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    assert {r["bank"] for r in doc["runs"]} == {"caf\ufffd"}
+    for r in doc["runs"]:
+        r["bank"] = "caf\udce9"  # as the file of an earlier version
+    out.write_text(json.dumps(doc))
+    assert set(report.read_results(out)["bank"]) == {"caf\ufffd"}
+    res = CliRunner().invoke(main, ["report", str(out), "--out-dir", str(tmp_path / "rep")])
+    assert res.exit_code == 0 and "caf\ufffd" in (tmp_path / "rep" / "comparison.md").read_text(encoding="utf-8")
+    live = LiveSession.create(os.fsdecode(os.fsencode(tmp_path) + b"/s\xe9.hspr"), 3, matrix=os.fsdecode(odd),
+                              method="uniform")
+    live.record(live.next()[0], 1)
+    res = CliRunner().invoke(main, ["live", "plot", "--session", os.fsdecode(os.fsencode(tmp_path) + b"/s\xe9.hspr"),
+                                    "--out", str(tmp_path / "s.png")])
+    assert res.exit_code == 0 and (tmp_path / "s.png").stat().st_size > 0, res.output

@@ -372,6 +372,21 @@ def _cut_off(text: str, exc: json.JSONDecodeError) -> bool:
     return exc.msg.startswith("Unterminated string") or _LITERAL_START.fullmatch(tail) is not None
 
 
+def readable_name(text: str) -> str:
+    """``text`` (a file name, or a label made from one) as valid Unicode: the bytes a file name's undecoded
+    characters stand for (Python's ``surrogateescape``: a name that is no UTF-8, or any non-ASCII name under
+    ``PYTHONUTF8=0 LC_ALL=C``) are read as UTF-8, and what is no UTF-8 becomes U+FFFD. Results labelled
+    ``caf\\udce9`` could not be reported (a trial: a traceback writing the tables, and in a figure's title), and
+    one file got two labels in two locales. Text without such characters is returned as it is."""
+    if not any("\udc80" <= c <= "\udcff" for c in text):
+        return text
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # another lone surrogate (from JSON): no bytes behind it
+        raw = text.encode("utf-8", "replace")
+    return raw.decode("utf-8", "replace")
+
+
 def json_kind(value: object) -> str:
     """The JSON name of a parsed value's kind, with its article: 'an object', 'an array', 'a string', 'a boolean',
     'a number' or 'null' (messages name what a file holds in its own terms, not Python's list / dict / NoneType);

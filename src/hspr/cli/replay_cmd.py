@@ -32,7 +32,7 @@ from ..data.folds import (
 from ..data.io import load_matrix, load_matrix_and_form, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import HsprError, InputWarning
-from ..fileio import write_json_durable, write_text_durable
+from ..fileio import readable_name, write_json_durable, write_text_durable
 from ..methods import REPLAY_DEFAULT, method_names, names_with
 from ..methods.hspr.config import ACQUISITIONS, DECISIONS
 from ..methods.hspr.replay_options import check_table_covers, replay_methods
@@ -486,7 +486,7 @@ def register(group: click.Group) -> None:
                     mat = load_matrix(matrix)
                 if mat.missing is not None and missing_as_zero:
                     mat = mat.fill_missing(0)
-                label = bank if explicit else Path(matrix).stem
+                label = readable_name(bank if explicit else Path(matrix).stem)
                 if mat.missing is not None:
                     label += "/missing-kept"
                 try:
@@ -659,7 +659,7 @@ def register(group: click.Group) -> None:
                 # a shift protocol or a targets file gets a label of its own ('bank/...'), so its runs are never
                 # pooled with the bank's folds or with a bundled target set in a report
                 base, subset = re.fullmatch(r"(.*?)((?:\[\d+ tasks\])?)", label).groups()  # '[N tasks]' stays last
-                run_label = (base if not protocol else f"{base}/targets:{Path(targets).stem}" if protocol == "targets"
+                run_label = (base if not protocol else f"{base}/targets:{readable_name(Path(targets).stem)}" if protocol == "targets"
                              else f"{base}/{protocol}") + subset
                 if stop_width is not None:  # runs that may end early are not comparable with full-budget ones
                     run_label += f"[stop {stop_width:g} pp]"

@@ -17,7 +17,7 @@ from ..data.folds import N_FOLDS, bank_folds, fold_indices, make_folds
 from ..data.io import load_matrix
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import HsprError
-from ..fileio import loads, not_a_regular_file
+from ..fileio import loads, not_a_regular_file, readable_name
 from ..fileio import write_json_durable as write_json_atomic
 from ..session import BudgetError, budget_from_fraction
 from .common import (
@@ -390,7 +390,7 @@ def register(group: click.Group) -> None:
                                      param_hint="--budget")
         if matrix:
             check_matrix_label(bank, matrix)
-            bank = bank or Path(matrix).stem
+            bank = readable_name(bank or Path(matrix).stem)
         bank = bank or "verified"
         fold = _parse_fold(fold)
         if fold is None and record:  # a --record table holds one entry per target fold, for replay --config

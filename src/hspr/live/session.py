@@ -26,7 +26,7 @@ from .. import __version__, journal
 from ..data.banks import BANKS, bank_of_rows, foreign_datasets
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import InputWarning, brief, held_warnings, shorten
-from ..fileio import OS_FIXES, signals_held, stamped_beside
+from ..fileio import OS_FIXES, readable_name, signals_held, stamped_beside
 from ..fitcache import entry_path, method_code
 from ..harness import HarnessRead, read_outcomes
 from ..journal import LiveSessionError, session_lock
@@ -438,7 +438,7 @@ class LiveSession:
             "id": os.urandom(16).hex(),
             "created": _now(),
             "bank": {
-                "name": bank if matrix is None else (bank or Path(matrix).stem),
+                "name": bank if matrix is None else readable_name(bank or Path(matrix).stem),
                 "matrix": None if matrix is None else str(Path(matrix).resolve()),
                 "missing_as_zero": bool(missing_as_zero),
                 "digest": mat.digest(),

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..data.banks import BANK_ORDER
 from ..errors import HsprError, shorten
-from ..fileio import read_json
+from ..fileio import read_json, readable_name
 from ..harness import is_session_file
 from ..methods import current_label
 
@@ -295,6 +295,9 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
         obj = read_json(p, ReportError, hint=expected, fix=expected)
         frames.append(runs_frame(obj, str(p)))
     runs = pd.concat(frames, ignore_index=True, sort=False)
+    for col in ("bank", "method", "target"):  # a label made from a file name that is no UTF-8 (a trial: a traceback)
+        if col in runs.columns:
+            runs[col] = runs[col].map(lambda v: readable_name(v) if isinstance(v, str) else v)
     _check_one_matrix(runs)
     _warn_one_matrix_two_labels(runs)
     _check_one_truth(runs)

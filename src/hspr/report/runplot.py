@@ -13,6 +13,8 @@ from types import MappingProxyType
 
 import numpy as np
 
+from ..fileio import readable_name
+
 #: matplotlib settings under which figures are drawn: text is never parsed as math (ids, file
 #: names and labels reach titles and legends; 'a$^{$b' raised a mathtext error, '$x$' became math)
 PLAIN_TEXT = MappingProxyType({"text.parse_math": False})
@@ -72,7 +74,7 @@ def _figure_run(path, title, stop_width_pp, truth, budget):
         ax.annotate(f"budget {budget}", (budget, 1), xycoords=("data", "axes fraction"), xytext=(-3, -12),
                     textcoords="offset points", ha="right", fontsize=8, color="0.4")
     ax.set_ylabel("full score (%)")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(readable_name(title), fontsize=10)  # a session or bank named by a file name that is no UTF-8 (a trial)
     ax.legend(loc="best", fontsize=8, frameon=False)
     ax.grid(alpha=0.3)
     if stop_width_pp is not None:

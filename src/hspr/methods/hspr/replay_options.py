@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...data.matrix import ResponseMatrix
+from ...fileio import readable_name
 from ...session import Method
 from .. import get_method
 from .config import HSPRConfig, check_selection_table, is_selection_table
@@ -31,7 +32,7 @@ def hspr_label(config_path: str | None, changes: dict, table: bool = False) -> s
     """
     parts = []
     if config_path and config_path != "auto":
-        parts.append(f"{'table' if table else 'config'}={Path(config_path).stem}")
+        parts.append(f"{'table' if table else 'config'}={readable_name(Path(config_path).stem)}")
     for k, v in changes.items():
         parts.append("no-group-uncertainty" if k == "group_uncertainty" and v is False else f"{k}={v}")
     name = "hspr_auto" if config_path == "auto" or table else "hspr"
@@ -96,7 +97,7 @@ def replay_methods(names: list[str], config_path: str | None, ablations: dict,
     if table is not None and "hspr_auto" in names:  # a hostile trial: it ignored the table and selected on every fold
         raise ValueError(f"--config {config_path} is a table of selections, which hspr_auto does not read (it finds "
                          "its settings in the shipped table, or selects them on each fold's sources): the table's runs "
-                         f"are hspr's, labelled hspr_auto[table={Path(config_path).stem}]; use --methods hspr (or "
+                         f"are hspr's, labelled hspr_auto[table={readable_name(Path(config_path).stem)}]; use --methods hspr (or "
                          "hspr_robust) with it, and drop hspr_auto")
     try:
         return _built(names, config_path, given, doc, table, file_config)
@@ -134,9 +135,9 @@ def _built(names: list[str], config_path: str | None, given: dict, doc, table, f
             out[hspr_label(config_path, changes)] = get_method("hspr", config=cfg.replace(**changes))
         elif n == "hspr_robust" and file_config:
             if table is not None:  # each fold's entry found by its source digest, as for hspr_auto
-                out[f"hspr_robust[table={Path(config_path).stem}]"] = get_method("hspr_robust", table=table)
+                out[f"hspr_robust[table={readable_name(Path(config_path).stem)}]"] = get_method("hspr_robust", table=table)
                 continue
-            out[f"hspr_robust[config={Path(config_path).stem}]"] = _robust_from_doc(doc, config_path)
+            out[f"hspr_robust[config={readable_name(Path(config_path).stem)}]"] = _robust_from_doc(doc, config_path)
         else:
             out[n] = get_method(n)
     return out
