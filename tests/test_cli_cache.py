@@ -144,6 +144,38 @@ def test_cache_folder_forms(tmp_path, monkeypatch):
     assert fitcache.cache_dir() == Path.home() / "hspr-fits"
 
 
+def test_no_home_folder_or_a_dangling_link_is_said_and_a_fit_goes_on_without_the_cache(tmp_path, monkeypatch):
+    """A trial: a user id without a passwd entry and no HOME (docker --user) got platformdirs' RuntimeError as a
+    traceback from `live start` and `hspr cache`; `~nosuchuser` in HSPR_CACHE_DIR got pathlib's; a cache folder
+    that is a dangling symbolic link was told 'File exists' and to free space, and `cache info` said nothing."""
+    import warnings
+
+    import platformdirs
+
+    def no_home(*args, **kwargs):
+        raise RuntimeError("could not determine the home directory")
+
+    monkeypatch.delenv(fitcache.ENV_VAR, raising=False)
+    monkeypatch.setattr(platformdirs, "user_cache_dir", no_home)
+    res = _cli("dir")
+    assert res.exit_code == 2 and "error: cannot tell where the fit cache goes: no home folder" in res.output
+    assert "set HSPR_CACHE_DIR to a writable folder" in res.output
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert fitcache.cached_fit("d" * 64, "uniform", {}, ("t",), lambda: "fitted") == "fitted"
+    assert any("no home folder" in str(w.message) and "each command will fit again" in str(w.message) for w in said)
+    monkeypatch.setenv(fitcache.ENV_VAR, "~no-such-user-hspr/x")
+    assert "no such user's home folder" in _cli("info").output
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    monkeypatch.setenv(fitcache.ENV_VAR, str(tmp_path / "link"))
+    assert "link is a symbolic link to " in _cli("info").stderr
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert fitcache.cached_fit("d" * 64, "uniform", {}, ("t",), lambda: "fitted") == "fitted"
+    assert any("which does not exist); the next command will fit again: make that folder" in str(w.message)
+               for w in said) and not (tmp_path / "gone").exists()
+
+
 def test_sizes_and_ages_read_as_a_person_would():
     assert [_size(n) for n in (0, 999, 1000, 999_949, 999_999, 5 * 10**12)] == \
         ["0 B", "999 B", "1.0 KB", "999.9 KB", "1.0 MB", "5.0 TB"]

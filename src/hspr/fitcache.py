@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
+from .errors import HsprError
 
 #: bumped when the entry layout changes (2: a magic and a SHA-256 checksum before the pickle)
 CACHE_FORMAT = 2
@@ -52,16 +53,38 @@ ENV_VAR = "HSPR_CACHE_DIR"
 MAX_AGE_DAYS = 30
 
 
+def dangling_link(folder: Path) -> Path | None:
+    """``folder`` or the first of its parents that is a symbolic link to nothing, else None."""
+    return next((p for p in (folder, *folder.parents) if p.is_symlink() and not p.exists()), None)
+
+
+class CacheLocationError(HsprError):
+    """The cache folder cannot be told: no home folder for this user (a user id without a passwd entry, as
+    ``docker --user`` or a service gives, and no ``HOME``), or ``~name`` in ``$HSPR_CACHE_DIR`` for no such
+    user. A fit then goes on without the cache (:func:`_cached`, with a warning); ``hspr cache`` says it."""
+
+
 def cache_dir() -> Path:
     """The cache folder: ``$HSPR_CACHE_DIR`` if set and not blank (``~`` expanded, made absolute, symlinks
-    kept), else ``platformdirs.user_cache_dir("hspr")``/fits."""
+    kept), else ``platformdirs.user_cache_dir("hspr")``/fits.
+
+    Raises CacheLocationError when that folder cannot be told (a trial: platformdirs' and pathlib's own
+    RuntimeError ended the command in a traceback)."""
     env = os.environ.get(ENV_VAR)
+    fix = f"set {ENV_VAR} to a writable folder (e.g. {ENV_VAR}=/tmp/hspr-cache)"
     if env and env.strip():  # a trial: a relative folder was another cache in every working folder (`hspr cache purge`
         # missed it); a blank value is unset, as an empty one (a hostile trial: ' ' made a folder named ' ')
-        return Path(env).expanduser().absolute()
+        try:
+            return Path(env).expanduser().absolute()
+        except RuntimeError:  # '~nosuchuser/x'
+            raise CacheLocationError(f"{ENV_VAR}={env}: no such user's home folder for its '~'; {fix}") from None
     import platformdirs
 
-    return Path(platformdirs.user_cache_dir("hspr")) / "fits"
+    try:
+        return Path(platformdirs.user_cache_dir("hspr")) / "fits"
+    except (RuntimeError, KeyError) as exc:  # no HOME and no passwd entry for this user id
+        raise CacheLocationError(f"cannot tell where the fit cache goes: no home folder for this user ({exc}); "
+                                 f"{fix}") from None
 
 
 @functools.cache
@@ -194,8 +217,12 @@ def _store(path: Path, key: str, model, again: str = "fit again") -> None:
     except OSError as exc:
         # a hostile trial: a cache folder that is a file (or lies under one) was told to free space
         blocker = next((p for p in (path.parent, *path.parent.parents) if p.exists() and not p.is_dir()), None)
+        dangling = dangling_link(path.parent)
         if blocker is not None:
             skipped(f"{blocker} is a file, not a folder", "set HSPR_CACHE_DIR to a folder, or move that file")
+        elif dangling is not None:  # a trial: told 'File exists' and to free space
+            skipped(f"{dangling} is a symbolic link to {os.readlink(dangling)}, which does not exist",
+                    "make that folder, fix the link, or set HSPR_CACHE_DIR to a writable folder")
         else:
             skipped(exc.strerror or str(exc))
         return
@@ -289,7 +316,11 @@ def _cached(key: str, tasks: tuple[str, ...] | None, kind: type | None, build: C
             again: str) -> tuple[object, bool]:
     """The entry of ``key`` (checked as :func:`_load` checks it), else ``build()`` stored under it;
     with whether it came from the cache. ``again``: what the next command does if it cannot be stored."""
-    path = _entry(key)
+    try:
+        path = _entry(key)
+    except CacheLocationError as exc:  # the cache is a saving, not a need: the command goes on
+        warnings.warn(f"{exc}; until then each command will {again}", stacklevel=3)
+        return build(), False
     result = _load(path, key, tasks, kind)
     if result is not None:
         return result, True

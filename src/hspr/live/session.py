@@ -27,7 +27,7 @@ from ..data.banks import BANKS, bank_of_rows, foreign_datasets
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import InputWarning, brief, held_warnings, shorten
 from ..fileio import OS_FIXES, readable_name, signals_held, stamped_beside
-from ..fitcache import entry_path, method_code
+from ..fitcache import CacheLocationError, entry_path, method_code
 from ..harness import HarnessRead, read_outcomes
 from ..journal import LiveSessionError, session_lock
 from ..methods import LIVE_DEFAULT
@@ -938,7 +938,10 @@ class LiveSession:
         """The fit-cache file this session's model is kept in (:func:`hspr.fitcache.entry_path`): a
         trial followed a damaged model's advice to empty the cache in another shell, where
         ``$HSPR_CACHE_DIR`` named another folder, and lost every other fit."""
-        return entry_path(self.matrix.digest(), self.doc["method"]["name"], self.doc["method"].get("config") or {})
+        try:
+            return entry_path(self.matrix.digest(), self.doc["method"]["name"], self.doc["method"].get("config") or {})
+        except CacheLocationError:  # no cache folder can be told: the model was not cached
+            return Path("the fit cache")
 
     def stop_reason(self, estimate: ScoreEstimate | None = None) -> str | None:
         """Why the session says stop (as :attr:`LiveStatus.stop_reason`), or None to go on.
