@@ -213,3 +213,21 @@ def test_cache_list_is_a_hidden_alias_of_info(tmp_path, monkeypatch):
     assert _cli("list", "--json").output == _cli("info", "--json").output
     assert json.loads(_cli("list", "--json").output)["entries"] == 2
     assert " list " not in _cli("--help").output  # not a second command in the help
+
+
+def test_a_warning_stays_a_warning_line_under_pythonwarnings_error(tmp_path, monkeypatch):
+    """A trial: under PYTHONWARNINGS=error the fit cache's warning (HSPR_CACHE_DIR a file) ended `live start` in a
+    traceback after the fit, and no session was written."""
+    import warnings
+
+    from hspr.data.build import write_wide_csv
+
+    write_wide_csv(simulate_matrix(12, 30, seed=2)[0], tmp_path / "b.csv")
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv(fitcache.ENV_VAR, str(tmp_path / "file"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = CliRunner().invoke(main, ["live", "start", "--matrix", str(tmp_path / "b.csv"), "--budget", "3", "--method",
+                                        "uniform", "--session", str(tmp_path / "s.hspr")])
+    assert res.exit_code == 0 and "warning: cannot write the fit cache" in res.output, res.output
+    assert (tmp_path / "s.hspr").is_file()

@@ -129,6 +129,10 @@ class LazyGroup(SuggestingGroup):
 
             with one_blas_thread(), warnings.catch_warnings():
                 warnings.showwarning = show
+                # a warning is a `warning:` line, also under PYTHONWARNINGS=error (a trial: the fit cache's and
+                # matplotlib's warnings ended the command in a traceback, after a fit); other categories
+                # (DeprecationWarning, ...) keep the filters the user set
+                warnings.simplefilter("default", UserWarning)
                 return super().invoke(ctx)
         except click.UsageError as exc:
             echo_refused(ctx.meta.get("hspr_args", ()), exc)
