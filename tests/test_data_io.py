@@ -1028,3 +1028,21 @@ def test_per_agent_result_files_point_to_the_recipe(tmp_path):
         assert_error(f, "one agent's results ({task: outcome}), not a bank of agents", "one long CSV 'agent,instance_id,resolved'")
     py_irt = write(tmp_path / "ok.jsonl", '{"subject_id": "a", "responses": {"t1": 1}}\n{"subject_id": "b", "responses": {"t1": 0}}\n')
     assert load_matrix(py_irt).shape == (2, 1)
+
+
+def test_a_matrix_path_near_the_path_length_limit_is_read(tmp_path):
+    """A trial: `replay --matrix` of a file whose path was 4090 bytes long (valid) was refused, 'File name too long',
+    for the check whether it is a bank folder's matrix.csv ('<file>/matrix.csv' is longer than the limit)."""
+    import os
+
+    from hspr.data.io import bank_dir_of, load_matrix
+
+    folder, goal = str(tmp_path), 4088 - len("/" + "m" * 100 + ".csv")
+    while len(folder) < goal - 1:
+        folder += "/" + "d" * min(200, goal - len(folder) - 1)
+    os.makedirs(folder)
+    path = folder + "/" + "m" * 100 + ".csv"
+    assert len(os.fsencode(path)) > 4095 - len("/matrix.csv")
+    with open(path, "w") as fh:
+        fh.write("agent,t1,t2,t3\na,1,0,1\nb,0,1,1\nc,1,1,0\n")
+    assert bank_dir_of(path) is None and load_matrix(path).n_agents == 3

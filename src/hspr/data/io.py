@@ -1153,7 +1153,10 @@ def _first_record(path: Path) -> list[str]:
 
 
 def _looks_like_bank_dir(folder: Path) -> bool:
-    return (folder / "matrix.csv").is_file() and (folder / "metadata.json").is_file()
+    try:
+        return (folder / "matrix.csv").is_file() and (folder / "metadata.json").is_file()
+    except OSError:  # a trial: a file's path near the 4096-byte limit made '<file>/matrix.csv' too long, a fatal error
+        return False
 
 
 def bank_dir_of(path: str | Path) -> Path | None:
