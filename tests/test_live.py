@@ -2471,6 +2471,22 @@ def test_a_session_folder_that_is_a_dangling_link_is_refused(bank, tmp_path):
                 ).is_file()
 
 
+def test_a_session_path_too_long_for_the_files_beside_it_is_refused_before_the_fit(bank, tmp_path):
+    """A trial: a 4090-byte --session path was accepted, and `live ingest -` then failed to save what was piped in
+    beside it (the name with `.stdin-<time>.csv` passed the 4096-byte path limit), and `start --force` its copy."""
+    folder = str(tmp_path)
+    while len(folder) < 4000:
+        folder += "/" + "d" * min(200, 4000 - len(folder))
+    os.makedirs(folder)
+    path = folder + "/" + "s" * 80 + ".hspr"
+    with pytest.raises(LiveSessionError, match=r"the session file's path is \d+ bytes long, .*give a --session path of "
+                                               r"at most 4065 bytes"):
+        LiveSession.create(path, 4, matrix=bank["csv"], method="uniform")
+    assert os.listdir(folder) == []
+    live = LiveSession.create(folder + "/s.hspr", 4, matrix=bank["csv"], method="uniform")
+    assert Path(live.path).is_file()
+
+
 @pytest.mark.parametrize("seed", [1.7, "3", True, None, -1])
 def test_create_checks_the_seed_as_start_does(bank, tmp_path, seed):
     """A hostile trial: seed=1.7 was stored as 1 and '3' as 3, None raised a raw TypeError, and -1

@@ -229,15 +229,19 @@ def _check_room(path: Path) -> None:
     if folder is None:
         return
     try:
-        name_max = os.pathconf(folder, "PC_NAME_MAX")
+        name_max, path_max = os.pathconf(folder, "PC_NAME_MAX"), os.pathconf(folder, "PC_PATH_MAX") - 1
     except (OSError, ValueError, AttributeError):  # pragma: no cover - no pathconf (Windows) or no such limit
-        name_max = 255
-    longest = len(os.fsencode(path.name + _LONGEST_COMPANION))
-    if longest > name_max:  # a trial: 251 characters were refused for the lock file, after the fit
+        name_max, path_max = 255, 4095
+    extra = len(_LONGEST_COMPANION)
+    if len(os.fsencode(path.name)) + extra > name_max:  # a trial: 251 characters were refused for the lock, after the fit
         raise LiveSessionError(f"{path}: the session file's name is {len(os.fsencode(path.name))} bytes long, and the "
-                               f"files kept beside it add up to {len(_LONGEST_COMPANION)} more (e.g. "
-                               f"<name>{_LONGEST_COMPANION}), where this file system allows {name_max}: give a --session "
-                               f"name of at most {name_max - len(_LONGEST_COMPANION)} bytes")
+                               f"files kept beside it add up to {extra} more (e.g. <name>{_LONGEST_COMPANION}), where "
+                               f"this file system allows {name_max}: give a --session name of at most "
+                               f"{name_max - extra} bytes")
+    if len(os.fsencode(str(path))) + extra > path_max:  # a trial: `ingest -` then lost what was piped in
+        raise LiveSessionError(f"{path}: the session file's path is {len(os.fsencode(str(path)))} bytes long, and the "
+                               f"files kept beside it add up to {extra} more (e.g. <name>{_LONGEST_COMPANION}), where "
+                               f"a path may have {path_max}: give a --session path of at most {path_max - extra} bytes")
     try:
         with tempfile.TemporaryFile(dir=folder) as fh:
             fh.write(b"\0" * 4096)
