@@ -120,6 +120,55 @@ def test_worker_processes_ignore_ctrl_c_and_the_command_still_gets_it():
     assert out.stdout.split() == ["2", "True", "True", "False"]
 
 
+_HANGUP_PROBE = """
+import os, signal, time
+from joblib import Parallel, delayed
+from hspr.parallel import workers
+
+def mask():
+    time.sleep(0.2)  # both workers take a job
+    return os.getpid(), signal.SIGHUP in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+def blocked(pid):  # SIGHUP (signal 1) in the process's blocked set, from /proc
+    with open(f"/proc/{pid}/status") as fh:
+        return bool(int(next(x for x in fh if x.startswith("SigBlk:")).split()[1], 16) & 1)
+
+def hung_up(signum, frame):
+    raise KeyboardInterrupt
+
+signal.signal(signal.SIGHUP, hung_up)
+with workers(None, 2):
+    seen = dict(Parallel()(delayed(mask)() for _ in range(4)))
+    from multiprocessing import resource_tracker
+    from joblib.externals.loky.backend import resource_tracker as loky_tracker
+    trackers = [t._pid for t in (resource_tracker._resource_tracker, loky_tracker._resource_tracker)]
+    try:
+        os.kill(os.getpid(), signal.SIGHUP)
+        time.sleep(5)
+        hung = False
+    except KeyboardInterrupt:
+        hung = True
+print(len(seen), all(seen.values()), all(blocked(p) for p in trackers if p), hung)
+"""
+
+
+def test_a_hang_up_reaches_the_command_and_spares_its_workers_and_resource_trackers():
+    """A trial: `timeout -s HUP 4 hspr replay --workers 2` (a closed terminal sends SIGHUP to every process of the
+    group) printed "resource_tracker: process died unexpectedly" and about ten loky tracebacks: the resource
+    trackers ignore SIGINT and SIGTERM but not SIGHUP. Workers and both trackers start with SIGHUP blocked; the
+    command itself still gets it at once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    if not hasattr(signal, "pthread_sigmask") or not os.path.exists("/proc/self/status"):
+        return
+    out = subprocess.run([sys.executable, "-c", _HANGUP_PROBE], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "True", "True", "True"]
+
+
 def test_a_command_started_without_stdout_does_its_work(tmp_path):
     """A hostile trial: with stdout closed (`hspr replay ... >&-`; Python's sys.stdout is None) replay ended in a
     traceback, and with worker processes (joblib flushes stdout as they start) its results were never written.

@@ -91,6 +91,12 @@ def interrupts_spare_workers() -> Iterator[None]:
     starts it (Python 3.11, 3.12 and 3.13; a trial on each), and loky starts it with the first worker, so the first worker and the
     rest were started unmasked (measured: a worker's mask was empty, and the traceback stayed).
 
+    SIGHUP (a closed terminal sends it to every process of the group; ``timeout -s HUP``) is blocked
+    the same way, also while both resource trackers start: they ignore SIGINT and SIGTERM but not
+    SIGHUP, and a trial's hang-up killed them and the workers ("resource_tracker: process died
+    unexpectedly" and about ten loky tracebacks below "terminated (SIGHUP)"). The command handles
+    its SIGHUP as an interrupt (:mod:`hspr._entry`), and joblib ends the workers with SIGKILL.
+
     No effect where ``signal.pthread_sigmask`` is missing (Windows) or off the main thread, and on
     workers started before the context (a reused joblib executor keeps its workers).
 
@@ -105,11 +111,13 @@ def interrupts_spare_workers() -> Iterator[None]:
         return
     from multiprocessing import resource_tracker
 
-    resource_tracker.ensure_running()
     stop = threading.Event()
     receiver = threading.Thread(target=stop.wait, name="hspr-sigint-receiver", daemon=True)
-    receiver.start()  # before the mask: it keeps SIGINT unblocked
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    receiver.start()  # before the mask: it keeps SIGINT and SIGHUP unblocked
+    hangup = {signal.SIGHUP} if hasattr(signal, "SIGHUP") else set()
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, hangup)  # the resource tracker keeps it blocked (below)
+    resource_tracker.ensure_running()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
