@@ -2487,6 +2487,24 @@ def test_a_session_path_too_long_for_the_files_beside_it_is_refused_before_the_f
     assert Path(live.path).is_file()
 
 
+def test_a_bank_that_cannot_be_read_any_more_is_named_with_its_fix(bank, tmp_path, monkeypatch):
+    """A trial: a session's bank file that lost its read permission gave "cannot load the session's bank ([Errno 13]
+    Permission denied: '...')", Python's wording with no fix."""
+    import errno
+
+    import hspr.live.session as live_session
+
+    live = LiveSession.create(tmp_path / "s.hspr", 4, matrix=bank["csv"], method="uniform")
+
+    def denied(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied", str(bank["csv"]))
+
+    monkeypatch.setattr(live_session, "load_session_bank", denied)
+    with pytest.raises(LiveSessionError, match=r"cannot load the session's bank \(.*: Permission denied; fix the "
+                                               r"file's permissions\)$"):
+        LiveSession.open(live.path)
+
+
 @pytest.mark.parametrize("seed", [1.7, "3", True, None, -1])
 def test_create_checks_the_seed_as_start_does(bank, tmp_path, seed):
     """A hostile trial: seed=1.7 was stored as 1 and '3' as 3, None raised a raw TypeError, and -1

@@ -531,7 +531,11 @@ class LiveSession:
         except (DataError, OSError) as exc:
             moved = (f"; if the file moved, point the session at its new place: hspr live relink --matrix NEW "
                      f"--session {path}" if b.get("matrix") and not Path(b["matrix"]).exists() else "")
-            raise LiveSessionError(f"{path}: cannot load the session's bank ({exc}){moved}") from None
+            if isinstance(exc, OSError):  # a trial: "([Errno 13] Permission denied: '...')", with no fix
+                why = f"{exc.filename or b.get('matrix')}: {exc.strerror or exc}; {OS_FIXES.get(exc.errno, 'fix the path')}"
+            else:
+                why = str(exc)
+            raise LiveSessionError(f"{path}: cannot load the session's bank ({why}){moved}") from None
         if mat.digest() != b["digest"]:
             where = b.get("matrix") or f"bundled bank {b.get('name')!r}"
             # a re-trial: a folder of the bank made unreadable read as another bank, its cause unsaid
