@@ -616,7 +616,8 @@ def test_cli_report_refuses_a_negative_seed_and_names_a_broken_matplotlib(tmp_pa
     res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", str(tmp_path / "o"), "--n-resamples", "200"])
     assert res.exit_code == 2, res.output
     assert "the figures need matplotlib, which failed to load" in res.output and "--no-figures" in res.output
-    assert list((tmp_path / "o").iterdir()) == []  # all or nothing: no tables without their figures, no staging folder
+    assert not (tmp_path / "o").exists()  # all or nothing: no tables without their figures, no staging folder, and
+    # no empty folder made for them
 
 
 def test_cli_report_refuses_an_empty_out_dir(tmp_path, synth, monkeypatch):
@@ -1433,3 +1434,24 @@ def test_a_label_made_from_a_file_name_that_is_no_utf8_is_reported_and_drawn(tmp
     res = CliRunner().invoke(main, ["live", "plot", "--session", os.fsdecode(os.fsencode(tmp_path) + b"/s\xe9.hspr"),
                                     "--out", str(tmp_path / "s.png")])
     assert res.exit_code == 0 and (tmp_path / "s.png").stat().st_size > 0, res.output
+
+
+def test_a_report_that_fails_leaves_no_empty_folder_it_made(synth, tmp_path, monkeypatch):
+    """A trial: each failed `hspr report` left its (empty) --out-dir behind. The folders it made are removed when
+    they are still empty; a folder that was there is kept."""
+    truths, errors = synth
+    runs = make_runs(errors, truths)
+
+    def broken(*args, **kwargs):
+        raise ReportError("cannot compute")
+
+    monkeypatch.setattr(report, "paired_analysis", broken)
+    with pytest.raises(ReportError, match="cannot compute"):
+        report.write_report(runs, tmp_path / "new" / "deeper", figures=False)
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(ReportError, match="cannot compute"):
+        report.write_report(runs, tmp_path / "kept", figures=False)
+    assert (tmp_path / "kept").is_dir()
+    monkeypatch.undo()
+    assert len(report.write_report(runs, tmp_path / "new" / "deeper", figures=False)["paths"]) == 4

@@ -14,10 +14,12 @@ Library entry points (no CLI needed)::
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -120,6 +122,19 @@ def _unwritten(out_dir: Path, exc: OSError) -> str:
             f"replaced: {fix}, or use another --out-dir")
 
 
+@contextlib.contextmanager
+def _removed_if_left_empty(made: list[Path]) -> Iterator[None]:
+    """On an error inside, remove the folders of ``made`` (deepest first) that are still empty: a trial's
+    failed reports each left an empty --out-dir behind."""
+    try:
+        yield
+    except BaseException:
+        for folder in made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
 def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None = None, n_resamples: int = 10_000,
                  seed: int = 0, figures: bool = True, also: str | None = None) -> dict:
     """Compute the comparison and paired tables, write Markdown / CSV (and figures) to ``out_dir``.
@@ -167,6 +182,7 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
         raise ReportError(f"--also {also!r} is the baseline: the figure's second method is another one "
                           "(drop --also: it then takes the method other than the baseline with the lowest MAE)")
     out_dir = Path(out_dir)
+    made = [p for p in (out_dir, *out_dir.parents) if not p.exists()]  # the folders mkdir makes, deepest first
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a hostile trial: --out-dir /proc/x was told to check that the folder exists
@@ -174,37 +190,38 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
                else OS_FIXES.get(exc.errno, "fix the permissions of the folder above it"))
         raise ReportError(f"{out_dir}: the --out-dir folder could not be created ({exc.strerror or exc}): {fix}; "
                           "use another --out-dir") from exc
-    # a hostile trial: a folder named paired.csv stopped the moves half-way, after three tables were replaced
-    folder = next((out_dir / n for n in report_files(figures) if (out_dir / n).is_dir()), None)
-    if folder is not None:
-        raise ReportError(f"{folder} is a folder, where the report writes its file {folder.name}; nothing was written: "
-                          "move that folder away or use another --out-dir")
-    table = comparison_table(runs)
-    paired = paired_analysis(runs, baseline, n_resamples, seed)
-    # every file is written in a staging folder first and then moved in: a trial's refused write (one
-    # read-only file) left a folder of new tables beside an earlier report's paired.csv, without a word
-    _remove_orphans(out_dir)
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out_dir))
-    except OSError as exc:  # no inode left: named by the folder, not the staging name
-        raise ReportError(_unwritten(out_dir, exc)) from exc
-    try:
+    with _removed_if_left_empty(made):
+        # a hostile trial: a folder named paired.csv stopped the moves half-way, after three tables were replaced
+        folder = next((out_dir / n for n in report_files(figures) if (out_dir / n).is_dir()), None)
+        if folder is not None:
+            raise ReportError(f"{folder} is a folder, where the report writes its file {folder.name}; nothing was written: "
+                              "move that folder away or use another --out-dir")
+        table = comparison_table(runs)
+        paired = paired_analysis(runs, baseline, n_resamples, seed)
+        # every file is written in a staging folder first and then moved in: a trial's refused write (one
+        # read-only file) left a folder of new tables beside an earlier report's paired.csv, without a word
+        _remove_orphans(out_dir)
         try:
-            for name, text in [("comparison.md", comparison_markdown(table, pass_rate_notes(runs))),
-                               ("paired.md", paired_markdown(paired, n_resamples, seed))]:
-                (staging / name).write_text(text, encoding="utf-8")
-            table.to_csv(staging / "comparison.csv", index=False)
-            paired.to_csv(staging / "paired.csv", index=False)
-            staged = [staging / n for n in TABLE_FILES]
-            if figures:
-                staged += make_figures(runs, staging, baseline, also)
-        except OSError as exc:  # e.g. a full disk: named by the folder, not the staging file
+            staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out_dir))
+        except OSError as exc:  # no inode left: named by the folder, not the staging name
             raise ReportError(_unwritten(out_dir, exc)) from exc
-        paths = _move_in(staged, out_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    # figures of an earlier report in this folder that this one did not replace (a trial: budget curves of a
-    # sweep stayed beside the tables of a one-budget report); never deleted here, the caller says so
-    stale = [out_dir / n for n in report_files(True) if (out_dir / n).exists() and out_dir / n not in paths]
+        try:
+            try:
+                for name, text in [("comparison.md", comparison_markdown(table, pass_rate_notes(runs))),
+                                   ("paired.md", paired_markdown(paired, n_resamples, seed))]:
+                    (staging / name).write_text(text, encoding="utf-8")
+                table.to_csv(staging / "comparison.csv", index=False)
+                paired.to_csv(staging / "paired.csv", index=False)
+                staged = [staging / n for n in TABLE_FILES]
+                if figures:
+                    staged += make_figures(runs, staging, baseline, also)
+            except OSError as exc:  # e.g. a full disk: named by the folder, not the staging file
+                raise ReportError(_unwritten(out_dir, exc)) from exc
+            paths = _move_in(staged, out_dir)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        # figures of an earlier report in this folder that this one did not replace (a trial: budget curves of a
+        # sweep stayed beside the tables of a one-budget report); never deleted here, the caller says so
+        stale = [out_dir / n for n in report_files(True) if (out_dir / n).exists() and out_dir / n not in paths]
     return {"comparison": table, "paired": paired, "paths": paths, "stale": stale}
 
