@@ -872,6 +872,38 @@ def test_sigterm_ends_a_command_as_ctrl_c_does_with_its_own_status(tmp_path):
         assert "Traceback" not in err and not (tmp_path / "r.json").exists()
 
 
+_SWALLOWED_PROBE = """
+import sys, time
+import hspr.cli
+from hspr import _entry
+
+class Dropped:
+    def __del__(self):
+        raise _entry.Terminated(15)  # as the signal's handler raises it inside a callback of the import lock
+
+def main(**kwargs):
+    Dropped()
+    time.sleep(5)
+    print("ran on")
+    sys.exit(0)
+
+hspr.cli.main = main
+sys.argv = ["hspr"]
+_entry.run()
+"""
+
+
+def test_a_signal_python_swallows_is_sent_again_and_ends_the_command():
+    """This file's SIGTERM test once failed on a loaded machine: its signal, 2 s in, arrived while Python was still
+    importing, inside a callback of the import lock where an exception cannot be passed on, and the replay ran on
+    for minutes. Such a signal is now sent again a moment later, and ends the command."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _SWALLOWED_PROBE], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 143 and "ran on" not in out.stdout and out.stderr.strip() == "terminated (SIGTERM)", out
+
+
 def test_two_records_joined_by_a_lost_line_end_are_told_how_to_part_them_and_nothing_is_lost(files):
     """A durability trial: a flipped bit turned a line end into 0x0b; the advice was to delete the line, which lost
     two outcomes. The command the message gives puts the line end back."""
