@@ -1061,3 +1061,19 @@ def test_a_selection_config_on_stdout_is_the_json_alone(files, tmp_path):
     assert res.returncode == 0, res.stderr
     assert set(json.loads(res.stdout)) >= {"rank", "gamma", "kappa", "acquisition", "lam"}
     assert "HSPR source-only selection" in res.stderr
+
+
+def test_an_out_file_in_a_folder_that_cannot_be_written_is_said_to_be_replaced_not_created(tmp_path, monkeypatch):
+    """A trial (as a user without root): --out x.json, a file it may write in a folder it may not, was told 'cannot
+    create'; the file exists, and is replaced through its folder. Root writes any folder: the check is told no."""
+    import click
+
+    from hspr.cli import common
+
+    (tmp_path / "x.json").write_text("{}")
+    monkeypatch.setattr(common.os, "access", lambda path, mode: False)
+    with pytest.raises(click.BadParameter, match=r"cannot replace .*x.json: the folder .* is not writable \(a file is "
+                                                 r"written beside it and moved over it"):
+        common._writable_ancestor(tmp_path / "x.json", "--out")
+    with pytest.raises(click.BadParameter, match=r"cannot create .*y.json: the folder .* is not writable; choose"):
+        common._writable_ancestor(tmp_path / "y.json", "--out")

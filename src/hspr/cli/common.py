@@ -54,9 +54,11 @@ def _writable_ancestor(p: Path, option: str) -> None:
     if not a.is_dir():
         raise click.BadParameter(f"cannot create {p}: {a} is a file, not a folder; choose another path",
                                  param_hint=option)
-    if not os.access(a, os.W_OK):
-        raise click.BadParameter(f"cannot create {p}: the folder {a} is not writable; choose another path",
-                                 param_hint=option)
+    if not os.access(a, os.W_OK):  # a trial: 'create' for a file that exists (it is replaced whole, through its folder)
+        verb = "replace" if p.exists() else "create"
+        raise click.BadParameter(f"cannot {verb} {p}: the folder {a} is not writable"
+                                 + (" (a file is written beside it and moved over it, so that it is never half-written)"
+                                    if p.exists() else "") + "; choose another path", param_hint=option)
 
 
 #: file suffixes of the formats hspr writes, and of the inputs a user keeps (a bank, a session, a figure)
