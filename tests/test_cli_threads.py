@@ -90,25 +90,46 @@ from hspr.parallel import workers
 
 def mask():
     time.sleep(0.2)  # both workers take a job
-    return os.getpid(), signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    return os.getpid(), signal.SIGINT in blocked and signal.SIGHUP in blocked
 
+def hup_blocked(pid):  # SIGHUP (signal 1) in the process's blocked set, from /proc (True where there is none)
+    if not os.path.exists(f"/proc/{pid}/status"):
+        return True
+    with open(f"/proc/{pid}/status") as fh:
+        return bool(int(next(x for x in fh if x.startswith("SigBlk:")).split()[1], 16) & 1)
+
+def hung_up(signum, frame):
+    raise KeyboardInterrupt
+
+def reaches(sig):  # the command itself gets the signal at once
+    try:
+        os.kill(os.getpid(), sig)
+        time.sleep(5)
+        return False
+    except KeyboardInterrupt:
+        return True
+
+signal.signal(signal.SIGHUP, hung_up)
 with workers(None, 2):
     seen = dict(Parallel()(delayed(mask)() for _ in range(4)))
-    try:
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(5)
-        interrupted = False
-    except KeyboardInterrupt:
-        interrupted = True
-print(len(seen), all(seen.values()), interrupted, signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    from multiprocessing import resource_tracker
+    from joblib.externals.loky.backend import resource_tracker as loky_tracker
+    trackers = [t._pid for t in (resource_tracker._resource_tracker, loky_tracker._resource_tracker)]
+    got = [reaches(signal.SIGINT), reaches(signal.SIGHUP)]
+restored = not {signal.SIGINT, signal.SIGHUP} & signal.pthread_sigmask(signal.SIG_BLOCK, [])
+print(len(seen), all(seen.values()), all(hup_blocked(p) for p in trackers if p), *got, restored)
 """
 
 
-def test_worker_processes_ignore_ctrl_c_and_the_command_still_gets_it():
+def test_worker_processes_ignore_ctrl_c_and_a_hang_up_and_the_command_still_gets_them():
     """hspr.parallel.workers: a Ctrl-C reaches the whole process group, and a worker still importing
     printed its own traceback below the command's 'interrupted' (a trial of ``hspr replay --workers 2``).
     Workers start with SIGINT blocked, even past multiprocessing's resource tracker (which unblocks it
-    in Python 3.11); the command itself is interrupted at once, and its mask is restored on exit."""
+    in Python 3.11); the command itself is interrupted at once, and its mask is restored on exit.
+    A hang-up (`timeout -s HUP 4 hspr replay --workers 2`; a closed terminal sends SIGHUP to every process of
+    the group) printed "resource_tracker: process died unexpectedly" and about ten loky tracebacks: the resource
+    trackers ignore SIGINT and SIGTERM but not SIGHUP. Workers and both trackers start with SIGHUP blocked too."""
     import signal
     import subprocess
     import sys
@@ -117,56 +138,7 @@ def test_worker_processes_ignore_ctrl_c_and_the_command_still_gets_it():
         return
     out = subprocess.run([sys.executable, "-c", _MASK_PROBE], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["2", "True", "True", "False"]
-
-
-_HANGUP_PROBE = """
-import os, signal, time
-from joblib import Parallel, delayed
-from hspr.parallel import workers
-
-def mask():
-    time.sleep(0.2)  # both workers take a job
-    return os.getpid(), signal.SIGHUP in signal.pthread_sigmask(signal.SIG_BLOCK, [])
-
-def blocked(pid):  # SIGHUP (signal 1) in the process's blocked set, from /proc
-    with open(f"/proc/{pid}/status") as fh:
-        return bool(int(next(x for x in fh if x.startswith("SigBlk:")).split()[1], 16) & 1)
-
-def hung_up(signum, frame):
-    raise KeyboardInterrupt
-
-signal.signal(signal.SIGHUP, hung_up)
-with workers(None, 2):
-    seen = dict(Parallel()(delayed(mask)() for _ in range(4)))
-    from multiprocessing import resource_tracker
-    from joblib.externals.loky.backend import resource_tracker as loky_tracker
-    trackers = [t._pid for t in (resource_tracker._resource_tracker, loky_tracker._resource_tracker)]
-    try:
-        os.kill(os.getpid(), signal.SIGHUP)
-        time.sleep(5)
-        hung = False
-    except KeyboardInterrupt:
-        hung = True
-print(len(seen), all(seen.values()), all(blocked(p) for p in trackers if p), hung)
-"""
-
-
-def test_a_hang_up_reaches_the_command_and_spares_its_workers_and_resource_trackers():
-    """A trial: `timeout -s HUP 4 hspr replay --workers 2` (a closed terminal sends SIGHUP to every process of the
-    group) printed "resource_tracker: process died unexpectedly" and about ten loky tracebacks: the resource
-    trackers ignore SIGINT and SIGTERM but not SIGHUP. Workers and both trackers start with SIGHUP blocked; the
-    command itself still gets it at once."""
-    import os
-    import signal
-    import subprocess
-    import sys
-
-    if not hasattr(signal, "pthread_sigmask") or not os.path.exists("/proc/self/status"):
-        return
-    out = subprocess.run([sys.executable, "-c", _HANGUP_PROBE], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["2", "True", "True", "True"]
+    assert out.stdout.split() == ["2", "True", "True", "True", "True", "True"]
 
 
 def test_a_command_started_without_stdout_does_its_work(tmp_path):
