@@ -36,7 +36,9 @@ def _size(n: float) -> str:
 def _ago(t: float | None) -> str:
     if t is None:
         return "-"
-    hours = max(0.0, time.time() - t) / 3600  # a clock set back: not "-3.0 hours ago"
+    if t > time.time() + 3600:  # a trial: a file time in 2031 was "0.0 hours ago"
+        return "in the future (the clock was set back, or the files were copied from a machine ahead of this one)"
+    hours = max(0.0, time.time() - t) / 3600  # a clock set back a little: not "-3.0 hours ago"
     return f"{hours / 24:.1f} days ago" if hours >= 24 else f"{hours:.1f} hours ago"
 
 
