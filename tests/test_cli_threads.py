@@ -221,3 +221,35 @@ def test_a_locale_that_cannot_encode_the_output_does_not_end_in_a_traceback(tmp_
     env["PYTHONIOENCODING"] = "utf-8"
     done = subprocess.run([sys.executable, "-m", "hspr", "bank", "validate", odd], capture_output=True, env=env, timeout=120)
     assert done.returncode == 0 and done.stdout.startswith(odd + b": OK"), (done.stdout[:200], done.stderr[-300:])
+
+
+_WORKER_WARNING_PROBE = """
+import warnings
+from joblib import Parallel, delayed
+from hspr.parallel import WithWarnings, warned_again, workers
+
+def job(k):
+    warnings.warn(f"cannot write the fit cache ({k})", UserWarning)
+    return k * 10
+
+with workers(None, 2), warnings.catch_warnings(record=True) as said:
+    warnings.simplefilter("always")
+    out = [warned_again(r) for r in Parallel()(delayed(WithWarnings(job))(k) for k in range(3))]
+print(out, sorted(str(w.message) for w in said))
+"""
+
+
+def test_a_workers_warning_is_raised_again_in_the_command_also_under_pythonwarnings_error():
+    """A re-trial: with --workers 2 a warning raised in a worker (the fit cache cannot be written) was printed in
+    Python's format instead of as a `warning:` line, and under PYTHONWARNINGS=error (which workers inherit) ended the
+    replay in a traceback with no results. hspr.parallel.WithWarnings carries it back to the command."""
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _WORKER_WARNING_PROBE], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONWARNINGS": "error"})
+    assert out.returncode == 0, out.stderr[-500:]
+    assert out.stdout.strip() == ("[0, 10, 20] ['cannot write the fit cache (0)', 'cannot write the fit cache (1)', "
+                                  "'cannot write the fit cache (2)']")
+    assert "UserWarning" not in out.stderr

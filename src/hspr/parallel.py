@@ -125,6 +125,35 @@ def interrupts_spare_workers() -> Iterator[None]:
         stop.set()
 
 
+class WithWarnings:
+    """``fn`` run in a worker process, returning ``(result, warnings)``: the ``(text, category)`` of each
+    warning it raised, for :func:`warned_again` to raise in the calling process. A re-trial: a worker's warning
+    (the fit cache cannot be written) was printed in Python's own format, not as the command's ``warning:``
+    line, and under ``PYTHONWARNINGS=error`` (which workers inherit) it ended the replay in a traceback. Inside,
+    a ``UserWarning`` is recorded whatever the filters say; other categories keep them."""
+
+    def __init__(self, fn) -> None:
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        import warnings
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default", UserWarning)
+            result = self.fn(*args, **kwargs)
+        return result, [(str(w.message), w.category) for w in caught]
+
+
+def warned_again(outcome):
+    """The result of a :class:`WithWarnings` call, its warnings raised again here (each as it was)."""
+    import warnings
+
+    result, caught = outcome
+    for text, category in caught:
+        warnings.warn(text, category, stacklevel=2)
+    return result
+
+
 @contextlib.contextmanager
 def workers(backend: str | None = None, n_jobs: int | None = None) -> Iterator[None]:
     """joblib's ``parallel_config`` for ``backend`` (None: joblib's default, loky) and ``n_jobs``

@@ -25,7 +25,7 @@ from threadpoolctl import threadpool_limits
 from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnknownIdError, brief
-from .parallel import workers
+from .parallel import WithWarnings, warned_again, workers
 from .session import BudgetError, FittedModel, Method, budget_from_fraction, check_seed
 from .stopping import StoppingRule
 
@@ -373,7 +373,7 @@ def replay(
         # one fit (a shift protocol, one method): made here, so a fit that runs jobs of its own (Method.parallel_fit:
         # hspr_robust's held-out replays) spreads them over the workers instead of running them in one
         fitted = ((_fit(methods[n], source_of[k]) for k, n in fit_specs) if len(fit_specs) == 1 else
-                  par(delayed(_fit)(methods[n], source_of[k]) for k, n in fit_specs))
+                  map(warned_again, par(delayed(WithWarnings(_fit))(methods[n], source_of[k]) for k, n in fit_specs)))
         for spec, model in zip(fit_specs, fitted):
             models[spec] = model
             done += 1
@@ -381,9 +381,9 @@ def replay(
                 progress(done, total)
         runs: list[dict] = []
         for res in Parallel(return_as="generator_unordered")(
-            delayed(_run_job)(job, models[(job.fold, job.method)]) for job in jobs
+            delayed(WithWarnings(_run_job))(job, models[(job.fold, job.method)]) for job in jobs
         ):
-            runs.extend(res)
+            runs.extend(warned_again(res))
             done += 1
             if progress:
                 progress(done, total)
