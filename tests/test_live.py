@@ -856,6 +856,22 @@ def test_ingest_dash_on_a_full_disk_keeps_the_input_in_a_spare_copy(bank, tmp_pa
     assert LiveSession.open(live.path).recorded == {}
 
 
+def test_ingest_dash_on_a_session_name_too_long_for_its_copy_keeps_the_input(bank, tmp_path, monkeypatch):
+    """A re-trial: a session renamed to 245 bytes (or started before live start checked names) lost what was piped
+    into `live ingest -`: naming the copy beside it raised before the spare copy could be made."""
+    live = new(bank, tmp_path / "s", budget=10)
+    (a,) = live.next(1)
+    long = live.path.with_name("z" * 245 + ".hspr")
+    os.rename(live.path, long)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    text = f"instance_id,resolved\n{a},1\n"
+    res = CliRunner().invoke(main, ["live", "ingest", "-", "--session", str(long)], input=text)
+    said = " ".join(res.output.split())
+    (spare,) = tmp_path.glob("hspr-stdin-*.csv")
+    assert res.exit_code == 2 and spare.read_text() == text, res.output
+    assert "File name too long" in said and "once the session has a shorter name or path" in said
+
+
 def test_ingest_of_logs_names_asked_tasks_with_no_folder(bank, tmp_path):
     """A harness trial: the harness makes no log folder for an empty patch, so its task stayed pending after
     ingesting the logs, with no word; the note points to the run summary, which lists empty patches."""

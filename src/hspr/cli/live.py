@@ -5,6 +5,7 @@ Thin: parses arguments, calls :class:`hspr.live.LiveSession`, prints (text or ``
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -313,16 +314,19 @@ def _save_piped(session_path: str) -> str:
         raise LiveSessionError("- : standard input was empty; pipe a CSV (instance_id,resolved) or a harness JSON "
                                "into it, or give a file")
     suffix = ".json" if data.lstrip()[:1] in (b"{", b"[") else ".csv"
-    dest = stamped_beside(session, "stdin", suffix)
+    dest = session.with_name(f"{session.name}.stdin-<time>{suffix}")  # named in a message if the next line fails
     try:
+        dest = stamped_beside(session, "stdin", suffix)  # a re-trial: a name too long raised here, and lost the input
         write_bytes_durable(data, dest)
     except OSError as exc:
         spare = spare_copy(data, "hspr-stdin-", suffix)
         # piped in again, it is kept beside the session as usual (a re-trial: given as a file, the session named a
         # temporary file as its source; and the paths were not quoted)
-        kept = (f"what was piped in is saved in {spare}: once there is room, run `hspr live ingest --session "
+        when = ("once the session has a shorter name or path (move it, or rename it with its .lock beside it)"
+                if exc.errno == errno.ENAMETOOLONG else "once there is room")
+        kept = (f"what was piped in is saved in {spare}: {when}, run `hspr live ingest --session "
                 f"{shlex.quote(session_path)} - < {shlex.quote(spare)}`, then delete it" if spare else
-                "what was piped in could not be saved anywhere: pipe it in again once there is room")
+                f"what was piped in could not be saved anywhere: pipe it in again {when}")
         raise LiveSessionError(f"cannot save the piped input as {dest}: {exc.strerror or exc}; nothing was recorded; "
                                f"{kept}") from None
     return str(dest)
