@@ -172,7 +172,7 @@ def test_no_home_folder_or_a_dangling_link_is_said_and_a_fit_goes_on_without_the
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         assert fitcache.cached_fit("d" * 64, "uniform", {}, ("t",), lambda: "fitted") == "fitted"
-    assert any("which does not exist); the next command will fit again: make that folder" in str(w.message)
+    assert any("which does not exist (a disk not mounted?)); the next command will fit again: make that folder" in str(w.message)
                for w in said) and not (tmp_path / "gone").exists()
 
 

@@ -1077,3 +1077,20 @@ def test_an_out_file_in_a_folder_that_cannot_be_written_is_said_to_be_replaced_n
         common._writable_ancestor(tmp_path / "x.json", "--out")
     with pytest.raises(click.BadParameter, match=r"cannot create .*y.json: the folder .* is not writable; choose"):
         common._writable_ancestor(tmp_path / "y.json", "--out")
+
+
+def test_an_output_in_a_folder_that_is_a_dangling_link_is_refused_before_the_work(tmp_path):
+    """A re-trial: `replay --out lnk/x.json`, lnk a symbolic link to nothing, ran the whole replay and then said
+    "File exists; ... free space"; `report --out-dir lnk/sub` said the same. A loop of links is named as one."""
+    import click
+
+    from hspr.cli import common
+
+    (tmp_path / "lnk").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(click.BadParameter, match=r"the folder .*lnk is a symbolic link to .*nowhere, which does not "
+                                                 r"exist \(a disk not mounted\?\)"):
+        common._writable_ancestor(tmp_path / "lnk" / "sub" / "x.json", "--out")
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    with pytest.raises(click.BadParameter, match=r"the folder .*/a is a symbolic link to .*/b, which leads back to itself"):
+        common._writable_ancestor(tmp_path / "a" / "x.json", "--out")

@@ -2485,6 +2485,12 @@ def test_a_session_folder_that_is_a_dangling_link_is_refused(bank, tmp_path):
     (tmp_path / "gone").mkdir()
     assert Path(LiveSession.create(tmp_path / "link" / "sub" / "s.hspr", 4, matrix=bank["csv"], method="uniform").path
                 ).is_file()
+    # its re-trial: the session file itself a link into a folder that does not exist made that folder
+    (tmp_path / "ds.hspr").symlink_to(tmp_path / "absent" / "x.hspr")
+    with pytest.raises(LiveSessionError, match=r"ds.hspr is a symbolic link to .*absent/x.hspr, whose folder does not "
+                                               r"exist"):
+        LiveSession.create(tmp_path / "ds.hspr", 4, matrix=bank["csv"], method="uniform")
+    assert not (tmp_path / "absent").exists()
 
 
 def test_a_session_path_too_long_for_the_files_beside_it_is_refused_before_the_fit(bank, tmp_path):

@@ -372,6 +372,25 @@ def _cut_off(text: str, exc: json.JSONDecodeError) -> bool:
     return exc.msg.startswith("Unterminated string") or _LITERAL_START.fullmatch(tail) is not None
 
 
+def dangling_link(path: Path) -> Path | None:
+    """``path`` or the first of its parents that is a symbolic link to nothing (its target missing, or a loop of
+    links), else None: a folder to write in that is such a link was made at the link's target (for a disk not
+    mounted, on the wrong disk) or refused as "File exists"."""
+    return next((p for p in (path, *path.parents) if p.is_symlink() and not p.exists()), None)
+
+
+def dangling_words(link: Path) -> str:
+    """What is wrong with a :func:`dangling_link`: ``<link> is a symbolic link to <target>, which does not exist
+    (a disk not mounted?)``, or, for a loop, ``... which leads back to itself``."""
+    target = os.readlink(link)
+    try:
+        os.stat(link)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a re-trial: a loop was said to point to a folder that 'does not exist'
+            return f"{link} is a symbolic link to {target}, which leads back to itself (a loop of links)"
+    return f"{link} is a symbolic link to {target}, which does not exist (a disk not mounted?)"
+
+
 def readable_name(text: str) -> str:
     """``text`` (a file name, or a label made from one) as valid Unicode: the bytes a file name's undecoded
     characters stand for (Python's ``surrogateescape``: a name that is no UTF-8, or any non-ASCII name under

@@ -44,6 +44,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import HsprError
+from .fileio import dangling_link, dangling_words
 
 #: bumped when the entry layout changes (2: a magic and a SHA-256 checksum before the pickle)
 CACHE_FORMAT = 2
@@ -51,11 +52,6 @@ CACHE_FORMAT = 2
 _MAGIC = b"HSPRFIT2\n"
 ENV_VAR = "HSPR_CACHE_DIR"
 MAX_AGE_DAYS = 30
-
-
-def dangling_link(folder: Path) -> Path | None:
-    """``folder`` or the first of its parents that is a symbolic link to nothing, else None."""
-    return next((p for p in (folder, *folder.parents) if p.is_symlink() and not p.exists()), None)
 
 
 class CacheLocationError(HsprError):
@@ -221,7 +217,7 @@ def _store(path: Path, key: str, model, again: str = "fit again") -> None:
         if blocker is not None:
             skipped(f"{blocker} is a file, not a folder", "set HSPR_CACHE_DIR to a folder, or move that file")
         elif dangling is not None:  # a trial: told 'File exists' and to free space
-            skipped(f"{dangling} is a symbolic link to {os.readlink(dangling)}, which does not exist",
+            skipped(dangling_words(dangling),
                     "make that folder, fix the link, or set HSPR_CACHE_DIR to a writable folder")
         else:
             skipped(exc.strerror or str(exc))

@@ -19,6 +19,7 @@ import click
 
 from .. import fitcache
 from ..errors import HsprError
+from ..fileio import dangling_link, dangling_words
 from .meta import SuggestingGroup, note_saved, say_warning, warnings_said
 
 
@@ -46,9 +47,9 @@ def _check_folder() -> None:
     folder = fitcache.cache_dir()
     if folder.exists() and not folder.is_dir():  # a hostile trial of the live cache set HSPR_CACHE_DIR to a file
         say_warning(f"{folder} is not a folder, so nothing can be cached there: set {fitcache.ENV_VAR} to a folder")
-    elif (dangling := fitcache.dangling_link(folder)) is not None:  # a trial: 'entries: 0' without a word
-        say_warning(f"{dangling} is a symbolic link to {os.readlink(dangling)}, which does not exist, so nothing can be "
-                    f"cached there: make that folder, fix the link, or set {fitcache.ENV_VAR} to a writable folder")
+    elif (dangling := dangling_link(folder)) is not None:  # a trial: 'entries: 0' without a word
+        say_warning(f"{dangling_words(dangling)}, so nothing can be cached there: make that folder, fix the link, or "
+                    f"set {fitcache.ENV_VAR} to a writable folder")
 
 
 def _json_flag(fields: str):

@@ -17,7 +17,7 @@ from types import MappingProxyType
 import click
 
 from ..data.io import bank_dir_of
-from ..fileio import OS_FIXES, names_stdout
+from ..fileio import OS_FIXES, dangling_link, dangling_words, names_stdout
 from ..parallel import BACKENDS, cluster
 from .meta import say_warning, to_null_device
 
@@ -45,7 +45,12 @@ def command_line() -> str:
 
 
 def _writable_ancestor(p: Path, option: str) -> None:
-    """The first existing folder above ``p`` must be a writable folder (click.BadParameter)."""
+    """The first existing folder above ``p`` must be a writable folder, and no folder on the way a symbolic link
+    to nothing (click.BadParameter)."""
+    dangling = dangling_link(p.parent)
+    if dangling is not None:  # a re-trial: "File exists; free space" after a whole replay
+        raise click.BadParameter(f"cannot create {p}: the folder {dangling_words(dangling)}; make that folder or fix "
+                                 "the link, or choose another path", param_hint=option)
     a = p.parent
     while not a.exists():
         if a == a.parent:

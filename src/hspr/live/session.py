@@ -26,7 +26,7 @@ from .. import __version__, journal
 from ..data.banks import BANKS, bank_of_rows, foreign_datasets
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import InputWarning, brief, held_warnings, shorten
-from ..fileio import OS_FIXES, readable_name, signals_held, stamped_beside
+from ..fileio import OS_FIXES, dangling_link, dangling_words, readable_name, signals_held, stamped_beside
 from ..fitcache import CacheLocationError, entry_path, method_code
 from ..harness import HarnessRead, read_outcomes
 from ..journal import LiveSessionError, session_lock
@@ -393,11 +393,14 @@ class LiveSession:
             raise LiveSessionError(f"{path}: {blocker} is a file, not a folder; choose a --session path in a folder")
         if path.is_dir():
             raise LiveSessionError(f"{path} is a folder; give a file name for --session, e.g. {path / 'run.hspr'}")
-        dangling = next((p for p in path.parents if p.is_symlink() and not p.exists()), None)
+        dangling = dangling_link(path.parent)
         if dangling is not None:  # a trial: the link's target was made, which for a disk not mounted is the wrong disk
-            raise LiveSessionError(f"{path}: the folder {dangling} is a symbolic link to {os.readlink(dangling)}, which does "
-                                   "not exist (a disk not mounted?); make that folder or fix the link, or give another "
-                                   "--session")
+            raise LiveSessionError(f"{path}: the folder {dangling_words(dangling)}; make that folder or fix the link, or "
+                                   "give another --session")
+        if path.is_symlink() and not path.exists() and not Path(os.path.realpath(path)).parent.is_dir():
+            # a re-trial: --session a link to /nonexistent/x.hspr made /nonexistent
+            raise LiveSessionError(f"{path} is a symbolic link to {os.readlink(path)}, whose folder does not exist (a "
+                                   "disk not mounted?); make that folder or fix the link, or give another --session")
         path = _real(path)
         if path.exists() and not overwrite:
             raise LiveSessionError(
