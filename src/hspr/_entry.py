@@ -76,14 +76,16 @@ def encode_any_text() -> None:
     locale, ``PYTHONIOENCODING=ascii`` or ``PYTHONUTF8=0 LC_ALL=C`` refusing the table's τ, or a file name
     that is no UTF-8 under ``PYTHONIOENCODING=utf-8``; trials saw each end in a traceback), a file name's
     undecodable byte is written back as it was (as ``surrogateescape`` does) and any other character as
-    its backslash escape (``\\u03c4``). A stream with another error handler than these two (``replace``,
-    ``backslashreplace``), or that is no text file, is left as it is."""
+    its backslash escape (``\\u03c4``). stderr's own handler (``backslashreplace``) is replaced too: a re-trial saw
+    a file name's byte written there as the text ``\\udce9``, which no one can paste. A stream with another handler
+    (``replace``, ``ignore``), or that is no text file, is left as it is."""
     import codecs
 
     codecs.register_error("hspr-escape", _escape_any)
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
-        if getattr(stream, "errors", None) not in ("strict", "surrogateescape") or not hasattr(stream, "reconfigure"):
+        if (getattr(stream, "errors", None) not in ("strict", "surrogateescape", "backslashreplace")
+                or not hasattr(stream, "reconfigure")):
             continue
         with contextlib.suppress(OSError, ValueError):
             stream.reconfigure(errors="hspr-escape")

@@ -73,7 +73,8 @@ def cache_dir() -> Path:
         try:
             return Path(env).expanduser().absolute()
         except RuntimeError:  # '~nosuchuser/x'
-            raise CacheLocationError(f"{ENV_VAR}={env}: no such user's home folder for its '~'; {fix}") from None
+            raise CacheLocationError(f"{ENV_VAR}={env}: its '~' names no home folder (no such user, or no HOME for this "
+                                     f"one); {fix}") from None
     import platformdirs
 
     try:
