@@ -282,6 +282,17 @@ def test_a_permission_error_on_a_folder_names_the_folder(tmp_path):
     assert "; fix the file's permissions, then" in os_error_message(PermissionError(errno.EACCES, "no", "in.csv"))
 
 
+def test_a_permission_error_in_a_folder_that_cannot_be_entered_names_that_folder(tmp_path, monkeypatch):
+    """A re-trial (as a user without root): a session's bank in a folder it could not enter (chmod 700, another
+    owner) was told to fix the file's permissions. Root enters any folder: the check is given the user's answer."""
+    from hspr.cli import common
+
+    monkeypatch.setattr(common.os, "access", lambda path, mode: path != str(tmp_path / "sub"))
+    said = common.os_error_message(PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "sub" / "b.csv")))
+    assert said.endswith(f"Permission denied; fix the permissions of its folder {tmp_path / 'sub'} (it cannot be "
+                         "entered), then run the command again")
+
+
 def test_an_operation_not_permitted_names_the_immutable_flag():
     """A crash-safety trial: `start --force` over an immutable file (chattr +i) was told to fix its permissions,
     which root's chmod cannot."""

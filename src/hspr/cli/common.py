@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import errno
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -260,6 +261,9 @@ def os_error_message(exc: OSError, where: str | os.PathLike | None = None) -> st
     fix = OS_FIXES.get(exc.errno, "free space, fix the permissions or choose another path")
     if name and os.path.isdir(name):  # a trial: a folder it could not read was called a file
         fix = fix.replace("the file's", "the folder's")
+    elif name and exc.errno == errno.EACCES and not os.access(os.path.dirname(os.path.abspath(name)), os.X_OK):
+        # a re-trial: a file in a folder that could not be entered was told to fix the file's permissions
+        fix = f"fix the permissions of its folder {os.path.dirname(os.path.abspath(name))} (it cannot be entered)"
     # a crash-safety trial: a full disk under stdout was reported as if the session's disk were full
     what = f"{name}: " if name else "writing this command's output (stdout, or its --out file): "
     return f"{what}{exc.strerror or exc}; {fix}, then run the command again"
