@@ -116,9 +116,9 @@ def interrupts_spare_workers() -> Iterator[None]:
     receiver.start()  # before the mask: it keeps SIGINT and SIGHUP unblocked
     hangup = {signal.SIGHUP} if hasattr(signal, "SIGHUP") else set()
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, hangup)  # the resource tracker keeps it blocked (below)
-    resource_tracker.ensure_running()
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
+        resource_tracker.ensure_running()
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
@@ -130,7 +130,9 @@ class WithWarnings:
     warning it raised, for :func:`warned_again` to raise in the calling process. A re-trial: a worker's warning
     (the fit cache cannot be written) was printed in Python's own format, not as the command's ``warning:``
     line, and under ``PYTHONWARNINGS=error`` (which workers inherit) it ended the replay in a traceback. Inside,
-    a ``UserWarning`` is recorded whatever the filters say; other categories keep them."""
+    a ``UserWarning`` is recorded whatever the filters say; other categories keep them. Off a process's main thread
+    (the threading backend, a dask worker's threads) nothing is recorded: ``warnings.catch_warnings`` is not
+    thread-safe, and a thread's warnings reach its process's own handling anyway."""
 
     def __init__(self, fn) -> None:
         self.fn = fn
@@ -138,6 +140,8 @@ class WithWarnings:
     def __call__(self, *args, **kwargs):
         import warnings
 
+        if threading.current_thread() is not threading.main_thread():
+            return self.fn(*args, **kwargs), []
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("default", UserWarning)
             result = self.fn(*args, **kwargs)
