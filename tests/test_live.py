@@ -2449,6 +2449,10 @@ def test_a_folder_that_cannot_be_read_is_refused_before_the_fit(bank, tmp_path, 
                                                r"session needs .*fix the folder's permissions \(chmod u\+rx\)"):
         LiveSession.create(folder / "s.hspr", 4, matrix=bank["csv"], method="uniform")
     assert list(folder.iterdir()) == []
+    # its re-trial: a folder of another owner was told `chmod u+rx`, which only the owner can run
+    monkeypatch.setattr(live_session.os, "getuid", lambda: folder.stat().st_uid + 1)
+    with pytest.raises(LiveSessionError, match="ask the folder's owner to let you read it, or give a --session"):
+        LiveSession.create(folder / "s.hspr", 4, matrix=bank["csv"], method="uniform")
     with pytest.raises(AssertionError, match="fitted before"):  # a folder still to be made (in it) is made readable
         LiveSession.create(folder / "new" / "s.hspr", 4, matrix=bank["csv"], method="uniform")
 

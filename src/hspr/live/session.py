@@ -256,9 +256,13 @@ def _check_room(path: Path) -> None:
     if folder == path.parent and not os.access(folder, os.R_OK | os.X_OK):
         # a trial: a folder that could be written but not read passed the probe, and the session was written after the
         # fit, then refused (its folder is opened to make each change durable)
+        try:  # a re-trial: a folder of another owner was told `chmod u+rx`, which only its owner can run
+            own = folder.stat().st_uid == os.getuid()
+        except (OSError, AttributeError):  # pragma: no cover - no getuid (Windows)
+            own = True
+        fix = "fix the folder's permissions (chmod u+rx)" if own else "ask the folder's owner to let you read it"
         raise LiveSessionError(f"{path}: cannot read the folder {folder}, which a session needs (each change is made "
-                               "durable through it); fix the folder's permissions (chmod u+rx), or give a --session "
-                               "in another folder")
+                               f"durable through it); {fix}, or give a --session in another folder")
 
 
 class LiveSession:
