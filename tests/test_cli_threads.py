@@ -257,3 +257,25 @@ def test_a_workers_warning_is_raised_again_in_the_command_also_under_pythonwarni
     assert out.stdout.strip() == ("[0, 10, 20] ['cannot write the fit cache (0)', 'cannot write the fit cache (1)', "
                                   "'cannot write the fit cache (2)']")
     assert "UserWarning" not in out.stderr
+
+
+def test_quiet_methods_sets_the_variable_workers_read_and_restores_what_was_there(monkeypatch):
+    """``replay -q`` tells methods (in workers too) through the environment; afterwards it is as it was:
+    absent stays absent, a user's own value comes back, also after an error inside."""
+    import os
+
+    import pytest
+
+    from hspr.parallel import QUIET_ENV, quiet_methods
+
+    monkeypatch.delenv(QUIET_ENV, raising=False)
+    with quiet_methods():
+        assert os.environ[QUIET_ENV] == "1"
+    assert QUIET_ENV not in os.environ
+    with quiet_methods(False):
+        assert QUIET_ENV not in os.environ
+    monkeypatch.setenv(QUIET_ENV, "yes")
+    with pytest.raises(RuntimeError), quiet_methods():
+        assert os.environ[QUIET_ENV] == "1"
+        raise RuntimeError("inside")
+    assert os.environ[QUIET_ENV] == "yes"

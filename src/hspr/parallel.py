@@ -159,6 +159,25 @@ def warned_again(outcome):
 
 
 @contextlib.contextmanager
+def quiet_methods(quiet: bool = True) -> Iterator[None]:
+    """Within, :data:`QUIET_ENV` is set (when ``quiet``): methods log no progress lines, in this process and in
+    worker processes started from it. The variable's earlier value (or its absence) is restored on exit, so a
+    command run in-process (a test, a notebook) leaves the environment as it was."""
+    if not quiet:
+        yield
+        return
+    before = os.environ.get(QUIET_ENV)
+    os.environ[QUIET_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(QUIET_ENV, None)
+        else:
+            os.environ[QUIET_ENV] = before
+
+
+@contextlib.contextmanager
 def workers(backend: str | None = None, n_jobs: int | None = None) -> Iterator[None]:
     """joblib's ``parallel_config`` for ``backend`` (None: joblib's default, loky) and ``n_jobs``
     workers: the context every job of replay, selection and a live fit runs in. Local worker

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
 import sys
 import time
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
-from unittest.mock import patch
 
 import click
 import numpy as np
@@ -648,12 +645,9 @@ def register(group: click.Group) -> None:
                 seeds_map[n] = seed_list[:1]
         all_runs = []
         t0 = time.perf_counter()
-        from ..parallel import QUIET_ENV
+        from ..parallel import quiet_methods
 
-        # read where hspr_auto selects, in this process or a worker started from it
-        # (patch.dict restores the environment after: a command run in-process leaves it as it was)
-        quiet_env = patch.dict(os.environ, {QUIET_ENV: "1"}) if quiet else contextlib.nullcontext()
-        with quiet_env, connected(backend, scheduler, workers) as joblib_backend, \
+        with quiet_methods(quiet), connected(backend, scheduler, workers) as joblib_backend, \
                 progress_bar(console, disable=quiet) as prog:
             for label, mat, folds, job_targets in jobs:
                 # a shift protocol or a targets file gets a label of its own ('bank/...'), so its runs are never
