@@ -787,3 +787,26 @@ def test_select_refuses_too_few_sources_before_its_note_on_a_noisy_choice(tmp_pa
     assert "two.csv: the bank has 2 source agent(s); a selection holds out one source agent at a time and needs at " \
            "least 3" in " ".join(res.output.split())
     assert not (tmp_path / "x.json").exists()
+
+
+def test_the_shipped_table_path_is_the_table_replay_config_auto_reads():
+    """``select --record`` compares its target with this path to write the regeneration recipe; it must be the
+    file :func:`shipped_configs` reads (the CLI once built the path itself)."""
+    import json
+
+    from hspr.methods.hspr.selection import shipped_configs, shipped_table_path
+
+    path = shipped_table_path()
+    assert path.is_absolute() and path.name == "selected_configs.json"
+    assert json.loads(path.read_text(encoding="utf-8")) == shipped_configs()
+    assert set(shipped_configs()) >= {"lite", "verified", "full", "pro", "generated_by"}
+
+
+def test_eval_overrides_names_the_given_fields_and_refuses_what_hsprconfig_refuses():
+    from hspr.methods.hspr.selection import eval_overrides
+
+    assert eval_overrides(None, None) == {}
+    assert eval_overrides(2048, None) == {"n_nodes": 2048}
+    assert eval_overrides(None, 32768.0) == {"n_draws": 32768}
+    with pytest.raises(ValueError, match="n_nodes"):
+        eval_overrides(0, None)

@@ -593,7 +593,7 @@ def register(group: click.Group) -> None:
     @click.option("--method", default=LIVE_DEFAULT, show_default=True, callback=_known_method,
                   shell_complete=completer(method_names), cls=LazyHelpOption,
                   help_text=lambda: "Method that picks the tasks and estimates the score, one of "
-                  f"{', '.join(method_names())} (README, 'Live': why hspr_robust is the default; hspr is the paper's "
+                  f"{', '.join(method_names())} (README, 'Live': why {LIVE_DEFAULT} is the default; hspr is the paper's "
                   "method; docs/python-api.md, 'Your own method': a method an installed package registers).")
     @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, callback=_existing_config,
                   help="Method settings as JSON (for hspr and hspr_robust: HSPRConfig fields, e.g. {\"n_nodes\": 2048}; "

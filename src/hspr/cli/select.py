@@ -57,8 +57,6 @@ GENERATED_BY = ("hspr select --bank {bank} --fold {fold} --workers 2 --out sel_{
 #: below this many source agents `hspr select` notes that its choice rests on few replays
 FEW_SOURCES = 8
 
-#: the packaged table of selections (`hspr replay --config auto` reads it)
-SHIPPED_TABLE = (Path(__file__).resolve().parents[1] / "methods" / "hspr" / "selected_configs.json")
 
 
 def fold_sources(matrix: ResponseMatrix, folds: list[list[str]], fold: int) -> ResponseMatrix:
@@ -170,7 +168,9 @@ def record_entry(path: Path, bank: str, fold: int, result, command: str, matrix_
             raise RecordConflict(f"another selection recorded in it while this one ran conflicts with it: "
                                  f"{exc.message}") from None
         # the shipped table's regeneration recipe only in the shipped table (a trial's own table got it)
-        table.setdefault("generated_by", GENERATED_BY if path == SHIPPED_TABLE else
+        from ..methods.hspr.selection import shipped_table_path
+
+        table.setdefault("generated_by", GENERATED_BY if path == shipped_table_path() else
                          "hspr select --record (each entry's 'command' is the exact call that made it)")
         entry = {"config": result.config.to_dict(), "source_digest": result.source_digest,
                  "source_mae_pp": round(100 * result.source_mae, 4),
@@ -434,10 +434,10 @@ def register(group: click.Group) -> None:
                 raise click.BadParameter(f"{fraction:g} runs all {src.n_tasks} tasks: every setting recovers each held-out "
                                          "score exactly, so nothing would be selected; give the fraction you will run "
                                          "at, below 1 (e.g. 0.10)", param_hint="--budget")
-            from ..methods.hspr.selection import _eval_overrides
+            from ..methods.hspr.selection import eval_overrides
 
             try:
-                _eval_overrides(eval_nodes, eval_draws)
+                eval_overrides(eval_nodes, eval_draws)
             except ValueError as exc:
                 raise click.BadParameter(str(exc), param_hint="--eval-nodes / --eval-draws") from None
         except (DataError, ValueError, KeyError) as exc:

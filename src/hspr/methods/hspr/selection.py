@@ -41,6 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
@@ -193,14 +194,10 @@ def seed_free(sess: HSPRSession, fit: SourceFit) -> bool:
     stream, so every seed replays the same path (and the draws use their own fixed seed). Common
     on banks whose groups are mostly single tasks (Lite), rare on Pro (large groups).
     """
+    # The first query in a group of size s had s candidates, so every group queried must be a single task.
     index = {t: j for j, t in enumerate(sess.tasks)}
-    taken = np.zeros(fit.n_groups, dtype=int)
-    for t in sess.queried:
-        g = fit.labels[index[t]]
-        if fit.group_size[g] - taken[g] != 1:
-            return False
-        taken[g] += 1
-    return True
+    groups = fit.labels[[index[t] for t in sess.queried]]
+    return bool(np.all(fit.group_size[groups] == 1))
 
 
 def stage_table(spec: StageSpec, err: np.ndarray) -> list[dict]:
@@ -313,7 +310,14 @@ class SelectionResult:
                     "source_mae_pp": 100 * self.default["mae"]}})}
 
 
-def _eval_overrides(n_nodes: int | None, n_draws: int | None) -> dict:
+def eval_overrides(n_nodes: int | None, n_draws: int | None) -> dict:
+    """The HSPRConfig fields a selection evaluates its candidates with (``hspr select --eval-nodes /
+    --eval-draws``): ``{"n_nodes": ..., "n_draws": ...}`` for those given, ``{}`` for none.
+
+    Raises
+    ------
+    ValueError naming the field, for a value HSPRConfig refuses (e.g. ``n_nodes`` below 1).
+    """
     out = {}
     if n_nodes is not None:
         out["n_nodes"] = int(n_nodes)
@@ -377,7 +381,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     if source.n_agents < 3:
         raise DataError(f"selection holds out one of {source.n_agents} source agents and needs at least 3")
     base = base_config or HSPRConfig()
-    over = _eval_overrides(eval_nodes, eval_draws)
+    over = eval_overrides(eval_nodes, eval_draws)
     budget = budget_from_fraction(fraction, source.n_tasks)
     if budget < 1:
         raise BudgetError(f"budget fraction {fraction} gives no task out of {source.n_tasks}; give a larger fraction")
@@ -487,6 +491,12 @@ def loo_setting_errors(source: ResponseMatrix, config: HSPRConfig, fraction: flo
 
 
 # ----------------------------------------------------------------------------- shipped results
+def shipped_table_path() -> Path:
+    """Where the shipped selection table lies in an installed package (``hspr select --record`` writes
+    there to regenerate it; ``hspr replay --config auto`` reads it through :func:`shipped_configs`)."""
+    return (Path(__file__).resolve().parent / SHIPPED_FILE)
+
+
 def shipped_configs() -> dict:
     """The shipped selection results: ``{bank: {fold: {"config", "source_digest", ...}}}`` plus
     metadata keys (``generated_by``, ...)."""
