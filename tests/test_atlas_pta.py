@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from hspr.data.matrix import ResponseMatrix
+from hspr.errors import UnknownIdError
 from hspr.irt.fourpl import fit_4pl_cache_clear, fit_4pl_cache_info, prob_4pl
 from hspr.methods import get_method
 from hspr.methods.atlas import ATLAS, AtlasSettings, top_information
@@ -133,7 +134,7 @@ def test_tell_unasked_tasks(which, atlas_model, pta_model, data):
         s.tell(t, int(row[s._index[t]]))
     est = s.estimate()
     assert est.n_queried == 6 and 0 <= est.point <= 1
-    with pytest.raises(KeyError):
+    with pytest.raises(UnknownIdError, match=r"task id 'nope' is not in the bank \(30 tasks\)"):
         s.tell("nope", 1)
 
 
@@ -168,8 +169,8 @@ def test_pta_path_is_deterministic_and_budget_specific(pta_model, data):
     assert run(pta_model, row, 8, seed=5).queried == q1
     cal = pta_model.calibration(8)
     assert [f"t{j:03d}" for j in cal] == q1
-    assert pta_model.n_strata_for(8) in (1, 3)
-    assert set(pta_model.choice_[8]) <= {0.5, 1.0, 3}
+    assert pta_model.n_strata_for(8) == 1  # chosen by its inner folds on these 20 sources (deterministic)
+    assert pta_model.choice_[8] == (0.5, 1)
 
 
 def test_pta_features_shape_checked(data):
@@ -179,9 +180,9 @@ def test_pta_features_shape_checked(data):
     m = PTAIRT(n_strata=2, log_a_sd_grid=None).fit(src, features=feats)
     s = m.start(4, features=np.zeros((src.n_tasks, 2)))
     assert s.features.shape == (src.n_tasks, 2)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"features must have shape \(20, 30, k\), got \(2, 2, 2\)"):
         PTAIRT(n_strata=2, log_a_sd_grid=None).fit(src, features=np.zeros((2, 2, 2)))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"session features must have shape \(1, 30, k\), got \(1, 3, 2\)"):
         m.start(4, features=np.zeros((3, 2)))
 
 
@@ -195,11 +196,11 @@ def test_bank_shared_between_methods(data):
 
 
 def test_settings_validation():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="top_k must be >= 1, got 0"):
         AtlasSettings(top_k=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="n_strata must be a whole number >= 1 or None, got 0"):
         PTAIRT(n_strata=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"log_a_sd_grid needs positive values, got \(0.0,\)"):
         PTAIRT(log_a_sd_grid=(0.0,))
 
 

@@ -83,16 +83,26 @@ def test_degenerate_columns_stay_finite():
 
 
 def test_missing_cells_are_ignored():
+    """The fit is a stationary point of the objective with weight 0 on the missing cells, whatever lies under
+    them, and not of the objective that reads them as 0 or as 1 (ResponseMatrix stores 0 under a missing cell,
+    so comparing fits after flipping what lies under it would test nothing)."""
+    from hspr.irt.fourpl import _logit, _objective
+
     M, *_ = simulate(30, 8, seed=3)
     miss = np.zeros(M.shape, dtype=bool)
     miss[0, :5] = True
-    bank = fit_4pl(ResponseMatrix(M.agents, M.tasks, M.values, miss))
-    # left out, not read as 0 or as 1 (ResponseMatrix stores 0 under a missing cell, so flipping
-    # what lies under it would test nothing): the fit differs from both complete matrices
+    st = FourPLSettings(rescale=False)  # the objective's own scale
+    bank = fit_4pl(ResponseMatrix(M.agents, M.tasks, M.values, miss), st)
+    m, n = M.shape
+    x = np.concatenate([bank.theta, bank.b, np.log(bank.a), _logit(bank.c / st.c_max),
+                        _logit((1 - bank.d) / st.slip_max)])
     for fill in (0, 1):
-        v = M.values.copy()
-        v[miss] = fill
-        assert np.abs(bank.b - fit_4pl(ResponseMatrix(M.agents, M.tasks, v)).b).max() > 1e-3, fill
+        Y = M.values.astype(float)
+        Y[miss] = fill
+        grad_left_out = _objective(x, Y, (~miss).astype(float), m, n, st)[1]
+        grad_read = _objective(x, Y, np.ones((m, n)), m, n, st)[1]
+        assert np.abs(grad_left_out).max() < 0.02, fill  # 0.005 measured: the optimiser's tolerance
+        assert np.abs(grad_read).max() > 1.0, fill  # 13.8 / 3.0 measured
 
 
 def test_fisher_information_closed_form_and_finite_difference():
@@ -129,7 +139,7 @@ def test_bank_pickles_and_is_read_only(simulated):
     back = pickle.loads(pickle.dumps(bank))
     assert isinstance(back, FourPLBank)
     np.testing.assert_array_equal(back.b, bank.b)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):
         bank.b[0] = 1.0
 
 
@@ -159,9 +169,11 @@ def test_map_abilities_track_source_abilities(simulated):
 
 
 def test_settings_validation():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="c_max \\+ slip_max <= 1, got 0.7, 0.5"):
         FourPLSettings(c_max=0.7, slip_max=0.5)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"c_prior Beta parameters must be > 0, got \(0.0, 1.0\)"):
         FourPLSettings(c_prior=(0.0, 1.0))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="prior_b_sd must be > 0, got 0"):
         FourPLSettings(prior_b_sd=0)
+    with pytest.raises(ValueError, match="prior_log_a_sd must be > 0, got nan"):
+        FourPLSettings(prior_log_a_sd=float("nan"))

@@ -321,17 +321,31 @@ def test_seeds_beyond_what_a_results_file_keeps_are_refused():
             parse_seeds(bad)
 
 
-def test_replay_cli_hspr_choices_are_the_config_s():
-    """The CLI lists HSPR's rules literally (importing HSPR for them slowed `replay --help` by 0.3 s):
-    they must be the configuration's."""
-    import click
-
-    from hspr.cli import main
-    from hspr.methods.hspr.config import ACQUISITIONS, DECISIONS
-
-    params = {p.name: p for p in main.get_command(click.Context(main), "replay").params}
-    assert tuple(params["acquisition"].type.choices) == ACQUISITIONS
-    assert tuple(params["decision"].type.choices) == DECISIONS
+def test_replay_cli_decision_mean_makes_the_point_the_posterior_mean(tmp_path, small_bank):
+    """``--decision mean`` reaches HSPR: its point is the posterior mean moved by the calibration shift (Eq. 16,
+    HSPR_SPEC section 5) where the default moves the posterior predictive median, on the same queries, under a
+    label of its own."""
+    csv = tmp_path / "bank.csv"
+    write_wide_csv(small_bank, csv)
+    cfg = tmp_path / "fast.json"
+    cfg.write_text(json.dumps(FAST.to_dict()))
+    runs = {}
+    for flags in ([], ["--decision", "mean"]):
+        out = tmp_path / f"r{len(flags)}.json"
+        res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "hspr", "--seeds", "0",
+                                        "--config", str(cfg), "--out", str(out), "--quiet", *flags])
+        assert res.exit_code == 0, res.output
+        runs[len(flags)] = json.loads(out.read_text())["runs"]
+    median, mean = runs[0], runs[2]
+    assert {r["method"] for r in mean} == {"hspr[config=fast,decision=mean]"}
+    assert [r["queried"] for r in mean] == [r["queried"] for r in median]
+    # the same posterior, so the same mean and the same calibration shift (Eq. 16), added to another base
+    assert [r["mean"] for r in mean] == pytest.approx([r["mean"] for r in median], abs=1e-12)
+    inside = [(a, b) for a, b in zip(mean, median) if 0 < a["estimate"] < 1 and 0 < b["estimate"] < 1]
+    assert len(inside) >= 30
+    assert [a["estimate"] - a["mean"] for a, b in inside] == pytest.approx([b["estimate"] - b["median"] for a, b in inside],
+                                                                          abs=1e-9)
+    assert max(abs(a["estimate"] - b["estimate"]) for a, b in inside) > 1e-3
 
 
 def test_replay_refuses_budgets_and_seeds_it_would_mislabel(small_bank):

@@ -573,9 +573,11 @@ def test_robust_exact_at_full_budget(small_bank):
 
 def test_robust_calibration_uses_forward_runs_when_ids_are_dated():
     m = dated(simulate_matrix(20, 50, seed=2)[0])
+    m = m.rows(np.random.default_rng(0).permutation(20))  # the dates decide, not the row order
     cal = leave_cluster_out(m, [FAST], ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048, forward_fraction=0.2))[0]
     fwd = [n for n in cal.held_out if n.endswith("(forward)")]
     assert len(fwd) == 4  # round(0.2 * 20)
+    assert sorted(fwd) == [f"{a} (forward)" for a in sorted(m.agents)[16:]]  # the newest 4 dates
     assert len(cal.ratios) == len(cal.errors) == len(cal.distances) == 9
     cal0 = leave_cluster_out(m, [FAST], ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048, forward_fraction=0))[0]
     assert len(cal0.held_out) == 5

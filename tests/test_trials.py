@@ -494,7 +494,7 @@ def test_a_json_result_on_a_trials_bank_gets_the_csv_it_needs(tmp_path):
 
 def test_errored_trials_make_a_harness_error_not_a_pass_rate(tmp_path):
     """A trial: five errored trial lines (1,0,1,1,1 under error=true) were recorded as a pass rate of 4/5."""
-    from hspr.harness import ERROR, read_trials_outcomes
+    from hspr.harness import ERROR, HarnessFormatError, read_trials_outcomes
 
     p = tmp_path / "err.csv"
     p.write_text("task_id,resolved,error\n" + "".join(f"a,{y},true\n" for y in (1, 0, 1, 1, 1))
@@ -534,7 +534,7 @@ def test_errored_trials_make_a_harness_error_not_a_pass_rate(tmp_path):
         "('Timeout') (from line 2)"
     more = tmp_path / "more.csv"
     more.write_text("task_id,resolved\n" + "a,1\n" * 6)
-    with pytest.raises(Exception, match="a trial given twice, or trials of two runs in one file"):
+    with pytest.raises(HarnessFormatError, match="a trial given twice, or trials of two runs in one file"):
         read_trials_outcomes(more, 5)
 
 

@@ -98,8 +98,9 @@ class FourPLSettings:
     rescale: bool = True
 
     def __post_init__(self) -> None:
-        if self.prior_b_sd <= 0 or self.prior_log_a_sd <= 0:
-            raise ValueError("prior sds must be > 0")
+        for name in ("prior_b_sd", "prior_log_a_sd"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
         if not (0 < self.c_max < 1 and 0 < self.slip_max < 1 and self.c_max + self.slip_max <= 1):
             raise ValueError(f"need 0 < c_max, slip_max < 1 and c_max + slip_max <= 1, got {self.c_max}, {self.slip_max}")
         for name in ("c_prior", "slip_prior"):
