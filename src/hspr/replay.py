@@ -33,7 +33,15 @@ SEEDS_BY_KIND = MappingProxyType({"sampling": tuple(range(10)), "adaptive": tupl
 
 
 class HiddenRow:
-    """A target's outcomes, revealed one task at a time; the score is read only on request."""
+    """A target's outcomes, revealed one task at a time; the score is read only on request.
+
+    Attributes
+    ----------
+    agent : str
+        The target's id (its row in the matrix).
+    revealed : list of str
+        The task ids revealed so far, in order (a task revealed twice is listed twice).
+    """
 
     def __init__(self, matrix: ResponseMatrix, row: int) -> None:
         self._values = matrix.values[row] if matrix.trials is None else matrix.rates()[row]
@@ -42,7 +50,12 @@ class HiddenRow:
         self.revealed: list[str] = []
 
     def reveal(self, task_id: str) -> float:
-        """The task's outcome: 0/1, or with repeated trials its pass rate (all trials at once)."""
+        """The task's outcome: 0/1, or with repeated trials its pass rate (all trials at once).
+
+        Raises
+        ------
+        UnknownIdError naming ``task_id``, if the matrix has no such task.
+        """
         self.revealed.append(task_id)
         v = self._values[self._index(task_id)]
         return int(v) if self._values.dtype.kind in "iu" else float(v)

@@ -15,7 +15,12 @@ from .session import ScoreEstimate, Session
 
 
 class StoppingRule(ABC):
-    """Decides whether a session should stop asking."""
+    """Decides whether a session should stop asking.
+
+    A subclass implements :meth:`check`; the caller asks :meth:`needs_estimate` first and computes the
+    session's estimate only when it says so (an estimate costs a posterior pass), then stops the session
+    when :meth:`check` returns a reason.
+    """
 
     def needs_estimate(self, session: Session) -> bool:
         """Whether :meth:`check` reads the estimate for ``session`` now (the caller computes one

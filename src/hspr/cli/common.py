@@ -681,7 +681,12 @@ def check_output_dir(path: str | os.PathLike, option: str) -> Path:
 
 
 def check_workers(ctx, param, value: int) -> int:
-    """click callback: joblib worker count, a positive integer or -1 (all cores)."""
+    """click callback: joblib worker count, a positive integer or -1 (all cores).
+
+    Raises
+    ------
+    click.BadParameter for 0 or below -1, naming the fix.
+    """
     if value == 0 or value < -1:
         raise click.BadParameter(f"{value}: give a positive number of workers, or -1 for all cores")
     return value

@@ -81,7 +81,10 @@ class FittedMidRange(FittedModel):
 
 
 class MidRange(Method):
-    """Mid-Range selection with the raw mean (HSPR_SPEC section 8, "Mid-Range")."""
+    """Mid-Range selection with the raw mean (HSPR_SPEC section 8, "Mid-Range").
+
+    ``start(budget, seed)`` raises :class:`~hspr.session.BudgetError` for a budget outside 1..n_tasks.
+    """
 
     name = "midrange"
     gives_interval = False  # a point only: no 90 % interval

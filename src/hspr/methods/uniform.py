@@ -75,7 +75,10 @@ class FittedUniform(FittedModel):
 
 
 class Uniform(Method):
-    """Uniform random sampling with the raw mean (HSPR_SPEC section 8, "Uniform raw")."""
+    """Uniform random sampling with the raw mean (HSPR_SPEC section 8, "Uniform raw").
+
+    ``start(budget, seed)`` raises :class:`~hspr.session.BudgetError` for a budget outside 1..n_tasks.
+    """
 
     name = "uniform"
     seed_kind = "sampling"

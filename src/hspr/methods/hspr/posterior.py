@@ -37,14 +37,16 @@ _ETA_MAX = MappingProxyType({8: 700.0, 4: 80.0})
 
 
 def prior_precision(rank: int, gamma: float) -> np.ndarray:
-    """Diagonal of P (Eq. 3): 0.25 on theta and gamma on each u_k if rank > 0, else gamma on theta."""
+    """Diagonal of P (Eq. 3), shape (1 + rank,): 0.25 on theta and gamma on each u_k if rank > 0, else
+    gamma on theta (shape (1,))."""
     if rank == 0:
         return np.array([gamma], dtype=float)
     return np.concatenate([[0.25], np.full(rank, float(gamma))])
 
 
 def rates(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """p = sigmoid(eta) and q = 1 - p = sigmoid(-eta), both clipped to [1e-12, 1 - 1e-12], from one exponential.
+    """p = sigmoid(eta) and q = 1 - p = sigmoid(-eta), both clipped to [1e-12, 1 - 1e-12], from one exponential:
+    the item model's success rates (Eq. 4) from its logits ``eta`` (any shape; p and q have that shape).
 
     With e = exp(-eta), p = 1/(1 + e) and q = e p, each within a few ulp of ``eta``'s float
     type (q is never formed as 1 - p, which would cancel). ``eta`` (float64 or float32; the

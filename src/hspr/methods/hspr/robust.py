@@ -572,7 +572,13 @@ def widened(point: float, lower: float, upper: float, factor: float,
             sides: tuple[float, float] = (1.0, 1.0)) -> tuple[float, float]:
     """Interval with each half-width around ``point`` multiplied by ``factor`` (``factor >= 1``),
     shared between the lower and the upper side by ``sides`` (:func:`side_multipliers`), clipped to
-    [0, 1]."""
+    [0, 1] (module docstring, step 2).
+
+    Returns
+    -------
+    (lower, upper) : tuple of float
+        The widened interval's bounds on the 0-1 scale.
+    """
     m_lo, m_hi = side_multipliers(factor, sides)
     lo = point - m_lo * max(point - lower, 0.0)
     hi = point + m_hi * max(upper - point, 0.0)
@@ -965,7 +971,25 @@ class HSPRRobust(Method):
 
 
 class FittedHSPRRobust(FittedHSPR):
-    """HSPR source fit plus its :class:`ShiftCalibration`."""
+    """HSPR source fit plus its :class:`ShiftCalibration` (module docstring, steps 2-6).
+
+    Attributes
+    ----------
+    calibration_ : ShiftCalibration
+        The interval factors and held-out source runs of step 2.
+    pirt_ : FittedATLAS or None
+        The 4PL p-IRT model blended into the point (step 3); None when the weight is 0.
+    source_values_ : ndarray, shape (n_sources, n_tasks)
+        The sources' outcomes (0/1, or pass rates with trials), for the shift diagnostic (step 4).
+    source_missing_ : bool ndarray, shape (n_sources, n_tasks), or None
+        The sources' missing cells.
+    pass_rate_ : ndarray, shape (n_tasks,)
+        Each task's source pass rate, a missing cell counted as unresolved (step 6).
+    trials_ : int or None
+        Trials per task of the sources (None: one 0/1 run).
+    shift : ShiftSettings
+        The calibration's settings.
+    """
 
     def __init__(self, fit, tasks, config: HSPRConfig, calibration: ShiftCalibration, source_values: np.ndarray,
                  shift: ShiftSettings, source_missing: np.ndarray | None = None,

@@ -22,7 +22,16 @@ PREC_A = 2.0
 
 @dataclass(frozen=True)
 class ZIBetaPrior:
-    """Zero-inflated Beta prior on task success rates: pi * delta_0 + (1 - pi) * Beta(alpha, beta)."""
+    """Zero-inflated Beta prior on task success rates: pi * delta_0 + (1 - pi) * Beta(alpha, beta)
+    (HSPR_SPEC section 1; :func:`fit_zib_prior` fits it).
+
+    Attributes
+    ----------
+    pi : float
+        Weight of the point mass at rate 0 (tasks no agent can solve), in [0, 1].
+    alpha, beta : float
+        Parameters of the Beta part, each in [1e-3, 1e3] (the fit's bounds).
+    """
 
     pi: float
     alpha: float
