@@ -261,9 +261,12 @@ def test_parse_outcome_k_of_trials():
     # a new-user trial: every refused form got the same words; the command line's text now gets its fix
     with pytest.raises(LiveSessionError, match=r"write the pass rate 0\.6 as 3/5$"):
         parse_outcome("0.6", 5)
-    for word in ("resolved", "1", "0.0"):
+    for word in ("resolved", "1", "0"):
         with pytest.raises(LiveSessionError, match=r"ambiguous with 5 trials per task .* e\.g\. 5/5 or 0/5$"):
             parse_outcome(word, 5)
+    for rate, fix in (("1.0", "5/5"), ("0.0", "0/5"), ("1e0", "5/5")):  # a new-user trial: 1.0 was told it is a word
+        with pytest.raises(LiveSessionError, match=rf"write the pass rate {re.escape(rate)} as {fix}$"):
+            parse_outcome(rate, 5)
     for bad in ("0.65", "1e400", "nan", "\u0663/5"):
         with pytest.raises(LiveSessionError, match=r"trials\)$"):
             parse_outcome(bad, 5)
@@ -509,8 +512,11 @@ def test_errored_trials_make_a_harness_error_not_a_pass_rate(tmp_path):
                  + "b,t0,1,\nb,t0,,true\n" + "".join(f"b,t{k},0,\n" for k in range(1, 5)))
     read = {o.instance_id: o for o in read_trials_outcomes(p, 5).outcomes}
     assert read["a"].outcome == pytest.approx(0.8) and read["b"].outcome == pytest.approx(0.2)
+    # another trial graded makes 5 graded trials: the error beside them was re-run, as in a Harbor job (a new-user
+    # trial: the CSV kept such a task as an error to re-run on every ingest where a Harbor job recorded it)
     p.write_text("task_id,trial,resolved,error\n" + "".join(f"a,t{k},1,\n" for k in range(4)) + "a,t4,,true\na,t9,1,\n")
-    assert [o.status for o in read_trials_outcomes(p, 5).outcomes] == [ERROR]  # another trial's grade does not
+    (only,) = read_trials_outcomes(p, 5).outcomes
+    assert only.outcome == pytest.approx(1.0) and only.detail.endswith("; 1 harness-error line(s) beside them, re-run")
     p.write_text("task_id,successes,trials,error\na,,,true\na,3,5,\nb,2,5,\nb,,,true\n")
     read = {o.instance_id: o for o in read_trials_outcomes(p, 5).outcomes}
     assert read["a"].outcome == pytest.approx(0.6) and read["b"].outcome == pytest.approx(0.4)
@@ -536,6 +542,41 @@ def test_errored_trials_make_a_harness_error_not_a_pass_rate(tmp_path):
     more.write_text("task_id,resolved\n" + "a,1\n" * 6)
     with pytest.raises(HarnessFormatError, match="a trial given twice, or trials of two runs in one file"):
         read_trials_outcomes(more, 5)
+    more.write_text("task_id,resolved,error\n" + "a,1,\n" * 6 + "a,0,DockerError\n")  # 6 graded: still too many
+    with pytest.raises(HarnessFormatError, match="a trial given twice, or trials of two runs in one file"):
+        read_trials_outcomes(more, 5)
+
+
+def test_per_trial_csv_errors_follow_the_harbor_rule(tmp_path):
+    """A new-user trial: 5 passing lines and an errored one (a re-run appended), or 3 passing and an errored one,
+    were both recorded as 0 of 5 under errors_as_unresolved. Now, as in a Harbor job: all trials graded stand
+    beside errors; fewer graded with errors making up the rest is an error whose rate counts the rest failed
+    (rate_if_unresolved); some graded and fewer lines than trials is refused; error lines only are an error
+    whose trials all count failed."""
+    from hspr.harness import ERROR, PARTIAL, RESOLVED, HarnessFormatError, read_trials_outcomes
+
+    p = tmp_path / "t.csv"
+    head = "task_id,resolved,error\n"
+
+    def one(text):
+        p.write_text(head + text)
+        (o,) = read_trials_outcomes(p, 5).outcomes
+        return o
+
+    for text in ("a,1,\n" * 5 + "a,0,DockerError\n", "a,0,DockerError\n" + "a,1,\n" * 5):  # either order
+        o = one(text)
+        assert (o.status, o.outcome, o.rate_if_unresolved) == (RESOLVED, 1.0, None)
+    o = one("a,1,\n" * 3 + "a,0,\n" + "a,0,DockerError\n")  # 3 of the 4 graded passed; 1 errored
+    assert (o.status, o.outcome) == (ERROR, None) and o.rate_if_unresolved == pytest.approx(0.6)
+    o = one("a,1,\n" * 2 + "a,0,\n" * 2 + "a,,X\n" * 2)  # 4 graded (2 passed) and 2 errors: 1 trial counted failed
+    assert o.status == ERROR and o.rate_if_unresolved == pytest.approx(0.4)
+    o = one("a,1,\n" * 4 + "a,0,\n" + "a,,X\n")  # 4 of the 5 graded passed
+    assert (o.status, o.outcome) == (PARTIAL, pytest.approx(0.8))
+    with pytest.raises(HarnessFormatError, match="task 'a' has 3 graded trial line[(]s[)] and 1 marked as a harness error "
+                       "[(]from line 2[)]; the bank has 5 trials per task: record a task once all its trials ran"):
+        one("a,1,\n" * 3 + "a,0,DockerError\n")
+    o = one("a,,DockerError\n")
+    assert o.status == ERROR and o.rate_if_unresolved == 0.0
 
 
 @pytest.mark.parametrize("zero_one", [(), ("tinybench", "faq")])

@@ -697,14 +697,22 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
 
     * counts, ``task_id,successes,trials``: one line per task;
     * one line per trial, ``task_id,resolved`` (an optional ``trial`` column names each
-      trial: one task's trial twice is refused): the lines of a task are counted, and a task
-      needs exactly ``trials`` of them.
+      trial: one task's trial twice is refused): the graded lines of a task are counted, and a
+      task needs ``trials`` of them, or fewer with harness-error lines making up the rest.
 
     A cell in a column of :data:`ERROR_COLUMN` that is true or an error's message (not
-    :data:`NO_ERROR`, not empty) marks a harness error: the task has no
-    pass rate (status ``error``: a re-run, or ``errors_as_unresolved``), whatever its other lines say,
-    unless a graded line of the same trial (``trial`` column; in the counts form, of the task) is
-    in the file too, in either order: a re-run appended to the file, whose grade stands.
+    :data:`NO_ERROR`, not empty) marks a harness error. In the counts form the task then has no
+    pass rate (status ``error``: a re-run, or ``errors_as_unresolved``) unless a counts line of
+    the task is in the file too, in either order (a re-run appended to the file, whose grade
+    stands). In the per-trial form, as in a Harbor job (:func:`read_harbor_job`): an error line
+    of a trial that has a graded line too (``trial`` column) is superseded by it; a task with all
+    ``trials`` graded lines gets its pass rate whatever error lines lie beside them (re-runs
+    appended to the file); one with fewer graded lines and error lines making up the rest, or
+    with error lines only (the task's run failed), has status ``error``, its
+    ``rate_if_unresolved`` counting the trials not graded as failed; one with some graded lines
+    and fewer lines in all than ``trials`` is refused. A new-user trial found its errored trial
+    recorded as 0 of 5 passed under ``errors_as_unresolved`` when the task's lines were not the
+    bank's count.
 
     Lines of an id for which ``keep(id)`` is false are skipped before any check (listed in
     :attr:`HarnessRead.skipped`): a file over more tasks than the session's. An id for which
@@ -797,8 +805,19 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
             skipped[iid] = None
             succ.pop(iid, None)
             err.pop(iid, None)
-    if_failed = {iid: pass_rate(succ.get(iid, 0), trials) for iid, lines in err.items()  # errored trials as failed
-                 if not counts and runs.get(iid, 0) + len(lines) == trials}
+    superseded: dict[str, int] = {}  # per-trial form: task -> its error lines beside all its trials graded
+    if not counts:
+        for iid in [i for i in err if runs.get(i, 0) >= trials]:  # re-runs appended: the grades stand (more: refused)
+            superseded[iid] = len(err.pop(iid))
+        # some trials graded, but graded and errored lines fewer than the bank's trials: a trial is missing
+        short = [i for i, lines in err.items() if 0 < runs.get(i, 0) and runs[i] + len(lines) < trials]
+        if short:
+            i = short[0]
+            raise HarnessFormatError(f"{path}: task {i!r} has {runs.get(i, 0)} graded trial line(s) and {len(err[i])} "
+                                     f"marked as a harness error (from line {first.get(i, min(err[i].values()))}); the "
+                                     f"bank has {trials} trials per task: record a task once all its trials ran")
+    # errored trials counted as failed, the graded ones standing (errors_as_unresolved); the counts form has no trials
+    if_failed = {} if counts else {iid: pass_rate(succ.get(iid, 0), trials) for iid in err}
     for iid in err:  # one errored trial makes the task's pass rate unknown: re-run it (or count it)
         succ.pop(iid, None)
     odd = [i for i in succ if runs[i] != trials]
@@ -813,7 +832,9 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
         return f"line {ls[0]}" if len(ls) == 1 else f"lines {', '.join(map(str, ls))}" if len(ls) <= 3 or \
             ls != list(range(ls[0], ls[-1] + 1)) else f"lines {ls[0]}-{ls[-1]}"
 
-    out = [_trials_outcome(i, succ[i], trials, f"{succ[i]}/{trials} trials ({where(i)})", str(path)) for i in succ]
+    out = [_trials_outcome(i, succ[i], trials, f"{succ[i]}/{trials} trials ({where(i)})"
+                           + (f"; {superseded[i]} harness-error line(s) beside them, re-run" if i in superseded else ""),
+                           str(path)) for i in succ]
     out += [HarnessOutcome(i, ERROR, f"{len(lines)} line(s) marked as a harness error: {err_said[i]} (from line "
                                      f"{min(lines.values())})", str(path), rate_if_unresolved=if_failed.get(i))
             for i, lines in err.items()]

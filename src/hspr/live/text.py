@@ -55,13 +55,14 @@ def parse_outcome(value, trials: int | None = None) -> float:
                     x = float(value)
                 except ValueError:
                     x = float("nan")
-                as_rate = snap_pass_rate(x, trials) if math.isfinite(x) and 0 < x < 1 else None
                 text = value.strip().lower()
+                decimal = not re.fullmatch(r"[+-]?\d+", text, re.ASCII)  # '1.0' is a pass rate, '1' a word's 0/1
+                as_rate = snap_pass_rate(x, trials) if math.isfinite(x) and (0 < x < 1 or decimal and 0 <= x <= 1) else None
                 percent = re.fullmatch(r"(\d+(?:\.\d+)?)\s*%", text, re.ASCII)
                 of = re.fullmatch(r"(\d+)\s*(?:of|out of|/)\s*(\d+)", text, re.ASCII)
                 if percent:  # a re-trial: '60%', '3 of 5' and '8/10' got the bare message
                     as_rate = snap_pass_rate(float(percent.group(1)) / 100, trials)
-                if outcome(value) is not None:
+                if outcome(value) is not None and as_rate is None:
                     hint = (f"; a word or 0/1 is ambiguous with {trials} trials per task (every trial, or one?): give "
                             f"the successes, e.g. {trials}/{trials} or 0/{trials}")
                 elif as_rate is not None:
