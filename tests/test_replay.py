@@ -481,3 +481,19 @@ def test_folds_that_leave_agents_out_are_said_so(small_bank):
     with w.catch_warnings():
         w.simplefilter("error", InputWarning)
         replay("sim", small_bank, uniform, folds=folds, seeds={"uniform": [0]})  # all covered: no warning
+
+
+def test_replay_says_when_a_deterministic_method_runs_one_of_the_seeds(tmp_path, small_bank):
+    """A new-user trial: `--seeds 0-4` for tinybench ran one seed, printed `seeds 1` and said nothing."""
+    csv = tmp_path / "bank.csv"
+    write_wide_csv(small_bank, csv)
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "midrange,uniform", "--seeds", "3-5",
+                                    "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert "note: midrange: deterministic (no seed decides the queries); run once, with seed 3" in " ".join(res.output.split())
+    runs = json.loads(out.read_text())["runs"]
+    assert sorted({(r["method"], r["seed"]) for r in runs}) == [("midrange", 3), ("uniform", 3), ("uniform", 4), ("uniform", 5)]
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "midrange", "--seeds", "3",
+                                    "--out", str(out), "--quiet"])
+    assert res.exit_code == 0 and "deterministic" not in res.output

@@ -382,8 +382,9 @@ def register(group: click.Group) -> None:
                   help="Budget as a fraction of the bank's tasks (1.0: all; unlike `hspr live`, not a task count); "
                        "a list (0.05,0.10,0.15,0.20) sweeps: adaptive methods "
                        "(HSPR, ATLAS, FAQ) run one nested query path per seed, sampling methods draw each budget anew.")
-    @click.option("--seeds", default=None, help="Seeds for every method, e.g. '0-4' or '0,1'. Default: 10 seeds for "
-                  "sampling methods, 5 for HSPR/adaptive ones, 1 path for deterministic ones.")
+    @click.option("--seeds", default=None, help="Seeds for every method, e.g. '0-4' or '0,1' (a deterministic method, "
+                  "which takes no seed, runs the first only). Default: 10 seeds for sampling methods, 5 for HSPR/adaptive "
+                  "ones, 1 path for deterministic ones.")
     @click.option("--workers", "-j", default=1, show_default=True, type=int, callback=check_workers,
                   help="Parallel joblib workers (-1: all cores).")
     @backend_options
@@ -643,6 +644,11 @@ def register(group: click.Group) -> None:
         for n in method_objs:
             if seed_list is not None and method_objs[n].seed_kind == "deterministic":
                 seeds_map[n] = seed_list[:1]
+        one_path = [n for n in method_objs if seed_list is not None and len(seed_list) > 1
+                    and method_objs[n].seed_kind == "deterministic"]
+        if one_path:  # a new-user trial: `--seeds 0-4` for tinybench printed `seeds 1` and said nothing
+            console.print(f"note: {', '.join(map(escape, one_path))}: deterministic (no seed decides the queries); run "
+                          f"once, with seed {seed_list[0]}", highlight=False, soft_wrap=True)
         all_runs = []
         t0 = time.perf_counter()
         from ..parallel import quiet_methods
