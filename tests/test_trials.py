@@ -516,7 +516,8 @@ def test_errored_trials_make_a_harness_error_not_a_pass_rate(tmp_path):
     # trial: the CSV kept such a task as an error to re-run on every ingest where a Harbor job recorded it)
     p.write_text("task_id,trial,resolved,error\n" + "".join(f"a,t{k},1,\n" for k in range(4)) + "a,t4,,true\na,t9,1,\n")
     (only,) = read_trials_outcomes(p, 5).outcomes
-    assert only.outcome == pytest.approx(1.0) and only.detail.endswith("; 1 harness-error line(s) beside them, re-run")
+    assert only.outcome == pytest.approx(1.0)
+    assert only.detail.endswith("; 1 harness error(s) beside them, superseded by the graded trials")
     p.write_text("task_id,successes,trials,error\na,,,true\na,3,5,\nb,2,5,\nb,,,true\n")
     read = {o.instance_id: o for o in read_trials_outcomes(p, 5).outcomes}
     assert read["a"].outcome == pytest.approx(0.6) and read["b"].outcome == pytest.approx(0.4)
@@ -572,11 +573,21 @@ def test_per_trial_csv_errors_follow_the_harbor_rule(tmp_path):
     assert o.status == ERROR and o.rate_if_unresolved == pytest.approx(0.4)
     o = one("a,1,\n" * 4 + "a,0,\n" + "a,,X\n")  # 4 of the 5 graded passed
     assert (o.status, o.outcome) == (PARTIAL, pytest.approx(0.8))
-    with pytest.raises(HarnessFormatError, match="task 'a' has 3 graded trial line[(]s[)] and 1 marked as a harness error "
+    with pytest.raises(HarnessFormatError, match="task 'a' has 3 graded trial line[(]s[)] and 1 line[(]s[)] marked as a harness error "
                        "[(]from line 2[)]; the bank has 5 trials per task: record a task once all its trials ran"):
         one("a,1,\n" * 3 + "a,0,DockerError\n")
     o = one("a,,DockerError\n")
     assert o.status == ERROR and o.rate_if_unresolved == 0.0
+    # with a trial column an errored trial is counted once, however many lines say so (a re-trial)
+    head = "task_id,trial,resolved,error\n"
+    o = one("a,1,1,\na,2,1,\na,3,,Timeout\na,4,0,\na,3,,Timeout\na,5,1,\n")
+    assert o.rate_if_unresolved == pytest.approx(0.6) and o.detail.startswith("1 trial(s) marked as a harness error")
+    # the counts form: a line marked as an error keeps the successes it gives under errors_as_unresolved, the
+    # trials it lacks counted failed (a re-trial: 3,5 and 5,5 with an error message were counted 0/5)
+    head = "task_id,successes,trials,error\n"
+    for counts, rate in (("5,5", 1.0), ("3,5", 0.6), ("3,4", 0.6), (",", 0.0), ("3,6", 0.0), ("3.0,4.0", 0.6)):
+        o = one(f"a,{counts},Timeout\n")
+        assert o.status == ERROR and o.rate_if_unresolved == pytest.approx(rate), counts
 
 
 @pytest.mark.parametrize("zero_one", [(), ("tinybench", "faq")])

@@ -106,7 +106,7 @@ from .data import harbor
 from .data.matrix import DataError
 from .errors import shorten
 from .fileio import csv_records, find_below, json_kind, loads, read_json, read_text
-from .outcomes import SPELLINGS, is_missing, normalise, outcome, pass_rate, trial_successes, whole_count
+from .outcomes import SPELLINGS, graded_successes, is_missing, normalise, outcome, pass_rate, trial_successes, whole_count
 
 RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL = "resolved", "unresolved", "empty_patch", "error", "partial"
 STATUSES = (RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL)
@@ -702,9 +702,10 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
 
     A cell in a column of :data:`ERROR_COLUMN` that is true or an error's message (not
     :data:`NO_ERROR`, not empty) marks a harness error. In the counts form the task then has no
-    pass rate (status ``error``: a re-run, or ``errors_as_unresolved``) unless a counts line of
-    the task is in the file too, in either order (a re-run appended to the file, whose grade
-    stands). In the per-trial form, as in a Harbor job (:func:`read_harbor_job`): an error line
+    pass rate (status ``error``: a re-run, or ``errors_as_unresolved``, which keeps the successes the
+    line gives, ``k`` of ``t`` trials with ``t`` at most the bank's, and counts the other trials failed) unless a
+    counts line of the task without the mark is in the file too, in either order (a re-run
+    appended to the file, whose grade stands). In the per-trial form, as in a Harbor job (:func:`read_harbor_job`): an error line
     of a trial that has a graded line too (``trial`` column) is superseded by it; a task with all
     ``trials`` graded lines gets its pass rate whatever error lines lie beside them (re-runs
     appended to the file); one with fewer graded lines and error lines making up the rest, or
@@ -747,6 +748,7 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
     # fault, not an outcome; a graded line of the same trial (a counts line: of the task) supersedes it, either order
     err: dict[str, dict] = {}
     err_said: dict[str, str] = {}  # task -> the first of its error lines' detail (which column marked it)
+    err_graded: dict[str, int] = {}  # counts form: task -> successes its errored line gives (k of t <= trials)
     succ: dict[str, int] = {}
     runs: dict[str, int] = {}
     first: dict[str, int] = {}
@@ -768,6 +770,9 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
                 continue  # a graded run of it is in the file: the grade stands (a re-trial)
             err.setdefault(iid, {}).setdefault(trial or ("line", n), n)
             err_said.setdefault(iid, marked)
+            if counts:  # its graded successes stand under errors_as_unresolved, the other trials failed (a re-trial)
+                if (k := graded_successes(rec[cols[1]], rec[cols[2]], trials)) is not None:
+                    err_graded[iid] = max(err_graded.get(iid, 0), k)
             continue
         if counts:
             k, t = rec[cols[1]].strip(), rec[cols[2]].strip()
@@ -814,10 +819,12 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
         if short:
             i = short[0]
             raise HarnessFormatError(f"{path}: task {i!r} has {runs.get(i, 0)} graded trial line(s) and {len(err[i])} "
-                                     f"marked as a harness error (from line {first.get(i, min(err[i].values()))}); the "
-                                     f"bank has {trials} trials per task: record a task once all its trials ran")
-    # errored trials counted as failed, the graded ones standing (errors_as_unresolved); the counts form has no trials
-    if_failed = {} if counts else {iid: pass_rate(succ.get(iid, 0), trials) for iid in err}
+                                     f"{'trial(s)' if trial_col is not None else 'line(s)'} marked as a harness error "
+                                     f"(from line {min(first[i], *err[i].values())}); the bank has {trials} trials per "
+                                     "task: record a task once all its trials ran")
+    # errored trials counted as failed, the graded ones standing (errors_as_unresolved; a counts line marked as an
+    # error: the successes it gives, else none)
+    if_failed = {iid: pass_rate(err_graded.get(iid, 0) if counts else succ.get(iid, 0), trials) for iid in err}
     for iid in err:  # one errored trial makes the task's pass rate unknown: re-run it (or count it)
         succ.pop(iid, None)
     odd = [i for i in succ if runs[i] != trials]
@@ -833,9 +840,11 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
             ls != list(range(ls[0], ls[-1] + 1)) else f"lines {ls[0]}-{ls[-1]}"
 
     out = [_trials_outcome(i, succ[i], trials, f"{succ[i]}/{trials} trials ({where(i)})"
-                           + (f"; {superseded[i]} harness-error line(s) beside them, re-run" if i in superseded else ""),
+                           + (f"; {superseded[i]} harness error(s) beside them, superseded by the graded trials"
+                              if i in superseded else ""),
                            str(path)) for i in succ]
-    out += [HarnessOutcome(i, ERROR, f"{len(lines)} line(s) marked as a harness error: {err_said[i]} (from line "
+    out += [HarnessOutcome(i, ERROR, f"{len(lines)} {'trial(s)' if trial_col is not None else 'line(s)'} marked as a "
+                                     f"harness error: {err_said[i]} (from line "
                                      f"{min(lines.values())})", str(path), rate_if_unresolved=if_failed.get(i))
             for i, lines in err.items()]
     return HarnessRead("trials_csv", str(path), out, skipped=list(skipped))

@@ -98,6 +98,16 @@ def trial_successes(k, t, trials: int) -> int | None:
     return None
 
 
+def graded_successes(k, t, trials: int) -> int | None:
+    """The successes ``k`` of ``t`` graded trials when some of a task's ``trials`` did not grade (a counts line
+    marked as a harness error): an int when ``k`` and ``t`` are whole numbers (as :func:`trial_successes` reads
+    them) with ``k <= t <= trials``, else None (empty cells, too many trials)."""
+    k, t = (_ZERO_DECIMALS.sub("", str(v).strip()) for v in (k, t))
+    if _COUNT.fullmatch(k) and _COUNT.fullmatch(t) and int(k) <= int(t) <= trials:
+        return int(k)
+    return None
+
+
 def whole_count(text) -> bool:
     """True when ``text`` is a whole number >= 0 in ASCII digits, a zero decimal part allowed
     (``3``, ``3.0``; not ``3.``, ``3e0`` or ``-1``), of any size: the form :func:`trial_successes`

@@ -882,13 +882,15 @@ def register(group: click.Group) -> None:
         On a bank of repeated trials (e.g. terminal-bench) PATH is a CSV:
           task_id,successes,trials   one line per task, or
           task_id,resolved           one line per trial (a trial column catches a trial given twice;
-                                     an error column's message makes the task a harness error);
+                                     an error column's message marks a harness error: graded lines
+                                     of all the trials stand beside it, fewer make the task a re-run,
+                                     see docs/live.md);
           or a Terminal-Bench run's results.json (tb run --n-attempts equal to the bank's trials;
                                      an unresolved trial, timeouts included, is a failure, as tb counts it);
           or a Harbor job folder (harbor run --n-attempts equal to the bank's trials; a task
                                      without all its trials yet is left out with a note);
         or another session file of the bank. Every task of a CSV or tb run file needs all its
-        trials, else nothing is recorded.
+        trials (graded, or harness errors making up the rest), else nothing is recorded.
         """
         # a re-trial: a folder that could not be read was said on stderr only, not in the --json object
         with input_warnings() as warned:
