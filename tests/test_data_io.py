@@ -706,6 +706,30 @@ def test_an_agent_row_without_any_run_is_warned_about_where_it_becomes_score_0(t
         assert len(lines) == 1 and lines[0].startswith("warning: "), res.output  # one line, no source location
 
 
+def test_an_agent_that_ran_fewer_than_half_the_tasks_is_warned_about_where_blanks_are_filled(tmp_path):
+    """A new-user trial: an agent with 1 run of 200 passed `bank validate` without a word and became an agent
+    scoring 0.5 %. Exactly half is not warned about; below half is, naming the counts; no blank, no warning."""
+    import warnings
+
+    from click.testing import CliRunner
+
+    from hspr.cli import main
+    from hspr.data.io import load_matrix
+
+    rows = [f"a{i}," + ",".join(str((i * j) % 2) for j in range(12)) for i in range(8)]
+    rows += ["few,1" + "," * 11, "half," + ",".join(["1"] * 6 + [""] * 6), "five," + ",".join(["0"] * 5 + [""] * 7)]
+    path = write(tmp_path / "m.csv", "agent," + ",".join(f"t{j}" for j in range(12)) + "\n" + "\n".join(rows) + "\n")
+    with pytest.warns(InputWarning, match=r"2 agent\(s\) ran fewer than half the tasks: 'few' \(1 of 12\), 'five' "
+                                          r"\(5 of 12\); counting missing cells as unresolved"):
+        load_matrix(path).fill_missing(0)
+    complete = load_matrix(path).rows(range(8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        complete.fill_missing(0)
+    res = CliRunner().invoke(main, ["bank", "validate", str(path)])
+    assert res.exit_code == 0 and "warning: " in res.output and "'few' (1 of 12)" in res.output
+
+
 @pytest.mark.parametrize("text, ok", [('{"a": 1, "a": 1}', True), ('{"a": NaN, "a": NaN}', True),
                                       ('{"a": 1, "a": 1.0}', True), ('{"a": -0.0, "a": 0}', True),
                                       ('{"a": [1, {"b": 2}], "a": [1.0, {"b": 2.0}]}', True),

@@ -443,19 +443,29 @@ class ResponseMatrix:
         """Copy with missing cells set to ``value`` (the leaderboard convention is 0).
 
         Warns (:class:`~hspr.errors.InputWarning`) about agents with no observed cell at all: filled
-        with 0 each becomes an agent with score 0 that never ran."""
+        with 0 each becomes an agent with score 0 that never ran; and about agents that ran fewer than
+        half the tasks: their score is then mostly the fill (a new-user trial: an agent with 1 run of
+        200 passed as an agent scoring 0.5 %)."""
         if self.missing is None:
             return self
-        empty = [self.agents[i] for i in np.flatnonzero(self.missing.all(axis=1))]
+        import warnings
+
+        from ..errors import InputWarning
+
+        runs = (~self.missing).sum(axis=1)
+        fill = "unresolved" if value == 0 else value
+        empty = [self.agents[i] for i in np.flatnonzero(runs == 0)]
         if empty:
-            import warnings
-
-            from ..errors import InputWarning
-
             warnings.warn(f"{self.source}: {len(empty)} agent(s) have no run at all (every cell blank): "
                           f"{', '.join(map(repr, empty[:5]))}{' ...' if len(empty) > 5 else ''}; counting missing "
-                          f"cells as {'unresolved' if value == 0 else value} makes each an agent with score "
+                          f"cells as {fill} makes each an agent with score "
                           f"{value} that never ran: drop the row if it never ran", InputWarning, stacklevel=2)
+        few = np.flatnonzero((runs > 0) & (2 * runs < self.n_tasks))
+        if few.size:
+            shown = ", ".join(f"{self.agents[i]!r} ({runs[i]} of {self.n_tasks})" for i in few[:5])
+            warnings.warn(f"{self.source}: {few.size} agent(s) ran fewer than half the tasks: {shown}"
+                          f"{' ...' if few.size > 5 else ''}; counting missing cells as {fill} scores each mostly by "
+                          "the tasks it did not run: add their runs, or drop those rows", InputWarning, stacklevel=2)
         vals = np.where(self.missing, value, self.values)
         return ResponseMatrix(self.agents, self.tasks, vals, None, self.source, self.trials)
 
