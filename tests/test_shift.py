@@ -80,6 +80,20 @@ def test_forward_split_takes_newest_by_date_in_any_row_order():
         assert sorted(perm[i] for i in forward_split(perm, 2)) == sorted(got)
 
 
+def test_forward_split_reads_iso_dates_too_and_orders_both_forms_by_the_date():
+    """A new-user trial named its agents '2025-03-01_myagent-v3' and was refused."""
+    from hspr.data.folds import dated
+
+    agents = ["2024-01-05_b", "20231201_a", "20240105_a", "2024-03-01_z", "2023-01-01_q", "20240106_c"]
+    assert dated(agents) and not dated([*agents, "2024-1-05_x"]) and not dated(["2024-02-30_x"])
+    got = sorted(agents[i] for i in forward_split(agents, 3))
+    assert got == sorted(["2024-03-01_z", "20240106_c", "20240105_a"])  # the 01-05 tie breaks by id: '-' < '0'
+    tie = forward_cut_tie(agents, forward_split(agents, 3))
+    assert "inside 2024-01-05: 1 of the 2 agents" in tie  # one day in either form
+    with pytest.raises(ValueError, match=r"no calendar date .*2024-02-30_x"):
+        forward_split([*agents, "2024-02-30_x"], 1)
+
+
 def test_forward_cut_tie_names_the_day_and_the_clean_cuts():
     agents = ["20240105_b", "20231201_a", "20240105_a", "20240301_z", "20230101_q", "20240105_c"]
     tie = forward_cut_tie(agents, forward_split(agents, 2))  # z, then c of the three 2024-01-05 agents

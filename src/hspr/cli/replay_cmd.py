@@ -363,7 +363,7 @@ def register(group: click.Group) -> None:
                        f"folds: a matrix file, or a bundled target set ({', '.join(TARGET_SETS)}: scored against "
                        "its own bank, a shift protocol).")
     @click.option("--split", type=click.Choice(["folds", "forward", "strongest"]), default="folds", show_default=True,
-                  help="folds: 4 target folds. forward: the --newest agents (by the YYYYMMDD_ date that starts "
+                  help="folds: 4 target folds. forward: the --newest agents (by the YYYYMMDD_ or YYYY-MM-DD_ date that starts "
                        "their id) are targets, all older agents sources (a time-forward shift protocol). strongest: "
                        "the --strongest highest-scoring agents are targets, all others sources (agents better than "
                        "the whole history).")

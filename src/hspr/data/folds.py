@@ -20,8 +20,15 @@ import numpy as np
 from ..errors import HsprError, UnknownIdError, shorten
 
 N_FOLDS = 4
-#: agent ids that start with a submission date, as on the SWE-bench leaderboard (YYYYMMDD_...)
-DATE_PREFIX = re.compile(r"^([0-9]{8})_")  # ASCII digits: \d took '２０２００１０１' as a date
+#: agent ids that start with a submission date, as on the SWE-bench leaderboard (YYYYMMDD_...), or with the
+#: ISO form YYYY-MM-DD_ (a new-user trial named its own agents so and was refused)
+DATE_PREFIX = re.compile(r"^([0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2})_")  # ASCII digits: \d took '２０２００１０１' as a date
+
+
+def _day(agent: str) -> str | None:
+    """The date that starts ``agent`` as YYYYMMDD (either form), or None when it starts with none."""
+    m = DATE_PREFIX.match(agent)
+    return None if m is None else m.group(1).replace("-", "")
 
 
 def make_folds(agents: Sequence[str], n_folds: int = N_FOLDS, seed: int = 0) -> list[list[str]]:
@@ -146,8 +153,9 @@ def _valid_date(yyyymmdd: str) -> bool:
 
 
 def dated(agents: Sequence[str]) -> bool:
-    """True when every id starts with a calendar date ``YYYYMMDD_`` (a time-forward split can order them)."""
-    return all((m := DATE_PREFIX.match(a)) is not None and _valid_date(m.group(1)) for a in agents)
+    """True when every id starts with a calendar date ``YYYYMMDD_`` or ``YYYY-MM-DD_`` (a time-forward split can
+    order them)."""
+    return all((d := _day(a)) is not None and _valid_date(d) for a in agents)
 
 
 def _check_targets(k, n_agents: int, option: str) -> None:
@@ -166,7 +174,8 @@ def forward_split(agents: Sequence[str], newest: int) -> np.ndarray:
 
     Parameters
     ----------
-    agents : sequence of str, ids of the form ``YYYYMMDD_name``
+    agents : sequence of str, ids of the form ``YYYYMMDD_name`` or ``YYYY-MM-DD_name`` (both forms may mix:
+        they are ordered by the date)
     newest : int, number of targets, 1 <= newest <= n_agents - 2
 
     Returns
@@ -176,19 +185,19 @@ def forward_split(agents: Sequence[str], newest: int) -> np.ndarray:
     Raises
     ------
     ValueError
-        If an id does not start with ``YYYYMMDD_`` or its date is not a calendar date (naming the
-        first few), or ``newest`` leaves fewer than 2 sources.
+        If an id does not start with a date in one of those forms or its date is not a calendar date
+        (naming the first few), or ``newest`` leaves fewer than 2 sources.
     """
-    undated = [a for a in agents if not DATE_PREFIX.match(a)]
+    undated = [a for a in agents if _day(a) is None]
     if undated:
-        raise ValueError(f"a time-forward split needs agent ids that start with a date (YYYYMMDD_...); "
+        raise ValueError(f"a time-forward split needs agent ids that start with a date (YYYYMMDD_... or YYYY-MM-DD_...); "
                          f"{len(undated)} of {len(agents)} do not (e.g. {undated[:3]}); use the 4-fold split instead")
-    bad = [a for a in agents if not _valid_date(DATE_PREFIX.match(a).group(1))]
+    bad = [a for a in agents if not _valid_date(_day(a))]
     if bad:
         raise ValueError(f"a time-forward split orders agents by the date that starts their id; {len(bad)} id(s) start "
-                         f"with no calendar date (e.g. {bad[:3]}): fix the YYYYMMDD prefix")
+                         f"with no calendar date (e.g. {bad[:3]}): fix the date prefix")
     _check_targets(newest, len(agents), "--newest")
-    order = sorted(range(len(agents)), key=lambda i: (DATE_PREFIX.match(agents[i]).group(1), agents[i]))
+    order = sorted(range(len(agents)), key=lambda i: (_day(agents[i]), agents[i]))
     return np.sort(np.array(order[len(agents) - int(newest):], dtype=int))
 
 
@@ -208,10 +217,10 @@ def forward_cut_tie(agents: Sequence[str], targets: np.ndarray) -> str | None:
 
     Parameters
     ----------
-    agents : sequence of str, ids of the form ``YYYYMMDD_name``
+    agents : sequence of str, ids of the form ``YYYYMMDD_name`` or ``YYYY-MM-DD_name``
     targets : int array, the row indices :func:`forward_split` returned
     """
-    day = [DATE_PREFIX.match(a).group(1) for a in agents]
+    day = [_day(a) for a in agents]
     is_target = np.zeros(len(agents), dtype=bool)
     is_target[np.asarray(targets, dtype=int)] = True
     first = min(day[i] for i in np.flatnonzero(is_target))

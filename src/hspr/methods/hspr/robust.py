@@ -168,7 +168,7 @@ class ShiftSettings:
         score (then id), so the calibration covers weak and strong agents.
     forward_fraction : float
         Share of the sources, newest first, also replayed time-forward against a fit on the
-        older sources (only when every source id starts with ``YYYYMMDD_``); 0 turns it off.
+        older sources (only when every source id starts with ``YYYYMMDD_`` or ``YYYY-MM-DD_``); 0 turns it off.
     strongest_fraction : float
         Share of the sources, highest score first, replayed against a fit on the others (agents
         better than the rest of the history): their misses give the interval factor of a target
@@ -734,7 +734,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
 
     Two kinds of held-out runs are pooled: (a) leave-cluster-out, each of at most
     ``max_held_out`` agents with its near neighbours removed; (b) when every id starts with a
-    date (``YYYYMMDD_``), time-forward: the newest ``forward_fraction`` of the sources replayed
+    date (``YYYYMMDD_`` or ``YYYY-MM-DD_``), time-forward: the newest ``forward_fraction`` of the sources replayed
     against a fit on the older ones only (newer agents are the usual new user). One source fit
     per held-out agent serves every configuration.
 
