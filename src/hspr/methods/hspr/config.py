@@ -269,7 +269,8 @@ class HSPRConfig:
         if is_selection_table(d):  # a trial: `--config table.json` got 'unknown HSPR setting(s) [generated_by, ...]'
             raise ValueError("this is a table of selections (`hspr select --record`: one configuration per fold, "
                              "found by the fold's source digest), not one config: `hspr replay --config` takes it "
-                             "(runs labelled hspr_auto[table=<file name>]); elsewhere give one fold's --config-out file")
+                             "(runs labelled hspr_auto[table=<file name>]); elsewhere give one configuration, for a new agent the "
+                             "--config-out file of `hspr select --fold all`")
         if unknown == {"shift"}:  # a re-trial: the message below spoke of a 'config' object the dict did not hold
             raise ValueError("'shift' is not an HSPR setting: hspr_robust's calibration settings are its own keyword, "
                              "get_method(\"hspr_robust\", config={...}, shift={...}), or, in a --config file given with "
