@@ -446,6 +446,11 @@ def test_refused_inputs(bank, tmp_path):
     # a re-trial: `--hide agent_07_beta` (as a file name spells it) for 'agent 07 beta' got no hint; two ids alike: none
     assert did_you_mean(["agent_07_beta"], ["agent 07 beta", "agent_08"]) == "; did you mean 'agent 07 beta'?"
     assert did_you_mean(["a_b"], ["a b", "a-b"]) == ""
+    # a new-user trial: a number typed without the bank's zero padding got no hint; two such bank ids: none
+    padded = ["mybench/task-017", "mybench/task-018", "mybench/task-170"]
+    assert did_you_mean(["mybench/task-17"], padded) == "; did you mean 'mybench/task-017'?"
+    assert did_you_mean(["mybench/task-0170"], padded) == "; did you mean 'mybench/task-170'?"
+    assert did_you_mean(["mybench/task-19"], padded) == did_you_mean(["t-7"], ["t-07", "t-007"]) == ""
     assert live.record(t, "resolved") is True
     assert live.record(t, 1) is False  # same outcome twice: a no-op
     n_events = len(journal.read(Path(live.path)).doc["events"])

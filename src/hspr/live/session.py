@@ -1009,10 +1009,11 @@ class LiveSession:
         """True if new, False if the same outcome is already recorded; refuses the rest."""
         if task not in self._task_set:
             subset = " of the session's --tasks subset" if self.doc["bank"].get("tasks") else ""
-            hint = did_you_mean([task], self.tasks)
-            if not hint and len(task) >= 4:  # a new-user trial: an id cut short when copied got no hint
-                near = [t for t in self.pending if t.startswith(task) or task.startswith(t)]
-                hint = f"; did you mean {near[0]!r} (a task waiting for its outcome)?" if len(near) == 1 else ""
+            # a new-user trial: an id cut short when copied got no hint; the one pending task it starts (or that starts
+            # it) comes first, before a bank id it resembles ('task001' is the pending 'task0016' cut, not 'task0001')
+            near = [t for t in self.pending if t.startswith(task) or task.startswith(t)] if len(task) >= 4 else []
+            hint = (f"; did you mean {near[0]!r} (a task waiting for its outcome)?" if len(near) == 1
+                    else did_you_mean([task], self.tasks))
             raise LiveSessionError(
                 f"task id {task!r} is not in the bank ({self.doc['bank']['name']}, {self.session.n_tasks} tasks{subset})"
                 + hint
