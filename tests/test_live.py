@@ -398,6 +398,14 @@ def test_refused_inputs(bank, tmp_path):
     # pending task it starts is named (digits differ, so did_you_mean alone names no bank id)
     with pytest.raises(LiveSessionError, match=re.escape(f"did you mean {t!r} (a task waiting for its outcome)?")):
         live.record(t[:-1], 1)
+    # a re-trial: an id that starts several pending tasks was told a bank id it resembles (padding): they are named
+    more = LiveSession.create(tmp_path / "more.hspr", 12, matrix=bank["csv"], config=FAST)
+    waiting = more.next(3)
+    stem = os.path.commonprefix(waiting)
+    assert len(stem) >= 4 and stem not in more.tasks
+    with pytest.raises(LiveSessionError, match=re.escape("did you mean one of the tasks waiting for their outcome, "
+                                                         + ", ".join(map(repr, waiting)) + "?")):
+        more.record(stem, 1)
     bad = tmp_path / "ids.csv"
     bad.write_text(f"instance_id,resolved\n{t.upper()},1\nnope__nope-2,0\n")
     with pytest.raises(LiveSessionError) as exc:  # ids quoted, with the fix where one is near
@@ -449,8 +457,10 @@ def test_refused_inputs(bank, tmp_path):
     # a new-user trial: a number typed without the bank's zero padding got no hint; two such bank ids: none
     padded = ["mybench/task-017", "mybench/task-018", "mybench/task-170"]
     assert did_you_mean(["mybench/task-17"], padded) == "; did you mean 'mybench/task-017'?"
-    assert did_you_mean(["mybench/task-0170"], padded) == "; did you mean 'mybench/task-170'?"
     assert did_you_mean(["mybench/task-19"], padded) == did_you_mean(["t-7"], ["t-07", "t-007"]) == ""
+    # its re-trial: an id with a zero typed is more likely cut short ('task001' of 'task0016') than unpadded
+    zeros = ["task0000", "task0001", "task0016", "pkg-1.5"]
+    assert [did_you_mean([u], zeros) for u in ("task001", "task00", "task0", "pkg-1.05")] == [""] * 4
     assert live.record(t, "resolved") is True
     assert live.record(t, 1) is False  # same outcome twice: a no-op
     n_events = len(journal.read(Path(live.path)).doc["events"])

@@ -1012,8 +1012,9 @@ class LiveSession:
             # a new-user trial: an id cut short when copied got no hint; the one pending task it starts (or that starts
             # it) comes first, before a bank id it resembles ('task001' is the pending 'task0016' cut, not 'task0001')
             near = [t for t in self.pending if t.startswith(task) or task.startswith(t)] if len(task) >= 4 else []
-            hint = (f"; did you mean {near[0]!r} (a task waiting for its outcome)?" if len(near) == 1
-                    else did_you_mean([task], self.tasks))
+            hint = (f"; did you mean {near[0]!r} (a task waiting for its outcome)?" if len(near) == 1 else
+                    f"; did you mean one of the tasks waiting for their outcome, {', '.join(map(repr, near[:3]))}"
+                    f"{', ...' if len(near) > 3 else ''}?" if near else did_you_mean([task], self.tasks))
             raise LiveSessionError(
                 f"task id {task!r} is not in the bank ({self.doc['bank']['name']}, {self.session.n_tasks} tasks{subset})"
                 + hint

@@ -110,8 +110,10 @@ def did_you_mean(unknown: list[str], known) -> str:
     failing those, the one bank id that equals it up to its separators (space, ``_``, ``-``
     alike: ``agent_07_beta`` for ``agent 07 beta``); failing those, the one bank id that is the
     unknown id with a prefix ending in ``/`` or ``:`` (``task-016`` for ``mybench/task-016``; a
-    new-user trial) or without one; failing those, the one bank id with the same numbers written with other
-    zero padding (``task-017`` for ``task-17``; a new-user trial); failing those, the
+    new-user trial) or without one; failing those, for an id whose numbers are all written without leading
+    zeros, the one bank id with the same numbers zero-padded (``task-017`` for ``task-17``; a new-user trial;
+    ``task001`` is more likely ``task0016`` cut short than ``task0001``, so a typed zero gives no such hint);
+    failing those, the
     closest bank id with the same digits (``difflib``, similarity >= 0.85: a typing slip in the
     letters; ids differing in a number are other tasks); at most 3 shown, else ''."""
     def key(t: str) -> str:  # invisible format characters left out (a hostile trial: a bank id ending in U+200B)
@@ -147,7 +149,8 @@ def did_you_mean(unknown: list[str], known) -> str:
         nums: dict[str, list[str]] = {}
         for k, t in fold.items():
             nums.setdefault(unpadded(k), []).append(t)
-        hits = [(u, nums[unpadded(key(u))][0]) for u in unknown if len(nums.get(unpadded(key(u)), ())) == 1]
+        hits = [(u, nums[unpadded(key(u))][0]) for u in unknown
+                if not re.search(r"(?<![0-9])0", key(u)) and len(nums.get(unpadded(key(u)), ())) == 1]
     if not hits:  # a typing slip (a re-trial: 'crack-7z-hash.hrad' for 'crack-7z-hash.hard' got no hint)
         import difflib
 
