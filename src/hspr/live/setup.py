@@ -127,9 +127,9 @@ def _make_method(name: str, settings) -> Method:
 
     if is_selection_table(settings):  # a trial: hspr_auto and uniform named its bank labels as unknown settings
         raise LiveSessionError("--config is a table of selections (hspr select --record: one configuration per fold, "
-                               "found by the fold's source digest): a live session takes one configuration: for a "
-                               "new agent, the --config-out file of `hspr select --fold all` (chosen on every agent "
-                               "of the bank, docs/replay.md); `hspr replay --config` takes the table")
+                               "found by the fold's source digest): a live session takes one configuration (for a "
+                               "new agent, the --config-out file of `hspr select --fold all`, chosen on every agent "
+                               "of the bank; docs/replay.md); `hspr replay --config` takes the table")
     return cls.from_params(dict(settings))
 
 
