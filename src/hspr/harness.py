@@ -701,19 +701,22 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
       task needs ``trials`` of them, or fewer with harness-error lines making up the rest.
 
     A cell in a column of :data:`ERROR_COLUMN` that is true or an error's message (not
-    :data:`NO_ERROR`, not empty) marks a harness error. In the counts form the task then has no
-    pass rate (status ``error``: a re-run, or ``errors_as_unresolved``, which keeps the successes the
-    line gives, ``k`` of ``t`` trials with ``t`` at most the bank's, and counts the other trials failed) unless a
-    counts line of the task without the mark is in the file too, in either order (a re-run
-    appended to the file, whose grade stands). In the per-trial form, as in a Harbor job (:func:`read_harbor_job`): an error line
-    of a trial that has a graded line too (``trial`` column) is superseded by it; a task with all
-    ``trials`` graded lines gets its pass rate whatever error lines lie beside them (re-runs
-    appended to the file); one with fewer graded lines and error lines making up the rest, or
-    with error lines only (the task's run failed), has status ``error``, its
-    ``rate_if_unresolved`` counting the trials not graded as failed; one with some graded lines
-    and fewer lines in all than ``trials`` is refused. A new-user trial found its errored trial
-    recorded as 0 of 5 passed under ``errors_as_unresolved`` when the task's lines were not the
-    bank's count.
+    :data:`NO_ERROR`, not empty) marks a harness error.
+
+    * In the counts form the task then has no pass rate (status ``error``: a re-run, or
+      ``errors_as_unresolved``, which keeps the successes the line gives, ``k`` of ``t`` trials
+      with ``t`` at most the bank's, and counts the other trials failed) unless a counts line of
+      the task without the mark is in the file too, in either order (a re-run appended to the
+      file, whose grade stands).
+    * In the per-trial form, as in a Harbor job (:func:`read_harbor_job`): an error line of a
+      trial that has a graded line too (``trial`` column) is superseded by it; a task with all
+      ``trials`` graded lines gets its pass rate whatever error lines lie beside them (re-runs
+      appended to the file); one with fewer graded lines and error lines making up the rest, or
+      with error lines only (the task's run failed), has status ``error``, its
+      ``rate_if_unresolved`` counting the trials not graded as failed; one with some graded
+      lines and fewer lines in all than ``trials`` is refused. A new-user trial found its
+      errored trial recorded as 0 of 5 passed under ``errors_as_unresolved`` when the task's
+      lines were not the bank's count.
 
     Lines of an id for which ``keep(id)`` is false are skipped before any check (listed in
     :attr:`HarnessRead.skipped`): a file over more tasks than the session's. An id for which

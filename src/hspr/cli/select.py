@@ -58,7 +58,6 @@ GENERATED_BY = ("hspr select --bank {bank} --fold {fold} --workers 2 --out sel_{
 FEW_SOURCES = 8
 
 
-
 def fold_sources(matrix: ResponseMatrix, folds: list[list[str]], fold: int) -> ResponseMatrix:
     """The source rows of target fold ``fold``: every agent not in that fold (row order kept).
 

@@ -142,7 +142,7 @@ def did_you_mean(unknown: list[str], known) -> str:
                 tails.setdefault(tail(k), []).append(t)
         hits = [(u, tails[key(u)][0]) for u in unknown if len(tails.get(key(u), ())) == 1]
         hits += [(u, fold[tail(key(u))]) for u in unknown if tail(key(u)) != key(u) and tail(key(u)) in fold]
-    if not hits:  # a number without the bank's zero padding, or with more of it
+    if not hits:  # a number typed without the bank's zero padding (no zero typed: see the docstring)
         def unpadded(t: str) -> str:
             return re.sub(r"[0-9]+", lambda m: m.group().lstrip("0") or "0", t)
 

@@ -494,7 +494,7 @@ def loo_setting_errors(source: ResponseMatrix, config: HSPRConfig, fraction: flo
 def shipped_table_path() -> Path:
     """Where the shipped selection table lies in an installed package (``hspr select --record`` writes
     there to regenerate it; ``hspr replay --config auto`` reads it through :func:`shipped_configs`)."""
-    return (Path(__file__).resolve().parent / SHIPPED_FILE)
+    return Path(__file__).resolve().parent / SHIPPED_FILE
 
 
 def shipped_configs() -> dict:
