@@ -728,6 +728,16 @@ def test_an_agent_that_ran_fewer_than_half_the_tasks_is_warned_about_where_blank
         complete.fill_missing(0)
     res = CliRunner().invoke(main, ["bank", "validate", str(path)])
     assert res.exit_code == 0 and "warning: " in res.output and "'few' (1 of 12)" in res.output
+    # a re-trial: replay --no-missing-as-zero said it once per fold that holds such a target; once now, for all
+    rows += [f"few{i},0" + "," * 11 for i in range(6)]
+    path = write(tmp_path / "m2.csv", "agent," + ",".join(f"t{j}" for j in range(12)) + "\n" + "\n".join(rows) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # as in a fresh process
+        res = CliRunner().invoke(main, ["replay", "--matrix", str(path), "--no-missing-as-zero", "--methods", "uniform",
+                                        "--seeds", "0", "--budget", "0.25", "-q", "--out", str(tmp_path / "o.json")])
+    assert res.exit_code == 0, res.output
+    lines = [ln for ln in res.output.splitlines() if "fewer than half" in ln]
+    assert len(lines) == 1 and "8 agent(s) ran fewer than half the tasks" in lines[0], res.output
 
 
 @pytest.mark.parametrize("text, ok", [('{"a": 1, "a": 1}', True), ('{"a": NaN, "a": NaN}', True),

@@ -369,8 +369,9 @@ def replay(
                           f"{', ...' if len(left) > 3 else ''}): they are sources in every fold and never targets, so "
                           f"the results cover {matrix.n_agents - len(left)} agents; hspr.data.folds.make_folds("
                           "matrix.agents) gives folds over all of them", InputWarning, stacklevel=2)
+        filled = matrix.fill_missing(0)  # once: a target's truth counts its blanks as unresolved (warned once, not per fold)
         for k, idx in enumerate(indices):
-            splits.append((k, matrix.drop_rows(idx), matrix.rows(idx).fill_missing(0)))
+            splits.append((k, matrix.drop_rows(idx), filled.rows(idx)))
 
     fit_specs = [(k, name) for k, _, _ in splits for name in methods]
     source_of = {k: src for k, src, _ in splits}
