@@ -595,6 +595,20 @@ def test_robust_calibration_uses_forward_runs_when_ids_are_dated():
     assert len(cal.ratios) == len(cal.errors) == len(cal.distances) == 9
     cal0 = leave_cluster_out(m, [FAST], ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048, forward_fraction=0))[0]
     assert len(cal0.held_out) == 5
+    # a re-trial: one date with a slip turned the forward runs off without a word; an id like 'ob1-09-10-25' is no slip
+    import warnings
+
+    from hspr.errors import InputWarning
+
+    slip = ResponseMatrix([*m.agents[:-1], "2024-02-30_x"], m.tasks, m.values)
+    with pytest.warns(InputWarning, match=r"1 of 20 source id\(s\) do not start with a calendar date .*'2024-02-30_x'"):
+        cal1 = leave_cluster_out(slip, [FAST], ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048,
+                                                             forward_fraction=0.2))[0]
+    assert not [n for n in cal1.held_out if n.endswith("(forward)")]
+    other = ResponseMatrix([*m.agents[:-1], "ob1-09-10-25"], m.tasks, m.values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)
+        leave_cluster_out(other, [FAST], ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048, forward_fraction=0.2))
 
 
 def test_calibration_is_the_same_on_any_number_of_workers():
