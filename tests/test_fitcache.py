@@ -235,3 +235,19 @@ def test_held_signals_are_handled_once_the_held_run_is_done():
             t.join()
             seen.append(signal.getsignal(signal.SIGINT) is not signal.default_int_handler)
     assert seen == [True]
+
+
+def test_a_model_that_cannot_be_pickled_is_named_not_the_folder(tmp_path):
+    """A method-writer's trial: a fitted model holding a lock was reported as 'cannot write the fit cache in
+    <folder>' with the advice to set HSPR_CACHE_DIR to a writable folder; the folder was fine."""
+    import threading
+
+    class Holding:
+        def __init__(self):
+            self.lock = threading.Lock()
+
+    path = tmp_path / ("a" * 64 + ".pkl")
+    with pytest.warns(UserWarning, match=r"the fitted model of .*Holding cannot be pickled \((TypeError|AttributeError): .*\), so it is "
+                                         r"not kept in the fit cache: every command fits it again"):
+        fitcache._store(path, "a" * 64, Holding())
+    assert list(tmp_path.iterdir()) == []  # no entry, no temporary file

@@ -2801,3 +2801,15 @@ def test_midrange_status_says_its_point_is_biased_and_atlas_forecasts_nothing(ba
     st = atlas.status()
     assert st.estimate is not None and st.expected_width is None
     assert not any("biased" in w or "below the forecast" in w for w in st.warnings)
+
+
+def test_status_prints_the_interval_at_the_method_s_own_level(bank, tmp_path):
+    """A method-writer's trial: a method's 50 % interval was printed as '90 % interval' (--json said 0.5)."""
+    path = tmp_path / "lvl.hspr"
+    live = LiveSession.create(path, 4, matrix=bank["csv"], method="atlas", config={"level": 0.5, "log_a_sd_grid": None})
+    (t,) = live.next()
+    live.record(t, bank["truth"][t])
+    res = CliRunner().invoke(main, ["live", "status", "--session", str(path)])
+    assert res.exit_code == 0 and ", 50 % interval [" in res.output and "90 % interval" not in res.output, res.output
+    assert json.loads(CliRunner().invoke(main, ["live", "status", "--session", str(path), "--json"]).stdout)[
+        "estimate"]["level"] == 0.5

@@ -280,3 +280,69 @@ def test_with_no_package_installed_the_names_are_hspr_s_own(tmp_path, monkeypatc
 
     _only_methods_of(tmp_path, monkeypatch)  # nothing installed there
     assert method_names() == list(REGISTRY)
+
+
+def test_a_method_that_breaks_the_protocol_is_named_not_hung_or_clipped(small_bank):
+    """A method-writer's trial: a tell that did not call super().tell made replay ask for ever; 45 for 45 % was
+    clipped to 100 % without a word; a task id returned by _select, and a fitted model that does not pickle under
+    n_jobs=2, ended in tracebacks naming no method. Each is now a MethodError (an HsprError) naming the class."""
+    import threading
+
+    from hspr.errors import MethodError
+    from hspr.replay import replay
+    from hspr.session import FittedModel, Method, ScoreEstimate, Session
+
+    class Plain(Session):
+        def _select(self, exclude):
+            return int(np.flatnonzero(~exclude)[0])
+
+        def _update(self, j, y):
+            pass
+
+        def estimate(self):
+            return ScoreEstimate(point=0.4, lower=0.3, upper=0.5, n_queried=self.n_queried, budget=self.budget)
+
+    class NoTell(Plain):
+        def tell(self, task_id, outcome):
+            pass  # forgets super().tell
+
+    class Percent(Plain):
+        def estimate(self):
+            return ScoreEstimate(point=45.0, lower=40.0, upper=50.0, n_queried=self.n_queried, budget=self.budget)
+
+    class TaskId(Plain):
+        def _select(self, exclude):
+            return self.tasks[int(np.flatnonzero(~exclude)[0])]
+
+    tasks = small_bank.tasks
+    with pytest.raises(MethodError, match=r"NoTell.tell did not record the outcome of '.*': an override of tell must "
+                                          r"call super\(\).tell"):
+        s = NoTell(tasks, 3, 0)
+        s.tell(s.ask(), 1)
+    with pytest.raises(MethodError, match=r"Percent.estimate\(\) gave 45.0 \[40.0, 50.0\]: scores are on the 0-1 scale"):
+        s = Percent(tasks, 3, 0)
+        s.tell(s.ask(), 1)
+        s.estimate()
+    with pytest.raises(MethodError, match=rf"TaskId._select must return a column index in 0..{len(tasks) - 1}, got "
+                                          rf"'{tasks[0]}' \(a task id: return its column, self.tasks.index"):
+        TaskId(tasks, 3, 0).ask()
+    assert isinstance(MethodError("x"), HsprError) and isinstance(MethodError("x"), RuntimeError)
+
+    class Locked(FittedModel):
+        def __init__(self, tasks):
+            self.tasks, self.lock = tasks, threading.Lock()
+
+        def start(self, budget, seed=0):
+            return Plain(self.tasks, budget, seed)
+
+    class Unpicklable(Method):
+        name = "unpicklable"
+        seed_kind = "deterministic"
+
+        def fit(self, source):
+            return Locked(source.tasks)
+
+    with pytest.raises(MethodError, match=r"the fitted model of method 'unpicklable' \(.*Locked\) cannot be pickled "
+                                          r"\((TypeError|PicklingError): .*\); with --workers > 1"):
+        replay("sim", small_bank, {"unpicklable": Unpicklable()}, folds=make_folds(small_bank.agents),
+               seeds={"unpicklable": [0]}, n_jobs=2)

@@ -33,6 +33,13 @@ class RowIndexError(HsprError, IndexError):
     agent ids where indices are expected). Also an IndexError, as numpy indexing raises."""
 
 
+class MethodError(HsprError, RuntimeError):
+    """A method's own code broke the ask / tell / estimate protocol (docs/python-api.md, 'Your own method'):
+    a task index out of range or asked twice, an outcome told and not recorded, an estimate off the 0-1
+    scale. An HsprError, so the command line shows the message, not a traceback (a method-writer's trial);
+    also a RuntimeError, as these checks raised before."""
+
+
 class InputWarning(UserWarning):
     """A suspicious but readable input (a matrix that looks transposed, an agent with no run). The
     command that is given the input shows it; commands that reopen an input already accepted

@@ -224,7 +224,15 @@ def _store(path: Path, key: str, model, again: str = "fit again") -> None:
             skipped(exc.strerror or str(exc))
         return
     try:
-        body = pickle.dumps({"key": key, "model": model}, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            body = pickle.dumps({"key": key, "model": model}, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # a method-writer's trial: told the (writable) folder was the problem
+            os.close(fd)
+            os.unlink(tmp)
+            warnings.warn(f"the fitted model of {type(model).__qualname__} cannot be pickled ({type(exc).__name__}: "
+                          f"{exc}), so it is not kept in the fit cache: every command fits it again (a method's fitted "
+                          "model must pickle to be cached, and to run in replay --workers > 1)", stacklevel=3)
+            return
         with os.fdopen(fd, "wb") as fh:
             fh.write(_MAGIC + hashlib.sha256(body).digest())
             fh.write(body)

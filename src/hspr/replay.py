@@ -221,8 +221,25 @@ def _run_targets(job: ReplayJob, model: FittedModel) -> list[dict]:
 
 
 def _fit(method: Method, source: ResponseMatrix) -> FittedModel:
+    """``method.fit(source)`` with one BLAS thread. In a worker process the fitted model goes back to the
+    command by pickle: one that cannot be pickled is refused here, naming the method (a method-writer's
+    trial: loky's remote traceback named none)."""
+    import multiprocessing
+    import pickle
+
     with threadpool_limits(1):
-        return method.fit(source)
+        model = method.fit(source)
+    if multiprocessing.parent_process() is not None:
+        try:
+            pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            from .errors import MethodError
+
+            raise MethodError(f"the fitted model of method {getattr(method, 'name', type(method).__name__)!r} "
+                              f"({type(model).__qualname__}) cannot be pickled ({type(exc).__name__}: {exc}); with "
+                              "--workers > 1 (n_jobs > 1) it goes back from a worker process by pickle: make it "
+                              "picklable, or run with one worker") from None
+    return model
 
 
 def replay(

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .data.matrix import DataError, ResponseMatrix
-from .errors import HsprError, UnknownIdError, brief
+from .errors import HsprError, MethodError, UnknownIdError, brief
 from .outcomes import SPELLINGS, describe_outcome, is_ambiguous_one, is_whole_outcome, snap_pass_rate
 from .shift_report import ShiftReport
 
@@ -279,8 +279,37 @@ def _bounded_estimate(estimate):
         if not isinstance(est, ScoreEstimate):  # a method-writer's trial: an AttributeError from inside this wrapper
             raise HsprError(f"{type(self).__name__}.estimate() must return a ScoreEstimate (hspr.session.ScoreEstimate"
                             f"(point=..., lower=..., upper=..., n_queried=..., budget=...)), got {type(est).__name__}")
+        # a method-writer's trial: 45 for 45 % was clipped to 100 % without a word. The point is a score, in [0, 1];
+        # an interval's end may overshoot a little (a normal approximation's does) and is clipped, but not beyond
+        # [-1, 2], which is another scale. NaN is refused where the estimate is read, with its own message.
+        off = [v for v, lo, hi in ((est.point, 0, 1), (est.lower, -1, 2), (est.upper, -1, 2))
+               if isinstance(v, numbers.Real) and math.isfinite(v) and not lo - 1e-9 <= v <= hi + 1e-9]
+        if _outside_hspr(self) and off:
+            raise MethodError(f"{type(self).__name__}.estimate() gave {est.point!r} [{est.lower!r}, {est.upper!r}]: "
+                              "scores are on the 0-1 scale (0.45 for 45 %), the point inside it")
         return est.within(*self.outcome_bounds()) if self.bounded_by_outcomes else est
     return bounded
+
+
+def _outside_hspr(obj) -> bool:
+    """True when ``obj``'s class is defined outside hspr (a method of one's own)."""
+    return type(obj).__module__.partition(".")[0] != "hspr"
+
+
+def _checked_tell(tell):
+    """``Session.tell`` of a class outside hspr, checked to have recorded the outcome: a method-writer's
+    trial overrode ``tell`` without calling ``super().tell``, and replay asked for ever (its loop waits
+    for the outcomes to count) while ``hspr live record`` said "recorded"."""
+    def checked(self, task_id, outcome, *args, **kwargs):
+        out = tell(self, task_id, outcome, *args, **kwargs)
+        if not _outside_hspr(self):
+            return out
+        j = self._index.get(task_id) if isinstance(task_id, str) else None
+        if j is not None and not self._observed[j]:
+            raise MethodError(f"{type(self).__name__}.tell did not record the outcome of {task_id!r}: an override "
+                              "of tell must call super().tell(task_id, outcome), which records it and calls _update")
+        return out
+    return checked
 
 
 def _wrap_once(cls, attr: str, make) -> None:
@@ -350,6 +379,7 @@ class Session(ABC):
         :attr:`bounded_by_outcomes` (:func:`_bounded_estimate`)."""
         super().__init_subclass__(**kwargs)
         _wrap_once(cls, "estimate", _bounded_estimate)
+        _wrap_once(cls, "tell", _checked_tell)
 
     def __init__(self, tasks: tuple[str, ...], budget: int, seed: int) -> None:
         self.tasks = tasks
@@ -405,8 +435,9 @@ class Session(ABC):
                 picks = self._select_batch(k - len(self._pending), exclude)
             new = [self._column_index(j) for j in picks]
             if len(set(new)) != len(new) or exclude[new].any():
-                raise RuntimeError(f"{type(self).__name__} selected an observed, pending or repeated task: "
-                                   f"{[self.tasks[j] for j in new if exclude[j]] or 'a task twice'}")
+                raise MethodError(f"{type(self).__name__} selected an observed, pending or repeated task: "
+                                  f"{[self.tasks[j] for j in new if exclude[j]] or 'a task twice'}; a selection "
+                                  "must skip the columns its exclude mask marks True")
             self._pending.extend(new)
         return [self.tasks[j] for j in self._pending[:k]]
 
@@ -668,13 +699,15 @@ class Session(ABC):
         return out
 
     def _column_index(self, j) -> int:
-        """``j``, a task column a :meth:`_select` chose, as an int; RuntimeError unless it is a whole
-        number in [0, n_tasks) (a method-writer's trial: -1 was asked for ever, 303 of 300 and a task id
-        raised numpy's errors)."""
+        """``j``, a task column a :meth:`_select` chose, as an int; :class:`~hspr.errors.MethodError` (a
+        RuntimeError) unless it is a whole number in [0, n_tasks) (a method-writer's trial: -1 was asked for
+        ever, 303 of 300 and a task id raised numpy's errors)."""
         n = whole_number(j)
         if n is None or not 0 <= n < self.n_tasks:
-            raise RuntimeError(f"{type(self).__name__}._select must return a column index in 0..{self.n_tasks - 1}, "
-                               f"got {brief(j)}")
+            hint = (f" (a task id: return its column, self.tasks.index({j!r}))" if isinstance(j, str) and j in self._index
+                    else "")
+            raise MethodError(f"{type(self).__name__}._select must return a column index in 0..{self.n_tasks - 1}, "
+                              f"got {brief(j)}{hint}")
         return n
 
     @abstractmethod

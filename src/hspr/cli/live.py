@@ -181,7 +181,9 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
         if st.estimate.width is None:  # a trial: '90 % interval [-, -] % (width - pp)'
             out.append(f"estimate {_fmt_pp(d['estimate_pp'], 2)} % (no interval: method {st.method} gives a point only)")
         else:
-            out.append(f"estimate {_fmt_pp(d['estimate_pp'], 2)} %, 90 % interval [{_fmt_pp(d['lower_pp'], 2)}, "
+            # the method's own level (a method-writer's trial: a 50 % interval was printed as a 90 % one)
+            out.append(f"estimate {_fmt_pp(d['estimate_pp'], 2)} %, {100 * st.estimate.level:g} % interval "
+                       f"[{_fmt_pp(d['lower_pp'], 2)}, "
                        f"{_fmt_pp(d['upper_pp'], 2)}] % (width {_fmt_pp(d['width_pp'], 2)} pp)")
         if st.estimate.shift is not None:
             shift = st.estimate.shift
