@@ -6,7 +6,8 @@ The command line turns any of them into ``error: <message>`` and exit status 2, 
 traceback. Subclasses: :class:`hspr.data.matrix.DataError` (and the harness's
 ``HarnessFormatError``), :class:`hspr.session.BudgetError`, :class:`hspr.journal.LiveSessionError`,
 :class:`hspr.report.ReportError`, :class:`UnknownIdError` (also a KeyError), :class:`RowIndexError`
-(also an IndexError). It is a ValueError, so
+(also an IndexError), :class:`MethodError` (a method's own code broke the protocol; also a
+RuntimeError). It is a ValueError, so
 ``except ValueError`` still catches it.
 """
 
