@@ -431,7 +431,9 @@ class Session(ABC):
         if len(self._pending) < k:
             exclude = self._observed.copy()
             exclude[self._pending] = True
-            with _method_code(self, "_select_batch()"):
+            # named as the method writer wrote it: the default _select_batch calls _select (a method-writer's trial)
+            own_batch = type(self)._select_batch is not Session._select_batch
+            with _method_code(self, "_select_batch()" if own_batch else "_select()"):
                 picks = self._select_batch(k - len(self._pending), exclude)
             new = [self._column_index(j) for j in picks]
             if len(set(new)) != len(new) or exclude[new].any():
@@ -832,7 +834,14 @@ def refuse_pass_rates(method: Method, source: ResponseMatrix) -> None:
     """DataError when ``method`` takes one 0/1 outcome per cell and ``source`` holds pass rates over
     repeated trials, naming the methods that take them (listed only then: listing imports every method)."""
     if not method.accepts_pass_rates and source.trials is not None:
-        source.require_binary(method.name, pass_rate_methods())
+        try:
+            source.require_binary(method.name, pass_rate_methods())
+        except DataError as exc:
+            if not _outside_hspr(method):
+                raise
+            # a method-writer's trial: how a method of one's own says it takes pass rates was not said
+            raise DataError(f"{exc} (A method of your own that handles pass rates in [0, 1] says so with "
+                            f"accepts_pass_rates = True on its Method class.)") from None
 
 
 def _checked_fit(fit):
