@@ -26,7 +26,7 @@ from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnknownIdError, brief
 from .parallel import WithWarnings, warned_again, workers
-from .session import BudgetError, FittedModel, Method, budget_from_fraction, check_seed
+from .session import BudgetError, FittedModel, Method, budget_from_fraction, check_seed, defined_outside_hspr
 from .stopping import StoppingRule
 
 SEEDS_BY_KIND = MappingProxyType({"sampling": tuple(range(10)), "adaptive": tuple(range(5)), "deterministic": (0,)})
@@ -222,14 +222,15 @@ def _run_targets(job: ReplayJob, model: FittedModel) -> list[dict]:
 
 def _fit(method: Method, source: ResponseMatrix) -> FittedModel:
     """``method.fit(source)`` with one BLAS thread. In a worker process the fitted model goes back to the
-    command by pickle: one that cannot be pickled is refused here, naming the method (a method-writer's
-    trial: loky's remote traceback named none)."""
+    command by pickle: a method of one's own whose model cannot be pickled is refused here, naming the method
+    (a method-writer's trial: loky's remote traceback named none); hspr's own models pickle (tested), so they
+    are not pickled twice."""
     import multiprocessing
     import pickle
 
     with threadpool_limits(1):
         model = method.fit(source)
-    if multiprocessing.parent_process() is not None:
+    if multiprocessing.parent_process() is not None and defined_outside_hspr(model):
         try:
             pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:

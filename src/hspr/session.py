@@ -282,17 +282,18 @@ def _bounded_estimate(estimate):
         # a method-writer's trial: 45 for 45 % was clipped to 100 % without a word. The point is a score, in [0, 1];
         # an interval's end may overshoot a little (a normal approximation's does) and is clipped, but not beyond
         # [-1, 2], which is another scale. NaN is refused where the estimate is read, with its own message.
-        off = [v for v, lo, hi in ((est.point, 0, 1), (est.lower, -1, 2), (est.upper, -1, 2))
-               if isinstance(v, numbers.Real) and math.isfinite(v) and not lo - 1e-9 <= v <= hi + 1e-9]
-        if _outside_hspr(self) and off:
+        if defined_outside_hspr(self) and any(  # hspr's own sessions skip it: every estimate of a replay comes here
+                isinstance(v, numbers.Real) and math.isfinite(v) and not lo - 1e-9 <= v <= hi + 1e-9
+                for v, lo, hi in ((est.point, 0, 1), (est.lower, -1, 2), (est.upper, -1, 2))):
             raise MethodError(f"{type(self).__name__}.estimate() gave {est.point!r} [{est.lower!r}, {est.upper!r}]: "
                               "scores are on the 0-1 scale (0.45 for 45 %), the point inside it")
         return est.within(*self.outcome_bounds()) if self.bounded_by_outcomes else est
     return bounded
 
 
-def _outside_hspr(obj) -> bool:
-    """True when ``obj``'s class is defined outside hspr (a method of one's own)."""
+def defined_outside_hspr(obj) -> bool:
+    """True when ``obj``'s class is defined outside hspr (a method of one's own, an installed package's or a
+    script's): the protocol's checks of a method writer's mistakes apply to it, and its errors are its own."""
     return type(obj).__module__.partition(".")[0] != "hspr"
 
 
@@ -302,7 +303,7 @@ def _checked_tell(tell):
     for the outcomes to count) while ``hspr live record`` said "recorded"."""
     def checked(self, task_id, outcome, *args, **kwargs):
         out = tell(self, task_id, outcome, *args, **kwargs)
-        if not _outside_hspr(self):
+        if not defined_outside_hspr(self):
             return out
         j = self._index.get(task_id) if isinstance(task_id, str) else None
         if j is not None and not self._observed[j]:
@@ -837,7 +838,7 @@ def refuse_pass_rates(method: Method, source: ResponseMatrix) -> None:
         try:
             source.require_binary(method.name, pass_rate_methods())
         except DataError as exc:
-            if not _outside_hspr(method):
+            if not defined_outside_hspr(method):
                 raise
             # a method-writer's trial: how a method of one's own says it takes pass rates was not said
             raise DataError(f"{exc} (A method of your own that handles pass rates in [0, 1] says so with "

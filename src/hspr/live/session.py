@@ -32,7 +32,7 @@ from ..harness import HarnessRead, read_outcomes
 from ..journal import LiveSessionError, session_lock
 from ..methods import LIVE_DEFAULT
 from ..outcomes import describe_outcome, outcome
-from ..session import BudgetError, FittedModel, ScoreEstimate, check_budget, check_seed, trajectory, whole_number
+from ..session import BudgetError, FittedModel, ScoreEstimate, check_budget, check_seed, defined_outside_hspr, trajectory, whole_number
 from ..stopping import WidthBelow, live_rule
 from .setup import (
     _changed_bank_cause,
@@ -943,7 +943,7 @@ class LiveSession:
             return None
         ends = [est.point] + [v for v in (est.lower, est.upper) if v is not None]
         if not np.all(np.isfinite(ends)):
-            if type(self.session).__module__.partition(".")[0] != "hspr":  # a method-writer's trial: cache blamed
+            if defined_outside_hspr(self.session):  # a method-writer's trial: the cache was blamed
                 raise LiveSessionError(f"{self.path}: the {self.doc['method']['name']} estimate is not a number "
                                        f"({est.point!r}): {type(self.session).__qualname__}.estimate() returned it (a "
                                        "method of your own: fix its estimate; the recorded outcomes are safe in the "

@@ -778,19 +778,18 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
         k = min(k_max, int((d[np.arange(m) != a] <= near).sum()))
         plan.append((a, np.setdiff1d(np.arange(m), np.argsort(d, kind="stable")[:k + 1]), source.agents[a]))
     n_new = int(round(settings.forward_fraction * m))
-    if n_new >= 1 and m - n_new >= 2 and dated(source.agents):
+    odd = [a for a in source.agents if not dated([a])]  # ids that start with no calendar date
+    if n_new >= 1 and m - n_new >= 2 and not odd:
         new = forward_split(source.agents, n_new)
         old = np.setdiff1d(np.arange(m), new)
         plan += [(a, old, f"{source.agents[a]} (forward)") for a in new]
-    elif n_new >= 1 and m - n_new >= 2 and 2 * sum(dated([a]) for a in source.agents) >= m and all(
-            a[:1] in "0123456789" and a[:1] for a in source.agents if not dated([a])):
+    elif n_new >= 1 and m - n_new >= 2 and 2 * len(odd) <= m and all(a[:1] in "0123456789" and a[:1] for a in odd):
         # a re-trial: one id of a dated bank with a slip in its date turned the forward runs off without a word (an
         # undated id that starts with no digit, such as terminal-bench's 'ob1-09-10-25', is no slip: nothing said)
         import warnings
 
         from ...errors import InputWarning
 
-        odd = [a for a in source.agents if not dated([a])]
         warnings.warn(f"{source.source}: {len(odd)} of {m} source id(s) do not start with a calendar date (YYYYMMDD_ or "
                       f"YYYY-MM-DD_; e.g. {', '.join(map(repr, odd[:3]))}), so hspr_robust's calibration leaves out its "
                       "time-forward runs (the newest sources against a fit on the older ones): fix those dates to have "
