@@ -665,7 +665,7 @@ def test_replayed_ask_that_differs_keeps_the_logged_tasks(bank, tmp_path):
     st = again.status()
     assert any("logged tasks are kept" in w for w in st.warnings)
     # a hostile trial: after an upgrade the interval moved without a word; the other code is now named
-    assert "written by other hspr code (hspr 0.0.1 then" in st.warnings[0]
+    assert "written by other code (hspr 0.0.1 then, " in st.warnings[0]
     assert "warning:" in cli(["status", "--session", live.path])
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from hspr import fitcache, get_method, method_names
+from hspr import __version__, fitcache, get_method, method_names
 from hspr.cli import main
 from hspr.data.build import write_wide_csv
 from hspr.data.folds import make_folds
@@ -220,6 +220,16 @@ def test_the_command_line_replays_and_scores_live_with_an_installed_method(plugi
     bad = CliRunner().invoke(main, ["live", "start", "--matrix", str(csv), "--method", "broken", "--budget", "3",
                                     "--session", str(tmp_path / "b.hspr")])
     assert bad.exit_code == 2 and "method 'broken' of myplug" in bad.output and "Traceback" not in bad.output
+    # a name two packages register is refused as that, not as an unknown name (it was, by replay: a trial)
+    twin = CliRunner().invoke(main, ["live", "start", "--matrix", str(csv), "--method", "twin", "--budget", "3",
+                                     "--session", str(tmp_path / "t.hspr")])
+    assert twin.exit_code == 2 and "method 'twin' is registered by myplug" in twin.output, twin.output
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        twin = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "uniform,twin", "--seeds", "0"])
+    said = " ".join(twin.output.split())
+    assert twin.exit_code == 2 and "method 'twin' is registered by myplug (myplug:Variance) and otherplug" in said, said
+    assert "unknown" not in said
 
 
 def test_a_cached_fit_of_an_installed_method_is_keyed_by_its_code(plugin):
@@ -364,7 +374,7 @@ def test_a_method_of_one_s_own_gets_advice_of_its_own(plugin, tmp_path, small_ba
         warnings.simplefilter("ignore")
         live = LiveSession.create(tmp_path / "v.hspr", 5, matrix=csv, method="variance")
     live.record(live.next()[0], 1)
-    good = live.session.estimate()
+    good, original = live.session.estimate(), type(live.session).estimate
     monkeypatch.setattr(type(live.session), "estimate", lambda self: dataclasses.replace(good, point=float("nan")))
     with pytest.raises(LiveSessionError, match=r"estimate is not a number \(nan\): VarianceSession.estimate\(\) "
                                                r"returned it \(a method of your own: fix its estimate"):
@@ -387,3 +397,13 @@ def test_a_method_of_one_s_own_gets_advice_of_its_own(plugin, tmp_path, small_ba
 
     with pytest.raises(HsprError, match=r"Picky\._select\(\) raised KeyError"):
         Picky(("a", "b"), 1, 0).ask()
+
+    # an edit of the method's own code is named as that, not as 'hspr 0.1.0 then, 0.1.0 now' (the same trial)
+    monkeypatch.setattr(type(live.session), "estimate", original)
+    mod = plugin / "myplug" / "__init__.py"
+    mod.write_text(mod.read_text() + "\n# an edit\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        said = LiveSession.open(live.path).status().warnings
+    assert f"this session was written by other code (the code of method 'variance' (its package myplug or one it builds " \
+           f"on) changed; hspr {__version__} both times)" in said[0], said

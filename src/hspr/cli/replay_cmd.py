@@ -28,9 +28,9 @@ from ..data.folds import (
 )
 from ..data.io import load_matrix, load_matrix_and_form, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
-from ..errors import HsprError, InputWarning
+from ..errors import HsprError, InputWarning, UnknownIdError
 from ..fileio import readable_name, write_json_durable, write_text_durable
-from ..methods import REPLAY_DEFAULT, method_names, names_with
+from ..methods import REPLAY_DEFAULT, method_class, method_names, names_with
 from ..methods.hspr.config import ACQUISITIONS, DECISIONS
 from ..methods.hspr.replay_options import check_table_covers, replay_methods
 from ..replay import align_targets, check_fractions, replay
@@ -220,6 +220,13 @@ def parse_methods(text: str) -> list[str]:
     if "all" in names and len(names) > 1:
         raise click.BadParameter(f"{text!r}: 'all' runs every method and stands alone; give it alone, or list the "
                                  "names", param_hint="--methods")
+    for n in dict.fromkeys(n for n in names if n not in known):
+        try:  # a name two packages register: say so, not 'unknown' (a method-writer trial)
+            method_class(n)
+        except UnknownIdError:
+            pass
+        except HsprError as exc:
+            raise click.BadParameter(f"{text!r}: {exc}", param_hint="--methods") from None
     unknown = [repr(n) for n in names if n not in known]
     repeated = sorted({n for n in names if n in known and names.count(n) > 1})
     if unknown or repeated:

@@ -577,16 +577,9 @@ class LiveSession:
                                  f"it was ignored{again}; the next change moves its bytes to "
                                  f"{journal.torn_path(self.path).name}")
         if not self._trusted:  # a hostile trial: after an upgrade the interval moved without a word
-            from ..methods import method_package
-
-            # a method-writer's trial: an edit of its own method was told 'other hspr code' without its package
-            theirs = method_package(self.doc["method"]["name"])
-            other = (f", or a change of the code of method {self.doc['method']['name']!r}: its package {theirs.split()[0]} "
-                     "or one it builds on") if theirs else ""
-            self.warnings.append(f"this session was written by other hspr code (hspr {self.doc.get('hspr_version') or 'unknown'} "
-                                 f"then, {__version__} now, or a changed install{other}): its estimate and interval are "
-                                 "computed by this code and can differ from what it showed before; the recorded "
-                                 "outcomes are unchanged")
+            self.warnings.append(f"this session was written by other code ({self._code_change()}): its estimate and "
+                                 "interval are computed by this code and can differ from what it showed before; the "
+                                 "recorded outcomes are unchanged")
         self._tells: dict[str, dict] = {}
         self._errors: dict[str, dict] = {}
         self._corrected: dict[str, list] = {}  # task -> the outcomes `record --correct` replaced
@@ -777,12 +770,25 @@ class LiveSession:
         rewritten = journal.has_rewrite(events)
         if rewritten and self._trusted:
             warnings = []  # asks chosen before a correction or withdrawal are kept as asked: expected
-        why = (f"the method's code or numerics changed since the session was written (hspr "
-               f"{self.doc.get('hspr_version')} then, {__version__} now)")
+        why = f"the method's code or numerics changed since the session was written ({self._code_change()})"
         if rewritten:
             why += ", or an outcome told before the ask was corrected or withdrawn since"
         self.warnings += [f"{w}: {why}; the logged tasks are kept as asked, later choices may differ"
                           for w in warnings]
+
+    def _code_change(self) -> str:
+        """What differs between the code that wrote this session and this code, in words: hspr's version, or
+        (the same version) the installed code of hspr or of the package of the session's method (a method-writer
+        trial: an edit of its own method was told 'hspr 0.1.0 then, 0.1.0 now')."""
+        from ..methods import method_package
+
+        then, name = self.doc.get("hspr_version") or "unknown", self.doc["method"]["name"]
+        theirs = method_package(name)
+        package = (f"the code of method {name!r} (its package {theirs.split()[0]} or one it builds on)" if theirs
+                   else "")
+        if then != __version__:
+            return f"hspr {then} then, {__version__} now" + (f", or {package}" if package else "")
+        return f"{package or 'the installed code of hspr'} changed; hspr {__version__} both times"
 
     def _sync(self) -> None:
         """Adopt events other processes appended to the file since this object last saw it."""
