@@ -728,6 +728,15 @@ def test_an_agent_that_ran_fewer_than_half_the_tasks_is_warned_about_where_blank
         complete.fill_missing(0)
     res = CliRunner().invoke(main, ["bank", "validate", str(path)])
     assert res.exit_code == 0 and "warning: " in res.output and "'few' (1 of 12)" in res.output
+    # a replay on a --tasks subset judges the runs on the subset: 'five' ran 5 of its 6 tasks (a trial: it was
+    # warned of by the whole bank's count)
+    write(tmp_path / "sub.txt", "\n".join(f"t{j}" for j in range(6)) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        res = CliRunner().invoke(main, ["replay", "--matrix", str(path), "--tasks", str(tmp_path / "sub.txt"), "--methods",
+                                        "uniform", "--seeds", "0", "--budget", "0.5", "-q", "--out", str(tmp_path / "s.json")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 0 and "1 agent(s) ran fewer than half the tasks: 'few' (1 of 6);" in said, said
     # a re-trial: replay --no-missing-as-zero said it once per fold that holds such a target; once now, for all
     rows += [f"few{i},0" + "," * 11 for i in range(6)]
     path = write(tmp_path / "m2.csv", "agent," + ",".join(f"t{j}" for j in range(12)) + "\n" + "\n".join(rows) + "\n")

@@ -327,6 +327,22 @@ def _other_missing_reading(matrix: str | None, label: str, missing_as_zero: bool
     return None if raw.missing is None else raw if missing_as_zero else raw.fill_missing(0)
 
 
+def _fill_missing(mat: ResponseMatrix, ids: list[str] | None) -> ResponseMatrix:
+    """``mat`` with its missing cells counted as unresolved. With a ``--tasks`` subset ``ids``, the warning
+    about agents that ran fewer than half the tasks judges them on the subset, which they are scored on (a
+    trial: an agent that ran every task of the subset was warned of, by the whole bank's count)."""
+    if ids is None:
+        return mat.fill_missing(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InputWarning)
+        filled = mat.fill_missing(0)
+    try:
+        mat.select_tasks(ids).fill_missing(0)  # for its warnings, on the subset
+    except DataError:
+        pass  # the subset's own error is raised where it is cut, naming --tasks
+    return filled
+
+
 def check_budgets(label: str, n_tasks: int, fractions: list[float]) -> None:
     """Every budget fraction must give a distinct task count >= 1 on this bank
     (:func:`hspr.replay.check_fractions`); raises click.BadParameter naming --budget."""
@@ -483,6 +499,7 @@ def register(group: click.Group) -> None:
             if targets and split != "folds":
                 raise click.BadParameter(f"give either --targets or --split {split}, not both", param_hint="--split")
             bundled = targets in TARGET_SETS and not Path(targets).exists()  # a file of that name wins
+            ids = None if tasks_path is None else read_task_list(tasks_path)
             jobs = []  # (label, source matrix, folds or None, target rows or None)
             if matrix:
                 explicit = click.get_current_context().get_parameter_source("bank") != ParameterSource.DEFAULT
@@ -490,7 +507,7 @@ def register(group: click.Group) -> None:
                 with reading(matrix):
                     mat = load_matrix(matrix)
                 if mat.missing is not None and missing_as_zero:
-                    mat = mat.fill_missing(0)
+                    mat = _fill_missing(mat, ids)
                 label = readable_name(bank if explicit else Path(matrix).stem)
                 if mat.missing is not None:
                     label += "/missing-kept"
@@ -531,8 +548,7 @@ def register(group: click.Group) -> None:
                                   "count as unresolved in those agents' true scores and outcomes (the leaderboard "
                                   "convention)", highlight=False, soft_wrap=True)
                 if tgt.missing is not None and missing_as_zero:
-                    tgt = tgt.fill_missing(0)
-            ids = None if tasks_path is None else read_task_list(tasks_path)
+                    tgt = _fill_missing(tgt, ids)
             rows_word = "--targets" if targets else "target"  # a split's targets come from the bank itself
             if tgt is not None:
                 jobs = [(label, mat, None, tgt) for label, mat, _, _ in jobs]
