@@ -2813,3 +2813,25 @@ def test_status_prints_the_interval_at_the_method_s_own_level(bank, tmp_path):
     assert res.exit_code == 0 and ", 50 % interval [" in res.output and "90 % interval" not in res.output, res.output
     assert json.loads(CliRunner().invoke(main, ["live", "status", "--session", str(path), "--json"]).stdout)[
         "estimate"]["level"] == 0.5
+
+
+def test_non_ascii_ids_typed_under_a_c_locale_are_found(tmp_path):
+    """A trial: under ``LC_ALL=C PYTHONUTF8=0`` Python decodes the command line as ASCII with surrogate
+    escapes, so ``record tâche_3 1`` looked for 't\\udcc3\\udca2che_3' and said it is not in the bank (read as
+    UTF-8), and ``--hide agënt3`` found no such agent. The arguments as such a process receives them are
+    decoded from their bytes."""
+    m, _ = simulate_matrix(12, 20, seed=3)
+    m = ResponseMatrix(tuple(f"agënt{i}" for i in range(12)), tuple(f"tâche_{j}" for j in range(20)), m.values)
+    write_wide_csv(m, tmp_path / "m.csv")
+
+    def c_locale(text):  # what sys.argv holds for `text` typed in a UTF-8 terminal under LC_ALL=C PYTHONUTF8=0
+        return text.encode("utf-8").decode("ascii", "surrogateescape")
+
+    s = tmp_path / "s.hspr"
+    cli(["start", "--matrix", tmp_path / "m.csv", "--budget", 3, "--method", "uniform", "--hide", c_locale("agënt3"),
+         "--session", s])
+    task = cli(["next", "--session", s, "--json"])["tasks"][0]
+    truth = int(m.values[3, m.tasks.index(task)])
+    said = cli(["record", c_locale(task), str(truth), "--session", s, "--json"])
+    assert said["recorded"] == [{"task": task, "outcome": truth}] and said["hidden_agent"] == "agënt3"
+    assert cli(["withdraw", c_locale(task), "--session", s, "--json"])["n_recorded"] == 0

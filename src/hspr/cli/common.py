@@ -45,6 +45,20 @@ def command_line() -> str:
     return shlex.join(["hspr", *sys.argv[1:]])
 
 
+def argv_text(ctx: click.Context | None, param: click.Parameter | None, value: str | None) -> str | None:
+    """A click callback: a command-line argument as the user typed it. Under a C/POSIX locale without
+    UTF-8 mode (``LC_ALL=C PYTHONUTF8=0``) Python decodes the command line as ASCII with surrogate escapes,
+    so the task id ``tâche_3`` arrives as ``t\\udcc3\\udca2che_3`` and was not found in a bank read as UTF-8
+    (a trial); such an argument is decoded as UTF-8 from its bytes, as files are. Others are returned as
+    given."""
+    if isinstance(value, str) and any("\udc80" <= c <= "\udcff" for c in value):
+        try:
+            return os.fsencode(value).decode("utf-8")
+        except UnicodeError:  # not UTF-8 either: left as typed, and named as such where it is not found
+            return value
+    return value
+
+
 def _writable_ancestor(p: Path, option: str) -> None:
     """The first existing folder above ``p`` must be a writable folder, and no folder on the way a symbolic link
     to nothing (click.BadParameter)."""

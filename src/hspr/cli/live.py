@@ -41,6 +41,7 @@ from ..stopping import MIN_TASKS
 from .common import (
     MAX_SEED,
     LazyHelpOption,
+    argv_text,
     busy,
     check_output_file,
     check_session_bank_label,
@@ -620,7 +621,7 @@ def register(group: click.Group) -> None:
                   help="Processes for the fit, when it is not cached (-1: all cores): hspr_robust replays held-out "
                        "source agents to calibrate its interval, a minute or more on a large bank; the same fit on any "
                        "number.")
-    @click.option("--hide", default=None, metavar="AGENT", shell_complete=_agent_ids,
+    @click.option("--hide", default=None, metavar="AGENT", shell_complete=_agent_ids, callback=argv_text,
                   help="Try the loop without an agent: leave this bank agent's row out of the fit, then play it with "
                        "`hspr live simulate` (or answer `next` from its row by hand); status gives its true score.")
     @_session_option
@@ -761,7 +762,7 @@ def register(group: click.Group) -> None:
                 click.echo(f"{t}\t{shown[t]}" if reveal else t)
 
     @live.command("record", cls=_NumbersAreArguments)
-    @click.argument("instance_id")
+    @click.argument("instance_id", callback=argv_text)
     @click.argument("outcome")
     @click.option("--correct", is_flag=True,
                   help="Replace the outcome already recorded for this task (a typo, a harness re-run); the session "
@@ -815,7 +816,7 @@ def register(group: click.Group) -> None:
             echo_status(st, header=False)
 
     @live.command("withdraw")
-    @click.argument("instance_id")
+    @click.argument("instance_id", callback=argv_text)
     @_session_option
     @_json_option
     def withdraw(instance_id, session_path, as_json):
@@ -941,7 +942,7 @@ def register(group: click.Group) -> None:
     @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
                   help="The figure: a .png or .svg file. Default: the session file's name with .png (run.hspr: "
                        "run.png), and -replay.png with --target.")
-    @click.option("--target", default=None,
+    @click.option("--target", default=None, callback=argv_text,
                   help="Instead of the session's own outcomes: replay this agent of the session's bank (its row "
                        "hidden from the fit) with the session's method, budget and seed, and draw its true score. "
                        "The replay runs the whole budget; the stop width line shows where it would have stopped.")
