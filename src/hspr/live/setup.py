@@ -43,11 +43,11 @@ def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_ze
     """
     if matrix is not None:
         m = load_matrix(matrix)
-        m = m.fill_missing(0) if (m.missing is not None and missing_as_zero) else m
-    elif name is None:
+        m = m if tasks is None else m.select_tasks(tasks)  # then the few-runs warning judges the subset (a trial)
+        return m.fill_missing(0) if (m.missing is not None and missing_as_zero) else m
+    if name is None:
         raise LiveSessionError("give a bundled bank name or a matrix path")
-    else:
-        m = load_bank(name, missing_as_zero)
+    m = load_bank(name, missing_as_zero)
     return m if tasks is None else m.select_tasks(tasks)
 
 
