@@ -171,6 +171,12 @@ def test_extra_outcomes_are_conditioned_on_and_noted(bank, tmp_path):
         f"{other}`" in res.stderr
     res = CliRunner().invoke(main, ["live", "withdraw", "--session", str(live.path), other])  # as printed
     assert res.exit_code == 0, res.output
+    # a scripting trial: with --json the note was dropped; it is on stderr and in the JSON's notes
+    res = CliRunner().invoke(main, ["live", "record", other, "0", "--session", str(live.path), "--json"])
+    doc = json.loads(res.stdout)
+    assert res.exit_code == 0 and len(doc["notes"]) == 1 and doc["notes"][0] in res.stderr
+    assert doc["notes"][0].startswith(f"note: {other} is not one of the tasks this session asked and has pending")
+    assert cli(["withdraw", "--session", live.path, other, "--json"])["withdrawn"]
     # a trial had to read the session file to see what was recorded: status --json lists it, in order
     assert live.record(asked, 0)
     doc = cli(["status", "--session", live.path, "--json"])
@@ -345,6 +351,9 @@ def test_cli_hide_and_simulate(bank, tmp_path):
     assert f"trial: the hidden agent {m.agents[0]} scores {truth:.2f} % over the session's 60 tasks" in out
     part = cli(["simulate", "--session", s, "--max-tasks", 3, "--json"])
     assert len(part["recorded"]) == 3 and part["n_recorded"] == 3 and not part["stop"]
+    # as record and status give them: 0/1, not the bank row's 0.0/1.0 (a scripting trial)
+    assert [(r["task"], r["outcome"]) for r in part["outcomes"]] == [(r["task"], r["outcome"]) for r in part["recorded"]]
+    assert all(type(r["outcome"]) is int for r in part["recorded"] + part["outcomes"])
     assert part["hidden_agent"] == m.agents[0] and part["hidden_score_pp"] == pytest.approx(truth)
     # a re-trial: answering `next` by hand from the row took a script over a 500-column CSV
     res = CliRunner().invoke(main, ["live", "next", "--session", str(s), "--batch", 2, "--reveal"])
@@ -2835,3 +2844,24 @@ def test_non_ascii_ids_typed_under_a_c_locale_are_found(tmp_path):
     said = cli(["record", c_locale(task), str(truth), "--session", s, "--json"])
     assert said["recorded"] == [{"task": task, "outcome": truth}] and said["hidden_agent"] == "agënt3"
     assert cli(["withdraw", c_locale(task), "--session", s, "--json"])["n_recorded"] == 0
+
+
+def test_an_outcome_recorded_after_the_stop_is_noted(bank, tmp_path):
+    """A scripting trial: a late record from a retried CI job, after the budget was spent, moved the estimate the
+    job had reported, without a word (with --json or without)."""
+    live = new(bank, tmp_path, budget=2)
+    for t in live.next(2):
+        live.record(t, bank["truth"][t])
+    final = live.status()
+    assert final.stop
+    late = next(t for t in bank["src"].tasks if t not in live.recorded and bank["truth"][t] == 0)
+    res = CliRunner().invoke(main, ["live", "record", late, "0", "--session", str(live.path), "--json"])
+    doc = json.loads(res.stdout)
+    moved = f"{100 * final.estimate.point:.2f} % to {doc['estimate_pp']:.2f} %"
+    assert res.exit_code == 0 and doc["notes"] == [
+        f"note: the session had stopped before this outcome ({final.stop_reason.rstrip('.')}); it is conditioned on like "
+        f"the others (it moved the estimate from {moved}); if it came late from a run already reported, `hspr live "
+        f"withdraw --session {live.path} {late}` takes it back"], doc["notes"]
+    assert doc["notes"][0] in res.stderr and doc["n_recorded"] == 3
+    text = cli(["record", late, "0", "--session", live.path])  # the same again: no change, nothing to note
+    assert "no change" in text and "had stopped" not in text

@@ -782,6 +782,8 @@ def register(group: click.Group) -> None:
         task = instance_id.strip()
         try:
             live_s = _open(session_path)
+            stopped = live_s.stop_reason()  # a scripting trial: a late record after the stop moved the estimate unsaid
+            earlier = live_s.status().estimate if stopped is not None else None
             new = live_s.record(instance_id, outcome, correct=correct)
             if new:  # "already recorded: no change" saves nothing
                 note_saved(f"{task}'s outcome is recorded in {live_s.path}")
@@ -791,28 +793,39 @@ def register(group: click.Group) -> None:
         y = live_s.recorded[task]
         fixed = new and correct
         before = _replaced(live_s, "correct", task)
+        tr = live_s.matrix.trials
+        word = describe_outcome(y, tr)
+        path = shlex.quote(str(live_s.path))
+        notes = []  # on stderr, and in --json's "notes" (a scripting trial: --json dropped them all)
+        row = live_s.hidden_outcome(task)
+        if new and row is not None and row != y:  # a re-trial: a slip contradicting the row went unsaid
+            notes.append(f"warning: the hidden agent {live_s.hidden_agent}'s outcome of {task} in the bank is "
+                         f"{describe_outcome(row, tr)}, not {word}: this trial now scores another agent than the one "
+                         f"its true score is of; `hspr live record --correct --session {path} {task_argument(task)} "
+                         f"{describe_outcome(row, tr)}` puts it right")
+        if new and not fixed and task in st.extra and st.pending:  # a new-user trial: 'x.easy' recorded for 'x'
+            asked = ", ".join(st.pending[:3]) + (" ..." if len(st.pending) > 3 else "")
+            notes.append(f"note: {task} is not one of the tasks this session asked and has pending ({asked}); if you "
+                         f"meant one of those, take this back with `hspr live withdraw --session {path} "
+                         f"{task_argument(task)}` and record that one")
+        elif new and stopped is not None:
+            moved = (f" (it moved the estimate from {_fmt_pp(100 * earlier.point, 2)} % to "
+                     f"{_fmt_pp(100 * st.estimate.point, 2)} %)" if earlier is not None and st.estimate is not None
+                     and earlier.point != st.estimate.point else "")
+            notes.append(f"note: the session had stopped before this outcome ({stopped.rstrip('.')}); it is conditioned "
+                         f"on like the others{moved}; if it came late from a run already reported, `hspr live withdraw "
+                         f"--session {path} {task_argument(task)}` takes it back")
+        if not as_json:
+            click.echo(f"corrected {task}: {describe_outcome(before, tr)} -> {word}" if fixed
+                       else f"recorded {task} {word}" if new else f"{task} already recorded {word}: no change")
+        for line in notes:
+            click.echo(line, err=True)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "record",
                                    "recorded": [{"task": task, "outcome": y}] if new and not fixed else [],
                                    "corrected": [{"task": task, "outcome": y, "previous": before}] if fixed else [],
-                                   "unchanged": [] if new else [task], **st.to_dict()}))
+                                   "unchanged": [] if new else [task], "notes": notes, **st.to_dict()}))
         else:
-            tr = live_s.matrix.trials
-            word = describe_outcome(y, tr)
-            click.echo(f"corrected {task}: {describe_outcome(before, tr)} -> {word}" if fixed
-                       else f"recorded {task} {word}" if new else f"{task} already recorded {word}: no change")
-            row = live_s.hidden_outcome(task)
-            if new and row is not None and row != y:  # a re-trial: a slip contradicting the row went unsaid
-                click.echo(f"warning: the hidden agent {live_s.hidden_agent}'s outcome of {task} in the bank is "
-                           f"{describe_outcome(row, tr)}, not {word}: this trial now scores another agent than the one "
-                           f"its true score is of; `hspr live record --correct --session "
-                           f"{shlex.quote(str(live_s.path))} {task_argument(task)} {describe_outcome(row, tr)}` puts it "
-                           "right", err=True)
-            if new and not fixed and task in st.extra and st.pending:  # a new-user trial: 'x.easy' recorded for 'x'
-                asked = ", ".join(st.pending[:3]) + (" ..." if len(st.pending) > 3 else "")
-                click.echo(f"note: {task} is not one of the tasks this session asked and has pending ({asked}); if you "
-                           f"meant one of those, take this back with `hspr live withdraw --session {shlex.quote(str(live_s.path))} "
-                           f"{task_argument(task)}` and record that one", err=True)
             echo_status(st, header=False)
 
     @live.command("withdraw")

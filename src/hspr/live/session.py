@@ -1234,12 +1234,15 @@ class LiveSession:
         return None if self.hidden is None else float(self.hidden.scores()[0])
 
     def hidden_outcome(self, task: str) -> float | None:
-        """The hidden agent's outcome of ``task`` in the bank (0/1, or its pass rate; a missing cell as 0,
-        as :meth:`simulate` answers it), or None in a session that hides no agent or for a task not in the
-        bank: a re-trial recorded an outcome by hand that contradicted the row, unwarned."""
+        """The hidden agent's outcome of ``task`` in the bank (an int 0/1, as `record` stores it, or on a bank
+        of repeated trials its pass rate; a missing cell as 0, as :meth:`simulate` answers it), or None in a
+        session that hides no agent or for a task not in the bank: a re-trial recorded an outcome by hand that
+        contradicted the row, unwarned."""
         if self.hidden is None or task not in self._task_set:
             return None
-        return float(self.hidden.rates()[0, self.hidden.task_index(task)])  # a missing cell is stored as 0
+        y = self.hidden.rates()[0, self.hidden.task_index(task)]  # a missing cell is stored as 0
+        # an int on a 0/1 bank: simulate stored 1.0 where record stores 1 (a scripting trial read both)
+        return float(y) if self.matrix.trials is not None else int(y)
 
     def _carried_over_notes(self, path: Path, theirs: dict | None) -> list[str]:
         """Notes on the session file ``path`` being ingested, whose method header is ``theirs``
