@@ -4,10 +4,13 @@ records, full disks; and the refusals of repeated seeds / methods (found by a ho
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import re
+import shlex
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -355,6 +358,24 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path):
     p.stdout.close()  # as `| head -1` does
     assert p.wait(timeout=60) == 0
     assert p.stderr.read() == b""
+
+
+def test_the_top_level_help_into_a_closed_pipe_or_a_full_disk_is_no_failure_or_traceback(tmp_path):
+    """A scripting trial: `hspr --help | true` and `hspr --version | true` exited 1 (click's own handling of a
+    closed pipe, where every command exits 0), and `hspr --help > /dev/full` ended in a traceback."""
+    import subprocess
+    import sys
+
+    for flag in ("--help", "--version"):
+        done = subprocess.run(f"{shlex.quote(sys.executable)} -m hspr {flag} | true; echo \"${{PIPESTATUS[0]}}\"",
+                              shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=60)
+        assert done.stdout.split() == ["0"] and done.stderr == "", (flag, done)
+        if Path("/dev/full").exists():
+            with open("/dev/full", "w") as full:
+                done = subprocess.run([sys.executable, "-m", "hspr", flag], stdout=full, stderr=subprocess.PIPE,
+                                      text=True, timeout=60)
+            assert done.returncode == 2 and done.stderr.startswith("error: writing this command's output") \
+                and "Traceback" not in done.stderr, (flag, done.stderr)
 
 
 def test_bank_build_refuses_to_overwrite_its_input_and_live_start_takes_stop_width_none(files):
@@ -1059,6 +1080,26 @@ def test_replay_results_on_stdout_are_the_json_alone(files, tmp_path):
     doc = json.loads(res.stdout)
     assert len(doc["runs"]) == 12 and {r["method"] for r in doc["runs"]} == {"uniform"}
     assert "Score recovery" in res.stderr and "wrote /dev/stdout (12 runs)" in res.stderr
+
+
+def test_a_bank_built_or_merged_on_stdout_is_the_csv_alone(files, tmp_path):
+    """A scripting trial: `bank build lite --out /dev/stdout` ended the CSV with its summary line, which pandas
+    read as a row; the line goes to stderr then (merge's too), and --json with it is refused (as merge's was)."""
+    import subprocess
+    import sys
+
+    import pandas as pd
+
+    env = {**os.environ, "HSPR_CACHE_DIR": str(tmp_path / "c")}
+    for args in (["build", str(files / "bank.csv")], ["merge", str(files / "bank.csv"), str(files / "bank.csv")]):
+        res = subprocess.run([sys.executable, "-m", "hspr", "bank", *args, "--out", "/dev/stdout"], capture_output=True,
+                             text=True, cwd=tmp_path, env=env)
+        assert res.returncode == 0, res.stderr
+        assert res.stdout == (files / "bank.csv").read_text() and "/dev/stdout: " in res.stderr, (res.stdout, res.stderr)
+        assert pd.read_csv(io.StringIO(res.stdout)).shape[0] == len((files / "bank.csv").read_text().splitlines()) - 1
+        res = CliRunner().invoke(main, ["bank", *args, "--out", "/dev/stdout", "--json"])
+        assert res.exit_code == 2 and "--json prints its summary on stdout, where --out /dev/stdout writes the bank" \
+            in " ".join(res.output.split())
 
 
 def test_a_selection_config_on_stdout_is_the_json_alone(files, tmp_path):

@@ -180,6 +180,18 @@ class LazyGroup(SuggestingGroup):
 
             click.echo(f"\n{interrupted_word(exc)}", err=True)
             raise click.exceptions.Exit(exit_status(exc)) from None
+        except BrokenPipeError:  # `hspr --help | true`: as in a command, not an error (a scripting trial: click's 1)
+            import sys
+
+            from .meta import to_null_device
+
+            to_null_device(sys.stdout)
+            raise click.exceptions.Exit(0) from None
+        except OSError as exc:  # `hspr --help > /dev/full`: the error line, not a traceback
+            from .common import os_error_message
+
+            click.echo(f"error: {os_error_message(exc)}", err=True)
+            raise click.exceptions.Exit(2) from None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Keep the raw arguments in ``ctx.meta`` (seen by :meth:`invoke` when a sub-command's

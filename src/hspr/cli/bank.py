@@ -352,6 +352,14 @@ def _replaced(earlier: ResponseMatrix | None, m: ResponseMatrix) -> str | None:
         return earlier.fill_missing(0).digest()
 
 
+def _refuse_json_on_stdout(out: Path, as_json: bool) -> None:
+    """click.BadParameter for --json with --out /dev/stdout: the JSON summary would follow the bank's CSV on one
+    stream (a hostile trial, of merge; a scripting trial, of build)."""
+    if as_json and names_stdout(out):
+        raise click.BadParameter("--json prints its summary on stdout, where --out /dev/stdout writes the bank: give "
+                                 "--out a file, or leave out --json", param_hint="--out")
+
+
 def _say_replaced(out: Path, digest: str | None, as_json: bool) -> None:
     """The note that ``out`` held another bank (of that live-session ``digest``) before."""
     if digest is not None and not as_json:
@@ -378,6 +386,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     """
     _require_input(path, "PATH")
     check_output_file(out, "--out")
+    _refuse_json_on_stdout(out, as_json)
     refuse_overwriting_inputs(out, "--out", {"PATH": path, "--tasks": tasks})
     _refuse_json_name(out)
     earlier = _earlier_bank(out)
@@ -400,7 +409,8 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
                                "replaced_digest": replaced, "warnings": seen}))
         return
     # a trial: the README says build prints the digest a live session records; only --json did
-    click.echo(f"{out}: {summary_line(m)} (built from {src}); {digest_note(m)}")
+    # on stderr when the bank went to stdout (a scripting trial: pandas read the line as a row of the CSV)
+    click.echo(f"{out}: {summary_line(m)} (built from {src}); {digest_note(m)}", err=names_stdout(out))
 
 
 @bank_group.command("agents")
@@ -473,9 +483,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     _require_input(base, "BASE")
     _require_input(new, "NEW", bundled_ok=False)
     check_output_file(out, "--out")
-    if as_json and names_stdout(out):  # a hostile trial: the bank's CSV and the JSON summary on one stream
-        raise click.BadParameter("--json prints its summary on stdout, where --out /dev/stdout writes the bank: give "
-                                 "--out a file, or leave out --json", param_hint="--out")
+    _refuse_json_on_stdout(out, as_json)
     refuse_overwriting_inputs(out, "--out", {"NEW": new, **({"BASE": base} if base.is_dir() else {})})
     _refuse_json_name(out)
     earlier = None if same_file(out, base) else _earlier_bank(out)  # in place: the digests line says so
@@ -526,8 +534,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
         into = "" if in_place else f", written to {out}; {base} is unchanged"
         more = f"{added_a} agent(s) and {added_t} task(s) more than {base}{' had' if in_place else ''}" + (
             f", {filled} of its empty cell(s) filled" if filled else "")
-        click.echo(f"{out}: {summary_line(m)} ({more}{into}); "
-                   f"digest {old} -> {now}")
+        click.echo(f"{out}: {summary_line(m)} ({more}{into}); digest {old} -> {now}", err=names_stdout(out))
     if m.n_missing:
         # a new-user trial: the advice blamed the merged agent for blanks BASE had before
         fresh = m.n_missing - kept
