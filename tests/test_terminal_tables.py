@@ -125,6 +125,30 @@ def test_a_progress_bar_keeps_its_counts_whole_on_a_narrow_terminal(width):
         assert ("-:--:--" in line) == (width >= 70)  # the time left, where there is room
 
 
+def test_a_progress_bar_in_a_log_prints_plain_lines_as_it_goes():
+    """A scripting trial: with stderr no terminal (a CI log) a replay printed nothing until it ended, where rich
+    draws its bar once. A plain line is printed at an advance ``log_every`` seconds after the last; none on a
+    terminal, and none before that time has passed."""
+    from hspr.cli.common import progress_bar
+
+    clock = iter(range(0, 1000, 10))  # each call 10 s later: the start, then one call per advance
+    buf = io.StringIO()
+    out = console(file=buf, width=80, force_terminal=False, color_system=None)
+    with progress_bar(out, log_every=15, clock=lambda: float(next(clock))) as prog:
+        task = prog.add_task("replay lite", total=8)
+        for _ in range(8):
+            prog.advance(task)
+    lines = [ln for ln in buf.getvalue().splitlines() if ln.startswith("replay lite: ")]
+    assert [ln.split(",")[0] for ln in lines] == ["replay lite: 2/8 (25 %)", "replay lite: 4/8 (50 %)",
+                                                  "replay lite: 6/8 (75 %)", "replay lite: 8/8 (100 %)"], buf.getvalue()
+    buf = io.StringIO()
+    term = console(file=buf, width=80, force_terminal=True, color_system=None)
+    with progress_bar(term, log_every=0) as prog:
+        task = prog.add_task("replay lite", total=8)
+        prog.advance(task)
+    assert "replay lite: " not in buf.getvalue()
+
+
 def test_a_spinner_keeps_its_time_and_shows_warnings_after_it(tmp_path, monkeypatch):
     """A hostile trial: a 55-character path froze the spinner line (glyph and time cut), and a warning
     raised meanwhile was glued to a spinner frame."""

@@ -493,17 +493,48 @@ def _fit_columns(width: int, tasks) -> list:
     return columns
 
 
-def progress_bar(out, disable: bool = False):
+def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Callable[[], float] | None = None):
     """A rich ``Progress`` for a long job (description, bar, done/total, time elapsed, time left) that
     keeps its counts and times whole on a narrow terminal, laid out again at every refresh (a
     resized terminal too; :func:`_fit_columns`). rich's default cut them to "1..." and "0:..." at 50
-    columns (a trial of ``hspr select``). ``out``: the rich Console it draws on."""
+    columns (a trial of ``hspr select``). ``out``: the rich Console it draws on.
+
+    On a console that is no terminal (a CI log, ``2> log``), where rich draws the bar only once at the
+    end, a plain line such as ``replay lite: 30/120 (25 %), 70 s`` is printed at an advance at least
+    ``log_every`` seconds after the previous line (or the start): a scripting trial's 20-minute replay
+    was otherwise silent in its log until it ended. ``clock``: the time in seconds (default
+    ``time.monotonic``)."""
+    import time
+
     from rich.progress import Progress
 
+    now = clock or time.monotonic
+
     class _Fitted(Progress):
+        logged = now()
+
         def make_tasks_table(self, tasks):
             self.columns = tuple(_fit_columns(out.width, tasks))  # (self.console: not yet set on the first call)
             return super().make_tasks_table(tasks)
+
+        def advance(self, task_id, advance: float = 1) -> None:
+            super().advance(task_id, advance)
+            self._log(task_id)
+
+        def update(self, task_id, **kwargs) -> None:
+            super().update(task_id, **kwargs)
+            self._log(task_id)
+
+        def _log(self, task_id) -> None:
+            t = now()
+            if self.disable or out.is_terminal or t - self.logged < log_every:
+                return
+            task = next((x for x in self.tasks if x.id == task_id), None)
+            if task is None or not task.total:
+                return
+            self.logged = t
+            out.print(f"{task.description}: {task.completed:g}/{task.total:g} ({100 * task.completed / task.total:.0f} %), "
+                      f"{task.elapsed or 0:.0f} s", highlight=False, soft_wrap=True)
 
     return _Fitted(*_fit_columns(out.width, ()), console=out, disable=disable)
 
