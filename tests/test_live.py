@@ -2035,6 +2035,13 @@ def test_live_plot_of_a_session_and_of_a_replay_target(bank, tmp_path):
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--target", f" {target} ",
                                     "--out", str(tmp_path / "t2.svg")])
     assert res.exit_code == 0 and (tmp_path / "t2.svg").read_bytes() == (tmp_path / "t.svg").read_bytes()
+    # a scripting trial: the refit without the target's row had no --workers; on 2 processes, not from the
+    # cache, it is the same fit
+    said = res.output.splitlines()[-1]
+    res = CliRunner(env={"HSPR_CACHE_DIR": str(tmp_path / "fresh")}).invoke(
+        main, ["live", "plot", "--session", str(live.path), "--target", target, "-j", "2", "--out", str(tmp_path / "t3.svg")])
+    assert res.exit_code == 0 and res.output.splitlines()[-1] == said, res.output
+    assert (tmp_path / "t3.svg").read_bytes() == (tmp_path / "t.svg").read_bytes() and any((tmp_path / "fresh").iterdir())
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--target", target.upper()])
     assert res.exit_code == 2 and f"did you mean {target!r}" in res.output
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--out", str(tmp_path / "x.pdf")])
@@ -2109,6 +2116,12 @@ def test_run_figure_draws_the_last_interval_at_its_point():
     no_interval = [{"n": 0, "point": 0.5, "lower": None, "upper": None}]
     [bar] = [c for c in figure_run(no_interval, "t").axes[0].containers if isinstance(c, ErrorbarContainer)]
     assert bar.has_yerr is False
+    # a hostile trial: the width panel's step line ended where the last width begins, above the stop width that
+    # stopped the session; the last width is a point, and the legend says it
+    w = figure_run(path, "t", stop_width_pp=30).axes[1]
+    points = [ln for ln in w.get_lines() if ln.get_marker() == "o"]
+    assert len(points) == 1 and points[0].get_xdata().tolist() == [1] and np.allclose(points[0].get_ydata(), [27])
+    assert "interval width (now 27.0 pp)" in [t.get_text() for t in w.get_legend().get_texts()]
 
 
 def test_a_held_lock_is_announced_then_waited_for(bank, tmp_path, caplog):

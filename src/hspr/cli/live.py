@@ -114,6 +114,15 @@ def _json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object (for scripts).")(f)
 
 
+def _workers_option(f):
+    """``--workers/-j`` of the commands that may fit a method (``start``; ``plot --target``, whose refit without
+    the target's row had none: a scripting trial)."""
+    return click.option("--workers", "-j", default=1, show_default=True, type=int, callback=check_workers,
+                        help="Processes for the fit, when it is not cached (-1: all cores): hspr_robust replays "
+                             "held-out source agents to calibrate its interval, a minute or more on a large bank; the "
+                             "same fit on any number.")(f)
+
+
 class StopWidth(click.ParamType):
     """A stop width in pp, or ``none`` / ``off`` (:data:`NO_STOP_WIDTH`) to remove the saved one."""
 
@@ -617,10 +626,7 @@ def register(group: click.Group) -> None:
                        "task_id column, or a wide CSV header), e.g. the tasks a leaderboard evaluates; a fractional "
                        "--budget is of the subset.")
     @click.option("--force", is_flag=True, help="Replace an existing session file.")
-    @click.option("--workers", "-j", default=1, show_default=True, type=int, callback=check_workers,
-                  help="Processes for the fit, when it is not cached (-1: all cores): hspr_robust replays held-out "
-                       "source agents to calibrate its interval, a minute or more on a large bank; the same fit on any "
-                       "number.")
+    @_workers_option
     @click.option("--hide", default=None, metavar="AGENT", shell_complete=_agent_ids, callback=argv_text,
                   help="Try the loop without an agent: leave this bank agent's row out of the fit, then play it with "
                        "`hspr live simulate` (or answer `next` from its row by hand); status gives its true score.")
@@ -959,8 +965,9 @@ def register(group: click.Group) -> None:
                   help="Instead of the session's own outcomes: replay this agent of the session's bank (its row "
                        "hidden from the fit) with the session's method, budget and seed, and draw its true score. "
                        "The replay runs the whole budget; the stop width line shows where it would have stopped.")
+    @_workers_option
     @_session_option
-    def plot(out, target, session_path):
+    def plot(out, target, workers, session_path):
         """Draw the estimate and its 90 % interval against tasks run (and the stop width, if set)."""
         from ..replay import HiddenRow
 
@@ -1000,8 +1007,11 @@ def register(group: click.Group) -> None:
 
                 with busy(f"replaying {target} ({live_s.budget} tasks, its row hidden from the fit; seconds to a "
                           "minute)"):
+                    from ..parallel import workers as worker_pool
+
                     try:
-                        model = fit_model(name, live_s.doc["method"].get("config") or {}, mat.drop_rows([r]))
+                        with worker_pool(n_jobs=local_workers(workers, None, console(stderr=True))):
+                            model = fit_model(name, live_s.doc["method"].get("config") or {}, mat.drop_rows([r]))
                     except ValueError as exc:  # a hostile trial: the bank file was blamed, not the hidden row
                         raise LiveSessionError(f"--target {target!r}: with its row hidden, the bank has "
                                                f"{mat.n_agents - 1} agent(s) to fit {name} on: {exc}") from None

@@ -80,7 +80,10 @@ def _figure_run(path, title, stop_width_pp, truth, budget):
     if stop_width_pp is not None:
         w = axes[1]
         if has:
-            w.step(n, hi - lo, where="post", color="C0", lw=1.4, label="interval width")
+            w.step(n, hi - lo, where="post", color="C0", lw=1.4, label=f"interval width (now {hi[-1] - lo[-1]:.1f} pp)")
+            # the last width as a point, as the last interval above: a step line ends where the last value begins, so
+            # the width that stopped the session was not drawn (a hostile trial: the line ended above the stop width)
+            w.plot(n[-1:], (hi - lo)[-1:], "o", color="C0")
         w.axhline(stop_width_pp, color="C2", ls="--", lw=1.2, label=f"stop width {stop_width_pp:g} pp")
         w.set_ylim(bottom=0)
         w.set_ylabel("width (pp)")
