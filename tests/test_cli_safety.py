@@ -106,6 +106,20 @@ def test_no_output_replaces_another_live_session_file_of_any_name(files):
     assert (rep / "coverage.svg").read_bytes() == kept
     res = run("report", rep / "comparison.csv", "--out-dir", rep, "--no-figures")  # the results file it reads
     assert res.exit_code == 2 and "is the results file" in res.output
+    # a hostile trial: a user's files named like the report's were replaced without a word; an earlier report's are
+    # replaced (the run above wrote the tables), an empty file too
+    assert run("report", files / "r.json", "--out-dir", rep, "--no-figures").exit_code == 0
+    (rep / "coverage.svg").unlink()
+    for name, text in (("comparison.md", "# My hand-written notes\n"), ("paired.csv", "id,name\n"), ("coverage.png", "not a png")):
+        before = {n.name: n.read_bytes() for n in rep.iterdir()}
+        (rep / name).write_text(text)
+        res = run("report", files / "r.json", "--out-dir", rep)
+        assert res.exit_code == 2 and f"{rep / name} exists and is not the {name} of an hspr report; it is not replaced" \
+            in " ".join(res.output.split()), res.output
+        assert (rep / name).read_text() == text
+        (rep / name).write_bytes(before.get(name, b""))
+    assert run("report", files / "r.json", "--out-dir", rep).exit_code == 0
+    assert (rep / "coverage.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_outputs_never_overwrite_the_files_a_session_was_started_from(files):

@@ -54,13 +54,14 @@ def register(group: click.Group) -> None:
             ReportWarning,
             bank_order,
             comparison_rich,
+            is_report_file,
             paired_rich,
             pass_rate_notes,
             read_results,
             report_files,
             write_report,
         )
-        from ..report.figures import has_budget_sweep
+        from ..report.figures import figure_budgets, has_budget_sweep
         from ..report.inputs import default_baseline
 
         out, err = make_console(width=None if sys.stdout.isatty() else 140), make_console(stderr=True)
@@ -72,6 +73,9 @@ def register(group: click.Group) -> None:
             if what:
                 raise click.BadParameter(f"{target} is {what}, and the report writes its {name} there: choose "
                                          "another --out-dir, or move that file", param_hint="--out-dir")
+            if target.is_file() and not is_report_file(target):  # a hostile trial: a user's notes were replaced
+                raise click.BadParameter(f"{target} exists and is not the {name} of an hspr report; it is not "
+                                         "replaced: choose another --out-dir, or move that file", param_hint="--out-dir")
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ReportWarning)
@@ -120,6 +124,14 @@ def register(group: click.Group) -> None:
                 err.print("note: no coverage figure: " + ("no run at the figure's budget (per bank, the one closest to "
                           "10 %) has a 90 % interval" if some else "no run in the results has a 90 % interval"),
                           markup=False, soft_wrap=True)
+            else:  # a hostile trial: a method run at 5 % only was left out of the 10 % coverage figure unsaid
+                at = runs[runs["budget_fraction"] == runs["bank"].map(figure_budgets(runs, baseline))]
+                with_band = set(runs.loc[runs["lower"].notna(), "method"]) if "lower" in runs else set()
+                missed = sorted(with_band - set(at["method"]))  # one order whatever the files' order
+                if missed:
+                    err.print(f"note: the coverage figure has no point for {', '.join(missed)}: no run at the figure's "
+                              "budget (per bank, the one closest to 10 % of the baseline's runs); report those runs "
+                              "alone to draw them", markup=False, highlight=False, soft_wrap=True)
             lacking = [b for b in bank_order(runs["bank"]) if b not in based]
             if lacking:
                 err.print(f"note: the estimate_vs_truth figure has no panel for {', '.join(lacking)}: the baseline "

@@ -51,10 +51,10 @@ from .inputs import (
 from .stats import coverage_table, holm, paired_analysis, paired_stats, per_target_errors, seed_metrics, summarize
 from .tables import comparison_markdown, comparison_rich, comparison_table, paired_markdown, paired_rich
 
-__all__ = ["BAND_PP", "DECIMALS", "MACRO", "MAIN_FRACTION", "NOMINAL_LEVEL", "POOLED", "REQUIRED_COLUMNS", "RUN_KEY",
-           "TABLE_FILES", "ZERO_METHOD", "ReportError", "ReportWarning", "bank_order", "comparison_markdown", "comparison_rich",
-           "comparison_table", "coverage_table", "default_baseline", "figure_budget_curves", "figure_coverage", "figure_estimate_vs_truth",
-           "holm", "is_shift_protocol", "macro_banks", "make_figures", "paired_analysis", "paired_markdown", "paired_rich",
+__all__ = ["BAND_PP", "DECIMALS", "MACRO", "MAIN_FRACTION", "NOMINAL_LEVEL", "POOLED", "REQUIRED_COLUMNS", "RUN_KEY", "TABLE_FILES",
+           "ZERO_METHOD", "ReportError", "ReportWarning", "bank_order", "comparison_markdown", "comparison_rich", "comparison_table",
+           "coverage_table", "default_baseline", "figure_budget_curves", "figure_coverage", "figure_estimate_vs_truth", "holm",
+           "is_report_file", "is_shift_protocol", "macro_banks", "make_figures", "paired_analysis", "paired_markdown", "paired_rich",
            "paired_stats", "pass_rate_notes", "per_target_errors", "read_results", "report_files", "runs_frame", "seed_metrics",
            "summarize", "write_report"]
 
@@ -73,6 +73,26 @@ def report_files(figures: bool = True) -> tuple[str, ...]:
     nothing to show, e.g. budget curves of one budget, is not written): the CLI checks that none
     of them would replace a file it must not."""
     return TABLE_FILES + (tuple(f"{s}.{e}" for s in FIGURE_STEMS for e in FIGURE_FORMATS) if figures else ())
+
+
+#: the first line of each table file :func:`write_report` writes (an empty file counts as one too)
+_TABLE_HEADS = {"comparison.md": "# Score recovery: comparison", "paired.md": "# Paired comparison against the baseline",
+                "comparison.csv": "budget_fraction,", "paired.csv": "budget_fraction,"}
+
+
+def is_report_file(path: str | Path) -> bool:
+    """Whether the existing file ``path``, named as one of :func:`report_files`, holds what a report writes
+    under that name (a table by its first line, a figure by :func:`~hspr.report.runplot.is_figure_file`; an
+    empty file counts as one), so that a report replaces an earlier report's file and not a user's notes
+    named ``comparison.md`` (a hostile trial: three such files were replaced without a word)."""
+    from .runplot import is_figure_file
+
+    path = Path(path)
+    if path.name not in _TABLE_HEADS:
+        return is_figure_file(path)
+    with open(path, "rb") as fh:
+        head = fh.read(256)
+    return not head or head.lstrip(b"\xef\xbb\xbf").startswith(_TABLE_HEADS[path.name].encode())
 
 
 #: the staging folders of :func:`write_report` in its ``out_dir``: ``.hspr-report-<pid>-<random>``
