@@ -362,6 +362,15 @@ def test_cli_no_figures_single_budget(tmp_path, synth):
     said = " ".join(res.output.split())
     assert res.exit_code == 0 and "has no panel" not in said and "no paired rows" not in said
     assert "the estimate_vs_truth panel for pro shows 'uniform' alone: --also 'hspr' has no runs there" in said
+    # a hostile trial: a method run at another budget only was left out of the coverage figure unsaid
+    ten = make_runs({k: v for k, v in errors.items() if k[1] == "hspr"}, truths, intervals={("lite", "hspr"): 0.02})
+    five = make_runs({("lite", "uniform"): errors[("lite", "uniform")]}, truths, fractions=(0.05,),
+                     intervals={("lite", "uniform"): 0.05})
+    f = _write(tmp_path / "split.json", pd.concat([ten, five], ignore_index=True))
+    res = CliRunner().invoke(_cli(), ["report", str(f), "--out-dir", str(tmp_path / "fig4"), "--n-resamples", "100"])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 0 and (tmp_path / "fig4" / "coverage.png").exists(), said
+    assert "the coverage figure has no point for uniform: no run at the figure's budget" in said
 
 
 @pytest.mark.parametrize("content, pattern", [
@@ -588,7 +597,12 @@ def test_methods_replayed_on_different_targets_are_named(tmp_path, synth):
     n_seeds = lite_u["seed"].nunique()
     with pytest.warns(ReportWarning, match=rf"'uniform' on bank 'lite' at budget 0\.1: 1 of 12 targets have fewer query "
                                            rf"seeds than the others \('lite_a03': {n_seeds - 1} of {n_seeds}\)"):
-        report.read_results(_write(tmp_path / "lost.json", lost))
+        lost_runs = report.read_results(_write(tmp_path / "lost.json", lost))
+    # and lite's methods are not ranked (a hostile trial: such a MAE was ranked as any other); the other banks are
+    table = report.comparison_table(lost_runs)
+    assert set(table.loc[~table["ranked"], "bank"]) == {"lite", report.MACRO}
+    assert table.loc[table["bank"] == "lite", "mae_rank"].isna().all()
+    assert table.loc[~table["bank"].isin(["lite", report.MACRO]), "mae_rank"].notna().all()
     import warnings
 
     with warnings.catch_warnings():
@@ -1065,8 +1079,11 @@ def test_report_refuses_runs_labelled_like_its_aggregate_rows():
 
     rows = [{"bank": b, "method": "uniform", "fold": 0, "target": "t", "seed": 0, "budget": 5, "budget_fraction": 0.1,
              "estimate": 0.5, "truth": 0.5} for b in ("pro", "macro")]
-    with pytest.raises(ReportError, match="runs labelled bank 'macro', a name the report gives its aggregate rows"):
+    with pytest.raises(ReportError, match="^runs: runs labelled bank 'macro', a name the report gives its aggregate rows"):
         comparison_table(pd.DataFrame(rows))
+    # read from files: the file that holds them is named (a hostile trial was told 'runs:')
+    with pytest.raises(ReportError, match="^b.json: runs labelled bank 'macro'"):
+        comparison_table(pd.DataFrame(rows).assign(source_file=["a.json", "b.json"]))
 
 
 def test_report_refuses_two_matrices_under_one_bank_label(tmp_path):
@@ -1121,10 +1138,12 @@ def test_report_warns_of_one_matrix_under_two_bank_labels(tmp_path):
         write_wide_csv(m.rows(rows), tmp_path / f"tg{k}.csv")
     outs = {}
     runs = [("base", "base.csv", [], "0.2"), ("rows", "rows.csv", [], "0.2"), ("rows40", "rows.csv", [], "0.4"),
-            *((f"t{k}", "src.csv", ["--targets", str(tmp_path / f"tg{k}.csv")], "0.2") for k in (1, 2, 3))]
+            *((f"t{k}", "src.csv", ["--targets", str(tmp_path / f"tg{k}.csv")], "0.2") for k in (1, 2, 3)),
+            ("stop", "base.csv", ["--stop-width", "30"], "0.2")]
     for name, matrix, extra, budget in runs:
         outs[name] = tmp_path / f"{name}.json"
-        res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / matrix), *extra, "--bank", name, "--methods",
+        label = "base" if name == "stop" else name  # runs of a stopping rule are labelled 'base[stop 30 pp]'
+        res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / matrix), *extra, "--bank", label, "--methods",
                                         "uniform", "--seeds", "0", "--budget", budget, "-q", "--out", str(outs[name])])
         assert res.exit_code == 0, res.output
 
@@ -1140,6 +1159,8 @@ def test_report_warns_of_one_matrix_under_two_bank_labels(tmp_path):
     assert "same targets, methods and budgets (1 of them)" in report("t1", "t2")
     assert "hold runs of one matrix" not in report("t1", "t3")  # other targets
     assert "hold runs of one matrix" not in report("base", "rows40")  # another budget
+    # a hostile trial: a variant label, which neither the macro MAE nor the pooled rows count, was warned about
+    assert "hold runs of one matrix" not in report("base", "stop") and "base[stop 30 pp]" in report("base", "stop")
 
 
 def test_in_memory_runs_get_the_checks_a_results_file_gets(synth):
@@ -1455,3 +1476,21 @@ def test_a_report_that_fails_leaves_no_empty_folder_it_made(synth, tmp_path, mon
     assert (tmp_path / "kept").is_dir()
     monkeypatch.undo()
     assert len(report.write_report(runs, tmp_path / "new" / "deeper", figures=False)["paths"]) == 4
+
+
+def test_the_bootstrap_draws_in_batches_with_the_same_draws_at_the_default():
+    """A hostile trial: --n-resamples 100,000 took 454 MB for 198 targets (several GB at the allowed 1,000,000).
+    Resamples are drawn 10,000 at a time; at the default 10,000 that is one batch, the same interval as before."""
+    import inspect
+
+    from scipy import stats
+
+    from hspr.report.stats import BOOTSTRAP_BATCH, _bootstrap_ci
+
+    d = np.random.default_rng(0).normal(size=198)
+    seed = {"rng": 0} if "rng" in inspect.signature(stats.bootstrap).parameters else {"random_state": 0}
+    whole = stats.bootstrap((d,), np.mean, n_resamples=BOOTSTRAP_BATCH, method="percentile", vectorized=True, **seed)
+    assert _bootstrap_ci(d, BOOTSTRAP_BATCH, 0) == (whole.confidence_interval.low, whole.confidence_interval.high)
+    low, high = _bootstrap_ci(d, 5 * BOOTSTRAP_BATCH, 0)  # five batches: the interval of the mean still
+    se = d.std(ddof=1) / np.sqrt(d.size)
+    assert low == pytest.approx(d.mean() - 1.96 * se, abs=0.2 * se) and high == pytest.approx(d.mean() + 1.96 * se, abs=0.2 * se)

@@ -434,8 +434,9 @@ def _warn_uneven_seeds(runs: pd.DataFrame) -> None:
             few = per_target[per_target < per_target.max()]
             warnings.warn(f"{method!r} on bank {bank!r} at budget {frac:g}: {len(few)} of {len(per_target)} targets "
                           f"have fewer query seeds than the others ({few.index[0][3]!r}: {few.iloc[0]} of "
-                          f"{per_target.max()}); a run is missing from the results, so those targets' errors are "
-                          "averaged over fewer seeds: replay them again, or report the complete files",
+                          f"{per_target.max()}); a run is missing from the results, so the per-seed MAE and MaxErr "
+                          "of the seeds they lack are over fewer targets, and the bank's methods are not ranked: "
+                          "replay them again, or report the complete files",
                           ReportWarning, stacklevel=3)
 
 
@@ -489,7 +490,11 @@ def _warn_one_matrix_two_labels(runs: pd.DataFrame) -> None:
     if "matrix_digest" not in runs.columns:
         return
     cols = ["matrix_digest", "protocol", "target", "method", "budget_fraction"]
-    known = runs.dropna(subset=["matrix_digest"]).reindex(columns=["bank", *cols]).drop_duplicates()
+    # only labels the macro MAE and the pooled rows count: a shift protocol or variant ('lite[stop 10 pp]') is
+    # left out of both (a hostile trial was told to relabel such runs, which nothing counted twice)
+    # (shift protocols alone pool with each other, as the pooled paired rows do)
+    counted = runs[runs.groupby("budget_fraction")["bank"].transform(lambda b: b.isin(macro_banks(b) or list(b)))]
+    known = counted.dropna(subset=["matrix_digest"]).reindex(columns=["bank", *cols]).drop_duplicates()
     known = known.assign(protocol=known["protocol"].fillna("folds"))
     shared = known[known.duplicated(cols, keep=False)]  # a run of the same matrix, protocol, target, method, budget
     for digest, g in shared.groupby("matrix_digest", sort=True):
@@ -544,7 +549,10 @@ def _check_runs(runs: pd.DataFrame, source: str = "runs") -> pd.DataFrame:
                               f"{r['target']!r} is not a score on the 0-1 scale (in [{lo:g}, {hi:g}]; not %)")
     taken = sorted({MACRO, POOLED} & set(runs["bank"].astype(str)))
     if taken:  # a hostile trial: such runs collided with the aggregate rows (the CLI refuses the labels)
-        raise ReportError(f"{source}: runs labelled bank {taken[0]!r}, a name the report gives its aggregate rows; "
+        rows = runs[runs["bank"].astype(str) == taken[0]]
+        where = rows["source_file"].iloc[0] if "source_file" in rows and isinstance(rows["source_file"].iloc[0], str) \
+            else source  # the file that holds them (a hostile trial was told 'runs:')
+        raise ReportError(f"{where}: runs labelled bank {taken[0]!r}, a name the report gives its aggregate rows; "
                           "replay them under another label")
     n = runs.groupby(["bank", "budget_fraction"], sort=False)["budget"].nunique()
     if (n > 1).any():

@@ -45,8 +45,9 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
         - ``mae_rank``, ``maxerr_rank``, ``tau_rank``: dense rank within (budget, bank), 1 = best
           (lower error, higher tau), ties at the shown precision of 3 decimals share a rank.
         - ``ranked`` (bool): False where the bank's methods at that budget were replayed on
-          different targets (their metrics average over different agents): no rank, no mark; the
-          budget's macro rows too when such a bank counts in the macro.
+          different targets, or a method's targets on different numbers of query seeds (their
+          metrics average over different agents): no rank, no mark; the budget's macro rows too
+          when such a bank counts in the macro.
         - ``mean_tasks_run`` (only for runs of a stopping rule, ``hspr replay --stop-width``):
           the tasks actually run, averaged over the runs, and ``stopped_early``, the share (0-1) of
           runs that ran fewer tasks than their budget; NaN for methods without the rule.
@@ -86,6 +87,10 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     # rows, when the bank counts in the macro): a trial found MaxErr over 10 targets marked best against 14
     sets = runs.groupby(["budget_fraction", "bank", "method"], sort=False)["target"].agg(frozenset)
     unequal = {k for k, per in sets.groupby(level=[0, 1], sort=False) if per.nunique() > 1}
+    # and where a method's targets were replayed on different numbers of seeds: its per-seed metrics then average
+    # over different targets (a hostile trial: a MAE of 3.4 against 5.7 over every target, ranked as any other)
+    seeds = runs.groupby(["budget_fraction", "bank", "method", "target"], sort=False)["seed"].nunique()
+    unequal |= {k[:2] for k, per in seeds.groupby(level=[0, 1, 2], sort=False) if per.nunique() > 1}
     in_macro = {f: set(macro_banks(g["bank"])) for f, g in s.groupby("budget_fraction", sort=False)}
     macro_off = {f for f, b in unequal if b in in_macro.get(f, ())}
     table["ranked"] = [not ((f, b) in unequal or (b == MACRO and f in macro_off))
@@ -218,8 +223,9 @@ def comparison_markdown(table: pd.DataFrame, notes: Sequence[str] = ()) -> str:
         out += [_md_table(header, rows, [False, False] + [True] * (len(header) - 2)), ""]
         off = list(dict.fromkeys(g.loc[~g["ranked"].astype(bool) & (g["bank"] != MACRO), "bank"]))
         if off:
-            out += [f"Not ranked: {', '.join(off)} (the methods were replayed on different targets, so their metrics "
-                    "average over different agents; see the targets column).", ""]
+            out += [f"Not ranked: {', '.join(off)} (the methods were replayed on different targets, or some targets "
+                    "of a method on fewer query seeds than the others, so their metrics average over different agents; "
+                    "see the targets column and the notes of `hspr report`).", ""]
         banks, _, wide = _macro_wide(g)
         shown = g.loc[g["bank"] != MACRO, "bank"]
         left = [b for b in dict.fromkeys(shown[~is_shift_protocol(shown)]) if b not in banks]
@@ -321,7 +327,10 @@ def _paired_note(paired: pd.DataFrame, n_resamples: int | None, seed: int | None
             f"Wilcoxon signed-rank test (zero_method='{ZERO_METHOD}': zero differences dropped); Holm correction "
             f"over {_comparisons(len(paired))} in this table (Holm p below 0.05 in bold). '{POOLED}' rows put the "
             "targets of the banks of the macro MAE together (the paper's four banks when any is here, else every "
-            "plain bank; shift protocols only when nothing else is here; each target weighs the same).")
+            "plain bank; shift protocols only when nothing else is here; each target weighs the same). Both treat "
+            "the targets as independent: a method that asks every target the same tasks (a fixed set, or a query "
+            "seed's random draw) gives errors that share those tasks, so its intervals and p-values are too narrow, "
+            "the more so with fewer seeds.")
 
 
 def paired_markdown(paired: pd.DataFrame, n_resamples: int | None = None, seed: int | None = None) -> str:
