@@ -382,6 +382,16 @@ def test_cli_hide_and_simulate(bank, tmp_path):
                                    f"{'resolved' if row else 'unresolved'}, not") in res.stderr
     res = CliRunner().invoke(main, ["live", "record", "--session", str(s), "--correct", t, str(row)])
     assert res.exit_code == 0 and "warning" not in res.stderr
+    # an ingested file's slip against the row is said too (a re-trial), with the note that the session had stopped
+    done = {o["task"] for o in cli(["status", "--session", s, "--json"])["outcomes"]}
+    u, v = [x for x in m.tasks if x not in done][:2]
+    ru, rv = (int(m.values[0, m.task_index(x)]) for x in (u, v))
+    (tmp_path / "slip.csv").write_text(f"instance_id,resolved\n{u},{1 - ru}\n{v},{rv}\n")
+    notes = cli(["ingest", tmp_path / "slip.csv", "--session", s, "--json"])["notes"]
+    word = {0: "unresolved", 1: "resolved"}
+    assert notes[-1].startswith(f"1 outcome(s) differ from the hidden agent agent000's row in the bank: {u} "
+                                f"({word[1 - ru]}, the row: {word[ru]}); this trial now scores another agent"), notes
+    assert notes[-2].startswith("the session had stopped before these 2 outcomes (budget spent")
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(s), "--target", m.agents[0], "--out",
                                     str(tmp_path / "p.png")])
     assert res.exit_code != 0 and "is the agent this trial session hides" in res.output
@@ -2878,3 +2888,29 @@ def test_an_outcome_recorded_after_the_stop_is_noted(bank, tmp_path):
     assert doc["notes"][0] in res.stderr and doc["n_recorded"] == 3
     text = cli(["record", late, "0", "--session", live.path])  # the same again: no change, nothing to note
     assert "no change" in text and "had stopped" not in text
+    assert cli(["record", late, "1", "--correct", "--session", live.path, "--json"])["notes"] == []  # the user's own fix
+    # an ingest after the stop is noted too
+    more = [t for t in bank["src"].tasks if t not in live.recorded and t != late][:2]
+    (tmp_path / "late.csv").write_text("instance_id,resolved\n" + "".join(f"{t},{bank['truth'][t]}\n" for t in more))
+    before = cli(["status", "--session", live.path, "--json"])
+    doc = cli(["ingest", tmp_path / "late.csv", "--session", live.path, "--json"])
+    moved = f"{before['estimate_pp']:.2f} % to {doc['estimate_pp']:.2f} %"
+    assert doc["notes"][-1] == (f"the session had stopped before these 2 outcomes ({before['stop_reason'].rstrip('.')}); "
+                                f"they are conditioned on like the others (they moved the estimate from {moved}); if they "
+                                f"came late from runs already reported, `hspr live withdraw --session {live.path} TASK` "
+                                "takes each back"), doc["notes"]
+    again = cli(["ingest", tmp_path / "late.csv", "--session", live.path])  # nothing new recorded: nothing to note
+    assert "recorded 0 outcome(s)" in again and "had stopped" not in again
+
+
+def test_simulate_draws_an_agent_id_with_brackets_as_typed(tmp_path):
+    """A re-trial: rich read the hidden agent's id as markup in simulate's progress bar ('gpt35[bold red]x' was
+    drawn as 'gpt35x')."""
+    m, _ = simulate_matrix(8, 20, seed=4)
+    m = ResponseMatrix(("gpt35[bold red]x", *m.agents[1:]), m.tasks, m.values)
+    write_wide_csv(m, tmp_path / "m.csv")
+    s = tmp_path / "s.hspr"
+    cli(["start", "--matrix", tmp_path / "m.csv", "--budget", 3, "--method", "uniform", "--hide", "gpt35[bold red]x",
+         "--session", s])
+    res = CliRunner().invoke(main, ["live", "simulate", "--session", str(s)])
+    assert res.exit_code == 0 and "simulate gpt35[bold red]x" in res.stderr, res.stderr

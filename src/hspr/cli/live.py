@@ -12,6 +12,7 @@ import re
 import shlex
 import sys
 import time
+import warnings
 from pathlib import Path
 from types import MappingProxyType
 
@@ -20,7 +21,7 @@ from click.core import ParameterSource
 
 from ..data.banks import BANKS
 from ..data.matrix import DataError
-from ..errors import HsprError, shorten
+from ..errors import HsprError, InputWarning, shorten
 from ..fileio import is_descriptor_path, read_json_file, read_text, write_text_durable
 from ..idformat import FORMATS, NOTHING_FORMS, format_ids, is_id_text, read_predictions, subset_predictions
 from ..live import (
@@ -112,6 +113,20 @@ def _session_option(f):
 
 def _json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object (for scripts).")(f)
+
+
+def _after_stop(stopped: str, earlier, st, tasks: list[str], path: str) -> str:
+    """The note on outcomes of ``tasks`` recorded after the session had stopped for the reason ``stopped``
+    (``earlier``: the estimate then; ``st``: the status now): a scripting trial's late record from a retried CI
+    job moved the estimate already reported, without a word."""
+    moved = (f" (they moved the estimate from {_fmt_pp(100 * earlier.point, 2)} % to {_fmt_pp(100 * st.estimate.point, 2)} %)"
+             if earlier is not None and st.estimate is not None and earlier.point != st.estimate.point else "")
+    one = len(tasks) == 1
+    return (f"the session had stopped before {'this outcome' if one else f'these {len(tasks)} outcomes'} "
+            f"({stopped.rstrip('.')}); {'it is' if one else 'they are'} conditioned on like the others"
+            f"{moved.replace('they moved', 'it moved') if one else moved}; if {'it' if one else 'they'} came late from "
+            f"{'a run' if one else 'runs'} already reported, `hspr live withdraw --session {path} "
+            f"{task_argument(tasks[0]) if one else 'TASK'}` takes {'it' if one else 'each'} back")
 
 
 def _workers_option(f):
@@ -465,7 +480,9 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
 
         tasks = None if tasks_path is None else read_task_list(tasks_path)
         t0 = time.perf_counter()
-        with reading(matrix):
+        with reading(matrix), warnings.catch_warnings():
+            if tasks is not None:  # the session's own load below says them, of the subset (a re-trial: the warning
+                warnings.simplefilter("ignore", InputWarning)  # about few runs was judged on the whole bank here)
             whole = load_session_bank(bank or ("verified" if matrix is None else None), matrix, missing_as_zero, None)
         took = time.perf_counter() - t0
         try:
@@ -814,13 +831,8 @@ def register(group: click.Group) -> None:
             notes.append(f"note: {task} is not one of the tasks this session asked and has pending ({asked}); if you "
                          f"meant one of those, take this back with `hspr live withdraw --session {path} "
                          f"{task_argument(task)}` and record that one")
-        elif new and stopped is not None:
-            moved = (f" (it moved the estimate from {_fmt_pp(100 * earlier.point, 2)} % to "
-                     f"{_fmt_pp(100 * st.estimate.point, 2)} %)" if earlier is not None and st.estimate is not None
-                     and earlier.point != st.estimate.point else "")
-            notes.append(f"note: the session had stopped before this outcome ({stopped.rstrip('.')}); it is conditioned "
-                         f"on like the others{moved}; if it came late from a run already reported, `hspr live withdraw "
-                         f"--session {path} {task_argument(task)}` takes it back")
+        elif new and not fixed and stopped is not None:  # (a correction after the stop is the user's own fix)
+            notes.append("note: " + _after_stop(stopped, earlier, st, [task], path))
         if not as_json:
             click.echo(f"corrected {task}: {describe_outcome(before, tr)} -> {word}" if fixed
                        else f"recorded {task} {word}" if new else f"{task} already recorded {word}: no change")
@@ -924,6 +936,8 @@ def register(group: click.Group) -> None:
                 with reading(path):
                     read = _read_before_fit(path, session_path, skip_unknown)
                 live_s = _open(session_path)
+                stopped = live_s.stop_reason()  # outcomes after the stop are noted, as by `record`
+                earlier = live_s.status().estimate if stopped is not None else None
                 with reading(path):  # the folder is read again where the bank's ids or trials are needed
                     res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved, skip_unknown=skip_unknown,
                                         read=read)
@@ -932,6 +946,16 @@ def register(group: click.Group) -> None:
                 st = live_s.status()
             except (HsprError, ValueError, OSError) as exc:
                 _fail(exc, as_json)
+        if res.recorded and stopped is not None:
+            res.notes.append(_after_stop(stopped, earlier, st, [t for t, _, _ in res.recorded], shlex.quote(str(live_s.path))))
+        off = [(t, y, row) for t, y, _ in res.recorded if (row := live_s.hidden_outcome(t)) is not None and row != y]
+        if off:  # as `record` warns of one (a re-trial: an ingested file's slip against the hidden row went unsaid)
+            tr = live_s.matrix.trials
+            shown = ", ".join(f"{t} ({describe_outcome(y, tr)}, the row: {describe_outcome(row, tr)})" for t, y, row in off[:3])
+            res.notes.append(f"{len(off)} outcome(s) differ from the hidden agent {live_s.hidden_agent}'s row in the bank: "
+                             f"{shown}{' ...' if len(off) > 3 else ''}; this trial now scores another agent than the one "
+                             f"its true score is of; `hspr live record --correct --session {shlex.quote(str(live_s.path))} "
+                             "TASK OUTCOME` puts each right")
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "ingest", **res.to_dict(), **st.to_dict(),
                                    "input_warnings": warned}))
@@ -1069,7 +1093,10 @@ def register(group: click.Group) -> None:
                 live_s.simulate()  # refused, with the way to start a trial session, before a bar is drawn
             con = console(stderr=True)
             with progress_bar(con, disable=as_json) as prog:
-                bar = prog.add_task(f"simulate {shorten(str(live_s.hidden_agent), 40)}",
+                from rich.markup import escape  # here: shell completion loads this module, rich is slow to load
+
+                # escaped: rich reads a description as markup ('gpt35[bold red]x' was drawn as 'gpt35x': a re-trial)
+                bar = prog.add_task(f"simulate {escape(shorten(str(live_s.hidden_agent), 40))}",
                                     total=max_tasks or max(live_s.budget - live_s.session.n_queried, 0))
                 done = live_s.simulate(max_tasks, k, progress=lambda t, y: prog.advance(bar))
             if done:
