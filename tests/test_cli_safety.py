@@ -118,7 +118,18 @@ def test_no_output_replaces_another_live_session_file_of_any_name(files):
             in " ".join(res.output.split()), res.output
         assert (rep / name).read_text() == text
         (rep / name).write_bytes(before.get(name, b""))
-    assert run("report", files / "r.json", "--out-dir", rep).exit_code == 0
+    # a re-trial: a `replay --csv` summary (no ranks) is not a report's comparison.csv
+    (rep / "comparison.csv").unlink()
+    res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "--csv", rep / "comparison.csv")
+    assert res.exit_code == 0, res.output
+    res = run("report", files / "r.json", "--out-dir", rep)
+    assert res.exit_code == 2 and "comparison.csv of an hspr report" in " ".join(res.output.split())
+    (rep / "comparison.csv").unlink()
+    # and a file of a figure this report does not write (budget curves of one budget) is neither refused nor called
+    # an earlier report's
+    (rep / "budget_curves.png").write_text("my own")
+    res = run("report", files / "r.json", "--out-dir", rep)
+    assert res.exit_code == 0 and "earlier report" not in res.output and (rep / "budget_curves.png").read_text() == "my own"
     assert (rep / "coverage.png").read_bytes().startswith(b"\x89PNG")
 
 

@@ -54,7 +54,6 @@ def register(group: click.Group) -> None:
             ReportWarning,
             bank_order,
             comparison_rich,
-            is_report_file,
             paired_rich,
             pass_rate_notes,
             read_results,
@@ -73,9 +72,6 @@ def register(group: click.Group) -> None:
             if what:
                 raise click.BadParameter(f"{target} is {what}, and the report writes its {name} there: choose "
                                          "another --out-dir, or move that file", param_hint="--out-dir")
-            if target.is_file() and not is_report_file(target):  # a hostile trial: a user's notes were replaced
-                raise click.BadParameter(f"{target} exists and is not the {name} of an hspr report; it is not "
-                                         "replaced: choose another --out-dir, or move that file", param_hint="--out-dir")
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ReportWarning)

@@ -25,7 +25,15 @@ from pathlib import Path
 import pandas as pd
 
 from ..fileio import OS_FIXES, signals_held
-from .figures import FIGURE_FORMATS, FIGURE_STEMS, figure_budget_curves, figure_coverage, figure_estimate_vs_truth, make_figures
+from .figures import (
+    FIGURE_FORMATS,
+    FIGURE_STEMS,
+    figure_budget_curves,
+    figure_coverage,
+    figure_estimate_vs_truth,
+    has_budget_sweep,
+    make_figures,
+)
 from .inputs import (
     BAND_PP,
     DECIMALS,
@@ -75,24 +83,29 @@ def report_files(figures: bool = True) -> tuple[str, ...]:
     return TABLE_FILES + (tuple(f"{s}.{e}" for s in FIGURE_STEMS for e in FIGURE_FORMATS) if figures else ())
 
 
-#: the first line of each table file :func:`write_report` writes (an empty file counts as one too)
-_TABLE_HEADS = {"comparison.md": "# Score recovery: comparison", "paired.md": "# Paired comparison against the baseline",
-                "comparison.csv": "budget_fraction,", "paired.csv": "budget_fraction,"}
+#: how the first line of each table file :func:`write_report` writes starts, and text it holds (an empty file counts
+#: as one too); a `replay --csv` summary is not a report's comparison.csv (it has no ranks: a re-trial)
+_TABLE_HEADS = {"comparison.md": ("# Score recovery: comparison", ""),
+                "paired.md": ("# Paired comparison against the baseline", ""),
+                "comparison.csv": ("budget_fraction,budget,bank,method,", ",mae_rank,"),
+                "paired.csv": ("budget_fraction,method,baseline,", "")}
 
 
 def is_report_file(path: str | Path) -> bool:
     """Whether the existing file ``path``, named as one of :func:`report_files`, holds what a report writes
     under that name (a table by its first line, a figure by :func:`~hspr.report.runplot.is_figure_file`; an
     empty file counts as one), so that a report replaces an earlier report's file and not a user's notes
-    named ``comparison.md`` (a hostile trial: three such files were replaced without a word)."""
+    named ``comparison.md`` (a hostile trial: three such files were replaced without a word). A figure is
+    taken for an earlier report's whatever drew it (a PNG of `hspr live plot` copied there passes)."""
     from .runplot import is_figure_file
 
     path = Path(path)
     if path.name not in _TABLE_HEADS:
         return is_figure_file(path)
     with open(path, "rb") as fh:
-        head = fh.read(256)
-    return not head or head.lstrip(b"\xef\xbb\xbf").startswith(_TABLE_HEADS[path.name].encode())
+        line = fh.readline(4096).lstrip(b"\xef\xbb\xbf")
+    start, holds = _TABLE_HEADS[path.name]
+    return not line or (line.startswith(start.encode()) and holds.encode() in line)
 
 
 #: the staging folders of :func:`write_report` in its ``out_dir``: ``.hspr-report-<pid>-<random>``
@@ -184,7 +197,8 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
     ------
     ReportError
         When ``baseline`` or ``also`` is not among the runs' methods, or ``also`` is ``baseline``,
-        or a folder has the name of a file it writes (each before anything is written); for an
+        or a folder has the name of a file it writes, or a file that is not an earlier report's
+        (:func:`is_report_file`) does (each before anything is written); for an
         ``n_resamples`` below 1 (:func:`paired_analysis`);
         from :func:`make_figures` when the figures cannot be drawn; when a file cannot be written
         (then no file in ``out_dir`` is replaced: every file is written in a staging folder there
@@ -216,6 +230,13 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
         if folder is not None:
             raise ReportError(f"{folder} is a folder, where the report writes its file {folder.name}; nothing was written: "
                               "move that folder away or use another --out-dir")
+        # a hostile trial: a user's files named like the report's were replaced without a word; checked for the
+        # files this report writes (a re-trial: a budget_curves.png of one's own was refused by a report of one budget)
+        writes = [n for n in report_files(figures) if not n.startswith("budget_curves.") or has_budget_sweep(runs)]
+        foreign = next((out_dir / n for n in writes if (out_dir / n).is_file() and not is_report_file(out_dir / n)), None)
+        if foreign is not None:
+            raise ReportError(f"{foreign} exists and is not the {foreign.name} of an hspr report; it is not replaced "
+                              "(nothing was written): choose another --out-dir, or move that file")
         table = comparison_table(runs)
         paired = paired_analysis(runs, baseline, n_resamples, seed)
         # every file is written in a staging folder first and then moved in: a trial's refused write (one
@@ -242,6 +263,7 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
             shutil.rmtree(staging, ignore_errors=True)
         # figures of an earlier report in this folder that this one did not replace (a trial: budget curves of a
         # sweep stayed beside the tables of a one-budget report); never deleted here, the caller says so
-        stale = [out_dir / n for n in report_files(True) if (out_dir / n).exists() and out_dir / n not in paths]
+        stale = [out_dir / n for n in report_files(True)
+                 if (out_dir / n).is_file() and out_dir / n not in paths and is_report_file(out_dir / n)]
     return {"comparison": table, "paired": paired, "paths": paths, "stale": stale}
 

@@ -428,16 +428,23 @@ def _warn_uneven_seeds(runs: pd.DataFrame) -> None:
     query seeds (a run lost from a file, or an interrupted replay): each target's error is averaged over
     its own seeds, so those targets weigh differently in the MAE than the table's seed count says (a
     hostile trial: one seed's run removed for one target passed without a word)."""
-    n = runs.groupby(["bank", "budget_fraction", "method", "target"], sort=False)["seed"].nunique()
-    for (bank, frac, method), per_target in n.groupby(level=[0, 1, 2], sort=False):
-        if per_target.nunique() > 1:
-            few = per_target[per_target < per_target.max()]
-            warnings.warn(f"{method!r} on bank {bank!r} at budget {frac:g}: {len(few)} of {len(per_target)} targets "
-                          f"have fewer query seeds than the others ({few.index[0][3]!r}: {few.iloc[0]} of "
-                          f"{per_target.max()}); a run is missing from the results, so the per-seed MAE and MaxErr "
-                          "of the seeds they lack are over fewer targets, and the bank's methods are not ranked: "
-                          "replay them again, or report the complete files",
-                          ReportWarning, stacklevel=3)
+    sets = runs.groupby(["bank", "budget_fraction", "method", "target"], sort=False)["seed"].agg(frozenset)
+    for (bank, frac, method), per_target in sets.groupby(level=[0, 1, 2], sort=False):
+        if per_target.nunique() < 2:
+            continue
+        n = per_target.map(len)
+        if n.nunique() > 1:
+            few = n[n < n.max()]
+            which = (f"{len(few)} of {len(n)} targets have fewer query seeds than the others ({few.index[0][3]!r}: "
+                     f"{few.iloc[0]} of {n.max()})")
+        else:  # as many seeds each, not the same ones (a re-trial: seed 0 dropped for half the targets, 2 for the rest)
+            first, other = per_target.iloc[0], next(s for s in per_target if s != per_target.iloc[0])
+            which = (f"its targets were replayed on different query seeds ({per_target.index[0][3]!r}: "
+                     f"{', '.join(map(str, sorted(first)))}; another: {', '.join(map(str, sorted(other)))})")
+        warnings.warn(f"{method!r} on bank {bank!r} at budget {frac:g}: {which}; a run is missing from the results, so "
+                      "the per-seed MAE and MaxErr of the seeds some targets lack are over fewer targets, and the bank's "
+                      "methods are not ranked: replay them again, or report the complete files", ReportWarning,
+                      stacklevel=3)
 
 
 def _warn_one_budget_two_fractions(runs: pd.DataFrame) -> None:

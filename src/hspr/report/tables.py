@@ -45,7 +45,7 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
         - ``mae_rank``, ``maxerr_rank``, ``tau_rank``: dense rank within (budget, bank), 1 = best
           (lower error, higher tau), ties at the shown precision of 3 decimals share a rank.
         - ``ranked`` (bool): False where the bank's methods at that budget were replayed on
-          different targets, or a method's targets on different numbers of query seeds (their
+          different targets, or a method's targets on different query seeds (their
           metrics average over different agents): no rank, no mark; the budget's macro rows too
           when such a bank counts in the macro.
         - ``mean_tasks_run`` (only for runs of a stopping rule, ``hspr replay --stop-width``):
@@ -89,7 +89,8 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     unequal = {k for k, per in sets.groupby(level=[0, 1], sort=False) if per.nunique() > 1}
     # and where a method's targets were replayed on different numbers of seeds: its per-seed metrics then average
     # over different targets (a hostile trial: a MAE of 3.4 against 5.7 over every target, ranked as any other)
-    seeds = runs.groupby(["budget_fraction", "bank", "method", "target"], sort=False)["seed"].nunique()
+    # (the sets of seeds, not their counts: a re-trial dropped seed 0 for half the targets and seed 2 for the rest)
+    seeds = runs.groupby(["budget_fraction", "bank", "method", "target"], sort=False)["seed"].agg(frozenset)
     unequal |= {k[:2] for k, per in seeds.groupby(level=[0, 1, 2], sort=False) if per.nunique() > 1}
     in_macro = {f: set(macro_banks(g["bank"])) for f, g in s.groupby("budget_fraction", sort=False)}
     macro_off = {f for f, b in unequal if b in in_macro.get(f, ())}
@@ -224,7 +225,7 @@ def comparison_markdown(table: pd.DataFrame, notes: Sequence[str] = ()) -> str:
         off = list(dict.fromkeys(g.loc[~g["ranked"].astype(bool) & (g["bank"] != MACRO), "bank"]))
         if off:
             out += [f"Not ranked: {', '.join(off)} (the methods were replayed on different targets, or some targets "
-                    "of a method on fewer query seeds than the others, so their metrics average over different agents; "
+                    "of a method on other query seeds than the others, so their metrics average over different agents; "
                     "see the targets column and the notes of `hspr report`).", ""]
         banks, _, wide = _macro_wide(g)
         shown = g.loc[g["bank"] != MACRO, "bank"]
