@@ -167,6 +167,9 @@ def test_an_installed_method_runs_by_name_and_bad_entries_are_named(plugin):
             method_class("notmethod")
         with pytest.raises(UnknownIdError, match=r"unknown method 'Variance'; did you mean 'variance'\?"):
             method_class("Variance")
+        with pytest.raises(UnknownIdError) as typo:  # a re-trial: the refused 'twin' was offered, and listed as known
+            method_class("Twin")
+        assert "twin" not in str(typo.value)
         with pytest.raises(HsprError, match=r"method 'twin' is registered by myplug \(myplug:Variance\) and otherplug "
                                             r"\(otherplug:Sub\) \(entry-point group 'hspr.methods'\): neither is used"):
             method_class("twin")

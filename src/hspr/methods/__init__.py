@@ -160,7 +160,7 @@ def method_class(name: str) -> type[Method]:
         return getattr(import_module(mod), cls)
     installed = _installed()
     if name not in installed:
-        known = [*REGISTRY, *installed]
+        known = [*REGISTRY, *(n for n, (v, _) in installed.items() if v)]  # not a name two packages register (refused)
         norm = str(name).strip().lower().replace("-", "_")  # an API trial: 'HSPR', 'hspr-robust' got no hint
         close = norm if norm in known else next(iter(difflib.get_close_matches(norm, known, n=1)), None)
         raise UnknownIdError(f"unknown method {name!r}" + (f"; did you mean {close!r}?" if close else "")
