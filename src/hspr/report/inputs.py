@@ -424,10 +424,10 @@ def _warn_unequal_targets(runs: pd.DataFrame) -> None:
 
 
 def _warn_uneven_seeds(runs: pd.DataFrame) -> None:
-    """ReportWarning for a method, bank and budget whose targets were replayed on different numbers of
-    query seeds (a run lost from a file, or an interrupted replay): each target's error is averaged over
-    its own seeds, so those targets weigh differently in the MAE than the table's seed count says (a
-    hostile trial: one seed's run removed for one target passed without a word)."""
+    """ReportWarning for a method, bank and budget whose targets were replayed on different query seeds, in
+    number or not (a run lost from a file, or an interrupted replay): the per-seed metrics of a seed some
+    targets lack are over fewer targets (a hostile trial: one seed's run removed for one target passed without
+    a word; a re-trial: seed 0 removed for half the targets and seed 2 for the rest, as many seeds each)."""
     sets = runs.groupby(["bank", "budget_fraction", "method", "target"], sort=False)["seed"].agg(frozenset)
     for (bank, frac, method), per_target in sets.groupby(level=[0, 1, 2], sort=False):
         if per_target.nunique() < 2:
@@ -497,9 +497,9 @@ def _warn_one_matrix_two_labels(runs: pd.DataFrame) -> None:
     if "matrix_digest" not in runs.columns:
         return
     cols = ["matrix_digest", "protocol", "target", "method", "budget_fraction"]
-    # only labels the macro MAE and the pooled rows count: a shift protocol or variant ('lite[stop 10 pp]') is
-    # left out of both (a hostile trial was told to relabel such runs, which nothing counted twice)
-    # (shift protocols alone pool with each other, as the pooled paired rows do)
+    # only labels the macro MAE and the pooled rows count: a shift protocol or variant ('lite[stop 10 pp]') is left
+    # out of both (a hostile trial was told to relabel such runs, which nothing counted twice), unless there are only
+    # shift protocols, which the pooled paired rows then pool
     counted = runs[runs.groupby("budget_fraction")["bank"].transform(lambda b: b.isin(macro_banks(b) or list(b)))]
     known = counted.dropna(subset=["matrix_digest"]).reindex(columns=["bank", *cols]).drop_duplicates()
     known = known.assign(protocol=known["protocol"].fillna("folds"))
