@@ -91,6 +91,7 @@ HOSTILE_RUNS = [
     ("budget_text", _set(3, budget="x"), 3, "budget", "must be an integer, but it is \"x\""),
     ("budget_fraction", _set(3, budget_fraction=True), 3, "budget_fraction", "must be a finite number"),
     ("seed_fraction", _set(6, seed=1.5), 6, "seed", "must be an integer, but it is 1.5"),
+    ("seed_huge", _set(6, seed=2**80), 6, "seed", "must be an integer of at most 9007199254740992"),  # not 'no integer'
     ("method_null", _set(5, method=None), 5, "method", "must be a non-empty string, but it is null"),
     ("method_removed", _pop("method", [5]), 5, "method", "must be a non-empty string, but it is missing"),
     ("method_list", _set(5, method=["hspr"]), 5, "method", "must be a non-empty string"),

@@ -124,10 +124,13 @@ def _check_fields(runs: list[dict], df: pd.DataFrame, source: str) -> None:
         df[field] = x
     for field in _INTEGER_FIELDS:
         x = _numbers(runs, field)
-        ok = np.isfinite(x) & (np.abs(x) <= _MAX_INT)
+        ok = np.isfinite(x)
         ok[ok] = x[ok] == np.round(x[ok])
         _refuse(source, runs, ~ok, field, "an integer")
         _refuse(source, runs, x < 0, field, "an integer >= 0")
+        # a hostile trial was told that 2**80 is not an integer
+        _refuse(source, runs, x > _MAX_INT, field, f"an integer of at most {_MAX_INT} (2^53, the largest a JSON reader "
+                "keeps exactly)")
         df[field] = x.astype(np.int64)
     # optional fields a hand edit can break (an audit: a list here gave a TypeError traceback)
     for field in _OPTIONAL_TEXT_FIELDS:
