@@ -15,6 +15,7 @@ import time
 import warnings
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import click
 from click.core import ParameterSource
@@ -60,6 +61,9 @@ from .common import (
     spare_copy,
 )
 from .meta import SuggestingGroup, echo_json_error, note_saved, saved_note
+
+if TYPE_CHECKING:
+    from ..session import ScoreEstimate
 
 #: seconds of reading a folder bank at `live start` above which the note on building a bank file is said
 SLOW_FOLDER_S = 2.0
@@ -115,18 +119,19 @@ def _json_option(f):
     return click.option("--json", "as_json", is_flag=True, help="Print one JSON object (for scripts).")(f)
 
 
-def _after_stop(stopped: str, earlier, st, tasks: list[str], path: str) -> str:
+def _after_stop(stopped: str, earlier: ScoreEstimate | None, st: LiveStatus, tasks: list[str], path: str) -> str:
     """The note on outcomes of ``tasks`` recorded after the session had stopped for the reason ``stopped``
-    (``earlier``: the estimate then; ``st``: the status now): a scripting trial's late record from a retried CI
-    job moved the estimate already reported, without a word."""
-    moved = (f" (they moved the estimate from {_fmt_pp(100 * earlier.point, 2)} % to {_fmt_pp(100 * st.estimate.point, 2)} %)"
-             if earlier is not None and st.estimate is not None and earlier.point != st.estimate.point else "")
+    (``earlier``: the estimate then; ``st``: the status now; ``path``: the session file, quoted for a shell): a
+    scripting trial's late record from a retried CI job moved the estimate already reported, without a word."""
     one = len(tasks) == 1
-    return (f"the session had stopped before {'this outcome' if one else f'these {len(tasks)} outcomes'} "
-            f"({stopped.rstrip('.')}); {'it is' if one else 'they are'} conditioned on like the others"
-            f"{moved.replace('they moved', 'it moved') if one else moved}; if {'it' if one else 'they'} came late from "
-            f"{'a run' if one else 'runs'} already reported, `hspr live withdraw --session {path} "
-            f"{task_argument(tasks[0]) if one else 'TASK'}` takes {'it' if one else 'each'} back")
+    they, what = ("it", "this outcome") if one else ("they", f"these {len(tasks)} outcomes")
+    moved = (f" ({they} moved the estimate from {_fmt_pp(100 * earlier.point, 2)} % to "
+             f"{_fmt_pp(100 * st.estimate.point, 2)} %)" if earlier is not None and st.estimate is not None
+             and earlier.point != st.estimate.point else "")
+    return (f"the session had stopped before {what} ({stopped.rstrip('.')}); {they} {'is' if one else 'are'} "
+            f"conditioned on like the others{moved}; if {they} came late from {'a run' if one else 'runs'} already "
+            f"reported, `hspr live withdraw --session {path} {task_argument(tasks[0]) if one else 'TASK'}` takes "
+            f"{'it' if one else 'each'} back")
 
 
 def _workers_option(f):
