@@ -1183,3 +1183,21 @@ def test_replay_notes_the_runs_estimated_from_the_pass_rates():
     assert pass_rate_notes(runs[::-1]) == notes == pass_rate_notes(pd.DataFrame(runs))  # NaN where a run has no shift
     two = runs + [{"bank": "a", "method": "hspr_robust", "budget": 5, "shift": {"pass_rate_maes": [0.1, 0.05]}}]
     assert [n.split(" at ")[0] for n in pass_rate_notes(two)] == ["a hspr_robust", "coin hspr_robust"]
+
+
+def test_shift_messages_print_the_percentile_on_its_side_of_the_threshold_and_name_what_was_compared():
+    """A trial of the shift flag: 94.74 was printed '95 ... within the range' (the threshold is 95); 'of its queried
+    tasks' was said of the first 50 of 100; the percentile's reference runs were not named; the flagged message
+    said 'run more tasks', which did not make the interval hold."""
+    unit = "of its queried tasks differ from the closest source agent"
+    near = ShiftReport("nearest-source disagreement", 0.3, 94.74, 114, 1.25, n_reference=57, unit=unit, percent=True)
+    assert not near.unlike_history
+    assert "(30.0 % of its queried tasks differ from the closest source agent; source percentile 94.7 (of 57 held-out " \
+           "runs))" in near.message
+    assert "percentile 35 (of 57" in ShiftReport("s", 0.1, 35.2, 114, 1.25, n_reference=57).message  # whole, far off
+    flagged = ShiftReport("nearest-source disagreement", 0.4, 95.3, 114, 1.25, n_reference=57, unit=unit, percent=True,
+                          n_compared=50, n_outcomes=100)
+    said = flagged.message
+    assert flagged.unlike_history and "is higher than 95.3 % of the held-out source agents' (of 57 held-out runs)" in said
+    assert "on its first 50 queried tasks (40.0 % of those tasks differ" in said
+    assert "run more tasks" not in said and "more tasks lower the error but do not make the interval hold more often" in said
