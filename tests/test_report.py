@@ -1502,3 +1502,25 @@ def test_the_bootstrap_draws_in_batches_with_the_same_draws_at_the_default():
     low, high = _bootstrap_ci(d, 5 * BOOTSTRAP_BATCH, 0)  # five batches: the interval of the mean still
     se = d.std(ddof=1) / np.sqrt(d.size)
     assert low == pytest.approx(d.mean() - 1.96 * se, abs=0.2 * se) and high == pytest.approx(d.mean() + 1.96 * se, abs=0.2 * se)
+
+
+def test_shift_flag_notes_count_the_flags_and_compare_the_flagged_runs_with_the_others():
+    """A trial of the shift flag had to write a script to learn what a flag is worth: replay and report now say, per
+    bank, method and budget, how often it was raised and the error and coverage of flagged runs against the others."""
+    from hspr.report import shift_flag_notes
+
+    def run(target, seed, est, truth, flag, lo=None, hi=None):
+        return {"bank": "b", "method": "m", "budget": 10, "target": target, "seed": seed, "estimate": est, "truth": truth,
+                "lower": lo, "upper": hi, "shift": {"unlike_history": flag}}
+
+    runs = [run("a", 0, 0.50, 0.40, True, 0.45, 0.55), run("a", 1, 0.48, 0.40, True, 0.40, 0.60),
+            run("b", 0, 0.30, 0.31, False, 0.25, 0.35), run("c", 0, 0.70, 0.60, False, 0.65, 0.75),
+            {"bank": "b", "method": "other", "budget": 10, "target": "a", "seed": 0, "estimate": 0.5, "truth": 0.4}]
+    [line] = shift_flag_notes(runs)
+    assert line.startswith("b m at 10 tasks: the shift flag was raised on 2 of 4 runs (1 of 3 targets); their MAE 9.00 pp "
+                           "against 5.50 for the others, and their 90 % interval held the true score in 1 of 2 runs "
+                           "against 1 of 2"), line
+    assert shift_flag_notes(runs[::-1]) == [line]  # any order
+    assert shift_flag_notes([run("a", 0, 0.5, 0.4, False)]) == ["b m at 10 tasks: the shift flag was raised on 0 of 1 runs "
+                                                                "(0 of 1 targets)"]
+    assert shift_flag_notes(runs[-1:]) == []  # a method without the flag

@@ -58,6 +58,7 @@ def register(group: click.Group) -> None:
             pass_rate_notes,
             read_results,
             report_files,
+            shift_flag_notes,
             write_report,
         )
         from ..report.figures import figure_budgets, has_budget_sweep
@@ -96,6 +97,8 @@ def register(group: click.Group) -> None:
             else:
                 out.print(item)
         for line in pass_rate_notes(runs):  # as `hspr replay` printed them: no table column shows them
+            out.print(f"note: {line}", markup=False, highlight=False, soft_wrap=True)
+        for line in shift_flag_notes(runs):  # a trial of the flag: nothing said what a flag was worth
             out.print(f"note: {line}", markup=False, highlight=False, soft_wrap=True)
         based = set(runs.loc[runs["method"] == baseline, "bank"])
         if len(rep["paired"]):

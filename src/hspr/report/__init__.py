@@ -55,6 +55,7 @@ from .inputs import (
     pass_rate_notes,
     read_results,
     runs_frame,
+    shift_flag_notes,
 )
 from .stats import coverage_table, holm, paired_analysis, paired_stats, per_target_errors, seed_metrics, summarize
 from .tables import comparison_markdown, comparison_rich, comparison_table, paired_markdown, paired_rich
@@ -64,7 +65,7 @@ __all__ = ["BAND_PP", "DECIMALS", "MACRO", "MAIN_FRACTION", "NOMINAL_LEVEL", "PO
            "coverage_table", "default_baseline", "figure_budget_curves", "figure_coverage", "figure_estimate_vs_truth", "holm",
            "is_report_file", "is_shift_protocol", "macro_banks", "make_figures", "paired_analysis", "paired_markdown", "paired_rich",
            "paired_stats", "pass_rate_notes", "per_target_errors", "read_results", "report_files", "runs_frame", "seed_metrics",
-           "summarize", "write_report"]
+           "shift_flag_notes", "summarize", "write_report"]
 
 
 

@@ -670,3 +670,51 @@ def pass_rate_notes(runs: Iterable[Mapping] | pd.DataFrame) -> list[str]:
             "(each run's shift.message says more; docs/shift-protocols.md)"
             for (bank, method, budget), (n, k) in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]),
                                                                                         kv[0][2] or 0)) if k]
+
+
+def shift_flag_notes(runs: Iterable[Mapping] | pd.DataFrame) -> list[str]:
+    """One sentence per bank, method and budget whose runs carry the shift flag (a run's ``shift.unlike_history``;
+    ``hspr_robust``): on how many runs and targets it was raised, and the error and 90 % coverage of the flagged
+    runs against the others, so that a user can see what a flag is worth (a trial of the flag had to write a script
+    for it; on the bash-only agents at 10 % it is no forecast of a miss). ``hspr replay`` and ``hspr report`` print
+    them.
+
+    Parameters
+    ----------
+    runs : iterable of run records (dicts), or the DataFrame of :func:`read_results`
+        Records without a ``shift`` dict holding ``unlike_history`` are left out.
+
+    Returns
+    -------
+    list of str
+        Sorted by bank, method and budget (the same for the runs in any order); errors in pp.
+    """
+    records = runs.to_dict("records") if isinstance(runs, pd.DataFrame) else runs
+    groups: dict[tuple, list[tuple]] = {}
+    for r in records:
+        shift = r.get("shift")
+        if not isinstance(shift, Mapping) or "unlike_history" not in shift:
+            continue
+        lower, upper = r.get("lower"), r.get("upper")
+        held = None if _is_null(lower) or _is_null(upper) else bool(lower - 1e-12 <= r["truth"] <= upper + 1e-12)
+        groups.setdefault((r.get("bank"), r.get("method"), r.get("budget")), []).append(
+            (bool(shift["unlike_history"]), r.get("target"), 100 * abs(r["estimate"] - r["truth"]), held))
+    out = []
+    for (bank, method, budget), rows in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]), kv[0][2] or 0)):
+        flagged = [x for x in rows if x[0]]
+        others = [x for x in rows if not x[0]]
+        head = (f"{bank} {method} at {budget} tasks: the shift flag was raised on {len(flagged)} of {len(rows)} runs "
+                f"({len({x[1] for x in flagged})} of {len({x[1] for x in rows})} targets)")
+        if not flagged or not others:
+            out.append(head)
+            continue
+
+        def held(xs: list[tuple]) -> str:
+            known = [x[3] for x in xs if x[3] is not None]
+            return f"{sum(known)} of {len(known)}"
+
+        mae = (float(np.mean([x[2] for x in flagged])), float(np.mean([x[2] for x in others])))
+        out.append(f"{head}; their MAE {mae[0]:.2f} pp against {mae[1]:.2f} for the others, and their 90 % interval held "
+                   f"the true score in {held(flagged)} runs against {held(others)} (docs/shift-protocols.md, 'The shift "
+                   "diagnostic': what a flag is worth)")
+    return out
