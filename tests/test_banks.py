@@ -153,3 +153,28 @@ def test_bank_agents_lists_ids_and_scores(tmp_path):
     bad.write_text("# not a matrix\n")
     res = _cli("bank", "agents", str(bad), "--json")  # a script trial: an unreadable file gave no JSON at all
     assert res.exit_code == 2 and json.loads(res.stdout)["ok"] is False and "notes.md" in json.loads(res.stdout)["error"]
+
+
+def test_a_bundled_target_set_is_written_by_name_and_named_where_an_agent_to_hide_is_not_found(tmp_path):
+    """A trial of the shift flag: `hspr live start --bank verified --hide "Kimi K2 Instruct"` said only that no such
+    agent is in the bank, and `hspr bank build bash-only` failed, so a bash-only agent could not be played live.
+    `bank build` writes a bundled target set by name, and the hide error gives the recipe, which works."""
+    from hspr.cli import main
+    from hspr.data.banks import load_target_set
+    from hspr.data.io import load_matrix
+
+    res = CliRunner().invoke(main, ["bank", "build", "bash-only", "--out", str(tmp_path / "bo.csv")])
+    assert res.exit_code == 0, res.output
+    bo, want = load_matrix(tmp_path / "bo.csv"), load_target_set("bash-only")
+    assert bo.agents == want.agents and bo.tasks == want.tasks and np.array_equal(bo.values, want.values)
+    res = CliRunner().invoke(main, ["live", "start", "--bank", "verified", "--hide", "Kimi K2 Instruct", "--budget", "5",
+                                    "--session", str(tmp_path / "k.hspr")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and "it is an agent of the bundled target set 'bash-only'" in said, said
+    assert "`hspr bank build bash-only --out bash-only.csv`, `hspr bank merge verified bash-only.csv --out " \
+           "verified+bash-only.csv`, then `hspr live start --matrix verified+bash-only.csv --hide 'Kimi K2 Instruct'" in said
+    res = CliRunner().invoke(main, ["bank", "merge", "verified", str(tmp_path / "bo.csv"), "--out", str(tmp_path / "vb.csv")])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, ["live", "start", "--matrix", str(tmp_path / "vb.csv"), "--hide", "Kimi K2 Instruct",
+                                    "--method", "uniform", "--budget", "5", "--session", str(tmp_path / "k.hspr")])
+    assert res.exit_code == 0 and "Kimi K2 Instruct" in res.output, res.output

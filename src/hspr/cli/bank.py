@@ -27,7 +27,7 @@ from hspr.cli.common import (
 )
 from hspr.cli.meta import SuggestingGroup, echo_json_error, note_saved, say_warning
 from hspr.data import harbor
-from hspr.data.banks import BANKS, bank_of_rows, bank_provenance, foreign_datasets, load_bank
+from hspr.data.banks import BANKS, TARGET_SETS, bank_of_rows, bank_provenance, foreign_datasets, load_bank, load_target_set
 from hspr.data.build import merge_banks, write_wide_csv
 from hspr.data.io import FORMS, bank_dir_of, check_in_memory, detect_form, load_matrix, load_matrix_and_form
 from hspr.data.matrix import DataError, ResponseMatrix
@@ -367,7 +367,8 @@ def _say_replaced(out: Path, digest: str | None, as_json: bool) -> None:
 
 
 @bank_group.command("build", epilog=_PATH_HELP)
-@click.argument("path", type=click.Path(), callback=_path_arg, shell_complete=completer(list(BANKS), files=True))
+@click.argument("path", type=click.Path(), callback=_path_arg,
+                shell_complete=completer([*BANKS, *TARGET_SETS], files=True))
 @click.option("--split", default=None, metavar="NAME", help=_SPLIT_HELP)
 @click.option("--tasks", "tasks", default=None, type=click.Path(), callback=_path_arg, metavar="FILE", help=_TASKS_HELP)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), callback=_path_arg, metavar="FILE",
@@ -377,26 +378,31 @@ def _say_replaced(out: Path, digest: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
 def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_json: bool) -> None:
     """Build a bank from PATH and write it as a wide CSV (a bundled bank's name writes a copy of it,
-    missing cells kept blank; a repeated-trials bank is written as a repeated-trials CSV).
+    missing cells kept blank, and so does a bundled target set's, e.g. bash-only; a repeated-trials bank
+    is written as a repeated-trials CSV).
 
     Prints one line: agents, tasks, missing cells and the digest (--json: one object with them, the
     trials, ``digest_missing_kept`` as validate's, and ``replaced_digest``: the digest of another bank
     --out held before, else null). Exits
     with code 2 (message on stderr) if the input is invalid.
     """
-    _require_input(path, "PATH")
+    # a bundled target set by name too (a trial: playing a bash-only agent live needed its row in a file)
+    target_set = str(path) in TARGET_SETS and not path.exists()
+    if not target_set:
+        _require_input(path, "PATH")
     check_output_file(out, "--out")
     _refuse_json_on_stdout(out, as_json)
     refuse_overwriting_inputs(out, "--out", {"PATH": path, "--tasks": tasks})
     _refuse_json_name(out)
     earlier = _earlier_bank(out)
-    bundled = str(path) in BANKS and not path.exists()  # a bundled bank by name: written out as a copy
+    bundled = (str(path) in BANKS or target_set) and not path.exists()  # a bundled bank by name: written out as a copy
     if bundled and (split is not None or tasks is not None):
         raise click.BadParameter(f"--split / --tasks read a leaderboard checkout; {path!s} is a bundled bank",
                                  param_hint="--split / --tasks")
     seen: list[str] = []
-    m, form = _run(lambda: (load_bank(str(path), missing_as_zero=False), None) if bundled
-                   else load_matrix_and_form(path, split=split, tasks=tasks), as_json, seen, None if bundled else path)
+    m, form = _run(lambda: (load_target_set(str(path)) if target_set else load_bank(str(path), missing_as_zero=False), None)
+                   if bundled else load_matrix_and_form(path, split=split, tasks=tasks), as_json, seen,
+                   None if bundled else path)
     if not bundled:
         _check_built(m, path, form, as_json, seen)
     _write(m, out, as_json)

@@ -51,6 +51,22 @@ def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_ze
     return m if tasks is None else m.select_tasks(tasks)
 
 
+def _in_target_set(agent: str, mat: ResponseMatrix) -> str:
+    """When ``agent`` is a row of a bundled target set scored against the bundled bank ``mat``, how to play it
+    live (a trial of the shift flag looked for a bash-only agent in Verified and found no recipe); else ''."""
+    from ..data.banks import TARGET_SETS, load_target_set
+
+    bank = str(mat.source).removeprefix("bank:") if str(mat.source).startswith("bank:") else None
+    for name, info in TARGET_SETS.items():
+        if info.bank == bank and agent in load_target_set(name).agents:
+            return (f"; it is an agent of the bundled target set {name!r}, scored against {bank} by `hspr replay --bank "
+                    f"{bank} --targets {name}`. To play it live, add that set's rows to the bank and hide it there "
+                    f"(the set's other agents are then sources too): `hspr bank build {name} --out {name}.csv`, `hspr "
+                    f"bank merge {bank} {name}.csv --out {bank}+{name}.csv`, then `hspr live start --matrix "
+                    f"{bank}+{name}.csv --hide {shlex.quote(agent)} ...`")
+    return ""
+
+
 def hide_agent(mat: ResponseMatrix, agent: str) -> tuple[ResponseMatrix, ResponseMatrix]:
     """Split ``mat`` (shape (n_agents, n_tasks)) into the bank without ``agent``'s row, the session's
     source agents (shape (n_agents - 1, n_tasks)), and that row alone (shape (1, n_tasks)): a trial of
@@ -69,7 +85,8 @@ def hide_agent(mat: ResponseMatrix, agent: str) -> tuple[ResponseMatrix, Respons
     name = str(mat.source).removeprefix("bank:")  # a bundled bank's source is 'bank:NAME'
     if agent not in mat.agents:
         raise LiveSessionError(f"no agent {agent!r} to hide in the bank ({name}, {mat.n_agents} agents; `hspr bank "
-                               f"agents {shlex.quote(name)}` lists them)" + did_you_mean([agent], mat.agents))
+                               f"agents {shlex.quote(name)}` lists them)" + (_in_target_set(agent, mat)
+                                                                           or did_you_mean([agent], mat.agents)))
     if mat.n_agents < 2:
         raise LiveSessionError(f"agent {agent!r} is the bank's only agent: hiding it would leave no source agent")
     i = mat.agent_index(agent)
