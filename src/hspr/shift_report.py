@@ -197,11 +197,10 @@ class ShiftReport:
                     f"({value}) is higher than {share}{runs}{edge}; {wid}, and the flag does not widen it further. "
                     "Treat the estimate with care: on SWE-bench Verified's bash-only agents (another scaffold) flagged "
                     "runs missed by as much as the others and their interval held the true score in 63 % of runs (82 % "
-                    "of the others'); more tasks lower the error but do not make the interval hold more often; a method that "
-                    "samples tasks at random "
-                    "gives an interval about twice as wide that held 89-94 % there (README, 'Agents unlike the "
-                    "history'). Outcomes unlike every source agent's can also come from a harness fault (outcomes "
-                    "unrelated to the tasks): check a few by hand. "
+                    "of the others'); more tasks lower the error but do not make the interval hold more often; a "
+                    "method that samples tasks at random gives an interval about twice as wide that held 89-94 % there "
+                    "(README, 'Agents unlike the history'). Outcomes unlike every source agent's can also come from a "
+                    "harness fault (outcomes unrelated to the tasks): check a few by hand. "
                     f"The check also flags about {100 - self.threshold:.0f} % of agents like the sources.")
         # a new-user trial: the twin note, last in 700 characters, went unread; said first, it leads the verdict
         return ((f"{self._twin_note}. Otherwise, " if self._twin_note else "")
