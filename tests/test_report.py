@@ -1524,3 +1524,16 @@ def test_shift_flag_notes_count_the_flags_and_compare_the_flagged_runs_with_the_
     assert shift_flag_notes([run("a", 0, 0.5, 0.4, False)]) == ["b m at 10 tasks: the shift flag was raised on 0 of 1 runs "
                                                                 "(0 of 1 targets)"]
     assert shift_flag_notes(runs[-1:]) == []  # a method without the flag
+
+
+def test_an_also_method_missing_at_the_figure_s_budget_is_named_at_that_budget(synth):
+    """A re-trial: hspr at 5 % only and --also uniform at 10 % only was told 'uniform has no runs at budget 10 %',
+    where the figure is drawn at 5 % (the baseline's budget) and uniform has 10 % runs."""
+    from hspr.report import ReportError, figure_estimate_vs_truth
+
+    truths, errors = synth
+    five = make_runs({k: v for k, v in errors.items() if k[1] == "hspr"}, truths, fractions=(0.05,))
+    ten = make_runs({k: v for k, v in errors.items() if k[1] == "uniform"}, truths, fractions=(0.10,))
+    with pytest.raises(ReportError, match=r"method 'uniform' has no runs at the figure's budget, 5 % \(the baseline's "
+                                          r"budget closest to 10 %; methods there: hspr\)"):
+        figure_estimate_vs_truth(pd.concat([five, ten], ignore_index=True), baseline="hspr", also="uniform")

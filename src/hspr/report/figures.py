@@ -205,14 +205,16 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
 
     budgets = figure_budgets(runs, baseline, budget_fraction)
     sub = _at_budgets(runs, budgets)
-    frac = _closest_fraction(runs) if budget_fraction is None else budget_fraction  # for the error message
     per_bank = dict(also) if isinstance(also, Mapping) else None
     methods = [baseline] + ([m for m in dict.fromkeys(per_bank.values()) if m is not None] if per_bank is not None
                             else [also] if also is not None else [])
     for m in methods:
-        if m not in set(sub["method"]):
-            raise ReportError(f"method {m!r} has no runs at budget {_pct(frac)} (methods: "
-                              f"{', '.join(_methods(sub))})")
+        if m not in set(sub["method"]):  # named at the figure's budgets (a re-trial was told of 10 % for a 5 % figure)
+            fracs = sorted(set(budgets.values()))
+            at = (_pct(fracs[0]) if len(fracs) == 1 else
+                  "per bank " + ", ".join(f"{b} {_pct(budgets[b])}" for b in bank_order(budgets)))
+            raise ReportError(f"method {m!r} has no runs at the figure's budget, {at} (the baseline's budget closest "
+                              f"to 10 %; methods there: {', '.join(_methods(sub))})")
     col = _colors(_methods(runs))
     banks = bank_order(sub.loc[sub["method"] == baseline, "bank"])
     mixed = len({budgets[b] for b in banks}) > 1
