@@ -1201,3 +1201,8 @@ def test_shift_messages_print_the_percentile_on_its_side_of_the_threshold_and_na
     assert flagged.unlike_history and "is higher than 95.3 % of the held-out source agents' (of 57 held-out runs)" in said
     assert "on its first 50 queried tasks (40.0 % of those tasks differ" in said
     assert "run more tasks" not in said and "more tasks lower the error but do not make the interval hold more often" in said
+    # a re-trial: the short line after each record rounded too; 94.96 read 95.0; 99.6 was 'every' source agent's
+    assert "source percentile 94.7)" in near.brief
+    assert "source percentile 94.96 (of 57" in ShiftReport("s", 0.3, 94.96, 114, 1.25, n_reference=57).message
+    assert "higher than 99.6 % of the held-out" in ShiftReport("s", 0.3, 99.6, 114, 1.25, n_reference=57).message
+    assert "higher than every held-out" in ShiftReport("s", 0.3, 100.0, 114, 1.25, n_reference=57).message

@@ -35,7 +35,8 @@ def test_rules_give_a_reason_exactly_when_they_fire():
     flagged = WidthBelow(5).check(_Sess(1, 5), replace(narrow, shift=flag))
     assert flagged.startswith("90 % interval 4.00 pp is narrower than the stop width 5 pp; the shift check flags this "
                               "agent as unlike the history")
-    assert flagged.endswith("budget is the safer choice (remove the stop width to go on)")  # replay: no command
+    assert flagged.endswith("budget is the safer choice: more tasks lower the error, though not the interval's misses "
+                            "(remove the stop width to go on)")  # replay: no command
     # a new-user trial: the live session's command named its session as a literal 'FILE'
     go_on = "hspr live next --stop-width none --session 'my run.hspr'"
     assert WidthBelow(5, go_on=go_on).check(_Sess(1, 5), replace(narrow, shift=flag)).endswith(f"go on: `{go_on}`)")

@@ -55,7 +55,8 @@ class BudgetSpent(StoppingRule):
             import shlex
 
             new = shlex.quote(shlex.split(self.more)[-1])  # the command ends '--session NEW'
-            why += ("; the shift check flags this agent as unlike the history (see shift): to run more tasks, start a "
+            why += ("; the shift check flags this agent as unlike the history (see shift): more tasks lower the error, "
+                    "though not the interval's misses; to run more tasks, start a "
                     f"new session as this one was started but with a larger --budget and --session {new}, then carry "
                     f"these outcomes into it: `{self.more}`")
         return why
@@ -110,8 +111,10 @@ class WidthBelow(StoppingRule):
         why = f"90 % interval {100 * estimate.width:.2f} pp is narrower than the stop width {self.width_pp:g} pp"
         if estimate.shift is not None and estimate.shift.unlike_history:  # a new-user trial: "stop" beside "run more"
             # a new-user trial: the command named the session as a literal 'FILE'
+            # (a re-trial: 'the safer choice' read as a promise about the interval, which more tasks do not keep)
             why += ("; the shift check flags this agent as unlike the history (see shift), so running more of the "
-                    "budget is the safer choice (remove the stop width to go on" + (f": `{self.go_on}`)" if self.go_on else ")"))
+                    "budget is the safer choice: more tasks lower the error, though not the interval's misses (remove "
+                    "the stop width to go on" + (f": `{self.go_on}`)" if self.go_on else ")"))
         return why
 
 
