@@ -1524,6 +1524,13 @@ def test_shift_flag_notes_count_the_flags_and_compare_the_flagged_runs_with_the_
     assert shift_flag_notes([run("a", 0, 0.5, 0.4, False)]) == ["b m at 10 tasks: the shift flag was raised on 0 of 1 runs "
                                                                 "(0 of 1 targets)"]
     assert shift_flag_notes(runs[-1:]) == []  # a method without the flag
+    # runs with too few outcomes (or held-out source runs) got no verdict: not counted as unflagged (a re-trial)
+    early = [{**r, "shift": {"unlike_history": False, "enough_outcomes": False}} for r in runs[:4]]
+    assert shift_flag_notes(early) == ["b m at 10 tasks: the shift flag gave no verdict on its 4 runs (too few outcomes or "
+                                       "held-out source runs)"]
+    [mixed] = shift_flag_notes([*runs[:2], {**runs[2], "shift": {"unlike_history": False, "enough_reference": False}}])
+    assert mixed == ("b m at 10 tasks: the shift flag was raised on 2 of 2 runs (1 of 1 targets), and gave no verdict on 1 "
+                     "more (too few outcomes or held-out source runs)")
 
 
 def test_an_also_method_missing_at_the_figure_s_budget_is_named_at_that_budget(synth):

@@ -697,14 +697,24 @@ def shift_flag_notes(runs: Iterable[Mapping] | pd.DataFrame) -> list[str]:
             continue
         lower, upper = r.get("lower"), r.get("upper")
         held = None if _is_null(lower) or _is_null(upper) else bool(lower - 1e-12 <= r["truth"] <= upper + 1e-12)
+        # a run with too few outcomes or held-out source runs got no verdict (a re-trial: 'raised on 0 of 28 runs' at 5
+        # tasks, where none could be)
+        verdict = shift.get("enough_outcomes", True) is not False and shift.get("enough_reference", True) is not False
         groups.setdefault((r.get("bank"), r.get("method"), r.get("budget")), []).append(
-            (bool(shift["unlike_history"]), r.get("target"), 100 * abs(r["estimate"] - r["truth"]), held))
+            (bool(shift["unlike_history"]), r.get("target"), 100 * abs(r["estimate"] - r["truth"]), held, verdict))
     out = []
     for (bank, method, budget), rows in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]), kv[0][2] or 0)):
-        flagged = [x for x in rows if x[0]]
-        others = [x for x in rows if not x[0]]
-        head = (f"{bank} {method} at {budget} tasks: the shift flag was raised on {len(flagged)} of {len(rows)} runs "
-                f"({len({x[1] for x in flagged})} of {len({x[1] for x in rows})} targets)")
+        judged = [x for x in rows if x[4]]
+        flagged = [x for x in judged if x[0]]
+        others = [x for x in judged if not x[0]]
+        none = len(rows) - len(judged)
+        head = f"{bank} {method} at {budget} tasks: the shift flag "
+        if not judged:
+            out.append(head + f"gave no verdict on its {len(rows)} runs (too few outcomes or held-out source runs)")
+            continue
+        head += (f"was raised on {len(flagged)} of {len(judged)} runs ({len({x[1] for x in flagged})} of "
+                 f"{len({x[1] for x in judged})} targets)" + (f", and gave no verdict on {none} more (too few outcomes "
+                                                              "or held-out source runs)" if none else ""))
         if not flagged or not others:
             out.append(head)
             continue
