@@ -165,6 +165,8 @@ def test_a_bundled_target_set_is_written_by_name_and_named_where_an_agent_to_hid
 
     res = CliRunner().invoke(main, ["bank", "build", "bash-only", "--out", str(tmp_path / "bo.csv")])
     assert res.exit_code == 0, res.output
+    typo = CliRunner().invoke(main, ["bank", "build", "bash-onyl", "--out", str(tmp_path / "t.csv")])
+    assert typo.exit_code == 2 and "the bundled target set is spelled 'bash-only'" in typo.output  # a re-trial
     bo, want = load_matrix(tmp_path / "bo.csv"), load_target_set("bash-only")
     assert bo.agents == want.agents and bo.tasks == want.tasks and np.array_equal(bo.values, want.values)
     res = CliRunner().invoke(main, ["live", "start", "--bank", "verified", "--hide", "Kimi K2 Instruct", "--budget", "5",
@@ -172,7 +174,8 @@ def test_a_bundled_target_set_is_written_by_name_and_named_where_an_agent_to_hid
     said = " ".join(res.output.split())
     assert res.exit_code == 2 and "it is an agent of the bundled target set 'bash-only'" in said, said
     assert "`hspr bank build bash-only --out bash-only.csv`, `hspr bank merge verified bash-only.csv --out " \
-           "verified+bash-only.csv`, then `hspr live start --matrix verified+bash-only.csv --hide 'Kimi K2 Instruct'" in said
+           "verified+bash-only.csv`, then `hspr live start --matrix verified+bash-only.csv --hide 'Kimi K2 Instruct'` with " \
+           "this command's other options" in said
     res = CliRunner().invoke(main, ["bank", "merge", "verified", str(tmp_path / "bo.csv"), "--out", str(tmp_path / "vb.csv")])
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(main, ["live", "start", "--matrix", str(tmp_path / "vb.csv"), "--hide", "Kimi K2 Instruct",

@@ -259,9 +259,10 @@ def _note_shadowed(path: Path) -> None:
                    "or rename the file)", err=True)
 
 
-def _require_input(path: Path, what: str, bundled_ok: bool = True) -> None:
+def _require_input(path: Path, what: str, bundled_ok: bool = True, targets_ok: bool = False) -> None:
     """click.BadParameter naming ``what`` when ``path`` is neither a file or folder nor (where
-    ``bundled_ok``) a bundled bank's name; it names the bundled bank a misspelling means."""
+    ``bundled_ok``) a bundled bank's name; it names the bundled bank a misspelling means, and (where
+    ``targets_ok``: ``bank build``) the bundled target set."""
     if path.exists() or (bundled_ok and str(path) in BANKS):
         _note_shadowed(path)
         return
@@ -273,6 +274,9 @@ def _require_input(path: Path, what: str, bundled_ok: bool = True) -> None:
     else:
         close = [b for b in BANKS if b == str(path).lower()] or difflib.get_close_matches(str(path), BANKS, n=1)
         hint = f"; the bundled bank is spelled {close[0]!r}" if close and bundled_ok else ""
+        sets = [t for t in TARGET_SETS if t == str(path).lower()] or difflib.get_close_matches(str(path), TARGET_SETS, n=1)
+        if targets_ok and sets and not hint:  # a re-trial: 'bash-onyl' got no hint, where 'verifed' did
+            hint = f"; the bundled target set is spelled {sets[0]!r}"
     raise click.BadParameter(f"{path}: no such file or folder{hint}", param_hint=what)
 
 
@@ -389,7 +393,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     # a bundled target set by name too (a trial: playing a bash-only agent live needed its row in a file)
     target_set = str(path) in TARGET_SETS and not path.exists()
     if not target_set:
-        _require_input(path, "PATH")
+        _require_input(path, "PATH", targets_ok=True)
     check_output_file(out, "--out")
     _refuse_json_on_stdout(out, as_json)
     refuse_overwriting_inputs(out, "--out", {"PATH": path, "--tasks": tasks})

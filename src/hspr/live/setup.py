@@ -63,7 +63,7 @@ def _in_target_set(agent: str, mat: ResponseMatrix) -> str:
                     f"{bank} --targets {name}`. To play it live, add that set's rows to the bank and hide it there "
                     f"(the set's other agents are then sources too): `hspr bank build {name} --out {name}.csv`, `hspr "
                     f"bank merge {bank} {name}.csv --out {bank}+{name}.csv`, then `hspr live start --matrix "
-                    f"{bank}+{name}.csv --hide {shlex.quote(agent)} ...`")
+                    f"{bank}+{name}.csv --hide {shlex.quote(agent)}` with this command's other options")
     return ""
 
 
