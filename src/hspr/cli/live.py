@@ -12,7 +12,6 @@ import re
 import shlex
 import sys
 import time
-import warnings
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -22,7 +21,7 @@ from click.core import ParameterSource
 
 from ..data.banks import BANKS
 from ..data.matrix import DataError
-from ..errors import HsprError, InputWarning, shorten
+from ..errors import HsprError, shorten
 from ..fileio import is_descriptor_path, read_json_file, read_text, write_text_durable
 from ..idformat import FORMATS, NOTHING_FORMS, format_ids, is_id_text, read_predictions, subset_predictions
 from ..live import (
@@ -485,10 +484,9 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
 
         tasks = None if tasks_path is None else read_task_list(tasks_path)
         t0 = time.perf_counter()
-        with reading(matrix), warnings.catch_warnings():
-            if tasks is not None:  # the session's own load below says them, of the subset (a re-trial: the warning
-                warnings.simplefilter("ignore", InputWarning)  # about few runs was judged on the whole bank here)
-            whole = load_session_bank(bank or ("verified" if matrix is None else None), matrix, missing_as_zero, None)
+        with reading(matrix):  # to count the tasks: blanks kept, so the warnings about them are the session's own load's,
+            # of the --tasks subset where there is one (a re-trial: the few-runs warning was judged on the whole bank here)
+            whole = load_session_bank(bank or ("verified" if matrix is None else None), matrix, False, None)
         took = time.perf_counter() - t0
         try:
             n_tasks = whole.n_tasks if tasks is None else whole.select_tasks(tasks).n_tasks
