@@ -261,9 +261,9 @@ def _note_shadowed(path: Path) -> None:
 
 def _require_input(path: Path, what: str, bundled_ok: bool = True, targets_ok: bool = False) -> None:
     """click.BadParameter naming ``what`` when ``path`` is neither a file or folder nor (where
-    ``bundled_ok``) a bundled bank's name; it names the bundled bank a misspelling means, and (where
-    ``targets_ok``: ``bank build``) the bundled target set."""
-    if path.exists() or (bundled_ok and str(path) in BANKS):
+    ``bundled_ok``) a bundled bank's name nor (where ``targets_ok``: ``bank build``) a bundled target set's; it
+    names the bundled bank or target set a misspelling means."""
+    if path.exists() or (bundled_ok and str(path) in BANKS) or (targets_ok and str(path) in TARGET_SETS):
         _note_shadowed(path)
         return
     import difflib
@@ -390,16 +390,16 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     --out held before, else null). Exits
     with code 2 (message on stderr) if the input is invalid.
     """
-    # a bundled target set by name too (a trial: playing a bash-only agent live needed its row in a file)
-    target_set = str(path) in TARGET_SETS and not path.exists()
-    if not target_set:
-        _require_input(path, "PATH", targets_ok=True)
+    _require_input(path, "PATH", targets_ok=True)
     check_output_file(out, "--out")
     _refuse_json_on_stdout(out, as_json)
     refuse_overwriting_inputs(out, "--out", {"PATH": path, "--tasks": tasks})
     _refuse_json_name(out)
     earlier = _earlier_bank(out)
-    bundled = (str(path) in BANKS or target_set) and not path.exists()  # a bundled bank by name: written out as a copy
+    # a bundled bank by name, or a bundled target set (a trial: playing a bash-only agent live needed its rows in a
+    # file): written out as a copy
+    target_set = str(path) in TARGET_SETS and not path.exists()
+    bundled = target_set or (str(path) in BANKS and not path.exists())
     if bundled and (split is not None or tasks is not None):
         raise click.BadParameter(f"--split / --tasks read a leaderboard checkout; {path!s} is a bundled bank",
                                  param_hint="--split / --tasks")
