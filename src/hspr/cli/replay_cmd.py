@@ -724,8 +724,8 @@ def register(group: click.Group) -> None:
         wall = time.perf_counter() - t0
         import pandas as pd
 
-        from ..report.inputs import pass_rate_notes, shift_flag_notes  # here: pandas costs every TAB of shell completion
-        from ..report.stats import summarize  # here: scipy.stats and pandas cost ~0.8 s of every TAB (a trial)
+        from ..report.inputs import pass_rate_notes  # here: pandas costs every TAB of shell completion
+        from ..report.stats import shift_flag_notes, summarize  # here: scipy.stats and pandas cost ~0.8 s of every TAB
 
         summary = summarize(pd.DataFrame(all_runs))
         payload = {

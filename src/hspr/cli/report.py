@@ -61,7 +61,7 @@ def register(group: click.Group) -> None:
             shift_flag_notes,
             write_report,
         )
-        from ..report.figures import figure_budgets, has_budget_sweep
+        from ..report.figures import at_budgets, figure_budgets, has_budget_sweep
         from ..report.inputs import default_baseline
 
         out, err = make_console(width=None if sys.stdout.isatty() else 140), make_console(stderr=True)
@@ -124,7 +124,7 @@ def register(group: click.Group) -> None:
                           "10 %) has a 90 % interval" if some else "no run in the results has a 90 % interval"),
                           markup=False, soft_wrap=True)
             else:  # a hostile trial: a method run at 5 % only was left out of the 10 % coverage figure unsaid
-                at = runs[runs["budget_fraction"] == runs["bank"].map(figure_budgets(runs, baseline))]
+                at = at_budgets(runs, figure_budgets(runs, baseline))
                 with_band = set(runs.loc[runs["lower"].notna(), "method"]) if "lower" in runs else set()
                 missed = sorted(with_band - set(at["method"]))  # one order whatever the files' order
                 if missed:

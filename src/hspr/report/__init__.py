@@ -55,9 +55,17 @@ from .inputs import (
     pass_rate_notes,
     read_results,
     runs_frame,
-    shift_flag_notes,
 )
-from .stats import coverage_table, holm, paired_analysis, paired_stats, per_target_errors, seed_metrics, summarize
+from .stats import (
+    coverage_table,
+    holm,
+    paired_analysis,
+    paired_stats,
+    per_target_errors,
+    seed_metrics,
+    shift_flag_notes,
+    summarize,
+)
 from .tables import comparison_markdown, comparison_rich, comparison_table, paired_markdown, paired_rich
 
 __all__ = ["BAND_PP", "DECIMALS", "MACRO", "MAIN_FRACTION", "NOMINAL_LEVEL", "POOLED", "REQUIRED_COLUMNS", "RUN_KEY", "TABLE_FILES",

@@ -93,8 +93,9 @@ def has_budget_sweep(runs: pd.DataFrame) -> bool:
     return bool(len(runs)) and int(runs.groupby(["bank", "method"])["budget_fraction"].nunique().max()) > 1
 
 
-def _at_budgets(runs: pd.DataFrame, budgets: Mapping[str, float]) -> pd.DataFrame:
-    """The runs of each bank at its budget in ``budgets`` (bank -> budget fraction)."""
+def at_budgets(runs: pd.DataFrame, budgets: Mapping[str, float]) -> pd.DataFrame:
+    """The runs of each bank at its budget in ``budgets`` (bank -> budget fraction, e.g. :func:`figure_budgets`'s:
+    the runs the estimate-vs-truth and coverage figures draw)."""
     return runs[runs["budget_fraction"] == runs["bank"].map(budgets)]
 
 
@@ -204,7 +205,7 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
     from matplotlib.figure import Figure
 
     budgets = figure_budgets(runs, baseline, budget_fraction)
-    sub = _at_budgets(runs, budgets)
+    sub = at_budgets(runs, budgets)
     per_bank = dict(also) if isinstance(also, Mapping) else None
     methods = [baseline] + ([m for m in dict.fromkeys(per_bank.values()) if m is not None] if per_bank is not None
                             else [also] if also is not None else [])
@@ -213,8 +214,9 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
             fracs = sorted(set(budgets.values()))
             at = (_pct(fracs[0]) if len(fracs) == 1 else
                   "per bank " + ", ".join(f"{b} {_pct(budgets[b])}" for b in bank_order(budgets)))
-            raise ReportError(f"method {m!r} has no runs at the figure's budget, {at} (the baseline's budget closest "
-                              f"to 10 %; methods there: {', '.join(_methods(sub))})")
+            why = "the one given" if budget_fraction is not None else "the baseline's budget closest to 10 %"
+            raise ReportError(f"method {m!r} has no runs at the figure's budget, {at} ({why}; methods there: "
+                              f"{', '.join(_methods(sub))})")
     col = _colors(_methods(runs))
     banks = bank_order(sub.loc[sub["method"] == baseline, "bank"])
     mixed = len({budgets[b] for b in banks}) > 1
@@ -294,7 +296,7 @@ def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None, ba
     from matplotlib.figure import Figure
 
     budgets = figure_budgets(runs, baseline, budget_fraction)
-    parts = [coverage_table(g, budgets[b]) for b, g in _at_budgets(runs, budgets).groupby("bank", sort=False)]
+    parts = [coverage_table(g, budgets[b]) for b, g in at_budgets(runs, budgets).groupby("bank", sort=False)]
     cov = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     if cov.empty:
         return None

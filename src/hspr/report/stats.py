@@ -7,6 +7,7 @@ import inspect
 import math
 import numbers
 import warnings
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,7 @@ from .inputs import (
     ReportError,
     _check_runs,
     _closest_fraction,
+    _is_null,
     _methods,
     bank_order,
     default_baseline,
@@ -406,3 +408,61 @@ def coverage_table(runs: pd.DataFrame, budget_fraction: float | None = None) -> 
                          "n_runs": len(g), "n_targets": nt, "mean_width_pp": float(100 * np.mean(hi - lo))})
     cols = ["bank", "method", "level", "coverage", "ci_low", "ci_high", "n_runs", "n_targets", "mean_width_pp"]
     return pd.DataFrame(rows, columns=cols)
+
+
+def shift_flag_notes(runs: Iterable[Mapping] | pd.DataFrame) -> list[str]:
+    """One sentence per bank, method and budget whose runs carry the shift flag (a run's ``shift.unlike_history``;
+    ``hspr_robust``): on how many runs and targets it was raised, and the error and 90 % coverage (:func:`covered`) of the
+    flagged runs against the others, so that a user can see what a flag is worth (a trial of the flag had to write a script
+    for it; on the bash-only agents at 10 % it is no forecast of a miss). ``hspr replay`` and ``hspr report`` print
+    them.
+
+    Parameters
+    ----------
+    runs : iterable of run records (dicts), or the DataFrame of :func:`~hspr.report.inputs.read_results`
+        Records without a ``shift`` dict holding ``unlike_history`` are left out.
+
+    Returns
+    -------
+    list of str
+        Sorted by bank, method and budget (the same for the runs in any order); errors in pp.
+    """
+    records = runs.to_dict("records") if isinstance(runs, pd.DataFrame) else runs
+    groups: dict[tuple, list[tuple]] = {}
+    for r in records:
+        shift = r.get("shift")
+        if not isinstance(shift, Mapping) or "unlike_history" not in shift:
+            continue
+        lower, upper = r.get("lower"), r.get("upper")
+        held = None if _is_null(lower) or _is_null(upper) else bool(covered(lower, upper, r["truth"]))
+        # a run with too few outcomes or held-out source runs got no verdict (a re-trial: 'raised on 0 of 28 runs' at 5
+        # tasks, where none could be)
+        verdict = shift.get("enough_outcomes", True) is not False and shift.get("enough_reference", True) is not False
+        groups.setdefault((r.get("bank"), r.get("method"), r.get("budget")), []).append(
+            (bool(shift["unlike_history"]), r.get("target"), 100 * abs(r["estimate"] - r["truth"]), held, verdict))
+    out = []
+    for (bank, method, budget), rows in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]), kv[0][2] or 0)):
+        judged = [x for x in rows if x[4]]
+        flagged = [x for x in judged if x[0]]
+        others = [x for x in judged if not x[0]]
+        none = len(rows) - len(judged)
+        head = f"{bank} {method} at {budget} tasks: the shift flag "
+        if not judged:
+            out.append(head + f"gave no verdict on its {len(rows)} runs (too few outcomes or held-out source runs)")
+            continue
+        head += (f"was raised on {len(flagged)} of {len(judged)} runs ({len({x[1] for x in flagged})} of "
+                 f"{len({x[1] for x in judged})} targets)" + (f", and gave no verdict on {none} more (too few outcomes "
+                                                              "or held-out source runs)" if none else ""))
+        if not flagged or not others:
+            out.append(head)
+            continue
+
+        def held(xs: list[tuple]) -> str:
+            known = [x[3] for x in xs if x[3] is not None]
+            return f"{sum(known)} of {len(known)}"
+
+        mae = (float(np.mean([x[2] for x in flagged])), float(np.mean([x[2] for x in others])))
+        out.append(f"{head}; their MAE {mae[0]:.2f} pp against {mae[1]:.2f} for the others, and their 90 % interval held "
+                   f"the true score in {held(flagged)} runs against {held(others)} (docs/shift-protocols.md, 'The shift "
+                   "diagnostic': what a flag is worth)")
+    return out

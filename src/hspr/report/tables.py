@@ -87,9 +87,9 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     # rows, when the bank counts in the macro): a trial found MaxErr over 10 targets marked best against 14
     sets = runs.groupby(["budget_fraction", "bank", "method"], sort=False)["target"].agg(frozenset)
     unequal = {k for k, per in sets.groupby(level=[0, 1], sort=False) if per.nunique() > 1}
-    # and where a method's targets were replayed on different numbers of seeds: its per-seed metrics then average
-    # over different targets (a hostile trial: a MAE of 3.4 against 5.7 over every target, ranked as any other)
-    # (the sets of seeds, not their counts: a re-trial dropped seed 0 for half the targets and seed 2 for the rest)
+    # and where a method's targets were replayed on different sets of seeds (in number or not): its per-seed metrics
+    # then average over different targets (a hostile trial: a MAE of 3.4 against 5.7 over every target, ranked as any
+    # other; a re-trial dropped seed 0 for half the targets and seed 2 for the rest); _warn_uneven_seeds says which
     seeds = runs.groupby(["budget_fraction", "bank", "method", "target"], sort=False)["seed"].agg(frozenset)
     unequal |= {k[:2] for k, per in seeds.groupby(level=[0, 1, 2], sort=False) if per.nunique() > 1}
     in_macro = {f: set(macro_banks(g["bank"])) for f, g in s.groupby("budget_fraction", sort=False)}
