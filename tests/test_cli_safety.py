@@ -1156,6 +1156,33 @@ def test_an_out_file_in_a_folder_that_cannot_be_written_is_said_to_be_replaced_n
         common._writable_ancestor(tmp_path / "y.json", "--out")
 
 
+def test_a_folder_that_access_calls_writable_but_takes_no_file_is_refused_before_the_work(tmp_path, monkeypatch):
+    """As root, os.access says yes to /sys, and `select --out /sys/x.json` failed after minutes of selection: the
+    folder is tested with a temporary file (and nothing is left); a device such as /dev/stdout is not tested."""
+    import tempfile
+
+    import click
+
+    from hspr.cli import common
+
+    (tmp_path / "keep.json").write_text("{}")
+    common.check_output_file(tmp_path / "new" / "x.json", "--out")  # a writable folder passes, and gets nothing
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["keep.json"]
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    with pytest.raises(click.BadParameter, match=r"cannot write .*x.json: a test file could not be made in the folder "
+                                                 r".* \(Permission denied\); fix the folder's permissions"):
+        common.check_output_file(tmp_path / "x.json", "--out")
+    assert common.check_output_file("/dev/stdout", "--out") == Path("/dev/stdout")
+    result = CliRunner().invoke(main, ["select", "--bank", "lite", "--fold", "0", "--fast", "--out",
+                                       str(tmp_path / "sel.json")])
+    assert result.exit_code == 2 and "a test file could not be made" in result.output
+    assert "select lite" not in result.output  # refused before the selection started
+
+
 def test_an_output_in_a_folder_that_is_a_dangling_link_is_refused_before_the_work(tmp_path):
     """A re-trial: `replay --out lnk/x.json`, lnk a symbolic link to nothing, ran the whole replay and then said
     "File exists; ... free space"; `report --out-dir lnk/sub` said the same. A loop of links is named as one."""

@@ -11,6 +11,7 @@ import copy
 import errno
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -18,7 +19,7 @@ from types import MappingProxyType
 import click
 
 from ..data.io import bank_dir_of
-from ..fileio import OS_FIXES, dangling_link, dangling_words, names_stdout
+from ..fileio import OS_FIXES, dangling_link, dangling_words, is_descriptor_path, names_stdout
 from ..parallel import BACKENDS, cluster
 from .meta import say_warning, to_null_device
 
@@ -61,7 +62,8 @@ def argv_text(ctx: click.Context | None, param: click.Parameter | None, value: s
 
 def _writable_ancestor(p: Path, option: str) -> None:
     """The first existing folder above ``p`` must be a writable folder, and no folder on the way a symbolic link
-    to nothing (click.BadParameter)."""
+    to nothing (click.BadParameter). Writable is tested by making (and removing) a one-byte temporary file there,
+    unless ``p`` exists and is not a regular file (a device such as /dev/stdout, a pipe)."""
     dangling = dangling_link(p.parent)
     if dangling is not None:  # a re-trial: "File exists; free space" after a whole replay
         raise click.BadParameter(f"cannot create {p}: the folder {dangling_words(dangling)}; make that folder or fix "
@@ -79,6 +81,16 @@ def _writable_ancestor(p: Path, option: str) -> None:
         raise click.BadParameter(f"cannot {verb} {p}: the folder {a} is not writable"
                                  + (" (a file is written beside it and moved over it, so that it is never half-written)"
                                     if p.exists() else "") + "; choose another path", param_hint=option)
+    if is_descriptor_path(p) or (p.exists() and not p.is_file()):  # /dev/stdout, a pipe: written in place
+        return
+    try:  # a trial: as root, os.access says yes to /sys, and `select --out` failed after minutes of selection
+        with tempfile.TemporaryFile(dir=a) as fh:
+            fh.write(b"\0")
+    except OSError as exc:
+        fix = ("fix the folder's permissions" if exc.errno in (errno.EACCES, errno.EPERM, errno.ENOENT) else
+               OS_FIXES.get(exc.errno, "fix the permissions"))
+        raise click.BadParameter(f"cannot write {p}: a test file could not be made in the folder {a} "
+                                 f"({exc.strerror or exc}); {fix}, or choose another path", param_hint=option) from None
 
 
 #: file suffixes of the formats hspr writes, and of the inputs a user keeps (a bank, a session, a figure)
@@ -113,8 +125,8 @@ def refuse_folder_name(path: str | os.PathLike | None, option: str) -> None:
 def check_output_file(path: str | os.PathLike | None, option: str) -> Path | None:
     """Check that file ``path`` can be written (missing folders are created when it is); None passes.
 
-    Nothing is created here. Raises click.BadParameter naming ``option`` when ``path`` is a
-    folder, or when the first existing folder above it is a file or not writable.
+    Nothing is left behind (a one-byte temporary file tests the folder). Raises click.BadParameter naming
+    ``option`` when ``path`` is a folder, or when the first existing folder above it is a file or not writable.
     """
     if path is None:
         return None
