@@ -551,6 +551,19 @@ def test_coverage_figure_lists_methods_in_the_tables_order_whatever_the_runs_ord
         assert [x for x in labels if not x.startswith("nominal")] == ["hspr", "hspr_robust", "uniform"]
 
 
+
+def test_a_label_starting_with_an_underscore_keeps_its_legend_entry_in_every_figure():
+    """matplotlib drops legend labels that start with '_': a run labelled `_test` had no entry (a hostile trial)."""
+    truths = {"lite": np.linspace(0.1, 0.6, 8)}
+    errors = {("lite", m): np.full((1, 8), 0.01) for m in ("_test", "hspr")}
+    runs = make_runs(errors, truths, fractions=(0.05, 0.10), intervals=dict.fromkeys(errors, 0.02))
+    figs = [report.figures.figure_coverage(runs), report.figures.figure_estimate_vs_truth(runs, "hspr", also="_test"),
+            report.figures.figure_budget_curves(runs, "hspr")]
+    for fig in figs:
+        texts = [t.get_text() for leg in [*fig.legends, *(a.get_legend() for a in fig.axes)] if leg is not None
+                 for t in leg.get_texts()]
+        assert " _test" in texts and "hspr" in texts, texts
+
 def test_coverage_figure_width_labels_do_not_overlap():
     """Eleven methods on two banks (the shift table): the mean-width labels stood side by side and
     ran into each other, and placed on the bars they crossed the neighbouring bars (a new-user trial):

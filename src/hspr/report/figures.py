@@ -30,6 +30,12 @@ def _colors(methods: Sequence[str]) -> dict:
     return {m: tab(i % 20) for i, m in enumerate(methods)}
 
 
+def _legend(label: str) -> str:
+    """``label`` as a legend entry: matplotlib leaves out every label that starts with '_', so such a
+    label (a method or run label of one's own, ``_test``) gets a leading space (a hostile trial)."""
+    return " " + label if label.startswith("_") else label
+
+
 #: the file names (without suffix) :func:`make_figures` writes, in its order
 FIGURE_STEMS = ("budget_curves", "estimate_vs_truth", "coverage")
 #: the suffixes :func:`make_figures` writes by default
@@ -136,7 +142,7 @@ def figure_budget_curves(runs: pd.DataFrame, baseline: str | None = None, table:
                 # the baseline thick and beneath, each method its own marker: a method equal to the baseline
                 # (an ablation that changes nothing on a bank) stays visible on it (a new-user trial)
                 ax.plot(100 * g["budget_fraction"], g[metric], marker=_MARKERS[k % len(_MARKERS)],
-                        ms=6 if strong else 4, lw=2.6 if strong else 1.2, color=col[m], label=m,
+                        ms=6 if strong else 4, lw=2.6 if strong else 1.2, color=col[m], label=_legend(m),
                         zorder=2 if strong else 3, alpha=0.75 if strong else 1.0)
             if log:
                 _plain_log_axis(ax)
@@ -167,7 +173,7 @@ def figure_budget_curves(runs: pd.DataFrame, baseline: str | None = None, table:
     for ax in axes.ravel():
         h, lab = ax.get_legend_handles_labels()
         seen.update({k: v for k, v in zip(lab, h) if k not in seen})
-    shown = [m for m in methods if m in seen]
+    shown = [_legend(m) for m in methods if _legend(m) in seen]
     fig.legend([seen[m] for m in shown], shown, loc="outside lower center", ncol=min(len(shown), 6), frameon=False)
     fig.suptitle("Score-recovery error against budget (seed-averaged)")
     return fig
@@ -236,7 +242,7 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
             if g["seed"].nunique() > 1:
                 ax.vlines(t, 100 * a["emin"], 100 * a["emax"], color=col[m], lw=0.7, alpha=0.5)
             ax.scatter(t, e, s=16, color=col[m] if k == 0 else "none", edgecolors=col[m], lw=0.9,
-                       marker="o" if k == 0 else "s", label=m, zorder=3 - k)
+                       marker="o" if k == 0 else "s", label=_legend(m), zorder=3 - k)
             lo_all += [t.min(), e.min()]
             hi_all += [t.max(), e.max()]
             # the table's MAE (per seed over the targets, then averaged over seeds; HSPR_SPEC 7) and the
@@ -317,7 +323,7 @@ def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None, ba
             g = cov[cov["method"] == m].set_index("bank").reindex(banks)
             x = np.arange(len(banks)) + (k - (len(methods) - 1) / 2) * width
             yerr = _yerr(g)
-            ax.errorbar(x, g["coverage"], yerr=yerr, fmt="o", color=col[m], capsize=3, label=m)
+            ax.errorbar(x, g["coverage"], yerr=yerr, fmt="o", color=col[m], capsize=3, label=_legend(m))
             for xi, c, w in zip(x, g["coverage"], g["mean_width_pp"]):
                 # vertical, each in its bar's column above the plot: placed on the bars they crossed the
                 # neighbouring bars (a new-user trial)
@@ -345,7 +351,7 @@ def figure_coverage(runs: pd.DataFrame, budget_fraction: float | None = None, ba
             if g.empty:
                 continue
             ax.errorbar(g["level"], g["coverage"], yerr=_yerr(g),
-                        fmt="o-", color=col[m], capsize=3, ms=4, lw=1, label=m)
+                        fmt="o-", color=col[m], capsize=3, ms=4, lw=1, label=_legend(m))
         ax.plot([0, 1], [0, 1], color="0.4", ls="--", lw=0.8)
         ax.set_xlim(0, 1.02)
         ax.set_ylim(0, 1.02)
