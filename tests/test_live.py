@@ -1075,7 +1075,8 @@ def test_next_text_and_json_give_the_same_stop(bank, tmp_path):
     assert live.stop_reason() == why and "narrower than the stop width 100 pp" in why
     res = CliRunner().invoke(main, ["live", "next", "--session", str(live.path)])
     assert res.exit_code == 0 and res.stdout == "" and res.stderr.strip() == f"stop: {why}"
-    assert cli(["next", "--session", live.path, "--json"])["stop_reason"] == why
+    doc = cli(["next", "--session", live.path, "--json"])
+    assert doc["stop_reason"] == why and doc["notes"] == [f"stop: {why}"]  # the text's line is a note (a scripting trial)
     res = CliRunner().invoke(main, ["live", "status", "--stop-width", "none", "--session", str(live.path)])
     assert "note: the session's stop width (100 pp) is removed" in res.stderr  # removes the width: the budget rule only
     res = CliRunner().invoke(main, ["live", "status", "--stop-width", "none", "--session", str(live.path)])

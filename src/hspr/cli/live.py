@@ -768,7 +768,8 @@ def register(group: click.Group) -> None:
         shown = {t: describe_outcome(live_s.hidden_outcome(t), tr) for t in tasks} if reveal else {}
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, "out": out,
-                                   "missing_predictions": missing, "notes": [short] if short else [],
+                                   "missing_predictions": missing,  # the text's stop line too (a scripting trial)
+                                   "notes": [f"stop: {why}"] if why is not None else [short] if short else [],
                                    **({"revealed": shown} if reveal else {}), **st.to_dict()}))
             return
         if why is not None:
