@@ -131,6 +131,30 @@ def test_no_output_replaces_another_live_session_file_of_any_name(files):
     res = run("report", files / "r.json", "--out-dir", rep)
     assert res.exit_code == 0 and "earlier report" not in res.output and (rep / "budget_curves.png").read_text() == "my own"
     assert (rep / "coverage.png").read_bytes().startswith(b"\x89PNG")
+    # a real figure of another program under a figure's name (a screenshot, a matplotlib figure of one's own, an
+    # Inkscape drawing) is refused; an hspr figure written before hspr named itself (no Software text) is replaced
+    import io
+
+    from matplotlib.figure import Figure
+
+    from hspr.report.runplot import is_figure_file
+
+    assert is_figure_file(rep / "coverage.png") and is_figure_file(rep / "coverage.svg")  # this report's, named
+    theirs, older = io.BytesIO(), io.BytesIO()
+    Figure().savefig(theirs, format="png")  # matplotlib names itself
+    Figure().savefig(older, format="png", metadata={"Software": None})  # as hspr wrote its figures before
+    inkscape = '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" xmlns:inkscape="x"><g/></svg>\n'
+    for name, data in (("coverage.png", theirs.getvalue()), ("coverage.svg", inkscape.encode())):
+        before = (rep / name).read_bytes()
+        (rep / name).write_bytes(data)
+        res = run("report", files / "r.json", "--out-dir", rep)
+        assert res.exit_code == 2 and f"{rep / name} exists and is not the {name} of an hspr report" \
+            in " ".join(res.output.split()), res.output
+        assert (rep / name).read_bytes() == data
+        (rep / name).write_bytes(before)
+    (rep / "coverage.png").write_bytes(older.getvalue())
+    assert run("report", files / "r.json", "--out-dir", rep).exit_code == 0
+    assert (rep / "coverage.png").read_bytes() != older.getvalue() and is_figure_file(rep / "coverage.png")
 
 
 def test_outputs_never_overwrite_the_files_a_session_was_started_from(files):

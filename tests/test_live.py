@@ -2065,13 +2065,18 @@ def test_live_plot_of_a_session_and_of_a_replay_target(bank, tmp_path):
         res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--out", str(tmp_path / name)])
         assert res.exit_code == 2 and "is not a" in res.output and "it is not replaced" in res.output, res.output
     assert (tmp_path / "notes.png").read_text() == "my notes"
-    # a re-trial: an SVG opening with a comment is a figure; XML with '<svg' in its body is not
-    (tmp_path / "c.svg").write_text('<!-- drawn by another tool -->\n<svg xmlns="http://www.w3.org/2000/svg"></svg>')
+    # a re-trial: an SVG (of matplotlib) opening with a comment is a figure; XML with '<svg' in its body is not, nor
+    # (a later hostile trial) a figure another program drew
+    made = ('<svg xmlns="http://www.w3.org/2000/svg"><metadata><dc:creator>\n <cc:Agent>\n  <dc:title>Matplotlib v3.9'
+            '</dc:title></cc:Agent></dc:creator></metadata></svg>')
+    (tmp_path / "c.svg").write_text('<!-- a comment -->\n' + made)
     (tmp_path / "n.svg").write_text('<?xml version="1.0"?><notes>see <svg> below</notes>')
+    (tmp_path / "i.svg").write_text('<!-- drawn by another tool -->\n<svg xmlns="http://www.w3.org/2000/svg"></svg>')
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--out", str(tmp_path / "c.svg")])
     assert res.exit_code == 0, res.output
-    res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--out", str(tmp_path / "n.svg")])
-    assert res.exit_code == 2 and "is not an SVG figure" in res.output
+    for name in ("n.svg", "i.svg"):
+        res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--out", str(tmp_path / name)])
+        assert res.exit_code == 2 and "is not an SVG figure drawn by hspr" in " ".join(res.output.split()), res.output
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--out", str(tmp_path / "run.png")])
     assert res.exit_code == 0  # its own figure is replaced
     from hspr.report import runplot

@@ -1011,8 +1011,8 @@ def register(group: click.Group) -> None:
             check_output_file(out, "--out")  # a session file, a folder, 'x/' or a file where a folder should be
             if (not is_descriptor_path(out) and Path(out).is_file() and Path(out).suffix.lower() in (".png", ".svg")
                     and not is_figure_file(out)):
-                raise click.BadParameter(f"{out} exists and is not {'a PNG' if Path(out).suffix.lower() == '.png' else 'an SVG'} figure; "
-                                         "it is not replaced: choose another file, or move that one away first",
+                raise click.BadParameter(f"{out} exists and is not {'a PNG' if Path(out).suffix.lower() == '.png' else 'an SVG'} figure "
+                                         "drawn by hspr; it is not replaced: choose another file, or move that one away first",
                                          param_hint="--out")
             sw = live_s.stop_width
             if target is None:  # a trial session (--hide): the hidden agent's true score drawn beside its run

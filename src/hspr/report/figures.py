@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..errors import shorten
 from .inputs import BAND_PP, MACRO, ReportError, _check_runs, _closest_fraction, _methods, bank_order, default_baseline
-from .runplot import PLAIN_TEXT
+from .runplot import FIGURE_METADATA, PLAIN_TEXT
 from .stats import coverage_table
 from .tables import _pct, comparison_table
 
@@ -49,7 +49,7 @@ def _save(fig, out_dir: Path, stem: str, formats: Sequence[str]) -> list[Path]:
     paths = []
     for ext in formats:
         p = out_dir / f"{stem}.{ext}"
-        meta = {"Date": None} if ext == "svg" else {"Software": None} if ext == "png" else None
+        meta = dict(FIGURE_METADATA[ext]) if ext in FIGURE_METADATA else None
         fig.savefig(p, dpi=150, bbox_inches="tight", metadata=meta)
         paths.append(p)
     return paths

@@ -98,24 +98,57 @@ def _figure_run(path, title, stop_width_pp, truth, budget):
 
 
 def is_figure_file(path: str | Path) -> bool:
-    """Whether the existing file ``path`` holds a figure of its suffix's kind (PNG by its signature, SVG
-    by an ``<svg`` element near its start), so that writing a figure there replaces a figure, not
-    a user's text file named ``notes.png`` (a hostile trial). An empty file counts as one."""
+    """Whether the existing file ``path`` holds a figure that hspr may replace: of its suffix's kind (PNG by its
+    signature, SVG by an ``<svg`` element near its start), so that writing a figure there replaces a figure, not a
+    user's text file named ``notes.png`` (a hostile trial), and drawn by hspr as far as the file tells: a PNG
+    whose ``Software`` text names another program (a screenshot, a figure of one's own from matplotlib) and an
+    SVG whose creator is neither hspr nor matplotlib (an Inkscape drawing) are not (a hostile trial). hspr's
+    figures name it (:data:`FIGURE_METADATA`); those written before they did name no program (PNG) or
+    matplotlib (SVG), and pass. An empty file counts as one."""
     path = Path(path)
     with open(path, "rb") as fh:
-        head = fh.read(4096)
+        head = fh.read(1 << 16)
     if not head:
         return True
     ext = path.suffix.lower()
     if ext == ".png":
-        return head.startswith(b"\x89PNG\r\n\x1a\n")
+        if not head.startswith(b"\x89PNG\r\n\x1a\n"):
+            return False
+        software = _png_software(head)
+        return software is None or software.startswith(b"hspr")
     if ext == ".svg":  # the first element is <svg>, after an XML declaration, comments and a doctype (a re-trial)
-        return _SVG_START.match(head) is not None
+        if _SVG_START.match(head) is None:
+            return False
+        creator = _SVG_CREATOR.search(head)
+        return creator is not None and creator.group(1).startswith((b"hspr", b"Matplotlib"))
     return False
+
+
+#: the metadata of every figure hspr writes, by format: no date (the same run gives the same file) and the
+#: program's name, by which :func:`is_figure_file` tells hspr's figures from a user's
+FIGURE_METADATA = MappingProxyType({"png": MappingProxyType({"Software": "hspr"}),
+                                    "svg": MappingProxyType({"Date": None, "Creator": "hspr"})})
+
+
+def _png_software(data: bytes) -> bytes | None:
+    """The text of the first ``Software`` tEXt chunk among the chunks before the image data of PNG bytes
+    ``data``, or None."""
+    pos = 8
+    while pos + 8 <= len(data):
+        length, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
+        if kind == b"IDAT":
+            return None
+        if kind == b"tEXt":
+            key, _, text = data[pos + 8:pos + 8 + length].partition(b"\0")
+            if key == b"Software":
+                return text
+        pos += 12 + length
+    return None
 
 
 _SVG_START = re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*\?>\s*)?(?:(?:<!--.*?-->|<!doctype[^>]*>)\s*)*<svg[\s>]",
                         re.I | re.S)
+_SVG_CREATOR = re.compile(rb"<dc:creator>\s*<cc:Agent>\s*<dc:title>([^<]*)</dc:title>", re.S)
 
 
 def save_figure(fig, path: str | Path) -> Path:
@@ -139,6 +172,6 @@ def save_figure(fig, path: str | Path) -> Path:
     buf = io.BytesIO()
     with matplotlib.rc_context({"svg.hashsalt": "hspr-run"}):
         fig.savefig(buf, format=ext, dpi=150, bbox_inches="tight",
-                    metadata={"Date": None} if ext == "svg" else {"Software": None})
+                    metadata=dict(FIGURE_METADATA[ext]))
     write_bytes_durable(buf.getvalue(), path)  # a full disk leaves no empty or half-written figure
     return path
