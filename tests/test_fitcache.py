@@ -191,7 +191,7 @@ def test_an_interrupted_store_leaves_no_temporary_file(tmp_path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(fitcache.pickle, "dumps", interrupted)
+    monkeypatch.setattr(fitcache.os, "replace", interrupted)  # the entry written, not yet moved in
     with pytest.raises(KeyboardInterrupt):
         fitcache.cached_fit(bank.digest(), "uniform", {}, bank.tasks, lambda: get_method("uniform").fit(bank))
     assert list((tmp_path / "fits").iterdir()) == []

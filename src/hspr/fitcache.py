@@ -208,6 +208,13 @@ def _store(path: Path, key: str, model, again: str = "fit again") -> None:
         warnings.warn(f"cannot write the fit cache in {path.parent} ({why}); the next command will {again}: {fix}",
                       stacklevel=3)
 
+    try:  # pickled before any file is made, so that a model that does not pickle leaves nothing to clean up
+        body = pickle.dumps({"key": key, "model": model}, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # a method-writer's trial: told the (writable) folder was the problem
+        warnings.warn(f"the fitted model of {type(model).__qualname__} cannot be pickled ({type(exc).__name__}: "
+                      f"{exc}), so it is not kept in the fit cache: every command fits it again (a method's fitted "
+                      "model must pickle to be cached, and to run in replay --workers > 1)", stacklevel=3)
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -224,15 +231,6 @@ def _store(path: Path, key: str, model, again: str = "fit again") -> None:
             skipped(exc.strerror or str(exc))
         return
     try:
-        try:
-            body = pickle.dumps({"key": key, "model": model}, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # a method-writer's trial: told the (writable) folder was the problem
-            os.close(fd)
-            os.unlink(tmp)
-            warnings.warn(f"the fitted model of {type(model).__qualname__} cannot be pickled ({type(exc).__name__}: "
-                          f"{exc}), so it is not kept in the fit cache: every command fits it again (a method's fitted "
-                          "model must pickle to be cached, and to run in replay --workers > 1)", stacklevel=3)
-            return
         with os.fdopen(fd, "wb") as fh:
             fh.write(_MAGIC + hashlib.sha256(body).digest())
             fh.write(body)
@@ -241,7 +239,7 @@ def _store(path: Path, key: str, model, again: str = "fit again") -> None:
         warnings.warn(f"the fit cache in {path.parent} was emptied while an entry was written; the next command will "
                       f"{again}", stacklevel=3)
         return
-    except BaseException as exc:  # full disk, read-only folder, unpicklable model: skip caching
+    except BaseException as exc:  # full disk, read-only folder: skip caching
         try:
             os.unlink(tmp)  # also on Ctrl-C (a trial: an interrupted store left its temporary file for an hour)
         except OSError:
