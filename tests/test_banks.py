@@ -176,6 +176,19 @@ def test_a_bundled_target_set_is_written_by_name_and_named_where_an_agent_to_hid
     assert "`hspr bank build bash-only --out bash-only.csv`, `hspr bank merge verified bash-only.csv --out " \
            "verified+bash-only.csv`, then `hspr live start --matrix verified+bash-only.csv --hide 'Kimi K2 Instruct'` with " \
            "this command's other options" in said
+    # a slip or another letter case of such an agent's id gets the hint and the recipe, with the id as the set has it;
+    # an id near an agent of the bank gets that agent only
+    for typed in ("kimi k2 instruct", "Kimi K2 Instuct"):
+        res = CliRunner().invoke(main, ["live", "start", "--bank", "verified", "--hide", typed, "--budget", "5",
+                                        "--session", str(tmp_path / "k.hspr")])
+        said = " ".join(res.output.split())
+        assert res.exit_code == 2 and "did you mean 'Kimi K2 Instruct'? It is an agent of the bundled target set " \
+            "'bash-only'" in said and "--hide 'Kimi K2 Instruct'` with" in said, said
+    near_bank = load_bank("verified").agents[0].upper()
+    res = CliRunner().invoke(main, ["live", "start", "--bank", "verified", "--hide", near_bank, "--budget", "5",
+                                    "--session", str(tmp_path / "k.hspr")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and f"did you mean {load_bank('verified').agents[0]!r}" in said and "target set" not in said
     res = CliRunner().invoke(main, ["bank", "merge", "verified", str(tmp_path / "bo.csv"), "--out", str(tmp_path / "vb.csv")])
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(main, ["live", "start", "--matrix", str(tmp_path / "vb.csv"), "--hide", "Kimi K2 Instruct",

@@ -53,17 +53,31 @@ def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_ze
 
 def _in_target_set(agent: str, mat: ResponseMatrix) -> str:
     """When ``agent`` is a row of a bundled target set scored against the bundled bank ``mat``, how to play it
-    live (a trial of the shift flag looked for a bash-only agent in Verified and found no recipe); else ''."""
+    live (a trial of the shift flag looked for a bash-only agent in Verified and found no recipe); when no agent
+    of ``mat`` is near ``agent`` but one of such a set is (letter case, a slip: :func:`did_you_mean`), that agent
+    and the same recipe; else ''."""
     from ..data.banks import TARGET_SETS, load_target_set
 
     bank = str(mat.source).removeprefix("bank:") if str(mat.source).startswith("bank:") else None
-    for name, info in TARGET_SETS.items():
-        if info.bank == bank and agent in load_target_set(name).agents:
-            return (f"; it is an agent of the bundled target set {name!r}, scored against {bank} by `hspr replay --bank "
-                    f"{bank} --targets {name}`. To play it live, add that set's rows to the bank and hide it there "
-                    f"(the set's other agents are then sources too): `hspr bank build {name} --out {name}.csv`, `hspr "
-                    f"bank merge {bank} {name}.csv --out {bank}+{name}.csv`, then `hspr live start --matrix "
-                    f"{bank}+{name}.csv --hide {shlex.quote(agent)}` with this command's other options")
+    sets = {name: load_target_set(name).agents for name, info in TARGET_SETS.items() if info.bank == bank}
+
+    def recipe(name: str, a: str) -> str:
+        return (f"it is an agent of the bundled target set {name!r}, scored against {bank} by `hspr replay --bank "
+                f"{bank} --targets {name}`. To play it live, add that set's rows to the bank and hide it there "
+                f"(the set's other agents are then sources too): `hspr bank build {name} --out {name}.csv`, `hspr "
+                f"bank merge {bank} {name}.csv --out {bank}+{name}.csv`, then `hspr live start --matrix "
+                f"{bank}+{name}.csv --hide {shlex.quote(a)}` with this command's other options")
+
+    for name, agents in sets.items():
+        if agent in agents:
+            return "; " + recipe(name, agent)
+    if did_you_mean([agent], mat.agents):  # a bank agent is near: that hint, not a target set's
+        return ""
+    for name, agents in sets.items():  # a re-trial: 'devstral' for a bash-only agent got neither hint nor recipe
+        near = [a for a in agents if did_you_mean([agent], [a])]
+        if len(near) == 1:
+            text = recipe(name, near[0])
+            return f"; did you mean {near[0]!r}? " + text[0].upper() + text[1:]
     return ""
 
 
