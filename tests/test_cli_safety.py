@@ -427,6 +427,40 @@ def test_the_top_level_help_into_a_closed_pipe_or_a_full_disk_is_no_failure_or_t
                 and "Traceback" not in done.stderr, (flag, done.stderr)
 
 
+
+def test_every_help_text_is_the_same_under_python_OO():
+    """A trial: under `python -OO` (PYTHONOPTIMIZE=2), which strips docstrings, `hspr --help` listed its commands
+    with no words and every command's --help lost its description. Every command's help, rendered in a -OO
+    process, equals this process's."""
+    import subprocess
+    import sys
+
+    script = """
+import json, sys
+import click
+from click.testing import CliRunner
+from hspr.cli import main
+
+def paths(group, prefix):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        yield prefix + [name]
+        cmd = group.get_command(ctx, name)
+        if isinstance(cmd, click.Group):
+            yield from paths(cmd, prefix + [name])
+
+out = {" ".join(p): CliRunner().invoke(main, [*p, "--help"]).output for p in [[], *paths(main, [])]}
+json.dump({"optimize": sys.flags.optimize, "help": out}, sys.stdout)
+"""
+    runs = [json.loads(subprocess.run([sys.executable, *flag, "-c", script], capture_output=True, text=True,
+                                      timeout=120, check=True).stdout) for flag in ([], ["-OO"])]
+    assert [r["optimize"] for r in runs] == [0, 2]
+    plain, stripped = (r["help"] for r in runs)
+    assert len(plain) > 20 and plain.keys() == stripped.keys()
+    assert "Print the next task id(s) to run" in plain["live next"]
+    for name in plain:
+        assert stripped[name] == plain[name], name
+
 def test_bank_build_refuses_to_overwrite_its_input_and_live_start_takes_stop_width_none(files):
     before = (files / "bank.csv").read_bytes()
     res = run("bank", "build", files / "bank.csv", "--out", files / "bank.csv")

@@ -11,7 +11,7 @@ import click
 
 from .. import __version__
 from ..errors import HsprError  # here, not in invoke: Ctrl-C while it loaded there was click's "Aborted!" (a trial)
-from .meta import SuggestingGroup
+from .meta import SuggestingGroup, restore_help
 
 #: command name -> the sub-module that registers it; imported only when the command runs, so
 #: ``hspr live status`` does not pay for the replay and report stack (click's lazy-group pattern)
@@ -225,3 +225,6 @@ def main() -> None:
     Bundled banks:
       hspr banks
     """
+
+
+restore_help(main)  # under python -OO the group's own description too

@@ -82,12 +82,41 @@ def echo_json_error(message: str) -> None:
         to_null_device(sys.stdout)
 
 
+def restore_help(cmd: click.Command) -> click.Command:
+    """Give ``cmd`` its docstring as help text under ``python -OO`` (``PYTHONOPTIMIZE=2``), which strips
+    docstrings and with them click's help texts (a trial: `hspr --help` listed its commands with no words,
+    and each command's `--help` had no description). The docstring is read from the callback's source
+    file; a command given ``help=``, or one whose source cannot be read, is left as it is. Returns ``cmd``."""
+    if sys.flags.optimize < 2 or cmd.help is not None or cmd.callback is None:
+        return cmd
+    import ast
+    import inspect
+
+    fn = inspect.unwrap(cmd.callback)
+    code = getattr(fn, "__code__", None)
+    try:
+        with open(inspect.getsourcefile(fn), encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return cmd
+    for node in ast.walk(tree):  # the def of that name starting (with its decorators) on the callback's first line
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == fn.__name__ and code is not None
+                and min([node.lineno] + [d.lineno for d in node.decorator_list]) == code.co_firstlineno):
+            cmd.help = ast.get_docstring(node, clean=False)
+            break
+    return cmd
+
+
 class SuggestingGroup(click.Group):
     """A click group that answers an unknown sub-command with the one meant: its usual other name
     (``synonyms``: ``hspr bank check`` -> ``validate``; a trial got only "No such command 'check'") or the
     closest by spelling (``hspr repaly`` got no suggestion either), in click's words ("Did you mean ...")."""
 
     synonyms: Mapping[str, str] = MappingProxyType({})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, name)
+        return None if cmd is None else restore_help(cmd)
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
         name = args[0] if args else None
