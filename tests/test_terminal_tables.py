@@ -198,3 +198,23 @@ def test_a_spinner_line_fits_with_wide_characters_and_narrow_terminals(tmp_path,
     assert frame.endswith("(Ctrl-C stops) 0:00:00") == (width >= 50)  # the tail goes before the words
     assert frame[2:].startswith("reading every result file below /" if width >= 80 else "reading /")
     assert "experiments" in frame or "…" in frame
+
+
+@pytest.mark.parametrize("width", [80, 100, 120, 160])
+def test_replay_summary_cells_of_several_words_stay_on_one_line(width):
+    """A docs audit: replay's 'tasks run' cell printed '36.6 (100' above '% early)' (and the budget '100 (20' above
+    '%)'); such cells stay whole on one line at any width, their headers wrapping instead."""
+    import pandas as pd
+
+    from hspr.cli.replay_cmd import summary_table
+
+    summary = pd.DataFrame([{"bank": "verified/bash-only[stop 10 pp]", "method": m, "budget": 100, "budget_fraction": 0.2,
+                             "mae_pp": 3.933, "maxerr_pp": 11.406, "kendall_tau_b": 0.78, "coverage_90": 0.75,
+                             "mean_width_pp": 9.7, "n_targets": 28, "n_seeds": 1, "mean_tasks_run": run,
+                             "stopped_early": early} for m, run, early in (("hspr_robust", 36.6, 1.0),
+                                                                           ("uniform", 98.2, 0.07))])
+    buf = io.StringIO()
+    print_table(console(file=buf, width=width, color_system=None), summary_table(summary, "t"), keep=3)
+    cells = _cells(buf.getvalue())
+    assert cells.count("36.6 (100 % early)") == 1 and cells.count("98.2 (7 % early)") == 1, cells
+    assert cells.count("100 (20 %)") >= 2 and not any(c in ("%)", "% early)", "early)") for c in cells)

@@ -256,8 +256,10 @@ def summary_table(summary: pd.DataFrame, title: str) -> Table:
         cov = "-" if r.coverage_90 is None or pd.isna(r.coverage_90) else f"{r.coverage_90:.2f}"
         wid = "-" if r.mean_width_pp is None or pd.isna(r.mean_width_pp) else f"{r.mean_width_pp:.1f}"
         tau = "-" if pd.isna(r.kendall_tau_b) else f"{r.kendall_tau_b:.3f}"  # undefined for one target
-        run = (tasks_run_text(r.mean_tasks_run, r.stopped_early),) if stopped else ()
-        table.add_row(Text(r.bank), Text(r.method), f"{r.budget} ({100 * r.budget_fraction:.3g} %)", f"{r.mae_pp:.3f}",
+        # cells of several words on one line (a docs audit: '36.6 (100' above '% early'); their headers may wrap
+        run = (Text(tasks_run_text(r.mean_tasks_run, r.stopped_early), no_wrap=True),) if stopped else ()
+        budget = Text(f"{r.budget} ({100 * r.budget_fraction:.3g} %)", no_wrap=True)
+        table.add_row(Text(r.bank), Text(r.method), budget, f"{r.mae_pp:.3f}",
                       f"{r.maxerr_pp:.3f}", tau, cov, wid, str(r.n_targets), str(r.n_seeds), *run)
     return table
 
