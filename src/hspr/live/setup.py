@@ -21,7 +21,7 @@ from ..journal import LiveSessionError
 from ..methods import ENTRY_POINT_GROUP, method_class
 from ..session import FittedModel, Method, refuse_pass_rates
 from ..stopping import WidthBelow
-from .text import did_you_mean
+from .text import did_you_mean, near_matches
 
 
 def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_zero: bool = True,
@@ -73,11 +73,11 @@ def _in_target_set(agent: str, mat: ResponseMatrix) -> str:
             return "; " + recipe(name, agent)
     if did_you_mean([agent], mat.agents):  # a bank agent is near: that hint, not a target set's
         return ""
-    for name, agents in sets.items():  # a re-trial: 'devstral' for a bash-only agent got neither hint nor recipe
-        near = [a for a in agents if did_you_mean([agent], [a])]
-        if len(near) == 1:
-            text = recipe(name, near[0])
-            return f"; did you mean {near[0]!r}? " + text[0].upper() + text[1:]
+    for name, agents in sets.items():  # 'Kimi K2 Instuct' (a slip) got neither hint nor recipe
+        near = near_matches([agent], agents)  # over the whole set (its re-trial: a letter-case miss of 'GPT-5 mini'
+        if near:  # was also near 'GPT-5' and 'GPT-5 nano' one by one, and got nothing)
+            text = recipe(name, near[0][1])
+            return f"; did you mean {near[0][1]!r}? " + text[0].upper() + text[1:]
     return ""
 
 

@@ -102,20 +102,9 @@ def _number(value) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def did_you_mean(unknown: list[str], known) -> str:
-    """'; did you mean ...' for unknown ids that equal a bank id up to letter case, surrounding
-    white space, Unicode normal form (an 'ä' typed as a + combining diaeresis prints the same as
-    the bank's), invisible format characters (a zero-width space, named in the hint) and glob
-    escapes (``c[?]``, as ``next --format harbor`` prints ``c?``; a hostile trial);
-    failing those, the one bank id that equals it up to its separators (space, ``_``, ``-``
-    alike: ``agent_07_beta`` for ``agent 07 beta``); failing those, the one bank id that is the
-    unknown id with a prefix ending in ``/`` or ``:`` (``task-016`` for ``mybench/task-016``; a
-    new-user trial) or without one; failing those, for an id whose numbers are all written without leading
-    zeros, the one bank id with the same numbers zero-padded (``task-017`` for ``task-17``; a new-user trial;
-    ``task001`` is more likely ``task0016`` cut short than ``task0001``, so a typed zero gives no such hint);
-    failing those, the
-    closest bank id with the same digits (``difflib``, similarity >= 0.85: a typing slip in the
-    letters; ids differing in a number are other tasks); at most 3 shown, else ''."""
+def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
+    """The (unknown id, known id) pairs that :func:`did_you_mean` names, by its rules (the first rule that
+    finds any wins); [] when none."""
     def key(t: str) -> str:  # invisible format characters left out (a hostile trial: a bank id ending in U+200B)
         t = unicodedata.normalize("NFC", re.sub(r"\[([*?\[])\]", r"\1", t)).strip().casefold()
         return "".join(c for c in t if unicodedata.category(c) != "Cf")
@@ -160,6 +149,24 @@ def did_you_mean(unknown: list[str], known) -> str:
         names = list(fold)  # a slip in the letters only: 'task0010' is another task than 'task0005', not a typo
         hits = [(u, fold[close[0]]) for u in unknown[:20]
                 if (close := [c for c in difflib.get_close_matches(key(u), names, 3, 0.85) if digits(c) == digits(key(u))])]
+    return hits
+
+
+def did_you_mean(unknown: list[str], known) -> str:
+    """'; did you mean ...' for unknown ids that equal a bank id up to letter case, surrounding
+    white space, Unicode normal form (an 'ä' typed as a + combining diaeresis prints the same as
+    the bank's), invisible format characters (a zero-width space, named in the hint) and glob
+    escapes (``c[?]``, as ``next --format harbor`` prints ``c?``; a hostile trial);
+    failing those, the one bank id that equals it up to its separators (space, ``_``, ``-``
+    alike: ``agent_07_beta`` for ``agent 07 beta``); failing those, the one bank id that is the
+    unknown id with a prefix ending in ``/`` or ``:`` (``task-016`` for ``mybench/task-016``; a
+    new-user trial) or without one; failing those, for an id whose numbers are all written without leading
+    zeros, the one bank id with the same numbers zero-padded (``task-017`` for ``task-17``; a new-user trial;
+    ``task001`` is more likely ``task0016`` cut short than ``task0001``, so a typed zero gives no such hint);
+    failing those, the
+    closest bank id with the same digits (``difflib``, similarity >= 0.85: a typing slip in the
+    letters; ids differing in a number are other tasks); at most 3 shown, else ''."""
+    hits = near_matches(unknown, known)
     if not hits:
         return ""
     if len(unknown) == 1:  # the message names the one unknown id already (a new-user trial: "'x' for 'y'" read oddly)
