@@ -266,12 +266,13 @@ def test_a_dangling_link_as_out_makes_no_folders(files, tmp_path, monkeypatch):
         write_text_durable("{}", link)
     assert not (tmp_path / "gone").exists() and link.is_symlink()
     (tmp_path / "spare").mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "spare"))  # the runs go there instead, named in the error
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "spare"))  # where the runs went when it was refused after the replay
     monkeypatch.setattr("tempfile.tempdir", None)
     res = run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "--out", link, "-q")
-    said = res.output.replace("\n", "")
-    assert res.exit_code == 2 and f"(-> {target}): a link to a file whose folder does not exist" in said
-    assert not (tmp_path / "gone").exists() and len(list((tmp_path / "spare").glob("hspr-results-*.json"))) == 1
+    said = " ".join(res.output.split())
+    # refused before the replay since a re-trial (a link into a folder that takes no file was refused after it)
+    assert res.exit_code == 2 and f"cannot write {link}: it is a link to {target}, whose folder does not exist" in said
+    assert not (tmp_path / "gone").exists() and list((tmp_path / "spare").iterdir()) == []
     (tmp_path / "gone" / "deeper").mkdir(parents=True)
     write_text_durable("{}", link)
     assert target.read_text() == "{}" and link.is_symlink()
@@ -427,6 +428,61 @@ def test_the_top_level_help_into_a_closed_pipe_or_a_full_disk_is_no_failure_or_t
                 and "Traceback" not in done.stderr, (flag, done.stderr)
 
 
+
+
+def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_path, monkeypatch):
+    """A re-trial of the folder test (as root): an append-only folder took the test file (O_TMPFILE) and the write
+    failed after the work, leaving its temporary file; an immutable file passed; a link into a folder that takes no
+    file was tested at the link's folder; an existing --out-dir was not tested; `--out /dev/stdout` with stdout
+    closed (>&-) wrote the results to the null device and said it wrote them. Each is refused before any work; and
+    /dev/stdout passes where os.access calls /dev not writable (any user but root)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    import click
+
+    from hspr import fileio
+    from hspr.cli import common
+
+    (tmp_path / "ap").mkdir()
+    (tmp_path / "kept.json").write_text("{}")
+    flagged = {str(tmp_path / "ap"): fileio.APPEND_FLAG, str(tmp_path / "kept.json"): fileio.IMMUTABLE_FLAG}
+    monkeypatch.setattr(common, "inode_flags", lambda path: flagged.get(str(path), 0))
+    with pytest.raises(click.BadParameter, match=r"the folder .*ap is append-only \(chattr \+a\).*chattr -a "):
+        common.check_output_file(tmp_path / "ap" / "x.json", "--out")
+    with pytest.raises(click.BadParameter, match=r"the folder .*ap is append-only"):
+        common.check_output_dir(tmp_path / "ap", "--out-dir")
+    with pytest.raises(click.BadParameter, match=r"the file .*kept.json is immutable \(chattr \+i\).*chattr -i "):
+        common.check_output_file(tmp_path / "kept.json", "--out")
+    assert list((tmp_path / "ap").iterdir()) == []
+
+    (tmp_path / "sys").mkdir()
+    (tmp_path / "link.json").symlink_to(tmp_path / "sys" / "new.json")
+    real = tempfile.TemporaryFile
+
+    def no_file_in_sys(*args, dir=None, **kwargs):
+        if Path(dir) == tmp_path / "sys":
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_file_in_sys)
+    with pytest.raises(click.BadParameter, match=r"cannot write .*link.json \(a link to .*new.json\): a test file could "
+                                                 r"not be made in the folder .*sys"):
+        common.check_output_file(tmp_path / "link.json", "--out")
+    with pytest.raises(click.BadParameter, match=r"a test file could not be made in the folder .*sys"):
+        common.check_output_dir(tmp_path / "sys", "--out-dir")
+    (tmp_path / "gone.json").symlink_to(tmp_path / "nowhere" / "x.json")
+    with pytest.raises(click.BadParameter, match=r"it is a link to .*x.json, whose folder does not exist"):
+        common.check_output_file(tmp_path / "gone.json", "--out")
+    common.check_output_file(tmp_path / "fine.json", "--out")
+
+    monkeypatch.setattr(common.os, "access", lambda path, mode: not str(path).startswith("/dev"))
+    assert common.check_output_file("/dev/stdout", "--out") == Path("/dev/stdout")
+
+    done = subprocess.run(f"{shlex.quote(sys.executable)} -m hspr bank build terminal-bench --out /dev/stdout >&-",
+                          shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "standard output was closed when hspr started (>&-)" in done.stderr, done.stderr
 
 def test_every_help_text_is_the_same_under_python_OO():
     """A trial: under `python -OO` (PYTHONOPTIMIZE=2), which strips docstrings, `hspr --help` listed its commands

@@ -35,6 +35,17 @@ def interrupted_word(exc: KeyboardInterrupt) -> str:
     return "interrupted" if signum is None else f"terminated ({signal.Signals(signum).name})"
 
 
+class NullAtStart(io.TextIOWrapper):
+    """A standard stream the process was started without (``>&-``), given the null device by
+    :func:`open_closed_streams`: whatever is written to it is lost (:func:`started_closed`)."""
+
+
+def started_closed(name: str) -> bool:
+    """Whether standard stream ``name`` ('stdin', 'stdout', 'stderr') was closed when the process started and
+    holds the null device: a command asked to write its output to ``/dev/stdout`` would then lose it."""
+    return isinstance(getattr(sys, name, None), NullAtStart)
+
+
 def open_closed_streams() -> None:
     """Give each standard stream the process was started without (``hspr replay ... >&-``; Python
     then sets ``sys.stdout`` to None) the null device, on its own descriptor number (0, 1, 2) and
@@ -55,7 +66,8 @@ def open_closed_streams() -> None:
             os.close(null)
             null = fd
         os.set_inheritable(null, True)
-        setattr(sys, name, open(null, mode, encoding="utf-8", closefd=null != fd))
+        raw = io.FileIO(null, mode, closefd=null != fd)
+        setattr(sys, name, NullAtStart(io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw), encoding="utf-8"))
 
 
 def _escape_any(exc: UnicodeError) -> tuple[bytes, int]:

@@ -134,6 +134,35 @@ def is_descriptor_path(path) -> bool:
     return _descriptor_path(path) is not None
 
 
+#: Linux inode flags (``chattr``) that stop hspr's writes: an immutable file or folder takes no change, and an
+#: append-only folder takes new files but no rename over or removal of one (each write goes to a temporary file
+#: beside its target and is moved over it), nor does an append-only file get replaced
+IMMUTABLE_FLAG, APPEND_FLAG = 0x10, 0x20
+
+
+def inode_flags(path) -> int:
+    """The Linux inode flags (``lsattr``) of the existing regular file or folder ``path`` (following links),
+    e.g. :data:`IMMUTABLE_FLAG`, :data:`APPEND_FLAG`; 0 where they cannot be read (another system, a file
+    system without them, no permission, a device or pipe, which is not opened)."""
+    try:
+        import fcntl
+        import struct
+
+        st = os.stat(path)
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            return 0
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (ImportError, OSError, ValueError):
+        return 0
+    try:  # FS_IOC_GETFLAGS, _IOR('f', 1, long); the kernel fills an int
+        got = fcntl.ioctl(fd, 0x80006601 | (struct.calcsize("l") << 16), bytes(8))
+        return struct.unpack("i", got[:4])[0]
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+
+
 def names_stdout(path) -> bool:
     """Whether ``path`` (None: no) names standard output (``/dev/stdout``, ``/dev/fd/1``): a command writing
     its output there prints its own lines on stderr, so that the stream holds the output alone."""

@@ -10,6 +10,7 @@ import contextlib
 import copy
 import errno
 import os
+import shlex
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -18,8 +19,9 @@ from types import MappingProxyType
 
 import click
 
+from .._entry import started_closed
 from ..data.io import bank_dir_of
-from ..fileio import OS_FIXES, dangling_link, dangling_words, is_descriptor_path, names_stdout
+from ..fileio import APPEND_FLAG, IMMUTABLE_FLAG, OS_FIXES, dangling_link, dangling_words, inode_flags, is_descriptor_path, names_stdout
 from ..parallel import BACKENDS, cluster
 from .meta import say_warning, to_null_device
 
@@ -61,37 +63,83 @@ def argv_text(ctx: click.Context | None, param: click.Parameter | None, value: s
 
 
 def _writable_ancestor(p: Path, option: str) -> None:
-    """The first existing folder above ``p`` must be a writable folder, and no folder on the way a symbolic link
-    to nothing (click.BadParameter). Writable is tested by making (and removing) a one-byte temporary file there,
-    unless ``p`` exists and is not a regular file (a device such as /dev/stdout, a pipe)."""
+    """Check, before any work, that ``p`` can be written as the writers of :mod:`hspr.fileio` write it (a
+    temporary file beside it, moved over it): click.BadParameter naming ``option`` and the fix otherwise.
+
+    A descriptor path (``/dev/stdout``, ``/dev/fd/3``) and an existing device or pipe are written in place
+    and pass, but not ``/dev/stdout`` when standard output was closed as hspr started (``>&-``): what it
+    wrote there would be lost. A link is checked at its target, as it is written there. Then: no folder on
+    the way may be a link to nothing, the first existing folder above ``p`` must be a folder that
+    ``os.access`` calls writable, neither it nor an existing ``p`` may carry the immutable or append-only
+    flag (``chattr +i`` / ``+a``: an append-only folder takes a new file but not the move over the old one),
+    and a one-byte temporary file must be made (and removed) in it: as root, ``os.access`` says yes to
+    ``/sys`` (a trial: `select --out` failed after the selection)."""
+    if names_stdout(p) and started_closed("stdout"):  # a re-trial: the results went to the null device, exit 0
+        raise click.BadParameter(f"{p}: standard output was closed when hspr started (>&-), so what is written there "
+                                 "would be lost; give a file, or run the command with standard output open",
+                                 param_hint=option)
+    if is_descriptor_path(p) or (p.exists() and not p.is_file() and not p.is_dir()):  # written in place
+        return
+    shown = str(p)
+    if p.is_symlink():  # a re-trial: a link into a read-only folder was refused after the whole replay
+        target = Path(os.path.realpath(p))
+        if not target.parent.is_dir():
+            raise click.BadParameter(f"cannot write {p}: it is a link to {target}, whose folder does not exist; make "
+                                     "that folder, or choose another path", param_hint=option)
+        p, shown = target, f"{p} (a link to {target})"
     dangling = dangling_link(p.parent)
     if dangling is not None:  # a re-trial: "File exists; free space" after a whole replay
-        raise click.BadParameter(f"cannot create {p}: the folder {dangling_words(dangling)}; make that folder or fix "
-                                 "the link, or choose another path", param_hint=option)
+        raise click.BadParameter(f"cannot create {shown}: the folder {dangling_words(dangling)}; make that folder or "
+                                 "fix the link, or choose another path", param_hint=option)
     a = p.parent
     while not a.exists():
         if a == a.parent:
             break
         a = a.parent
     if not a.is_dir():
-        raise click.BadParameter(f"cannot create {p}: {a} is a file, not a folder; choose another path",
+        raise click.BadParameter(f"cannot create {shown}: {a} is a file, not a folder; choose another path",
                                  param_hint=option)
+    _refuse_flags(a, p if p.is_file() else None, shown, option)  # before os.access, which says no without why
     if not os.access(a, os.W_OK):  # a trial: 'create' for a file that exists (it is replaced whole, through its folder)
         verb = "replace" if p.exists() else "create"
-        raise click.BadParameter(f"cannot {verb} {p}: the folder {a} is not writable"
+        raise click.BadParameter(f"cannot {verb} {shown}: the folder {a} is not writable"
                                  + (" (a file is written beside it and moved over it, so that it is never half-written)"
                                     if p.exists() else "") + "; choose another path", param_hint=option)
-    if is_descriptor_path(p) or (p.exists() and not p.is_file()):  # /dev/stdout, a pipe: written in place
-        return
-    try:  # a trial: as root, os.access says yes to /sys, and `select --out` failed after minutes of selection
+    _probe_folder(a, shown, option)
+
+
+def _refuse_flags(a: Path, existing: Path | None, shown: str, option: str) -> None:
+    """click.BadParameter (naming ``shown`` and ``option``) when folder ``a``, or ``existing`` (the file a write
+    replaces, or None), carries the immutable or append-only flag: a write goes to a temporary file beside its
+    target and is moved over it, which either flag forbids (a re-trial: such folders and files passed, and the
+    write failed after the work, leaving its temporary file)."""
+    for where in (a, *((existing,) if existing is not None else ())):
+        kind, flags = "folder" if where == a else "file", inode_flags(where)
+        if flags & IMMUTABLE_FLAG:
+            raise click.BadParameter(f"cannot write {shown}: the {kind} {where} is immutable (chattr +i); clear the "
+                                     f"flag (chattr -i {shlex.quote(str(where))}) or choose another path",
+                                     param_hint=option)
+        if flags & APPEND_FLAG:
+            raise click.BadParameter(f"cannot write {shown}: the {kind} {where} is append-only (chattr +a), and a file "
+                                     "is written beside its target and moved over it, which that flag forbids; clear "
+                                     f"it (chattr -a {shlex.quote(str(where))}) or choose another path",
+                                     param_hint=option)
+
+
+def _probe_folder(a: Path, shown: str, option: str) -> None:
+    """click.BadParameter (naming ``shown`` and ``option``) unless a one-byte temporary file can be made (and is
+    removed) in folder ``a``: as root, ``os.access`` says yes to /sys (a trial: `select --out` failed after
+    minutes of selection)."""
+    try:
         with tempfile.TemporaryFile(dir=a) as fh:
             fh.write(b"\0")
     except OSError as exc:
-        fix = ("fix the folder's permissions" if exc.errno in (errno.EACCES, errno.EPERM, errno.ENOENT) else
-               OS_FIXES.get(exc.errno, "fix the permissions"))
-        raise click.BadParameter(f"cannot write {p}: a test file could not be made in the folder {a} "
-                                 f"({exc.strerror or exc}); {fix}, or choose another path", param_hint=option) from None
-
+        fix = ("fix the folder's permissions, or choose another path" if exc.errno == errno.EACCES else
+               "this folder takes no files (a system folder such as /proc or /sys?): choose another path"
+               if exc.errno in (errno.EPERM, errno.ENOENT) else
+               f"{OS_FIXES.get(exc.errno, 'fix the permissions')}, or choose another path")
+        raise click.BadParameter(f"cannot write {shown}: a test file could not be made in the folder {a} "
+                                 f"({exc.strerror or exc}); {fix}", param_hint=option) from None
 
 #: file suffixes of the formats hspr writes, and of the inputs a user keeps (a bank, a session, a figure)
 _SUFFIXES = MappingProxyType({"json": (".json",), "csv": (".csv",)})
@@ -730,8 +778,10 @@ def check_output_dir(path: str | os.PathLike, option: str) -> Path:
     if p.exists() and not p.is_dir():
         raise click.BadParameter(f"{p} is a file; give a folder", param_hint=option)
     if p.is_dir():
+        _refuse_flags(p, None, str(p), option)
         if not os.access(p, os.W_OK):
             raise click.BadParameter(f"the folder {p} is not writable; choose another", param_hint=option)
+        _probe_folder(p, str(p), option)  # a re-trial: as root, /sys/kernel passed, and the report failed after its work
         return p
     _writable_ancestor(p, option)
     return p
