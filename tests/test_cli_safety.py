@@ -144,7 +144,26 @@ def test_no_output_replaces_another_live_session_file_of_any_name(files):
     Figure().savefig(theirs, format="png")  # matplotlib names itself
     Figure().savefig(older, format="png", metadata={"Software": None})  # as hspr wrote its figures before
     inkscape = '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" xmlns:inkscape="x"><g/></svg>\n'
-    for name, data in (("coverage.png", theirs.getvalue()), ("coverage.svg", inkscape.encode())):
+    # and (its re-trial) the program's name in a chunk after the image data, in a compressed or international text
+    # chunk, one that starts with 'hspr'; a cut PNG; matplotlib's creator block in an Inkscape SVG's comment, a fork
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    raw, end = older.getvalue(), older.getvalue().rindex(b"IEND") - 4
+    svg = io.StringIO()
+    Figure().savefig(svg, format="svg", metadata={"Date": None})
+    cases = [("coverage.png", theirs.getvalue()), ("coverage.svg", inkscape.encode()),
+             ("coverage.png", raw[:end] + chunk(b"tEXt", b"Software\0GIMP") + raw[end:]),
+             ("coverage.png", raw[:33] + chunk(b"zTXt", b"Software\0\0" + zlib.compress(b"GIMP")) + raw[33:]),
+             ("coverage.png", raw[:33] + chunk(b"iTXt", b"Software\0\0\0\0\0GIMP") + raw[33:]),
+             ("coverage.png", raw[:33] + chunk(b"tEXt", b"Software\0hspr-like screenshot tool") + raw[33:]),
+             ("coverage.png", raw[:30]),
+             ("coverage.svg", svg.getvalue().replace("Matplotlib v", "Matplotlibby fork v").encode()),
+             ("coverage.svg", inkscape.replace("<g/>", f"<!-- {svg.getvalue().split('<metadata>')[1]} --><g/>").encode())]
+    for name, data in cases:
         before = (rep / name).read_bytes()
         (rep / name).write_bytes(data)
         res = run("report", files / "r.json", "--out-dir", rep)

@@ -2067,9 +2067,13 @@ def test_live_plot_of_a_session_and_of_a_replay_target(bank, tmp_path):
     assert (tmp_path / "notes.png").read_text() == "my notes"
     # a re-trial: an SVG (of matplotlib) opening with a comment is a figure; XML with '<svg' in its body is not, nor
     # (a later hostile trial) a figure another program drew
-    made = ('<svg xmlns="http://www.w3.org/2000/svg"><metadata><dc:creator>\n <cc:Agent>\n  <dc:title>Matplotlib v3.9'
-            '</dc:title></cc:Agent></dc:creator></metadata></svg>')
-    (tmp_path / "c.svg").write_text('<!-- a comment -->\n' + made)
+    import io
+
+    from matplotlib.figure import Figure
+
+    made = io.StringIO()
+    Figure().savefig(made, format="svg", metadata={"Date": None})  # matplotlib's own SVG, as hspr wrote them before
+    (tmp_path / "c.svg").write_text('<!-- a comment -->\n' + made.getvalue().split("\n", 1)[1])
     (tmp_path / "n.svg").write_text('<?xml version="1.0"?><notes>see <svg> below</notes>')
     (tmp_path / "i.svg").write_text('<!-- drawn by another tool -->\n<svg xmlns="http://www.w3.org/2000/svg"></svg>')
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--out", str(tmp_path / "c.svg")])

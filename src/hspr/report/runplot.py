@@ -98,57 +98,80 @@ def _figure_run(path, title, stop_width_pp, truth, budget):
 
 
 def is_figure_file(path: str | Path) -> bool:
-    """Whether the existing file ``path`` holds a figure that hspr may replace: of its suffix's kind (PNG by its
-    signature, SVG by an ``<svg`` element near its start), so that writing a figure there replaces a figure, not a
-    user's text file named ``notes.png`` (a hostile trial), and drawn by hspr as far as the file tells: a PNG
-    whose ``Software`` text names another program (a screenshot, a figure of one's own from matplotlib) and an
-    SVG whose creator is neither hspr nor matplotlib (an Inkscape drawing) are not (a hostile trial). hspr's
-    figures name it (:data:`FIGURE_METADATA`); those written before they did name no program (PNG) or
-    matplotlib (SVG), and pass. An empty file counts as one."""
+    """Whether the existing file ``path`` holds a figure that hspr may replace: a whole figure of its suffix's
+    kind, so that writing a figure there replaces a figure, not a user's text file named ``notes.png`` (a hostile
+    trial), and drawn by hspr as far as the file tells, not a screenshot or a drawing of one's own (a later hostile
+    trial and its re-trial). A PNG must hold its signature and well-formed chunks up to its ``IEND``, and a
+    ``Software`` text chunk (tEXt, zTXt or iTXt, anywhere), if any, must read exactly ``hspr``. An SVG must open
+    with its ``<svg>`` element (after an XML declaration, comments and a doctype) whose first child is its
+    ``<metadata>``, naming as its creator exactly ``hspr`` or matplotlib (``Matplotlib v3.9.2,
+    https://matplotlib.org/``). hspr's figures name it (:data:`FIGURE_METADATA`); those written before they did
+    name no program (PNG) or matplotlib (SVG), and pass. Files above 64 MiB are no figure of hspr's. An empty
+    file counts as one."""
     path = Path(path)
     with open(path, "rb") as fh:
-        head = fh.read(1 << 16)
-    if not head:
+        data = fh.read(_MAX_FIGURE + 1)
+    if not data:
         return True
     ext = path.suffix.lower()
+    if len(data) > _MAX_FIGURE or ext not in (".png", ".svg"):
+        return False
     if ext == ".png":
-        if not head.startswith(b"\x89PNG\r\n\x1a\n"):
-            return False
-        software = _png_software(head)
-        return software is None or software.startswith(b"hspr")
-    if ext == ".svg":  # the first element is <svg>, after an XML declaration, comments and a doctype (a re-trial)
-        if _SVG_START.match(head) is None:
-            return False
-        creator = _SVG_CREATOR.search(head)
-        return creator is not None and creator.group(1).startswith((b"hspr", b"Matplotlib"))
-    return False
+        software = _png_software(data)
+        return software is not None and software in (b"", b"hspr")
+    start = _SVG_START.match(data)  # the first element is <svg>, after a declaration, comments and a doctype
+    if start is None:
+        return False
+    creator = _SVG_CREATOR.match(data, start.end())
+    return creator is not None and re.fullmatch(rb"hspr|Matplotlib v[0-9][^,<]*, https://matplotlib\.org/",
+                                                creator.group(1)) is not None
 
 
 #: the metadata of every figure hspr writes, by format: no date (the same run gives the same file) and the
 #: program's name, by which :func:`is_figure_file` tells hspr's figures from a user's
 FIGURE_METADATA = MappingProxyType({"png": MappingProxyType({"Software": "hspr"}),
                                     "svg": MappingProxyType({"Date": None, "Creator": "hspr"})})
+#: the largest file :func:`is_figure_file` reads as a figure (hspr's are well below 1 MiB)
+_MAX_FIGURE = 64 << 20
 
 
 def _png_software(data: bytes) -> bytes | None:
-    """The text of the first ``Software`` tEXt chunk among the chunks before the image data of PNG bytes
-    ``data``, or None."""
-    pos = 8
-    while pos + 8 <= len(data):
+    """The ``Software`` text of the PNG bytes ``data`` (from a tEXt, zTXt or iTXt chunk; ``b""`` when it has
+    none), or None when ``data`` is no whole PNG: no signature, a chunk running past the end, no ``IEND``, a
+    ``Software`` chunk that cannot be read, or two that differ."""
+    import zlib
+
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return None
+    pos, found = 8, set()
+    while pos + 12 <= len(data):
         length, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
-        if kind == b"IDAT":
+        body = data[pos + 8:pos + 8 + length]
+        if len(body) < length or pos + 12 + length > len(data):
             return None
-        if kind == b"tEXt":
-            key, _, text = data[pos + 8:pos + 8 + length].partition(b"\0")
-            if key == b"Software":
-                return text
+        if kind == b"IEND":
+            return None if len(found) > 1 else found.pop() if found else b""
+        key, _, rest = body.partition(b"\0")
+        if kind in (b"tEXt", b"zTXt", b"iTXt") and key == b"Software":
+            try:
+                if kind == b"zTXt":
+                    rest = zlib.decompress(rest[1:])
+                elif kind == b"iTXt":  # compression flag, method, language tag, translated keyword, text
+                    flag, rest = rest[:1], rest[2:]
+                    rest = rest.split(b"\0", 2)[2]
+                    rest = zlib.decompress(rest) if flag == b"\1" else rest
+            except (zlib.error, IndexError):
+                return None
+            found.add(rest)
         pos += 12 + length
     return None
 
 
 _SVG_START = re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*\?>\s*)?(?:(?:<!--.*?-->|<!doctype[^>]*>)\s*)*<svg[\s>]",
                         re.I | re.S)
-_SVG_CREATOR = re.compile(rb"<dc:creator>\s*<cc:Agent>\s*<dc:title>([^<]*)</dc:title>", re.S)
+#: the first child of the <svg> element, as matplotlib writes it: <metadata> with the creator's name
+_SVG_CREATOR = re.compile(rb"[^>]*>\s*<metadata>\s*<rdf:RDF[^>]*>\s*<cc:Work>\s*(?:<dc:type[^>]*/>\s*|<dc:date>[^<]*</dc:date>\s*|"
+                          rb"<dc:format>[^<]*</dc:format>\s*)*<dc:creator>\s*<cc:Agent>\s*<dc:title>([^<]*)</dc:title>", re.S)
 
 
 def save_figure(fig, path: str | Path) -> Path:
