@@ -307,7 +307,7 @@ def test_refused_options_still_answer_in_json(tmp_path):
     assert res.exit_code == 2 and not res.stdout.strip()  # without --json: click's usage text only, on stderr
 
 
-def test_json_error_objects_carry_the_warnings_said_before_them(tmp_path):
+def test_json_error_objects_carry_the_warnings_said_before_them(tmp_path, monkeypatch):
     """A --json error object had only the message; a warning that explains it (a file read oddly) reached
     stderr alone. It now lists the warnings said before the error, in order; none, no key."""
     m, _ = simulate_matrix(6, 20, seed=1)
@@ -332,10 +332,12 @@ def test_json_error_objects_carry_the_warnings_said_before_them(tmp_path):
     # OSError reaching the group (a name too long) printed no object at all
     wide = tmp_path / "wide.csv"
     pd.DataFrame(m.values[:, :4], index=pd.Index(m.agents, name="agent"), columns=m.tasks[:4]).to_csv(wide)
-    (tmp_path / "gone").symlink_to(tmp_path / "no" / "folder" / "b.csv")
-    res = CliRunner().invoke(main, ["bank", "build", str(wide), "--out", str(tmp_path / "gone"), "--json"])
+    with monkeypatch.context() as mp:  # the write fails after the warning (a full disk as the file is moved in)
+        mp.setattr("os.replace", lambda *a, **k: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+        res = CliRunner().invoke(main, ["bank", "build", str(wide), "--out", str(tmp_path / "b.csv"), "--json"])
     out = json.loads(res.stdout)
     assert res.exit_code == 2 and out["ok"] is False and "more agents (6) than tasks (4)" in out["warnings"][0], out
+    assert "No space left on device" in out["error"]
     res = CliRunner().invoke(main, ["bank", "agents", "a" * 300, "--json"])
     out = json.loads(res.stdout)  # one object
     assert res.exit_code == 2 and out["ok"] is False and "File name too long" in out["error"], out
