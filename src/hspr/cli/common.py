@@ -141,6 +141,7 @@ def _probe_folder(a: Path, shown: str, option: str) -> None:
         raise click.BadParameter(f"cannot write {shown}: a test file could not be made in the folder {a} "
                                  f"({exc.strerror or exc}); {fix}", param_hint=option) from None
 
+
 #: file suffixes of the formats hspr writes, and of the inputs a user keeps (a bank, a session, a figure)
 _SUFFIXES = MappingProxyType({"json": (".json",), "csv": (".csv",)})
 _DATA_SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".txt", ".hspr", ".png", ".svg", ".parquet", ".xlsx")

@@ -73,9 +73,11 @@ def _in_target_set(agent: str, mat: ResponseMatrix) -> str:
             return "; " + recipe(name, agent)
     if did_you_mean([agent], mat.agents):  # a bank agent is near: that hint, not a target set's
         return ""
-    for name, agents in sets.items():  # 'Kimi K2 Instuct' (a slip) got neither hint nor recipe
-        near = near_matches([agent], agents)  # over the whole set (its re-trial: a letter-case miss of 'GPT-5 mini'
-        if near:  # was also near 'GPT-5' and 'GPT-5 nano' one by one, and got nothing)
+    # 'Kimi K2 Instuct' (a slip) got neither hint nor recipe; matched over the whole set, not agent by agent (a
+    # re-trial: a letter-case miss of 'GPT-5 mini ...' was also near 'GPT-5 ...' and 'GPT-5 nano ...' by spelling)
+    for name, agents in sets.items():
+        near = near_matches([agent], agents)
+        if near:
             text = recipe(name, near[0][1])
             return f"; did you mean {near[0][1]!r}? " + text[0].upper() + text[1:]
     return ""
