@@ -142,7 +142,7 @@ def test_no_output_replaces_another_live_session_file_of_any_name(files):
     assert is_figure_file(rep / "coverage.png") and is_figure_file(rep / "coverage.svg")  # this report's, named
     theirs, older = io.BytesIO(), io.BytesIO()
     Figure().savefig(theirs, format="png")  # matplotlib names itself
-    Figure().savefig(older, format="png", metadata={"Software": None})  # as hspr wrote its figures before
+    Figure().savefig(older, format="png", dpi=150, metadata={"Software": None})  # as hspr wrote its figures before
     inkscape = '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" xmlns:inkscape="x"><g/></svg>\n'
     # and (its re-trial) the program's name in a chunk after the image data, in a compressed or international text
     # chunk, one that starts with 'hspr'; a cut PNG; matplotlib's creator block in an Inkscape SVG's comment, a fork
@@ -163,6 +163,16 @@ def test_no_output_replaces_another_live_session_file_of_any_name(files):
              ("coverage.png", raw[:30]),
              ("coverage.svg", svg.getvalue().replace("Matplotlib v", "Matplotlibby fork v").encode()),
              ("coverage.svg", inkscape.replace("<g/>", f"<!-- {svg.getvalue().split('<metadata>')[1]} --><g/>").encode())]
+    # and (a second re-trial) a PNG with no program name but not laid out as hspr's (another resolution, text of
+    # its own, EXIF, a chunk after IEND), and a matplotlib SVG saved with its defaults (dated)
+    dpi100, dated = io.BytesIO(), io.BytesIO()
+    Figure().savefig(dpi100, format="png", metadata={"Software": None})
+    Figure().savefig(dated, format="svg")
+    cases += [("coverage.png", dpi100.getvalue()),
+              ("coverage.png", raw[:33] + chunk(b"tEXt", b"Title\0my plot") + raw[33:]),
+              ("coverage.png", raw[:33] + chunk(b"eXIf", b"MM\0*\0\0\0\x08") + raw[33:]),
+              ("coverage.png", raw + chunk(b"tEXt", b"Software\0GIMP")),
+              ("coverage.svg", dated.getvalue())]
     for name, data in cases:
         before = (rep / name).read_bytes()
         (rep / name).write_bytes(data)
@@ -501,7 +511,27 @@ def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_
 
     done = subprocess.run(f"{shlex.quote(sys.executable)} -m hspr bank build terminal-bench --out /dev/stdout >&-",
                           shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "standard output was closed when hspr started (>&-)" in done.stderr, done.stderr
+    assert done.returncode == 2 and "standard output was closed when hspr started" in done.stderr, done.stderr
+    # a second re-trial: a descriptor that is not open, or open for reading only, ran the whole replay; a link loop
+    # too; appending the results to a log through `>>` was refused as replacing a file that is not JSON; an
+    # append-only ancestor refused new folders it takes
+    for redirect, said in (("", "descriptor 3 is not open"), ("3</dev/null", "descriptor 3 is open for reading only")):
+        done = subprocess.run(f"{shlex.quote(sys.executable)} -m hspr bank build terminal-bench --out /dev/fd/3 {redirect}",
+                              shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and said in done.stderr, done.stderr
+    (tmp_path / "loop_a").symlink_to(tmp_path / "loop_b")
+    (tmp_path / "loop_b").symlink_to(tmp_path / "loop_a")
+    with pytest.raises(click.BadParameter, match=r"loop_a is a loop of symbolic links"):
+        common.check_output_file(tmp_path / "loop_a", "--out")
+    with pytest.raises(click.BadParameter, match=r"loop_a is a loop of symbolic links"):
+        common.check_output_dir(tmp_path / "loop_a", "--out-dir")
+    common.check_output_file(tmp_path / "ap" / "new" / "deeper" / "x.json", "--out")  # new folders in it: allowed
+    log = tmp_path / "log.txt"
+    log.write_text("a log line\n")
+    done = subprocess.run(f"{shlex.quote(sys.executable)} -m hspr replay --bank terminal-bench --methods uniform --seeds 0 "
+                          f"-q --out /dev/stdout >> {shlex.quote(str(log))}", shell=True, executable="/bin/bash",
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and log.read_text().startswith("a log line\n{"), done.stderr
 
 def test_every_help_text_is_the_same_under_python_OO():
     """A trial: under `python -OO` (PYTHONOPTIMIZE=2), which strips docstrings, `hspr --help` listed its commands
@@ -1307,7 +1337,7 @@ def test_a_folder_that_access_calls_writable_but_takes_no_file_is_refused_before
 
     monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
     with pytest.raises(click.BadParameter, match=r"cannot write .*x.json: a test file could not be made in the folder "
-                                                 r".* \(Permission denied\); fix the folder's permissions"):
+                                                 r".* \(Permission denied\); this folder takes no files"):
         common.check_output_file(tmp_path / "x.json", "--out")
     assert common.check_output_file("/dev/stdout", "--out") == Path("/dev/stdout")
     result = CliRunner().invoke(main, ["select", "--bank", "lite", "--fold", "0", "--fast", "--out",

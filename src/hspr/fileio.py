@@ -118,8 +118,8 @@ def write_text_durable(text: str, path: Path) -> None:
     write_bytes_durable(text.encode("utf-8"), path)
 
 
-def _descriptor_path(path) -> int | None:
-    """The open file descriptor a path such as ``/dev/stdout`` or ``/dev/fd/3`` names, else None."""
+def descriptor_of(path) -> int | None:
+    """The file descriptor a path such as ``/dev/stdout`` or ``/dev/fd/3`` names (open or not), else None."""
     text = os.fspath(path)
     named = {"/dev/stdout": 1, "/dev/stderr": 2}
     if text in named:
@@ -131,7 +131,7 @@ def _descriptor_path(path) -> int | None:
 def is_descriptor_path(path) -> bool:
     """Whether ``path`` is ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` or ``/proc/self/fd/N``: the
     writers here write into that open descriptor (the stream a shell connected), never replace it."""
-    return _descriptor_path(path) is not None
+    return descriptor_of(path) is not None
 
 
 #: Linux inode flags (``chattr``) that stop hspr's writes: an immutable file or folder takes no change, and an
@@ -166,7 +166,7 @@ def inode_flags(path) -> int:
 def names_stdout(path) -> bool:
     """Whether ``path`` (None: no) names standard output (``/dev/stdout``, ``/dev/fd/1``): a command writing
     its output there prints its own lines on stderr, so that the stream holds the output alone."""
-    return path is not None and _descriptor_path(path) == 1
+    return path is not None and descriptor_of(path) == 1
 
 
 def not_a_regular_file(path) -> bool:
@@ -174,7 +174,7 @@ def not_a_regular_file(path) -> bool:
     for a writer for ever (a hostile trial: `hspr report FIFO`, `live status --session FIFO`). An open
     descriptor's path (``/dev/fd/N``, ``/proc/self/fd/N``, ``/dev/stdin``: a shell's ``<(...)``, which has
     its writer) and a missing path or folder are not (their readers say so)."""
-    if os.fspath(path) == "/dev/stdin" or _descriptor_path(path) is not None:
+    if os.fspath(path) == "/dev/stdin" or descriptor_of(path) is not None:
         return False
     p = Path(path)
     return p.exists() and not p.is_file() and not p.is_dir()
@@ -193,7 +193,7 @@ def write_bytes_durable(data: bytes, path: Path) -> None:
     is not a regular file (a named pipe, a device) is opened and written: such a file cannot be
     replaced, only written.
     """
-    fd = _descriptor_path(path)
+    fd = descriptor_of(path)
     if fd is not None:
         for stream in (sys.stdout, sys.stderr):  # what Python buffered for the descriptor goes first
             if stream is not None and hasattr(stream, "fileno"):

@@ -21,7 +21,17 @@ import click
 
 from .._entry import started_closed
 from ..data.io import bank_dir_of
-from ..fileio import APPEND_FLAG, IMMUTABLE_FLAG, OS_FIXES, dangling_link, dangling_words, inode_flags, is_descriptor_path, names_stdout
+from ..fileio import (
+    APPEND_FLAG,
+    IMMUTABLE_FLAG,
+    OS_FIXES,
+    dangling_link,
+    dangling_words,
+    descriptor_of,
+    inode_flags,
+    is_descriptor_path,
+    names_stdout,
+)
 from ..parallel import BACKENDS, cluster
 from .meta import say_warning, to_null_device
 
@@ -66,26 +76,26 @@ def _writable_ancestor(p: Path, option: str) -> None:
     """Check, before any work, that ``p`` can be written as the writers of :mod:`hspr.fileio` write it (a
     temporary file beside it, moved over it): click.BadParameter naming ``option`` and the fix otherwise.
 
-    A descriptor path (``/dev/stdout``, ``/dev/fd/3``) and an existing device or pipe are written in place
-    and pass, but not ``/dev/stdout`` when standard output was closed as hspr started (``>&-``): what it
-    wrote there would be lost. A link is checked at its target, as it is written there. Then: no folder on
-    the way may be a link to nothing, the first existing folder above ``p`` must be a folder that
-    ``os.access`` calls writable, neither it nor an existing ``p`` may carry the immutable or append-only
-    flag (``chattr +i`` / ``+a``: an append-only folder takes a new file but not the move over the old one),
-    and a one-byte temporary file must be made (and removed) in it: as root, ``os.access`` says yes to
-    ``/sys`` (a trial: `select --out` failed after the selection)."""
-    if names_stdout(p) and started_closed("stdout"):  # a re-trial: the results went to the null device, exit 0
-        raise click.BadParameter(f"{p}: standard output was closed when hspr started (>&-), so what is written there "
-                                 "would be lost; give a file, or run the command with standard output open",
-                                 param_hint=option)
-    if is_descriptor_path(p) or (p.exists() and not p.is_file() and not p.is_dir()):  # written in place
+    A descriptor path (``/dev/stdout``, ``/dev/fd/3``) is written into, and must be open for writing, and not
+    a standard stream that was closed as hspr started (``>&-``: the stream then holds the null device, and
+    the output would be lost); an existing device or pipe is written in place. A link is checked at its
+    target, as it is written there. Then: no folder on the way may be a link to nothing, the first existing
+    folder above ``p`` must be a folder that ``os.access`` calls writable (on a read-only file system: said),
+    neither the folder that will hold ``p`` nor an existing ``p`` may carry the immutable or append-only
+    flag (``chattr +i`` / ``+a``: an append-only folder takes a new file but not the move over the old one;
+    an ancestor only matters when immutable, as new folders are made in it), and a one-byte temporary file
+    must be made (and removed) in it: as root, ``os.access`` says yes to ``/sys`` (a trial: `select --out`
+    failed after the selection)."""
+    fd = descriptor_of(p)
+    if fd is not None:
+        _check_descriptor(p, fd, option)
+        return
+    if p.exists() and not p.is_file() and not p.is_dir():  # a device or a pipe: written in place
         return
     shown = str(p)
     if p.is_symlink():  # a re-trial: a link into a read-only folder was refused after the whole replay
+        _refuse_broken_link(p, option)
         target = Path(os.path.realpath(p))
-        if not target.parent.is_dir():
-            raise click.BadParameter(f"cannot write {p}: it is a link to {target}, whose folder does not exist; make "
-                                     "that folder, or choose another path", param_hint=option)
         p, shown = target, f"{p} (a link to {target})"
     dangling = dangling_link(p.parent)
     if dangling is not None:  # a re-trial: "File exists; free space" after a whole replay
@@ -99,31 +109,77 @@ def _writable_ancestor(p: Path, option: str) -> None:
     if not a.is_dir():
         raise click.BadParameter(f"cannot create {shown}: {a} is a file, not a folder; choose another path",
                                  param_hint=option)
-    _refuse_flags(a, p if p.is_file() else None, shown, option)  # before os.access, which says no without why
+    # before os.access, which says no without why; an append-only ancestor takes the new folders (a re-trial)
+    _refuse_flags(a, p if p.is_file() else None, shown, option, holds_file=a == p.parent)
     if not os.access(a, os.W_OK):  # a trial: 'create' for a file that exists (it is replaced whole, through its folder)
         verb = "replace" if p.exists() else "create"
         raise click.BadParameter(f"cannot {verb} {shown}: the folder {a} is not writable"
                                  + (" (a file is written beside it and moved over it, so that it is never half-written)"
-                                    if p.exists() else "") + "; choose another path", param_hint=option)
+                                    if p.exists() else "") + ("; it is on a read-only file system" if _read_only(a) else "")
+                                 + "; choose another path", param_hint=option)
     _probe_folder(a, shown, option)
 
 
-def _refuse_flags(a: Path, existing: Path | None, shown: str, option: str) -> None:
+def _read_only(folder: Path) -> bool:
+    """Whether ``folder`` lies on a file system mounted read-only (False where that cannot be read)."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # pragma: no cover - no statvfs (Windows)
+        return False
+
+
+def _refuse_broken_link(p: Path, option: str) -> None:
+    """click.BadParameter when link ``p`` leads to no folder a file can go in: a loop of links, or a target
+    whose folder does not exist (a re-trial: both ran the whole replay, then failed)."""
+    try:
+        os.stat(p)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise click.BadParameter(f"{p} is a loop of symbolic links (or leads through one); remove or fix the "
+                                     "link, or choose another path", param_hint=option) from None
+    target = Path(os.path.realpath(p))
+    if not target.parent.is_dir():
+        raise click.BadParameter(f"cannot write {p}: it is a link to {target}, whose folder does not exist; make "
+                                 "that folder, or choose another path", param_hint=option)
+
+
+def _check_descriptor(p: Path, fd: int, option: str) -> None:
+    """click.BadParameter when descriptor path ``p`` (descriptor ``fd``) cannot take the output: not open, open
+    for reading only, or a standard stream that was closed as hspr started (a re-trial: each ran the whole
+    replay and then failed, or wrote the results to the null device and said it wrote them)."""
+    import fcntl
+
+    name = {0: "stdin", 1: "stdout", 2: "stderr"}.get(fd)
+    if name is not None and started_closed(name):
+        raise click.BadParameter(f"{p}: standard {'input' if fd == 0 else 'output' if fd == 1 else 'error'} was "
+                                 "closed when hspr started, so what is written there would be lost; give a file, or "
+                                 "run the command with that stream open", param_hint=option)
+    try:
+        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
+    except OSError:
+        raise click.BadParameter(f"{p}: descriptor {fd} is not open; open it for writing in the shell (e.g. "
+                                 f"{fd}>file), or give a file", param_hint=option) from None
+    if mode == os.O_RDONLY:
+        raise click.BadParameter(f"{p}: descriptor {fd} is open for reading only; open it for writing (e.g. "
+                                 f"{fd}>file), or give a file", param_hint=option)
+
+
+def _refuse_flags(a: Path, existing: Path | None, shown: str, option: str, holds_file: bool = True) -> None:
     """click.BadParameter (naming ``shown`` and ``option``) when folder ``a``, or ``existing`` (the file a write
-    replaces, or None), carries the immutable or append-only flag: a write goes to a temporary file beside its
-    target and is moved over it, which either flag forbids (a re-trial: such folders and files passed, and the
-    write failed after the work, leaving its temporary file)."""
+    replaces, or None), carries the immutable flag, or the append-only flag where it matters: on ``existing``, and
+    on ``a`` when it will hold the file (``holds_file``; an append-only ancestor takes the new folders a write
+    makes in it). A write goes to a temporary file beside its target and is moved over it, which those flags
+    forbid (a re-trial: such folders and files passed, and the write failed after the work, leaving its
+    temporary file). The fix names the real path of a folder reached through a link."""
     for where in (a, *((existing,) if existing is not None else ())):
-        kind, flags = "folder" if where == a else "file", inode_flags(where)
+        kind, flags, real = "folder" if where == a else "file", inode_flags(where), os.path.realpath(where)
         if flags & IMMUTABLE_FLAG:
             raise click.BadParameter(f"cannot write {shown}: the {kind} {where} is immutable (chattr +i); clear the "
-                                     f"flag (chattr -i {shlex.quote(str(where))}) or choose another path",
-                                     param_hint=option)
-        if flags & APPEND_FLAG:
+                                     f"flag (chattr -i {shlex.quote(real)}) or choose another path", param_hint=option)
+        if flags & APPEND_FLAG and (where != a or holds_file):
             raise click.BadParameter(f"cannot write {shown}: the {kind} {where} is append-only (chattr +a), and a file "
                                      "is written beside its target and moved over it, which that flag forbids; clear "
-                                     f"it (chattr -a {shlex.quote(str(where))}) or choose another path",
-                                     param_hint=option)
+                                     f"it (chattr -a {shlex.quote(real)}) or choose another path", param_hint=option)
 
 
 def _probe_folder(a: Path, shown: str, option: str) -> None:
@@ -134,9 +190,9 @@ def _probe_folder(a: Path, shown: str, option: str) -> None:
         with tempfile.TemporaryFile(dir=a) as fh:
             fh.write(b"\0")
     except OSError as exc:
-        fix = ("fix the folder's permissions, or choose another path" if exc.errno == errno.EACCES else
-               "this folder takes no files (a system folder such as /proc or /sys?): choose another path"
-               if exc.errno in (errno.EPERM, errno.ENOENT) else
+        # os.access called the folder writable: a refusal by permission is the file system's (sysfs, procfs)
+        fix = ("this folder takes no files (a system folder such as /proc or /sys?): choose another path"
+               if exc.errno in (errno.EACCES, errno.EPERM, errno.ENOENT) else
                f"{OS_FIXES.get(exc.errno, 'fix the permissions')}, or choose another path")
         raise click.BadParameter(f"cannot write {shown}: a test file could not be made in the folder {a} "
                                  f"({exc.strerror or exc}); {fix}", param_hint=option) from None
@@ -263,8 +319,10 @@ def is_config_doc(doc) -> bool:
 
 
 def _existing_file(path: str | os.PathLike | None) -> Path | None:
-    """``path`` as a Path when it names an existing regular file (a link to one included), else None."""
-    return None if path is None or not Path(path).is_file() else Path(path)
+    """``path`` as a Path when it names an existing regular file (a link to one included) that a write would
+    replace, else None: a descriptor path (``/dev/stdout >> log.txt``) is written into, not replaced (a re-trial:
+    appending the results to a log was refused as replacing a file that is not JSON)."""
+    return None if path is None or is_descriptor_path(path) or not Path(path).is_file() else Path(path)
 
 
 def refuse_replacing_other_json(path: str | os.PathLike | None, option: str, is_kind, kind: str) -> object | None:
@@ -776,6 +834,10 @@ def check_output_dir(path: str | os.PathLike, option: str) -> Path:
         raise click.BadParameter("the folder name is empty; give a folder, e.g. report (use . for the current one)",
                                  param_hint=option)
     p = Path(path)
+    if p.is_symlink() and not p.exists():  # a re-trial: told 'could not be created (File exists)'
+        _refuse_broken_link(p, option)
+        raise click.BadParameter(f"{p} is a link to {os.path.realpath(p)}, which does not exist; make that folder, or "
+                                 "give another", param_hint=option)
     if p.exists() and not p.is_dir():
         raise click.BadParameter(f"{p} is a file; give a folder", param_hint=option)
     if p.is_dir():

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shlex
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..fileio import OS_FIXES, signals_held
+from ..fileio import APPEND_FLAG, IMMUTABLE_FLAG, OS_FIXES, inode_flags, signals_held
 from .figures import (
     FIGURE_FORMATS,
     FIGURE_STEMS,
@@ -246,6 +247,14 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
         if foreign is not None:
             raise ReportError(f"{foreign} exists and is not the {foreign.name} of an hspr report; it is not replaced "
                               "(nothing was written): choose another --out-dir, or move that file")
+        # a re-trial: an append-only coverage.png was found after the work, with half the report replaced
+        flagged = next((out_dir / n for n in writes if (out_dir / n).is_file()
+                        and inode_flags(out_dir / n) & (IMMUTABLE_FLAG | APPEND_FLAG)), None)
+        if flagged is not None:
+            flag = "immutable (chattr +i)" if inode_flags(flagged) & IMMUTABLE_FLAG else "append-only (chattr +a)"
+            raise ReportError(f"{flagged} is {flag}, so the report cannot replace it (nothing was written): clear the "
+                              f"flag (chattr -{flag[flag.index('+') + 1]} {shlex.quote(os.path.realpath(flagged))}), or "
+                              "choose another --out-dir")
         table = comparison_table(runs)
         paired = paired_analysis(runs, baseline, n_resamples, seed)
         # every file is written in a staging folder first and then moved in: a trial's refused write (one

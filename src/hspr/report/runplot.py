@@ -101,13 +101,12 @@ def is_figure_file(path: str | Path) -> bool:
     """Whether the existing file ``path`` holds a figure that hspr may replace: a whole figure of its suffix's
     kind, so that writing a figure there replaces a figure, not a user's text file named ``notes.png`` (a hostile
     trial), and drawn by hspr as far as the file tells, not a screenshot or a drawing of one's own (a later hostile
-    trial and its re-trial). A PNG must hold its signature and well-formed chunks up to its ``IEND``, and a
-    ``Software`` text chunk (tEXt, zTXt or iTXt, anywhere), if any, must read exactly ``hspr``. An SVG must open
+    trial and its re-trials). A PNG must be laid out as hspr's are (:func:`_png_is_hspr`). An SVG must open
     with its ``<svg>`` element (after an XML declaration, comments and a doctype) whose first child is its
-    ``<metadata>``, naming as its creator exactly ``hspr`` or matplotlib (``Matplotlib v3.9.2,
-    https://matplotlib.org/``). hspr's figures name it (:data:`FIGURE_METADATA`); those written before they did
-    name no program (PNG) or matplotlib (SVG), and pass. Files above 64 MiB are no figure of hspr's. An empty
-    file counts as one."""
+    ``<metadata>`` with no date, naming as its creator exactly ``hspr`` or matplotlib (``Matplotlib v3.9.2,
+    https://matplotlib.org/``; a matplotlib SVG saved with its defaults carries a date). hspr's figures name it
+    (:data:`FIGURE_METADATA`); those written before they did name no program (PNG) or matplotlib (SVG), and
+    pass. Files above 64 MiB are no figure of hspr's. An empty file counts as one."""
     path = Path(path)
     with open(path, "rb") as fh:
         data = fh.read(_MAX_FIGURE + 1)
@@ -117,8 +116,7 @@ def is_figure_file(path: str | Path) -> bool:
     if len(data) > _MAX_FIGURE or ext not in (".png", ".svg"):
         return False
     if ext == ".png":
-        software = _png_software(data)
-        return software is not None and software in (b"", b"hspr")
+        return _png_is_hspr(data)
     start = _SVG_START.match(data)  # the first element is <svg>, after a declaration, comments and a doctype
     if start is None:
         return False
@@ -135,42 +133,40 @@ FIGURE_METADATA = MappingProxyType({"png": MappingProxyType({"Software": "hspr"}
 _MAX_FIGURE = 64 << 20
 
 
-def _png_software(data: bytes) -> bytes | None:
-    """The ``Software`` text of the PNG bytes ``data`` (from a tEXt, zTXt or iTXt chunk; ``b""`` when it has
-    none), or None when ``data`` is no whole PNG: no signature, a chunk running past the end, no ``IEND``, a
-    ``Software`` chunk that cannot be read, or two that differ."""
-    import zlib
-
+def _png_is_hspr(data: bytes) -> bool:
+    """Whether PNG bytes ``data`` are a whole PNG laid out as hspr's figures are (matplotlib's Agg writer at 150
+    dpi): 8-bit RGBA, a ``pHYs`` chunk of 150 dpi, image data, ``IEND`` at the very end, and no other ancillary
+    chunk than a ``Software`` tEXt that reads exactly ``hspr`` (figures from before hspr named itself have
+    none). A screenshot (another resolution, EXIF, XMP, text of its own), an image of another program or a cut
+    file is not (a re-trial: each of those passed a test of the ``Software`` text alone)."""
     if not data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return None
-    pos, found = 8, set()
+        return False
+    pos, kinds = 8, []
     while pos + 12 <= len(data):
         length, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
         body = data[pos + 8:pos + 8 + length]
-        if len(body) < length or pos + 12 + length > len(data):
-            return None
-        if kind == b"IEND":
-            return None if len(found) > 1 else found.pop() if found else b""
-        key, _, rest = body.partition(b"\0")
-        if kind in (b"tEXt", b"zTXt", b"iTXt") and key == b"Software":
-            try:
-                if kind == b"zTXt":
-                    rest = zlib.decompress(rest[1:])
-                elif kind == b"iTXt":  # compression flag, method, language tag, translated keyword, text
-                    flag, rest = rest[:1], rest[2:]
-                    rest = rest.split(b"\0", 2)[2]
-                    rest = zlib.decompress(rest) if flag == b"\1" else rest
-            except (zlib.error, IndexError):
-                return None
-            found.add(rest)
+        if pos + 12 + length > len(data):
+            return False
+        kinds.append(kind)
+        if kind == b"IHDR" and body[8:10] != b"\x08\x06":  # bit depth 8, colour type 6 (RGBA)
+            return False
+        if kind == b"pHYs" and body != (5906).to_bytes(4, "big") * 2 + b"\x01":  # 150 dpi in pixels per metre
+            return False
+        if kind == b"tEXt" and body != b"Software\0hspr":
+            return False
+        if kind not in (b"IHDR", b"pHYs", b"IDAT", b"IEND", b"tEXt"):
+            return False
         pos += 12 + length
-    return None
+        if kind == b"IEND":
+            break
+    return (pos == len(data) and kinds[:1] == [b"IHDR"] and kinds[-1:] == [b"IEND"] and b"pHYs" in kinds
+            and b"IDAT" in kinds and kinds.count(b"tEXt") <= 1)
 
 
 _SVG_START = re.compile(rb"(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*\?>\s*)?(?:(?:<!--.*?-->|<!doctype[^>]*>)\s*)*<svg[\s>]",
                         re.I | re.S)
 #: the first child of the <svg> element, as matplotlib writes it: <metadata> with the creator's name
-_SVG_CREATOR = re.compile(rb"[^>]*>\s*<metadata>\s*<rdf:RDF[^>]*>\s*<cc:Work>\s*(?:<dc:type[^>]*/>\s*|<dc:date>[^<]*</dc:date>\s*|"
+_SVG_CREATOR = re.compile(rb"[^>]*>\s*<metadata>\s*<rdf:RDF[^>]*>\s*<cc:Work>\s*(?:<dc:type[^>]*/>\s*|"
                           rb"<dc:format>[^<]*</dc:format>\s*)*<dc:creator>\s*<cc:Agent>\s*<dc:title>([^<]*)</dc:title>", re.S)
 
 
