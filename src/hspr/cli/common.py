@@ -147,13 +147,15 @@ def _check_descriptor(p: Path, fd: int, option: str) -> None:
     """click.BadParameter when descriptor path ``p`` (descriptor ``fd``) cannot take the output: not open, open
     for reading only, or a standard stream that was closed as hspr started (a re-trial: each ran the whole
     replay and then failed, or wrote the results to the null device and said it wrote them)."""
-    import fcntl
-
     name = {0: "stdin", 1: "stdout", 2: "stderr"}.get(fd)
     if name is not None and started_closed(name):
         raise click.BadParameter(f"{p}: standard {'input' if fd == 0 else 'output' if fd == 1 else 'error'} was "
                                  "closed when hspr started, so what is written there would be lost; give a file, or "
                                  "run the command with that stream open", param_hint=option)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no fcntl (Windows): the write says what went wrong
+        return
     try:
         mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
     except OSError:
