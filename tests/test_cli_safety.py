@@ -526,6 +526,15 @@ def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_
     with pytest.raises(click.BadParameter, match=r"loop_a is a loop of symbolic links"):
         common.check_output_dir(tmp_path / "loop_a", "--out-dir")
     common.check_output_file(tmp_path / "ap" / "new" / "deeper" / "x.json", "--out")  # new folders in it: allowed
+    common.check_output_dir(tmp_path / "ap" / "report", "--out-dir")  # (a third re-trial) a new report folder too
+    (tmp_path / "to_ap").symlink_to(tmp_path / "ap")
+    probed = []
+    monkeypatch.setattr(tempfile, "TemporaryFile", lambda *a, dir=None, **k: probed.append(dir) or real(*a, dir=dir, **k))
+    common.check_output_file(tmp_path / "to_ap" / "new" / "x.json", "--out")
+    assert probed == [os.path.realpath(tmp_path / "ap")]  # a link's real folder: no named temporary file is left
+    done = subprocess.run(f"true | {shlex.quote(sys.executable)} -m hspr bank build terminal-bench --out /dev/stdin",
+                          shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "descriptor 0 is open for reading only" in done.stderr, done.stderr
     log = tmp_path / "log.txt"
     log.write_text("a log line\n")
     done = subprocess.run(f"{shlex.quote(sys.executable)} -m hspr replay --bank terminal-bench --methods uniform --seeds 0 "

@@ -121,7 +121,7 @@ def write_text_durable(text: str, path: Path) -> None:
 def descriptor_of(path) -> int | None:
     """The file descriptor a path such as ``/dev/stdout`` or ``/dev/fd/3`` names (open or not), else None."""
     text = os.fspath(path)
-    named = {"/dev/stdout": 1, "/dev/stderr": 2}
+    named = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}  # stdin: refused as an output, by its mode
     if text in named:
         return named[text]
     m = re.fullmatch(r"/dev/fd/(\d+)|/proc/self/fd/(\d+)", text)

@@ -72,7 +72,7 @@ def argv_text(ctx: click.Context | None, param: click.Parameter | None, value: s
     return value
 
 
-def _writable_ancestor(p: Path, option: str) -> None:
+def _writable_ancestor(p: Path, option: str, folder: bool = False) -> None:
     """Check, before any work, that ``p`` can be written as the writers of :mod:`hspr.fileio` write it (a
     temporary file beside it, moved over it): click.BadParameter naming ``option`` and the fix otherwise.
 
@@ -85,7 +85,8 @@ def _writable_ancestor(p: Path, option: str) -> None:
     flag (``chattr +i`` / ``+a``: an append-only folder takes a new file but not the move over the old one;
     an ancestor only matters when immutable, as new folders are made in it), and a one-byte temporary file
     must be made (and removed) in it: as root, ``os.access`` says yes to ``/sys`` (a trial: `select --out`
-    failed after the selection)."""
+    failed after the selection). ``folder``: ``p`` is a folder to make, whose files go inside it, so no
+    existing folder holds them."""
     fd = descriptor_of(p)
     if fd is not None:
         _check_descriptor(p, fd, option)
@@ -110,7 +111,7 @@ def _writable_ancestor(p: Path, option: str) -> None:
         raise click.BadParameter(f"cannot create {shown}: {a} is a file, not a folder; choose another path",
                                  param_hint=option)
     # before os.access, which says no without why; an append-only ancestor takes the new folders (a re-trial)
-    _refuse_flags(a, p if p.is_file() else None, shown, option, holds_file=a == p.parent)
+    _refuse_flags(a, p if p.is_file() else None, shown, option, holds_file=a == p.parent and not folder)
     if not os.access(a, os.W_OK):  # a trial: 'create' for a file that exists (it is replaced whole, through its folder)
         verb = "replace" if p.exists() else "create"
         raise click.BadParameter(f"cannot {verb} {shown}: the folder {a} is not writable"
@@ -189,7 +190,9 @@ def _probe_folder(a: Path, shown: str, option: str) -> None:
     removed) in folder ``a``: as root, ``os.access`` says yes to /sys (a trial: `select --out` failed after
     minutes of selection)."""
     try:
-        with tempfile.TemporaryFile(dir=a) as fh:
+        # its real path: on a link Python cannot make an unnamed file (O_NOFOLLOW) and makes a named one, which an
+        # append-only folder keeps (a re-trial)
+        with tempfile.TemporaryFile(dir=os.path.realpath(a)) as fh:
             fh.write(b"\0")
     except OSError as exc:
         # os.access called the folder writable: a refusal by permission is the file system's (sysfs, procfs)
@@ -848,7 +851,7 @@ def check_output_dir(path: str | os.PathLike, option: str) -> Path:
             raise click.BadParameter(f"the folder {p} is not writable; choose another", param_hint=option)
         _probe_folder(p, str(p), option)  # a re-trial: as root, /sys/kernel passed, and the report failed after its work
         return p
-    _writable_ancestor(p, option)
+    _writable_ancestor(p, option, folder=True)  # (a re-trial: a new report folder in an append-only one was refused)
     return p
 
 
