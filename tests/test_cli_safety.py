@@ -541,6 +541,7 @@ def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_
                           f"-q --out /dev/stdout >> {shlex.quote(str(log))}", shell=True, executable="/bin/bash",
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and log.read_text().startswith("a log line\n{"), done.stderr
+    assert "replaced" not in done.stderr  # (a third re-trial: it said it replaced the earlier /dev/stdout)
 
 def test_every_help_text_is_the_same_under_python_OO():
     """A trial: under `python -OO` (PYTHONOPTIMIZE=2), which strips docstrings, `hspr --help` listed its commands

@@ -29,7 +29,7 @@ from ..data.folds import (
 from ..data.io import load_matrix, load_matrix_and_form, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import HsprError, InputWarning, UnknownIdError
-from ..fileio import readable_name, write_json_durable, write_text_durable
+from ..fileio import is_descriptor_path, readable_name, write_json_durable, write_text_durable
 from ..methods import REPLAY_DEFAULT, method_class, method_names, names_with
 from ..methods.hspr.config import ACQUISITIONS, DECISIONS
 from ..methods.hspr.replay_options import check_table_covers, replay_methods
@@ -94,6 +94,8 @@ def _runs_in(path: Path, earlier_runs: int | None) -> int | None:
     -1 for a file that was not read (over 64 MB, or blank); None when there is no file or an empty one."""
     if earlier_runs is not None:
         return earlier_runs
+    if is_descriptor_path(path):  # a re-trial: `--out /dev/stdout >> log.txt` appends, and was said to replace
+        return None
     try:  # a hostile trial: `--out /dev/stdout > new.json` (an empty file) replaces nothing
         return -1 if path.is_file() and path.stat().st_size > 0 else None
     except OSError:
@@ -739,7 +741,8 @@ def register(group: click.Group) -> None:
             "summary": summary.to_dict(orient="records"),
         }
         replaced = _runs_in(Path(out), earlier_runs)
-        csv_replaced = bool(csv_path) and Path(csv_path).is_file() and Path(csv_path).stat().st_size > 0
+        csv_replaced = (bool(csv_path) and not is_descriptor_path(csv_path) and Path(csv_path).is_file()
+                        and Path(csv_path).stat().st_size > 0)
         save_results(payload, Path(out), summary.to_csv(index=False) if csv_path else None, csv_path)
         # a re-trial: `--out /dev/stdout > r.json` got the table after the JSON, which no reader could then parse
         out_console = table_console(console, out, csv_path)
