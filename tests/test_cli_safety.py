@@ -459,6 +459,26 @@ def test_the_top_level_help_into_a_closed_pipe_or_a_full_disk_is_no_failure_or_t
 
 
 
+
+def test_a_report_folder_holding_a_flagged_file_of_its_names_is_refused_before_anything_is_written(files, monkeypatch):
+    """A second re-trial: an append-only coverage.png was found after the work, with half the report replaced. The
+    flag is named with the fix on the file's real path, and nothing is written."""
+    from hspr import fileio
+
+    assert run("replay", "--matrix", files / "bank.csv", "--methods", "uniform", "--seeds", 0, "--out",
+               files / "r.json").exit_code == 0
+    rep = files / "rep"
+    assert run("report", files / "r.json", "--out-dir", rep, "--no-figures").exit_code == 0
+    before = {f.name: f.read_bytes() for f in rep.iterdir()}
+    for bit, words, fix in ((fileio.APPEND_FLAG, "append-only (chattr +a)", "chattr -a"),
+                            (fileio.IMMUTABLE_FLAG, "immutable (chattr +i)", "chattr -i")):
+        monkeypatch.setattr(fileio, "inode_flags", lambda path, bit=bit: bit if Path(path).name == "paired.md" else 0)
+        res = run("report", files / "r.json", "--out-dir", rep, "--no-figures", "--seed", 1)
+        said = " ".join(res.output.split())
+        assert res.exit_code == 2 and f"paired.md is {words}, so the report cannot replace it (nothing was written): " \
+            f"clear the flag ({fix} {os.path.realpath(rep / 'paired.md')})" in said, said
+        assert {f.name: f.read_bytes() for f in rep.iterdir()} == before
+
 def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_path, monkeypatch):
     """A re-trial of the folder test (as root): an append-only folder took the test file (O_TMPFILE) and the write
     failed after the work, leaving its temporary file; an immutable file passed; a link into a folder that takes no
@@ -477,7 +497,7 @@ def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_
     (tmp_path / "ap").mkdir()
     (tmp_path / "kept.json").write_text("{}")
     flagged = {str(tmp_path / "ap"): fileio.APPEND_FLAG, str(tmp_path / "kept.json"): fileio.IMMUTABLE_FLAG}
-    monkeypatch.setattr(common, "inode_flags", lambda path: flagged.get(str(path), 0))
+    monkeypatch.setattr(fileio, "inode_flags", lambda path: flagged.get(str(path), 0))
     with pytest.raises(click.BadParameter, match=r"the folder .*ap is append-only \(chattr \+a\).*chattr -a "):
         common.check_output_file(tmp_path / "ap" / "x.json", "--out")
     with pytest.raises(click.BadParameter, match=r"the folder .*ap is append-only"):

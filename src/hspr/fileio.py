@@ -129,8 +129,9 @@ def descriptor_of(path) -> int | None:
 
 
 def is_descriptor_path(path) -> bool:
-    """Whether ``path`` is ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` or ``/proc/self/fd/N``: the
-    writers here write into that open descriptor (the stream a shell connected), never replace it."""
+    """Whether ``path`` is ``/dev/stdin``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` or ``/proc/self/fd/N``
+    (:func:`descriptor_of`): the writers here write into that open descriptor (the stream a shell connected),
+    never replace it."""
     return descriptor_of(path) is not None
 
 
@@ -163,6 +164,20 @@ def inode_flags(path) -> int:
         os.close(fd)
 
 
+def blocking_flag(path, append_matters: bool = True) -> tuple[str, str] | None:
+    """The flag of ``path`` (:func:`inode_flags`) that stops a write through it, as ``(words, fix)``, e.g.
+    ``("immutable (chattr +i)", "chattr -i /real/path")``, the fix naming the real path (a folder reached through a
+    link: a re-trial's ``chattr -i LINK`` failed); None when there is none. The append-only flag counts where
+    ``append_matters`` (a folder that only takes new folders is not stopped by it)."""
+    import shlex
+
+    flags = inode_flags(path)
+    for bit, words, letter in ((IMMUTABLE_FLAG, "immutable (chattr +i)", "i"), (APPEND_FLAG, "append-only (chattr +a)", "a")):
+        if flags & bit and (bit == IMMUTABLE_FLAG or append_matters):
+            return words, f"chattr -{letter} {shlex.quote(os.path.realpath(path))}"
+    return None
+
+
 def names_stdout(path) -> bool:
     """Whether ``path`` (None: no) names standard output (``/dev/stdout``, ``/dev/fd/1``): a command writing
     its output there prints its own lines on stderr, so that the stream holds the output alone."""
@@ -174,7 +189,7 @@ def not_a_regular_file(path) -> bool:
     for a writer for ever (a hostile trial: `hspr report FIFO`, `live status --session FIFO`). An open
     descriptor's path (``/dev/fd/N``, ``/proc/self/fd/N``, ``/dev/stdin``: a shell's ``<(...)``, which has
     its writer) and a missing path or folder are not (their readers say so)."""
-    if os.fspath(path) == "/dev/stdin" or descriptor_of(path) is not None:
+    if descriptor_of(path) is not None:
         return False
     p = Path(path)
     return p.exists() and not p.is_file() and not p.is_dir()

@@ -10,7 +10,6 @@ import contextlib
 import copy
 import errno
 import os
-import shlex
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -22,13 +21,11 @@ import click
 from .._entry import started_closed
 from ..data.io import bank_dir_of
 from ..fileio import (
-    APPEND_FLAG,
-    IMMUTABLE_FLAG,
     OS_FIXES,
+    blocking_flag,
     dangling_link,
     dangling_words,
     descriptor_of,
-    inode_flags,
     is_descriptor_path,
     names_stdout,
 )
@@ -175,14 +172,17 @@ def _refuse_flags(a: Path, existing: Path | None, shown: str, option: str, holds
     forbid (a re-trial: such folders and files passed, and the write failed after the work, leaving its
     temporary file). The fix names the real path of a folder reached through a link."""
     for where in (a, *((existing,) if existing is not None else ())):
-        kind, flags, real = "folder" if where == a else "file", inode_flags(where), os.path.realpath(where)
-        if flags & IMMUTABLE_FLAG:
-            raise click.BadParameter(f"cannot write {shown}: the {kind} {where} is immutable (chattr +i); clear the "
-                                     f"flag (chattr -i {shlex.quote(real)}) or choose another path", param_hint=option)
-        if flags & APPEND_FLAG and (where != a or holds_file):
-            raise click.BadParameter(f"cannot write {shown}: the {kind} {where} is append-only (chattr +a), and a file "
-                                     "is written beside its target and moved over it, which that flag forbids; clear "
-                                     f"it (chattr -a {shlex.quote(real)}) or choose another path", param_hint=option)
+        flag = blocking_flag(where, append_matters=where != a or holds_file)
+        if flag is None:
+            continue
+        words, fix = flag
+        kind = "folder" if where == a else "file"
+        if words.startswith("immutable"):
+            raise click.BadParameter(f"cannot write {shown}: the {kind} {where} is {words}; clear the flag ({fix}) or "
+                                     "choose another path", param_hint=option)
+        raise click.BadParameter(f"cannot write {shown}: the {kind} {where} is {words}, and a file is written beside its "
+                                 f"target and moved over it, which that flag forbids; clear it ({fix}) or choose "
+                                 "another path", param_hint=option)
 
 
 def _probe_folder(a: Path, shown: str, option: str) -> None:

@@ -71,7 +71,7 @@ def _in_target_set(agent: str, mat: ResponseMatrix) -> str:
     for name, agents in sets.items():
         if agent in agents:
             return "; " + recipe(name, agent)
-    if did_you_mean([agent], mat.agents):  # a bank agent is near: that hint, not a target set's
+    if near_matches([agent], mat.agents):  # a bank agent is near: did_you_mean's hint, not a target set's
         return ""
     # 'Kimi K2 Instuct' (a slip) got neither hint nor recipe; matched over the whole set, not agent by agent (a
     # re-trial: a letter-case miss of 'GPT-5 mini ...' was also near 'GPT-5 ...' and 'GPT-5 nano ...' by spelling)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shlex
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..fileio import APPEND_FLAG, IMMUTABLE_FLAG, OS_FIXES, inode_flags, signals_held
+from ..fileio import OS_FIXES, blocking_flag, signals_held
 from .figures import (
     FIGURE_FORMATS,
     FIGURE_STEMS,
@@ -106,7 +105,8 @@ def is_report_file(path: str | Path) -> bool:
     under that name (a table by its first line, a figure by :func:`~hspr.report.runplot.is_figure_file`; an
     empty file counts as one), so that a report replaces an earlier report's file and not a user's notes
     named ``comparison.md`` (a hostile trial: three such files were replaced without a word). A figure is
-    taken for an earlier report's whatever drew it (a PNG of `hspr live plot` copied there passes)."""
+    taken for an earlier report's when hspr drew it, by its layout and metadata (a PNG of `hspr live plot`
+    copied there passes; a screenshot does not)."""
     from .runplot import is_figure_file
 
     path = Path(path)
@@ -248,13 +248,12 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
             raise ReportError(f"{foreign} exists and is not the {foreign.name} of an hspr report; it is not replaced "
                               "(nothing was written): choose another --out-dir, or move that file")
         # a re-trial: an append-only coverage.png was found after the work, with half the report replaced
-        flagged = next((out_dir / n for n in writes if (out_dir / n).is_file()
-                        and inode_flags(out_dir / n) & (IMMUTABLE_FLAG | APPEND_FLAG)), None)
+        flagged = next(((out_dir / n, flag) for n in writes if (out_dir / n).is_file()
+                        and (flag := blocking_flag(out_dir / n)) is not None), None)
         if flagged is not None:
-            flag = "immutable (chattr +i)" if inode_flags(flagged) & IMMUTABLE_FLAG else "append-only (chattr +a)"
-            raise ReportError(f"{flagged} is {flag}, so the report cannot replace it (nothing was written): clear the "
-                              f"flag (chattr -{flag[flag.index('+') + 1]} {shlex.quote(os.path.realpath(flagged))}), or "
-                              "choose another --out-dir")
+            (path, (words, fix)) = flagged
+            raise ReportError(f"{path} is {words}, so the report cannot replace it (nothing was written): clear the "
+                              f"flag ({fix}), or choose another --out-dir")
         table = comparison_table(runs)
         paired = paired_analysis(runs, baseline, n_resamples, seed)
         # every file is written in a staging folder first and then moved in: a trial's refused write (one

@@ -670,4 +670,3 @@ def pass_rate_notes(runs: Iterable[Mapping] | pd.DataFrame) -> list[str]:
             "(each run's shift.message says more; docs/shift-protocols.md)"
             for (bank, method, budget), (n, k) in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]),
                                                                                         kv[0][2] or 0)) if k]
-
