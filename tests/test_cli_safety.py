@@ -528,6 +528,19 @@ def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_
 
     monkeypatch.setattr(common.os, "access", lambda path, mode: not str(path).startswith("/dev"))
     assert common.check_output_file("/dev/stdout", "--out") == Path("/dev/stdout")
+    # spelled another way, still the descriptor, not a path whose folder is tested (a trial)
+    assert common.check_output_file("/dev/../dev/stdout", "--out") == Path("/dev/../dev/stdout")
+    from hspr.fileio import descriptor_of
+    monkeypatch.chdir("/dev")
+    assert [descriptor_of(p) for p in ("/dev/../dev/stdout", "//dev/stdout", "/dev//fd/7", "stdout", "fd/3", "/dev/x")] \
+        == [1, 1, 7, 1, 3, None]
+    monkeypatch.chdir(tmp_path)
+    assert descriptor_of("stdout") is None
+    (tmp_path / "gone").mkdir()
+    monkeypatch.chdir(tmp_path / "gone")
+    (tmp_path / "gone").rmdir()  # a working folder removed: no error, a relative path names no descriptor
+    assert descriptor_of("stdout") is None and descriptor_of("/dev/stdout") == 1
+    monkeypatch.chdir(tmp_path)
 
     done = subprocess.run(f"{shlex.quote(sys.executable)} -m hspr bank build terminal-bench --out /dev/stdout >&-",
                           shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120)

@@ -119,8 +119,15 @@ def write_text_durable(text: str, path: Path) -> None:
 
 
 def descriptor_of(path) -> int | None:
-    """The file descriptor a path such as ``/dev/stdout`` or ``/dev/fd/3`` names (open or not), else None."""
+    """The file descriptor a path such as ``/dev/stdout`` or ``/dev/fd/3`` names (open or not), else None; the
+    path is read as :func:`os.path.abspath` gives it (``/dev/../dev/stdout``, ``//dev/stdout``, or ``stdout`` typed
+    in ``/dev``, are ``/dev/stdout``; a trial)."""
     text = os.fspath(path)
+    try:
+        text = os.path.abspath(text)
+    except OSError:  # the working folder was removed: a relative path is then not /dev's
+        text = os.path.normpath(text)
+    text = re.sub(r"^/{2,}", "/", text)
     named = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}  # stdin: refused as an output, by its mode
     if text in named:
         return named[text]
