@@ -188,6 +188,20 @@ def test_a_bundled_target_set_is_written_by_name_and_named_where_an_agent_to_hid
         said = " ".join(res.output.split())
         assert res.exit_code == 2 and f"did you mean {meant!r}? It is an agent of the bundled target set " \
             "'bash-only'" in said and f"--hide {shlex.quote(meant)}` with" in said, said
+    # a start shared by several ids (no rule of did_you_mean names one) lists them, the set's or the bank's (a trial)
+    res = CliRunner().invoke(main, ["live", "start", "--bank", "verified", "--hide", "devstral", "--budget", "5",
+                                    "--session", str(tmp_path / "k.hspr")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and "the bundled target set 'bash-only' (scored against verified by `hspr replay --bank " \
+        "verified --targets bash-only`) has the agents 'Devstral (2512)', 'Devstral small (2512)', whose id starts with " \
+        "'devstral'" in said and "--hide 'AGENT'` with" in said, said
+    first = load_bank("verified").agents[0]
+    res = CliRunner().invoke(main, ["live", "start", "--bank", "verified", "--hide", first[:9], "--budget", "5",
+                                    "--session", str(tmp_path / "k.hspr")])
+    said = " ".join(res.output.split())
+    starts = [a for a in load_bank("verified").agents if a.startswith(first[:9])]
+    assert res.exit_code == 2 and f"the bank has the agent{'s' if len(starts) > 1 else ''} {starts[0]!r}" in said, said
+    assert "target set" not in said and len(starts) <= 5
     near_bank = load_bank("verified").agents[0].upper()
     res = CliRunner().invoke(main, ["live", "start", "--bank", "verified", "--hide", near_bank, "--budget", "5",
                                     "--session", str(tmp_path / "k.hspr")])

@@ -61,12 +61,14 @@ def _in_target_set(agent: str, mat: ResponseMatrix) -> str:
     bank = str(mat.source).removeprefix("bank:") if str(mat.source).startswith("bank:") else None
     sets = {name: load_target_set(name).agents for name, info in TARGET_SETS.items() if info.bank == bank}
 
+    def how(name: str, a: str) -> str:
+        return (f"add that set's rows to the bank and hide it there (the set's other agents are then sources too): "
+                f"`hspr bank build {name} --out {name}.csv`, `hspr bank merge {bank} {name}.csv --out {bank}+{name}.csv`, "
+                f"then `hspr live start --matrix {bank}+{name}.csv --hide {a}` with this command's other options")
+
     def recipe(name: str, a: str) -> str:
         return (f"it is an agent of the bundled target set {name!r}, scored against {bank} by `hspr replay --bank "
-                f"{bank} --targets {name}`. To play it live, add that set's rows to the bank and hide it there "
-                f"(the set's other agents are then sources too): `hspr bank build {name} --out {name}.csv`, `hspr "
-                f"bank merge {bank} {name}.csv --out {bank}+{name}.csv`, then `hspr live start --matrix "
-                f"{bank}+{name}.csv --hide {shlex.quote(a)}` with this command's other options")
+                f"{bank} --targets {name}`. To play it live, " + how(name, shlex.quote(a)))
 
     for name, agents in sets.items():
         if agent in agents:
@@ -80,7 +82,33 @@ def _in_target_set(agent: str, mat: ResponseMatrix) -> str:
         if near:
             text = recipe(name, near[0][1])
             return f"; did you mean {near[0][1]!r}? " + text[0].upper() + text[1:]
+    if starting_with(agent, mat.agents):  # the bank's own agents first (_starting_hint)
+        return ""
+    for name, agents in sets.items():  # 'devstral' starts two of its ids, so no rule above names one (a trial)
+        starts = starting_with(agent, agents)
+        if starts:
+            return (f"; the bundled target set {name!r} (scored against {bank} by `hspr replay --bank {bank} --targets "
+                    f"{name}`) has {_ids(starts, agent)}. To play one live, " + how(name, "'AGENT'"))
     return ""
+
+
+def starting_with(typed: str, ids) -> list[str]:
+    """The ids of ``ids`` (in their order) that start with ``typed``, up to letter case and surrounding white space;
+    [] for a blank ``typed``."""
+    key = typed.strip().casefold()
+    return [a for a in ids if a.casefold().startswith(key)] if key else []
+
+
+def _ids(ids: list[str], typed: str) -> str:
+    """'the agent(s) A, B, C, ... whose id starts with TYPED' (at most 5 shown) for a hint."""
+    shown = ", ".join(map(repr, ids[:5])) + (f", ... ({len(ids)} in all)" if len(ids) > 5 else "")
+    return f"the agent{'s' if len(ids) > 1 else ''} {shown}, whose id starts with {typed.strip()!r}"
+
+
+def _starting_hint(agent: str, ids) -> str:
+    """'; the bank has the agents ... whose id starts so' when ``agent`` starts some of ``ids``, else ''."""
+    starts = starting_with(agent, ids)
+    return f"; the bank has {_ids(starts, agent)}" if starts else ""
 
 
 def hide_agent(mat: ResponseMatrix, agent: str) -> tuple[ResponseMatrix, ResponseMatrix]:
@@ -102,7 +130,8 @@ def hide_agent(mat: ResponseMatrix, agent: str) -> tuple[ResponseMatrix, Respons
     if agent not in mat.agents:
         raise LiveSessionError(f"no agent {agent!r} to hide in the bank ({name}, {mat.n_agents} agents; `hspr bank "
                                f"agents {shlex.quote(name)}` lists them)" + (_in_target_set(agent, mat)
-                                                                           or did_you_mean([agent], mat.agents)))
+                                                                           or did_you_mean([agent], mat.agents)
+                                                                           or _starting_hint(agent, mat.agents)))
     if mat.n_agents < 2:
         raise LiveSessionError(f"agent {agent!r} is the bank's only agent: hiding it would leave no source agent")
     i = mat.agent_index(agent)
