@@ -51,6 +51,8 @@ def test_rules_give_a_reason_exactly_when_they_fire():
                           f"`{more}`")
     assert BudgetSpent(more).check(_Sess(5, 5), replace(wide, shift=calm)) == "budget spent (5 of 5 tasks recorded)"
     assert BudgetSpent().check(_Sess(5, 5), replace(wide, shift=flag)) == "budget spent (5 of 5 tasks recorded)"  # replay
+    assert BudgetSpent().check(_Sess(6, 5), None) == "budget spent (6 tasks recorded, 1 over the budget of 5)"  # a late record
+    assert BudgetSpent().check(_Sess(4, 5), None) is None
     assert BudgetSpent(more).check(_Sess(4, 5), replace(wide, shift=flag)) is None
     assert live_rule(5, more=more).check(_Sess(5, 5), replace(narrow, shift=flag)) == spent
     # an interval exactly as wide as the stop width is not narrower, although 0.61 - 0.53 < 0.08 in floats
@@ -108,6 +110,13 @@ def test_cli_replay_with_a_stop_width_labels_its_runs_apart(tmp_path):
     runs = out["runs"]
     assert {r["bank"] for r in runs} == {"m[stop 60 pp]"}
     assert out["environment"]["numpy"] == np.__version__ and out["environment"]["hspr"] == out["hspr_version"]
+    # the BLAS and its kernels, which decide the last bits of sums (ATLAS moved on another processor)
+    from threadpoolctl import threadpool_info
+
+    blas = next(i for i in threadpool_info() if i["user_api"] == "blas")
+    assert out["environment"]["blas"].startswith(f"{blas['internal_api']} {blas['version']}")
+    assert (f"({blas['architecture']} kernels)" in out["environment"]["blas"]) == bool(blas.get("architecture"))
+    assert "processor" in out["environment"]
     assert any(r["n_queried"] < 20 for r in runs) and all(r["n_queried"] >= 5 for r in runs)
     # the summary and the printed table say how many tasks were run on average (a hostile trial: no way to tell)
     assert out["summary"][0]["mean_tasks_run"] == pytest.approx(np.mean([r["n_queried"] for r in runs]))

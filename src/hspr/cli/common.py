@@ -884,8 +884,40 @@ def environment(methods: Sequence[str] = ()) -> dict:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
             out[dist] = None
+    out["processor"], out["blas"] = _processor(), _blas()
     theirs = {m: p for m in methods if (p := method_package(m)) is not None}
     return {**out, "method_packages": theirs} if theirs else out
+
+
+def _processor() -> str | None:
+    """The processor's model name (Linux ``/proc/cpuinfo``; else :func:`platform.processor`), None when unknown."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip() or None
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def _blas() -> str | None:
+    """numpy's BLAS library, its version and the kernels it chose for this processor (threadpoolctl, installed
+    with scikit-learn), e.g. 'openblas 0.3.31 (Haswell kernels)'; None when unknown. The kernels decide the last
+    bits of sums, which can move an optimiser's stopping point (docs/replay.md: the same runs on another machine)."""
+    try:
+        import numpy  # noqa: F401  (loads its BLAS, which threadpoolctl then finds)
+        from threadpoolctl import threadpool_info
+
+        lib = next((i for i in threadpool_info() if i.get("user_api") == "blas"), None)
+    except Exception:  # pragma: no cover - threadpoolctl missing or failing: the field is informative only
+        return None
+    if lib is None:
+        return None
+    kernels = f" ({lib['architecture']} kernels)" if lib.get("architecture") else ""
+    return f"{lib.get('internal_api')} {lib.get('version')}{kernels}"
 
 
 def local_workers(workers: int, scheduler: str | None, console) -> int:
