@@ -680,7 +680,7 @@ def test_estimate_vs_truth_note_gives_the_tables_mae():
     mae = float(table.loc[(table["bank"] == "lite") & (table["method"] == "hspr"), "mae_pp"].iloc[0])
     assert mae == pytest.approx(4.4)
     fig = report.figures.figure_estimate_vs_truth(runs, "hspr")
-    assert _notes(fig) == ["hspr: MAE 4.40 pp,\n0% of runs within ±2 pp"]
+    assert _notes(fig) == ["hspr: MAE 4.400 pp,\n0% of runs within ±2 pp"]
 
 
 def _spread(n: int, low: float, high: float, rng) -> np.ndarray:
@@ -1284,7 +1284,7 @@ def test_estimate_vs_truth_note_cuts_a_long_variant_name():
     runs = make_runs({("lite", long): np.full((1, 8), 0.01)}, {"lite": np.linspace(0.1, 0.6, 8)})
     fig = report.figures.figure_estimate_vs_truth(runs, long)
     (note,) = _notes(fig)
-    assert note.startswith("hspr[acquisition=latent,d...: MAE 1.10 pp,") and len(note.split("\n")[0]) <= 28 + 20
+    assert note.startswith("hspr[acquisition=latent,d...: MAE 1.100 pp,") and len(note.split("\n")[0]) <= 28 + 20
 
 
 def test_report_notes_the_runs_estimated_from_the_pass_rates(tmp_path, synth):

@@ -50,7 +50,9 @@ class BudgetSpent(StoppingRule):
         n, b = session.n_queried, session.budget
         if n < b:
             return None
-        why = f"budget spent ({n} of {b} tasks recorded)"
+        # a new-user trial: a late record read "budget spent (21 of 20 tasks recorded)"
+        why = (f"budget spent ({n} of {b} tasks recorded)" if n == b else
+               f"budget spent ({n} tasks recorded, {n - b} over the budget of {b})")
         if self.more and estimate is not None and estimate.shift is not None and estimate.shift.unlike_history:
             import shlex
 

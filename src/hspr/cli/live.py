@@ -213,7 +213,9 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
             # the method's own level (a method-writer's trial: a 50 % interval was printed as a 90 % one)
             out.append(f"estimate {_fmt_pp(d['estimate_pp'], 2)} %, {100 * st.estimate.level:g} % interval "
                        f"[{_fmt_pp(d['lower_pp'], 2)}, "
-                       f"{_fmt_pp(d['upper_pp'], 2)}] % (width {_fmt_pp(d['width_pp'], 2)} pp)")
+                       f"{_fmt_pp(d['upper_pp'], 2)}] % (width {_fmt_pp(d['width_pp'], 2)} pp)"
+                       # a new-user trial read a start's 46.80 % [0.00, 93.30] % as a result
+                       + (" (the prior: no outcome yet)" if st.n_recorded == 0 else ""))
         if st.estimate.shift is not None:
             shift = st.estimate.shift
             # the session named in the pointer to status (a new-user trial: the bare command showed run.hspr)
@@ -245,12 +247,9 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
     if st.expected_width is not None and st.budget_left > 0:  # with none left the interval above is final
         early_forecast = 4 * st.n_recorded < st.n_recorded + st.budget_left  # a trial set its stop width from 21.4 pp; 27.5 reached
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
-                   f"{_fmt_pp(d['expected_width_pp'], 2)} pp (a forecast from the outcomes so far: rough in the first "
-                   "tasks, it moves with each outcome" + ("; before a quarter of the budget it came out below the final "
-                                                          "width for a third to a half of the agents of a replay on "
-                                                          "SWE-bench Verified (docs/live.md), "
-                                                          "so set a stop width by a later one)"
-                                                          if early_forecast else ")"))
+                   f"{_fmt_pp(d['expected_width_pp'], 2)} pp (a forecast from the outcomes so far, which moves with "
+                   "each outcome" + ("; before a quarter of the budget it is often too low: set a stop width by a later "
+                                     "one, docs/live.md)" if early_forecast else ")"))
     sw = "none" if st.stop_width_pp is None else f"{st.stop_width_pp:g} pp"
     early = (not st.stop and st.stop_width_pp is not None and st.estimate is not None and st.estimate.width is not None
              and 100 * st.estimate.width <= st.stop_width_pp and st.n_recorded < MIN_TASKS)
@@ -673,13 +672,21 @@ def register(group: click.Group) -> None:
             if live_s.replaced is not None:
                 click.echo(f"note: the file it replaced was kept as {live_s.replaced}", err=True)
             echo_status(st)
+            where = f"--session {shlex.quote(str(live_s.path))}"
             if hide is not None:
-                click.echo(f"next: `hspr live simulate --session {shlex.quote(str(live_s.path))}` plays {live_s.hidden_agent} to the "
+                click.echo(f"next: `hspr live simulate {where}` plays {live_s.hidden_agent} to the "
                            "end, or answer `hspr live next` from its row by hand (`--max-tasks N` plays N tasks)")
+            else:  # a new-user trial: a trial session said what to run next, a real one did not
+                trials = live_s.matrix.trials
+                said = "resolved` (or unresolved)" if trials is None else f"K/{trials}` (K of its {trials} trials passed)"
+                click.echo(f"next: `hspr live next {where}` prints the tasks to run; record each outcome with `hspr live "
+                           f"record {where} TASK {said}, or ingest a harness's output")
 
     @live.command("next")
     @click.option("--batch", "k", default=1, show_default=True, type=click.IntRange(min=1),
-                  help="Return K distinct tasks, chosen jointly, to run in parallel.")
+                  help="Return K distinct tasks, chosen jointly, to run in parallel. Tasks asked before and not yet "
+                       "recorded come first: with 8 pending, --batch 4 prints 4 of them again (all 8 stay pending), "
+                       "--batch 10 those 8 and 2 new ones.")
     @click.option("--format", "form", type=click.Choice(FORMATS), default=None,
                   help="Print the ids for a harness: lines (id-list files), space (swebench run_evaluation -i), csv "
                        "(sb-cli --instance_ids), json, regex (mini-swe-agent --filter), harbor (harbor run -i options). The stop "

@@ -251,7 +251,8 @@ def figure_estimate_vs_truth(runs: pd.DataFrame, baseline: str, also: str | Mapp
             mae, within = err.groupby(g["seed"]).mean().mean(), np.mean(err <= BAND_PP + 1e-9)
             # two lines: one was as wide as the panel and covered the strongest agents' points (a new-user trial)
             # a long variant name made the note wider than the panel, which shrank to a thumbnail (a re-trial)
-            notes.append(f"{shorten(m, 28)}: MAE {mae:.2f} pp,\n{within:.0%} of runs within ±{BAND_PP:g} pp")
+            # to 3 decimals, as the tables (a new-user trial: 1.685 and 1.676 both read 1.68)
+            notes.append(f"{shorten(m, 28)}: MAE {mae:.3f} pp,\n{within:.0%} of runs within ±{BAND_PP:g} pp")
         lo, hi = min(lo_all) - 3, max(hi_all) + 3
         x = np.array([lo, hi])
         ax.fill_between(x, x - BAND_PP, x + BAND_PP, color="0.85", lw=0, label=f"±{BAND_PP:g} pp", zorder=1)

@@ -61,13 +61,14 @@ def _figure_run(path, title, stop_width_pp, truth, budget):
         hi = 100 * np.array([p["upper"] for p in path], float)
         ax.fill_between(n, lo, hi, step="post", alpha=0.25, color="C0", label="90 % interval")
     # the final value goes in the legend, which matplotlib places where it covers the least data
-    final = (f" (now {pt[-1]:.1f} %" + (f" [{lo[-1]:.1f}, {hi[-1]:.1f}]" if has else "") + ")") if len(pt) else ""
+    # to 2 decimals, as `hspr live status` prints them (a new-user trial: 9.7 pp here, 9.75 there, at a stop width of 10)
+    final = (f" (now {pt[-1]:.2f} %" + (f" [{lo[-1]:.2f}, {hi[-1]:.2f}]" if has else "") + ")") if len(pt) else ""
     ax.step(n, pt, where="post", color="C0", lw=1.6, label=f"estimate{final}")
     if len(pt):  # the band steps after each task, so the last interval is drawn at its point
         yerr = [[pt[-1] - lo[-1]], [hi[-1] - pt[-1]]] if has else None
         ax.errorbar(n[-1], pt[-1], yerr=yerr, fmt="o", color="C0", capsize=3, lw=1.4)
     if truth is not None:
-        ax.axhline(100 * truth, color="C3", ls="--", lw=1.2, label=f"true score {100 * truth:.1f} %")
+        ax.axhline(100 * truth, color="C3", ls="--", lw=1.2, label=f"true score {100 * truth:.2f} %")
     if budget is not None:
         for a in axes:
             a.axvline(budget, color="0.5", ls=":", lw=1)
@@ -80,7 +81,7 @@ def _figure_run(path, title, stop_width_pp, truth, budget):
     if stop_width_pp is not None:
         w = axes[1]
         if has:
-            w.step(n, hi - lo, where="post", color="C0", lw=1.4, label=f"interval width (now {hi[-1] - lo[-1]:.1f} pp)")
+            w.step(n, hi - lo, where="post", color="C0", lw=1.4, label=f"interval width (now {hi[-1] - lo[-1]:.2f} pp)")
             # the last width as a point, as the last interval above: a step line ends where the last value begins, so
             # the width that stopped the session was not drawn (a hostile trial: the line ended above the stop width)
             w.plot(n[-1:], (hi - lo)[-1:], "o", color="C0")
