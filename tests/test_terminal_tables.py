@@ -218,3 +218,30 @@ def test_replay_summary_cells_of_several_words_stay_on_one_line(width):
     cells = _cells(buf.getvalue())
     assert cells.count("36.6 (100 % early)") == 1 and cells.count("98.2 (7 % early)") == 1, cells
     assert cells.count("100 (20 %)") >= 2 and not any(c in ("%)", "% early)", "early)") for c in cells)
+
+
+def test_a_progress_bar_in_a_log_says_it_runs_when_nothing_advances():
+    """A new-user trial: a replay of hspr_robust sat at 0 of 12 for 112 s, its log silent while the first fit's
+    calibration ran. With the real clock a plain line is printed every ``log_every`` seconds without an advance,
+    from a thread that ends with the bar; none on a terminal."""
+    import threading
+    import time
+
+    from hspr.cli.common import progress_bar
+
+    buf = io.StringIO()
+    out = console(file=buf, width=80, force_terminal=False, color_system=None)
+    with progress_bar(out, log_every=0.2) as prog:
+        prog.add_task("replay lite", total=8)
+        time.sleep(0.9)
+    lines = [ln for ln in buf.getvalue().splitlines() if ln.startswith("replay lite: 0/8 (0 %), ")]
+    assert 2 <= len(lines) <= 5, buf.getvalue()  # about one per 0.2 s of the 0.9 s
+    assert not any(t.name == "hspr-progress-log" for t in threading.enumerate())  # ended with the bar
+    after = buf.getvalue()
+    time.sleep(0.3)
+    assert buf.getvalue() == after
+    buf = io.StringIO()
+    with progress_bar(console(file=buf, width=80, force_terminal=True, color_system=None), log_every=0.1) as prog:
+        prog.add_task("replay lite", total=8)
+        time.sleep(0.3)
+    assert "replay lite: " not in buf.getvalue()

@@ -626,16 +626,41 @@ def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Cal
     On a console that is no terminal (a CI log, ``2> log``), where rich draws the bar only once at the
     end, a plain line such as ``replay lite: 30/120 (25 %), 70 s`` is printed at an advance at least
     ``log_every`` seconds after the previous line (or the start): a scripting trial's 20-minute replay
-    was otherwise silent in its log until it ended. ``clock``: the time in seconds (default
-    ``time.monotonic``)."""
+    was otherwise silent in its log until it ended. With the real clock (``clock`` None) the line is also
+    printed when no advance came for ``log_every`` seconds, from a thread that ends with the bar (a new-user
+    trial's replay of ``hspr_robust`` sat at 0 of 12 for 112 s, its log silent, while the first fit's
+    calibration ran). ``clock``: the time in seconds (default ``time.monotonic``)."""
+    import threading
     import time
 
     from rich.progress import Progress
 
     now = clock or time.monotonic
+    beats = clock is None and not disable and not out.is_terminal and log_every > 0
 
     class _Fitted(Progress):
         logged = now()
+        _beat: tuple[threading.Thread, threading.Event] | None = None  # the thread of the plain lines, its stop
+
+        def start(self) -> None:
+            super().start()
+            if beats and self._beat is None:
+                self._beat = (threading.Thread(target=self._beat_lines, args=(quiet := threading.Event(),),
+                                               name="hspr-progress-log", daemon=True), quiet)
+                self._beat[0].start()
+
+        def stop(self) -> None:
+            if self._beat is not None:
+                self._beat[1].set()
+                self._beat[0].join()
+                self._beat = None
+            super().stop()
+
+        def _beat_lines(self, quiet: threading.Event) -> None:
+            while not quiet.wait(log_every / 4):
+                for task in list(self.tasks):
+                    if not task.finished:
+                        self._log(task.id)
 
         def make_tasks_table(self, tasks):
             self.columns = tuple(_fit_columns(out.width, tasks))  # (self.console: not yet set on the first call)
