@@ -176,7 +176,7 @@ def test_a_bundled_target_set_is_written_by_name_and_named_where_an_agent_to_hid
     assert res.exit_code == 2 and "it is an agent of the bundled target set 'bash-only'" in said, said
     assert "`hspr bank build bash-only --out bash-only.csv`, `hspr bank merge verified bash-only.csv --out " \
            "verified+bash-only.csv`, then `hspr live start --matrix verified+bash-only.csv --hide 'Kimi K2 Instruct'` with " \
-           "this command's other options" in said
+           "this command's other options but --bank" in said
     # a slip or another letter case of such an agent's id gets the hint and the recipe, with the id as the set has it;
     # an id near an agent of the bank gets that agent only
     # (a re-trial: a letter-case miss of 'GPT-5 mini ...' was also near 'GPT-5 ...' and 'GPT-5 nano ...' by spelling,
@@ -194,7 +194,12 @@ def test_a_bundled_target_set_is_written_by_name_and_named_where_an_agent_to_hid
     said = " ".join(res.output.split())
     assert res.exit_code == 2 and "the bundled target set 'bash-only' (scored against verified by `hspr replay --bank " \
         "verified --targets bash-only`) has the agents 'Devstral (2512)', 'Devstral small (2512)', whose id starts with " \
-        "'devstral'" in said and "--hide 'AGENT'` with" in said, said
+        "'devstral'" in said and "To play one live" in said and "--hide 'AGENT'` with" in said, said
+    res = CliRunner().invoke(main, ["live", "start", "--bank", "verified", "--hide", "o3", "--budget", "5",
+                                    "--session", str(tmp_path / "k.hspr")])
+    said = " ".join(res.output.split())  # one agent starts so: the recipe names it (a re-trial)
+    assert res.exit_code == 2 and "has the agent 'o3 (2025-04-16)', whose id starts with 'o3'. To play it live" in said \
+        and "--hide 'o3 (2025-04-16)'` with" in said, said
     first = load_bank("verified").agents[0]
     res = CliRunner().invoke(main, ["live", "start", "--bank", "verified", "--hide", first[:9], "--budget", "5",
                                     "--session", str(tmp_path / "k.hspr")])

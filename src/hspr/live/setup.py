@@ -64,7 +64,8 @@ def _in_target_set(agent: str, mat: ResponseMatrix) -> str:
     def how(name: str, a: str) -> str:
         return (f"add that set's rows to the bank and hide it there (the set's other agents are then sources too): "
                 f"`hspr bank build {name} --out {name}.csv`, `hspr bank merge {bank} {name}.csv --out {bank}+{name}.csv`, "
-                f"then `hspr live start --matrix {bank}+{name}.csv --hide {a}` with this command's other options")
+                f"then `hspr live start --matrix {bank}+{name}.csv --hide {a}` with this command's other options but "
+                "--bank")  # a re-trial: kept, --bank was refused beside --matrix as a bundled bank's name
 
     def recipe(name: str, a: str) -> str:
         return (f"it is an agent of the bundled target set {name!r}, scored against {bank} by `hspr replay --bank "
@@ -88,7 +89,8 @@ def _in_target_set(agent: str, mat: ResponseMatrix) -> str:
         starts = starting_with(agent, agents)
         if starts:
             return (f"; the bundled target set {name!r} (scored against {bank} by `hspr replay --bank {bank} --targets "
-                    f"{name}`) has {_ids(starts, agent)}. To play one live, " + how(name, "'AGENT'"))
+                    f"{name}`) has {_ids(starts, agent)}. To play {'one' if len(starts) > 1 else 'it'} live, "
+                    + how(name, "'AGENT'" if len(starts) > 1 else shlex.quote(starts[0])))
     return ""
 
 
