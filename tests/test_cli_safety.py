@@ -545,6 +545,30 @@ def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_
     done = subprocess.run(f"{shlex.quote(sys.executable)} -m hspr bank build terminal-bench --out /dev/stdout >&-",
                           shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "standard output was closed when hspr started" in done.stderr, done.stderr
+    # a re-trial: `live next >&-` asked and printed nothing with exit 0; `--out` then takes the ids
+    sess = tmp_path / "n.hspr"
+    subprocess.run([sys.executable, "-m", "hspr", "live", "start", "--bank", "terminal-bench", "--method", "uniform",
+                    "--budget", "8", "--session", str(sess)], capture_output=True, check=True, timeout=120)
+    done = subprocess.run(f"{shlex.quote(sys.executable)} -m hspr live next --session {shlex.quote(str(sess))} >&-",
+                          shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "standard output was closed as hspr started (`>&-`), so the task ids would be " \
+        "lost: give --out FILE" in done.stderr, done.stderr
+    status = subprocess.run([sys.executable, "-m", "hspr", "live", "status", "--session", str(sess), "--json"],
+                            capture_output=True, text=True, timeout=120)
+    assert json.loads(status.stdout)["pending"] == []  # refused before the ask
+    done = subprocess.run(f"{shlex.quote(sys.executable)} -m hspr live next --session {shlex.quote(str(sess))} --out "
+                          f"{shlex.quote(str(tmp_path / 'ids.txt'))} >&-", shell=True, executable="/bin/bash",
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and len((tmp_path / "ids.txt").read_text().split()) == 1, done.stderr
+    # ... nor `live plot --out /dev/stdout` (a figure goes to a file), nor a new file in /dev (as root it was made)
+    done = subprocess.run([sys.executable, "-m", "hspr", "live", "plot", "--session", str(sess), "--out", "/dev/stdout"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "a figure is written to a file, not to standard output" in done.stderr, done.stderr
+    assert done.stdout == ""
+    for out in ("/dev/stdout.svg", "/dev/hspr-x.csv"):
+        with pytest.raises(click.BadParameter, match=r"/dev holds devices, not files"):
+            common.check_output_file(out, "--out")
+        assert not Path(out).exists()
     # a second re-trial: a descriptor that is not open, or open for reading only, ran the whole replay; a link loop
     # too; appending the results to a log through `>>` was refused as replacing a file that is not JSON; an
     # append-only ancestor refused new folders it takes

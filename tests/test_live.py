@@ -2937,9 +2937,11 @@ def test_a_real_start_says_what_to_run_next_and_that_its_estimate_is_the_prior(b
     where = f"--session {shlex.quote(str(tmp_path / 'r.hspr'))}"
     assert f"next: `hspr live next {where}` prints the tasks to run; record each outcome with `hspr live record {where} " \
            "TASK resolved` (or unresolved)" in said
+    assert "(a forecast from the prior, which moves with each outcome;" in said  # a re-trial: 'the outcomes so far'
     t = LiveSession.open(tmp_path / "r.hspr").next()[0]
     cli(["record", t, bank["truth"][t], "--session", tmp_path / "r.hspr"])
-    assert "(the prior" not in cli(["status", "--session", tmp_path / "r.hspr"])
+    after = " ".join(cli(["status", "--session", tmp_path / "r.hspr"]).split())
+    assert "(the prior" not in after and "(a forecast from the outcomes so far, which moves" in after
     trial = " ".join(cli(["start", "--matrix", bank["csv"], "--config", bank["cfg"], "--budget", 6, "--hide",
                           bank["src"].agents[0], "--session", tmp_path / "h.hspr"]).split())
     assert "next: `hspr live simulate" in trial and "next: `hspr live next" not in trial

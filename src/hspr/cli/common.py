@@ -107,6 +107,9 @@ def _writable_ancestor(p: Path, option: str, folder: bool = False) -> None:
     if not a.is_dir():
         raise click.BadParameter(f"cannot create {shown}: {a} is a file, not a folder; choose another path",
                                  param_hint=option)
+    if os.path.realpath(a) == "/dev" and not p.exists():  # a re-trial, as root: `--out /dev/stdout.svg` made a file there
+        raise click.BadParameter(f"cannot create {shown}: /dev holds devices, not files (standard output is /dev/stdout); "
+                                 "choose another folder", param_hint=option)
     # before os.access, which says no without why; an append-only ancestor takes the new folders (a re-trial)
     _refuse_flags(a, p if p.is_file() else None, shown, option, holds_file=a == p.parent and not folder)
     if not os.access(a, os.W_OK):  # a trial: 'create' for a file that exists (it is replaced whole, through its folder)

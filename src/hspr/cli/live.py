@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import click
 from click.core import ParameterSource
 
+from .._entry import started_closed
 from ..data.banks import BANKS
 from ..data.matrix import DataError
 from ..errors import HsprError, shorten
@@ -247,9 +248,11 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
     if st.expected_width is not None and st.budget_left > 0:  # with none left the interval above is final
         early_forecast = 4 * st.n_recorded < st.n_recorded + st.budget_left  # a trial set its stop width from 21.4 pp; 27.5 reached
         out.append(f"expected interval width after the remaining {st.budget_left} task(s): ~"
-                   f"{_fmt_pp(d['expected_width_pp'], 2)} pp (a forecast from the outcomes so far, which moves with "
-                   "each outcome" + ("; before a quarter of the budget it is often too low: set a stop width by a later "
-                                     "one, docs/live.md)" if early_forecast else ")"))
+                   f"{_fmt_pp(d['expected_width_pp'], 2)} pp (a forecast from "
+                   # a re-trial: 'from the outcomes so far' two lines under '(the prior: no outcome yet)'
+                   + ("the prior" if st.n_recorded == 0 else "the outcomes so far") + ", which moves with each outcome"
+                   + ("; before a quarter of the budget it is often too low: set a stop width by a later one, docs/live.md)"
+                      if early_forecast else ")"))
     sw = "none" if st.stop_width_pp is None else f"{st.stop_width_pp:g} pp"
     early = (not st.stop and st.stop_width_pp is not None and st.estimate is not None and st.estimate.width is not None
              and 100 * st.estimate.width <= st.stop_width_pp and st.n_recorded < MIN_TASKS)
@@ -714,6 +717,9 @@ def register(group: click.Group) -> None:
                 raise ValueError("--predictions needs --out FILE for the cut-down predictions")
             if out == "-":  # a hostile trial: a file named '-' was written
                 raise ValueError("--out -: to print on stdout leave out --out (or give --out /dev/stdout)")
+            if out is None and started_closed("stdout"):  # a re-trial: `next >&-` asked, printed nothing, exit 0
+                raise ValueError("standard output was closed as hspr started (`>&-`), so the task ids would be lost: "
+                                 "give --out FILE, or run it with standard output open")
             if form is not None and as_json and out is None:  # a new-user trial: the format was ignored silently
                 raise ValueError(f"--format {form} with --json: the JSON's 'tasks' list holds the ids; drop one of "
                                  "the two, or add --out FILE to write the ids in that format")
@@ -1012,6 +1018,10 @@ def register(group: click.Group) -> None:
         from ..session import trajectory
 
         try:
+            if is_descriptor_path(out):  # a re-trial: told to name a .png, it wrote /dev/stdout.svg; before the fit
+                raise click.BadParameter(f"{out}: a figure is written to a file, not to standard output or another open "
+                                         "descriptor; give a file name ending in .png or .svg, e.g. run.png",
+                                         param_hint="--out")
             live_s = LiveSession.open(session_path, announce=busy, reading=reading)
             echo_warnings(live_s.warnings)  # a torn record set aside: said here too, as by every other command
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, **live_s.input_paths()})
