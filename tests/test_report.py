@@ -980,8 +980,21 @@ def test_copies_that_differ_are_named_apart_from_identical_ones(tmp_path, synth)
     with pytest.warns(ReportWarning, match="the copies are identical"):
         report.read_results([a, same])
     n_uniform = int((runs["method"] == "uniform").sum())
-    with pytest.warns(ReportWarning, match=f"{n_uniform} of them differ between copies .* depends on the order"):
+    with pytest.warns(ReportWarning, match=f"{n_uniform} of them differ between copies .* depends on the order") as got:
         report.read_results([a, moved])
+    assert "record different" not in str(got[0].message)
+    # files made on two processors: the warning names the fields on which they differ (a hostile trial), and a file
+    # without the field (older) is left out of it
+    for path, env in ((a, {"numpy": "2.4.6", "processor": "AMD EPYC", "blas": "openblas 0.3.31 (Haswell kernels)"}),
+                      (moved, {"numpy": "2.4.6", "processor": "Intel Xeon", "blas": "openblas 0.3.31 (SkylakeX kernels)"}),
+                      (same, {"numpy": "2.4.6"})):
+        path.write_text(json.dumps({**json.loads(path.read_text()), "environment": env}))
+    with pytest.warns(ReportWarning) as got:
+        report.read_results([a, moved, same])
+    text = " ".join(str(w.message) for w in got)
+    assert (f"; the files record different processor 'AMD EPYC' in {a}, 'Intel Xeon' in {moved}; blas 'openblas 0.3.31 "
+            f"(Haswell kernels)' in {a}, 'openblas 0.3.31 (SkylakeX kernels)' in {moved}, which can move") in text, text
+    assert "numpy" not in text.split("record different")[1]
     # a method without a posterior mean replayed alone, and again beside one with it: its blank means are
     # None in one file and NaN once concatenated with a column of numbers, and its copies are the same (a trial
     # was told 84 of 84 identical runs differ)

@@ -284,7 +284,7 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     # count the two copies as one file (a re-trial): keep each file's last place
     last = {os.path.realpath(p): k for k, p in enumerate(paths)}
     paths = [p for k, p in enumerate(paths) if last[os.path.realpath(p)] == k]
-    frames = []
+    frames, envs = [], {}
     for p in map(Path, paths):
         if is_session_file(p):  # a trial: "invalid JSON at line 2, column 1 (Extra data)"
             raise ReportError(f"{p}: this is an hspr live session file, not the results of `hspr replay --out`; "
@@ -297,6 +297,7 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
                               "--out wrote (results.json by default); the report needs its per-run records")
         obj = read_json(p, ReportError, hint=expected, fix=expected)
         frames.append(runs_frame(obj, str(p)))
+        envs[str(p)] = obj.get("environment") if isinstance(obj, dict) else None
     runs = pd.concat(frames, ignore_index=True, sort=False)
     for col in ("bank", "method", "target"):  # a label made from a file name that is no UTF-8 (a trial: a traceback)
         if col in runs.columns:
@@ -312,7 +313,8 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
         files = ", ".join(dict.fromkeys(every["source_file"]))
         differ = int(_differing(every, list(RUN_KEY)).sum())
         what = (f"; {differ} of them differ between copies (estimate, intervals or queried tasks), so the table depends on the order "
-                "of the files: report one copy" if differ else "; the copies are identical")
+                "of the files: report one copy" + _environments_differ(envs, list(dict.fromkeys(every["source_file"])))
+                if differ else "; the copies are identical")
         warnings.warn(f"{int(dup.sum())} run(s) appear in more than one place (same bank, method, budget, target, "
                       f"seed; in {files}); the copy from the file given last is used{what}", ReportWarning, stacklevel=2)
         runs = runs.loc[~dup].reset_index(drop=True)
@@ -321,6 +323,26 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     _warn_one_budget_two_fractions(runs)
     _warn_partial_intervals(runs)
     return runs
+
+
+#: the ``environment`` fields of a results file that can change a run (hspr, the libraries, the processor and its BLAS)
+_RUN_ENVIRONMENT = ("hspr", "numpy", "scipy", "scikit-learn", "processor", "blas")
+
+
+def _environments_differ(envs: dict[str, dict | None], files: list[str]) -> str:
+    """'; the files record different ...' naming the ``environment`` fields of :data:`_RUN_ENVIRONMENT` on which
+    ``files`` disagree (each file's value), or '' (a hostile trial: copies that differed because they were made on
+    two processors were only said to differ). A file without a field (older than it) is left out of that field."""
+    said = []
+    for key in _RUN_ENVIRONMENT:
+        have = {f: str((envs.get(f) or {}).get(key)) for f in files
+                if isinstance(envs.get(f), dict) and (envs[f].get(key) is not None)}
+        if len(set(have.values())) > 1:
+            said.append(f"{key} " + ", ".join(f"{v!r} in {f}" for f, v in have.items()))
+    if not said:
+        return ""
+    return ("; the files record different " + "; ".join(said) + ", which can move the runs of the methods fitted by "
+            "an optimiser (docs/replay.md, 'The same runs elsewhere')")
 
 
 #: the values of a run that two copies of it may not disagree on (a re-trial: copies that differed only in
