@@ -934,7 +934,7 @@ def _processor() -> str | None:
 def _blas() -> str | None:
     """numpy's BLAS library, its version and the kernels it chose for this processor (threadpoolctl, installed
     with scikit-learn), e.g. 'openblas 0.3.31 (Haswell kernels)'; None when unknown. The kernels decide the last
-    bits of sums, which can move an optimiser's stopping point (docs/replay.md: the same runs on another machine)."""
+    bits of sums, which can move an optimiser's stopping point (docs/replay.md, "The same runs elsewhere")."""
     try:
         import numpy  # noqa: F401  (loads its BLAS, which threadpoolctl then finds)
         from threadpoolctl import threadpool_info

@@ -102,13 +102,13 @@ def starting_with(typed: str, ids) -> list[str]:
 
 
 def _ids(ids: list[str], typed: str) -> str:
-    """'the agent(s) A, B, C, ... whose id starts with TYPED' (at most 5 shown) for a hint."""
+    """'the agent(s) A, B, C, ..., whose id starts with TYPED' (at most 5 shown) for a hint."""
     shown = ", ".join(map(repr, ids[:5])) + (f", ... ({len(ids)} in all)" if len(ids) > 5 else "")
     return f"the agent{'s' if len(ids) > 1 else ''} {shown}, whose id starts with {typed.strip()!r}"
 
 
 def _starting_hint(agent: str, ids) -> str:
-    """'; the bank has the agents ... whose id starts so' when ``agent`` starts some of ``ids``, else ''."""
+    """'; the bank has the agent(s) ..., whose id starts with AGENT' when ``agent`` starts some of ``ids``, else ''."""
     starts = starting_with(agent, ids)
     return f"; the bank has {_ids(starts, agent)}" if starts else ""
 

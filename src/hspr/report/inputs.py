@@ -335,8 +335,7 @@ def _environments_differ(envs: dict[str, dict | None], files: list[str]) -> str:
     two processors were only said to differ). A file without a field (older than it) is left out of that field."""
     said = []
     for key in _RUN_ENVIRONMENT:
-        have = {f: str((envs.get(f) or {}).get(key)) for f in files
-                if isinstance(envs.get(f), dict) and (envs[f].get(key) is not None)}
+        have = {f: str(envs[f][key]) for f in files if isinstance(envs.get(f), dict) and envs[f].get(key) is not None}
         if len(set(have.values())) > 1:
             said.append(f"{key} " + ", ".join(f"{v!r} in {f}" for f, v in have.items()))
     if not said:
