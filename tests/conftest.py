@@ -32,6 +32,26 @@ def unread_fifo(path, after: float = 20.0):
         writer.cancel()
 
 
+@pytest.fixture
+def default_signals():
+    """SIGINT and SIGHUP as a terminal starts a command (Python's KeyboardInterrupt handler, the default hang-up),
+    restored after the test. `nohup` or a script's background job (`pytest &`) starts the run with them ignored;
+    hspr leaves an ignored signal ignored, as nohup asks, so the tests of its signal handling, and the processes
+    they start, would see no signal (a CI run started that way failed five of them)."""
+    import signal
+
+    names = [signal.SIGINT] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    saved = {s: signal.getsignal(s) for s in names}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)
+
+
 def simulate_matrix(n_agents: int, n_tasks: int, seed: int = 0, rank: int = 1, spread: float = 1.5):
     """Logistic factor model: P(y=1) = sigmoid(b_i + a_i theta_s + v_i' u_s).
 

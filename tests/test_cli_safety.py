@@ -1139,7 +1139,7 @@ def test_errors_about_a_session_from_hspr_session_name_the_variable(files, monke
     assert res.exit_code == 2 and "HSPR_SESSION" not in res.output
 
 
-def test_sigterm_ends_a_command_as_ctrl_c_does_with_its_own_status(tmp_path):
+def test_sigterm_ends_a_command_as_ctrl_c_does_with_its_own_status(tmp_path, default_signals):
     """A durability trial: SIGTERM (timeout, a cancelled CI job) and SIGHUP ended `hspr` with no word, even after
     its change was saved; they now end it as Ctrl-C does, exiting 128 + the signal's number."""
     import signal
@@ -1256,7 +1256,7 @@ def _swallow(command):
         sys.exit(0)
 
 
-def test_ctrl_c_outside_the_commands_handler_exits_130(monkeypatch, capsys):
+def test_ctrl_c_outside_the_commands_handler_exits_130(monkeypatch, capsys, default_signals):
     """A hostile trial: Ctrl-C while the CLI loads printed a Python traceback, and in the last moment after the
     command ran ended the process by the signal; the `hspr` entry point (hspr._entry.run) exits 130 with
     `interrupted` as the command's own handler does. The KeyboardInterrupt is raised where either window would."""

@@ -122,7 +122,7 @@ print(len(seen), all(seen.values()), all(hup_blocked(p) for p in trackers if p),
 """
 
 
-def test_worker_processes_ignore_ctrl_c_and_a_hang_up_and_the_command_still_gets_them():
+def test_worker_processes_ignore_ctrl_c_and_a_hang_up_and_the_command_still_gets_them(default_signals):
     """hspr.parallel.workers: a Ctrl-C reaches the whole process group, and a worker still importing
     printed its own traceback below the command's 'interrupted' (a trial of ``hspr replay --workers 2``).
     Workers start with SIGINT blocked, even past multiprocessing's resource tracker (which unblocks it

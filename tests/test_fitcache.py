@@ -197,7 +197,7 @@ def test_an_interrupted_store_leaves_no_temporary_file(tmp_path, monkeypatch):
     assert list((tmp_path / "fits").iterdir()) == []
 
 
-def test_held_signals_are_handled_once_the_held_run_is_done():
+def test_held_signals_are_handled_once_the_held_run_is_done(default_signals):
     """A signals trial: an interrupt between two moves of a report left it half old, half new."""
     import signal
 

@@ -1357,7 +1357,8 @@ def test_a_failed_start_force_leaves_the_old_session_alone_and_no_copy(bank, tmp
     assert Path(old.path).read_bytes() == before and not list(tmp_path.glob("run.hspr.replaced-*"))
 
 
-def test_an_interrupt_while_start_force_replaces_waits_for_the_replacement(bank, tmp_path, monkeypatch):
+def test_an_interrupt_while_start_force_replaces_waits_for_the_replacement(bank, tmp_path, monkeypatch,
+                                                                           default_signals):
     """A signals trial: Ctrl-C after the old session was kept aside and before the new one was written left a
     '.replaced-' copy beside the unchanged session; the interrupt is now handled once both are done."""
     import signal
