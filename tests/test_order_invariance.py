@@ -55,7 +55,7 @@ def test_every_method_replays_a_shuffled_bank_to_the_same_results(tmp_path):
     a = load_matrix(write_wide_csv(m, tmp_path / "a.csv"))
     b = shuffled(a, 3)
     assert b.agents != a.agents and b.tasks != a.tasks
-    folds = [sorted(a.agents)[i::4] for i in range(4)]
+    folds = [sorted(a.agents)[i::2] for i in range(2)]  # 2 folds: every agent a target, half the fits of 4
     ms = methods()
     runs = {}
     for name, bank in (("a", a), ("b", b)):
