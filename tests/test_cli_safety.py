@@ -569,6 +569,19 @@ def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_
         with pytest.raises(click.BadParameter, match=r"/dev holds devices, not files"):
             common.check_output_file(out, "--out")
         assert not Path(out).exists()
+    # a second re-trial: a session in /dev was made (with its lock), and plot's and next's --out in /dev were refused
+    # only after the session's fit; plot's `--out -` was told to use /dev/stdout
+    for args in (["start", "--bank", "terminal-bench", "--method", "uniform", "--budget", "8", "--session",
+                  "/dev/hspr-s.hspr"], ["start", "--bank", "terminal-bench", "--method", "uniform", "--budget", "8",
+                                        "--session", "/dev/hspr-d/s.hspr"],
+                 ["plot", "--session", str(sess), "--out", "/dev/hspr-x.png"],
+                 ["next", "--session", str(sess), "--out", "/dev/hspr-ids.txt"]):
+        res = CliRunner().invoke(main, ["live", *args])
+        assert res.exit_code == 2 and "/dev holds devices, not files" in res.output, (args, res.output)
+        assert "fitting" not in res.output
+    assert not [p for p in Path("/dev").iterdir() if p.name.startswith("hspr-")]
+    res = CliRunner().invoke(main, ["live", "plot", "--session", str(sess), "--out", "-"])
+    assert res.exit_code == 2 and "a figure is written to a file, not to standard output" in res.output, res.output
     # a second re-trial: a descriptor that is not open, or open for reading only, ran the whole replay; a link loop
     # too; appending the results to a log through `>>` was refused as replacing a file that is not JSON; an
     # append-only ancestor refused new folders it takes

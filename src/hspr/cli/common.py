@@ -107,9 +107,7 @@ def _writable_ancestor(p: Path, option: str, folder: bool = False) -> None:
     if not a.is_dir():
         raise click.BadParameter(f"cannot create {shown}: {a} is a file, not a folder; choose another path",
                                  param_hint=option)
-    if os.path.realpath(a) == "/dev" and not p.exists():  # a re-trial, as root: `--out /dev/stdout.svg` made a file there
-        raise click.BadParameter(f"cannot create {shown}: /dev holds devices, not files (standard output is /dev/stdout); "
-                                 "choose another folder", param_hint=option)
+    refuse_in_dev(p, option, a, shown)
     # before os.access, which says no without why; an append-only ancestor takes the new folders (a re-trial)
     _refuse_flags(a, p if p.is_file() else None, shown, option, holds_file=a == p.parent and not folder)
     if not os.access(a, os.W_OK):  # a trial: 'create' for a file that exists (it is replaced whole, through its folder)
@@ -119,6 +117,21 @@ def _writable_ancestor(p: Path, option: str, folder: bool = False) -> None:
                                     if p.exists() else "") + ("; it is on a read-only file system" if _read_only(a) else "")
                                  + "; choose another path", param_hint=option)
     _probe_folder(a, shown, option)
+
+
+def refuse_in_dev(p: Path, option: str, existing: Path | None = None, shown: str | None = None) -> None:
+    """click.BadParameter naming ``option`` when ``p`` does not exist and would be made in ``/dev`` (as a file, or
+    inside new folders there): ``existing`` is the first existing folder above ``p`` (found when None), ``shown``
+    how ``p`` is named. A re-trial, as root: `--out /dev/stdout.svg` and `live start --session /dev/s.hspr` made
+    files there; ``/dev/shm`` and an existing device (``/dev/null``) are not refused."""
+    if p.exists() or p.is_symlink():
+        return
+    a = existing if existing is not None else p.parent
+    while existing is None and not a.exists() and a != a.parent:
+        a = a.parent
+    if os.path.realpath(a) == "/dev":
+        raise click.BadParameter(f"cannot create {shown or p}: /dev holds devices, not files (standard output is "
+                                 "/dev/stdout); choose another folder", param_hint=option)
 
 
 def _read_only(folder: Path) -> bool:

@@ -56,6 +56,7 @@ from .common import (
     progress_bar,
     reading,
     refuse_folder_name,
+    refuse_in_dev,
     refuse_overwriting_inputs,
     refuse_session_sidecar,
     spare_copy,
@@ -462,6 +463,7 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
         check_stop_width(stop_width, "--stop-width")  # before the fit: a bad value is refused at once
         refuse_folder_name(session_path, "--session")  # a re-trial: 'z.hspr/' made a file z.hspr
         refuse_session_sidecar(session_path, "--session")
+        refuse_in_dev(Path(session_path), "--session")  # a re-trial, as root: it made /dev/s.hspr and its lock
         refuse_overwriting_inputs(session_path, "--session", {"--matrix": matrix, "--tasks": tasks_path,
                                                               "--config": config_path})
         if matrix is not None:
@@ -717,6 +719,8 @@ def register(group: click.Group) -> None:
                 raise ValueError("--predictions needs --out FILE for the cut-down predictions")
             if out == "-":  # a hostile trial: a file named '-' was written
                 raise ValueError("--out -: to print on stdout leave out --out (or give --out /dev/stdout)")
+            if out is not None and str(out).strip():
+                refuse_in_dev(Path(out), "--out")  # before the session's fit (a re-trial: refused after a 51 s fit)
             if out is None and started_closed("stdout"):  # a re-trial: `next >&-` asked, printed nothing, exit 0
                 raise ValueError("standard output was closed as hspr started (`>&-`), so the task ids would be lost: "
                                  "give --out FILE, or run it with standard output open")
@@ -1018,10 +1022,12 @@ def register(group: click.Group) -> None:
         from ..session import trajectory
 
         try:
-            if is_descriptor_path(out):  # a re-trial: told to name a .png, it wrote /dev/stdout.svg; before the fit
+            if is_descriptor_path(out) or str(out).strip() == "-":  # a re-trial: told to name a .png, it wrote
+                # /dev/stdout.svg; before the fit ('-' was told to use /dev/stdout, which is refused here)
                 raise click.BadParameter(f"{out}: a figure is written to a file, not to standard output or another open "
                                          "descriptor; give a file name ending in .png or .svg, e.g. run.png",
                                          param_hint="--out")
+            refuse_in_dev(Path(out), "--out")  # before the fit (a re-trial: refused after a 53 s fit)
             live_s = LiveSession.open(session_path, announce=busy, reading=reading)
             echo_warnings(live_s.warnings)  # a torn record set aside: said here too, as by every other command
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, **live_s.input_paths()})
