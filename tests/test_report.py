@@ -992,9 +992,22 @@ def test_copies_that_differ_are_named_apart_from_identical_ones(tmp_path, synth)
     with pytest.warns(ReportWarning) as got:
         report.read_results([a, moved, same])
     text = " ".join(str(w.message) for w in got)
-    assert (f"; the files record different processor 'AMD EPYC' in {a}, 'Intel Xeon' in {moved}; blas 'openblas 0.3.31 "
+    assert (f"; the files holding them record different processor 'AMD EPYC' in {a}, 'Intel Xeon' in {moved}; blas 'openblas 0.3.31 "
             f"(Haswell kernels)' in {a}, 'openblas 0.3.31 (SkylakeX kernels)' in {moved}, which can move") in text, text
     assert "numpy" not in text.split("record different")[1]
+    # only the files that hold a differing run are compared (a re-trial: a file of other runs was named), and a long
+    # value is cut
+    other = _write(tmp_path / "other.json", runs[runs["method"] != "uniform"])
+    other.write_text(json.dumps({**json.loads(other.read_text()), "environment": {"processor": "x" * 3000}}))
+    with pytest.warns(ReportWarning) as got:
+        report.read_results([a, moved, other])
+    text = " ".join(str(w.message) for w in got)
+    assert "record different processor 'AMD EPYC'" in text and str(other) not in text.split("record different")[1], text
+    moved.write_text(json.dumps({**json.loads(moved.read_text()), "environment": {"processor": "y" * 3000}}))
+    with pytest.warns(ReportWarning) as got:
+        report.read_results([a, moved])
+    text = " ".join(str(w.message) for w in got)
+    assert "y" * 60 not in text and "y" * 50 in text, text
     # a method without a posterior mean replayed alone, and again beside one with it: its blank means are
     # None in one file and NaN once concatenated with a column of numbers, and its copies are the same (a trial
     # was told 84 of 84 identical runs differ)

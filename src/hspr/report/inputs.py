@@ -311,10 +311,14 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
     if dup.any():
         every = runs[runs.duplicated(list(RUN_KEY), keep=False)]
         files = ", ".join(dict.fromkeys(every["source_file"]))
-        differ = int(_differing(every, list(RUN_KEY)).sum())
+        differing = _differing(every, list(RUN_KEY))
+        differ = int(differing.sum())
+        # the files holding a run whose copies differ (a re-trial: a file holding none of them was named too)
+        keys = set(differing[differing].index)
+        holding = list(dict.fromkeys(f for f, *k in every[["source_file", *RUN_KEY]].itertuples(index=False)
+                                     if tuple(k) in keys))
         what = (f"; {differ} of them differ between copies (estimate, intervals or queried tasks), so the table depends on the order "
-                "of the files: report one copy" + _environments_differ(envs, list(dict.fromkeys(every["source_file"])))
-                if differ else "; the copies are identical")
+                "of the files: report one copy" + _environments_differ(envs, holding) if differ else "; the copies are identical")
         warnings.warn(f"{int(dup.sum())} run(s) appear in more than one place (same bank, method, budget, target, "
                       f"seed; in {files}); the copy from the file given last is used{what}", ReportWarning, stacklevel=2)
         runs = runs.loc[~dup].reset_index(drop=True)
@@ -330,17 +334,19 @@ _RUN_ENVIRONMENT = ("hspr", "numpy", "scipy", "scikit-learn", "processor", "blas
 
 
 def _environments_differ(envs: dict[str, dict | None], files: list[str]) -> str:
-    """'; the files record different ...' naming the ``environment`` fields of :data:`_RUN_ENVIRONMENT` on which
-    ``files`` disagree (each file's value), or '' (a hostile trial: copies that differed because they were made on
-    two processors were only said to differ). A file without a field (older than it) is left out of that field."""
+    """'; the files holding them record different ...' naming the ``environment`` fields of :data:`_RUN_ENVIRONMENT` on which
+    ``files`` disagree (each file's value, cut to 60 characters), or '' (a hostile trial: copies that differed because
+    they were made on two processors were only said to differ). A file without a field (older than it) is left out of
+    that field."""
     said = []
     for key in _RUN_ENVIRONMENT:
-        have = {f: str(envs[f][key]) for f in files if isinstance(envs.get(f), dict) and envs[f].get(key) is not None}
+        have = {f: shorten(str(envs[f][key]), 60) for f in files
+                if isinstance(envs.get(f), dict) and envs[f].get(key) is not None}
         if len(set(have.values())) > 1:
             said.append(f"{key} " + ", ".join(f"{v!r} in {f}" for f, v in have.items()))
     if not said:
         return ""
-    return ("; the files record different " + "; ".join(said) + ", which can move the runs of the methods fitted by "
+    return ("; the files holding them record different " + "; ".join(said) + ", which can move the runs of the methods fitted by "
             "an optimiser (docs/replay.md, 'The same runs elsewhere')")
 
 
