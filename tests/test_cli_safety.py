@@ -580,6 +580,16 @@ def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_
         assert res.exit_code == 2 and "/dev holds devices, not files" in res.output, (args, res.output)
         assert "fitting" not in res.output
     assert not [p for p in Path("/dev").iterdir() if p.name.startswith("hspr-")]
+    # the final review: /dev itself (or a link to it) as --out-dir passed every check as root, and a report wrote there
+    (tmp_path / "devlink").symlink_to("/dev")
+    for out_dir in ("/dev", "/dev/", tmp_path / "devlink"):
+        with pytest.raises(click.BadParameter, match=r"cannot write into (/dev|.*devlink \(a link to /dev\)): /dev holds devices"):
+            common.check_output_dir(out_dir, "--out-dir")
+    (tmp_path / "empty.json").write_text("{}")  # refused for the folder, before the results are read
+    import posix
+    monkeypatch.setattr(common.os, "access", posix.access)  # the real one: click's own check of --out-dir reads /dev
+    res = CliRunner().invoke(main, ["report", str(tmp_path / "empty.json"), "--out-dir", "/dev"])
+    assert res.exit_code == 2 and "/dev holds devices" in res.output and "no 'runs'" not in res.output, res.output
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(sess), "--out", "-"])
     assert res.exit_code == 2 and "a figure is written to a file, not to standard output" in res.output, res.output
     # a second re-trial: a descriptor that is not open, or open for reading only, ran the whole replay; a link loop
@@ -1397,6 +1407,8 @@ def test_an_out_file_in_a_folder_that_cannot_be_written_is_said_to_be_replaced_n
         common._writable_ancestor(tmp_path / "x.json", "--out")
     with pytest.raises(click.BadParameter, match=r"cannot create .*y.json: the folder .* is not writable; choose"):
         common._writable_ancestor(tmp_path / "y.json", "--out")
+    with pytest.raises(click.BadParameter, match=r"cannot write into .*: the folder .* is not writable; choose"):
+        common.check_output_dir(tmp_path, "--out-dir")
 
 
 def test_a_folder_that_access_calls_writable_but_takes_no_file_is_refused_before_the_work(tmp_path, monkeypatch):

@@ -108,15 +108,28 @@ def _writable_ancestor(p: Path, option: str, folder: bool = False) -> None:
         raise click.BadParameter(f"cannot create {shown}: {a} is a file, not a folder; choose another path",
                                  param_hint=option)
     refuse_in_dev(p, option, a, shown)
+    _takes_files(a, p, shown, option, holds_file=a == p.parent and not folder)
+
+
+def _takes_files(a: Path, p: Path, shown: str, option: str, holds_file: bool) -> None:
+    """The checks every output shares once ``a``, the existing folder that will hold ``p`` (or the new folders on
+    the way to it), is known: no immutable or append-only flag where it matters, writable to ``os.access``, and a
+    one-byte temporary file made in it (click.BadParameter naming ``shown``, ``option`` and the fix otherwise).
+    ``p`` may be ``a`` itself: an existing folder whose files go inside it."""
+    existing = p if p.is_file() else None
     # before os.access, which says no without why; an append-only ancestor takes the new folders (a re-trial)
-    _refuse_flags(a, p if p.is_file() else None, shown, option, holds_file=a == p.parent and not folder)
-    if not os.access(a, os.W_OK):  # a trial: 'create' for a file that exists (it is replaced whole, through its folder)
-        verb = "replace" if p.exists() else "create"
+    _refuse_flags(a, existing, shown, option, holds_file=holds_file)
+    if not os.access(a, os.W_OK):  # a trial: 'replace' for a file that exists (it is replaced whole, through its folder)
+        verb = "replace" if existing is not None else "write into" if p == a else "create"
         raise click.BadParameter(f"cannot {verb} {shown}: the folder {a} is not writable"
                                  + (" (a file is written beside it and moved over it, so that it is never half-written)"
-                                    if p.exists() else "") + ("; it is on a read-only file system" if _read_only(a) else "")
+                                    if existing is not None else "")
+                                 + ("; it is on a read-only file system" if _read_only(a) else "")
                                  + "; choose another path", param_hint=option)
     _probe_folder(a, shown, option)
+
+
+_DEV_WORDS = "/dev holds devices, not files (standard output is /dev/stdout); choose another folder"
 
 
 def refuse_in_dev(p: Path, option: str, existing: Path | None = None, shown: str | None = None) -> None:
@@ -130,8 +143,8 @@ def refuse_in_dev(p: Path, option: str, existing: Path | None = None, shown: str
     while existing is None and not a.exists() and a != a.parent:
         a = a.parent
     if os.path.realpath(a) == "/dev":
-        raise click.BadParameter(f"cannot create {shown or p}: /dev holds devices, not files (standard output is "
-                                 "/dev/stdout); choose another folder", param_hint=option)
+        raise click.BadParameter(f"cannot create {shown or p}: {_DEV_WORDS}", param_hint=option)
+
 
 
 def _read_only(folder: Path) -> bool:
@@ -887,10 +900,10 @@ def check_output_dir(path: str | os.PathLike, option: str) -> Path:
     if p.exists() and not p.is_dir():
         raise click.BadParameter(f"{p} is a file; give a folder", param_hint=option)
     if p.is_dir():
-        _refuse_flags(p, None, str(p), option)
-        if not os.access(p, os.W_OK):
-            raise click.BadParameter(f"the folder {p} is not writable; choose another", param_hint=option)
-        _probe_folder(p, str(p), option)  # a re-trial: as root, /sys/kernel passed, and the report failed after its work
+        if os.path.realpath(p) == "/dev":  # as root every check below passes, and the outputs were written among devices
+            shown = f"{p} (a link to /dev)" if p.is_symlink() else str(p)
+            raise click.BadParameter(f"cannot write into {shown}: {_DEV_WORDS}", param_hint=option)
+        _takes_files(p, p, str(p), option, holds_file=True)  # a re-trial: as root, /sys/kernel passed, and the report failed
         return p
     _writable_ancestor(p, option, folder=True)  # (a re-trial: a new report folder in an append-only one was refused)
     return p
