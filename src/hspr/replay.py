@@ -26,7 +26,7 @@ from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnknownIdError, brief
 from .parallel import WithWarnings, warned_again, workers
-from .session import BudgetError, FittedModel, Method, budget_from_fraction, check_seed, defined_outside_hspr
+from .session import NOMINAL_LEVEL, BudgetError, FittedModel, Method, budget_from_fraction, check_seed, defined_outside_hspr
 from .stopping import StoppingRule
 
 SEEDS_BY_KIND = MappingProxyType({"sampling": tuple(range(10)), "adaptive": tuple(range(5)), "deterministic": (0,)})
@@ -107,6 +107,14 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
         ``truth`` (the target's full score, read after every estimate), ``shift`` (the shift
         report's dict) where the method gives one and, with ``stop``, ``n_queried`` and ``stop_reason``.
 
+    Raises
+    ------
+    HsprError
+        When the method's estimate has another level than :data:`~hspr.session.NOMINAL_LEVEL` (replay measures
+        90 % intervals), or an estimate or interval end that is not a finite number.
+    BudgetError
+        From the method's ``start`` for a budget outside 1..n_tasks.
+
     Models with ``nested_budgets = True`` (the query path does not depend on the budget) run
     once at the largest budget and are estimated at every checkpoint on the way. With a
     ``stop`` rule (:mod:`hspr.stopping`) the session stops asking as soon as the rule says so;
@@ -129,7 +137,7 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
                 t = sess.ask()
                 sess.tell(t, row.reveal(t))
             est = sess.estimate()
-            if est.level != 0.90:  # a method-writer's trial: a 50 % interval's coverage was reported as 90 % coverage
+            if est.level != NOMINAL_LEVEL:  # a method-writer's trial: a 50 % interval's coverage was reported as 90 % coverage
                 raise HsprError(f"{type(sess).__name__} gave a {100 * est.level:g} % interval; replay and report measure "
                                 "90 % intervals (coverage, width): give the method level=0.9")
             ends = [v for v in (est.point, est.lower, est.upper) if v is not None]

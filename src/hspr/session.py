@@ -34,6 +34,11 @@ class BudgetError(HsprError):
     for an estimate before any outcome from a method without a prior estimate."""
 
 
+#: the level of the interval every method reports by default, and the one replay and report measure (coverage,
+#: width): 90 % (HSPR_SPEC section 7)
+NOMINAL_LEVEL = 0.90
+
+
 @dataclass(frozen=True)
 class ScoreEstimate:
     """A full-bank score estimate; every value on the 0-1 scale.
@@ -75,7 +80,7 @@ class ScoreEstimate:
     upper: float | None = None
     n_queried: int = 0
     budget: int = 0
-    level: float = 0.90
+    level: float = NOMINAL_LEVEL
     shift: ShiftReport | None = None
 
     def within(self, lo: float, hi: float) -> ScoreEstimate:

@@ -475,14 +475,9 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
             if not isinstance(config, dict):
                 raise LiveSessionError(f"--config {config_path}: settings must be a JSON object, e.g. "
                                        '{"n_nodes": 2048}')
-            from ..methods.hspr.config import is_selection_table
+            from ..live.setup import refuse_selection_table
 
-            if is_selection_table(config):  # the message named no file (a hostile trial)
-                raise LiveSessionError(f"--config {config_path} is a table of selections (hspr select --record: one "
-                                       "configuration per fold, found by the fold's source digest): a live session "
-                                       "takes one configuration (for a new agent, the --config-out file of `hspr select "
-                                       "--fold all`, chosen on every agent of the bank; docs/replay.md); `hspr replay "
-                                       "--config` takes the table")
+            refuse_selection_table(config, f"--config {config_path}")
         from ..data.io import read_task_list
         from ..live import load_session_bank
 

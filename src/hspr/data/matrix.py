@@ -279,18 +279,22 @@ class ResponseMatrix:
     # ------------------------------------------------------------------ shape
     @property
     def n_agents(self) -> int:
+        """The number of agents (rows)."""
         return len(self.agents)
 
     @property
     def n_tasks(self) -> int:
+        """The number of tasks (columns)."""
         return len(self.tasks)
 
     @property
     def shape(self) -> tuple[int, int]:
+        """``(n_agents, n_tasks)``, the shape of ``values``."""
         return self.values.shape
 
     @property
     def n_missing(self) -> int:
+        """The number of cells without an outcome (0 for a complete matrix)."""
         return 0 if self.missing is None else int(self.missing.sum())
 
     def rates(self) -> np.ndarray:

@@ -908,6 +908,7 @@ class LiveSession:
 
     @property
     def budget(self) -> int:
+        """The number of tasks the session may ask (its ``start``'s ``--budget``)."""
         return int(self.doc["budget"])
 
     @property

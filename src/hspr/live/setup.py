@@ -187,14 +187,21 @@ def _make_method(name: str, settings) -> Method:
         return cls()
     if hasattr(settings, "to_dict"):
         settings = settings.to_dict()
+    refuse_selection_table(settings)  # a trial: hspr_auto and uniform named its bank labels as unknown settings
+    return cls.from_params(dict(settings))
+
+
+def refuse_selection_table(settings, where: str = "--config") -> None:
+    """LiveSessionError when ``settings`` (a JSON object read for a session's method) is a table of selections
+    (``hspr select --record``), which `hspr replay --config` takes, not a session; ``where`` names it (the option
+    and, from the command line, its file: a hostile trial found the message naming no file)."""
     from ..methods.hspr.config import is_selection_table
 
-    if is_selection_table(settings):  # a trial: hspr_auto and uniform named its bank labels as unknown settings
-        raise LiveSessionError("--config is a table of selections (hspr select --record: one configuration per fold, "
+    if is_selection_table(settings):
+        raise LiveSessionError(f"{where} is a table of selections (hspr select --record: one configuration per fold, "
                                "found by the fold's source digest): a live session takes one configuration (for a "
                                "new agent, the --config-out file of `hspr select --fold all`, chosen on every agent "
                                "of the bank; docs/replay.md); `hspr replay --config` takes the table")
-    return cls.from_params(dict(settings))
 
 
 def _method_settings(name: str, config) -> dict:

@@ -33,7 +33,7 @@ import numpy as np
 from ..data.matrix import ResponseMatrix
 from ..irt.fourpl import FourPLBank, FourPLSettings, fit_4pl_cached, inner_banks
 from ..params import build_dataclass, plain, settings_with
-from ..session import FittedModel, Method, ScoreEstimate, Session
+from ..session import NOMINAL_LEVEL, FittedModel, Method, ScoreEstimate, Session
 
 __all__ = ["ATLAS", "AtlasSettings", "AtlasSession", "FittedATLAS", "mixture_score_summary", "pirt_point",
            "top_information"]
@@ -68,7 +68,7 @@ class AtlasSettings:
     grid_lo: float = -5.0
     grid_hi: float = 5.0
     top_k: int = 5
-    level: float = 0.90
+    level: float = NOMINAL_LEVEL
     fourpl: FourPLSettings = field(default_factory=FourPLSettings)
     log_a_sd_grid: tuple[float, ...] | None = (0.5, 1.0)
     select_fraction: float = 0.10
@@ -90,7 +90,7 @@ class AtlasSettings:
 
 
 def mixture_score_summary(w: np.ndarray, mean: np.ndarray, var: np.ndarray, lo: float, hi: float,
-                          level: float = 0.90) -> tuple[float, float, float, float]:
+                          level: float = NOMINAL_LEVEL) -> tuple[float, float, float, float]:
     """Mean, median and central interval of a normal mixture, clipped to ``[lo, hi]``.
 
     The 4PL ports' score posterior (ATLAS, PTA-IRT; HSPR_SPEC section 8): one component per ability grid point,

@@ -61,7 +61,7 @@ from sklearn.ensemble import RandomForestRegressor
 
 from ..data.matrix import DataError, ResponseMatrix
 from ..params import check_count, check_flag, check_random_state
-from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget, feasible_bounds
+from ..session import NOMINAL_LEVEL, FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget, feasible_bounds
 from .ridge_map import ColumnFitCache, observed_outcomes, refuse_constant_scores
 
 
@@ -384,7 +384,7 @@ class DISCO(Method):
 
     def __init__(self, ks: Sequence[int] = (1, 2, 3, 5, 8, 13, 21), rf_leaves: Sequence[int] = (1, 3),
                  rf_max_features: Sequence[float] = (1.0, 0.33), n_estimators: int = 100, add_mean: bool = True,
-                 random_state: int = 0, level: float = 0.90) -> None:
+                 random_state: int = 0, level: float = NOMINAL_LEVEL) -> None:
         ks, leaves, mfs = tuple(int(k) for k in ks), tuple(int(v) for v in rf_leaves), tuple(float(v) for v in rf_max_features)
         if any(k < 1 for k in ks) or any(v < 1 for v in leaves) or any(not 0 < v <= 1 for v in mfs):
             raise ValueError(f"need ks >= 1, rf_leaves >= 1 and rf_max_features in (0, 1], got {ks}, {leaves}, {mfs}")

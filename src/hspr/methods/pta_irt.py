@@ -54,7 +54,7 @@ from numpy.polynomial.hermite_e import hermegauss
 from ..data.matrix import ResponseMatrix
 from ..irt.fourpl import FourPLBank, FourPLSettings, fit_4pl_cached, inner_banks, map_abilities, prob_4pl
 from ..params import build_dataclass, plain, settings_with
-from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
+from ..session import NOMINAL_LEVEL, FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget
 from .atlas import mixture_score_summary
 
 __all__ = ["PTAIRT", "PTAIRTSession", "PTASettings", "FittedPTAIRT", "allocate", "calibration_set",
@@ -91,7 +91,7 @@ class PTASettings:
     inner_folds: int = 4
     posterior_average: bool = True
     n_quad: int = 21
-    level: float = 0.90
+    level: float = NOMINAL_LEVEL
     fourpl: FourPLSettings = field(default_factory=FourPLSettings)
     log_a_sd_grid: tuple[float, ...] | None = (0.5, 1.0)
 

@@ -31,7 +31,7 @@ import numpy as np
 from sklearn.linear_model import RidgeCV
 
 from ..data.matrix import DataError, ResponseMatrix
-from ..session import ScoreEstimate, feasible_bounds
+from ..session import NOMINAL_LEVEL, ScoreEstimate, feasible_bounds
 
 #: RidgeCV penalties of the RSL port (HSPR_SPEC section 8)
 DEFAULT_ALPHAS: tuple[float, ...] = (0.1, 1.0, 10.0)
@@ -147,7 +147,7 @@ class RidgeScoreMap:
         For an empty or non-positive ``alphas``, or ``level`` outside (0, 1).
     """
 
-    def __init__(self, source: ResponseMatrix, alphas: Sequence[float] = DEFAULT_ALPHAS, level: float = 0.90,
+    def __init__(self, source: ResponseMatrix, alphas: Sequence[float] = DEFAULT_ALPHAS, level: float = NOMINAL_LEVEL,
                  cache_size: int = 128) -> None:
         source.require_complete("the ridge score map")
         if source.n_agents < 2:

@@ -16,7 +16,7 @@ from scipy import stats
 
 from ..data.matrix import ResponseMatrix
 from ..params import check_count
-from ..session import FittedModel, Method, ScoreEstimate, Session, check_budget
+from ..session import NOMINAL_LEVEL, FittedModel, Method, ScoreEstimate, Session, check_budget
 
 
 def source_pass_rates(source: ResponseMatrix) -> np.ndarray:
@@ -130,7 +130,7 @@ class StratifiedSession(Session):
 
     generic_width_forecast = True  # a sample's interval (stratified): the generic rule is near its own
 
-    def __init__(self, tasks, budget, seed, pass_rate: np.ndarray, n_strata: int, level: float = 0.90) -> None:
+    def __init__(self, tasks, budget, seed, pass_rate: np.ndarray, n_strata: int, level: float = NOMINAL_LEVEL) -> None:
         super().__init__(tasks, check_budget(budget, len(tasks), allow_zero=False), seed)
         self.level = float(level)
         self.labels_ = pass_rate_strata(pass_rate, min(int(n_strata), self.budget))

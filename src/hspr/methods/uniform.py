@@ -85,4 +85,5 @@ class Uniform(Method):
     accepts_pass_rates = True
 
     def fit(self, source: ResponseMatrix) -> FittedUniform:
+        """Keep the bank's task ids (shape ``(n_tasks,)``): uniform sampling learns nothing from the sources."""
         return FittedUniform(source.tasks)

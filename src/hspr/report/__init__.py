@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..fileio import OS_FIXES, blocking_flag, signals_held
+from ..session import NOMINAL_LEVEL
 from .figures import (
     FIGURE_FORMATS,
     FIGURE_STEMS,
@@ -39,7 +40,6 @@ from .inputs import (
     DECIMALS,
     MACRO,
     MAIN_FRACTION,
-    NOMINAL_LEVEL,
     POOLED,
     REQUIRED_COLUMNS,
     RUN_KEY,

@@ -24,8 +24,6 @@ MACRO = "macro"
 POOLED = "pooled"
 #: the main budget fraction of the protocol (HSPR_SPEC section 7); figures (b), (c) use the closest one
 MAIN_FRACTION = 0.10
-#: nominal level of the ``lower`` / ``upper`` interval stored by ``hspr replay``
-NOMINAL_LEVEL = 0.90
 #: half-width of the band in the estimate-vs-truth figure, pp
 BAND_PP = 2.0
 #: columns every run record needs

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..session import NOMINAL_LEVEL
 from .inputs import (
     _EXTRA_LEVEL,
-    NOMINAL_LEVEL,
     POOLED,
     SCALE_RANGE,
     ZERO_METHOD,
@@ -350,9 +350,9 @@ def paired_analysis(runs: pd.DataFrame, baseline: str | None = None, n_resamples
     return out[cols]
 
 
-
-
 def _wilson(p: float, n: float, z: float = 1.959964) -> tuple[float, float]:
+    """The Wilson score interval (Wilson 1927) of a proportion ``p`` observed over ``n`` trials, at the two-sided
+    level of the normal quantile ``z`` (1.959964: 95 %), clipped to [0, 1]; for a coverage's uncertainty."""
     den = 1 + z * z / n
     c = (p + z * z / (2 * n)) / den
     h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den

@@ -129,7 +129,7 @@ from ...irt.fourpl import FourPLSettings, fit_4pl
 from ...numerics import Z90
 from ...parallel import single_thread_blas
 from ...params import MAX_RANDOM_STATE, build_dataclass, check_count, check_flag, plain
-from ...session import Method, ScoreEstimate, budget_from_fraction
+from ...session import NOMINAL_LEVEL, Method, ScoreEstimate, budget_from_fraction
 from ...shift_report import ShiftReport
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
 from .config import MAX_DRAWS, MAX_NODES, HSPRConfig, check_size, read_first_hint, selection_table
@@ -248,7 +248,7 @@ class ShiftSettings:
     max_above_factor: float = 3.0
     min_strongest: int = 10
     fraction: float = 0.10
-    level: float = 0.90
+    level: float = NOMINAL_LEVEL
     n_nodes: int = 2048
     n_draws: int = 16384
     seed: int = 0
@@ -286,7 +286,7 @@ class ShiftSettings:
             raise ValueError(f"strongest_fraction must be in [0, 0.5], got {self.strongest_fraction!r}")
         if not 0 < self.fraction <= 1:
             raise ValueError(f"fraction must be in (0, 1], got {self.fraction!r}")
-        if self.level != 0.90:  # {"level": 0.5} was accepted and then clipped to no effect (a hostile trial)
+        if self.level != NOMINAL_LEVEL:  # {"level": 0.5} was accepted and then clipped to no effect (a hostile trial)
             raise ValueError(f"level must be 0.9, got {self.level!r}: the factor widens HSPR's 90 % interval until "
                              "it covers 90 % of the held-out agents, and every interval hspr reports is a 90 % "
                              "interval")
