@@ -97,11 +97,11 @@ def fraction(ap: argparse.ArgumentParser, option: str, value: float) -> float:
 
 def out_file(ap: argparse.ArgumentParser, option: str, path: str | None) -> Path | None:
     """An output file that can be written (checked before the work, not after, by the CLI's
-    :func:`hspr.cli.common.check_output_file`; its missing folders are made by :func:`made` when it
+    :func:`hspr.cli.outputs.check_output_file`; its missing folders are made by :func:`made` when it
     is written, so a later refused option leaves none behind), or ``ap.error``."""
     import click
 
-    from hspr.cli.common import check_output_file
+    from hspr.cli.outputs import check_output_file
 
     try:
         out = check_output_file(path, option)

@@ -347,7 +347,7 @@ def test_an_os_error_in_any_command_is_a_message_not_a_traceback():
                                        (errno.ELOOP, "; fix the symbolic link"), (errno.EIO, "; free space, fix the")])
 def test_an_os_error_message_gives_the_fix_its_cause_calls_for(code, fix):
     """A hostile trial: a permission-denied read was told to free space."""
-    from hspr.cli.common import os_error_message
+    from hspr.cli.outputs import os_error_message
 
     msg = os_error_message(OSError(code, os.strerror(code), "in.csv"))
     assert msg.startswith(f"in.csv: {os.strerror(code)}") and fix in msg
@@ -358,7 +358,7 @@ def test_an_os_error_message_gives_the_fix_its_cause_calls_for(code, fix):
 
 def test_a_permission_error_on_a_folder_names_the_folder(tmp_path):
     """A trial: a folder that could not be read was told to 'fix the file's permissions'."""
-    from hspr.cli.common import os_error_message
+    from hspr.cli.outputs import os_error_message
 
     assert "; fix the folder's permissions, then" in os_error_message(PermissionError(errno.EACCES, "no", str(tmp_path)))
     assert "; fix the file's permissions, then" in os_error_message(PermissionError(errno.EACCES, "no", "in.csv"))
@@ -367,10 +367,10 @@ def test_a_permission_error_on_a_folder_names_the_folder(tmp_path):
 def test_a_permission_error_in_a_folder_that_cannot_be_entered_names_that_folder(tmp_path, monkeypatch):
     """A re-trial (as a user without root): a session's bank in a folder it could not enter (chmod 700, another
     owner) was told to fix the file's permissions. Root enters any folder: the check is given the user's answer."""
-    from hspr.cli import common
+    from hspr.cli import outputs
 
-    monkeypatch.setattr(common.os, "access", lambda path, mode: path != str(tmp_path / "sub"))
-    said = common.os_error_message(PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "sub" / "b.csv")))
+    monkeypatch.setattr(outputs.os, "access", lambda path, mode: path != str(tmp_path / "sub"))
+    said = outputs.os_error_message(PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "sub" / "b.csv")))
     assert said.endswith(f"Permission denied; fix the permissions of its folder {tmp_path / 'sub'} (it cannot be "
                          "entered), then run the command again")
 
@@ -378,7 +378,7 @@ def test_a_permission_error_in_a_folder_that_cannot_be_entered_names_that_folder
 def test_an_operation_not_permitted_names_the_immutable_flag():
     """A crash-safety trial: `start --force` over an immutable file (chattr +i) was told to fix its permissions,
     which root's chmod cannot."""
-    from hspr.cli.common import os_error_message
+    from hspr.cli.outputs import os_error_message
 
     assert "chattr -i" in os_error_message(OSError(errno.EPERM, os.strerror(errno.EPERM), "run.hspr"))
 
@@ -492,18 +492,18 @@ def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_
     import click
 
     from hspr import fileio
-    from hspr.cli import common
+    from hspr.cli import outputs
 
     (tmp_path / "ap").mkdir()
     (tmp_path / "kept.json").write_text("{}")
     flagged = {str(tmp_path / "ap"): fileio.APPEND_FLAG, str(tmp_path / "kept.json"): fileio.IMMUTABLE_FLAG}
     monkeypatch.setattr(fileio, "inode_flags", lambda path: flagged.get(str(path), 0))
     with pytest.raises(click.BadParameter, match=r"the folder .*ap is append-only \(chattr \+a\).*chattr -a "):
-        common.check_output_file(tmp_path / "ap" / "x.json", "--out")
+        outputs.check_output_file(tmp_path / "ap" / "x.json", "--out")
     with pytest.raises(click.BadParameter, match=r"the folder .*ap is append-only"):
-        common.check_output_dir(tmp_path / "ap", "--out-dir")
+        outputs.check_output_dir(tmp_path / "ap", "--out-dir")
     with pytest.raises(click.BadParameter, match=r"the file .*kept.json is immutable \(chattr \+i\).*chattr -i "):
-        common.check_output_file(tmp_path / "kept.json", "--out")
+        outputs.check_output_file(tmp_path / "kept.json", "--out")
     assert list((tmp_path / "ap").iterdir()) == []
 
     (tmp_path / "sys").mkdir()
@@ -518,18 +518,18 @@ def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_
     monkeypatch.setattr(tempfile, "TemporaryFile", no_file_in_sys)
     with pytest.raises(click.BadParameter, match=r"cannot write .*link.json \(a link to .*new.json\): a test file could "
                                                  r"not be made in the folder .*sys"):
-        common.check_output_file(tmp_path / "link.json", "--out")
+        outputs.check_output_file(tmp_path / "link.json", "--out")
     with pytest.raises(click.BadParameter, match=r"a test file could not be made in the folder .*sys"):
-        common.check_output_dir(tmp_path / "sys", "--out-dir")
+        outputs.check_output_dir(tmp_path / "sys", "--out-dir")
     (tmp_path / "gone.json").symlink_to(tmp_path / "nowhere" / "x.json")
     with pytest.raises(click.BadParameter, match=r"it is a link to .*x.json, whose folder does not exist"):
-        common.check_output_file(tmp_path / "gone.json", "--out")
-    common.check_output_file(tmp_path / "fine.json", "--out")
+        outputs.check_output_file(tmp_path / "gone.json", "--out")
+    outputs.check_output_file(tmp_path / "fine.json", "--out")
 
-    monkeypatch.setattr(common.os, "access", lambda path, mode: not str(path).startswith("/dev"))
-    assert common.check_output_file("/dev/stdout", "--out") == Path("/dev/stdout")
+    monkeypatch.setattr(outputs.os, "access", lambda path, mode: not str(path).startswith("/dev"))
+    assert outputs.check_output_file("/dev/stdout", "--out") == Path("/dev/stdout")
     # spelled another way, still the descriptor, not a path whose folder is tested (a trial)
-    assert common.check_output_file("/dev/../dev/stdout", "--out") == Path("/dev/../dev/stdout")
+    assert outputs.check_output_file("/dev/../dev/stdout", "--out") == Path("/dev/../dev/stdout")
     from hspr.fileio import descriptor_of
     monkeypatch.chdir("/dev")
     assert [descriptor_of(p) for p in ("/dev/../dev/stdout", "//dev/stdout", "/dev//fd/7", "stdout", "fd/3", "/dev/x")] \
@@ -567,7 +567,7 @@ def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_
     assert done.stdout == ""
     for out in ("/dev/stdout.svg", "/dev/hspr-x.csv"):
         with pytest.raises(click.BadParameter, match=r"/dev holds devices, not files"):
-            common.check_output_file(out, "--out")
+            outputs.check_output_file(out, "--out")
         assert not Path(out).exists()
     # a second re-trial: a session in /dev was made (with its lock), and plot's and next's --out in /dev were refused
     # only after the session's fit; plot's `--out -` was told to use /dev/stdout
@@ -584,10 +584,10 @@ def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_
     (tmp_path / "devlink").symlink_to("/dev")
     for out_dir in ("/dev", "/dev/", tmp_path / "devlink"):
         with pytest.raises(click.BadParameter, match=r"cannot write into (/dev|.*devlink \(a link to /dev\)): /dev holds devices"):
-            common.check_output_dir(out_dir, "--out-dir")
+            outputs.check_output_dir(out_dir, "--out-dir")
     (tmp_path / "empty.json").write_text("{}")  # refused for the folder, before the results are read
     import posix
-    monkeypatch.setattr(common.os, "access", posix.access)  # the real one: click's own check of --out-dir reads /dev
+    monkeypatch.setattr(outputs.os, "access", posix.access)  # the real one: click's own check of --out-dir reads /dev
     res = CliRunner().invoke(main, ["report", str(tmp_path / "empty.json"), "--out-dir", "/dev"])
     assert res.exit_code == 2 and "/dev holds devices" in res.output and "no 'runs'" not in res.output, res.output
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(sess), "--out", "-"])
@@ -602,15 +602,15 @@ def test_output_checks_see_flags_links_existing_folders_and_a_closed_stdout(tmp_
     (tmp_path / "loop_a").symlink_to(tmp_path / "loop_b")
     (tmp_path / "loop_b").symlink_to(tmp_path / "loop_a")
     with pytest.raises(click.BadParameter, match=r"loop_a is a loop of symbolic links"):
-        common.check_output_file(tmp_path / "loop_a", "--out")
+        outputs.check_output_file(tmp_path / "loop_a", "--out")
     with pytest.raises(click.BadParameter, match=r"loop_a is a loop of symbolic links"):
-        common.check_output_dir(tmp_path / "loop_a", "--out-dir")
-    common.check_output_file(tmp_path / "ap" / "new" / "deeper" / "x.json", "--out")  # new folders in it: allowed
-    common.check_output_dir(tmp_path / "ap" / "report", "--out-dir")  # (a third re-trial) a new report folder too
+        outputs.check_output_dir(tmp_path / "loop_a", "--out-dir")
+    outputs.check_output_file(tmp_path / "ap" / "new" / "deeper" / "x.json", "--out")  # new folders in it: allowed
+    outputs.check_output_dir(tmp_path / "ap" / "report", "--out-dir")  # (a third re-trial) a new report folder too
     (tmp_path / "to_ap").symlink_to(tmp_path / "ap")
     probed = []
     monkeypatch.setattr(tempfile, "TemporaryFile", lambda *a, dir=None, **k: probed.append(dir) or real(*a, dir=dir, **k))
-    common.check_output_file(tmp_path / "to_ap" / "new" / "x.json", "--out")
+    outputs.check_output_file(tmp_path / "to_ap" / "new" / "x.json", "--out")
     assert probed == [os.path.realpath(tmp_path / "ap")]  # a link's real folder: no named temporary file is left
     done = subprocess.run(f"true | {shlex.quote(sys.executable)} -m hspr bank build terminal-bench --out /dev/stdin",
                           shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120)
@@ -1398,17 +1398,17 @@ def test_an_out_file_in_a_folder_that_cannot_be_written_is_said_to_be_replaced_n
     create'; the file exists, and is replaced through its folder. Root writes any folder: the check is told no."""
     import click
 
-    from hspr.cli import common
+    from hspr.cli import outputs
 
     (tmp_path / "x.json").write_text("{}")
-    monkeypatch.setattr(common.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(outputs.os, "access", lambda path, mode: False)
     with pytest.raises(click.BadParameter, match=r"cannot replace .*x.json: the folder .* is not writable \(a file is "
                                                  r"written beside it and moved over it"):
-        common._writable_ancestor(tmp_path / "x.json", "--out")
+        outputs._writable_ancestor(tmp_path / "x.json", "--out")
     with pytest.raises(click.BadParameter, match=r"cannot create .*y.json: the folder .* is not writable; choose"):
-        common._writable_ancestor(tmp_path / "y.json", "--out")
+        outputs._writable_ancestor(tmp_path / "y.json", "--out")
     with pytest.raises(click.BadParameter, match=r"cannot write into .*: the folder .* is not writable; choose"):
-        common.check_output_dir(tmp_path, "--out-dir")
+        outputs.check_output_dir(tmp_path, "--out-dir")
 
 
 def test_a_folder_that_access_calls_writable_but_takes_no_file_is_refused_before_the_work(tmp_path, monkeypatch):
@@ -1418,10 +1418,10 @@ def test_a_folder_that_access_calls_writable_but_takes_no_file_is_refused_before
 
     import click
 
-    from hspr.cli import common
+    from hspr.cli import outputs
 
     (tmp_path / "keep.json").write_text("{}")
-    common.check_output_file(tmp_path / "new" / "x.json", "--out")  # a writable folder passes, and gets nothing
+    outputs.check_output_file(tmp_path / "new" / "x.json", "--out")  # a writable folder passes, and gets nothing
     assert sorted(q.name for q in tmp_path.iterdir()) == ["keep.json"]
 
     def refuse(*args, **kwargs):
@@ -1430,8 +1430,8 @@ def test_a_folder_that_access_calls_writable_but_takes_no_file_is_refused_before
     monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
     with pytest.raises(click.BadParameter, match=r"cannot write .*x.json: a test file could not be made in the folder "
                                                  r".* \(Permission denied\); this folder takes no files"):
-        common.check_output_file(tmp_path / "x.json", "--out")
-    assert common.check_output_file("/dev/stdout", "--out") == Path("/dev/stdout")
+        outputs.check_output_file(tmp_path / "x.json", "--out")
+    assert outputs.check_output_file("/dev/stdout", "--out") == Path("/dev/stdout")
     result = CliRunner().invoke(main, ["select", "--bank", "lite", "--fold", "0", "--fast", "--out",
                                        str(tmp_path / "sel.json")])
     assert result.exit_code == 2 and "a test file could not be made" in result.output
@@ -1443,13 +1443,13 @@ def test_an_output_in_a_folder_that_is_a_dangling_link_is_refused_before_the_wor
     "File exists; ... free space"; `report --out-dir lnk/sub` said the same. A loop of links is named as one."""
     import click
 
-    from hspr.cli import common
+    from hspr.cli import outputs
 
     (tmp_path / "lnk").symlink_to(tmp_path / "nowhere")
     with pytest.raises(click.BadParameter, match=r"the folder .*lnk is a symbolic link to .*nowhere, which does not "
                                                  r"exist \(a disk not mounted\?\)"):
-        common._writable_ancestor(tmp_path / "lnk" / "sub" / "x.json", "--out")
+        outputs._writable_ancestor(tmp_path / "lnk" / "sub" / "x.json", "--out")
     (tmp_path / "a").symlink_to(tmp_path / "b")
     (tmp_path / "b").symlink_to(tmp_path / "a")
     with pytest.raises(click.BadParameter, match=r"the folder .*/a is a symbolic link to .*/b, which leads back to itself"):
-        common._writable_ancestor(tmp_path / "a" / "x.json", "--out")
+        outputs._writable_ancestor(tmp_path / "a" / "x.json", "--out")

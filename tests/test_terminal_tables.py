@@ -1,4 +1,4 @@
-"""Tables printed on a narrow terminal keep every cell whole (cli.common.print_table)."""
+"""Tables printed on a narrow terminal keep every cell whole (cli.display.print_table)."""
 
 import io
 import re
@@ -6,7 +6,7 @@ import re
 import pytest
 from rich.table import Table
 
-from hspr.cli.common import console, print_table
+from hspr.cli.display import console, print_table
 
 NUMBERS = [["3.153", "11.151 *", "0.828", "0.79", "8.35", "28"],
            ["2.964", "9.354 '", "0.806", "–", "–", "28"],
@@ -104,7 +104,7 @@ def _last_line(buf: io.StringIO) -> str:
 def test_a_progress_bar_keeps_its_counts_whole_on_a_narrow_terminal(width):
     """A trial: at 50 columns `hspr select`'s bar printed its counts and times as '1…' and '0:…'; a
     re-trial: at 20 columns, and after a resize, they were cut again."""
-    from hspr.cli.common import progress_bar
+    from hspr.cli.display import progress_bar
 
     label = "select verified fold 3 (86 sources)"
     for first in (width, 160):  # drawn at this width from the start, or after a resize from 160 columns
@@ -129,7 +129,7 @@ def test_a_progress_bar_in_a_log_prints_plain_lines_as_it_goes():
     """A scripting trial: with stderr no terminal (a CI log) a replay printed nothing until it ended, where rich
     draws its bar once. A plain line is printed at an advance ``log_every`` seconds after the last; none on a
     terminal, and none before that time has passed."""
-    from hspr.cli.common import progress_bar
+    from hspr.cli.display import progress_bar
 
     clock = iter(range(0, 1000, 10))  # each call 10 s later: the start, then one call per advance
     buf = io.StringIO()
@@ -154,18 +154,18 @@ def test_a_spinner_keeps_its_time_and_shows_warnings_after_it(tmp_path, monkeypa
     raised meanwhile was glued to a spinner frame."""
     import warnings
 
-    from hspr.cli import common
+    from hspr.cli import display
     from hspr.errors import InputWarning
 
     buf = io.StringIO()
-    monkeypatch.setattr(common, "console", lambda stderr=False, **kw: console(
+    monkeypatch.setattr(display, "console", lambda stderr=False, **kw: console(
         file=buf, width=80, force_terminal=True, color_system=None))
     path = tmp_path / "home" / "alice" / "projects" / "swebench" / "experiments" / "evaluation"
     path.mkdir(parents=True)
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.showwarning = lambda message, *args, **kw: buf.write(f"warning: {message}\n")  # as stderr would
-        with common.reading(path):
+        with display.reading(path):
             warnings.warn("a suspect cell", InputWarning, stacklevel=1)
             assert "suspect" not in buf.getvalue()  # held while the spinner runs
     text, shown = buf.getvalue().rsplit("\x1b[?25h", 1)  # the spinner's end (the cursor shown again), then the rest
@@ -183,14 +183,14 @@ def test_a_spinner_line_fits_with_wide_characters_and_narrow_terminals(tmp_path,
     end; at 40-60 columns the words and the path were both cut to 'read…elow …lb'."""
     from rich.cells import cell_len
 
-    from hspr.cli import common
+    from hspr.cli import display
 
     path = tmp_path / "数据集合测试宽字符显示问题" / "experiments"
     path.mkdir(parents=True)
     buf = io.StringIO()
-    monkeypatch.setattr(common, "console", lambda stderr=False, **kw: console(
+    monkeypatch.setattr(display, "console", lambda stderr=False, **kw: console(
         file=buf, width=width, force_terminal=True, color_system=None))
-    with common.reading(path):
+    with display.reading(path):
         pass
     frame = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buf.getvalue()).replace("\r", "\n").split("\n")
     frame = [f for f in frame if f.strip()][0].rstrip()
@@ -227,7 +227,7 @@ def test_a_progress_bar_in_a_log_says_it_runs_when_nothing_advances():
     import threading
     import time
 
-    from hspr.cli.common import progress_bar
+    from hspr.cli.display import progress_bar
 
     buf = io.StringIO()
     out = console(file=buf, width=80, force_terminal=False, color_system=None)

@@ -152,8 +152,8 @@ class LazyGroup(SuggestingGroup):
             to_null_device(sys.stdout)  # no second error at exit
             ctx.exit(0)
         except OSError as exc:  # full disk, lost permission, vanished folder: no traceback
-            from .common import os_error_message
             from .meta import saved_note
+            from .outputs import os_error_message
 
             message = f"{os_error_message(exc)}{saved_note()}"
             _json_error(ctx, message)
@@ -188,7 +188,7 @@ class LazyGroup(SuggestingGroup):
             to_null_device(sys.stdout)
             raise click.exceptions.Exit(0) from None
         except OSError as exc:  # `hspr --help > /dev/full`: the error line, not a traceback
-            from .common import os_error_message
+            from .outputs import os_error_message
 
             click.echo(f"error: {os_error_message(exc)}", err=True)
             raise click.exceptions.Exit(2) from None

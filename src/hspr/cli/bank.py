@@ -16,16 +16,10 @@ from typing import TypeVar
 import click
 import numpy as np
 
-from hspr.cli.common import (
-    check_output_file,
-    completer,
-    os_fix,
-    reading,
-    refuse_folder_name,
-    refuse_overwriting_inputs,
-    same_file,
-)
+from hspr.cli.common import completer
+from hspr.cli.display import reading
 from hspr.cli.meta import SuggestingGroup, echo_json_error, note_saved, say_warning
+from hspr.cli.outputs import check_output_file, os_fix, refuse_folder_name, refuse_overwriting_inputs, same_file
 from hspr.data import harbor
 from hspr.data.banks import BANKS, TARGET_SETS, bank_of_rows, bank_provenance, foreign_datasets, load_bank, load_target_set
 from hspr.data.build import merge_banks, write_wide_csv
@@ -108,7 +102,7 @@ def _run(fn: Callable[[], _T], as_json: bool = False, seen: list[str] | None = N
     """Call ``fn``; echo warnings to stderr (and add their messages to ``seen``, for a --json
     object's ``warnings``); on DataError print it (with ``as_json`` also as a ``{"ok": false,
     "error": ...}`` object on stdout) and exit with code 2. ``path``, the folder or file ``fn``
-    reads, shows a spinner on a terminal while a folder is searched (:func:`~hspr.cli.common.reading`)."""
+    reads, shows a spinner on a terminal while a folder is searched (:func:`~hspr.cli.display.reading`)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -188,7 +182,7 @@ def banks_cmd(as_json: bool, source: str | None) -> None:
         return
     from rich.table import Table
 
-    from .common import console as make_console
+    from .display import console as make_console
 
     console = make_console()
     missing = [str(r["missing"]) if r["missing_raw"] == r["missing"] else f"{r['missing']} (raw {r['missing_raw']})"

@@ -40,28 +40,18 @@ from ..methods import LIVE_DEFAULT, method_class, method_names
 from ..outcomes import describe_outcome
 from ..session import BudgetError
 from ..stopping import MIN_TASKS
-from .common import (
-    MAX_SEED,
-    LazyHelpOption,
-    argv_text,
-    busy,
+from .common import MAX_SEED, LazyHelpOption, argv_text, check_session_bank_label, check_workers, completer, local_workers
+from .display import busy, console, input_warnings, progress_bar, reading
+from .meta import SuggestingGroup, echo_json_error, note_saved, saved_note
+from .outputs import (
     check_output_file,
-    check_session_bank_label,
-    check_workers,
-    completer,
-    console,
-    input_warnings,
-    local_workers,
     os_error_message,
-    progress_bar,
-    reading,
     refuse_folder_name,
     refuse_in_dev,
     refuse_overwriting_inputs,
     refuse_session_sidecar,
     spare_copy,
 )
-from .meta import SuggestingGroup, echo_json_error, note_saved, saved_note
 
 if TYPE_CHECKING:
     from ..session import ScoreEstimate

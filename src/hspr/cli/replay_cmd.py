@@ -43,28 +43,26 @@ from .common import (
     backend_options,
     check_backend,
     check_matrix_label,
-    check_output_file,
-    check_output_suffix,
     check_workers,
     command_line,
     completer,
     connected,
     environment,
-    is_results_doc,
     label_problem,
     local_workers,
+)
+from .display import console as make_console
+from .display import print_error, print_table, progress_bar, reading, table_console
+from .outputs import (
+    check_output_file,
+    check_output_suffix,
+    is_results_doc,
     os_fix,
-    print_error,
-    print_table,
-    progress_bar,
-    reading,
     refuse_overwriting_inputs,
     refuse_replacing_other_csv,
     refuse_replacing_other_json,
     spare_copy,
-    table_console,
 )
-from .common import console as make_console
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,7 +88,7 @@ def fits_then_sessions(prog, task, shown: str, n_fit: int):
 def _runs_in(path: Path, earlier_runs: int | None) -> int | None:
     """The number of runs of the results file at ``path`` a replay replaces, said when it does:
     ``earlier_runs``, counted when the file was read before the replay
-    (:func:`~hspr.cli.common.refuse_replacing_other_json`, which refused any other kind of file);
+    (:func:`~hspr.cli.outputs.refuse_replacing_other_json`, which refused any other kind of file);
     -1 for a file that was not read (over 64 MB, or blank); None when there is no file or an empty one."""
     if earlier_runs is not None:
         return earlier_runs

@@ -12,8 +12,10 @@ from rich.table import Table
 
 from ..harness import is_session_file
 from ..methods import current_label, method_names
-from .common import check_output_dir, completer, os_error_message, print_error, print_table, same_file
-from .common import console as make_console
+from .common import completer
+from .display import console as make_console
+from .display import print_error, print_table
+from .outputs import check_output_dir, os_error_message, same_file
 
 
 def register(group: click.Group) -> None:

@@ -25,27 +25,25 @@ from .common import (
     backend_options,
     check_backend,
     check_matrix_label,
-    check_output_file,
-    check_output_suffix,
     check_workers,
     command_line,
     completer,
     connected,
     environment,
+    local_workers,
+)
+from .display import console as make_console
+from .display import print_error, print_table, progress_bar, reading, table_console
+from .outputs import (
+    check_output_file,
+    check_output_suffix,
     is_config_doc,
     is_select_result,
-    local_workers,
     os_fix,
-    print_error,
-    print_table,
-    progress_bar,
-    reading,
     refuse_overwriting_inputs,
     refuse_replacing_other_json,
     spare_copy,
-    table_console,
 )
-from .common import console as make_console
 
 #: how the shipped table (src/hspr/methods/hspr/selected_configs.json) is regenerated, per bank and fold
 GENERATED_BY = ("hspr select --bank {bank} --fold {fold} --workers 2 --out sel_{bank}_{fold}.json "

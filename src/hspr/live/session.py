@@ -920,7 +920,7 @@ class LiveSession:
         """Files this session reads or was started from, by description -> path: the bank matrix
         (``--matrix``) and the files given to ``start`` (``--tasks``, ``--config``). An output
         must never overwrite one of them (the CLI refuses; it refuses any session's lock and
-        torn-record files too: :func:`hspr.cli.common.refuse_session_sidecar`). Sessions written
+        torn-record files too: :func:`hspr.cli.outputs.refuse_session_sidecar`). Sessions written
         before this field existed give only the matrix."""
         out = {"the session's bank matrix": self.doc["bank"].get("matrix")}
         files = self.doc.get("input_files")
