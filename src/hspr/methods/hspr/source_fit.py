@@ -79,8 +79,7 @@ def fit_zib_prior(h: np.ndarray, m: int | np.ndarray) -> ZIBetaPrior:
         """Negative log marginal likelihood and its gradient in (logit pi, log alpha, log beta)."""
         lp, la, lb = x
         pi, a, b = expit(lp), np.exp(la), np.exp(lb)
-        ll = (k_term + special.gammaln(ks + a) + special.gammaln(ns - ks + b) - special.gammaln(ns + a + b)
-              - special.gammaln(a) - special.gammaln(b) + special.gammaln(a + b))
+        ll = k_term + special.betaln(ks + a, ns - ks + b) - special.betaln(a, b)  # beta-binomial log pmf
         l_cont = np.log1p(-pi) + ll  # log of the continuous part's share of each term
         l_zero = np.logaddexp(np.log(pi), l_cont[zero])  # k = 0: point mass or continuous part
         share = np.ones_like(ll)  # d(term)/d(ll): the posterior share of the continuous part
