@@ -1453,3 +1453,57 @@ def test_an_output_in_a_folder_that_is_a_dangling_link_is_refused_before_the_wor
     (tmp_path / "b").symlink_to(tmp_path / "a")
     with pytest.raises(click.BadParameter, match=r"the folder .*/a is a symbolic link to .*/b, which leads back to itself"):
         outputs._writable_ancestor(tmp_path / "a" / "x.json", "--out")
+
+
+def test_links_to_a_stream_existing_folders_under_dev_and_streams_or_devices_as_a_session_are_seen(tmp_path, monkeypatch):
+    """A hostile trial, as root: a link to /dev/stdout (or ``fd/1`` under a link to /proc/self/fd) with standard output
+    closed took the results to the null device ("wrote l_out"); an existing folder under /dev (/dev/net) took a report,
+    a replay's results and a session; `live start --force` opened a named pipe and hung, left a lock and a link to a
+    device beside /dev/null-like devices, and made the file standard output went to into a session."""
+    import subprocess
+    import sys
+
+    import click
+
+    from hspr.cli import outputs
+    from hspr.fileio import descriptor_of
+
+    (tmp_path / "l_out").symlink_to("/dev/stdout")
+    (tmp_path / "l_chain").symlink_to(tmp_path / "l_out")
+    (tmp_path / "l_fd").symlink_to("/proc/self/fd")
+    (tmp_path / "plain.json").write_text("{}")
+    (tmp_path / "l_plain").symlink_to(tmp_path / "plain.json")
+    assert [descriptor_of(tmp_path / n) for n in ("l_out", "l_chain", "l_plain", "plain.json")] == [1, 1, None, None]
+    assert descriptor_of(tmp_path / "l_fd" / "2") == 2 and descriptor_of(f"/proc/{os.getpid()}/fd/5") == 5
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert descriptor_of(loop) is None  # a loop of links ends, naming no descriptor
+    done = subprocess.run(f"{shlex.quote(sys.executable)} -m hspr bank build terminal-bench --out "
+                          f"{shlex.quote(str(tmp_path / 'l_out'))} >&-", shell=True, executable="/bin/bash",
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "standard output was closed when hspr started" in done.stderr, done.stderr
+
+    # an existing folder under /dev, or a link to one, takes no output; /dev/shm does
+    sub = next((d for d in ("/dev/pts", "/dev/net", "/dev/cpu", "/dev/mqueue") if os.path.isdir(d)), None)
+    if sub is not None:
+        (tmp_path / "l_sub").symlink_to(sub)
+        for out_dir in (sub, tmp_path / "l_sub"):
+            with pytest.raises(click.BadParameter, match=r"cannot write into .*: /dev holds devices"):
+                outputs.check_output_dir(out_dir, "--out-dir")
+        with pytest.raises(click.BadParameter, match=r"cannot create .*hspr-x.json: /dev holds devices"):
+            outputs.check_output_file(f"{sub}/hspr-x.json", "--out")
+    assert outputs.in_dev(Path("/dev")) and not outputs.in_dev(Path("/dev/shm")) and not outputs.in_dev(tmp_path)
+    assert not outputs.in_dev(Path("/dev/shm/x")) and not outputs.in_dev(Path("/devices"))
+
+    # a session is a file: not a stream, a device or a named pipe, with --force or without; nothing is left beside them
+    monkeypatch.chdir(tmp_path)
+    start = ["live", "start", "--bank", "terminal-bench", "--method", "uniform", "--budget", "8", "--force", "--session"]
+    with unread_fifo(tmp_path / "pipe") as fifo:
+        for session, what in ((str(fifo), "is a named pipe, not a file"), ("/dev/null", "is a device, not a file"),
+                              ("/dev/stdout", "is a stream, not a file"), ("-", "is a stream, not a file"),
+                              ("l_out", "is a stream, not a file")):
+            res = CliRunner().invoke(main, [*start, session])
+            assert res.exit_code == 2 and what in res.output and "fitting" not in res.output, (session, res.output)
+    made = {"l_chain", "l_fd", "l_out", "l_plain", "loop", "plain.json", "pipe"} | ({"l_sub"} if sub else set())
+    assert {p.name for p in tmp_path.iterdir()} == made
+    assert not Path("/dev/null.lock").exists() and not list(tmp_path.glob("*.replaced-*"))

@@ -118,10 +118,12 @@ def write_text_durable(text: str, path: Path) -> None:
     write_bytes_durable(text.encode("utf-8"), path)
 
 
-def descriptor_of(path) -> int | None:
+def descriptor_of(path, _hops: int = 40) -> int | None:
     """The file descriptor a path such as ``/dev/stdout`` or ``/dev/fd/3`` names (open or not), else None; the
     path is read as :func:`os.path.abspath` gives it (``/dev/../dev/stdout``, ``//dev/stdout``, or ``stdout`` typed
-    in ``/dev``, are ``/dev/stdout``; a trial)."""
+    in ``/dev``, are ``/dev/stdout``; a trial), through links: a link to ``/dev/stdout``, or ``fd/1`` under a link to
+    ``/proc/self/fd`` (``/proc/<this process>/fd/1`` once resolved), names descriptor 1 (a hostile trial: with
+    standard output closed, such a link took the results to the null device)."""
     text = os.fspath(path)
     try:
         text = os.path.abspath(text)
@@ -131,8 +133,23 @@ def descriptor_of(path) -> int | None:
     named = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}  # stdin: refused as an output, by its mode
     if text in named:
         return named[text]
-    m = re.fullmatch(r"/dev/fd/(\d+)|/proc/self/fd/(\d+)", text)
-    return None if m is None else int(m.group(1) or m.group(2))
+    m = re.fullmatch(rf"/dev/fd/(\d+)|/proc/(?:self|{os.getpid()})/fd/(\d+)", text)
+    if m is not None:
+        return int(m.group(1) or m.group(2))
+    if _hops <= 0:
+        return None
+    folder, name = os.path.split(text)
+    try:
+        real = os.path.join(os.path.realpath(folder), name)  # links among the folders on the way
+    except OSError:  # a relative path in a removed working folder
+        return None
+    if real != text:
+        return descriptor_of(real, _hops - 1)
+    try:
+        target = os.readlink(text)  # the path itself a link: one step at a time, as /dev/stdout is one too
+    except OSError:  # not a link, or not there
+        return None
+    return descriptor_of(os.path.join(folder, target), _hops - 1)
 
 
 def is_descriptor_path(path) -> bool:

@@ -50,6 +50,7 @@ from .outputs import (
     refuse_in_dev,
     refuse_overwriting_inputs,
     refuse_session_sidecar,
+    refuse_unfit_session,
     spare_copy,
 )
 
@@ -453,6 +454,7 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
         check_stop_width(stop_width, "--stop-width")  # before the fit: a bad value is refused at once
         refuse_folder_name(session_path, "--session")  # a re-trial: 'z.hspr/' made a file z.hspr
         refuse_session_sidecar(session_path, "--session")
+        refuse_unfit_session(session_path, "--session")  # before --force opens it (a named pipe hung for ever)
         refuse_in_dev(Path(session_path), "--session")  # a re-trial, as root: it made /dev/s.hspr and its lock
         refuse_overwriting_inputs(session_path, "--session", {"--matrix": matrix, "--tasks": tasks_path,
                                                               "--config": config_path})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -99,8 +100,16 @@ def refuse_in_dev(p: Path, option: str, existing: Path | None = None, shown: str
     a = existing if existing is not None else p.parent
     while existing is None and not a.exists() and a != a.parent:
         a = a.parent
-    if os.path.realpath(a) == "/dev":
+    if in_dev(a):
         raise click.BadParameter(f"cannot create {shown or p}: {_DEV_WORDS}", param_hint=option)
+
+
+def in_dev(folder: Path) -> bool:
+    """Whether existing folder ``folder`` (through links) is ``/dev`` or a folder under it (``/dev/net``, ``/dev/cpu/0``),
+    where files are not made: a hostile trial wrote reports and sessions into existing folders there, as root. The
+    shared-memory folder ``/dev/shm`` (and its folders) takes files."""
+    real = os.path.realpath(folder)
+    return (real == "/dev" or real.startswith("/dev/")) and not (real == "/dev/shm" or real.startswith("/dev/shm/"))
 
 
 def _read_only(folder: Path) -> bool:
@@ -258,6 +267,26 @@ def refuse_session_target(path: str | os.PathLike | None, option: str) -> None:
         raise click.BadParameter(f"{path} is an hspr live session file (its recorded outcomes would be lost); "
                                  "choose another file", param_hint=option)
     refuse_session_sidecar(path, option)
+
+
+def refuse_unfit_session(path: str | os.PathLike, option: str) -> None:
+    """click.BadParameter when ``path``, given for a new session, cannot be one: ``-`` or a descriptor path
+    (``/dev/stdout``; later commands open a session by its path), or an existing device, named pipe or socket
+    (through links). A hostile trial: ``start --force`` opened a named pipe and hung, left a lock and a link to a
+    device beside it, and turned the file standard output was redirected to into a session."""
+    text = os.fspath(path)
+    if text == "-" or descriptor_of(text) is not None:
+        raise click.BadParameter(f"{text} is a stream, not a file: a session is a file that later commands open by its "
+                                 "path; give a file name such as agent.hspr", param_hint=option)
+    try:
+        mode = os.stat(text).st_mode
+    except OSError:  # not there (made), or unreadable (said where it is opened)
+        return
+    kind = ("a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a named pipe" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else None)
+    if kind is not None:
+        raise click.BadParameter(f"{text} is {kind}, not a file: a session is a file; give another path (--force replaces "
+                                 "a session file, not this)", param_hint=option)
 
 
 def refuse_session_sidecar(path: str | os.PathLike | None, option: str) -> None:
@@ -469,8 +498,8 @@ def check_output_dir(path: str | os.PathLike, option: str) -> Path:
     if p.exists() and not p.is_dir():
         raise click.BadParameter(f"{p} is a file; give a folder", param_hint=option)
     if p.is_dir():
-        if os.path.realpath(p) == "/dev":  # as root every check below passes, and the outputs were written among devices
-            shown = f"{p} (a link to /dev)" if p.is_symlink() else str(p)
+        if in_dev(p):  # as root every check below passes, and the outputs were written among devices
+            shown = f"{p} (a link to {os.path.realpath(p)})" if p.is_symlink() else str(p)
             raise click.BadParameter(f"cannot write into {shown}: {_DEV_WORDS}", param_hint=option)
         _takes_files(p, p, str(p), option, holds_file=True)  # a re-trial: as root, /sys/kernel passed, and the report failed
         return p
