@@ -1493,6 +1493,11 @@ def test_links_to_a_stream_existing_folders_under_dev_and_streams_or_devices_as_
         with pytest.raises(click.BadParameter, match=r"cannot create .*hspr-x.json: /dev holds devices"):
             outputs.check_output_file(f"{sub}/hspr-x.json", "--out")
     assert outputs.in_dev(Path("/dev")) and not outputs.in_dev(Path("/dev/shm")) and not outputs.in_dev(tmp_path)
+    # (the same re-trial: /dev/null as --out-dir was called a file)
+    with pytest.raises(click.BadParameter, match=r"/dev/null is a device, named pipe or socket, not a folder; give a folder"):
+        outputs.check_output_dir("/dev/null", "--out-dir")
+    with pytest.raises(click.BadParameter, match=r"plain.json is a file, not a folder; give a folder"):
+        outputs.check_output_dir(tmp_path / "plain.json", "--out-dir")
     assert not outputs.in_dev(Path("/dev/shm/x")) and not outputs.in_dev(Path("/devices"))
 
     # a session is a file: not a stream, a device or a named pipe, with --force or without; nothing is left beside them

@@ -2621,7 +2621,8 @@ def test_next_refuses_an_empty_or_impossible_out_before_asking(bank, tmp_path):
     """A trial: '--out ""' (an unset $OUT) blamed the disk ('Device or resource busy; free space ...')."""
     live = new(bank, tmp_path, budget=6)
     (tmp_path / "afile").write_text("x")
-    for out, needle in (("", "an empty path; give a file name"), (str(tmp_path / "afile" / "ids.txt"), "is a file, not a folder")):
+    for out, needle in (("", "an empty path (an unset shell variable?); give a file name"),
+                        (str(tmp_path / "afile" / "ids.txt"), "is a file, not a folder")):
         res = CliRunner().invoke(main, ["live", "next", "--session", str(live.path), "--out", out])
         assert res.exit_code == 2 and needle in " ".join(res.output.split()), res.output
     assert LiveSession.open(live.path).pending == []  # nothing was asked

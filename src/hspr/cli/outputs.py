@@ -237,7 +237,7 @@ def check_output_file(path: str | os.PathLike | None, option: str) -> Path | Non
     if path is None:
         return None
     if not str(path).strip():  # an unset shell variable: Path('') is the current folder
-        raise click.BadParameter("an empty path; give a file name", param_hint=option)
+        raise click.BadParameter("an empty path (an unset shell variable?); give a file name", param_hint=option)
     if str(path).strip() == "-":  # a hostile trial: `replay --out -` wrote a file named '-'
         raise click.BadParameter("'-' is not stdout here: it would write a file named '-'; give a file name (or "
                                  "/dev/stdout to print it)", param_hint=option)
@@ -495,8 +495,9 @@ def check_output_dir(path: str | os.PathLike, option: str) -> Path:
         _refuse_broken_link(p, option)
         raise click.BadParameter(f"{p} is a link to {os.path.realpath(p)}, which does not exist; make that folder, or "
                                  "give another", param_hint=option)
-    if p.exists() and not p.is_dir():
-        raise click.BadParameter(f"{p} is a file; give a folder", param_hint=option)
+    if p.exists() and not p.is_dir():  # a re-trial: /dev/null was called a file
+        kind = "a file" if p.is_file() else "a device, named pipe or socket"
+        raise click.BadParameter(f"{p} is {kind}, not a folder; give a folder", param_hint=option)
     if p.is_dir():
         if in_dev(p):  # as root every check below passes, and the outputs were written among devices
             shown = f"{p} (a link to {os.path.realpath(p)})" if p.is_symlink() else str(p)

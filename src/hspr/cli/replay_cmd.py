@@ -475,7 +475,7 @@ def register(group: click.Group) -> None:
             raise click.BadParameter(f"{config_path!r} {what}; give a JSON file of HSPR settings or 'auto'",
                                      param_hint="--config")
         if targets is not None and not targets.strip():  # a hostile trial: an unset $NEW ran the folds instead
-            raise click.BadParameter("an empty path; give a matrix file or a bundled target set "
+            raise click.BadParameter("an empty path (an unset shell variable?); give a matrix file or a bundled target set "
                                      f"({', '.join(TARGET_SETS)})", param_hint="--targets")
         check_output_file(out, "--out")
         check_output_file(csv_path, "--csv")
