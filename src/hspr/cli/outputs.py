@@ -24,6 +24,7 @@ from ..fileio import (
     dangling_words,
     descriptor_of,
     is_descriptor_path,
+    not_a_regular_file,
 )
 
 
@@ -278,13 +279,9 @@ def refuse_unfit_session(path: str | os.PathLike, option: str) -> None:
     if text == "-" or descriptor_of(text) is not None:
         raise click.BadParameter(f"{text} is a stream, not a file: a session is a file that later commands open by its "
                                  "path; give a file name such as agent.hspr", param_hint=option)
-    try:
+    if not_a_regular_file(text):  # the readers' own test (a folder is refused as a folder name, a missing path made)
         mode = os.stat(text).st_mode
-    except OSError:  # not there (made), or unreadable (said where it is opened)
-        return
-    kind = ("a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a named pipe" if stat.S_ISFIFO(mode)
-            else "a socket" if stat.S_ISSOCK(mode) else None)
-    if kind is not None:
+        kind = "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
         raise click.BadParameter(f"{text} is {kind}, not a file: a session is a file; give another path (--force replaces "
                                  "a session file, not this)", param_hint=option)
 
