@@ -350,6 +350,8 @@ def test_cli_hide_and_simulate(bank, tmp_path):
     assert f"next: `hspr live simulate --session {s}` plays {m.agents[0]} to the end" in out
     truth = 100 * m.scores()[0]
     assert f"trial: the hidden agent {m.agents[0]} scores {truth:.2f} % over the session's 60 tasks" in out
+    # a new-user trial read "inside the interval" at start as a verdict: the interval is named the prior's
+    assert out.count("the interval (the prior's: no outcome yet)") == 1
     part = cli(["simulate", "--session", s, "--max-tasks", 3, "--json"])
     assert len(part["recorded"]) == 3 and part["n_recorded"] == 3 and not part["stop"]
     # as record and status give them: 0/1, not the bank row's 0.0/1.0 (a scripting trial)
@@ -478,6 +480,12 @@ def test_refused_inputs(bank, tmp_path):
     padded = ["mybench/task-017", "mybench/task-018", "mybench/task-170"]
     assert did_you_mean(["mybench/task-17"], padded) == "; did you mean 'mybench/task-017'?"
     assert did_you_mean(["mybench/task-19"], padded) == did_you_mean(["t-7"], ["t-07", "t-007"]) == ""
+    # a new-user trial: an id cut short that is no pending task got no hint; the one bank id it starts is named
+    ids = ["astropy__astropy-12907", "astropy__astropy-14995", "django__django-11099", "django__django-11095"]
+    assert did_you_mean(["astropy__astropy-1290"], ids) == "; did you mean 'astropy__astropy-12907'?"
+    assert did_you_mean(["django__django-1109"], ids) == did_you_mean(["ast"], ids) == ""  # two ids start with it; too short
+    assert did_you_mean(["task001"], ["task0001", "task0016"]) == ""  # 'task0016' cut, or 'task0001' padded otherwise
+    assert did_you_mean(["task001"], ["task0000", "task0016"]) == "; did you mean 'task0016'?"
     # its re-trial: an id with a zero typed is more likely cut short ('task001' of 'task0016') than unpadded
     zeros = ["task0000", "task0001", "task0016", "pkg-1.5"]
     assert [did_you_mean([u], zeros) for u in ("task001", "task00", "task0", "pkg-1.05")] == [""] * 4

@@ -217,7 +217,9 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
     if st.hidden_agent is not None:  # a trial of the loop: the truth beside the estimate
         off = ("" if st.estimate is None else f"; the estimate is {d['estimate_pp'] - d['hidden_score_pp']:+.2f} pp off"
                + ("" if st.estimate.width is None else
-                  f", {'inside' if st.estimate.lower <= st.hidden_score <= st.estimate.upper else 'outside'} the interval"))
+                  f", {'inside' if st.estimate.lower <= st.hidden_score <= st.estimate.upper else 'outside'} the interval"
+                  # a new-user trial read "inside the interval" at start as a verdict; it is the prior's
+                  + (" (the prior's: no outcome yet)" if st.n_recorded == 0 else "")))
         out.append(f"trial: the hidden agent {st.hidden_agent} scores {d['hidden_score_pp']:.2f} % over the session's "
                    f"{st.n_tasks} tasks{off}")
     ran = (f"run {st.n_recorded} of {st.budget} tasks" if st.n_recorded <= st.budget else
