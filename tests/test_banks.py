@@ -94,6 +94,13 @@ def test_cli_banks_table():
     # CliRunner's console is 80 columns: every title is printed in full below the table
     for name, spec in BANKS.items():
         assert f"{name}: {spec.title}" in res.stdout
+    # a new-user trial found the bash-only target set only by browsing the package: each set is named with its bank
+    from hspr.data.banks import TARGET_SETS, load_bank, load_target_set
+
+    for name, info in TARGET_SETS.items():
+        assert f"target set {name}: {info.title}, agents unlike the {info.bank} bank's" in res.stdout
+        assert f"`hspr replay --bank {info.bank} --targets {name}`" in res.stdout
+        assert load_target_set(name).tasks == load_bank(info.bank).tasks  # the command it prints can run
 
 
 def test_cli_banks_source_prints_the_shipped_provenance():

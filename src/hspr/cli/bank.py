@@ -209,7 +209,11 @@ def banks_cmd(as_json: bool, source: str | None) -> None:
     click.echo("missing: cells without a run (raw: blanks in the source, counted as unresolved).")
     click.echo("min/med/max (scores): per-agent score over the whole bank, in %:")
     click.echo("  the resolve rate; for a bank of repeated trials, the mean pass rate.")
-    click.echo("hspr banks --source BANK: where a bank's data comes from.")
+    # a new-user trial found the bash-only set only by browsing the package
+    for s in TARGET_SETS.values():
+        click.echo(f"target set {s.name}: {s.title}, agents unlike the {s.bank} bank's;")
+        click.echo(f"  scored against that bank by `hspr replay --bank {s.bank} --targets {s.name}`")
+    click.echo("hspr banks --source BANK: where a bank's (or a target set's) data comes from.")
 
 
 def _path_arg(ctx, param, value: str | None) -> Path | None:
