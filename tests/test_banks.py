@@ -98,8 +98,8 @@ def test_cli_banks_table():
     from hspr.data.banks import TARGET_SETS, load_bank, load_target_set
 
     for name, info in TARGET_SETS.items():
-        assert f"target set {name}: {info.title}, agents unlike the {info.bank} bank's" in res.stdout
-        assert f"`hspr replay --bank {info.bank} --targets {name}`" in res.stdout
+        assert (f"target set {name}: agents unlike the {info.bank} bank's, scored against it by\n"
+                f"  `hspr replay --bank {info.bank} --targets {name}`\n  {info.title}\n") in res.stdout
         assert load_target_set(name).tasks == load_bank(info.bank).tasks  # the command it prints can run
 
 

@@ -211,8 +211,9 @@ def banks_cmd(as_json: bool, source: str | None) -> None:
     click.echo("  the resolve rate; for a bank of repeated trials, the mean pass rate.")
     # a new-user trial found the bash-only set only by browsing the package
     for s in TARGET_SETS.values():
-        click.echo(f"target set {s.name}: {s.title}, agents unlike the {s.bank} bank's;")
-        click.echo(f"  scored against that bank by `hspr replay --bank {s.bank} --targets {s.name}`")
+        click.echo(f"target set {s.name}: agents unlike the {s.bank} bank's, scored against it by")
+        click.echo(f"  `hspr replay --bank {s.bank} --targets {s.name}`")
+        click.echo(f"  {s.title}")
     click.echo("hspr banks --source BANK: where a bank's (or a target set's) data comes from.")
 
 
