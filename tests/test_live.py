@@ -1347,6 +1347,31 @@ def test_an_append_holds_the_session_file_itself_locked(bank, tmp_path, monkeypa
     assert seen and set(seen) == {"locked"}
 
 
+def test_start_force_replaces_a_session_or_an_empty_file_only(bank, tmp_path):
+    """A hostile trial: `start --force --session bank.csv` (or a replay's results.json, or notes) made the file a
+    session; the error without --force told the user to pass it. A file that is no session is refused either way,
+    and left as it was; an empty file or a session is replaced."""
+    for name, text in (("run.hspr", Path(bank["csv"]).read_text()), ("run.hspr", '{"runs": []}\n'),
+                       ("run.hspr", "my notes\n")):
+        Path(tmp_path / name).write_text(text)
+        for overwrite in (False, True):
+            with pytest.raises(LiveSessionError, match=r"run\.hspr exists and is not an hspr live session \(its first "
+                                                       r"line: '.*'\); --force replaces a session file only") as exc:
+                new(bank, tmp_path, overwrite=overwrite)
+            assert "pass --force" not in str(exc.value)
+            assert (tmp_path / name).read_text() == text and not list(tmp_path.glob("run.hspr.replaced-*"))
+    (tmp_path / "run.hspr").write_bytes(b"")
+    first = new(bank, tmp_path, overwrite=True)
+    assert first.budget == 12 and len(list(tmp_path.glob("run.hspr.replaced-*"))) == 1
+    assert new(bank, tmp_path, budget=20, overwrite=True).budget == 20  # a session is replaced (and kept beside it)
+    other = tmp_path / "other_bank.csv"
+    other.write_text(Path(bank["csv"]).read_text())
+    res = CliRunner().invoke(main, ["live", "start", "--matrix", bank["csv"], "--budget", "3", "--force", "--session",
+                                    str(other)])
+    assert res.exit_code == 2 and "is not an hspr live session" in res.output and "Traceback" not in res.output
+    assert other.read_text() == Path(bank["csv"]).read_text()
+
+
 def test_a_failed_start_force_leaves_the_old_session_alone_and_no_copy(bank, tmp_path, monkeypatch):
     """A trial on a full disk: the error named no file and a '.replaced-' copy stayed though nothing was replaced."""
     import errno

@@ -265,6 +265,25 @@ def _check_room(path: Path) -> None:
                                f"durable through it); {fix}, or give a --session in another folder")
 
 
+def _refuse_other_file(path: Path) -> None:
+    """Refuse to make a session where ``path`` is a file that holds something else than a session (a bank, a
+    replay's results, notes): ``overwrite`` (``--force``) replaces a session, not another file (a hostile trial:
+    ``start --force --session bank.csv`` made the bank a session). An empty file holds nothing and may be replaced.
+
+    Raises LiveSessionError."""
+    from ..harness import is_session_file
+
+    try:
+        if not path.is_file() or path.stat().st_size == 0 or is_session_file(path):
+            return
+        with path.open("rb") as fh:
+            first = fh.readline(80).decode("utf-8", errors="replace").strip()
+    except OSError:  # the caller's own open reports an unreadable path
+        return
+    raise LiveSessionError(f"{path} exists and is not an hspr live session (its first line: {shorten(first, 60)!r}); "
+                           "--force replaces a session file only: give another --session path")
+
+
 class LiveSession:
     """A method session persisted in a file; see the module docstring.
 
@@ -406,6 +425,7 @@ class LiveSession:
             raise LiveSessionError(f"{path} is a symbolic link to {os.readlink(path)}, whose folder does not exist (a "
                                    "disk not mounted?); make that folder or fix the link, or give another --session")
         path = _real(path)
+        _refuse_other_file(path)
         if path.exists() and not overwrite:
             raise LiveSessionError(
                 f"{path} already exists; choose another --session path or pass --force to replace it (from Python: "
@@ -476,6 +496,7 @@ class LiveSession:
                 raise LiveSessionError(f"{path} was created by another process while this one fitted the method; "
                                        "nothing was written: choose another --session path, or pass --force to "
                                        "replace it")
+            _refuse_other_file(path)  # written by another process while this one fitted
             keep = None
             with signals_held():  # the old file kept and the new one written, or neither (a Ctrl-C waits)
                 try:
