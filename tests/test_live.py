@@ -480,12 +480,18 @@ def test_refused_inputs(bank, tmp_path):
     padded = ["mybench/task-017", "mybench/task-018", "mybench/task-170"]
     assert did_you_mean(["mybench/task-17"], padded) == "; did you mean 'mybench/task-017'?"
     assert did_you_mean(["mybench/task-19"], padded) == did_you_mean(["t-7"], ["t-07", "t-007"]) == ""
-    # a new-user trial: an id cut short that is no pending task got no hint; the one bank id it starts is named
-    ids = ["astropy__astropy-12907", "astropy__astropy-14995", "django__django-11099", "django__django-11095"]
-    assert did_you_mean(["astropy__astropy-1290"], ids) == "; did you mean 'astropy__astropy-12907'?"
-    assert did_you_mean(["django__django-1109"], ids) == did_you_mean(["ast"], ids) == ""  # two ids start with it; too short
-    assert did_you_mean(["task001"], ["task0001", "task0016"]) == ""  # 'task0016' cut, or 'task0001' padded otherwise
-    assert did_you_mean(["task001"], ["task0000", "task0016"]) == "; did you mean 'task0016'?"
+    # a new-user trial: an id cut short that is no pending task got no hint; the one bank id it starts is named, but
+    # its hostile trial: a hint must not name another task. Not inside a number ('sympy__sympy-1597' may be '...-16597'
+    # with a digit dropped as well as '...-15976' cut), not when two ids fit as a slip or a cut
+    # ('crack-7z-hash.e': 'crack-7z-hash', 'crack-7z-hash.easy'), nor for an id the bank has in two spellings
+    ids = ["crack-7z-hash", "crack-7z-hash.easy", "crack-7z-hash.hard", "sympy__sympy-15976", "sympy__sympy-16597",
+           "fix-bug-a1", "fix-bug-b1", "lib-parse-date", "lib-parse-data", "Task-A", "task-a", "fix-git"]
+    assert did_you_mean(["fix-gi"], ids) == "; did you mean 'fix-git'?"
+    assert did_you_mean(["crack-7z-hash.hrad"], ids) == "; did you mean 'crack-7z-hash.hard'?"
+    for typed in ("crack-7z-hash.e", "crack-7z-hash.eas", "sympy__sympy-1597", "fix-bug-c1", "fix-bug-1", "lib-parse-dat",
+                  "TASK-A", "task_a", "fix"):
+        assert did_you_mean([typed], ids) == "", typed
+    assert did_you_mean(["task001"], ["task0000", "task0016"]) == ""  # may be 'task0016' cut or 'task0001' padded otherwise
     # its re-trial: an id with a zero typed is more likely cut short ('task001' of 'task0016') than unpadded
     zeros = ["task0000", "task0001", "task0016", "pkg-1.5"]
     assert [did_you_mean([u], zeros) for u in ("task001", "task00", "task0", "pkg-1.05")] == [""] * 4

@@ -110,8 +110,12 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
         return "".join(c for c in t if unicodedata.category(c) != "Cf")
 
     fold: dict[str, str] = {}
-    for t in known:  # the first id in the bank's column order wins (ids that differ only in case)
-        fold.setdefault(key(t), t)
+    twins: set[str] = set()
+    for t in known:
+        if fold.setdefault(key(t), t) != t:
+            twins.add(key(t))
+    for k in twins:  # ids the bank holds in two spellings are named by no rule (a hostile trial: 'TASK-A' was told
+        del fold[k]  # 'Task-A', the first in column order, of 'Task-A' and 'task-a')
     hits = [(u, fold[key(u)]) for u in unknown if key(u) in fold]
     if not hits:  # a re-trial: 'agent_07_beta' (as a file name spells it) for 'agent 07 beta' got no hint
         def sep(t: str) -> str:
@@ -140,19 +144,28 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
             nums.setdefault(unpadded(k), []).append(t)
         hits = [(u, nums[unpadded(key(u))][0]) for u in unknown
                 if not re.search(r"(?<![0-9])0", key(u)) and len(nums.get(unpadded(key(u)), ())) == 1]
-    if not hits:  # a typing slip (a re-trial: 'crack-7z-hash.hrad' for 'crack-7z-hash.hard' got no hint)
+    if not hits:  # a typing slip or an id cut short: named only when one bank id fits (a hostile trial was told
+        # 'crack-7z-hash' for 'crack-7z-hash.e', 'fix-bug-b1' for 'fix-bug-c1' beside 'fix-bug-a1', and a number cut
+        # in its middle ('sympy__sympy-1597' of '...-16597') the other task '...-15976': an outcome recorded there is
+        # another task's)
         import difflib
 
         def digits(t: str) -> str:
             return re.sub(r"\D", "", t)
 
-        names = list(fold)  # a slip in the letters only: 'task0010' is another task than 'task0005', not a typo
-        hits = [(u, fold[close[0]]) for u in unknown[:20]
-                if (close := [c for c in difflib.get_close_matches(key(u), names, 3, 0.85) if digits(c) == digits(key(u))])]
-    if not hits:  # an id cut short (a new-user trial: 'astropy__astropy-1290' for the one id '...-12907' got no hint),
-        # unless a bank id reads as it with other zero padding ('task001' may be 'task0001' as well as 'task0016' cut)
-        hits = [(u, fold[longer[0]]) for u in unknown[:20] if len(key(u)) >= 4 and unpadded(key(u)) not in nums
-                and len(longer := [k for k in fold if k.startswith(key(u))][:2]) == 1]
+        by_digits: dict[str, list[str]] = {}
+        for k in fold:
+            by_digits.setdefault(digits(k), []).append(k)
+
+        def fits(u: str) -> set[str]:
+            # a slip in the letters only ('task0010' is another task than 'task0005', not a typo), similarity >= 0.85
+            near = set(difflib.get_close_matches(u, by_digits.get(digits(u), []), 2, 0.85))
+            if len(u) >= 4 and not (u[-1:].isdigit() or unpadded(u) in nums):  # cut short, not inside a number,
+                # and no bank id reads as it with other zero padding ('task001' may be 'task0001' or 'task0016' cut)
+                near.update([k for k in fold if k.startswith(u)][:2])
+            return near
+
+        hits = [(u, fold[one]) for u in unknown[:20] if len(found := fits(key(u))) == 1 for one in found]
     return hits
 
 
@@ -168,11 +181,12 @@ def did_you_mean(unknown: list[str], known) -> str:
     zeros, the one bank id with the same numbers zero-padded (``task-017`` for ``task-17``; a new-user trial;
     ``task001`` is more likely ``task0016`` cut short than ``task0001``, so a typed zero gives no such hint);
     failing those, the
-    closest bank id with the same digits (``difflib``, similarity >= 0.85: a typing slip in the
-    letters; ids differing in a number are other tasks); failing those, the one bank id that starts with
-    the unknown id of 4 or more characters (an id cut short when copied: ``astropy__astropy-12907`` for
-    ``astropy__astropy-1290``; none when two ids start with it, or when a bank id equals it up to the zero
-    padding of its numbers: ``task001`` may be ``task0001``); at most 3 shown, else ''."""
+    one bank id that fits it as a typing slip in the letters (``difflib``, similarity >= 0.85, the same
+    digits: ids differing in a number are other tasks) or as that id cut short (the unknown id of 4 or
+    more characters, not ending in a digit, starts it: ``crack-7z-hash.easy`` for ``crack-7z-hash.ea``),
+    none when two ids fit (``crack-7z-hash`` and ``crack-7z-hash.easy`` for ``crack-7z-hash.e``) or when
+    a bank id equals it up to the zero padding of its numbers; an id that differs only in case from two
+    bank ids (``Task-A``, ``task-a``) gets none either; at most 3 shown, else ''."""
     hits = near_matches(unknown, known)
     if not hits:
         return ""
