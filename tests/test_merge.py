@@ -334,10 +334,18 @@ def test_build_and_merge_refuse_to_replace_a_file_that_is_not_a_bank(tmp_path):
     new.write_text("agent,t1,t2\nC,1,1\n")
     notes = tmp_path / "notes.txt"
     notes.write_text("precious\n")
+    # a hostile trial: a long CSV of the same bank with a column of comments was replaced by a wide CSV, no note
+    long = tmp_path / "long.csv"
+    long.write_text("agent,instance_id,resolved,comment\nA,t1,1,good run\nA,t2,0,timeout\nB,t1,0,x\nB,t2,1,y\n")
+    assert load_matrix(long).digest() == load_matrix(base).digest()
     for cmd in (["bank", "build", str(base)], ["bank", "merge", str(base), str(new)]):
         res = CliRunner().invoke(main, [*cmd, "--out", str(notes)])
         assert res.exit_code == 2 and "notes.txt exists and is not a bank" in res.output
         assert notes.read_text() == "precious\n"
+        before = long.read_text()
+        res = CliRunner().invoke(main, [*cmd, "--out", str(long)])
+        assert res.exit_code == 2 and "long.csv is a bank in another form, a long CSV" in res.output
+        assert long.read_text() == before
     out = tmp_path / "out.csv"
     assert CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(out)]).exit_code == 0
     res = CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(out)])  # the same bank again: no note

@@ -323,8 +323,9 @@ def _check_built(m: ResponseMatrix, path: Path, form: str, as_json: bool, seen: 
 def _earlier_bank(out: Path, option: str = "--out") -> ResponseMatrix | None:
     """The bank already at ``out`` (None when there is no file there, or only white space), which this
     command will replace; click.BadParameter, before any work, when that file is not a bank hspr reads
-    (a hostile trial: `bank build ... --out notes.txt` replaced a text file without a word), or is the
-    header-less ``matrix.csv`` of a bank folder (a re-trial: a wide CSV written there broke the folder)."""
+    (a hostile trial: `bank build ... --out notes.txt` replaced a text file without a word), is a bank in a
+    form this command does not write (a long CSV or JSONL: its form and any other columns would be lost), or is
+    the header-less ``matrix.csv`` of a bank folder (a re-trial: a wide CSV written there broke the folder)."""
     if not out.is_file():
         return None
     folder = bank_dir_of(out)
@@ -337,11 +338,18 @@ def _earlier_bank(out: Path, option: str = "--out") -> ResponseMatrix | None:
             return None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return load_matrix(out)
+            earlier, form = load_matrix_and_form(out)
     except (DataError, OSError) as exc:
         raise click.BadParameter(f"{out} exists and is not a bank; this command replaces only a bank: give another "
                                  f"file name (or move that file). Read as a bank, it gave: {exc}",
                                  param_hint=option) from None
+    if form not in ("wide_csv", "trials_csv"):  # a hostile trial: a long CSV with a column of comments was replaced
+        # by the same bank as a wide CSV, the comments lost, and no note (the digests were equal); merge refuses
+        # that for BASE
+        raise click.BadParameter(f"{out} is a bank in another form, a {FORMS[form]}; this command writes a wide CSV "
+                                 "(or a repeated-trials CSV), which would replace that form and any other columns "
+                                 "it holds: give another file name", param_hint=option)
+    return earlier
 
 
 def _replaced(earlier: ResponseMatrix | None, m: ResponseMatrix) -> str | None:
