@@ -39,8 +39,22 @@ def test_pro_raw_missing():
 
 
 def test_unknown_bank():
-    with pytest.raises(DataError, match="unknown bank 'nope'"):
+    with pytest.raises(DataError, match="unknown bank 'nope';") as exc:
         load_bank("nope")
+    assert "did you mean" not in str(exc.value)
+    # a hostile trial: a misspelt bank got no hint; a target set is named only where one is taken
+    with pytest.raises(DataError, match=r"unknown bank 'verifed' \(did you mean 'verified'\?\)"):
+        load_bank("verifed")
+    with pytest.raises(DataError, match=r"unknown bank 'Lite ' \(did you mean 'lite'\?\)"):
+        load_bank("Lite ")
+    with pytest.raises(DataError, match=r"unknown bank 'bash-onl';"):
+        load_bank("bash-onl")
+    from hspr.data.banks import bank_provenance
+
+    with pytest.raises(DataError, match=r"unknown bank 'bash-onl' \(did you mean 'bash-only'\?\)"):
+        bank_provenance("bash-onl")
+    res = _cli("bank", "agents", "verifed")
+    assert res.exit_code == 2 and "nor a file; did you mean 'verified'?" in res.output
 
 
 @pytest.mark.parametrize("name", BANK_ORDER)

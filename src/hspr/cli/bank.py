@@ -21,7 +21,7 @@ from hspr.cli.display import reading
 from hspr.cli.meta import SuggestingGroup, echo_json_error, note_saved, say_warning
 from hspr.cli.outputs import check_output_file, os_fix, refuse_folder_name, refuse_overwriting_inputs, same_file
 from hspr.data import harbor
-from hspr.data.banks import BANKS, TARGET_SETS, bank_of_rows, bank_provenance, foreign_datasets, load_bank, load_target_set
+from hspr.data.banks import BANKS, TARGET_SETS, bank_of_rows, bank_provenance, close_bank_name, foreign_datasets, load_bank, load_target_set
 from hspr.data.build import merge_banks, write_wide_csv
 from hspr.data.io import FORMS, bank_dir_of, check_in_memory, detect_form, load_matrix, load_matrix_and_form
 from hspr.data.matrix import DataError, ResponseMatrix
@@ -444,7 +444,9 @@ def agents_cmd(bank: str, as_json: bool) -> None:
     """
     _refuse_empty(bank, "BANK")
     if bank not in BANKS and not Path(bank).exists():
-        raise click.BadParameter(f"{bank!r} is neither a bundled bank ({', '.join(BANKS)}) nor a file",
+        close = close_bank_name(bank)  # a hostile trial: 'verifed' got no hint
+        raise click.BadParameter(f"{bank!r} is neither a bundled bank ({', '.join(BANKS)}) nor a file"
+                                 + (f"; did you mean {close!r}?" if close else ""),
                                  param_hint="BANK")
     _note_shadowed(Path(bank))
     m = _run(lambda: load_bank(bank) if bank in BANKS and not Path(bank).exists() else load_matrix(Path(bank)), as_json,

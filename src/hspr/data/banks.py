@@ -138,9 +138,23 @@ def load_bank(name: str, missing_as_zero: bool = True) -> ResponseMatrix:
     return ResponseMatrix(m.agents, m.tasks, m.values, m.missing, source=f"bank:{name}", trials=m.trials).canonical()
 
 
-def _unknown_bank(name, advice: str) -> DataError:
-    """The error for bank ``name`` not in :data:`BANKS`: the one it equals up to case and spaces, then ``advice``."""
-    close = next((b for b in BANKS if isinstance(name, str) and b == name.strip().lower()), None)
+def close_bank_name(name, names: Iterable[str] = BANKS) -> str | None:
+    """The one of ``names`` (default :data:`BANKS`) that ``name`` equals up to case and spaces, else the closest
+    by spelling (``difflib``, similarity >= 0.75: ``verifed`` for ``verified``; a hostile trial got no hint), else
+    None."""
+    import difflib
+
+    if not isinstance(name, str):
+        return None
+    names = list(names)
+    low = name.strip().lower()
+    return next((b for b in names if b == low), None) or next(iter(difflib.get_close_matches(low, names, 1, 0.75)), None)
+
+
+def _unknown_bank(name, advice: str, names: Iterable[str] = BANKS) -> DataError:
+    """The error for bank ``name`` not in ``names``: the one it is close to (:func:`close_bank_name`), then
+    ``advice``."""
+    close = close_bank_name(name, names)
     return DataError(f"unknown bank {name!r}" + (f" (did you mean {close!r}?)" if close else "") + f"; {advice}")
 
 
@@ -155,7 +169,7 @@ def bank_provenance(name: str) -> str:
         return (bank_dir(TARGET_SETS[name].folder) / "SOURCE.md").read_text(encoding="utf-8")
     if name not in BANKS:
         raise _unknown_bank(name, f"the bundled banks are {', '.join(BANKS)}, and the target set(s) "
-                                  f"{', '.join(TARGET_SETS)}")
+                                  f"{', '.join(TARGET_SETS)}", [*BANKS, *TARGET_SETS])
     return (bank_dir(name) / "SOURCE.md").read_text(encoding="utf-8")
 
 
