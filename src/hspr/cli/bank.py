@@ -258,6 +258,15 @@ def _note_shadowed(path: Path) -> None:
                    "or rename the file)", err=True)
 
 
+def _note_shadowing(out: Path) -> None:
+    """Say on stderr when the bank just written to ``out`` has a bundled bank's name (a hostile trial: `bank merge
+    lite new.csv --out lite` read as if the bundled bank had changed)."""
+    if str(out) in BANKS:
+        click.echo(f"note: ./{out} has a bundled bank's name: the bank commands run in this folder (bank validate, "
+                   f"agents, build, merge) now read it for '{out}'; `--bank {out}` still reads the bundled bank",
+                   err=True)
+
+
 def _require_input(path: Path, what: str, bundled_ok: bool = True, targets_ok: bool = False) -> None:
     """click.BadParameter naming ``what`` when ``path`` is neither a file or folder nor (where
     ``bundled_ok``) a bundled bank's name nor (where ``targets_ok``: ``bank build``) a bundled target set's; it
@@ -419,6 +428,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)
     _say_replaced(out, replaced, as_json)
+    _note_shadowing(out)
     # a leaderboard checkout: the split folder read (a trial: with several splits, which one was silent)
     src = m.source if not bundled and Path(m.source) != path and Path(m.source).is_relative_to(path) else str(path)
     if as_json:
@@ -505,10 +515,14 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     _refuse_json_on_stdout(out, as_json)
     refuse_overwriting_inputs(out, "--out", {"NEW": new, **({"BASE": base} if base.is_dir() else {})})
     _refuse_json_name(out)
-    earlier = None if same_file(out, base) else _earlier_bank(out)  # in place: the digests line says so
+    # BASE a file (a bundled bank's name is no file: `--out lite` of BASE lite is a new file, where same_file reads
+    # the two equal names as one path; a hostile trial was told '... more than lite had', as if the bundled bank had
+    # changed)
+    in_place = base.exists() and same_file(out, base)
+    earlier = None if in_place else _earlier_bank(out)  # in place: the digests line says so
     # the merged bank is written as a wide CSV, or as a repeated-trials CSV when it has trials: in place,
     # BASE keeps its form only if it is one of those
-    if base.is_file() and same_file(out, base) and _run(lambda: detect_form(base)) not in ("wide_csv", "trials_csv"):
+    if base.is_file() and in_place and _run(lambda: detect_form(base)) not in ("wide_csv", "trials_csv"):
         raise click.BadParameter(f"{out} is BASE, a {FORMS[detect_form(base)]}; the merged bank is written as a wide "
                                  "CSV, which would replace that form: give another file", param_hint="--out")
     bundled = str(base) in BANKS and not base.exists()  # a bundled bank by name, its missing cells kept missing
@@ -520,7 +534,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     b, b_form = _run(lambda: load_matrix_and_form(new, suspect=False), as_json, seen, new)
     _run(lambda: (_refuse_foreign_trials(new, b_form, base, a), _refuse_foreign_trials(base, a_form, new, b)), as_json)
     m = _run(lambda: check_in_memory(merge_banks(a, b, prefer), str(out)), as_json, seen)
-    if a_form == "trials_csv" and m.trials is None and base.is_file() and same_file(out, base):
+    if a_form == "trials_csv" and m.trials is None and base.is_file() and in_place:
         # a hostile trial: a 1-trial repeated-trials BASE, merged in place, came back a wide CSV
         raise click.BadParameter(f"{out} is BASE, a {FORMS['trials_csv']} with 1 trial per task, and the merged bank "
                                  "(0/1 outcomes) is written as a wide CSV, which would replace that form: give another "
@@ -528,6 +542,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)
     _say_replaced(out, replaced, as_json)
+    _note_shadowing(out)
     added_a = len(set(m.agents) - set(a.agents))
     added_t = len(set(m.tasks) - set(a.tasks))
     filled = kept = 0  # BASE's blank cells that NEW ran (a trial: '0 agent(s) and 0 task(s) more' for a merge that
@@ -549,8 +564,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
                                "digest_before": old, "replaced_digest": replaced,
                                "warnings": seen}))
     else:
-        in_place = same_file(out, base)
-        into = "" if in_place else f", written to {out}; {base} is unchanged"
+        into = "" if in_place else f", written to {out}; {'the bundled bank ' if bundled else ''}{base} is unchanged"
         more = f"{added_a} agent(s) and {added_t} task(s) more than {base}{' had' if in_place else ''}" + (
             f", {filled} of its empty cell(s) filled" if filled else "")
         click.echo(f"{out}: {summary_line(m)} ({more}{into}); digest {old} -> {now}", err=names_stdout(out))
