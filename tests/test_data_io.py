@@ -244,6 +244,27 @@ def test_cli_bank_build_names_the_split_folder_it_read(tmp_path):
     assert got["built_from"] == str(root / "evaluation" / "verified")
 
 
+def test_a_checkout_s_look_alike_ids_are_warned_about_once(tmp_path):
+    """A hostile trial: a checkout whose submissions spell one task two ways was warned about twice, once of the
+    split folder (by read_leaderboard) and once of the checkout (by load_matrix); the universe's warning named
+    'results.json files' where one was a per_instance_details.json."""
+    import warnings
+
+    from hspr.data.io import load_matrix_and_form, read_leaderboard
+
+    root = make_leaderboard(tmp_path / "experiments", extra={"20240404_delta": {"resolved": ["T1"]}})
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        m, form = load_matrix_and_form(root)
+    alike = [str(w.message) for w in got if "differ only in case" in str(w.message)]
+    assert form == "leaderboard" and m.n_agents == 4 and len(alike) == 1 and alike[0].startswith(f"{root}: ")
+    assert any("(union of ids in 4 submissions' result files)" in str(w.message) for w in got)
+    with warnings.catch_warnings(record=True) as got:  # the reader alone still warns of it, for a direct caller
+        warnings.simplefilter("always")
+        read_leaderboard(root, None)
+    assert sum("differ only in case" in str(w.message) for w in got) == 1
+
+
 def test_suspect_banks_are_warned_about(tmp_path):
     """A trial of bank building: a blank task column, a task id with a zero-width space and an agent
     copied under another name each built a wrong bank without a word."""

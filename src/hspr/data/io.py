@@ -1034,7 +1034,8 @@ def _pick_split(root: Path, split: str | None) -> str:
     return split
 
 
-def read_leaderboard(root: str | Path, split: str | None, tasks: str | Path | Sequence[str] | None = None) -> ResponseMatrix:
+def read_leaderboard(root: str | Path, split: str | None, tasks: str | Path | Sequence[str] | None = None, *,
+                     suspect: bool = True) -> ResponseMatrix:
     """Build a matrix from a SWE-bench/experiments checkout.
 
     Each ``evaluation/<split>/<submission>/results/results.json`` gives one agent row (id =
@@ -1057,6 +1058,9 @@ def read_leaderboard(root: str | Path, split: str | None, tasks: str | Path | Se
         :func:`read_task_list` or a list of ids. None: the sorted union of every id in any id list of the split's
         results.json files (warns if that differs from the official split size, since a task
         that no submission mentions cannot be found that way).
+    suspect : bool
+        Warn of look-alike ids and the like (:func:`warn_suspect`); False for a caller that warns of the bank
+        it returns itself (:func:`load_matrix`: a hostile trial was told of one look-alike pair twice).
 
     Returns
     -------
@@ -1093,7 +1097,8 @@ def read_leaderboard(root: str | Path, split: str | None, tasks: str | Path | Se
     universe = _leaderboard_universe(split_dir, split, results, tasks)
     cols = np.asarray(universe, dtype=object)
     values = np.vstack([np.isin(cols, lists["resolved"]) for lists in results.values()]).astype(np.int8)
-    return warn_suspect(ResponseMatrix(list(results), universe, values, None, source=str(split_dir)), split_dir)
+    m = ResponseMatrix(list(results), universe, values, None, source=str(split_dir))
+    return warn_suspect(m, split_dir) if suspect else m
 
 
 def _leaderboard_universe(split_dir: Path, split: str, results: dict, tasks) -> list[str]:
@@ -1101,7 +1106,7 @@ def _leaderboard_universe(split_dir: Path, split: str, results: dict, tasks) -> 
         named = {n: set().union(*map(set, lists.values())) for n, lists in results.items()}  # every id a file names
         ids = sorted(set().union(*named.values()))
         if not ids:
-            raise DataError(f"{split_dir}: the results.json files list no instance ids; build the bank with the "
+            raise DataError(f"{split_dir}: the submissions' result files list no instance ids; build the bank with the "
                             f"official ids: hspr bank build {split_dir.parent.parent} --split {split} --tasks FILE "
                             "--out bank.csv")
         expected = SPLIT_SIZES.get(split)
@@ -1111,7 +1116,7 @@ def _leaderboard_universe(split_dir: Path, split: str, results: dict, tasks) -> 
             who = {t: n for n, got in named.items() for t in got if mentions[t] == 1}
             shown = ", ".join(f"{t!r} ({who[t]})" for t in rare[:5])
             warnings.warn(
-                f"{split_dir}: the task universe (union of ids in {len(results)} results.json files) has {len(ids)} ids "
+                f"{split_dir}: the task universe (union of ids in {len(results)} submissions' result files) has {len(ids)} ids "
                 f"but SWE-bench {split} has {expected}: some ids are not tasks of the split (a typo?)"
                 + (f"; {len(rare)} id(s) only one submission mentions: {shown}{' ...' if len(rare) > 5 else ''}"
                    if rare else "")
@@ -1120,7 +1125,7 @@ def _leaderboard_universe(split_dir: Path, split: str, results: dict, tasks) -> 
                 InputWarning, stacklevel=3)
         elif expected is not None and len(ids) != expected:
             warnings.warn(
-                f"{split_dir}: the task universe (union of ids in {len(results)} results.json files) has "
+                f"{split_dir}: the task universe (union of ids in {len(results)} submissions' result files) has "
                 f"{len(ids)} ids but SWE-bench {split} has {expected}; build the bank with the official ids, so "
                 f"that tasks no submission mentions count as unresolved: hspr bank build "
                 f"{split_dir.parent.parent} --split {split} --tasks FILE --out bank.csv (FILE: one id per line)",
@@ -1483,7 +1488,7 @@ def load_matrix_and_form(path: str | Path, *, split: str | None = None, tasks: s
     if form != "leaderboard" and (split is not None or tasks is not None):
         raise DataError(f"{path}: --split / --tasks apply only to a SWE-bench/experiments checkout, "
                         f"but this is a {FORMS[form]}; drop those options")
-    m = (read_leaderboard(path, split, tasks) if form == "leaderboard"
+    m = (read_leaderboard(path, split, tasks, suspect=False) if form == "leaderboard"
          else read_harbor_bank(path, scanned=scans[0]) if form == "harbor_jobs" and scans else _READERS[form](path))
     if form in ("leaderboard", "harbor_jobs") and path.is_dir():
         _warn_unread_files(path, form)
