@@ -428,6 +428,15 @@ def test_refused_inputs(bank, tmp_path):
     with pytest.raises(LiveSessionError, match=re.escape("did you mean one of the tasks waiting for their outcome, "
                                                          + ", ".join(map(repr, waiting)) + "?")):
         more.record(stem, 1)
+    # its hostile re-trial: one waiting task was named where another waiting task fits as well (a digit dropped, or
+    # the other zero padding); both are named now, and one alone only when no other fits
+    from hspr.live.text import near_waiting
+
+    assert near_waiting("sympy__sympy-1597", ["sympy__sympy-15976", "x", "sympy__sympy-16597"]) == [
+        "sympy__sympy-15976", "sympy__sympy-16597"]
+    assert near_waiting("task-1", ["task-10", "task-001"]) == ["task-10", "task-001"]
+    assert near_waiting("django__django-143760", ["django__django-14376", "sympy__sympy-1"]) == ["django__django-14376"]
+    assert near_waiting("zzzz", ["task-10"]) == []
     bad = tmp_path / "ids.csv"
     bad.write_text(f"instance_id,resolved\n{t.upper()},1\nnope__nope-2,0\n")
     with pytest.raises(LiveSessionError) as exc:  # ids quoted, with the fix where one is near
@@ -482,14 +491,17 @@ def test_refused_inputs(bank, tmp_path):
     assert did_you_mean(["mybench/task-19"], padded) == did_you_mean(["t-7"], ["t-07", "t-007"]) == ""
     # a new-user trial: an id cut short that is no pending task got no hint; the one bank id it starts is named, but
     # its hostile trial: a hint must not name another task. Not inside a number ('sympy__sympy-1597' may be '...-16597'
-    # with a digit dropped as well as '...-15976' cut), not when two ids fit as a slip or a cut
-    # ('crack-7z-hash.e': 'crack-7z-hash', 'crack-7z-hash.easy'), nor for an id the bank has in two spellings
+    # with a digit dropped as well as '...-15976' cut), not when two ids fit ('fix-bug-c1': 'fix-bug-a1', 'fix-bug-b1'),
+    # not a base task for a variant ('crack-7z-hash.e' was told 'crack-7z-hash'; its re-trial: 'hf-model-inference.hard'
+    # too), nor for an id the bank holds in two spellings, nor (its re-trial) their neighbour ('FIX-GIT': 'fix-git-hooks')
     ids = ["crack-7z-hash", "crack-7z-hash.easy", "crack-7z-hash.hard", "sympy__sympy-15976", "sympy__sympy-16597",
-           "fix-bug-a1", "fix-bug-b1", "lib-parse-date", "lib-parse-data", "Task-A", "task-a", "fix-git"]
+           "fix-bug-a1", "fix-bug-b1", "lib-parse-date", "lib-parse-data", "Task-A", "task-a", "fix-git", "Fix-Hook",
+           "fix-hook", "fix-hooks", "hf-model-inference"]
     assert did_you_mean(["fix-gi"], ids) == "; did you mean 'fix-git'?"
     assert did_you_mean(["crack-7z-hash.hrad"], ids) == "; did you mean 'crack-7z-hash.hard'?"
-    for typed in ("crack-7z-hash.e", "crack-7z-hash.eas", "sympy__sympy-1597", "fix-bug-c1", "fix-bug-1", "lib-parse-dat",
-                  "TASK-A", "task_a", "fix"):
+    assert did_you_mean(["crack-7z-hash.e"], ids) == "; did you mean 'crack-7z-hash.easy'?"
+    for typed in ("sympy__sympy-1597", "fix-bug-c1", "fix-bug-1", "lib-parse-dat", "TASK-A", "task_a", "fix",
+                  "FIX-HOOK", "Fix-hoo", "hf-model-inference.hard"):
         assert did_you_mean([typed], ids) == "", typed
     assert did_you_mean(["task001"], ["task0000", "task0016"]) == ""  # may be 'task0016' cut or 'task0001' padded otherwise
     # its re-trial: an id with a zero typed is more likely cut short ('task001' of 'task0016') than unpadded
@@ -1366,7 +1378,7 @@ def test_start_force_replaces_a_session_or_an_empty_file_only(bank, tmp_path):
                 new(bank, tmp_path, overwrite=overwrite)
             assert "pass --force" not in str(exc.value)
             assert (tmp_path / name).read_text() == text and not list(tmp_path.glob("run.hspr.replaced-*"))
-    (tmp_path / "run.hspr").write_bytes(b"")
+    (tmp_path / "run.hspr").write_bytes(b"\n  \n")  # white space only (its re-trial: refused, "first line: ''")
     first = new(bank, tmp_path, overwrite=True)
     assert first.budget == 12 and len(list(tmp_path.glob("run.hspr.replaced-*"))) == 1
     assert new(bank, tmp_path, budget=20, overwrite=True).budget == 20  # a session is replaced (and kept beside it)

@@ -47,7 +47,7 @@ from .setup import (
     load_session_bank,
 )
 from .status import IngestResult, LiveStatus
-from .text import did_you_mean, parse_outcome, task_argument
+from .text import did_you_mean, near_waiting, parse_outcome, task_argument
 
 SESSION_FORMAT = journal.FORMAT
 
@@ -268,16 +268,20 @@ def _check_room(path: Path) -> None:
 def _refuse_other_file(path: Path) -> None:
     """Refuse to make a session where ``path`` is a file that holds something else than a session (a bank, a
     replay's results, notes): ``overwrite`` (``--force``) replaces a session, not another file (a hostile trial:
-    ``start --force --session bank.csv`` made the bank a session). An empty file holds nothing and may be replaced.
+    ``start --force --session bank.csv`` made the bank a session). An empty file, or one of white space only (its
+    re-trial), holds nothing and may be replaced.
 
     Raises LiveSessionError."""
     from ..harness import is_session_file
 
     try:
-        if not path.is_file() or path.stat().st_size == 0 or is_session_file(path):
+        if not path.is_file() or is_session_file(path):
             return
         with path.open("rb") as fh:
-            first = fh.readline(80).decode("utf-8", errors="replace").strip()
+            head = fh.read(1 << 16)
+            if not head.strip() and not fh.read(1):
+                return
+        first = head.split(b"\n", 1)[0][:80].decode("utf-8", errors="replace").strip()
     except OSError:  # the caller's own open reports an unreadable path
         return
     raise LiveSessionError(f"{path} exists and is not an hspr live session (its first line: {shorten(first, 60)!r}); "
@@ -1042,9 +1046,11 @@ class LiveSession:
         """True if new, False if the same outcome is already recorded; refuses the rest."""
         if task not in self._task_set:
             subset = " of the session's --tasks subset" if self.doc["bank"].get("tasks") else ""
-            # a new-user trial: an id cut short when copied got no hint; the one pending task it starts (or that starts
-            # it) comes first, before a bank id it resembles ('task001' is the pending 'task0016' cut, not 'task0001')
-            near = [t for t in self.pending if t.startswith(task) or task.startswith(t)] if len(task) >= 4 else []
+            # a new-user trial: an id cut short when copied got no hint; the tasks waiting for their outcome that fit
+            # come first, before a bank id it resembles ('task001' is the pending 'task0016' cut, not 'task0001'), and
+            # one is named alone only when no other waiting task fits (a re-trial: 'sympy__sympy-1597' was told the
+            # waiting '...-15976' with '...-16597' waiting too)
+            near = near_waiting(task, self.pending)
             hint = (f"; did you mean {near[0]!r} (a task waiting for its outcome)?" if len(near) == 1 else
                     f"; did you mean one of the tasks waiting for their outcome, {', '.join(map(repr, near[:3]))}"
                     f"{', ...' if len(near) > 3 else ''}?" if near else did_you_mean([task], self.tasks))

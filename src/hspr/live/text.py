@@ -102,6 +102,10 @@ def _number(value) -> float | None:
     return x if math.isfinite(x) else None
 
 
+#: characters that start the part of an id after its base (``crack-7z-hash.hard``, ``task-2``, ``a/b``)
+SEPARATORS = frozenset("._-/: ")
+
+
 def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
     """The (unknown id, known id) pairs that :func:`did_you_mean` names, by its rules (the first rule that
     finds any wins); [] when none."""
@@ -110,13 +114,23 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
         return "".join(c for c in t if unicodedata.category(c) != "Cf")
 
     fold: dict[str, str] = {}
-    twins: set[str] = set()
+    twins: set[str] = set()  # ids the bank holds in two spellings ('Task-A', 'task-a')
     for t in known:
         if fold.setdefault(key(t), t) != t:
             twins.add(key(t))
-    for k in twins:  # ids the bank holds in two spellings are named by no rule (a hostile trial: 'TASK-A' was told
-        del fold[k]  # 'Task-A', the first in column order, of 'Task-A' and 'task-a')
-    hits = [(u, fold[key(u)]) for u in unknown if key(u) in fold]
+    settled: set[str] = set()  # unknown ids a rule found a twin for: no hint, from that rule or a later one
+
+    def take(pairs) -> list[tuple[str, str]]:
+        # a hostile trial: 'TASK-A' was told 'Task-A', the first in column order, of 'Task-A' and 'task-a'; its
+        # re-trial: with the twins left out, 'FIX-GIT' was told the neighbour 'fix-git-hooks'
+        pairs = list(pairs)
+        settled.update(u for u, b in pairs if key(b) in twins)
+        return [(u, b) for u, b in pairs if u not in settled]
+
+    def todo() -> list[str]:
+        return [u for u in unknown if u not in settled]
+
+    hits = take((u, fold[key(u)]) for u in todo() if key(u) in fold)
     if not hits:  # a re-trial: 'agent_07_beta' (as a file name spells it) for 'agent 07 beta' got no hint
         def sep(t: str) -> str:
             return re.sub(r"[\s_-]+", "_", t)
@@ -124,7 +138,7 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
         seps: dict[str, list[str]] = {}
         for k, t in fold.items():
             seps.setdefault(sep(k), []).append(t)
-        hits = [(u, seps[sep(key(u))][0]) for u in unknown if len(seps.get(sep(key(u)), ())) == 1]
+        hits = take((u, seps[sep(key(u))][0]) for u in todo() if len(seps.get(sep(key(u)), ())) == 1)
     if not hits:  # the id without its benchmark prefix, or with one the bank's ids do not have
         def tail(t: str) -> str:
             return re.split(r"[/:]", t)[-1]
@@ -133,8 +147,8 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
         for k, t in fold.items():
             if tail(k) != k:
                 tails.setdefault(tail(k), []).append(t)
-        hits = [(u, tails[key(u)][0]) for u in unknown if len(tails.get(key(u), ())) == 1]
-        hits += [(u, fold[tail(key(u))]) for u in unknown if tail(key(u)) != key(u) and tail(key(u)) in fold]
+        hits = take([(u, tails[key(u)][0]) for u in todo() if len(tails.get(key(u), ())) == 1]
+                    + [(u, fold[tail(key(u))]) for u in todo() if tail(key(u)) != key(u) and tail(key(u)) in fold])
     if not hits:  # a number typed without the bank's zero padding (no zero typed: see the docstring)
         def unpadded(t: str) -> str:
             return re.sub(r"[0-9]+", lambda m: m.group().lstrip("0") or "0", t)
@@ -142,8 +156,8 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
         nums: dict[str, list[str]] = {}
         for k, t in fold.items():
             nums.setdefault(unpadded(k), []).append(t)
-        hits = [(u, nums[unpadded(key(u))][0]) for u in unknown
-                if not re.search(r"(?<![0-9])0", key(u)) and len(nums.get(unpadded(key(u)), ())) == 1]
+        hits = take((u, nums[unpadded(key(u))][0]) for u in todo()
+                    if not re.search(r"(?<![0-9])0", key(u)) and len(nums.get(unpadded(key(u)), ())) == 1)
     if not hits:  # a typing slip or an id cut short: named only when one bank id fits (a hostile trial was told
         # 'crack-7z-hash' for 'crack-7z-hash.e', 'fix-bug-b1' for 'fix-bug-c1' beside 'fix-bug-a1', and a number cut
         # in its middle ('sympy__sympy-1597' of '...-16597') the other task '...-15976': an outcome recorded there is
@@ -158,15 +172,30 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
             by_digits.setdefault(digits(k), []).append(k)
 
         def fits(u: str) -> set[str]:
-            # a slip in the letters only ('task0010' is another task than 'task0005', not a typo), similarity >= 0.85
-            near = set(difflib.get_close_matches(u, by_digits.get(digits(u), []), 2, 0.85))
+            # a slip in the letters only ('task0010' is another task than 'task0005', not a typo), similarity >= 0.85,
+            # but not a bank id the unknown one extends by a part after a separator: Terminal-Bench's
+            # 'hf-model-inference.hard' is another task than 'hf-model-inference' (a re-trial)
+            near = {c for c in difflib.get_close_matches(u, by_digits.get(digits(u), []), 3, 0.85)
+                    if not (u.startswith(c) and u[len(c)] in SEPARATORS)}
             if len(u) >= 4 and not (u[-1:].isdigit() or unpadded(u) in nums):  # cut short, not inside a number,
                 # and no bank id reads as it with other zero padding ('task001' may be 'task0001' or 'task0016' cut)
                 near.update([k for k in fold if k.startswith(u)][:2])
             return near
 
-        hits = [(u, fold[one]) for u in unknown[:20] if len(found := fits(key(u))) == 1 for one in found]
+        hits = take((u, fold[one]) for u in todo()[:20] if len(found := fits(key(u))) == 1 for one in found)
     return hits
+
+
+def near_waiting(task: str, pending) -> list[str]:
+    """The tasks of ``pending`` (those waiting for their outcome) that unknown id ``task`` may mean, in their order:
+    those it starts or that start it (an id of 4 or more characters cut short or run on when copied), and those
+    that differ from it by a slip (``difflib``, similarity >= 0.85, digits too: a waiting task is the likely one).
+    The caller names one alone only when it is the only one."""
+    import difflib
+
+    pending = list(pending)
+    close = set(difflib.get_close_matches(task, pending, 4, 0.85))
+    return [t for t in pending if t in close or (len(task) >= 4 and (t.startswith(task) or task.startswith(t)))]
 
 
 def did_you_mean(unknown: list[str], known) -> str:
