@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from hspr.cli.bank import register
-from hspr.data.banks import BANK_ORDER, BANKS, load_bank
+from hspr.data.banks import BANK_ORDER, BANKS, load_bank, load_target_set
 from hspr.data.folds import N_FOLDS, bank_folds, make_folds
 from hspr.data.matrix import DataError
 from hspr.errors import HsprError, UnknownIdError
@@ -55,6 +55,13 @@ def test_unknown_bank():
         bank_provenance("bash-onl")
     res = _cli("bank", "agents", "verifed")
     assert res.exit_code == 2 and "nor a file; did you mean 'verified'?" in res.output
+    # its re-trial: a target set named as a bank got no way to it; `bank agents` lists a target set's agents
+    with pytest.raises(DataError, match=r"'bash-only' is a target set, not a bank: .*\(--bank verified --targets bash-only"):
+        load_bank("bash-only")
+    with pytest.raises(DataError, match=r"unknown target set 'bash_only' \(did you mean 'bash-only'\?\)"):
+        load_target_set("bash_only")
+    res = _cli("bank", "agents", "bash-only", "--json")
+    assert res.exit_code == 0 and len(json.loads(res.stdout)) == load_target_set("bash-only").n_agents
 
 
 @pytest.mark.parametrize("name", BANK_ORDER)

@@ -110,6 +110,36 @@ def test_a_file_named_like_a_bundled_bank_is_read_with_a_note(tmp_path, monkeypa
     assert res.exit_code == 0 and "note:" not in res.stderr and str(lite.n_agents) in res.stdout
 
 
+def test_build_and_merge_keep_a_wide_or_trials_out_in_its_form_and_build_copies_a_bundled_bank_by_its_name(
+        tmp_path, monkeypatch):
+    """A hostile re-trial: `bank build wide.csv --out trials.csv` replaced a repeated-trials bank by a wide CSV (and
+    the other way round) with a note only; `bank build lite --out lite`, in a folder without ./lite, was refused as
+    overwriting PATH, the bundled bank."""
+    wide = tmp_path / "w.csv"
+    wide.write_text("agent,t1,t2\nA,1,0\nB,0,1\n")
+    trials = tmp_path / "tr.csv"
+    trials.write_text("agent,task_id,successes,trials\nA,t1,1,3\nA,t2,0,3\nB,t1,2,3\nB,t2,3,3\n")
+    new_trials = tmp_path / "new_tr.csv"
+    new_trials.write_text("agent,task_id,successes,trials\nC,t1,1,3\nC,t2,1,3\n")
+    for cmd, out, said in ((["build", str(wide)], trials, "holds a bank as a repeated-trials CSV"),
+                           (["build", str(trials)], wide, "holds a bank as a wide CSV"),
+                           (["merge", str(trials), str(new_trials)], wide, "holds a bank as a wide CSV")):
+        kept = tmp_path / "kept.csv"
+        kept.write_bytes(out.read_bytes())
+        res = CliRunner().invoke(main, ["bank", *cmd, "--out", str(kept)])
+        assert res.exit_code == 2 and said in res.output and "which would replace that form" in res.output
+        assert kept.read_bytes() == out.read_bytes()
+    assert CliRunner().invoke(main, ["bank", "build", str(trials), "--out", str(tmp_path / "tr_copy.csv")]).exit_code == 0
+    res = CliRunner().invoke(main, ["bank", "build", str(trials), "--out", str(tmp_path / "tr_copy.csv")])
+    assert res.exit_code == 0  # the same form is replaced as before
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["bank", "build", "lite", "--out", "lite"])
+    assert res.exit_code == 0 and "note: ./lite has a bundled bank's name" in res.stderr
+    from hspr.data import load_bank
+
+    assert load_matrix(tmp_path / "lite").digest() == load_bank("lite").digest()
+
+
 def test_a_repeated_trials_bank_merges_in_place_in_its_own_form(tmp_path):
     """Review: the in-place rule refused a trials CSV BASE, which is written back in its own form."""
     base = tmp_path / "tb.csv"

@@ -329,14 +329,16 @@ def _check_built(m: ResponseMatrix, path: Path, form: str, as_json: bool, seen: 
         seen.append(shape)
 
 
-def _earlier_bank(out: Path, option: str = "--out") -> ResponseMatrix | None:
+def _earlier_bank(out: Path, option: str = "--out") -> tuple[ResponseMatrix | None, str | None]:
     """The bank already at ``out`` (None when there is no file there, or only white space), which this
     command will replace; click.BadParameter, before any work, when that file is not a bank hspr reads
     (a hostile trial: `bank build ... --out notes.txt` replaced a text file without a word), is a bank in a
     form this command does not write (a long CSV or JSONL: its form and any other columns would be lost), or is
-    the header-less ``matrix.csv`` of a bank folder (a re-trial: a wide CSV written there broke the folder)."""
+    the header-less ``matrix.csv`` of a bank folder (a re-trial: a wide CSV written there broke the folder).
+    Returns the bank and its form (a key of :data:`~hspr.data.io.FORMS`; see :func:`_refuse_form_change`), or
+    (None, None)."""
     if not out.is_file():
-        return None
+        return None, None
     folder = bank_dir_of(out)
     if folder is not None:
         raise click.BadParameter(f"{out} is the matrix of the bank folder {folder} (header-less, beside its "
@@ -344,7 +346,7 @@ def _earlier_bank(out: Path, option: str = "--out") -> ResponseMatrix | None:
                                  "name", param_hint=option)
     try:
         if not out.read_text(encoding="utf-8-sig", errors="replace").strip():
-            return None
+            return None, None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             earlier, form = load_matrix_and_form(out)
@@ -358,7 +360,18 @@ def _earlier_bank(out: Path, option: str = "--out") -> ResponseMatrix | None:
         raise click.BadParameter(f"{out} is a bank in another form, a {FORMS[form]}; this command writes a wide CSV "
                                  "(or a repeated-trials CSV), which would replace that form and any other columns "
                                  "it holds: give another file name", param_hint=option)
-    return earlier
+    return earlier, form
+
+
+def _refuse_form_change(out: Path, form: str | None, m: ResponseMatrix) -> None:
+    """click.BadParameter when ``out`` holds a bank of ``form`` other than the one ``m`` is written in (a wide CSV, or
+    a repeated-trials CSV for a bank of trials): a re-trial's wide CSV became a repeated-trials CSV, and the other way
+    round, with only a note that another bank was replaced."""
+    written = "trials_csv" if m.trials is not None else "wide_csv"
+    if form is not None and form != written:
+        raise click.BadParameter(f"{out} holds a bank as a {FORMS[form]}, and this bank is written as a "
+                                 f"{FORMS[written]}, which would replace that form: give another file name",
+                                 param_hint="--out")
 
 
 def _replaced(earlier: ResponseMatrix | None, m: ResponseMatrix) -> str | None:
@@ -409,9 +422,10 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     _require_input(path, "PATH", targets_ok=True)
     check_output_file(out, "--out")
     _refuse_json_on_stdout(out, as_json)
-    refuse_overwriting_inputs(out, "--out", {"PATH": path, "--tasks": tasks})
+    # a bundled bank's name is no file (a re-trial: `build lite --out lite` was refused as overwriting PATH)
+    refuse_overwriting_inputs(out, "--out", {"PATH": path if path.exists() else None, "--tasks": tasks})
     _refuse_json_name(out)
-    earlier = _earlier_bank(out)
+    earlier, earlier_form = _earlier_bank(out)
     # a bundled bank by name, or a bundled target set (a trial: playing a bash-only agent live needed its rows in a
     # file): written out as a copy
     target_set = str(path) in TARGET_SETS and not path.exists()
@@ -425,6 +439,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
                    None if bundled else path)
     if not bundled:
         _check_built(m, path, form, as_json, seen)
+    _refuse_form_change(out, earlier_form, m)
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)
     _say_replaced(out, replaced, as_json)
@@ -453,13 +468,15 @@ def agents_cmd(bank: str, as_json: bool) -> None:
     These are the ids `hspr live plot --target`, `--targets` files and folds use.
     """
     _refuse_empty(bank, "BANK")
-    if bank not in BANKS and not Path(bank).exists():
-        close = close_bank_name(bank)  # a hostile trial: 'verifed' got no hint
-        raise click.BadParameter(f"{bank!r} is neither a bundled bank ({', '.join(BANKS)}) nor a file"
-                                 + (f"; did you mean {close!r}?" if close else ""),
+    target_set = bank in TARGET_SETS and not Path(bank).exists()  # a re-trial: `bank agents bash-only` was refused
+    if bank not in BANKS and not target_set and not Path(bank).exists():
+        close = close_bank_name(bank, [*BANKS, *TARGET_SETS])  # a hostile trial: 'verifed' got no hint
+        raise click.BadParameter(f"{bank!r} is neither a bundled bank ({', '.join(BANKS)}), a target set "
+                                 f"({', '.join(TARGET_SETS)}) nor a file" + (f"; did you mean {close!r}?" if close else ""),
                                  param_hint="BANK")
     _note_shadowed(Path(bank))
-    m = _run(lambda: load_bank(bank) if bank in BANKS and not Path(bank).exists() else load_matrix(Path(bank)), as_json,
+    m = _run(lambda: load_target_set(bank) if target_set else
+             load_bank(bank) if bank in BANKS and not Path(bank).exists() else load_matrix(Path(bank)), as_json,
              path=bank)
     scores = m.scores()
     if m.n_missing:  # a hostile trial: blank cells were scored as failures without a word
@@ -519,7 +536,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     # the two equal names as one path; a hostile trial was told '... more than lite had', as if the bundled bank had
     # changed)
     in_place = base.exists() and same_file(out, base)
-    earlier = None if in_place else _earlier_bank(out)  # in place: the digests line says so
+    earlier, earlier_form = (None, None) if in_place else _earlier_bank(out)  # in place: the digests line says so
     # the merged bank is written as a wide CSV, or as a repeated-trials CSV when it has trials: in place,
     # BASE keeps its form only if it is one of those
     if base.is_file() and in_place and _run(lambda: detect_form(base)) not in ("wide_csv", "trials_csv"):
@@ -539,6 +556,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
         raise click.BadParameter(f"{out} is BASE, a {FORMS['trials_csv']} with 1 trial per task, and the merged bank "
                                  "(0/1 outcomes) is written as a wide CSV, which would replace that form: give another "
                                  "file", param_hint="--out")
+    _refuse_form_change(out, earlier_form, m)
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)
     _say_replaced(out, replaced, as_json)

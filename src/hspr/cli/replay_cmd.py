@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..data.banks import BANK_ORDER, BANKS, TARGET_SETS, load_bank, load_target_set
+from ..data.banks import BANK_ORDER, BANKS, TARGET_SETS, close_bank_name, load_bank, load_target_set
 from ..data.folds import (
     bank_folds,
     dated,
@@ -539,8 +539,10 @@ def register(group: click.Group) -> None:
                                              f"folder with `hspr bank build {targets} --out targets.csv`) or a bundled "
                                              f"target set ({', '.join(TARGET_SETS)})", param_hint="--targets")
                 if not Path(targets).is_file():
+                    close = close_bank_name(targets, TARGET_SETS)  # a re-trial: 'bash_only' got no hint
                     raise click.BadParameter(f"{targets!r} is neither a file nor a bundled target set "
-                                             f"({', '.join(TARGET_SETS)})", param_hint="--targets")
+                                             f"({', '.join(TARGET_SETS)})" + (f"; did you mean {close!r}?" if close else ""),
+                                             param_hint="--targets")
                 if why := label_problem(Path(targets).stem, reserved=False):  # it names the runs' label
                     raise click.BadParameter(f"{targets}: the runs are labelled by its file name "
                                              f"{Path(targets).stem!r}, which {why}: rename the file", param_hint="--targets")

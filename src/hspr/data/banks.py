@@ -128,6 +128,11 @@ def load_bank(name: str, missing_as_zero: bool = True) -> ResponseMatrix:
     Raises DataError for an unknown name.
     """
     if name not in BANKS:
+        if isinstance(name, str) and name in TARGET_SETS:  # a re-trial: `replay --bank bash-only` named no way
+            s = TARGET_SETS[name]
+            raise DataError(f"{name!r} is a target set, not a bank: its agents are scored against the {s.bank} bank "
+                            f"(--bank {s.bank} --targets {name} on the command line; load_target_set({name!r}) in "
+                            "Python)")
         raise _unknown_bank(name, f"choose one of {', '.join(BANKS)} or give your own matrix "
                                   "(--matrix PATH on the command line; hspr.data.load_matrix in Python)")
     info = BANKS[name]
@@ -180,7 +185,9 @@ def load_target_set(name: str) -> ResponseMatrix:
     Raises DataError for an unknown name.
     """
     if name not in TARGET_SETS:
-        raise DataError(f"unknown target set {name!r}; bundled sets: {', '.join(TARGET_SETS)} (or give a file path)")
+        close = close_bank_name(name, TARGET_SETS)  # a re-trial: 'bash_only' got no hint
+        raise DataError(f"unknown target set {name!r}" + (f" (did you mean {close!r}?)" if close else "")
+                        + f"; bundled sets: {', '.join(TARGET_SETS)} (or give a file path)")
     info = TARGET_SETS[name]
     m = read_wide_csv(bank_dir(info.folder) / "matrix.csv")
     return ResponseMatrix(m.agents, m.tasks, m.values, m.missing, source=f"targets:{name}").canonical()
