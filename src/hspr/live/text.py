@@ -211,11 +211,12 @@ def did_you_mean(unknown: list[str], known) -> str:
     ``task001`` is more likely ``task0016`` cut short than ``task0001``, so a typed zero gives no such hint);
     failing those, the
     one bank id that fits it as a typing slip in the letters (``difflib``, similarity >= 0.85, the same
-    digits: ids differing in a number are other tasks) or as that id cut short (the unknown id of 4 or
-    more characters, not ending in a digit, starts it: ``crack-7z-hash.easy`` for ``crack-7z-hash.ea``),
-    none when two ids fit (``crack-7z-hash`` and ``crack-7z-hash.easy`` for ``crack-7z-hash.e``) or when
-    a bank id equals it up to the zero padding of its numbers; an id that differs only in case from two
-    bank ids (``Task-A``, ``task-a``) gets none either; at most 3 shown, else ''."""
+    digits: ids differing in a number are other tasks; a bank id it extends after a separator is another
+    task, ``hf-model-inference`` for ``hf-model-inference.hard``) or as that id cut short (the unknown id of
+    4 or more characters, not ending in a digit, starts it: ``crack-7z-hash.easy`` for ``crack-7z-hash.e``),
+    none when two ids fit (``fix-bug-a1`` and ``fix-bug-b1`` for ``fix-bug-c1``) or when a bank id equals
+    it up to the zero padding of its numbers. An id that one rule finds among ids the bank holds in two
+    spellings (``Task-A``, ``task-a``) gets no hint from any rule. At most 3 shown, else ''."""
     hits = near_matches(unknown, known)
     if not hits:
         return ""
