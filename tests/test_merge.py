@@ -108,36 +108,10 @@ def test_a_file_named_like_a_bundled_bank_is_read_with_a_note(tmp_path, monkeypa
     (tmp_path / "lite").unlink()
     res = CliRunner().invoke(main, ["bank", "validate", "lite"])
     assert res.exit_code == 0 and "note:" not in res.stderr and str(lite.n_agents) in res.stdout
-
-
-def test_build_and_merge_keep_a_wide_or_trials_out_in_its_form_and_build_copies_a_bundled_bank_by_its_name(
-        tmp_path, monkeypatch):
-    """A hostile re-trial: `bank build wide.csv --out trials.csv` replaced a repeated-trials bank by a wide CSV (and
-    the other way round) with a note only; `bank build lite --out lite`, in a folder without ./lite, was refused as
-    overwriting PATH, the bundled bank."""
-    wide = tmp_path / "w.csv"
-    wide.write_text("agent,t1,t2\nA,1,0\nB,0,1\n")
-    trials = tmp_path / "tr.csv"
-    trials.write_text("agent,task_id,successes,trials\nA,t1,1,3\nA,t2,0,3\nB,t1,2,3\nB,t2,3,3\n")
-    new_trials = tmp_path / "new_tr.csv"
-    new_trials.write_text("agent,task_id,successes,trials\nC,t1,1,3\nC,t2,1,3\n")
-    for cmd, out, said in ((["build", str(wide)], trials, "holds a bank as a repeated-trials CSV"),
-                           (["build", str(trials)], wide, "holds a bank as a wide CSV"),
-                           (["merge", str(trials), str(new_trials)], wide, "holds a bank as a wide CSV")):
-        kept = tmp_path / "kept.csv"
-        kept.write_bytes(out.read_bytes())
-        res = CliRunner().invoke(main, ["bank", *cmd, "--out", str(kept)])
-        assert res.exit_code == 2 and said in res.output and "which would replace that form" in res.output
-        assert kept.read_bytes() == out.read_bytes()
-    assert CliRunner().invoke(main, ["bank", "build", str(trials), "--out", str(tmp_path / "tr_copy.csv")]).exit_code == 0
-    res = CliRunner().invoke(main, ["bank", "build", str(trials), "--out", str(tmp_path / "tr_copy.csv")])
-    assert res.exit_code == 0  # the same form is replaced as before
-    monkeypatch.chdir(tmp_path)
+    # a re-trial: `bank build lite --out lite`, with no ./lite, was refused as overwriting PATH, the bundled bank
     res = CliRunner().invoke(main, ["bank", "build", "lite", "--out", "lite"])
     assert res.exit_code == 0 and "note: ./lite has a bundled bank's name" in res.stderr
-    from hspr.data import load_bank
-
-    assert load_matrix(tmp_path / "lite").digest() == load_bank("lite").digest()
+    assert load_matrix(tmp_path / "lite").digest() == lite.digest()
 
 
 def test_a_repeated_trials_bank_merges_in_place_in_its_own_form(tmp_path):
@@ -379,6 +353,17 @@ def test_build_and_merge_refuse_to_replace_a_file_that_is_not_a_bank(tmp_path):
         res = CliRunner().invoke(main, [*cmd, "--out", str(long)])
         assert res.exit_code == 2 and "long.csv is a bank in another form, a long CSV" in res.output
         assert long.read_text() == before
+    # its re-trial: a repeated-trials bank was replaced by a wide CSV, and the other way round, with a note only
+    trials = tmp_path / "tr.csv"
+    trials.write_text("agent,task_id,successes,trials\nA,t1,1,3\nA,t2,0,3\nB,t1,2,3\nB,t2,3,3\n")
+    new_trials = tmp_path / "new_tr.csv"
+    new_trials.write_text("agent,task_id,successes,trials\nC,t1,1,3\nC,t2,1,3\n")
+    for cmd, kept, said in ((["build", str(base)], trials, "repeated-trials CSV"), (["build", str(trials)], new, "wide CSV"),
+                            (["merge", str(trials), str(new_trials)], new, "wide CSV")):
+        before = kept.read_bytes()
+        res = CliRunner().invoke(main, ["bank", *cmd, "--out", str(kept)])
+        assert res.exit_code == 2 and f"holds a bank as a {said}" in res.output and "would replace that form" in res.output
+        assert kept.read_bytes() == before
     out = tmp_path / "out.csv"
     assert CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(out)]).exit_code == 0
     res = CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(out)])  # the same bank again: no note
