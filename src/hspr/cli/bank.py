@@ -307,8 +307,8 @@ def _write(m: ResponseMatrix, out: Path, as_json: bool) -> None:
 def _refuse_json_name(out: Path) -> None:
     """A wide CSV written under a .json/.jsonl/.ndjson name would be read back as JSONL: refuse it."""
     if out.suffix.lower() in (".json", ".jsonl", ".ndjson"):
-        raise click.BadParameter(f"{out}: the bank is written as a wide CSV, and hspr reads a {out.suffix} file as "
-                                 "JSONL; name it .csv", param_hint="--out")
+        raise click.BadParameter(f"{out}: the bank is written as a CSV (wide, or repeated-trials for a bank of trials), "
+                                 f"and hspr reads a {out.suffix} file as JSONL; name it .csv", param_hint="--out")
 
 
 def _check_built(m: ResponseMatrix, path: Path, form: str, as_json: bool, seen: list[str]) -> None:

@@ -47,7 +47,7 @@ from .setup import (
     load_session_bank,
 )
 from .status import IngestResult, LiveStatus
-from .text import did_you_mean, near_waiting, parse_outcome, task_argument
+from .text import did_you_mean, near_matches, parse_outcome, task_argument
 
 SESSION_FORMAT = journal.FORMAT
 
@@ -281,9 +281,11 @@ def _refuse_other_file(path: Path) -> None:
             head = fh.read(1 << 16)
             if not head.strip() and not fh.read(1):
                 return
-        first = head.split(b"\n", 1)[0][:80].decode("utf-8", errors="replace").strip()
     except OSError:  # the caller's own open reports an unreadable path
         return
+    text = head[:4096].decode("utf-8", errors="replace")
+    # its first line that shows (a re-trial: a file of a no-break space, or blank lines first, showed '')
+    first = next((line.strip() for line in text.splitlines() if line.strip()), text[:60])
     raise LiveSessionError(f"{path} exists and is not an hspr live session (its first line: {shorten(first, 60)!r}); "
                            "--force replaces a session file only: give another --session path")
 
@@ -1046,14 +1048,18 @@ class LiveSession:
         """True if new, False if the same outcome is already recorded; refuses the rest."""
         if task not in self._task_set:
             subset = " of the session's --tasks subset" if self.doc["bank"].get("tasks") else ""
-            # a new-user trial: an id cut short when copied got no hint; the tasks waiting for their outcome that fit
-            # come first, before a bank id it resembles ('task001' is the pending 'task0016' cut, not 'task0001'), and
-            # one is named alone only when no other waiting task fits (a re-trial: 'sympy__sympy-1597' was told the
-            # waiting '...-15976' with '...-16597' waiting too)
-            near = near_waiting(task, self.pending)
-            hint = (f"; did you mean {near[0]!r} (a task waiting for its outcome)?" if len(near) == 1 else
-                    f"; did you mean one of the tasks waiting for their outcome, {', '.join(map(repr, near[:3]))}"
-                    f"{', ...' if len(near) > 3 else ''}?" if near else did_you_mean([task], self.tasks))
+            # a new-user trial: an id cut short when copied got no hint. A bank id is named only by did_you_mean's
+            # rules; the tasks waiting for their outcome are listed, none chosen (re-trials: a waiting task named for an
+            # id it fitted was another task as often: 'sympy__sympy-1597' of the waiting '...-15976' and '...-16597',
+            # 'eval-mteb.har' of the waiting 'eval-mteb', 'gpt-4' of 'gpt-4o')
+            hint = did_you_mean([task], self.tasks)
+            waiting = list(self.pending)
+            named = near_matches([task], self.tasks)
+            if hint and named and named[0][1] in waiting:
+                hint = hint[:-1] + " (a task waiting for its outcome)?"
+            elif not hint and waiting:
+                hint = (f"; the task(s) waiting for their outcome: {', '.join(map(repr, waiting[:8]))}"
+                        f"{f' and {len(waiting) - 8} more' if len(waiting) > 8 else ''}")
             raise LiveSessionError(
                 f"task id {task!r} is not in the bank ({self.doc['bank']['name']}, {self.session.n_tasks} tasks{subset})"
                 + hint

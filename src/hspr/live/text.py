@@ -171,31 +171,32 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
         for k in fold:
             by_digits.setdefault(digits(k), []).append(k)
 
+        def parts(t: str) -> list[str]:
+            return re.split(r"([._\-/: ])", t)
+
+        def slip(u: str, c: str) -> bool:
+            # a slip in the letters of one part: the same separators, one part differs, and that part is alike
+            # ('hrad' for 'hard'); not a part of its own ('sanitize-git-repo.easy' is another task than its '.hard',
+            # 'fix-bug-c1' than 'fix-bug-a1'; a re-trial), and not an id cut short or run on ('gpt4' of 'gpt4o':
+            # the cut rule's, which refuses a cut inside a number; a re-trial)
+            if u.startswith(c) or c.startswith(u):
+                return False
+            a, b = parts(u), parts(c)
+            diff = [(x, y) for x, y in zip(a, b) if x != y]
+            return (len(a) == len(b) and len(diff) == 1 and diff[0][0] not in SEPARATORS
+                    and difflib.SequenceMatcher(None, *diff[0]).ratio() >= 0.6)
+
         def fits(u: str) -> set[str]:
-            # a slip in the letters only ('task0010' is another task than 'task0005', not a typo), similarity >= 0.85,
-            # but not a bank id the unknown one extends by a part after a separator: Terminal-Bench's
-            # 'hf-model-inference.hard' is another task than 'hf-model-inference' (a re-trial)
-            near = {c for c in difflib.get_close_matches(u, by_digits.get(digits(u), []), 3, 0.85)
-                    if not (u.startswith(c) and u[len(c)] in SEPARATORS)}
-            if len(u) >= 4 and not (u[-1:].isdigit() or unpadded(u) in nums):  # cut short, not inside a number,
-                # and no bank id reads as it with other zero padding ('task001' may be 'task0001' or 'task0016' cut)
-                near.update([k for k in fold if k.startswith(u)][:2])
+            # a slip in the letters only ('task0010' is another task than 'task0005', not a typo), similarity >= 0.85
+            near = {c for c in difflib.get_close_matches(u, by_digits.get(digits(u), []), 3, 0.85) if slip(u, c)}
+            if len(u) >= 4 and not (u[-1:].isdigit() or unpadded(u) in nums):  # cut short, not inside a number nor
+                # before one ('rag_claude' is not 'rag_claude2' cut: a re-trial), and no bank id reads as it with other
+                # zero padding ('task001' may be 'task0001' or 'task0016' cut)
+                near.update([k for k in fold if k.startswith(u) and not k[len(u):][:1].isdigit()][:2])
             return near
 
         hits = take((u, fold[one]) for u in todo()[:20] if len(found := fits(key(u))) == 1 for one in found)
     return hits
-
-
-def near_waiting(task: str, pending) -> list[str]:
-    """The tasks of ``pending`` (those waiting for their outcome) that unknown id ``task`` may mean, in their order:
-    those it starts or that start it (an id of 4 or more characters cut short or run on when copied), and those
-    that differ from it by a slip (``difflib``, similarity >= 0.85, digits too: a waiting task is the likely one).
-    The caller names one alone only when it is the only one."""
-    import difflib
-
-    pending = list(pending)
-    close = set(difflib.get_close_matches(task, pending, 4, 0.85))
-    return [t for t in pending if t in close or (len(task) >= 4 and (t.startswith(task) or task.startswith(t)))]
 
 
 def did_you_mean(unknown: list[str], known) -> str:
@@ -210,13 +211,14 @@ def did_you_mean(unknown: list[str], known) -> str:
     zeros, the one bank id with the same numbers zero-padded (``task-017`` for ``task-17``; a new-user trial;
     ``task001`` is more likely ``task0016`` cut short than ``task0001``, so a typed zero gives no such hint);
     failing those, the
-    one bank id that fits it as a typing slip in the letters (``difflib``, similarity >= 0.85, the same
-    digits: ids differing in a number are other tasks; a bank id it extends after a separator is another
-    task, ``hf-model-inference`` for ``hf-model-inference.hard``) or as that id cut short (the unknown id of
-    4 or more characters, not ending in a digit, starts it: ``crack-7z-hash.easy`` for ``crack-7z-hash.e``),
-    none when two ids fit (``fix-bug-a1`` and ``fix-bug-b1`` for ``fix-bug-c1``) or when a bank id equals
-    it up to the zero padding of its numbers. An id that one rule finds among ids the bank holds in two
-    spellings (``Task-A``, ``task-a``) gets no hint from any rule. At most 3 shown, else ''."""
+    one bank id that fits it as a typing slip in the letters of one of its parts (``difflib``, similarity >=
+    0.85 over the id and 0.6 over the part, the same digits and separators: ids differing in a number are
+    other tasks, and so are ``sanitize-git-repo.easy`` and ``.hard``) or as that id cut short (the unknown
+    id of 4 or more characters starts it, not inside a number nor before one: ``crack-7z-hash.easy`` for
+    ``crack-7z-hash.e``; ``gpt4`` is not ``gpt4o`` cut, nor ``claude`` ``claude2``), none when two ids fit
+    or when a bank id equals it up to the zero padding of its numbers. An id that one rule finds among ids
+    the bank holds in two spellings (``Task-A``, ``task-a``) gets no hint from any rule. At most 3 shown,
+    else ''."""
     hits = near_matches(unknown, known)
     if not hits:
         return ""
