@@ -87,6 +87,17 @@ def test_merge_onto_a_bundled_bank_by_name_and_build_copies_it(tmp_path):
     assert res.exit_code == 0, res.output
     copy = load_matrix(tmp_path / "p.csv")
     assert copy.digest() == pro.digest() and copy.n_missing == pro.n_missing > 0
+    # a re-trial: the bundled target set (the README's way to add another scaffold's rows) was "no such file" as NEW
+    # and to validate
+    from hspr.data.banks import load_target_set
+
+    res = CliRunner().invoke(main, ["bank", "merge", "verified", "bash-only", "--out", str(tmp_path / "vb.csv")])
+    assert res.exit_code == 0, res.output
+    both, rows = load_matrix(tmp_path / "vb.csv"), load_target_set("bash-only")
+    assert both.n_agents == load_bank("verified").n_agents + rows.n_agents and set(rows.agents) <= set(both.agents)
+    res = CliRunner().invoke(main, ["bank", "validate", "bash-only", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["path"] == "targets:bash-only"
+    assert json.loads(res.stdout)["agents"] == rows.n_agents
 
 
 def test_a_file_named_like_a_bundled_bank_is_read_with_a_note(tmp_path, monkeypatch):

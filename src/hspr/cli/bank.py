@@ -527,10 +527,11 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     digest changed) until a new session is started on it.
     """
     _require_input(base, "BASE")
-    _require_input(new, "NEW", bundled_ok=False)
+    _require_input(new, "NEW", bundled_ok=False, targets_ok=True)  # a re-trial: NEW bash-only was "no such file"
     check_output_file(out, "--out")
     _refuse_json_on_stdout(out, as_json)
-    refuse_overwriting_inputs(out, "--out", {"NEW": new, **({"BASE": base} if base.is_dir() else {})})
+    new_set = str(new) in TARGET_SETS and not new.exists()  # a bundled target set's rows (its name is no file)
+    refuse_overwriting_inputs(out, "--out", {"NEW": None if new_set else new, **({"BASE": base} if base.is_dir() else {})})
     _refuse_json_name(out)
     # BASE a file (a bundled bank's name is no file: `--out lite` of BASE lite is a new file, where same_file reads
     # the two equal names as one path; a hostile trial was told '... more than lite had', as if the bundled bank had
@@ -548,7 +549,8 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     # NEW: a hostile trial was told a task of BASE no agent ran "lowers every score", where the merged bank ran it
     a, a_form = _run(lambda: (load_bank(str(base), missing_as_zero=False), None) if bundled else
                      load_matrix_and_form(base, suspect=False), as_json, seen, None if bundled else base)
-    b, b_form = _run(lambda: load_matrix_and_form(new, suspect=False), as_json, seen, new)
+    b, b_form = _run(lambda: (load_target_set(str(new)), None) if new_set else load_matrix_and_form(new, suspect=False),
+                     as_json, seen, None if new_set else new)
     _run(lambda: (_refuse_foreign_trials(new, b_form, base, a), _refuse_foreign_trials(base, a_form, new, b)), as_json)
     m = _run(lambda: check_in_memory(merge_banks(a, b, prefer), str(out)), as_json, seen)
     if a_form == "trials_csv" and m.trials is None and base.is_file() and in_place:
@@ -611,17 +613,20 @@ def validate_cmd(path: Path, split: str | None, tasks: Path | None, as_json: boo
     missing cells as unresolved; the one a session started with --no-missing-as-zero records;
     the warnings said on stderr).
     """
-    _require_input(path, "PATH")
-    if not path.exists() and str(path) in BANKS:  # a bundled bank's name: check the shipped files
+    _require_input(path, "PATH", targets_ok=True)  # a re-trial: `bank validate bash-only` was "no such file"
+    if not path.exists() and (str(path) in BANKS or str(path) in TARGET_SETS):  # bundled: check the shipped files
         seen: list[str] = []
-        m = _run(lambda: load_bank(str(path), missing_as_zero=False), as_json, seen)
+        target_set = str(path) in TARGET_SETS
+        m = _run(lambda: load_target_set(str(path)) if target_set else load_bank(str(path), missing_as_zero=False),
+                 as_json, seen)
+        where, kind = (f"targets:{path}", "bundled target set") if target_set else (f"bank:{path}", "bundled bank")
         if as_json:
-            click.echo(json.dumps({"ok": True, "path": f"bank:{path}", "form": "bundled", **summary_dict(m),
+            click.echo(json.dumps({"ok": True, "path": where, "form": "bundled", **summary_dict(m),
                                    "warnings": seen}))
             return
         note = " (blank in the source; replay and live count them as unresolved unless --no-missing-as-zero)" \
             if m.n_missing else ""
-        click.echo(f"bank:{path}: OK, bundled bank: {summary_line(m)}{note}; {digest_note(m)}")
+        click.echo(f"{where}: OK, {kind}: {summary_line(m)}{note}; {digest_note(m)}")
         return
     seen = []
     m, form = _run(lambda: load_matrix_and_form(path, split=split, tasks=tasks), as_json, seen, path)
