@@ -502,6 +502,9 @@ def test_refused_inputs(bank, tmp_path):
     assert did_you_mean(["eval-mteb.har"], more_ids) == "; did you mean 'eval-mteb.hard'?"
     for typed in ("sanitize-git-repo.easy", "pytorch-model-cli.hint", "rag_claude", "MASAI_gpt4"):
         assert did_you_mean([typed], more_ids) == "", typed
+    # two slips tie behind two closer ids of other separators: both are seen (difflib's n cut the second off)
+    assert did_you_mean(["abcdefghij-klmnx"], ["abcdefghij:klmnx", "abcdefghij.klmnx", "abcdefghij-klmny",
+                                               "abcdefghij-klmnz"]) == ""
     assert did_you_mean(["task001"], ["task0000", "task0016"]) == ""  # may be 'task0016' cut or 'task0001' padded otherwise
     # its re-trial: an id with a zero typed is more likely cut short ('task001' of 'task0016') than unpadded
     zeros = ["task0000", "task0001", "task0016", "pkg-1.5"]

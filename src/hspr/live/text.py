@@ -188,7 +188,8 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
 
         def fits(u: str) -> set[str]:
             # a slip in the letters only ('task0010' is another task than 'task0005', not a typo), similarity >= 0.85
-            near = {c for c in difflib.get_close_matches(u, by_digits.get(digits(u), []), 3, 0.85) if slip(u, c)}
+            same = by_digits.get(digits(u), [])  # all close ones, so that a second slip is never cut off by n
+            near = {c for c in difflib.get_close_matches(u, same, max(len(same), 1), 0.85) if slip(u, c)}
             if len(u) >= 4 and not (u[-1:].isdigit() or unpadded(u) in nums):  # cut short, not inside a number nor
                 # before one ('rag_claude' is not 'rag_claude2' cut: a re-trial), and no bank id reads as it with other
                 # zero padding ('task001' may be 'task0001' or 'task0016' cut)
