@@ -269,7 +269,7 @@ def _note_shadowing(out: Path) -> None:
 
 def _require_input(path: Path, what: str, bundled_ok: bool = True, targets_ok: bool = False) -> None:
     """click.BadParameter naming ``what`` when ``path`` is neither a file or folder nor (where
-    ``bundled_ok``) a bundled bank's name nor (where ``targets_ok``: ``bank build``) a bundled target set's; it
+    ``bundled_ok``) a bundled bank's name nor (where ``targets_ok``: build, validate, merge's NEW) a bundled target set's; it
     names the bundled bank or target set a misspelling means."""
     if path.exists() or (bundled_ok and str(path) in BANKS) or (targets_ok and str(path) in TARGET_SETS):
         _note_shadowed(path)
