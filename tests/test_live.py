@@ -502,6 +502,12 @@ def test_refused_inputs(bank, tmp_path):
     assert did_you_mean(["eval-mteb.har"], more_ids) == "; did you mean 'eval-mteb.hard'?"
     for typed in ("sanitize-git-repo.easy", "pytorch-model-cli.hint", "rag_claude", "MASAI_gpt4"):
         assert did_you_mean([typed], more_ids) == "", typed
+    # a third re-trial: a cut before a number fits as well as a cut before letters ('claude-4-' of 'claude-4-1-opus'
+    # was told 'claude-4-sonnet'), and a slip as well as a cut inside a number ('task-12' of 'task-123' or 'tosk-12')
+    assert did_you_mean(["droid_claude-4-"], ["droid_claude-4-1-opus", "droid_claude-4-sonnet"]) == ""
+    assert did_you_mean(["rag_claude"], ["rag_claude2", "rag_claude_x"]) == ""
+    assert did_you_mean(["task-12"], ["tosk-12", "task-123"]) == ""
+    assert did_you_mean(["task-12"], ["tosk-12", "task-456"]) == "; did you mean 'tosk-12'?"
     # two slips tie behind two closer ids of other separators: both are seen (difflib's n cut the second off)
     assert did_you_mean(["abcdefghij-klmnx"], ["abcdefghij:klmnx", "abcdefghij.klmnx", "abcdefghij-klmny",
                                                "abcdefghij-klmnz"]) == ""

@@ -190,11 +190,13 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
             # a slip in the letters only ('task0010' is another task than 'task0005', not a typo), similarity >= 0.85
             same = by_digits.get(digits(u), [])  # all close ones, so that a second slip is never cut off by n
             near = {c for c in difflib.get_close_matches(u, same, max(len(same), 1), 0.85) if slip(u, c)}
-            if len(u) >= 4 and not (u[-1:].isdigit() or unpadded(u) in nums):  # cut short, not inside a number nor
-                # before one ('rag_claude' is not 'rag_claude2' cut: a re-trial), and no bank id reads as it with other
-                # zero padding ('task001' may be 'task0001' or 'task0016' cut)
-                near.update([k for k in fold if k.startswith(u) and not k[len(u):][:1].isdigit()][:2])
-            return near
+            longer = [k for k in fold if k.startswith(u)] if len(u) >= 4 else []  # it cut short
+            if longer and (u[-1:].isdigit() or unpadded(u) in nums or any(k[len(u)].isdigit() for k in longer)):
+                # an id cut inside a number or just before one ('rag_claude' of 'rag_claude2': a re-trial), or read with
+                # other zero padding ('task001' of 'task0001' or 'task0016'), fits as well as any other: none named (a
+                # third re-trial: 'claude-4-' was told 'claude-4-sonnet' beside 'claude-4-1-opus')
+                return set()
+            return near | set(longer[:2])
 
         hits = take((u, fold[one]) for u in todo()[:20] if len(found := fits(key(u))) == 1 for one in found)
     return hits
