@@ -218,8 +218,9 @@ def did_you_mean(unknown: list[str], known) -> str:
     0.85 over the id and 0.6 over the part, the same digits and separators: ids differing in a number are
     other tasks, and so are ``sanitize-git-repo.easy`` and ``.hard``) or as that id cut short (the unknown
     id of 4 or more characters starts it, not inside a number nor before one: ``crack-7z-hash.easy`` for
-    ``crack-7z-hash.e``; ``gpt4`` is not ``gpt4o`` cut, nor ``claude`` ``claude2``), none when two ids fit
-    or when a bank id equals it up to the zero padding of its numbers. An id that one rule finds among ids
+    ``crack-7z-hash.e``; ``gpt4`` is not ``gpt4o`` cut, nor ``claude`` ``claude2``), none when two ids fit,
+    when a bank id equals it up to the zero padding of its numbers, or when one extends it through a number
+    (then no slip is named either: ``task-12`` may be ``task-123`` cut). An id that one rule finds among ids
     the bank holds in two spellings (``Task-A``, ``task-a``) gets no hint from any rule. At most 3 shown,
     else ''."""
     hits = near_matches(unknown, known)
