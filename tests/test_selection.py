@@ -343,7 +343,8 @@ def test_cli_select_writes_result_and_record(tmp_path):
     out = tmp_path / "sel.json"
     res = CliRunner().invoke(main, ["select", "--matrix", str(path), "--bank", "toy", "--fold", "2", "--quiet",
                                     "--eval-nodes", "64", "--eval-draws", "512", "--out", str(out),
-                                    "--config-out", str(tmp_path / "cfg.json"), "--record", str(rec)])
+                                    "--config-out", str(tmp_path / "cfg.json"), "--record", str(rec)],
+                            env={"COLUMNS": "400"})  # the note's long tmp path is not folded inside a word
     assert res.exit_code == 0, res.output
     assert "cfg.json was chosen on fold 2's sources" in " ".join(res.output.split())  # not for every fold's replay
     payload = json.loads(out.read_text())
