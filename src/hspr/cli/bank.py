@@ -267,6 +267,20 @@ def _note_shadowing(out: Path) -> None:
                    err=True)
 
 
+def _bundled_name(path: Path) -> str | None:
+    """'bank' when ``path`` is a bundled bank's name, 'targets' when a bundled target set's, and no file or folder of
+    that name is here (then that is read, with :func:`_note_shadowed`'s note); else None."""
+    if path.exists():
+        return None
+    return "bank" if str(path) in BANKS else "targets" if str(path) in TARGET_SETS else None
+
+
+def _load_bundled(path: Path, kind: str) -> ResponseMatrix:
+    """The bundled bank (its missing cells kept missing) or target set that ``path`` names (``kind`` from
+    :func:`_bundled_name`)."""
+    return load_target_set(str(path)) if kind == "targets" else load_bank(str(path), missing_as_zero=False)
+
+
 def _require_input(path: Path, what: str, bundled_ok: bool = True, targets_ok: bool = False) -> None:
     """click.BadParameter naming ``what`` when ``path`` is neither a file or folder nor (where
     ``bundled_ok``) a bundled bank's name nor (where ``targets_ok``: build, validate, merge's NEW) a bundled target set's; it
@@ -274,17 +288,15 @@ def _require_input(path: Path, what: str, bundled_ok: bool = True, targets_ok: b
     if path.exists() or (bundled_ok and str(path) in BANKS) or (targets_ok and str(path) in TARGET_SETS):
         _note_shadowed(path)
         return
-    import difflib
-
     if str(path) in BANKS:
         hint = (f"; only BASE may be a bundled bank's name: merge the other way round "
                 f"(hspr bank merge {path} <your bank> --out ...)")
     else:
-        close = [b for b in BANKS if b == str(path).lower()] or difflib.get_close_matches(str(path), BANKS, n=1)
-        hint = f"; the bundled bank is spelled {close[0]!r}" if close and bundled_ok else ""
-        sets = [t for t in TARGET_SETS if t == str(path).lower()] or difflib.get_close_matches(str(path), TARGET_SETS, n=1)
+        close = close_bank_name(str(path), BANKS, cutoff=0.6)  # difflib's default cutoff, as before
+        hint = f"; the bundled bank is spelled {close!r}" if close and bundled_ok else ""
+        sets = close_bank_name(str(path), TARGET_SETS, cutoff=0.6)
         if targets_ok and sets and not hint:  # a re-trial: 'bash-onyl' got no hint, where 'verifed' did
-            hint = f"; the bundled target set is spelled {sets[0]!r}"
+            hint = f"; the bundled target set is spelled {sets!r}"
     raise click.BadParameter(f"{path}: no such file or folder{hint}", param_hint=what)
 
 
@@ -428,14 +440,14 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     earlier, earlier_form = _earlier_bank(out)
     # a bundled bank by name, or a bundled target set (a trial: playing a bash-only agent live needed its rows in a
     # file): written out as a copy
-    target_set = str(path) in TARGET_SETS and not path.exists()
-    bundled = target_set or (str(path) in BANKS and not path.exists())
+    kind = _bundled_name(path)
+    bundled = kind is not None
     if bundled and (split is not None or tasks is not None):
         raise click.BadParameter(f"--split / --tasks read a leaderboard checkout; {path!s} is a bundled bank",
                                  param_hint="--split / --tasks")
     seen: list[str] = []
-    m, form = _run(lambda: (load_target_set(str(path)) if target_set else load_bank(str(path), missing_as_zero=False), None)
-                   if bundled else load_matrix_and_form(path, split=split, tasks=tasks), as_json, seen,
+    m, form = _run(lambda: (_load_bundled(path, kind), None) if bundled else
+                   load_matrix_and_form(path, split=split, tasks=tasks), as_json, seen,
                    None if bundled else path)
     if not bundled:
         _check_built(m, path, form, as_json, seen)
@@ -468,15 +480,15 @@ def agents_cmd(bank: str, as_json: bool) -> None:
     These are the ids `hspr live plot --target`, `--targets` files and folds use.
     """
     _refuse_empty(bank, "BANK")
-    target_set = bank in TARGET_SETS and not Path(bank).exists()  # a re-trial: `bank agents bash-only` was refused
-    if bank not in BANKS and not target_set and not Path(bank).exists():
+    kind = _bundled_name(Path(bank))  # a re-trial: `bank agents bash-only` was refused
+    if kind is None and not Path(bank).exists():
         close = close_bank_name(bank, [*BANKS, *TARGET_SETS])  # a hostile trial: 'verifed' got no hint
         raise click.BadParameter(f"{bank!r} is neither a bundled bank ({', '.join(BANKS)}), a target set "
                                  f"({', '.join(TARGET_SETS)}) nor a file" + (f"; did you mean {close!r}?" if close else ""),
                                  param_hint="BANK")
     _note_shadowed(Path(bank))
-    m = _run(lambda: load_target_set(bank) if target_set else
-             load_bank(bank) if bank in BANKS and not Path(bank).exists() else load_matrix(Path(bank)), as_json,
+    m = _run(lambda: load_target_set(bank) if kind == "targets" else load_bank(bank) if kind == "bank" else
+             load_matrix(Path(bank)), as_json,
              path=bank)
     scores = m.scores()
     if m.n_missing:  # a hostile trial: blank cells were scored as failures without a word
@@ -530,7 +542,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     _require_input(new, "NEW", bundled_ok=False, targets_ok=True)  # a re-trial: NEW bash-only was "no such file"
     check_output_file(out, "--out")
     _refuse_json_on_stdout(out, as_json)
-    new_set = str(new) in TARGET_SETS and not new.exists()  # a bundled target set's rows (its name is no file)
+    new_set = _bundled_name(new) == "targets"  # a bundled target set's rows (its name is no file)
     refuse_overwriting_inputs(out, "--out", {"NEW": None if new_set else new, **({"BASE": base} if base.is_dir() else {})})
     _refuse_json_name(out)
     # BASE a file (a bundled bank's name is no file: `--out lite` of BASE lite is a new file, where same_file reads
@@ -543,13 +555,13 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
     if base.is_file() and in_place and _run(lambda: detect_form(base)) not in ("wide_csv", "trials_csv"):
         raise click.BadParameter(f"{out} is BASE, a {FORMS[detect_form(base)]}; the merged bank is written as a wide "
                                  "CSV, which would replace that form: give another file", param_hint="--out")
-    bundled = str(base) in BANKS and not base.exists()  # a bundled bank by name, its missing cells kept missing
+    bundled = _bundled_name(base) == "bank"  # a bundled bank by name, its missing cells kept missing
     seen: list[str] = []
     # the banks' own warnings (blank columns, copies, look-alike ids) are given of the merged bank, not of BASE and
     # NEW: a hostile trial was told a task of BASE no agent ran "lowers every score", where the merged bank ran it
-    a, a_form = _run(lambda: (load_bank(str(base), missing_as_zero=False), None) if bundled else
+    a, a_form = _run(lambda: (_load_bundled(base, "bank"), None) if bundled else
                      load_matrix_and_form(base, suspect=False), as_json, seen, None if bundled else base)
-    b, b_form = _run(lambda: (load_target_set(str(new)), None) if new_set else load_matrix_and_form(new, suspect=False),
+    b, b_form = _run(lambda: (_load_bundled(new, "targets"), None) if new_set else load_matrix_and_form(new, suspect=False),
                      as_json, seen, None if new_set else new)
     _run(lambda: (_refuse_foreign_trials(new, b_form, base, a), _refuse_foreign_trials(base, a_form, new, b)), as_json)
     m = _run(lambda: check_in_memory(merge_banks(a, b, prefer), str(out)), as_json, seen)
@@ -614,12 +626,10 @@ def validate_cmd(path: Path, split: str | None, tasks: Path | None, as_json: boo
     the warnings said on stderr).
     """
     _require_input(path, "PATH", targets_ok=True)  # a re-trial: `bank validate bash-only` was "no such file"
-    if not path.exists() and (str(path) in BANKS or str(path) in TARGET_SETS):  # bundled: check the shipped files
+    if (bundled := _bundled_name(path)) is not None:  # a bundled bank or target set: check the shipped files
         seen: list[str] = []
-        target_set = str(path) in TARGET_SETS
-        m = _run(lambda: load_target_set(str(path)) if target_set else load_bank(str(path), missing_as_zero=False),
-                 as_json, seen)
-        where, kind = (f"targets:{path}", "bundled target set") if target_set else (f"bank:{path}", "bundled bank")
+        m = _run(lambda: _load_bundled(path, bundled), as_json, seen)
+        where, kind = (f"{bundled}:{path}", "bundled target set" if bundled == "targets" else "bundled bank")
         if as_json:
             click.echo(json.dumps({"ok": True, "path": where, "form": "bundled", **summary_dict(m),
                                    "warnings": seen}))

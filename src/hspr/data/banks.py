@@ -143,17 +143,17 @@ def load_bank(name: str, missing_as_zero: bool = True) -> ResponseMatrix:
     return ResponseMatrix(m.agents, m.tasks, m.values, m.missing, source=f"bank:{name}", trials=m.trials).canonical()
 
 
-def close_bank_name(name, names: Iterable[str] = BANKS) -> str | None:
+def close_bank_name(name, names: Iterable[str] = BANKS, cutoff: float = 0.75) -> str | None:
     """The one of ``names`` (default :data:`BANKS`) that ``name`` equals up to case and spaces, else the closest
-    by spelling (``difflib``, similarity >= 0.75: ``verifed`` for ``verified``; a hostile trial got no hint), else
-    None."""
+    by spelling (``difflib``, similarity >= ``cutoff``: ``verifed`` for ``verified``; a hostile trial got no hint),
+    else None."""
     import difflib
 
     if not isinstance(name, str):
         return None
     names = list(names)
     low = name.strip().lower()
-    return next((b for b in names if b == low), None) or next(iter(difflib.get_close_matches(low, names, 1, 0.75)), None)
+    return next((b for b in names if b == low), None) or next(iter(difflib.get_close_matches(low, names, 1, cutoff)), None)
 
 
 def _unknown_bank(name, advice: str, names: Iterable[str] = BANKS) -> DataError:
