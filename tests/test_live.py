@@ -1403,6 +1403,20 @@ def test_start_force_replaces_a_session_or_an_empty_file_only(bank, tmp_path):
     assert other.read_text() == Path(bank["csv"]).read_text()
 
 
+def test_create_refuses_a_named_pipe_or_a_device_with_or_without_overwrite(bank, tmp_path):
+    """`hspr live start --force` on a named pipe hung for ever (a hostile trial); the CLI refused it, but
+    LiveSession.create(..., overwrite=True) still opened it. Both refuse a pipe, and a link to a device."""
+    with unread_fifo(tmp_path / "run.hspr"):
+        for overwrite in (False, True):
+            with pytest.raises(LiveSessionError, match=r"run\.hspr is a named pipe, not a file: a session is a file"):
+                new(bank, tmp_path, overwrite=overwrite)
+    (tmp_path / "run.hspr").unlink()
+    (tmp_path / "run.hspr").symlink_to(os.devnull)
+    with pytest.raises(LiveSessionError, match=r"/dev/null is a device, not a file"):
+        new(bank, tmp_path, overwrite=True)
+    assert (tmp_path / "run.hspr").is_symlink() and not list(tmp_path.glob("run.hspr.*"))
+
+
 def test_a_failed_start_force_leaves_the_old_session_alone_and_no_copy(bank, tmp_path, monkeypatch):
     """A trial on a full disk: the error named no file and a '.replaced-' copy stayed though nothing was replaced."""
     import errno

@@ -208,15 +208,24 @@ def names_stdout(path) -> bool:
     return path is not None and descriptor_of(path) == 1
 
 
+def special_file_kind(path) -> str | None:
+    """What ``path`` (through links) is when it names a named pipe, socket or device in the file system:
+    ``"a named pipe"``, ``"a socket"`` or ``"a device"``; None for a regular file, a folder or a missing path."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+
+
 def not_a_regular_file(path) -> bool:
     """Whether ``path`` names a named pipe, socket or device in the file system, whose read would wait
     for a writer for ever (a hostile trial: `hspr report FIFO`, `live status --session FIFO`). An open
     descriptor's path (``/dev/fd/N``, ``/proc/self/fd/N``, ``/dev/stdin``: a shell's ``<(...)``, which has
     its writer) and a missing path or folder are not (their readers say so)."""
-    if descriptor_of(path) is not None:
-        return False
-    p = Path(path)
-    return p.exists() and not p.is_file() and not p.is_dir()
+    return descriptor_of(path) is None and special_file_kind(path) is not None
 
 
 def write_bytes_durable(data: bytes, path: Path) -> None:

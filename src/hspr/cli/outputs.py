@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,7 +23,7 @@ from ..fileio import (
     dangling_words,
     descriptor_of,
     is_descriptor_path,
-    not_a_regular_file,
+    special_file_kind,
 )
 
 
@@ -279,9 +278,8 @@ def refuse_unfit_session(path: str | os.PathLike, option: str) -> None:
     if text == "-" or descriptor_of(text) is not None:
         raise click.BadParameter(f"{text} is a stream, not a file: a session is a file that later commands open by its "
                                  "path; give a file name such as agent.hspr", param_hint=option)
-    if not_a_regular_file(text):  # the readers' own test (a folder is refused as a folder name, a missing path made)
-        mode = os.stat(text).st_mode
-        kind = "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    kind = special_file_kind(text)  # a folder is refused as a folder name, a missing path made
+    if kind is not None:
         raise click.BadParameter(f"{text} is {kind}, not a file: a session is a file; give another path (--force replaces "
                                  "a session file, not this)", param_hint=option)
 

@@ -26,7 +26,7 @@ from .. import __version__, journal
 from ..data.banks import BANKS, bank_of_rows, foreign_datasets
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import InputWarning, brief, held_warnings, shorten
-from ..fileio import OS_FIXES, dangling_link, dangling_words, readable_name, signals_held, stamped_beside
+from ..fileio import OS_FIXES, dangling_link, dangling_words, readable_name, signals_held, special_file_kind, stamped_beside
 from ..fitcache import CacheLocationError, entry_path, method_code
 from ..harness import HarnessRead, read_outcomes
 from ..journal import LiveSessionError, session_lock
@@ -271,9 +271,16 @@ def _refuse_other_file(path: Path) -> None:
     ``start --force --session bank.csv`` made the bank a session). An empty file, or one of white space only (its
     re-trial), holds nothing and may be replaced.
 
+    A named pipe, socket or device (through links) is refused too, ``overwrite`` or not: opening a named pipe waits
+    for a writer for ever (a hostile trial, through ``hspr live start --force``; the API did the same).
+
     Raises LiveSessionError."""
     from ..harness import is_session_file
 
+    kind = special_file_kind(path)
+    if kind is not None:
+        raise LiveSessionError(f"{path} is {kind}, not a file: a session is a file; give another path (--force, "
+                               "overwrite=True, replaces a session file, not this)")
     try:
         if not path.is_file() or is_session_file(path):
             return
