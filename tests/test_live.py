@@ -2190,6 +2190,9 @@ def test_live_plot_refuses_an_empty_run_and_names_the_hidden_row(tmp_path):
     res = CliRunner().invoke(main, ["live", "start", "--matrix", str(tmp_path / "two.csv"), "--budget", "4",
                                     "--method", "uniform", "--session", str(tmp_path / "u.hspr")])
     assert res.exit_code == 0, res.output
+    # the tool asks whatever the method: "asked by hspr" was printed for a uniform session too
+    status = CliRunner().invoke(main, ["live", "status", "--session", str(tmp_path / "u.hspr")]).output
+    assert "run 0 of 4 tasks (0 of them asked by this session, 0 extra)" in status and "asked by hspr" not in status
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(tmp_path / "u.hspr"), "--out", str(tmp_path / "u.png")])
     assert res.exit_code == 2 and "nothing to plot yet" in res.output and not (tmp_path / "u.png").exists()
     (tmp_path / "fast.json").write_text(json.dumps(FAST))

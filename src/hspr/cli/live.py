@@ -224,7 +224,7 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
                    f"{st.n_tasks} tasks{off}")
     ran = (f"run {st.n_recorded} of {st.budget} tasks" if st.n_recorded <= st.budget else
            f"run {st.n_recorded} tasks, {st.n_recorded - st.budget} over the budget of {st.budget}")
-    out.append(f"{ran} ({d['n_asked_recorded']} of them asked by hspr, {d['n_extra']} extra); "
+    out.append(f"{ran} ({d['n_asked_recorded']} of them asked by this session, {d['n_extra']} extra); "
                f"{len(st.pending)} pending; {st.budget_left} left in the budget")
     if st.extra:
         out.append(f"note: {len(st.extra)} outcome(s) this session did not ask for (recorded or ingested before it "
