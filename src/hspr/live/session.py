@@ -1059,9 +1059,9 @@ class LiveSession:
             # rules; the tasks waiting for their outcome are listed, none chosen (re-trials: a waiting task named for an
             # id it fitted was another task as often: 'sympy__sympy-1597' of the waiting '...-15976' and '...-16597',
             # 'eval-mteb.har' of the waiting 'eval-mteb', 'gpt-4' of 'gpt-4o')
-            hint = did_you_mean([task], self.tasks)
-            waiting = list(self.pending)
             named = near_matches([task], self.tasks)
+            hint = did_you_mean([task], self.tasks, named)
+            waiting = list(self.pending)
             if hint and named and named[0][1] in waiting:
                 hint = hint[:-1] + " (a task waiting for its outcome)?"
             elif not hint and waiting:

@@ -202,7 +202,7 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
     return hits
 
 
-def did_you_mean(unknown: list[str], known) -> str:
+def did_you_mean(unknown: list[str], known, hits: list[tuple[str, str]] | None = None) -> str:
     """'; did you mean ...' for unknown ids that equal a bank id up to letter case, surrounding
     white space, Unicode normal form (an 'ä' typed as a + combining diaeresis prints the same as
     the bank's), invisible format characters (a zero-width space, named in the hint) and glob
@@ -222,8 +222,9 @@ def did_you_mean(unknown: list[str], known) -> str:
     when a bank id equals it up to the zero padding of its numbers, or when one extends it through a number
     (then no slip is named either: ``task-12`` may be ``task-123`` cut). An id that one rule finds among ids
     the bank holds in two spellings (``Task-A``, ``task-a``) gets no hint from any rule. At most 3 shown,
-    else ''."""
-    hits = near_matches(unknown, known)
+    else ''. ``hits``: :func:`near_matches` of the same ids, when the caller has them already (not found again)."""
+    if hits is None:
+        hits = near_matches(unknown, known)
     if not hits:
         return ""
     if len(unknown) == 1:  # the message names the one unknown id already (a new-user trial: "'x' for 'y'" read oddly)
