@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+
+import numpy as np
 from click.testing import CliRunner
 from threadpoolctl import threadpool_info
 
@@ -279,3 +282,28 @@ def test_quiet_methods_sets_the_variable_workers_read_and_restores_what_was_ther
         assert os.environ[QUIET_ENV] == "1"
         raise RuntimeError("inside")
     assert os.environ[QUIET_ENV] == "yes"
+
+
+def test_the_recorded_blas_is_numpy_s_whatever_order_threadpoolctl_lists_them(monkeypatch):
+    """A trial: two identical replays recorded `openblas 0.3.30` (scipy's copy) and `openblas 0.3.31` (numpy's), as
+    threadpoolctl listed either first, and `hspr report` then said their BLAS differed."""
+    import threadpoolctl
+
+    from hspr.cli.common import _blas
+
+    home = os.path.dirname(os.path.realpath(np.__file__))
+    numpy_s = {"user_api": "blas", "internal_api": "openblas", "version": "0.3.31", "architecture": "Haswell",
+               "filepath": os.path.join(home + ".libs", "libscipy_openblas64_.so")}
+    scipy_s = {"user_api": "blas", "internal_api": "openblas", "version": "0.3.30", "architecture": "Zen",
+               "filepath": os.path.join(os.path.dirname(home), "scipy.libs", "libscipy_openblas.so")}
+    openmp = {"user_api": "openmp", "internal_api": "openmp", "version": None, "filepath": "/x/libgomp.so"}
+    for listed in ([scipy_s, numpy_s, openmp], [openmp, numpy_s, scipy_s]):
+        monkeypatch.setattr(threadpoolctl, "threadpool_info", lambda listed=listed: listed)
+        assert _blas() == "openblas 0.3.31 (Haswell kernels)"
+    # not numpy's own (a system BLAS it links to): the first by path, whatever the order
+    other = {**numpy_s, "filepath": "/usr/lib/libopenblas.so.0", "version": "0.3.20", "architecture": None}
+    for listed in ([scipy_s, other], [other, scipy_s]):
+        monkeypatch.setattr(threadpoolctl, "threadpool_info", lambda listed=listed: listed)
+        assert _blas() == ("openblas 0.3.30 (Zen kernels)" if scipy_s["filepath"] < other["filepath"] else "openblas 0.3.20")
+    monkeypatch.setattr(threadpoolctl, "threadpool_info", lambda: [openmp])
+    assert _blas() is None

@@ -113,9 +113,9 @@ def test_cli_replay_with_a_stop_width_labels_its_runs_apart(tmp_path):
     # the BLAS and its kernels, which decide the last bits of sums (ATLAS moved on another processor)
     from threadpoolctl import threadpool_info
 
-    blas = next(i for i in threadpool_info() if i["user_api"] == "blas")
-    assert out["environment"]["blas"].startswith(f"{blas['internal_api']} {blas['version']}")
-    assert (f"({blas['architecture']} kernels)" in out["environment"]["blas"]) == bool(blas.get("architecture"))
+    blas = [i for i in threadpool_info() if i["user_api"] == "blas"]  # which one: test_the_recorded_blas_is_numpy_s
+    assert any(out["environment"]["blas"] == f"{i['internal_api']} {i['version']}"
+               + (f" ({i['architecture']} kernels)" if i.get("architecture") else "") for i in blas)
     assert "processor" in out["environment"]
     assert any(r["n_queried"] < 20 for r in runs) and all(r["n_queried"] >= 5 for r in runs)
     # the summary and the printed table say how many tasks were run on average (a hostile trial: no way to tell)

@@ -160,14 +160,20 @@ def _blas() -> str | None:
     with scikit-learn), e.g. 'openblas 0.3.31 (Haswell kernels)'; None when unknown. The kernels decide the last
     bits of sums, which can move an optimiser's stopping point (docs/replay.md, "The same runs elsewhere")."""
     try:
-        import numpy  # noqa: F401  (loads its BLAS, which threadpoolctl then finds)
+        import numpy  # (loads its BLAS, which threadpoolctl then finds)
         from threadpoolctl import threadpool_info
 
-        lib = next((i for i in threadpool_info() if i.get("user_api") == "blas"), None)
+        libs = [i for i in threadpool_info() if i.get("user_api") == "blas"]
     except Exception:  # pragma: no cover - threadpoolctl missing or failing: the field is informative only
         return None
-    if lib is None:
+    if not libs:
         return None
+    # numpy's own copy (in its folder or numpy.libs), else the first by path: scipy's wheel brings another, and which
+    # of the two threadpoolctl lists first varies (a trial: two identical replays recorded 0.3.30 and 0.3.31, and
+    # `hspr report` then warned that their BLAS differed)
+    home = os.path.dirname(os.path.realpath(numpy.__file__))
+    mine = [i for i in libs if os.path.realpath(str(i.get("filepath", ""))).startswith((home + os.sep, home + ".libs" + os.sep))]
+    lib = min(mine or libs, key=lambda i: str(i.get("filepath", "")))
     kernels = f" ({lib['architecture']} kernels)" if lib.get("architecture") else ""
     return f"{lib.get('internal_api')} {lib.get('version')}{kernels}"
 
