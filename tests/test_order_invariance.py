@@ -91,3 +91,32 @@ def test_every_method_fitted_in_memory_gives_the_same_results_in_any_order():
                 runs.append((list(sess.queried), e.point, e.lower, e.upper))
             got.append(runs)
         assert got[0] == got[1], name
+
+
+def test_source_pass_rates_do_not_depend_on_the_order_of_the_rows():
+    """An order-invariance trial: on Terminal-Bench, summing the cells' pass rates (0.2, 0.4, ...) gave tasks of equal
+    rate other last bits for another row order (renamed agents), and stratified sampling then cut its strata
+    elsewhere (up to 20 pp on one run). Whole-number successes over trials times rows are the same in any order;
+    on 0/1 outcomes they are the mean, bit for bit."""
+    from hspr.data.banks import load_bank
+    from hspr.methods.stratified import source_pass_rates
+
+    tb = load_bank("terminal-bench")
+    base = source_pass_rates(tb)
+    assert np.array_equal(base, tb.values.sum(axis=0) / (tb.trials * tb.n_agents))
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        r = rng.permutation(tb.n_agents)
+        again = source_pass_rates(ResponseMatrix([tb.agents[i] for i in r], tb.tasks, tb.values[r], trials=tb.trials))
+        assert np.array_equal(again, base)
+    # the old sum of per-cell rates differs in the last bits under some row order (what the test guards)
+    assert any(not np.array_equal(tb.rates()[rng.permutation(tb.n_agents)].mean(axis=0), tb.rates().mean(axis=0))
+               for _ in range(20))
+    m = simulate_matrix(12, 30, seed=4)[0]
+    assert np.array_equal(source_pass_rates(m), m.values.astype(float).mean(axis=0))
+    miss = rng.random(m.values.shape) < 0.2
+    holed = ResponseMatrix(m.agents, m.tasks, m.values, miss)
+    seen = (~miss).sum(axis=0)
+    want = np.where(seen > 0, (m.values * ~miss).sum(axis=0) / np.maximum(seen, 1), np.nan)
+    got = source_pass_rates(holed)
+    assert np.allclose(got[seen > 0], want[seen > 0], rtol=0, atol=1e-15)

@@ -25,13 +25,19 @@ def source_pass_rates(source: ResponseMatrix) -> np.ndarray:
     Missing cells (if the matrix has a mask) are left out of a task's rate; a task with no
     observed source cell gets the mean rate of the other tasks. On a bank of repeated trials each
     cell counts as its pass rate (successes / trials), not its count of successes.
+
+    Computed as whole-number successes over ``trials`` times the observed cells, one division per task, so
+    the rates do not depend on the order of the source rows (a trial: summing the per-cell pass rates 0.2,
+    0.4, ... gave tasks of equal rates other last bits for another row order, which reordered the strata of
+    renamed agents). On 0/1 outcomes this is the mean, bit for bit.
     """
-    vals = np.asarray(source.rates(), dtype=float)
+    vals = np.asarray(source.values, dtype=np.int64)
+    per = 1 if source.trials is None else int(source.trials)
     if source.missing is None:
-        return vals.mean(axis=0)
+        return vals.sum(axis=0) / (per * source.n_agents)
     seen = ~source.missing
     cnt = seen.sum(axis=0)
-    rate = np.where(cnt > 0, (vals * seen).sum(axis=0) / np.maximum(cnt, 1), np.nan)
+    rate = np.where(cnt > 0, (vals * seen).sum(axis=0) / (per * np.maximum(cnt, 1)), np.nan)
     fill = np.nanmean(rate) if np.isfinite(rate).any() else 0.5
     return np.where(np.isfinite(rate), rate, fill)
 
