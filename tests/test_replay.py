@@ -20,6 +20,8 @@ from hspr.methods.hspr import HSPRConfig
 from hspr.replay import HiddenRow, replay, run_session
 from hspr.report.stats import seed_metrics, summarize
 
+from .conftest import simulate_matrix
+
 FAST = HSPRConfig(n_nodes=512, n_draws=8192)
 
 
@@ -497,3 +499,44 @@ def test_replay_says_when_a_deterministic_method_runs_one_of_the_seeds(tmp_path,
     res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "midrange", "--seeds", "3",
                                     "--out", str(out), "--quiet"])
     assert res.exit_code == 0 and "deterministic" not in res.output
+
+
+def test_an_interrupted_replay_keeps_its_finished_runs(tmp_path, monkeypatch):
+    """A hostile trial: Ctrl-C at 8 of 24 jobs of `hspr replay` lost every finished run and said only "interrupted".
+    The interrupt now carries the finished jobs' runs (API), and the command saves them beside --out, says where, and
+    leaves --out as it was."""
+    import hspr.replay as replay_module
+
+    m, _ = simulate_matrix(12, 30, seed=3)
+    folds = make_folds(m.agents, 3)
+    real, calls = replay_module._run_job, []
+
+    def cut_at_the_third(job, model):
+        calls.append(job)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(job, model)
+
+    monkeypatch.setattr(replay_module, "_run_job", cut_at_the_third)
+    with pytest.raises(KeyboardInterrupt) as exc:
+        replay("m", m, {"uniform": get_method("uniform")}, seeds={"uniform": [0, 1]}, folds=folds)
+    # jobs run fold by fold, seed by seed: the first two are fold 0's seeds 0 and 1, each of its 4 targets
+    assert exc.value.jobs == (2, 6)
+    whole = replay("m", m, {"uniform": get_method("uniform")}, seeds={"uniform": [0, 1]}, folds=folds)
+    assert exc.value.runs == [r for r in whole if r["fold"] == 0] and len(exc.value.runs) == 8
+
+    write_wide_csv(m, tmp_path / "m.csv")
+    (tmp_path / "r.json").write_text('{"runs": []}\n')
+    calls.clear()
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "m.csv"), "--methods", "uniform", "--seeds",
+                                    "0,1", "--workers", "1", "-q", "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 130, res.output
+    kept = list(tmp_path.glob("r.interrupted-*.json"))
+    assert len(kept) == 1 and (tmp_path / "r.json").read_text() == '{"runs": []}\n'
+    doc = json.loads(kept[0].read_text())
+    assert len(doc["runs"]) == 2 * 3 and doc["interrupted"] == {"label": "m", "jobs_done": 2, "jobs": 8}
+    assert " ".join(res.output.split()).endswith(f"interrupted; the 6 runs finished before it (2 of the 8 jobs of m) are "
+                                                 f"in {kept[0]} (`hspr report` reads them); {tmp_path / 'r.json'} was "
+                                                 "not changed")
+    res = CliRunner().invoke(main, ["report", str(kept[0]), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
+    assert res.exit_code == 0, res.output

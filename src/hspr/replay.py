@@ -307,6 +307,10 @@ def replay(
 
     Raises
     ------
+    KeyboardInterrupt
+        On Ctrl-C (or SIGTERM / SIGHUP under the ``hspr`` command) while the sessions run: the exception
+        carries ``runs``, the records of the jobs that had finished (as returned, each job's runs whole),
+        and ``jobs``, (jobs finished, jobs in all), so that a caller can keep them.
     DataError
         For target task ids that differ from the bank's, targets of another trials form than the
         bank's, or a method that refuses missing source cells.
@@ -420,13 +424,25 @@ def replay(
             if progress:
                 progress(done, total)
         runs: list[dict] = []
-        for res in Parallel(return_as="generator_unordered")(
-            delayed(WithWarnings(_run_job))(job, models[(job.fold, job.method)]) for job in jobs
-        ):
-            runs.extend(warned_again(res))
-            done += 1
-            if progress:
-                progress(done, total)
+        try:
+            for res in Parallel(return_as="generator_unordered")(
+                delayed(WithWarnings(_run_job))(job, models[(job.fold, job.method)]) for job in jobs
+            ):
+                runs.extend(warned_again(res))
+                done += 1
+                if progress:
+                    progress(done, total)
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (hspr._entry.Terminated)
+            # a hostile trial: an interrupted `hspr replay` lost every finished run without a word; the caller may keep them
+            exc.runs = _finished(runs, methods, models, matrix)
+            exc.jobs = (done - len(fit_specs), len(jobs))
+            raise
+    return _finished(runs, methods, models, matrix)
+
+
+def _finished(runs: list[dict], methods: Mapping[str, Method], models: dict, matrix: ResponseMatrix) -> list[dict]:
+    """``runs`` in :func:`replay`'s order (method as given, fold, target, seed, budget), each with the source matrix's
+    digest and the settings its fit chose (``fitted_settings``, for methods that choose)."""
     order = {name: i for i, name in enumerate(methods)}
     runs.sort(key=lambda r: (order[r["method"]], r["fold"], r["target"], r["seed"], r["budget"]))
     digest = matrix.canonical().digest()[:16]  # a report refuses two matrices under one label (a re-trial)

@@ -165,7 +165,8 @@ class LazyGroup(SuggestingGroup):
             from .meta import SAVED_KEY  # click only (numpy may be half loaded: a trial's ImportError)
 
             word = interrupted_word(exc)
-            text = f"{word} after the change was saved: {ctx.meta[SAVED_KEY]}" if ctx.meta.get(SAVED_KEY) else word
+            text = (word if not ctx.meta.get(SAVED_KEY) else f"{word}; {ctx.meta[SAVED_KEY]}"
+                    if ctx.meta.get(SAVED_KEY + "_kept") else f"{word} after the change was saved: {ctx.meta[SAVED_KEY]}")
             _json_error(ctx, text)  # a script reading stdout gets its object (a re-trial)
             click.echo(f"\n{text}", err=True)
             ctx.exit(exit_status(exc))

@@ -19,15 +19,18 @@ from .._entry import to_null_device
 SAVED_KEY = "hspr_saved"
 
 
-def note_saved(what: str, shown_by: str | None = "`hspr live status`") -> None:
+def note_saved(what: str, shown_by: str | None = "`hspr live status`", kept: bool = False) -> None:
     """Record, for the error handlers, that ``what`` is saved (e.g. "hello-world's outcome is recorded in
     run.hspr"), and the command that shows it (None: none to name, e.g. a bank file written): a failure
     after it (stdout unwritable, Ctrl-C) then says so. A hostile trial: an outcome saved before a
-    full-disk stdout was reported as an error alone, exit 2, and the user believed nothing was recorded."""
+    full-disk stdout was reported as an error alone, exit 2, and the user believed nothing was recorded.
+    ``kept``: ``what`` is the work an interrupt cut short, kept by the interrupt (an interrupted replay's
+    finished runs), so the interrupt's message is "interrupted; <what>", not "after the change was saved"."""
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.meta[SAVED_KEY] = what
         ctx.meta[SAVED_KEY + "_shown_by"] = shown_by
+        ctx.meta[SAVED_KEY + "_kept"] = kept
 
 
 def saved_note() -> str:

@@ -375,6 +375,48 @@ def save_results(payload: dict, out: Path, csv_text: str | None, csv_path: str |
                            f"`hspr report {out}` writes the tables") from None
 
 
+def keep_interrupted(runs: list[dict], out: str, label: str, jobs: tuple[int, int] | None, earlier: bool,
+                     payload: dict) -> None:
+    """Save the ``runs`` an interrupted replay had finished beside ``out`` (``results.interrupted-<time>.json`` for ``results.json``; in the
+    temporary folder when ``out`` is a stream or that cannot be written), and note it for the interrupt's message
+    (:func:`hspr.cli.meta.note_saved`); ``out`` itself is left as it was. ``jobs``: (finished, in all) of the replay of
+    ``label`` that was interrupted; ``earlier``: runs of labels replayed whole before it are among ``runs``. A hostile
+    trial: Ctrl-C at 8 of 24 jobs lost every finished run and said only "interrupted"."""
+    from ..fileio import signals_held, stamped_beside
+    from .meta import note_saved
+
+    if not runs:
+        return
+    doc = {**payload, "runs": runs, "interrupted": {"label": label, "jobs_done": None if jobs is None else jobs[0],
+                                                    "jobs": None if jobs is None else jobs[1]}}
+    try:
+        import pandas as pd
+
+        from ..report.stats import summarize
+
+        doc["summary"] = summarize(pd.DataFrame(runs)).to_dict(orient="records")
+    except Exception:  # noqa: BLE001 - the runs are what matters; `hspr report` summarises them again
+        pass
+    where = None
+    with signals_held():  # a second Ctrl-C waits for the file: it is whole or not there
+        if not is_descriptor_path(out):
+            path = Path(out)
+            try:
+                where = stamped_beside(path.with_suffix("") if path.suffix.lower() == ".json" else path, "interrupted",
+                                       ".json")
+                write_json_durable(doc, where)
+            except OSError:
+                where = None
+        if where is None:
+            where = spare_copy(doc, "hspr-results-interrupted-")
+    if where is None:
+        return
+    part = "" if jobs is None else f"{jobs[0]} of the {jobs[1]} jobs of {label}"
+    part += ", and every job replayed before it" if earlier and part else ""
+    note_saved(f"the {len(runs)} runs finished before it{f' ({part})' if part else ''} are in {where} (`hspr report` "
+               f"reads them); {out} was not changed", shown_by=None, kept=True)
+
+
 def register(group: click.Group) -> None:
     @group.command("replay")
     @click.option("--bank", "bank", default="verified", show_default=True, shell_complete=completer([*BANKS, "all"]),
@@ -436,7 +478,8 @@ def register(group: click.Group) -> None:
                   help="Ablation: each task group's success rate is its model rate exactly (q_g = p_g(z)), with no "
                        "uncertain per-group rate (HSPR_SPEC section 2).")
     @click.option("--out", type=click.Path(dir_okay=False), default="results.json", show_default=True,
-                  help="Where to write runs and summary (JSON).")
+                  help="Where to write runs and summary (JSON). Interrupted, a replay leaves it as it was and keeps "
+                       "the runs it had finished beside it (results.interrupted-<time>.json for results.json).")
     @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also write the summary as CSV.")
     @click.option("--tasks", "tasks_path", type=click.Path(exists=True, dir_okay=False), default=None,
                   help="Score over this subset of the bank's tasks only (one id per line, a JSON list, a CSV with an instance_id or "
@@ -710,6 +753,12 @@ def register(group: click.Group) -> None:
                                       targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
                                       protocol=protocol,
                                       stop=None if stop_width is None else WidthBelow(stop_width, stop_min_tasks))
+                except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: the finished runs kept, and said
+                    keep_interrupted(all_runs + getattr(exc, "runs", []), out, run_label, getattr(exc, "jobs", None),
+                                     bool(all_runs), {"hspr_version": __import__("hspr").__version__,
+                                                      "environment": environment(names), "command": command_line(),
+                                                      "wall_seconds": time.perf_counter() - t0})
+                    raise
                 except ValueError as exc:  # DataError, BudgetError, or e.g. too few source agents for a method
                     prog.remove_task(task)  # no half-drawn bar above the message
                     prog.stop()
