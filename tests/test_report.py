@@ -47,7 +47,7 @@ def make_runs(errors: dict, truths: dict, fractions=(0.10,), intervals: dict | N
 @pytest.fixture()
 def synth():
     rng = np.random.default_rng(3)
-    truths = {"lite": np.linspace(0.1, 0.6, 12), "pro": np.linspace(0.05, 0.4, 5)}
+    truths = {"lite": np.linspace(0.3, 0.8, 12), "pro": np.linspace(0.05, 0.4, 5)}  # every estimate in [0, 1]
     errors = {
         ("lite", "hspr"): rng.normal(0, 0.01, (2, 12)),
         ("lite", "uniform"): rng.normal(0, 0.05, (3, 12)),
@@ -467,8 +467,8 @@ def test_one_truth_per_target_across_methods_and_files(tmp_path, synth):
     a = make_runs(errors, truths)
     other = a[a["method"] != "hspr"].assign(truth=lambda d: d["truth"] + 0.02)
     mine = a[a["method"] == "hspr"]
-    with pytest.raises(ReportError, match=r"target 'lite_a00' of bank 'lite' has different true scores: 10 % in "
-                                          r".*hspr.json \(method hspr, seed 0\); 12 % in .*peers.json"):
+    with pytest.raises(ReportError, match=r"target 'lite_a00' of bank 'lite' has different true scores: 30 % in "
+                                          r".*hspr.json \(method hspr, seed 0\); 32 % in .*peers.json"):
         report.read_results([_write(tmp_path / "hspr.json", mine), _write(tmp_path / "peers.json", other)])
     one = a.copy()
     one.loc[3, "truth"] = 0.99
@@ -1398,7 +1398,7 @@ def test_runs_of_another_protocol_under_the_bank_s_own_label_get_a_row_of_their_
     the report pooled those runs into the bank's row and its macro MAE."""
     truths, errors = synth
     folds = make_runs(errors, truths)
-    shift = make_runs({("lite", "hspr"): np.full((1, 12), 0.2)}, truths).assign(protocol="bash-only")
+    shift = make_runs({("lite", "hspr"): np.full((1, 12), -0.2)}, truths).assign(protocol="bash-only")
     runs = report.runs_frame(pd.concat([folds.assign(protocol="folds"), shift]).to_dict("records"))
     table = report.comparison_table(runs)
     alone = report.comparison_table(report.runs_frame(folds.to_dict("records")))
@@ -1583,3 +1583,24 @@ def test_an_also_method_missing_at_the_figure_s_budget_is_named_at_that_budget(s
     with pytest.raises(ReportError, match=r"method 'uniform' has no runs at the figure's budget, 5 % \(the baseline's "
                                           r"budget closest to 10 %; methods there: hspr\)"):
         figure_estimate_vs_truth(pd.concat([five, ten], ignore_index=True), baseline="hspr", also="uniform")
+
+
+def test_an_estimate_outside_0_1_or_its_own_interval_is_noted(tmp_path, synth):
+    """A hostile trial: a run edited to an estimate of 1.7 moved uniform's MaxErr to 135 pp and nothing said so. The
+    report still takes such runs (a method of one's own may step outside [0, 1]) and names the first of each kind."""
+    truths, errors = synth
+    runs = make_runs(errors, truths, intervals={("lite", "uniform"): 0.05})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ReportWarning)
+        report.read_results(_write(tmp_path / "clean.json", runs))  # every estimate in [0, 1] and in its interval
+    first = int(np.flatnonzero(runs["method"] == "uniform")[0])
+    edited = runs.copy()
+    edited.loc[first, "estimate"] = 1.7  # also outside its interval
+    edited.loc[first + 1, "estimate"] = edited.loc[first + 1, "upper"] + 0.01
+    with pytest.warns(ReportWarning) as seen:
+        report.read_results(_write(tmp_path / "edited.json", edited))
+    said = [str(w.message) for w in seen if "lies outside" in str(w.message)]
+    head = (f"{tmp_path / 'edited.json'}: run {first} ('uniform', target {edited.loc[first, 'target']!r}): estimate 1.7 "
+            f"[{edited.loc[first, 'lower']:.4g}, {edited.loc[first, 'upper']:.4g}] lies outside")
+    tail = "; no method hspr ships gives that: check whether the file was edited, or the method that wrote it"
+    assert said == [f"{head} [0, 1]{tail}", f"{head} its own 90 % interval (1 more run(s) like it){tail}"]

@@ -162,6 +162,24 @@ def _check_intervals(runs: list[dict], df: pd.DataFrame, source: str) -> None:
         df[lo], df[hi] = x[lo], x[hi]
 
 
+def _note_odd_estimates(runs: list[dict], df: pd.DataFrame, source: str) -> None:
+    """ReportWarning naming the first run (0-based) whose estimate lies outside [0, 1], or outside its own 90 %
+    interval: no shipped method's does (a test asserts it across a replay), so such a run is hand-edited or a method of
+    one's own misbehaving. A hostile trial: an estimate edited to 1.7 moved a method's MaxErr to 135 pp, said nowhere.
+    Both are taken as they are (:data:`SCALE_RANGE` refuses what cannot be a score)."""
+    est = df["estimate"].to_numpy(dtype=float)
+    lo = df["lower"].to_numpy(dtype=float) if "lower" in df.columns else np.full(len(df), np.nan)
+    hi = df["upper"].to_numpy(dtype=float) if "upper" in df.columns else np.full(len(df), np.nan)
+    for bad, what in (((est < 0) | (est > 1), "outside [0, 1]"),
+                      (~np.isnan(lo) & ((est < lo - 1e-9) | (est > hi + 1e-9)), "outside its own 90 % interval")):
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            more = f" ({int(bad.sum()) - 1} more run(s) like it)" if bad.sum() > 1 else ""
+            interval = "" if np.isnan(lo[i]) else f" [{lo[i]:.4g}, {hi[i]:.4g}]"
+            warnings.warn(f"{source}: run {i} ({runs[i].get('method')!r}, target {runs[i].get('target')!r}): estimate "
+                          f"{est[i]:.4g}{interval} lies {what}{more}; no method hspr ships gives that: check whether the "
+                          "file was edited, or the method that wrote it", ReportWarning, stacklevel=3)
+
 
 def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
     """Validate one parsed results object and return its runs as a DataFrame.
@@ -220,6 +238,7 @@ def runs_frame(obj, source: str = "<runs>") -> pd.DataFrame:
                 f"a score on the 0-1 scale (between {SCALE_RANGE[0]:g} and {SCALE_RANGE[1]:g}; not %)")
     _refuse(source, runs, (df["budget_fraction"] <= 0) | (df["budget_fraction"] > 1), "budget_fraction",
             "a share of the tasks, in (0, 1]")
+    _note_odd_estimates(runs, df, source)
     if "queried" in df.columns:  # a hostile trial: one id eight times, or more ids than the budget, passed
         q = [r.get("queried") for r in runs]
         _refuse(source, runs, [isinstance(x, list) and len(set(map(str, x))) < len(x) for x in q], "queried",
