@@ -949,6 +949,27 @@ def test_a_long_or_outcome_csv_as_a_task_list_gives_its_id_column(tmp_path):
     assert read_task_list(outcome) == ["t9", "t8"]
     bad = write(tmp_path / "bad.csv", "agent,instance_id,resolved\na\n")
     assert_error(bad, "line 2 has no 'instance_id' column", reader=read_task_list)
+    # a hostile trial: a one-column list headed 'task' (a name the matrix readers take for the id column) was read as
+    # the id 'task'; so were a long CSV's 'agent,task,resolved' header names
+    assert read_task_list(write(tmp_path / "one.csv", "task\nt5\nt4\n")) == ["t5", "t4"]
+    assert read_task_list(write(tmp_path / "lt.csv", "agent,task,resolved\na,t7,1\nb,t6,0\n")) == ["t7", "t6"]
+
+
+def test_a_task_list_on_an_open_descriptor_is_read_once(tmp_path):
+    """A hostile trial: `--tasks <(grep ... ids.txt)`, a shell idiom, was refused as 'not a regular file'. A pipe's
+    descriptor path is read, once (its JSON too); a named pipe in the file system is still refused (it would wait)."""
+    import os
+
+    for text, want in (("t2\n# c\nt1\n", ["t2", "t1"]), ('["t3", "t1"]', ["t3", "t1"])):
+        r, w = os.pipe()
+        os.write(w, text.encode())
+        os.close(w)
+        try:
+            assert read_task_list(f"/dev/fd/{r}") == want
+        finally:
+            os.close(r)
+    os.mkfifo(tmp_path / "fifo")
+    assert_error(tmp_path / "fifo", "not a regular file", reader=read_task_list)
 
 
 def test_a_long_csv_of_trial_lines_points_to_the_trials_form(tmp_path):

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputWarning, brief, shorten
-from ..fileio import DuplicateKeyError, csv_error_message, csv_records, json_kind, loads, read_json, read_text
+from ..fileio import DuplicateKeyError, csv_error_message, csv_records, descriptor_of, json_kind, loads, read_json, read_text
 from ..outcomes import (
     MISSING,
     NO_RUN,
@@ -114,7 +114,7 @@ SPLIT_SIZES = MappingProxyType({"lite": 300, "verified": 500, "test": 2294, "mul
 """Official task counts of the SWE-bench splits, to flag an incomplete task universe."""
 
 #: a first line of a one-id-per-line task list that is a column header, not a task (a one-column CSV export)
-TASK_LIST_HEADERS = ("instance_id", "task_id", "instance_ids", "task_ids")
+TASK_LIST_HEADERS = ("instance_id", "task_id", "task", "instance_ids", "task_ids", "tasks")
 
 FORMS = MappingProxyType({
     "wide_csv": "wide CSV 'agent,<task ids...>'",
@@ -858,9 +858,10 @@ def _agent_id(path: Path, i: int, entry: object) -> str:
 # ---------------------------------------------------------------------- leaderboard checkout
 def read_task_list(path: str | Path) -> list[str]:
     """Read a task universe: one id per line (``#`` starts a comment line; a first line
-    ``instance_id`` or ``task_id`` is a column header), a JSON list, a CSV with an
-    ``instance_id`` / ``task_id`` column (its distinct values, in order: a long or outcome CSV),
-    or a wide CSV whose header gives the ids.
+    ``instance_id``, ``task_id`` or ``task`` is a column header), a JSON list, a CSV with an
+    ``instance_id`` / ``task_id`` / ``task`` column (its distinct values, in order: a long or outcome CSV, as
+    the matrix readers name the column), or a wide CSV whose header gives the ids. ``path`` may be an open
+    descriptor's (a shell's ``<(...)``, read once).
 
     Returns
     -------
@@ -874,13 +875,13 @@ def read_task_list(path: str | Path) -> list[str]:
         several ids or an inline comment, or a JSON item is not an id.
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.is_file() and descriptor_of(path) is None:  # a hostile trial: `--tasks <(...)` was refused
         raise DataError(f"{path}: no such task list file" if not path.exists() else
                         f"{path}: not a regular file; give a text file with one task id per line (or a JSON list)")
     text = read_text(path, DataError)
     head = text.lstrip()[:1]
     if head in ("[", "{"):
-        raw = read_json(path, DataError)
+        raw = read_json(path, DataError, text=text)  # the text read: a pipe is read once
         raw = raw.get("instance_ids") if isinstance(raw, dict) else raw
         if not isinstance(raw, list):
             raise DataError(f"{path}: a JSON task list must be a list of ids (or an object with 'instance_ids')")
