@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import runpy
 from pathlib import Path
 
@@ -540,3 +541,16 @@ def test_an_interrupted_replay_keeps_its_finished_runs(tmp_path, monkeypatch):
                                                  "not changed")
     res = CliRunner().invoke(main, ["report", str(kept[0]), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
     assert res.exit_code == 0, res.output
+
+
+def test_replay_out_through_a_link_names_the_file_written(tmp_path):
+    """A hostile trial: `--out link.json` (a link to base.json) replaced base.json and named only the link."""
+    m, _ = simulate_matrix(8, 20, seed=2)
+    write_wide_csv(m, tmp_path / "m.csv")
+    (tmp_path / "link.json").symlink_to(tmp_path / "base.json")
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "m.csv"), "--methods", "uniform", "--seeds", "0",
+                                    "--workers", "1", "-q", "--out", str(tmp_path / "link.json")])
+    assert res.exit_code == 0, res.output
+    assert f"wrote {tmp_path / 'link.json'} (a link: written to {os.path.realpath(tmp_path / 'base.json')}) (8 runs)" in \
+        " ".join(res.output.split())
+    assert (tmp_path / "link.json").is_symlink() and len(json.loads((tmp_path / "base.json").read_text())["runs"]) == 8

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -800,7 +801,10 @@ def register(group: click.Group) -> None:
         for line in [*pass_rate_notes(all_runs), *shift_flag_notes(all_runs)]:
             console.print(escape(f"note: {line}"), highlight=False, soft_wrap=True)
         # a new-user trial: a second replay without --out replaced the first one's results.json with no word
-        console.print(f"wrote {out} ({len(all_runs)} runs)" + ("" if replaced is None else
+        # a hostile trial: through a link, the file replaced was the link's target, and only the link was named
+        link = (f" (a link: written to {os.path.realpath(out)})"
+                if not is_descriptor_path(out) and Path(out).is_symlink() else "")
+        console.print(f"wrote {out}{link} ({len(all_runs)} runs)" + ("" if replaced is None else
                       f"; it replaced the earlier {out}{'' if replaced < 0 else f' of {replaced} runs'} (give each "
                       "replay its own --out FILE to keep its runs, then `hspr report` them together)")
                       + (f"; the summary in {csv_path} replaced the earlier one" if csv_replaced else ""), highlight=False,
