@@ -386,6 +386,13 @@ def test_a_config_file_name_with_label_characters_is_refused(tmp_path):
                                     "--out", str(tmp_path / "r.json")])
     assert res.exit_code == 2 and "file name holds '|'" in res.output and "rename the file" in res.output
     assert not (tmp_path / "r.json").exists()
+    # a hostile trial: a replay's results file as --config got a long list of unknown HSPR settings
+    (tmp_path / "results.json").write_text('{"runs": [], "summary": []}')
+    res = CliRunner().invoke(main, ["replay", "--bank", "pro", "--methods", "hspr", "--config",
+                                    str(tmp_path / "results.json"), "--seeds", "0", "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 2 and not (tmp_path / "r.json").exists()
+    assert f"--config {tmp_path / 'results.json'} is an `hspr replay` results file, not settings: give a JSON file of " \
+        "HSPR settings" in " ".join(res.output.split()) and "unknown" not in res.output
 
 
 def test_replay_names_a_targets_folder_and_an_unused_stop_min_tasks(tmp_path, monkeypatch):

@@ -298,9 +298,13 @@ def _config_doc(config_path: str):
 
     _check_config_path(config_path)
     try:
-        return read_json_file(config_path)
+        doc = read_json_file(config_path)
     except ValueError as exc:
         raise ValueError(f"--config {exc}") from None
+    if is_results_doc(doc):  # a hostile trial: a results file got a long list of 'unknown HSPR settings'
+        raise ValueError(f"--config {config_path} is an `hspr replay` results file, not settings: give a JSON file of "
+                         "HSPR settings (`hspr select --config-out` writes one), an `hspr select --record` table, or 'auto'")
+    return doc
 
 
 def refuse_missing_for(method_objs: dict, jobs: list) -> None:
