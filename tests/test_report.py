@@ -1604,3 +1604,22 @@ def test_an_estimate_outside_0_1_or_its_own_interval_is_noted(tmp_path, synth):
             f"[{edited.loc[first, 'lower']:.4g}, {edited.loc[first, 'upper']:.4g}] lies outside")
     tail = "; no method hspr ships gives that: check whether the file was edited, or the method that wrote it"
     assert said == [f"{head} [0, 1]{tail}", f"{head} its own 90 % interval (1 more run(s) like it){tail}"]
+
+
+def test_a_paired_row_on_too_few_differing_targets_says_its_p_cannot_reach_0_05(synth):
+    """A hostile trial: with 1 or 2 targets the paired table printed Wilcoxon p = 1.000 with no word that so few
+    targets can never give p < 0.05 (the exact two-sided p is at least 2/2^n for n non-zero differences)."""
+    from hspr.report.tables import paired_markdown, paired_rich
+
+    truths, errors = synth
+    runs = report.runs_frame(make_runs(errors, truths).to_dict("records"))
+    paired = report.paired_analysis(runs, "hspr", n_resamples=200)
+    few = paired[(paired["n_baseline_better"] + paired["n_method_better"]) < 6]
+    assert few[["method", "bank"]].values.tolist() == [["uniform", "pro"]]  # pro's 5 targets; lite 12, pooled 17
+    assert few["p_value"].item() >= 2 / 2**5
+    sentence = ("1 row(s) rest on fewer than 6 targets whose errors differ: there Wilcoxon's p cannot fall below 0.05 "
+                "(its least value is 2/2^n for n such targets), whatever the errors.")
+    assert sentence in paired_markdown(paired) and paired_rich(paired).caption.endswith(sentence)
+    lite = report.runs_frame(runs[runs["bank"] == "lite"].to_dict("records"))
+    plenty = report.paired_analysis(lite, "hspr", n_resamples=200)
+    assert "rest on fewer" not in paired_markdown(plenty) and "rest on fewer" not in paired_rich(plenty).caption

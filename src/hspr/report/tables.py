@@ -331,7 +331,23 @@ def _paired_note(paired: pd.DataFrame, n_resamples: int | None, seed: int | None
             "plain bank; shift protocols only when nothing else is here; each target weighs the same). Both treat "
             "the targets as independent: a method that asks every target the same tasks (a fixed set, or a query "
             "seed's random draw) gives errors that share those tasks, so its intervals and p-values are too narrow, "
-            "the more so with fewer seeds.")
+            "the more so with fewer seeds." + _few_pairs(paired))
+
+
+#: the fewest non-zero paired differences whose two-sided exact Wilcoxon p can fall below 0.05 (2 / 2**6 = 0.031)
+MIN_WILCOXON_PAIRS = 6
+
+
+def _few_pairs(paired: pd.DataFrame) -> str:
+    """A sentence for the rows of :func:`paired_analysis` with fewer than :data:`MIN_WILCOXON_PAIRS` targets whose
+    errors differ, whose Wilcoxon p cannot fall below 0.05 (a hostile trial: with 1 or 2 targets p = 1.000 was printed
+    with no word); '' when there is none."""
+    n = (paired["n_baseline_better"] + paired["n_method_better"]).to_numpy()
+    few = int((n < MIN_WILCOXON_PAIRS).sum())
+    if not few:
+        return ""
+    return (f" {few} row(s) rest on fewer than {MIN_WILCOXON_PAIRS} targets whose errors differ: there Wilcoxon's p "
+            f"cannot fall below 0.05 (its least value is 2/2^n for n such targets), whatever the errors.")
 
 
 def paired_markdown(paired: pd.DataFrame, n_resamples: int | None = None, seed: int | None = None) -> str:
@@ -361,7 +377,7 @@ def paired_rich(paired: pd.DataFrame):
     ci = header.index("95 % CI (pp)")
     t = Table(title=f"Paired per-target |error| difference: method − {base} (pp; + = {base} better)",
               caption=f"95 % percentile bootstrap CI; Wilcoxon signed-rank (zero_method='{ZERO_METHOD}'); "
-                      "Holm over all rows; better / worse leave out targets with equal errors")
+                      "Holm over all rows; better / worse leave out targets with equal errors." + _few_pairs(paired))
     for h in header:
         t.add_column(h, justify="left" if h in ("method", "bank") else "right", no_wrap=h in ("bank", "method"))
     last = (paired["method"].ne(paired["method"].shift(-1))
