@@ -572,8 +572,17 @@ def test_settings_messages_say_what_the_method_takes():
         HSPRConfig.from_dict({"config": {"rank": 2}, "shift": {}})
     # a hostile trial: given to `--methods hspr` the message spoke of Python keywords only
     assert "on the command line give this file with --method(s) hspr_robust" in str(caught.value)
-    with pytest.raises(ValueError, match="unknown HSPR setting"):
+    with pytest.raises(ValueError, match="unknown HSPR setting") as caught:
         HSPRConfig.from_dict({"rnak": 2})
+    # a hostile trial: the file form it showed, {"shift": {...}} alone, was then refused; the one shown now is taken
+    import json
+    import re
+
+    from hspr.methods import get_method
+
+    shown = json.loads(re.search(r"as (\{.*?\}\}) \(", str(caught.value)).group(1))
+    assert shown == {"config": {}, "shift": {"sided": False}}
+    assert get_method("hspr_robust", **shown).shift.sided is False
 
 
 def test_session_messages_found_by_an_api_trial():

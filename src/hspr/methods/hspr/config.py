@@ -282,9 +282,11 @@ class HSPRConfig:
                              "hspr_robust's two keywords, get_method(\"hspr_robust\", **settings), and its keyword "
                              "'config' (like hspr's) takes the HSPR settings themselves")
         if unknown:
+            # a hostile trial: the example given here, {"shift": {...}} alone, was then refused as no HSPR setting
             raise ValueError(f"unknown HSPR setting(s) {sorted(unknown)}; known: {sorted(names)} (hspr_robust's shift "
-                             "calibration settings go under \"shift\" in a --config file, {\"shift\": {\"sided\": "
-                             "false}}, and in Python are its keyword shift=: get_method(\"hspr_robust\", shift={...}))")
+                             "calibration settings go in a --config file given with --method(s) hspr_robust, as "
+                             "{\"config\": {}, \"shift\": {\"sided\": false}} (\"config\" holds the HSPR settings), and in Python "
+                             "are its keyword shift=: get_method(\"hspr_robust\", shift={...}))")
         hints = typing.get_type_hints(cls)
         return cls(**{k: as_field_number(hints.get(k), v) for k, v in d.items()})
 
