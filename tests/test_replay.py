@@ -542,6 +542,31 @@ def test_an_interrupted_replay_keeps_its_finished_runs(tmp_path, monkeypatch):
     res = CliRunner().invoke(main, ["report", str(kept[0]), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
     assert res.exit_code == 0, res.output
 
+    # its re-trial: after the last job, before --out was written, every run was lost; just after it was written, an
+    # earlier results file was replaced with only "interrupted" said
+    import hspr.cli.replay_cmd as replay_cmd
+    import hspr.report.stats as report_stats
+
+    monkeypatch.setattr(replay_module, "_run_job", real)
+    args = ["replay", "--matrix", str(tmp_path / "m.csv"), "--methods", "uniform", "--seeds", "0,1", "--workers", "1",
+            "-q", "--out", str(tmp_path / "new.json")]
+    with monkeypatch.context() as mp:
+        mp.setattr(report_stats, "summarize", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+        res = CliRunner().invoke(main, args)
+    kept = list(tmp_path.glob("new.interrupted-*.json"))
+    assert res.exit_code == 130 and len(kept) == 1 and not (tmp_path / "new.json").exists()
+    assert len(json.loads(kept[0].read_text())["runs"]) == 24  # 8 jobs of 3 targets
+    assert " ".join(res.output.split()).endswith(f"interrupted; the 24 runs finished before it (every job) are in "
+                                                 f"{kept[0]} (`hspr report` reads them); {tmp_path / 'new.json'} was "
+                                                 "not written")
+    with monkeypatch.context() as mp:
+        mp.setattr(replay_cmd, "print_table", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+        res = CliRunner().invoke(main, args[:-1] + [str(tmp_path / "r.json")])
+    assert res.exit_code == 130 and len(json.loads((tmp_path / "r.json").read_text())["runs"]) == 24
+    assert " ".join(res.output.split()).endswith(f"interrupted; the 24 runs were written to {tmp_path / 'r.json'}; it "
+                                                 f"replaced the earlier {tmp_path / 'r.json'} of 0 runs")
+    assert len(list(tmp_path.glob("r.interrupted-*.json"))) == 1  # the first one's only
+
 
 def test_replay_out_through_a_link_names_the_file_written(tmp_path):
     """A hostile trial: `--out link.json` (a link to base.json) replaced base.json and named only the link."""

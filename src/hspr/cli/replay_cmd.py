@@ -30,7 +30,7 @@ from ..data.folds import (
 from ..data.io import load_matrix, load_matrix_and_form, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import HsprError, InputWarning, UnknownIdError
-from ..fileio import is_descriptor_path, readable_name, write_json_durable, write_text_durable
+from ..fileio import is_descriptor_path, readable_name, signals_held, write_json_durable, write_text_durable
 from ..methods import REPLAY_DEFAULT, method_class, method_names, names_with
 from ..methods.hspr.config import ACQUISITIONS, DECISIONS
 from ..methods.hspr.replay_options import check_table_covers, replay_methods
@@ -380,46 +380,65 @@ def save_results(payload: dict, out: Path, csv_text: str | None, csv_path: str |
                            f"`hspr report {out}` writes the tables") from None
 
 
-def keep_interrupted(runs: list[dict], out: str, label: str, jobs: tuple[int, int] | None, earlier: bool,
-                     payload: dict) -> None:
-    """Save the ``runs`` an interrupted replay had finished beside ``out`` (``results.interrupted-<time>.json`` for ``results.json``; in the
-    temporary folder when ``out`` is a stream or that cannot be written), and note it for the interrupt's message
-    (:func:`hspr.cli.meta.note_saved`); ``out`` itself is left as it was. ``jobs``: (finished, in all) of the replay of
-    ``label`` that was interrupted; ``earlier``: runs of labels replayed whole before it are among ``runs``. A hostile
-    trial: Ctrl-C at 8 of 24 jobs lost every finished run and said only "interrupted"."""
-    from ..fileio import signals_held, stamped_beside
-    from .meta import note_saved
+class InterruptKeeper:
+    """What an interrupted ``hspr replay`` (Ctrl-C, SIGTERM, SIGHUP) had done, kept and said when the interrupt ends
+    the command, as a context manager around the replays and the writing of ``--out``. Hostile trials: Ctrl-C at 8 of
+    24 jobs lost every finished run and said only "interrupted"; so did one after the last job, before ``--out`` was
+    written; and one just after it was written replaced an earlier results file without a word.
 
-    if not runs:
-        return
-    doc = {**payload, "runs": runs, "interrupted": {"label": label, "jobs_done": None if jobs is None else jobs[0],
-                                                    "jobs": None if jobs is None else jobs[1]}}
-    try:
-        import pandas as pd
+    Before ``--out`` is written, the runs finished (``runs``, of the replays run whole, and ``cut``'s, of the one the
+    interrupt cut short: :func:`hspr.replay.replay`'s KeyboardInterrupt carries them) go beside ``out``
+    (``results.interrupted-<time>.json`` for ``results.json``; in the temporary folder when ``out`` is a stream or that
+    cannot be written), with an ``interrupted`` key, and ``out`` is left as it was. After, ``written`` says what
+    ``out`` now holds. Either is noted for the interrupt's message (:func:`hspr.cli.meta.note_saved`)."""
 
-        from ..report.stats import summarize
+    def __init__(self, out: str, payload: dict) -> None:
+        self.out, self.payload, self.t0 = out, payload, time.perf_counter()
+        self.runs: list[dict] = []  # the runs of the replays finished whole
+        self.cut: tuple[list[dict], tuple[int, int] | None, str] | None = None  # (runs, (jobs done, jobs), label)
+        self.written: str | None = None  # what --out holds, once written
+        self.existed = not is_descriptor_path(out) and Path(out).exists()
 
-        doc["summary"] = summarize(pd.DataFrame(runs)).to_dict(orient="records")
-    except Exception:  # noqa: BLE001 - the runs are what matters; `hspr report` summarises them again
-        pass
-    where = None
-    with signals_held():  # a second Ctrl-C waits for the file: it is whole or not there
-        if not is_descriptor_path(out):
-            path = Path(out)
-            try:
-                where = stamped_beside(path.with_suffix("") if path.suffix.lower() == ".json" else path, "interrupted",
-                                       ".json")
-                write_json_durable(doc, where)
-            except OSError:
-                where = None
+    def __enter__(self) -> InterruptKeeper:
+        return self
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if kind is None or not issubclass(kind, KeyboardInterrupt):
+            return False
+        from ..fileio import stamped_beside
+        from .meta import note_saved
+
+        if self.written is not None:
+            note_saved(self.written, shown_by=None, kept=True)
+            return False
+        with signals_held():  # another Ctrl-C waits for the file: it is whole or not there (a re-trial lost it)
+            runs, jobs, label = self.cut if self.cut is not None else ([], None, None)
+            runs = self.runs + runs
+            if not runs:
+                return False
+            doc = {**self.payload, "wall_seconds": time.perf_counter() - self.t0, "runs": runs,
+                   "interrupted": {"label": label, "jobs_done": None if jobs is None else jobs[0],
+                                   "jobs": None if jobs is None else jobs[1]}}
+            where = None
+            if not is_descriptor_path(self.out):
+                path = Path(self.out)
+                try:
+                    where = stamped_beside(path.with_suffix("") if path.suffix.lower() == ".json" else path,
+                                           "interrupted", ".json")
+                    write_json_durable(doc, where)
+                except OSError:
+                    where = None
+            if where is None:
+                where = spare_copy(doc, "hspr-results-interrupted-")
         if where is None:
-            where = spare_copy(doc, "hspr-results-interrupted-")
-    if where is None:
-        return
-    part = "" if jobs is None else f"{jobs[0]} of the {jobs[1]} jobs of {label}"
-    part += ", and every job replayed before it" if earlier and part else ""
-    note_saved(f"the {len(runs)} runs finished before it{f' ({part})' if part else ''} are in {where} (`hspr report` "
-               f"reads them); {out} was not changed", shown_by=None, kept=True)
+            return False
+        if jobs is not None:
+            part = f"{jobs[0]} of the {jobs[1]} jobs of {label}" + (", and every job before it" if self.runs else "")
+        else:
+            part = "every job" if self.cut is None else f"every job before {label}"
+        note_saved(f"the {len(runs)} runs finished before it ({part}) are in {where} (`hspr report` reads them); "
+                   f"{self.out} was not {'changed' if self.existed else 'written'}", shown_by=None, kept=True)
+        return False
 
 
 def register(group: click.Group) -> None:
@@ -724,92 +743,96 @@ def register(group: click.Group) -> None:
         if one_path:  # a new-user trial: `--seeds 0-4` for tinybench printed `seeds 1` and said nothing
             console.print(f"note: {', '.join(map(escape, one_path))}: deterministic (no seed decides the queries); run "
                           f"once, with seed {seed_list[0]}", highlight=False, soft_wrap=True)
-        all_runs = []
         t0 = time.perf_counter()
-        from ..parallel import quiet_methods
+        keeper = InterruptKeeper(out, {"hspr_version": __import__("hspr").__version__, "environment": environment(names),
+                                       "command": command_line()})
+        all_runs = keeper.runs
+        with keeper:
+            from ..parallel import quiet_methods
 
-        with quiet_methods(quiet), connected(backend, scheduler, workers) as joblib_backend, \
-                progress_bar(console, disable=quiet) as prog:
-            for label, mat, folds, job_targets in jobs:
-                # a shift protocol or a targets file gets a label of its own ('bank/...'), so its runs are never
-                # pooled with the bank's folds or with a bundled target set in a report
-                base, subset = re.fullmatch(r"(.*?)((?:\[\d+ tasks\])?)", label).groups()  # '[N tasks]' stays last
-                run_label = (base if not protocol else f"{base}/targets:{readable_name(Path(targets).stem)}" if protocol == "targets"
-                             else f"{base}/{protocol}") + subset
-                if stop_width is not None:  # runs that may end early are not comparable with full-budget ones
-                    run_label += f"[stop {stop_width:g} pp]"
-                shown = f"replay {escape(run_label)}"  # the label the table shows
-                task = prog.add_task(shown, total=None)
-                job_methods = method_objs
-                if methods.strip().lower() == "all" and mat.trials is not None:  # a trial: 'all' stopped at the first refusal
-                    job_methods = {n: m for n, m in method_objs.items() if m.accepts_pass_rates}
-                    off = [n for n in method_objs if n not in job_methods]
-                    if off:
-                        console.print(f"note: {escape(run_label)} holds pass rates over {mat.trials} trials; --methods "
-                                      f"all skips the methods that take one 0/1 outcome per task ({', '.join(off)})",
-                                      highlight=False, soft_wrap=True)
-                tick = fits_then_sessions(prog, task, shown, (1 if job_targets is not None else len(folds)) * len(job_methods))
-                try:
-                    with warnings.catch_warnings():  # said above in more detail (same outcomes, another run)
-                        warnings.filterwarnings("ignore", message=r".*target id\(s\) also name source rows",
-                                                category=InputWarning)
-                        runs = replay(run_label, mat, job_methods, fractions=fractions,
-                                      seeds={n: v for n, v in seeds_map.items() if n in job_methods}, folds=folds,
-                                      targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
-                                      protocol=protocol,
-                                      stop=None if stop_width is None else WidthBelow(stop_width, stop_min_tasks))
-                except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: the finished runs kept, and said
-                    keep_interrupted(all_runs + getattr(exc, "runs", []), out, run_label, getattr(exc, "jobs", None),
-                                     bool(all_runs), {"hspr_version": __import__("hspr").__version__,
-                                                      "environment": environment(names), "command": command_line(),
-                                                      "wall_seconds": time.perf_counter() - t0})
-                    raise
-                except ValueError as exc:  # DataError, BudgetError, or e.g. too few source agents for a method
-                    prog.remove_task(task)  # no half-drawn bar above the message
-                    prog.stop()
-                    where = "" if mat.source == label or str(exc).startswith(f"{mat.source}:") else \
-                        f" ({mat.source}: {mat.n_agents} agents x {mat.n_tasks} tasks)"  # not the file named twice
-                    hint = ""
-                    if split != "folds" and job_targets is not None and not targets:  # e.g. too few sources for hspr_auto
-                        opt = "--newest" if split == "forward" else "--strongest"
-                        hint = (f" (--split {split} {opt} {job_targets.n_agents} leaves {mat.n_agents} of "
-                                f"{mat.n_agents + job_targets.n_agents} agents as sources; a smaller {opt} leaves more)")
-                    # the run's label, unless the message starts with it (a trial: "terminal-bench: bank:terminal-bench: ...")
-                    said = str(exc).startswith((f"{run_label}:", f"bank:{run_label}:"))
-                    print_error(console, f"{'' if said else f'{run_label}{where}: '}{exc}{hint}")
-                    sys.exit(2)
-                all_runs.extend(runs)
-        wall = time.perf_counter() - t0
-        import pandas as pd
+            with quiet_methods(quiet), connected(backend, scheduler, workers) as joblib_backend, \
+                    progress_bar(console, disable=quiet) as prog:
+                for label, mat, folds, job_targets in jobs:
+                    # a shift protocol or a targets file gets a label of its own ('bank/...'), so its runs are never
+                    # pooled with the bank's folds or with a bundled target set in a report
+                    base, subset = re.fullmatch(r"(.*?)((?:\[\d+ tasks\])?)", label).groups()  # '[N tasks]' stays last
+                    run_label = (base if not protocol else f"{base}/targets:{readable_name(Path(targets).stem)}" if protocol == "targets"
+                                 else f"{base}/{protocol}") + subset
+                    if stop_width is not None:  # runs that may end early are not comparable with full-budget ones
+                        run_label += f"[stop {stop_width:g} pp]"
+                    shown = f"replay {escape(run_label)}"  # the label the table shows
+                    task = prog.add_task(shown, total=None)
+                    job_methods = method_objs
+                    if methods.strip().lower() == "all" and mat.trials is not None:  # a trial: 'all' stopped at the first refusal
+                        job_methods = {n: m for n, m in method_objs.items() if m.accepts_pass_rates}
+                        off = [n for n in method_objs if n not in job_methods]
+                        if off:
+                            console.print(f"note: {escape(run_label)} holds pass rates over {mat.trials} trials; --methods "
+                                          f"all skips the methods that take one 0/1 outcome per task ({', '.join(off)})",
+                                          highlight=False, soft_wrap=True)
+                    tick = fits_then_sessions(prog, task, shown, (1 if job_targets is not None else len(folds)) * len(job_methods))
+                    try:
+                        with warnings.catch_warnings():  # said above in more detail (same outcomes, another run)
+                            warnings.filterwarnings("ignore", message=r".*target id\(s\) also name source rows",
+                                                    category=InputWarning)
+                            runs = replay(run_label, mat, job_methods, fractions=fractions,
+                                          seeds={n: v for n, v in seeds_map.items() if n in job_methods}, folds=folds,
+                                          targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
+                                          protocol=protocol,
+                                          stop=None if stop_width is None else WidthBelow(stop_width, stop_min_tasks))
+                    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: its finished runs kept by the keeper
+                        keeper.cut = (getattr(exc, "runs", []), getattr(exc, "jobs", None), run_label)
+                        raise
+                    except ValueError as exc:  # DataError, BudgetError, or e.g. too few source agents for a method
+                        prog.remove_task(task)  # no half-drawn bar above the message
+                        prog.stop()
+                        where = "" if mat.source == label or str(exc).startswith(f"{mat.source}:") else \
+                            f" ({mat.source}: {mat.n_agents} agents x {mat.n_tasks} tasks)"  # not the file named twice
+                        hint = ""
+                        if split != "folds" and job_targets is not None and not targets:  # e.g. too few sources for hspr_auto
+                            opt = "--newest" if split == "forward" else "--strongest"
+                            hint = (f" (--split {split} {opt} {job_targets.n_agents} leaves {mat.n_agents} of "
+                                    f"{mat.n_agents + job_targets.n_agents} agents as sources; a smaller {opt} leaves more)")
+                        # the run's label, unless the message starts with it (a trial: "terminal-bench: bank:terminal-bench: ...")
+                        said = str(exc).startswith((f"{run_label}:", f"bank:{run_label}:"))
+                        print_error(console, f"{'' if said else f'{run_label}{where}: '}{exc}{hint}")
+                        sys.exit(2)
+                    all_runs.extend(runs)
+            wall = time.perf_counter() - t0
+            import pandas as pd
 
-        from ..report.inputs import pass_rate_notes  # here: pandas costs every TAB of shell completion
-        from ..report.stats import shift_flag_notes, summarize  # here: scipy.stats and pandas cost ~0.8 s of every TAB
+            from ..report.inputs import pass_rate_notes  # here: pandas costs every TAB of shell completion
+            from ..report.stats import shift_flag_notes, summarize  # here: scipy.stats and pandas cost ~0.8 s of every TAB
 
-        summary = summarize(pd.DataFrame(all_runs))
-        payload = {
-            "hspr_version": __import__("hspr").__version__,
-            "environment": environment(names),
-            "command": command_line(),
-            "wall_seconds": wall,
-            "runs": all_runs,
-            "summary": summary.to_dict(orient="records"),
-        }
-        replaced = _runs_in(Path(out), earlier_runs)
-        csv_replaced = (bool(csv_path) and not is_descriptor_path(csv_path) and Path(csv_path).is_file()
-                        and Path(csv_path).stat().st_size > 0)
-        save_results(payload, Path(out), summary.to_csv(index=False) if csv_path else None, csv_path)
-        # a re-trial: `--out /dev/stdout > r.json` got the table after the JSON, which no reader could then parse
-        out_console = table_console(console, out, csv_path)
-        # labels: bank, method and budget (a re-trial: with two budgets, later blocks lost which row was which)
-        print_table(out_console, summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"), keep=3)
-        for line in [*pass_rate_notes(all_runs), *shift_flag_notes(all_runs)]:
-            console.print(escape(f"note: {line}"), highlight=False, soft_wrap=True)
-        # a new-user trial: a second replay without --out replaced the first one's results.json with no word
-        # a hostile trial: through a link, the file replaced was the link's target, and only the link was named
-        link = (f" (a link: written to {os.path.realpath(out)})"
-                if not is_descriptor_path(out) and Path(out).is_symlink() else "")
-        console.print(f"wrote {out}{link} ({len(all_runs)} runs)" + ("" if replaced is None else
-                      f"; it replaced the earlier {out}{'' if replaced < 0 else f' of {replaced} runs'} (give each "
-                      "replay its own --out FILE to keep its runs, then `hspr report` them together)")
-                      + (f"; the summary in {csv_path} replaced the earlier one" if csv_replaced else ""), highlight=False,
-                      soft_wrap=True)  # a hostile trial: --csv replaced another replay's summary without a word
+            summary = summarize(pd.DataFrame(all_runs))
+            payload = {
+                "hspr_version": __import__("hspr").__version__,
+                "environment": environment(names),
+                "command": command_line(),
+                "wall_seconds": wall,
+                "runs": all_runs,
+                "summary": summary.to_dict(orient="records"),
+            }
+            replaced = _runs_in(Path(out), earlier_runs)
+            csv_replaced = (bool(csv_path) and not is_descriptor_path(csv_path) and Path(csv_path).is_file()
+                            and Path(csv_path).stat().st_size > 0)
+            # a hostile trial: through a link, the file replaced was the link's target, and only the link was named
+            link = (f" (a link: written to {os.path.realpath(out)})"
+                    if not is_descriptor_path(out) and Path(out).is_symlink() else "")
+            earlier = "" if replaced is None else f"; it replaced the earlier {out}{'' if replaced < 0 else f' of {replaced} runs'}"
+            with signals_held():  # --out written and the keeper told, or neither (a re-trial: an interrupt just after the
+                # write replaced an earlier results file, said only "interrupted")
+                save_results(payload, Path(out), summary.to_csv(index=False) if csv_path else None, csv_path)
+                keeper.written = f"the {len(all_runs)} runs were written to {out}{link}{earlier}"
+            # a re-trial: `--out /dev/stdout > r.json` got the table after the JSON, which no reader could then parse
+            out_console = table_console(console, out, csv_path)
+            # labels: bank, method and budget (a re-trial: with two budgets, later blocks lost which row was which)
+            print_table(out_console, summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"), keep=3)
+            for line in [*pass_rate_notes(all_runs), *shift_flag_notes(all_runs)]:
+                console.print(escape(f"note: {line}"), highlight=False, soft_wrap=True)
+            # a new-user trial: a second replay without --out replaced the first one's results.json with no word
+            console.print(f"wrote {out}{link} ({len(all_runs)} runs)" + ("" if replaced is None else
+                          f"{earlier} (give each replay its own --out FILE to keep its runs, then `hspr report` them "
+                          "together)")
+                          + (f"; the summary in {csv_path} replaced the earlier one" if csv_replaced else ""), highlight=False,
+                          soft_wrap=True)  # a hostile trial: --csv replaced another replay's summary without a word
