@@ -393,6 +393,12 @@ def test_a_config_file_name_with_label_characters_is_refused(tmp_path):
     assert res.exit_code == 2 and not (tmp_path / "r.json").exists()
     assert f"--config {tmp_path / 'results.json'} is an `hspr replay` results file, not settings: give a JSON file of " \
         "HSPR settings" in " ".join(res.output.split()) and "unknown" not in res.output
+    # its re-trial: `live start --config results.json` still got the list of unknown settings
+    res = CliRunner().invoke(main, ["live", "start", "--bank", "pro", "--budget", "3", "--config",
+                                    str(tmp_path / "results.json"), "--session", str(tmp_path / "s.hspr")])
+    assert res.exit_code == 2 and not (tmp_path / "s.hspr").exists()
+    assert f"--config {tmp_path / 'results.json'} is an `hspr replay` results file, not settings" in \
+        " ".join(res.output.split()) and "unknown" not in res.output
 
 
 def test_replay_names_a_targets_folder_and_an_unused_stop_min_tasks(tmp_path, monkeypatch):

@@ -540,7 +540,9 @@ def test_an_interrupted_replay_keeps_its_finished_runs(tmp_path, monkeypatch):
                                                  f"in {kept[0]} (`hspr report` reads them); {tmp_path / 'r.json'} was "
                                                  "not changed")
     res = CliRunner().invoke(main, ["report", str(kept[0]), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 0, res.output  # and says the runs are partial (a re-trial: it called them every target's)
+    assert f"{kept[0]} holds the runs an interrupted replay had finished (2 of the 8 jobs of m): its banks' rows cover " \
+        "the targets, folds and seeds those jobs ran" in " ".join(res.output.split())
 
     # its re-trial: after the last job, before --out was written, every run was lost; just after it was written, an
     # earlier results file was replaced with only "interrupted" said

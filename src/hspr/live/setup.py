@@ -194,9 +194,13 @@ def _make_method(name: str, settings) -> Method:
 def refuse_selection_table(settings, where: str = "--config") -> None:
     """LiveSessionError when ``settings`` (a JSON object read for a session's method) is a table of selections
     (``hspr select --record``), which `hspr replay --config` takes, not a session; ``where`` names it (the option
-    and, from the command line, its file: a hostile trial found the message naming no file)."""
+    and, from the command line, its file: a hostile trial found the message naming no file). A replay's results
+    file (a ``runs`` list) is refused as that (a re-trial: it got a long list of unknown HSPR settings)."""
     from ..methods.hspr.config import is_selection_table
 
+    if isinstance(settings, dict) and isinstance(settings.get("runs"), list):
+        raise LiveSessionError(f"{where} is an `hspr replay` results file, not settings: give a JSON file of the "
+                               "method's settings (for HSPR, `hspr select --config-out` writes one)")
     if is_selection_table(settings):
         raise LiveSessionError(f"{where} is a table of selections (hspr select --record: one configuration per fold, "
                                "found by the fold's source digest): a live session takes one configuration (for a "

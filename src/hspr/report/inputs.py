@@ -170,7 +170,7 @@ def _note_odd_estimates(runs: list[dict], df: pd.DataFrame, source: str) -> None
     est = df["estimate"].to_numpy(dtype=float)
     lo = df["lower"].to_numpy(dtype=float) if "lower" in df.columns else np.full(len(df), np.nan)
     hi = df["upper"].to_numpy(dtype=float) if "upper" in df.columns else np.full(len(df), np.nan)
-    for bad, what in (((est < 0) | (est > 1), "outside [0, 1]"),
+    for bad, what in (((est < -1e-9) | (est > 1 + 1e-9), "outside [0, 1]"),  # as the interval's: 1 + 1e-12 is 1
                       (~np.isnan(lo) & ((est < lo - 1e-9) | (est > hi + 1e-9)), "outside its own 90 % interval")):
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
@@ -315,6 +315,13 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
         obj = read_json(p, ReportError, hint=expected, fix=expected)
         frames.append(runs_frame(obj, str(p)))
         envs[str(p)] = obj.get("environment") if isinstance(obj, dict) else None
+        cut = obj.get("interrupted") if isinstance(obj, dict) else None
+        if isinstance(cut, dict):  # a re-trial: a kept file's partial runs were reported as "all targets of 4 folds"
+            jobs = (f" ({cut.get('jobs_done')} of the {cut.get('jobs')} jobs of {cut.get('label')})"
+                    if cut.get("jobs") is not None else "")
+            warnings.warn(f"{p} holds the runs an interrupted replay had finished{jobs}: its banks' rows cover the "
+                          "targets, folds and seeds those jobs ran, not every one; replay again for the whole table",
+                          ReportWarning, stacklevel=2)
     runs = pd.concat(frames, ignore_index=True, sort=False)
     for col in ("bank", "method", "target"):  # a label made from a file name that is no UTF-8 (a trial: a traceback)
         if col in runs.columns:
