@@ -749,6 +749,10 @@ def test_ingest_on_a_task_subset_session_names_the_subset(files):
     msg = " ".join(res.output.split())
     assert res.exit_code == 2 and "6 tasks of the session's --tasks subset" in msg and tasks[10] in msg
     assert "nothing was recorded" in msg and "--skip-unknown" in msg
+    res = run("live", "record", "--session", files / "s.hspr", tasks[10], "1")  # a re-trial: "is not in the bank"
+    msg = " ".join(res.output.split())
+    assert res.exit_code == 2 and f"task id '{tasks[10]}' is not among the session's tasks" in msg
+    assert "6 tasks of the session's --tasks subset" in msg
     # a harness run over every task, ingested into the subset session: --skip-unknown records the rest
     res = run("live", "ingest", "--session", files / "s.hspr", files / "out.csv", "--skip-unknown", "--json")
     doc = json.loads(res.stdout)

@@ -952,6 +952,7 @@ def test_a_long_or_outcome_csv_as_a_task_list_gives_its_id_column(tmp_path):
     # a hostile trial: a one-column list headed 'task' (a name the matrix readers take for the id column) was read as
     # the id 'task'; so were a long CSV's 'agent,task,resolved' header names
     assert read_task_list(write(tmp_path / "one.csv", "task\nt5\nt4\n")) == ["t5", "t4"]
+    assert read_task_list(write(tmp_path / "quoted.csv", '"task"\nt5\nt4\n')) == ["t5", "t4"]  # its re-trial
     assert read_task_list(write(tmp_path / "lt.csv", "agent,task,resolved\na,t7,1\nb,t6,0\n")) == ["t7", "t6"]
 
 

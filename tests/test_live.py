@@ -1415,6 +1415,13 @@ def test_create_refuses_a_named_pipe_or_a_device_with_or_without_overwrite(bank,
     with pytest.raises(LiveSessionError, match=r"/dev/null is a device, not a file"):
         new(bank, tmp_path, overwrite=True)
     assert (tmp_path / "run.hspr").is_symlink() and not list(tmp_path.glob("run.hspr.*"))
+    # its re-trial: '/dev/stdout' (a pipe) was called a folder that does not exist; a stream given as an input file
+    # (`--tasks <(...)`) was stored as a resolved path that never existed
+    with pytest.raises(LiveSessionError, match=r"^/dev/stdout is a stream, not a file: a session is a file"):
+        LiveSession.create("/dev/stdout", 12, matrix=bank["csv"], config=FAST)
+    live = LiveSession.create(tmp_path / "s2.hspr", 12, matrix=bank["csv"], config=FAST,
+                              input_files={"--tasks": "/dev/fd/0", "--config": bank["csv"]})
+    assert live.doc["input_files"] == {"--config": str(Path(bank["csv"]).resolve())}
 
 
 def test_a_failed_start_force_leaves_the_old_session_alone_and_no_copy(bank, tmp_path, monkeypatch):

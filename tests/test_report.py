@@ -1618,8 +1618,8 @@ def test_a_paired_row_on_too_few_differing_targets_says_its_p_cannot_reach_0_05(
     few = paired[(paired["n_baseline_better"] + paired["n_method_better"]) < 6]
     assert few[["method", "bank"]].values.tolist() == [["uniform", "pro"]]  # pro's 5 targets; lite 12, pooled 17
     assert few["p_value"].item() >= 2 / 2**5
-    sentence = ("1 row(s) rest on fewer than 6 targets whose errors differ: there Wilcoxon's p cannot fall below 0.05 "
-                "(its least value is 2/2^n for n such targets), whatever the errors.")
+    sentence = ("1 row(s) rest on fewer than 6 targets whose errors differ (e.g. uniform on pro at 10 %): there "
+                "Wilcoxon's p cannot fall below 0.05 (its least value is 2/2^n for n such targets), whatever the errors.")
     assert sentence in paired_markdown(paired) and paired_rich(paired).caption.endswith(sentence)
     lite = report.runs_frame(runs[runs["bank"] == "lite"].to_dict("records"))
     plenty = report.paired_analysis(lite, "hspr", n_resamples=200)

@@ -133,7 +133,7 @@ _SPLIT_HELP = (
 )
 _TASKS_HELP = (
     "Leaderboard checkouts only: the task universe, one instance id per line (or a JSON list, a CSV "
-    "with an instance_id or task_id column, or a wide CSV whose header gives the ids). Default: every id named in "
+    "with an instance_id, task_id or task column, or a wide CSV whose header gives the ids). Default: every id named in "
     "the split's results.json files. "
     "Tasks not listed as resolved count as unresolved."
 )

@@ -635,8 +635,8 @@ def register(group: click.Group) -> None:
                   help="Count missing cells of the bank as unresolved (leaderboard convention); --no-missing-as-zero "
                        "keeps them missing: HSPR fits without them, methods that cannot refuse.")
     @click.option("--tasks", "tasks_path", type=click.Path(exists=True, dir_okay=False), default=None,
-                  help="Score over this subset of the bank's tasks only (one id per line, a JSON list, a CSV with an instance_id or "
-                       "task_id column, or a wide CSV header), e.g. the tasks a leaderboard evaluates; a fractional "
+                  help="Score over this subset of the bank's tasks only (one id per line, a JSON list, a CSV with an instance_id, "
+                       "task_id or task column, or a wide CSV header), e.g. the tasks a leaderboard evaluates; a fractional "
                        "--budget is of the subset.")
     @click.option("--force", is_flag=True, help="Replace an existing session file.")
     @_workers_option

@@ -506,8 +506,8 @@ def register(group: click.Group) -> None:
                        "the runs it had finished beside it (results.interrupted-<time>.json for results.json).")
     @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also write the summary as CSV.")
     @click.option("--tasks", "tasks_path", type=click.Path(exists=True, dir_okay=False), default=None,
-                  help="Score over this subset of the bank's tasks only (one id per line, a JSON list, a CSV with an instance_id or "
-                       "task_id column, or a wide CSV header); the bank label gets '[N tasks]'.")
+                  help="Score over this subset of the bank's tasks only (one id per line, a JSON list, a CSV with an instance_id, "
+                       "task_id or task column, or a wide CSV header); the bank label gets '[N tasks]'.")
     @click.option("--stop-width", "stop_width", type=click.FloatRange(min=0, min_open=True), default=None,
                   help="End each target's run early once its 90 % interval is narrower than this many pp, as "
                        "`hspr live` does (after at least --stop-min-tasks outcomes; live waits for 5); records then carry n_queried "

@@ -922,7 +922,8 @@ def read_task_list(path: str | Path) -> list[str]:
             ids = [h.strip() for h in rows[0][1:]]
             where = lambda j: f"line {numbered[0][0]}, column {j + 2}"  # noqa: E731
         else:
-            if numbered and numbered[0][1].lower() in TASK_LIST_HEADERS:  # a one-column CSV's header, not a task
+            # a one-column CSV's header, not a task (quoted too: '"task"', a re-trial)
+            if numbered and numbered[0][1].strip("\"'").lower() in TASK_LIST_HEADERS:
                 numbered = numbered[1:]
             ids = [t for _, t in numbered]
             where = lambda j: f"line {numbered[j][0]}"  # noqa: E731

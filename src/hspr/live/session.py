@@ -26,7 +26,7 @@ from .. import __version__, journal
 from ..data.banks import BANKS, bank_of_rows, foreign_datasets
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import InputWarning, brief, held_warnings, shorten
-from ..fileio import OS_FIXES, dangling_link, dangling_words, readable_name, signals_held, special_file_kind, stamped_beside
+from ..fileio import OS_FIXES, dangling_link, dangling_words, descriptor_of, readable_name, signals_held, special_file_kind, stamped_beside
 from ..fitcache import CacheLocationError, entry_path, method_code
 from ..harness import HarnessRead, read_outcomes
 from ..journal import LiveSessionError, session_lock
@@ -437,6 +437,9 @@ class LiveSession:
             # a re-trial: --session a link to /nonexistent/x.hspr made /nonexistent
             raise LiveSessionError(f"{path} is a symbolic link to {os.readlink(path)}, whose folder does not exist (a "
                                    "disk not mounted?); make that folder or fix the link, or give another --session")
+        if descriptor_of(path) is not None:  # a re-trial: '/dev/stdout' piped was called a folder that does not exist
+            raise LiveSessionError(f"{path} is a stream, not a file: a session is a file that later calls open by its "
+                                   "path; give a file name such as agent.hspr")
         path = _real(path)
         _refuse_other_file(path)
         if path.exists() and not overwrite:
@@ -498,7 +501,9 @@ class LiveSession:
             "budget": b,
             "seed": seed,
             "stop_width_pp": None if stop_width is None else float(stop_width),
-            "input_files": {str(k): str(Path(v).resolve()) for k, v in (input_files or {}).items() if v is not None},
+            # a stream (`--tasks <(...)`) is no file to keep outputs off: its resolved path never existed (a re-trial)
+            "input_files": {str(k): str(Path(v).resolve()) for k, v in (input_files or {}).items()
+                            if v is not None and descriptor_of(v) is None},
             "events": [],
         }
         live = cls(path, journal.JournalFile(doc, SESSION_VERSION, 0), mat,
@@ -1067,8 +1072,10 @@ class LiveSession:
             elif not hint and waiting:
                 hint = (f"; the task(s) waiting for their outcome: {', '.join(map(repr, waiting[:8]))}"
                         f"{f' and {len(waiting) - 8} more' if len(waiting) > 8 else ''}")
+            where = "among the session's tasks" if subset else "in the bank"  # a re-trial: a bank task outside the
+            # subset was said not to be in the bank
             raise LiveSessionError(
-                f"task id {task!r} is not in the bank ({self.doc['bank']['name']}, {self.session.n_tasks} tasks{subset})"
+                f"task id {task!r} is not {where} ({self.doc['bank']['name']}, {self.session.n_tasks} tasks{subset})"
                 + hint
             )
         prev = self._tells.get(task)

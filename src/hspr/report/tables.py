@@ -343,11 +343,13 @@ def _few_pairs(paired: pd.DataFrame) -> str:
     errors differ, whose Wilcoxon p cannot fall below 0.05 (a hostile trial: with 1 or 2 targets p = 1.000 was printed
     with no word); '' when there is none."""
     n = (paired["n_baseline_better"] + paired["n_method_better"]).to_numpy()
-    few = int((n < MIN_WILCOXON_PAIRS).sum())
-    if not few:
+    few = n < MIN_WILCOXON_PAIRS
+    if not few.any():
         return ""
-    return (f" {few} row(s) rest on fewer than {MIN_WILCOXON_PAIRS} targets whose errors differ: there Wilcoxon's p "
-            f"cannot fall below 0.05 (its least value is 2/2^n for n such targets), whatever the errors.")
+    first = paired[few].iloc[0]  # a re-trial: the note named no row
+    return (f" {int(few.sum())} row(s) rest on fewer than {MIN_WILCOXON_PAIRS} targets whose errors differ (e.g. "
+            f"{first['method']} on {first['bank']} at {100 * first['budget_fraction']:g} %): there Wilcoxon's p "
+            "cannot fall below 0.05 (its least value is 2/2^n for n such targets), whatever the errors.")
 
 
 def paired_markdown(paired: pd.DataFrame, n_resamples: int | None = None, seed: int | None = None) -> str:
