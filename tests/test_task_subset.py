@@ -63,7 +63,7 @@ def test_live_session_on_a_subset_reports_the_subset_score(files, tmp_path):
     est = LiveSession.open(s).status().estimate
     assert est.point == pytest.approx(m.values[0, [m.task_index(t) for t in subset]].mean(), abs=1e-12)
     res = CliRunner().invoke(main, ["live", "record", m.tasks[0], "1", "--session", str(s)])  # not in the subset
-    assert res.exit_code == 2 and "not in the bank" in res.output
+    assert res.exit_code == 2 and "is not among the session's tasks" in res.output  # not "in the bank": it is the subset's
 
 
 def test_task_lists_take_comment_lines_and_name_packed_or_nested_ids(tmp_path):
