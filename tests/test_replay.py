@@ -541,8 +541,9 @@ def test_an_interrupted_replay_keeps_its_finished_runs(tmp_path, monkeypatch):
                                                  "not changed")
     res = CliRunner().invoke(main, ["report", str(kept[0]), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
     assert res.exit_code == 0, res.output  # and says the runs are partial (a re-trial: it called them every target's)
-    assert f"{kept[0]} holds the runs an interrupted replay had finished (2 of the 8 jobs of m): its banks' rows cover " \
-        "the targets, folds and seeds those jobs ran" in " ".join(res.output.split())
+    assert f"{kept[0]} holds the runs an interrupted replay had finished (2 of the 8 jobs of m): a bank it had not " \
+        "reached is absent, and the one it was replaying covers only the targets, folds and seeds of the jobs done" in \
+        " ".join(res.output.split())
 
     # its re-trial: after the last job, before --out was written, every run was lost; just after it was written, an
     # earlier results file was replaced with only "interrupted" said
@@ -563,11 +564,44 @@ def test_an_interrupted_replay_keeps_its_finished_runs(tmp_path, monkeypatch):
                                                  "not written")
     with monkeypatch.context() as mp:
         mp.setattr(replay_cmd, "print_table", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
-        res = CliRunner().invoke(main, args[:-1] + [str(tmp_path / "r.json")])
+        res = CliRunner().invoke(main, args[:-1] + [str(tmp_path / "r.json"), "--csv", str(tmp_path / "s.csv")])
     assert res.exit_code == 130 and len(json.loads((tmp_path / "r.json").read_text())["runs"]) == 24
     assert " ".join(res.output.split()).endswith(f"interrupted; the 24 runs were written to {tmp_path / 'r.json'}; it "
-                                                 f"replaced the earlier {tmp_path / 'r.json'} of 0 runs")
+                                                 f"replaced the earlier {tmp_path / 'r.json'} of 0 runs; the summary to "
+                                                 f"{tmp_path / 's.csv'}")  # the CSV too (a second re-trial)
     assert len(list(tmp_path.glob("r.interrupted-*.json"))) == 1  # the first one's only
+
+
+def test_a_second_ctrl_c_during_the_keep_still_says_where_the_runs_are(tmp_path, monkeypatch, default_signals):
+    """A second re-trial: three quick Ctrl-C kept the finished runs but said only "interrupted": the signal held while
+    the kept file was written was raised as the hold ended, before the message was noted."""
+    import os
+    import signal
+
+    import hspr.cli.replay_cmd as replay_cmd
+    import hspr.replay as replay_module
+
+    m, _ = simulate_matrix(12, 30, seed=3)
+    write_wide_csv(m, tmp_path / "m.csv")
+    real_job, real_write, calls = replay_module._run_job, replay_cmd.write_json_durable, []
+
+    def cut_at_the_third(job, model):
+        calls.append(job)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_job(job, model)
+
+    def write_then_ctrl_c(doc, path):
+        real_write(doc, path)
+        os.kill(os.getpid(), signal.SIGINT)  # held by the keep, raised as its hold ends
+
+    monkeypatch.setattr(replay_module, "_run_job", cut_at_the_third)
+    monkeypatch.setattr(replay_cmd, "write_json_durable", write_then_ctrl_c)
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "m.csv"), "--methods", "uniform", "--seeds",
+                                    "0,1", "--workers", "1", "-q", "--out", str(tmp_path / "r.json")])
+    kept = list(tmp_path.glob("r.interrupted-*.json"))
+    assert res.exit_code == 130 and len(kept) == 1 and len(json.loads(kept[0].read_text())["runs"]) == 6
+    assert f"the 6 runs finished before it (2 of the 8 jobs of m) are in {kept[0]}" in " ".join(res.output.split())
 
 
 def test_replay_out_through_a_link_names_the_file_written(tmp_path):

@@ -430,14 +430,16 @@ class InterruptKeeper:
                     where = None
             if where is None:
                 where = spare_copy(doc, "hspr-results-interrupted-")
-        if where is None:
-            return False
-        if jobs is not None:
-            part = f"{jobs[0]} of the {jobs[1]} jobs of {label}" + (", and every job before it" if self.runs else "")
-        else:
-            part = "every job" if self.cut is None else f"every job before {label}"
-        note_saved(f"the {len(runs)} runs finished before it ({part}) are in {where} (`hspr report` reads them); "
-                   f"{self.out} was not {'changed' if self.existed else 'written'}", shown_by=None, kept=True)
+            if where is None:
+                return False
+            if jobs is not None:
+                part = f"{jobs[0]} of the {jobs[1]} jobs of {label}" + (", and every job before it" if self.runs else "")
+            else:
+                part = "every job" if self.cut is None else f"every job before {label}"
+            # noted inside the held block: a signal held during the write is raised as it ends (a second re-trial: three
+            # quick Ctrl-C kept the file and said only "interrupted")
+            note_saved(f"the {len(runs)} runs finished before it ({part}) are in {where} (`hspr report` reads them); "
+                       f"{self.out} was not {'changed' if self.existed else 'written'}", shown_by=None, kept=True)
         return False
 
 
@@ -823,7 +825,9 @@ def register(group: click.Group) -> None:
             with signals_held():  # --out written and the keeper told, or neither (a re-trial: an interrupt just after the
                 # write replaced an earlier results file, said only "interrupted")
                 save_results(payload, Path(out), summary.to_csv(index=False) if csv_path else None, csv_path)
-                keeper.written = f"the {len(all_runs)} runs were written to {out}{link}{earlier}"
+                keeper.written = (f"the {len(all_runs)} runs were written to {out}{link}{earlier}"  # and the CSV (its re-trial)
+                                  + (f"; the summary to {csv_path}{' (it replaced the earlier one)' if csv_replaced else ''}"
+                                     if csv_path else ""))
             # a re-trial: `--out /dev/stdout > r.json` got the table after the JSON, which no reader could then parse
             out_console = table_console(console, out, csv_path)
             # labels: bank, method and budget (a re-trial: with two budgets, later blocks lost which row was which)

@@ -319,9 +319,9 @@ def read_results(paths: str | Path | Sequence[str | Path]) -> pd.DataFrame:
         if isinstance(cut, dict):  # a re-trial: a kept file's partial runs were reported as "all targets of 4 folds"
             jobs = (f" ({cut.get('jobs_done')} of the {cut.get('jobs')} jobs of {cut.get('label')})"
                     if cut.get("jobs") is not None else "")
-            warnings.warn(f"{p} holds the runs an interrupted replay had finished{jobs}: its banks' rows cover the "
-                          "targets, folds and seeds those jobs ran, not every one; replay again for the whole table",
-                          ReportWarning, stacklevel=2)
+            warnings.warn(f"{p} holds the runs an interrupted replay had finished{jobs}: a bank it had not reached is "
+                          "absent, and the one it was replaying covers only the targets, folds and seeds of the jobs "
+                          "done; replay again for the whole table", ReportWarning, stacklevel=2)
     runs = pd.concat(frames, ignore_index=True, sort=False)
     for col in ("bank", "method", "target"):  # a label made from a file name that is no UTF-8 (a trial: a traceback)
         if col in runs.columns:
