@@ -104,6 +104,8 @@ def _number(value) -> float | None:
 
 #: characters that start the part of an id after its base (``crack-7z-hash.hard``, ``task-2``, ``a/b``)
 SEPARATORS = frozenset("._-/: ")
+#: splits an id into its parts and the separators between them (``crack-7z-hash.hard``: crack, -, 7z, -, hash, ., hard)
+_PARTS = re.compile(f"([{re.escape(''.join(sorted(SEPARATORS)))}])")
 
 
 def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
@@ -171,9 +173,6 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
         for k in fold:
             by_digits.setdefault(digits(k), []).append(k)
 
-        def parts(t: str) -> list[str]:
-            return re.split(r"([._\-/: ])", t)
-
         def slip(u: str, c: str) -> bool:
             # a slip in the letters of one part: the same separators, one part differs, and that part is alike
             # ('hrad' for 'hard'); not a part of its own ('sanitize-git-repo.easy' is another task than its '.hard',
@@ -181,7 +180,7 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
             # the cut rule's, which refuses a cut inside a number; a re-trial)
             if u.startswith(c) or c.startswith(u):
                 return False
-            a, b = parts(u), parts(c)
+            a, b = _PARTS.split(u), _PARTS.split(c)
             diff = [(x, y) for x, y in zip(a, b) if x != y]
             return (len(a) == len(b) and len(diff) == 1 and diff[0][0] not in SEPARATORS
                     and difflib.SequenceMatcher(None, *diff[0]).ratio() >= 0.6)
