@@ -176,6 +176,10 @@ def test_bank_agents_lists_ids_and_scores(tmp_path):
     res = _cli("bank", "agents", str(blank))
     assert res.exit_code == 0 and "a\t50.0" in res.stdout
     assert "note: 1 missing cell(s) (runs that never happened) count as unresolved" in res.stderr
+    res = _cli("bank", "agents", "pro", "--json")  # a bundled bank's blank cells: its scores as before, and the note said
+    raw = load_bank("pro", missing_as_zero=False)
+    assert raw.n_missing == 491 and f"note: {raw.n_missing} missing cell(s)" in res.stderr
+    assert [r["score"] for r in json.loads(res.stdout)] == load_bank("pro").scores().tolist()
     res = _cli("bank", "agents", "no-such-bank")
     assert res.exit_code == 2 and "no-such-bank" in res.output
     bad = tmp_path / "notes.md"

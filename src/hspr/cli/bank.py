@@ -487,9 +487,9 @@ def agents_cmd(bank: str, as_json: bool) -> None:
                                  f"({', '.join(TARGET_SETS)}) nor a file" + (f"; did you mean {close!r}?" if close else ""),
                                  param_hint="BANK")
     _note_shadowed(Path(bank))
-    m = _run(lambda: load_target_set(bank) if kind == "targets" else load_bank(bank) if kind == "bank" else
-             load_matrix(Path(bank)), as_json,
-             path=bank)
+    # a bundled bank read as `bank validate` reads it, its missing cells kept (they were filled before the note below,
+    # which then never said that pro's 491 blank cells count as unresolved)
+    m = _run(lambda: _load_bundled(Path(bank), kind) if kind else load_matrix(Path(bank)), as_json, path=bank)
     scores = m.scores()
     if m.n_missing:  # a hostile trial: blank cells were scored as failures without a word
         click.echo(f"note: {m.n_missing} missing cell(s) (runs that never happened) count as unresolved in these scores, "
