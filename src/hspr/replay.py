@@ -454,6 +454,12 @@ def _finished(runs: list[dict], methods: Mapping[str, Method], models: dict, mat
     return runs
 
 
+def is_results_doc(doc) -> bool:
+    """Whether parsed JSON ``doc`` is a results file that ``hspr replay --out`` writes: an object with a ``runs``
+    list (a session's ``--config`` and an output about to be replaced are checked with it)."""
+    return isinstance(doc, dict) and isinstance(doc.get("runs"), list)
+
+
 def align_targets(targets: ResponseMatrix, bank: ResponseMatrix) -> ResponseMatrix:
     """Reorder ``targets``' columns to ``bank``'s task order; DataError naming differing ids."""
     have, known = set(targets.tasks), set(bank.tasks)

@@ -469,9 +469,9 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
             if not isinstance(config, dict):
                 raise LiveSessionError(f"--config {config_path}: settings must be a JSON object, e.g. "
                                        '{"n_nodes": 2048}')
-            from ..live.setup import refuse_selection_table
+            from ..live.setup import refuse_other_hspr_output
 
-            refuse_selection_table(config, f"--config {config_path}")
+            refuse_other_hspr_output(config, f"--config {config_path}")
         from ..data.io import read_task_list
         from ..live import load_session_bank
 

@@ -298,11 +298,6 @@ def refuse_session_sidecar(path: str | os.PathLike | None, option: str) -> None:
                                  param_hint=option)
 
 
-def is_results_doc(doc) -> bool:
-    """Whether parsed JSON ``doc`` is an ``hspr replay --out`` results file (a ``runs`` list)."""
-    return isinstance(doc, dict) and isinstance(doc.get("runs"), list)
-
-
 def is_select_result(doc) -> bool:
     """Whether parsed JSON ``doc`` is an ``hspr select --out`` result."""
     return isinstance(doc, dict) and {"fold", "command", "stages"} <= set(doc)
@@ -311,6 +306,7 @@ def is_select_result(doc) -> bool:
 def _json_kind(doc) -> str:
     """What the JSON ``doc`` is, as :func:`refuse_replacing_other_json` names it."""
     from ..methods.hspr.config import is_selection_table
+    from ..replay import is_results_doc
 
     if is_results_doc(doc):
         return "an `hspr replay` results file"

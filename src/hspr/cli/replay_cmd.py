@@ -34,7 +34,7 @@ from ..fileio import is_descriptor_path, readable_name, signals_held, write_json
 from ..methods import REPLAY_DEFAULT, method_class, method_names, names_with
 from ..methods.hspr.config import ACQUISITIONS, DECISIONS
 from ..methods.hspr.replay_options import check_table_covers, replay_methods
-from ..replay import align_targets, check_fractions, replay
+from ..replay import align_targets, check_fractions, is_results_doc, replay
 from ..session import BudgetError, budget_from_fraction
 from ..stopping import MIN_TASKS, WidthBelow
 from .common import (
@@ -57,7 +57,6 @@ from .display import print_error, print_table, progress_bar, reading, table_cons
 from .outputs import (
     check_output_file,
     check_output_suffix,
-    is_results_doc,
     os_fix,
     refuse_overwriting_inputs,
     refuse_replacing_other_csv,

@@ -187,18 +187,19 @@ def _make_method(name: str, settings) -> Method:
         return cls()
     if hasattr(settings, "to_dict"):
         settings = settings.to_dict()
-    refuse_selection_table(settings)  # a trial: hspr_auto and uniform named its bank labels as unknown settings
+    refuse_other_hspr_output(settings)  # a trial: hspr_auto and uniform named its bank labels as unknown settings
     return cls.from_params(dict(settings))
 
 
-def refuse_selection_table(settings, where: str = "--config") -> None:
-    """LiveSessionError when ``settings`` (a JSON object read for a session's method) is a table of selections
+def refuse_other_hspr_output(settings, where: str = "--config") -> None:
+    """LiveSessionError when ``settings`` (a JSON object read for a session's method) is another hspr output: a table of selections
     (``hspr select --record``), which `hspr replay --config` takes, not a session; ``where`` names it (the option
     and, from the command line, its file: a hostile trial found the message naming no file). A replay's results
     file (a ``runs`` list) is refused as that (a re-trial: it got a long list of unknown HSPR settings)."""
     from ..methods.hspr.config import is_selection_table
+    from ..replay import is_results_doc
 
-    if isinstance(settings, dict) and isinstance(settings.get("runs"), list):
+    if is_results_doc(settings):
         raise LiveSessionError(f"{where} is an `hspr replay` results file, not settings: give a JSON file of the "
                                "method's settings (for HSPR, `hspr select --config-out` writes one)")
     if is_selection_table(settings):
