@@ -23,7 +23,6 @@ from ..fileio import (
     dangling_words,
     descriptor_of,
     is_descriptor_path,
-    special_file_kind,
 )
 
 
@@ -270,18 +269,17 @@ def refuse_session_target(path: str | os.PathLike | None, option: str) -> None:
 
 
 def refuse_unfit_session(path: str | os.PathLike, option: str) -> None:
-    """click.BadParameter when ``path``, given for a new session, cannot be one: ``-`` or a descriptor path
-    (``/dev/stdout``; later commands open a session by its path), or an existing device, named pipe or socket
-    (through links). A hostile trial: ``start --force`` opened a named pipe and hung, left a lock and a link to a
-    device beside it, and turned the file standard output was redirected to into a session."""
-    text = os.fspath(path)
-    if text == "-" or descriptor_of(text) is not None:
-        raise click.BadParameter(f"{text} is a stream, not a file: a session is a file that later commands open by its "
-                                 "path; give a file name such as agent.hspr", param_hint=option)
-    kind = special_file_kind(text)  # a folder is refused as a folder name, a missing path made
-    if kind is not None:
-        raise click.BadParameter(f"{text} is {kind}, not a file: a session is a file; give another path (--force replaces "
-                                 "a session file, not this)", param_hint=option)
+    """click.BadParameter, naming ``option``, when ``path``, given for a new session, cannot be one
+    (:func:`hspr.live.session.refuse_unfit_session_path`), before the bank is fitted. A hostile trial: ``start
+    --force`` opened a named pipe and hung, left a lock and a link to a device beside it, and turned the file standard
+    output was redirected to into a session."""
+    from ..journal import LiveSessionError
+    from ..live.session import refuse_unfit_session_path
+
+    try:
+        refuse_unfit_session_path(path)
+    except LiveSessionError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None
 
 
 def refuse_session_sidecar(path: str | os.PathLike | None, option: str) -> None:

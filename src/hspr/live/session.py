@@ -265,6 +265,23 @@ def _check_room(path: Path) -> None:
                                f"durable through it); {fix}, or give a --session in another folder")
 
 
+def refuse_unfit_session_path(path: str | os.PathLike) -> None:
+    """LiveSessionError when ``path`` cannot be a session file: ``-`` or a descriptor path (``/dev/stdout``: later
+    calls open a session by its path), or an existing device, named pipe or socket (through links: opening a named
+    pipe waits for a writer for ever; a hostile trial, through ``hspr live start --force`` and the API alike).
+    ``hspr live start`` runs it before the bank is fitted, :meth:`LiveSession.create` before the file is made."""
+    text = os.fspath(path)
+    if text == "-" or descriptor_of(text) is not None:
+        raise LiveSessionError(f"{text} is a stream, not a file: a session is a file that later commands open by its "
+                               "path; give a file name such as agent.hspr")
+    kind = special_file_kind(text)
+    if kind is not None:
+        if os.path.islink(text):  # the path given, and what it leads to
+            text = f"{text} (a link to {os.path.realpath(text)})"
+        raise LiveSessionError(f"{text} is {kind}, not a file: a session is a file; give another path (--force, or "
+                               "overwrite=True from Python, replaces a session file, not this)")
+
+
 def _refuse_other_file(path: Path) -> None:
     """Refuse to make a session where ``path`` is a file that holds something else than a session (a bank, a
     replay's results, notes): ``overwrite`` (``--force``) replaces a session, not another file (a hostile trial:
@@ -277,10 +294,7 @@ def _refuse_other_file(path: Path) -> None:
     Raises LiveSessionError."""
     from ..harness import is_session_file
 
-    kind = special_file_kind(path)
-    if kind is not None:
-        raise LiveSessionError(f"{path} is {kind}, not a file: a session is a file; give another path (--force, "
-                               "overwrite=True, replaces a session file, not this)")
+    refuse_unfit_session_path(path)
     try:
         if not path.is_file() or is_session_file(path):
             return
@@ -437,9 +451,7 @@ class LiveSession:
             # a re-trial: --session a link to /nonexistent/x.hspr made /nonexistent
             raise LiveSessionError(f"{path} is a symbolic link to {os.readlink(path)}, whose folder does not exist (a "
                                    "disk not mounted?); make that folder or fix the link, or give another --session")
-        if descriptor_of(path) is not None:  # a re-trial: '/dev/stdout' piped was called a folder that does not exist
-            raise LiveSessionError(f"{path} is a stream, not a file: a session is a file that later calls open by its "
-                                   "path; give a file name such as agent.hspr")
+        refuse_unfit_session_path(path)  # a re-trial: '/dev/stdout' piped was called a folder that does not exist
         path = _real(path)
         _refuse_other_file(path)
         if path.exists() and not overwrite:
