@@ -476,12 +476,12 @@ def test_a_pickled_matrix_is_read_only_again(sim):
 def test_method_settings_of_the_wrong_kind_are_refused_when_built(sim):
     """A hostile trial: rsl / midrange_ridge with alphas=[1.0] raised scikit-learn's TypeError at the
     first estimate; HSPR(config=5) an AttributeError at fit, and config=0 meant the defaults."""
-    for name in ("rsl", "midrange_ridge"):
+    for name in ("rsl", "midrange_ridge", "aipw"):  # an audit: aipw's own copy of the check took inf and NaN
         sess = get_method(name, alphas=[1.0]).fit(sim).start(4, 0)
         for _ in range(4):
             sess.tell(sess.ask(), 1)
         assert 0 <= sess.estimate().point <= 1
-        for bad in ([], [-1.0], ["x"], 5):
+        for bad in ([], [-1.0], ["x"], 5, [float("inf")], [float("nan")]):
             with pytest.raises(HsprError, match="alphas must be a non-empty sequence of positive penalties"):
                 get_method(name, alphas=bad)
     for bad in (5, 0, "rank=1"):
@@ -489,6 +489,38 @@ def test_method_settings_of_the_wrong_kind_are_refused_when_built(sim):
             get_method("hspr", config=bad)
     with pytest.raises(HsprError, match=r"a file's settings are read first: config=json.load\(open\('cfg.json'\)\)"):
         get_method("hspr", config="cfg.json")
+
+
+@pytest.mark.parametrize("name, bad, good", [("faq", {"eps": 5.0}, {"eps": 0.3}), ("rsl", {"alphas": (float("inf"),)},
+                                               {"alphas": (1000.0,)}), ("stratified", {"n_strata": 0}, {"n_strata": 1})])
+def test_settings_changed_after_a_method_is_built_are_checked_at_fit_and_not_followed_by_its_model(sim, name, bad, good):
+    """An audit: ``get_method('faq').eps = 5.0`` was fitted. Each of hspr's methods is rebuilt from its settings when
+    fitted: a bad one raises the error building with it raises, and a fitted model keeps the settings it was fitted
+    with (its sessions' estimates do not change when the method object is edited afterwards)."""
+    (key, value), = bad.items()
+    with pytest.raises(HsprError) as built:
+        get_method(name, **bad)
+    m = get_method(name)
+    setattr(m, key, value)
+    with pytest.raises(HsprError) as fitted:
+        m.fit(sim)
+    assert str(fitted.value).split(", got")[0] == str(built.value).split(", got")[0]  # the value as stored: a list
+
+    row = dict(zip(sim.tasks, sim.values[0].tolist()))
+
+    def run(model):
+        sess = model.start(12, 3)
+        for _ in range(12):
+            t = sess.ask()
+            sess.tell(t, int(row[t]))
+        return sess.estimate()
+
+    m = get_method(name)
+    model = m.fit(sim)
+    before = run(model)
+    setattr(m, *good.popitem())
+    assert run(model) == before
+    assert run(m.fit(sim)) != before  # the edit does change a model fitted after it
 
 
 @pytest.mark.parametrize("name", ["uniform", "hspr"])

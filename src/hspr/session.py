@@ -864,6 +864,13 @@ def _checked_fit(fit):
         # sorted ids: the same fit, asks and estimates for the same data in any row or column order;
         # not with extra inputs indexed by the caller's rows or columns (a method's per-task features)
         extra = any(a is not None for a in args) or any(v is not None for v in kw.values())
+        if not defined_outside_hspr(self):
+            # settings changed after the method was built are checked as they were then (an audit: faq.eps = 5.0 was
+            # fitted), and the model is fitted on that checked copy, so it does not follow later edits of this object
+            try:
+                self = type(self).from_params(self.get_params())
+            except ValueError as exc:  # as get_method says it (an HsprError is one)
+                raise exc if isinstance(exc, HsprError) else HsprError(f"method {self.name!r}: {exc}") from None
         with _method_code(self, "fit()"):
             model = fit(self, source if extra else source.canonical(), *args, **kw)
         if not isinstance(model, FittedModel):  # a method-writer's trial: replay failed on None.nested_budgets
@@ -989,7 +996,9 @@ class Method(ABC):
     -----
     Every ``fit`` is wrapped here: it refuses anything but a
     :class:`~hspr.data.matrix.ResponseMatrix` (DataError naming ``from_dataframe``) and a matrix
-    whose every cell is missing (DataError), fits on the
+    whose every cell is missing (DataError), rebuilds one of hspr's methods from its
+    :meth:`get_params` (a setting changed after it was built raises the error building it would; the
+    fitted model does not follow later edits of the method object), fits on the
     matrix sorted by agent and task id (the same result for the same data in any row or column
     order; not when ``fit`` takes extra inputs indexed by the caller's rows or columns), and marks
     the fitted model's :attr:`FittedModel.binary_outcomes`.

@@ -57,6 +57,7 @@ from ..numerics import Z90
 from ..params import check_count
 from ..session import FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget, feasible_bounds
 from .orders import uniform_order
+from .ridge_map import check_alphas
 from .uniform import small_sample_variance
 
 #: fewer training tasks than this: the fold predicts the source pass rate (no fit)
@@ -279,7 +280,7 @@ class AIPW(Method):
     Raises
     ------
     ValueError
-        For ``n_folds < 2`` or an empty or non-positive ``alphas``.
+        For ``n_folds < 2`` or an empty ``alphas`` or one that is not a finite positive number.
     """
 
     name = "aipw"
@@ -288,11 +289,8 @@ class AIPW(Method):
     seed_kind = "sampling"
 
     def __init__(self, n_folds: int = 10, alphas: Sequence[float] = (10.0,)) -> None:
-        alphas = tuple(float(a) for a in alphas)
-        if not alphas or min(alphas) <= 0:
-            raise ValueError(f"alphas must be a non-empty sequence of positive penalties, got {alphas!r}")
         self.n_folds = check_count("n_folds", n_folds, 2)
-        self.alphas = alphas
+        self.alphas = check_alphas(alphas)  # RSL's check (an audit: this one's own copy took inf and NaN)
 
     def fit(self, source: ResponseMatrix) -> FittedAIPW:
         """Store the source outcomes per task (source shape (n_sources, n_tasks)).
