@@ -897,6 +897,23 @@ def test_ingest_gives_the_same_session_for_a_file_in_any_line_order(bank, tmp_pa
     assert rows[0] == rows[1]
 
 
+def test_another_sessions_outcomes_are_told_in_the_order_it_recorded_them(bank, tmp_path):
+    """A new-user trial: a finished session carried into a larger one (docs/live.md's way to run more tasks) had its
+    outcomes told by id, and the shift check, which reads the first 50 outcomes, moved from source percentile 78 to
+    92. Tasks the new session did not ask are told in the order the other session recorded them: the same order, so
+    the same estimate."""
+    first = new(bank, tmp_path / "a", budget=10)
+    for t in first.next(10):
+        first.record(t, bank["truth"][t])
+    told = [ev["task"] for ev in first.doc["events"] if ev["type"] == "tell"]
+    assert told != sorted(told)  # else the test could not tell the orders apart
+    more = new(bank, tmp_path / "b", budget=16)
+    more.ingest(first.path)
+    assert [ev["task"] for ev in more.doc["events"] if ev["type"] == "tell"] == told
+    a, b = first.status().estimate, LiveSession.open(more.path).status().estimate
+    assert (a.point, a.lower, a.upper) == (b.point, b.lower, b.upper)
+
+
 def test_ingest_dash_on_a_full_disk_keeps_the_input_in_a_spare_copy(bank, tmp_path, monkeypatch):
     """A hostile trial: with the session's disk full, what was piped in was lost and the error blamed stdout. The
     input goes to a spare copy in the temporary folder, which the message names with the command that ingests it."""
