@@ -64,7 +64,8 @@ def test_a_replay_says_when_it_replaces_a_results_file(tmp_path):
     out.unlink()
     csv_out = tmp_path / "s.csv"
     said = [" ".join(CliRunner().invoke(main, [*args, "--csv", str(csv_out)]).output.split()) for _ in range(2)]
-    assert "replaced" not in said[0] and f"the summary in {csv_out} replaced the earlier one" in said[1]
+    assert "replaced" not in said[0] and f"(8 runs); the summary to {csv_out}" in said[0]  # named (a new-user trial)
+    assert f"the summary to {csv_out} (it replaced the earlier one)" in said[1]
     out.write_text("")  # an empty file (a shell's redirection made it): nothing was replaced
     fourth = CliRunner().invoke(main, args)
     assert fourth.exit_code == 0 and "replaced" not in fourth.output and len(json.loads(out.read_text())["runs"]) == 8

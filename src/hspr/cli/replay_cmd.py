@@ -837,5 +837,7 @@ def register(group: click.Group) -> None:
             console.print(f"wrote {out}{link} ({len(all_runs)} runs)" + ("" if replaced is None else
                           f"{earlier} (give each replay its own --out FILE to keep its runs, then `hspr report` them "
                           "together)")
-                          + (f"; the summary in {csv_path} replaced the earlier one" if csv_replaced else ""), highlight=False,
+                          # a new-user trial: the CSV was named only when it replaced one
+                          + (f"; the summary to {csv_path}{' (it replaced the earlier one)' if csv_replaced else ''}"
+                             if csv_path else ""), highlight=False,
                           soft_wrap=True)  # a hostile trial: --csv replaced another replay's summary without a word
