@@ -416,8 +416,18 @@ def test_csv_error_column_makes_a_line_a_harness_error(tmp_path):
     p.write_text("instance_id,resolved,error\na__a-1,,true\na__a-1,1,\n")  # an errored run has no outcome to give
     assert status_map(read_outcomes(p)) == {"a__a-1": RESOLVED}
     p.write_text("instance_id,resolved,error\na__a-1,,\n")  # without the error mark an empty outcome is refused
-    with pytest.raises(HarnessFormatError, match="line 2: outcome '' for 'a__a-1'"):
+    with pytest.raises(HarnessFormatError, match="line 2: outcome '' for 'a__a-1'") as exc:
         read_outcomes(p)
+    assert "error column" not in str(exc.value)  # the file has one
+    # a new-user trial: 'ID,error' without an error column was refused with no word of how to give a harness error;
+    # the way the message gives is read as one
+    p.write_text("instance_id,resolved\na__a-1,error\n")
+    with pytest.raises(HarnessFormatError, match=r"'error' for 'a__a-1' is not one of .*; a task the harness failed to run "
+                                                 r"\(a harness error\) goes in an error column, header "
+                                                 r"instance_id,resolved,error and line a__a-1,,<the error>"):
+        read_outcomes(p)
+    p.write_text("instance_id,resolved,error\na__a-1,,error\n")
+    assert status_map(read_outcomes(p)) == {"a__a-1": ERROR}
 
 
 def test_csv_error_column_holding_the_message_is_a_harness_error(tmp_path):

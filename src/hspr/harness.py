@@ -669,6 +669,10 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         if y is None and error is None:  # an errored run has no outcome to give (a trial: 'id,,true'; a re-trial:
             raise HarnessFormatError(  # 'id,N/A,Timeout' was refused whole)
                 f"{path}: line {n}: outcome {cell!r} for {iid!r} is not one of {SPELLINGS}"
+                # a new-user trial: 'ID,error' was refused with no word of how a harness error is given
+                + ("" if ces else f"; a task the harness failed to run (a harness error) goes in an error column, header "
+                   f"instance_id,resolved,error and line {iid},,<the error>: its task is left for a re-run "
+                   "(--errors-as-unresolved counts it unresolved)")
             )
         if error is not None:  # a trial: 'id,False,True' was read as a graded failure
             o = HarnessOutcome(iid, ERROR, f"csv line {n}: {error}", str(path))
