@@ -352,6 +352,9 @@ def test_cli_hide_and_simulate(bank, tmp_path):
     assert f"trial: the hidden agent {m.agents[0]} scores {truth:.2f} % over the session's 60 tasks" in out
     # a new-user trial read "inside the interval" at start as a verdict: the interval is named the prior's
     assert out.count("the interval (the prior's: no outcome yet)") == 1
+    est = float(re.search(r"estimate ([0-9.]+) %", out).group(1))  # the side in words (a new-user trial: "-1.15 pp off")
+    gap = round(round(est, 2) - round(truth, 2), 2)
+    assert f"; the estimate is {abs(gap):.2f} pp {'above' if gap > 0 else 'below'} it, " in out and gap
     part = cli(["simulate", "--session", s, "--max-tasks", 3, "--json"])
     assert len(part["recorded"]) == 3 and part["n_recorded"] == 3 and not part["stop"]
     # as record and status give them: 0/1, not the bank row's 0.0/1.0 (a scripting trial)

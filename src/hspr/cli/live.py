@@ -215,7 +215,10 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
             out.append("shift: " + (shift.brief if brief else shift.message).replace(
                 "`hspr live status`", f"`hspr live status --session {shlex.quote(str(st.session))}`"))
     if st.hidden_agent is not None:  # a trial of the loop: the truth beside the estimate
-        off = ("" if st.estimate is None else f"; the estimate is {d['estimate_pp'] - d['hidden_score_pp']:+.2f} pp off"
+        gap = None if st.estimate is None else round(d["estimate_pp"] - d["hidden_score_pp"], 2)
+        # a new-user trial: "-1.15 pp off" read oddly; the side in words
+        off = ("" if gap is None else "; the estimate is " + (f"{abs(gap):.2f} pp {'above' if gap > 0 else 'below'} it"
+                                                              if gap else "equal to it to 0.01 pp")
                + ("" if st.estimate.width is None else
                   f", {'inside' if st.estimate.lower <= st.hidden_score <= st.estimate.upper else 'outside'} the interval"
                   # a new-user trial read "inside the interval" at start as a verdict; it is the prior's
