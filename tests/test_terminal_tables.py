@@ -141,6 +141,20 @@ def test_a_progress_bar_in_a_log_prints_plain_lines_as_it_goes():
     lines = [ln for ln in buf.getvalue().splitlines() if ln.startswith("replay lite: ")]
     assert [ln.split(",")[0] for ln in lines] == ["replay lite: 2/8 (25 %)", "replay lite: 4/8 (50 %)",
                                                   "replay lite: 6/8 (75 %)", "replay lite: 8/8 (100 %)"], buf.getvalue()
+    # a new-user trial: the counts named no unit, and nothing was said while a total was unknown (replay's fits)
+    clock = iter(range(0, 1000, 10))
+    buf = io.StringIO()
+    out = console(file=buf, width=80, force_terminal=False, color_system=None)
+    with progress_bar(out, log_every=15, clock=lambda: float(next(clock))) as prog:
+        task = prog.add_task("replay lite", total=None, unit="jobs (fold x method x seed)")
+        for k in range(2):
+            prog.update(task, description=f"replay lite: fitting {k}/2")
+        prog.update(task, description="replay lite", completed=0, total=4)
+        for _ in range(4):
+            prog.advance(task)
+    lines = [ln.rsplit(",", 1)[0] for ln in buf.getvalue().splitlines() if ln.startswith("replay lite:")]
+    assert lines == ["replay lite: fitting 1/2", "replay lite: 1/4 jobs (fold x method x seed) (25 %)",
+                     "replay lite: 3/4 jobs (fold x method x seed) (75 %)"], buf.getvalue()
     buf = io.StringIO()
     term = console(file=buf, width=80, force_terminal=True, color_system=None)
     with progress_bar(term, log_every=0) as prog:

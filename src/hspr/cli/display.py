@@ -175,7 +175,8 @@ def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Cal
     columns (a trial of ``hspr select``). ``out``: the rich Console it draws on.
 
     On a console that is no terminal (a CI log, ``2> log``), where rich draws the bar only once at the
-    end, a plain line such as ``replay lite: 30/120 (25 %), 70 s`` is printed at an advance at least
+    end, a plain line such as ``replay lite: 30/120 (25 %), 70 s`` (with the task's ``unit`` field after the
+    counts, if it has one; the description alone while its total is None) is printed at an advance at least
     ``log_every`` seconds after the previous line (or the start): a scripting trial's 20-minute replay
     was otherwise silent in its log until it ended. With the real clock (``clock`` None) the line is also
     printed when no advance came for ``log_every`` seconds, from a thread that ends with the bar (a new-user
@@ -230,11 +231,16 @@ def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Cal
             if self.disable or out.is_terminal or t - self.logged < log_every:
                 return
             task = next((x for x in self.tasks if x.id == task_id), None)
-            if task is None or not task.total:
+            if task is None or (task.total is not None and not task.total):
                 return
             self.logged = t
-            out.print(f"{task.description}: {task.completed:g}/{task.total:g} ({100 * task.completed / task.total:.0f} %), "
-                      f"{task.elapsed or 0:.0f} s", highlight=False, soft_wrap=True)
+            if task.total is None:  # no count yet (replay's fits: a new-user trial's log was silent for their 65 s)
+                out.print(f"{task.description}, {task.elapsed or 0:.0f} s", highlight=False, soft_wrap=True)
+                return
+            unit = task.fields.get("unit")  # what is counted (a new-user trial: "4/8" named no unit)
+            out.print(f"{task.description}: {task.completed:g}/{task.total:g}{f' {unit}' if unit else ''} "
+                      f"({100 * task.completed / task.total:.0f} %), {task.elapsed or 0:.0f} s", highlight=False,
+                      soft_wrap=True)
 
     return _Fitted(*_fit_columns(out.width, ()), console=out, disable=disable)
 

@@ -762,7 +762,9 @@ def register(group: click.Group) -> None:
                     if stop_width is not None:  # runs that may end early are not comparable with full-budget ones
                         run_label += f"[stop {stop_width:g} pp]"
                     shown = f"replay {escape(run_label)}"  # the label the table shows
-                    task = prog.add_task(shown, total=None)
+                    # what the bar counts, named in a log's lines (a new-user trial: "4/8" named no unit)
+                    task = prog.add_task(shown, total=None, unit="jobs (method x seed)" if job_targets is not None else
+                                         "jobs (fold x method x seed)")
                     job_methods = method_objs
                     if methods.strip().lower() == "all" and mat.trials is not None:  # a trial: 'all' stopped at the first refusal
                         job_methods = {n: m for n, m in method_objs.items() if m.accepts_pass_rates}
