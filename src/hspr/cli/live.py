@@ -618,7 +618,8 @@ def register(group: click.Group) -> None:
     @click.option("--matrix", type=click.Path(exists=True), default=None,
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
     @click.option("--budget", required=True, help="Tasks to run: a whole number (50) or a fraction of the bank written with a point "
-                       "(0.10; 1.0 = every task).")
+                       "(0.10; 1.0 = every task). No default: it is what the runs cost. The results tables measure "
+                       "0.10; for a new model or scaffold (unlike the bank's agents) the README runs 0.20.")
     @click.option("--method", default=LIVE_DEFAULT, show_default=True, callback=_known_method,
                   shell_complete=completer(method_names), cls=LazyHelpOption,
                   help_text=lambda: "Method that picks the tasks and estimates the score, one of "
