@@ -163,6 +163,22 @@ def test_a_progress_bar_in_a_log_prints_plain_lines_as_it_goes():
     assert "replay lite: " not in buf.getvalue()
 
 
+def test_a_long_step_in_a_log_says_it_still_runs(capsys):
+    """A new-user trial: with stderr no terminal, a 42 s fit of `hspr live start` printed one line, then nothing until
+    it ended. A line with the time so far is printed every ``log_every`` seconds, and none once the step has ended."""
+    import time
+
+    from hspr.cli.display import busy
+
+    with busy("fitting x", log_every=0.05):
+        time.sleep(0.3)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "fitting x ..." and lines[-1].startswith("... done in ")
+    assert len(lines) >= 4 and all(re.fullmatch(r"\.\.\. \d+ s", ln) for ln in lines[1:-1]), lines
+    time.sleep(0.15)
+    assert capsys.readouterr().err == ""
+
+
 def test_a_spinner_keeps_its_time_and_shows_warnings_after_it(tmp_path, monkeypatch):
     """A hostile trial: a 55-character path froze the spinner line (glyph and time cut), and a warning
     raised meanwhile was glued to a spinner frame."""

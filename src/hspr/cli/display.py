@@ -272,15 +272,16 @@ _SPINNER_CELLS = 12
 
 
 @contextlib.contextmanager
-def busy(text: str, tail: str = "") -> Iterator[None]:
+def busy(text: str, tail: str = "", log_every: float = 30.0) -> Iterator[None]:
     """Say on stderr that a long step runs: a spinner with the time elapsed on a terminal, else one
-    line before and one with the time taken after (a script's log or a CI job then shows what the
-    command waited for, and how long).
+    line before, ``... 30 s`` every ``log_every`` seconds meanwhile, and one with the time taken after
+    (a script's log or a CI job then shows what the command waited for, and how long).
 
     On a terminal the line keeps its spinner and time: ``text`` is cut in the middle to fit (a
     hostile trial: a long path froze the line, the time gone), ``tail`` (e.g. "(Ctrl-C stops)")
     kept whole; warnings raised inside are shown after the spinner is cleared (one printed meanwhile
     was glued to a spinner frame)."""
+    import threading
     import time
 
     from rich.markup import escape
@@ -314,7 +315,20 @@ def busy(text: str, tail: str = "") -> Iterator[None]:
 
         say(f"{escape(text + (f' {tail}' if tail else ''))} ...")
         start = time.perf_counter()
-        yield
+        # a line every log_every seconds while it runs, as a replay's log (a new-user trial: a 42 s fit said nothing)
+        quiet = threading.Event()
+
+        def beat_lines() -> None:
+            while not quiet.wait(log_every):
+                say(f"... {time.perf_counter() - start:.0f} s")
+
+        beat = threading.Thread(target=beat_lines, name="hspr-busy-log", daemon=True)
+        beat.start()
+        try:
+            yield
+        finally:
+            quiet.set()
+            beat.join()
         say(f"... done in {time.perf_counter() - start:.0f} s")
 
 
