@@ -835,7 +835,8 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     assert not ShiftReport("x", 0.1, 50.0, 114, 1.0).unlike_history
     calm = ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=40)
     assert calm.enough_outcomes and "within the range of the 114 source agents" in calm.message
-    assert "a warning light, not a promise" in calm.message
+    # a new-user trial read "this agent is within the range" as reassurance: the caveat leads
+    assert calm.message.startswith("not flagged, and the check is a warning light, not a promise: this agent is within")
     told = ShiftReport("share", 0.1, 50.0, 114, 1.25, n_outcomes=40, unit="of its queried tasks differ")
     assert "(0.1 of its queried tasks differ; source percentile 50)" in told.message
     # a new-user trial read "(0.0156 of its queried tasks differ ...)" as a count: hspr_robust's share is in %
@@ -857,7 +858,8 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     note = ("its 12 outcomes so far equal a source agent's on every queried task: if it is an agent of the bank, it is "
             "scored against itself (with few outcomes a close source agent can also match by chance)")
     # said first (a new-user trial: last in a 700-character paragraph, it went unread)
-    assert twin.message.startswith(note + ". Otherwise, this agent is within the range of the 114 source agents")
+    assert twin.message.startswith(note + ". Otherwise: not flagged, and the check is a warning light, not a promise: "
+                                   "this agent is within the range of the 114 source agents")
     assert twin.brief.startswith(note + "; otherwise within the range of the 114 source agents")
     assert "scored against itself" not in share.message + share.brief
     # the widening shared between the sides: the message gives each side's factor and which side misses more

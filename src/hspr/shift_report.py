@@ -203,12 +203,12 @@ class ShiftReport:
                     "harness fault (outcomes unrelated to the tasks): check a few by hand. "
                     f"The check also flags about {100 - self.threshold:.0f} % of agents like the sources.")
         # a new-user trial: the twin note, last in 700 characters, went unread; said first, it leads the verdict
-        return ((f"{self._twin_note}. Otherwise, " if self._twin_note else "")
-                + f"this agent is within the range of the {self.n_sources} source agents "
-                f"on its {self.statistic}{self._on_first} ({value}; source percentile "
+        # a new-user trial: "this agent is within the range" first read as reassurance; the caveat leads
+        return ((f"{self._twin_note}. Otherwise: " if self._twin_note else "")
+                + "not flagged, and the check is a warning light, not a promise: this agent is within the range of the "
+                f"{self.n_sources} source agents on its {self.statistic}{self._on_first} ({value}; source percentile "
                 f"{self._percentile(self.source_percentile)}{runs}); {wid}. "
-                "The check is "
-                "a warning light, not a promise: it passes many agents of a new model or scaffold, and for them the "
+                "The check passes many agents of a new model or scaffold, and for them the "
                 "interval is often too narrow (SWE-bench Verified's bash-only agents, another scaffold: 82 % of the runs "
                 "it passed held the true score at 10 % of the tasks, and 64 % of all runs at 20 %, where 90 % should; "
                 "README, 'Agents unlike the history').")
