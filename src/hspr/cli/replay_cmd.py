@@ -245,7 +245,7 @@ def summary_table(summary: pd.DataFrame, title: str) -> Table:
 
     table = Table(title=title)
     stopped = "mean_tasks_run" in summary
-    for col in ("bank", "method", "budget (tasks)", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90% cover", "width (pp)",
+    for col in ("bank", "method", "budget (tasks)", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90 % coverage", "mean width (pp)",
                 "targets", "seeds") + (("tasks run",) if stopped else ()):
         if col in ("bank", "method"):  # never wrap a label: scripts and readers grep them
             longest = max([len(str(v)) for v in summary[col]] + [len(col)])
