@@ -72,6 +72,7 @@ class CacheGroup(SuggestingGroup):
 
 
 def register(group: click.Group) -> None:
+    """Add ``cache`` (``dir``, ``info``, ``purge``: the fitted-model cache, :mod:`hspr.fitcache`) to the CLI ``group``."""
     @group.group("cache", cls=CacheGroup)
     def cache_group() -> None:
         """The fit cache: source fits of `hspr live` and hspr_auto's selections, so a command does not

@@ -593,6 +593,7 @@ class LiveGroup(SuggestingGroup):
 
 
 def register(group: click.Group) -> None:
+    """Add ``live`` and its subcommands (start, next, record, ingest, status, ...: :mod:`hspr.live`) to the CLI ``group``."""
     @group.group("live", cls=LiveGroup)
     def live() -> None:
         """Estimate a real new agent's full score while it runs (a persistent session).

@@ -443,6 +443,7 @@ class InterruptKeeper:
 
 
 def register(group: click.Group) -> None:
+    """Add ``replay`` (backtests on the bundled banks or a matrix file: :func:`hspr.replay.replay`) to the CLI ``group``."""
     @group.command("replay")
     @click.option("--bank", "bank", default="verified", show_default=True, shell_complete=completer([*BANKS, "all"]),
                   help=f"Bundled bank ({', '.join(BANKS)}) or 'all' (the four paper banks: {', '.join(BANK_ORDER)}). "

@@ -19,6 +19,7 @@ from .outputs import check_output_dir, os_error_message, same_file
 
 
 def register(group: click.Group) -> None:
+    """Add ``report`` (tables, paired tests and figures from replay results files: :mod:`hspr.report`) to the CLI ``group``."""
     @group.command("report")
     @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
     @click.option("--out-dir", type=click.Path(file_okay=False), default="report", show_default=True,

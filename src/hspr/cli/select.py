@@ -290,6 +290,7 @@ def replaced_notes(out: str | None, earlier_out, config_out: str | None, earlier
 
 
 def register(group: click.Group) -> None:
+    """Add ``select`` (HSPR's settings chosen on source agents only: :mod:`hspr.methods.hspr.selection`) to the CLI ``group``."""
     @group.command("select")
     @click.option("--bank", default=None, shell_complete=completer(list(BANKS)),
                   help=f"Bundled bank ({', '.join(BANKS)}; default verified, as for replay and live). With --matrix, a label for your "

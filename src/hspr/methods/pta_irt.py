@@ -219,7 +219,9 @@ def calibration_set(info: np.ndarray, rate: np.ndarray, budget: int, n_strata: i
 # ----------------------------------------------------------------------------- estimation
 def pta_estimate(bank: FourPLBank, idx, Y, posterior_average: bool = True, n_quad: int = 21,
                  level: float | None = None):
-    """p-IRT score estimates of agents observed on columns ``idx``.
+    """p-IRT score estimates of agents observed on columns ``idx``: step 4 of the module's summary
+    (HSPR_SPEC section 8; PTA-IRT paper, ``seeds/002``, section 3.4), the MAP ability under a N(0, 1)
+    prior and ``(successes + sum_unobserved E[p_j(theta)]) / N`` over its Laplace posterior.
 
     Parameters
     ----------
@@ -240,6 +242,11 @@ def pta_estimate(bank: FourPLBank, idx, Y, posterior_average: bool = True, n_qua
         ``(successes + sum_unobserved E[p_j(theta)]) / N``.
     summary : array, shape (n_agents, 3) or None
         Median, lower, upper (only when ``level`` is given).
+
+    Raises
+    ------
+    IndexError
+        For a column of ``idx`` >= the bank's number of tasks.
     """
     idx = np.asarray(idx, dtype=int)
     Y = np.atleast_2d(np.asarray(Y, dtype=float))

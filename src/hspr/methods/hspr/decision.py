@@ -98,11 +98,13 @@ def count_cumulants(M: np.ndarray, conc_multi: np.ndarray, multi: np.ndarray, U:
 
 
 def mixture_cdf(t: np.ndarray, w: np.ndarray, mean: np.ndarray, var: np.ndarray, k3: np.ndarray) -> np.ndarray:
-    """P(K <= t) for integer ``t`` (shape (Q,)) under the node mixture, shape (Q,).
+    """P(K <= t) for integer ``t`` (shape (Q,)) under the node mixture, shape (Q,); ``w``, ``mean``,
+    ``var``, ``k3``: the nodes' weights and count cumulants, shape (J,) each (:func:`count_cumulants`).
 
     Each node's count is approximated by a one-term Edgeworth expansion with continuity
     correction, F_j(t) = Phi(x) - phi(x) gamma_j (x^2 - 1) / 6 with x = (t + 1/2 - mean_j) / sd_j
-    and gamma_j = k3_j / sd_j^3 (Esseen's lattice expansion: the lattice term vanishes at the
+    and gamma_j = k3_j / sd_j^3 (Esseen's lattice expansion, Esseen 1945, Acta Math. 77; Petrov,
+    *Sums of Independent Random Variables*, 1975, ch. VI: the lattice term vanishes at the
     half-integers), clipped to [0, 1]; a node with no variance is a step at its mean.
     """
     t = np.asarray(t, dtype=float)[:, None]
