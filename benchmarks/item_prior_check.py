@@ -3,7 +3,7 @@
 Usage: python benchmarks/item_prior_check.py [--banks lite,verified,full,pro] [--scales 1,0.3,0.1] [--workers 2]
 
 For every fold of each bank, hspr_robust's leave-cluster-out replays (source rows only:
-:func:`hspr.methods.hspr.robust.leave_cluster_out`, its default ShiftSettings) are run with the
+:func:`hspr.methods.hspr.calibration.leave_cluster_out`, its default ShiftSettings) are run with the
 fold's shipped configuration at each item-prior scale (the default configuration on a fold with
 none shipped, such as every multimodal and terminal-bench fold; on terminal-bench, a bank of
 pass rates, the blended point is HSPR's, the 4PL taking 0/1 outcomes). Printed per fold, as each
@@ -26,8 +26,9 @@ from threadpoolctl import threadpool_limits
 from hspr.data import bank_folds, load_bank
 from hspr.data.folds import fold_indices
 from hspr.methods.hspr import HSPRConfig
-from hspr.methods.hspr.robust import ShiftSettings, leave_cluster_out, one_se_choice
+from hspr.methods.hspr.calibration import ShiftSettings, leave_cluster_out
 from hspr.methods.hspr.selection import lookup_shipped
+from hspr.methods.hspr.shift_stats import one_se_choice
 
 
 def fold_row(bank: str, fold: int, scales: list[float]) -> dict:

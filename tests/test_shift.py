@@ -20,14 +20,10 @@ from hspr.data.folds import forward_cut_tie, forward_split, strongest_cut_tie, s
 from hspr.data.matrix import DataError
 from hspr.methods import REGISTRY, get_method
 from hspr.methods.hspr import HSPR, HSPRConfig
-from hspr.methods.hspr.robust import (
-    HSPRRobust,
-    ShiftSettings,
-    _plan_chunks,
-    choose_blend,
+from hspr.methods.hspr.calibration import _plan_chunks, choose_blend, held_out_rows, leave_cluster_out
+from hspr.methods.hspr.robust import HSPRRobust, ShiftSettings
+from hspr.methods.hspr.shift_stats import (
     hamming_distances,
-    held_out_rows,
-    leave_cluster_out,
     nearest_disagreement,
     nearest_disagreement_path,
     pass_rate_estimate,
@@ -984,7 +980,7 @@ def test_report_keeps_shift_protocols_out_of_the_macro():
 
 
 def test_one_se_choice_keeps_the_default_unless_clearly_better():
-    from hspr.methods.hspr.robust import one_se_choice
+    from hspr.methods.hspr.shift_stats import one_se_choice
 
     rng = np.random.default_rng(0)
     base = rng.normal(0, 0.02, size=50)

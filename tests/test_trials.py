@@ -194,7 +194,8 @@ def test_full_budget_on_pass_rates_is_the_score_bit_for_bit_in_any_telling_order
 
 
 def test_hspr_robust_on_pass_rates_calibrates_and_widens_hspr():
-    from hspr.methods.hspr.robust import HSPRRobust, ShiftSettings, nearest_disagreement, widened
+    from hspr.methods.hspr.robust import HSPRRobust, ShiftSettings
+    from hspr.methods.hspr.shift_stats import nearest_disagreement, widened
 
     # a cell's disagreement with a pass rate is |rate - y|: source 0 is 0.6 from y on task 1, 0.2 on task 0
     src = np.array([[0.2, 1.0], [1.0, 0.4]])

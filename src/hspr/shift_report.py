@@ -71,7 +71,7 @@ class ShiftReport:
     n_compared : int or None
         Set when ``value`` was computed on the first ``n_compared`` of the ``n_outcomes`` outcomes
         only: as many as each held-out source run had, so that it compares like with like
-        (``hspr_robust``: :meth:`~hspr.methods.hspr.robust.ShiftCalibration.percentile`); None: on all.
+        (``hspr_robust``: :meth:`~hspr.methods.hspr.calibration.ShiftCalibration.percentile`); None: on all.
     percentile_one_fewer : float or None
         The source percentile the statistic would have with one differing task fewer (``hspr_robust``
         on 0/1 outcomes; None where not computed). A flagged agent whose flag this would lift is

@@ -94,7 +94,8 @@ def disagreement_order(values: np.ndarray, tasks: Sequence[str]) -> np.ndarray:
 def conformal_half_width(residuals: np.ndarray, level: float) -> float:
     """Split-conformal half-width: the ``ceil((n + 1) * level)``-th smallest ``|residual|`` (Vovk, Gammerman
     and Shafer 2005; Lei et al. 2018, JASA 113, section 2.2). With too few residuals it is infinite, as the
-    rule gives; ``hspr_robust``'s widening caps that rank at ``n`` instead (its ``_conformal_quantile``), by design.
+    rule gives; ``hspr_robust``'s widening caps that rank at ``n`` instead, by design
+    (:func:`hspr.methods.hspr.shift_stats._conformal_quantile`).
 
     Parameters
     ----------
