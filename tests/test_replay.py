@@ -544,6 +544,9 @@ def test_an_interrupted_replay_keeps_its_finished_runs(tmp_path, monkeypatch):
     assert f"{kept[0]} holds the runs an interrupted replay had finished (2 of the 8 jobs of m): a bank it had not " \
         "reached is absent, and the one it was replaying covers only the targets, folds and seeds of the jobs done" in \
         " ".join(res.output.split())
+    # and the written report says it too, in its notes (a re-trial: only the terminal did, and comparison.md read as whole)
+    md = (tmp_path / "rep" / "comparison.md").read_text()
+    assert f"{kept[0]} holds the runs an interrupted replay had finished (2 of the 8 jobs of m)" in " ".join(md.split())
 
     # its re-trial: after the last job, before --out was written, every run was lost; just after it was written, an
     # earlier results file was replaced with only "interrupted" said

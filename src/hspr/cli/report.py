@@ -87,7 +87,7 @@ def register(group: click.Group) -> None:
             for w in caught:
                 err.print(f"[yellow]note:[/yellow] {escape(str(w.message))}", highlight=False, soft_wrap=True)
             rep = write_report(runs, out_dir, baseline=baseline, n_resamples=n_resamples, seed=seed,
-                               figures=figures, also=also)
+                               figures=figures, also=also, notes=[str(w.message) for w in caught])
         except ReportError as exc:
             print_error(err, exc)
             sys.exit(2)

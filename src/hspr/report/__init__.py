@@ -19,7 +19,7 @@ import errno
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -179,7 +179,7 @@ def _removed_if_left_empty(made: list[Path]) -> Iterator[None]:
 
 
 def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None = None, n_resamples: int = 10_000,
-                 seed: int = 0, figures: bool = True, also: str | None = None) -> dict:
+                 seed: int = 0, figures: bool = True, also: str | None = None, notes: Sequence[str] = ()) -> dict:
     """Compute the comparison and paired tables, write Markdown / CSV (and figures) to ``out_dir``.
 
     Parameters
@@ -194,6 +194,10 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
         Also write the figures (:func:`make_figures`).
     also : str, optional
         A second method for the estimate-vs-truth figure.
+    notes : sequence of str
+        Sentences for comparison.md's Notes, first (``hspr report`` gives the :class:`ReportWarning` messages of
+        :func:`read_results`: a file of an interrupted replay's runs, an estimate outside its interval, ...; a
+        re-trial found them on the terminal only, and the written report read as whole).
 
     Returns
     -------
@@ -265,7 +269,7 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
             raise ReportError(_unwritten(out_dir, exc)) from exc
         try:
             try:
-                for name, text in [("comparison.md", comparison_markdown(table, pass_rate_notes(runs))),
+                for name, text in [("comparison.md", comparison_markdown(table, [*notes, *pass_rate_notes(runs)])),
                                    ("paired.md", paired_markdown(paired, n_resamples, seed))]:
                     (staging / name).write_text(text, encoding="utf-8")
                 table.to_csv(staging / "comparison.csv", index=False)
