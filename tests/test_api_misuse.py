@@ -13,7 +13,7 @@ import pytest
 
 from hspr import get_method
 from hspr.data.matrix import DataError, ResponseMatrix
-from hspr.errors import HsprError, UnknownIdError
+from hspr.errors import HsprError, MethodError, UnknownIdError
 from hspr.journal import LiveSessionError
 from hspr.live import LiveSession
 from hspr.methods.hspr import HSPR, HSPRConfig
@@ -489,6 +489,36 @@ def test_method_settings_of_the_wrong_kind_are_refused_when_built(sim):
             get_method("hspr", config=bad)
     with pytest.raises(HsprError, match=r"a file's settings are read first: config=json.load\(open\('cfg.json'\)\)"):
         get_method("hspr", config="cfg.json")
+
+
+@pytest.mark.parametrize("name", ["uniform", "stratified", "faq", "aipw", "hspr", "rsl"])
+def test_a_task_not_asked_is_warned_of_once_where_the_estimate_stands_on_random_draws(sim, name):
+    """An API trial told 10 tasks an agent passed, none asked, and uniform sampling said 100 % for a 41.7 % agent,
+    with no word. A session whose estimate stands on its own random draws warns once (UnaskedTaskWarning); an asked
+    task, a model-based method and a restored log (already accepted) give no warning."""
+    import warnings
+
+    from hspr.errors import UnaskedTaskWarning
+
+    model = get_method(name).fit(sim)
+    sess = model.start(6, 0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asked = sess.ask()
+        sess.tell(asked, 1)
+        others = [t for t in sim.tasks if t != asked and t not in sess.pending][:2]
+        for t in others:
+            sess.tell(t, 1)
+    said = [w for w in caught if issubclass(w.category, UnaskedTaskWarning)]
+    assert len(said) == (1 if sess.random_draws else 0)
+    assert sess.random_draws == (name in ("uniform", "stratified"))  # faq and aipw count an unasked task as known
+    if said:
+        assert f"task {others[0]!r} was not asked by this session" in str(said[0].message)
+        assert said[0].filename == __file__  # pointed at the caller's line
+    events = [("ask", 1, [asked]), ("tell", asked, 1)] + [("tell", t, 1) for t in others]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnaskedTaskWarning)
+        model.resume(6, 0, events)
 
 
 @pytest.mark.parametrize("name, bad, good", [("faq", {"eps": 5.0}, {"eps": 0.3}), ("rsl", {"alphas": (float("inf"),)},
@@ -1004,11 +1034,11 @@ def test_a_user_method_s_mistakes_are_named_not_tracebacks(sim):
     from hspr.session import ScoreEstimate
 
     src = sim.rows(range(1, 20))
-    with pytest.raises(HsprError, match=r"Sess.estimate\(\) must return a ScoreEstimate .*, got float"):
+    with pytest.raises(MethodError, match=r"Sess.estimate\(\) must return a ScoreEstimate .*, got float"):
         s = _user_method(estimate=lambda self: 0.5).fit(src).start(5, 0)
         s.tell(s.ask(), 1)
         s.estimate()
-    with pytest.raises(HsprError, match=r"Mine.fit\(\) must return a FittedModel .*, got NoneType"):
+    with pytest.raises(MethodError, match=r"Mine.fit\(\) must return a FittedModel .*, got NoneType"):
         _user_method(fit_returns_none=True).fit(src)
     for bad in (-1, 40, "t0"):
         with pytest.raises(RuntimeError, match=r"Sess._select must return a column index in 0..39, got "):

@@ -900,6 +900,21 @@ def test_ingest_gives_the_same_session_for_a_file_in_any_line_order(bank, tmp_pa
     assert rows[0] == rows[1]
 
 
+def test_record_of_a_task_not_asked_warns_where_the_method_averages_its_random_draws(bank, tmp_path):
+    """An API trial: uniform sampling told 10 passed tasks it had not asked said 100 % for a 41.7 % agent. `live
+    record` of a task not asked warns where the method's estimate averages its random draws (uniform), not where it
+    conditions on any task (hspr)."""
+    for method, warned in (("uniform", True), ("hspr", False)):
+        s = tmp_path / f"{method}.hspr"
+        cli(["start", "--matrix", bank["csv"], "--method", method, "--budget", 6, "--session", s]
+            + (["--config", bank["cfg"]] if method == "hspr" else []))
+        asked = cli(["next", "--session", s]).split()[0]
+        other = next(t for t in bank["truth"] if t != asked)
+        out = " ".join(cli(["record", other, 1, "--session", s]).split())
+        assert (f"warning: {other} was not asked: {method} averages every recorded task as one of its random draws"
+                in out) == warned, out
+
+
 def test_another_sessions_outcomes_are_told_in_the_order_it_recorded_them(bank, tmp_path):
     """A new-user trial: a finished session carried into a larger one (docs/live.md's way to run more tasks) had its
     outcomes told by id, and the shift check, which reads the first 50 outcomes, moved from source percentile 78 to

@@ -47,6 +47,13 @@ class InputWarning(UserWarning):
     (every ``hspr live`` call after ``start``) do not repeat it."""
 
 
+class UnaskedTaskWarning(InputWarning):
+    """An outcome told to a session whose estimate stands on its own random draws of tasks
+    (:attr:`hspr.session.Session.random_draws`: uniform and stratified sampling) for a task it did not
+    ask: tasks chosen another way (the ones an agent passed, say) can bias that estimate. Once per
+    session; a log restored (:meth:`~hspr.session.Session.restore`, ``hspr live``) does not repeat it."""
+
+
 class UnreadableFolderWarning(InputWarning):
     """Folders below an input folder that could not be listed (permissions), their results left out
     (:func:`hspr.fileio.find_below`); a live session whose folder bank then reads as another bank

@@ -17,6 +17,7 @@ import inspect
 import math
 import numbers
 import traceback
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -24,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .data.matrix import DataError, ResponseMatrix
-from .errors import HsprError, MethodError, UnknownIdError, brief
+from .errors import HsprError, MethodError, UnaskedTaskWarning, UnknownIdError, brief
 from .outcomes import SPELLINGS, describe_outcome, is_ambiguous_one, is_whole_outcome, snap_pass_rate
 from .shift_report import ShiftReport
 
@@ -282,7 +283,7 @@ def _bounded_estimate(estimate):
         finally:
             self._estimating = False
         if not isinstance(est, ScoreEstimate):  # a method-writer's trial: an AttributeError from inside this wrapper
-            raise HsprError(f"{type(self).__name__}.estimate() must return a ScoreEstimate (hspr.session.ScoreEstimate"
+            raise MethodError(f"{type(self).__name__}.estimate() must return a ScoreEstimate (hspr.session.ScoreEstimate"
                             f"(point=..., lower=..., upper=..., n_queried=..., budget=...)), got {type(est).__name__}")
         # a method-writer's trial: 45 for 45 % was clipped to 100 % without a word. The point is a score, in [0, 1];
         # an interval's end may overshoot a little (a normal approximation's does) and is clipped, but not beyond
@@ -376,6 +377,12 @@ class Session(ABC):
     #: said 62.9 pp before any outcome and 7.1 pp after one, for an interval that reached 10.1 pp at
     #: task 12 and 7.4 pp at task 25; RSL, DISCO, PTA-IRT, FAQ and Mid-Range + ridge were as far off)
     generic_width_forecast: bool = False
+    #: whether the estimate treats every told task as one of the session's own random draws (uniform and
+    #: stratified sampling's means): a task told that it did not ask is then warned of, once
+    #: (:class:`~hspr.errors.UnaskedTaskWarning`; an API trial told 10 tasks an agent passed, and uniform
+    #: sampling said 100 % for a 41.7 % agent). The model-based methods condition on any told task, and FAQ's
+    #: and AIPW's design-based terms count it as a known outcome outside their random draws.
+    random_draws: bool = False
     #: a warning every ``hspr live`` status of this method carries, for a point that is not an
     #: estimate of the full score (Mid-Range's raw mean); None for the others
     caveat: str | None = None
@@ -538,6 +545,14 @@ class Session(ABC):
             raise HsprError(f"task {task_id!r} was already recorded (as {told}); "
                             "an outcome cannot be changed in a session: start a new one and tell the right outcomes "
                             "(`hspr live record --correct` does that for a live session)")
+        if self.random_draws and j not in self._pending and not getattr(self, "_told_unasked", False):
+            self._told_unasked = True
+            warnings.warn(UnaskedTaskWarning(
+                f"task {task_id!r} was not asked by this session: its estimate stands on the session's own random draws "
+                "of tasks, so outcomes of tasks chosen another way (the ones the agent passed, say) can bias it; tell "
+                "the tasks ask() gives (the model-based methods, hspr_robust among them, condition on any told task; faq and "
+                "aipw count it as known). Said once per session"),
+                stacklevel=2)
         self._observed[j] = True
         self.queried.append(task_id)
         self.outcomes.append(outcome)
@@ -599,7 +614,8 @@ class Session(ABC):
             For an event this session cannot take (unknown task, repeated tell, spent budget),
             or one of another shape (HsprError, naming it).
         """
-        warnings = []
+        self._told_unasked = True  # a log already accepted: its unasked tasks were said when told (UnaskedTaskWarning)
+        notes = []
         for i, ev in enumerate(events):
             check_event(ev, i)
             if ev[0] == "ask":
@@ -607,11 +623,11 @@ class Session(ABC):
                 got = self.ask_batch(k)
                 if got != list(logged):
                     self.set_pending(logged)
-                    warnings.append(f"replaying event {i} (an ask of {k} task(s)) chose {got} where the log has "
-                                    f"{list(logged)}")
+                    notes.append(f"replaying event {i} (an ask of {k} task(s)) chose {got} where the log has "
+                                 f"{list(logged)}")
             else:
                 self.tell(ev[1], self.logged_outcome(ev[2]))
-        return warnings
+        return notes
 
     def logged_outcome(self, outcome):
         """An outcome as a log gives it, for :meth:`tell`: on a bank of repeated trials a log's ``1``
@@ -874,7 +890,7 @@ def _checked_fit(fit):
         with _method_code(self, "fit()"):
             model = fit(self, source if extra else source.canonical(), *args, **kw)
         if not isinstance(model, FittedModel):  # a method-writer's trial: replay failed on None.nested_budgets
-            raise HsprError(f"{type(self).__name__}.fit() must return a FittedModel (hspr.session.FittedModel), got "
+            raise MethodError(f"{type(self).__name__}.fit() must return a FittedModel (hspr.session.FittedModel), got "
                             f"{type(model).__name__}")
         model.binary_outcomes = source.trials is None
         model.trials = source.trials

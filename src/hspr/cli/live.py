@@ -848,6 +848,10 @@ def register(group: click.Group) -> None:
                          f"{task_argument(task)}` and record that one")
         elif new and not fixed and stopped is not None:  # (a correction after the stop is the user's own fix)
             notes.append("note: " + _after_stop(stopped, earlier, st, [task], path))
+        if new and not fixed and task in st.extra and live_s.session.random_draws:  # as the API's UnaskedTaskWarning
+            notes.append(f"warning: {task} was not asked: {live_s.doc['method']['name']} averages every recorded task "
+                         "as one of its random draws, so tasks chosen another way (ones the agent passed, say) can bias "
+                         "its estimate; record the tasks `hspr live next` gives")
         if not as_json:
             click.echo(f"corrected {task}: {describe_outcome(before, tr)} -> {word}" if fixed
                        else f"recorded {task} {word}" if new else f"{task} already recorded {word}: no change")

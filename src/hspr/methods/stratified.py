@@ -135,6 +135,7 @@ class StratifiedSession(Session):
     """
 
     generic_width_forecast = True  # a sample's interval (stratified): the generic rule is near its own
+    random_draws = True  # its estimate stands on its own random draws: an unasked task told is warned of
 
     def __init__(self, tasks, budget, seed, pass_rate: np.ndarray, n_strata: int, level: float = NOMINAL_LEVEL) -> None:
         super().__init__(tasks, check_budget(budget, len(tasks), allow_zero=False), seed)

@@ -21,6 +21,7 @@ class UniformSession(FixedOrderSession):
 
     accepts_pass_rates = True
     generic_width_forecast = True  # a simple random sample's interval: the generic rule is its own
+    random_draws = True  # its estimate stands on its own random draws: an unasked task told is warned of
 
     def __init__(self, tasks, budget, seed):
         b = check_budget(budget, len(tasks), allow_zero=False)  # no outcome, no estimate
