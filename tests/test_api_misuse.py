@@ -481,7 +481,7 @@ def test_method_settings_of_the_wrong_kind_are_refused_when_built(sim):
         for _ in range(4):
             sess.tell(sess.ask(), 1)
         assert 0 <= sess.estimate().point <= 1
-        for bad in ([], [-1.0], ["x"], 5, [float("inf")], [float("nan")]):
+        for bad in ([], [-1.0], ["x"], 5, [float("inf")], [float("nan")], "1", "10", [True], ["2"]):
             with pytest.raises(HsprError, match="alphas must be a non-empty sequence of positive penalties"):
                 get_method(name, alphas=bad)
     for bad in (5, 0, "rank=1"):

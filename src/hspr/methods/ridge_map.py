@@ -220,6 +220,10 @@ class RidgeScoreMap:
 def check_alphas(alphas) -> tuple[float, ...]:
     """``alphas`` as a tuple of floats; ValueError unless a non-empty sequence of finite positive
     ridge penalties (RSL and Mid-Range + Ridge check it when built, not at their first estimate)."""
+    if isinstance(alphas, (str, bytes)) or (isinstance(alphas, Sequence) and any(isinstance(a, (bool, np.bool_, str, bytes))
+                                                                                for a in alphas)):
+        # an API trial: alphas='1' was read as [1.0] (a string's characters) and '10' refused as [1, 0]; True as 1.0
+        raise ValueError(f"alphas must be a non-empty sequence of positive penalties (numbers), got {alphas!r}")
     try:
         out = tuple(float(a) for a in alphas)
     except (TypeError, ValueError):
