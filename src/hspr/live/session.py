@@ -1100,8 +1100,8 @@ class LiveSession:
             f"task {task!r} is already recorded as {describe_outcome(prev['outcome'], tr)} (from "
             f"{prev.get('source')}); refusing a second, different outcome ({describe_outcome(y, tr)}). If the first "
             f"was wrong, replace it with `hspr live record --correct --session {shlex.quote(str(self.path))} "
-            f"{task_argument(task)} {describe_outcome(y, tr)}` (both stay in the "
-            "session file)"
+            f"{task_argument(task)} {describe_outcome(y, tr)}` (from Python: record(task, outcome, correct=True); both "
+            "stay in the session file)"
         )
 
     def _tell(self, task: str, y: float, source: str, detail: str, agent: str | None = None,
