@@ -284,7 +284,7 @@ def _bounded_estimate(estimate):
             self._estimating = False
         if not isinstance(est, ScoreEstimate):  # a method-writer's trial: an AttributeError from inside this wrapper
             raise MethodError(f"{type(self).__name__}.estimate() must return a ScoreEstimate (hspr.session.ScoreEstimate"
-                            f"(point=..., lower=..., upper=..., n_queried=..., budget=...)), got {type(est).__name__}")
+                              f"(point=..., lower=..., upper=..., n_queried=..., budget=...)), got {type(est).__name__}")
         # a method-writer's trial: 45 for 45 % was clipped to 100 % without a word. The point is a score, in [0, 1];
         # an interval's end may overshoot a little (a normal approximation's does) and is clipped, but not beyond
         # [-1, 2], which is another scale. NaN is refused where the estimate is read, with its own message.
@@ -469,7 +469,9 @@ class Session(ABC):
         `hspr live record` refuses ``1`` and ``resolved`` there.
 
         Any task of the bank may be told, also one that was not asked (it is conditioned on
-        like the others), also once the budget is spent (an extra outcome is information too).
+        like the others; a session that averages its own random draws, :attr:`random_draws`, warns
+        once with :class:`~hspr.errors.UnaskedTaskWarning`), also once the budget is spent (an extra
+        outcome is information too).
         The estimate from a given set of outcomes does not depend on the order they were told,
         up to rounding: HSPR's float32 node weights accumulate in telling order (API trials
         measured 7e-6 on the 0-1 scale over 3 orders of 30 Verified outcomes, and 2.4e-5, 0.0024 pp,
@@ -891,7 +893,7 @@ def _checked_fit(fit):
             model = fit(self, source if extra else source.canonical(), *args, **kw)
         if not isinstance(model, FittedModel):  # a method-writer's trial: replay failed on None.nested_budgets
             raise MethodError(f"{type(self).__name__}.fit() must return a FittedModel (hspr.session.FittedModel), got "
-                            f"{type(model).__name__}")
+                              f"{type(model).__name__}")
         model.binary_outcomes = source.trials is None
         model.trials = source.trials
         return model
