@@ -913,6 +913,11 @@ def test_record_of_a_task_not_asked_warns_where_the_method_averages_its_random_d
         out = " ".join(cli(["record", other, 1, "--session", s]).split())
         assert (f"warning: {other} was not asked: {method} averages every recorded task as one of its random draws"
                 in out) == warned, out
+        more = [t for t in bank["truth"] if t not in (asked, other)][:2]  # and ingest says it too
+        (tmp_path / f"{method}.csv").write_text("instance_id,resolved\n" + "".join(f"{t},1\n" for t in more))
+        notes = cli(["ingest", tmp_path / f"{method}.csv", "--session", s, "--json"])["notes"]
+        assert any(n.startswith(f"2 of these task(s) were not asked by this session ({', '.join(more)}): {method} "
+                                "averages every recorded task") for n in notes) == warned, notes
 
 
 def test_another_sessions_outcomes_are_told_in_the_order_it_recorded_them(bank, tmp_path):

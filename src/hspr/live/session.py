@@ -1525,6 +1525,14 @@ class LiveSession:
                                  "an empty patch, which it does not run, nor for a task it was not given; ingest the "
                                  "run's summary <model>.<run_id>.json too (its empty_patch_ids count as unresolved), "
                                  "or run those tasks")
+        unasked = [t for t, _, _ in res.recorded if not self._tells[t]["asked"]]
+        name = self.doc["method"]["name"]
+        theirs = read.method.get("name") if read.form == "session" and isinstance(read.method, dict) else None
+        if unasked and self.session.random_draws and theirs != name:  # as `record` warns (an API trial: UnaskedTaskWarning)
+            res.notes.append(f"{len(unasked)} of these task(s) were not asked by this session "
+                             f"({', '.join(unasked[:3])}{' ...' if len(unasked) > 3 else ''}): {name} averages every "
+                             "recorded task as one of its random draws, so tasks chosen another way (ones the agent "
+                             "passed, say) can bias its estimate; record the tasks `hspr live next` gives")
         return res
 
     def trajectory(self) -> list[dict]:
