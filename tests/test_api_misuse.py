@@ -777,6 +777,7 @@ def test_from_dataframe_reads_outcome_words_as_the_file_readers_do():
 
 @pytest.mark.parametrize("bad, where", [([("t",)], "outcome 0"), ([5], "outcome 0"), (["ab"], "outcome 0"),
                                         ([("ask", 1, "t0")], "event 0"), ([("tel", "t0", 1)], "event 0")])
+@pytest.mark.filterwarnings("ignore::hspr.errors.UnaskedTaskWarning")  # it tells tasks not asked, on purpose
 def test_trajectory_names_an_item_that_is_neither_a_pair_nor_an_event(sim, bad, where):
     """Malformed items used to fail inside tuple unpacking (a bare ValueError or TypeError)."""
     from hspr.session import trajectory

@@ -343,6 +343,7 @@ def test_json_error_objects_carry_the_warnings_said_before_them(tmp_path, monkey
     assert res.exit_code == 2 and out["ok"] is False and "File name too long" in out["error"], out
 
 
+@pytest.mark.filterwarnings("ignore::hspr.errors.UnaskedTaskWarning")  # it tells tasks not asked, on purpose
 def test_api_input_errors_are_hspr_errors_and_keep_their_builtin_kind():
     """A script trial: an unknown task or method raised a bare KeyError and a bad outcome a bare
     ValueError, against errors.py's rule that every user error is an HsprError."""

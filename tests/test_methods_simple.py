@@ -162,6 +162,7 @@ def test_stratified_queries_follow_the_allocation():
     assert again.queried == sess.queried
 
 
+@pytest.mark.filterwarnings("ignore::hspr.errors.UnaskedTaskWarning")  # it tells tasks not asked, on purpose
 def test_stratified_estimate_and_post_stratification():
     src = random_bank(n_tasks=50)
     sess = get_method("stratified").fit(src).start(5, seed=0)
@@ -234,6 +235,7 @@ def test_budget_zero():
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.filterwarnings("ignore::hspr.errors.UnaskedTaskWarning")  # it tells tasks not asked, on purpose
 def test_session_accepts_unasked_task(name):
     src = random_bank(n_tasks=40)
     row = src.values[1]
@@ -265,6 +267,7 @@ def test_every_method_round_trips_its_params():
             cls.from_params({**params, "bogus": 1})
 
 
+@pytest.mark.filterwarnings("ignore::hspr.errors.UnaskedTaskWarning")  # it tells tasks not asked, on purpose
 def test_session_told_lists_columns_and_outcomes_in_telling_order():
     """Session.told(): bank columns and float outcomes of every tell, asked or not, in order."""
     bank = random_bank(n_agents=8, n_tasks=12, seed=4)

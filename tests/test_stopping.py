@@ -77,6 +77,7 @@ def test_rules_give_a_reason_exactly_when_they_fire():
     assert rule.check(_Sess(MIN_TASKS, 50), narrow).startswith("90 % interval 4.00 pp")
 
 
+@pytest.mark.filterwarnings("ignore::hspr.errors.UnaskedTaskWarning")  # it tells tasks not asked, on purpose
 def test_replay_stops_at_the_same_point_as_the_rule_says():
     m = simulate_matrix(30, 80, seed=3)[0]
     model = get_method("uniform").fit(m.rows(np.arange(1, 30)))

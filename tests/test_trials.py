@@ -174,6 +174,7 @@ def test_hspr_on_pass_rates_exact_at_full_budget_and_tracks_scores():
 
 
 @pytest.mark.parametrize("name", ["uniform", "stratified", "rsl", "atlas", "faq", "hspr_robust"])
+@pytest.mark.filterwarnings("ignore::hspr.errors.UnaskedTaskWarning")  # it tells tasks not asked, on purpose
 def test_full_budget_on_pass_rates_is_the_score_bit_for_bit_in_any_telling_order(name):
     """An API trial: at full budget on a bank of repeated trials the estimate was the sum of the told
     pass rates in telling order, so two orders gave scores one unit in the last place apart, and
@@ -296,6 +297,7 @@ def test_parse_outcome_takes_a_pass_rate_given_as_a_number_as_tell_does():
             parse_outcome(np.ma.array([1, 0], mask=[True, False])[0], trials)
 
 
+@pytest.mark.filterwarnings("ignore::hspr.errors.UnaskedTaskWarning")  # it tells tasks not asked, on purpose
 def test_a_float32_pass_rate_is_read_exactly_on_a_bank_of_many_trials():
     """float32 rounding of 27/100 is 1.07e-6 trials off 27: it was refused (a tolerance in trials,
     not in the rate); every k/100 now reads back as exactly k/100, and 0.275 (27.5/100) does not."""
@@ -462,6 +464,7 @@ def test_trials_bank_merge_write_and_targets_keep_their_form(tmp_path):
         align_targets(binary, a)
 
 
+@pytest.mark.filterwarnings("ignore::hspr.errors.UnaskedTaskWarning")  # it tells tasks not asked, on purpose
 def test_trajectory_keeps_pass_rates():
     from hspr.session import trajectory
 
@@ -1234,6 +1237,7 @@ def test_an_integer_one_is_refused_on_a_bank_of_trials_as_the_cli_refuses_it():
         session.tell(t2, 0.4)
 
 
+@pytest.mark.filterwarnings("ignore::hspr.errors.UnaskedTaskWarning")  # it tells tasks not asked, on purpose
 def test_a_trials_session_reopens_with_its_logged_outcomes_and_retells_them(tmp_path):
     """The refusal of an integer 1 must not reach a session's own log, which writes 5/5 as 1: a uniform
     session of the terminal-bench bank recorded 5/5 and then could not be reopened. Outcomes read
