@@ -487,6 +487,13 @@ def test_method_settings_of_the_wrong_kind_are_refused_when_built(sim):
     for bad in (5, 0, "rank=1"):
         with pytest.raises(HsprError, match="config must be an HSPRConfig or a dict of its settings"):
             get_method("hspr", config=bad)
+    # a re-trial: an unknown hspr_auto override was refused at fit, after the selection's minutes
+    with pytest.raises(HsprError, match=r"unknown HSPR setting\(s\): \['bogus'\]"):
+        get_method("hspr_auto", overrides={"bogus": 1})
+    m = get_method("hspr")  # and a config set to None after it was built: an HsprError, not an AttributeError
+    m.config = None
+    with pytest.raises(HsprError, match=r"method 'hspr': its settings cannot be read .*get_method\('hspr', ...\)"):
+        m.fit(sim)
     with pytest.raises(HsprError, match=r"a file's settings are read first: config=json.load\(open\('cfg.json'\)\)"):
         get_method("hspr", config="cfg.json")
 
@@ -518,7 +525,14 @@ def test_a_task_not_asked_is_warned_of_once_where_the_estimate_stands_on_random_
     events = [("ask", 1, [asked]), ("tell", asked, 1)] + [("tell", t, 1) for t in others]
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnaskedTaskWarning)
-        model.resume(6, 0, events)
+        again, _ = model.resume(6, 0, events)
+        again.tell(next(t for t in sim.tasks if t not in again.queried and t not in again.pending), 0)  # said already
+    # a re-trial: a log of asked tasks only left the flag set, and a later task not asked went unsaid
+    fresh, _ = model.resume(6, 0, events[:2])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fresh.tell(others[0], 1)
+    assert sum(issubclass(w.category, UnaskedTaskWarning) for w in caught) == (1 if sess.random_draws else 0)
 
 
 @pytest.mark.parametrize("name, bad, good", [("faq", {"eps": 5.0}, {"eps": 0.3}), ("rsl", {"alphas": (float("inf"),)},

@@ -428,6 +428,14 @@ def test_csv_error_column_makes_a_line_a_harness_error(tmp_path):
         read_outcomes(p)
     p.write_text("instance_id,resolved,error\na__a-1,,error\n")
     assert status_map(read_outcomes(p)) == {"a__a-1": ERROR}
+    p.write_text("a__a-1,Timeout\na__a-2,1\n")  # its re-trial: header-less, the hint was missing
+    with pytest.raises(HarnessFormatError, match=r"line 1 a__a-1,Timeout is not a header .*; a task the harness failed "
+                                                 r"to run \(a harness error\) goes in an error column"):
+        read_outcomes(p)
+    p.write_text("task_id,resolved\nsolana-data,error\n")  # and on a bank of repeated trials
+    with pytest.raises(HarnessFormatError, match=r"'error' for 'solana-data' is not one of .*; a task the harness "
+                                                 r"failed to run"):
+        read_outcomes(p, trials=5)
 
 
 def test_csv_error_column_holding_the_message_is_a_harness_error(tmp_path):

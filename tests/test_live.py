@@ -637,6 +637,7 @@ def test_other_bank_digest_refused(bank, tmp_path):
 
 
 
+@pytest.mark.filterwarnings("ignore::hspr.errors.UnaskedTaskWarning")  # it tells tasks not asked, on purpose
 def test_carrying_a_session_over_keeps_its_tasks_waiting_for_a_re_run(bank, tmp_path):
     """A trial: the other session's harness errors were dropped ('0 harness error(s) needing a re-run')."""
     live = new(bank, tmp_path, budget=10)
@@ -918,6 +919,18 @@ def test_record_of_a_task_not_asked_warns_where_the_method_averages_its_random_d
         notes = cli(["ingest", tmp_path / f"{method}.csv", "--session", s, "--json"])["notes"]
         assert any(n.startswith(f"2 of these task(s) were not asked by this session ({', '.join(more)}): {method} "
                                 "averages every recorded task") for n in notes) == warned, notes
+        status = " ".join(cli(["status", "--session", s]).split())  # how the tasks not asked were used, in words
+        assert ("were averaged with its random draws (tasks chosen another way can bias that)" in status) == warned
+        assert ("were conditioned on like the others" in status) != warned
+        if warned:  # a re-trial: carried into a session of the same method, the tasks it had not asked went unsaid
+            cli(["record", asked, 0, "--session", s])
+            s2 = tmp_path / f"{method}2.hspr"
+            cli(["start", "--matrix", bank["csv"], "--method", method, "--budget", 8, "--session", s2])
+            notes = cli(["ingest", s, "--session", s2, "--json"])["notes"]
+            said = [n for n in notes if "were not asked by this session" in n]
+            # in the order the first session recorded them; the task it asked is its own random draw, not said
+            assert len(said) == 1 and said[0].startswith(f"3 of these task(s) were not asked by this session "
+                                                         f"({', '.join([other, *more])}): {method} averages"), said
 
 
 def test_another_sessions_outcomes_are_told_in_the_order_it_recorded_them(bank, tmp_path):

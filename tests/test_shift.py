@@ -840,7 +840,7 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     assert "(1.6 % of its queried tasks differ; source percentile 50)" in share.message and share.to_dict()["percent"]
     assert told.to_dict()["unit"] == "of its queried tasks differ" and "(0.1; source" in calm.message
     # the same trial: the paragraph after every record was noisy; in range, one clause; otherwise the whole message
-    assert share.brief == ("within the range of the 114 source agents (share 1.6 %, source percentile 50); interval "
+    assert share.brief == ("not flagged: within the range of the 114 source agents (share 1.6 %, source percentile 50); interval "
                            "widened x1.25, as for every agent on these sources (`hspr live status` says more)")
     assert r.brief == r.message
     assert ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=3).brief == (
@@ -856,7 +856,7 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     # said first (a new-user trial: last in a 700-character paragraph, it went unread)
     assert twin.message.startswith(note + ". Otherwise: not flagged, and the check is a warning light, not a promise: "
                                    "this agent is within the range of the 114 source agents")
-    assert twin.brief.startswith(note + "; otherwise within the range of the 114 source agents")
+    assert twin.brief.startswith(note + "; otherwise not flagged: within the range of the 114 source agents")
     assert "scored against itself" not in share.message + share.brief
     # the widening shared between the sides: the message gives each side's factor and which side misses more
     sided = ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=40, sides=(1.2, 0.8))

@@ -1045,6 +1045,7 @@ def test_harbor_trial_folders_are_not_searched_and_names_are_cleaned(tmp_path):
     assert res.recorded[0][:2] == (task, 1) and "trials of dataset 'terminal-bench-core==0.1.1'" in res.notes
 
 
+@pytest.mark.filterwarnings("ignore::hspr.errors.UnaskedTaskWarning")  # it tells tasks not asked, on purpose
 def test_terminal_bench_2_trials_are_refused_on_a_copy_of_the_1_0_bank(tmp_path):
     """A trial: the docs' hidden-agent recipe (a --matrix copy of the terminal-bench bank less one row)
     recorded Terminal-Bench 2.0 trials under 1.0's task names with only a note. A re-trial: a rule on task

@@ -210,6 +210,10 @@ class HarnessRead:
     hidden_agent : str, optional
         For a trial session's file (``hspr live start --hide``): the bank agent whose outcomes it
         holds, so that they are not carried into a session that has that agent among its sources.
+    unasked : tuple of str
+        For another session's file: the tasks whose outcome it recorded without having asked them (its
+        ``tell`` event's ``asked`` false), so that carrying them into a session of a method that averages
+        its own random draws is noted (:class:`~hspr.errors.UnaskedTaskWarning`).
     """
 
     form: str
@@ -222,6 +226,7 @@ class HarnessRead:
     header_like: tuple[str, ...] | None = None
     method: dict | None = None
     hidden_agent: str | None = None
+    unasked: tuple[str, ...] = ()
 
     def counts(self) -> dict[str, int]:
         """Number of outcomes per status ('partial' only when some task has it: repeated trials)."""
@@ -528,6 +533,18 @@ NO_ERROR = frozenset({"0", "false", "no", "f", "n", "-", "ok", "success", "no er
                       "''"})
 
 
+#: an outcome cell that names a harness error rather than an outcome ('error', 'Timeout', 'exception', ...)
+_ERROR_WORD = re.compile(r"(?i)\s*(error|errored|errors|timeout|timed[ _-]?out|exception|crash(ed)?|harness[ _-]error)\s*")
+
+
+def _error_column_hint(iid: str) -> str:
+    """The clause an outcome error adds when a harness error was written as the outcome (a new-user trial:
+    'ID,error' was refused with no word of how to give one)."""
+    return (f"; a task the harness failed to run (a harness error) goes in an error column, header "
+            f"instance_id,resolved,error and line {iid},,<the error>: its task is left for a re-run "
+            "(--errors-as-unresolved counts it unresolved)")
+
+
 def _error_cell(text: str, negated: bool = False) -> bool:
     """Whether an error column's cell marks a harness error: any text but :data:`NO_ERROR` or a
     no-value marker, a true cell or the error's own message, as harnesses write it (a hostile trial:
@@ -654,8 +671,10 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
     elif len(head) == 2 and _parse_cell(head[1]) is not None:
         ci, cr, ces = 0, 1, []
     else:
-        raise HarnessFormatError(f"{path}: line 1 {_line(recs[0][1])} is not a header 'instance_id,resolved' nor a data line"
-                                 + _separator_hint(recs[0][1]))
+        first = recs[0][1]  # a re-trial: a header-less 'ID,error' first got no word of the error column
+        hint = _error_column_hint(first[0].strip()) if len(first) == 2 and _ERROR_WORD.fullmatch(first[1]) else ""
+        raise HarnessFormatError(f"{path}: line 1 {_line(first)} is not a header 'instance_id,resolved' nor a data line"
+                                 + (hint or _separator_hint(first)))
     seen: dict[str, HarnessOutcome] = {}
     for n, rec in recs:
         if len(rec) <= max(ci, cr) or (width is not None and len(rec) != width):
@@ -669,10 +688,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         if y is None and error is None:  # an errored run has no outcome to give (a trial: 'id,,true'; a re-trial:
             raise HarnessFormatError(  # 'id,N/A,Timeout' was refused whole)
                 f"{path}: line {n}: outcome {cell!r} for {iid!r} is not one of {SPELLINGS}"
-                # a new-user trial: 'ID,error' was refused with no word of how a harness error is given
-                + ("" if ces else f"; a task the harness failed to run (a harness error) goes in an error column, header "
-                   f"instance_id,resolved,error and line {iid},,<the error>: its task is left for a re-run "
-                   "(--errors-as-unresolved counts it unresolved)")
+                + ("" if ces else _error_column_hint(iid))
             )
         if error is not None:  # a trial: 'id,False,True' was read as a graded failure
             o = HarnessOutcome(iid, ERROR, f"csv line {n}: {error}", str(path))
@@ -799,7 +815,8 @@ def read_trials_outcomes(path: str | Path, trials: int, keep: Callable[[str], bo
             y = _parse_cell(rec[cols[1]])
             if y is None:
                 raise HarnessFormatError(f"{path}: line {n}: outcome {rec[cols[1]]!r} for {iid!r} is not one of "
-                                         f"{SPELLINGS}")
+                                         f"{SPELLINGS}"
+                                         + (_error_column_hint(iid) if _ERROR_WORD.fullmatch(rec[cols[1]]) else ""))
             if trial:
                 key = (iid, trial)
                 if key in trial_line:
@@ -1237,6 +1254,7 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
         return f"line {jf.event_lines[i]}" if i < len(jf.event_lines) else f"event {i}"
 
     seen = {}
+    asked: dict[str, object] = {}  # each task's tell event's 'asked' (None in files written before it was kept)
     errors: dict[str, str] = {}
     lenient_notes: list[str] = [f"{path}: {skipped} is damaged; left out (its event is lost)"] if skipped else []
 
@@ -1289,6 +1307,7 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
         if task in seen:
             continue
         seen[task] = (where(i), y, ev.get("source", "record"))
+        asked[task] = ev.get("asked")
     out = []
     for task, (_, y, source) in seen.items():  # in the order first told
         status = "resolved" if y == 1 else "unresolved" if y == 0 else "partial"
@@ -1307,7 +1326,8 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
     method = jf.doc.get("method")
     hidden = bank.get("hidden")
     return HarnessRead("session", str(path), out, notes, method=method if isinstance(method, dict) else None,
-                       hidden_agent=hidden if isinstance(hidden, str) else None)
+                       hidden_agent=hidden if isinstance(hidden, str) else None,
+                       unasked=tuple(t for t in seen if asked.get(t) is False))
 
 
 def detect_form(path: str | Path) -> str:

@@ -548,13 +548,13 @@ class Session(ABC):
                             "an outcome cannot be changed in a session: start a new one and tell the right outcomes "
                             "(`hspr live record --correct` does that for a live session)")
         if self.random_draws and j not in self._pending and not getattr(self, "_told_unasked", False):
-            self._told_unasked = True
-            warnings.warn(UnaskedTaskWarning(
-                f"task {task_id!r} was not asked by this session: its estimate stands on the session's own random draws "
-                "of tasks, so outcomes of tasks chosen another way (the ones the agent passed, say) can bias it; tell "
-                "the tasks ask() gives (the model-based methods, hspr_robust among them, condition on any told task; faq and "
-                "aipw count it as known). Said once per session"),
-                stacklevel=2)
+            self._told_unasked = True  # once per session; a task told from a restored log was said when first told
+            if not getattr(self, "_restoring", False):
+                warnings.warn(UnaskedTaskWarning(
+                    f"task {task_id!r} was not asked by this session: its estimate stands on the session's own random "
+                    "draws of tasks, so outcomes of tasks chosen another way (the ones the agent passed, say) can bias "
+                    "it; tell the tasks ask() gives (the model-based methods, hspr_robust among them, condition on any "
+                    "told task; faq and aipw count it as known). Said once per session"), stacklevel=2)
         self._observed[j] = True
         self.queried.append(task_id)
         self.outcomes.append(outcome)
@@ -616,19 +616,22 @@ class Session(ABC):
             For an event this session cannot take (unknown task, repeated tell, spent budget),
             or one of another shape (HsprError, naming it).
         """
-        self._told_unasked = True  # a log already accepted: its unasked tasks were said when told (UnaskedTaskWarning)
         notes = []
-        for i, ev in enumerate(events):
-            check_event(ev, i)
-            if ev[0] == "ask":
-                _, k, logged = ev
-                got = self.ask_batch(k)
-                if got != list(logged):
-                    self.set_pending(logged)
-                    notes.append(f"replaying event {i} (an ask of {k} task(s)) chose {got} where the log has "
-                                 f"{list(logged)}")
-            else:
-                self.tell(ev[1], self.logged_outcome(ev[2]))
+        self._restoring = True  # a log already accepted: its unasked tasks were said when told (UnaskedTaskWarning)
+        try:
+            for i, ev in enumerate(events):
+                check_event(ev, i)
+                if ev[0] == "ask":
+                    _, k, logged = ev
+                    got = self.ask_batch(k)
+                    if got != list(logged):
+                        self.set_pending(logged)
+                        notes.append(f"replaying event {i} (an ask of {k} task(s)) chose {got} where the log has "
+                                     f"{list(logged)}")
+                else:
+                    self.tell(ev[1], self.logged_outcome(ev[2]))
+        finally:
+            self._restoring = False
         return notes
 
     def logged_outcome(self, outcome):
@@ -817,7 +820,11 @@ def trajectory(model: FittedModel, budget: int, seed: int, outcomes) -> list[dic
             raise HsprError(f"outcome {i} is {brief(item, 60)}; give (task id, outcome) pairs, or the events of "
                             "Session.restore: ('ask', k, [task ids]) and ('tell', task id, outcome)")
         task, y = item[1:] if len(item) == 3 else item
-        sess.tell(task, sess.logged_outcome(y))  # a live session's 5/5 is logged as 1
+        sess._restoring = len(item) == 3  # a logged tell was said when first told (UnaskedTaskWarning); a pair is new
+        try:
+            sess.tell(task, sess.logged_outcome(y))  # a live session's 5/5 is logged as 1
+        finally:
+            sess._restoring = False
         add(task)
     return out
 
@@ -889,6 +896,9 @@ def _checked_fit(fit):
                 self = type(self).from_params(self.get_params())
             except ValueError as exc:  # as get_method says it (an HsprError is one)
                 raise exc if isinstance(exc, HsprError) else HsprError(f"method {self.name!r}: {exc}") from None
+            except (TypeError, AttributeError) as exc:  # a re-trial: hspr's config set to None gave an AttributeError
+                raise HsprError(f"method {self.name!r}: its settings cannot be read ({exc}); a setting changed after it "
+                                f"was built is refused: build it again with get_method({self.name!r}, ...)") from None
         with _method_code(self, "fit()"):
             model = fit(self, source if extra else source.canonical(), *args, **kw)
         if not isinstance(model, FittedModel):  # a method-writer's trial: replay failed on None.nested_budgets

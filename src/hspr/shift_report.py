@@ -272,9 +272,9 @@ class ShiftReport:
                     f"{self.min_reference}); interval {widened}")
         if not self.enough_outcomes:
             return f"too few outcomes ({self.n_outcomes} of {self.min_outcomes}) to compare with the sources yet; interval {widened}"
-        return ((f"{self._twin_note}; otherwise " if self._twin_note else "")
-                + f"within the range of the {self.n_sources} source agents ({self.statistic}{self._on_first} {self._value_text}, source "
-                f"percentile {self._percentile(self.source_percentile)}); interval {widened}")
+        return ((f"{self._twin_note}; otherwise " if self._twin_note else "")  # the verdict first, as in the message
+                + f"not flagged: within the range of the {self.n_sources} source agents ({self.statistic}{self._on_first} "
+                f"{self._value_text}, source percentile {self._percentile(self.source_percentile)}); interval {widened}")
 
     def to_dict(self) -> dict:
         """Plain JSON-ready dict of every field, ``message`` included (``value``, ``threshold`` and

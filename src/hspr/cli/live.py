@@ -12,6 +12,7 @@ import re
 import shlex
 import sys
 import time
+import warnings
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -22,7 +23,7 @@ from click.core import ParameterSource
 from .._entry import started_closed
 from ..data.banks import BANKS
 from ..data.matrix import DataError
-from ..errors import HsprError, shorten
+from ..errors import HsprError, UnaskedTaskWarning, shorten
 from ..fileio import is_descriptor_path, read_json_file, read_text, write_text_durable
 from ..idformat import FORMATS, NOTHING_FORMS, format_ids, is_id_text, read_predictions, subset_predictions
 from ..live import (
@@ -232,8 +233,10 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
     if st.extra:
         out.append(f"note: {len(st.extra)} outcome(s) this session did not ask for (recorded or ingested before it "
                    "asked them, after the budget was spent, again after a withdraw, or carried over from another session) "
-                   "were conditioned "
-                   f"on like the others and count against the budget: {', '.join(st.extra[:8])}{' ...' if len(st.extra) > 8 else ''}")
+                   # a re-trial: 'conditioned on' is the model-based methods'; uniform sampling averages them
+                   + ("were averaged with its random draws (tasks chosen another way can bias that) "
+                      if st.random_draws else "were conditioned on like the others ")
+                   + f"and count against the budget: {', '.join(st.extra[:8])}{' ...' if len(st.extra) > 8 else ''}")
     if st.pending:
         out.append(f"pending (asked, not recorded): {', '.join(st.pending[:8])}{' ...' if len(st.pending) > 8 else ''}")
     if st.needs_rerun:
@@ -822,7 +825,9 @@ def register(group: click.Group) -> None:
             live_s = _open(session_path)
             stopped = live_s.stop_reason()  # a scripting trial: a late record after the stop moved the estimate unsaid
             earlier = live_s.status().estimate if stopped is not None else None
-            new = live_s.record(instance_id, outcome, correct=correct)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UnaskedTaskWarning)  # said below, in the command's words
+                new = live_s.record(instance_id, outcome, correct=correct)
             if new:  # "already recorded: no change" saves nothing
                 note_saved(f"{task}'s outcome is recorded in {live_s.path}")
             st = live_s.status()
@@ -957,7 +962,8 @@ def register(group: click.Group) -> None:
                 live_s = _open(session_path)
                 stopped = live_s.stop_reason()  # outcomes after the stop are noted, as by `record`
                 earlier = live_s.status().estimate if stopped is not None else None
-                with reading(path):  # the folder is read again where the bank's ids or trials are needed
+                with reading(path), warnings.catch_warnings():  # read again where the bank's ids or trials are needed
+                    warnings.simplefilter("ignore", UnaskedTaskWarning)  # the ingest's notes say it, in its words
                     res = live_s.ingest(path, errors_as_unresolved=errors_as_unresolved, skip_unknown=skip_unknown,
                                         read=read)
                 if res.recorded:  # a re-trial: "0 outcome(s) ... are recorded" was said of an ingest that changed nothing

@@ -1527,8 +1527,10 @@ class LiveSession:
                                  "or run those tasks")
         unasked = [t for t, _, _ in res.recorded if not self._tells[t]["asked"]]
         name = self.doc["method"]["name"]
-        theirs = read.method.get("name") if read.form == "session" and isinstance(read.method, dict) else None
-        if unasked and self.session.random_draws and theirs != name:  # as `record` warns (an API trial: UnaskedTaskWarning)
+        if read.form == "session" and isinstance(read.method, dict) and read.method.get("name") == name:
+            # another session of this method: its own random draws carry over, what it did not ask does not (a re-trial)
+            unasked = [t for t in unasked if t in set(read.unasked)]
+        if unasked and self.session.random_draws:  # as `record` warns (an API trial: UnaskedTaskWarning)
             res.notes.append(f"{len(unasked)} of these task(s) were not asked by this session "
                              f"({', '.join(unasked[:3])}{' ...' if len(unasked) > 3 else ''}): {name} averages every "
                              "recorded task as one of its random draws, so tasks chosen another way (ones the agent "
@@ -1560,6 +1562,7 @@ class LiveSession:
             n_recorded=self.session.n_queried, extra=extra, pending=tuple(self.session.pending), needs_rerun=rerun,
             expected_width=expected, stop_width_pp=self.stop_width, stop=stop,
             stop_reason=why, warnings=tuple(warn), bank_label=b.get("name"), trials=self.matrix.trials,
+            random_draws=self.session.random_draws,
             settings=changed_settings(self.doc["method"]["name"], self.doc["method"].get("config") or {}),
             config_file=(self.doc.get("input_files") or {}).get("--config"),
             outcomes=tuple(zip(self.session.queried, self.session.outcomes)), bank_digest=b.get("digest"),

@@ -66,6 +66,9 @@ class LiveStatus:
         The bank agent a trial session hides from the fit (``hspr live start --hide``).
     hidden_score : float or None
         That agent's true score over the session's tasks (0-1), to compare the estimate with.
+    random_draws : bool
+        Whether the method averages every recorded task as one of its own random draws
+        (:attr:`hspr.session.Session.random_draws`), so that the text says how it used the tasks it did not ask.
     """
 
     session: str
@@ -93,6 +96,7 @@ class LiveStatus:
     provenance: dict = field(default_factory=dict)
     hidden_agent: str | None = None
     hidden_score: float | None = None
+    random_draws: bool = False
 
     @property
     def budget_left(self) -> int:

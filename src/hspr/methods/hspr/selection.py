@@ -611,6 +611,8 @@ class HSPRAuto(Method):
             raise ValueError(f"fraction must be the budget fraction the selection replays, in (0, 1], got {fraction!r}")
         self.fraction = fraction
         self.overrides = dict(overrides or {})
+        if self.overrides:  # checked now (a re-trial: an unknown one was refused at fit, after the minutes of selection)
+            HSPRConfig().replace(**self.overrides)
         self.n_jobs = n_jobs
         self.base_config = base_config
         self.table = None if table is None else selection_table(table, "hspr_auto table")
