@@ -3057,17 +3057,25 @@ def test_an_outcome_recorded_after_the_stop_is_noted(bank, tmp_path):
     assert "recorded 0 outcome(s)" in again and "had stopped" not in again
 
 
-def test_simulate_draws_an_agent_id_with_brackets_as_typed(tmp_path):
+def test_simulate_draws_an_agent_id_with_brackets_as_typed(tmp_path, monkeypatch):
     """A re-trial: rich read the hidden agent's id as markup in simulate's progress bar ('gpt35[bold red]x' was
-    drawn as 'gpt35x')."""
+    drawn as 'gpt35x'). The bar is drawn on a terminal (in a log, only its plain lines are)."""
+    import io
+
+    import hspr.cli.live as live_cli
+    from hspr.cli.display import console
+
     m, _ = simulate_matrix(8, 20, seed=4)
     m = ResponseMatrix(("gpt35[bold red]x", *m.agents[1:]), m.tasks, m.values)
     write_wide_csv(m, tmp_path / "m.csv")
     s = tmp_path / "s.hspr"
     cli(["start", "--matrix", tmp_path / "m.csv", "--budget", 3, "--method", "uniform", "--hide", "gpt35[bold red]x",
          "--session", s])
+    buf = io.StringIO()
+    monkeypatch.setattr(live_cli, "console", lambda stderr=False, **kw: console(file=buf, width=100, force_terminal=True,
+                                                                                 color_system=None))
     res = CliRunner().invoke(main, ["live", "simulate", "--session", str(s)])
-    assert res.exit_code == 0 and "simulate gpt35[bold red]x" in res.stderr, res.stderr
+    assert res.exit_code == 0 and "simulate gpt35[bold red]x" in buf.getvalue(), buf.getvalue()
 
 
 def test_a_real_start_says_what_to_run_next_and_that_its_estimate_is_the_prior(bank, tmp_path):

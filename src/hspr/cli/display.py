@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import io
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -174,9 +175,10 @@ def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Cal
     resized terminal too; :func:`_fit_columns`). rich's default cut them to "1..." and "0:..." at 50
     columns (a trial of ``hspr select``). ``out``: the rich Console it draws on.
 
-    On a console that is no terminal (a CI log, ``2> log``), where rich draws the bar only once at the
-    end, a plain line such as ``replay lite: 30/120 (25 %), 70 s`` (with the task's ``unit`` field after the
-    counts, if it has one; the description alone while its total is None) is printed at an advance at least
+    On a console that is no terminal (a CI log, ``2> log``), where rich would draw the bar only once, at
+    the end (it is drawn on a console that keeps nothing instead), a plain line such as
+    ``replay lite: 30/120 (25 %), 70 s`` (with the task's ``unit`` field after the counts, if it has one; the
+    description alone while its total is None) is printed at an advance at least
     ``log_every`` seconds after the previous line (or the start): a scripting trial's 20-minute replay
     was otherwise silent in its log until it ended. With the real clock (``clock`` None) the line is also
     printed when no advance came for ``log_every`` seconds, from a thread that ends with the bar (a new-user
@@ -242,7 +244,12 @@ def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Cal
                       f"({100 * task.completed / task.total:.0f} %), {task.elapsed or 0:.0f} s", highlight=False,
                       soft_wrap=True)
 
-    return _Fitted(*_fit_columns(out.width, ()), console=out, disable=disable)
+    # in a log, the plain lines say it all: rich's one drawing of the bar at the end (its counts without their unit,
+    # times of 0:00:00) goes to a console that keeps nothing (a re-trial; transient left a blank line instead)
+    from rich.console import Console
+
+    drawn = out if out.is_terminal else Console(file=io.StringIO(), width=out.width)
+    return _Fitted(*_fit_columns(out.width, ()), console=drawn, disable=disable)
 
 
 def _middle_cut(text: str, limit: int) -> str:
