@@ -231,7 +231,8 @@ def test_hidden_agent_at_full_budget_recovers_its_score(tmp_path):
 
 def test_hide_refusals(bank, tmp_path):
     with pytest.raises(LiveSessionError, match=r"no agent 'Agent011' to hide in the bank .*29 agents; `hspr "
-                                               r"bank agents .*sources.csv` lists them\); did you mean 'agent011'\?"):
+                                               r"bank agents .*sources.csv` lists them, as the bank's "
+                                               r"ResponseMatrix.agents does in Python\); did you mean 'agent011'\?"):
         LiveSession.create(tmp_path / "x.hspr", 5, matrix=bank["csv"], config=FAST, hide="Agent011")
     assert not (tmp_path / "x.hspr").exists()
     live = new(bank, tmp_path)  # no agent hidden: nothing to play

@@ -293,7 +293,8 @@ def read(path: Path, salvage: bool = False) -> JournalFile:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise LiveSessionError(f"{path}: no such session file; create one with `hspr live start`") from None
+        raise LiveSessionError(f"{path}: no such session file; create one with `hspr live start` (from Python: "
+                               "LiveSession.create)") from None
     except OSError as exc:
         raise LiveSessionError(f"{path}: cannot read the session file ({exc.strerror or exc})") from None
     if (enc := unicode_bom(raw) or _utf16_without_mark(raw)) is not None:  # a re-trial: 'not a session file (not

@@ -279,8 +279,9 @@ def replay(
     methods : dict name -> Method
     fractions : budget fractions f; B = round(f * n_tasks).
     seeds : dict name -> seeds; default by each method's ``seed_kind`` (10 / 5 / 1 seeds).
-    folds : list of lists of agent ids (target folds); ignored when ``targets`` is given. Agents in no
-        fold are sources in every fold and never targets (an :class:`~hspr.errors.InputWarning` says so).
+    folds : list of lists of agent ids (target folds); ignored when ``targets`` is given, and one of the two is
+        required (:func:`hspr.data.folds.make_folds` gives folds over every agent; HsprError without either).
+        Agents in no fold are sources in every fold and never targets (an :class:`~hspr.errors.InputWarning` says so).
     targets : ResponseMatrix, optional
         Evaluate these rows as targets with every row of ``matrix`` as sources (same task ids;
         columns are reordered to ``matrix``'s order). A target id that also names a source row

@@ -131,7 +131,8 @@ def hide_agent(mat: ResponseMatrix, agent: str) -> tuple[ResponseMatrix, Respons
     name = str(mat.source).removeprefix("bank:")  # a bundled bank's source is 'bank:NAME'
     if agent not in mat.agents:
         raise LiveSessionError(f"no agent {agent!r} to hide in the bank ({name}, {mat.n_agents} agents; `hspr bank "
-                               f"agents {shlex.quote(name)}` lists them)" + (_in_target_set(agent, mat)
+                               f"agents {shlex.quote(name)}` lists them, as the bank's ResponseMatrix.agents does in "
+                               "Python)" + (_in_target_set(agent, mat)
                                                                            or did_you_mean([agent], mat.agents)
                                                                            or _starting_hint(agent, mat.agents)))
     if mat.n_agents < 2:
