@@ -617,8 +617,7 @@ class Session(ABC):
             or one of another shape (HsprError, naming it).
         """
         notes = []
-        self._restoring = True  # a log already accepted: its unasked tasks were said when told (UnaskedTaskWarning)
-        try:
+        with self._logged_tells():
             for i, ev in enumerate(events):
                 check_event(ev, i)
                 if ev[0] == "ask":
@@ -630,9 +629,17 @@ class Session(ABC):
                                      f"{list(logged)}")
                 else:
                     self.tell(ev[1], self.logged_outcome(ev[2]))
+        return notes
+
+    @contextlib.contextmanager
+    def _logged_tells(self):
+        """Tells replayed from a log already accepted (:meth:`restore`, :func:`trajectory`'s events): a task not
+        asked among them was said when first told, so :class:`~hspr.errors.UnaskedTaskWarning` is not repeated."""
+        self._restoring = True
+        try:
+            yield
         finally:
             self._restoring = False
-        return notes
 
     def logged_outcome(self, outcome):
         """An outcome as a log gives it, for :meth:`tell`: on a bank of repeated trials a log's ``1``
@@ -820,11 +827,8 @@ def trajectory(model: FittedModel, budget: int, seed: int, outcomes) -> list[dic
             raise HsprError(f"outcome {i} is {brief(item, 60)}; give (task id, outcome) pairs, or the events of "
                             "Session.restore: ('ask', k, [task ids]) and ('tell', task id, outcome)")
         task, y = item[1:] if len(item) == 3 else item
-        sess._restoring = len(item) == 3  # a logged tell was said when first told (UnaskedTaskWarning); a pair is new
-        try:
+        with sess._logged_tells() if len(item) == 3 else contextlib.nullcontext():  # a pair is a new tell
             sess.tell(task, sess.logged_outcome(y))  # a live session's 5/5 is logged as 1
-        finally:
-            sess._restoring = False
         add(task)
     return out
 
