@@ -169,6 +169,28 @@ def _fit_columns(width: int, tasks) -> list:
     return columns
 
 
+class _Ticker:
+    """Calls ``fn`` every ``seconds`` on a daemon thread named ``name``, from :meth:`start` until :meth:`stop` (which
+    waits for the thread): the plain lines a log gets while a long step runs (:func:`progress_bar`, :func:`busy`)."""
+
+    def __init__(self, seconds: float, fn: Callable[[], None], name: str) -> None:
+        import threading
+
+        self._quiet = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(seconds, fn), name=name, daemon=True)
+
+    def _run(self, seconds: float, fn: Callable[[], None]) -> None:
+        while not self._quiet.wait(seconds):
+            fn()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._quiet.set()
+        self._thread.join()
+
+
 def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Callable[[], float] | None = None):
     """A rich ``Progress`` for a long job (description, bar, done/total, time elapsed, time left) that
     keeps its counts and times whole on a narrow terminal, laid out again at every refresh (a
@@ -184,7 +206,6 @@ def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Cal
     printed when no advance came for ``log_every`` seconds, from a thread that ends with the bar (a new-user
     trial's replay of ``hspr_robust`` sat at 0 of 12 for 112 s, its log silent, while the first fit's
     calibration ran). ``clock``: the time in seconds (default ``time.monotonic``)."""
-    import threading
     import time
 
     from rich.progress import Progress
@@ -194,27 +215,24 @@ def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Cal
 
     class _Fitted(Progress):
         logged = now()
-        _beat: tuple[threading.Thread, threading.Event] | None = None  # the thread of the plain lines, its stop
+        _beat: _Ticker | None = None  # the thread of the plain lines
 
         def start(self) -> None:
             super().start()
             if beats and self._beat is None:
-                self._beat = (threading.Thread(target=self._beat_lines, args=(quiet := threading.Event(),),
-                                               name="hspr-progress-log", daemon=True), quiet)
-                self._beat[0].start()
+                self._beat = _Ticker(log_every / 4, self._beat_lines, "hspr-progress-log")
+                self._beat.start()
 
         def stop(self) -> None:
             if self._beat is not None:
-                self._beat[1].set()
-                self._beat[0].join()
+                self._beat.stop()
                 self._beat = None
             super().stop()
 
-        def _beat_lines(self, quiet: threading.Event) -> None:
-            while not quiet.wait(log_every / 4):
-                for task in list(self.tasks):
-                    if not task.finished:
-                        self._log(task.id)
+        def _beat_lines(self) -> None:
+            for task in list(self.tasks):
+                if not task.finished:
+                    self._log(task.id)
 
         def make_tasks_table(self, tasks):
             self.columns = tuple(_fit_columns(out.width, tasks))  # (self.console: not yet set on the first call)
@@ -288,7 +306,6 @@ def busy(text: str, tail: str = "", log_every: float = 30.0) -> Iterator[None]:
     hostile trial: a long path froze the line, the time gone), ``tail`` (e.g. "(Ctrl-C stops)")
     kept whole; warnings raised inside are shown after the spinner is cleared (one printed meanwhile
     was glued to a spinner frame)."""
-    import threading
     import time
 
     from rich.markup import escape
@@ -323,19 +340,12 @@ def busy(text: str, tail: str = "", log_every: float = 30.0) -> Iterator[None]:
         say(f"{escape(text + (f' {tail}' if tail else ''))} ...")
         start = time.perf_counter()
         # a line every log_every seconds while it runs, as a replay's log (a new-user trial: a 42 s fit said nothing)
-        quiet = threading.Event()
-
-        def beat_lines() -> None:
-            while not quiet.wait(log_every):
-                say(f"... {time.perf_counter() - start:.0f} s")
-
-        beat = threading.Thread(target=beat_lines, name="hspr-busy-log", daemon=True)
+        beat = _Ticker(log_every, lambda: say(f"... {time.perf_counter() - start:.0f} s"), "hspr-busy-log")
         beat.start()
         try:
             yield
         finally:
-            quiet.set()
-            beat.join()
+            beat.stop()
         say(f"... done in {time.perf_counter() - start:.0f} s")
 
 
