@@ -47,7 +47,7 @@ from .setup import (
     load_session_bank,
 )
 from .status import IngestResult, LiveStatus
-from .text import did_you_mean, near_matches, parse_outcome, task_argument
+from .text import did_you_mean, near_matches, parse_outcome, random_draws_caveat, task_argument
 
 SESSION_FORMAT = journal.FORMAT
 
@@ -1532,9 +1532,7 @@ class LiveSession:
             unasked = [t for t in unasked if t in set(read.unasked)]
         if unasked and self.session.random_draws:  # as `record` warns (an API trial: UnaskedTaskWarning)
             res.notes.append(f"{len(unasked)} of these task(s) were not asked by this session "
-                             f"({', '.join(unasked[:3])}{' ...' if len(unasked) > 3 else ''}): {name} averages every "
-                             "recorded task as one of its random draws, so tasks chosen another way (ones the agent "
-                             "passed, say) can bias its estimate; record the tasks `hspr live next` gives")
+                             f"({', '.join(unasked[:3])}{' ...' if len(unasked) > 3 else ''}): " + random_draws_caveat(name))
         return res
 
     def trajectory(self) -> list[dict]:

@@ -250,3 +250,11 @@ def task_argument(task: str) -> str:
     """``task`` as the last arguments of an ``hspr live`` command a message gives to run: shell-quoted,
     after ``--`` when it starts with '-' (else click reads it as an option)."""
     return f"{'-- ' if task.startswith('-') else ''}{shlex.quote(task)}"
+
+
+def random_draws_caveat(method: str) -> str:
+    """Why a recorded task the session did not ask matters to ``method``, a method whose estimate
+    averages its own random draws (:attr:`hspr.session.Session.random_draws`): the words after the
+    task(s) in the note of ``hspr live record`` and of :meth:`LiveSession.ingest`."""
+    return (f"{method} averages every recorded task as one of its random draws, so tasks chosen another way (ones the "
+            "agent passed, say) can bias its estimate; record the tasks `hspr live next` gives")
