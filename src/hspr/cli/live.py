@@ -34,6 +34,7 @@ from ..live import (
     check_stop_width,
     did_you_mean,
     fit_model,
+    random_draws_caveat,
     relink_matrix,
     task_argument,
 )
@@ -854,9 +855,7 @@ def register(group: click.Group) -> None:
         elif new and not fixed and stopped is not None:  # (a correction after the stop is the user's own fix)
             notes.append("note: " + _after_stop(stopped, earlier, st, [task], path))
         if new and not fixed and task in st.extra and live_s.session.random_draws:  # as the API's UnaskedTaskWarning
-            notes.append(f"warning: {task} was not asked: {live_s.doc['method']['name']} averages every recorded task "
-                         "as one of its random draws, so tasks chosen another way (ones the agent passed, say) can bias "
-                         "its estimate; record the tasks `hspr live next` gives")
+            notes.append(f"warning: {task} was not asked: " + random_draws_caveat(live_s.doc["method"]["name"]))
         if not as_json:
             click.echo(f"corrected {task}: {describe_outcome(before, tr)} -> {word}" if fixed
                        else f"recorded {task} {word}" if new else f"{task} already recorded {word}: no change")
@@ -1043,7 +1042,10 @@ def register(group: click.Group) -> None:
                                          param_hint="--out")
             sw = live_s.stop_width
             if target is None:  # a trial session (--hide): the hidden agent's true score drawn beside its run
-                path, truth = live_s.trajectory(), live_s.hidden_score
+                # a trial: 5 s without a word (each estimate is recomputed with the session's asks)
+                with busy(f"the estimate after each of the {len(live_s.recorded)} recorded outcome(s)"):
+                    path = live_s.trajectory()
+                truth = live_s.hidden_score
                 title = (f"{shorten(Path(session_path).name, 40)}: {live_s.doc['method']['name']} on "
                          f"{shorten(str(live_s.doc['bank']['name']), 40)}"
                          + ("" if live_s.hidden is None else f", {shorten(live_s.hidden_agent, 30)} hidden"))
@@ -1087,11 +1089,12 @@ def register(group: click.Group) -> None:
                                        "after the first outcome; record one (or draw a bank agent's replay with --target)")
             # a hostile trial: a 200-character session name made a 2686 px wide figure, the plot squeezed in its middle
             # (the names are cut above, so the method and bank stay in the title)
-            fig = figure_run(path, title, sw, truth, live_s.budget)
-            try:
-                written = save_figure(fig, out)
-            except OSError as exc:  # the message alone ('No space left on device') does not say where
-                raise OSError(f"cannot write {out}: {exc.strerror or exc}") from None
+            with busy(f"drawing {out}"):  # matplotlib's import alone takes seconds
+                fig = figure_run(path, title, sw, truth, live_s.budget)
+                try:
+                    written = save_figure(fig, out)
+                except OSError as exc:  # the message alone ('No space left on device') does not say where
+                    raise OSError(f"cannot write {out}: {exc.strerror or exc}") from None
         except (HsprError, ValueError, OSError, click.BadParameter) as exc:
             _fail(exc, False)
         click.echo(f"wrote {written} ({len(path)} estimate{'' if len(path) == 1 else 's'})")
