@@ -2198,6 +2198,11 @@ def test_live_plot_of_a_session_and_of_a_replay_target(bank, tmp_path):
     assert res.exit_code == 2 and f"did you mean {target!r}" in res.output
     res = CliRunner().invoke(main, ["live", "plot", "--session", str(live.path), "--out", str(tmp_path / "x.pdf")])
     assert res.exit_code == 2 and ".png or .svg" in res.output
+    # a trial: --out /dev/zero was refused after the session's fit (69 s on verified); now before it
+    res = CliRunner(env={"HSPR_CACHE_DIR": str(tmp_path / "fresh2")}).invoke(
+        main, ["live", "plot", "--session", str(live.path), "--target", target, "--out", "/dev/zero"])
+    assert res.exit_code == 2 and "/dev/zero: the figure is written as .png or .svg" in res.output, res.output
+    assert "fitting" not in res.output and "replaying" not in res.output and not (tmp_path / "fresh2").exists()
     assert trajectory(live.model, 8, 0, [])[0]["n"] == 0  # HSPR has a prior estimate
     # a hostile trial: a text file named like a figure was replaced; a file where a folder should be was a muddle
     (tmp_path / "notes.png").write_text("my notes")

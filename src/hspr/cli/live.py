@@ -1021,7 +1021,7 @@ def register(group: click.Group) -> None:
 
         if out is None:  # a re-trial: every session's figure was run.png, a second trial's replaced the first's
             out = str(Path(session_path).with_name(Path(session_path).stem + ("-replay" if target else "") + ".png"))
-        from ..report.runplot import figure_run, is_figure_file, save_figure
+        from ..report.runplot import figure_format, figure_run, is_figure_file, save_figure
         from ..session import trajectory
 
         try:
@@ -1031,6 +1031,7 @@ def register(group: click.Group) -> None:
                                          "descriptor; give a file name ending in .png or .svg, e.g. run.png",
                                          param_hint="--out")
             refuse_in_dev(Path(out), "--out")  # before the fit (a re-trial: refused after a 53 s fit)
+            figure_format(out)  # as that: /dev/zero was refused after the fit
             live_s = LiveSession.open(session_path, announce=busy, reading=reading)
             echo_warnings(live_s.warnings)  # a torn record set aside: said here too, as by every other command
             refuse_overwriting_inputs(out, "--out", {"the session file": session_path, **live_s.input_paths()})

@@ -171,6 +171,17 @@ _SVG_CREATOR = re.compile(rb"[^>]*>\s*<metadata>\s*<rdf:RDF[^>]*>\s*<cc:Work>\s*
                           rb"<dc:format>[^<]*</dc:format>\s*)*<dc:creator>\s*<cc:Agent>\s*<dc:title>([^<]*)</dc:title>", re.S)
 
 
+def figure_format(path: str | Path) -> str:
+    """'png' or 'svg', the format :func:`save_figure` writes ``path`` in, by its suffix (any case).
+
+    Raises ValueError for another suffix (asked before a long step too: a trial's `hspr live plot
+    --out /dev/zero` was refused after a 69 s fit)."""
+    ext = Path(path).suffix.lower().lstrip(".")
+    if ext not in ("png", "svg"):
+        raise ValueError(f"{path}: the figure is written as .png or .svg; give a file name ending in one of them")
+    return ext
+
+
 def save_figure(fig, path: str | Path) -> Path:
     """Write ``fig`` to ``path`` (PNG or SVG by its suffix, without timestamps, so the same run gives the same file).
 
@@ -178,9 +189,7 @@ def save_figure(fig, path: str | Path) -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     path = Path(path)
-    ext = path.suffix.lower().lstrip(".")
-    if ext not in ("png", "svg"):
-        raise ValueError(f"{path}: the figure is written as .png or .svg; give a file name ending in one of them")
+    ext = figure_format(path)
     FigureCanvasAgg(fig)
     path.parent.mkdir(parents=True, exist_ok=True)
     import io
