@@ -179,6 +179,72 @@ def test_macro_values_and_tau_higher_is_better():
     assert "| pro | good | **2.200** | **2.200** | 1.000 |" in md  # tied tau: nothing marked
 
 
+def test_coverage_interval_is_wilson_over_targets_not_runs():
+    """A statistics review: coverage had no interval. 22 of 28 targets covered on each of 2 seeds: scipy's own
+    Wilson interval of 22 / 28 (n = targets, not the 56 runs), in comparison.csv and in the markdown cell."""
+    from scipy import stats
+
+    truths = {"lite": np.linspace(0.2, 0.8, 28)}
+    runs = make_runs({("lite", "m"): np.zeros((2, 28))}, truths, intervals={("lite", "m"): 0.01})
+    miss = runs["target"].isin([f"lite_a{j:02d}" for j in range(6)])  # 6 targets missed on both seeds
+    runs.loc[miss, ["lower", "upper"]] = runs.loc[miss, ["estimate"]].to_numpy() + [[0.02, 0.03]]
+    want = stats.binomtest(22, 28).proportion_ci(0.95, method="wilson")
+    row = report.comparison_table(runs).iloc[0]
+    assert row["coverage_90"] == pytest.approx(22 / 28)
+    assert (row["coverage_ci_low"], row["coverage_ci_high"]) == pytest.approx((want.low, want.high), abs=1e-6)
+    assert f"| {22 / 28:.2f} ({want.low:.2f}–{want.high:.2f}) |" in report.comparison_markdown(report.comparison_table(runs))
+    assert report.summarize(runs)[["coverage_ci_low", "coverage_ci_high"]].iloc[0].tolist() == pytest.approx(
+        [want.low, want.high], abs=1e-6)
+
+
+def test_paired_interval_resamples_query_seeds_shared_by_the_targets():
+    """A statistics review: a query seed that draws the same tasks for every target moves all their errors
+    together, and a bootstrap over targets alone left that out. Simulated ground truth: errors 3 + seed effect
+    (sd 2, shared by the 60 targets) + target effect (sd 1) + noise, 5 seeds, against a baseline of error 0: the
+    two-way interval holds the true mean difference 3 in most of 60 draws, the targets' bootstrap in few."""
+    from hspr.report.stats import _bootstrap_ci, two_way_ci
+
+    rng = np.random.default_rng(1)
+    two = one = 0
+    for _ in range(60):
+        a = 3 + rng.normal(0, 2, 5)[None, :] + rng.normal(0, 1, (60, 1)) + rng.normal(0, 0.5, (60, 5))
+        lo, hi = two_way_ci(a, np.zeros((60, 1)), 1000, 0)
+        two += lo <= 3 <= hi
+        lo, hi = _bootstrap_ci(a.mean(1), 1000, 0)
+        one += lo <= 3 <= hi
+    assert two / 60 >= 0.7 and one / 60 <= 0.45, (two, one)
+    # one seed on both sides: the targets' bootstrap of the differences, scipy's, bit for bit
+    d = rng.normal(1, 2, (30, 2))
+    assert two_way_ci(d[:, :1], d[:, 1:], 2000, 3) == _bootstrap_ci(d[:, 0] - d[:, 1], 2000, 3)
+    a = rng.normal(2, 1, (40, 4))
+    assert two_way_ci(a, np.zeros((40, 1)), 500, 0) == two_way_ci(a, np.zeros((40, 1)), 500, 0)  # seeded
+    assert all(np.isnan(two_way_ci(a[:1], np.zeros((1, 1)), 500, 0)))  # one target: no interval
+
+
+def test_paired_analysis_seed_resampling_widens_only_a_method_whose_seeds_differ():
+    """In paired_analysis: a method whose 4 seeds differ by a shared shift gets a wider interval than its
+    seed-averaged differences' bootstrap; a one-seed method against a one-seed baseline keeps that bootstrap."""
+    truths = {"lite": np.linspace(0.2, 0.8, 40)}
+    rng = np.random.default_rng(2)
+    shift = np.array([-0.04, 0.0, 0.02, 0.05])[:, None]  # one per seed, shared by every target
+    errors = {("lite", "base"): np.full((1, 40), 0.01), ("lite", "seedy"): 0.01 + shift + rng.normal(0, 0.002, (4, 40)),
+              ("lite", "fixed"): rng.normal(0.02, 0.01, (1, 40))}
+    runs = make_runs(errors, truths)
+    got = report.paired_analysis(runs, baseline="base", n_resamples=2000).set_index("method")
+    err = report.per_target_errors(runs).pivot_table(index="target", columns="method", values="abs_err_pp")
+    for m, wider in (("seedy", True), ("fixed", False)):
+        ps = report.paired_stats((err[m] - err["base"]).to_numpy(), n_resamples=2000)
+        lo, hi = ps["ci_low_pp"], ps["ci_high_pp"]
+        width = got.loc[m, "ci_high_pp"] - got.loc[m, "ci_low_pp"]
+        if wider:
+            assert width > 5 * (hi - lo)
+        else:
+            assert (got.loc[m, "ci_low_pp"], got.loc[m, "ci_high_pp"]) == (lo, hi)
+    shuffled = runs.sample(frac=1.0, random_state=0)  # the same interval in any run order
+    assert report.paired_analysis(shuffled, baseline="base", n_resamples=2000).set_index("method").loc[
+        "seedy", "ci_low_pp"] == got.loc["seedy", "ci_low_pp"]
+
+
 def test_coverage_columns(synth):
     truths, errors = synth
     runs = make_runs(errors, truths, intervals={("lite", "hspr"): 0.5, ("pro", "hspr"): 1e-6})
@@ -187,6 +253,7 @@ def test_coverage_columns(synth):
     assert t.loc[("pro", "hspr"), "coverage_90"] == 0.0
     assert t.loc[("lite", "hspr"), "mean_width_pp"] == pytest.approx(100.0)
     assert np.isnan(t.loc[("lite", "uniform"), "coverage_90"])
+    assert np.isnan(t.loc[("lite", "uniform"), "coverage_ci_low"]) and np.isnan(t.loc[("lite", "uniform"), "coverage_ci_high"])
     cov = report.coverage_table(runs)
     assert set(cov["method"]) == {"hspr"} and (cov["level"] == 0.90).all()
     lite = cov[cov["bank"] == "lite"].iloc[0]

@@ -40,7 +40,8 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
         - ``bank``, ``method``
         - ``mae_pp``, ``maxerr_pp`` (pp), ``kendall_tau_b``
         - ``coverage_90`` (fraction of runs whose 90 % interval holds the truth; NaN without
-          intervals), ``mean_width_pp`` (pp)
+          intervals), ``coverage_ci_low`` / ``coverage_ci_high`` (its Wilson 95 % interval with n =
+          targets: :func:`summarize`), ``mean_width_pp`` (pp)
         - ``n_targets``, ``n_seeds`` (per-bank rows), ``n_banks`` (macro rows)
         - ``mae_rank``, ``maxerr_rank``, ``tau_rank``: dense rank within (budget, bank), 1 = best
           (lower error, higher tau), ties at the shown precision of 3 decimals share a rank.
@@ -54,7 +55,7 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     """
     runs = _check_runs(runs)
     s = _summary(runs)
-    for col in ("coverage_90", "mean_width_pp"):
+    for col in ("coverage_90", "mean_width_pp", "coverage_ci_low", "coverage_ci_high"):
         s[col] = pd.to_numeric(s[col], errors="coerce").astype(float)
     banks = bank_order(s["bank"])
     methods = _methods(runs)
@@ -102,7 +103,8 @@ def comparison_table(runs: pd.DataFrame) -> pd.DataFrame:
     table["_m"] = table["method"].map({m: i for i, m in enumerate(methods)})
     table = table.sort_values(["budget_fraction", "_b", "_m"]).drop(columns=["_b", "_m"])
     cols = ["budget_fraction", "budget", "bank", "method", "mae_pp", "maxerr_pp", "kendall_tau_b", "coverage_90",
-            "mean_width_pp", "n_targets", "n_seeds", "n_banks", "mae_rank", "maxerr_rank", "tau_rank", "ranked"]
+            "coverage_ci_low", "coverage_ci_high", "mean_width_pp", "n_targets", "n_seeds", "n_banks", "mae_rank",
+            "maxerr_rank", "tau_rank", "ranked"]
     if "mean_tasks_run" in table:  # runs of a stopping rule: the tasks actually run, the point of the rule
         cols += ["mean_tasks_run", "stopped_early"]
     return table[cols].reset_index(drop=True)
@@ -151,7 +153,7 @@ def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: Seque
     return "\n".join([line(header), "|" + "|".join("--:" if r else ":--" for r in right) + "|", *map(line, rows)])
 
 
-_CMP_HEADER = ("bank", "method", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90 % coverage", "mean width (pp)",
+_CMP_HEADER = ("bank", "method", "MAE (pp)", "MaxErr (pp)", "Kendall τ_b", "90 % coverage (95 % CI)", "mean width (pp)",
                "targets", "seeds")
 
 
@@ -181,10 +183,17 @@ def _has_tasks_run(table: pd.DataFrame) -> bool:
     return "mean_tasks_run" in table and bool(table["mean_tasks_run"].notna().any())
 
 
+def _coverage_text(r) -> str:
+    """'0.94 (0.88–0.97)': a row's coverage and its Wilson 95 % interval (n = targets); '–' without intervals."""
+    if r.coverage_90 is None or pd.isna(r.coverage_90):
+        return "–"
+    return f"{r.coverage_90:.2f} ({r.coverage_ci_low:.2f}–{r.coverage_ci_high:.2f})"
+
+
 def _cmp_cells(r, tasks_run: bool = False) -> list[tuple[str, float | None]]:
     """(text, rank) per comparison-table cell; rank None = never marked."""
     return [(r.bank, None), (r.method, None), (_fmt(r.mae_pp), r.mae_mark), (_fmt(r.maxerr_pp), r.maxerr_mark),
-            (_fmt(r.kendall_tau_b), r.tau_mark), (_fmt(r.coverage_90, 2), None), (_fmt(r.mean_width_pp, 2), None),
+            (_fmt(r.kendall_tau_b), r.tau_mark), (_coverage_text(r), None), (_fmt(r.mean_width_pp, 2), None),
             (str(r.n_targets), None), (str(r.n_seeds), None)] + (
                 [(tasks_run_text(r.mean_tasks_run, r.stopped_early), None)] if tasks_run else [])
 
@@ -216,7 +225,10 @@ def comparison_markdown(table: pd.DataFrame, notes: Sequence[str] = ()) -> str:
            "outside the macro MAE) (HSPR_SPEC section 7); errors in percentage points (pp). Per bank: **bold** = best, "
            "*italic* = second best, each marked only when some entry "
            "ranks below it (MAE, MaxErr: lower is better; Kendall τ_b: higher is better). 90 % coverage: "
-           "fraction of runs whose 90 % interval holds the true score (– = the method gives no interval).", ""]
+           "fraction of runs (target × seed) whose 90 % interval holds the true score, its ends included (– = the "
+           "method gives no interval); in brackets its Wilson 95 % interval with n = targets (a target's seeds are not "
+           "independent runs, so this errs wide where they differ). MAE and MaxErr differences between methods are "
+           "tested in paired.md, not by the marks.", ""]
     for _, g in _with_marks(table).groupby("budget_fraction", sort=True):
         out += [f"## {_budget_heading(g)}", ""]
         header, tr = _cmp_header(table), _has_tasks_run(table)
@@ -324,14 +336,20 @@ def _paired_note(paired: pd.DataFrame, n_resamples: int | None, seed: int | None
     base = paired["baseline"].iloc[0] if len(paired) else "the baseline"
     boot = f"{n_resamples:,} resamples, seed {seed}" if n_resamples is not None else "see --n-resamples"
     return (f"Δ = seed-averaged absolute error of the method − that of {base} on the same target, in pp; "
-            f"positive = {base} better. Mean Δ with a 95 % percentile bootstrap interval ({boot}); two-sided "
-            f"Wilcoxon signed-rank test (zero_method='{ZERO_METHOD}': zero differences dropped); Holm correction "
-            f"over {_comparisons(len(paired))} in this table (Holm p below 0.05 in bold). '{POOLED}' rows put the "
-            "targets of the banks of the macro MAE together (the paper's four banks when any is here, else every "
-            "plain bank; shift protocols only when nothing else is here; each target weighs the same). Both treat "
+            f"positive = {base} better. Mean Δ with a 95 % percentile bootstrap interval ({boot}) that resamples "
+            "the targets and each method's query seeds (a seed's random draw of tasks is shared by every target: "
+            "resampling the targets alone left its spread out; both factors resampled, the interval errs wide), not "
+            "adjusted for the number of comparisons; two-sided "
+            f"Wilcoxon signed-rank test of the targets' differences (zero_method='{ZERO_METHOD}': zero differences "
+            "dropped, though the targets column counts them; it tests the differences' pseudo-median, not the mean Δ); "
+            f"Holm correction over {_comparisons(len(paired))} in this table (Holm p below 0.05 in bold). '{POOLED}' "
+            "rows put the targets of the banks of the macro MAE together (the paper's four banks when any is here, "
+            "else every plain bank; shift protocols only when nothing else is here; each target weighs the same, "
+            "unlike the macro MAE's equal weight per bank, and an agent on two banks counts twice). The test treats "
             "the targets as independent: a method that asks every target the same tasks (a fixed set, or a query "
-            "seed's random draw) gives errors that share those tasks, so its intervals and p-values are too narrow, "
-            "the more so with fewer seeds." + _few_pairs(paired))
+            "seed's random draw) gives errors that share those tasks, so its p-values are too small, the more so "
+            "with fewer seeds; and neither the interval nor the test includes the spread of a method's fit over "
+            "other source agents." + _few_pairs(paired))
 
 
 #: the fewest non-zero paired differences whose two-sided exact Wilcoxon p can fall below 0.05 (2 / 2**6 = 0.031)
