@@ -157,6 +157,20 @@ def test_dask_local_cluster_matches_local_backend(small_bank):
     assert local == remote
 
 
+def test_a_backend_that_cannot_stream_results_gives_the_same_replay(small_bank):
+    """A determinism trial: joblib's ray backend, a multiprocessing backend, refuses return_as='generator', and every
+    --backend ray replay failed. joblib's own multiprocessing backend refuses it the same way: the replay now takes
+    the results in one list there, the same runs as the local backend's."""
+    from joblib._parallel_backends import MultiprocessingBackend
+
+    assert not MultiprocessingBackend.supports_return_generator  # the case this covers
+    folds = make_folds(small_bank.agents)
+    kw = dict(fractions=(0.1,), seeds={"hspr": [0], "uniform": [0, 1]}, folds=folds)
+    methods = {"hspr": get_method("hspr", config=FAST), "uniform": get_method("uniform")}
+    assert replay("sim", small_bank, methods, n_jobs=2, backend="multiprocessing", **kw) == replay(
+        "sim", small_bank, methods, n_jobs=1, **kw)
+
+
 def test_unknown_backend_is_refused():
     from hspr.parallel import cluster
 

@@ -491,6 +491,15 @@ def test_selection_on_dask_local_cluster_matches_local(bank, selected):
         np.testing.assert_array_equal([r["mae"] for r in a], [r["mae"] for r in b])
 
 
+def test_selection_on_a_backend_that_cannot_stream_results_matches_local(bank, selected):
+    """As replay's: joblib's multiprocessing backend (ray's base) refuses return_as='generator'; selection takes
+    the results in one list there, with the same choice and stage errors."""
+    remote = sel.select_config(bank, base_config=TINY, n_jobs=2, backend="multiprocessing")
+    assert remote.config == selected.config and remote.chosen == selected.chosen
+    for a, b in zip(remote.stages, selected.stages):
+        np.testing.assert_array_equal([r["mae"] for r in a], [r["mae"] for r in b])
+
+
 @pytest.mark.parametrize("extra, needle", [
     (["--bank", "lite"], "the label 'lite' is reserved"),
     (["--record", "{corrupt}"], "not a readable JSON file"),

@@ -190,6 +190,20 @@ def workers(backend: str | None = None, n_jobs: int | None = None) -> Iterator[N
         yield
 
 
+def streaming_parallel(unordered: bool = False):
+    """A ``joblib.Parallel`` whose results come as each job ends (``return_as='generator'``, or
+    ``'generator_unordered'``), for progress and for keeping finished runs on Ctrl-C; in one list at
+    the end where the active backend cannot stream them. A determinism trial: joblib's ray backend
+    (a multiprocessing backend) refuses generators, and every ``--backend ray`` replay and selection
+    failed ("does not support return_as=generator")."""
+    from joblib import Parallel
+    from joblib.parallel import get_active_backend
+
+    backend, _ = get_active_backend()
+    streams = getattr(backend, "supports_return_generator", False)
+    return Parallel(return_as=("generator_unordered" if unordered else "generator") if streams else "list")
+
+
 @contextlib.contextmanager
 def cluster(backend: str | None, scheduler: str | None = None, n_workers: int = 1) -> Iterator[str | None]:
     """Connect to (or start) the cluster a backend needs; yields the joblib backend name.

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import delayed
 from threadpoolctl import threadpool_limits
 
 from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnknownIdError, brief
-from .parallel import WithWarnings, warned_again, workers
+from .parallel import WithWarnings, streaming_parallel, warned_again, workers
 from .session import NOMINAL_LEVEL, BudgetError, FittedModel, Method, budget_from_fraction, check_seed, defined_outside_hspr
 from .stopping import StoppingRule
 
@@ -413,7 +413,7 @@ def replay(
     total = len(fit_specs) + len(jobs)
     done = 0
     with workers(backend, n_jobs):
-        par = Parallel(return_as="generator")
+        par = streaming_parallel()
         models = {}
         # one fit (a shift protocol, one method): made here, so a fit that runs jobs of its own (Method.parallel_fit:
         # hspr_robust's held-out replays) spreads them over the workers instead of running them in one
@@ -426,7 +426,7 @@ def replay(
                 progress(done, total)
         runs: list[dict] = []
         try:
-            for res in Parallel(return_as="generator_unordered")(
+            for res in streaming_parallel(unordered=True)(
                 delayed(WithWarnings(_run_job))(job, models[(job.fold, job.method)]) for job in jobs
             ):
                 runs.extend(warned_again(res))

@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ...data.matrix import DataError, ResponseMatrix
-from ...parallel import QUIET_ENV, workers
+from ...parallel import QUIET_ENV, streaming_parallel, workers
 from ...session import BudgetError, Method, budget_from_fraction
 from .config import HSPRConfig, selection_table
 from .decision import calibrate, calibration_residual
@@ -374,7 +374,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     ValueError
         For ``eval_nodes`` or ``eval_draws`` outside the sizes :class:`HSPRConfig` allows.
     """
-    from joblib import Parallel, delayed
+    from joblib import delayed
 
     t0 = time.perf_counter()
     missing = source.missing  # None when no cell is missing (ResponseMatrix normalises it)
@@ -397,7 +397,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
         errs: list[np.ndarray | None] = [None] * m
         jobs = (delayed(_agent_stage)(values, i, tasks, budget, spec, over, fits[i], missing) for i in range(m))
         with workers(backend, n_jobs):
-            for i, (fit, e) in enumerate(Parallel(return_as="generator")(jobs)):
+            for i, (fit, e) in enumerate(streaming_parallel()(jobs)):
                 fits[i] = fit
                 errs[i] = e
                 done += 1
