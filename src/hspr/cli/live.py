@@ -1031,6 +1031,7 @@ def register(group: click.Group) -> None:
                                          "descriptor; give a file name ending in .png or .svg, e.g. run.png",
                                          param_hint="--out")
             refuse_in_dev(Path(out), "--out")  # before the fit (a re-trial: refused after a 53 s fit)
+            refuse_overwriting_inputs(out, "--out", {"the session file": session_path})  # said first, as before
             figure_format(out)  # as that: /dev/zero was refused after the fit
             live_s = LiveSession.open(session_path, announce=busy, reading=reading)
             echo_warnings(live_s.warnings)  # a torn record set aside: said here too, as by every other command
