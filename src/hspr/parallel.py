@@ -13,8 +13,12 @@ import signal
 import threading
 from collections.abc import Iterator
 from functools import cache
+from typing import TYPE_CHECKING
 
 from threadpoolctl import ThreadpoolController
+
+if TYPE_CHECKING:
+    from joblib import Parallel
 
 BACKENDS = ("loky", "threading", "dask", "ray")
 
@@ -190,7 +194,7 @@ def workers(backend: str | None = None, n_jobs: int | None = None) -> Iterator[N
         yield
 
 
-def streaming_parallel(unordered: bool = False):
+def streaming_parallel(unordered: bool = False) -> Parallel:
     """A ``joblib.Parallel`` whose results come as each job ends (``return_as='generator'``, or
     ``'generator_unordered'``), for progress and for keeping finished runs on Ctrl-C; in one list at
     the end where the active backend cannot stream them. A determinism trial: joblib's ray backend
