@@ -218,6 +218,13 @@ def test_paired_interval_resamples_query_seeds_shared_by_the_targets():
     assert two_way_ci(d[:, :1], d[:, 1:], 2000, 3) == _bootstrap_ci(d[:, 0] - d[:, 1], 2000, 3)
     a = rng.normal(2, 1, (40, 4))
     assert two_way_ci(a, np.zeros((40, 1)), 500, 0) == two_way_ci(a, np.zeros((40, 1)), 500, 0)  # seeded
+    # a variant of a method on the same seeds shares each seed's effect: one draw of seeds for both sides cancels it
+    # (an ablation, decision=mean against hspr on Full: [-0.13, +0.19] pp with a draw per side, [+0.008, +0.042] so)
+    shared = rng.normal(0, 3, 4)[None, :] + rng.normal(0, 1, (40, 1))
+    lo, hi = two_way_ci(shared + 0.5, shared, 2000, 0, same_seeds=True)
+    assert lo == pytest.approx(0.5) and hi == pytest.approx(0.5)
+    lo, hi = two_way_ci(shared + 0.5, shared, 2000, 0)
+    assert hi - lo > 2
     assert all(np.isnan(two_way_ci(a[:1], np.zeros((1, 1)), 500, 0)))  # one target: no interval
 
 
@@ -240,6 +247,10 @@ def test_paired_analysis_seed_resampling_widens_only_a_method_whose_seeds_differ
             assert width > 5 * (hi - lo)
         else:
             assert (got.loc[m, "ci_low_pp"], got.loc[m, "ci_high_pp"]) == (lo, hi)
+    twin = runs[runs["method"] == "seedy"].assign(method="twin")  # seedy's errors again, on the same 4 seeds
+    twin["estimate"] = twin["estimate"] + np.sign(twin["estimate"] - twin["truth"]) * 0.001  # 0.1 pp worse everywhere
+    both = report.paired_analysis(pd.concat([runs, twin]), baseline="seedy", n_resamples=2000).set_index("method")
+    assert both.loc["twin", ["ci_low_pp", "ci_high_pp"]].tolist() == pytest.approx([0.1, 0.1], abs=1e-9)
     shuffled = runs.sample(frac=1.0, random_state=0)  # the same interval in any run order
     assert report.paired_analysis(shuffled, baseline="base", n_resamples=2000).set_index("method").loc[
         "seedy", "ci_low_pp"] == got.loc["seedy", "ci_low_pp"]

@@ -238,7 +238,8 @@ def _bootstrap_ci(d: np.ndarray, n_resamples: int, seed: int) -> tuple[float, fl
 _TWO_WAY_CELLS = 4_000_000
 
 
-def two_way_ci(err_method: np.ndarray, err_baseline: np.ndarray, n_resamples: int, seed: int) -> tuple[float, float]:
+def two_way_ci(err_method: np.ndarray, err_baseline: np.ndarray, n_resamples: int, seed: int,
+               same_seeds: bool = False) -> tuple[float, float]:
     """95 % percentile bootstrap interval of the mean paired difference of seed-averaged errors, resampling the
     targets and, independently for each side, its query seeds.
 
@@ -246,7 +247,9 @@ def two_way_ci(err_method: np.ndarray, err_baseline: np.ndarray, n_resamples: in
     random draw per seed) gives errors that move together from seed to seed, which a bootstrap of the targets
     alone leaves out (Lite, uniform against hspr: [3.65, 4.59] pp over targets, [2.70, 6.20] over targets and
     seeds). Each resample draws the targets with replacement (shared by both sides: the pairs stay pairs) and each
-    side's seeds with replacement (the seeds of two methods are unrelated random streams); the statistic is the
+    side's seeds with replacement: one draw for both sides when they ran the same seeds (``same_seeds``: a variant
+    of a method asks what the method asks on the same seed, and unrelated seed effects are resampled as well by
+    index), else one per side; the statistic is the
     mean over the drawn targets of the method's mean error over its drawn seeds minus the baseline's. Resampling
     both factors of a crossed design counts their interaction twice, so the interval errs wide (Efron and
     Tibshirani 1993, ch. 8; Owen 2007, "The pigeonhole bootstrap", Ann. Appl. Stat. 1(2)).
@@ -256,6 +259,7 @@ def two_way_ci(err_method: np.ndarray, err_baseline: np.ndarray, n_resamples: in
     err_method, err_baseline : arrays of shape (n_targets, n_seeds_method) and (n_targets, n_seeds_baseline)
         Absolute errors (pp) per target and seed, no NaN; the rows are the same targets in the same order.
     n_resamples, seed : bootstrap resamples and the seed of :func:`numpy.random.default_rng`.
+    same_seeds : whether column j of both arrays is the same query seed (then both have as many columns).
 
     Returns
     -------
@@ -276,7 +280,7 @@ def two_way_ci(err_method: np.ndarray, err_baseline: np.ndarray, n_resamples: in
         r = min(batch, n_resamples - start)
         targets = rng.multinomial(n, np.full(n, 1 / n), size=r)  # (r, n): how often each target is drawn
         per_target = np.zeros((r, n))
-        for sign, e in ((1.0, a), (-1.0, b)):
+        for sign, e in (((1.0, a - b),) if same_seeds else ((1.0, a), (-1.0, b))):
             k = e.shape[1]
             seeds = rng.multinomial(k, np.full(k, 1 / k), size=r) / k  # (r, k): each seed's share of the draw
             per_target += sign * (seeds @ e.T)
@@ -330,15 +334,16 @@ def _paired_stats(d: np.ndarray, ci: tuple[float, float]) -> dict:
             "wilcoxon_stat": stat, "p_value": p}
 
 
-def _seed_errors(by_seed: pd.DataFrame, method: str, targets: pd.Index) -> np.ndarray:
+def _seed_errors(by_seed: pd.DataFrame, method: str, targets: pd.Index) -> tuple[np.ndarray, tuple | None]:
     """Absolute errors (pp) of ``method`` on ``targets`` (rows of ``by_seed``), one column per query seed it
-    ran: shape (n_targets, n_seeds). Where its targets ran on different seeds, one column, the mean over
-    each target's own seeds (the seeds are then not one draw shared by the targets, and are not resampled)."""
+    ran: shape (n_targets, n_seeds), and those seeds in column order. Where its targets ran on different
+    seeds, one column, the mean over each target's own seeds, and None (the seeds are then not one draw
+    shared by the targets, and are not resampled)."""
     e = by_seed[method].loc[targets]
     e = e.loc[:, e.notna().any()]
     if e.isna().any().any():
-        return e.mean(axis=1).to_numpy(float)[:, None]
-    return e.to_numpy(float)
+        return e.mean(axis=1).to_numpy(float)[:, None], None
+    return e.to_numpy(float), tuple(e.columns)
 
 
 def paired_analysis(runs: pd.DataFrame, baseline: str | None = None, n_resamples: int = 10_000,
@@ -348,8 +353,8 @@ def paired_analysis(runs: pd.DataFrame, baseline: str | None = None, n_resamples
     For each budget, method and bank (and pooled over banks, when there are several), the
     difference ``d = err_method - err_baseline`` of the seed-averaged absolute errors of the
     same targets (pp; positive = the baseline is better) is summarised by its mean with a
-    95 % percentile bootstrap interval that resamples the targets and each side's query seeds
-    (:func:`two_way_ci`, ``n_resamples`` resamples, the same ``seed`` for every comparison; where
+    95 % percentile bootstrap interval that resamples the targets and each side's query seeds, in one
+    draw where both ran the same seeds (:func:`two_way_ci`, ``n_resamples`` resamples, the same ``seed`` for every comparison; where
     both sides ran one seed, ``scipy.stats.bootstrap`` on the differences, as :func:`paired_stats`) and a
     two-sided Wilcoxon signed-rank p-value (``zero_method='wilcox'``: zero differences are
     dropped). Holm's correction runs over all rows of the result (every budget, method, bank
@@ -415,8 +420,8 @@ def paired_analysis(runs: pd.DataFrame, baseline: str | None = None, n_resamples
             if len(pool) > 1:
                 groups.append((POOLED, d[bank_of.isin(pool)]))
             for b, sub in groups:
-                ci = two_way_ci(_seed_errors(by_seed, m, sub.index), _seed_errors(by_seed, baseline, sub.index),
-                                n_resamples, seed)
+                (em, sm), (eb, sb) = _seed_errors(by_seed, m, sub.index), _seed_errors(by_seed, baseline, sub.index)
+                ci = two_way_ci(em, eb, n_resamples, seed, same_seeds=sm is not None and sm == sb)
                 rows.append({"budget_fraction": frac, "method": m, "baseline": baseline, "bank": b,
                              **_paired_stats(sub.to_numpy(float), ci)})
     cols = ["budget_fraction", "method", "baseline", "bank", "n_targets", "mean_diff_pp", "ci_low_pp", "ci_high_pp",
