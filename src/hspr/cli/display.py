@@ -199,7 +199,8 @@ def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Cal
 
     On a console that is no terminal (a CI log, ``2> log``), where rich would draw the bar only once, at
     the end (it is drawn on a console that keeps nothing instead), a plain line such as
-    ``replay lite: 30/120 (25 %), 70 s`` (with the task's ``unit`` field after the counts, if it has one; the
+    ``replay lite: 30/120 (25 %), 70 s; about 210 s left`` (the time left in proportion to the time so far; the
+    task's ``unit`` field after the counts, if it has one; the
     description alone while its total is None) is printed at an advance at least
     ``log_every`` seconds after the previous line (or the start): a scripting trial's 20-minute replay
     was otherwise silent in its log until it ended. With the real clock (``clock`` None) the line is also
@@ -258,8 +259,12 @@ def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Cal
                 out.print(f"{task.description}, {task.elapsed or 0:.0f} s", highlight=False, soft_wrap=True)
                 return
             unit = task.fields.get("unit")  # what is counted (a new-user trial: "4/8" named no unit)
+            spent = task.elapsed or 0
+            # a scale trial: `select` at 4/900 after 870 s gave no idea of the 12 h to come (a terminal's bar shows it)
+            left = (f"; about {_duration(spent * (task.total - task.completed) / task.completed)} left"
+                    if 0 < task.completed < task.total and spent > 0 else "")
             out.print(f"{task.description}: {task.completed:g}/{task.total:g}{f' {unit}' if unit else ''} "
-                      f"({100 * task.completed / task.total:.0f} %), {task.elapsed or 0:.0f} s", highlight=False,
+                      f"({100 * task.completed / task.total:.0f} %), {spent:.0f} s{left}", highlight=False,
                       soft_wrap=True)
 
     # in a log, the plain lines say it all: rich's one drawing of the bar at the end (its counts without their unit,
@@ -268,6 +273,15 @@ def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Cal
 
     drawn = out if out.is_terminal else Console(file=io.StringIO(), width=out.width)
     return _Fitted(*_fit_columns(out.width, ()), console=drawn, disable=disable)
+
+
+def _duration(seconds: float) -> str:
+    """'45 s', '12 min' or '3.2 h': a time to come, at the precision a linear forecast of it deserves."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _middle_cut(text: str, limit: int) -> str:
