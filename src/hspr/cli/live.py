@@ -1035,7 +1035,7 @@ def register(group: click.Group) -> None:
             figure_format(out)  # as that: /dev/zero was refused after the fit
             live_s = LiveSession.open(session_path, announce=busy, reading=reading)
             echo_warnings(live_s.warnings)  # a torn record set aside: said here too, as by every other command
-            refuse_overwriting_inputs(out, "--out", {"the session file": session_path, **live_s.input_paths()})
+            refuse_overwriting_inputs(out, "--out", live_s.input_paths())  # (the session file: checked above)
             check_output_file(out, "--out")  # a session file, a folder, 'x/' or a file where a folder should be
             if (not is_descriptor_path(out) and Path(out).is_file() and Path(out).suffix.lower() in (".png", ".svg")
                     and not is_figure_file(out)):
