@@ -144,9 +144,9 @@ def test_a_progress_bar_in_a_log_prints_plain_lines_as_it_goes():
     # a scale trial: `select` said 4/900 after 870 s and nothing of the 12 h left; the last line has nothing left
     assert all(re.fullmatch(r".*, \d+ s; about \d+(\.\d)? (s|min|h) left", ln) for ln in lines[:3]), lines
     assert re.fullmatch(r"replay lite: 8/8 \(100 %\), \d+ s", lines[3]), lines
-    from hspr.cli.display import _duration
+    from hspr.progress import duration
 
-    assert [_duration(x) for x in (44.6, 119, 120, 870 * 896 / 4 / 100, 7199, 7200, 870 * 896 / 4)] == [
+    assert [duration(x) for x in (44.6, 119, 120, 870 * 896 / 4 / 100, 7199, 7200, 870 * 896 / 4)] == [
         "45 s", "119 s", "2 min", "32 min", "120 min", "2.0 h", "54.1 h"]
     # a new-user trial: the counts named no unit, and nothing was said while a total was unknown (replay's fits)
     clock = iter(range(0, 1000, 10))

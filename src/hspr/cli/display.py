@@ -15,6 +15,7 @@ from pathlib import Path
 from ..fileio import (
     names_stdout,
 )
+from ..progress import duration
 from .meta import say_warning, to_null_device
 
 
@@ -261,7 +262,7 @@ def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Cal
             unit = task.fields.get("unit")  # what is counted (a new-user trial: "4/8" named no unit)
             spent = task.elapsed or 0
             # a scale trial: `select` at 4/900 after 870 s gave no idea of the 12 h to come (a terminal's bar shows it)
-            left = (f"; about {_duration(spent * (task.total - task.completed) / task.completed)} left"
+            left = (f"; about {duration(spent * (task.total - task.completed) / task.completed)} left"
                     if 0 < task.completed < task.total and spent > 0 else "")
             out.print(f"{task.description}: {task.completed:g}/{task.total:g}{f' {unit}' if unit else ''} "
                       f"({100 * task.completed / task.total:.0f} %), {spent:.0f} s{left}", highlight=False,
@@ -273,15 +274,6 @@ def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Cal
 
     drawn = out if out.is_terminal else Console(file=io.StringIO(), width=out.width)
     return _Fitted(*_fit_columns(out.width, ()), console=drawn, disable=disable)
-
-
-def _duration(seconds: float) -> str:
-    """'45 s', '12 min' or '3.2 h': a time to come, at the precision a linear forecast of it deserves."""
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 2 * 3600:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def _middle_cut(text: str, limit: int) -> str:

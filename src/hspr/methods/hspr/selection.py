@@ -47,6 +47,7 @@ import numpy as np
 
 from ...data.matrix import DataError, ResponseMatrix
 from ...parallel import QUIET_ENV, streaming_parallel, workers
+from ...progress import Progress, log_progress
 from ...session import BudgetError, Method, budget_from_fraction
 from .config import HSPRConfig, selection_table
 from .decision import calibrate, calibration_residual
@@ -71,8 +72,6 @@ SHIPPED_FILE = "selected_configs.json"
 #: settings the shipped Verified folds 1-3 and Full folds were selected with)
 FAST_EVAL_NODES = 2048
 FAST_EVAL_DRAWS = 32768
-
-Progress = Callable[[int, int], None]
 
 
 # ----------------------------------------------------------------------------- sessions
@@ -552,26 +551,6 @@ def unrecorded_folds(table: dict, matrix: ResponseMatrix, folds: list[list[str]]
             if lookup_shipped(matrix.drop_rows(idx).canonical().digest(), table) is None]
 
 
-def _log_progress(what: str, step: float = 0.1) -> Progress | None:
-    """A :data:`Progress` callback logging (``log.warning``, shown by the CLI) each further ``step``
-    share of the work done, with the time so far: a selection inside a replay's fit runs for
-    minutes with the replay's bar at 0 (a trial waited 98 s on '0/?' and killed it). None (no
-    progress) when :data:`QUIET_ENV` is set (a new-user trial: ``-q`` still printed 40 lines)."""
-    if os.environ.get(QUIET_ENV):
-        return None
-
-    t0, shown = time.perf_counter(), [0.0]
-
-    def tick(done: int, total: int) -> None:
-        share = done / max(total, 1)
-        if share >= shown[0] + step or done == total:
-            shown[0] = share
-            log.warning("%s: %d of %d held-out runs (%.0f %%), %.0f s", what, done, total, 100 * share,
-                        time.perf_counter() - t0)
-
-    return tick
-
-
 class HSPRAuto(Method):
     """HSPR with its configuration chosen on the source agents only (spec section 6).
 
@@ -665,7 +644,8 @@ class HSPRAuto(Method):
 
             selection, cached = cached_select_config(
                 source, self.fraction, self.n_jobs, base_config=self.base_config, on_run=None if quiet else announce,
-                progress=_log_progress(f"hspr_auto selection on {source.source} (digest {digest[:12]})"))
+                progress=log_progress(log, f"hspr_auto selection on {source.source} (digest {digest[:12]})",
+                                      "held-out runs"))
             if cached and not quiet:
                 log.warning("hspr_auto: the source-only selection for %s was read from the fit cache (it took "
                             "%.0f s)", what, selection.seconds)

@@ -1,0 +1,60 @@
+"""Progress lines of long library computations (the source-only selection, ``hspr_robust``'s calibration).
+
+They are logged (``logging.Logger.warning``; the command line shows them on stderr, also from a joblib
+worker, where nothing can be drawn), not drawn as a bar: the computation runs inside a method's ``fit``,
+which knows no console. The command line's own bars are in :mod:`hspr.cli.display`; both word the time
+left with :func:`duration`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+
+from .parallel import QUIET_ENV
+
+#: a progress callback: ``progress(done, total)`` after each finished unit of work
+Progress = Callable[[int, int], None]
+
+
+def duration(seconds: float) -> str:
+    """'45 s', '12 min' or '3.2 h': a time to come, at the precision a linear forecast of it deserves."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def log_progress(logger: logging.Logger, what: str, unit: str, step: float = 0.1, after: float = 0.0,
+                 clock: Callable[[], float] | None = None) -> Progress | None:
+    """A :data:`Progress` callback that logs ``what: done of total unit (share %), t s; about T left``.
+
+    A line is logged at each further ``step`` share of the work (and at the end), once ``after`` seconds
+    have passed since the callback was made; the end is logged only if an earlier line was, so a
+    computation shorter than ``after`` says nothing. The time left is in proportion to the time so far
+    (a scale trial: ``hspr select --fast`` said 4 of 900 after 870 s and nothing of the 12 h to come). Such
+    a computation inside a replay's fit runs for minutes with the replay's bar at 0 (a trial waited 98 s on
+    '0/?' and stopped it).
+    ``clock``: the time in seconds (default ``time.perf_counter``).
+
+    Returns None (no progress) when :data:`hspr.parallel.QUIET_ENV` is set (``hspr replay -q``; a new-user
+    trial: ``-q`` still printed 40 lines).
+    """
+    if os.environ.get(QUIET_ENV):
+        return None
+    now = clock or time.perf_counter
+    t0, shown, said = now(), [0.0], [False]
+
+    def tick(done: int, total: int) -> None:
+        share = done / max(total, 1)
+        spent = now() - t0
+        if spent < after or not (share >= shown[0] + step or (done == total and (said[0] or not after))):
+            return
+        shown[0], said[0] = share, True
+        left = f"; about {duration(spent * (total - done) / done)} left" if 0 < done < total else ""
+        logger.warning("%s: %d of %d %s (%.0f %%), %.0f s%s", what, done, total, unit, 100 * share, spent, left)
+
+    return tick
