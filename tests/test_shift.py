@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -592,8 +593,6 @@ def test_robust_calibration_uses_forward_runs_when_ids_are_dated():
     cal0 = leave_cluster_out(m, [FAST], ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048, forward_fraction=0))[0]
     assert len(cal0.held_out) == 5
     # a re-trial: one date with a slip turned the forward runs off without a word; an id like 'ob1-09-10-25' is no slip
-    import warnings
-
     from hspr.errors import InputWarning
 
     slip = ResponseMatrix([*m.agents[:-1], "2024-02-30_x"], m.tasks, m.values)
@@ -619,13 +618,128 @@ def test_calibration_is_the_same_on_any_number_of_workers():
     with parallel_config(n_jobs=2):
         two = leave_cluster_out(m, [FAST, replace(FAST, rank=1)], settings)
     assert len(one[0].held_out) == 9 and len(one[0].above_ratios) == 4  # 5 + round(0.2 * 20) forward; 4 strongest
-    for a, b in zip(one, two):
+    _same_calibrations(one, two)
+
+
+def _same_calibrations(one, two) -> None:
+    for a, b in zip(one, two, strict=True):
         for f in dataclasses.fields(a):
             x, y = getattr(a, f.name), getattr(b, f.name)
             if isinstance(x, np.ndarray):
                 np.testing.assert_array_equal(x, y, err_msg=f.name)
             else:
                 assert x == y, f.name
+
+
+def test_a_stopped_calibration_resumes_with_the_runs_it_finished(tmp_path, monkeypatch, caplog):
+    """A scale trial: a calibration on 295 x 3,000 ran over 45 min and a stop kept nothing. Each finished
+    held-out run is checkpointed in the fit cache; a stopped calibration (here Ctrl-C in the third of its
+    jobs) resumes with the runs it finished, computes only the others (on two workers, another chunking), gives
+    what an unstopped one gives, and leaves no entry behind."""
+    import logging
+
+    from joblib import parallel_config
+
+    import hspr.fitcache
+    from hspr.fitcache import cache_entries
+    from hspr.methods.hspr import calibration
+
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(hspr.fitcache, "CHECKPOINT_SECONDS", 1e9)  # no write until the stop saves them
+    m = dated(simulate_matrix(20, 40, seed=6)[0])
+    settings = ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048, forward_fraction=0.2, strongest_fraction=0.2,
+                             min_held_out=4)
+    cfgs = [FAST, replace(FAST, rank=1)]
+    whole = leave_cluster_out(m, cfgs, settings)
+    assert cache_entries(tmp_path / "cache") == []  # an ended calibration deletes its checkpoint
+    real, ran = calibration._held_out_runs, []
+
+    def stops_third(source, runs, *args):
+        if len(ran) == 2:
+            raise KeyboardInterrupt
+        ran.append([a for a, _ in runs])
+        return real(source, runs, *args)
+
+    monkeypatch.setattr(calibration, "_held_out_runs", stops_third)
+    with caplog.at_level(logging.WARNING, "hspr.methods.hspr.calibration"), pytest.raises(KeyboardInterrupt):
+        leave_cluster_out(m, cfgs, settings)
+    assert len(cache_entries(tmp_path / "cache")) == 1
+    assert "stopped; the 2 of 13 held-out runs it finished are kept in the fit cache" in caplog.text
+    caplog.clear()
+    first = [a for rows in ran for a in rows]  # the two leave-cluster-out runs finished before the stop
+    assert len(first) == 2
+
+    def counts(source, runs, *args):
+        ran.append([a for a, _ in runs])
+        return real(source, runs, *args)
+
+    ran.clear()
+    monkeypatch.setattr(calibration, "_held_out_runs", counts)
+    # two workers (threads: the count must reach this process), so the remaining runs are chunked otherwise
+    with caplog.at_level(logging.WARNING, "hspr.methods.hspr.calibration"), parallel_config("threading", n_jobs=2):
+        resumed = leave_cluster_out(m, cfgs, settings)
+    _same_calibrations(whole, resumed)
+    again = sorted(a for rows in ran for a in rows)
+    assert len(again) == 3 + 4 + 4 and not set(first) & set(again[:3])  # 5 + 4 forward + 4 strongest, less 2 kept
+    assert "resumed with the 2 of 13 held-out runs a stopped calibration finished" in caplog.text
+    assert cache_entries(tmp_path / "cache") == []
+
+
+def test_checkpoint_writes_at_most_every_checkpoint_seconds_and_reads_back(tmp_path, monkeypatch):
+    import hspr.fitcache
+    from hspr.fitcache import Checkpoint, cache_entries
+
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(hspr.fitcache, "CHECKPOINT_SECONDS", 0.0)
+    first = Checkpoint("bank", "units", {"a": 1})
+    assert first.load() == {} and not first.save()  # nothing finished: nothing kept
+    first.add(3, np.arange(2))
+    assert len(cache_entries(tmp_path)) == 1 and first.save()
+    later = Checkpoint("bank", "units", {"a": 1})
+    kept = later.load()
+    assert list(kept) == [3] and kept[3].tolist() == [0, 1]
+    assert Checkpoint("bank", "units", {"a": 2}).load() == {}  # other settings: another computation
+    later.clear()
+    assert cache_entries(tmp_path) == []
+    monkeypatch.setattr(hspr.fitcache, "CHECKPOINT_SECONDS", 1e9)
+    slow = Checkpoint("bank", "units", {"a": 1})
+    slow.add(1, 1.0)
+    assert cache_entries(tmp_path) == [] and slow.save() and len(cache_entries(tmp_path)) == 1
+    (tmp_path / "sub").write_text("a file")
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "sub"))  # a cache that cannot be written: quietly nothing
+    blocked = Checkpoint("bank", "units", {"a": 1})
+    blocked.add(1, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not blocked.save()
+
+
+def test_calibration_progress_is_logged_only_when_it_runs_long(monkeypatch, caplog):
+    """Lines at each further tenth (and the end), with the time left, once PROGRESS_AFTER seconds have passed;
+    a calibration as short as the bundled banks' says nothing; none under ``replay -q``."""
+    import logging
+
+    from hspr.parallel import QUIET_ENV
+    from hspr.progress import log_progress
+
+    logger = logging.getLogger("hspr.test_progress")
+    clock = iter([0.0, 30, 61, 62, 100, 130, 200, 400, 500, 600, 700, 800])
+    tick = log_progress(logger, "calibration on x", "held-out runs", after=60, clock=lambda: float(next(clock)))
+    with caplog.at_level(logging.WARNING, "hspr.test_progress"):
+        for done in range(1, 12):
+            tick(done, 11)
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines[0] == "calibration on x: 2 of 11 held-out runs (18 %), 61 s; about 5 min left"  # 61 * 9 / 2 = 274.5 s
+    assert [ln.split(" (")[0] for ln in lines] == [f"calibration on x: {k} of 11 held-out runs" for k in (2, 4, 6, 8, 10, 11)]
+    assert lines[-1] == "calibration on x: 11 of 11 held-out runs (100 %), 800 s"
+    caplog.clear()
+    short = log_progress(logger, "short", "runs", after=60, clock=iter([0.0] + [5.0] * 11).__next__)
+    with caplog.at_level(logging.WARNING, "hspr.test_progress"):
+        for done in range(1, 12):
+            short(done, 11)
+    assert caplog.records == []
+    monkeypatch.setenv(QUIET_ENV, "1")
+    assert log_progress(logger, "quiet", "runs") is None
 
 
 def test_plan_chunks_keep_the_order_and_split_a_shared_source_set_among_the_workers():

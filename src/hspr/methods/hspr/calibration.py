@@ -7,19 +7,21 @@ out, the newest sources time-forward, the strongest against the rest; run with j
 
 from __future__ import annotations
 
+import logging
 import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import delayed, effective_n_jobs
 
 from ...data.folds import dated, forward_split
 from ...data.matrix import DataError, ResponseMatrix
 from ...irt.fourpl import FourPLSettings, fit_4pl
-from ...parallel import single_thread_blas
-from ...params import MAX_RANDOM_STATE, check_count, check_flag
+from ...parallel import single_thread_blas, streaming_parallel
+from ...params import MAX_RANDOM_STATE, check_count, check_flag, plain
+from ...progress import log_progress
 from ...session import NOMINAL_LEVEL, budget_from_fraction
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
 from .config import MAX_DRAWS, MAX_NODES, HSPRConfig, check_size
@@ -36,6 +38,12 @@ from .shift_stats import (
     unresolved_rates,
 )
 from .source_fit import fit_source
+
+log = logging.getLogger(__name__)
+
+#: seconds after which a calibration logs its progress (:func:`_run_plan`): the bundled banks' take 4-45 s and
+#: say nothing; a bank of thousands of tasks takes minutes to hours
+PROGRESS_AFTER = 60.0
 
 
 @dataclass(frozen=True)
@@ -393,6 +401,50 @@ def _held_out_runs(source: ResponseMatrix, runs: Sequence[tuple[int, np.ndarray]
     return out, dists, pirt, flat
 
 
+def _run_plan(source: ResponseMatrix, plan: Sequence[tuple[int, np.ndarray]], cfgs: Sequence[HSPRConfig],
+              sds: Sequence[float], budget: int, settings: ShiftSettings) -> tuple[np.ndarray, ...]:
+    """Every held-out run of ``plan`` (``(row, rows of its source fit)``), as :func:`_held_out_runs` returns
+    them, in plan order, from joblib jobs (:func:`_plan_chunks`).
+
+    The finished runs are kept in a :class:`~hspr.fitcache.Checkpoint` (a scale trial: a calibration on 295
+    agents x 3,000 tasks ran over 45 minutes, and a stop kept nothing), written every
+    :data:`~hspr.fitcache.CHECKPOINT_SECONDS` and when the calibration is stopped (a killed process loses
+    the runs since the last write): a calibration of the same sources and settings resumes with them (they
+    are deterministic, so the result is the one an unstopped calibration gives, on any number of workers),
+    and the checkpoint is deleted at the end. A calibration that runs over :data:`PROGRESS_AFTER` seconds
+    logs its progress (:func:`hspr.progress.log_progress`)."""
+    from ...fitcache import Checkpoint
+
+    checkpoint = Checkpoint(source.digest(), "hspr_robust calibration runs",
+                            {"configs": [c.to_dict() for c in cfgs], "log_a_sds": list(sds), "budget": budget,
+                             "settings": plain(settings)})
+    done = checkpoint.load()
+    todo = [i for i in range(len(plan)) if i not in done]
+    what = f"hspr_robust calibration on {source.source} ({source.n_agents} agents x {source.n_tasks} tasks)"
+    if done:
+        log.warning("%s: resumed with the %d of %d held-out runs a stopped calibration finished", what, len(done),
+                    len(plan))
+    progress = log_progress(log, what, ("remaining " if done else "") + "held-out runs", after=PROGRESS_AFTER)
+    chunks = _plan_chunks([(*plan[i], i) for i in todo], effective_n_jobs(None))
+    jobs = (delayed(_held_out_runs)(source, [(a, keep) for a, keep, _ in chunk], cfgs, sds, budget, settings.seed)
+            for chunk in chunks)
+    finished = 0
+    try:
+        for chunk, part in zip(chunks, streaming_parallel()(jobs)):
+            for k, (_, _, i) in enumerate(chunk):  # one run's share of each array (the runs axis: 2 for pirt, else 1)
+                checkpoint.add(i, tuple(p[:, :, k] if q == 2 else p[:, k] for q, p in enumerate(part)))
+            finished += len(chunk)
+            if progress:
+                progress(finished, len(todo))
+    except BaseException:  # Ctrl-C, a closed terminal, a failure: keep what finished since the last write
+        if checkpoint.save():
+            log.warning("%s: stopped; the %d of %d held-out runs it finished are kept in the fit cache, and the same fit "
+                        "resumes from them", what, len(checkpoint.done), len(plan))
+        raise
+    checkpoint.clear()
+    return tuple(np.stack([checkpoint.done[i][q] for i in range(len(plan))], axis=2 if q == 2 else 1) for q in range(4))
+
+
 def pirt_model(source: ResponseMatrix, log_a_sd: float):
     """ATLAS's p-IRT model (4PL bank fitted on ``source``, tabulated on its ability grid)."""
     return FittedATLAS(fit_4pl(source, FourPLSettings(prior_log_a_sd=log_a_sd)), AtlasSettings(log_a_sd_grid=None))
@@ -495,10 +547,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
         plan += [(a, rest, f"{source.agents[a]} (strongest)") for a in np.sort(top)]
     blend = source.trials is None and settings.blend_weights != (0.0,)  # off on pass rates (module docstring, step 3)
     sds = settings.log_a_sds if blend else ()
-    parts = Parallel(n_jobs=None)(delayed(_held_out_runs)(source, [(a, keep) for a, keep, _ in chunk], cfgs, sds, budget,
-                                                           settings.seed)
-                                  for chunk in _plan_chunks(plan, effective_n_jobs(None)))
-    runs, dists, pirt, flat = (np.concatenate([p[k] for p in parts], axis=-1 if k == 2 else -2) for k in range(4))
+    runs, dists, pirt, flat = _run_plan(source, [(a, keep) for a, keep, _ in plan], cfgs, sds, budget, settings)
     names = tuple(name for _, _, name in plan[:n_main])
     cals = []
     main = slice(0, n_main)
