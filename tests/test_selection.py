@@ -491,6 +491,48 @@ def test_selection_on_dask_local_cluster_matches_local(bank, selected):
         np.testing.assert_array_equal([r["mae"] for r in a], [r["mae"] for r in b])
 
 
+def test_a_stopped_selection_resumes_with_the_units_it_finished(bank, selected, tmp_path, monkeypatch, caplog):
+    """A scale trial: `hspr select --fast` on 300 x 3,000 would run about 12 h for its first stage, and a stop
+    kept nothing. The finished (stage, held-out agent) units are checkpointed in the fit cache: stopped by
+    Ctrl-C in its 11th unit (the 3rd of stage 2), a selection resumes with the 10 it finished, runs only the
+    others, chooses and scores as an unstopped one, and leaves no entry behind."""
+    import hspr.fitcache
+    from hspr.fitcache import cache_entries
+
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(hspr.fitcache, "CHECKPOINT_SECONDS", 1e9)  # nothing written until the stop saves it
+    real, ran = sel._agent_stage, []
+
+    def stops(values, i, *args):
+        if len(ran) == 10:
+            raise KeyboardInterrupt
+        ran.append(i)
+        return real(values, i, *args)
+
+    monkeypatch.setattr(sel, "_agent_stage", stops)
+    with caplog.at_level(logging.WARNING, "hspr.methods.hspr.selection"), pytest.raises(KeyboardInterrupt):
+        sel.select_config(bank, base_config=TINY)
+    assert "stopped; the 10 (stage, held-out agent) units it finished are kept in the fit cache" in caplog.text
+    assert len(cache_entries(tmp_path)) == 1
+    caplog.clear()
+    ran.clear()
+
+    def counts(values, i, *args):
+        ran.append(i)
+        return real(values, i, *args)
+
+    monkeypatch.setattr(sel, "_agent_stage", counts)
+    ticks = []
+    with caplog.at_level(logging.WARNING, "hspr.methods.hspr.selection"):
+        resumed = sel.select_config(bank, base_config=TINY, progress=lambda done, total: ticks.append((done, total)))
+    assert "resumed with the 10 of 24 (stage, held-out agent) units a stopped selection finished" in caplog.text
+    assert ran == [2, 3, 4, 5, 6, 7] + list(range(8)) and ticks[-1] == (14, 14)  # 8 agents x 3 stages, less 10
+    assert resumed.config == selected.config and resumed.chosen == selected.chosen
+    for a, b in zip(resumed.stages, selected.stages, strict=True):
+        np.testing.assert_array_equal([r["mae"] for r in a], [r["mae"] for r in b])
+    assert cache_entries(tmp_path) == []
+
+
 def test_selection_on_a_backend_that_cannot_stream_results_matches_local(bank, selected):
     """As replay's: joblib's multiprocessing backend (ray's base) refuses return_as='generator'; selection takes
     the results in one list there, with the same choice and stage errors."""

@@ -2,7 +2,9 @@
 
 It also keeps the outcome of ``hspr_auto``'s source-only selection (minutes on a bank with no
 shipped configuration), so a second replay of the same sources does not select again
-(:func:`cached_result`).
+(:func:`cached_result`), and the finished units of a long computation that was stopped (a
+calibration's held-out runs, a selection's held-out agents), which the same computation resumes
+from (:class:`Checkpoint`).
 
 A source fit is deterministic: the same bank, method, settings and code give the same fitted
 model. The cache stores it as a pickle in the ``fits`` folder of the user's cache folder

@@ -1,8 +1,9 @@
 """``hspr cache``: where the fit cache is, what it holds, and emptying it (as ``pip cache``).
 
 The cache (:mod:`hspr.fitcache`) keeps source fits for ``hspr live`` and ``hspr_auto``'s
-source-only selections; nothing in it is a user's data, and a command whose entry is gone fits
-(or selects) again. A trial of the selection cache: a user who wanted a fresh selection, or its
+source-only selections, and the finished runs of a stopped calibration or selection
+(:class:`~hspr.fitcache.Checkpoint`); nothing in it is a user's data, and a command whose entry is
+gone fits (or selects) again. A trial of the selection cache: a user who wanted a fresh selection, or its
 time, had to find the folder and delete files by hand.
 """
 
@@ -76,7 +77,8 @@ def register(group: click.Group) -> None:
     @group.group("cache", cls=CacheGroup)
     def cache_group() -> None:
         """The fit cache: source fits of `hspr live` and hspr_auto's selections, so a command does not
-        refit (or select) the same sources again.
+        refit (or select) the same sources again, and the finished runs of a stopped calibration or
+        selection, which the same command resumes from.
 
         \b
           hspr cache dir           # the folder ($HSPR_CACHE_DIR when set)

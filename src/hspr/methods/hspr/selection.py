@@ -33,6 +33,7 @@ joblib workers (one BLAS thread each).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import numbers
@@ -344,7 +345,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     n_jobs : int
         joblib workers over held-out agents.
     progress : callable(done, total), optional
-        Called after each (stage, held-out agent) unit.
+        Called after each (stage, held-out agent) unit run by this call (``total``: those still to run).
     base_config : HSPRConfig, optional
         Numerical constants (nodes, draws, refresh, seeds) of the returned config and of the
         evaluation; the grid settings are overwritten. Default: spec constants.
@@ -363,6 +364,13 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     Returns
     -------
     SelectionResult
+        Its ``seconds`` are this call's (a resumed selection's: since it resumed).
+
+    The finished units are kept in a :class:`~hspr.fitcache.Checkpoint` (a scale trial: the first stage
+    on 300 agents x 3,000 tasks would take about 12 h on one core, and a stop kept nothing), written every
+    :data:`~hspr.fitcache.CHECKPOINT_SECONDS` and when the selection is stopped: a selection of the same
+    source and settings resumes with them, to the same result (the units are deterministic), and the
+    checkpoint is deleted when it ends.
 
     Raises
     ------
@@ -387,23 +395,50 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     values = np.asarray(source.rates())  # 0/1, or pass rates over repeated trials
     tasks = source.tasks
     m = source.n_agents
-    total = (4 if compare_default else 3) * m
+    from ...fitcache import Checkpoint
+
+    checkpoint = Checkpoint(source.digest(), "hspr selection units",
+                            {"fraction": fraction, "budget": budget, "base_config": base.to_dict(), "eval_overrides": over,
+                             "compare_default": compare_default})
+    kept = len(checkpoint.load())
+    what = f"hspr selection on {source.source} ({m} agents x {source.n_tasks} tasks)"
+    if kept:
+        log.warning("%s: resumed with the %d of %d (stage, held-out agent) units a stopped selection finished", what,
+                    kept, (4 if compare_default else 3) * m)
+    total = (4 if compare_default else 3) * m - kept  # the units still to run
     done = 0
     fits: list[SourceFit | None] = [None] * m
 
     def run(spec: StageSpec) -> np.ndarray:
         nonlocal done
-        errs: list[np.ndarray | None] = [None] * m
-        jobs = (delayed(_agent_stage)(values, i, tasks, budget, spec, over, fits[i], missing) for i in range(m))
+        tag = hashlib.sha256(repr(spec).encode()).hexdigest()[:16]  # the stage's whole grid, not just its number
+        todo = [i for i in range(m) if (tag, i) not in checkpoint.done]
+        jobs = (delayed(_agent_stage)(values, i, tasks, budget, spec, over, fits[i], missing) for i in todo)
         with workers(backend, n_jobs):
-            for i, (fit, e) in enumerate(streaming_parallel()(jobs)):
+            for i, (fit, e) in zip(todo, streaming_parallel()(jobs)):
                 fits[i] = fit
-                errs[i] = e
+                checkpoint.add((tag, i), e)
                 done += 1
                 if progress:
                     progress(done, total)
-        return np.stack(errs)
+        return np.stack([checkpoint.done[(tag, i)] for i in range(m)])
 
+    try:
+        result = _staged(run, base, compare_default, source, budget, over, t0)
+    except BaseException:  # Ctrl-C, a closed terminal, a failure: keep what finished since the last write
+        if checkpoint.save():
+            log.warning("%s: stopped; the %d (stage, held-out agent) units it finished are kept in the fit cache, and "
+                        "the same selection resumes from them", what, len(checkpoint.done))
+        raise
+    checkpoint.clear()
+    return result
+
+
+def _staged(run: Callable[[StageSpec], np.ndarray], base: HSPRConfig, compare_default: bool, source: ResponseMatrix,
+            budget: int, over: dict, t0: float) -> SelectionResult:
+    """:func:`select_config`'s three stages (and the defaults' pass), ``run(spec)`` giving a stage's errors
+    of every held-out agent (n_sources, n_paths, n_seeds, n_lambdas)."""
+    m = source.n_agents
     stages, chosen = [], []
     spec = stage1(base)
     rows = stage_table(spec, run(spec))
