@@ -384,7 +384,10 @@ def test_cli_select_on_every_agent_and_against_the_defaults(tmp_path):
     assert res.exit_code == 0, res.output
     payload = json.loads(out.read_text())
     assert payload["fold"] == "all" and payload["n_sources"] == 9 and payload["source_digest"] == m.digest()
-    direct = sel.select_config(m, eval_nodes=64, eval_draws=512, compare_default=True)
+    ticks = []
+    direct = sel.select_config(m, eval_nodes=64, eval_draws=512, compare_default=True,
+                               progress=lambda done, total: ticks.append((done, total)))
+    assert ticks[-1] == (36, 36)  # 9 agents x 4 passes: the defaults' pass counts whatever grid it repeats
     assert payload["config"] == direct.config.to_dict()
     assert payload["default"]["mae"] == direct.default["mae"]
     # the defaults scored as stage 3 scores its candidates: the same number as a stage-3 run of the defaults

@@ -406,12 +406,14 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
         log.warning("%s: resumed with the %d of %d (stage, held-out agent) units a stopped selection finished", what,
                     kept, (4 if compare_default else 3) * m)
     total = (4 if compare_default else 3) * m - kept  # the units still to run
-    done = 0
+    done = passes = 0
     fits: list[SourceFit | None] = [None] * m
 
     def run(spec: StageSpec) -> np.ndarray:
-        nonlocal done
-        tag = hashlib.sha256(repr(spec).encode()).hexdigest()[:16]  # the stage's whole grid, not just its number
+        nonlocal done, passes
+        # the pass and its whole grid (the defaults' pass may repeat stage 3's grid, and counts as its own units)
+        tag = (passes, hashlib.sha256(repr(spec).encode()).hexdigest()[:16])
+        passes += 1
         todo = [i for i in range(m) if (tag, i) not in checkpoint.done]
         jobs = (delayed(_agent_stage)(values, i, tasks, budget, spec, over, fits[i], missing) for i in todo)
         with workers(backend, n_jobs):
