@@ -232,3 +232,16 @@ def test_a_warning_stays_a_warning_line_under_pythonwarnings_error(tmp_path, mon
                                         "uniform", "--session", str(tmp_path / "s.hspr")])
     assert res.exit_code == 0 and "warning: cannot write the fit cache" in res.output, res.output
     assert (tmp_path / "s.hspr").is_file()
+
+
+def test_cache_info_counts_a_stopped_runs_checkpoint_and_purge_deletes_it(tmp_path, monkeypatch):
+    """A hostile trial: a stopped calibration's finished runs looked like any fit in `hspr cache info`."""
+    monkeypatch.setenv(fitcache.ENV_VAR, str(tmp_path))
+    _fill(tmp_path)
+    part = fitcache.Checkpoint("bank", "hspr_robust calibration runs", {})
+    part.add(0, 1.0)
+    assert part.save() and len(list(tmp_path.glob("*.part.pkl"))) == 1
+    info = json.loads(_cli("info", "--json").output)
+    assert (info["entries"], info["stopped"]) == (3, 1)
+    assert "of them 1 the finished runs of a stopped calibration or selection" in _cli("info").output
+    assert json.loads(_cli("purge", "--json").output)["deleted"] == 3 and list(tmp_path.iterdir()) == []

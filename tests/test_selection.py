@@ -515,7 +515,7 @@ def test_a_stopped_selection_resumes_with_the_units_it_finished(bank, selected, 
     monkeypatch.setattr(sel, "_agent_stage", stops)
     with caplog.at_level(logging.WARNING, "hspr.methods.hspr.selection"), pytest.raises(KeyboardInterrupt):
         sel.select_config(bank, base_config=TINY)
-    assert "stopped; the 10 (stage, held-out agent) units it finished are kept in the fit cache" in caplog.text
+    assert "stopped; the 10 of 24 (stage, held-out agent) units it finished are kept in the fit cache" in caplog.text
     assert len(cache_entries(tmp_path)) == 1
     caplog.clear()
     ran.clear()
@@ -528,7 +528,7 @@ def test_a_stopped_selection_resumes_with_the_units_it_finished(bank, selected, 
     ticks = []
     with caplog.at_level(logging.WARNING, "hspr.methods.hspr.selection"):
         resumed = sel.select_config(bank, base_config=TINY, progress=lambda done, total: ticks.append((done, total)))
-    assert "resumed with the 10 of 24 (stage, held-out agent) units a stopped selection finished" in caplog.text
+    assert "resumed with the 10 of 24 (stage, held-out agent) units a stopped run finished" in caplog.text
     assert ran == [2, 3, 4, 5, 6, 7] + list(range(8)) and ticks[-1] == (14, 14)  # 8 agents x 3 stages, less 10
     assert resumed.config == selected.config and resumed.chosen == selected.chosen
     for a, b in zip(resumed.stages, selected.stages, strict=True):

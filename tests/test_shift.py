@@ -681,7 +681,7 @@ def test_a_stopped_calibration_resumes_with_the_runs_it_finished(tmp_path, monke
     _same_calibrations(whole, resumed)
     again = sorted(a for rows in ran for a in rows)
     assert len(again) == 3 + 4 + 4 and not set(first) & set(again[:3])  # 5 + 4 forward + 4 strongest, less 2 kept
-    assert "resumed with the 2 of 13 held-out runs a stopped calibration finished" in caplog.text
+    assert "resumed with the 2 of 13 held-out runs a stopped run finished" in caplog.text
     assert cache_entries(tmp_path / "cache") == []
 
 
@@ -712,6 +712,72 @@ def test_checkpoint_writes_at_most_every_checkpoint_seconds_and_reads_back(tmp_p
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert not blocked.save()
+
+
+def test_a_cached_computation_keeps_its_checkpoint_until_its_result_is_stored(tmp_path, monkeypatch):
+    """A hostile trial: a stop in the seconds between a calibration's last held-out run and the stored fit (the final
+    source fit, pickling) lost every run, the checkpoint deleted already. Inside a cached result a finished
+    checkpoint is written whole and deleted only once the result is stored."""
+    import hspr.fitcache
+    from hspr.fitcache import Checkpoint, cache_entries, cached_result
+
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(hspr.fitcache, "CHECKPOINT_SECONDS", 1e9)  # no periodic write
+
+    def build():
+        part = Checkpoint("bank", "units", {})
+        part.add(0, 1.5)
+        part.finished()
+        assert len(cache_entries(tmp_path)) == 1  # written whole, not deleted yet
+        return {"result": 1}
+
+    real = hspr.fitcache._store
+
+    def stopped(path, key, model, *args, **kwargs):
+        if "result" in model:
+            raise KeyboardInterrupt  # a stop while the result is stored
+        return real(path, key, model, *args, **kwargs)
+
+    monkeypatch.setattr(hspr.fitcache, "_store", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        cached_result("bank", "whole", {}, dict, build)
+    assert Checkpoint("bank", "units", {}).load() == {0: 1.5}  # kept for the next run
+    monkeypatch.setattr(hspr.fitcache, "_store", real)
+    assert cached_result("bank", "whole", {}, dict, build) == ({"result": 1}, False)
+    assert len(cache_entries(tmp_path)) == 1 and Checkpoint("bank", "units", {}).load() == {}  # the result alone
+    outside = Checkpoint("bank", "units", {})
+    outside.add(0, 1.5)
+    outside.save()
+    outside.finished()  # no cached result around it: deleted at once
+    assert len(cache_entries(tmp_path)) == 1
+
+
+def test_stop_and_resume_lines_say_what_was_kept_and_keep_quiet_under_q(tmp_path, monkeypatch, caplog):
+    import logging
+
+    import hspr.fitcache
+    from hspr.fitcache import Checkpoint
+    from hspr.parallel import QUIET_ENV
+    from hspr.progress import save_on_stop, say_resumed
+
+    logger = logging.getLogger("hspr.test_progress")
+    monkeypatch.setattr(hspr.fitcache, "CHECKPOINT_SECONDS", 1e9)
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "file"))  # a fit cache that cannot be written
+    blocked = Checkpoint("bank", "units", {})
+    blocked.add(0, 1.0)
+    with caplog.at_level(logging.WARNING, "hspr.test_progress"):
+        save_on_stop(logger, "x", blocked, 5, "runs")
+        say_resumed(logger, "x", 0, 5, "runs")  # nothing kept: nothing said
+    assert [r.getMessage() for r in caplog.records] == [
+        "x: stopped; the 1 of 5 runs it finished could not be kept (the fit cache cannot be written), so the same run "
+        "starts over"]
+    caplog.clear()
+    monkeypatch.setenv(QUIET_ENV, "1")  # `hspr replay -q`
+    with caplog.at_level(logging.WARNING, "hspr.test_progress"):
+        save_on_stop(logger, "x", blocked, 5, "runs")
+        say_resumed(logger, "x", 1, 5, "runs")
+    assert caplog.records == []
 
 
 def test_calibration_progress_is_logged_only_when_it_runs_long(monkeypatch, caplog):
@@ -752,6 +818,9 @@ def test_plan_chunks_keep_the_order_and_split_a_shared_source_set_among_the_work
     assert [len(c) for c in two] == [1, 1, 2, 3, 2, 1]  # split among the workers: a fit each
     assert [run[2] for c in two for run in c] == [run[2] for run in plan]
     assert [len(c) for c in _plan_chunks(plan, 8)] == [1] * 10
+    # a large bank: at most max_runs runs per job (each job is kept whole on a stop), whatever the workers
+    assert [len(c) for c in _plan_chunks(plan, 1, 2)] == [1, 1, 2, 1, 2, 2, 1]
+    assert [run[2] for c in _plan_chunks(plan, 1, 2) for run in c] == [run[2] for run in plan]
 
 
 def test_strongest_sources_set_the_factor_above_the_history_and_nothing_else():

@@ -30,6 +30,7 @@ new entry is stored; a used entry's modification time is renewed.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import hashlib
 import json
@@ -162,8 +163,9 @@ def cache_key(bank_digest: str, method: str, settings: dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def _load(path: Path, key: str, tasks: tuple[str, ...] | None, kind: type | None = None):
-    """The entry's object, or None (a damaged or foreign entry is deleted, with a warning).
+def _load(path: Path, key: str, tasks: tuple[str, ...] | None, kind: type | None = None, redo: str | None = None):
+    """The entry's object, or None (a damaged or foreign entry is deleted, with a warning that ends with
+    ``redo``, what is done instead; default: the model is fitted, or it is computed, again).
     ``kind`` is the type the entry must hold (default :class:`~hspr.session.FittedModel`, whose
     task ids must then be ``tasks``)."""
     from .session import FittedModel
@@ -191,8 +193,8 @@ def _load(path: Path, key: str, tasks: tuple[str, ...] | None, kind: type | None
         except OSError as exc:  # a trial: a locked folder kept it, and the warning said deleted on every run
             gone = f"it could not be deleted ({exc.strerror or exc}; delete it by hand)"
         # a re-trial: the refit after a damaged entry looked like any first fit
-        warnings.warn(f"the fit-cache entry {path} was damaged (or not hspr's); {gone} and "
-                      f"{'the model is fitted' if kind is FittedModel else 'it is computed'} again", stacklevel=3)
+        redo = redo or f"{'the model is fitted' if kind is FittedModel else 'it is computed'} again"
+        warnings.warn(f"the fit-cache entry {path} was damaged (or not hspr's); {gone} and {redo}", stacklevel=3)
         return None
     try:
         os.utime(path)  # in use: kept by the age-based clean-up
@@ -258,10 +260,12 @@ def _store(path: Path, key: str, model, again: str = "fit again", quiet: bool = 
 
 
 #: the file name of a cache entry: its key (a SHA-256 hex digest) and .pkl
-_ENTRY = re.compile(r"[0-9a-f]{64}\.pkl")
+_ENTRY = re.compile(r"[0-9a-f]{64}(\.part)?\.pkl")
+#: the file name of a :class:`Checkpoint`'s entry: a stopped computation's finished units
+_PART = re.compile(r"[0-9a-f]{64}\.part\.pkl")
 #: ``_store``'s temporary file (``tempfile.mkstemp``: 8 random characters): a write in progress,
 #: or one a killed process never finished
-_TEMP = re.compile(r"\.[0-9a-f]{64}\.pkl\.[a-z0-9_]{8}\.tmp")
+_TEMP = re.compile(r"\.[0-9a-f]{64}(\.part)?\.pkl\.[a-z0-9_]{8}\.tmp")
 #: a temporary file older than this (seconds) is a write that never finished (a write takes seconds)
 STALE_TEMP_SECONDS = 3600
 
@@ -333,8 +337,15 @@ def _cached(key: str, tasks: tuple[str, ...] | None, kind: type | None, build: C
     result = _load(path, key, tasks, kind)
     if result is not None:
         return result, True
-    result = build()
-    _store(path, key, result, again=again)
+    pending: list[Checkpoint] = []
+    token = _FINISHED.set(pending)  # the checkpoints of build() stay until its result is stored (Checkpoint.clear)
+    try:
+        result = build()
+        _store(path, key, result, again=again)
+    finally:
+        _FINISHED.reset(token)
+    for checkpoint in pending:
+        checkpoint.clear()
     return result, False
 
 
@@ -389,9 +400,10 @@ class Checkpoint:
     """
 
     def __init__(self, bank_digest: str, what: str, settings: dict) -> None:
+        self.what = what
         self._key = cache_key(bank_digest, what, settings)
-        try:
-            self._path: Path | None = _entry(self._key)
+        try:  # its own name (_PART): `hspr cache info` counts them apart from fits
+            self._path: Path | None = _entry(self._key).with_suffix(".part.pkl")
         except CacheLocationError:  # no cache folder: nothing to resume from, nothing kept
             self._path = None
         self._every = CHECKPOINT_SECONDS
@@ -402,7 +414,8 @@ class Checkpoint:
     def load(self) -> dict:
         """The units a stopped run finished (``{}`` when none were kept; a damaged entry is deleted, with a
         warning, as :func:`cached_result`'s), now in :attr:`done`."""
-        kept = None if self._path is None else _load(self._path, self._key, None, dict)
+        kept = None if self._path is None else _load(self._path, self._key, None, dict,
+                                                     f"the {self.what} it kept from a stopped run are computed again")
         self.done = dict(kept or {})
         return self.done
 
@@ -422,13 +435,31 @@ class Checkpoint:
             self._written = time.monotonic()
         return self._path is not None and bool(self.done) and not self._unsaved
 
+    def finished(self) -> None:
+        """The computation ended: delete the entry. Inside :func:`cached_fit` or :func:`cached_result` the entry
+        is written whole instead, and deleted only once their result is stored: a hostile trial's stop in the
+        seconds between the last held-out run and the stored fit (the final source fit, pickling) lost every
+        run."""
+        pending = _FINISHED.get()
+        if pending is None:
+            self.clear()
+        else:
+            self.save()
+            pending.append(self)
+
     def clear(self) -> None:
-        """Delete the entry (the computation ended; its result is kept, if at all, as a whole)."""
+        """Delete the entry."""
         if self._path is not None:
             try:
                 self._path.unlink(missing_ok=True)
             except OSError:
                 pass
+
+
+#: the checkpoints that finished inside the :func:`_cached` call of this context, to be deleted once its result is
+#: stored (:meth:`Checkpoint.finished`); None outside one
+_FINISHED: contextvars.ContextVar[list[Checkpoint] | None] = contextvars.ContextVar("hspr_finished_checkpoints",
+                                                                                    default=None)
 
 
 def cache_entries(folder: Path | None = None) -> list[Path]:
@@ -464,6 +495,7 @@ def _entry_stats(folder: Path | None) -> list[tuple[Path, os.stat_result]]:
 
 def cache_summary(folder: Path | None = None) -> dict:
     """What :func:`cache_entries` holds: ``folder`` (str), ``entries`` (count of finished entries),
+    ``stopped`` (how many of those are a stopped computation's finished units, :class:`Checkpoint`),
     ``unfinished`` (count of temporary files: writes in progress, or never finished), ``bytes``
     (their total size), ``oldest_use`` and ``newest_use`` (modification times, seconds since the
     epoch, or None when empty) and ``max_age_days`` (:data:`MAX_AGE_DAYS`: older entries are
@@ -475,6 +507,7 @@ def cache_summary(folder: Path | None = None) -> dict:
     stats = _entry_stats(folder)
     times = [st.st_mtime for _, st in stats]
     return {"folder": str(folder), "entries": sum(bool(_ENTRY.fullmatch(p.name)) for p, _ in stats),
+            "stopped": sum(bool(_PART.fullmatch(p.name)) for p, _ in stats),
             "unfinished": sum(bool(_TEMP.fullmatch(p.name)) for p, _ in stats),
             "bytes": int(sum(st.st_size for _, st in stats)), "oldest_use": min(times, default=None),
             "newest_use": max(times, default=None), "max_age_days": MAX_AGE_DAYS}

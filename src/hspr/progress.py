@@ -58,3 +58,26 @@ def log_progress(logger: logging.Logger, what: str, unit: str, step: float = 0.1
         logger.warning("%s: %d of %d %s (%.0f %%), %.0f s%s", what, done, total, unit, 100 * share, spent, left)
 
     return tick
+
+
+def say_resumed(logger: logging.Logger, what: str, kept: int, total: int, unit: str) -> None:
+    """Log that a computation resumed with ``kept`` of its ``total`` units from a stopped run's checkpoint
+    (:class:`hspr.fitcache.Checkpoint`); nothing when none were kept or :data:`~hspr.parallel.QUIET_ENV` is set."""
+    if kept and not os.environ.get(QUIET_ENV):
+        logger.warning("%s: resumed with the %d of %d %s a stopped run finished", what, kept, total, unit)
+
+
+def save_on_stop(logger: logging.Logger, what: str, checkpoint, total: int, unit: str) -> None:
+    """Write ``checkpoint`` (a :class:`hspr.fitcache.Checkpoint`) as its computation is stopped, and say what was
+    kept: the finished units and that the same computation resumes from them, or that they could not be written
+    (a hostile trial: on a full disk a stop said nothing, and the next run started over unannounced). Silent when
+    :data:`~hspr.parallel.QUIET_ENV` is set."""
+    saved = checkpoint.save()
+    if os.environ.get(QUIET_ENV) or not checkpoint.done:
+        return
+    if saved:
+        logger.warning("%s: stopped; the %d of %d %s it finished are kept in the fit cache, and the same run resumes "
+                       "from them", what, len(checkpoint.done), total, unit)
+    else:
+        logger.warning("%s: stopped; the %d of %d %s it finished could not be kept (the fit cache cannot be written), so "
+                       "the same run starts over", what, len(checkpoint.done), total, unit)

@@ -97,7 +97,9 @@ def register(group: click.Group) -> None:
         click.echo(str(fitcache.cache_dir()))
 
     @cache_group.command("info")
-    @_json_flag("ok, folder, entries, unfinished (temporary files: writes in progress or never finished), bytes, "
+    @_json_flag("ok, folder, entries, stopped (how many entries are a stopped calibration's or selection's finished "
+                "runs, which the same command resumes from), unfinished (temporary files: writes in progress or never "
+                "finished), bytes, "
                 "oldest_use and newest_use (seconds since the epoch, or null), max_age_days, warnings.")
     def info_cmd(as_json: bool) -> None:
         """The cache folder, its entries, their total size and when they were last used."""
@@ -112,6 +114,9 @@ def register(group: click.Group) -> None:
         click.echo(f"folder: {info['folder']}")
         unfinished = f" (and {info['unfinished']} unfinished write(s))" if info["unfinished"] else ""
         click.echo(f"entries: {info['entries']}{unfinished}, {_size(info['bytes'])}")
+        if info["stopped"]:  # a hostile trial: a stopped calibration's runs looked like any fit
+            click.echo(f"of them {info['stopped']} the finished runs of a stopped calibration or selection, which the "
+                       "same command resumes from")
         if info["entries"] or info["unfinished"]:
             click.echo(f"last used: newest {_ago(info['newest_use'])}, oldest {_ago(info['oldest_use'])}; entries "
                        f"unused for {info['max_age_days']} days are deleted when a new one is stored")

@@ -517,8 +517,9 @@ def register(group: click.Group) -> None:
                        "(so `hspr report` keeps them apart from full-budget runs).")
     @click.option("--stop-min-tasks", "stop_min_tasks", type=click.IntRange(min=1), default=MIN_TASKS, show_default=True,
                   help="With --stop-width: outcomes to see before the width can stop a run.")
-    @click.option("--quiet", "-q", is_flag=True, help="No progress bar, and no announcement or progress lines of "
-                                                      "the source-only selections of hspr_auto (--config auto).")
+    @click.option("--quiet", "-q", is_flag=True, help="No progress bar, and no announcement, progress, stop or "
+                                                      "resume lines of the source-only selections of hspr_auto "
+                                                      "(--config auto) or of hspr_robust's calibrations.")
     def replay_cmd(bank, matrix, targets, split, newest, strongest, methods, budget, seeds, workers, backend, scheduler,
                    missing_as_zero, config_path, acquisition, decision, no_group_uncertainty, out, csv_path, tasks_path,
                    stop_width, stop_min_tasks, quiet):

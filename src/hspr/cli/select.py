@@ -454,11 +454,13 @@ def register(group: click.Group) -> None:
 
         t0 = time.perf_counter()
         with progress_bar(console, disable=quiet) as prog:
-            task = prog.add_task(f"select {bank} {'all agents' if fold is None else f'fold {fold}'} "
-                                 f"({src.n_agents} sources)", total=4 * src.n_agents)
+            described = f"select {bank} {'all agents' if fold is None else f'fold {fold}'} ({src.n_agents} sources"
+            task = prog.add_task(f"{described})", total=4 * src.n_agents)
 
             def tick(done, total):
-                prog.update(task, completed=done, total=total)
+                # a resumed selection counts the units still to run (its first line says how many were kept)
+                left = ")" if total == 4 * src.n_agents else "; the units left after a resume)"
+                prog.update(task, completed=done, total=total, description=described + left)
 
             try:
                 with connected(backend, scheduler, workers) as joblib_backend:

@@ -7,6 +7,7 @@ out, the newest sources time-forward, the strongest against the rest; run with j
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import numbers
@@ -20,8 +21,8 @@ from ...data.folds import dated, forward_split
 from ...data.matrix import DataError, ResponseMatrix
 from ...irt.fourpl import FourPLSettings, fit_4pl
 from ...parallel import single_thread_blas, streaming_parallel
-from ...params import MAX_RANDOM_STATE, check_count, check_flag, plain
-from ...progress import log_progress
+from ...params import MAX_RANDOM_STATE, check_count, check_flag
+from ...progress import log_progress, save_on_stop, say_resumed
 from ...session import NOMINAL_LEVEL, budget_from_fraction
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
 from .config import MAX_DRAWS, MAX_NODES, HSPRConfig, check_size
@@ -44,6 +45,12 @@ log = logging.getLogger(__name__)
 #: seconds after which a calibration logs its progress (:func:`_run_plan`): the bundled banks' take 4-45 s and
 #: say nothing; a bank of thousands of tasks takes minutes to hours
 PROGRESS_AFTER = 60.0
+#: on a bank of at least LARGE_TASKS tasks a job holds at most LARGE_CHUNK of the held-out runs that share one source
+#: fit (:func:`_plan_chunks`): each job is kept whole on a stop, and a hostile trial's 120 x 1,500 bank ran 18 such
+#: runs in one job (minutes, lost whole on a stop before it ended) where a fit costs seconds; the bundled banks'
+#: groups are smaller or their tasks fewer, so they are chunked as before
+LARGE_TASKS = 1000
+LARGE_CHUNK = 8
 
 
 @dataclass(frozen=True)
@@ -346,10 +353,11 @@ def _replay_held_out(fitted: FittedHSPR, y: np.ndarray, others: np.ndarray, pos:
     return run, cols, nearest_disagreement_path(others, cols, y[cols], others_missing)
 
 
-def _plan_chunks(plan: list, n_jobs: int) -> list[list]:
+def _plan_chunks(plan: list, n_jobs: int, max_runs: int | None = None) -> list[list]:
     """``plan``'s runs in jobs: consecutive runs that share one source set (the newest, the strongest) form one
     job, which fits that set once; with ``n_jobs`` > 1 such a group is split into up to ``n_jobs`` jobs (a fit
-    each) so the workers share it. The runs keep their order."""
+    each) so the workers share it, and into jobs of at most ``max_runs`` runs when that is given. The runs keep
+    their order."""
     groups: list[list] = []
     for run in plan:
         if groups and np.array_equal(run[1], groups[-1][-1][1]):
@@ -358,7 +366,8 @@ def _plan_chunks(plan: list, n_jobs: int) -> list[list]:
             groups.append([run])
     chunks = []
     for g in groups:
-        bounds = np.linspace(0, len(g), min(max(n_jobs, 1), len(g)) + 1).round().astype(int)
+        parts = max(n_jobs, 1, -(-len(g) // max_runs) if max_runs else 1)
+        bounds = np.linspace(0, len(g), min(parts, len(g)) + 1).round().astype(int)
         chunks += [g[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
     return chunks
 
@@ -402,31 +411,38 @@ def _held_out_runs(source: ResponseMatrix, runs: Sequence[tuple[int, np.ndarray]
 
 
 def _run_plan(source: ResponseMatrix, plan: Sequence[tuple[int, np.ndarray]], cfgs: Sequence[HSPRConfig],
-              sds: Sequence[float], budget: int, settings: ShiftSettings) -> tuple[np.ndarray, ...]:
+              sds: Sequence[float], budget: int, seed: int) -> tuple[np.ndarray, ...]:
     """Every held-out run of ``plan`` (``(row, rows of its source fit)``), as :func:`_held_out_runs` returns
     them, in plan order, from joblib jobs (:func:`_plan_chunks`).
 
     The finished runs are kept in a :class:`~hspr.fitcache.Checkpoint` (a scale trial: a calibration on 295
     agents x 3,000 tasks ran over 45 minutes, and a stop kept nothing), written every
     :data:`~hspr.fitcache.CHECKPOINT_SECONDS` and when the calibration is stopped (a killed process loses
-    the runs since the last write): a calibration of the same sources and settings resumes with them (they
-    are deterministic, so the result is the one an unstopped calibration gives, on any number of workers),
-    and the checkpoint is deleted at the end. A calibration that runs over :data:`PROGRESS_AFTER` seconds
-    logs its progress (:func:`hspr.progress.log_progress`)."""
+    the runs since the last write): a calibration of the same runs (its key: the bank, the plan, the
+    configurations, the 4PL prior sds, the budget and the seed) resumes with them. They are deterministic,
+    so the result is the one an unstopped calibration gives, on any number of workers. The checkpoint is
+    deleted at the end (inside a cached fit, once the fit is stored: :meth:`~hspr.fitcache.Checkpoint.finished`).
+    A calibration that runs over :data:`PROGRESS_AFTER` seconds logs its progress
+    (:func:`hspr.progress.log_progress`)."""
     from ...fitcache import Checkpoint
 
-    checkpoint = Checkpoint(source.digest(), "hspr_robust calibration runs",
+    digest = source.digest()
+    layout = hashlib.sha256()
+    for a, keep in plan:
+        layout.update(np.asarray([a, len(keep), *keep], dtype=np.int64).tobytes())
+    checkpoint = Checkpoint(digest, "hspr_robust calibration runs",
                             {"configs": [c.to_dict() for c in cfgs], "log_a_sds": list(sds), "budget": budget,
-                             "settings": plain(settings)})
+                             "seed": seed, "plan": layout.hexdigest()})
     done = checkpoint.load()
     todo = [i for i in range(len(plan)) if i not in done]
-    what = f"hspr_robust calibration on {source.source} ({source.n_agents} agents x {source.n_tasks} tasks)"
-    if done:
-        log.warning("%s: resumed with the %d of %d held-out runs a stopped calibration finished", what, len(done),
-                    len(plan))
+    # the digest tells a replay's folds apart (a hostile trial: their lines all named the same file)
+    what = (f"hspr_robust calibration on {source.source} ({source.n_agents} agents x {source.n_tasks} tasks, digest "
+            f"{digest[:12]})")
+    say_resumed(log, what, len(done), len(plan), "held-out runs")
     progress = log_progress(log, what, ("remaining " if done else "") + "held-out runs", after=PROGRESS_AFTER)
-    chunks = _plan_chunks([(*plan[i], i) for i in todo], effective_n_jobs(None))
-    jobs = (delayed(_held_out_runs)(source, [(a, keep) for a, keep, _ in chunk], cfgs, sds, budget, settings.seed)
+    chunks = _plan_chunks([(*plan[i], i) for i in todo], effective_n_jobs(None),
+                          LARGE_CHUNK if source.n_tasks >= LARGE_TASKS else None)
+    jobs = (delayed(_held_out_runs)(source, [(a, keep) for a, keep, _ in chunk], cfgs, sds, budget, seed)
             for chunk in chunks)
     finished = 0
     try:
@@ -437,11 +453,9 @@ def _run_plan(source: ResponseMatrix, plan: Sequence[tuple[int, np.ndarray]], cf
             if progress:
                 progress(finished, len(todo))
     except BaseException:  # Ctrl-C, a closed terminal, a failure: keep what finished since the last write
-        if checkpoint.save():
-            log.warning("%s: stopped; the %d of %d held-out runs it finished are kept in the fit cache, and the same fit "
-                        "resumes from them", what, len(checkpoint.done), len(plan))
+        save_on_stop(log, what, checkpoint, len(plan), "held-out runs")
         raise
-    checkpoint.clear()
+    checkpoint.finished()
     return tuple(np.stack([checkpoint.done[i][q] for i in range(len(plan))], axis=2 if q == 2 else 1) for q in range(4))
 
 
@@ -547,7 +561,7 @@ def leave_cluster_out(source: ResponseMatrix, configs: Sequence[HSPRConfig],
         plan += [(a, rest, f"{source.agents[a]} (strongest)") for a in np.sort(top)]
     blend = source.trials is None and settings.blend_weights != (0.0,)  # off on pass rates (module docstring, step 3)
     sds = settings.log_a_sds if blend else ()
-    runs, dists, pirt, flat = _run_plan(source, [(a, keep) for a, keep, _ in plan], cfgs, sds, budget, settings)
+    runs, dists, pirt, flat = _run_plan(source, [(a, keep) for a, keep, _ in plan], cfgs, sds, budget, settings.seed)
     names = tuple(name for _, _, name in plan[:n_main])
     cals = []
     main = slice(0, n_main)

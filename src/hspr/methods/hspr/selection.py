@@ -48,7 +48,7 @@ import numpy as np
 
 from ...data.matrix import DataError, ResponseMatrix
 from ...parallel import QUIET_ENV, streaming_parallel, workers
-from ...progress import Progress, log_progress
+from ...progress import Progress, log_progress, save_on_stop, say_resumed
 from ...session import BudgetError, Method, budget_from_fraction
 from .config import HSPRConfig, selection_table
 from .decision import calibrate, calibration_residual
@@ -370,7 +370,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     on 300 agents x 3,000 tasks would take about 12 h on one core, and a stop kept nothing), written every
     :data:`~hspr.fitcache.CHECKPOINT_SECONDS` and when the selection is stopped: a selection of the same
     source and settings resumes with them, to the same result (the units are deterministic), and the
-    checkpoint is deleted when it ends.
+    checkpoint is deleted when it ends (inside :func:`cached_select_config`, once its result is stored).
 
     Raises
     ------
@@ -401,11 +401,10 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
                             {"fraction": fraction, "budget": budget, "base_config": base.to_dict(), "eval_overrides": over,
                              "compare_default": compare_default})
     kept = len(checkpoint.load())
-    what = f"hspr selection on {source.source} ({m} agents x {source.n_tasks} tasks)"
-    if kept:
-        log.warning("%s: resumed with the %d of %d (stage, held-out agent) units a stopped selection finished", what,
-                    kept, (4 if compare_default else 3) * m)
-    total = (4 if compare_default else 3) * m - kept  # the units still to run
+    units = (4 if compare_default else 3) * m
+    what = f"hspr selection on {source.source} ({m} agents x {source.n_tasks} tasks, digest {source.digest()[:12]})"
+    say_resumed(log, what, kept, units, "(stage, held-out agent) units")
+    total = units - kept  # the units still to run
     done = passes = 0
     fits: list[SourceFit | None] = [None] * m
 
@@ -428,11 +427,9 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     try:
         result = _staged(run, base, compare_default, source, budget, over, t0)
     except BaseException:  # Ctrl-C, a closed terminal, a failure: keep what finished since the last write
-        if checkpoint.save():
-            log.warning("%s: stopped; the %d (stage, held-out agent) units it finished are kept in the fit cache, and "
-                        "the same selection resumes from them", what, len(checkpoint.done))
+        save_on_stop(log, what, checkpoint, units, "(stage, held-out agent) units")
         raise
-    checkpoint.clear()
+    checkpoint.finished()
     return result
 
 
