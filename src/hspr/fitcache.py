@@ -338,7 +338,7 @@ def _cached(key: str, tasks: tuple[str, ...] | None, kind: type | None, build: C
     if result is not None:
         return result, True
     pending: list[Checkpoint] = []
-    token = _FINISHED.set(pending)  # the checkpoints of build() stay until its result is stored (Checkpoint.clear)
+    token = _FINISHED.set(pending)  # the checkpoints of build() stay until its result is stored (Checkpoint.finished)
     try:
         result = build()
         _store(path, key, result, again=again)
