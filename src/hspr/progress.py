@@ -3,7 +3,7 @@
 They are logged (``logging.Logger.warning``; the command line shows them on stderr, also from a joblib
 worker, where nothing can be drawn), not drawn as a bar: the computation runs inside a method's ``fit``,
 which knows no console. The command line's own bars are in :mod:`hspr.cli.display`; both word the time
-left with :func:`duration`.
+left with :func:`time_left`.
 """
 
 from __future__ import annotations
@@ -26,6 +26,12 @@ def duration(seconds: float) -> str:
     if seconds < 2 * 3600:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def time_left(spent: float, done: float, total: float) -> str:
+    """``'; about T left'`` after ``done`` of ``total`` units in ``spent`` seconds, the rest forecast at the same
+    pace (:func:`duration`); '' before the first unit, at the end, or with no time spent yet."""
+    return f"; about {duration(spent * (total - done) / done)} left" if 0 < done < total and spent > 0 else ""
 
 
 def log_progress(logger: logging.Logger, what: str, unit: str, step: float = 0.1, after: float = 0.0,
@@ -54,8 +60,8 @@ def log_progress(logger: logging.Logger, what: str, unit: str, step: float = 0.1
         if spent < after or not (share >= shown[0] + step or (done == total and (said[0] or not after))):
             return
         shown[0], said[0] = share, True
-        left = f"; about {duration(spent * (total - done) / done)} left" if 0 < done < total else ""
-        logger.warning("%s: %d of %d %s (%.0f %%), %.0f s%s", what, done, total, unit, 100 * share, spent, left)
+        logger.warning("%s: %d of %d %s (%.0f %%), %.0f s%s", what, done, total, unit, 100 * share, spent,
+                       time_left(spent, done, total))
 
     return tick
 

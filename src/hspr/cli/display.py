@@ -15,7 +15,7 @@ from pathlib import Path
 from ..fileio import (
     names_stdout,
 )
-from ..progress import duration
+from ..progress import time_left
 from .meta import say_warning, to_null_device
 
 
@@ -262,8 +262,7 @@ def progress_bar(out, disable: bool = False, log_every: float = 30.0, clock: Cal
             unit = task.fields.get("unit")  # what is counted (a new-user trial: "4/8" named no unit)
             spent = task.elapsed or 0
             # a scale trial: `select` at 4/900 after 870 s gave no idea of the 12 h to come (a terminal's bar shows it)
-            left = (f"; about {duration(spent * (task.total - task.completed) / task.completed)} left"
-                    if 0 < task.completed < task.total and spent > 0 else "")
+            left = time_left(spent, task.completed, task.total)
             out.print(f"{task.description}: {task.completed:g}/{task.total:g}{f' {unit}' if unit else ''} "
                       f"({100 * task.completed / task.total:.0f} %), {spent:.0f} s{left}", highlight=False,
                       soft_wrap=True)

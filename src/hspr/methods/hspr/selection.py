@@ -383,6 +383,8 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     """
     from joblib import delayed
 
+    from ...fitcache import Checkpoint
+
     t0 = time.perf_counter()
     missing = source.missing  # None when no cell is missing (ResponseMatrix normalises it)
     if source.n_agents < 3:
@@ -395,14 +397,13 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     values = np.asarray(source.rates())  # 0/1, or pass rates over repeated trials
     tasks = source.tasks
     m = source.n_agents
-    from ...fitcache import Checkpoint
-
-    checkpoint = Checkpoint(source.digest(), "hspr selection units",
+    digest = source.digest()  # the checkpoint's key, the lines' label and the result's record
+    checkpoint = Checkpoint(digest, "hspr selection units",
                             {"fraction": fraction, "budget": budget, "base_config": base.to_dict(), "eval_overrides": over,
                              "compare_default": compare_default})
     kept = len(checkpoint.load())
     units = (4 if compare_default else 3) * m
-    what = f"hspr selection on {source.source} ({m} agents x {source.n_tasks} tasks, digest {source.digest()[:12]})"
+    what = f"hspr selection on {source.source} ({m} agents x {source.n_tasks} tasks, digest {digest[:12]})"
     say_resumed(log, what, kept, units, "(stage, held-out agent) units")
     total = units - kept  # the units still to run
     done = passes = 0
@@ -425,7 +426,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
         return np.stack([checkpoint.done[(tag, i)] for i in range(m)])
 
     try:
-        result = _staged(run, base, compare_default, source, budget, over, t0)
+        result = _staged(run, base, compare_default, source, digest, budget, over, t0)
     except BaseException:  # Ctrl-C, a closed terminal, a failure: keep what finished since the last write
         save_on_stop(log, what, checkpoint, units, "(stage, held-out agent) units")
         raise
@@ -434,7 +435,7 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
 
 
 def _staged(run: Callable[[StageSpec], np.ndarray], base: HSPRConfig, compare_default: bool, source: ResponseMatrix,
-            budget: int, over: dict, t0: float) -> SelectionResult:
+            digest: str, budget: int, over: dict, t0: float) -> SelectionResult:
     """:func:`select_config`'s three stages (and the defaults' pass), ``run(spec)`` giving a stage's errors
     of every held-out agent (n_sources, n_paths, n_seeds, n_lambdas)."""
     m = source.n_agents
@@ -464,7 +465,7 @@ def _staged(run: Callable[[StageSpec], np.ndarray], base: HSPRConfig, compare_de
         spec = stage3(base)
         rows = stage_table(spec, run(spec))
         default = rows[LAMBDAS.index(base.lam)] if base.lam in LAMBDAS else None
-    return SelectionResult(config, stages, tuple(chosen), source.digest(), budget, m, source.n_tasks, over,
+    return SelectionResult(config, stages, tuple(chosen), digest, budget, m, source.n_tasks, over,
                            time.perf_counter() - t0, default)
 
 
