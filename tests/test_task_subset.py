@@ -50,6 +50,16 @@ def test_replay_scores_the_subset(files, tmp_path):
     assert all(r["bank"].endswith(f"[{len(subset)} tasks]") for r in runs)
 
 
+def test_a_one_task_subset_is_named_in_the_singular(files, tmp_path):
+    (tmp_path / "one.txt").write_text(files["subset"][0] + "\n")
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(files["bank"]), "--targets", str(files["target"]),
+                                    "--tasks", str(tmp_path / "one.txt"), "--methods", "uniform", "--seeds", "0",
+                                    "--budget", "0.2", "-q", "--out", str(tmp_path / "r.json")])
+    assert res.exit_code != 0
+    text = " ".join(res.output.split())
+    assert "0.2 of bank[1 task]'s 1 task rounds to 0 tasks" in text, text
+
+
 def test_live_session_on_a_subset_reports_the_subset_score(files, tmp_path):
     m, subset = files["m"], files["subset"]
     s = tmp_path / "s.hspr"

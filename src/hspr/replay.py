@@ -200,7 +200,8 @@ def check_fractions(fractions: Sequence[float], n_tasks: int, label: str) -> tup
     budgets = tuple(budget_from_fraction(f, n_tasks) for f in fractions)
     zero = [f for f, b in zip(fractions, budgets) if b < 1]
     if zero:
-        raise BudgetError(f"{', '.join(map(str, zero))} of {label}'s {n_tasks} tasks rounds to 0 tasks; give a fraction "
+        raise BudgetError(f"{', '.join(map(str, zero))} of {label}'s {n_tasks} task{'' if n_tasks == 1 else 's'} rounds to 0 tasks; "
+                          "give a fraction "
                           f"of at least 1/{n_tasks}: {one_task_fraction(n_tasks)} gives one task")
     seen: dict[int, float] = {}
     for f, b in zip(fractions, budgets):

@@ -572,6 +572,8 @@ def register(group: click.Group) -> None:
                 raise click.BadParameter(f"give either --targets or --split {split}, not both", param_hint="--split")
             bundled = targets in TARGET_SETS and not Path(targets).exists()  # a file of that name wins
             ids = None if tasks_path is None else read_task_list(tasks_path)
+            n_subset = 0 if ids is None else len(set(ids))
+            subset_words = f"{n_subset} task{'' if n_subset == 1 else 's'}"  # a label's part: lite[50 tasks], small[1 task]
             jobs = []  # (label, source matrix, folds or None, target rows or None)
             if matrix:
                 explicit = click.get_current_context().get_parameter_source("bank") != ParameterSource.DEFAULT
@@ -657,7 +659,7 @@ def register(group: click.Group) -> None:
                     split_jobs.append((label, mat.drop_rows(rows), None, mat.rows(rows), tie))
                 for label, _, _, _, tie in split_jobs:  # after every bank's cut was checked: no warning before an error
                     if tie:  # named as the results will be (the scores of a --tasks subset are over the subset)
-                        shown = label if ids is None else f"{label}[{len(set(ids))} tasks]"
+                        shown = label if ids is None else f"{label}[{subset_words}]"
                         console.print(f"[yellow]warning:[/yellow] {escape(shown)}: {tie}.", highlight=False, soft_wrap=True)
                 jobs = [job[:4] for job in split_jobs]
             if ids is not None:  # score over a subset of the tasks: cut sources and targets alike
@@ -675,7 +677,7 @@ def register(group: click.Group) -> None:
                                             f"{len(lacks)} task(s) of the subset, e.g. {', '.join(map(repr, lacks[:5]))}; "
                                             "list only tasks the targets ran")
                         t = t.select_tasks(ids)
-                    cut.append((f"{label}[{len(set(ids))} tasks]", sub, folds, t))
+                    cut.append((f"{label}[{subset_words}]", sub, folds, t))
                 jobs = cut
             refuse_missing_for(method_objs, jobs)
             # the table an hspr_auto[table=...] or hspr_robust[table=...] method got from --config (read once)
