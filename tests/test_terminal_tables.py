@@ -72,6 +72,26 @@ def test_wide_console_prints_the_table_as_rich_does():
     assert _printed(200) == buf.getvalue()
 
 
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_a_caption_longer_than_its_table_wraps_at_the_console_width(width):
+    """A report's last block of columns is narrow; rich wrapped its long caption to that width, leaving "errors."
+    alone on the last line."""
+    caption = ("95 % percentile bootstrap CI; Wilcoxon signed-rank (zero_method='wilcox'); Holm over all rows; "
+               "better / worse leave out targets with equal errors.")
+    t = Table(title="A paired table whose title is longer than its two narrow columns", caption=caption)
+    t.add_column("bank", no_wrap=True)
+    t.add_column("MAE", justify="right")
+    t.add_row("lite", "2.081")
+    buf = io.StringIO()
+    print_table(console(file=buf, width=width, color_system=None), t)
+    lines = buf.getvalue().splitlines()
+    assert lines[0].startswith("A paired table whose title")  # above the table, not centred in its width
+    tail = lines[lines.index(next(x for x in lines if x.startswith("└"))) + 1:]
+    assert " ".join(x.strip() for x in tail) == caption  # the caption whole, after the table
+    assert len(tail) == -(-len(caption) // width) or len(tail) == -(-len(caption) // width) + 1  # console-wide lines
+    assert all(len(x.split()) > 1 for x in tail)  # no word alone on a line
+
+
 def test_labels_wider_than_the_console_are_printed_whole():
     out = _printed(20)
     assert "…" not in out

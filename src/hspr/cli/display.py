@@ -74,8 +74,9 @@ def _print_whole(out, table) -> None:
     crops what no longer fits: "Kendall τ_b" became "Kenda…" (a trial).
     """
     cols, extra = _layout(out, table)
-    if sum(hi for _, hi in cols) + extra <= out.width:
-        out.print(table)
+    natural = sum(hi for _, hi in cols) + extra
+    if natural <= out.width:
+        _print_framed(out, table, natural, out.print)
         return
     spare = out.width - sum(lo for lo, _ in cols) - extra
     fixed = copy.copy(table)
@@ -89,7 +90,36 @@ def _print_whole(out, table) -> None:
     total = sum(c.width for c in fixed.columns) + extra
     if total > out.width:  # rich would fit it to the console by cropping
         fixed.width = total
-    out.print(fixed, crop=False)
+    _print_framed(out, fixed, total, lambda t: out.print(t, crop=False))
+
+
+def _print_framed(out, table, width: int, show: Callable) -> None:
+    """Show ``table`` (``width`` columns wide) by ``show``, its title above and caption below.
+
+    rich wraps a title or caption to the table's width, so under a narrow table (a report's last
+    block of columns) a long caption took four lines, the last holding one word ("errors.").
+    One longer than the table is printed apart, left-aligned and wrapped at the console's width,
+    in the style rich gives it (``table.title``, ``table.caption``).
+    """
+    from rich.text import Text
+
+    def text(x, style: str) -> Text:
+        t = x.copy() if isinstance(x, Text) else Text.from_markup(str(x))
+        t.style = style
+        return t
+
+    title = caption = None
+    if table.title is not None and text(table.title, "").cell_len > width:
+        table, title = copy.copy(table), text(table.title, table.title_style or "table.title")
+        table.title = None
+    if table.caption is not None and text(table.caption, "").cell_len > width:
+        table, caption = copy.copy(table), text(table.caption, table.caption_style or "table.caption")
+        table.caption = None
+    if title is not None:
+        out.print(title)
+    show(table)
+    if caption is not None:
+        out.print(caption)
 
 
 def _min_width(out, table) -> int:
