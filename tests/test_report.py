@@ -256,6 +256,71 @@ def test_paired_analysis_seed_resampling_widens_only_a_method_whose_seeds_differ
         "seedy", "ci_low_pp"] == got.loc["seedy", "ci_low_pp"]
 
 
+def test_macro_paired_test_flips_an_agent_on_two_banks_as_one():
+    """The sign-flip p against its exact value over every sign vector (hand-enumerated): 3 agents on 2 banks
+    have 2^3 sign vectors (p = 2/8), the same differences as 6 unrelated targets 2^6 (p = 8/64)."""
+    import itertools
+
+    from hspr.report.stats import macro_paired
+
+    d1, d2 = np.array([1.0, 2.0, 0.5]), np.array([3.0, -1.0, 2.0])
+    t = (d1.mean() + d2.mean()) / 2
+    exact = np.mean([abs((np.dot(s, d1) + np.dot(s, d2)) / 6) >= t for s in itertools.product([-1, 1], repeat=3)])
+    assert exact == 0.25
+    zeros = np.zeros((3, 1))
+    mean, (lo, hi), p = macro_paired([(d1[:, None], zeros, "ABC"), (d2[:, None], zeros, "ABC")], 20_000, 0)
+    assert mean == t == 1.25 and p == pytest.approx(0.25, abs=0.01) and lo <= t <= hi
+    _, _, p_apart = macro_paired([(d1[:, None], zeros, "ABC"), (d2[:, None], zeros, "DEF")], 20_000, 0)
+    assert p_apart == pytest.approx(0.125, abs=0.01)
+    assert macro_paired([(d1[:, None], zeros, "ABC"), (d2[:, None], zeros, "ABC")], 20_000, 0)[2] == p  # seeded
+
+
+def test_macro_paired_interval_holds_the_true_macro_difference():
+    """Simulated ground truth: 2 banks (40 and 8 targets), 30 agents on both, each agent's effect shared by its two
+    rows; true bank differences 1 and 3, so the macro difference is 2 (the pooled mean is 1.33). The interval holds
+    2 in most of 50 draws, and the sign-flip p is small."""
+    from hspr.report.stats import macro_paired
+
+    rng = np.random.default_rng(4)
+    held = small = 0
+    for _ in range(50):
+        agent = rng.normal(0, 1.5, 40)
+        big = 1 + agent + rng.normal(0, 0.5, 40)
+        little = 3 + agent[:8] + rng.normal(0, 0.5, 8)
+        ids = [f"a{k}" for k in range(40)]
+        mean, (lo, hi), p = macro_paired([(big[:, None], np.zeros((40, 1)), ids),
+                                          (little[:, None], np.zeros((8, 1)), ids[:8])], 1000, 0)
+        assert mean == pytest.approx((big.mean() + little.mean()) / 2)
+        held += lo <= 2 <= hi
+        small += p < 0.05
+    assert held >= 43 and small >= 45, (held, small)
+
+
+def test_paired_macro_row_is_the_difference_of_the_macro_maes():
+    """The 'macro' row's mean Δ equals the comparison table's macro MAE of the method minus the baseline's, with
+    the same agents on both banks and 3 query seeds; its median and Wilcoxon statistic are not given."""
+    from hspr.report import MACRO, comparison_table
+
+    rng = np.random.default_rng(5)
+    truths = {"lite": np.linspace(0.2, 0.8, 12), "verified": np.linspace(0.1, 0.9, 30)}
+    errors = {(b, m): rng.normal(0, sd, (3, len(truths[b]))) for b in truths for m, sd in (("hspr", 0.01), ("rsl", 0.03))}
+    runs = make_runs(errors, truths)
+    runs["target"] = runs["target"].str.replace(r"^[a-z]+_", "", regex=True)  # one agent on both banks
+    paired = report.paired_analysis(runs, "hspr", n_resamples=500)
+    row = paired[paired["bank"] == MACRO].iloc[0]
+    t = comparison_table(runs).set_index(["bank", "method"])
+    assert row["mean_diff_pp"] == pytest.approx(t.loc[(MACRO, "rsl"), "mae_pp"] - t.loc[(MACRO, "hspr"), "mae_pp"])
+    assert row["n_targets"] == 42 and np.isnan(row["median_diff_pp"]) and np.isnan(row["wilcoxon_stat"])
+    assert row["ci_low_pp"] < row["mean_diff_pp"] < row["ci_high_pp"] and 0 < row["p_value"] <= 1
+    np.testing.assert_allclose(paired["p_holm"], report.holm(paired["p_value"]))
+    shuffled = runs.sample(frac=1.0, random_state=1)
+    again = report.paired_analysis(shuffled, "hspr", n_resamples=500)
+    assert again[again["bank"] == MACRO].iloc[0][["ci_low_pp", "ci_high_pp", "p_value"]].tolist() == \
+        row[["ci_low_pp", "ci_high_pp", "p_value"]].tolist()  # any run order
+    md = report.paired_markdown(paired, 500, 0)
+    assert "| 10 % | rsl | macro | 42 |" in md and "sign-flip" in md
+
+
 def test_coverage_columns(synth):
     truths, errors = synth
     runs = make_runs(errors, truths, intervals={("lite", "hspr"): 0.5, ("pro", "hspr"): 1e-6})

@@ -323,7 +323,8 @@ def _pair_header(base: str) -> list[str]:
 def _pair_cells(r) -> list[str]:
     return [_pct(r.budget_fraction), r.method, r.bank, str(r.n_targets), f"{r.mean_diff_pp:+.3f}",
             f"[{r.ci_low_pp:+.3f}, {r.ci_high_pp:+.3f}]" if not pd.isna(r.ci_low_pp) else "–",
-            f"{r.median_diff_pp:+.3f}", f"{r.n_baseline_better} / {r.n_method_better}", _fmt_p(r.p_value),
+            "–" if pd.isna(r.median_diff_pp) else f"{r.median_diff_pp:+.3f}", f"{r.n_baseline_better} / {r.n_method_better}",
+            _fmt_p(r.p_value),
             _fmt_p(r.p_holm)]
 
 
@@ -346,8 +347,12 @@ def _paired_note(paired: pd.DataFrame, n_resamples: int | None, seed: int | None
             f"Holm correction over {_comparisons(len(paired))} in this table (Holm p below 0.05 in bold). '{POOLED}' "
             "rows put the targets of the banks of the macro MAE together (the paper's four banks when any is here, "
             "else every plain bank; shift protocols only when nothing else is here; each target weighs the same, "
-            "unlike the macro MAE's equal weight per bank, and an agent on two banks counts twice). The test treats "
-            "the targets as independent: a method that asks every target the same tasks (a fixed set, or a query "
+            f"unlike the macro MAE's equal weight per bank, and an agent on two banks counts twice). '{MACRO}' rows "
+            "compare the macro MAEs of the same banks (the mean over banks of each bank's mean Δ); their interval "
+            "resamples the agents, an agent's rows on every bank together, and each method's query seeds; their p is a "
+            "sign-flip test's (each agent's differences change sign together, in as many random draws as the "
+            "bootstrap's resamples, so p is at least 1 / (1 + resamples)), not Wilcoxon's, and they have no median. The tests treat "
+            "the targets (macro rows: the agents) as independent: a method that asks every target the same tasks (a fixed set, or a query "
             "seed's random draw) gives errors that share those tasks, so its p-values are too small, the more so "
             "with fewer seeds; and neither the interval nor the test includes the spread of a method's fit over "
             "other source agents." + _few_pairs(paired))
@@ -362,7 +367,7 @@ def _few_pairs(paired: pd.DataFrame) -> str:
     errors differ, whose Wilcoxon p cannot fall below 0.05 (a hostile trial: with 1 or 2 targets p = 1.000 was printed
     with no word); '' when there is none."""
     n = (paired["n_baseline_better"] + paired["n_method_better"]).to_numpy()
-    few = n < MIN_WILCOXON_PAIRS
+    few = (n < MIN_WILCOXON_PAIRS) & (paired["bank"] != MACRO).to_numpy()  # a macro row's p is a sign-flip test's
     if not few.any():
         return ""
     first = paired[few].iloc[0]  # a re-trial: the note named no row
@@ -397,8 +402,9 @@ def paired_rich(paired: pd.DataFrame):
     header = _pair_header(base)
     ci = header.index("95 % CI (pp)")
     t = Table(title=f"Paired per-target |error| difference: method − {base} (pp; + = {base} better)",
-              caption=f"95 % percentile bootstrap CI; Wilcoxon signed-rank (zero_method='{ZERO_METHOD}'); "
-                      "Holm over all rows; better / worse leave out targets with equal errors." + _few_pairs(paired))
+              caption=f"95 % percentile bootstrap CI; Wilcoxon signed-rank (zero_method='{ZERO_METHOD}'); {MACRO}: the "
+                      "difference of macro MAEs, agents resampled across banks, sign-flip p; Holm over all rows; better / "
+                      "worse leave out targets with equal errors." + _few_pairs(paired))
     for h in header:
         t.add_column(h, justify="left" if h in ("method", "bank") else "right", no_wrap=h in ("bank", "method"))
     last = (paired["method"].ne(paired["method"].shift(-1))
