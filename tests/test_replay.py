@@ -53,6 +53,53 @@ def test_hidden_row_reveals_only_queried_cells(small_bank):
     assert recs[0]["truth"] == pytest.approx(small_bank.values[0].mean())
 
 
+def test_a_batch_asks_in_rounds_chosen_before_their_outcomes(small_bank):
+    """--batch K: each round's tasks are the session's ask_batch(K) before any of their outcomes is told; a batch
+    of the whole budget is one task list chosen up front, the same for every target (nothing is known of them
+    yet), where one at a time the list follows the outcomes."""
+    model = get_method("hspr", config=FAST).fit(small_bank.rows(np.arange(5, 40)))
+    up_front = model.start(12, 0).ask_batch(12)
+    whole = [run_session(model, HiddenRow(small_bank, r), [12], seed=0, batch=12)[0] for r in range(3)]
+    assert all(rec["queried"] == up_front and rec["batch"] == 12 for rec in whole)
+    one = [run_session(model, HiddenRow(small_bank, r), [12], seed=0)[0] for r in range(3)]
+    assert len({tuple(rec["queried"]) for rec in one}) > 1 and "batch" not in one[0]
+    assert run_session(model, HiddenRow(small_bank, 0), [12], seed=0, batch=1) == [one[0]]
+    # rounds of 4: the second round is chosen after the first round's 4 outcomes are told
+    sess = model.start(12, 0)
+    first = sess.ask_batch(4)
+    for t in first:
+        sess.tell(t, HiddenRow(small_bank, 0).reveal(t))
+    rounds = run_session(model, HiddenRow(small_bank, 0), [12], seed=0, batch=4)[0]["queried"]
+    assert rounds[:4] == first and rounds[4:8] == sess.ask_batch(4)
+    # each budget a session of its own: the 6-task run's last round is cut at 6, the 12-task run asks 12 from the start
+    six, twelve = run_session(model, HiddenRow(small_bank, 0), [6, 12], seed=0, batch=12)
+    assert six["queried"] == up_front[:6] == model.start(6, 0).ask_batch(12) and twelve["queried"] == up_front
+    # a method whose path does not depend on the outcomes (uniform) asks the same tasks in any batch
+    uni = get_method("uniform").fit(small_bank.rows(np.arange(5, 40)))
+    assert run_session(uni, HiddenRow(small_bank, 1), [12], 3, batch=5)[0]["queried"] == \
+        run_session(uni, HiddenRow(small_bank, 1), [12], 3)[0]["queried"]
+    with pytest.raises(ValueError, match="batch must be a whole number"):
+        run_session(model, HiddenRow(small_bank, 0), [12], seed=0, batch=0)
+
+
+def test_replay_cli_batch_labels_its_runs(tmp_path, small_bank):
+    from hspr.replay import settings_digest
+
+    csv = tmp_path / "bank.csv"
+    write_wide_csv(small_bank, csv)
+    out = tmp_path / "r.json"
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "uniform", "--seeds", "0",
+                                    "--batch", "5", "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    runs = json.loads(out.read_text())["runs"]
+    assert {r["bank"] for r in runs} == {"bank[batch 5]"} and {r["batch"] for r in runs} == {5}
+    m = get_method("uniform")
+    assert settings_digest(m, batch=5) != settings_digest(m) == settings_digest(m, batch=1)
+    assert {r["settings"] for r in runs} == {settings_digest(m, sources=[small_bank], batch=5)}
+    bad = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "uniform", "--batch", "0"])
+    assert bad.exit_code == 2 and "--batch" in bad.output
+
+
 def test_replay_folds_cover_every_agent_once(small_bank):
     folds = make_folds(small_bank.agents)
     runs = replay("sim", small_bank, {"uniform": get_method("uniform")}, fractions=(0.1,), seeds={"uniform": [0, 1]},

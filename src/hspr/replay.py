@@ -26,7 +26,16 @@ from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnknownIdError, brief
 from .parallel import WithWarnings, streaming_parallel, warned_again, workers
-from .session import NOMINAL_LEVEL, BudgetError, FittedModel, Method, budget_from_fraction, check_seed, defined_outside_hspr
+from .session import (
+    NOMINAL_LEVEL,
+    BudgetError,
+    FittedModel,
+    Method,
+    budget_from_fraction,
+    check_seed,
+    defined_outside_hspr,
+    whole_number,
+)
 from .stopping import StoppingRule
 
 SEEDS_BY_KIND = MappingProxyType({"sampling": tuple(range(10)), "adaptive": tuple(range(5)), "deterministic": (0,)})
@@ -80,10 +89,11 @@ class ReplayJob:
     targets: ResponseMatrix = field(repr=False)
     stop: StoppingRule | None = None
     settings: str = ""
+    batch: int = 1
 
 
 def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed: int,
-                stop: StoppingRule | None = None) -> list[dict]:
+                stop: StoppingRule | None = None, batch: int = 1) -> list[dict]:
     """Run one target under each budget; returns one record per budget (estimate before truth).
 
     Parameters
@@ -98,6 +108,11 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
         Query seed of the session.
     stop : StoppingRule, optional
         Ends the session early (``hspr replay --stop-width``).
+    batch : int
+        Tasks asked per round (:meth:`~hspr.session.Session.ask_batch`: chosen jointly before their outcomes are
+        known, as ``hspr live next --batch K`` asks them); the last round of a budget is cut to what is left. 1: one
+        task at a time (:meth:`~hspr.session.Session.ask`). A batch equal to the budget is a whole task list chosen
+        up front.
 
     Returns
     -------
@@ -105,7 +120,8 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
         One record per budget: ``budget``, ``estimate``, ``lower``, ``upper``, ``mean``, ``median``
         (0-1 scale; None where the method has none), ``queried`` (task ids in asking order),
         ``truth`` (the target's full score, read after every estimate), ``shift`` (the shift
-        report's dict) where the method gives one and, with ``stop``, ``n_queried`` and ``stop_reason``.
+        report's dict) where the method gives one, with ``stop``, ``n_queried`` and ``stop_reason``, and with a
+        ``batch`` above 1, ``batch``.
 
     Raises
     ------
@@ -118,10 +134,14 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
     Models with ``nested_budgets = True`` (the query path does not depend on the budget) run
     once at the largest budget and are estimated at every checkpoint on the way. With a
     ``stop`` rule (:mod:`hspr.stopping`) the session stops asking as soon as the rule says so;
-    the record's ``n_queried`` says how many tasks were run and ``stop_reason`` why.
+    the record's ``n_queried`` says how many tasks were run and ``stop_reason`` why. With a ``batch`` above 1 each
+    budget runs a session of its own (its rounds end at its budget, not at a smaller one's).
     """
+    n = whole_number(batch)
+    if n is None or n < 1:
+        raise HsprError(f"batch must be a whole number of tasks per round, >= 1, got {brief(batch)}")
     out = []
-    if model.nested_budgets:
+    if model.nested_budgets and n == 1:
         plan = [(max(budgets), sorted(budgets))]
     else:
         plan = [(b, [b]) for b in budgets]
@@ -134,8 +154,12 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
                     why = stop.check(sess, sess.estimate() if stop.needs_estimate(sess) else None)
                     if why is not None:
                         break
-                t = sess.ask()
-                sess.tell(t, row.reveal(t))
+                if n == 1:
+                    t = sess.ask()
+                    sess.tell(t, row.reveal(t))
+                    continue
+                for t in sess.ask_batch(min(n, b - sess.n_queried)):  # the round's tasks, then their outcomes
+                    sess.tell(t, row.reveal(t))
             est = sess.estimate()
             if est.level != NOMINAL_LEVEL:  # a method-writer's trial: a 50 % interval's coverage was reported as 90 % coverage
                 raise HsprError(f"{type(sess).__name__} gave a {100 * est.level:g} % interval; replay and report measure "
@@ -149,6 +173,8 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
                    "lower": est.lower, "upper": est.upper, "queried": list(sess.queried)}
             if stop is not None:
                 rec.update(n_queried=sess.n_queried, stop_reason=why)
+            if n > 1:
+                rec["batch"] = n
             if est.shift is not None:
                 rec["shift"] = est.shift.to_dict()
             out.append(rec)
@@ -159,7 +185,7 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
 
 
 def settings_digest(method: Method, stop: StoppingRule | None = None,
-                    sources: Sequence[ResponseMatrix] | None = None) -> str:
+                    sources: Sequence[ResponseMatrix] | None = None, batch: int = 1) -> str:
     """A short digest (12 hex digits) of what a run's label may not say: the method's class and
     settings (:meth:`~hspr.session.Method.get_params`, or :meth:`~hspr.session.Method.settings_for`
     ``sources``, the replay's source matrices) and the stopping rule with all its fields.
@@ -175,7 +201,10 @@ def settings_digest(method: Method, stop: StoppingRule | None = None,
         params = method.get_params() if sources is None else method.settings_for(sources)
     except (AttributeError, TypeError, ValueError):  # a method of the user's own that cannot list them
         return ""  # unknown: the report then lets a re-run replace it, as before digests existed
-    blob = json.dumps({"method": type(method).__name__, "params": params, "stop": rule}, sort_keys=True, default=str)
+    settings = {"method": type(method).__name__, "params": params, "stop": rule}
+    if batch != 1:  # one task at a time keeps the digests of runs made before batches existed
+        settings["batch"] = batch
+    blob = json.dumps(settings, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -222,7 +251,7 @@ def _run_targets(job: ReplayJob, model: FittedModel) -> list[dict]:
     frac = dict(zip(job.budgets, job.fractions))
     for r in range(job.targets.n_agents):
         row = HiddenRow(job.targets, r)
-        for rec in run_session(model, row, job.budgets, job.seed, job.stop):
+        for rec in run_session(model, row, job.budgets, job.seed, job.stop, job.batch):
             rec.update(bank=job.bank, protocol=job.protocol, method=job.method, fold=job.fold, target=row.agent,
                        seed=job.seed, budget_fraction=frac[rec["budget"]], settings=job.settings)
             runs.append(rec)
@@ -265,6 +294,7 @@ def replay(
     progress: Callable[[int, int], None] | None = None,
     protocol: str | None = None,
     stop: StoppingRule | None = None,
+    batch: int = 1,
 ) -> list[dict]:
     """Replay methods on one bank and return one record per (fold, target, method, seed, budget).
 
@@ -293,6 +323,9 @@ def replay(
         (``hspr replay``'s bar counts the two apart: a fit can take 300 times a job's time).
     stop : StoppingRule, optional
         End each target's session early when the rule says so (:func:`run_session`).
+    batch : int
+        Tasks asked per round, chosen jointly before their outcomes are known (:func:`run_session`; ``hspr replay
+        --batch``); 1, the default, asks one task at a time. Part of the runs' ``settings`` digest.
     protocol : str, optional
         Label of the source -> target protocol written into each record: default ``"folds"``
         (4-fold replay) or ``"targets"`` (with ``targets``); e.g. ``"forward-20"`` or
@@ -305,7 +338,7 @@ def replay(
     (:func:`settings_digest`), matrix_digest (the first 16 hex digits of ``matrix``'s digest,
     sorted by id: the source matrix of the runs), plus ``shift`` (a dict) for methods whose
     estimate carries a shift diagnostic, and ``n_queried`` and ``stop_reason`` (None when the
-    budget was spent) when ``stop`` is given.
+    budget was spent) when ``stop`` is given, and ``batch`` when it is above 1.
 
     Raises
     ------
@@ -354,6 +387,9 @@ def replay(
     fractions = tuple(fractions)
     if not fractions:  # an API trial: [] returned no records, and an empty summary
         raise BudgetError("fractions is empty: give at least one budget fraction, e.g. [0.1]")
+    n_batch = whole_number(batch)
+    if n_batch is None or n_batch < 1:
+        raise HsprError(f"batch must be a whole number of tasks per round, >= 1, got {brief(batch)}")
     if stop is not None and not isinstance(stop, StoppingRule):
         raise HsprError(f"stop must be a StoppingRule (e.g. hspr.stopping.WidthBelow(5.0)), got {type(stop).__name__}")
     protocol = protocol or ("targets" if targets is not None else "folds")
@@ -408,8 +444,8 @@ def replay(
     fit_specs = [(k, name) for k, _, _ in splits for name in methods]
     source_of = {k: src for k, src, _ in splits}
     target_of = {k: tgt for k, _, tgt in splits}
-    digests = {name: settings_digest(m, stop, list(source_of.values())) for name, m in methods.items()}
-    jobs = [ReplayJob(bank, protocol, name, k, int(s), budgets, tuple(fractions), target_of[k], stop, digests[name])
+    digests = {name: settings_digest(m, stop, list(source_of.values()), n_batch) for name, m in methods.items()}
+    jobs = [ReplayJob(bank, protocol, name, k, int(s), budgets, tuple(fractions), target_of[k], stop, digests[name], n_batch)
             for k, name in fit_specs for s in seeds[name]]
     total = len(fit_specs) + len(jobs)
     done = 0

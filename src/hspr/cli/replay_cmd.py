@@ -517,12 +517,17 @@ def register(group: click.Group) -> None:
                        "(so `hspr report` keeps them apart from full-budget runs).")
     @click.option("--stop-min-tasks", "stop_min_tasks", type=click.IntRange(min=1), default=MIN_TASKS, show_default=True,
                   help="With --stop-width: outcomes to see before the width can stop a run.")
+    @click.option("--batch", "batch", type=click.IntRange(min=1), default=1, show_default=True,
+                  help="Tasks asked per round, chosen jointly before their outcomes are known, as `hspr live next "
+                       "--batch K` asks them (a leaderboard that needs a submission's task list up front: K = the "
+                       "budget); the bank label gets '[batch K]' (so `hspr report` keeps them apart) and records "
+                       "carry batch.")
     @click.option("--quiet", "-q", is_flag=True, help="No progress bar, and no announcement, progress, stop or "
                                                       "resume lines of the source-only selections of hspr_auto "
                                                       "(--config auto) or of hspr_robust's calibrations.")
     def replay_cmd(bank, matrix, targets, split, newest, strongest, methods, budget, seeds, workers, backend, scheduler,
                    missing_as_zero, config_path, acquisition, decision, no_group_uncertainty, out, csv_path, tasks_path,
-                   stop_width, stop_min_tasks, quiet):
+                   stop_width, stop_min_tasks, batch, quiet):
         """Backtest score recovery on archived response matrices.
 
         For each of 4 deterministic target folds (or the --targets rows, or the newest agents
@@ -765,6 +770,8 @@ def register(group: click.Group) -> None:
                                  else f"{base}/{protocol}") + subset
                     if stop_width is not None:  # runs that may end early are not comparable with full-budget ones
                         run_label += f"[stop {stop_width:g} pp]"
+                    if batch > 1:  # nor runs that chose their tasks in rounds with runs that chose one at a time
+                        run_label += f"[batch {batch}]"
                     shown = f"replay {escape(run_label)}"  # the label the table shows
                     # what the bar counts, named in a log's lines (a new-user trial: "4/8" named no unit)
                     task = prog.add_task(shown, total=None, unit="jobs (method x seed)" if job_targets is not None else
@@ -785,7 +792,7 @@ def register(group: click.Group) -> None:
                             runs = replay(run_label, mat, job_methods, fractions=fractions,
                                           seeds={n: v for n, v in seeds_map.items() if n in job_methods}, folds=folds,
                                           targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
-                                          protocol=protocol,
+                                          protocol=protocol, batch=batch,
                                           stop=None if stop_width is None else WidthBelow(stop_width, stop_min_tasks))
                     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: its finished runs kept by the keeper
                         keeper.cut = (getattr(exc, "runs", []), getattr(exc, "jobs", None), run_label)
