@@ -6,8 +6,10 @@ row is then hidden and run twice per seed at the same budget (round(f * N)):
 * sequential: the replay harness's own loop (:func:`hspr.replay.run_session`): ask one task,
   tell its outcome, repeat;
 * batch: ``ask_batch(K)``, then tell the K outcomes (in the order asked), repeat; the last
-  batch is smaller when K does not divide the budget. This is what ``hspr live next --batch K``
-  does when K workers run the tasks in parallel.
+  batch is smaller when K does not divide the budget (``run_session(..., batch=K)``, as ``hspr
+  replay --batch K`` runs it). This is what ``hspr live next --batch K`` does when K workers run
+  the tasks in parallel. This script adds the paired difference per target to what ``hspr replay
+  --batch K`` and ``hspr report`` give.
 
 MAE (pp) is computed per seed over all targets and averaged over seeds (as ``hspr replay``
 does). Rows are appended to a JSON-lines file as they finish, so an interrupted run resumes.
@@ -39,22 +41,12 @@ from hspr.replay import HiddenRow, run_session
 from hspr.session import budget_from_fraction
 
 
-def run_batch(model, row: HiddenRow, budget: int, seed: int, k: int) -> dict:
-    """One target under batch queries of ``k``; the estimate is read before the truth."""
-    sess = model.start(budget, seed)
-    while not sess.done:
-        for t in sess.ask_batch(k):
-            sess.tell(t, row.reveal(t))
-    est = sess.estimate()
-    return {"estimate": float(est.point), "lower": est.lower, "upper": est.upper, "queried": list(sess.queried)}
-
-
 def one_target(model, targets, r: int, budget: int, seeds: list[int], k: int, settings: dict) -> list[dict]:
     out = []
     for seed in seeds:
         row = HiddenRow(targets, r)
         seq = run_session(model, row, [budget], seed)[0]
-        bat = run_batch(model, HiddenRow(targets, r), budget, seed, k)
+        bat = run_session(model, HiddenRow(targets, r), [budget], seed, batch=k)[0]  # `hspr replay --batch K`'s runs
         truth = row.full_score()
         out.append({
             **settings, "target": targets.agents[r], "seed": seed, "budget": budget, "truth": truth,

@@ -122,6 +122,26 @@ def test_batch_distinct_idempotent_and_pending(bank, tmp_path):
     assert again.status().estimate == live.status().estimate
 
 
+def test_a_batch_of_more_than_a_fifth_of_the_budget_is_noted_for_an_adaptive_method(bank, tmp_path):
+    """A leaderboard trial asked a whole budget of 50 at once and got 34.2 % for a 10.2 % agent, unwarned."""
+    from hspr.live import batch_note
+
+    assert batch_note(10, 50, True) is None and batch_note(1, 3, True) is None and batch_note(50, 50, False) is None
+    assert "--batch 10 or less" in batch_note(11, 50, True) and "these 11 tasks" in batch_note(11, 50, True)
+    s = tmp_path / "a.hspr"
+    cli(["start", "--matrix", bank["csv"], "--budget", 10, "--method", "hspr", "--config", bank["cfg"], "--session", s])
+    res = CliRunner().invoke(main, ["live", "next", "--session", str(s), "--batch", 2])
+    assert res.exit_code == 0 and "chosen together" not in res.output  # 5 rounds of 2: no note
+    res = CliRunner().invoke(main, ["live", "next", "--session", str(s), "--batch", 4])  # 2 pending + 2 new: no note
+    assert res.exit_code == 0 and "chosen together" not in res.output and len(res.stdout.split()) == 4
+    js = cli(["next", "--session", s, "--batch", 10, "--json"])  # 4 pending + 6 chosen together: noted
+    assert js["notes"] == [batch_note(6, 10, True)] and len(js["tasks"]) == 10
+    assert cli(["next", "--session", s, "--batch", 10, "--json"])["notes"] == []  # the same tasks again: said once
+    u = tmp_path / "u.hspr"  # uniform sampling asks the same tasks in any batch: nothing to note
+    cli(["start", "--matrix", bank["csv"], "--budget", 10, "--method", "uniform", "--session", u])
+    assert "chosen together" not in CliRunner().invoke(main, ["live", "next", "--session", str(u), "--batch", 10]).output
+
+
 def test_budget_caps_batches_and_stops(bank, tmp_path):
     live = new(bank, tmp_path, budget=5)
     tasks = live.next(8)

@@ -386,6 +386,10 @@ class Session(ABC):
     #: a warning every ``hspr live`` status of this method carries, for a point that is not an
     #: estimate of the full score (Mid-Range's raw mean); None for the others
     caveat: str | None = None
+    #: whether the next task depends on the outcomes told so far (HSPR, ATLAS, FAQ): a batch, chosen before its
+    #: outcomes are known, then asks other tasks than one at a time would, and a large one costs accuracy
+    #: (``hspr live next`` says so: :func:`hspr.live.text.batch_note`)
+    adaptive_design: bool = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         """Keep every subclass's own :meth:`estimate` within :meth:`outcome_bounds` when

@@ -31,6 +31,7 @@ from ..live import (
     LiveSession,
     LiveSessionError,
     LiveStatus,
+    batch_note,
     check_stop_width,
     did_you_mean,
     fit_model,
@@ -775,6 +776,7 @@ def register(group: click.Group) -> None:
             echo_warnings(live_s.warnings)
         short = (f"{len(tasks)} of the {k} task(s) asked for: that is all the budget of {live_s.budget} has left"
                  if why is None and 0 < len(tasks) < k else None)
+        rounds = batch_note(len(live_s.session.pending) - len(before), live_s.budget, live_s.session.adaptive_design)
         rerun = [t for t in tasks if t in live_s.needs_rerun]
         if rerun and not as_json:  # stdout keeps the ids only; JSON has needs_rerun
             click.echo(f"note: {', '.join(rerun[:8])}{' ...' if len(rerun) > 8 else ''} asked again after a harness "
@@ -784,13 +786,16 @@ def register(group: click.Group) -> None:
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "next", "tasks": tasks, "out": out,
                                    "missing_predictions": missing,  # the text's stop line too (a scripting trial)
-                                   "notes": [f"stop: {why}"] if why is not None else [short] if short else [],
+                                   "notes": ([f"stop: {why}"] if why is not None else [short] if short else [])
+                                   + ([rounds] if rounds else []),
                                    **({"revealed": shown} if reveal else {}), **st.to_dict()}))
             return
         if why is not None:
             click.echo(f"stop: {why}", err=not tasks or form is not None or out is not None)
         elif short:
             click.echo(f"note: {short}", err=True)
+        if rounds:
+            click.echo(f"note: {rounds}", err=True)
         if out is not None and predictions is not None:
             click.echo(f"wrote the predictions of {len(tasks) - len(missing)} of {len(tasks)} asked task(s) to {out}",
                        err=True)

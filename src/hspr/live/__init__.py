@@ -79,9 +79,9 @@ from ..journal import LiveSessionError
 from .session import CUT_WARNING, LOST_WARNING, SESSION_FORMAT, SESSION_VERSION, TORN_WARNING, UNREACHABLE_STOP, LiveSession, relink_matrix
 from .setup import changed_settings, check_stop_width, fit_model, hide_agent, load_session_bank
 from .status import IngestResult, LiveStatus
-from .text import did_you_mean, parse_outcome, random_draws_caveat, task_argument
+from .text import batch_note, did_you_mean, parse_outcome, random_draws_caveat, task_argument
 
 __all__ = ["CUT_WARNING", "LOST_WARNING", "SESSION_FORMAT", "SESSION_VERSION", "TORN_WARNING", "UNREACHABLE_STOP",
-           "HarnessFormatError", "IngestResult", "LiveSession", "LiveSessionError", "LiveStatus", "changed_settings",
+           "HarnessFormatError", "IngestResult", "LiveSession", "LiveSessionError", "LiveStatus", "batch_note", "changed_settings",
            "check_stop_width", "did_you_mean", "fit_model", "hide_agent", "load_session_bank", "parse_outcome",
            "random_draws_caveat", "relink_matrix", "task_argument"]

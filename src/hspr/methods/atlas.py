@@ -207,6 +207,7 @@ class AtlasSession(Session):
     """
 
     has_prior_estimate = True
+    adaptive_design = True
 
     def __init__(self, tasks, budget, seed, model: FittedATLAS) -> None:
         super().__init__(tasks, budget, seed)

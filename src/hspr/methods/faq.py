@@ -52,6 +52,7 @@ class FAQSession(Session):
     """
 
     has_prior_estimate = True
+    adaptive_design = True
     design_depends_on_outcomes = True  # each AIPW term uses the draw probability of its ask
 
     def __init__(self, fitted: FittedFAQ, budget: int, seed: int):

@@ -172,6 +172,11 @@ class HSPRSession(Session):
     bounded_by_outcomes = False  # the paper's estimate, as HSPR_SPEC section 5 gives it (hspr_robust bounds its own)
     generic_width_forecast = True  # only where its own forecast meets a singular posterior covariance
 
+    @property
+    def adaptive_design(self) -> bool:
+        """Whether the next task depends on the outcomes (not on the uniform or mid-range ablation's fixed path)."""
+        return self.cfg.acquisition not in ("uniform", "midrange")
+
     def __init__(self, model: FittedHSPR, budget: int, seed: int, initial_refresh: bool = True) -> None:
         super().__init__(model.tasks, budget, seed)
         if model.binary_outcomes:  # fitted on 0/1 outcomes: a pass rate is a mistake, not a rate
