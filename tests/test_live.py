@@ -122,12 +122,13 @@ def test_batch_distinct_idempotent_and_pending(bank, tmp_path):
     assert again.status().estimate == live.status().estimate
 
 
-def test_a_batch_of_more_than_a_fifth_of_the_budget_is_noted_for_an_adaptive_method(bank, tmp_path):
+def test_a_batch_of_more_than_5_tasks_and_a_fifth_of_the_budget_is_noted_for_an_adaptive_method(bank, tmp_path):
     """A leaderboard trial asked a whole budget of 50 at once and got 34.2 % for a 10.2 % agent, unwarned."""
     from hspr.live import batch_note
 
     assert batch_note(10, 50, True) is None and batch_note(1, 3, True) is None and batch_note(50, 50, False) is None
-    assert "--batch 10 or less" in batch_note(11, 50, True) and "these 11 tasks" in batch_note(11, 50, True)
+    assert "(--batch 10)" in batch_note(11, 50, True) and "these 11 tasks" in batch_note(11, 50, True)
+    assert batch_note(4, 4, True) is None and "at most 5 tasks" in batch_note(6, 20, True)  # a round of 5 is small
     s = tmp_path / "a.hspr"
     cli(["start", "--matrix", bank["csv"], "--budget", 10, "--method", "hspr", "--config", bank["cfg"], "--session", s])
     res = CliRunner().invoke(main, ["live", "next", "--session", str(s), "--batch", 2])

@@ -260,24 +260,27 @@ def random_draws_caveat(method: str) -> str:
             "agent passed, say) can bias its estimate; record the tasks `hspr live next` gives")
 
 
-#: the fewest rounds a budget may be asked in before :func:`batch_note` speaks: hspr_robust on SWE-bench Verified's
-#: folds (50 tasks, seed 0; docs/live.md, "Task lists up front") gave MAE 1.69 pp one task at a time, 1.76 in rounds
-#: of 5, 1.84 in rounds of 10, 2.33 in 2 rounds of 25 and 3.45 with all 50 asked at once
+#: the fewest rounds a budget may be asked in before :func:`batch_note` speaks, and the round it never speaks for:
+#: hspr_robust on SWE-bench Verified's folds (50 tasks, seed 0; docs/live.md, "Task lists up front") gave MAE 1.69
+#: pp one task at a time, 1.76 in rounds of 5, 1.84 in rounds of 10, 2.33 in 2 rounds of 25 and 3.45 with all 50
+#: asked at once
 FEWEST_ROUNDS = 5
+SMALL_ROUND = 5
 
 
 def batch_note(n_new: int, budget: int, adaptive: bool) -> str | None:
-    """The note ``hspr live next`` prints when it chose ``n_new`` tasks together, more than a
-    1/:data:`FEWEST_ROUNDS` share of a ``budget``, for a method whose design depends on the outcomes
-    (:attr:`hspr.session.Session.adaptive_design`); None otherwise.
+    """The note ``hspr live next`` prints when it chose ``n_new`` tasks together, more than
+    :data:`SMALL_ROUND` and more than a 1/:data:`FEWEST_ROUNDS` share of a ``budget``, for a method
+    whose design depends on the outcomes (:attr:`hspr.session.Session.adaptive_design`); None otherwise.
 
     A leaderboard trial asked all 50 of a Verified budget at once and got 34.2 % for an agent of 10.2 %,
     with no word that the whole list had been chosen before any outcome was known.
     """
-    if not adaptive or n_new < 2 or n_new * FEWEST_ROUNDS <= budget:
+    cap = max(SMALL_ROUND, budget // FEWEST_ROUNDS)
+    if not adaptive or n_new <= cap:
         return None
     return (f"these {n_new} tasks were chosen together, before any of their outcomes is known, so the method cannot "
             "adapt to them; its error grows with the size of the rounds (hspr_robust on SWE-bench Verified's folds, a "
             "budget of 50: MAE 1.69 pp one task at a time, 1.84 in rounds of 10, 2.33 in rounds of 25, 3.45 with all 50 "
-            f"at once): ask in {FEWEST_ROUNDS} or more rounds (--batch {max(1, budget // FEWEST_ROUNDS)} or less) "
-            "where you can; docs/live.md, 'Task lists up front'")
+            f"at once): ask in rounds of at most {cap} tasks (--batch {cap}) where you can; docs/live.md, 'Task lists "
+            "up front'")
