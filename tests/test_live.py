@@ -127,7 +127,7 @@ def test_a_batch_of_more_than_5_tasks_and_a_fifth_of_the_budget_is_noted_for_an_
     from hspr.live import batch_note
 
     assert batch_note(10, 50, True) is None and batch_note(1, 3, True) is None and batch_note(50, 50, False) is None
-    assert "(--batch 10)" in batch_note(11, 50, True) and "these 11 tasks" in batch_note(11, 50, True)
+    assert "(--batch 10)" in batch_note(11, 50, True) and "the 11 tasks waiting" in batch_note(11, 50, True)
     assert batch_note(4, 4, True) is None and "at most 5 tasks" in batch_note(6, 20, True)  # a round of 5 is small
     s = tmp_path / "a.hspr"
     cli(["start", "--matrix", bank["csv"], "--budget", 10, "--method", "hspr", "--config", bank["cfg"], "--session", s])
@@ -135,9 +135,12 @@ def test_a_batch_of_more_than_5_tasks_and_a_fifth_of_the_budget_is_noted_for_an_
     assert res.exit_code == 0 and "chosen together" not in res.output  # 5 rounds of 2: no note
     res = CliRunner().invoke(main, ["live", "next", "--session", str(s), "--batch", 4])  # 2 pending + 2 new: no note
     assert res.exit_code == 0 and "chosen together" not in res.output and len(res.stdout.split()) == 4
-    js = cli(["next", "--session", s, "--batch", 10, "--json"])  # 4 pending + 6 chosen together: noted
-    assert js["notes"] == [batch_note(6, 10, True)] and len(js["tasks"]) == 10
-    assert cli(["next", "--session", s, "--batch", 10, "--json"])["notes"] == []  # the same tasks again: said once
+    js = cli(["next", "--session", s, "--batch", 6, "--json"])  # 4 pending + 2 new: 6 waiting, chosen unseen: noted
+    assert js["notes"] == [batch_note(6, 10, True)] and len(js["tasks"]) == 6
+    assert cli(["next", "--session", s, "--batch", 6, "--json"])["notes"] == []  # the same tasks again: said once
+    for t in js["tasks"]:
+        cli(["record", t, "resolved" if bank["truth"][t] else "unresolved", "--session", s])
+    assert cli(["next", "--session", s, "--batch", 4, "--json"])["notes"] == []  # after the outcomes: a round of 4
     u = tmp_path / "u.hspr"  # uniform sampling asks the same tasks in any batch: nothing to note
     cli(["start", "--matrix", bank["csv"], "--budget", 10, "--method", "uniform", "--session", u])
     assert "chosen together" not in CliRunner().invoke(main, ["live", "next", "--session", str(u), "--batch", 10]).output

@@ -268,9 +268,10 @@ def test_macro_paired_test_flips_an_agent_on_two_banks_as_one():
     exact = np.mean([abs((np.dot(s, d1) + np.dot(s, d2)) / 6) >= t for s in itertools.product([-1, 1], repeat=3)])
     assert exact == 0.25
     zeros = np.zeros((3, 1))
-    mean, (lo, hi), p = macro_paired([(d1[:, None], zeros, "ABC"), (d2[:, None], zeros, "ABC")], 20_000, 0)
+    mean, (lo, hi), p, shares = macro_paired([(d1[:, None], zeros, "ABC"), (d2[:, None], zeros, "ABC")], 20_000, 0)
     assert mean == t == 1.25 and p == pytest.approx(0.25, abs=0.01) and lo <= t <= hi
-    _, _, p_apart = macro_paired([(d1[:, None], zeros, "ABC"), (d2[:, None], zeros, "DEF")], 20_000, 0)
+    np.testing.assert_allclose(shares, (d1 + d2) / 6)  # each agent's share of the macro difference, A, B, C
+    _, _, p_apart, _ = macro_paired([(d1[:, None], zeros, "ABC"), (d2[:, None], zeros, "DEF")], 20_000, 0)
     assert p_apart == pytest.approx(0.125, abs=0.01)
     assert macro_paired([(d1[:, None], zeros, "ABC"), (d2[:, None], zeros, "ABC")], 20_000, 0)[2] == p  # seeded
 
@@ -288,7 +289,7 @@ def test_macro_paired_interval_holds_the_true_macro_difference():
         big = 1 + agent + rng.normal(0, 0.5, 40)
         little = 3 + agent[:8] + rng.normal(0, 0.5, 8)
         ids = [f"a{k}" for k in range(40)]
-        mean, (lo, hi), p = macro_paired([(big[:, None], np.zeros((40, 1)), ids),
+        mean, (lo, hi), p, _ = macro_paired([(big[:, None], np.zeros((40, 1)), ids),
                                           (little[:, None], np.zeros((8, 1)), ids[:8])], 1000, 0)
         assert mean == pytest.approx((big.mean() + little.mean()) / 2)
         held += lo <= 2 <= hi
@@ -310,7 +311,9 @@ def test_paired_macro_row_is_the_difference_of_the_macro_maes():
     row = paired[paired["bank"] == MACRO].iloc[0]
     t = comparison_table(runs).set_index(["bank", "method"])
     assert row["mean_diff_pp"] == pytest.approx(t.loc[(MACRO, "rsl"), "mae_pp"] - t.loc[(MACRO, "hspr"), "mae_pp"])
-    assert row["n_targets"] == 42 and np.isnan(row["median_diff_pp"]) and np.isnan(row["wilcoxon_stat"])
+    assert row["n_targets"] == 30 and np.isnan(row["median_diff_pp"]) and np.isnan(row["wilcoxon_stat"])  # agents
+    pooled = paired[paired["bank"] == "pooled"].iloc[0]
+    assert pooled["n_targets"] == 42 and row["n_baseline_better"] + row["n_method_better"] <= 30
     assert row["ci_low_pp"] < row["mean_diff_pp"] < row["ci_high_pp"] and 0 < row["p_value"] <= 1
     np.testing.assert_allclose(paired["p_holm"], report.holm(paired["p_value"]))
     shuffled = runs.sample(frac=1.0, random_state=1)
@@ -318,7 +321,10 @@ def test_paired_macro_row_is_the_difference_of_the_macro_maes():
     assert again[again["bank"] == MACRO].iloc[0][["ci_low_pp", "ci_high_pp", "p_value"]].tolist() == \
         row[["ci_low_pp", "ci_high_pp", "p_value"]].tolist()  # any run order
     md = report.paired_markdown(paired, 500, 0)
-    assert "| 10 % | rsl | macro | 42 |" in md and "sign-flip" in md
+    assert "| 10 % | rsl | macro | 30 |" in md and "sign-flip" in md
+    # no macro MAE in the comparison table (one bank a variant of the other's label): no macro row either
+    variant = runs.assign(bank=runs["bank"].where(runs["bank"] == "lite", "lite[batch 5]"))
+    assert not (report.paired_analysis(variant, "hspr", n_resamples=99)["bank"] == MACRO).any()
 
 
 def test_coverage_columns(synth):

@@ -776,7 +776,8 @@ def register(group: click.Group) -> None:
             echo_warnings(live_s.warnings)
         short = (f"{len(tasks)} of the {k} task(s) asked for: that is all the budget of {live_s.budget} has left"
                  if why is None and 0 < len(tasks) < k else None)
-        rounds = batch_note(len(live_s.session.pending) - len(before), live_s.budget, live_s.session.adaptive_design)
+        waiting = len(live_s.session.pending)  # a re-trial: --batch 5, 10, 15, 20 with no outcome between chose 20 unsaid
+        rounds = batch_note(waiting if waiting > len(before) else 0, live_s.budget, live_s.session.adaptive_design)
         rerun = [t for t in tasks if t in live_s.needs_rerun]
         if rerun and not as_json:  # stdout keeps the ids only; JSON has needs_rerun
             click.echo(f"note: {', '.join(rerun[:8])}{' ...' if len(rerun) > 8 else ''} asked again after a harness "

@@ -291,7 +291,7 @@ def two_way_ci(err_method: np.ndarray, err_baseline: np.ndarray, n_resamples: in
 
 
 def macro_paired(parts: list[tuple[np.ndarray, np.ndarray, Iterable[str]]], n_resamples: int, seed: int,
-                 same_seeds: bool = False) -> tuple[float, tuple[float, float], float]:
+                 same_seeds: bool = False) -> tuple[float, tuple[float, float], float, np.ndarray]:
     """The difference of two methods' macro MAE (equal weight per bank), its bootstrap interval and a sign-flip test,
     with an agent on several banks resampled and flipped as one.
 
@@ -304,11 +304,13 @@ def macro_paired(parts: list[tuple[np.ndarray, np.ndarray, Iterable[str]]], n_re
       Lite and on Verified is one agent) with replacement, every bank's rows of a drawn agent coming along, and
       each side's query seeds as :func:`two_way_ci` does; a resample that draws no agent of some bank (rare: a
       bank of 14 among 200 agents misses with probability about e^-14) is left out.
-    - Test: a paired sign-flip (randomisation) test of the macro difference (Fisher 1935; Good 2005,
-      "Permutation, Parametric and Bootstrap Tests of Hypotheses", ch. 3): under the null, which method of the
-      pair had which error is exchangeable within an agent, so each agent's differences change sign together;
-      p = (1 + #{|T*| >= |T|}) / (1 + ``n_resamples``) over random sign draws (the smallest p is 1 / (1 +
-      ``n_resamples``)). It treats the agents as independent, as the Wilcoxon test treats the targets.
+    - Test: a two-sided paired sign-flip (randomisation) test of the macro difference (Fisher 1935; Good 2005,
+      "Permutation, Parametric and Bootstrap Tests of Hypotheses", ch. 3). The statistic T is the macro
+      difference, the sum over agents of each agent's share of it (its differences, each divided by its bank's
+      number of targets and by the number of banks). Under the null, which method of the pair had which error is
+      exchangeable within an agent, so each agent's share changes sign as one; p = (1 + #{|T*| >= |T|}) / (1 +
+      ``n_resamples``) over random sign draws (the smallest p is 1 / (1 + ``n_resamples``)). It treats the agents
+      as independent, as the Wilcoxon test treats the targets.
 
     Parameters
     ----------
@@ -320,7 +322,9 @@ def macro_paired(parts: list[tuple[np.ndarray, np.ndarray, Iterable[str]]], n_re
 
     Returns
     -------
-    (mean_diff_pp, (ci_low_pp, ci_high_pp), p_value); the interval is NaN with fewer than 2 agents.
+    (mean_diff_pp, (ci_low_pp, ci_high_pp), p_value, shares); the interval is NaN with fewer than 2 agents;
+    ``shares``, shape (n_agents,), each agent's share of the macro difference (pp; they sum to it), agents in
+    sorted id order.
     """
     a = np.vstack([np.asarray(em, float) for em, _, _ in parts])
     b = np.vstack([np.asarray(eb, float) for _, eb, _ in parts])
@@ -354,12 +358,13 @@ def macro_paired(parts: list[tuple[np.ndarray, np.ndarray, Iterable[str]]], n_re
             boot[start:start + r] = ((drawn * per_row) @ onehot / counts).mean(axis=1)
         signs = rng.choice(np.array([-1.0, 1.0]), size=(r, n_agents))[:, cluster]
         flips[start:start + r] = macro(signs * d)
+    shares = np.bincount(cluster, weights=d * (per_bank.sum(axis=1) / n_banks), minlength=n_agents)
     ok = boot[~np.isnan(boot)]
     ci = (float(np.percentile(ok, 2.5)), float(np.percentile(ok, 97.5))) if n_agents >= 2 and ok.size else (math.nan,
                                                                                                            math.nan)
     tol = 1e-12 * max(1.0, abs(observed))  # a flip that gives back |T| itself counts, whatever the rounding
     p = float((1 + np.count_nonzero(np.abs(flips) >= abs(observed) - tol)) / (1 + n_resamples))
-    return observed, ci, p
+    return observed, ci, p, shares
 
 
 def _wilcoxon(d: np.ndarray) -> tuple[float, float]:
@@ -434,7 +439,12 @@ def paired_analysis(runs: pd.DataFrame, baseline: str | None = None, n_resamples
     and pooled row). Pooled rows pool the banks of the macro MAE
     (:func:`~hspr.report.inputs.macro_banks`; shift protocols pool with each other only when no
     other bank is there) and weight every target equally (large banks count
-    more; the same agent on two banks counts twice), unlike the equal-weight macro MAE.
+    more; the same agent on two banks counts twice), unlike the equal-weight macro MAE. A
+    :data:`~hspr.report.inputs.MACRO` row, where the comparison table has a macro MAE for both
+    methods, gives the difference of the two macro MAEs, its agent-cluster bootstrap interval and
+    sign-flip p (:func:`macro_paired`); its ``n_targets`` counts agents, its better / worse counts
+    the agents whose share of the difference is positive / negative, and it has no median or
+    Wilcoxon statistic.
 
     Parameters
     ----------
@@ -451,7 +461,7 @@ def paired_analysis(runs: pd.DataFrame, baseline: str | None = None, n_resamples
     Returns
     -------
     pandas.DataFrame
-        Columns budget_fraction, method, baseline, bank (a bank or :data:`POOLED`), the keys
+        Columns budget_fraction, method, baseline, bank (a bank, :data:`POOLED` or :data:`MACRO`), the keys
         of :func:`paired_stats`, and ``p_holm``. Empty (same columns) when only the baseline ran.
 
     Raises
@@ -497,15 +507,19 @@ def paired_analysis(runs: pd.DataFrame, baseline: str | None = None, n_resamples
                 ci = two_way_ci(em, eb, n_resamples, seed, same_seeds=sm is not None and sm == sb)
                 rows.append({"budget_fraction": frac, "method": m, "baseline": baseline, "bank": b,
                              **_paired_stats(sub.to_numpy(float), ci)})
-            if len(pool) > 1:  # the macro MAE's difference: equal weight per bank, an agent's banks resampled as one
+            macro_pool = macro_banks(w.index.get_level_values("bank").unique())  # the comparison table's macro banks
+            if len(macro_pool) > 1 and set(macro_pool) <= set(present):  # where that table has a macro MAE for both
+                pool = macro_pool  # its difference: equal weight per bank, an agent's banks resampled as one
                 sub = d[bank_of.isin(pool)]
                 (em, sm), (eb, sb) = _seed_errors(by_seed, m, sub.index), _seed_errors(by_seed, baseline, sub.index)
                 in_bank = sub.index.get_level_values("bank")
                 parts = [(em[in_bank == k], eb[in_bank == k], sub[in_bank == k].index.get_level_values("target"))
                          for k in pool]
-                mean, ci, p = macro_paired(parts, n_resamples, seed, same_seeds=sm is not None and sm == sb)
-                row = _paired_stats(sub.to_numpy(float), ci)
-                row.update(mean_diff_pp=mean, median_diff_pp=math.nan, wilcoxon_stat=math.nan, p_value=p)
+                mean, ci, p, shares = macro_paired(parts, n_resamples, seed, same_seeds=sm is not None and sm == sb)
+                row = _paired_stats(sub.to_numpy(float), ci)  # the unit is the agent: its share of the difference
+                row.update(n_targets=len(shares), mean_diff_pp=mean, median_diff_pp=math.nan,
+                           n_baseline_better=int((shares > 0).sum()), n_method_better=int((shares < 0).sum()),
+                           wilcoxon_stat=math.nan, p_value=p)
                 rows.append({"budget_fraction": frac, "method": m, "baseline": baseline, "bank": MACRO, **row})
     cols = ["budget_fraction", "method", "baseline", "bank", "n_targets", "mean_diff_pp", "ci_low_pp", "ci_high_pp",
             "median_diff_pp", "n_baseline_better", "n_method_better", "wilcoxon_stat", "p_value", "p_holm"]

@@ -317,7 +317,7 @@ def _pair_header(base: str) -> list[str]:
     """The paired table's header; the count column names the baseline (a new-user trial: 'baseline
     better / worse' under a title that named it only as the method after the minus sign)."""
     return ["budget", "method", "bank", "targets", "mean Δ (pp)", "95 % CI (pp)", "median Δ (pp)",
-            f"targets {base} better / worse", "Wilcoxon p", "Holm p"]
+            f"targets {base} better / worse", "p (Wilcoxon; macro: sign-flip)", "Holm p"]
 
 
 def _pair_cells(r) -> list[str]:
@@ -348,10 +348,13 @@ def _paired_note(paired: pd.DataFrame, n_resamples: int | None, seed: int | None
             "rows put the targets of the banks of the macro MAE together (the paper's four banks when any is here, "
             "else every plain bank; shift protocols only when nothing else is here; each target weighs the same, "
             f"unlike the macro MAE's equal weight per bank, and an agent on two banks counts twice). '{MACRO}' rows "
-            "compare the macro MAEs of the same banks (the mean over banks of each bank's mean Δ); their interval "
-            "resamples the agents, an agent's rows on every bank together, and each method's query seeds; their p is a "
-            "sign-flip test's (each agent's differences change sign together, in as many random draws as the "
-            "bootstrap's resamples, so p is at least 1 / (1 + resamples)), not Wilcoxon's, and they have no median. The tests treat "
+            "give the difference of the comparison table's macro MAEs (the mean over its banks of each bank's mean Δ) "
+            "and count agents, not targets (an agent on two banks is one; better / worse: the agents whose share of "
+            "the difference is positive / negative); their interval resamples the agents, an agent's rows on every "
+            "bank together, and each method's query seeds; their p is a two-sided sign-flip test's of the macro "
+            "difference (each agent's share changes sign as one, in as many random draws as the bootstrap's "
+            "resamples, so p is at least 1 / (1 + resamples), a floor Holm then multiplies), not Wilcoxon's, and "
+            "they have no median. The tests treat "
             "the targets (macro rows: the agents) as independent: a method that asks every target the same tasks (a fixed set, or a query "
             "seed's random draw) gives errors that share those tasks, so its p-values are too small, the more so "
             "with fewer seeds; and neither the interval nor the test includes the spread of a method's fit over "
