@@ -92,6 +92,14 @@ class ReplayJob:
     batch: int = 1
 
 
+def _check_batch(batch) -> int:
+    """``batch`` (tasks per round) as an int; HsprError unless a whole number >= 1."""
+    n = whole_number(batch)
+    if n is None or n < 1:
+        raise HsprError(f"batch must be a whole number of tasks per round, >= 1, got {brief(batch)}")
+    return n
+
+
 def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed: int,
                 stop: StoppingRule | None = None, batch: int = 1) -> list[dict]:
     """Run one target under each budget; returns one record per budget (estimate before truth).
@@ -137,9 +145,7 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
     the record's ``n_queried`` says how many tasks were run and ``stop_reason`` why. With a ``batch`` above 1 each
     budget runs a session of its own (its rounds end at its budget, not at a smaller one's).
     """
-    n = whole_number(batch)
-    if n is None or n < 1:
-        raise HsprError(f"batch must be a whole number of tasks per round, >= 1, got {brief(batch)}")
+    n = _check_batch(batch)
     out = []
     if model.nested_budgets and n == 1:
         plan = [(max(budgets), sorted(budgets))]
@@ -229,9 +235,9 @@ def check_fractions(fractions: Sequence[float], n_tasks: int, label: str) -> tup
     budgets = tuple(budget_from_fraction(f, n_tasks) for f in fractions)
     zero = [f for f, b in zip(fractions, budgets) if b < 1]
     if zero:
-        raise BudgetError(f"{', '.join(map(str, zero))} of {label}'s {n_tasks} task{'' if n_tasks == 1 else 's'} rounds to 0 tasks; "
-                          "give a fraction "
-                          f"of at least 1/{n_tasks}: {one_task_fraction(n_tasks)} gives one task")
+        tasks = f"{n_tasks} task{'' if n_tasks == 1 else 's'}"
+        raise BudgetError(f"{', '.join(map(str, zero))} of {label}'s {tasks} rounds to 0 tasks; give a fraction of at least "
+                          f"1/{n_tasks}: {one_task_fraction(n_tasks)} gives one task")
     seen: dict[int, float] = {}
     for f, b in zip(fractions, budgets):
         if b in seen:
@@ -387,9 +393,7 @@ def replay(
     fractions = tuple(fractions)
     if not fractions:  # an API trial: [] returned no records, and an empty summary
         raise BudgetError("fractions is empty: give at least one budget fraction, e.g. [0.1]")
-    n_batch = whole_number(batch)
-    if n_batch is None or n_batch < 1:
-        raise HsprError(f"batch must be a whole number of tasks per round, >= 1, got {brief(batch)}")
+    n_batch = _check_batch(batch)
     if stop is not None and not isinstance(stop, StoppingRule):
         raise HsprError(f"stop must be a StoppingRule (e.g. hspr.stopping.WidthBelow(5.0)), got {type(stop).__name__}")
     protocol = protocol or ("targets" if targets is not None else "folds")

@@ -281,8 +281,7 @@ def batch_note(n_waiting: int, budget: int, adaptive: bool) -> str | None:
     if not adaptive or n_waiting <= cap:
         return None
     return (f"the {n_waiting} tasks waiting for their outcomes were chosen before any of those outcomes was known, so "
-            "the method cannot "
-            "adapt to them; its error grows with the size of the rounds (hspr_robust on SWE-bench Verified's folds, a "
+            "the method cannot adapt to them; its error grows with the size of the rounds (hspr_robust on SWE-bench Verified's folds, a "
             "budget of 50: MAE 1.69 pp one task at a time, 1.84 in rounds of 10, 2.33 in rounds of 25, 3.45 with all 50 "
             f"at once): ask in rounds of at most {cap} tasks (--batch {cap}), recording each round's outcomes before the "
             "next, where you can; docs/live.md, 'Task lists up front'")
