@@ -98,6 +98,10 @@ def test_replay_cli_batch_labels_its_runs(tmp_path, small_bank):
     assert {r["settings"] for r in runs} == {settings_digest(m, sources=[small_bank], batch=5)}
     bad = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "uniform", "--batch", "0"])
     assert bad.exit_code == 2 and "--batch" in bad.output
+    big = CliRunner().invoke(main, ["replay", "--matrix", str(csv), "--methods", "uniform", "--batch", "13",
+                                    "--out", str(tmp_path / "b.json")])  # 10 % of 120 tasks: 12
+    assert big.exit_code == 2 and "13 is more than the largest budget on bank (12 tasks)" in " ".join(big.output.split())
+    assert not (tmp_path / "b.json").exists()
 
 
 def test_replay_folds_cover_every_agent_once(small_bank):

@@ -708,6 +708,9 @@ def register(group: click.Group) -> None:
                     raise click.BadParameter(f"{stop_min_tasks}{' (the default)' if default else ''} is more than the largest "
                                              f"budget on {label} ({top} tasks): the stop rule could never fire; give "
                                              f"--stop-min-tasks {top} or less, or a larger --budget", param_hint="--stop-min-tasks")
+                if batch > top:  # a re-trial: --batch 100 on a 30-task budget ran as --batch 30 under a label of its own
+                    raise click.BadParameter(f"{batch} is more than the largest budget on {label} ({top} tasks); give "
+                                             f"--batch {top} to ask the whole budget in one round", param_hint="--batch")
                 small = [] if stop_width is None else sorted(
                     b for b in (budget_from_fraction(f, mat.n_tasks) for f in fractions) if b < stop_min_tasks)
                 if small:  # a sweep: those budgets always run to the end
