@@ -1147,7 +1147,8 @@ def register(group: click.Group) -> None:
             if not done and not as_json and st.stop:  # a re-trial: 'recorded 0 outcome(s)' beside an empty bar
                 click.echo(f"note: the session had already stopped ({st.stop_reason}); nothing was recorded", err=True)
             # rounds of k, as `next --batch k` would say (a re-trial: the command for trying the loop said nothing)
-            rounds = batch_note(min(k, live_s.budget), live_s.budget, live_s.session.adaptive_design) if done else None
+            rounds = (batch_note(min(k, live_s.budget), live_s.budget, live_s.session.adaptive_design, rounds=True)
+                      if done else None)
             if rounds and not as_json:
                 click.echo(f"note: {rounds}", err=True)
         except (HsprError, ValueError, OSError) as exc:

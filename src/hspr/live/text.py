@@ -268,11 +268,12 @@ FEWEST_ROUNDS = 5
 SMALL_ROUND = 5
 
 
-def batch_note(n_waiting: int, budget: int, adaptive: bool) -> str | None:
+def batch_note(n_waiting: int, budget: int, adaptive: bool, rounds: bool = False) -> str | None:
     """The note ``hspr live next`` prints when a call that asked new tasks leaves ``n_waiting`` tasks
     waiting for their outcomes (all chosen before any of those outcomes was known), more than
     :data:`SMALL_ROUND` and more than a 1/:data:`FEWEST_ROUNDS` share of a ``budget``, for a method whose
     design depends on the outcomes (:attr:`hspr.session.Session.adaptive_design`); None otherwise.
+    ``rounds``: the tasks were asked in rounds of ``n_waiting`` (``hspr live simulate --batch K``), now recorded.
 
     A leaderboard trial asked all 50 of a Verified budget at once and got 34.2 % for an agent of 10.2 %,
     with no word that the whole list had been chosen before any outcome was known.
@@ -280,8 +281,9 @@ def batch_note(n_waiting: int, budget: int, adaptive: bool) -> str | None:
     cap = max(SMALL_ROUND, budget // FEWEST_ROUNDS)
     if not adaptive or n_waiting <= cap:
         return None
-    return (f"the {n_waiting} tasks waiting for their outcomes were chosen before any of those outcomes was known, so "
-            "the method cannot adapt to them; its error grows with the size of the rounds (hspr_robust on SWE-bench Verified's folds, a "
-            "budget of 50: MAE 1.69 pp one task at a time, 1.84 in rounds of 10, 2.33 in rounds of 25, 3.45 with all 50 "
-            f"at once): ask in rounds of at most {cap} tasks (--batch {cap}), recording each round's outcomes before the "
-            "next, where you can; docs/live.md, 'Task lists up front'")
+    chosen = (f"each round of {n_waiting} tasks was chosen before any of its outcomes was known" if rounds else
+              f"the {n_waiting} tasks waiting for their outcomes were chosen before any of those outcomes was known")
+    return (f"{chosen}, so the method cannot adapt to them; its error grows with the size of the rounds (hspr_robust "
+            "on SWE-bench Verified's folds, a budget of 50: MAE 1.69 pp one task at a time, 1.84 in rounds of 10, 2.33 "
+            f"in rounds of 25, 3.45 with all 50 at once): ask in rounds of at most {cap} tasks (--batch {cap}), "
+            "recording each round's outcomes before the next, where you can; docs/live.md, 'Task lists up front'")
