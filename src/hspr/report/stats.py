@@ -239,6 +239,17 @@ def _bootstrap_ci(d: np.ndarray, n_resamples: int, seed: int) -> tuple[float, fl
 _TWO_WAY_CELLS = 4_000_000
 
 
+def _seed_resampled(rng: np.random.Generator, a: np.ndarray, b: np.ndarray, same_seeds: bool, r: int) -> np.ndarray:
+    """``r`` bootstrap draws of each row's seed-averaged difference ``a - b`` (shapes (n, k_a), (n, k_b)): each side's
+    query seeds drawn with replacement, one draw for both with ``same_seeds``. Shape (r, n). A side with one seed
+    draws nothing from ``rng`` (numpy's multinomial over one category uses no random numbers)."""
+    out = np.zeros((r, a.shape[0]))
+    for sign, e in (((1.0, a - b),) if same_seeds else ((1.0, a), (-1.0, b))):
+        k = e.shape[1]
+        out += sign * ((rng.multinomial(k, np.full(k, 1 / k), size=r) / k) @ e.T)  # (r, k): each seed's share
+    return out
+
+
 def two_way_ci(err_method: np.ndarray, err_baseline: np.ndarray, n_resamples: int, seed: int,
                same_seeds: bool = False) -> tuple[float, float]:
     """95 % percentile bootstrap interval of the mean paired difference of seed-averaged errors, resampling the
@@ -280,11 +291,7 @@ def two_way_ci(err_method: np.ndarray, err_baseline: np.ndarray, n_resamples: in
     for start in range(0, n_resamples, batch):
         r = min(batch, n_resamples - start)
         targets = rng.multinomial(n, np.full(n, 1 / n), size=r)  # (r, n): how often each target is drawn
-        per_target = np.zeros((r, n))
-        for sign, e in (((1.0, a - b),) if same_seeds else ((1.0, a), (-1.0, b))):
-            k = e.shape[1]
-            seeds = rng.multinomial(k, np.full(k, 1 / k), size=r) / k  # (r, k): each seed's share of the draw
-            per_target += sign * (seeds @ e.T)
+        per_target = _seed_resampled(rng, a, b, same_seeds, r)
         stats_[start:start + r] = np.einsum("rn,rn->r", targets, per_target) / n
     low, high = np.percentile(stats_, [2.5, 97.5])
     return float(low), float(high)
@@ -348,11 +355,7 @@ def macro_paired(parts: list[tuple[np.ndarray, np.ndarray, Iterable[str]]], n_re
     for start in range(0, n_resamples, batch):
         r = min(batch, n_resamples - start)
         drawn = rng.multinomial(n_agents, np.full(n_agents, 1 / n_agents), size=r)[:, cluster]  # (r, n) row weights
-        per_row = np.zeros((r, n))
-        for sign, e in (((1.0, a - b),) if same_seeds else ((1.0, a), (-1.0, b))):
-            k = e.shape[1]
-            shares = rng.multinomial(k, np.full(k, 1 / k), size=r) / k if k > 1 else np.ones((r, 1))
-            per_row += sign * (shares @ e.T)
+        per_row = _seed_resampled(rng, a, b, same_seeds, r)
         counts = drawn @ onehot  # (r, n_banks): rows drawn per bank
         with np.errstate(invalid="ignore", divide="ignore"):
             boot[start:start + r] = ((drawn * per_row) @ onehot / counts).mean(axis=1)
