@@ -8,10 +8,11 @@ left with :func:`time_left`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from .parallel import QUIET_ENV
 
@@ -87,3 +88,18 @@ def save_on_stop(logger: logging.Logger, what: str, checkpoint, total: int, unit
     else:
         logger.warning("%s: stopped; the %d of %d %s it finished could not be kept (the fit cache cannot be written), so "
                        "the same run starts over", what, len(checkpoint.done), total, unit)
+
+
+@contextlib.contextmanager
+def resumable(logger: logging.Logger, what: str, checkpoint, total: int, unit: str) -> Iterator[None]:
+    """The life of a :class:`hspr.fitcache.Checkpoint` around the work it keeps (the selection, ``hspr_robust``'s
+    calibration): :func:`say_resumed` on entry, :func:`save_on_stop` when the work is stopped or fails (the
+    exception goes on), and :meth:`~hspr.fitcache.Checkpoint.finished` when it ends. ``checkpoint`` must have
+    been loaded."""
+    say_resumed(logger, what, len(checkpoint.done), total, unit)
+    try:
+        yield
+    except BaseException:  # Ctrl-C, a closed terminal, a failure: keep what finished since the last write
+        save_on_stop(logger, what, checkpoint, total, unit)
+        raise
+    checkpoint.finished()

@@ -22,7 +22,7 @@ from ...data.matrix import DataError, ResponseMatrix
 from ...irt.fourpl import FourPLSettings, fit_4pl
 from ...parallel import single_thread_blas, streaming_parallel
 from ...params import MAX_RANDOM_STATE, check_count, check_flag
-from ...progress import log_progress, save_on_stop, say_resumed
+from ...progress import log_progress, resumable
 from ...session import NOMINAL_LEVEL, budget_from_fraction
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
 from .config import MAX_DRAWS, MAX_NODES, HSPRConfig, check_size
@@ -438,24 +438,19 @@ def _run_plan(source: ResponseMatrix, plan: Sequence[tuple[int, np.ndarray]], cf
     # the digest tells a replay's folds apart (a hostile trial: their lines all named the same file)
     what = (f"hspr_robust calibration on {source.source} ({source.n_agents} agents x {source.n_tasks} tasks, digest "
             f"{digest[:12]})")
-    say_resumed(log, what, len(done), len(plan), "held-out runs")
     progress = log_progress(log, what, ("remaining " if done else "") + "held-out runs", after=PROGRESS_AFTER)
     chunks = _plan_chunks([(*plan[i], i) for i in todo], effective_n_jobs(None),
                           LARGE_CHUNK if source.n_tasks >= LARGE_TASKS else None)
     jobs = (delayed(_held_out_runs)(source, [(a, keep) for a, keep, _ in chunk], cfgs, sds, budget, seed)
             for chunk in chunks)
     finished = 0
-    try:
+    with resumable(log, what, checkpoint, len(plan), "held-out runs"):
         for chunk, part in zip(chunks, streaming_parallel()(jobs)):
             for k, (_, _, i) in enumerate(chunk):  # one run's share of each array (the runs axis: 2 for pirt, else 1)
                 checkpoint.add(i, tuple(p[:, :, k] if q == 2 else p[:, k] for q, p in enumerate(part)))
             finished += len(chunk)
             if progress:
                 progress(finished, len(todo))
-    except BaseException:  # Ctrl-C, a closed terminal, a failure: keep what finished since the last write
-        save_on_stop(log, what, checkpoint, len(plan), "held-out runs")
-        raise
-    checkpoint.finished()
     return tuple(np.stack([checkpoint.done[i][q] for i in range(len(plan))], axis=2 if q == 2 else 1) for q in range(4))
 
 

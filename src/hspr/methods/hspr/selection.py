@@ -48,7 +48,7 @@ import numpy as np
 
 from ...data.matrix import DataError, ResponseMatrix
 from ...parallel import QUIET_ENV, streaming_parallel, workers
-from ...progress import Progress, log_progress, save_on_stop, say_resumed
+from ...progress import Progress, log_progress, resumable
 from ...session import BudgetError, Method, budget_from_fraction
 from .config import HSPRConfig, selection_table
 from .decision import calibrate, calibration_residual
@@ -404,7 +404,6 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
     kept = len(checkpoint.load())
     units = (4 if compare_default else 3) * m
     what = f"hspr selection on {source.source} ({m} agents x {source.n_tasks} tasks, digest {digest[:12]})"
-    say_resumed(log, what, kept, units, "(stage, held-out agent) units")
     total = units - kept  # the units still to run
     done = passes = 0
     fits: list[SourceFit | None] = [None] * m
@@ -425,13 +424,8 @@ def select_config(source: ResponseMatrix, fraction: float = 0.10, n_jobs: int = 
                     progress(done, total)
         return np.stack([checkpoint.done[(tag, i)] for i in range(m)])
 
-    try:
-        result = _staged(run, base, compare_default, source, digest, budget, over, t0)
-    except BaseException:  # Ctrl-C, a closed terminal, a failure: keep what finished since the last write
-        save_on_stop(log, what, checkpoint, units, "(stage, held-out agent) units")
-        raise
-    checkpoint.finished()
-    return result
+    with resumable(log, what, checkpoint, units, "(stage, held-out agent) units"):
+        return _staged(run, base, compare_default, source, digest, budget, over, t0)
 
 
 def _staged(run: Callable[[StageSpec], np.ndarray], base: HSPRConfig, compare_default: bool, source: ResponseMatrix,
