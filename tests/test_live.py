@@ -693,6 +693,47 @@ def test_carrying_a_session_over_keeps_its_tasks_waiting_for_a_re_run(bank, tmp_
     assert any(n.startswith(f"{ran}, this session runs uniform (its defaults): its outcomes carry over") for n in notes), notes
 
 
+def test_an_agent_label_is_kept_shown_and_checked_against_a_carried_session(bank, tmp_path):
+    """A leaderboard trial scored several agents, one session each, and only the session's path told them apart:
+    ``--agent`` labels a session; a file without a label is written as before; another session's outcomes carried
+    into one of another label are noted, not refused (a label is free text)."""
+    plain = new(bank, tmp_path)
+    assert "agent" not in journal.header_of(plain.doc) and plain.agent is None and plain.status().agent is None
+    live = LiveSession.create(tmp_path / "a.hspr", 12, matrix=bank["csv"], config=FAST, agent="  Claude 4 Sonnet (bash) ")
+    assert live.agent == "Claude 4 Sonnet (bash)"  # stripped, as --hide's id
+    t1, t2 = live.next(2)
+    live.record(t1, 1)
+    again = LiveSession.open(live.path)
+    assert again.agent == "Claude 4 Sonnet (bash)" and again.status().to_dict()["agent"] == "Claude 4 Sonnet (bash)"
+    first = cli(["status", "--session", live.path]).splitlines()[0]
+    assert first.startswith(f"session {live.path} (agent Claude 4 Sonnet (bash)): bank "), first
+    assert cli(["status", "--session", live.path, "--json"])["agent"] == "Claude 4 Sonnet (bash)"
+    for bad, why in (("", "is empty"), (" \t", "is empty"), ("a\nb", "holds the control character '\\n'"),
+                     ("x" * 201, "is 201 characters long, more than 200"), (5, "must be a text label")):
+        with pytest.raises(LiveSessionError, match=re.escape(why)):
+            LiveSession.create(tmp_path / "bad.hspr", 12, matrix=bank["csv"], config=FAST, agent=bad)
+        assert not (tmp_path / "bad.hspr").exists()
+    res = CliRunner().invoke(main, ["live", "start", "--matrix", str(bank["csv"]), "--budget", "5", "--agent", "a\rb",
+                                    "--session", str(tmp_path / "bad.hspr")])
+    assert res.exit_code == 2 and "--agent 'a\\rb' holds the control character '\\r'" in res.output, res.output
+    # carried into a session of another label: noted; of the same (letter case aside) or one holding the other: not
+    other = LiveSession.create(tmp_path / "b.hspr", 12, matrix=bank["csv"], config=FAST, agent="gpt-4o")
+    notes = other.ingest(live.path).notes
+    assert other.recorded == {t1: 1}
+    assert [n for n in notes if "its --agent at start" in n] == [
+        f"a.hspr: it is the session of agent 'Claude 4 Sonnet (bash)', and this session scores 'gpt-4o' (its --agent at "
+        f"start); if these are two agents, take the file's outcomes out again (`hspr live withdraw --session "
+        f"{shlex.quote(str(other.path))} TASK` for each task it recorded) and ingest it into that agent's session"]
+    for label in ("claude 4 sonnet", "CLAUDE 4 SONNET (BASH)", None):
+        kin = LiveSession.create(tmp_path / "c.hspr", 12, matrix=bank["csv"], config=FAST, agent=label, overwrite=True)
+        assert not any("--agent" in n for n in kin.ingest(live.path).notes), label
+    # a hand edit that makes the label another kind of value is named
+    text = live.path.read_text().replace('"agent":"Claude 4 Sonnet (bash)"', '"agent":["x"]')
+    live.path.write_text(unsummed(text))
+    with pytest.raises(LiveSessionError, match=r"session field 'agent' must be a text label of the agent, or null, got"):
+        LiveSession.open(live.path)
+
+
 @pytest.mark.parametrize("legacy", [False, True])
 def test_moved_matrix_is_relinked_by_digest(bank, tmp_path, legacy):
     """A session whose matrix file moved says how to re-point it; relink takes only the same bank,

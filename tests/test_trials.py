@@ -864,6 +864,22 @@ def test_a_harbor_job_folder_is_ingested_as_pass_rates(tmp_path):
     assert [o.outcome for o in read_outcomes(one / "b__0" / "result.json").outcomes] == [0]  # one trial's file
 
 
+def test_a_harbor_job_of_another_agent_than_the_session_s_label_is_noted(tmp_path):
+    """A session labelled with ``--agent``: a Harbor job whose agent / model is neither within the label nor holds
+    it is noted (a file ingested into another agent's session); its outcomes are recorded, as the label is free text."""
+    live = LiveSession.create(tmp_path / "tb.hspr", bank="terminal-bench", budget=8, method="uniform", agent="opus-4")
+    t1, t2 = live.next(2)
+    res = live.ingest(harbor_job(tmp_path / "j1", {t1: [1, 0, 1, 1, 1]}, agent="terminus-2", model="gpt-5"))
+    assert [t for t, _, _ in res.recorded] == [t1]
+    said = [n for n in res.notes if "(its --agent at start)" in n]
+    assert len(said) == 1 and said[0].startswith("j1: its trials are of agent 'terminus-2") and "gpt-5" in said[0]
+    assert "this session scores 'opus-4'" in said[0]
+    named = LiveSession.create(tmp_path / "tb2.hspr", bank="terminal-bench", budget=8, method="uniform",
+                               agent="terminus-2")  # the label within the job's agent name: no note
+    named.next(2)
+    assert not any("--agent" in n for n in named.ingest(tmp_path / "j1").notes)
+
+
 def test_harbor_jobs_refused_with_the_reason(tmp_path):
     from hspr.harness import read_harbor_job, read_outcomes
 

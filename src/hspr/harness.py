@@ -210,6 +210,9 @@ class HarnessRead:
     hidden_agent : str, optional
         For a trial session's file (``hspr live start --hide``): the bank agent whose outcomes it
         holds, so that they are not carried into a session that has that agent among its sources.
+    agent_label : str, optional
+        For another session's file: the label it was started with (``hspr live start --agent``),
+        so that carrying its outcomes into a session labelled otherwise is noted.
     unasked : tuple of str
         For another session's file: the tasks whose outcome it recorded without having asked them (its
         ``tell`` event's ``asked`` false), so that carrying them into a session of a method that averages
@@ -226,6 +229,7 @@ class HarnessRead:
     header_like: tuple[str, ...] | None = None
     method: dict | None = None
     hidden_agent: str | None = None
+    agent_label: str | None = None
     unasked: tuple[str, ...] = ()
 
     def counts(self) -> dict[str, int]:
@@ -1323,10 +1327,10 @@ def read_session_outcomes(path: str | Path, trials: int | None = None, digest: s
     if jf.torn:
         notes.append(f"{path}: its last line is incomplete ({shorten(jf.torn_text)!r}), so an outcome written "
                      "there, if any, was not read")
-    method = jf.doc.get("method")
-    hidden = bank.get("hidden")
+    method, hidden, label = jf.doc.get("method"), bank.get("hidden"), jf.doc.get("agent")
     return HarnessRead("session", str(path), out, notes, method=method if isinstance(method, dict) else None,
                        hidden_agent=hidden if isinstance(hidden, str) else None,
+                       agent_label=label if isinstance(label, str) else None,
                        unasked=tuple(t for t in seen if asked.get(t) is False))
 
 

@@ -32,6 +32,7 @@ from ..live import (
     LiveSessionError,
     LiveStatus,
     batch_note,
+    check_agent_label,
     check_stop_width,
     did_you_mean,
     fit_model,
@@ -194,7 +195,9 @@ def status_lines(st: LiveStatus, brief: bool = False) -> list[str]:
     d = st.to_dict()
     # a new-user trial: on Terminal-Bench nothing said the score is a mean pass rate
     tasks = f"{st.n_tasks} tasks" + ("" if not st.trials else f" x {st.trials} trials; the score is the mean pass rate")
-    out = [f"session {st.session}: bank {st.bank} ({tasks}), method {st.method}, budget {st.budget}, seed {st.seed}"
+    # a leaderboard trial scored several agents, one session each, and only the path told them apart
+    who = "" if st.agent is None else f" (agent {st.agent})"
+    out = [f"session {st.session}{who}: bank {st.bank} ({tasks}), method {st.method}, budget {st.budget}, seed {st.seed}"
            + (f", settings {', '.join(f'{k}={v}' for k, v in st.settings.items()) or 'the defaults'}"
               + (f" (--config {st.config_file} at start)" if st.config_file else "")
               if st.settings or st.config_file else "")]
@@ -458,10 +461,11 @@ def _existing_config(ctx, param, value):
 
 
 def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero, tasks_path, force,
-           session_path, as_json, workers=1, hide=None) -> tuple[LiveSession, LiveStatus]:
+           session_path, as_json, workers=1, hide=None, agent=None) -> tuple[LiveSession, LiveStatus]:
     """Create the session of ``hspr live start`` (exits with the error on bad input)."""
     try:
         check_stop_width(stop_width, "--stop-width")  # before the fit: a bad value is refused at once
+        check_agent_label(agent)
         refuse_folder_name(session_path, "--session")  # a re-trial: 'z.hspr/' made a file z.hspr
         refuse_session_sidecar(session_path, "--session")
         refuse_unfit_session(session_path, "--session")  # before --force opens it (a named pipe hung for ever)
@@ -511,7 +515,7 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
                                         seed=seed, stop_width=stop_width, missing_as_zero=missing_as_zero,
                                         overwrite=force, tasks=tasks, input_files={"--tasks": tasks_path,
                                                                                    "--config": config_path},
-                                        announce=lambda text: busy(text, hint), hide=hide,
+                                        announce=lambda text: busy(text, hint), hide=hide, agent=agent,
                                         on_save=lambda: note_saved(f"the session {session_path} is created" + (
                                             f" (the one it replaced is kept beside it as {Path(session_path).name}"
                                             ".replaced-<time>)" if replacing else "")))
@@ -653,10 +657,13 @@ def register(group: click.Group) -> None:
     @click.option("--hide", default=None, metavar="AGENT", shell_complete=_agent_ids, callback=argv_text,
                   help="Try the loop without an agent: leave this bank agent's row out of the fit, then play it with "
                        "`hspr live simulate` (or answer `next` from its row by hand); status gives its true score.")
+    @click.option("--agent", default=None, metavar="LABEL", callback=argv_text,
+                  help="A label for the agent this session scores (e.g. its leaderboard id), kept in the session file "
+                       "and shown by status, --json and plot; an ingested file that names another agent is noted.")
     @_session_option
     @_json_option
     def start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero, tasks_path, force,
-              workers, hide, session_path, as_json):
+              workers, hide, agent, session_path, as_json):
         """Fit on every row of the bank (but --hide's) and create a session file.
 
         \b
@@ -667,7 +674,7 @@ def register(group: click.Group) -> None:
         stop_width = None if stop_width is NO_STOP_WIDTH else stop_width
         with input_warnings() as warned:
             live_s, st = _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_as_zero,
-                                tasks_path, force, session_path, as_json, workers, hide)
+                                tasks_path, force, session_path, as_json, workers, hide, agent)
         if as_json:
             click.echo(json.dumps({"ok": True, "command": "start", **st.to_dict(), "input_warnings": warned,
                                    "replaced_kept_as": None if live_s.replaced is None else str(live_s.replaced)}))
@@ -1054,7 +1061,9 @@ def register(group: click.Group) -> None:
                 with busy(f"the estimate after each of the {len(live_s.recorded)} recorded outcome(s)"):
                     path = live_s.trajectory()
                 truth = live_s.hidden_score
-                title = (f"{shorten(Path(session_path).name, 40)}: {live_s.doc['method']['name']} on "
+                title = (f"{shorten(Path(session_path).name, 40)}"
+                         + ("" if live_s.agent is None else f" ({shorten(live_s.agent, 40)})")
+                         + f": {live_s.doc['method']['name']} on "
                          f"{shorten(str(live_s.doc['bank']['name']), 40)}"
                          + ("" if live_s.hidden is None else f", {shorten(live_s.hidden_agent, 30)} hidden"))
             else:

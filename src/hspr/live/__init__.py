@@ -24,8 +24,9 @@ once ``record`` / ``ingest`` returns and a process killed at any moment leaves a
 incomplete last line, which readers ignore. The header holds the bank (name or matrix path,
 and :meth:`ResponseMatrix.digest`), the method and its settings (for HSPR,
 :meth:`HSPRConfig.to_dict`), budget, seed, stop width, the absolute paths of the files ``start``
-read (``--tasks``, ``--config``: outputs never overwrite them), a random session id, and the hspr
-version and code digest that wrote it. A command appends only to the session it opened: if the
+read (``--tasks``, ``--config``: outputs never overwrite them), the agent's label when ``start``
+was given one (``--agent``), a random session id, and the hspr version and code digest that
+wrote it. A command appends only to the session it opened: if the
 file was replaced meanwhile (``start --force``; another id), it writes nothing and says so. The events:
 
 ``{"type": "ask", "k": K, "tasks": [...]}``
@@ -77,11 +78,11 @@ from the n outcomes seen to the B of the whole budget (see that method).
 from ..harness import HarnessFormatError
 from ..journal import LiveSessionError
 from .session import CUT_WARNING, LOST_WARNING, SESSION_FORMAT, SESSION_VERSION, TORN_WARNING, UNREACHABLE_STOP, LiveSession, relink_matrix
-from .setup import changed_settings, check_stop_width, fit_model, hide_agent, load_session_bank
+from .setup import changed_settings, check_agent_label, check_stop_width, fit_model, hide_agent, load_session_bank
 from .status import IngestResult, LiveStatus
 from .text import batch_note, did_you_mean, parse_outcome, random_draws_caveat, task_argument
 
 __all__ = ["CUT_WARNING", "LOST_WARNING", "SESSION_FORMAT", "SESSION_VERSION", "TORN_WARNING", "UNREACHABLE_STOP",
            "HarnessFormatError", "IngestResult", "LiveSession", "LiveSessionError", "LiveStatus", "batch_note", "changed_settings",
-           "check_stop_width", "did_you_mean", "fit_model", "hide_agent", "load_session_bank", "parse_outcome",
+           "check_agent_label", "check_stop_width", "did_you_mean", "fit_model", "hide_agent", "load_session_bank", "parse_outcome",
            "random_draws_caveat", "relink_matrix", "task_argument"]

@@ -41,6 +41,7 @@ from .setup import (
     _make_method,
     _method_settings,
     changed_settings,
+    check_agent_label,
     check_stop_width,
     fit_model,
     hide_agent,
@@ -102,6 +103,7 @@ def _read_doc(path: Path) -> journal.JournalFile:
          and (doc["bank"].get("hidden") is None or isinstance(doc["bank"]["hidden"], str)),
          'an object with a "digest" string, "name" / "matrix" strings, "tasks" null or a list of ids, '
          '"missing_as_zero" true or false and "hidden" null or an agent id'),
+        ("agent", doc.get("agent") is None or isinstance(doc["agent"], str), "a text label of the agent, or null"),
         ("method", isinstance(doc["method"], dict) and isinstance(doc["method"].get("name"), str),
          'an object with a "name" string'),
         ("events", isinstance(doc["events"], list), "a list of events"),
@@ -369,6 +371,7 @@ class LiveSession:
         announce: Callable[[str], AbstractContextManager] | None = None,
         hide: str | None = None,
         on_save: Callable[[], None] | None = None,
+        agent: str | None = None,
     ) -> LiveSession:
         """Fit ``method`` on every row of the bank (but ``hide``'s) and write a new session file.
 
@@ -416,6 +419,9 @@ class LiveSession:
             true score (:func:`hide_agent`). Stored in the session file.
         on_save : callable, optional
             Called with no argument once the file is written (as :attr:`on_save` for later changes).
+        agent : str, optional
+            A label for the agent the session scores (e.g. its leaderboard id), stored in the
+            session file and shown by :meth:`status` (:func:`hspr.live.setup.check_agent_label`).
 
         Returns
         -------
@@ -424,8 +430,8 @@ class LiveSession:
         Raises
         ------
         LiveSessionError
-            If the file exists (and not ``overwrite``), the method / settings are unknown, or
-            ``hide`` is not an agent of the bank.
+            If the file exists (and not ``overwrite``), the method / settings are unknown,
+            ``hide`` is not an agent of the bank, or ``agent`` is not one line of text.
         DataError, BudgetError
             For an unreadable bank, a bank the method refuses (pass rates for a method that takes
             0/1 outcomes, missing cells for one that cannot fit them), or an invalid budget.
@@ -460,6 +466,7 @@ class LiveSession:
                 "another path, or overwrite=True)"
             )
         _check_room(path)
+        agent = check_agent_label(agent, "agent")  # before the fit, as the seed
         seed = check_seed(seed)  # before the fit, as start() checks it (1.7 was stored as 1, -1 called the file corrupt)
         if matrix is None and bank is None:
             bank = "verified"
@@ -510,6 +517,7 @@ class LiveSession:
                 **({} if hide is None else {"hidden": hide, "hidden_digest": hidden.digest()}),
             },
             "method": {"name": method, "config": settings},
+            **({} if agent is None else {"agent": agent}),  # a session without a label: the file is as before
             "budget": b,
             "seed": seed,
             "stop_width_pp": None if stop_width is None else float(stop_width),
@@ -1284,6 +1292,24 @@ class LiveSession:
         return done
 
     @property
+    def agent(self) -> str | None:
+        """The label of the agent the session scores (``create(agent=...)``, ``hspr live start --agent``), or None."""
+        label = self.doc.get("agent")
+        return label if isinstance(label, str) else None
+
+    def _label_note(self, path: Path, theirs: str | None, what: str) -> list[str]:
+        """A note when an ingested file names an agent (``what``: how it names it) that is not this session's
+        label: neither holds the other, letter case aside (a label may be a short name of a harness's agent id). A
+        leaderboard trial scored several agents, one session each; a file ingested into the wrong one went in
+        without a word."""
+        mine = self.agent
+        if mine is None or not theirs or theirs.casefold() in mine.casefold() or mine.casefold() in theirs.casefold():
+            return []
+        return [f"{path.name}: {what} {theirs!r}, and this session scores {mine!r} (its --agent at start); if these are "
+                f"two agents, take the file's outcomes out again (`hspr live withdraw --session "
+                f"{shlex.quote(str(self.path))} TASK` for each task it recorded) and ingest it into that agent's session"]
+
+    @property
     def hidden_agent(self) -> str | None:
         """The bank agent this trial session hides from the fit (None for a real agent's session)."""
         return self.doc["bank"].get("hidden")
@@ -1386,8 +1412,10 @@ class LiveSession:
                                    "Harbor jobs)" + (" and none of those rows" if on_matrix else "") + " (nothing was recorded)")
         if read.datasets:
             res.notes.append(f"trials of dataset {', '.join(map(repr, read.datasets))}")
+        res.notes.extend(self._label_note(Path(path), read.agent, "its trials are of agent"))
         if read.form == "session":
             res.notes.extend(self._carried_over_notes(Path(path), read.method))
+            res.notes.extend(self._label_note(Path(path), read.agent_label, "it is the session of agent"))
             them = read.hidden_agent  # a trial session's outcomes are that bank agent's (a hostile trial: carried into
             # a session with it among the sources, it was scored against itself; into one hiding another agent, the
             # outcomes of two agents were scored against the second's true score)
@@ -1565,7 +1593,7 @@ class LiveSession:
             config_file=(self.doc.get("input_files") or {}).get("--config"),
             outcomes=tuple(zip(self.session.queried, self.session.outcomes)), bank_digest=b.get("digest"),
             provenance={t: (ev.get("source"), ev.get("detail")) for t, ev in self._tells.items()},
-            hidden_agent=b.get("hidden"), hidden_score=self.hidden_score,
+            hidden_agent=b.get("hidden"), hidden_score=self.hidden_score, agent=self.agent,
         )
 
     def __repr__(self) -> str:

@@ -5,6 +5,7 @@ to try the loop) and its method, built from the stored settings and fitted throu
 from __future__ import annotations
 
 import shlex
+import unicodedata
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -15,7 +16,7 @@ import numpy as np
 from ..data.banks import load_bank
 from ..data.io import load_matrix
 from ..data.matrix import ResponseMatrix
-from ..errors import HsprError, UnknownIdError, UnreadableFolderWarning
+from ..errors import HsprError, UnknownIdError, UnreadableFolderWarning, shorten
 from ..fitcache import cached_fit
 from ..journal import LiveSessionError
 from ..methods import ENTRY_POINT_GROUP, method_class
@@ -263,6 +264,39 @@ def check_stop_width(pp: float | None, name: str = "stop width") -> None:
         text = str(exc).removeprefix("stop width")
         raise LiveSessionError(f"{name}{text}; leave it out at start, or give 'none' to `next` / `status`, to stop only "
                                "when the budget is spent") from None
+
+
+#: the longest agent label a session keeps (an id such as ``20250522_sweagent_claude-4-sonnet`` is 32)
+MAX_AGENT_LABEL = 200
+
+
+def check_agent_label(label, name: str = "--agent") -> str | None:
+    """The label of the agent a session scores (``hspr live start --agent``), stripped, or None.
+
+    A label names the agent in the session file, in ``status`` and its ``--json``, and in a
+    plot's title (a leaderboard trial scored several agents at once and only the session's path
+    told them apart). It is free text: any non-empty line of at most :data:`MAX_AGENT_LABEL`
+    characters.
+
+    Raises
+    ------
+    LiveSessionError
+        For a label that is not a string, is empty, holds a line break or another control
+        character, or is longer than :data:`MAX_AGENT_LABEL` characters (named as ``name``).
+    """
+    if label is None:
+        return None
+    if not isinstance(label, str):
+        raise LiveSessionError(f"{name} must be a text label such as 'claude-4-sonnet (bash-only)', got "
+                               f"{type(label).__name__} {label!r}")
+    text = label.strip()
+    bad = next((c for c in text if unicodedata.category(c) == "Cc"), None)
+    if not text or bad is not None or len(text) > MAX_AGENT_LABEL:
+        why = ("is empty" if not text else f"holds the control character {bad!r}" if bad is not None
+               else f"is {len(text)} characters long, more than {MAX_AGENT_LABEL}")
+        raise LiveSessionError(f"{name} {shorten(label, 60)!r} {why}: give one line of text naming the agent, e.g. its "
+                               "leaderboard id, or leave it out")
+    return text
 
 
 def _check_interval(method: str, stop_width: float | None) -> None:

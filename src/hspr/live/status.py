@@ -62,6 +62,8 @@ class LiveStatus:
         Task -> (source, detail) of each recorded outcome, as the journal's tell (or its latest
         correct) event gives them: ``"record"`` or the absolute path of the ingested file, and what
         the harness output said (a trial had to read the journal to find which file gave a task).
+    agent : str or None
+        The label of the agent the session scores (``hspr live start --agent``), or None.
     hidden_agent : str or None
         The bank agent a trial session hides from the fit (``hspr live start --hide``).
     hidden_score : float or None
@@ -97,6 +99,7 @@ class LiveStatus:
     hidden_agent: str | None = None
     hidden_score: float | None = None
     random_draws: bool = False
+    agent: str | None = None
 
     @property
     def budget_left(self) -> int:
@@ -114,6 +117,7 @@ class LiveStatus:
 
         return {
             "session": self.session,
+            "agent": self.agent,
             "bank": self.bank,
             "bank_label": self.bank_label,
             "bank_digest": self.bank_digest,
