@@ -1049,6 +1049,34 @@ def test_terminal_tables_print_bank_labels_with_brackets_as_typed(synth):
     assert "│ lite[stop 45 pp] " in text  # the rows
 
 
+def test_run_variants_left_out_of_the_macro_mae_are_named(synth):
+    """A session-57 review: a '[batch K]' bank was left out of the macro MAE and the pooled paired rows with no word
+    (the header names only the bank/protocol rows); the file and the terminal now name it, and the macro and the
+    pooled row are those of the plain banks."""
+    from rich.console import Console
+
+    truths, errors = synth  # lite and pro
+    runs = make_runs(errors, truths)
+    extra = runs[runs["bank"] == "pro"].assign(bank="pro[batch 5]", estimate=lambda d: 2 * d["estimate"] - d["truth"])
+    shift = runs[runs["bank"] == "pro"].assign(bank="pro/strongest-3")
+    both = pd.concat([runs, extra, shift], ignore_index=True)
+    table = report.comparison_table(both)
+    plain = report.comparison_table(runs)
+    macro = lambda t: t[t["bank"] == MACRO].set_index("method")["mae_pp"]  # noqa: E731
+    pd.testing.assert_series_equal(macro(table), macro(plain))
+    said = ("Not in the macro MAE nor in the pooled paired rows: pro[batch 5] (run variants: both take each bank's "
+            "plain runs only).")
+    assert said in report.comparison_markdown(table) and said not in report.comparison_markdown(plain)
+    console = Console(record=True, width=250)
+    for t in report.comparison_rich(table):
+        console.print(t)
+    assert said in " ".join(console.export_text().split())
+    def pooled(r):  # Holm aside: its family grows by the variant's rows
+        p = report.paired_analysis(r, "hspr", n_resamples=99)
+        return p[p["bank"] == POOLED].drop(columns="p_holm").reset_index(drop=True)
+    pd.testing.assert_frame_equal(pooled(both), pooled(runs))
+
+
 def test_terminal_macro_table_says_it_is_not_a_four_bank_macro(synth):
     """A trial: comparison.md said a two-bank macro is not comparable with the paper's, the terminal did not."""
     from rich.console import Console

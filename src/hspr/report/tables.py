@@ -174,6 +174,19 @@ def _partial_macro_note(banks: Sequence[str], shown) -> str | None:
             "comparable with a four-bank macro MAE.")
 
 
+def _variant_note(shown) -> str | None:
+    """The sentence naming the run variants (``lite[batch 10]``, ``verified[stop 5 pp]``: a bank label with a
+    bracket and no protocol) among the labels ``shown``, which the macro MAE and the pooled paired rows leave out,
+    or None. The header names the bank/protocol rows as outside the macro MAE; a session-57 review found a
+    ``[batch K]`` bank left out of it with no word."""
+    text = pd.Series(list(dict.fromkeys(map(str, shown))), dtype=object)
+    variants = text[is_shift_protocol(text) & ~text.str.contains("/", regex=False)].tolist()
+    if not variants:
+        return None
+    return (f"Not in the macro MAE nor in the pooled paired rows: {', '.join(variants)} (run variants: both take each "
+            "bank's plain runs only).")
+
+
 def _cmp_header(table: pd.DataFrame) -> list[str]:
     """The comparison columns, with "tasks run" when the runs had a stopping rule."""
     return [*_CMP_HEADER, *(["tasks run"] if _has_tasks_run(table) else [])]
@@ -255,9 +268,9 @@ def comparison_markdown(table: pd.DataFrame, notes: Sequence[str] = ()) -> str:
             out += ["– in the macro column: the method was not run on every bank.", ""]
         if left:
             out += [f"Not in the macro MAE: {', '.join(left)} (it averages the paper's four banks).", ""]
-        note = _partial_macro_note(banks, shown)
-        if note:  # a trial took a 3-bank macro for the paper's
-            out += [note, ""]
+        for note in (_variant_note(shown), _partial_macro_note(banks, shown)):
+            if note:  # a trial took a 3-bank macro for the paper's
+                out += [note, ""]
     if notes:
         out += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
     return "\n".join(out)
@@ -301,9 +314,10 @@ def comparison_rich(table: pd.DataFrame) -> list:
         for cells in wide:
             mt.add_row(*[_rich_cell(x, k) if i else Text(x) for i, (x, k) in enumerate(cells)])
         out.append(mt)
-        note = _partial_macro_note(banks, g.loc[g["bank"] != MACRO, "bank"])
-        if note:  # as comparison.md says it (a trial: only the file did)
-            out.append(Text(note))
+        shown = g.loc[g["bank"] != MACRO, "bank"]
+        for note in (_variant_note(shown), _partial_macro_note(banks, shown)):
+            if note:  # as comparison.md says it (a trial: only the file did)
+                out.append(Text(note))
     return out
 
 
