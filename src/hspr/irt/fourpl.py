@@ -244,6 +244,28 @@ def _unpack(x, m, n):
     return x[:m], x[m:m + n], x[m + n:m + 2 * n], x[m + 2 * n:m + 3 * n], x[m + 3 * n:]
 
 
+def _cell_loglik(Y, c, dc, one_minus_d, s, s1, binary: bool, W=1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Each cell's log-likelihood and its derivative in the success probability p = c + dc * s,
+    times the cell's weight ``W`` (the fit's: 0 for a missing cell, else the multiplicity of a
+    distinct column; 1 for the abilities).
+
+    ``Y`` holds 0/1 outcomes (``binary``) or pass rates in [0, 1]; ``c``, ``dc`` (= d - c) and
+    ``one_minus_d`` (= 1 - d, passed as such so that q = 1 - p is formed without cancellation) are
+    the items' asymptotes, broadcast against ``s`` = logistic(a (theta - b)) and ``s1`` = 1 - s,
+    all of one shape (cells). A 0/1 cell contributes log of its outcome's own probability (p for a
+    success, q for a failure), a pass rate ``y log p + (1 - y) log q`` (the Bernoulli
+    quasi-likelihood; an audit found a rate above 0 once scored as a success while the gradient used
+    2y - 1); probabilities are floored at ``_P_CLIP``. The one likelihood of the fit
+    (:func:`_objective`) and of the abilities (:func:`map_abilities`); PTA-IRT (``seeds/002``, Eq. 2).
+    """
+    if binary:
+        obs = np.maximum(np.where(Y > 0, c + dc * s, one_minus_d + dc * s1), _P_CLIP)
+        return W * np.log(obs), W * (2.0 * Y - 1.0) / obs
+    p = np.maximum(c + dc * s, _P_CLIP)
+    q = np.maximum(one_minus_d + dc * s1, _P_CLIP)
+    return W * (Y * np.log(p) + (1.0 - Y) * np.log(q)), W * (Y / p - (1.0 - Y) / q)
+
+
 def _objective(x, Y, W, m, n, st: FourPLSettings, k=None, binary=True):
     """Negative log posterior and its gradient (vectorised over the (m, n) cells).
 
@@ -267,17 +289,7 @@ def _objective(x, Y, W, m, n, st: FourPLSettings, k=None, binary=True):
     s = expit(z)
     s1 = 1.0 - s
     dc = d - c
-    if binary:
-        # probability of the observed outcome: p for a success, q = 1 - p (without cancellation) for a failure
-        obs = np.where(Y > 0, c + dc * s, one_minus_d + dc * s1)
-        obs = np.maximum(obs, _P_CLIP)
-        ll = W * np.log(obs)
-        r = W * (2.0 * Y - 1.0) / obs  # d loglik / d p
-    else:  # pass rates: y log p + (1 - y) log q
-        p = np.maximum(c + dc * s, _P_CLIP)
-        q = np.maximum(one_minus_d + dc * s1, _P_CLIP)
-        ll = W * (Y * np.log(p) + (1.0 - Y) * np.log(q))
-        r = W * (Y / p - (1.0 - Y) / q)  # d loglik / d p
+    ll, r = _cell_loglik(Y, c, dc, one_minus_d, s, s1, binary, W)
     gz = r * dc * s * s1  # d loglik / d z
     g_theta = (gz * a).sum(axis=1)
     gz_sum = gz.sum(axis=0)
@@ -492,22 +504,14 @@ def map_abilities(bank: FourPLBank, idx, Y, prior_sd: float = 1.0, bound: float 
         return np.zeros(n_agents), np.full(n_agents, prec0)
     a, b, c, d = bank.a[idx], bank.b[idx], bank.c[idx], bank.d[idx]
     binary = bool(np.all((Y == 0) | (Y == 1)))
-    sign = 2.0 * Y - 1.0
 
     def f(theta):
         z = a * (theta[:, None] - b)
         s = expit(z)
         s1 = 1.0 - s
-        if binary:  # the outcome's own probability (one log per cell)
-            obs = np.maximum(np.where(Y > 0, c + (d - c) * s, (1 - d) + (d - c) * s1), _P_CLIP)
-            g = (sign / obs * (d - c) * s * s1 * a).sum(axis=1)
-            ll = np.log(obs).sum()
-        else:  # pass rates: the Bernoulli quasi-likelihood y log p + (1 - y) log(1 - p), as loglik_theta and the fit
-            # take them (an audit: a rate above 0 was scored as a success while the gradient used 2y - 1)
-            p = np.maximum(c + (d - c) * s, _P_CLIP)
-            q = np.maximum((1 - d) + (d - c) * s1, _P_CLIP)
-            g = ((Y / p - (1 - Y) / q) * (d - c) * s * s1 * a).sum(axis=1)
-            ll = (Y * np.log(p) + (1 - Y) * np.log(q)).sum()
+        cells, r = _cell_loglik(Y, c, d - c, 1 - d, s, s1, binary)  # as the fit takes them (pass rates too)
+        g = (r * (d - c) * s * s1 * a).sum(axis=1)
+        ll = cells.sum()
         val = -(ll - 0.5 * prec0 * (theta ** 2).sum())
         return val, -(g - prec0 * theta)
 
