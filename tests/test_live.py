@@ -693,6 +693,22 @@ def test_carrying_a_session_over_keeps_its_tasks_waiting_for_a_re_run(bank, tmp_
     assert any(n.startswith(f"{ran}, this session runs uniform (its defaults): its outcomes carry over") for n in notes), notes
 
 
+def test_an_option_given_twice_with_two_values_is_refused(bank, tmp_path):
+    """A leaderboard trial: `--session a.hspr ... --session b.hspr` recorded into the second without a word (click
+    takes the last value); the same value twice, in either spelling, is allowed."""
+    a = new(bank, tmp_path)
+    t = a.next(1)[0]
+    b = LiveSession.create(tmp_path / "b.hspr", 12, matrix=bank["csv"], config=FAST)
+    res = CliRunner().invoke(main, ["live", "record", "--session", str(a.path), t, "1", "--session", str(b.path)])
+    assert res.exit_code == 2 and "Usage: main live record [OPTIONS]" in res.output
+    assert (f"--session is given twice (--session {a.path}, --session {b.path}); give it once (click would take the "
+            "last, silently)") in " ".join(res.output.split())
+    assert LiveSession.open(a.path).recorded == {} and LiveSession.open(b.path).recorded == {}
+    res = CliRunner().invoke(main, ["live", "next", "--batch", "2", "--batch=3", "--session", str(a.path)])
+    assert res.exit_code == 2 and "--batch is given twice (--batch 2, --batch 3)" in res.output
+    assert cli(["record", f"--session={a.path}", t, "1", "--session", a.path, "--json"])["recorded"]
+
+
 def test_an_agent_label_is_kept_shown_and_checked_against_a_carried_session(bank, tmp_path):
     """A leaderboard trial scored several agents, one session each, and only the session's path told them apart:
     ``--agent`` labels a session; a file without a label is written as before; another session's outcomes carried

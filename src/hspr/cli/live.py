@@ -598,7 +598,33 @@ class LiveGroup(SuggestingGroup):
         if args and args[0] in API_WORDS and args[0] not in self.commands:
             raise click.UsageError(f"No such command {args[0]!r}: `{args[0]}` is the Python API's word; on the command "
                                    f"line it is `hspr live {API_WORDS[args[0]]}`.", ctx)
-        return super().resolve_command(ctx, args)
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if cmd is not None:  # the usage line of the sub-command
+            _refuse_repeated_options(cmd, rest, click.Context(cmd, info_name=name, parent=ctx))
+        return name, cmd, rest
+
+
+def _refuse_repeated_options(cmd: click.Command, args: list[str], ctx: click.Context) -> None:
+    """click.UsageError when an option of ``cmd`` that takes one value is given twice with different values:
+    click takes the last, and a leaderboard trial's ``--session a.hspr ... --session b.hspr`` recorded into the
+    second without a word. Args after ``--`` are arguments; ``--opt=value`` counts as ``--opt value``."""
+    single = {o: p.name for p in cmd.params if isinstance(p, click.Option) and not (p.is_flag or p.multiple or p.count)
+              for o in p.opts}
+    given: dict[str, list[tuple[str, str]]] = {}
+    i = 0
+    while i < len(args) and args[i] != "--":
+        opt, eq, value = args[i].partition("=") if args[i].startswith("--") else (args[i], "", "")
+        if opt in single:
+            if not eq and i + 1 < len(args):
+                value, i = args[i + 1], i + 1
+            given.setdefault(single[opt], []).append((opt, value))
+        i += 1
+    for values in given.values():
+        if len({v for _, v in values}) > 1:
+            shown = ", ".join(f"{o} {v}" for o, v in values)
+            times = "twice" if len(values) == 2 else f"{len(values)} times"
+            raise click.UsageError(f"{values[0][0]} is given {times} ({shown}); give it once (click would take the "
+                                   "last, silently)", ctx)
 
 
 def register(group: click.Group) -> None:
