@@ -1077,6 +1077,57 @@ def test_run_variants_left_out_of_the_macro_mae_are_named(synth):
     pd.testing.assert_frame_equal(pooled(both), pooled(runs))
 
 
+def test_run_variants_are_paired_with_the_same_method_s_plain_runs(tmp_path):
+    """A session-57 note: `hspr report` did not pair `[batch K]` runs with the one-task-at-a-time runs (only a
+    benchmark did). Each variant is compared with the same method's plain runs on the same targets: a known
+    difference of +1 pp on every target is recovered, a method the variant left unchanged has no row, Holm runs over
+    these rows alone, and the answer does not depend on the order of the runs."""
+    rng = np.random.default_rng(4)
+    truths = np.linspace(0.2, 0.7, 12)
+    plain = rng.uniform(0.01, 0.03, (2, 12))
+    errors = {("lite", "hspr"): plain, ("lite[batch 5]", "hspr"): plain + 0.01 / 1.1,  # make_runs scales by 1.1
+              ("lite", "uniform"): rng.normal(0, 0.04, (3, 12)), ("lite[batch 10]", "hspr"): plain - 0.005 / 1.1}
+    errors[("lite[batch 5]", "uniform")] = errors[("lite", "uniform")]
+    runs = make_runs(errors, {"lite": truths, "lite[batch 5]": truths, "lite[batch 10]": truths})
+    runs["target"] = runs["target"].str.replace(r"^.*_a", "lite_a", regex=True)  # the same agents in every variant
+    v = report.variant_analysis(runs, n_resamples=500)
+    assert v["method"].tolist() == ["hspr[batch 5]", "hspr[batch 10]"]  # 5 before 10: numbers by value
+    assert (v["baseline"] == "hspr").all() and (v["bank"] == "lite").all() and (v["n_targets"] == 12).all()
+    np.testing.assert_allclose(v["mean_diff_pp"], [1.0, -0.5], atol=1e-9)
+    np.testing.assert_allclose(v[["ci_low_pp", "ci_high_pp"]].to_numpy(), [[1.0, 1.0], [-0.5, -0.5]], atol=1e-9)
+    assert v["n_baseline_better"].tolist() == [12, 0] and v["n_method_better"].tolist() == [0, 12]
+    np.testing.assert_allclose(v["p_holm"], report.holm(v["p_value"]))
+    assert v.attrs["unchanged"] == {"lite[batch 5]": ["uniform"]}
+    again = report.variant_analysis(runs.sample(frac=1.0, random_state=2), n_resamples=500)
+    pd.testing.assert_frame_equal(again, v)
+    assert report.variant_analysis(runs[runs["bank"] == "lite"], n_resamples=500).empty
+    with pytest.raises(ReportError, match="n_resamples must be a whole number"):
+        report.variant_analysis(runs[runs["bank"] == "lite"], n_resamples=0)
+    # the report writes variants.md / .csv with variants only, and calls one left from an earlier report stale
+    rep = report.write_report(runs, tmp_path, n_resamples=200, figures=False)
+    assert [p.name for p in rep["paths"]] == [*report.TABLE_FILES, *report.VARIANT_FILES]
+    md = (tmp_path / "variants.md").read_text()
+    assert md.startswith("# Run variants against the plain runs") and "| 10 % | hspr[batch 5] | lite | 12 | +1.000 |" in md
+    assert "outcomes): lite[batch 5]: uniform." in md
+    assert pd.read_csv(tmp_path / "variants.csv")["method"].tolist() == ["hspr[batch 5]", "hspr[batch 10]"]
+    rep = report.write_report(runs[runs["bank"] == "lite"], tmp_path, n_resamples=200, figures=False)
+    assert [p.name for p in rep["paths"]] == list(report.TABLE_FILES)
+    assert sorted(p.name for p in rep["stale"]) == sorted(report.VARIANT_FILES)
+
+
+def test_shift_protocols_pool_without_their_run_variants():
+    """With shift protocols only, the pooled paired rows pool them; a run variant of one of them holds the same
+    targets again and is not pooled (a batch study on bash-only pooled each agent four times, and was warned about)."""
+    from hspr.report.inputs import pooled_banks
+
+    assert pooled_banks(["verified/bash-only[batch 10]", "verified/forward-20", "verified/bash-only"]) == [
+        "verified/bash-only", "verified/forward-20"]
+    assert pooled_banks(["lite[batch 5]", "lite", "pro"]) == ["lite", "pro"]
+    assert pooled_banks(["x[batch 5]"]) == ["x[batch 5]"]  # a variant alone: nothing else to pool
+    assert report.bank_order(["lite[batch 10]", "pro", "lite[batch 5]", "lite"]) == [
+        "lite", "lite[batch 5]", "lite[batch 10]", "pro"]
+
+
 def test_terminal_macro_table_says_it_is_not_a_four_bank_macro(synth):
     """A trial: comparison.md said a two-bank macro is not comparable with the paper's, the terminal did not."""
     from rich.console import Console

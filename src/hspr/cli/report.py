@@ -49,6 +49,9 @@ def register(group: click.Group) -> None:
                                 second best marked), 90 % coverage and width; macro MAE
           paired.md / .csv      per method vs --baseline: mean per-target |error| difference
                                 (pp, + = baseline better), 95 % bootstrap CI, Wilcoxon p, Holm p
+          variants.md / .csv    with run variants (a bank replayed with --batch K or
+                                --stop-width W beside its plain runs): each against the
+                                same method's plain runs, as paired.md
           budget_curves (with 2+ budgets), estimate_vs_truth, coverage  (.png and .svg)
         """
         # here, not at the top: hspr.report loads scipy.stats and pandas, ~0.8 s of every TAB of shell completion
@@ -62,6 +65,7 @@ def register(group: click.Group) -> None:
             read_results,
             report_files,
             shift_flag_notes,
+            variant_rich,
             write_report,
         )
         from ..report.figures import at_budgets, figure_budgets, has_budget_sweep
@@ -116,6 +120,8 @@ def register(group: click.Group) -> None:
             why = (f"no method other than {baseline!r} in the results" if not other else
                    f"no other method ran on the same bank, budget and targets as {baseline!r}")
             err.print(f"{why}: no paired analysis", markup=False, highlight=False)
+        if len(rep["variants"]) or rep["variants"].attrs["unchanged"]:
+            print_table(out, variant_rich(rep["variants"]), keep=3)
         if figures and not has_budget_sweep(runs):
             err.print("note: one budget per bank and method in the results, so no budget_curves figure (it needs a sweep, e.g. "
                       "`hspr replay --budget 0.05,0.10,0.15,0.20`)", markup=False, highlight=False)
@@ -148,6 +154,6 @@ def register(group: click.Group) -> None:
         for p in rep["paths"]:
             out.print(str(p), highlight=False, soft_wrap=True)
         if rep["stale"]:
-            err.print(f"note: {len(rep['stale'])} figure file(s) in {out_dir} are from an earlier report, not made by "
+            err.print(f"note: {len(rep['stale'])} file(s) in {out_dir} are from an earlier report, not made by "
                       f"this one ({', '.join(p.name for p in rep['stale'])}): they do not show these results; delete "
                       "them or use another --out-dir", markup=False, soft_wrap=True)

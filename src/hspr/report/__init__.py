@@ -9,6 +9,7 @@ Library entry points (no CLI needed)::
     runs = read_results(["sweep.json", "main.json"])
     table = comparison_table(runs)            # per bank MAE / MaxErr / tau_b, macro MAE, coverage
     paired = paired_analysis(runs, "hspr")    # method - baseline, bootstrap CI, Wilcoxon, Holm
+    variants = variant_analysis(runs)         # 'lite[batch 10]' runs - the same method's 'lite' runs
     paths = make_figures(runs, "report/")     # PNG + SVG
 """
 
@@ -65,15 +66,25 @@ from .stats import (
     seed_metrics,
     shift_flag_notes,
     summarize,
+    variant_analysis,
 )
-from .tables import comparison_markdown, comparison_rich, comparison_table, paired_markdown, paired_rich
+from .tables import (
+    VARIANT_TITLE,
+    comparison_markdown,
+    comparison_rich,
+    comparison_table,
+    paired_markdown,
+    paired_rich,
+    variant_markdown,
+    variant_rich,
+)
 
 __all__ = ["BAND_PP", "DECIMALS", "MACRO", "MAIN_FRACTION", "NOMINAL_LEVEL", "POOLED", "REQUIRED_COLUMNS", "RUN_KEY", "TABLE_FILES",
-           "ZERO_METHOD", "ReportError", "ReportWarning", "bank_order", "comparison_markdown", "comparison_rich", "comparison_table",
-           "coverage_table", "default_baseline", "figure_budget_curves", "figure_coverage", "figure_estimate_vs_truth", "holm",
-           "is_report_file", "is_shift_protocol", "macro_banks", "make_figures", "paired_analysis", "paired_markdown", "paired_rich",
-           "paired_stats", "pass_rate_notes", "per_target_errors", "read_results", "report_files", "runs_frame", "seed_metrics",
-           "shift_flag_notes", "summarize", "write_report"]
+           "VARIANT_FILES", "ZERO_METHOD", "ReportError", "ReportWarning", "bank_order", "comparison_markdown", "comparison_rich",
+           "comparison_table", "coverage_table", "default_baseline", "figure_budget_curves", "figure_coverage", "figure_estimate_vs_truth",
+           "holm", "is_report_file", "is_shift_protocol", "macro_banks", "make_figures", "paired_analysis", "paired_markdown",
+           "paired_rich", "paired_stats", "pass_rate_notes", "per_target_errors", "read_results", "report_files", "runs_frame",
+           "seed_metrics", "shift_flag_notes", "summarize", "variant_analysis", "variant_markdown", "variant_rich", "write_report"]
 
 
 
@@ -83,13 +94,16 @@ __all__ = ["BAND_PP", "DECIMALS", "MACRO", "MAIN_FRACTION", "NOMINAL_LEVEL", "PO
 
 #: the tables :func:`write_report` writes
 TABLE_FILES = ("comparison.md", "comparison.csv", "paired.md", "paired.csv")
+#: the tables :func:`write_report` writes when the runs hold run variants of a plain bank (:func:`variant_analysis`)
+VARIANT_FILES = ("variants.md", "variants.csv")
 
 
 def report_files(figures: bool = True) -> tuple[str, ...]:
     """The names of the files :func:`write_report` may write in its folder (a figure that has
     nothing to show, e.g. budget curves of one budget, is not written): the CLI checks that none
     of them would replace a file it must not."""
-    return TABLE_FILES + (tuple(f"{s}.{e}" for s in FIGURE_STEMS for e in FIGURE_FORMATS) if figures else ())
+    return TABLE_FILES + VARIANT_FILES + (tuple(f"{s}.{e}" for s in FIGURE_STEMS for e in FIGURE_FORMATS) if figures
+                                          else ())
 
 
 #: how the first line of each table file :func:`write_report` writes starts, and text it holds (an empty file counts
@@ -97,7 +111,9 @@ def report_files(figures: bool = True) -> tuple[str, ...]:
 _TABLE_HEADS = {"comparison.md": ("# Score recovery: comparison", ""),
                 "paired.md": ("# Paired comparison against the baseline", ""),
                 "comparison.csv": ("budget_fraction,budget,bank,method,", ",mae_rank,"),
-                "paired.csv": ("budget_fraction,method,baseline,", "")}
+                "paired.csv": ("budget_fraction,method,baseline,", ""),
+                "variants.md": (VARIANT_TITLE, ""),
+                "variants.csv": ("budget_fraction,method,baseline,", "")}
 
 
 def is_report_file(path: str | Path) -> bool:
@@ -202,8 +218,9 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
     Returns
     -------
     dict
-        ``comparison`` and ``paired`` DataFrames, ``paths``: the written files
-        (comparison.md, comparison.csv, paired.md, paired.csv, then the figures), and ``stale``:
+        ``comparison``, ``paired`` and ``variants`` (:func:`variant_analysis`) DataFrames, ``paths``: the
+        written files (comparison.md, comparison.csv, paired.md, paired.csv, variants.md and variants.csv
+        when the runs hold run variants of a plain bank, then the figures), and ``stale``:
         figure files of those names already in ``out_dir`` that this report did not write
         (from an earlier report; left in place).
 
@@ -246,7 +263,10 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
                               "move that folder away or use another --out-dir")
         # a hostile trial: a user's files named like the report's were replaced without a word; checked for the
         # files this report writes (a re-trial: a budget_curves.png of one's own was refused by a report of one budget)
-        writes = [n for n in report_files(figures) if not n.startswith("budget_curves.") or has_budget_sweep(runs)]
+        variants = variant_analysis(runs, n_resamples, seed)  # first: whether variants.md / .csv are written
+        with_variants = bool(len(variants) or variants.attrs["unchanged"])  # a variant that changed nothing: said
+        writes = [n for n in report_files(figures) if (not n.startswith("budget_curves.") or has_budget_sweep(runs))
+                  and (n not in VARIANT_FILES or with_variants)]
         foreign = next((out_dir / n for n in writes if (out_dir / n).is_file() and not is_report_file(out_dir / n)), None)
         if foreign is not None:
             raise ReportError(f"{foreign} exists and is not the {foreign.name} of an hspr report; it is not replaced "
@@ -269,12 +289,16 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
             raise ReportError(_unwritten(out_dir, exc)) from exc
         try:
             try:
-                for name, text in [("comparison.md", comparison_markdown(table, [*notes, *pass_rate_notes(runs)])),
-                                   ("paired.md", paired_markdown(paired, n_resamples, seed))]:
+                texts = [("comparison.md", comparison_markdown(table, [*notes, *pass_rate_notes(runs)])),
+                         ("paired.md", paired_markdown(paired, n_resamples, seed))]
+                if with_variants:
+                    texts.append(("variants.md", variant_markdown(variants, n_resamples, seed)))
+                    variants.to_csv(staging / "variants.csv", index=False)
+                for name, text in texts:
                     (staging / name).write_text(text, encoding="utf-8")
                 table.to_csv(staging / "comparison.csv", index=False)
                 paired.to_csv(staging / "paired.csv", index=False)
-                staged = [staging / n for n in TABLE_FILES]
+                staged = [staging / n for n in TABLE_FILES + (VARIANT_FILES if with_variants else ())]
                 if figures:
                     staged += make_figures(runs, staging, baseline, also)
             except OSError as exc:  # e.g. a full disk: named by the folder, not the staging file
@@ -286,5 +310,5 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
         # sweep stayed beside the tables of a one-budget report); never deleted here, the caller says so
         stale = [out_dir / n for n in report_files(True)
                  if (out_dir / n).is_file() and out_dir / n not in paths and is_report_file(out_dir / n)]
-    return {"comparison": table, "paired": paired, "paths": paths, "stale": stale}
+    return {"comparison": table, "paired": paired, "variants": variants, "paths": paths, "stale": stale}
 

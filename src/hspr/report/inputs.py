@@ -553,8 +553,8 @@ def _warn_one_matrix_two_labels(runs: pd.DataFrame) -> None:
     cols = ["matrix_digest", "protocol", "target", "method", "budget_fraction"]
     # only labels the macro MAE and the pooled rows count: a shift protocol or variant ('lite[stop 10 pp]') is left
     # out of both (a hostile trial was told to relabel such runs, which nothing counted twice), unless there are only
-    # shift protocols, which the pooled paired rows then pool
-    counted = runs[runs.groupby("budget_fraction")["bank"].transform(lambda b: b.isin(macro_banks(b) or list(b)))]
+    # shift protocols, which the pooled paired rows then pool (but for run variants of one of them: pooled_banks)
+    counted = runs[runs.groupby("budget_fraction")["bank"].transform(lambda b: b.isin(pooled_banks(b)))]
     known = counted.dropna(subset=["matrix_digest"]).reindex(columns=["bank", *cols]).drop_duplicates()
     known = known.assign(protocol=known["protocol"].fillna("folds"))
     shared = known[known.duplicated(cols, keep=False)]  # a run of the same matrix, protocol, target, method, budget
@@ -637,6 +637,17 @@ def is_shift_protocol(banks: pd.Series) -> pd.Series:
     return text.str.contains("/", regex=False) | text.str.contains("[", regex=False)
 
 
+def pooled_banks(banks: Iterable[str]) -> list[str]:
+    """The banks the pooled paired rows pool: :func:`macro_banks`, else (shift protocols only) those that
+    are no run variant of another of ``banks`` (``verified/bash-only[batch 10]`` beside
+    ``verified/bash-only``: the same targets again, which :func:`~hspr.report.stats.variant_analysis`
+    pairs with them), else every label. In :func:`bank_order`."""
+    ordered = bank_order(banks)
+    there = set(ordered)
+    return (macro_banks(ordered) or [b for b in ordered if re.sub(r"\[.*\]$", "", str(b)) not in there - {b}]
+            or ordered)
+
+
 def macro_banks(banks: Iterable[str]) -> list[str]:
     """The banks the macro MAE averages and the pooled paired rows pool: the paper's four banks
     (lite, verified, full, pro) among ``banks`` when any is there, else every plain bank (a
@@ -651,11 +662,14 @@ def macro_banks(banks: Iterable[str]) -> list[str]:
 
 def bank_order(banks: Iterable[str]) -> list[str]:
     """Banks in the paper's order (lite, verified, full, pro), each followed by its protocols and
-    variants (``verified/bash-only``, ``lite[300 tasks]``) by name, then other banks by name: the
-    same order whatever the order of the files and runs."""
+    variants (``verified/bash-only``, ``lite[300 tasks]``) by name, numbers in it by value
+    (``lite[batch 5]`` before ``lite[batch 10]``), then other banks by name: the same order whatever
+    the order of the files and runs."""
     def key(b) -> tuple:
         base = re.split(r"[/\[]", str(b), maxsplit=1)[0]
-        return (BANK_ORDER.index(base) if base in BANK_ORDER else len(BANK_ORDER), base, str(b) != base, str(b))
+        # text and numbers alternate from a text part (maybe empty), so the lists compare part by part
+        natural = [int(t) if k % 2 else t for k, t in enumerate(re.split(r"(\d+)", str(b)))]
+        return (BANK_ORDER.index(base) if base in BANK_ORDER else len(BANK_ORDER), base, str(b) != base, natural, str(b))
 
     return sorted(dict.fromkeys(banks), key=key)
 

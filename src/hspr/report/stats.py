@@ -28,6 +28,7 @@ from .inputs import (
     bank_order,
     default_baseline,
     macro_banks,
+    pooled_banks,
 )
 
 
@@ -502,7 +503,7 @@ def paired_analysis(runs: pd.DataFrame, baseline: str | None = None, n_resamples
             bank_of = d.index.get_level_values("bank")
             present = [b for b in banks if b in bank_of]
             groups = [(b, d[bank_of == b]) for b in present]
-            pool = macro_banks(present) or present  # shift protocols only: they pool with each other
+            pool = pooled_banks(present)  # shift protocols only: they pool with each other, but for run variants
             if len(pool) > 1:
                 groups.append((POOLED, d[bank_of.isin(pool)]))
             for b, sub in groups:
@@ -529,6 +530,69 @@ def paired_analysis(runs: pd.DataFrame, baseline: str | None = None, n_resamples
     out = pd.DataFrame(rows, columns=cols[:-1])
     out["p_holm"] = holm(out["p_value"].to_numpy(float)) if len(out) else []
     return out[cols]
+
+
+def variant_analysis(runs: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
+    """Each run variant against the plain runs of the same method on the same targets.
+
+    A run variant is a bank label ``B[...]`` (``hspr replay --batch K``: ``B[batch K]``; ``--stop-width W``:
+    ``B[stop W pp]``) whose plain bank ``B`` is among the runs; for every method that ran both, the variant's
+    runs are compared with the plain runs as :func:`paired_analysis` compares a method with its baseline, on
+    the targets both ran: ``d = err_variant - err_plain`` of the seed-averaged absolute errors (pp; positive =
+    the plain runs are better), its mean with a 95 % percentile bootstrap interval over the targets and the
+    query seeds (:func:`two_way_ci`; one draw of seeds where both ran the same), and a two-sided Wilcoxon
+    signed-rank p. Holm's correction runs over these rows only (a family of their own: the rows of
+    :func:`paired_analysis` are unchanged by them). Until session 58 only ``benchmarks/batch_vs_sequential.py``
+    paired rounds with one task at a time.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        Run records (see :func:`comparison_table`).
+    n_resamples, seed : see :func:`paired_analysis`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`paired_analysis`'s columns: ``method`` the variant's label (``hspr_robust[batch 10]``),
+        ``baseline`` the method, ``bank`` the plain bank; no pooled or macro rows. A variant that changed
+        no target's error (a method whose tasks do not depend on the outcomes, in rounds) has no row: its
+        methods are in ``attrs["unchanged"]``, a dict: variant bank label -> methods. Empty (same columns)
+        when no variant has a plain bank among the runs.
+
+    Raises
+    ------
+    ReportError
+        As :func:`paired_analysis` (``n_resamples``).
+    """
+    runs = _check_runs(runs)
+    label = runs["bank"].astype(str)
+    plain = label.str.replace(r"\[.*\]$", "", regex=True)  # 'lite[batch 5]' -> 'lite'; a user's label has no '['
+    is_variant = (plain != label) & plain.isin(set(label[plain == label]))
+    parts, unchanged = [], {}
+    for v in bank_order(label[is_variant]):
+        base = plain[label == v].iloc[0]
+        suffix = v[len(base):]
+        of = runs[(label == base) | (label == v)]
+        for m in _methods(of[of["bank"] == v]):
+            pair = of[of["method"] == m]
+            if not (pair["bank"] == base).any():
+                continue
+            moved = pair.assign(method=np.where(pair["bank"] == v, f"{m}{suffix}", m), bank=base)
+            part = paired_analysis(moved, m, n_resamples, seed).drop(columns="p_holm")
+            same = (part["n_baseline_better"] == 0) & (part["n_method_better"] == 0)  # no error changed: no test
+            if same.all():
+                unchanged.setdefault(v, []).append(m)
+            parts.append(part[~same])
+    cols = ["budget_fraction", "method", "baseline", "bank", "n_targets", "mean_diff_pp", "ci_low_pp", "ci_high_pp",
+            "median_diff_pp", "n_baseline_better", "n_method_better", "wilcoxon_stat", "p_value", "p_holm"]
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
+        paired_analysis(runs, None, n_resamples, seed)  # its refusal of the value, when no variant called it
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols[:-1])
+    out["p_holm"] = holm(out["p_value"].to_numpy(float)) if len(out) else []
+    out = out[cols]
+    out.attrs["unchanged"] = unchanged
+    return out
 
 
 def _wilson(p: float, n: float, z: float = 1.959964) -> tuple[float, float]:

@@ -409,6 +409,76 @@ def paired_markdown(paired: pd.DataFrame, n_resamples: int | None = None, seed: 
     return "\n".join(out)
 
 
+#: the first line of variants.md (:func:`variant_markdown`)
+VARIANT_TITLE = "# Run variants against the plain runs"
+
+
+def _variant_header() -> list[str]:
+    """:func:`_pair_header`'s columns for :func:`_pair_cells` of a variant row (its method is the variant's label)."""
+    return ["budget", "variant", "bank", "targets", "mean Δ (pp)", "95 % CI (pp)", "median Δ (pp)",
+            "targets plain better / worse", "p (Wilcoxon)", "Holm p"]
+
+
+def _unchanged_text(variants: pd.DataFrame) -> str:
+    """'uniform, faq (in lite[batch 5], lite[batch 10])' or 'lite[batch 5]: uniform; lite[batch 10]: uniform, faq': the methods
+    whose errors a variant changed on no target (``attrs["unchanged"]`` of :func:`~hspr.report.stats.variant_analysis`);
+    '' for none."""
+    unchanged = variants.attrs.get("unchanged") or {}
+    lists = {tuple(ms) for ms in unchanged.values()}
+    if not unchanged:
+        return ""
+    if len(lists) == 1 and len(unchanged) > 1:
+        return f"{', '.join(next(iter(lists)))} (in {', '.join(unchanged)})"
+    return "; ".join(f"{v}: {', '.join(ms)}" for v, ms in unchanged.items())
+
+
+def _variants_intro(variants: pd.DataFrame, n_resamples: int | None, seed: int | None) -> str:
+    boot = f"{n_resamples:,} resamples, seed {seed}" if n_resamples is not None else "see --n-resamples"
+    unchanged = _unchanged_text(variants)
+    return ("Each run variant (a bank label `B[...]`: `hspr replay --batch K`, `--stop-width W`) against the same "
+            "method's runs on the plain bank B, on the targets both ran. Δ = seed-averaged absolute error of the "
+            "variant − that of the plain runs on the same target, in pp; positive = the plain runs better. Mean Δ "
+            f"with a 95 % percentile bootstrap interval ({boot}) over the targets and the query seeds, and a two-sided "
+            f"Wilcoxon signed-rank test (zero_method='{ZERO_METHOD}'), as in paired.md; Holm's correction over "
+            f"{_comparisons(len(variants))} here (a family of its own: paired.md's Holm p do not count these)."
+            + (f" No row where the variant changed no target's error (methods whose tasks do not depend on the "
+               f"outcomes): {unchanged}." if unchanged else "") + _few_pairs(variants))
+
+
+def variant_markdown(variants: pd.DataFrame, n_resamples: int | None = None, seed: int | None = None) -> str:
+    """Markdown for :func:`~hspr.report.stats.variant_analysis`; Holm p < 0.05 in bold."""
+    out = [VARIANT_TITLE, "", _variants_intro(variants, n_resamples, seed), ""]
+    rows = []
+    for r in variants.itertuples():
+        cells = _pair_cells(r)
+        if not pd.isna(r.p_holm) and r.p_holm < 0.05:
+            cells[-1] = f"**{cells[-1]}**"
+        rows.append(cells)
+    if rows:
+        out += [_md_table(_variant_header(), rows, [False, False, False] + [True] * 7), ""]
+    return "\n".join(out)
+
+
+def variant_rich(variants: pd.DataFrame):
+    """rich Table for :func:`~hspr.report.stats.variant_analysis`; Holm p < 0.05 in bold."""
+    from rich.table import Table
+    from rich.text import Text
+
+    unchanged = _unchanged_text(variants)
+    # Text: '[batch 10]' is no rich markup
+    t = Table(title="Run variants against the same method's plain runs: |error| difference (pp; + = plain better)",
+              caption=Text("95 % percentile bootstrap CI; Wilcoxon signed-rank; Holm over these rows"
+                           + (f"; no row where the variant changed no error: {unchanged}" if unchanged else "") + "."
+                           + _few_pairs(variants)))
+    for h in _variant_header():
+        t.add_column(h, justify="left" if h in ("variant", "bank") else "right", no_wrap=h in ("bank", "variant"))
+    for r in variants.itertuples():
+        cells = [Text(c, no_wrap=k == 5) for k, c in enumerate(_pair_cells(r))]
+        cells[-1].stylize("bold" if not pd.isna(r.p_holm) and r.p_holm < 0.05 else "")
+        t.add_row(*cells)
+    return t
+
+
 def paired_rich(paired: pd.DataFrame):
     """rich Table for :func:`paired_analysis`; Holm p < 0.05 in bold."""
     from rich.markup import escape
