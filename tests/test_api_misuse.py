@@ -997,6 +997,44 @@ def test_tinybench_gives_one_estimate_however_often_it_is_asked(sim):
     assert often.estimate() == once.estimate() == often.estimate()
 
 
+def test_a_score_estimate_refuses_arrays_one_end_and_swapped_ends(sim):
+    """An extension trial: a point given as an array of one value (a model's predict) raised numpy's TypeError as a
+    traceback from replay and live; an interval of one end was kept (coverage '-'), swapped ends became a zero-width
+    interval (coverage 0.00), and a `_select_batch` that returned 4 of 5 tasks was told as a spent budget."""
+    from hspr.data.folds import make_folds
+    from hspr.replay import replay
+    from hspr.session import ScoreEstimate
+
+    def est(**kw):
+        return ScoreEstimate(**{"point": 0.5, "lower": 0.4, "upper": 0.6, "n_queried": 1, "budget": 1, **kw})
+
+    assert est(point=np.array(0.25)).point == 0.25 and est(lower=np.float32(0.25)).lower == 0.25  # 0-d and numpy scalars
+    assert est(lower=None, upper=None).width is None and est(lower=0.6).lower == 0.5  # no interval; an end past the point
+    for kw, match in (({"point": np.array([0.5])}, r"point must be a number \(0-1 scale\), got an array of shape \(1,\): "
+                                                     r"give float\(x\[0\]\) for an array of one value"),
+                      ({"upper": np.array([0.5, 0.6])}, r"upper must be a number \(0-1 scale\) or None, got an array of "
+                                                          r"shape \(2,\)$"),
+                      ({"point": None}, r"point must be a number \(0-1 scale\), got NoneType"),
+                      ({"point": "0.5"}, r"point must be a number \(0-1 scale\), got str '0.5'"),
+                      ({"mean": True}, r"mean must be a number \(0-1 scale\) or None, got bool True"),
+                      ({"upper": None}, r"an interval needs both ends or neither, got lower=0.4, upper=None"),
+                      ({"lower": 0.7, "upper": 0.3}, r"lower 0.7 is above upper 0.3: are the ends swapped\?")):
+        with pytest.raises(HsprError, match="ScoreEstimate: " + match):
+            est(**kw)
+    folds = make_folds(sim.agents)
+    arr = lambda self: ScoreEstimate(point=np.array([0.5]), n_queried=self.n_queried, budget=self.budget)  # noqa: E731
+    with pytest.raises(HsprError, match=r"point must be a number \(0-1 scale\), got an array of shape \(1,\)"):
+        replay("x", sim, {"m": _user_method(estimate=arr)}, folds=folds)
+
+    src = sim.rows(range(1, 20))
+    fewer = _user_method().fit(src).start(10, 0)
+    type(fewer)._select_batch = lambda self, k, exclude: list(np.flatnonzero(~exclude)[:k - 1])
+    with pytest.raises(MethodError, match=r"Sess._select_batch returned 4 task\(s\) where 5 were asked for: it must "
+                                          r"return exactly k column indices"):
+        fewer.ask_batch(5)
+    assert fewer.pending == []
+
+
 def test_an_empty_path_is_not_the_current_folder():
     from hspr.data.io import load_matrix
 

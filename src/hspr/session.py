@@ -103,10 +103,26 @@ class ScoreEstimate:
     def __post_init__(self) -> None:
         for name in ("point", "mean", "median", "lower", "upper"):  # plain floats, whatever numpy gave
             value = getattr(self, name)
+            if isinstance(value, np.ndarray) and value.ndim == 0:
+                value = value.item()
+            if value is None and name == "point" or value is not None and (
+                    isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer))):
+                # a method-writer's trial: an array of one value (a model's predict) gave numpy's TypeError
+                what = (f"an array of shape {value.shape}" if isinstance(value, np.ndarray)
+                        else f"{type(value).__name__} {brief(value)}")
+                raise HsprError(f"ScoreEstimate: {name} must be a number (0-1 scale){'' if name == 'point' else ' or None'},"
+                                f" got {what}" + (": give float(x[0]) for an array of one value"
+                                                  if isinstance(value, np.ndarray) and value.size == 1 else ""))
             if value is not None:
                 object.__setattr__(self, name, float(value))
         if isinstance(self.level, bool) or not isinstance(self.level, numbers.Real) or not 0 < self.level < 1:
             raise HsprError(f"ScoreEstimate: level must be the interval's level in (0, 1), e.g. 0.9, got {self.level!r}")
+        # a method-writer's trial: one end alone was kept (coverage '-'), and swapped ends became a zero-width interval
+        if (self.lower is None) != (self.upper is None):
+            raise HsprError(f"ScoreEstimate: an interval needs both ends or neither, got lower={self.lower!r}, "
+                            f"upper={self.upper!r}")
+        if self.lower is not None and self.lower > self.upper:
+            raise HsprError(f"ScoreEstimate: lower {self.lower!r} is above upper {self.upper!r}: are the ends swapped?")
         if self.lower is not None and self.lower > self.point:
             object.__setattr__(self, "lower", float(self.point))
         if self.upper is not None and self.upper < self.point:
@@ -453,6 +469,9 @@ class Session(ABC):
             with _method_code(self, "_select_batch()" if own_batch else "_select()"):
                 picks = self._select_batch(k - len(self._pending), exclude)
             new = [self._column_index(j) for j in picks]
+            if len(new) != k - len(self._pending):  # a method-writer's trial: 4 of 5 was told as a spent budget
+                raise MethodError(f"{type(self).__name__}._select_batch returned {len(new)} task(s) where "
+                                  f"{k - len(self._pending)} were asked for: it must return exactly k column indices")
             if len(set(new)) != len(new) or exclude[new].any():
                 raise MethodError(f"{type(self).__name__} selected an observed, pending or repeated task: "
                                   f"{[self.tasks[j] for j in new if exclude[j]] or 'a task twice'}; a selection "

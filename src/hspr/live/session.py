@@ -1009,13 +1009,15 @@ class LiveSession:
             return None
         ends = [est.point] + [v for v in (est.lower, est.upper) if v is not None]
         if not np.all(np.isfinite(ends)):
+            # the whole estimate, interval too (a method-writer's trial: a NaN lower end was shown as the fine point)
+            shown = f"{est.point!r}" + ("" if est.lower is None else f" [{est.lower!r}, {est.upper!r}]")
             if defined_outside_hspr(self.session):  # a method-writer's trial: the cache was blamed
                 raise LiveSessionError(f"{self.path}: the {self.doc['method']['name']} estimate is not a number "
-                                       f"({est.point!r}): {type(self.session).__qualname__}.estimate() returned it (a "
+                                       f"({shown}): {type(self.session).__qualname__}.estimate() returned it (a "
                                        "method of your own: fix its estimate; the recorded outcomes are safe in the "
                                        "session file)")
             raise LiveSessionError(f"{self.path}: the {self.doc['method']['name']} estimate is not a number "
-                                   f"({est.point!r}): its fitted model is damaged; delete its fit-cache entry "
+                                   f"({shown}): its fitted model is damaged; delete its fit-cache entry "
                                    f"({self._cache_entry()}, if it is there) and run the command again (the recorded "
                                    "outcomes are safe in the session file)")
         return est
