@@ -180,6 +180,35 @@ def test_an_installed_method_runs_by_name_and_bad_entries_are_named(plugin):
     assert said[1].startswith("method 'notmethod' of myplug")
 
 
+def test_hspr_methods_lists_each_method_its_package_and_whether_it_loads(plugin):
+    """An extension trial: no command said which methods run by name, from which package, and that two of the
+    names `--help` listed as known (a broken import, a function) cannot run."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = CliRunner().invoke(main, ["methods", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = {r["name"]: r for r in json.loads(res.stdout)}
+    assert list(rows)[:3] == ["hspr", "hspr_auto", "hspr_robust"] and list(rows)[-1] == "twin"  # refused: last
+    assert rows["hspr"] == {"name": "hspr", "package": None, "loads": True, "error": None,
+                            "summary": "Hierarchical score posterior recovery (seeds/000, HSPR_SPEC).", "interval": True,
+                            "seed_kind": "adaptive", "accepts_pass_rates": True, "accepts_missing": True, "in_all": True}
+    assert rows["tinybench"]["interval"] is False and rows["hspr_auto"]["in_all"] is False
+    assert rows["uniform"]["seed_kind"] == "sampling" and rows["disco"]["seed_kind"] == "deterministic"
+    v = rows["variance"]
+    assert (v["package"], v["loads"], v["seed_kind"], v["summary"]) == ("myplug 0.1", True, "deterministic", "")
+    assert rows["sub"]["package"] == "otherplug 0.1" and rows["sub"]["loads"]
+    assert not rows["broken"]["loads"] and "does not load: ModuleNotFoundError" in rows["broken"]["error"]
+    assert not rows["notmethod"]["loads"] and "not a subclass of hspr.session.Method" in rows["notmethod"]["error"]
+    assert rows["twin"]["package"] == "myplug (myplug:Variance) and otherplug (otherplug:Sub)"
+    assert not rows["twin"]["loads"] and "neither is used" in rows["twin"]["error"]
+    assert rows["broken"]["interval"] is None and rows["broken"]["seed_kind"] is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        text = CliRunner().invoke(main, ["methods"], env={"COLUMNS": "200"})
+    assert text.exit_code == 0 and "note: 3 method(s) do not load and cannot run: broken, notmethod, twin" in text.output
+    assert re.search(r"variance +│ myplug 0.1 +│ yes +│ deterministic", text.output), text.output
+
+
 def test_the_command_line_replays_and_scores_live_with_an_installed_method(plugin, tmp_path, small_bank):
     csv = tmp_path / "bank.csv"
     write_wide_csv(small_bank, csv)

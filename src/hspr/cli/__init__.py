@@ -16,7 +16,7 @@ from .meta import SuggestingGroup, restore_help
 #: command name -> the sub-module that registers it; imported only when the command runs, so
 #: ``hspr live status`` does not pay for the replay and report stack (click's lazy-group pattern)
 LAZY_COMMANDS = MappingProxyType({"banks": "bank", "bank": "bank", "replay": "replay_cmd", "report": "report",
-                                  "select": "select", "live": "live", "cache": "cache"})
+                                  "select": "select", "live": "live", "cache": "cache", "methods": "methods_cmd"})
 
 
 def echo_no_task(raw: tuple[str, ...]) -> None:

@@ -183,6 +183,39 @@ def method_class(name: str) -> type[Method]:
     return obj
 
 
+def describe_methods() -> list[dict]:
+    """One dict per method that runs by name (:func:`registry`, in its order), then per name an installed
+    package registers that does not run (two packages register it): what ``hspr methods`` lists.
+
+    Keys: ``name``; ``package`` (``'<package> <version>'`` of the package that registers it, None for
+    hspr's own); ``loads`` (False when its class does not import, is no :class:`~hspr.session.Method` or two
+    packages register the name); ``error`` (why not, else None); ``summary`` (the first paragraph of the class's
+    docstring on one line, '' without one); ``interval`` (it gives a 90 % interval: ``gives_interval``), ``seed_kind``,
+    ``accepts_pass_rates``, ``accepts_missing`` and ``in_all`` (run by ``--methods all``), None where it does
+    not load. An extension trial had to read ``--help`` and Python to see that its method was found, by
+    which package, and that two broken entries were listed as known.
+    """
+    names = [*registry(), *(n for n, (v, _) in _installed().items() if not v)]
+    out = []
+    for name in names:
+        row = {"name": name, "package": method_package(name) or (None if name in REGISTRY else _installed()[name][1]),
+               "loads": True, "error": None, "summary": "", "interval": None, "seed_kind": None,
+               "accepts_pass_rates": None, "accepts_missing": None, "in_all": None}
+        try:
+            cls = method_class(name)
+            kind = cls().seed_kind  # an instance's: HSPR's depends on its settings (a property of the class)
+        except Exception as exc:  # an installed package's class that does not build with its defaults too
+            row.update(loads=False, error=str(exc) if isinstance(exc, HsprError) else
+                       f"method {name!r} does not build with its default settings: {type(exc).__name__}: {exc}")
+        else:
+            first = (cls.__doc__ or "").strip().split("\n\n")[0]  # the first paragraph, on one line
+            row.update(summary=" ".join(first.split()), interval=bool(cls.gives_interval), seed_kind=str(kind),
+                       accepts_pass_rates=bool(cls.accepts_pass_rates), accepts_missing=bool(cls.accepts_missing),
+                       in_all=bool(cls.in_all))
+        out.append(row)
+    return out
+
+
 def get_method(name: str, **params) -> Method:
     """Instantiate a registered method with keyword settings.
 

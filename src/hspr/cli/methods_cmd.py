@@ -1,0 +1,58 @@
+"""``hspr methods``: the methods that run by name, hspr's own and those installed packages register."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+def register(group: click.Group) -> None:
+    """Add ``methods`` (:func:`hspr.methods.describe_methods` as a table or JSON) to the CLI ``group``."""
+    group.add_command(methods_cmd)
+
+
+@click.command("methods")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON list (one object per method) for scripts: name, package, loads, error, summary, "
+                   "interval, seed_kind, accepts_pass_rates, accepts_missing, in_all.")
+def methods_cmd(as_json: bool) -> None:
+    """List the methods that run by name (--methods, live start --method): hspr's own, then those installed
+    packages register (docs/python-api.md, 'Your own method'), with the package, whether each loads, and what
+    it gives.
+
+    \b
+    interval  a 90 % interval (else a point only: no stop width, no coverage)
+    seeds     what replay's seeds vary: sampling (random draws, 10 seeds), adaptive
+              (tie-breaks, 5), deterministic (1 seed)
+    rates     takes pass rates over repeated trials (Terminal-Bench), not only 0/1
+    all       run by `--methods all`
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..methods import describe_methods
+    from .display import console as make_console
+
+    rows = describe_methods()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    console = make_console()
+
+    def yes(v) -> str:
+        return "-" if v is None else "yes" if v else "no"
+
+    table = Table(title="Methods")
+    for col in ("method", "from", "interval", "seeds", "rates", "all"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("what it is", ratio=1)
+    for r in rows:
+        what = Text(r["summary"]) if r["loads"] else Text(f"does not load: {r['error']}", style="bold")
+        table.add_row(Text(r["name"]), Text(r["package"] or "hspr"), yes(r["interval"]), r["seed_kind"] or "-",
+                      yes(r["accepts_pass_rates"]), yes(r["in_all"]), what)
+    console.print(table)
+    broken = [r["name"] for r in rows if not r["loads"]]
+    if broken:
+        click.echo(f"note: {len(broken)} method(s) do not load and cannot run: {', '.join(broken)} (the reason is in "
+                   "the table; fix or uninstall the package that registers each)", err=True)
