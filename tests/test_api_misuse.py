@@ -1023,7 +1023,8 @@ def test_a_score_estimate_refuses_arrays_one_end_and_swapped_ends(sim):
             est(**kw)
     folds = make_folds(sim.agents)
     arr = lambda self: ScoreEstimate(point=np.array([0.5]), n_queried=self.n_queried, budget=self.budget)  # noqa: E731
-    with pytest.raises(HsprError, match=r"point must be a number \(0-1 scale\), got an array of shape \(1,\)"):
+    with pytest.raises(HsprError, match=r"^method 'm' on x, target '[^']+' \(fold 0, seed 0\): ScoreEstimate: point "
+                                        r"must be a number \(0-1 scale\), got an array of shape \(1,\)"):
         replay("x", sim, {"m": _user_method(estimate=arr)}, folds=folds)
 
     src = sim.rows(range(1, 20))

@@ -257,7 +257,13 @@ def _run_targets(job: ReplayJob, model: FittedModel) -> list[dict]:
     frac = dict(zip(job.budgets, job.fractions))
     for r in range(job.targets.n_agents):
         row = HiddenRow(job.targets, r)
-        for rec in run_session(model, row, job.budgets, job.seed, job.stop, job.batch):
+        try:
+            recs = run_session(model, row, job.budgets, job.seed, job.stop, job.batch)
+        except HsprError as exc:  # an extension trial: 'SRange.estimate() gave 1.3' named no method, run or target
+            exc.args = (f"method {job.method!r} on {job.bank}, target {row.agent!r} (fold {job.fold}, seed {job.seed}): "
+                        f"{exc.args[0] if exc.args else exc}", *exc.args[1:])
+            raise
+        for rec in recs:
             rec.update(bank=job.bank, protocol=job.protocol, method=job.method, fold=job.fold, target=row.agent,
                        seed=job.seed, budget_fraction=frac[rec["budget"]], settings=job.settings)
             runs.append(rec)
