@@ -2933,7 +2933,8 @@ def test_an_estimate_that_is_not_a_number_is_refused_with_the_fix(bank, tmp_path
     live.record(live.next()[0], 1)
     good = live.session.estimate()
     monkeypatch.setattr(type(live.session), "estimate", lambda self: dataclasses.replace(good, point=float("nan")))
-    with pytest.raises(LiveSessionError, match=r"estimate is not a number \(nan\): its fitted model is damaged; delete "
+    with pytest.raises(LiveSessionError, match=r"estimate is not a number \(nan \[[0-9.]+, [0-9.]+\]\): its fitted model is "
+                                               r"damaged; delete "
                                                r"its fit-cache entry \((.*), if it is there\) and run the command again"
                        ) as err:
         live.status()

@@ -56,6 +56,7 @@ def register(group: click.Group) -> None:
         """
         # here, not at the top: hspr.report loads scipy.stats and pandas, ~0.8 s of every TAB of shell completion
         from ..report import (
+            VARIANT_FILES,
             ReportError,
             ReportWarning,
             bank_order,
@@ -154,6 +155,7 @@ def register(group: click.Group) -> None:
         for p in rep["paths"]:
             out.print(str(p), highlight=False, soft_wrap=True)
         if rep["stale"]:
-            err.print(f"note: {len(rep['stale'])} file(s) in {out_dir} are from an earlier report, not made by "
+            kind = "file(s)" if any(p.name in VARIANT_FILES for p in rep["stale"]) else "figure file(s)"
+            err.print(f"note: {len(rep['stale'])} {kind} in {out_dir} are from an earlier report, not made by "
                       f"this one ({', '.join(p.name for p in rep['stale'])}): they do not show these results; delete "
                       "them or use another --out-dir", markup=False, soft_wrap=True)
