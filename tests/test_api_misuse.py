@@ -4,6 +4,7 @@ HsprError naming the cause, never an error from inside numpy or pandas, and neve
 
 from __future__ import annotations
 
+import json
 import pickle
 import re
 
@@ -1034,6 +1035,42 @@ def test_a_score_estimate_refuses_arrays_one_end_and_swapped_ends(sim):
                                           r"return exactly k column indices"):
         fewer.ask_batch(5)
     assert fewer.pending == []
+
+
+def test_an_interval_widened_to_its_point_is_flagged_recorded_and_counted(sim, tmp_path):
+    """An extension trial: every interval of a method of one's own missed its point and was extended to it, and
+    nothing counted the repairs (its coverage read 0.46 with no word why)."""
+    import dataclasses
+
+    from hspr.data.folds import make_folds
+    from hspr.replay import replay
+    from hspr.report import read_results, widened_notes, write_report
+    from hspr.session import ScoreEstimate
+
+    e = ScoreEstimate(point=0.5, lower=0.6, upper=0.7, n_queried=1, budget=1)
+    assert e.widened and (e.lower, e.upper) == (0.5, 0.7)
+    assert e.within(0.0, 0.9).widened  # clipping keeps the flag
+    assert not dataclasses.replace(e, point=0.55).widened  # a new interval is judged anew
+    assert not ScoreEstimate(point=0.5, lower=0.5, upper=0.5, n_queried=1, budget=1).widened  # ends included
+    assert e == ScoreEstimate(point=0.5, lower=0.5, upper=0.7, n_queried=1, budget=1)  # the flag does not compare
+
+    def above(self):  # an interval above the point whenever the first outcome passed
+        y = float(np.mean(self.outcomes))
+        return ScoreEstimate(point=y, lower=y + 0.01 * self.outcomes[0], upper=min(1.0, y + 0.2),
+                             n_queried=self.n_queried, budget=self.budget)
+
+    runs = replay("x", sim, {"m": _user_method(estimate=above)}, folds=make_folds(sim.agents))
+    k = sum(r.get("interval_widened") is True for r in runs)
+    assert 0 < k < len(runs) and all("interval_widened" not in r for r in runs if not r["queried"] or
+                                     sim.rates()[sim.agents.index(r["target"]), sim.tasks.index(r["queried"][0])] == 0)
+    said = f"x m at {runs[0]['budget']} tasks: on {k} of {len(runs)} runs the method's 90 % interval missed its own point"
+    assert widened_notes(runs) == [widened_notes(runs[::-1])[0]] and widened_notes(runs)[0].startswith(said)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"runs": runs}))
+    frame = read_results([path])
+    assert widened_notes(frame) == widened_notes(runs)
+    write_report(frame, tmp_path / "rep", n_resamples=50, figures=False)
+    assert said in (tmp_path / "rep" / "comparison.md").read_text()
 
 
 def test_an_empty_path_is_not_the_current_folder():

@@ -128,8 +128,9 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
         One record per budget: ``budget``, ``estimate``, ``lower``, ``upper``, ``mean``, ``median``
         (0-1 scale; None where the method has none), ``queried`` (task ids in asking order),
         ``truth`` (the target's full score, read after every estimate), ``shift`` (the shift
-        report's dict) where the method gives one, with ``stop``, ``n_queried`` and ``stop_reason``, and with a
-        ``batch`` above 1, ``batch``.
+        report's dict) where the method gives one, with ``stop``, ``n_queried`` and ``stop_reason``, with a
+        ``batch`` above 1, ``batch``, and ``interval_widened`` (True) where the method's interval missed its
+        point and was extended to it (:attr:`~hspr.session.ScoreEstimate.widened`).
 
     Raises
     ------
@@ -181,6 +182,8 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
                 rec.update(n_queried=sess.n_queried, stop_reason=why)
             if n > 1:
                 rec["batch"] = n
+            if est.widened:  # the method's interval missed its point and was extended to it (ScoreEstimate.widened)
+                rec["interval_widened"] = True
             if est.shift is not None:
                 rec["shift"] = est.shift.to_dict()
             out.append(rec)

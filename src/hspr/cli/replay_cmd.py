@@ -818,7 +818,7 @@ def register(group: click.Group) -> None:
             wall = time.perf_counter() - t0
             import pandas as pd
 
-            from ..report.inputs import pass_rate_notes  # here: pandas costs every TAB of shell completion
+            from ..report.inputs import pass_rate_notes, widened_notes  # here: pandas costs every TAB of shell completion
             from ..report.stats import shift_flag_notes, summarize  # here: scipy.stats and pandas cost ~0.8 s of every TAB
 
             summary = summarize(pd.DataFrame(all_runs))
@@ -847,7 +847,7 @@ def register(group: click.Group) -> None:
             out_console = table_console(console, out, csv_path)
             # labels: bank, method and budget (a re-trial: with two budgets, later blocks lost which row was which)
             print_table(out_console, summary_table(summary, f"Score recovery (replay, {wall:.0f} s); errors in pp"), keep=3)
-            for line in [*pass_rate_notes(all_runs), *shift_flag_notes(all_runs)]:
+            for line in [*pass_rate_notes(all_runs), *widened_notes(all_runs), *shift_flag_notes(all_runs)]:
                 console.print(escape(f"note: {line}"), highlight=False, soft_wrap=True)
             # a new-user trial: a second replay without --out replaced the first one's results.json with no word
             console.print(f"wrote {out}{link} ({len(all_runs)} runs)" + ("" if replaced is None else

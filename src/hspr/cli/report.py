@@ -67,6 +67,7 @@ def register(group: click.Group) -> None:
             report_files,
             shift_flag_notes,
             variant_rich,
+            widened_notes,
             write_report,
         )
         from ..report.figures import at_budgets, figure_budgets, has_budget_sweep
@@ -104,7 +105,7 @@ def register(group: click.Group) -> None:
                 print_table(out, item, keep=2 if item.columns[0].header == "bank" else 1)
             else:
                 out.print(item)
-        for line in pass_rate_notes(runs):  # as `hspr replay` printed them: no table column shows them
+        for line in [*pass_rate_notes(runs), *widened_notes(runs)]:  # as `hspr replay` printed them: no column shows them
             out.print(f"note: {line}", markup=False, highlight=False, soft_wrap=True)
         for line in shift_flag_notes(runs):  # a trial of the flag: nothing said what a flag was worth
             out.print(f"note: {line}", markup=False, highlight=False, soft_wrap=True)

@@ -56,6 +56,7 @@ from .inputs import (
     pass_rate_notes,
     read_results,
     runs_frame,
+    widened_notes,
 )
 from .stats import (
     coverage_table,
@@ -81,10 +82,11 @@ from .tables import (
 
 __all__ = ["BAND_PP", "DECIMALS", "MACRO", "MAIN_FRACTION", "NOMINAL_LEVEL", "POOLED", "REQUIRED_COLUMNS", "RUN_KEY", "TABLE_FILES",
            "VARIANT_FILES", "ZERO_METHOD", "ReportError", "ReportWarning", "bank_order", "comparison_markdown", "comparison_rich",
-           "comparison_table", "coverage_table", "default_baseline", "figure_budget_curves", "figure_coverage", "figure_estimate_vs_truth",
-           "holm", "is_report_file", "is_shift_protocol", "macro_banks", "make_figures", "paired_analysis", "paired_markdown",
-           "paired_rich", "paired_stats", "pass_rate_notes", "per_target_errors", "read_results", "report_files", "runs_frame",
-           "seed_metrics", "shift_flag_notes", "summarize", "variant_analysis", "variant_markdown", "variant_rich", "write_report"]
+           "comparison_table", "coverage_table", "default_baseline", "figure_budget_curves", "figure_coverage",
+           "figure_estimate_vs_truth", "holm", "is_report_file", "is_shift_protocol", "macro_banks", "make_figures", "paired_analysis",
+           "paired_markdown", "paired_rich", "paired_stats", "pass_rate_notes", "per_target_errors", "read_results", "report_files",
+           "runs_frame", "seed_metrics", "shift_flag_notes", "summarize", "variant_analysis", "variant_markdown", "variant_rich",
+           "widened_notes", "write_report"]
 
 
 
@@ -289,7 +291,7 @@ def write_report(runs: pd.DataFrame, out_dir: str | Path, baseline: str | None =
             raise ReportError(_unwritten(out_dir, exc)) from exc
         try:
             try:
-                texts = [("comparison.md", comparison_markdown(table, [*notes, *pass_rate_notes(runs)])),
+                texts = [("comparison.md", comparison_markdown(table, [*notes, *pass_rate_notes(runs), *widened_notes(runs)])),
                          ("paired.md", paired_markdown(paired, n_resamples, seed))]
                 if with_variants:
                     texts.append(("variants.md", variant_markdown(variants, n_resamples, seed)))

@@ -707,6 +707,35 @@ def _closest_fraction(runs: pd.DataFrame, target: float = MAIN_FRACTION) -> floa
     return float(fr[np.argmin(np.abs(fr - target))])
 
 
+def widened_notes(runs: Iterable[Mapping] | pd.DataFrame) -> list[str]:
+    """One sentence per bank, method and budget some of whose runs' intervals missed their own point and were
+    extended to reach it (a record's ``interval_widened``: :attr:`hspr.session.ScoreEstimate.widened`), which no
+    table column shows (an extension trial: a method of one's own had all 84 of its intervals repaired, unsaid);
+    ``hspr replay``, ``hspr report`` and comparison.md give them.
+
+    Parameters
+    ----------
+    runs : iterable of run records (dicts), or the DataFrame of :func:`read_results`
+        A record without ``interval_widened`` (files written before it, or a run whose interval held its
+        point) counts as not widened.
+
+    Returns
+    -------
+    list of str
+        Sorted by bank, method and budget (the same for the runs in any order); empty when no run was widened.
+    """
+    records = runs.to_dict("records") if isinstance(runs, pd.DataFrame) else runs
+    counts: dict[tuple, list[int]] = {}
+    for r in records:
+        c = counts.setdefault((r.get("bank"), r.get("method"), r.get("budget")), [0, 0])
+        c[0] += 1
+        c[1] += r.get("interval_widened") is True
+    return [f"{bank} {method} at {budget} tasks: on {k} of {n} runs the method's 90 % interval missed its own point and "
+            "was extended to reach it (the point always lies in its interval; ScoreEstimate.widened)"
+            for (bank, method, budget), (n, k) in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]),
+                                                                                        kv[0][2] or 0)) if k]
+
+
 def pass_rate_notes(runs: Iterable[Mapping] | pd.DataFrame) -> list[str]:
     """One sentence per bank, method and budget whose estimates came from the outcomes seen plus the sources'
     pass rates (a run's ``shift.pass_rate_maes`` is not empty; ``hspr_robust`` step 6), which no table column
