@@ -1064,8 +1064,8 @@ def test_run_variants_left_out_of_the_macro_mae_are_named(synth):
     plain = report.comparison_table(runs)
     macro = lambda t: t[t["bank"] == MACRO].set_index("method")["mae_pp"]  # noqa: E731
     pd.testing.assert_series_equal(macro(table), macro(plain))
-    said = ("Not in the macro MAE nor in the pooled paired rows: pro[batch 5] (run variants: both take each bank's "
-            "plain runs only).")
+    said = ("Not in the macro MAE nor in the pooled paired rows: pro[batch 5] (run variants or task subsets: both take "
+            "each bank's plain runs only).")
     assert said in report.comparison_markdown(table) and said not in report.comparison_markdown(plain)
     console = Console(record=True, width=250)
     for t in report.comparison_rich(table):
@@ -1113,6 +1113,24 @@ def test_run_variants_are_paired_with_the_same_method_s_plain_runs(tmp_path):
     rep = report.write_report(runs[runs["bank"] == "lite"], tmp_path, n_resamples=200, figures=False)
     assert [p.name for p in rep["paths"]] == list(report.TABLE_FILES)
     assert sorted(p.name for p in rep["stale"]) == sorted(report.VARIANT_FILES)
+    # a hostile re-trial: a --tasks subset ('lite[150 tasks]', other tasks and budget) was paired with 'lite' and the
+    # report refused both; a variant of the subset pairs with the subset
+    from hspr.report.inputs import plain_label
+
+    assert [plain_label(b) for b in ("lite[batch 5]", "lite[150 tasks]", "lite[150 tasks][batch 5]",
+                                     "lite[stop 5 pp][batch 10]", "v/bash-only[stop 2.5 pp]", "[batch 5]")] == [
+        "lite", None, "lite[150 tasks]", "lite[stop 5 pp]", "v/bash-only", None]
+    sub = runs[runs["bank"].isin(["lite", "lite[batch 5]"])].assign(
+        bank=lambda d: d["bank"].str.replace("lite", "lite[150 tasks]", regex=False), budget=15,
+        truth=lambda d: d["truth"] / 2, estimate=lambda d: d["estimate"] / 2)
+    both = pd.concat([runs[runs["bank"] == "lite"], sub], ignore_index=True)
+    v2 = report.variant_analysis(both, n_resamples=200)
+    assert v2["method"].tolist() == ["hspr[batch 5]"] and v2["bank"].tolist() == ["lite[150 tasks]"]
+    np.testing.assert_allclose(v2["mean_diff_pp"], [0.5], atol=1e-9)
+    # a variant with no plain run at its budget compares nothing: it names no method as unchanged
+    other = runs[runs["bank"] == "lite[batch 5]"].assign(budget_fraction=0.05)
+    none = report.variant_analysis(pd.concat([runs[runs["bank"] == "lite"], other]), n_resamples=200)
+    assert none.empty and none.attrs["unchanged"] == {}
 
 
 def test_shift_protocols_pool_without_their_run_variants():

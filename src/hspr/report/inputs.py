@@ -637,15 +637,28 @@ def is_shift_protocol(banks: pd.Series) -> pd.Series:
     return text.str.contains("/", regex=False) | text.str.contains("[", regex=False)
 
 
+#: the last bracket of a bank label that marks a run variant of the label before it: ``hspr replay --batch K``'s
+#: ``[batch K]`` and ``--stop-width W``'s ``[stop W pp]`` (not a ``--tasks`` subset's ``[150 tasks]``: other tasks)
+_VARIANT_SUFFIX = re.compile(r"\[(?:batch \d+|stop [^\]]+ pp)\]$")
+
+
+def plain_label(bank: str) -> str | None:
+    """The bank label a run variant ``bank`` varies (``lite[batch 5]`` -> ``lite``, ``lite[150 tasks][batch 5]`` ->
+    ``lite[150 tasks]``, ``lite[stop 5 pp][batch 10]`` -> ``lite[stop 5 pp]``: its last variant bracket
+    removed), or None for a label that is no run variant. A hostile re-trial: a ``--tasks`` subset
+    (``lite[150 tasks]``) was taken for a variant of ``lite`` and the report refused the pair."""
+    m = _VARIANT_SUFFIX.search(str(bank))
+    return None if m is None or m.start() == 0 else str(bank)[:m.start()]
+
+
 def pooled_banks(banks: Iterable[str]) -> list[str]:
     """The banks the pooled paired rows pool: :func:`macro_banks`, else (shift protocols only) those that
     are no run variant of another of ``banks`` (``verified/bash-only[batch 10]`` beside
     ``verified/bash-only``: the same targets again, which :func:`~hspr.report.stats.variant_analysis`
-    pairs with them), else every label. In :func:`bank_order`."""
+    pairs with them; :func:`plain_label`), else every label. In :func:`bank_order`."""
     ordered = bank_order(banks)
     there = set(ordered)
-    return (macro_banks(ordered) or [b for b in ordered if re.sub(r"\[.*\]$", "", str(b)) not in there - {b}]
-            or ordered)
+    return macro_banks(ordered) or [b for b in ordered if plain_label(b) not in there] or ordered
 
 
 def macro_banks(banks: Iterable[str]) -> list[str]:

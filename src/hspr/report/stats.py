@@ -28,6 +28,7 @@ from .inputs import (
     bank_order,
     default_baseline,
     macro_banks,
+    plain_label,
     pooled_banks,
 )
 
@@ -535,8 +536,9 @@ def paired_analysis(runs: pd.DataFrame, baseline: str | None = None, n_resamples
 def variant_analysis(runs: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
     """Each run variant against the plain runs of the same method on the same targets.
 
-    A run variant is a bank label ``B[...]`` (``hspr replay --batch K``: ``B[batch K]``; ``--stop-width W``:
-    ``B[stop W pp]``) whose plain bank ``B`` is among the runs; for every method that ran both, the variant's
+    A run variant is a bank label ``B[batch K]`` (``hspr replay --batch K``) or ``B[stop W pp]`` (``--stop-width
+    W``) whose plain label ``B`` (:func:`~hspr.report.inputs.plain_label`; itself perhaps ``lite[150 tasks]``) is among
+    the runs; for every method that ran both, the variant's
     runs are compared with the plain runs as :func:`paired_analysis` compares a method with its baseline, on
     the targets both ran: ``d = err_variant - err_plain`` of the seed-averaged absolute errors (pp; positive =
     the plain runs are better), its mean with a 95 % percentile bootstrap interval over the targets and the
@@ -567,11 +569,10 @@ def variant_analysis(runs: pd.DataFrame, n_resamples: int = 10_000, seed: int = 
     """
     runs = _check_runs(runs)
     label = runs["bank"].astype(str)
-    plain = label.str.replace(r"\[.*\]$", "", regex=True)  # 'lite[batch 5]' -> 'lite'; a user's label has no '['
-    is_variant = (plain != label) & plain.isin(set(label[plain == label]))
+    there = set(label)
     parts, unchanged = [], {}
-    for v in bank_order(label[is_variant]):
-        base = plain[label == v].iloc[0]
+    for v in bank_order(b for b in there if plain_label(b) in there):
+        base = plain_label(v)
         suffix = v[len(base):]
         of = runs[(label == base) | (label == v)]
         for m in _methods(of[of["bank"] == v]):
@@ -581,7 +582,7 @@ def variant_analysis(runs: pd.DataFrame, n_resamples: int = 10_000, seed: int = 
             moved = pair.assign(method=np.where(pair["bank"] == v, f"{m}{suffix}", m), bank=base)
             part = paired_analysis(moved, m, n_resamples, seed).drop(columns="p_holm")
             same = (part["n_baseline_better"] == 0) & (part["n_method_better"] == 0)  # no error changed: no test
-            if same.all():
+            if len(part) and same.all():  # (no row: no target and budget in common, nothing compared; a re-trial)
                 unchanged.setdefault(v, []).append(m)
             parts.append(part[~same])
     cols = ["budget_fraction", "method", "baseline", "bank", "n_targets", "mean_diff_pp", "ci_low_pp", "ci_high_pp",

@@ -175,16 +175,16 @@ def _partial_macro_note(banks: Sequence[str], shown) -> str | None:
 
 
 def _variant_note(shown) -> str | None:
-    """The sentence naming the run variants (``lite[batch 10]``, ``verified[stop 5 pp]``: a bank label with a
-    bracket and no protocol) among the labels ``shown``, which the macro MAE and the pooled paired rows leave out,
-    or None. The header names the bank/protocol rows as outside the macro MAE; a session-57 review found a
-    ``[batch K]`` bank left out of it with no word."""
+    """The sentence naming the run variants and task subsets (``lite[batch 10]``, ``verified[stop 5 pp]``,
+    ``lite[150 tasks]``: a bank label with a bracket and no protocol) among the labels ``shown``, which the
+    macro MAE and the pooled paired rows leave out, or None. The header names the bank/protocol rows as
+    outside the macro MAE; a session-57 review found a ``[batch K]`` bank left out of it with no word."""
     text = pd.Series(list(dict.fromkeys(map(str, shown))), dtype=object)
     variants = text[is_shift_protocol(text) & ~text.str.contains("/", regex=False)].tolist()
     if not variants:
         return None
-    return (f"Not in the macro MAE nor in the pooled paired rows: {', '.join(variants)} (run variants: both take each "
-            "bank's plain runs only).")
+    return (f"Not in the macro MAE nor in the pooled paired rows: {', '.join(variants)} (run variants or task subsets: "
+            "both take each bank's plain runs only).")
 
 
 def _cmp_header(table: pd.DataFrame) -> list[str]:
@@ -435,7 +435,8 @@ def _unchanged_text(variants: pd.DataFrame) -> str:
 def _variants_intro(variants: pd.DataFrame, n_resamples: int | None, seed: int | None) -> str:
     boot = f"{n_resamples:,} resamples, seed {seed}" if n_resamples is not None else "see --n-resamples"
     unchanged = _unchanged_text(variants)
-    return ("Each run variant (a bank label `B[...]`: `hspr replay --batch K`, `--stop-width W`) against the same "
+    return ("Each run variant (a bank label `B[batch K]` or `B[stop W pp]`: `hspr replay --batch K`, `--stop-width W`) "
+            "against the same "
             "method's runs on the plain bank B, on the targets both ran. Δ = seed-averaged absolute error of the "
             "variant − that of the plain runs on the same target, in pp; positive = the plain runs better. Mean Δ "
             f"with a 95 % percentile bootstrap interval ({boot}) over the targets and the query seeds, and a two-sided "
