@@ -724,14 +724,16 @@ def test_an_agent_label_is_kept_shown_and_checked_against_a_carried_session(bank
     first = cli(["status", "--session", live.path]).splitlines()[0]
     assert first.startswith(f"session {live.path} (agent Claude 4 Sonnet (bash)): bank "), first
     assert cli(["status", "--session", live.path, "--json"])["agent"] == "Claude 4 Sonnet (bash)"
-    for bad, why in (("", "is empty"), (" \t", "is empty"), ("a\nb", "holds the control character '\\n'"),
+    for bad, why in (("", "is empty"), (" \t", "is empty"), ("a\nb", "holds the control or invisible character '\\n' (U+000A)"),
+                     ("\u202eevil", "character '\\u202e' (U+202E)"), ("\u200b", "character '\\u200b' (U+200B)"),
+                     ("a\u2028b", "(U+2028)"),
                      ("x" * 201, "is 201 characters long, more than 200"), (5, "must be a text label")):
         with pytest.raises(LiveSessionError, match=re.escape(why)):
             LiveSession.create(tmp_path / "bad.hspr", 12, matrix=bank["csv"], config=FAST, agent=bad)
         assert not (tmp_path / "bad.hspr").exists()
     res = CliRunner().invoke(main, ["live", "start", "--matrix", str(bank["csv"]), "--budget", "5", "--agent", "a\rb",
                                     "--session", str(tmp_path / "bad.hspr")])
-    assert res.exit_code == 2 and "--agent 'a\\rb' holds the control character '\\r'" in res.output, res.output
+    assert res.exit_code == 2 and "--agent 'a\\rb' holds the control or invisible character '\\r'" in res.output, res.output
     # carried into a session of another label: noted; of the same (letter case aside) or one holding the other: not
     other = LiveSession.create(tmp_path / "b.hspr", 12, matrix=bank["csv"], config=FAST, agent="gpt-4o")
     notes = other.ingest(live.path).notes
@@ -743,11 +745,14 @@ def test_an_agent_label_is_kept_shown_and_checked_against_a_carried_session(bank
     for label in ("claude 4 sonnet", "CLAUDE 4 SONNET (BASH)", None):
         kin = LiveSession.create(tmp_path / "c.hspr", 12, matrix=bank["csv"], config=FAST, agent=label, overwrite=True)
         assert not any("--agent" in n for n in kin.ingest(live.path).notes), label
-    # a hand edit that makes the label another kind of value is named
-    text = live.path.read_text().replace('"agent":"Claude 4 Sonnet (bash)"', '"agent":["x"]')
-    live.path.write_text(unsummed(text))
-    with pytest.raises(LiveSessionError, match=r"session field 'agent' must be a text label of the agent, or null, got"):
-        LiveSession.open(live.path)
+    # a hand edit that makes the label another kind of value, or text start would refuse, is named (a hostile re-trial:
+    # an escape sequence reached the terminal through `status`)
+    good = live.path.read_text()
+    for edit in ('["x"]', '"x\\u001b[2J"', '" x"', '""'):
+        live.path.write_text(unsummed(good.replace('"agent":"Claude 4 Sonnet (bash)"', f'"agent":{edit}')))
+        with pytest.raises(LiveSessionError, match=r"session field 'agent' must be a label of the agent \(one line of "
+                                                   r"visible text, at most 200 characters\), or null, got"):
+            LiveSession.open(live.path)
 
 
 @pytest.mark.parametrize("legacy", [False, True])

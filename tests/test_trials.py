@@ -878,6 +878,11 @@ def test_a_harbor_job_of_another_agent_than_the_session_s_label_is_noted(tmp_pat
                                agent="terminus-2")  # the label within the job's agent name: no note
     named.next(2)
     assert not any("--agent" in n for n in named.ingest(tmp_path / "j1").notes)
+    # words, not text: 'gpt-5' is within 'terminus-2 / gpt-5o' as text (a hostile re-trial), not as words
+    near = LiveSession.create(tmp_path / "tb3.hspr", bank="terminal-bench", budget=8, method="uniform", agent="GPT-5")
+    near.next(2)
+    job = harbor_job(tmp_path / "j2", {t1: [1, 0, 1, 1, 1]}, agent="terminus-2", model="gpt-5o")
+    assert any("this session scores 'GPT-5'" in n for n in near.ingest(job).notes)
 
 
 def test_harbor_jobs_refused_with_the_reason(tmp_path):

@@ -73,6 +73,16 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _label_ok(label) -> bool:
+    """Whether a session header's ``agent`` is a label ``start`` would take (:func:`check_agent_label`) and as
+    it stores it: a hand-edited header put an escape sequence on the terminal through `status` (a hostile
+    re-trial)."""
+    try:
+        return check_agent_label(label) == label
+    except LiveSessionError:
+        return False
+
+
 def _read_doc(path: Path) -> journal.JournalFile:
     """Read and check a session file (journal or legacy, :mod:`hspr.journal`); the fields a hand
     edit can break are checked one by one, with a message that names the field."""
@@ -103,7 +113,8 @@ def _read_doc(path: Path) -> journal.JournalFile:
          and (doc["bank"].get("hidden") is None or isinstance(doc["bank"]["hidden"], str)),
          'an object with a "digest" string, "name" / "matrix" strings, "tasks" null or a list of ids, '
          '"missing_as_zero" true or false and "hidden" null or an agent id'),
-        ("agent", doc.get("agent") is None or isinstance(doc["agent"], str), "a text label of the agent, or null"),
+        ("agent", doc.get("agent") is None or _label_ok(doc["agent"]),
+         "a label of the agent (one line of visible text, at most 200 characters), or null"),
         ("method", isinstance(doc["method"], dict) and isinstance(doc["method"].get("name"), str),
          'an object with a "name" string'),
         ("events", isinstance(doc["events"], list), "a list of events"),
@@ -1301,11 +1312,15 @@ class LiveSession:
 
     def _label_note(self, path: Path, theirs: str | None, what: str) -> list[str]:
         """A note when an ingested file names an agent (``what``: how it names it) that is not this session's
-        label: neither holds the other, letter case aside (a label may be a short name of a harness's agent id). A
-        leaderboard trial scored several agents, one session each; a file ingested into the wrong one went in
-        without a word."""
+        label: the words of neither (runs of letters and digits, letter case aside) are all among the other's (a
+        label may be a short name of a harness's agent id: 'claude-4-sonnet' for 'terminus-2 / anthropic/Claude-4-
+        Sonnet', but not 'gpt-4' for 'gpt-4o', as a hostile re-trial found by the text alone). A leaderboard trial
+        scored several agents, one session each; a file ingested into the wrong one went in without a word."""
         mine = self.agent
-        if mine is None or not theirs or theirs.casefold() in mine.casefold() or mine.casefold() in theirs.casefold():
+
+        def words(text: str) -> set[str]:
+            return set(re.findall(r"[^\W_]+", text.casefold()))
+        if mine is None or not theirs or words(mine) <= words(theirs) or words(theirs) <= words(mine):
             return []
         return [f"{path.name}: {what} {theirs!r}, and this session scores {mine!r} (its --agent at start); if these are "
                 f"two agents, take the file's outcomes out again (`hspr live withdraw --session "

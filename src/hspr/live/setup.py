@@ -276,13 +276,15 @@ def check_agent_label(label, name: str = "--agent") -> str | None:
     A label names the agent in the session file, in ``status`` and its ``--json``, and in a
     plot's title (a leaderboard trial scored several agents at once and only the session's path
     told them apart). It is free text: any non-empty line of at most :data:`MAX_AGENT_LABEL`
-    characters.
+    characters that shows as it is stored: no control character (a line break, an escape
+    sequence), no invisible format character (a zero-width space, a right-to-left override that
+    turned a plot's whole title around: a hostile re-trial) and no line or paragraph separator.
 
     Raises
     ------
     LiveSessionError
-        For a label that is not a string, is empty, holds a line break or another control
-        character, or is longer than :data:`MAX_AGENT_LABEL` characters (named as ``name``).
+        For a label that is not a string, is empty, holds such a character, or is longer than
+        :data:`MAX_AGENT_LABEL` characters (named as ``name``).
     """
     if label is None:
         return None
@@ -290,9 +292,10 @@ def check_agent_label(label, name: str = "--agent") -> str | None:
         raise LiveSessionError(f"{name} must be a text label such as 'claude-4-sonnet (bash-only)', got "
                                f"{type(label).__name__} {label!r}")
     text = label.strip()
-    bad = next((c for c in text if unicodedata.category(c) == "Cc"), None)
+    bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")), None)
     if not text or bad is not None or len(text) > MAX_AGENT_LABEL:
-        why = ("is empty" if not text else f"holds the control character {bad!r}" if bad is not None
+        why = ("is empty" if not text else f"holds the control or invisible character {bad!r} (U+{ord(bad):04X})"
+               if bad is not None
                else f"is {len(text)} characters long, more than {MAX_AGENT_LABEL}")
         raise LiveSessionError(f"{name} {shorten(label, 60)!r} {why}: give one line of text naming the agent, e.g. its "
                                "leaderboard id, or leave it out")
