@@ -205,8 +205,34 @@ def test_hspr_methods_lists_each_method_its_package_and_whether_it_loads(plugin)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         text = CliRunner().invoke(main, ["methods"], env={"COLUMNS": "200"})
-    assert text.exit_code == 0 and "note: 3 method(s) do not load and cannot run: broken, notmethod, twin" in text.output
+    assert text.exit_code == 0
+    assert "note: 3 method(s) do not load and cannot run: broken, notmethod, twin (the reasons are above" in text.output
     assert re.search(r"variance +│ myplug 0.1 +│ yes +│ deterministic", text.output), text.output
+
+
+def test_hspr_methods_survives_a_package_that_exits_prints_or_has_an_unknown_seed_kind(tmp_path, monkeypatch):
+    """A hostile re-trial: a package that called sys.exit on import ended `hspr methods` (status 3, no table), one that
+    printed on import broke `--json`, and a seed_kind replay refuses was listed as loading; at 60 columns the table
+    squashed its columns."""
+    code = ('print("loading noisy plugin")\nfrom hspr.methods.uniform import Uniform\n\n\nclass Noisy(Uniform):\n'
+            '    """A noisy one."""\n\n\nclass Weird(Uniform):\n    seed_kind = "weird"\n')
+    _install(tmp_path / "site", "noisyplug", code, "[hspr.methods]\nnoisy = noisyplug:Noisy\nweird = noisyplug:Weird\n"
+             "quits = quitplug:Q\n")
+    (tmp_path / "site" / "quitplug.py").write_text("import sys\nsys.exit(3)\n")
+    _only_methods_of(tmp_path / "site", monkeypatch)
+    for m in ("noisyplug", "quitplug"):
+        monkeypatch.delitem(sys.modules, m, raising=False)
+    res = CliRunner().invoke(main, ["methods", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = {r["name"]: r for r in json.loads(res.stdout)}  # the print went to stderr
+    assert rows["noisy"]["loads"] and rows["noisy"]["summary"] == "A noisy one." and rows["noisy"]["seed_kind"] == "sampling"
+    assert not rows["quits"]["loads"] and rows["quits"]["error"].endswith("does not load: SystemExit: 3")
+    assert not rows["weird"]["loads"] and rows["weird"]["error"] == (
+        "method 'weird' has seed_kind 'weird'; it must be one of 'sampling', 'adaptive', 'deterministic'")
+    narrow = CliRunner().invoke(main, ["methods"], env={"COLUMNS": "60"})
+    flat = " ".join(narrow.stdout.split())
+    assert narrow.exit_code == 0 and "│" not in narrow.stdout
+    assert "noisy (from noisyplug 0.1): interval yes, seeds sampling, rates yes, all yes A noisy one." in flat
 
 
 def test_the_command_line_replays_and_scores_live_with_an_installed_method(plugin, tmp_path, small_bank):

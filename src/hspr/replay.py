@@ -16,7 +16,6 @@ import numbers
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import numpy as np
 from joblib import delayed
@@ -28,6 +27,7 @@ from .errors import HsprError, InputWarning, UnknownIdError, brief
 from .parallel import WithWarnings, streaming_parallel, warned_again, workers
 from .session import (
     NOMINAL_LEVEL,
+    SEEDS_BY_KIND,
     BudgetError,
     FittedModel,
     Method,
@@ -37,8 +37,6 @@ from .session import (
     whole_number,
 )
 from .stopping import StoppingRule
-
-SEEDS_BY_KIND = MappingProxyType({"sampling": tuple(range(10)), "adaptive": tuple(range(5)), "deterministic": (0,)})
 
 
 class HiddenRow:

@@ -21,6 +21,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 import numpy as np
 
@@ -38,6 +39,10 @@ class BudgetError(HsprError):
 #: the level of the interval every method reports by default, and the one replay and report measure (coverage,
 #: width): 90 % (HSPR_SPEC section 7)
 NOMINAL_LEVEL = 0.90
+
+#: a method's ``seed_kind`` -> the query seeds ``hspr replay`` runs it on by default: 10 random draws of tasks
+#: (``sampling``), 5 paths whose seeds break ties (``adaptive``), or one path (``deterministic``)
+SEEDS_BY_KIND = MappingProxyType({"sampling": tuple(range(10)), "adaptive": tuple(range(5)), "deterministic": (0,)})
 
 
 @dataclass(frozen=True)
@@ -1082,6 +1087,7 @@ class Method(ABC):
         super().__init_subclass__(**kwargs)
         _wrap_once(cls, "fit", _checked_fit)
 
+    #: what replay's seeds vary (a key of :data:`SEEDS_BY_KIND`): ``sampling``, ``adaptive`` or ``deterministic``
     seed_kind: str = "sampling"
 
     def get_params(self) -> dict:

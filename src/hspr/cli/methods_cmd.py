@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 
 import click
 
@@ -32,9 +34,13 @@ def methods_cmd(as_json: bool) -> None:
     from rich.text import Text
 
     from ..methods import describe_methods
+    from .bank import NARROW
     from .display import console as make_console
 
-    rows = describe_methods()
+    # a package that prints while it is imported writes to stderr: stdout stays the table or the JSON (a hostile
+    # re-trial: 'loading noisy plugin' before the JSON broke a script's parse)
+    with contextlib.redirect_stdout(sys.stderr):
+        rows = describe_methods()
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -43,16 +49,24 @@ def methods_cmd(as_json: bool) -> None:
     def yes(v) -> str:
         return "-" if v is None else "yes" if v else "no"
 
-    table = Table(title="Methods")
-    for col in ("method", "from", "interval", "seeds", "rates", "all"):
-        table.add_column(col, no_wrap=True)
-    table.add_column("what it is", ratio=1)
-    for r in rows:
-        what = Text(r["summary"]) if r["loads"] else Text(f"does not load: {r['error']}", style="bold")
-        table.add_row(Text(r["name"]), Text(r["package"] or "hspr"), yes(r["interval"]), r["seed_kind"] or "-",
-                      yes(r["accepts_pass_rates"]), yes(r["in_all"]), what)
-    console.print(table)
+    def what(r) -> Text:  # the error names the method and says it does not load
+        return Text(r["summary"]) if r["loads"] else Text(r["error"], style="bold")
+
+    if console.width < NARROW:  # a table would squash its columns into ellipses (a re-trial at 60 columns): lines
+        for r in rows:
+            console.print(Text(f"{r['name']} (from {r['package'] or 'hspr'}): interval {yes(r['interval'])}, seeds "
+                               f"{r['seed_kind'] or '-'}, rates {yes(r['accepts_pass_rates'])}, all {yes(r['in_all'])}"))
+            console.print(Text("  ") + what(r))
+    else:
+        table = Table(title="Methods")
+        for col in ("method", "from", "interval", "seeds", "rates", "all"):
+            table.add_column(col, no_wrap=col != "from", overflow="fold")
+        table.add_column("what it is", ratio=1, min_width=30)
+        for r in rows:
+            table.add_row(Text(r["name"]), Text(r["package"] or "hspr"), yes(r["interval"]), r["seed_kind"] or "-",
+                          yes(r["accepts_pass_rates"]), yes(r["in_all"]), what(r))
+        console.print(table)
     broken = [r["name"] for r in rows if not r["loads"]]
     if broken:
-        click.echo(f"note: {len(broken)} method(s) do not load and cannot run: {', '.join(broken)} (the reason is in "
-                   "the table; fix or uninstall the package that registers each)", err=True)
+        click.echo(f"note: {len(broken)} method(s) do not load and cannot run: {', '.join(broken)} (the reasons are "
+                   "above; fix or uninstall the package that registers each)", err=True)

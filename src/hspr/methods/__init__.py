@@ -13,7 +13,7 @@ from importlib import import_module
 from types import MappingProxyType
 
 from ..errors import HsprError, UnknownIdError
-from ..session import Method
+from ..session import SEEDS_BY_KIND, Method
 
 #: name -> "module:Class"; every class implements hspr.session.Method
 REGISTRY: Mapping[str, str] = MappingProxyType({
@@ -175,12 +175,17 @@ def method_class(name: str) -> type[Method]:
         obj = import_module(mod)
         for part in attr.split(".") if attr else ():
             obj = getattr(obj, part)
-    except Exception as exc:  # the package's own error: say whose it is
+    except (Exception, SystemExit) as exc:  # the package's own error: say whose it is (a hostile re-trial: a module
+        # that called sys.exit on import ended `hspr methods` and `--methods all` with status 3 and no word)
         raise HsprError(f"{where} does not load: {type(exc).__name__}: {exc}") from None
     if not (isinstance(obj, type) and issubclass(obj, Method)):
         raise HsprError(f"{where} is {obj!r}, not a subclass of hspr.session.Method: point the entry point at the "
                         "method's class (docs/python-api.md, 'Your own method')")
     return obj
+
+
+#: the longest ``summary`` :func:`describe_methods` gives (a docstring's first paragraph, cut with '…')
+SUMMARY_CHARS = 300
 
 
 def describe_methods() -> list[dict]:
@@ -189,8 +194,9 @@ def describe_methods() -> list[dict]:
 
     Keys: ``name``; ``package`` (``'<package> <version>'`` of the package that registers it, None for
     hspr's own); ``loads`` (False when its class does not import, is no :class:`~hspr.session.Method` or two
-    packages register the name); ``error`` (why not, else None); ``summary`` (the first paragraph of the class's
-    docstring on one line, '' without one); ``interval`` (it gives a 90 % interval: ``gives_interval``), ``seed_kind``,
+    packages register the name, or its ``seed_kind`` is none of :data:`~hspr.session.SEEDS_BY_KIND`); ``error``
+    (why not, else None); ``summary`` (the first paragraph of the class's docstring on one line, at most
+    :data:`SUMMARY_CHARS` characters, '' without one); ``interval`` (it gives a 90 % interval: ``gives_interval``), ``seed_kind``,
     ``accepts_pass_rates``, ``accepts_missing`` and ``in_all`` (run by ``--methods all``), None where it does
     not load. An extension trial had to read ``--help`` and Python to see that its method was found, by
     which package, and that two broken entries were listed as known.
@@ -204,12 +210,16 @@ def describe_methods() -> list[dict]:
         try:
             cls = method_class(name)
             kind = cls().seed_kind  # an instance's: HSPR's depends on its settings (a property of the class)
-        except Exception as exc:  # an installed package's class that does not build with its defaults too
+            if kind not in SEEDS_BY_KIND:  # a hostile re-trial: listed as loading, then refused by replay
+                raise HsprError(f"method {name!r} has seed_kind {kind!r}; it must be one of "
+                                f"{', '.join(map(repr, SEEDS_BY_KIND))}")
+        except (Exception, SystemExit) as exc:  # an installed package's class that does not build with its defaults too
             row.update(loads=False, error=str(exc) if isinstance(exc, HsprError) else
                        f"method {name!r} does not build with its default settings: {type(exc).__name__}: {exc}")
         else:
-            first = (cls.__doc__ or "").strip().split("\n\n")[0]  # the first paragraph, on one line
-            row.update(summary=" ".join(first.split()), interval=bool(cls.gives_interval), seed_kind=str(kind),
+            first = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())  # the first paragraph, on one line
+            row.update(summary=first if len(first) <= SUMMARY_CHARS else first[:SUMMARY_CHARS - 1] + "…",
+                       interval=bool(cls.gives_interval), seed_kind=str(kind),
                        accepts_pass_rates=bool(cls.accepts_pass_rates), accepts_missing=bool(cls.accepts_missing),
                        in_all=bool(cls.in_all))
         out.append(row)
