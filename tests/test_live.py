@@ -707,6 +707,13 @@ def test_an_option_given_twice_with_two_values_is_refused(bank, tmp_path):
     res = CliRunner().invoke(main, ["live", "next", "--batch", "2", "--batch=3", "--session", str(a.path)])
     assert res.exit_code == 2 and "--batch is given twice (--batch 2, --batch 3)" in res.output
     assert cli(["record", f"--session={a.path}", t, "1", "--session", a.path, "--json"])["recorded"]
+    # a re-trial: an on/off flag both ways, and a short option with its value attached, were taken as the last
+    start = ["start", "--matrix", bank["csv"], "--budget", "5", "--session", tmp_path / "c.hspr"]
+    res = CliRunner().invoke(main, ["live", *map(str, start), "--no-missing-as-zero", "--missing-as-zero"])
+    assert res.exit_code == 2 and "--no-missing-as-zero and --missing-as-zero are both given; give one" in res.output
+    res = CliRunner().invoke(main, ["live", *map(str, start), "-j1", "-j", "2"])
+    assert res.exit_code == 2 and "-j is given twice (-j 1, -j 2)" in res.output
+    assert not (tmp_path / "c.hspr").exists()
 
 
 def test_an_agent_label_is_kept_shown_and_checked_against_a_carried_session(bank, tmp_path):

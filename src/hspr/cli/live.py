@@ -605,22 +605,35 @@ class LiveGroup(SuggestingGroup):
 
 
 def _refuse_repeated_options(cmd: click.Command, args: list[str], ctx: click.Context) -> None:
-    """click.UsageError when an option of ``cmd`` that takes one value is given twice with different values:
-    click takes the last, and a leaderboard trial's ``--session a.hspr ... --session b.hspr`` recorded into the
-    second without a word. Args after ``--`` are arguments; ``--opt=value`` counts as ``--opt value``."""
+    """click.UsageError when an option of ``cmd`` that takes one value is given twice with different values, or
+    an on/off flag both ways: click takes the last, and a leaderboard trial's ``--session a.hspr ... --session
+    b.hspr`` recorded into the second without a word (a re-trial: ``--no-missing-as-zero --missing-as-zero`` and
+    ``-j1 -j2`` too). Args after ``--`` are arguments; ``--opt=value`` and ``-jVALUE`` count as ``--opt value``;
+    values are compared as typed."""
     single = {o: p.name for p in cmd.params if isinstance(p, click.Option) and not (p.is_flag or p.multiple or p.count)
               for o in p.opts}
+    # a flag with an --x / --no-x pair: each spelling is a value of its own
+    single.update({o: p.name for p in cmd.params if isinstance(p, click.Option) and p.is_flag and p.secondary_opts
+                   for o in (*p.opts, *p.secondary_opts)})
+    pairs = {p.name for p in cmd.params if isinstance(p, click.Option) and p.is_flag and p.secondary_opts}
     given: dict[str, list[tuple[str, str]]] = {}
     i = 0
     while i < len(args) and args[i] != "--":
         opt, eq, value = args[i].partition("=") if args[i].startswith("--") else (args[i], "", "")
+        if opt not in single and not opt.startswith("--") and opt[:2] in single and single[opt[:2]] not in pairs:
+            opt, eq, value = opt[:2], "=", opt[2:]  # a short option with its value attached: -j2
         if opt in single:
-            if not eq and i + 1 < len(args):
+            if single[opt] in pairs:
+                value = opt
+            elif not eq and i + 1 < len(args):
                 value, i = args[i + 1], i + 1
             given.setdefault(single[opt], []).append((opt, value))
         i += 1
-    for values in given.values():
+    for name, values in given.items():
         if len({v for _, v in values}) > 1:
+            if name in pairs:
+                raise click.UsageError(f"{' and '.join(dict.fromkeys(o for o, _ in values))} are both given; give one "
+                                       "(click would take the last, silently)", ctx)
             shown = ", ".join(f"{o} {v}" for o, v in values)
             times = "twice" if len(values) == 2 else f"{len(values)} times"
             raise click.UsageError(f"{values[0][0]} is given {times} ({shown}); give it once (click would take the "
