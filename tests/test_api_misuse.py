@@ -4,6 +4,8 @@ HsprError naming the cause, never an error from inside numpy or pandas, and neve
 
 from __future__ import annotations
 
+import decimal
+import fractions
 import json
 import pickle
 import re
@@ -1010,6 +1012,9 @@ def test_a_score_estimate_refuses_arrays_one_end_and_swapped_ends(sim):
         return ScoreEstimate(**{"point": 0.5, "lower": 0.4, "upper": 0.6, "n_queried": 1, "budget": 1, **kw})
 
     assert est(point=np.array(0.25)).point == 0.25 and est(lower=np.float32(0.25)).lower == 0.25  # 0-d and numpy scalars
+    assert est(point=decimal.Decimal("0.5")).point == 0.5 and est(point=fractions.Fraction(1, 2)).point == 0.5
+    crossed = est(point=0.3, lower=0.1 + 0.2, upper=0.3)  # a rounding's crossing by one ulp: not swapped ends
+    assert crossed.lower == crossed.upper == 0.3
     assert est(lower=None, upper=None).width is None and est(lower=0.6).lower == 0.5  # no interval; an end past the point
     for kw, match in (({"point": np.array([0.5])}, r"point must be a number \(0-1 scale\), got an array of shape \(1,\): "
                                                      r"give float\(x\[0\]\) for an array of one value"),
@@ -1027,6 +1032,12 @@ def test_a_score_estimate_refuses_arrays_one_end_and_swapped_ends(sim):
     with pytest.raises(HsprError, match=r"^method 'm' on x, target '[^']+' \(fold 0, seed 0\): ScoreEstimate: point "
                                         r"must be a number \(0-1 scale\), got an array of shape \(1,\)"):
         replay("x", sim, {"m": _user_method(estimate=arr)}, folds=folds)
+
+    inf = lambda self: ScoreEstimate(point=0.5, lower=0.4, upper=float("inf"), n_queried=self.n_queried,  # noqa: E731
+                                     budget=self.budget)
+    with pytest.raises(HsprError, match=r"Sess.estimate\(\) gave 0.5 \[0.4, inf\]: .* an interval's ends finite, in "
+                                        r"\[-1, 2\]"):
+        replay("x", sim, {"m": _user_method(estimate=inf)}, folds=folds)
 
     src = sim.rows(range(1, 20))
     fewer = _user_method().fit(src).start(10, 0)

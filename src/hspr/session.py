@@ -40,6 +40,10 @@ class BudgetError(HsprError):
 #: width): 90 % (HSPR_SPEC section 7)
 NOMINAL_LEVEL = 0.90
 
+#: how far (0-1 scale) a :class:`ScoreEstimate`'s lower end may lie above its upper end by rounding before the
+#: ends are taken for swapped (below it, the lower end is set to the upper)
+SWAP_TOLERANCE = 1e-12
+
 #: a method's ``seed_kind`` -> the query seeds ``hspr replay`` runs it on by default: 10 random draws of tasks
 #: (``sampling``), 5 paths whose seeds break ties (``adaptive``), or one path (``deterministic``)
 SEEDS_BY_KIND = MappingProxyType({"sampling": tuple(range(10)), "adaptive": tuple(range(5)), "deterministic": (0,)})
@@ -119,7 +123,7 @@ class ScoreEstimate:
             if isinstance(value, np.ndarray) and value.ndim == 0:
                 value = value.item()
             if value is None and name == "point" or value is not None and (
-                    isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer))):
+                    isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer, decimal.Decimal))):
                 # a method-writer's trial: an array of one value (a model's predict) gave numpy's TypeError
                 what = (f"an array of shape {value.shape}" if isinstance(value, np.ndarray)
                         else f"{type(value).__name__} {brief(value)}")
@@ -135,7 +139,9 @@ class ScoreEstimate:
             raise HsprError(f"ScoreEstimate: an interval needs both ends or neither, got lower={self.lower!r}, "
                             f"upper={self.upper!r}")
         if self.lower is not None and self.lower > self.upper:
-            raise HsprError(f"ScoreEstimate: lower {self.lower!r} is above upper {self.upper!r}: are the ends swapped?")
+            if self.lower - self.upper > SWAP_TOLERANCE:
+                raise HsprError(f"ScoreEstimate: lower {self.lower!r} is above upper {self.upper!r}: are the ends swapped?")
+            object.__setattr__(self, "lower", self.upper)  # a rounding's crossing (a re-trial: 0.30000000000000004 > 0.3)
         if self.lower is not None and not self.lower <= self.point <= self.upper:
             object.__setattr__(self, "widened", True)
         if self.lower is not None and self.lower > self.point:
@@ -320,10 +326,11 @@ def _bounded_estimate(estimate):
         # an interval's end may overshoot a little (a normal approximation's does) and is clipped, but not beyond
         # [-1, 2], which is another scale. NaN is refused where the estimate is read, with its own message.
         if defined_outside_hspr(self) and any(  # hspr's own sessions skip it: every estimate of a replay comes here
-                isinstance(v, numbers.Real) and math.isfinite(v) and not lo - 1e-9 <= v <= hi + 1e-9
-                for v, lo, hi in ((est.point, 0, 1), (est.lower, -1, 2), (est.upper, -1, 2))):
+                isinstance(v, numbers.Real) and not math.isnan(v) and not lo - 1e-9 <= v <= hi + 1e-9
+                for v, lo, hi in ((est.point, 0, 1), (est.lower, -1, 2), (est.upper, -1, 2))):  # inf too (a re-trial)
             raise MethodError(f"{type(self).__name__}.estimate() gave {est.point!r} [{est.lower!r}, {est.upper!r}]: "
-                              "scores are on the 0-1 scale (0.45 for 45 %), the point inside it")
+                              "scores are on the 0-1 scale (0.45 for 45 %), the point inside it and an interval's ends "
+                              "finite, in [-1, 2]")
         return est.within(*self.outcome_bounds()) if self.bounded_by_outcomes else est
     return bounded
 
