@@ -399,14 +399,19 @@ def paired_markdown(paired: pd.DataFrame, n_resamples: int | None = None, seed: 
     if paired.empty:
         return "\n".join(out + ["No method other than the baseline in the results.", ""])
     out += [_paired_note(paired, n_resamples, seed), ""]
+    out += [_md_table(_pair_header(paired["baseline"].iloc[0]), _pair_rows_md(paired), [False, False, False] + [True] * 7), ""]
+    return "\n".join(out)
+
+
+def _pair_rows_md(frame: pd.DataFrame) -> list[list[str]]:
+    """The Markdown cells of each row of a :func:`paired_analysis` (or variant) frame, Holm p < 0.05 in bold."""
     rows = []
-    for r in paired.itertuples():
+    for r in frame.itertuples():
         cells = _pair_cells(r)
         if not pd.isna(r.p_holm) and r.p_holm < 0.05:
             cells[-1] = f"**{cells[-1]}**"
         rows.append(cells)
-    out += [_md_table(_pair_header(paired["baseline"].iloc[0]), rows, [False, False, False] + [True] * 7), ""]
-    return "\n".join(out)
+    return rows
 
 
 #: the first line of variants.md (:func:`variant_markdown`)
@@ -449,14 +454,8 @@ def _variants_intro(variants: pd.DataFrame, n_resamples: int | None, seed: int |
 def variant_markdown(variants: pd.DataFrame, n_resamples: int | None = None, seed: int | None = None) -> str:
     """Markdown for :func:`~hspr.report.stats.variant_analysis`; Holm p < 0.05 in bold."""
     out = [VARIANT_TITLE, "", _variants_intro(variants, n_resamples, seed), ""]
-    rows = []
-    for r in variants.itertuples():
-        cells = _pair_cells(r)
-        if not pd.isna(r.p_holm) and r.p_holm < 0.05:
-            cells[-1] = f"**{cells[-1]}**"
-        rows.append(cells)
-    if rows:
-        out += [_md_table(_variant_header(), rows, [False, False, False] + [True] * 7), ""]
+    if len(variants):
+        out += [_md_table(_variant_header(), _pair_rows_md(variants), [False, False, False] + [True] * 7), ""]
     return "\n".join(out)
 
 
