@@ -291,6 +291,38 @@ def test_shift_verdict_compares_at_the_targets_own_count_of_outcomes(small_bank)
     assert len(cols) > B and f"on its first {B} queried tasks" in rep.message and rep.to_dict()["n_compared"] == B
 
 
+def test_the_twin_note_names_the_source_agent_whose_outcomes_the_target_s_equal(small_bank):
+    """A leaderboard trial: 'its outcomes equal a source agent's' did not say whose. Answered from a source row,
+    the report names that agent (and how many others also match); a target unlike every source names none."""
+    from hspr.methods.hspr.shift_stats import twin_sources
+
+    M = np.array([[1, 0, 1, 1], [1, 0, 1, 0], [0, 0, 0, 0], [1, 1, 1, 1]], float)
+    assert twin_sources(M, np.array([0, 1, 2]), np.array([1, 0, 1])) == [0, 1]
+    assert twin_sources(M, np.array([0, 3]), np.array([1, 0])) == [1] and twin_sources(M, np.array([], int), []) == []
+    miss = np.zeros_like(M, bool)
+    miss[2, :2] = miss[0, 3] = True  # row 2 ran neither queried task: it does not count as a twin
+    assert twin_sources(M, np.array([0, 1]), np.array([1, 0]), miss) == [0, 1]
+    assert twin_sources(M, np.array([0, 1]), np.array([0, 0]), miss) == []
+    assert twin_sources(M, np.array([3]), np.array([0]), miss) == [1, 2]  # row 0 did not run task 3
+    src = small_bank.drop_rows(range(2))
+    rob = HSPRRobust(config=FAST, shift=FAST_SHIFT).fit(src)
+    s = rob.start(12, 0)
+    who = src.agents[3]
+    while not s.done:
+        t = s.ask()
+        s.tell(t, int(src.values[3, src.task_index(t)]))
+    rep = s.estimate().shift
+    cols, y = s.told()
+    rows = twin_sources(rob.source_values_, cols, y)
+    assert rep.value == 0 and who in rep.twins and list(rep.twins) == [src.agents[i] for i in rows]
+    assert rep.twins == tuple(sorted(rep.twins)) and rep.to_dict()["twins"] == list(rep.twins)
+    others = f" (and {len(rep.twins) - 1} other" if len(rep.twins) > 1 else " on every"
+    judged = dataclasses.replace(rep, n_reference=50)  # this small bank's held-out runs are too few for a verdict
+    assert f"equal source agent {rep.twins[0]}'s{others}" in judged.message
+    far = _finished(rob, small_bank.rows(range(1)), 0, 12).estimate().shift
+    assert far.twins == () or far.value == 0
+
+
 def _finished(model, tgt, r: int, budget: int, seed: int = 0):
     """A session of ``model`` run to ``budget`` on target row ``r`` of ``tgt``."""
     s = model.start(budget, seed)
@@ -1040,6 +1072,9 @@ def test_shift_report_message_names_the_bank_size_and_widening():
     assert twin.message.startswith(note + ". Otherwise: not flagged, and the check is a warning light, not a promise: "
                                    "this agent is within the range of the 114 source agents")
     assert twin.brief.startswith(note + "; otherwise not flagged: within the range of the 114 source agents")
+    named = ShiftReport("share", 0.0, 0.0, 114, 1.25, n_outcomes=12, percent=True, twins=("a_x", "b_y", "c_z"))
+    assert named.message.startswith("its 12 outcomes so far equal source agent a_x's (and 2 others') on every queried")
+    assert "equal source agent a_x's on every" in ShiftReport("s", 0.0, 0.0, 9, 1.0, n_outcomes=12, twins=("a_x",)).message
     assert "scored against itself" not in share.message + share.brief
     # the widening shared between the sides: the message gives each side's factor and which side misses more
     sided = ShiftReport("x", 0.1, 50.0, 114, 1.25, n_outcomes=40, sides=(1.2, 0.8))

@@ -77,6 +77,9 @@ class ShiftReport:
         on 0/1 outcomes; None where not computed). A flagged agent whose flag this would lift is
         said to be a borderline case (a new-user trial: the same agent was flagged at percentile 96
         on one set of tasks and passed at 89 on another).
+    twins : tuple of str
+        The source agents whose outcomes equal the target's on every compared task (``value`` 0), by id
+        order; () when none does or the method does not say (:attr:`message` names the first).
     """
 
     statistic: str
@@ -99,6 +102,7 @@ class ShiftReport:
     pass_rate_budget: int | None = None
     n_compared: int | None = None
     percentile_one_fewer: float | None = None
+    twins: tuple[str, ...] = ()
 
     @property
     def borderline(self) -> bool:
@@ -243,7 +247,10 @@ class ShiftReport:
         # a new-user trial: a correctly hidden agent matched a close source agent on its first 12 outcomes, and
         # the note read as an accusation; with few outcomes a match by chance is common
         first = f"first {self.n_compared} outcomes" if self.n_compared is not None else f"{self.n_outcomes} outcomes so far"
-        return (f"its {first} equal a source agent's on every queried task: if it is an "
+        # a leaderboard trial: whose outcomes they equal was not said
+        whose = ("a source agent's" if not self.twins else f"source agent {self.twins[0]}'s"
+                 + (f" (and {len(self.twins) - 1} other{'s' if len(self.twins) > 2 else ''}')" if len(self.twins) > 1 else ""))
+        return (f"its {first} equal {whose} on every queried task: if it is an "
                 "agent of the bank, it is scored against itself (with few outcomes a close source agent can also "
                 "match by chance)")
 
@@ -288,7 +295,7 @@ class ShiftReport:
                 "enough_reference": self.enough_reference, "sides": list(self.sides), "percent": self.percent,
                 "pass_rate_maes": list(self.pass_rate_maes), "pass_rate_budget": self.pass_rate_budget,
                 "n_compared": self.n_compared, "percentile_one_fewer": self.percentile_one_fewer,
-                "borderline": self.borderline, "message": self.message}
+                "borderline": self.borderline, "twins": list(self.twins), "message": self.message}
 
 
 def _after(note: str, text: str) -> str:

@@ -143,6 +143,7 @@ from .shift_stats import (
     one_se_choice,
     pass_rate_estimate,
     side_multipliers,
+    twin_sources,
     unresolved_rates,
     widened,
 )
@@ -277,7 +278,8 @@ class HSPRRobust(Method):
             rates = np.asarray(source.rates())
             fit = fit_source(rates, missing=source.missing, item_prior_scale=cfg.item_prior_scale)
             pirt = None if calib.weight == 0 else pirt_model(source, calib.log_a_sd)
-        model = FittedHSPRRobust(fit, source.tasks, cfg, calib, rates, self.shift, source.missing, pirt, source.trials)
+        model = FittedHSPRRobust(fit, source.tasks, cfg, calib, rates, self.shift, source.missing, pirt, source.trials,
+                                 source.agents)
         if self.config is None:  # chosen on the sources (a shipped or table entry, the rank rule or the selection)
             model.fitted_settings = cfg.changed()
         return model
@@ -300,13 +302,16 @@ class FittedHSPRRobust(FittedHSPR):
         Each task's source pass rate, a missing cell counted as unresolved (step 6).
     trials_ : int or None
         Trials per task of the sources (None: one 0/1 run).
+    source_agents_ : tuple of str
+        The sources' ids, in the rows' order (sorted: :meth:`~hspr.session.Method.fit` sorts the matrix), so
+        that the shift report can name a source agent whose outcomes the target's equal.
     shift : ShiftSettings
         The calibration's settings.
     """
 
     def __init__(self, fit, tasks, config: HSPRConfig, calibration: ShiftCalibration, source_values: np.ndarray,
                  shift: ShiftSettings, source_missing: np.ndarray | None = None,
-                 pirt: FittedATLAS | None = None, trials: int | None = None) -> None:
+                 pirt: FittedATLAS | None = None, trials: int | None = None, source_agents=()) -> None:
         super().__init__(fit, tasks, config)
         self.calibration_ = calibration
         #: the 4PL p-IRT model blended into the point (None when the chosen weight is 0)
@@ -315,6 +320,7 @@ class FittedHSPRRobust(FittedHSPR):
         self.source_missing_ = source_missing
         #: trials per task of the sources (None: one 0/1 run), for the shift message's wording
         self.trials_ = trials
+        self.source_agents_ = tuple(source_agents)
         self.shift = shift
         #: each task's source rate, a missing cell as unresolved: the pass-rate point's (step 6)
         self.pass_rate_ = unresolved_rates(source_values, source_missing)
@@ -342,6 +348,8 @@ class HSPRRobustSession(HSPRSession):
         # held-out runs' length), so the verdict neither drifts with the budget nor uses runs of another length
         n = min(len(cols), cal.budget) if cal.distance_paths is not None else len(cols)
         value = nearest_disagreement(self.robust.source_values_, cols[:n], y[:n], self.robust.source_missing_)
+        twins = twin_sources(self.robust.source_values_, cols[:n], y[:n], self.robust.source_missing_) if value == 0 else []
+        agents = getattr(self.robust, "source_agents_", ())  # a model pickled before they were kept has none
         paths = cal.distance_paths is not None
         # one differing task fewer (0/1 outcomes, every source ran every task: the nearest source's share drops by 1/n)
         exact = paths and n and getattr(self.robust, "trials_", None) is None and self.robust.source_missing_ is None
@@ -360,7 +368,8 @@ class HSPRRobustSession(HSPRSession):
                            strongest_widened=above and cal.above_factor > cal.factor, n_reference=len(cal.distances),
                            sides=(m_lo / factor, m_hi / factor), percent=True,
                            pass_rate_maes=cal.fallback_maes if flat else (), pass_rate_budget=cal.budget if flat else None,
-                           n_compared=n if n < len(cols) else None, percentile_one_fewer=one_fewer)
+                           n_compared=n if n < len(cols) else None, percentile_one_fewer=one_fewer,
+                           twins=tuple(agents[i] for i in twins) if len(agents) == len(self.robust.source_values_) else ())
 
     def _variance_forecast(self, r: int) -> tuple[float, float] | None:
         """HSPR's forecast (:meth:`HSPRSession._variance_forecast`); for the pass-rate point (step 6) the

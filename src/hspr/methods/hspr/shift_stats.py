@@ -47,6 +47,20 @@ def nearest_disagreement(source: np.ndarray, cols: np.ndarray, y: np.ndarray,
     return float(path[-1]) if len(path) else 0.0
 
 
+def twin_sources(source: np.ndarray, cols: np.ndarray, y: np.ndarray, missing: np.ndarray | None = None) -> list[int]:
+    """The rows of ``source`` that agree with ``y`` on every queried column they ran (disagreement 0, as
+    :func:`nearest_disagreement` counts it), in row order; [] when nothing was queried. Same parameters.
+    A new-user trial: the shift message said the outcomes equal 'a source agent's' and did not say whose."""
+    cols = np.asarray(cols, dtype=int)
+    if len(cols) == 0:
+        return []
+    differ = np.abs(source[:, cols] - np.asarray(y, float)[None, :])  # (n_sources, B)
+    if missing is not None:
+        ran = ~np.asarray(missing, bool)[:, cols]
+        return np.flatnonzero(((differ * ran).sum(axis=1) == 0) & ran.any(axis=1)).tolist()  # one that ran none: 1.0
+    return np.flatnonzero(differ.sum(axis=1) == 0).tolist()
+
+
 def nearest_disagreement_path(source: np.ndarray, cols: np.ndarray, y: np.ndarray,
                               missing: np.ndarray | None = None) -> np.ndarray:
     """:func:`nearest_disagreement` on the first n queried columns, for n = 1..B: shape (B,).
