@@ -1059,7 +1059,7 @@ def test_an_interval_widened_to_its_point_is_flagged_recorded_and_counted(sim, t
     from hspr.session import ScoreEstimate
 
     e = ScoreEstimate(point=0.5, lower=0.6, upper=0.7, n_queried=1, budget=1)
-    assert e.widened and (e.lower, e.upper) == (0.5, 0.7)
+    assert e.widened and (e.lower, e.upper) == (0.5, 0.7) and e.to_dict()["widened"] is True
     assert e.within(0.0, 0.9).widened  # clipping keeps the flag
     assert not dataclasses.replace(e, point=0.55).widened  # a new interval is judged anew
     assert not ScoreEstimate(point=0.5, lower=0.5, upper=0.5, n_queried=1, budget=1).widened  # ends included

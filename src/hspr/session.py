@@ -158,8 +158,8 @@ class ScoreEstimate:
 
     def to_dict(self) -> dict:
         """Plain JSON-ready dict: point, mean, median, lower and upper on the 0-1 scale (``scale``
-        says so), the interval's ``level`` (None without an interval), ``n_queried``, ``budget``
-        and ``shift`` (:meth:`ShiftReport.to_dict`, or None)."""
+        says so), the interval's ``level`` (None without an interval), ``widened`` (:attr:`widened`),
+        ``n_queried``, ``budget`` and ``shift`` (:meth:`ShiftReport.to_dict`, or None)."""
         return {
             "point": self.point,
             "mean": self.mean,
@@ -168,6 +168,7 @@ class ScoreEstimate:
             "upper": self.upper,
             "level": None if self.width is None else self.level,  # no interval, no level
             "scale": "0-1",  # point .. upper are shares of the bank's tasks, not pp (a trial: beside *_pp keys)
+            "widened": self.widened,  # the interval missed its point and was extended to it (as a replay record says)
             "n_queried": self.n_queried,
             "budget": self.budget,
             "shift": None if self.shift is None else self.shift.to_dict(),
