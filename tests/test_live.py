@@ -23,7 +23,7 @@ from hspr.data import ResponseMatrix, load_bank, load_matrix
 from hspr.data.build import write_wide_csv
 from hspr.errors import HsprError
 from hspr.harness import HarnessFormatError
-from hspr.live import LiveSession, LiveSessionError, relink_matrix
+from hspr.live import LiveSession, LiveSessionError, check_agent_label, relink_matrix
 from hspr.methods.hspr import HSPR, HSPRConfig
 from hspr.replay import HiddenRow, run_session
 from hspr.stopping import MIN_TASKS
@@ -722,6 +722,8 @@ def test_an_agent_label_is_kept_shown_and_checked_against_a_carried_session(bank
     into one of another label are noted, not refused (a label is free text)."""
     plain = new(bank, tmp_path)
     assert "agent" not in journal.header_of(plain.doc) and plain.agent is None and plain.status().agent is None
+    for kept in ("می\u200cخواهم", "\U0001f468\u200d\U0001f4bb coder", "Café-Modèle 通义"):  # joiners kept (a re-trial)
+        assert check_agent_label(kept) == kept
     live = LiveSession.create(tmp_path / "a.hspr", 12, matrix=bank["csv"], config=FAST, agent="  Claude 4 Sonnet (bash) ")
     assert live.agent == "Claude 4 Sonnet (bash)"  # stripped, as --hide's id
     t1, t2 = live.next(2)

@@ -229,6 +229,8 @@ def test_hspr_methods_survives_a_package_that_exits_prints_or_has_an_unknown_see
     assert not rows["quits"]["loads"] and rows["quits"]["error"].endswith("does not load: SystemExit: 3")
     assert not rows["weird"]["loads"] and rows["weird"]["error"] == (
         "method 'weird' has seed_kind 'weird'; it must be one of 'sampling', 'adaptive', 'deterministic'")
+    cut = CliRunner().invoke(main, ["methods"], env={"COLUMNS": "80"})  # a re-trial: a table at 80 columns lost words
+    assert "│" not in cut.stdout and "A noisy one." in cut.stdout
     narrow = CliRunner().invoke(main, ["methods"], env={"COLUMNS": "60"})
     flat = " ".join(narrow.stdout.split())
     assert narrow.exit_code == 0 and "│" not in narrow.stdout

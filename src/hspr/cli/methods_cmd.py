@@ -52,19 +52,24 @@ def methods_cmd(as_json: bool) -> None:
     def what(r) -> Text:  # the error names the method and says it does not load
         return Text(r["summary"]) if r["loads"] else Text(r["error"], style="bold")
 
-    if console.width < NARROW:  # a table would squash its columns into ellipses (a re-trial at 60 columns): lines
+    cols = ("method", "from", "interval", "seeds", "rates", "all")
+    cells = [[r["name"], r["package"] or "hspr", yes(r["interval"]), r["seed_kind"] or "-", yes(r["accepts_pass_rates"]),
+              yes(r["in_all"])] for r in rows]
+    # the one-line columns, their borders and 30 for the text: narrower, a table would crop the text (a re-trial at 80
+    # columns lost words of every line) or squash its columns into ellipses (at 60)
+    needed = sum(max(len(h), *(len(c[k]) for c in cells)) + 3 for k, h in enumerate(cols)) + 4 + 30
+    if console.width < max(NARROW, needed):
         for r in rows:
             console.print(Text(f"{r['name']} (from {r['package'] or 'hspr'}): interval {yes(r['interval'])}, seeds "
                                f"{r['seed_kind'] or '-'}, rates {yes(r['accepts_pass_rates'])}, all {yes(r['in_all'])}"))
             console.print(Text("  ") + what(r))
     else:
         table = Table(title="Methods")
-        for col in ("method", "from", "interval", "seeds", "rates", "all"):
-            table.add_column(col, no_wrap=col != "from", overflow="fold")
+        for col in cols:
+            table.add_column(col, no_wrap=True)
         table.add_column("what it is", ratio=1, min_width=30)
-        for r in rows:
-            table.add_row(Text(r["name"]), Text(r["package"] or "hspr"), yes(r["interval"]), r["seed_kind"] or "-",
-                          yes(r["accepts_pass_rates"]), yes(r["in_all"]), what(r))
+        for r, c in zip(rows, cells):
+            table.add_row(*map(Text, c), what(r))
         console.print(table)
     broken = [r["name"] for r in rows if not r["loads"]]
     if broken:

@@ -266,6 +266,10 @@ def check_stop_width(pp: float | None, name: str = "stop width") -> None:
                                "when the budget is spent") from None
 
 
+#: format characters a label keeps: the zero-width non-joiner and joiner, which Persian spelling and emoji
+#: sequences need (a re-trial: 'می‌خواهم' and '👨‍💻' were refused)
+_JOINERS = frozenset("\u200c\u200d")
+
 #: the longest agent label a session keeps (an id such as ``20250522_sweagent_claude-4-sonnet`` is 32)
 MAX_AGENT_LABEL = 200
 
@@ -278,7 +282,8 @@ def check_agent_label(label, name: str = "--agent") -> str | None:
     told them apart). It is free text: any non-empty line of at most :data:`MAX_AGENT_LABEL`
     characters that shows as it is stored: no control character (a line break, an escape
     sequence), no invisible format character (a zero-width space, a right-to-left override that
-    turned a plot's whole title around: a hostile re-trial) and no line or paragraph separator.
+    turned a plot's whole title around: a hostile re-trial; the zero-width joiner and non-joiner of
+    emoji and Persian are kept) and no line or paragraph separator.
 
     Raises
     ------
@@ -292,7 +297,7 @@ def check_agent_label(label, name: str = "--agent") -> str | None:
         raise LiveSessionError(f"{name} must be a text label such as 'claude-4-sonnet (bash-only)', got "
                                f"{type(label).__name__} {label!r}")
     text = label.strip()
-    bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")), None)
+    bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") and c not in _JOINERS), None)
     if not text or bad is not None or len(text) > MAX_AGENT_LABEL:
         why = ("is empty" if not text else f"holds the control or invisible character {bad!r} (U+{ord(bad):04X})"
                if bad is not None
