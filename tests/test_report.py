@@ -1130,7 +1130,8 @@ def test_run_variants_are_paired_with_the_same_method_s_plain_runs(tmp_path):
     # a variant with no plain run at its budget compares nothing: it names no method as unchanged
     other = runs[runs["bank"] == "lite[batch 5]"].assign(budget_fraction=0.05)
     none = report.variant_analysis(pd.concat([runs[runs["bank"] == "lite"], other]), n_resamples=200)
-    assert none.empty and none.attrs["unchanged"] == {}
+    assert none.empty and none.attrs["unchanged"] == {} and none.attrs["unpaired"] == ["lite[batch 5]"]
+    assert v.attrs["unpaired"] == []
 
 
 def test_shift_protocols_pool_without_their_run_variants():

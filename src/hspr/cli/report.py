@@ -124,6 +124,10 @@ def register(group: click.Group) -> None:
             err.print(f"{why}: no paired analysis", markup=False, highlight=False)
         if len(rep["variants"]) or rep["variants"].attrs["unchanged"]:
             print_table(out, variant_rich(rep["variants"]), keep=3)
+        if rep["variants"].attrs["unpaired"]:  # a re-trial: no variants.md, and no word why
+            err.print(f"note: {', '.join(rep['variants'].attrs['unpaired'])}: no method ran the same budget and targets "
+                      "on the plain label too, so nothing was paired (variants.md)", markup=False, highlight=False,
+                      soft_wrap=True)
         if figures and not has_budget_sweep(runs):
             err.print("note: one budget per bank and method in the results, so no budget_curves figure (it needs a sweep, e.g. "
                       "`hspr replay --budget 0.05,0.10,0.15,0.20`)", markup=False, highlight=False)

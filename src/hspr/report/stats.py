@@ -559,8 +559,9 @@ def variant_analysis(runs: pd.DataFrame, n_resamples: int = 10_000, seed: int = 
         :func:`paired_analysis`'s columns: ``method`` the variant's label (``hspr_robust[batch 10]``),
         ``baseline`` the method, ``bank`` the plain bank; no pooled or macro rows. A variant that changed
         no target's error (a method whose tasks do not depend on the outcomes, in rounds) has no row: its
-        methods are in ``attrs["unchanged"]``, a dict: variant bank label -> methods. Empty (same columns)
-        when no variant has a plain bank among the runs.
+        methods are in ``attrs["unchanged"]``, a dict: variant bank label -> methods; the variants with no
+        method, budget and target in common with their plain label are in ``attrs["unpaired"]``. Empty (same
+        columns) when no variant has a plain bank among the runs.
 
     Raises
     ------
@@ -571,10 +572,12 @@ def variant_analysis(runs: pd.DataFrame, n_resamples: int = 10_000, seed: int = 
     label = runs["bank"].astype(str)
     there = set(label)
     parts, unchanged = [], {}
+    unpaired = []
     for v in bank_order(b for b in there if plain_label(b) in there):
         base = plain_label(v)
         suffix = v[len(base):]
         of = runs[(label == base) | (label == v)]
+        before = sum(map(len, parts)) + len(unchanged.get(v, []))
         for m in _methods(of[of["bank"] == v]):
             pair = of[of["method"] == m]
             if not (pair["bank"] == base).any():
@@ -585,6 +588,8 @@ def variant_analysis(runs: pd.DataFrame, n_resamples: int = 10_000, seed: int = 
             if len(part) and same.all():  # (no row: no target and budget in common, nothing compared; a re-trial)
                 unchanged.setdefault(v, []).append(m)
             parts.append(part[~same])
+        if sum(map(len, parts)) + len(unchanged.get(v, [])) == before:  # no method, budget and target in common
+            unpaired.append(v)
     cols = ["budget_fraction", "method", "baseline", "bank", "n_targets", "mean_diff_pp", "ci_low_pp", "ci_high_pp",
             "median_diff_pp", "n_baseline_better", "n_method_better", "wilcoxon_stat", "p_value", "p_holm"]
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
@@ -593,6 +598,7 @@ def variant_analysis(runs: pd.DataFrame, n_resamples: int = 10_000, seed: int = 
     out["p_holm"] = holm(out["p_value"].to_numpy(float)) if len(out) else []
     out = out[cols]
     out.attrs["unchanged"] = unchanged
+    out.attrs["unpaired"] = unpaired
     return out
 
 
