@@ -822,6 +822,9 @@ class Session(ABC):
         return feasible_bounds(math.fsum(self.outcomes), n, self.n_tasks)
 
     def _require_outcomes(self) -> None:
+        """For a subclass's :meth:`estimate`: :class:`BudgetError` when no outcome was told and the session has
+        no prior estimate (:attr:`has_prior_estimate` False), which callers (``hspr live status``, a replay at
+        budget 0) read as "no estimate yet"."""
         if not self.queried and not self.has_prior_estimate:
             raise BudgetError(f"{type(self).__name__}: no outcomes yet and the method has no prior estimate: "
                               "tell at least one outcome first")
