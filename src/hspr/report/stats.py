@@ -429,6 +429,18 @@ def _seed_errors(by_seed: pd.DataFrame, method: str, targets: pd.Index) -> tuple
     return e.to_numpy(float), tuple(e.columns)
 
 
+#: the columns of :func:`paired_analysis` and :func:`variant_analysis`, in order
+PAIRED_COLUMNS = ("budget_fraction", "method", "baseline", "bank", "n_targets", "mean_diff_pp", "ci_low_pp", "ci_high_pp",
+                  "median_diff_pp", "n_baseline_better", "n_method_better", "wilcoxon_stat", "p_value", "p_holm")
+
+
+def _check_resamples(n_resamples) -> None:
+    """ReportError unless ``n_resamples`` is a whole number >= 1 (an API trial: 0 failed inside scipy)."""
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
+        raise ReportError(f"n_resamples must be a whole number of bootstrap resamples >= 1 (the CLI's default is "
+                          f"10000), got {n_resamples!r}")
+
+
 def paired_analysis(runs: pd.DataFrame, baseline: str | None = None, n_resamples: int = 10_000,
                     seed: int = 0) -> pd.DataFrame:
     """Paired per-target comparison of every method against ``baseline``.
@@ -475,9 +487,7 @@ def paired_analysis(runs: pd.DataFrame, baseline: str | None = None, n_resamples
         When ``baseline`` is not among the runs' methods, or ``n_resamples`` is not a whole number
         >= 1 (an API trial: 0 failed inside scipy).
     """
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
-        raise ReportError(f"n_resamples must be a whole number of bootstrap resamples >= 1 (the CLI's default is "
-                          f"10000), got {n_resamples!r}")
+    _check_resamples(n_resamples)
     runs = _check_runs(runs)
     methods = _methods(runs)
     baseline = default_baseline(runs, baseline)
@@ -526,11 +536,9 @@ def paired_analysis(runs: pd.DataFrame, baseline: str | None = None, n_resamples
                            n_baseline_better=int((shares > 0).sum()), n_method_better=int((shares < 0).sum()),
                            wilcoxon_stat=math.nan, p_value=p)
                 rows.append({"budget_fraction": frac, "method": m, "baseline": baseline, "bank": MACRO, **row})
-    cols = ["budget_fraction", "method", "baseline", "bank", "n_targets", "mean_diff_pp", "ci_low_pp", "ci_high_pp",
-            "median_diff_pp", "n_baseline_better", "n_method_better", "wilcoxon_stat", "p_value", "p_holm"]
-    out = pd.DataFrame(rows, columns=cols[:-1])
+    out = pd.DataFrame(rows, columns=list(PAIRED_COLUMNS[:-1]))
     out["p_holm"] = holm(out["p_value"].to_numpy(float)) if len(out) else []
-    return out[cols]
+    return out[list(PAIRED_COLUMNS)]
 
 
 def variant_analysis(runs: pd.DataFrame, n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
@@ -568,35 +576,32 @@ def variant_analysis(runs: pd.DataFrame, n_resamples: int = 10_000, seed: int = 
     ReportError
         As :func:`paired_analysis` (``n_resamples``).
     """
+    _check_resamples(n_resamples)
     runs = _check_runs(runs)
     label = runs["bank"].astype(str)
     there = set(label)
-    parts, unchanged = [], {}
-    unpaired = []
+    parts, unchanged, unpaired = [], {}, []
     for v in bank_order(b for b in there if plain_label(b) in there):
         base = plain_label(v)
         suffix = v[len(base):]
         of = runs[(label == base) | (label == v)]
-        before = sum(map(len, parts)) + len(unchanged.get(v, []))
+        compared = False  # some method, budget and target in common with the plain label
         for m in _methods(of[of["bank"] == v]):
             pair = of[of["method"] == m]
             if not (pair["bank"] == base).any():
                 continue
             moved = pair.assign(method=np.where(pair["bank"] == v, f"{m}{suffix}", m), bank=base)
             part = paired_analysis(moved, m, n_resamples, seed).drop(columns="p_holm")
+            compared |= len(part) > 0  # (no row: no target and budget in common, nothing compared; a re-trial)
             same = (part["n_baseline_better"] == 0) & (part["n_method_better"] == 0)  # no error changed: no test
-            if len(part) and same.all():  # (no row: no target and budget in common, nothing compared; a re-trial)
+            if len(part) and same.all():
                 unchanged.setdefault(v, []).append(m)
             parts.append(part[~same])
-        if sum(map(len, parts)) + len(unchanged.get(v, [])) == before:  # no method, budget and target in common
+        if not compared:
             unpaired.append(v)
-    cols = ["budget_fraction", "method", "baseline", "bank", "n_targets", "mean_diff_pp", "ci_low_pp", "ci_high_pp",
-            "median_diff_pp", "n_baseline_better", "n_method_better", "wilcoxon_stat", "p_value", "p_holm"]
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
-        paired_analysis(runs, None, n_resamples, seed)  # its refusal of the value, when no variant called it
-    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols[:-1])
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(PAIRED_COLUMNS[:-1]))
     out["p_holm"] = holm(out["p_value"].to_numpy(float)) if len(out) else []
-    out = out[cols]
+    out = out[list(PAIRED_COLUMNS)]
     out.attrs["unchanged"] = unchanged
     out.attrs["unpaired"] = unpaired
     return out
