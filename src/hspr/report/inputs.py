@@ -6,7 +6,7 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -737,14 +737,22 @@ def widened_notes(runs: Iterable[Mapping] | pd.DataFrame) -> list[str]:
     list of str
         Sorted by bank, method and budget (the same for the runs in any order); empty when no run was widened.
     """
+    return [f"{bank} {method} at {budget} tasks: on {k} of {n} runs the method's 90 % interval missed its own point and "
+            "was extended to reach it (the point always lies in its interval; ScoreEstimate.widened)"
+            for bank, method, budget, k, n in _counted_runs(runs, lambda r: r.get("interval_widened") is True)]
+
+
+def _counted_runs(runs: Iterable[Mapping] | pd.DataFrame, flagged: Callable[[Mapping], bool]) -> list[tuple]:
+    """(bank, method, budget, k, n) per bank, method and budget some of whose ``n`` runs (records, or the DataFrame
+    of :func:`read_results`) are ``flagged`` (``k`` of them), sorted by bank, method and budget: the same for the
+    runs in any order. The counts behind :func:`pass_rate_notes` and :func:`widened_notes`."""
     records = runs.to_dict("records") if isinstance(runs, pd.DataFrame) else runs
     counts: dict[tuple, list[int]] = {}
     for r in records:
         c = counts.setdefault((r.get("bank"), r.get("method"), r.get("budget")), [0, 0])
         c[0] += 1
-        c[1] += r.get("interval_widened") is True
-    return [f"{bank} {method} at {budget} tasks: on {k} of {n} runs the method's 90 % interval missed its own point and "
-            "was extended to reach it (the point always lies in its interval; ScoreEstimate.widened)"
+        c[1] += bool(flagged(r))
+    return [(bank, method, budget, k, n)
             for (bank, method, budget), (n, k) in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]),
                                                                                         kv[0][2] or 0)) if k]
 
@@ -765,15 +773,9 @@ def pass_rate_notes(runs: Iterable[Mapping] | pd.DataFrame) -> list[str]:
     list of str
         Sorted by bank, method and budget (the same for the runs in any order); empty when no run switched.
     """
-    records = runs.to_dict("records") if isinstance(runs, pd.DataFrame) else runs
-    counts: dict[tuple, list[int]] = {}
-    for r in records:
-        c = counts.setdefault((r.get("bank"), r.get("method"), r.get("budget")), [0, 0])
-        shift = r.get("shift")
-        c[0] += 1
-        c[1] += isinstance(shift, Mapping) and bool(shift.get("pass_rate_maes"))
+    def switched(r: Mapping) -> bool:
+        return isinstance(r.get("shift"), Mapping) and bool(r["shift"].get("pass_rate_maes"))
     return [f"{bank} {method} at {budget} tasks: {k} of {n} runs were estimated from the outcomes seen plus the "
             "sources' pass rates, because its replays of the source agents found that their history predicts nothing "
             "(each run's shift.message says more; docs/shift-protocols.md)"
-            for (bank, method, budget), (n, k) in sorted(counts.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]),
-                                                                                        kv[0][2] or 0)) if k]
+            for bank, method, budget, k, n in _counted_runs(runs, switched)]
