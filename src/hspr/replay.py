@@ -159,11 +159,8 @@ def run_session(model: FittedModel, row: HiddenRow, budgets: Sequence[int], seed
                     why = stop.check(sess, sess.estimate() if stop.needs_estimate(sess) else None)
                     if why is not None:
                         break
-                if n == 1:
-                    t = sess.ask()
-                    sess.tell(t, row.reveal(t))
-                    continue
-                for t in sess.ask_batch(min(n, b - sess.n_queried)):  # the round's tasks, then their outcomes
+                # the round's tasks, then their outcomes; a round of 1 is ask() (= ask_batch(1)[0])
+                for t in sess.ask_batch(min(n, b - sess.n_queried)):
                     sess.tell(t, row.reveal(t))
             est = sess.estimate()
             if est.level != NOMINAL_LEVEL:  # a method-writer's trial: a 50 % interval's coverage was reported as 90 % coverage
