@@ -883,6 +883,29 @@ def test_a_harbor_job_of_another_agent_than_the_session_s_label_is_noted(tmp_pat
     near.next(2)
     job = harbor_job(tmp_path / "j2", {t1: [1, 0, 1, 1, 1]}, agent="terminus-2", model="gpt-5o")
     assert any("this session scores 'GPT-5'" in n for n in near.ingest(job).notes)
+    # a name that extends the label's by a word it lacks is another model (the session-58 re-trial's gpt-4-turbo)
+    four = LiveSession.create(tmp_path / "tb4.hspr", bank="terminal-bench", budget=8, method="uniform", agent="gpt-4")
+    four.next(2)
+    job = harbor_job(tmp_path / "j3", {t1: [1, 0, 1, 1, 1]}, agent="terminus-2", model="openai/gpt-4-turbo")
+    assert any("this session scores 'gpt-4'" in n for n in four.ingest(job).notes)
+
+
+@pytest.mark.parametrize(("mine", "theirs", "differ"), [
+    ("opus-4", "terminus-2 / gpt-5", True),  # no word in common but the scaffold's
+    ("terminus-2", "terminus-2 / gpt-5", False),  # the label names the scaffold only
+    ("GPT-5", "terminus-2 / gpt-5o", True),  # words, not text
+    ("gpt-4", "gpt-4-turbo", True), ("gpt-4", "gpt-4.1", True), ("claude-3-sonnet", "claude-3.5-sonnet", True),
+    ("claude-4-sonnet", "claude-4-opus", True), ("claude", "anthropic/claude-4-sonnet", True),
+    ("claude-4-sonnet", "terminus-2 / anthropic/Claude-4-Sonnet", False),
+    ("claude-sonnet-4", "terminus-2 / anthropic/claude-sonnet-4-20250514", False),  # a snapshot date is no other model
+    ("gpt-4o", "openai/gpt-4o-2024-08-06", False), ("Claude 4 Sonnet", "claude-4-sonnet", False),
+    ("terminus-2 gpt-5", "terminus-2 / gpt-5", False), ("20250522_sweagent_claude-4-sonnet", "20250522_SWEagent_Claude-4-sonnet", False),
+])
+def test_agents_differ_by_words_and_names(mine, theirs, differ):
+    """:func:`agents_differ`, hand-checked pairs, both ways round (the relation is symmetric)."""
+    from hspr.live.setup import agents_differ
+
+    assert agents_differ(mine, theirs) is differ and agents_differ(theirs, mine) is differ
 
 
 def test_harbor_jobs_refused_with_the_reason(tmp_path):

@@ -40,6 +40,7 @@ from .setup import (
     _hide_checked,
     _make_method,
     _method_settings,
+    agents_differ,
     changed_settings,
     check_agent_label,
     check_stop_width,
@@ -1312,15 +1313,12 @@ class LiveSession:
 
     def _label_note(self, path: Path, theirs: str | None, what: str) -> list[str]:
         """A note when an ingested file names an agent (``what``: how it names it) that is not this session's
-        label: the words of neither (runs of letters and digits, letter case aside) are all among the other's (a
-        label may be a short name of a harness's agent id: 'claude-4-sonnet' for 'terminus-2 / anthropic/Claude-4-
-        Sonnet', but not 'gpt-4' for 'gpt-4o', as a hostile re-trial found by the text alone). A leaderboard trial
-        scored several agents, one session each; a file ingested into the wrong one went in without a word."""
+        label (:func:`~hspr.live.setup.agents_differ`: a label may be a short name of a harness's agent id,
+        'claude-4-sonnet' for 'terminus-2 / anthropic/Claude-4-Sonnet', but 'gpt-4' is not 'gpt-4o' or
+        'gpt-4-turbo'). A leaderboard trial scored several agents, one session each; a file ingested into the
+        wrong one went in without a word."""
         mine = self.agent
-
-        def words(text: str) -> set[str]:
-            return set(re.findall(r"[^\W_]+", text.casefold()))
-        if mine is None or not theirs or words(mine) <= words(theirs) or words(theirs) <= words(mine):
+        if mine is None or not theirs or not agents_differ(mine, theirs):
             return []
         return [f"{path.name}: {what} {theirs!r}, and this session scores {mine!r} (its --agent at start); if these are "
                 f"two agents, take the file's outcomes out again (`hspr live withdraw --session "

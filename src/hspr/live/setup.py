@@ -4,6 +4,7 @@ to try the loop) and its method, built from the stored settings and fitted throu
 
 from __future__ import annotations
 
+import re
 import shlex
 import unicodedata
 from collections.abc import Callable
@@ -305,6 +306,36 @@ def check_agent_label(label, name: str = "--agent") -> str | None:
         raise LiveSessionError(f"{name} {shorten(label, 60)!r} {why}: give one line of text naming the agent, e.g. its "
                                "leaderboard id, or leave it out")
     return text
+
+
+#: what a harness's agent name adds to a model's name without naming another model: a snapshot date
+#: (``claude-sonnet-4-20250514``, ``gpt-4o-2024-08-06``)
+_SNAPSHOT_DATE = re.compile(r"(?<![0-9])(?:[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{6,8})(?![0-9])")
+#: what separates the names within an agent name (Harbor's ``terminus-2 / anthropic/claude-4-sonnet``, a list)
+_NAME_BREAK = re.compile(r"[/:,;|@()\[\]]+")
+
+
+def agents_differ(mine: str, theirs: str) -> bool:
+    """Whether two agent labels (a session's ``--agent``, a harness's agent / model name) name two agents.
+
+    Compared by words (runs of letters and digits, letter case aside), snapshot dates left out: they
+    differ when the words of neither are all among the other's ('opus-4' and 'terminus-2 / gpt-5';
+    'gpt-4' and 'gpt-4o', which a hostile re-trial found taken for one agent by the text alone), or
+    when a name of one (the text between ``/``, ``:``, ``,`` and the like) and a name of the other
+    start with the same word and one of them holds a word the other label lacks ('gpt-4' and
+    'gpt-4-turbo' or 'gpt-4.1': the session-58 re-trial's case; 'claude-3-sonnet' and
+    'claude-3.5-sonnet'). A label may be a short name of a harness's agent ('claude-4-sonnet' for
+    'terminus-2 / anthropic/Claude-4-Sonnet-20250514', 'terminus-2' for 'terminus-2 / gpt-5'),
+    or spell it with spaces ('Claude 4 Sonnet'). Both labels are non-empty text.
+    """
+    def names(text: str) -> list[tuple[str, ...]]:
+        parts = (tuple(re.findall(r"[^\W_]+", part)) for part in _NAME_BREAK.split(_SNAPSHOT_DATE.sub(" ", text.casefold())))
+        return [p for p in parts if p]
+    ours, other = names(mine), names(theirs)
+    words_ours, words_other = {w for n in ours for w in n}, {w for n in other for w in n}
+    if not (words_ours <= words_other or words_other <= words_ours):
+        return True
+    return any(a[0] == b[0] and not (set(a) <= words_other and set(b) <= words_ours) for a in ours for b in other)
 
 
 def _check_interval(method: str, stop_width: float | None) -> None:
