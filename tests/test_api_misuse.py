@@ -1016,6 +1016,8 @@ def test_a_score_estimate_refuses_arrays_one_end_and_swapped_ends(sim):
     crossed = est(point=0.3, lower=0.1 + 0.2, upper=0.3)  # a rounding's crossing by one ulp: not swapped ends
     assert crossed.lower == crossed.upper == 0.3
     assert est(lower=None, upper=None).width is None and est(lower=0.6).lower == 0.5  # no interval; an end past the point
+    counted = est(n_queried=np.int64(5), budget=10.0)  # counts as numpy or float whole numbers are kept as ints
+    assert (counted.n_queried, counted.budget) == (5, 10) and type(counted.n_queried) is type(counted.budget) is int
     for kw, match in (({"point": np.array([0.5])}, r"point must be a number \(0-1 scale\), got an array of shape \(1,\): "
                                                      r"give float\(x\[0\]\) for an array of one value"),
                       ({"upper": np.array([0.5, 0.6])}, r"upper must be a number \(0-1 scale\) or None, got an array of "
@@ -1024,7 +1026,10 @@ def test_a_score_estimate_refuses_arrays_one_end_and_swapped_ends(sim):
                       ({"point": "0.5"}, r"point must be a number \(0-1 scale\), got str '0.5'"),
                       ({"mean": True}, r"mean must be a number \(0-1 scale\) or None, got bool True"),
                       ({"upper": None}, r"an interval needs both ends or neither, got lower=0.4, upper=None"),
-                      ({"lower": 0.7, "upper": 0.3}, r"lower 0.7 is above upper 0.3: are the ends swapped\?")):
+                      ({"lower": 0.7, "upper": 0.3}, r"lower 0.7 is above upper 0.3: are the ends swapped\?"),
+                      ({"n_queried": "50"}, r"n_queried must be a whole number of tasks, 0 or more, got str '50'"),
+                      ({"n_queried": 2.5}, r"n_queried must be a whole number of tasks, 0 or more, got float 2.5"),
+                      ({"budget": -1}, r"budget must be a whole number of tasks, 0 or more, got int -1")):
         with pytest.raises(HsprError, match="ScoreEstimate: " + match):
             est(**kw)
     folds = make_folds(sim.agents)

@@ -70,7 +70,8 @@ class ScoreEstimate:
     n_queried : int
         Distinct outcomes the estimate conditions on.
     budget : int
-        The session's budget.
+        The session's budget. Both are whole numbers, 0 or more (a numpy integer or ``10.0`` is kept as an int;
+        text, ``2.5``, a negative number or None raise :class:`~hspr.errors.HsprError`).
     level : float
         Nominal coverage of ``lower``, ``upper`` (default 0.90; ATLAS, PTA-IRT, DISCO and the
         ridge map take a ``level`` setting).
@@ -132,6 +133,12 @@ class ScoreEstimate:
                                                   if isinstance(value, np.ndarray) and value.size == 1 else ""))
             if value is not None:
                 object.__setattr__(self, name, float(value))
+        for name in ("n_queried", "budget"):  # counts (an extension trial: n_queried='50' was kept, and printed as text)
+            count = whole_number(getattr(self, name))
+            if count is None or count < 0:
+                raise HsprError(f"ScoreEstimate: {name} must be a whole number of tasks, 0 or more, got "
+                                f"{type(getattr(self, name)).__name__} {brief(getattr(self, name))}")
+            object.__setattr__(self, name, count)
         if isinstance(self.level, bool) or not isinstance(self.level, numbers.Real) or not 0 < self.level < 1:
             raise HsprError(f"ScoreEstimate: level must be the interval's level in (0, 1), e.g. 0.9, got {self.level!r}")
         # a method-writer's trial: one end alone was kept (coverage '-'), and swapped ends became a zero-width interval
