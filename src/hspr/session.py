@@ -133,7 +133,7 @@ class ScoreEstimate:
                                                   if isinstance(value, np.ndarray) and value.size == 1 else ""))
             if value is not None:
                 object.__setattr__(self, name, float(value))
-        for name in ("n_queried", "budget"):  # counts (an extension trial: n_queried='50' was kept, and printed as text)
+        for name in ("n_queried", "budget"):  # counts (an extension trial: an n_queried of another type was accepted)
             count = whole_number(getattr(self, name))
             if count is None or count < 0:
                 raise HsprError(f"ScoreEstimate: {name} must be a whole number of tasks, 0 or more, got "

@@ -40,7 +40,7 @@ from ..live import (
     relink_matrix,
     task_argument,
 )
-from ..methods import LIVE_DEFAULT, method_class, method_names
+from ..methods import LIVE_DEFAULT, known_methods_text, method_class, method_names
 from ..outcomes import describe_outcome
 from ..session import BudgetError
 from ..stopping import MIN_TASKS
@@ -672,7 +672,7 @@ def register(group: click.Group) -> None:
     @click.option("--method", default=LIVE_DEFAULT, show_default=True, callback=_known_method,
                   shell_complete=completer(method_names), cls=LazyHelpOption,
                   help_text=lambda: "Method that picks the tasks and estimates the score, one of "
-                  f"{', '.join(method_names())} (README, 'Live': why {LIVE_DEFAULT} is the default; hspr is the paper's "
+                  f"{known_methods_text()} (README, 'Live': why {LIVE_DEFAULT} is the default; hspr is the paper's "
                   "method; docs/python-api.md, 'Your own method': a method an installed package registers).")
     @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, callback=_existing_config,
                   help="Method settings as JSON (for hspr and hspr_robust: HSPRConfig fields, e.g. {\"n_nodes\": 2048}; "

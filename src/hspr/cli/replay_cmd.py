@@ -31,7 +31,7 @@ from ..data.io import load_matrix, load_matrix_and_form, read_task_list
 from ..data.matrix import DataError, ResponseMatrix
 from ..errors import HsprError, InputWarning, UnknownIdError
 from ..fileio import is_descriptor_path, readable_name, signals_held, write_json_durable, write_text_durable
-from ..methods import REPLAY_DEFAULT, method_class, method_names, names_with
+from ..methods import REPLAY_DEFAULT, known_methods_text, method_class, method_names, names_with
 from ..methods.hspr.config import ACQUISITIONS, DECISIONS
 from ..methods.hspr.replay_options import check_table_covers, replay_methods
 from ..replay import align_targets, check_fractions, is_results_doc, replay
@@ -468,7 +468,7 @@ def register(group: click.Group) -> None:
     @click.option("--methods", default=",".join(REPLAY_DEFAULT), show_default=True,
                   shell_complete=completer(lambda: [*method_names(), "all"], comma=True, alone=("all",)),
                   cls=LazyHelpOption, help_text=lambda: f"Comma-separated methods or 'all'. Known: "
-                  f"{', '.join(method_names())}. 'all' is each method once, leaving out "
+                  f"{known_methods_text()}. 'all' is each method once, leaving out "
                   f"{', '.join(names_with('in_all', False)) or 'none'} "
                   "(another method under other settings; name it to run it).")
     @click.option("--budget", "budget", default="0.10", show_default=True,

@@ -117,6 +117,21 @@ def method_names() -> list[str]:
     return list(registry())
 
 
+def known_methods_text() -> str:
+    """:func:`method_names` as ``--help`` lists them ('Known: ...'), comma-separated, an installed package's method
+    that does not load marked as such: an extension trial saw an entry whose module failed to import listed
+    as known beside the rest (``hspr methods`` says why; naming it gives the error)."""
+    def mark(name: str) -> str:
+        if name in REGISTRY:
+            return name
+        try:
+            method_class(name)
+        except HsprError:
+            return f"{name} (does not load: `hspr methods` says why)"
+        return name
+    return ", ".join(map(mark, method_names()))
+
+
 def names_with(flag: str, value: bool = True) -> list[str]:
     """The names of :func:`registry` whose class has the :class:`~hspr.session.Method` flag ``flag``
     (``in_all``, ``accepts_missing``, ``accepts_pass_rates``, ...) equal to ``value``, in registry order. An installed
