@@ -496,6 +496,13 @@ def test_refused_inputs(bank, tmp_path):
     assert did_you_mean(["task_0"], ["task_0\u200b", "task_1"]) == ("; did you mean 'task_0\\u200b' (it holds the invisible "
                                                                   "character(s) U+200B: copy the id from `hspr live next`, "
                                                                   "or fix it in the bank)?")
+    # look-alike characters (NFKC, Unicode dashes: an id pasted from a web page or an editor) are named, one each
+    assert did_you_mean(["sympy__sympy\u201012236"], ["sympy__sympy-12236", "sympy__sympy-12237"]) == (
+        "; did you mean 'sympy__sympy-12236' (it holds look-alike characters: '\u2010' (U+2010) for '-'; text pasted "
+        "from a web page or an editor may)?")
+    assert did_you_mean(["\uff54ask\u22121"], ["task-1"]).startswith(
+        "; did you mean 'task-1' (it holds look-alike characters: '\uff54' (U+FF54) for 't', '\u2212' (U+2212) for '-';")
+    assert did_you_mean(["a\u2010b"], ["a-b", "A-B"]) == ""  # a bank with two spellings: no hint, as for letter case
     # a hostile trial: the glob-escaped form `next --format harbor` prints (c? as c[?]) typed back into `record`
     assert did_you_mean(["c[?]", "a[[]b", "d[*]"], ["c?", "a[b", "d"]) == "; did you mean 'c?' (for 'c[?]'), 'a[b' (for 'a[[]b')?"
     # a re-trial: a typing slip got no hint; the closest id does now, and an id like none gets none

@@ -108,6 +108,17 @@ SEPARATORS = frozenset("._-/: ")
 _PARTS = re.compile(f"([{re.escape(''.join(sorted(SEPARATORS)))}])")
 
 
+#: dashes a text editor or a web page puts for '-' (U+2010 hyphen to U+2015 horizontal bar, the minus sign, the small
+#: and full-width hyphen-minus)
+_DASHES = re.compile("[\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
+
+
+def look_alike(t: str) -> str:
+    """``t`` in compatibility form (NFKC: full-width letters and digits as ASCII, ligatures apart) with every
+    Unicode dash written '-': two ids equal here print alike and differ in characters a pasted id brings."""
+    return _DASHES.sub("-", unicodedata.normalize("NFKC", t))
+
+
 def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
     """The (unknown id, known id) pairs that :func:`did_you_mean` names, by its rules (the first rule that
     finds any wins); [] when none."""
@@ -133,6 +144,11 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
         return [u for u in unknown if u not in settled]
 
     hits = take((u, fold[key(u)]) for u in todo() if key(u) in fold)
+    if not hits:  # look-alike characters (a pasted id: a Unicode hyphen for '-', full-width letters)
+        alike: dict[str, list[str]] = {}
+        for k, t in fold.items():
+            alike.setdefault(look_alike(k), []).append(t)
+        hits = take((u, alike[look_alike(key(u))][0]) for u in todo() if len(alike.get(look_alike(key(u)), ())) == 1)
     if not hits:  # a re-trial: 'agent_07_beta' (as a file name spells it) for 'agent 07 beta' got no hint
         def sep(t: str) -> str:
             return re.sub(r"[\s_-]+", "_", t)
@@ -206,6 +222,8 @@ def did_you_mean(unknown: list[str], known, hits: list[tuple[str, str]] | None =
     white space, Unicode normal form (an 'ä' typed as a + combining diaeresis prints the same as
     the bank's), invisible format characters (a zero-width space, named in the hint) and glob
     escapes (``c[?]``, as ``next --format harbor`` prints ``c?``; a hostile trial);
+    failing those, the one bank id that equals it up to look-alike characters (:func:`look_alike`: a
+    Unicode hyphen or minus for ``-``, full-width letters, named in the hint: a pasted id);
     failing those, the one bank id that equals it up to its separators (space, ``_``, ``-``
     alike: ``agent_07_beta`` for ``agent 07 beta``); failing those, the one bank id that is the
     unknown id with a prefix ending in ``/`` or ``:`` (``task-016`` for ``mybench/task-016``; a
@@ -240,6 +258,11 @@ def did_you_mean(unknown: list[str], known, hits: list[tuple[str, str]] | None =
                    f"unicodedata.normalize({form!r}, task_id)")  # this id's: a bank may mix forms (its re-trial)
             why = (" (it prints the same: the two spell an accented letter in different Unicode forms, one character "
                    f"or a letter and a combining mark; {fix})")
+        elif (odd := sorted({c for c in u if look_alike(c) != c}, key=u.index)) and \
+                look_alike(u).strip().casefold() == look_alike(b).strip().casefold():  # found by look_alike, not a slip
+            why = (" (it holds look-alike characters: " + ", ".join(f"{c!r} (U+{ord(c):04X}) for {look_alike(c)!r}"
+                                                                   for c in odd[:3])
+                   + (", ..." if len(odd) > 3 else "") + "; text pasted from a web page or an editor may)")
         else:
             why = ""
         return f"; did you mean {b!r}{why}?"
