@@ -1134,6 +1134,34 @@ def test_run_variants_are_paired_with_the_same_method_s_plain_runs(tmp_path):
     assert v.attrs["unpaired"] == []
 
 
+def test_per_target_errors_and_variants_have_the_same_bits_in_any_run_order():
+    """An audit: a target's mean over 10 seeds summed in the runs' order, so files given in another order moved it by
+    1e-16, and a variant identical to its plain runs got a row of 'changed' errors. And a variant that changed nothing
+    at one budget of two lost that budget's row unsaid: it is named."""
+    rng = np.random.default_rng(11)
+    truths = np.linspace(0.2, 0.7, 40)
+    err = rng.normal(0, 0.037, (10, 40))
+    runs = make_runs({("lite", "uniform"): err, ("lite[batch 10]", "uniform"): err}, {"lite": truths,
+                     "lite[batch 10]": truths})
+    runs["target"] = runs["target"].str.replace(r"^.*_a", "lite_a", regex=True)
+    keys = ["budget_fraction", "bank", "method", "target"]
+    ref = report.per_target_errors(runs).sort_values(keys, ignore_index=True)
+    for state in range(5):
+        again = report.per_target_errors(runs.sample(frac=1.0, random_state=state)).sort_values(keys, ignore_index=True)
+        assert (again["abs_err_pp"].to_numpy() == ref["abs_err_pp"].to_numpy()).all()  # to the bit
+        v = report.variant_analysis(runs.sample(frac=1.0, random_state=state), n_resamples=200)
+        assert v.empty and v.attrs["unchanged"] == {"lite[batch 10]": ["uniform"]}
+    # unchanged at 5 %, changed at 10 %: the 10 % row, and 'uniform at 5 %' named
+    two = make_runs({("lite", "uniform"): err}, {"lite": truths}, fractions=(0.05, 0.10))
+    var = two.assign(bank="lite[batch 10]")
+    var.loc[var["budget_fraction"] == 0.10, "estimate"] += 0.01
+    both = pd.concat([two, var], ignore_index=True).assign(target=lambda d: d["target"].str.replace(r"^.*_a", "a", regex=True))
+    v = report.variant_analysis(both, n_resamples=200)
+    assert v["budget_fraction"].tolist() == [0.10] and v.attrs["unchanged"] == {"lite[batch 10]": ["uniform at 5 %"]}
+    e10 = err * 1.1  # make_runs' errors at 10 %
+    np.testing.assert_allclose(v["mean_diff_pp"], [100 * (np.abs(e10 + 0.01) - np.abs(e10)).mean()], rtol=1e-12)
+
+
 def test_shift_protocols_pool_without_their_run_variants():
     """With shift protocols only, the pooled paired rows pool them; a run variant of one of them holds the same
     targets again and is not pooled (a batch study on bash-only pooled each agent four times, and was warned about)."""

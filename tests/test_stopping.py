@@ -129,7 +129,8 @@ def test_cli_replay_with_a_stop_width_labels_its_runs_apart(tmp_path):
 
 @pytest.mark.parametrize("mean, early, text", [
     (49.96, 0.002, "50.0 (<1 % early)"), (40.0, 0.5, "40.0 (50 % early)"), (50.0, 0.0, "50.0"),
-    (float("nan"), float("nan"), "–"),
+    (float("nan"), float("nan"), "–"), (49.9, 0.996, "49.9 (>99 % early)"), (40.0, 1.0, "40.0 (100 % early)"),
+    (45.0, 0.994, "45.0 (99 % early)"),
 ])
 def test_tasks_run_text_never_hides_an_early_stop(mean, early, text):
     from hspr.report.stats import tasks_run_text

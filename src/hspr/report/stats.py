@@ -146,12 +146,12 @@ def _summary(runs: pd.DataFrame) -> pd.DataFrame:
 def tasks_run_text(mean: float, stopped_early: float) -> str:
     """The "tasks run" cell of a summary table: the mean and, when some runs stopped before
     their budget, their share, e.g. ``'49.8 (2 % early)'`` (2 % of the runs stopped early); ``'–'`` without a rule.
-    A share below 1 % shows as ``<1 %``, never 0."""
+    A share below 1 % shows as ``<1 %``, never 0, and one below 100 % as ``>99 %`` at most, never 100."""
     if mean is None or pd.isna(mean):
         return "–"
     if stopped_early is None or pd.isna(stopped_early) or stopped_early == 0:
         return f"{mean:.1f}"
-    share = "<1" if stopped_early < 0.01 else f"{100 * stopped_early:.0f}"
+    share = "<1" if stopped_early < 0.01 else ">99" if 0.995 <= stopped_early < 1 else f"{100 * stopped_early:.0f}"
     return f"{mean:.1f} ({share} % early)"
 
 
@@ -213,7 +213,9 @@ def per_target_errors(runs: pd.DataFrame) -> pd.DataFrame:
         For missing columns, no runs, or scores not on the 0-1 scale (as :func:`summarize`).
     """
     runs = _check_runs(runs)
-    e = runs.assign(abs_err_pp=100.0 * (runs["estimate"] - runs["truth"]).abs())
+    # a target's seeds in one order, so its mean has the same bits in any run or file order (an audit: 1e-16 apart,
+    # which a variants table took for a changed error)
+    e = runs.assign(abs_err_pp=100.0 * (runs["estimate"] - runs["truth"]).abs()).sort_values("seed", kind="stable")
     g = e.groupby(["budget_fraction", "bank", "method", "target"], sort=False)
     return g.agg(abs_err_pp=("abs_err_pp", "mean"), n_seeds=("seed", "nunique")).reset_index()
 
@@ -567,7 +569,8 @@ def variant_analysis(runs: pd.DataFrame, n_resamples: int = 10_000, seed: int = 
         :func:`paired_analysis`'s columns: ``method`` the variant's label (``hspr_robust[batch 10]``),
         ``baseline`` the method, ``bank`` the plain bank; no pooled or macro rows. A variant that changed
         no target's error (a method whose tasks do not depend on the outcomes, in rounds) has no row: its
-        methods are in ``attrs["unchanged"]``, a dict: variant bank label -> methods; the variants with no
+        methods are in ``attrs["unchanged"]``, a dict: variant bank label -> methods (``'hspr at 5 %'`` for a
+        method the variant left unchanged at some budgets only: that budget's row); the variants with no
         method, budget and target in common with their plain label are in ``attrs["unpaired"]``. Empty (same
         columns) when no variant has a plain bank among the runs.
 
@@ -596,6 +599,8 @@ def variant_analysis(runs: pd.DataFrame, n_resamples: int = 10_000, seed: int = 
             same = (part["n_baseline_better"] == 0) & (part["n_method_better"] == 0)  # no error changed: no test
             if len(part) and same.all():
                 unchanged.setdefault(v, []).append(m)
+            elif same.any():  # unchanged at some budgets only: those rows named, not dropped unsaid (an audit)
+                unchanged.setdefault(v, []).extend(f"{m} at {100 * f:g} %" for f in part.loc[same, "budget_fraction"])
             parts.append(part[~same])
         if not compared:
             unpaired.append(v)
