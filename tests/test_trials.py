@@ -892,14 +892,23 @@ def test_a_harbor_job_of_another_agent_than_the_session_s_label_is_noted(tmp_pat
 
 @pytest.mark.parametrize(("mine", "theirs", "differ"), [
     ("opus-4", "terminus-2 / gpt-5", True),  # no word in common but the scaffold's
-    ("terminus-2", "terminus-2 / gpt-5", False),  # the label names the scaffold only
+    ("terminus-2", "terminus-2 / gpt-5", False), ("Claude Code", "claude-code / claude-opus-4-1-20250805", False),  # harness
     ("GPT-5", "terminus-2 / gpt-5o", True),  # words, not text
     ("gpt-4", "gpt-4-turbo", True), ("gpt-4", "gpt-4.1", True), ("claude-3-sonnet", "claude-3.5-sonnet", True),
-    ("claude-4-sonnet", "claude-4-opus", True), ("claude", "anthropic/claude-4-sonnet", True),
-    ("claude-4-sonnet", "terminus-2 / anthropic/Claude-4-Sonnet", False),
+    ("claude-4-sonnet", "claude-4-opus", True), ("o3", "o3-mini", True), ("o3", "o4-mini", True), ("gpt-5", "gpt-5-codex", True),
+    ("deepseek-v3", "deepseek-v3.1", True), ("qwen3-coder", "qwen3-coder-480b-a35b-instruct", True),
+    # the session-59 re-trial: the model after the harness in the label; a label without the vendor's word
+    ("terminus-2 gpt-5", "terminus-2 / openai/gpt-5-mini", True), ("Terminus 2 + GPT-5", "terminus-2 / openai/gpt-5-mini", True),
+    ("terminus-2 claude-sonnet-4", "terminus-2 / anthropic/claude-sonnet-4-5-20250929", True),
+    ("Sonnet 4", "anthropic/claude-sonnet-4-5-20250929", True), ("Opus 4", "claude-code / claude-opus-4-1-20250805", True),
+    ("gpt-4o", "openai.gpt-4o-mini", True), ("swe-agent", "mini-swe-agent / gpt-5", True), ("🤖", "👾", True),
+    ("claude-4-sonnet", "terminus-2 / anthropic/Claude-4-Sonnet", False), ("claude", "anthropic/claude-4-sonnet", False),
     ("claude-sonnet-4", "terminus-2 / anthropic/claude-sonnet-4-20250514", False),  # a snapshot date is no other model
-    ("gpt-4o", "openai/gpt-4o-2024-08-06", False), ("Claude 4 Sonnet", "claude-4-sonnet", False),
-    ("terminus-2 gpt-5", "terminus-2 / gpt-5", False), ("20250522_sweagent_claude-4-sonnet", "20250522_SWEagent_Claude-4-sonnet", False),
+    ("gpt-4o", "openai/gpt-4o-2024-08-06", False), ("gemini-2.5-pro", "gemini-2.5-pro-preview-06-05", False),
+    ("claude-opus-4-1", "claude-code / claude-opus-4-1-20250805", False), ("kimi-k2-0905", "kimi-k2-0905-preview", False),
+    ("gemini-2.5-pro", "gemini-cli / gemini/gemini-2.5-pro", False), ("DeepSeek V3.1", "deepseek-chat-v3.1", False),
+    ("Claude 4 Sonnet", "claude-4-sonnet", False), ("terminus-2 gpt-5", "terminus-2 / gpt-5", False), ("ＧＰＴ-５", "gpt-5", False),
+    ("20250522_sweagent_claude-4-sonnet", "20250522_SWEagent_Claude-4-sonnet", False), ("🤖", "🤖", False),
 ])
 def test_agents_differ_by_words_and_names(mine, theirs, differ):
     """:func:`agents_differ`, hand-checked pairs, both ways round (the relation is symmetric)."""
