@@ -503,6 +503,11 @@ def test_refused_inputs(bank, tmp_path):
     assert did_you_mean(["\uff54ask\u22121"], ["task-1"]).startswith(
         "; did you mean 'task-1' (it holds look-alike characters: '\uff54' (U+FF54) for 't', '\u2212' (U+2212) for '-';")
     assert did_you_mean(["a\u2010b"], ["a-b", "A-B"]) == ""  # a bank with two spellings: no hint, as for letter case
+    assert did_you_mean(["fix\u2012git"], ["fix-git", "fix\u2010git", "x"]) == ""  # two alike: no rule names one (a re-trial)
+    assert did_you_mean(["build-linux"], ["build\u2010linux", "x"]) == (  # the bank's id holds it: said so (a re-trial)
+        "; did you mean 'build\u2010linux' (the bank's id holds look-alike characters: '\u2010' (U+2010) for '-'; text "
+        "pasted from a web page or an editor may)?")
+    assert "(it holds look-alike characters: '\u2010' (U+2010) for '-';" in did_you_mean(["\ufb01x\u2010pdf"], ["\ufb01x-pdf", "x"])
     # a hostile trial: the glob-escaped form `next --format harbor` prints (c? as c[?]) typed back into `record`
     assert did_you_mean(["c[?]", "a[[]b", "d[*]"], ["c?", "a[b", "d"]) == "; did you mean 'c?' (for 'c[?]'), 'a[b' (for 'a[[]b')?"
     # a re-trial: a typing slip got no hint; the closest id does now, and an id like none gets none

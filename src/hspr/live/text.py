@@ -148,6 +148,9 @@ def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
         alike: dict[str, list[str]] = {}
         for k, t in fold.items():
             alike.setdefault(look_alike(k), []).append(t)
+        # two bank ids alike ('fix-git', 'fix\u2010git'): no hint from any rule, as for two spellings (a re-trial: a slip rule
+        # then named one of them)
+        settled.update(u for u in todo() if len(alike.get(look_alike(key(u)), ())) > 1)
         hits = take((u, alike[look_alike(key(u))][0]) for u in todo() if len(alike.get(look_alike(key(u)), ())) == 1)
     if not hits:  # a re-trial: 'agent_07_beta' (as a file name spells it) for 'agent 07 beta' got no hint
         def sep(t: str) -> str:
@@ -258,10 +261,13 @@ def did_you_mean(unknown: list[str], known, hits: list[tuple[str, str]] | None =
                    f"unicodedata.normalize({form!r}, task_id)")  # this id's: a bank may mix forms (its re-trial)
             why = (" (it prints the same: the two spell an accented letter in different Unicode forms, one character "
                    f"or a letter and a combining mark; {fix})")
-        elif (odd := sorted({c for c in u if look_alike(c) != c}, key=u.index)) and \
-                look_alike(u).strip().casefold() == look_alike(b).strip().casefold():  # found by look_alike, not a slip
-            why = (" (it holds look-alike characters: " + ", ".join(f"{c!r} (U+{ord(c):04X}) for {look_alike(c)!r}"
-                                                                   for c in odd[:3])
+        elif look_alike(u).strip().casefold() == look_alike(b).strip().casefold() and (  # found by look_alike, not a slip
+                odd := [(c, w) for w, x, y in (("it", u, b), ("the bank's id", b, u)) for c in sorted(
+                    {c for c in x if look_alike(c) != c and c not in y}, key=x.index)]):
+            # a re-trial: the bank's own id holding the look-alike got no reason, and one both held was blamed
+            whose = {w for _, w in odd}
+            why = (f" ({' and '.join(sorted(whose, key=len))} hold{'s' if len(whose) == 1 else ''} look-alike characters: "
+                   + ", ".join(f"{c!r} (U+{ord(c):04X}) for {look_alike(c)!r}" for c, _ in odd[:3])
                    + (", ..." if len(odd) > 3 else "") + "; text pasted from a web page or an editor may)")
         else:
             why = ""
