@@ -119,17 +119,15 @@ def method_names() -> list[str]:
 
 def known_methods_text() -> str:
     """:func:`method_names` as ``--help`` lists them ('Known: ...'), comma-separated, an installed package's method
-    that does not load marked as such: an extension trial saw an entry whose module failed to import listed
-    as known beside the rest (``hspr methods`` says why; naming it gives the error)."""
-    def mark(name: str) -> str:
-        if name in REGISTRY:
-            return name
-        try:
-            method_class(name)
-        except HsprError:
-            return f"{name} (does not load: `hspr methods` says why)"
-        return name
-    return ", ".join(map(mark, method_names()))
+    that does not load (:func:`describe_methods`' ``loads``: it does not import, build or name a known seed kind)
+    marked as such: an extension trial saw an entry whose module failed to import listed as known beside the rest
+    (``hspr methods`` says why; naming it gives the error). What such a package prints on import goes to stderr."""
+    import contextlib
+    import sys
+
+    with contextlib.redirect_stdout(sys.stderr):  # a re-trial: a package's print() landed above `Usage:`
+        broken = {n for n in method_names() if n not in REGISTRY and _loaded(n)[2] is not None}
+    return ", ".join(f"{n} (does not load: `hspr methods` says why)" if n in broken else n for n in method_names())
 
 
 def names_with(flag: str, value: bool = True) -> list[str]:
@@ -203,6 +201,22 @@ def method_class(name: str) -> type[Method]:
 SUMMARY_CHARS = 300
 
 
+def _loaded(name: str) -> tuple[type[Method] | None, str | None, str | None]:
+    """(class, its default instance's ``seed_kind``, None) for a method that loads, else (None, None, why not): its
+    class does not import, is no :class:`~hspr.session.Method`, two packages register the name, it does not build
+    with its default settings, or its ``seed_kind`` is none of :data:`~hspr.session.SEEDS_BY_KIND`."""
+    try:
+        cls = method_class(name)
+        kind = cls().seed_kind  # an instance's: HSPR's depends on its settings (a property of the class)
+        if kind not in SEEDS_BY_KIND:  # a hostile re-trial: listed as loading, then refused by replay
+            raise HsprError(f"method {name!r} has seed_kind {kind!r}; it must be one of "
+                            f"{', '.join(map(repr, SEEDS_BY_KIND))}")
+    except (Exception, SystemExit) as exc:  # an installed package's class that does not build with its defaults too
+        return None, None, (str(exc) if isinstance(exc, HsprError) else
+                            f"method {name!r} does not build with its default settings: {type(exc).__name__}: {exc}")
+    return cls, kind, None
+
+
 def describe_methods() -> list[dict]:
     """One dict per method that runs by name (:func:`registry`, in its order), then per name an installed
     package registers that does not run (two packages register it): what ``hspr methods`` lists.
@@ -222,15 +236,9 @@ def describe_methods() -> list[dict]:
         row = {"name": name, "package": method_package(name) or (None if name in REGISTRY else _installed()[name][1]),
                "loads": True, "error": None, "summary": "", "interval": None, "seed_kind": None,
                "accepts_pass_rates": None, "accepts_missing": None, "in_all": None}
-        try:
-            cls = method_class(name)
-            kind = cls().seed_kind  # an instance's: HSPR's depends on its settings (a property of the class)
-            if kind not in SEEDS_BY_KIND:  # a hostile re-trial: listed as loading, then refused by replay
-                raise HsprError(f"method {name!r} has seed_kind {kind!r}; it must be one of "
-                                f"{', '.join(map(repr, SEEDS_BY_KIND))}")
-        except (Exception, SystemExit) as exc:  # an installed package's class that does not build with its defaults too
-            row.update(loads=False, error=str(exc) if isinstance(exc, HsprError) else
-                       f"method {name!r} does not build with its default settings: {type(exc).__name__}: {exc}")
+        cls, kind, error = _loaded(name)
+        if error is not None:
+            row.update(loads=False, error=error)
         else:
             first = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())  # the first paragraph, on one line
             row.update(summary=first if len(first) <= SUMMARY_CHARS else first[:SUMMARY_CHARS - 1] + "…",
