@@ -203,7 +203,7 @@ def _ask_event(k, tasks) -> bool:
 def whole_number(x) -> int | None:
     """``x`` as an int when it is a whole number given as a number: an int of any size, a float
     or numpy scalar (``5.0``), a 0-d array (``np.array(5)``), a ``Decimal('5')`` or
-    ``Fraction(10, 2)``; None for anything else (bools, text, NaN, inf, ``2.5``)."""
+    ``Fraction(10, 2)``; None for anything else (bools, text, NaN, inf, ``2.5``, a ``Decimal`` above 1e100)."""
     if isinstance(x, np.ndarray) and x.ndim == 0:
         x = x.item()
     if isinstance(x, np.generic):
@@ -212,9 +212,12 @@ def whole_number(x) -> int | None:
         return None
     if isinstance(x, numbers.Integral):
         return int(x)
-    if (isinstance(x, decimal.Decimal) and not x.is_finite()) or (isinstance(x, float) and not math.isfinite(x)):
+    if isinstance(x, decimal.Decimal) and (not x.is_finite() or x.adjusted() > 100):  # 1e1000000: minutes to int()
         return None
-    return int(x) if x == int(x) else None
+    try:  # NaN and inf of any float type (a re-trial: numpy's longdouble gave int()'s ValueError)
+        return int(x) if x == int(x) else None
+    except (ValueError, OverflowError):
+        return None
 
 
 def check_budget(budget, n_tasks: int, allow_zero: bool = True) -> int:

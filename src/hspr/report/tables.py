@@ -447,8 +447,9 @@ def _variants_intro(variants: pd.DataFrame, n_resamples: int | None, seed: int |
             f"with a 95 % percentile bootstrap interval ({boot}) over the targets and the query seeds, and a two-sided "
             f"Wilcoxon signed-rank test (zero_method='{ZERO_METHOD}'), as in paired.md; Holm's correction over "
             f"{_comparisons(len(variants))} here (a family of its own: paired.md's Holm p do not count these)."
-            + (f" No row where the variant changed no target's error (methods whose tasks do not depend on the "
-               f"outcomes): {unchanged}." if unchanged else "") + _few_pairs(variants))
+            + (f" No row where the variant changed no target's error (in rounds, a method whose tasks do not depend "
+               f"on the outcomes; with a stop width, runs that never reached it): {unchanged}." if unchanged else "")
+            + _few_pairs(variants))
 
 
 def variant_markdown(variants: pd.DataFrame, n_resamples: int | None = None, seed: int | None = None) -> str:
