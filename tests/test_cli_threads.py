@@ -144,6 +144,47 @@ def test_worker_processes_ignore_ctrl_c_and_a_hang_up_and_the_command_still_gets
     assert out.stdout.split() == ["2", "True", "True", "True", "True", "True"]
 
 
+_ORPHAN_PROBE = """
+import os, signal, time
+from joblib import Parallel, delayed
+from hspr.parallel import workers
+
+def pid():
+    time.sleep(0.3)  # both workers take a job
+    return os.getpid()
+
+with workers(None, 2):
+    print(*sorted(set(Parallel()(delayed(pid)() for _ in range(4)))), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # as `kill -9` of a replay
+"""
+
+
+def test_worker_processes_end_when_the_command_is_killed():
+    """A trial: after ``kill -9`` of ``hspr replay --workers 2`` the loky workers ran on (loky watches its parent on
+    Windows only), one for joblib's 300 s idle timeout, one for good (blocked reading a job half written to its pipe).
+    hspr.parallel.exit_with_parent ends each within about a second of its parent's death."""
+    import subprocess
+    import sys
+    import time
+
+    # timeout: a worker left running holds the probe's stdout open, so run() waits for it
+    out = subprocess.run([sys.executable, "-c", _ORPHAN_PROBE], capture_output=True, text=True, timeout=60)
+    pids = [int(p) for p in out.stdout.split()]
+    assert out.returncode == -9 and len(pids) == 2, (out.returncode, out.stdout, out.stderr)
+
+    def alive(p: int) -> bool:  # a zombie (State Z) has ended: only its reaping is left, to whoever adopted it
+        try:
+            with open(f"/proc/{p}/status") as fh:
+                return next(x for x in fh if x.startswith("State:")).split()[1] != "Z"
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+
+    deadline = time.monotonic() + 15
+    while any(map(alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(map(alive, pids)), [p for p in pids if alive(p)]
+
+
 def test_a_command_started_without_stdout_does_its_work(tmp_path):
     """A hostile trial: with stdout closed (`hspr replay ... >&-`; Python's sys.stdout is None) replay ended in a
     traceback, and with worker processes (joblib flushes stdout as they start) its results were never written.

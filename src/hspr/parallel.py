@@ -181,15 +181,42 @@ def quiet_methods(quiet: bool = True) -> Iterator[None]:
             os.environ[QUIET_ENV] = before
 
 
+def exit_with_parent() -> None:
+    """A loky worker's initializer: a daemon thread ends the worker within a second of its parent's death.
+
+    loky watches its parent on Windows only. After ``kill -9`` of ``hspr replay --workers 2`` (a trial), the
+    workers ran on: one left after ~330 s (joblib's 300 s idle timeout, then loky's 30 s exit lock), the other
+    never (blocked in read() on a job half-written to its pipe: a job with its fitted model is ~270 KB, more than
+    a pipe holds, and the worker itself holds the pipe's write end, so no end of file comes), keeping both
+    resource trackers alive; their blocked SIGHUP and SIGINT (:func:`interrupts_spare_workers`) meant neither a
+    closed terminal nor Ctrl-C ended them."""
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:  # the parent gone, the worker is reparented (to init or a subreaper)
+            time.sleep(1.0)
+        os._exit(1)  # its results have no reader left
+
+    threading.Thread(target=watch, name="hspr-parent-watch", daemon=True).start()
+
+
 @contextlib.contextmanager
 def workers(backend: str | None = None, n_jobs: int | None = None) -> Iterator[None]:
     """joblib's ``parallel_config`` for ``backend`` (None: joblib's default, loky) and ``n_jobs``
     workers: the context every job of replay, selection and a live fit runs in. Local worker
-    processes (loky, more than one job) are started with :func:`interrupts_spare_workers`."""
+    processes (loky, more than one job) are started with :func:`interrupts_spare_workers`, and end
+    with this process (:func:`exit_with_parent`)."""
     from joblib import parallel_config
+    from joblib.parallel import get_active_backend
 
     config = parallel_config(backend=backend, n_jobs=n_jobs) if backend else parallel_config(n_jobs=n_jobs)
     local_processes = backend in (None, "loky") and n_jobs not in (None, 1)
+    active = get_active_backend()[0] if backend is None else None  # joblib's default, or a caller's parallel_config
+    if local_processes and (backend == "loky" or type(active).__name__ == "LokyBackend"):
+        kept = getattr(active, "backend_kwargs", None) or {}  # a caller's own loky settings (its initializer) stand
+        config = parallel_config(backend="loky", n_jobs=n_jobs, **{"initializer": exit_with_parent, **kept})
     with config, interrupts_spare_workers() if local_processes else contextlib.nullcontext():
         yield
 
