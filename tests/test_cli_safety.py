@@ -1220,6 +1220,54 @@ def test_a_signal_python_swallows_is_sent_again_and_ends_the_command():
     assert out.returncode == 143 and "ran on" not in out.stdout and out.stderr.strip() == "terminated (SIGTERM)", out
 
 
+_TWO_SIGNALS_PROBE = """
+import atexit, os, signal, sys, time
+import hspr.cli
+from hspr import _entry
+
+def unwinding(**kwargs):  # the second signal while the first one's interrupt unwinds the command
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    finally:
+        os.kill(os.getpid(), signal.SIGHUP)
+        time.sleep(0.3)
+
+def shutting_down(**kwargs):  # the second signal as the process shuts down (loky's workers stopped)
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    except KeyboardInterrupt as exc:
+        atexit.register(lambda: (os.kill(os.getpid(), signal.SIGHUP), time.sleep(0.5)))
+        sys.stderr.write(_entry.interrupted_word(exc) + "\\n")  # as hspr's commands say it
+        sys.exit(128 + exc.signum)
+
+def printed(**kwargs):  # a compiled module prints the interrupt and drops it (Cython's unraisable path calls
+    exc = _entry.Terminated(15)  # PyErr_PrintEx, which hands it to sys.excepthook)
+    sys.excepthook(type(exc), exc, None)
+    time.sleep(5)
+    print("ran on")
+    sys.exit(0)
+
+hspr.cli.main = {"unwinding": unwinding, "shutting_down": shutting_down, "printed": printed}[sys.argv[1]]
+sys.argv = ["hspr"]
+_entry.run()
+"""
+
+
+@pytest.mark.parametrize("case", ["unwinding", "shutting_down", "printed"])
+def test_the_first_signal_decides_the_status_and_no_traceback_is_printed(case, default_signals):
+    """A trial: SIGTERM, then SIGHUP a moment later, printed "terminated (SIGTERM)" and exited 129 (killed by the
+    SIGHUP as the process shut down), or "terminated (SIGHUP)" (a new interrupt replaced the one unwinding). And this
+    file's SIGTERM test once saw scipy's traceback above "terminated (SIGHUP)": its signal came during scipy.stats'
+    import, where Cython prints an exception it cannot pass on. The first signal decides; nothing else is printed."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _TWO_SIGNALS_PROBE, case], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 143 and out.stderr.strip() == "terminated (SIGTERM)" and "ran on" not in out.stdout, out
+
+
 def test_two_records_joined_by_a_lost_line_end_are_told_how_to_part_them_and_nothing_is_lost(files):
     """A durability trial: a flipped bit turned a line end into 0x0b; the advice was to delete the line, which lost
     two outcomes. The command the message gives puts the line end back."""

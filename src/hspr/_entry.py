@@ -8,6 +8,7 @@ process with no word, also after a change was saved), unless the process was sta
 (``nohup``: a trial's replay under nohup ended when its terminal closed). Python's own start-up
 (``site``, the first ~30 ms) is before any of this. Nothing heavy is imported here."""
 
+import atexit
 import contextlib
 import io
 import os
@@ -27,6 +28,17 @@ class Terminated(KeyboardInterrupt):
 def exit_status(exc: KeyboardInterrupt) -> int:
     """128 + the signal's number: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP (as a shell reports it)."""
     return 128 + getattr(exc, "signum", signal.SIGINT)
+
+
+def ending_on_interrupt() -> bool:
+    """Whether an interrupt (Ctrl-C, SIGTERM, SIGHUP) is already ending the command: a KeyboardInterrupt is being
+    handled, or is behind the exception being handled (click's Exit, the SystemExit carrying its status)."""
+    exc, seen = sys.exc_info()[1], 0
+    while exc is not None and seen < 100:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc, seen = exc.__context__, seen + 1
+    return False
 
 
 def interrupted_word(exc: KeyboardInterrupt) -> str:
@@ -153,30 +165,60 @@ def run() -> None:
     """Load :func:`hspr.cli.main` and run it as ``hspr``; a KeyboardInterrupt (or SIGTERM / SIGHUP) outside
     the command's own handler exits 128 + the signal's number with ``interrupted`` (``terminated``) on stderr."""
     received: list[int] = []  # the signals this process was sent, for one Python swallowed (below)
+    ended_by: list[int] = []  # the exit status of an interrupt that ended the command: it stands (below)
+
+    def end_now(*_) -> None:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(ended_by[0])
+
+    # registered first, so run last: once the exit's clean-up (loky's workers stopped, multiprocessing's) is done, an
+    # interrupted command ends with its status, not in Python's finalisation, where a signal's default action is back
+    atexit.register(lambda: ended_by and end_now())
 
     def terminate(signum, frame) -> None:
         received.append(signum)
+        if ending_on_interrupt():  # a second signal while the first one's interrupt ends the command: the first
+            return  # decides the word and the status (a trial: "terminated (SIGTERM)", then SIGHUP's 129)
         raise Terminated(signum)
 
-    def unraisable(hook_args) -> None:
+    def interrupt(signum, frame) -> None:  # Python's own Ctrl-C handler, but a Ctrl-C after SIGTERM changes nothing
+        if not ending_on_interrupt():
+            raise KeyboardInterrupt
+
+    def send_again(exc: KeyboardInterrupt) -> None:
         # raised where Python cannot pass it on (a callback of the import lock: a trial's SIGTERM printed
         # "Exception ignored in ..." and the command ran on to exit 0; a test's SIGTERM 2 s into a loaded machine's
         # start-up let a replay run on for minutes): the signal is sent again 50 ms later, to land in the command
         # itself (and, should the command end first, it is said when it ends, below)
-        exc = hook_args.exc_value
-        if not isinstance(exc, KeyboardInterrupt):
-            sys.__unraisablehook__(hook_args)
-            return
         import threading
 
         again = threading.Timer(0.05, os.kill, (os.getpid(), getattr(exc, "signum", signal.SIGINT)))
         again.daemon = True
         again.start()
 
+    def unraisable(hook_args) -> None:
+        if isinstance(hook_args.exc_value, KeyboardInterrupt):
+            send_again(hook_args.exc_value)
+        else:
+            sys.__unraisablehook__(hook_args)
+
+    def printed(kind, value, tb) -> None:
+        # printed and dropped by a compiled module (Cython's unraisable path prints it in full first: a test's SIGHUP
+        # during scipy.stats' import left scipy's traceback above 'terminated (SIGHUP)'); run() catches any other
+        if isinstance(value, KeyboardInterrupt):
+            send_again(value)
+        else:
+            sys.__excepthook__(kind, value, tb)
+
     for sig in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup's choice stands
             signal.signal(sig, terminate)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not where it is ignored (`cmd &`)
+        signal.signal(signal.SIGINT, interrupt)
     sys.unraisablehook = unraisable
+    sys.excepthook = printed
     open_closed_streams()
     encode_any_text()
     guard_stderr()
@@ -188,11 +230,16 @@ def run() -> None:
         sys.stderr.write(f"\n{interrupted_word(exc)}\n")
         sys.exit(exit_status(exc))
     except SystemExit as done:
+        if ending_on_interrupt() and isinstance(done.code, int):
+            ended_by.append(done.code)
+
         def settle() -> None:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: the status stands; shutting down is not interrupted
             for sig in (signal.SIGTERM, signal.SIGHUP):
                 if signal.getsignal(sig) is not signal.SIG_IGN:
-                    signal.signal(sig, signal.SIG_DFL)  # ... but a kill still ends it, by the signal
+                    # ... but a kill still ends it: by the signal, or after an interrupt at once with the interrupt's
+                    # status (a trial: SIGHUP 0.1 s after SIGTERM, as loky's workers were stopped, made 143 into 129)
+                    signal.signal(sig, end_now if ended_by else signal.SIG_DFL)
 
         try:
             settle()
