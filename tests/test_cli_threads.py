@@ -159,6 +159,25 @@ with workers(None, 2):
 """
 
 
+def test_workers_restores_joblib_s_settings_on_exit():
+    """A full test run: `workers(None, 2)` once left joblib on two loky workers for the rest of the process (a second
+    parallel_config made inside it, never exited), so a later calibration ran its jobs in other processes."""
+    from joblib import effective_n_jobs, parallel_config
+    from joblib.parallel import get_active_backend
+
+    from hspr.parallel import workers
+
+    before = (type(get_active_backend()[0]), effective_n_jobs(None))
+    for backend in (None, "loky", "threading"):
+        with workers(backend, 2):
+            assert effective_n_jobs(None) == 2
+        assert (type(get_active_backend()[0]), effective_n_jobs(None)) == before
+    with parallel_config("threading", n_jobs=3):  # a caller's own choice stands inside, and after
+        with workers(None, 2):
+            assert type(get_active_backend()[0]).__name__ == "ThreadingBackend"
+        assert effective_n_jobs(None) == 3
+
+
 def test_worker_processes_end_when_the_command_is_killed():
     """A trial: after ``kill -9`` of ``hspr replay --workers 2`` the loky workers ran on (loky watches its parent on
     Windows only), one for joblib's 300 s idle timeout, one for good (blocked reading a job half written to its pipe).

@@ -1108,7 +1108,7 @@ def test_run_variants_are_paired_with_the_same_method_s_plain_runs(tmp_path):
     assert [p.name for p in rep["paths"]] == [*report.TABLE_FILES, *report.VARIANT_FILES]
     md = (tmp_path / "variants.md").read_text()
     assert md.startswith("# Run variants against the plain runs") and "| 10 % | hspr[batch 5] | lite | 12 | +1.000 |" in md
-    assert "outcomes): lite[batch 5]: uniform." in md
+    assert "runs that never reached it): lite[batch 5]: uniform." in md
     assert pd.read_csv(tmp_path / "variants.csv")["method"].tolist() == ["hspr[batch 5]", "hspr[batch 10]"]
     rep = report.write_report(runs[runs["bank"] == "lite"], tmp_path, n_resamples=200, figures=False)
     assert [p.name for p in rep["paths"]] == list(report.TABLE_FILES)

@@ -211,13 +211,17 @@ def workers(backend: str | None = None, n_jobs: int | None = None) -> Iterator[N
     from joblib import parallel_config
     from joblib.parallel import get_active_backend
 
-    config = parallel_config(backend=backend, n_jobs=n_jobs) if backend else parallel_config(n_jobs=n_jobs)
     local_processes = backend in (None, "loky") and n_jobs not in (None, 1)
-    active = get_active_backend()[0] if backend is None else None  # joblib's default, or a caller's parallel_config
-    if local_processes and (backend == "loky" or type(active).__name__ == "LokyBackend"):
-        kept = getattr(active, "backend_kwargs", None) or {}  # a caller's own loky settings (its initializer) stand
-        config = parallel_config(backend="loky", n_jobs=n_jobs, **{"initializer": exit_with_parent, **kept})
-    with config, interrupts_spare_workers() if local_processes else contextlib.nullcontext():
+    params: dict = {}
+    if local_processes:
+        active = get_active_backend()[0] if backend is None else None  # joblib's default, or a caller's parallel_config
+        if backend == "loky" or type(active).__name__ == "LokyBackend":
+            kept = getattr(active, "backend_kwargs", None) or {}  # a caller's own loky settings (its initializer) stand
+            backend, params = "loky", {"initializer": exit_with_parent, **kept}
+    # one parallel_config, made as it is entered: joblib sets it when it is made, and restores at exit what was set
+    # before it (a second one made here left the first set for good: later calls ran on two workers)
+    with (parallel_config(backend=backend, n_jobs=n_jobs, **params) if backend else parallel_config(n_jobs=n_jobs)), \
+            interrupts_spare_workers() if local_processes else contextlib.nullcontext():
         yield
 
 
