@@ -967,7 +967,7 @@ def test_bank_build_writes_through_a_symlink_and_into_a_pipe(files, tmp_path):
     (tmp_path / "link.csv").symlink_to(target)
     res = run("bank", "build", files / "bank.csv", "--out", tmp_path / "link.csv")  # a file that is not a bank: kept
     assert res.exit_code == 2 and "exists and is not a bank" in res.output and target.read_text() == "old\n"
-    target.write_text("agent,t1\nA,1\nB,0\n")  # an earlier bank is replaced, and the note says so
+    target.write_text("agent,task0000\nA,1\nB,0\n")  # an earlier bank (of a task in common) is replaced, and noted
     res = run("bank", "build", files / "bank.csv", "--out", tmp_path / "link.csv")
     assert res.exit_code == 0 and f"{tmp_path / 'link.csv'} held another bank before" in res.output
     assert (tmp_path / "link.csv").is_symlink() and target.read_text() == (files / "bank.csv").read_text()

@@ -605,6 +605,9 @@ def test_cli_help(cli):
     ("agent;t1;t2\na;1;0\n", "it holds semicolons: hspr reads comma-separated files"),
     ("agent\tt1\tt2\na\t1\t0\n", "it holds tabs"),
     ("model,instance_id,resolved\nm1,t1,1\n", "needs an 'agent' column; the header has 'model': rename"),
+    # a hostile trial: both forms in one header were read as one or the other by the task column's name alone
+    ("agent,task_id,resolved,successes,trials\na1,i1,1,1,5\n", "the header has 'resolved' and 'successes' and 'trials'"),
+    ("agent,instance_id,resolved,successes,trials\na1,i1,1,1,5\n", "not both; drop the columns of the form it is not"),
 ])
 def test_common_header_mistakes_get_a_hint(tmp_path, text, message):
     """Found by a hostile trial: a semicolon file said only 'header has 1 column(s)', and a long CSV

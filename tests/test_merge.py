@@ -335,12 +335,12 @@ def test_build_gives_the_warnings_validate_gives(tmp_path):
     norun.write_text("agent,t1,t2,t3,t4\nA,1,0,1,0\nB,,,,\nC,0,1,1,0\n")
     for path, said in ((swapped, "more agents (6) than tasks (2)"), (norun, "have no run at all (every cell blank): 'B'")):
         shown = {}
-        for cmd in (["bank", "validate", str(path)], ["bank", "build", str(path), "--out", str(tmp_path / "o.csv")]):
+        for cmd in (["bank", "validate", str(path)], ["bank", "build", str(path), "--out", str(tmp_path / f"o_{path.name}")]):
             res = CliRunner().invoke(main, cmd)
             assert res.exit_code == 0 and said in res.output, res.output
             shown[cmd[1]] = [w for w in res.output.splitlines() if w.startswith("warning:")]
         assert shown["build"] == shown["validate"]
-    res = CliRunner().invoke(main, ["bank", "build", str(norun), "--out", str(tmp_path / "o.csv"), "--json"])
+    res = CliRunner().invoke(main, ["bank", "build", str(norun), "--out", str(tmp_path / "o_norun.csv"), "--json"])
     assert res.exit_code == 0 and any("no run at all" in w for w in json.loads(res.output.splitlines()[-1])["warnings"])
 
 
@@ -385,6 +385,13 @@ def test_build_and_merge_refuse_to_replace_a_file_that_is_not_a_bank(tmp_path):
     merged = load_matrix(out).digest()  # no blank cell: the live-session digest too
     res = CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(out), "--json"])
     assert res.exit_code == 0 and json.loads(res.output.splitlines()[-1])["replaced_digest"] == merged
+    # a hostile trial: a table that reads as a bank, with none of the bank's tasks (agents' metadata), was replaced
+    meta = tmp_path / "agents_meta.csv"
+    meta.write_text("agent,open_weights,uses_tools\ngpt-x,0,1\nllama-y,1,1\n")
+    for cmd in (["build", str(base)], ["merge", str(base), str(new)]):
+        res = CliRunner().invoke(main, ["bank", *cmd, "--out", str(meta)])
+        assert res.exit_code == 2 and "whose columns ('open_weights', 'uses_tools') are none of this bank's tasks" in res.output
+        assert meta.read_text() == "agent,open_weights,uses_tools\ngpt-x,0,1\nllama-y,1,1\n"
     # a re-trial: the same bank with blank cells where the earlier file had 0s was replaced without a note
     zeros, blanks = tmp_path / "zeros.csv", tmp_path / "blanks.csv"
     zeros.write_text("agent,t1,t2\nA,1,0\nB,0,1\n")

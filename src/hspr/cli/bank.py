@@ -386,6 +386,17 @@ def _refuse_form_change(out: Path, form: str | None, m: ResponseMatrix) -> None:
                                  param_hint="--out")
 
 
+def _refuse_unrelated(out: Path, earlier: ResponseMatrix | None, m: ResponseMatrix) -> None:
+    """click.BadParameter when ``out`` holds a bank with no task in common with ``m``: another table that merely reads as
+    a bank (a hostile trial: `agent,open_weights,uses_tools` of 0/1, replaced with only a note), or a bank of another
+    benchmark; a bank replaced by its own update (more agents, more tasks) shares its tasks and is replaced, noted."""
+    if earlier is not None and not set(earlier.tasks) & set(m.tasks):
+        shown = ", ".join(repr(t) for t in earlier.tasks[:3]) + (", ..." if earlier.n_tasks > 3 else "")
+        raise click.BadParameter(f"{out} holds a table of {earlier.n_agents} row(s) whose columns ({shown}) are none of "
+                                 "this bank's tasks: it is another bank or no bank, and would be lost: give another "
+                                 "file name (or move that file)", param_hint="--out")
+
+
 def _replaced(earlier: ResponseMatrix | None, m: ResponseMatrix) -> str | None:
     """The live-session digest of the other bank ``earlier`` that writing ``m`` replaced; None when there
     was none, or it was this same bank (blank cells and 0s told apart: a re-trial's bank of 0s replaced by
@@ -452,6 +463,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     if not bundled:
         _check_built(m, path, form, as_json, seen)
     _refuse_form_change(out, earlier_form, m)
+    _refuse_unrelated(out, earlier, m)
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)
     _say_replaced(out, replaced, as_json)
@@ -571,6 +583,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
                                  "(0/1 outcomes) is written as a wide CSV, which would replace that form: give another "
                                  "file", param_hint="--out")
     _refuse_form_change(out, earlier_form, m)
+    _refuse_unrelated(out, earlier, m)
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)
     _say_replaced(out, replaced, as_json)

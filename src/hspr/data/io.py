@@ -1273,6 +1273,12 @@ def _detect(path: Path, scans: list | None = None) -> str:
         raise DataError(f"{path}: a .json file must be py-irt JSONL (one {{\"subject_id\", \"responses\"}} object per line)")
     first = _first_record(path)
     names = {x.strip().lower() for x in first}
+    both = sorted({"successes", "trials"} & names)
+    if "resolved" in names and both and ("agent" in names or names & set(LONG_TASK_NAMES)):
+        # a hostile trial: read as trials or as 0/1 outcomes by the task column's name alone, the other ignored
+        raise DataError(f"{path}: line 1: the header has 'resolved' and {' and '.join(map(repr, both))}: a long CSV "
+                        "holds one run's outcome per line ('agent,instance_id,resolved') or the successes of repeated "
+                        f"trials ('{','.join(TRIALS_COLUMNS)}'), not both; drop the columns of the form it is not")
     if set(LONG_COLUMNS) <= names:
         return "long_csv"
     if {"agent", "successes", "trials"} <= names and names & set(LONG_TASK_NAMES):
