@@ -608,6 +608,10 @@ def test_cli_help(cli):
     # a hostile trial: both forms in one header were read as one or the other by the task column's name alone
     ("agent,task_id,resolved,successes,trials\na1,i1,1,1,5\n", "the header has 'resolved' and 'successes' and 'trials'"),
     ("agent,instance_id,resolved,successes,trials\na1,i1,1,1,5\n", "not both; drop the columns of the form it is not"),
+    # a hostile trial: pandas' exports of several header lines, one taken for outcomes, one for an agent 'agent'
+    (",resolved,resolved\ninstance_id,t1,t2\nagent,,\na1,1,0\n", "line 1 (an empty cell, then 'resolved' over every "
+                                                                  "column) is the top of a header of several lines"),
+    ("task,t1,t2\nagent,,\na1,1,0\na2,0,1\n", "line 2 ('agent' and no value) is a second header line"),
 ])
 def test_common_header_mistakes_get_a_hint(tmp_path, text, message):
     """Found by a hostile trial: a semicolon file said only 'header has 1 column(s)', and a long CSV
@@ -615,6 +619,19 @@ def test_common_header_mistakes_get_a_hint(tmp_path, text, message):
     path = tmp_path / "bank.csv"
     path.write_text(text)
     with pytest.raises(DataError, match=re.escape(message)):
+        load_matrix(path)
+
+
+def test_a_spreadsheet_s_empty_trailing_columns_are_left_out_with_a_warning(tmp_path):
+    """A hostile trial: 'agent,t1,t2,t3,' (an Excel export's trailing separator) was refused as an empty task id. A
+    column with no id and no value is left out, said; one with values under no id is still refused."""
+    path = tmp_path / "bank.csv"
+    path.write_text("agent,t1,t2,,\na1,1,0,,\na2,0,,,\n")
+    with pytest.warns(InputWarning, match=r"column\(s\) 4, 5 hold nothing .* left out"):
+        m = load_matrix(path)
+    assert m.tasks == ("t1", "t2") and m.agents == ("a1", "a2") and m.missing is not None and m.missing.sum() == 1
+    path.write_text("agent,t1,t2,\na1,1,0,1\na2,0,1,\n")
+    with pytest.raises(DataError, match="column 4: empty task id"):
         load_matrix(path)
 
 

@@ -77,6 +77,8 @@ TRIALS_COLUMNS = ("agent", "task_id", "successes", "trials")
 
 #: a wide CSV whose first header cell is one of these is probably transposed (one row per task)
 TASK_COLUMN_NAMES = frozenset({"task", "tasks", "task_id", "instance_id", "instance"})
+#: names of an agent (row id) column: one alone on a line with no value is a second header line (pandas' named index)
+_ROW_ID_NAMES = frozenset({"agent", "agents", "agent_id", "model", "model_name", "name", "subject", "subject_id", "index"})
 
 _ASCII_COUNT = re.compile(r"[0-9]+")
 
@@ -351,8 +353,23 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
                         f"beside the id column; drop the column(s) before {name!r} (pandas: df.to_csv(path, "
                         f"index=False) when {name!r} is a column, df.set_index({name!r}).to_csv(path) to make it the "
                         "index; R: write.csv(df, path, row.names = FALSE))")
+    _check_widths(path, body, len(header), "the header")
+    blank = [j for j in range(1, len(header)) if not header[j].strip() and all(not r[j].strip() for _, r in body)]
+    if blank:  # a hostile trial: a spreadsheet's trailing separators ('agent,t1,t2,') refused as "empty task id"
+        warnings.warn(f"{path}: column(s) {', '.join(str(j + 1) for j in blank)} hold nothing (no task id in the header, "
+                      "no value in any row; a spreadsheet's trailing separators): left out", InputWarning, stacklevel=2)
+        keep = [j for j in range(len(header)) if j not in set(blank)]
+        header, body = [header[j] for j in keep], [(n, [r[j] for j in keep]) for n, r in body]
     tasks = [h.strip() for h in header[1:]]
     _check_ids(tasks, "task", f"{path}: line {hline} (header)", lambda j: f"column {j + 2}")
+    (n2, second) = body[0] if body else (0, [""])
+    if second[0].strip().lower() in _ROW_ID_NAMES and not any(c.strip() for c in second[1:]):
+        # a hostile trial: 'task,t1,..' over 'agent,,,' (pandas: a named index under named columns) made an agent
+        # 'agent' with score 0 that never ran, a source and a target
+        raise DataError(f"{path}: line {n2} ({second[0].strip()!r} and no value) is a second header line, as pandas "
+                        f"writes the index's name under the columns' name ({header[0].strip()!r}): drop line {n2} and "
+                        f"name the first column {second[0].strip()!r} in line {hline} (pandas: "
+                        "df.rename_axis(columns=None).to_csv(path))")
     named_task_column = header[0].strip().lower() in TASK_COLUMN_NAMES
     if named_task_column:
         warnings.warn(f"{path}: the first column is named {header[0].strip()!r}, but a wide CSV has one row per agent "
@@ -360,7 +377,6 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
                       "each row is a task, transpose the file", InputWarning, stacklevel=2)
     if not body:
         raise DataError(f"{path}: no agent rows under the header; the matrix is empty (add one row per agent)")
-    _check_widths(path, body, len(header), "the header")
     lines = [n for n, _ in body]
     agents = [r[0].strip() for _, r in body]
     # pandas' to_csv(index=False): the first task column is read as the agent ids
@@ -1297,6 +1313,14 @@ def _detect(path: Path, scans: list | None = None) -> str:
         have = " and ".join(c for c in ("successes", "trials") if c in names)
         raise DataError(f"{path}: line 1: the header has {have} but lacks column(s) "
                         f"{', '.join(absent)}; a repeated-trials CSV needs '{','.join(TRIALS_COLUMNS)}'")
+    words = {x.strip() for x in first[1:]}
+    if len(first) > 2 and not first[0].strip() and len(words) == 1 and next(iter(words)).isalpha():
+        # a hostile trial: pandas' pivot_table(values=['resolved']) header of three lines was told "no header (it
+        # holds outcome values)", the repeated 'resolved' read as outcomes
+        raise DataError(f"{path}: line 1 (an empty cell, then {next(iter(words))!r} over every column) is the top of a "
+                        "header of several lines, as pandas writes columns of several levels: write one header line "
+                        "'agent,<task ids...>' (pandas: df.columns = df.columns.get_level_values(-1); "
+                        "df.rename_axis(index='agent', columns=None).to_csv(path))")
     if first and all(is_cell(x) for x in first):
         if bank_dir_of(path) is not None:
             return "bank_dir"
