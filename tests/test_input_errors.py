@@ -704,14 +704,21 @@ def test_a_packed_file_is_named_as_such(tmp_path):
     (tmp_path / "g.csv").write_bytes(gzip.compress(body))
     with zipfile.ZipFile(tmp_path / "z.csv", "w") as z:
         z.writestr("bank.csv", body)
+    (tmp_path / "p.parquet").write_bytes(b"PAR1\x15\x04\x15\x00" + body)  # a hostile trial: "a NUL character" (valid UTF-8)
     for name, said in (("g.csv", "not text but gzip-compressed data: decompress it first (gunzip)"),
-                       ("z.csv", "not text but a zip archive (an .xlsx workbook is one): extract the file")):
+                       ("z.csv", "not text but a zip archive (an .xlsx workbook is one): extract the file"),
+                       ("p.parquet", "not text but a Parquet file: convert it to CSV")):
         with pytest.raises(DataError, match=f"{name}: {said}".replace("(", r"\(").replace(")", r"\)")):
             load_matrix(tmp_path / name)
         res = CliRunner().invoke(main, ["bank", "validate", str(tmp_path / name)])
         assert res.exit_code == 2 and said in " ".join(res.output.split())
     (tmp_path / "plain.csv").write_bytes(body)
     assert load_matrix(tmp_path / "plain.csv").n_agents == 2
+    # a hostile trial: a loop of symbolic links was told "no such file or folder"
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    res = CliRunner().invoke(main, ["bank", "validate", str(tmp_path / "loop1")])
+    assert res.exit_code == 2 and "which leads back to itself (a loop of links)" in " ".join(res.output.split())
 
 
 def test_long_values_are_shortened_and_whole_counts_with_zero_decimals_are_read(tmp_path):

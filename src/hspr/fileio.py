@@ -324,7 +324,8 @@ _PACKED = ((b"\x1f\x8b", "gzip-compressed data: decompress it first (gunzip)"),
            (b"PK\x03\x04", "a zip archive (an .xlsx workbook is one): extract the file, or export the sheet as CSV"),
            (b"BZh", "bzip2-compressed data: decompress it first (bunzip2)"),
            (b"\xfd7zXZ\x00", "xz-compressed data: decompress it first (unxz)"),
-           (b"\xd0\xcf\x11\xe0", "an Excel workbook (.xls): export the sheet as CSV"))
+           (b"\xd0\xcf\x11\xe0", "an Excel workbook (.xls): export the sheet as CSV"),
+           (b"PAR1", "a Parquet file: convert it to CSV (pandas: pd.read_parquet(path).to_csv(...))"))
 
 
 def _packed(path) -> str | None:
@@ -555,6 +556,8 @@ def csv_records(path, error: type[Exception] = HsprError) -> list[tuple[int, lis
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
     nul = text.find("\0")
+    if nul >= 0 and (packed := _packed(path)):  # packed data that happens to decode as UTF-8 (a Parquet file's)
+        raise error(f"{path}: not text but {packed}")
     if nul >= 0:  # numpy text arrays drop trailing NULs: '1\0' would read as 1
         head = text[:200]  # UTF-16 (ASCII letters) read as UTF-8: every other character is NUL (a hostile trial)
         wide = len(head) >= 4 and any(set(head[k::2]) == {"\0"} and "\0" not in head[1 - k::2] for k in (0, 1))
