@@ -609,8 +609,10 @@ def test_cli_help(cli):
     ("agent,task_id,resolved,successes,trials\na1,i1,1,1,5\n", "the header has 'resolved' and 'successes' and 'trials'"),
     ("agent,instance_id,resolved,successes,trials\na1,i1,1,1,5\n", "not both; drop the columns of the form it is not"),
     # a hostile trial: pandas' exports of several header lines, one taken for outcomes, one for an agent 'agent'
-    (",resolved,resolved\ninstance_id,t1,t2\nagent,,\na1,1,0\n", "line 1 (an empty cell, then 'resolved' over every "
-                                                                  "column) is the top of a header of several lines"),
+    (",resolved,resolved\ninstance_id,t1,t2\nagent,,\na1,1,0\n", "line 1 (an empty cell, then 'resolved' repeated over "
+                                                                  "the columns) is the top of a header of several lines"),
+    (",is_resolved,is_resolved\ninstance_id,t1,t2\nagent,,\na1,1,0\n", "then 'is_resolved' repeated over the columns"),
+    (",django,django,sympy\n,t1,t2,t3\na1,1,0,1\n", "then 'django', 'sympy' repeated over the columns"),  # its re-trial
     ("task,t1,t2\nagent,,\na1,1,0\na2,0,1\n", "line 2 ('agent' and no value) is a second header line"),
 ])
 def test_common_header_mistakes_get_a_hint(tmp_path, text, message):
@@ -620,6 +622,33 @@ def test_common_header_mistakes_get_a_hint(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(DataError, match=re.escape(message)):
         load_matrix(path)
+
+
+@pytest.mark.parametrize("text, shape", [
+    ("agent,t1,t2,t3\nmodel,,,\na1,1,0,1\n", (2, 3)),  # an agent named 'model' that ran nothing, under 'agent,...'
+    ("agent,instance_id,resolved,trials\na1,t1,1,3\na2,t1,0,2\na1,t2,0,1\na2,t2,1,1\n", (2, 2)),  # attempts counted
+    ("agent,task_id,successes,trials,trials_note\na1,t1,1,3,x\na2,t1,2,3,y\n", (2, 1)),
+])
+def test_files_near_the_refused_forms_are_still_read(tmp_path, text, shape):
+    """The session-59 re-trial: the rules for a second header line and for two forms in one header refused valid
+    files (an agent named 'model' with no run; a 'trials' column of attempts beside 'resolved')."""
+    path = tmp_path / "bank.csv"
+    path.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = load_matrix(path)
+    assert (m.n_agents, m.n_tasks) == shape
+
+
+def test_a_bank_folder_s_matrix_csv_whose_first_row_is_missing_cells_is_read_by_its_path(tmp_path):
+    """The session-59 re-trial: a header-less matrix.csv starting ',nan,nan' was taken for a header of several lines."""
+    (tmp_path / "bf").mkdir()
+    (tmp_path / "bf" / "matrix.csv").write_text(",nan,nan\n0,0,1\n1,1,1\n")
+    (tmp_path / "bf" / "metadata.json").write_text(json.dumps({"agents": ["x", "y", "z"], "instance_ids": ["t1", "t2", "t3"]}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        by_file, by_folder = load_matrix(tmp_path / "bf" / "matrix.csv"), load_matrix(tmp_path / "bf")
+    assert by_file.digest() == by_folder.digest() and by_file.missing[0].all()
 
 
 def test_a_spreadsheet_s_empty_trailing_columns_are_left_out_with_a_warning(tmp_path):

@@ -386,12 +386,20 @@ def test_build_and_merge_refuse_to_replace_a_file_that_is_not_a_bank(tmp_path):
     res = CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(out), "--json"])
     assert res.exit_code == 0 and json.loads(res.output.splitlines()[-1])["replaced_digest"] == merged
     # a hostile trial: a table that reads as a bank, with none of the bank's tasks (agents' metadata), was replaced
-    meta = tmp_path / "agents_meta.csv"
-    meta.write_text("agent,open_weights,uses_tools\ngpt-x,0,1\nllama-y,1,1\n")
-    for cmd in (["build", str(base)], ["merge", str(base), str(new)]):
-        res = CliRunner().invoke(main, ["bank", *cmd, "--out", str(meta)])
-        assert res.exit_code == 2 and "whose columns ('open_weights', 'uses_tools') are none of this bank's tasks" in res.output
-        assert meta.read_text() == "agent,open_weights,uses_tools\ngpt-x,0,1\nllama-y,1,1\n"
+    # and lost; it is kept beside the bank written (its re-trial: a refusal also stopped a bank whose ids were renamed)
+    text = "agent,open_weights,uses_tools\ngpt-x,0,1\nllama-y,1,1\n"
+    for k, cmd in enumerate((["build", str(base)], ["merge", str(base), str(new)])):
+        meta = tmp_path / f"agents_meta{k}.csv"
+        meta.write_text(text)
+        res = CliRunner().invoke(main, ["bank", *cmd, "--out", str(meta), "--json"])
+        [kept] = list(tmp_path.glob(f"agents_meta{k}.csv.replaced-*.csv"))
+        assert res.exit_code == 0 and json.loads(res.output.splitlines()[-1])["kept_copy"] == str(kept)
+        assert kept.read_text() == text and load_matrix(meta).agents[0] == "A"
+    meta.write_text(text)
+    res = CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(meta)])
+    assert res.exit_code == 0 and "held a table of 2 row(s) and 2 column(s) ('open_weights', 'uses_tools'), none of " \
+        "them this bank's tasks" in " ".join(res.output.split()) and "held another bank" not in res.output
+    assert len(list(tmp_path.glob("agents_meta1.csv.replaced-*.csv"))) == 2
     # a re-trial: the same bank with blank cells where the earlier file had 0s was replaced without a note
     zeros, blanks = tmp_path / "zeros.csv", tmp_path / "blanks.csv"
     zeros.write_text("agent,t1,t2\nA,1,0\nB,0,1\n")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +27,7 @@ from hspr.data.build import merge_banks, write_wide_csv
 from hspr.data.io import FORMS, bank_dir_of, check_in_memory, detect_form, load_matrix, load_matrix_and_form
 from hspr.data.matrix import DataError, ResponseMatrix
 from hspr.errors import InputWarning
-from hspr.fileio import dangling_words, names_stdout, signals_held
+from hspr.fileio import dangling_words, names_stdout, signals_held, stamped_beside
 
 EXIT_ERROR = 2  # bad input or a file that cannot be written, as every hspr command (hspr.cli.LazyGroup)
 
@@ -388,15 +389,31 @@ def _refuse_form_change(out: Path, form: str | None, m: ResponseMatrix) -> None:
                                  param_hint="--out")
 
 
-def _refuse_unrelated(out: Path, earlier: ResponseMatrix | None, m: ResponseMatrix) -> None:
-    """click.BadParameter when ``out`` holds a bank with no task in common with ``m``: another table that merely reads as
-    a bank (a hostile trial: `agent,open_weights,uses_tools` of 0/1, replaced with only a note), or a bank of another
-    benchmark; a bank replaced by its own update (more agents, more tasks) shares its tasks and is replaced, noted."""
-    if earlier is not None and not set(earlier.tasks) & set(m.tasks):
+def _keep_unrelated(out: Path, earlier: ResponseMatrix | None, m: ResponseMatrix) -> Path | None:
+    """A copy of ``out``, kept beside it (``<name>.replaced-<time>.csv``), when it holds a table with no task in
+    common with ``m``: another table that merely reads as a bank (a hostile trial: `agent,open_weights,uses_tools`
+    of 0/1 was replaced, with only a note), a bank of another benchmark, or this bank with its task ids renamed (its
+    re-trial: refusing those left only `rm`); None otherwise (a bank replaced by its update shares its tasks).
+    click.BadParameter when no copy can be made: nothing is replaced then."""
+    if earlier is None or set(earlier.tasks) & set(m.tasks):
+        return None
+    kept = stamped_beside(out, "replaced", ".csv")
+    try:
+        shutil.copyfile(out, kept)
+    except OSError as exc:
+        kept.unlink(missing_ok=True)
+        raise click.BadParameter(f"{out} holds a table with none of this bank's tasks, and no copy of it could be kept "
+                                 f"beside it ({exc.strerror or exc}): give another file name", param_hint="--out") from None
+    return kept
+
+
+def _say_kept(out: Path, kept: Path, earlier: ResponseMatrix, digest: str | None, as_json: bool) -> None:
+    """The note (in place of :func:`_say_replaced`'s) that ``out`` held a table with none of the bank's tasks (of
+    live-session ``digest``), replaced and kept as ``kept``."""
+    if not as_json:
         shown = ", ".join(repr(t) for t in earlier.tasks[:3]) + (", ..." if earlier.n_tasks > 3 else "")
-        raise click.BadParameter(f"{out} holds a table of {earlier.n_agents} row(s) whose columns ({shown}) are none of "
-                                 "this bank's tasks: it is another bank or no bank, and would be lost: give another "
-                                 "file name (or move that file)", param_hint="--out")
+        click.echo(f"note: {out} held a table of {earlier.n_agents} row(s) and {earlier.n_tasks} column(s) ({shown}), "
+                   f"none of them this bank's tasks (digest {digest}); it was replaced, and is kept as {kept}", err=True)
 
 
 def _replaced(earlier: ResponseMatrix | None, m: ResponseMatrix) -> str | None:
@@ -432,7 +449,8 @@ def _say_replaced(out: Path, digest: str | None, as_json: bool) -> None:
 @click.option("--out", required=True, type=click.Path(dir_okay=False), callback=_path_arg, metavar="FILE",
               help="Where to write the bank: a wide CSV (agent,<task ids...>; empty cell = no run), or for a bank "
                    "of repeated trials a CSV agent,task_id,successes,trials. A bank already there is replaced (a note "
-                   "says so); another kind of file is refused.")
+                   "says so; one with none of this bank's tasks is kept beside it as FILE.replaced-<time>.csv); another "
+                   "kind of file is refused.")
 @click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
 def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_json: bool) -> None:
     """Build a bank from PATH and write it as a wide CSV (a bundled bank's name writes a copy of it,
@@ -440,8 +458,9 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     is written as a repeated-trials CSV).
 
     Prints one line: agents, tasks, missing cells and the digest (--json: one object with them, the
-    trials, ``digest_missing_kept`` as validate's, and ``replaced_digest``: the digest of another bank
-    --out held before, else null). Exits
+    trials, ``digest_missing_kept`` as validate's, ``replaced_digest``: the digest of another bank
+    --out held before, else null, and ``kept_copy``: where that file was kept when it had none of this
+    bank's tasks, else null). Exits
     with code 2 (message on stderr) if the input is invalid.
     """
     _require_input(path, "PATH", targets_ok=True)
@@ -465,16 +484,20 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     if not bundled:
         _check_built(m, path, form, as_json, seen)
     _refuse_form_change(out, earlier_form, m)
-    _refuse_unrelated(out, earlier, m)
+    kept_copy = _keep_unrelated(out, earlier, m)
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)
-    _say_replaced(out, replaced, as_json)
+    if kept_copy is None:
+        _say_replaced(out, replaced, as_json)
+    else:
+        _say_kept(out, kept_copy, earlier, replaced, as_json)
     _note_shadowing(out)
     # a leaderboard checkout: the split folder read (a trial: with several splits, which one was silent)
     src = m.source if not bundled and Path(m.source) != path and Path(m.source).is_relative_to(path) else str(path)
     if as_json:
         click.echo(json.dumps({"ok": True, "out": str(out), "built_from": src, **summary_dict(m),
-                               "replaced_digest": replaced, "warnings": seen}))
+                               "replaced_digest": replaced, "kept_copy": None if kept_copy is None else str(kept_copy),
+                               "warnings": seen}))
         return
     # a trial: the README says build prints the digest a live session records; only --json did
     # on stderr when the bank went to stdout (a scripting trial: pandas read the line as a row of the CSV)
@@ -540,7 +563,8 @@ def _refuse_foreign_trials(jobs: Path, form: str | None, other: Path, matrix: Re
 @click.option("--out", required=True, type=click.Path(dir_okay=False), callback=_path_arg, metavar="FILE",
               help="Where to write the merged bank as a wide CSV (a repeated-trials CSV for trial banks); it may "
                    "be BASE itself when BASE has that form, never NEW. Another bank there is replaced (a note says "
-                   "so); a file that is not a bank is refused.")
+                   "so; one with none of the merged bank's tasks is kept beside it as FILE.replaced-<time>.csv); a "
+                   "file that is not a bank is refused.")
 @click.option("--prefer", type=click.Choice(["refuse", "new", "base"]), default="refuse", show_default=True,
               help="A cell both banks have with different outcomes: refuse the merge, or keep NEW's or BASE's.")
 @click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
@@ -585,10 +609,13 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
                                  "(0/1 outcomes) is written as a wide CSV, which would replace that form: give another "
                                  "file", param_hint="--out")
     _refuse_form_change(out, earlier_form, m)
-    _refuse_unrelated(out, earlier, m)
+    kept_copy = _keep_unrelated(out, earlier, m)
     _write(m, out, as_json)
     replaced = _replaced(earlier, m)
-    _say_replaced(out, replaced, as_json)
+    if kept_copy is None:
+        _say_replaced(out, replaced, as_json)
+    else:
+        _say_kept(out, kept_copy, earlier, replaced, as_json)
     _note_shadowing(out)
     added_a = len(set(m.agents) - set(a.agents))
     added_t = len(set(m.tasks) - set(a.tasks))
@@ -609,7 +636,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
         click.echo(json.dumps({"ok": True, "out": str(out), "base": str(base), "new": str(new), **summary_dict(m),
                                "agents_added": added_a, "tasks_added": added_t, "cells_filled": filled,
                                "digest_before": old, "replaced_digest": replaced,
-                               "warnings": seen}))
+                               "kept_copy": None if kept_copy is None else str(kept_copy), "warnings": seen}))
     else:
         into = "" if in_place else f", written to {out}; {'the bundled bank ' if bundled else ''}{base} is unchanged"
         more = f"{added_a} agent(s) and {added_t} task(s) more than {base}{' had' if in_place else ''}" + (

@@ -361,9 +361,14 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         keep = [j for j in range(len(header)) if j not in set(blank)]
         header, body = [header[j] for j in keep], [(n, [r[j] for j in keep]) for n, r in body]
     tasks = [h.strip() for h in header[1:]]
+    if (levels := _levels_header(header, body[0][1] if body else [])) is not None:
+        raise DataError(levels.format(path=path))
     _check_ids(tasks, "task", f"{path}: line {hline} (header)", lambda j: f"column {j + 2}")
     (n2, second) = body[0] if body else (0, [""])
-    if second[0].strip().lower() in _ROW_ID_NAMES and not any(c.strip() for c in second[1:]):
+    # the columns' name over the index's: 'task,...' (or nothing) over 'agent,,,'; not an agent of that name that ran
+    # nothing under a header 'agent,...' (its re-trial: 'model,,,' refused, with the advice to name the column 'model')
+    if (header[0].strip().lower() in TASK_COLUMN_NAMES or not header[0].strip()) and \
+            second[0].strip().lower() in _ROW_ID_NAMES and not any(c.strip() for c in second[1:]):
         # a hostile trial: 'task,t1,..' over 'agent,,,' (pandas: a named index under named columns) made an agent
         # 'agent' with score 0 that never ran, a source and a target
         raise DataError(f"{path}: line {n2} ({second[0].strip()!r} and no value) is a second header line, as pandas "
@@ -1243,6 +1248,25 @@ def detect_form(path: str | Path) -> str:
     return _detect(Path(path))
 
 
+def _levels_header(first: list[str], second: list[str] | None = None) -> str | None:
+    """The message (``{path}`` to fill) for a first CSV line that tops a header of several lines, as pandas writes
+    columns of several levels (``pivot_table(values=['resolved'])``, ``unstack()``): an empty first cell, then names
+    that repeat ('resolved' over every column, or 'django' over its tasks), not numbers (a row of outcomes), over a
+    ``second`` line (when given) of distinct names (the tasks); else None. A hostile trial was told "no header (it
+    holds outcome values)", or "duplicate task id 'is_resolved'"."""
+    names = [x.strip() for x in first[1:] if x.strip()]
+    if len(first) < 3 or first[0].strip() or len(set(names)) == len(names) or all(
+            re.fullmatch(r"[0-9.]+", n) for n in names):
+        return None
+    below = [x.strip() for x in (second or [])[1:] if x.strip()]
+    if second is not None and (not below or len(set(below)) < len(below) or all(is_cell(x) for x in below)):
+        return None
+    return ("{path}: line 1 (an empty cell, then " + ", ".join(map(repr, dict.fromkeys(names[:3]))) + " repeated over "
+            "the columns) is the top of a header of several lines, as pandas writes columns of several levels: write "
+            "one header line 'agent,<task ids...>' (pandas: df.columns = df.columns.get_level_values(-1); "
+            "df.rename_axis(index='agent', columns=None).to_csv(path))")
+
+
 def _detect(path: Path, scans: list | None = None) -> str:
     """Name the form of ``path``: one of the keys of :data:`FORMS`; a folder's Harbor walk is appended to
     ``scans`` when given (:func:`_detect_dir`).
@@ -1289,10 +1313,10 @@ def _detect(path: Path, scans: list | None = None) -> str:
         raise DataError(f"{path}: a .json file must be py-irt JSONL (one {{\"subject_id\", \"responses\"}} object per line)")
     first = _first_record(path)
     names = {x.strip().lower() for x in first}
-    both = sorted({"successes", "trials"} & names)
-    if "resolved" in names and both and ("agent" in names or names & set(LONG_TASK_NAMES)):
-        # a hostile trial: read as trials or as 0/1 outcomes by the task column's name alone, the other ignored
-        raise DataError(f"{path}: line 1: the header has 'resolved' and {' and '.join(map(repr, both))}: a long CSV "
+    if {"resolved", "successes", "trials"} <= names and ("agent" in names or names & set(LONG_TASK_NAMES)):
+        # a hostile trial: read as trials or as 0/1 outcomes by the task column's name alone, the other ignored (a
+        # 'trials' column alone beside 'resolved', a count of attempts, is no second form: its re-trial)
+        raise DataError(f"{path}: line 1: the header has 'resolved' and 'successes' and 'trials': a long CSV "
                         "holds one run's outcome per line ('agent,instance_id,resolved') or the successes of repeated "
                         f"trials ('{','.join(TRIALS_COLUMNS)}'), not both; drop the columns of the form it is not")
     if set(LONG_COLUMNS) <= names:
@@ -1313,17 +1337,11 @@ def _detect(path: Path, scans: list | None = None) -> str:
         have = " and ".join(c for c in ("successes", "trials") if c in names)
         raise DataError(f"{path}: line 1: the header has {have} but lacks column(s) "
                         f"{', '.join(absent)}; a repeated-trials CSV needs '{','.join(TRIALS_COLUMNS)}'")
-    words = {x.strip() for x in first[1:]}
-    if len(first) > 2 and not first[0].strip() and len(words) == 1 and next(iter(words)).isalpha():
-        # a hostile trial: pandas' pivot_table(values=['resolved']) header of three lines was told "no header (it
-        # holds outcome values)", the repeated 'resolved' read as outcomes
-        raise DataError(f"{path}: line 1 (an empty cell, then {next(iter(words))!r} over every column) is the top of a "
-                        "header of several lines, as pandas writes columns of several levels: write one header line "
-                        "'agent,<task ids...>' (pandas: df.columns = df.columns.get_level_values(-1); "
-                        "df.rename_axis(index='agent', columns=None).to_csv(path))")
     if first and all(is_cell(x) for x in first):
         if bank_dir_of(path) is not None:
             return "bank_dir"
+        if (levels := _levels_header(first)) is not None:
+            raise DataError(levels.format(path=path))
         raise DataError(
             f"{path}: line 1 has no header (it holds outcome values); add a header 'agent,<task ids...>', "
             f"or put a metadata.json with 'instance_ids' and 'agents' next to it as matrix.csv"
