@@ -28,6 +28,18 @@ MAX_SEED = 2 ** 53 - 1
 EXTRAS = MappingProxyType({"dask": "hspr[dask]", "ray": "hspr[ray]"})
 
 
+class ExistingPath(click.Path):
+    """:class:`click.Path` that names a symbolic link to nothing or a loop of links as such (click says the path
+    "does not exist"; a hostile trial gave ``--matrix`` a loop of links)."""
+
+    def convert(self, value, param, ctx):
+        from ..fileio import dangling_link, dangling_words
+
+        if self.exists and not (self.allow_dash and value == "-") and (link := dangling_link(Path(os.fsdecode(value)))):
+            self.fail(dangling_words(link), param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class CliError(click.ClickException):
     """A user error found before the work starts: printed without traceback, exit code 2."""
 

@@ -44,7 +44,7 @@ from ..methods import LIVE_DEFAULT, known_methods_text, method_class, method_nam
 from ..outcomes import describe_outcome
 from ..session import BudgetError
 from ..stopping import MIN_TASKS
-from .common import MAX_SEED, LazyHelpOption, argv_text, check_session_bank_label, check_workers, completer, local_workers
+from .common import MAX_SEED, ExistingPath, LazyHelpOption, argv_text, check_session_bank_label, check_workers, completer, local_workers
 from .display import busy, console, input_warnings, progress_bar, reading
 from .meta import SuggestingGroup, echo_json_error, note_saved, saved_note
 from .outputs import (
@@ -664,7 +664,7 @@ def register(group: click.Group) -> None:
     @click.option("--bank", default=None, shell_complete=completer(list(BANKS)),
                   help=f"Bundled bank ({', '.join(BANKS)}); default verified. "
                                                "With --matrix, a label for it.")
-    @click.option("--matrix", type=click.Path(exists=True), default=None,
+    @click.option("--matrix", type=ExistingPath(exists=True), default=None,
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
     @click.option("--budget", required=True, help="Tasks to run: a whole number (50) or a fraction of the bank written with a point "
                        "(0.10; 1.0 = every task). No default: it is what the runs cost. The results tables measure "
@@ -687,7 +687,7 @@ def register(group: click.Group) -> None:
     @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
                   help="Count missing cells of the bank as unresolved (leaderboard convention); --no-missing-as-zero "
                        "keeps them missing: HSPR fits without them, methods that cannot refuse.")
-    @click.option("--tasks", "tasks_path", type=click.Path(exists=True, dir_okay=False), default=None,
+    @click.option("--tasks", "tasks_path", type=ExistingPath(exists=True, dir_okay=False), default=None,
                   help="Score over this subset of the bank's tasks only (one id per line, a JSON list, a CSV with an instance_id, "
                        "task_id or task column, or a wide CSV header), e.g. the tasks a leaderboard evaluates; a fractional "
                        "--budget is of the subset.")
@@ -744,7 +744,7 @@ def register(group: click.Group) -> None:
     @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
                   help="Write the ids (in --format; default json for a .json name, else lines) to this file "
                        "instead; with --predictions, the cut-down predictions file.")
-    @click.option("--predictions", "predictions", type=click.Path(exists=True, dir_okay=False), default=None,
+    @click.option("--predictions", "predictions", type=ExistingPath(exists=True, dir_okay=False), default=None,
                   help="A predictions file (JSON Lines, or .json list / object keyed by instance id): with --out, "
                        "keep only the predictions of the asked tasks (--out FILE.json gets JSON, any other name "
                        "JSON Lines).")
@@ -952,7 +952,7 @@ def register(group: click.Group) -> None:
             echo_status(st, header=False)
 
     @live.command("ingest")
-    @click.argument("path", type=click.Path(exists=True, allow_dash=True))
+    @click.argument("path", type=ExistingPath(exists=True, allow_dash=True))
     @click.option("--errors-as-unresolved", is_flag=True,
                   help="Count evaluations that errored in the harness as unresolved (leaderboard convention) "
                        "instead of leaving them pending for a re-run.")
@@ -1226,7 +1226,7 @@ def register(group: click.Group) -> None:
             echo_status(st)
 
     @live.command("relink")
-    @click.option("--matrix", required=True, type=click.Path(exists=True),
+    @click.option("--matrix", required=True, type=ExistingPath(exists=True),
                   help="The new place of the session's bank matrix file or bank folder (the same bank: checked by "
                        "digest).")
     @_session_option

@@ -40,6 +40,7 @@ from ..stopping import MIN_TASKS, WidthBelow
 from .common import (
     MAX_SEED,
     CliError,
+    ExistingPath,
     LazyHelpOption,
     backend_options,
     check_backend,
@@ -449,7 +450,7 @@ def register(group: click.Group) -> None:
                   help=f"Bundled bank ({', '.join(BANKS)}) or 'all' (the four paper banks: {', '.join(BANK_ORDER)}). "
                        "With --matrix, a label for it (default: its file name; a bundled bank's name, all, macro, "
                        "pooled, and labels holding / [ ] | are refused).")
-    @click.option("--matrix", type=click.Path(exists=True, dir_okay=True), default=None,
+    @click.option("--matrix", type=ExistingPath(exists=True, dir_okay=True), default=None,
                   help="Your own response matrix (any form `hspr bank validate` reads) instead of a bundled bank.")
     @click.option("--targets", default=None, shell_complete=completer(list(TARGET_SETS), files=True),
                   help="Evaluate these rows as targets, with every bank (or --matrix) row as a source, instead of "
@@ -507,7 +508,7 @@ def register(group: click.Group) -> None:
                   help="Where to write runs and summary (JSON). Interrupted, a replay leaves it as it was and keeps "
                        "the runs it had finished beside it (results.interrupted-<time>.json for results.json).")
     @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Also write the summary as CSV.")
-    @click.option("--tasks", "tasks_path", type=click.Path(exists=True, dir_okay=False), default=None,
+    @click.option("--tasks", "tasks_path", type=ExistingPath(exists=True, dir_okay=False), default=None,
                   help="Score over this subset of the bank's tasks only (one id per line, a JSON list, a CSV with an instance_id, "
                        "task_id or task column, or a wide CSV header); the bank label gets '[N tasks]'.")
     @click.option("--stop-width", "stop_width", type=click.FloatRange(min=0, min_open=True), default=None,

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..harness import is_session_file
 from ..methods import current_label, method_names
-from .common import completer
+from .common import ExistingPath, completer
 from .display import console as make_console
 from .display import print_error, print_table
 from .outputs import check_output_dir, os_error_message, same_file
@@ -21,7 +21,7 @@ from .outputs import check_output_dir, os_error_message, same_file
 def register(group: click.Group) -> None:
     """Add ``report`` (tables, paired tests and figures from replay results files: :mod:`hspr.report`) to the CLI ``group``."""
     @group.command("report")
-    @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+    @click.argument("results", nargs=-1, required=True, type=ExistingPath(exists=True, dir_okay=False))
     @click.option("--out-dir", type=click.Path(file_okay=False), default="report", show_default=True,
                   help="Folder for comparison.md/.csv, paired.md/.csv and the figures (created if needed).")
     @click.option("--baseline", default=None, shell_complete=completer(method_names),

@@ -22,6 +22,7 @@ from ..fileio import write_json_durable as write_json_atomic
 from ..session import BudgetError, budget_from_fraction
 from .common import (
     CliError,
+    ExistingPath,
     backend_options,
     check_backend,
     check_matrix_label,
@@ -300,7 +301,7 @@ def register(group: click.Group) -> None:
                        "--record it in a table that `hspr replay --config table.json` reads per fold. 'all': on every "
                        "agent of the bank, for `hspr live start --config` (a new agent scored against the whole "
                        "bank); not with --record.")
-    @click.option("--matrix", type=click.Path(exists=True), default=None,
+    @click.option("--matrix", type=ExistingPath(exists=True), default=None,
                   help="Your own response matrix instead of a bundled bank; folds from the standard rule "
                        "(sorted agents, default_rng(0) shuffle, 4 parts).")
     @click.option("--missing-as-zero/--no-missing-as-zero", default=True, show_default=True,
