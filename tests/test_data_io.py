@@ -614,6 +614,8 @@ def test_cli_help(cli):
     (",is_resolved,is_resolved\ninstance_id,t1,t2\nagent,,\na1,1,0\n", "then 'is_resolved' repeated over the columns"),
     (",django,django,sympy\n,t1,t2,t3\na1,1,0,1\n", "then 'django', 'sympy' repeated over the columns"),  # its re-trial
     ("task,t1,t2\nagent,,\na1,1,0\na2,0,1\n", "line 2 ('agent' and no value) is a second header line"),
+    ("sep=,\r\nagent,t1,t2\r\na,1,0\r\n", "line 1 ('sep=,') is a spreadsheet's line naming its separator, not a header: "
+                                           "delete line 1"),  # Excel's, told "column 2: empty task id"
 ])
 def test_common_header_mistakes_get_a_hint(tmp_path, text, message):
     """Found by a hostile trial: a semicolon file said only 'header has 1 column(s)', and a long CSV
@@ -682,7 +684,7 @@ def test_the_conversion_a_tab_or_semicolon_file_is_told_works(tmp_path, monkeypa
     (tmp_path / f"{stem}_comma.csv").write_text("kept")
     with pytest.raises(DataError) as err:
         load_matrix(path)
-    command = re.search(r"convert it, e\.g\. (python -c .+)\); expected", str(err.value)).group(1)
+    command = re.search(r"convert it, e\.g\. (python -c .+)\)$", str(err.value)).group(1)
     monkeypatch.chdir(tmp_path)
     subprocess.run([sys.executable, *shlex.split(command)[1:]], check=True)
     assert path.read_text() == text and (tmp_path / f"{stem}_comma.csv").read_text() == "kept"

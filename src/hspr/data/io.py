@@ -345,7 +345,9 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
     if len(header) < 2:
         sep = next((f" (it holds {name}: hspr reads comma-separated files; convert it, e.g. {_conversion(path, c)})"
                     for c, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "'|'")) if header and c in header[0]), "")
-        raise DataError(f"{path}: line {hline}: header has {len(header)} column(s){sep}; expected 'agent,<task ids...>'")
+        # a hostile trial: a long file with semicolons was told the wide form's header; the conversion serves both
+        raise DataError(f"{path}: line {hline}: header has {len(header)} column(s){sep}"
+                        + ("" if sep else "; expected 'agent,<task ids...>'"))
     if (at := _index_columns(header, body)) is not None:
         name = header[at].strip()
         raise DataError(f"{path}: line {hline}: the header starts {','.join(header[:at + 1])!r}, the column(s) "
@@ -1302,6 +1304,11 @@ def _detect(path: Path, scans: list | None = None) -> str:
         head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
     if not head:
         raise DataError(f"{path}: file is empty; {_LAYOUTS}")
+    if sep := re.match(rb"sep=(.)[ \t]*\r?\n", head):  # a hostile trial: told "column 2: empty task id"
+        raise DataError(f"{path}: line 1 ({sep.group(0).decode('utf-8', 'replace').strip()!r}) is a spreadsheet's line "
+                        "naming its separator, not a header: delete line 1" + (
+                            "" if sep.group(1) == b"," else " and convert the file to commas (the error after that "
+                            "gives the command)"))
     if head[:1] == b"{" and path.suffix.lower() == ".json" and b"\n{" not in head.rstrip():
         data = harbor.try_json(path, DataError)
         harbor.refuse_partial_trial(data, path, DataError)
