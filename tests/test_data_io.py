@@ -613,6 +613,11 @@ def test_cli_help(cli):
                                                                   "the columns) is the top of a header of several lines"),
     (",is_resolved,is_resolved\ninstance_id,t1,t2\nagent,,\na1,1,0\n", "then 'is_resolved' repeated over the columns"),
     (",django,django,sympy\n,t1,t2,t3\na1,1,0,1\n", "then 'django', 'sympy' repeated over the columns"),  # its re-trial
+    # the last re-trial: named column levels, two value columns, and a header-less row of outcomes (not levels)
+    ("metric,resolved,resolved\ntask,t1,t2\nagent,,\na1,1,0\n", "line 1 ('metric', then 'resolved' repeated over"),
+    (",cost,cost,resolved,resolved\ninstance_id,t1,t2,t1,t2\nagent,,,,\n", "then 'cost', 'resolved' repeated over"),
+    (",true,true,false\nfalse,true,true,true\n", "line 1 has no header (it holds outcome values)"),
+    ('"SEP=;"\nagent;t1\na;1\n', "line 1 ('\"SEP=;\"') is a spreadsheet's line naming its separator"),
     ("task,t1,t2\nagent,,\na1,1,0\na2,0,1\n", "line 2 ('agent' and no value) is a second header line"),
     ("sep=,\r\nagent,t1,t2\r\na,1,0\r\n", "line 1 ('sep=,') is a spreadsheet's line naming its separator, not a header: "
                                            "delete line 1"),  # Excel's, told "column 2: empty task id"
@@ -664,6 +669,9 @@ def test_a_spreadsheet_s_empty_trailing_columns_are_left_out_with_a_warning(tmp_
     path.write_text("agent,t1,t2,\na1,1,0,1\na2,0,1,\n")
     with pytest.raises(DataError, match="column 4: empty task id"):
         load_matrix(path)
+    path.write_text("agent,t1,t2,Unnamed: 3\na1,1,0,\na2,0,1,\n")  # pandas' name for an empty header cell
+    with pytest.warns(InputWarning, match=r"column\(s\) 4 hold nothing"):
+        assert load_matrix(path).tasks == ("t1", "t2")
 
 
 @pytest.mark.parametrize("name, text, sep", [("bank.tsv", "agent\tt1\tt2\na\t1\t0\nb\t0\t\n", "\t"),

@@ -400,6 +400,20 @@ def test_build_and_merge_refuse_to_replace_a_file_that_is_not_a_bank(tmp_path):
     assert res.exit_code == 0 and "held a table of 2 row(s) and 2 column(s) ('open_weights', 'uses_tools'), none of " \
         "them this bank's tasks" in " ".join(res.output.split()) and "held another bank" not in res.output
     assert len(list(tmp_path.glob("agents_meta1.csv.replaced-*.csv"))) == 2
+    # its re-trial: a write that fails after the copy (a read-only --out) left the copy behind, unsaid
+    import errno
+
+    import hspr.cli.bank
+
+    def refused(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    meta.write_text(text)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(hspr.cli.bank, "write_wide_csv", refused)
+        res = CliRunner().invoke(main, ["bank", "build", str(base), "--out", str(meta)])
+    assert res.exit_code == 2 and "cannot write" in res.output and meta.read_text() == text
+    assert len(list(tmp_path.glob("agents_meta1.csv.replaced-*.csv"))) == 2  # no third copy
     # a re-trial: the same bank with blank cells where the earlier file had 0s was replaced without a note
     zeros, blanks = tmp_path / "zeros.csv", tmp_path / "blanks.csv"
     zeros.write_text("agent,t1,t2\nA,1,0\nB,0,1\n")

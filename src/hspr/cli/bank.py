@@ -351,8 +351,9 @@ def _earlier_bank(out: Path, option: str = "--out") -> tuple[ResponseMatrix | No
     form this command does not write (a long CSV or JSONL: its form and any other columns would be lost), or is
     the header-less ``matrix.csv`` of a bank folder (a re-trial: a wide CSV written there broke the folder).
     Returns the bank and its form (a key of :data:`~hspr.data.io.FORMS`; see :func:`_refuse_form_change`), or
-    (None, None)."""
-    if not out.is_file():
+    (None, None): also for standard output (``/dev/stdout``: the file it points at is appended to or is the
+    terminal, never replaced; a re-trial's log file was read as the earlier bank)."""
+    if not out.is_file() or names_stdout(out):
         return None, None
     folder = bank_dir_of(out)
     if folder is not None:
@@ -397,14 +398,27 @@ def _keep_unrelated(out: Path, earlier: ResponseMatrix | None, m: ResponseMatrix
     click.BadParameter when no copy can be made: nothing is replaced then."""
     if earlier is None or set(earlier.tasks) & set(m.tasks):
         return None
-    kept = stamped_beside(out, "replaced", ".csv")
-    try:
+    kept = None
+    try:  # the name too (a re-trial: a name too long for the stamp was said of the copy, not of --out)
+        kept = stamped_beside(out, "replaced", ".csv")
         shutil.copyfile(out, kept)
     except OSError as exc:
-        kept.unlink(missing_ok=True)
+        if kept is not None:
+            kept.unlink(missing_ok=True)
         raise click.BadParameter(f"{out} holds a table with none of this bank's tasks, and no copy of it could be kept "
                                  f"beside it ({exc.strerror or exc}): give another file name", param_hint="--out") from None
     return kept
+
+
+def _write_keeping(m: ResponseMatrix, out: Path, as_json: bool, kept: Path | None) -> None:
+    """:func:`_write`, and the copy :func:`_keep_unrelated` kept deleted when ``out`` was not replaced (a re-trial: a
+    read-only --out left a stray copy, unsaid)."""
+    try:
+        _write(m, out, as_json)
+    except BaseException:
+        if kept is not None:
+            kept.unlink(missing_ok=True)
+        raise
 
 
 def _say_kept(out: Path, kept: Path, earlier: ResponseMatrix, digest: str | None, as_json: bool) -> None:
@@ -485,7 +499,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
         _check_built(m, path, form, as_json, seen)
     _refuse_form_change(out, earlier_form, m)
     kept_copy = _keep_unrelated(out, earlier, m)
-    _write(m, out, as_json)
+    _write_keeping(m, out, as_json, kept_copy)
     replaced = _replaced(earlier, m)
     if kept_copy is None:
         _say_replaced(out, replaced, as_json)
@@ -610,7 +624,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
                                  "file", param_hint="--out")
     _refuse_form_change(out, earlier_form, m)
     kept_copy = _keep_unrelated(out, earlier, m)
-    _write(m, out, as_json)
+    _write_keeping(m, out, as_json, kept_copy)
     replaced = _replaced(earlier, m)
     if kept_copy is None:
         _say_replaced(out, replaced, as_json)

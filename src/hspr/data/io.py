@@ -356,7 +356,9 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
                         f"index=False) when {name!r} is a column, df.set_index({name!r}).to_csv(path) to make it the "
                         "index; R: write.csv(df, path, row.names = FALSE))")
     _check_widths(path, body, len(header), "the header")
-    blank = [j for j in range(1, len(header)) if not header[j].strip() and all(not r[j].strip() for _, r in body)]
+    # no id (or pandas' name for none, 'Unnamed: 3': a re-trial converted an Excel file with the command hspr gives)
+    blank = [j for j in range(1, len(header)) if (not header[j].strip() or re.fullmatch(r"Unnamed: \d+", header[j].strip()))
+             and all(not r[j].strip() for _, r in body)]
     if blank:  # a hostile trial: a spreadsheet's trailing separators ('agent,t1,t2,') refused as "empty task id"
         warnings.warn(f"{path}: column(s) {', '.join(str(j + 1) for j in blank)} hold nothing (no task id in the header, "
                       "no value in any row; a spreadsheet's trailing separators): left out", InputWarning, stacklevel=2)
@@ -1257,13 +1259,19 @@ def _levels_header(first: list[str], second: list[str] | None = None) -> str | N
     ``second`` line (when given) of distinct names (the tasks); else None. A hostile trial was told "no header (it
     holds outcome values)", or "duplicate task id 'is_resolved'"."""
     names = [x.strip() for x in first[1:] if x.strip()]
-    if len(first) < 3 or first[0].strip() or len(set(names)) == len(names) or all(
-            re.fullmatch(r"[0-9.]+", n) for n in names):
+    if len(first) < 3 or len(set(names)) == len(names) or all(re.fullmatch(r"[0-9.]+", n) for n in names):
         return None
-    below = [x.strip() for x in (second or [])[1:] if x.strip()]
-    if second is not None and (not below or len(set(below)) < len(below) or all(is_cell(x) for x in below)):
-        return None
-    return ("{path}: line 1 (an empty cell, then " + ", ".join(map(repr, dict.fromkeys(names[:3]))) + " repeated over "
+    if second is None:  # the first line alone (a file whose first line is all outcomes): an empty first cell and one
+        # repeated name, not several outcomes (',true,true,false' is a header-less row: a re-trial)
+        if first[0].strip() or all(is_cell(n) for n in names) and len(set(names)) > 1:
+            return None
+    else:  # over a line of names (the tasks), not outcomes; the first cell may name the level ('metric', 'repo')
+        below = [x.strip() for x in second[1:] if x.strip()]
+        if not below or all(is_cell(x) for x in below):
+            return None
+    lead = f"{first[0].strip()!r}" if first[0].strip() else "an empty cell"
+    return ("{path}: line 1 (" + lead.replace("{", "{{").replace("}", "}}") + ", then "
+            + ", ".join(map(repr, dict.fromkeys(names[:3]))).replace("{", "{{").replace("}", "}}") + " repeated over "
             "the columns) is the top of a header of several lines, as pandas writes columns of several levels: write "
             "one header line 'agent,<task ids...>' (pandas: df.columns = df.columns.get_level_values(-1); "
             "df.rename_axis(index='agent', columns=None).to_csv(path))")
@@ -1304,8 +1312,8 @@ def _detect(path: Path, scans: list | None = None) -> str:
         head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
     if not head:
         raise DataError(f"{path}: file is empty; {_LAYOUTS}")
-    if sep := re.match(rb"sep=(.)[ \t]*\r?\n", head):  # a hostile trial: told "column 2: empty task id"
-        raise DataError(f"{path}: line 1 ({sep.group(0).decode('utf-8', 'replace').strip()!r}) is a spreadsheet's line "
+    if sep := re.match(rb'"?sep=(.)"?\1*[ ]*\r?\n', head, re.IGNORECASE):  # a hostile trial: "column 2: empty task id"
+        raise DataError(f"{path}: line 1 ({sep.group(0).decode('utf-8', 'replace').rstrip(chr(13) + chr(10))!r}) is a spreadsheet's line "
                         "naming its separator, not a header: delete line 1" + (
                             "" if sep.group(1) == b"," else " and convert the file to commas (the error after that "
                             "gives the command)"))
