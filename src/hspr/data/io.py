@@ -1254,10 +1254,12 @@ def detect_form(path: str | Path) -> str:
 
 def _levels_header(first: list[str], second: list[str] | None = None) -> str | None:
     """The message (``{path}`` to fill) for a first CSV line that tops a header of several lines, as pandas writes
-    columns of several levels (``pivot_table(values=['resolved'])``, ``unstack()``): an empty first cell, then names
-    that repeat ('resolved' over every column, or 'django' over its tasks), not numbers (a row of outcomes), over a
-    ``second`` line (when given) of distinct names (the tasks); else None. A hostile trial was told "no header (it
-    holds outcome values)", or "duplicate task id 'is_resolved'"."""
+    columns of several levels (``pivot_table(values=['resolved'])``, ``unstack()``): names that repeat ('resolved'
+    over every column, or 'django' over its tasks), not all numbers. Given the ``second`` line, it must hold names
+    (the tasks), not only outcomes, and the first cell may name the level ('metric'); without it (the first line
+    alone, all outcome words), the first cell must be empty and the repeated name one ('resolved': ',true,true,false'
+    is a header-less row of outcomes). Else None. A hostile trial was told "no header (it holds outcome values)", or
+    "duplicate task id 'is_resolved'"."""
     names = [x.strip() for x in first[1:] if x.strip()]
     if len(first) < 3 or len(set(names)) == len(names) or all(re.fullmatch(r"[0-9.]+", n) for n in names):
         return None
