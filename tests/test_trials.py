@@ -912,7 +912,7 @@ def test_a_harbor_job_of_another_agent_than_the_session_s_label_is_noted(tmp_pat
 ])
 def test_agents_differ_by_words_and_names(mine, theirs, differ):
     """:func:`agents_differ`, hand-checked pairs, both ways round (the relation is symmetric)."""
-    from hspr.live.setup import agents_differ
+    from hspr.live.text import agents_differ
 
     assert agents_differ(mine, theirs) is differ and agents_differ(theirs, mine) is differ
 

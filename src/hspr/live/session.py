@@ -40,7 +40,6 @@ from .setup import (
     _hide_checked,
     _make_method,
     _method_settings,
-    agents_differ,
     changed_settings,
     check_agent_label,
     check_stop_width,
@@ -49,7 +48,7 @@ from .setup import (
     load_session_bank,
 )
 from .status import IngestResult, LiveStatus
-from .text import did_you_mean, near_matches, parse_outcome, random_draws_caveat, task_argument
+from .text import agents_differ, did_you_mean, near_matches, parse_outcome, random_draws_caveat, task_argument
 
 SESSION_FORMAT = journal.FORMAT
 
@@ -1313,7 +1312,7 @@ class LiveSession:
 
     def _label_note(self, path: Path, theirs: str | None, what: str) -> list[str]:
         """A note when an ingested file names an agent (``what``: how it names it) that is not this session's
-        label (:func:`~hspr.live.setup.agents_differ`: a label may be a short name of a harness's agent id,
+        label (:func:`~hspr.live.text.agents_differ`: a label may be a short name of a harness's agent id,
         'claude-4-sonnet' for 'terminus-2 / anthropic/Claude-4-Sonnet', but 'gpt-4' is not 'gpt-4o' or
         'gpt-4-turbo'). A leaderboard trial scored several agents, one session each; a file ingested into the
         wrong one went in without a word."""

@@ -1,5 +1,6 @@
-"""The text a user types at a live session: an outcome (``hspr live record ID 1``, ``3/5``), and
-ids that are not in the bank, answered with the one meant (:func:`did_you_mean`)."""
+"""The text a user types at a live session: an outcome (``hspr live record ID 1``, ``3/5``), ids
+that are not in the bank, answered with the one meant (:func:`did_you_mean`), and agent labels
+compared with a harness's agent name (:func:`agents_differ`)."""
 
 from __future__ import annotations
 
@@ -117,6 +118,53 @@ def look_alike(t: str) -> str:
     """``t`` in compatibility form (NFKC: full-width letters and digits as ASCII, ligatures apart) with every
     Unicode dash written '-': two ids equal here print alike and differ in characters a pasted id brings."""
     return _DASHES.sub("-", unicodedata.normalize("NFKC", t))
+
+
+#: what a harness's agent name adds to a model's name without naming another model: a snapshot date
+#: (``claude-sonnet-4-20250514``, ``gpt-4o-2024-08-06``, ``gemini-2.5-pro-preview-06-05``)
+_SNAPSHOT_DATE = re.compile(r"(?<![0-9.])(?:[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{6,8}|(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01]))"
+                            r"(?![0-9.])")
+#: what separates the names within an agent name (Harbor's ``terminus-2 / anthropic/claude-4-sonnet``, a list)
+_NAME_BREAK = re.compile(r"[/:,;|@()\[\]+]+")
+#: words that name a model's tier: one name that extends another's by one of these (or by a word with a digit,
+#: a version) is another model (``gpt-5-mini``, ``claude-sonnet-4-5``); other words (``preview``, ``instruct``,
+#: ``chat``, a vendor) are not
+_TIER_WORDS = frozenset({"mini", "nano", "micro", "turbo", "pro", "max", "flash", "lite", "plus", "ultra", "haiku", "sonnet",
+                         "opus", "small", "medium", "large", "xl", "codex"})
+
+
+def agents_differ(mine: str, theirs: str) -> bool:
+    """Whether two agent labels (a session's ``--agent``, a harness's agent / model name) name two agents.
+
+    Compared by words (runs of letters and digits in compatibility form, letter case aside), snapshot
+    dates left out. They differ when the words of neither are all among the other's ('opus-4' and
+    'terminus-2 / gpt-5'; 'gpt-4' and 'gpt-4o'), or when a name of one (the text between ``/``, ``:``,
+    ``,`` and the like) shares a word other than its first with the other label (or its first, holding a
+    digit: 'o3') and holds a word the other lacks that names a version or tier (a word with a digit, or one of :data:`_TIER_WORDS`):
+    'gpt-4' and 'gpt-4-turbo' or 'gpt-4.1'; 'terminus-2 gpt-5' and 'terminus-2 / openai/gpt-5-mini';
+    'Sonnet 4' and 'anthropic/claude-sonnet-4-5'. A label may name the harness alone ('terminus-2' for
+    'terminus-2 / gpt-5', 'Claude Code' for 'claude-code / claude-opus-4-1') or the model alone, in
+    other spelling ('Claude 4 Sonnet', 'claude-opus-4-1' for 'claude-code / claude-opus-4-1-20250805',
+    'kimi-k2-0905' for 'kimi-k2-0905-preview'). Labels without letters or digits (emoji) differ when
+    their text does. A heuristic for a note (:meth:`~hspr.live.session.LiveSession.ingest`), never a refusal: a hostile
+    re-trial listed the pairs it tells apart and those it does not.
+    """
+    def names(text: str) -> list[tuple[str, ...]]:
+        text = _SNAPSHOT_DATE.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+        return [n for n in (tuple(re.findall(r"[^\W_]+", part)) for part in _NAME_BREAK.split(text)) if n]
+
+    def extends(name: tuple[str, ...], words: set[str]) -> bool:  # a version or tier the other label lacks
+        shared = set(name) & words  # more than a vendor's word ('claude' of 'claude-code'); a model's ('o3') will do
+        if not (shared - {name[0]} or shared and any(c.isdigit() for c in name[0])):
+            return False
+        return any(w not in words and (w in _TIER_WORDS or any(c.isdigit() for c in w)) for w in name)
+    ours, other = names(mine), names(theirs)
+    words_ours, words_other = {w for n in ours for w in n}, {w for n in other for w in n}
+    if not words_ours or not words_other:
+        return " ".join(mine.casefold().split()) != " ".join(theirs.casefold().split())
+    if not (words_ours <= words_other or words_other <= words_ours):
+        return True
+    return any(extends(n, words_ours) for n in other) or any(extends(n, words_other) for n in ours)
 
 
 def near_matches(unknown: list[str], known) -> list[tuple[str, str]]:
