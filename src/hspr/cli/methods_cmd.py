@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sys
 
 import click
 
@@ -37,10 +35,7 @@ def methods_cmd(as_json: bool) -> None:
     from .bank import NARROW
     from .display import console as make_console
 
-    # a package that prints while it is imported writes to stderr: stdout stays the table or the JSON (a hostile
-    # re-trial: 'loading noisy plugin' before the JSON broke a script's parse)
-    with contextlib.redirect_stdout(sys.stderr):
-        rows = describe_methods()
+    rows = describe_methods()  # a package's prints go to stderr (hspr.methods._loaded): stdout is the table or JSON
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return

@@ -121,12 +121,9 @@ def known_methods_text() -> str:
     """:func:`method_names` as ``--help`` lists them ('Known: ...'), comma-separated, an installed package's method
     that does not load (:func:`describe_methods`' ``loads``: it does not import, build or name a known seed kind)
     marked as such: an extension trial saw an entry whose module failed to import listed as known beside the rest
-    (``hspr methods`` says why; naming it gives the error). What such a package prints on import goes to stderr."""
-    import contextlib
-    import sys
-
-    with contextlib.redirect_stdout(sys.stderr):  # a re-trial: a package's print() landed above `Usage:`
-        broken = {n for n in method_names() if n not in REGISTRY and _loaded(n)[2] is not None}
+    (``hspr methods`` says why; naming it gives the error). What such a package prints on import goes to stderr
+    (:func:`_loaded`)."""
+    broken = {n for n in method_names() if n not in REGISTRY and _loaded(n)[2] is not None}
     return ", ".join(f"{n} (does not load: `hspr methods` says why)" if n in broken else n for n in method_names())
 
 
@@ -204,10 +201,16 @@ SUMMARY_CHARS = 300
 def _loaded(name: str) -> tuple[type[Method] | None, str | None, str | None]:
     """(class, its default instance's ``seed_kind``, None) for a method that loads, else (None, None, why not): its
     class does not import, is no :class:`~hspr.session.Method`, two packages register the name, it does not build
-    with its default settings, or its ``seed_kind`` is none of :data:`~hspr.session.SEEDS_BY_KIND`."""
+    with its default settings, or its ``seed_kind`` is none of :data:`~hspr.session.SEEDS_BY_KIND`. What a package
+    prints as it is imported or built goes to stderr: stdout stays a table, JSON or help text (hostile re-trials: a
+    print broke `hspr methods --json`'s parse, and landed above `--help`'s `Usage:`)."""
+    import contextlib
+    import sys
+
     try:
-        cls = method_class(name)
-        kind = cls().seed_kind  # an instance's: HSPR's depends on its settings (a property of the class)
+        with contextlib.redirect_stdout(sys.stderr):
+            cls = method_class(name)
+            kind = cls().seed_kind  # an instance's: HSPR's depends on its settings (a property of the class)
         if kind not in SEEDS_BY_KIND:  # a hostile re-trial: listed as loading, then refused by replay
             raise HsprError(f"method {name!r} has seed_kind {kind!r}; it must be one of "
                             f"{', '.join(map(repr, SEEDS_BY_KIND))}")
