@@ -365,8 +365,8 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
         keep = [j for j in range(len(header)) if j not in set(blank)]
         header, body = [header[j] for j in keep], [(n, [r[j] for j in keep]) for n, r in body]
     tasks = [h.strip() for h in header[1:]]
-    if (levels := _levels_header(header, body[0][1] if body else [])) is not None:
-        raise DataError(levels.format(path=path))
+    if (levels := _levels_header(path, header, body[0][1] if body else [])) is not None:
+        raise DataError(levels)
     _check_ids(tasks, "task", f"{path}: line {hline} (header)", lambda j: f"column {j + 2}")
     (n2, second) = body[0] if body else (0, [""])
     # the columns' name over the index's: 'task,...' (or nothing) over 'agent,,,'; not an agent of that name that ran
@@ -1252,8 +1252,8 @@ def detect_form(path: str | Path) -> str:
     return _detect(Path(path))
 
 
-def _levels_header(first: list[str], second: list[str] | None = None) -> str | None:
-    """The message (``{path}`` to fill) for a first CSV line that tops a header of several lines, as pandas writes
+def _levels_header(path: Path, first: list[str], second: list[str] | None = None) -> str | None:
+    """The message, naming ``path``, for a first CSV line that tops a header of several lines, as pandas writes
     columns of several levels (``pivot_table(values=['resolved'])``, ``unstack()``): names that repeat ('resolved'
     over every column, or 'django' over its tasks), not all numbers. Given the ``second`` line, it must hold names
     (the tasks), not only outcomes, and the first cell may name the level ('metric'); without it (the first line
@@ -1272,10 +1272,9 @@ def _levels_header(first: list[str], second: list[str] | None = None) -> str | N
         if not below or all(is_cell(x) for x in below):
             return None
     lead = f"{first[0].strip()!r}" if first[0].strip() else "an empty cell"
-    return ("{path}: line 1 (" + lead.replace("{", "{{").replace("}", "}}") + ", then "
-            + ", ".join(map(repr, dict.fromkeys(names[:3]))).replace("{", "{{").replace("}", "}}") + " repeated over "
-            "the columns) is the top of a header of several lines, as pandas writes columns of several levels: write "
-            "one header line 'agent,<task ids...>' (pandas: df.columns = df.columns.get_level_values(-1); "
+    return (f"{path}: line 1 ({lead}, then {', '.join(map(repr, dict.fromkeys(names[:3])))} repeated over the columns) "
+            "is the top of a header of several lines, as pandas writes columns of several levels: write one header "
+            "line 'agent,<task ids...>' (pandas: df.columns = df.columns.get_level_values(-1); "
             "df.rename_axis(index='agent', columns=None).to_csv(path))")
 
 
@@ -1357,8 +1356,8 @@ def _detect(path: Path, scans: list | None = None) -> str:
     if first and all(is_cell(x) for x in first):
         if bank_dir_of(path) is not None:
             return "bank_dir"
-        if (levels := _levels_header(first)) is not None:
-            raise DataError(levels.format(path=path))
+        if (levels := _levels_header(path, first)) is not None:
+            raise DataError(levels)
         raise DataError(
             f"{path}: line 1 has no header (it holds outcome values); add a header 'agent,<task ids...>', "
             f"or put a metadata.json with 'instance_ids' and 'agents' next to it as matrix.csv"
