@@ -27,7 +27,7 @@ from hspr.data.build import merge_banks, write_wide_csv
 from hspr.data.io import FORMS, bank_dir_of, check_in_memory, detect_form, load_matrix, load_matrix_and_form
 from hspr.data.matrix import DataError, ResponseMatrix
 from hspr.errors import InputWarning
-from hspr.fileio import dangling_words, names_stdout, signals_held, stamped_beside
+from hspr.fileio import dangling_link, dangling_words, names_stdout, signals_held, stamped_beside
 
 EXIT_ERROR = 2  # bad input or a file that cannot be written, as every hspr command (hspr.cli.LazyGroup)
 
@@ -298,8 +298,8 @@ def _require_input(path: Path, what: str, bundled_ok: bool = True, targets_ok: b
         sets = close_bank_name(str(path), TARGET_SETS, cutoff=0.6)
         if targets_ok and sets and not hint:  # a re-trial: 'bash-onyl' got no hint, where 'verifed' did
             hint = f"; the bundled target set is spelled {sets!r}"
-    if path.is_symlink():  # a hostile trial: a loop of links was told "no such file or folder"
-        raise click.BadParameter(dangling_words(path), param_hint=what)
+    if (link := dangling_link(path)) is not None:  # a hostile trial: a loop of links was told "no such file or folder"
+        raise click.BadParameter(dangling_words(link), param_hint=what)  # as ExistingPath says it
     raise click.BadParameter(f"{path}: no such file or folder{hint}", param_hint=what)
 
 
