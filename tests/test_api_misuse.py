@@ -1021,6 +1021,9 @@ def test_a_score_estimate_refuses_arrays_one_end_and_swapped_ends(sim):
     # a re-trial: numpy's longdouble NaN / inf gave int()'s own errors, and Decimal('1e1000000') took 81 s
     assert [whole_number(v) for v in (np.longdouble("nan"), np.longdouble("inf"), decimal.Decimal("1e1000000"),
                                       np.longdouble(5), decimal.Decimal("5"))] == [None, None, None, 5, 5]
+    # a re-trial: a unitless numpy time span was taken as its count (np.timedelta64(5).item() is the int 5)
+    assert [whole_number(v) for v in (np.timedelta64(5), np.array(np.timedelta64(5)), np.datetime64(5, "D"),
+                                      np.array(5), np.array(5.0))] == [None, None, None, 5, 5]
     counted = est(n_queried=np.int64(5), budget=10.0)  # counts as numpy or float whole numbers are kept as ints
     assert (counted.n_queried, counted.budget) == (5, 10) and type(counted.n_queried) is type(counted.budget) is int
     for kw, match in (({"point": np.array([0.5])}, r"point must be a number \(0-1 scale\), got an array of shape \(1,\): "

@@ -203,9 +203,12 @@ def _ask_event(k, tasks) -> bool:
 def whole_number(x) -> int | None:
     """``x`` as an int when it is a whole number given as a number: an int of any size, a float
     or numpy scalar (``5.0``), a 0-d array (``np.array(5)``), a ``Decimal('5')`` or
-    ``Fraction(10, 2)``; None for anything else (bools, text, NaN, inf, ``2.5``, a ``Decimal`` above 1e100)."""
+    ``Fraction(10, 2)``; None for anything else (bools, text, NaN, inf, ``2.5``, a ``Decimal`` above 1e100,
+    a numpy time span or date: ``np.timedelta64(5)`` is not 5 tasks)."""
     if isinstance(x, np.ndarray) and x.ndim == 0:
-        x = x.item()
+        x = x[()]
+    if isinstance(x, (np.timedelta64, np.datetime64)):  # a re-trial: .item() of a unitless span gives the int 5
+        return None
     if isinstance(x, np.generic):
         x = x.item()
     if isinstance(x, bool) or not isinstance(x, (numbers.Real, decimal.Decimal)):
