@@ -32,6 +32,34 @@ def sim():
     return simulate_matrix(20, 40, seed=4)[0]
 
 
+def test_a_numpy_time_span_is_no_count_seed_setting_or_outcome(sim):
+    """numpy's time span subclasses its signed integers (``np.timedelta64(5).item()`` is the int 5): it was
+    taken as 5 tasks, seed 5, rank 3 or outcome 1 by every check built on ``numbers.Integral``."""
+    from hspr.data.folds import make_folds
+    from hspr.params import check_count, check_positive, check_random_state
+    from hspr.session import check_seed
+
+    span = np.timedelta64(5)
+    for check, match in ((check_count, "a whole number >= 1"), (check_random_state, "a whole number in 0.."),
+                         (check_positive, "a finite number > 0")):
+        with pytest.raises(ValueError, match=f"x must be {match}.*got np.timedelta64\\(5\\)"):
+            check("x", span)
+    with pytest.raises(HsprError, match=r"seed must be a whole number >= 0, got np.timedelta64\(5\)"):
+        check_seed(span)
+    with pytest.raises(HsprError, match=r"seed must be a whole number >= 0, got np.timedelta64\(5\)"):
+        make_folds(sim.agents, seed=span)
+    with pytest.raises(HsprError, match=r"rank must be an integer, got np.timedelta64\(3\)"):
+        get_method("hspr", rank=np.timedelta64(3))
+    session = get_method("uniform").fit(sim).start(budget=span // span * 5, seed=0)  # an int: 5
+    with pytest.raises(HsprError, match="budget must be a whole number of tasks"):
+        get_method("uniform").fit(sim).start(budget=span, seed=0)
+    task = session.ask()
+    with pytest.raises(HsprError, match=r"must be 0 or 1, got timedelta64 np.timedelta64\(1\)"):
+        session.tell(task, np.timedelta64(1))
+    session.tell(task, np.int64(1))  # a numpy integer is still an outcome
+    assert session.estimate().n_queried == 1
+
+
 def test_from_dataframe_reads_ids_outcomes_and_blanks():
     df = pd.DataFrame({"t2": [1, 0, None], "t1": [0, 1, 1]}, index=["b", "a", "c"]).astype("Int64")  # pd.NA blank
     m = ResponseMatrix.from_dataframe(df)

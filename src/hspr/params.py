@@ -84,6 +84,18 @@ def settings_with(cls, settings, overrides: dict, what: str):
     return build_dataclass(cls, {**{f.name: getattr(base, f.name) for f in dataclasses.fields(cls)}, **overrides}, what)
 
 
+#: bools subclass int, and numpy's time spans subclass its integers (``np.timedelta64(5).item()`` is the int 5):
+#: neither is a count, a seed or a setting's number
+NOT_NUMBERS = (bool, np.bool_, np.timedelta64, np.datetime64)
+
+
+def is_number(value, kind: type = numbers.Real) -> bool:
+    """Whether ``value`` is an instance of ``kind`` (``numbers.Real``, ``numbers.Integral``, ...) given as a
+    number: not a bool, a numpy bool, a numpy time span or date (:data:`NOT_NUMBERS`), which the number
+    classes take in. Finiteness and range are the caller's to check."""
+    return isinstance(value, kind) and not isinstance(value, NOT_NUMBERS)
+
+
 def check_flag(name: str, value) -> bool:
     """``value`` as a bool: True or False (numpy's too). Raises ValueError for anything else,
     naming ``name``: ``bool("false")`` is True (an API trial ran the opposite setting)."""
@@ -95,7 +107,7 @@ def check_flag(name: str, value) -> bool:
 def check_positive(name: str, value) -> float:
     """``value`` as a float, finite and > 0 (a prior standard deviation, a scale). Raises
     ValueError naming ``name`` otherwise (0 divided by zero in a source fit; NaN gave another estimate)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+    if not is_number(value) or not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
 
@@ -104,7 +116,7 @@ def check_count(name: str, value, minimum: int = 1) -> int:
     """``value`` as an int >= ``minimum`` (a rank, a number of folds, strata, draws or trees): a
     whole number, 3.0 too. Raises ValueError naming ``name`` for a bool, a fraction, a string or
     NaN (a code review: ``FAQ(rank=2.7)`` was cut to rank 2 without a word)."""
-    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value)
+    if (not is_number(value) or not math.isfinite(value)
             or value != int(value) or value < minimum):
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
     return int(value)
@@ -118,7 +130,7 @@ def check_random_state(name: str, value) -> int:
     """``value`` as an int in [0, 2**32 - 1], the range scikit-learn accepts. Raises ValueError
     naming ``name`` otherwise (scikit-learn refused -1 only at estimate, after the agent had run;
     1.5 was cut to 1)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or not 0 <= value <= MAX_RANDOM_STATE:
+    if not is_number(value, numbers.Integral) or not 0 <= value <= MAX_RANDOM_STATE:
         raise ValueError(f"{name} must be a whole number in 0..{MAX_RANDOM_STATE}, got {value!r}")
     return int(value)
 

@@ -25,6 +25,7 @@ from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnknownIdError, brief
 from .parallel import WithWarnings, streaming_parallel, warned_again, workers
+from .params import is_number
 from .session import (
     NOMINAL_LEVEL,
     SEEDS_BY_KIND,
@@ -387,7 +388,7 @@ def replay(
         if value is not None and not isinstance(value, ResponseMatrix):
             raise HsprError(f"{what} is {type(value).__name__}, not a ResponseMatrix: load a file with "
                             "hspr.data.io.load_matrix, or convert a DataFrame with ResponseMatrix.from_dataframe")
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+    if not is_number(n_jobs, numbers.Integral) or n_jobs == 0:
         raise HsprError(f"n_jobs must be a whole number of joblib workers, >= 1 (or negative: all cores but "
                         f"|n_jobs| - 1), got {n_jobs!r}")
     if isinstance(fractions, numbers.Real):  # replay(..., fractions=0.1): one budget

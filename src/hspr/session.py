@@ -28,6 +28,7 @@ import numpy as np
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, MethodError, UnaskedTaskWarning, UnknownIdError, brief
 from .outcomes import SPELLINGS, describe_outcome, is_ambiguous_one, is_whole_outcome, snap_pass_rate
+from .params import NOT_NUMBERS, is_number
 from .shift_report import ShiftReport
 
 
@@ -124,7 +125,7 @@ class ScoreEstimate:
             if isinstance(value, np.ndarray) and value.ndim == 0:
                 value = value.item()
             if value is None and name == "point" or value is not None and (
-                    isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer, decimal.Decimal))):
+                    isinstance(value, NOT_NUMBERS) or not isinstance(value, (numbers.Real, decimal.Decimal))):
                 # a method-writer's trial: an array of one value (a model's predict) gave numpy's TypeError
                 what = (f"an array of shape {value.shape}" if isinstance(value, np.ndarray)
                         else f"{type(value).__name__} {brief(value)}")
@@ -139,7 +140,7 @@ class ScoreEstimate:
                 raise HsprError(f"ScoreEstimate: {name} must be a whole number of tasks, 0 or more, got "
                                 f"{type(getattr(self, name)).__name__} {brief(getattr(self, name))}")
             object.__setattr__(self, name, count)
-        if isinstance(self.level, bool) or not isinstance(self.level, numbers.Real) or not 0 < self.level < 1:
+        if not is_number(self.level) or not 0 < self.level < 1:
             raise HsprError(f"ScoreEstimate: level must be the interval's level in (0, 1), e.g. 0.9, got {self.level!r}")
         # a method-writer's trial: one end alone was kept (coverage '-'), and swapped ends became a zero-width interval
         if (self.lower is None) != (self.upper is None):
@@ -207,11 +208,10 @@ def whole_number(x) -> int | None:
     a numpy time span or date: ``np.timedelta64(5)`` is not 5 tasks)."""
     if isinstance(x, np.ndarray) and x.ndim == 0:
         x = x[()]
-    if isinstance(x, (np.timedelta64, np.datetime64)):  # a re-trial: .item() of a unitless span gives the int 5
-        return None
-    if isinstance(x, np.generic):
+    if isinstance(x, np.generic) and not isinstance(x, NOT_NUMBERS):  # a re-trial: .item() of a unitless time
+        # span is the int 5
         x = x.item()
-    if isinstance(x, bool) or not isinstance(x, (numbers.Real, decimal.Decimal)):
+    if isinstance(x, NOT_NUMBERS) or not isinstance(x, (numbers.Real, decimal.Decimal)):
         return None
     if isinstance(x, numbers.Integral):
         return int(x)
@@ -270,9 +270,10 @@ def check_seed(seed) -> int:
     Raises
     ------
     HsprError
-        For None, a bool, a float, a string or a negative number.
+        For None, a bool, a float, a string, a numpy time span (a subclass of numpy's integers) or a
+        negative number.
     """
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+    if not is_number(seed, numbers.Integral) or seed < 0:
         raise HsprError(f"seed must be a whole number >= 0, got {seed!r} (a fixed seed gives the same asks and "
                         "estimate on every run; replays use 0, 1, 2, ...)")
     return int(seed)
@@ -286,10 +287,10 @@ def budget_from_fraction(fraction: float, n_tasks: int) -> int:
     = 3.5 -> 4). Kept so that budgets, and every published table, match the spec's (a hostile
     trial read 2 and 4 as inconsistent). BudgetError also for a fraction that is not a number (a string such
     as '0.1', None: an API trial got a bare TypeError) and for ``n_tasks`` that is not a whole number >= 1."""
-    if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real):
+    if not is_number(fraction):
         raise BudgetError(f"budget fraction must be a number in (0, 1], got {fraction!r}"
                           + (f"; give float({fraction!r})" if isinstance(fraction, str) else ""))
-    if isinstance(n_tasks, bool) or not isinstance(n_tasks, numbers.Integral) or n_tasks < 1:
+    if not is_number(n_tasks, numbers.Integral) or n_tasks < 1:
         raise BudgetError(f"n_tasks must be a whole number >= 1 (the bank's tasks), got {n_tasks!r}")
     if not 0 < fraction <= 1:
         raise BudgetError(f"budget fraction must be in (0, 1], got {fraction}")
@@ -566,7 +567,7 @@ class Session(ABC):
             outcome = int(outcome)
         elif isinstance(outcome, decimal.Decimal) and outcome.is_finite():  # a Number, not a numbers.Real
             outcome = float(outcome)
-        number = isinstance(outcome, numbers.Real)  # 'resolved', '3/5', None: the CLI's forms are not the API's
+        number = is_number(outcome)  # 'resolved', '3/5', None: the CLI's forms are not the API's (nor a time span)
         if not number or outcome not in (0, 1):
             if not (self.accepts_pass_rates and number and 0 <= outcome <= 1):
                 if number and not finite_real(outcome):  # NaN: a missing cell, not a badly spelled pass rate

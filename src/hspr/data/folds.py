@@ -9,6 +9,7 @@ comparable across versions; :func:`make_folds` re-derives them for any matrix.
 from __future__ import annotations
 
 import json
+import numbers
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -18,6 +19,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..errors import HsprError, UnknownIdError, shorten
+from ..params import is_number
 
 N_FOLDS = 4
 #: agent ids that start with a submission date, as on the SWE-bench leaderboard (YYYYMMDD_...), or with the
@@ -60,7 +62,7 @@ def make_folds(agents: Sequence[str], n_folds: int = N_FOLDS, seed: int = 0) -> 
         twice = sorted({a for a in names if names.count(a) > 1})
         raise HsprError(f"agent id(s) {', '.join(map(repr, twice[:5]))} given twice; each agent belongs to one fold")
     for name, value, least in (("n_folds", n_folds, 2), ("seed", seed, 0)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        if not is_number(value, numbers.Integral) or value < least:
             raise HsprError(f"{name} must be a whole number >= {least}, got {value!r}"
                             + ("; the shipped folds use seed 0" if name == "seed" else ""))
     if len(names) < n_folds + 1:

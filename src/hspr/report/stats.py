@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..params import is_number
 from ..session import NOMINAL_LEVEL
 from .inputs import (
     _EXTRA_LEVEL,
@@ -438,7 +439,7 @@ PAIRED_COLUMNS = ("budget_fraction", "method", "baseline", "bank", "n_targets", 
 
 def _check_resamples(n_resamples) -> None:
     """ReportError unless ``n_resamples`` is a whole number >= 1 (an API trial: 0 failed inside scipy)."""
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 1:
+    if not is_number(n_resamples, numbers.Integral) or n_resamples < 1:
         raise ReportError(f"n_resamples must be a whole number of bootstrap resamples >= 1 (the CLI's default is "
                           f"10000), got {n_resamples!r}")
 

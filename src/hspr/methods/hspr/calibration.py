@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -21,7 +20,7 @@ from ...data.folds import dated, forward_split
 from ...data.matrix import DataError, ResponseMatrix
 from ...irt.fourpl import FourPLSettings, fit_4pl
 from ...parallel import single_thread_blas, streaming_parallel
-from ...params import MAX_RANDOM_STATE, check_count, check_flag
+from ...params import MAX_RANDOM_STATE, check_count, check_flag, is_number
 from ...progress import log_progress, resumable
 from ...session import NOMINAL_LEVEL, budget_from_fraction
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
@@ -173,7 +172,7 @@ class ShiftSettings:
                      "level", "min_factor", "max_factor", "max_above_factor", "threshold", "max_held_out", "prior_n",
                      "min_held_out", "min_strongest", "seed", "n_nodes", "n_draws"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            if not is_number(value) or not math.isfinite(value):
                 raise ValueError(f"{name} must be a finite number, got {value!r}")
         check_count("min_strongest", self.min_strongest)
         if int(self.seed) != self.seed or not 0 <= self.seed <= MAX_RANDOM_STATE:  # -1 was refused only at fit, as if

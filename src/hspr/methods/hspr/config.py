@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 import typing
 from dataclasses import asdict, dataclass, fields
@@ -9,7 +10,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from ...fileio import json_kind
-from ...params import as_field_number
+from ...params import as_field_number, is_number
 
 ACQUISITIONS = ("score", "latent", "uniform", "midrange")
 DECISIONS = ("median", "mean")
@@ -200,11 +201,11 @@ class HSPRConfig:
         ints = ("rank", "n_nodes", "n_draws", "refresh_every", "node_seed", "draw_seed")
         for name in ints:
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            if not is_number(v, numbers.Integral):
                 raise ValueError(f"{name} must be an integer, got {v!r}")
         for name in ("gamma", "kappa", "lam", "item_prior_scale"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
+            if not is_number(v) or not np.isfinite(v):
                 raise ValueError(f"{name} must be a finite number, got {v!r}")
         if not isinstance(self.group_uncertainty, (bool, np.bool_)):
             raise ValueError(f"group_uncertainty must be true or false, got {self.group_uncertainty!r}")

@@ -36,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import numbers
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -48,6 +47,7 @@ import numpy as np
 
 from ...data.matrix import DataError, ResponseMatrix
 from ...parallel import QUIET_ENV, streaming_parallel, workers
+from ...params import is_number
 from ...progress import Progress, log_progress, resumable
 from ...session import BudgetError, Method, budget_from_fraction
 from .config import HSPRConfig, selection_table
@@ -614,7 +614,7 @@ class HSPRAuto(Method):
 
     def __init__(self, fraction: float = 0.10, n_jobs: int = 1, base_config: HSPRConfig | None = None,
                  table: dict | None = None, overrides: dict | None = None) -> None:
-        if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) or not 0 < fraction <= 1:
+        if not is_number(fraction) or not 0 < fraction <= 1:
             # an API trial: fraction=0 was refused only at fit, after the 'running source-only selection' line
             raise ValueError(f"fraction must be the budget fraction the selection replays, in (0, 1], got {fraction!r}")
         self.fraction = fraction
