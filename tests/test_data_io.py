@@ -672,6 +672,14 @@ def test_a_spreadsheet_s_empty_trailing_columns_are_left_out_with_a_warning(tmp_
     path.write_text("agent,t1,t2,Unnamed: 3\na1,1,0,\na2,0,1,\n")  # pandas' name for an empty header cell
     with pytest.warns(InputWarning, match=r"column\(s\) 4 hold nothing"):
         assert load_matrix(path).tasks == ("t1", "t2")
+    # a trailing comma on the header only (rows without one) was refused as ragged; a row short of a named task is not
+    path.write_text("agent,t1,t2,,\na1,1,0\na2,0,,\n")
+    with pytest.warns(InputWarning, match=r"column\(s\) 4, 5 hold nothing"):
+        m = load_matrix(path)
+    assert m.tasks == ("t1", "t2") and m.values.tolist() == [[1, 0], [0, 0]] and m.missing.tolist() == [[0, 0], [0, 1]]
+    path.write_text("agent,t1,t2,\na1,1,0\na2,0\n")
+    with pytest.raises(DataError, match=r"line 3 \(starting 'a2'\) has 2 fields, the header has 4"):
+        load_matrix(path)
 
 
 @pytest.mark.parametrize("name, text, sep", [("bank.tsv", "agent\tt1\tt2\na\t1\t0\nb\t0\t\n", "\t"),

@@ -355,6 +355,12 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
                         f"beside the id column; drop the column(s) before {name!r} (pandas: df.to_csv(path, "
                         f"index=False) when {name!r} is a column, df.set_index({name!r}).to_csv(path) to make it the "
                         "index; R: write.csv(df, path, row.names = FALSE))")
+    named = [j for j, h in enumerate(header) if h.strip()]
+    if named and (named[-1] < len(header) - 1):
+        # a hostile trial: 'agent,t1,t2,' (a trailing comma on the header only) over rows without one was refused as
+        # ragged; a row as long as the header's named fields gets its empty tail, left out below with a warning
+        width, least = len(header), named[-1] + 1
+        body = [(n, r + [""] * (width - len(r)) if least <= len(r) < width else r) for n, r in body]
     _check_widths(path, body, len(header), "the header")
     # no id (or pandas' name for none, 'Unnamed: 3': a re-trial converted an Excel file with the command hspr gives)
     blank = [j for j in range(1, len(header)) if (not header[j].strip() or re.fullmatch(r"Unnamed: \d+", header[j].strip()))
