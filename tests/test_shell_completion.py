@@ -78,6 +78,20 @@ def test_the_cli_modules_load_no_pandas_scipy_stats_or_matplotlib():
     assert out.strip() == "[]"
 
 
+def test_the_method_classes_load_no_scipy_or_sklearn():
+    """`hspr replay --help` loads every method class (to say what 'all' leaves out): it took 1.6 s on a quiet
+    2-core machine, 1.5 s of it scikit-learn's import (DISCO, RSL, tinyBenchmarks) and 0.3 s scipy's (FAQ,
+    stratified). The methods import them where they fit or estimate."""
+    import subprocess
+    import sys
+
+    code = ("import sys, hspr.methods as m\n"
+            "[m.method_class(n) for n in m.registry()]\n"
+            "print(sorted(x for x in ('scipy', 'sklearn', 'pandas', 'matplotlib') if x in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 def test_replay_config_offers_files_first_in_bash(tmp_path, monkeypatch):
     """A re-trial: `replay --config <TAB>` wrote `auto` at once, though its value is usually a file; in bash
     the files come while any starts with what is typed, `auto` only when none does."""

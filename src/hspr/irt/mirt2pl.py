@@ -26,8 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
-from scipy.special import expit, log_expit
 
 __all__ = ["MIRT2PL", "fit_mirt2pl", "laplace_posterior", "predictive_probs", "unique_columns"]
 
@@ -70,6 +68,8 @@ class MIRT2PL:
 
     def prob(self, theta: np.ndarray) -> np.ndarray:
         """Success probabilities (0-1) for abilities of shape (dim,) or (k, dim)."""
+        from scipy.special import expit  # scipy is imported where used (see fit_mirt2pl)
+
         return expit(self.logits(theta))
 
     def embedding(self) -> np.ndarray:
@@ -185,6 +185,9 @@ def fit_mirt2pl(
     inv_va, inv_vb = 1.0 / sd_a**2, 1.0 / sd_b**2
     n_th = m * dim
     n_a = k * dim
+    # scipy is imported where used, here and below: `--help` lists FAQ and tinyBenchmarks without it (0.3 s)
+    from scipy import optimize
+    from scipy.special import expit
 
     def fg(x):
         th = x[:n_th].reshape(m, dim)
@@ -271,6 +274,7 @@ def laplace_posterior(
     th = np.zeros(dim) if init is None else np.asarray(init, float).copy()
     if len(y) == 0:
         return np.zeros(dim), np.linalg.inv(P0)
+    from scipy.special import expit, log_expit
 
     def nlp(t):
         z = a @ t - b
@@ -313,6 +317,8 @@ def predictive_probs(a: np.ndarray, b: np.ndarray, mean: np.ndarray, cov: np.nda
     -------
     ndarray, shape (n_tasks,), values in (0, 1).
     """
+    from scipy.special import expit
+
     m = a @ mean - b
     if cov is None:
         return expit(m)

@@ -55,14 +55,17 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.ensemble import RandomForestRegressor
 
 from ..data.matrix import DataError, ResponseMatrix
 from ..params import check_count, check_flag, check_random_state
 from ..session import NOMINAL_LEVEL, FittedModel, FixedOrderSession, Method, ScoreEstimate, check_budget, feasible_bounds
 from .ridge_map import ColumnFitCache, observed_outcomes, refuse_constant_scores
+
+if TYPE_CHECKING:  # scikit-learn is imported where a forest is fitted: `--help` lists methods without it
+    from sklearn.ensemble import RandomForestRegressor
 
 
 def disagreement_order(values: np.ndarray, tasks: Sequence[str]) -> np.ndarray:
@@ -242,6 +245,8 @@ class SignatureMap:
             for k in self.ks:
                 resid = s - knn_weights(D, k) @ s / k
                 cands.append((float(np.abs(resid).mean()), len(cands), "knn", (k,), resid, None))
+        from sklearn.ensemble import RandomForestRegressor
+
         F = self._features(X)
         for leaf in self.rf_leaves:
             for mf in self.rf_max_features:

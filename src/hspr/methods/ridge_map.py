@@ -28,7 +28,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.linear_model import RidgeCV
 
 from ..data.matrix import DataError, ResponseMatrix
 from ..session import NOMINAL_LEVEL, ScoreEstimate, feasible_bounds
@@ -188,6 +187,8 @@ class RidgeScoreMap:
         if cols.size == 0:
             resid = (s - s.mean()) * self.n_sources_ / (self.n_sources_ - 1)  # leave-one-out residuals of the mean
             return RidgeFit(cols, np.zeros(0), float(s.mean()), None, float(np.quantile(np.abs(resid), self.level)))
+        from sklearn.linear_model import RidgeCV  # imported where fitted: `--help` lists methods without it
+
         X = self.values_[:, cols]
         # an array: scikit-learn writes into a one-penalty alphas in place (a tuple raised TypeError)
         model = RidgeCV(alphas=np.array(self.alphas), store_cv_results=True).fit(X, s)

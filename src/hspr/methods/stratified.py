@@ -12,7 +12,6 @@ those of the sources' mean pass rates; the same formulas hold.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from ..data.matrix import ResponseMatrix
 from ..params import check_count
@@ -207,6 +206,8 @@ class StratifiedSession(Session):
         p_h = (s_h + 0.5) / (n_h + 1.0)
         var_h = np.where(agree, np.maximum(var_h, p_h * (1.0 - p_h)), var_h)
         var = float(np.sum((N_h / N) ** 2 * (1 - n_h / N_h) * var_h / n_h))
+        from scipy import stats  # imported where used: `--help` lists methods without it
+
         z = stats.norm.ppf(0.5 + self.level / 2)
         n = int(obs.sum())
         lo, hi = total_s / N, (total_s + N - n) / N

@@ -35,7 +35,6 @@ import copy
 import heapq
 
 import numpy as np
-from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
 from ..data.matrix import DataError, ResponseMatrix
@@ -127,6 +126,8 @@ def anchor_points(embedding: np.ndarray, budget: int, random_state: int = 0) -> 
         lab_u = np.arange(k)
         centres = Xu
     else:
+        from sklearn.cluster import KMeans  # imported where fitted: `--help` lists methods without it
+
         km = KMeans(n_clusters=k, n_init=4, random_state=random_state).fit(Xu, sample_weight=cnt)
         lab_u = km.labels_
         centres = km.cluster_centers_
