@@ -1321,6 +1321,43 @@ def test_an_interrupt_just_after_the_save_says_the_change_was_saved(files, monke
     assert status["n_recorded"] == 1
 
 
+@pytest.mark.parametrize("when", ["before", "during"])
+def test_an_interrupt_says_whether_the_session_changed(files, monkeypatch, when):
+    """A new-user trial: an interrupted `ingest` that saved nothing said only 'interrupted'. Before the save the
+    message says the session is unchanged; a Ctrl-C during the write is held until the write and its note are
+    done, so the message never claims an unchanged file that holds the change."""
+    import signal
+
+    import hspr.journal
+
+    assert start(files).exit_code == 0
+    path = files / "run.hspr"
+    task = run("live", "next", "--session", path).stdout.split()[0]
+    before, append = path.read_bytes(), hspr.journal.append
+
+    def interrupted(*args, **kwargs):
+        if when == "before":
+            raise KeyboardInterrupt
+        append(*args, **kwargs)
+        signal.raise_signal(signal.SIGINT)  # held: Python's handler runs after the session's note
+
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)  # a test worker may ignore it
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(hspr.journal, "append", interrupted)
+            res = run("live", "record", "--session", path, task, "resolved")
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    assert res.exit_code == 130
+    status = json.loads(run("live", "status", "--session", path, "--json").stdout)
+    if when == "before":
+        assert res.stderr.strip() == f"interrupted: the session {path} is unchanged"
+        assert path.read_bytes() == before and status["n_recorded"] == 0
+    else:
+        assert res.stderr.strip() == f"interrupted after the change was saved: this command's change is saved in {path}"
+        assert status["n_recorded"] == 1
+
+
 def _swallow(command):
     """Run ``command``, dropping a SIGTERM's exception as Python drops one raised in a callback."""
     import sys

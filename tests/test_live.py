@@ -2949,6 +2949,7 @@ def test_a_failure_after_the_save_says_the_outcome_is_recorded(bank, tmp_path, m
     # nor does a command that changed nothing (a re-trial: "0 outcome(s) ... are recorded")
     res = CliRunner().invoke(main, ["live", "record", task, "1", "--session", str(live.path)])
     assert res.exit_code == (2 if failure == "full_stdout" else 130) and "saved" not in res.stderr
+    assert failure == "full_stdout" or res.stderr.strip() == f"interrupted: the session {live.path} is unchanged"
 
 
 def test_an_estimate_that_is_not_a_number_is_refused_with_the_fix(bank, tmp_path, monkeypatch):

@@ -46,7 +46,7 @@ from ..session import BudgetError
 from ..stopping import MIN_TASKS
 from .common import MAX_SEED, ExistingPath, LazyHelpOption, argv_text, check_session_bank_label, check_workers, completer, local_workers
 from .display import busy, console, input_warnings, progress_bar, reading
-from .meta import SuggestingGroup, echo_json_error, note_saved, saved_note
+from .meta import SuggestingGroup, echo_json_error, note_saved, note_session, saved_note
 from .outputs import (
     check_output_file,
     os_error_message,
@@ -311,6 +311,7 @@ def _open(path: str, stop_width: float | None = None) -> LiveSession:
     # noted the moment a change is saved (a trial: Ctrl-C between the save and the command's own note said only
     # "interrupted"); the command's own note, made when the call returns, then says what the change was
     live.on_save = lambda: note_saved(f"this command's change is saved in {live.path}")
+    note_session(live.path)
     _set_stop_width(live, stop_width)
     return live
 

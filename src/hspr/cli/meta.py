@@ -41,6 +41,20 @@ def saved_note() -> str:
     return f" (the change itself was saved: {what}{f'; {shown_by} shows it' if shown_by else ''})" if what else ""
 
 
+#: ``click.Context.meta`` key: the session file a command opened to change, for an interrupt before any change is saved
+SESSION_KEY = "hspr_session"
+
+
+def note_session(path) -> None:
+    """Record, for the interrupt handler, that this command opened the session at ``path``: an interrupt before
+    :func:`note_saved` then says the file is unchanged (a new-user trial: an interrupted ``ingest`` that saved
+    nothing said only "interrupted"). The session's writes hold interrupts until their note is made
+    (:meth:`hspr.live.LiveSession._transaction`), so no note means nothing was written."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[SESSION_KEY] = str(path)
+
+
 #: ``ctx.meta`` key (root context): the warnings said by the command so far, in order (a dict used as an ordered set)
 SAID_KEY = "hspr_warnings_said"
 

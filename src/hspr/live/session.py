@@ -915,9 +915,12 @@ class LiveSession:
                 if records:
                     try:
                         if self._file.version == SESSION_VERSION:
-                            journal.append(self.path, records, self._file.size)
-                            if self.on_save is not None:  # first: an interrupt from here on is after the save
-                                self.on_save()
+                            with signals_held():  # the change and its note together: an interrupt before them saved
+                                # nothing, one during them is handled after both (a new-user trial: an interrupt that
+                                # saved nothing could not say so)
+                                journal.append(self.path, records, self._file.size)
+                                if self.on_save is not None:
+                                    self.on_save()
                             if self._file.torn:  # append moved the torn bytes aside: say where
                                 self.warnings = [w for w in self.warnings if not w.startswith(TORN_WARNING)] + [
                                     _torn_moved(self._file, self.path)]
@@ -926,9 +929,10 @@ class LiveSession:
                             self.warnings = [w for w in self.warnings if not w.startswith((CUT_WARNING, LOST_WARNING))] \
                                 + self._cut_warnings(after_change=True)
                         else:  # a version-1 file becomes a journal
-                            journal.write_new(self.path, self.doc)
-                            if self.on_save is not None:
-                                self.on_save()
+                            with signals_held():
+                                journal.write_new(self.path, self.doc)
+                                if self.on_save is not None:
+                                    self.on_save()
                     except journal.UnlockedWriteError as exc:  # the file on disk is unchanged
                         raise LiveSessionError(f"{self.path}: {exc}: another process wrote to the session without "
                                                "hspr's lock (a hard link or second name for the file? hspr locks by "
