@@ -190,7 +190,8 @@ def test_hspr_methods_lists_each_method_its_package_and_whether_it_loads(plugin)
     rows = {r["name"]: r for r in json.loads(res.stdout)}
     assert list(rows)[:3] == ["hspr", "hspr_auto", "hspr_robust"] and list(rows)[-1] == "twin"  # refused: last
     assert rows["hspr"] == {"name": "hspr", "package": None, "loads": True, "error": None,
-                            "summary": "Hierarchical score posterior recovery (seeds/000, HSPR_SPEC).", "interval": True,
+                            "summary": "Hierarchical score posterior recovery: the paper's method, as docs/HSPR_SPEC.md "
+                                       "specifies it.", "interval": True,
                             "seed_kind": "adaptive", "accepts_pass_rates": True, "accepts_missing": True, "in_all": True}
     assert rows["tinybench"]["interval"] is False and rows["hspr_auto"]["in_all"] is False
     assert rows["uniform"]["seed_kind"] == "sampling" and rows["disco"]["seed_kind"] == "deterministic"
@@ -208,6 +209,15 @@ def test_hspr_methods_lists_each_method_its_package_and_whether_it_loads(plugin)
     assert text.exit_code == 0
     assert "note: 3 method(s) do not load and cannot run: broken, notmethod, twin (the reasons are above" in text.output
     assert re.search(r"variance +│ myplug 0.1 +│ yes +│ deterministic", text.output), text.output
+    # a new-user trial: reST markup in the summaries, and wrapped lines at column 0 in the narrow layout
+    assert rows["hspr_robust"]["summary"].endswith("a shift diagnostic; hspr live's default.")
+    assert not any("`" in r["summary"] for r in rows.values())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        narrow = CliRunner().invoke(main, ["methods"], env={"COLUMNS": "60"}).output.splitlines()
+    assert narrow[0].startswith("hspr (from hspr): ") and any(x.startswith("  Hierarchical score") for x in narrow[1:4])
+    firsts = [line.split(" ")[0] for line in narrow if line and not line.startswith((" ", "note:"))]
+    assert firsts == list(rows), narrow  # every other line is indented
     # --help marks the names that do not load (an extension trial: listed as known beside the rest)
     from hspr.methods import known_methods_text
 

@@ -54,10 +54,18 @@ def methods_cmd(as_json: bool) -> None:
     # columns lost words of every line) or squash its columns into ellipses (at 60)
     needed = sum(max(len(h), *(len(c[k]) for c in cells)) + 3 for k, h in enumerate(cols)) + 4 + 30
     if console.width < max(NARROW, needed):
+        import textwrap
+
+        def lines(text: str, indent: str, then: str) -> str:  # wrapped lines indented under their first (a new-user
+            # trial: the terminal's wrap put them at column 0, where they read as the next method)
+            return textwrap.fill(text, max(console.width, 40), initial_indent=indent, subsequent_indent=then)
+
         for r in rows:
-            console.print(Text(f"{r['name']} (from {r['package'] or 'hspr'}): interval {yes(r['interval'])}, seeds "
-                               f"{r['seed_kind'] or '-'}, rates {yes(r['accepts_pass_rates'])}, all {yes(r['in_all'])}"))
-            console.print(Text("  ") + what(r))
+            console.print(Text(lines(f"{r['name']} (from {r['package'] or 'hspr'}): interval {yes(r['interval'])}, seeds "
+                                     f"{r['seed_kind'] or '-'}, rates {yes(r['accepts_pass_rates'])}, all "
+                                     f"{yes(r['in_all'])}", "", "    ")), soft_wrap=True)
+            text = what(r)
+            console.print(Text(lines(text.plain, "  ", "  "), style=text.style), soft_wrap=True)
     else:
         table = Table(title="Methods")
         for col in cols:

@@ -227,7 +227,8 @@ def describe_methods() -> list[dict]:
     Keys: ``name``; ``package`` (``'<package> <version>'`` of the package that registers it, None for
     hspr's own); ``loads`` (False when its class does not import, is no :class:`~hspr.session.Method` or two
     packages register the name, or its ``seed_kind`` is none of :data:`~hspr.session.SEEDS_BY_KIND`); ``error``
-    (why not, else None); ``summary`` (the first paragraph of the class's docstring on one line, at most
+    (why not, else None); ``summary`` (the first paragraph of the class's docstring on one line, its reST markup
+    (``name``, :func:`name`) as plain text, at most
     :data:`SUMMARY_CHARS` characters, '' without one); ``interval`` (it gives a 90 % interval: ``gives_interval``), ``seed_kind``,
     ``accepts_pass_rates``, ``accepts_missing`` and ``in_all`` (run by ``--methods all``), None where it does
     not load. An extension trial had to read ``--help`` and Python to see that its method was found, by
@@ -244,6 +245,8 @@ def describe_methods() -> list[dict]:
             row.update(loads=False, error=error)
         else:
             first = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())  # the first paragraph, on one line
+            # as plain text: a new-user trial read "(``hspr_robust``)" in `hspr methods`
+            first = re.sub(r"(?::[a-z]+:)?`{1,2}~?([^`]+?)`{1,2}", r"\1", first)
             row.update(summary=first if len(first) <= SUMMARY_CHARS else first[:SUMMARY_CHARS - 1] + "…",
                        interval=bool(cls.gives_interval), seed_kind=str(kind),
                        accepts_pass_rates=bool(cls.accepts_pass_rates), accepts_missing=bool(cls.accepts_missing),

@@ -29,7 +29,7 @@ from .source_fit import SourceFit, fit_source
 
 
 class HSPR(Method):
-    """Hierarchical score posterior recovery (seeds/000, HSPR_SPEC).
+    """Hierarchical score posterior recovery: the paper's method, as docs/HSPR_SPEC.md specifies it.
 
     Parameters
     ----------

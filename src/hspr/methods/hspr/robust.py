@@ -153,7 +153,7 @@ log = logging.getLogger(__name__)
 
 
 class HSPRRobust(Method):
-    """HSPR with a leave-cluster-out calibrated interval and a shift diagnostic (``hspr_robust``).
+    """HSPR with a leave-cluster-out calibrated interval and a shift diagnostic; hspr live's default.
 
     Parameters
     ----------
