@@ -1284,10 +1284,9 @@ def test_next_text_and_json_give_the_same_stop(bank, tmp_path):
     res = CliRunner().invoke(main, ["live", "status", "--stop-width", "none", "--session", str(live.path)])
     assert "stop width" not in res.stderr  # nothing to remove: no note
     res = CliRunner().invoke(main, ["live", "next", "--batch", "5", "--session", str(live.path)])
-    assert len(res.stdout.split()) == 2 and "note: 2 of the 5 task(s) asked for" in res.stderr
+    assert len(res.stdout.split()) == 2 and "note: only 2 task(s) left in the budget of" in res.stderr
     got = cli(["next", "--batch", "5", "--session", live.path, "--json"])  # a hostile trial: the note was text only
-    assert len(got["tasks"]) == 2 and got["notes"] == ["2 of the 5 task(s) asked for: that is all the budget of "
-                                                       f"{MIN_TASKS + 2} has left"]
+    assert len(got["tasks"]) == 2 and got["notes"] == [f"only 2 task(s) left in the budget of {MIN_TASKS + 2} (5 asked for)"]
     for _ in range(2):
         task = cli(["next", "--session", live.path, "--json"])["tasks"][0]
         cli(["record", task, bank["truth"][task], "--session", live.path])

@@ -1408,17 +1408,17 @@ def test_shift_messages_print_the_percentile_on_its_side_of_the_threshold_and_na
     unit = "of its queried tasks differ from the closest source agent"
     near = ShiftReport("nearest-source disagreement", 0.3, 94.74, 114, 1.25, n_reference=57, unit=unit, percent=True)
     assert not near.unlike_history
-    assert "(30.0 % of its queried tasks differ from the closest source agent; source percentile 94.7 (of 57 held-out " \
-           "runs))" in near.message
-    assert "percentile 35 (of 57" in ShiftReport("s", 0.1, 35.2, 114, 1.25, n_reference=57).message  # whole, far off
+    assert "(30.0 % of its queried tasks differ from the closest source agent; source percentile 94.7 among 57 " \
+           "held-out source runs)" in near.message
+    assert "percentile 35 among 57" in ShiftReport("s", 0.1, 35.2, 114, 1.25, n_reference=57).message  # whole, far off
     flagged = ShiftReport("nearest-source disagreement", 0.4, 95.3, 114, 1.25, n_reference=57, unit=unit, percent=True,
                           n_compared=50, n_outcomes=100)
     said = flagged.message
-    assert flagged.unlike_history and "is higher than 95.3 % of the held-out source agents' (of 57 held-out runs)" in said
+    assert flagged.unlike_history and "is higher than 95.3 % of the held-out source agents' (57 held-out runs)" in said
     assert "on its first 50 queried tasks (40.0 % of those tasks differ" in said
     assert "run more tasks" not in said and "more tasks lower the error but do not make the interval hold more often" in said
     # a re-trial: the short line after each record rounded too; 94.96 read 95.0; 99.6 was 'every' source agent's
     assert "source percentile 94.7)" in near.brief
-    assert "source percentile 94.96 (of 57" in ShiftReport("s", 0.3, 94.96, 114, 1.25, n_reference=57).message
+    assert "source percentile 94.96 among 57" in ShiftReport("s", 0.3, 94.96, 114, 1.25, n_reference=57).message
     assert "higher than 99.6 % of the held-out" in ShiftReport("s", 0.3, 99.6, 114, 1.25, n_reference=57).message
     assert "higher than every held-out" in ShiftReport("s", 0.3, 100.0, 114, 1.25, n_reference=57).message

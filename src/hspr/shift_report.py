@@ -190,7 +190,9 @@ class ShiftReport:
                     f"agents yet (needs {self.min_outcomes}); {wid}.")
         unit = self.unit if self.n_compared is None else self.unit.replace("its queried tasks", "those tasks")
         value = self._value_text + (f" {unit}" if unit else "")  # (a trial: 'of its queried tasks' of 50 of 100)
-        runs = "" if self.n_reference is None else f" (of {self.n_reference} held-out runs)"
+        # a new-user trial read 'source percentile 58 (of 57 held-out runs)' as a typo: a percentile beside a count
+        runs = "" if self.n_reference is None else f" ({self.n_reference} held-out runs)"
+        among = "" if self.n_reference is None else f" among {self.n_reference} held-out source runs"
         if self.unlike_history:
             share = ("every held-out source agent's" if self.source_percentile >= 100
                      else f"{self._percentile(self.source_percentile)} % of the held-out source agents'")
@@ -211,7 +213,7 @@ class ShiftReport:
         return ((f"{self._twin_note}. Otherwise: " if self._twin_note else "")
                 + "not flagged, and the check is a warning light, not a promise: this agent is within the range of the "
                 f"{self.n_sources} source agents on its {self.statistic}{self._on_first} ({value}; source percentile "
-                f"{self._percentile(self.source_percentile)}{runs}); {wid}. "
+                f"{self._percentile(self.source_percentile)}{among}); {wid}. "
                 "The check passes many agents of a new model or scaffold, and for them the "
                 "interval is often too narrow (SWE-bench Verified's bash-only agents, another scaffold: 82 % of the runs "
                 "it passed held the true score at 10 % of the tasks, and 64 % of all runs at 20 %, where 90 % should; "

@@ -821,7 +821,8 @@ def register(group: click.Group) -> None:
             click.echo(f"warning: {predictions} has no prediction for {', '.join(missing)}", err=True)
         if not as_json:  # a torn record set aside on opening, a log that no longer replays: said on every command
             echo_warnings(live_s.warnings)
-        short = (f"{len(tasks)} of the {k} task(s) asked for: that is all the budget of {live_s.budget} has left"
+        # a new-user trial: "1 of the 10 task(s) asked for: that is all ..." read awkwardly
+        short = (f"only {len(tasks)} task(s) left in the budget of {live_s.budget} ({k} asked for)"
                  if why is None and 0 < len(tasks) < k else None)
         waiting = len(live_s.session.pending)  # a re-trial: --batch 5, 10, 15, 20 with no outcome between chose 20 unsaid
         rounds = batch_note(waiting if waiting > len(before) else 0, live_s.budget, live_s.session.adaptive_design)
