@@ -3219,3 +3219,31 @@ def test_a_real_start_says_what_to_run_next_and_that_its_estimate_is_the_prior(b
     tb = " ".join(cli(["start", "--bank", "terminal-bench", "--method", "uniform", "--budget", 8, "--session",
                        tmp_path / "t.hspr"]).split())
     assert "TASK K/5` (K of its 5 trials passed)" in tb
+
+
+def test_a_slow_long_csv_bank_says_to_build_a_wide_csv(tmp_path, monkeypatch):
+    """A scale trial: every command of a session on a long CSV of 2.1 million lines read it again (18 s, 1.9 GB);
+    its wide CSV took 1.5 s. `start` says so when the read took SLOW_FOLDER_S or more, and the commands it gives
+    move the session to the wide CSV."""
+    import shlex
+
+    import hspr.cli.live as cli_live
+    from hspr.data.io import detect_form
+
+    m, _ = simulate_matrix(8, 20, seed=2)
+    rows = [f"{a},{t},{int(v)}" for a, row in zip(m.agents, m.values) for t, v in zip(m.tasks, row)]
+    (tmp_path / "long.csv").write_text("agent,instance_id,resolved\n" + "\n".join(rows) + "\n")
+    monkeypatch.setattr(cli_live, "SLOW_FOLDER_S", 0.0)
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["live", "start", "--matrix", "long.csv", "--budget", "4", "--method", "uniform",
+                                    "--session", "s.hspr"])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.stderr.split())
+    assert "note: reading the long CSV long.csv took 0 s, and every command of this session reads it again" in said
+    cmd = said.split("a wide CSV of the same bank reads faster: `")[1].split("`")[0]
+    first, second = (shlex.split(c) for c in cmd.split(" && "))
+    assert CliRunner().invoke(main, first[1:]).exit_code == 0
+    assert detect_form(tmp_path / "s.hspr.bank.csv") == "wide_csv"
+    res = CliRunner().invoke(main, second[1:])
+    assert res.exit_code == 0 and LiveSession.open(tmp_path / "s.hspr").doc["bank"]["matrix"] == str(
+        tmp_path / "s.hspr.bank.csv"), res.output
