@@ -813,8 +813,10 @@ def test_stop_and_resume_lines_say_what_was_kept_and_keep_quiet_under_q(tmp_path
 
 
 def test_calibration_progress_is_logged_only_when_it_runs_long(monkeypatch, caplog):
-    """Lines at each further tenth (and the end), with the time left, once PROGRESS_AFTER seconds have passed;
-    a calibration as short as the bundled banks' says nothing; none under ``replay -q``."""
+    """Lines at each further tenth (and the end), and at a run done a minute or more after the last line (a scale
+    trial: 160 runs of a minute each said their first count after 16 minutes), with the time left, once
+    PROGRESS_AFTER seconds have passed; a calibration as short as the bundled banks' says nothing; none under
+    ``replay -q``."""
     import logging
 
     from hspr.parallel import QUIET_ENV
@@ -828,7 +830,17 @@ def test_calibration_progress_is_logged_only_when_it_runs_long(monkeypatch, capl
             tick(done, 11)
     lines = [r.getMessage() for r in caplog.records]
     assert lines[0] == "calibration on x: 2 of 11 held-out runs (18 %), 61 s; about 5 min left"  # 61 * 9 / 2 = 274.5 s
-    assert [ln.split(" (")[0] for ln in lines] == [f"calibration on x: {k} of 11 held-out runs" for k in (2, 4, 6, 8, 10, 11)]
+    # tenths at 2, 4 and 6; from 7 on (400, 500, ... s) each run comes a minute or more after the last line
+    assert [ln.split(" (")[0] for ln in lines] == [f"calibration on x: {k} of 11 held-out runs"
+                                                   for k in (2, 4, 6, 7, 8, 9, 10, 11)]
+    caplog.clear()
+    slow = log_progress(logger, "slow", "runs", after=60, clock=iter([0.0, 61.0, 125.0, 150.0, 190.0]).__next__)
+    with caplog.at_level(logging.WARNING, "hspr.test_progress"):
+        for done in range(1, 5):
+            slow(done, 160)
+    assert [r.getMessage() for r in caplog.records] == ["slow: 1 of 160 runs (1 %), 61 s; about 2.7 h left",
+                                                        "slow: 2 of 160 runs (1 %), 125 s; about 2.7 h left",
+                                                        "slow: 4 of 160 runs (2 %), 190 s; about 2.1 h left"]  # not 3
     assert lines[-1] == "calibration on x: 11 of 11 held-out runs (100 %), 800 s"
     caplog.clear()
     short = log_progress(logger, "short", "runs", after=60, clock=iter([0.0] + [5.0] * 11).__next__)

@@ -36,12 +36,13 @@ def time_left(spent: float, done: float, total: float) -> str:
 
 
 def log_progress(logger: logging.Logger, what: str, unit: str, step: float = 0.1, after: float = 0.0,
-                 clock: Callable[[], float] | None = None) -> Progress | None:
+                 clock: Callable[[], float] | None = None, every: float = 60.0) -> Progress | None:
     """A :data:`Progress` callback that logs ``what: done of total unit (share %), t s; about T left``.
 
-    A line is logged at each further ``step`` share of the work (and at the end), once ``after`` seconds
-    have passed since the callback was made; the end is logged only if an earlier line was, so a
-    computation shorter than ``after`` says nothing. The time left is in proportion to the time so far
+    A line is logged at each further ``step`` share of the work (and at the end), and at the first unit done
+    ``every`` seconds or more after the last line (a scale trial: 160 held-out runs of about a minute each said
+    their first count after 16 minutes), once ``after`` seconds have passed since the callback was made; the end
+    is logged only if an earlier line was, so a computation shorter than ``after`` says nothing. The time left is in proportion to the time so far
     (a scale trial: ``hspr select --fast`` said 4 of 900 after 870 s and nothing of the 12 h to come). Such
     a computation inside a replay's fit runs for minutes with the replay's bar at 0 (a trial waited 98 s on
     '0/?' and stopped it).
@@ -53,14 +54,17 @@ def log_progress(logger: logging.Logger, what: str, unit: str, step: float = 0.1
     if os.environ.get(QUIET_ENV):
         return None
     now = clock or time.perf_counter
-    t0, shown, said = now(), [0.0], [False]
+    t0 = now()
+    shown, said, last = [0.0], [False], [t0]
 
     def tick(done: int, total: int) -> None:
         share = done / max(total, 1)
-        spent = now() - t0
-        if spent < after or not (share >= shown[0] + step or (done == total and (said[0] or not after))):
+        at = now()
+        spent = at - t0
+        if spent < after or not (share >= shown[0] + step or at - last[0] >= every
+                                 or (done == total and (said[0] or not after))):
             return
-        shown[0], said[0] = share, True
+        shown[0], said[0], last[0] = share, True, at
         logger.warning("%s: %d of %d %s (%.0f %%), %.0f s%s", what, done, total, unit, 100 * share, spent,
                        time_left(spent, done, total))
 
