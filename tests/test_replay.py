@@ -604,6 +604,15 @@ def test_an_interrupted_replay_keeps_its_finished_runs(tmp_path, monkeypatch):
     assert " ".join(res.output.split()).endswith(f"interrupted; the 6 runs finished before it (2 of the 8 jobs of m) are "
                                                  f"in {kept[0]} (`hspr report` reads them); {tmp_path / 'r.json'} was "
                                                  "not changed")
+    calls.clear()  # a scale trial: cut in the first job, it said 'interrupted' alone and kept nothing
+    monkeypatch.setattr(replay_module, "_run_job", lambda job, model: (_ for _ in ()).throw(KeyboardInterrupt()))
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "m.csv"), "--methods", "uniform", "--seeds",
+                                    "0", "--workers", "1", "-q", "--out", str(tmp_path / "none.json")])
+    assert res.exit_code == 130 and not list(tmp_path.glob("none*.json"))
+    assert " ".join(res.output.split()).endswith("interrupted; no job had finished, so no run is kept (a job is one "
+                                                 "method and seed on one fold or target set, kept when it ends); "
+                                                 f"{tmp_path / 'none.json'} was not written")
+    monkeypatch.setattr(replay_module, "_run_job", cut_at_the_third)
     res = CliRunner().invoke(main, ["report", str(kept[0]), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
     assert res.exit_code == 0, res.output  # and says the runs are partial (a re-trial: it called them every target's)
     assert f"{kept[0]} holds the runs an interrupted replay had finished (2 of the 8 jobs of m): a bank it had not " \

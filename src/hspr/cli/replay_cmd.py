@@ -414,7 +414,10 @@ class InterruptKeeper:
         with signals_held():  # another Ctrl-C waits for the file: it is whole or not there (a re-trial lost it)
             runs, jobs, label = self.cut if self.cut is not None else ([], None, None)
             runs = self.runs + runs
-            if not runs:
+            if not runs:  # a scale trial: 'interrupted' alone after 130 s of work, no file written
+                note_saved(f"no job had finished, so no run is kept (a job is one method and seed on one fold or target "
+                           f"set, kept when it ends); {self.out} was not {'changed' if self.existed else 'written'}",
+                           shown_by=None, kept=True)
                 return False
             doc = {**self.payload, "wall_seconds": time.perf_counter() - self.t0, "runs": runs,
                    "interrupted": {"label": label, "jobs_done": None if jobs is None else jobs[0],
