@@ -138,6 +138,17 @@ def test_cli_replay_notes_target_cells_without_a_run(tmp_path):
                                     "--methods", "uniform", "--seeds", "0", "-q", "--out", str(tmp_path / "r.json")])
     assert res.exit_code == 0 and "3 cell(s) of its rows have no run" in " ".join(res.output.split()), res.output
     assert "no agent ran" not in res.output
+    assert "have no run; they count as unresolved, in the fit" not in res.output  # the bank has none
+    # a scale trial: 30 % of a --matrix bank's cells counted as failures without a word (only --targets' were named)
+    src = np.asarray(m.rows(np.arange(10)).values, dtype=float)
+    src[:2, :6] = np.nan
+    pd.DataFrame(src, index=pd.Index(m.agents[:10], name="agent"), columns=m.tasks).to_csv(tmp_path / "holes.csv")
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "holes.csv"), "--targets", str(tmp_path / "one.csv"),
+                                    "--methods", "uniform", "--seeds", "0", "-q", "--out", str(tmp_path / "r.json")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 0 and f"note: {tmp_path / 'holes.csv'}: 12 cell(s) (4 %) have no run; they count as " \
+        "unresolved, in the fit and in the targets' true scores (the leaderboard convention); --no-missing-as-zero keeps " \
+        "them out of the fit, for the methods that take missing cells (hspr, " in said, res.output
 
 
 def test_accepts_missing_says_which_methods_fit_with_missing_cells_and_replay_refuses_the_others_first(tmp_path):
