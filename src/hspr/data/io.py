@@ -32,6 +32,7 @@ import contextlib
 import csv
 import itertools
 import json
+import operator
 import os
 import re
 import unicodedata
@@ -483,7 +484,10 @@ def _long_columns(path: Path, columns: Sequence[str | tuple[str, ...]]) -> tuple
     if not body:
         raise DataError(f"{path}: no data lines under the header; the matrix is empty")
     _check_widths(path, body, len(header), "the header")
-    arr = np.array([r for _, r in body], dtype=str)[:, [names.index(c) for c in used]]
+    # the named columns picked before the array is made (a scale trial: the whole rows' array and its indexed copy took
+    # 3.9 s and twice 450 MB on 2.1 million lines, picked first 1.7 s)
+    pick = operator.itemgetter(*[names.index(c) for c in used])
+    arr = np.array([pick(r) for _, r in body], dtype=str).reshape(len(body), len(used))
     return arr, [n for n, _ in body], used, names
 
 
