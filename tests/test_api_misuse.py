@@ -20,7 +20,7 @@ from hspr.errors import HsprError, MethodError, UnknownIdError
 from hspr.journal import LiveSessionError
 from hspr.live import LiveSession
 from hspr.methods.hspr import HSPR, HSPRConfig
-from hspr.session import BudgetError
+from hspr.session import BudgetError, ScoreEstimate
 
 from .conftest import simulate_matrix
 
@@ -56,6 +56,28 @@ def test_a_numpy_time_span_is_no_count_seed_setting_or_outcome(sim):
     task = session.ask()
     with pytest.raises(HsprError, match=r"must be 0 or 1, got timedelta64 np.timedelta64\(1\)"):
         session.tell(task, np.timedelta64(1))
+    for value in (np.array(np.timedelta64(1)), np.array(np.datetime64(1, "ns"))):  # a re-trial: .item() gave the int 1
+        with pytest.raises(HsprError, match="must be 0 or 1, got"):
+            session.tell(task, value)
+    with pytest.raises(HsprError, match=r"point must be a number \(0-1 scale\), got timedelta64"):
+        ScoreEstimate(point=np.array(np.timedelta64(1)), n_queried=1, budget=1)
+    with pytest.raises(HsprError, match="point must be a number on the 0-1 scale, got int .*too large for a float"):
+        ScoreEstimate(point=10**400, n_queried=1, budget=1)
+    from fractions import Fraction
+
+    from hspr.data.matrix import DataError, ResponseMatrix
+    from hspr.live.text import parse_outcome
+    from hspr.outcomes import is_whole_outcome, outcome
+
+    assert [outcome(v) for v in (span, np.array(np.timedelta64(1)), np.datetime64(1, "ns"), np.array(1), np.int8(1))] \
+        == [None, None, None, 1, 1]
+    assert not is_whole_outcome(np.timedelta64(1)) and is_whole_outcome(np.uint64(1))
+    with pytest.raises(HsprError, match="is not k/5"):
+        parse_outcome(np.array(np.timedelta64(1)), 5)
+    with pytest.raises(DataError, match="values hold a numpy timedelta64 at row 1, column 0, not an outcome"):
+        ResponseMatrix(["a", "b"], ["t1", "t2"], np.array([[1, 0], [np.timedelta64(1), 1]], dtype=object))
+    with pytest.raises(HsprError, match=r"gamma must be a finite number, got Fraction\(1, 2\)"):  # not numpy's error
+        get_method("hspr", gamma=Fraction(1, 2))
     session.tell(task, np.int64(1))  # a numpy integer is still an outcome
     assert session.estimate().n_queried == 1
 

@@ -378,6 +378,10 @@ BAD_WIDE = [
     ("agent,t1,t2,t3\na1,10,,0\n", ["line 2, column 2", "non-binary value '10'"]),
     # a NUL would vanish in numpy's text arrays ('1\0' read as 1): refused, naming its line
     ("agent,t1,t2\na1,1,0\na2,1\0,1\n", ["line 3", "NUL character", "damaged or not a CSV"]),
+    # ... counting every line end csv knows (a re-trial: '\r' ones were not, and the NUL of line 5 was on 'line 1')
+    ("agent,t1,t2\r\ra1,1,0\ra2,0\ra3,1,\x001\r", ["line 5", "NUL character"]),
+    # a header with an empty tail names how many of its fields hold a name (a re-trial: 'the header has 4' of 3)
+    ("agent,t1,t2,\na1,1\n", ["line 2", "2 fields, the header has 4 (3 named)"]),
     # UTF-16 without its byte-order mark, read as UTF-8 (a hostile trial: only "damaged or not a CSV text file")
     ("".join(c + "\0" for c in "agent,t1\na1,1\n"), ["line 1", "UTF-16 text without its byte-order mark", "UTF-8"]),
     ("".join("\0" + c for c in "agent,t1\na1,1\n"), ["line 1", "UTF-16 text without its byte-order mark"]),
@@ -680,6 +684,9 @@ def test_a_spreadsheet_s_empty_trailing_columns_are_left_out_with_a_warning(tmp_
     path.write_text("agent,t1,t2,\na1,1,0\na2,0\n")
     with pytest.raises(DataError, match=r"line 3 \(starting 'a2'\) has 2 fields, the header has 4"):
         load_matrix(path)
+    path.write_text("agent,instance_id,resolved,\na1,t1,1\na1,t2,0\na2,t1,0\n")  # a long CSV too (a re-trial)
+    long = load_matrix(path)
+    assert long.tasks == ("t1", "t2") and long.values.tolist() == [[1, 0], [0, 0]] and long.missing.tolist() == [[0, 0], [0, 1]]
 
 
 @pytest.mark.parametrize("name, text, sep", [("bank.tsv", "agent\tt1\tt2\na\t1\t0\nb\t0\t\n", "\t"),

@@ -568,7 +568,8 @@ def csv_records(path, error: type[Exception] = HsprError) -> list[tuple[int, lis
     if nul >= 0:  # numpy text arrays drop trailing NULs: '1\0' would read as 1
         head = text[:200]  # UTF-16 (ASCII letters) read as UTF-8: every other character is NUL (a hostile trial)
         wide = len(head) >= 4 and any(set(head[k::2]) == {"\0"} and "\0" not in head[1 - k::2] for k in (0, 1))
-        raise error(f"{path}: line {text.count(chr(10), 0, nul) + 1}: a NUL character (byte 0) in the text; "
+        line = len(_LINE_END.findall(text, 0, nul)) + 1  # every line end csv knows (a re-trial: '\r' ones were not counted)
+        raise error(f"{path}: line {line}: a NUL character (byte 0) in the text; "
                     + ("every other byte is 0: UTF-16 text without its byte-order mark; save the file as UTF-8 (e.g. "
                        "a spreadsheet's 'CSV UTF-8' format)" if wide else "the file is damaged or not a CSV text file"))
     if '"' not in text:  # no quoting: a record is a line (\r\n, \r or \n end one, as in csv.reader)

@@ -85,12 +85,12 @@ def settings_with(cls, settings, overrides: dict, what: str):
 
 
 #: bools subclass int, and numpy's time spans subclass its integers (``np.timedelta64(5).item()`` is the int 5):
-#: neither is a count, a seed or a setting's number
+#: neither is a count, a seed, a setting's number or an outcome (``NOT_NUMBERS[2:]``: the time types alone)
 NOT_NUMBERS = (bool, np.bool_, np.timedelta64, np.datetime64)
 
 
-def is_number(value, kind: type = numbers.Real) -> bool:
-    """Whether ``value`` is an instance of ``kind`` (``numbers.Real``, ``numbers.Integral``, ...) given as a
+def is_number(value, kind: type | tuple[type, ...] = numbers.Real) -> bool:
+    """Whether ``value`` is an instance of ``kind`` (``numbers.Real``, ``numbers.Integral``, a tuple of types) given as a
     number: not a bool, a numpy bool, a numpy time span or date (:data:`NOT_NUMBERS`), which the number
     classes take in. Finiteness and range are the caller's to check."""
     return isinstance(value, kind) and not isinstance(value, NOT_NUMBERS)

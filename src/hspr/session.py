@@ -123,7 +123,7 @@ class ScoreEstimate:
         for name in ("point", "mean", "median", "lower", "upper"):  # plain floats, whatever numpy gave
             value = getattr(self, name)
             if isinstance(value, np.ndarray) and value.ndim == 0:
-                value = value.item()
+                value = value[()]  # its numpy scalar (a time span's .item() is an int: a re-trial)
             if value is None and name == "point" or value is not None and (
                     isinstance(value, NOT_NUMBERS) or not isinstance(value, (numbers.Real, decimal.Decimal))):
                 # a method-writer's trial: an array of one value (a model's predict) gave numpy's TypeError
@@ -133,7 +133,11 @@ class ScoreEstimate:
                                 f" got {what}" + (": give float(x[0]) for an array of one value"
                                                   if isinstance(value, np.ndarray) and value.size == 1 else ""))
             if value is not None:
-                object.__setattr__(self, name, float(value))
+                try:
+                    object.__setattr__(self, name, float(value))
+                except OverflowError:  # a re-trial: 10**400 raised it bare; any finite float outside [-1, 2] is refused below
+                    raise HsprError(f"ScoreEstimate: {name} must be a number on the 0-1 scale, got {type(value).__name__} "
+                                    f"{brief(value)}, too large for a float") from None
         for name in ("n_queried", "budget"):  # counts (an extension trial: an n_queried of another type was accepted)
             count = whole_number(getattr(self, name))
             if count is None or count < 0:
@@ -555,7 +559,7 @@ class Session(ABC):
             raise HsprError(f"outcome for {task_id!r} is masked (a missing outcome); tell only the outcomes of "
                             "tasks that ran")
         if isinstance(outcome, np.ndarray) and outcome.ndim == 0:  # np.array(1), a 0-d slice of an array
-            outcome = outcome.item()
+            outcome = outcome[()]  # its numpy scalar (a time span's .item() is an int: a re-trial)
         if is_ambiguous_one(outcome, self.trials):
             # as `hspr live record` refuses '1' and 'resolved' there (a trial: tell(t, 1) was 5/5 silently);
             # an integer 0 is the pass rate 0 whichever it meant

@@ -591,8 +591,8 @@ def register(group: click.Group) -> None:
                     mat = load_matrix(matrix)
                 if mat.missing is not None and missing_as_zero:
                     # a scale trial: 30 % of a bank's cells counted as failures, unsaid (only --targets' cells were)
-                    share = mat.n_missing / (mat.n_agents * mat.n_tasks)
-                    console.print(f"note: {matrix}: {mat.n_missing} cell(s) ({100 * share:.{0 if share >= 0.01 else 2}f} %) "
+                    pct = 100 * mat.n_missing / (mat.n_agents * mat.n_tasks)  # 1 of 120,000: 0.00083, not 0.00 (a re-trial)
+                    console.print(f"note: {matrix}: {mat.n_missing} cell(s) ({f'{pct:.0f}' if pct >= 1 else f'{pct:.2g}'} %) "
                                   "have no run; they count as unresolved, in the fit and in the targets' true scores "
                                   "(the leaderboard convention); --no-missing-as-zero keeps them out of the fit, for "
                                   f"the methods that take missing cells ({', '.join(names_with('accepts_missing'))})",

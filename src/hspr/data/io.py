@@ -261,16 +261,30 @@ def _other_form(path: Path, hint: str, exc: DataError) -> DataError:
     return DataError(f"{path}: {hint}. Read as a wide CSV (one row per agent), {str(exc).removeprefix(f'{path}: ')}")
 
 
-def _check_widths(path: Path, recs: list[tuple[int, list[str]]], width: int, what: str) -> None:
-    """Raise DataError naming the first record whose field count is not ``width``."""
+def _check_widths(path: Path, recs: list[tuple[int, list[str]]], width: int, what: str, named: int | None = None) -> None:
+    """Raise DataError naming the first record whose field count is not ``width`` (``named``: how many of the
+    header's fields hold a name, said when fewer)."""
     lens = np.fromiter((len(r) for _, r in recs), dtype=int, count=len(recs))
     bad = np.flatnonzero(lens != width)
     if bad.size:
         n, rec = recs[int(bad[0])]
         raise DataError(
-            f"{path}: line {n} (starting {rec[0]!r}) has {len(rec)} fields, {what} has {width}; "
-            f"every row needs the same number of comma-separated fields"
+            f"{path}: line {n} (starting {rec[0]!r}) has {len(rec)} fields, {what} has {width}"
+            f"{f' ({named} named)' if named is not None and named < width else ''}; every row needs the same number of "
+            "comma-separated fields"
         )
+
+
+def _fill_header_tail(header: list[str], body: list[tuple[int, list[str]]]) -> tuple[list[tuple[int, list[str]]], int]:
+    """``body`` with each row as long as the header's named fields given the header's empty tail (a spreadsheet's
+    trailing separators on the header line alone, ``agent,t1,t2,`` over ``a1,1,0``: a hostile trial saw it refused as
+    ragged), and the number of named fields. Other rows are left for :func:`_check_widths` to name."""
+    named = [j for j, h in enumerate(header) if h.strip()]
+    least = named[-1] + 1 if named else len(header)
+    if least == len(header):
+        return body, least
+    width = len(header)
+    return [(n, r + [""] * (width - len(r)) if least <= len(r) < width else r) for n, r in body], least
 
 
 # ---------------------------------------------------------------------- wide CSV
@@ -356,13 +370,8 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
                         f"beside the id column; drop the column(s) before {name!r} (pandas: df.to_csv(path, "
                         f"index=False) when {name!r} is a column, df.set_index({name!r}).to_csv(path) to make it the "
                         "index; R: write.csv(df, path, row.names = FALSE))")
-    named = [j for j, h in enumerate(header) if h.strip()]
-    if named and (named[-1] < len(header) - 1):
-        # a hostile trial: 'agent,t1,t2,' (a trailing comma on the header only) over rows without one was refused as
-        # ragged; a row as long as the header's named fields gets its empty tail, left out below with a warning
-        width, least = len(header), named[-1] + 1
-        body = [(n, r + [""] * (width - len(r)) if least <= len(r) < width else r) for n, r in body]
-    _check_widths(path, body, len(header), "the header")
+    body, named = _fill_header_tail(header, body)  # its empty columns are left out below, with a warning
+    _check_widths(path, body, len(header), "the header", named)
     # no id (or pandas' name for none, 'Unnamed: 3': a re-trial converted an Excel file with the command hspr gives)
     blank = [j for j in range(1, len(header)) if (not header[j].strip() or re.fullmatch(r"Unnamed: \d+", header[j].strip()))
              and all(not r[j].strip() for _, r in body)]
@@ -483,7 +492,8 @@ def _long_columns(path: Path, columns: Sequence[str | tuple[str, ...]]) -> tuple
                         "holds the data is not known: rename or drop the others")
     if not body:
         raise DataError(f"{path}: no data lines under the header; the matrix is empty")
-    _check_widths(path, body, len(header), "the header")
+    body, named = _fill_header_tail(header, body)  # a re-trial: 'agent,instance_id,resolved,' over 'a1,t1,1' was refused
+    _check_widths(path, body, len(header), "the header", named)
     # the named columns picked before the array is made (a scale trial: the whole rows' array and its indexed copy took
     # 3.9 s and twice 450 MB on 2.1 million lines, picked first 1.7 s)
     pick = operator.itemgetter(*[names.index(c) for c in used])

@@ -125,6 +125,12 @@ class ResponseMatrix:
         if vals.dtype.kind in "cmM":  # an API trial: complex values were taken with numpy's warning only
             raise DataError(f"{src}: values are {vals.dtype} numbers, not outcomes; give 0/1 (or success counts of "
                             "repeated trials) as integers, floats or booleans")
+        if vals.dtype == object and vals.size:  # a re-trial: a time span among objects was read as its count
+            spans = np.frompyfunc(lambda v: isinstance(v, (np.timedelta64, np.datetime64)), 1, 1)(vals).astype(bool)
+            if spans.any():
+                i, j = (int(k[0]) for k in np.nonzero(spans))
+                raise DataError(f"{src}: values hold a numpy {type(vals[i, j]).__name__} at row {i}, column {j}, not an "
+                                "outcome; give 0/1 (or success counts of repeated trials) as integers, floats or booleans")
         if vals.shape[0] == 0 or vals.shape[1] == 0:
             raise DataError(f"{src}: empty response matrix (shape {vals.shape}); it needs at least one agent row and one task column")
         if vals.shape != (len(agents), len(tasks)):

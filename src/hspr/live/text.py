@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import brief
 from ..journal import LiveSessionError
 from ..outcomes import SPELLINGS, is_ambiguous_one, outcome, pass_rate, snap_pass_rate, trial_successes
+from ..params import NOT_NUMBERS
 
 
 # ---------------------------------------------------------------------- helpers
@@ -91,8 +92,10 @@ def _number(value) -> float | None:
     """A finite real number given as a number (a numpy scalar, a 0-d array, a Decimal or Fraction
     too) as a float, else None (text, NaN, anything else)."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value.item()
-    elif isinstance(value, np.generic):
+        value = value[()]
+    if isinstance(value, NOT_NUMBERS[2:]):  # a numpy time span's .item() is an int (a re-trial)
+        return None
+    if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, str) or not isinstance(value, numbers.Number) or isinstance(value, complex):
         return None

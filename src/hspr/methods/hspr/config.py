@@ -205,7 +205,8 @@ class HSPRConfig:
                 raise ValueError(f"{name} must be an integer, got {v!r}")
         for name in ("gamma", "kappa", "lam", "item_prior_scale"):
             v = getattr(self, name)
-            if not is_number(v) or not np.isfinite(v):
+            # plain numbers only (a re-trial: a Fraction, a numbers.Real, reached numpy's isfinite and raised its error)
+            if not is_number(v, (int, float, np.integer, np.floating)) or not np.isfinite(v):
                 raise ValueError(f"{name} must be a finite number, got {v!r}")
         if not isinstance(self.group_uncertainty, (bool, np.bool_)):
             raise ValueError(f"group_uncertainty must be true or false, got {self.group_uncertainty!r}")
