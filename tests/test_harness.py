@@ -398,6 +398,12 @@ def test_csv_forms(tmp_path):
     q = tmp_path / "noheader.txt"
     q.write_text("a__a-1,0\na__a-2,unresolved\n")
     assert [(o.instance_id, o.outcome) for o in read_outcomes(q).outcomes] == [("a__a-1", 0), ("a__a-2", 0)]
+    # a re-trial: a spreadsheet's trailing separator on the header alone was refused as ragged
+    p.write_text("instance_id,resolved,\na__a-1,1\na__a-2,0,\n")
+    assert [(o.instance_id, o.outcome) for o in read_outcomes(p).outcomes] == [("a__a-1", 1), ("a__a-2", 0)]
+    p.write_text("instance_id,resolved,\na__a-1\n")
+    with pytest.raises(HarnessFormatError, match=r"line 2 has 1 field\(s\); expected 3 as in the header \(2 named\)"):
+        read_outcomes(p)
 
 
 def test_csv_error_column_makes_a_line_a_harness_error(tmp_path):

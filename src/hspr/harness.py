@@ -651,7 +651,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         raise HarnessFormatError(f"{path}: empty CSV; expected lines 'instance_id,resolved'")
     head = [x.strip().lower() for x in recs[0][1]]
     id_col = next((c for c in ("instance_id", "task_id") if c in head), None)
-    width = None  # with a header every line has its width
+    width = least = None  # with a header every line has its width (or its named fields' when its tail is empty)
     if id_col is not None:
         _check_header(path, head, recs[0][1])
     if id_col is not None:
@@ -667,6 +667,9 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
                 f"{path}: header {_line(recs[0][1])} has no 'resolved' column; expected '{id_col},resolved'{counts}"
             )
         ci, cr, width = head.index(id_col), head.index("resolved"), len(head)
+        # a re-trial: 'instance_id,resolved,' (a spreadsheet's trailing separator on the header alone) over 'id,1' was
+        # refused as ragged; its empty tail may be left off a line
+        least = max(j for j, h in enumerate(head) if h) + 1
         ces = _error_columns(recs[0][1])
         recs = recs[1:]
         if not recs:
@@ -681,9 +684,10 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
                                  + (hint or _separator_hint(first)))
     seen: dict[str, HarnessOutcome] = {}
     for n, rec in recs:
-        if len(rec) <= max(ci, cr) or (width is not None and len(rec) != width):
+        if len(rec) <= max(ci, cr) or (width is not None and not least <= len(rec) <= width):
             raise HarnessFormatError(f"{path}: line {n} has {len(rec)} field(s); expected "
-                                     f"{width or 2} as in {'the header' if width else 'instance_id,resolved'}")
+                                     f"{width or 2} as in {'the header' if width else 'instance_id,resolved'}"
+                                     + (f" ({least} named)" if width is not None and least < width else ""))
         iid, cell = rec[ci].strip(), rec[cr]
         y = _parse_cell(cell)
         if not iid:
