@@ -1362,6 +1362,31 @@ def test_an_interrupt_says_whether_the_session_changed(files, monkeypatch, when)
         assert status["n_recorded"] == 1
 
 
+def test_an_interrupted_ingest_of_piped_input_names_the_copy_it_kept(files, monkeypatch):
+    """A re-trial: `ingest -` interrupted before the session changed said it was unchanged, and left the copy of
+    standard input beside it unsaid."""
+    import hspr.cli.live as cli_live
+
+    assert start(files).exit_code == 0
+    path = files / "run.hspr"
+    task = run("live", "next", "--session", path).stdout.split()[0]
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_live, "_read_before_fit", interrupted)
+    res = CliRunner().invoke(main, ["live", "ingest", "--session", str(path), "-"], input=f"instance_id,resolved\n{task},1\n")
+    kept, = files.glob("run.hspr.stdin-*.csv")
+    assert res.exit_code == 130 and res.stderr.strip().endswith(f"interrupted; what was piped in is kept as {kept}")
+    assert kept.read_text() == f"instance_id,resolved\n{task},1\n"
+    monkeypatch.setattr(cli_live, "_read_before_fit", lambda *a, **k: None)  # the session opened, then interrupted
+    monkeypatch.setattr(cli_live.LiveSession, "ingest", interrupted)
+    res = CliRunner().invoke(main, ["live", "ingest", "--session", str(path), "-"], input=f"{task},1\n")
+    second = sorted(set(files.glob("run.hspr.stdin-*.csv")) - {kept})
+    assert res.exit_code == 130 and len(second) == 1 and res.stderr.strip().endswith(
+        f"interrupted: the session {path} is unchanged; what was piped in is kept as {second[0]}")
+
+
 def _swallow(command):
     """Run ``command``, dropping a SIGTERM's exception as Python drops one raised in a callback."""
     import sys

@@ -162,13 +162,9 @@ class LazyGroup(SuggestingGroup):
         except KeyboardInterrupt as exc:  # Ctrl-C: exit 130 (128 + SIGINT, as a shell reports it); it was click's 1,
             # "Aborted!"; SIGTERM / SIGHUP (hspr._entry.Terminated) likewise, 143 / 129
             from .._entry import exit_status, interrupted_word
-            from .meta import SAVED_KEY, SESSION_KEY  # click only (numpy may be half loaded: a trial's ImportError)
+            from .meta import interrupt_message  # click only (numpy may be half loaded: a trial's ImportError)
 
-            word = interrupted_word(exc)
-            text = (f"{word}: the session {ctx.meta[SESSION_KEY]} is unchanged"
-                    if ctx.meta.get(SESSION_KEY) and SAVED_KEY not in ctx.meta
-                    else word if not ctx.meta.get(SAVED_KEY) else f"{word}; {ctx.meta[SAVED_KEY]}"
-                    if ctx.meta.get(SAVED_KEY + "_kept") else f"{word} after the change was saved: {ctx.meta[SAVED_KEY]}")
+            text = interrupt_message(ctx.meta, interrupted_word(exc))
             _json_error(ctx, text)  # a script reading stdout gets its object (a re-trial)
             click.echo(f"\n{text}", err=True)
             ctx.exit(exit_status(exc))

@@ -46,7 +46,7 @@ from ..session import BudgetError
 from ..stopping import MIN_TASKS
 from .common import MAX_SEED, ExistingPath, LazyHelpOption, argv_text, check_session_bank_label, check_workers, completer, local_workers
 from .display import busy, console, input_warnings, progress_bar, reading
-from .meta import SuggestingGroup, echo_json_error, note_saved, note_session, saved_note
+from .meta import PIPED_KEY, SuggestingGroup, echo_json_error, note_saved, note_session, saved_note
 from .outputs import (
     check_output_file,
     os_error_message,
@@ -369,6 +369,9 @@ def _save_piped(session_path: str) -> str:
                 f"what was piped in could not be saved anywhere: pipe it in again {when}")
         raise LiveSessionError(f"cannot save the piped input as {dest}: {exc.strerror or exc}; nothing was recorded; "
                                f"{kept}") from None
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[PIPED_KEY] = str(dest)
     return str(dest)
 
 

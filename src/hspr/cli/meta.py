@@ -33,6 +33,19 @@ def note_saved(what: str, shown_by: str | None = "`hspr live status`", kept: boo
         ctx.meta[SAVED_KEY + "_kept"] = kept
 
 
+def interrupt_message(meta: dict, word: str) -> str:
+    """What an interrupted command says (``word``: 'interrupted', 'terminated (SIGTERM)', ...), from the notes in a
+    click context's ``meta``: what it had saved (:func:`note_saved`: "after the change was saved: ...", or, for work
+    the interrupt kept, "; ..."), else that the session it opened is unchanged (:func:`note_session`), naming a copy
+    of standard input kept beside it (:data:`PIPED_KEY`)."""
+    saved, piped = meta.get(SAVED_KEY), (f"; what was piped in is kept as {meta[PIPED_KEY]}" if meta.get(PIPED_KEY) else "")
+    if meta.get(SESSION_KEY) and SAVED_KEY not in meta:
+        return f"{word}: the session {meta[SESSION_KEY]} is unchanged{piped}"
+    if not saved:
+        return word + piped
+    return f"{word}; {saved}" if meta.get(SAVED_KEY + "_kept") else f"{word} after the change was saved: {saved}"
+
+
 def saved_note() -> str:
     """The clause an error message ends with when the command had saved something before failing, else ''."""
     ctx = click.get_current_context(silent=True)
@@ -43,6 +56,11 @@ def saved_note() -> str:
 
 #: ``click.Context.meta`` key: the session file a command opened to change, for an interrupt before any change is saved
 SESSION_KEY = "hspr_session"
+
+
+#: ``click.Context.meta`` key: a copy of standard input kept beside the session (``hspr live ingest -``), named by an
+#: interrupt that leaves the session unchanged (a re-trial: the copy was left unsaid)
+PIPED_KEY = "hspr_piped_copy"
 
 
 def note_session(path) -> None:
