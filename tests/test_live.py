@@ -3243,7 +3243,8 @@ def test_a_slow_long_csv_bank_says_to_build_a_wide_csv(tmp_path, monkeypatch):
     cmd = said.split("a wide CSV of the same bank reads faster: `")[1].split("`")[0]
     first, second = (shlex.split(c) for c in cmd.split(" && "))
     assert CliRunner().invoke(main, first[1:]).exit_code == 0
-    assert detect_form(tmp_path / "s.hspr.bank.csv") == "wide_csv"
+    built = tmp_path / f"s.hspr.bank-{LiveSession.open(tmp_path / 's.hspr').doc['bank']['digest'][:12]}.csv"
+    assert detect_form(built) == "wide_csv"
     res = CliRunner().invoke(main, second[1:])
     assert res.exit_code == 0 and LiveSession.open(tmp_path / "s.hspr").doc["bank"]["matrix"] == str(
-        tmp_path / "s.hspr.bank.csv"), res.output
+        built), res.output

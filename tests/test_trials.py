@@ -1662,7 +1662,8 @@ def test_a_slow_folder_bank_says_to_build_a_bank_file(tmp_path, monkeypatch, slo
     assert res.exit_code == 2 and "--budget '999'" in res.stderr and "every command of this session" not in res.stderr
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
-    s, csv = tmp_path / "s.hspr", tmp_path / "s.hspr.bank.csv"
+    s = tmp_path / "s.hspr"
+    csv = tmp_path / f"s.hspr.bank-{LiveSession.open(s).doc['bank']['digest'][:12]}.csv"
     said = (f"every command of this session reads it again (to check the bank is unchanged); a bank file is read at "
             f"once: `hspr bank build '{jobs}' --out {csv} && hspr live relink --matrix {csv} --session {s}` (the same "
             "bank: the session keeps its outcomes)")

@@ -532,7 +532,10 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
             # a hostile trial: every later command of a session on a folder walked it again (8.6 s each); said once the
             # session exists (a re-trial: said before a refusal), with absolute paths (a folder named '-slow'); a scale
             # trial: a long CSV of 2.1 million lines took 18 s (and 1.9 GB) each command, its wide CSV 1.5 s
-            source, csv = shlex.quote(str(Path(matrix).resolve())), shlex.quote(str(live_s.path) + ".bank.csv")
+            # named by the bank's digest: a session started again with --force on another bank, its note followed, did
+            # not write over the file its kept copy reads (a re-trial), nor can the name be the input's own
+            csv = shlex.quote(f"{live_s.path}.bank-{live_s.doc['bank']['digest'][:12]}.csv")
+            source = shlex.quote(str(Path(matrix).resolve()))
             click.echo(f"note: reading {slow} {matrix} took {took:.0f} s, and every command of this session reads "
                        f"it again (to check the bank is unchanged); "
                        + ("a bank file is read at once" if slow == "the folder" else "a wide CSV of the same bank reads faster")
