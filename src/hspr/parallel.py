@@ -181,6 +181,14 @@ def quiet_methods(quiet: bool = True) -> Iterator[None]:
             os.environ[QUIET_ENV] = before
 
 
+def physical_memory() -> int | None:
+    """The machine's physical memory in bytes (``os.sysconf``), or None where it cannot be read (Windows)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def exit_with_parent() -> None:
     """A loky worker's initializer: a daemon thread ends the worker within a second of its parent's death.
 

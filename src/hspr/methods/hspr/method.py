@@ -7,9 +7,13 @@ opens a session holding the importance-sampled posterior (sections 2-3), the acq
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ...data.matrix import ResponseMatrix
+from ...errors import InputWarning
+from ...parallel import physical_memory
 from ...session import FittedModel, Method, ScoreEstimate, Session, check_event
 from ..orders import midrange_order, uniform_order
 from . import acquisition as acq
@@ -80,7 +84,28 @@ class HSPR(Method):
 
         Raises DataError with fewer than 2 source agents (HSPR_SPEC section 1)."""
         fit = fit_source(source.rates(), missing=source.missing, item_prior_scale=self.config.item_prior_scale)
+        _warn_memory(source, fit.n_groups, self.config.n_nodes)
         return FittedHSPR(fit, source.tasks, self.config)
+
+
+#: bytes a session holds per node and signature group at its peak (measured: 169 KB per group at 8,192 nodes, from
+#: 1,826 to 7,089 groups, 2026-12-07): the (J, G) node arrays and the acquisition's temporaries
+SESSION_BYTES_PER_CELL = 21
+
+
+def _warn_memory(source: ResponseMatrix, n_groups: int, n_nodes: int) -> None:
+    """An :class:`~hspr.errors.InputWarning` when a session on ``n_groups`` signature groups needs more than half the
+    machine's memory (a scale trial: 60 agents x 20,000 tasks, each task its own group, took 3.3 GB in every live
+    command and in each replay worker, with no word; a larger bank would be killed by the system unsaid). The text
+    names the bank's tasks, the same for every fit of one replay (folds, a calibration's held-out sources): one line."""
+    total = physical_memory()
+    if total is None or SESSION_BYTES_PER_CELL * n_nodes * n_groups <= total / 2:
+        return
+    most = SESSION_BYTES_PER_CELL * n_nodes * source.n_tasks
+    warnings.warn(f"{source.source}: an HSPR session ({n_nodes:,} nodes) on its {source.n_tasks:,} tasks needs up to "
+                  f"{most / 1e9:.1f} GB (less where tasks share their source outcomes), against {total / 1e9:.1f} GB "
+                  "of memory here, and a replay needs that much in each worker: run on a larger machine, or give a "
+                  "--config with fewer n_nodes (a coarser posterior)", InputWarning, stacklevel=3)
 
 
 class FittedHSPR(FittedModel):
