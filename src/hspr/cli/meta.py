@@ -33,6 +33,15 @@ def note_saved(what: str, shown_by: str | None = "`hspr live status`", kept: boo
         ctx.meta[SAVED_KEY + "_kept"] = kept
 
 
+#: ``click.Context.meta`` key: the session file a command opened to change, for an interrupt before any change is saved
+SESSION_KEY = "hspr_session"
+
+
+#: ``click.Context.meta`` key: a copy of standard input kept beside the session (``hspr live ingest -``), named by an
+#: interrupt that leaves the session unchanged (a re-trial: the copy was left unsaid)
+PIPED_KEY = "hspr_piped_copy"
+
+
 def interrupt_message(meta: dict, word: str) -> str:
     """What an interrupted command says (``word``: 'interrupted', 'terminated (SIGTERM)', ...), from the notes in a
     click context's ``meta``: what it had saved (:func:`note_saved`: "after the change was saved: ...", or, for work
@@ -52,15 +61,6 @@ def saved_note() -> str:
     what = None if ctx is None else ctx.meta.get(SAVED_KEY)
     shown_by = None if ctx is None else ctx.meta.get(SAVED_KEY + "_shown_by")
     return f" (the change itself was saved: {what}{f'; {shown_by} shows it' if shown_by else ''})" if what else ""
-
-
-#: ``click.Context.meta`` key: the session file a command opened to change, for an interrupt before any change is saved
-SESSION_KEY = "hspr_session"
-
-
-#: ``click.Context.meta`` key: a copy of standard input kept beside the session (``hspr live ingest -``), named by an
-#: interrupt that leaves the session unchanged (a re-trial: the copy was left unsaid)
-PIPED_KEY = "hspr_piped_copy"
 
 
 def note_session(path) -> None:

@@ -276,9 +276,10 @@ def _check_widths(path: Path, recs: list[tuple[int, list[str]]], width: int, wha
 
 
 def _fill_header_tail(header: list[str], body: list[tuple[int, list[str]]]) -> tuple[list[tuple[int, list[str]]], int]:
-    """``body`` with each row as long as the header's named fields given the header's empty tail (a spreadsheet's
-    trailing separators on the header line alone, ``agent,t1,t2,`` over ``a1,1,0``: a hostile trial saw it refused as
-    ragged), and the number of named fields. Other rows are left for :func:`_check_widths` to name."""
+    """``body`` with the empty fields the header ends with added to each row that has at least the header's named
+    fields but not its empty tail (a spreadsheet's trailing separators on the header line alone, ``agent,t1,t2,`` over
+    ``a1,1,0``: a hostile trial saw it refused as ragged), and the number of named fields (up to the last name).
+    Other rows are left as they are, for :func:`_check_widths` to name."""
     named = [j for j, h in enumerate(header) if h.strip()]
     least = named[-1] + 1 if named else len(header)
     if least == len(header):
