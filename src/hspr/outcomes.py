@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from .params import NOT_NUMBERS
+from .params import TIME_TYPES
 
 RESOLVED = frozenset({"1", "1.0", "true", "yes", "pass", "passed", "resolved"})
 UNRESOLVED = frozenset({"0", "0.0", "false", "no", "fail", "failed", "unresolved"})
@@ -61,7 +61,7 @@ def outcome(value) -> int | None:
         return None
     if isinstance(value, np.ndarray) and value.ndim == 0:  # its numpy scalar, not .item()'s: a time span's is an int
         return outcome(value[()])
-    if isinstance(value, NOT_NUMBERS[2:]):  # a numpy time span or date (a re-trial: np.timedelta64(1) read as 1)
+    if isinstance(value, TIME_TYPES):  # a numpy time span or date (a re-trial: np.timedelta64(1) read as 1)
         return None
     if isinstance(value, numbers.Real):  # not Number: 0j == 0, and int(0j) raised TypeError (a mypy triage)
         return int(value) if value in (0, 1) else None
@@ -125,7 +125,7 @@ def is_whole_outcome(value) -> bool:
     """Whether ``value`` is given as an integer or a boolean (``1``, ``True``, ``np.int64(1)``, ``np.bool_``),
     not a float: on a bank of repeated trials such a 1 is ambiguous (every trial, or one run?), while a
     session's own log writes the pass rate T/T as ``1`` (:meth:`hspr.session.Session.logged_outcome`)."""
-    return isinstance(value, (bool, np.bool_, numbers.Integral)) and not isinstance(value, NOT_NUMBERS[2:])
+    return isinstance(value, (bool, np.bool_, numbers.Integral)) and not isinstance(value, TIME_TYPES)
 
 
 def is_ambiguous_one(value, trials: int | None) -> bool:

@@ -84,9 +84,11 @@ def settings_with(cls, settings, overrides: dict, what: str):
     return build_dataclass(cls, {**{f.name: getattr(base, f.name) for f in dataclasses.fields(cls)}, **overrides}, what)
 
 
-#: bools subclass int, and numpy's time spans subclass its integers (``np.timedelta64(5).item()`` is the int 5):
-#: neither is a count, a seed, a setting's number or an outcome (``NOT_NUMBERS[2:]``: the time types alone)
-NOT_NUMBERS = (bool, np.bool_, np.timedelta64, np.datetime64)
+#: numpy's time spans and dates: a time span subclasses numpy's integers (``np.timedelta64(5).item()`` is the int 5)
+TIME_TYPES = (np.timedelta64, np.datetime64)
+
+#: bools subclass int, and numpy's time types its integers: neither is a count, a seed, a setting's number or an outcome
+NOT_NUMBERS = (bool, np.bool_, *TIME_TYPES)
 
 
 def is_number(value, kind: type | tuple[type, ...] = numbers.Real) -> bool:

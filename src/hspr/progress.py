@@ -44,9 +44,8 @@ def log_progress(logger: logging.Logger, what: str, unit: str, step: float = 0.1
     their first count after 16 minutes), once ``after`` seconds have passed since the callback was made; the end
     is logged only if an earlier line was, so a computation shorter than ``after`` says nothing. The time left is
     in proportion to the time so far (a scale trial: ``hspr select --fast`` said 4 of 900 after 870 s and nothing
-    of the 12 h to come). Such
-    a computation inside a replay's fit runs for minutes with the replay's bar at 0 (a trial waited 98 s on
-    '0/?' and stopped it).
+    of the 12 h to come). Such a computation inside a replay's fit runs for minutes with the replay's bar at 0 (a
+    trial waited 98 s on '0/?' and stopped it).
     ``clock``: the time in seconds (default ``time.perf_counter``).
 
     Returns None (no progress) when :data:`hspr.parallel.QUIET_ENV` is set (``hspr replay -q``; a new-user

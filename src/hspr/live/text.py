@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import brief
 from ..journal import LiveSessionError
 from ..outcomes import SPELLINGS, is_ambiguous_one, outcome, pass_rate, snap_pass_rate, trial_successes
-from ..params import NOT_NUMBERS
+from ..params import TIME_TYPES
 
 
 # ---------------------------------------------------------------------- helpers
@@ -93,7 +93,7 @@ def _number(value) -> float | None:
     too) as a float, else None (text, NaN, anything else)."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
-    if isinstance(value, NOT_NUMBERS[2:]):  # a numpy time span's .item() is an int (a re-trial)
+    if isinstance(value, TIME_TYPES):  # a numpy time span's .item() is an int (a re-trial)
         return None
     if isinstance(value, np.generic):
         value = value.item()
