@@ -544,7 +544,7 @@ def csv_records(path, error: type[Exception] = HsprError) -> list[tuple[int, lis
     Quoting is read strictly (``csv.reader(strict=True)``): a quote that is never closed or
     text after a closing quote is an error, not a cell that swallows the rest of the file. A text with
     no quote character is split at its line ends and commas directly, as ``csv.reader`` splits it (a
-    scale trial: 2.1 million lines took 6.9 s through the reader and its blank-line filter, 3.1 s so;
+    scale trial: 2.1 million lines took 6.9 s through the reader and its blank-line filter, 3.1-3.8 s so;
     ``tests/test_data_io.py`` checks the two agree on random texts).
 
     Raises

@@ -58,7 +58,8 @@ def methods_cmd(as_json: bool) -> None:
 
         def lines(text: str, indent: str, then: str) -> str:  # wrapped lines indented under their first (a new-user
             # trial: the terminal's wrap put them at column 0, where they read as the next method)
-            return textwrap.fill(text, max(console.width, 40), initial_indent=indent, subsequent_indent=then)
+            return textwrap.fill(text, max(console.width, 40), initial_indent=indent, subsequent_indent=then,
+                                 break_on_hyphens=False)  # 'Mid-Range', 'leave-cluster-out' kept whole (a re-trial)
 
         for r in rows:
             console.print(Text(lines(f"{r['name']} (from {r['package'] or 'hspr'}): interval {yes(r['interval'])}, seeds "
