@@ -470,6 +470,26 @@ def test_a_target_task_mismatch_is_not_advised_to_pad_with_empty_cells(small_ban
     assert "empty cells" not in str(err.value)
 
 
+def test_a_long_csv_of_targets_without_a_task_s_lines_is_told_to_add_them(tmp_path, small_bank):
+    """A scale trial: a --targets long CSV whose task had no line for any target was refused as a missing task
+    column, where a wide CSV's blank cells were read as runs that did not happen: the message says what to add."""
+    from hspr.data.build import write_wide_csv
+
+    write_wide_csv(small_bank.rows(np.arange(1, small_bank.n_agents)), tmp_path / "src.csv")
+    lines = [f"x,{t},{int(v)}" for t, v in zip(small_bank.tasks[1:], small_bank.values[0, 1:])]
+    (tmp_path / "tgt.csv").write_text("agent,instance_id,resolved\n" + "\n".join(lines) + "\n")
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "src.csv"), "--targets", str(tmp_path / "tgt.csv"),
+                                    "--methods", "uniform", "--seeds", "0", "-q", "--out", str(tmp_path / "r.json")])
+    said = " ".join(res.output.split())
+    assert res.exit_code == 2 and "1 bank task(s) absent" in said, res.output
+    assert said.endswith("in a long CSV a task is absent when none of its lines names it: if the targets ran it, add "
+                         "their lines (resolved 0 for a failure)")
+    write_wide_csv(small_bank.rows([0]).select_tasks(small_bank.tasks[1:]), tmp_path / "wide.csv")  # not for a wide one
+    res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "src.csv"), "--targets", str(tmp_path / "wide.csv"),
+                                    "--methods", "uniform", "--seeds", "0", "-q", "--out", str(tmp_path / "r.json")])
+    assert res.exit_code == 2 and "bank task(s) absent" in res.output and "long CSV" not in res.output
+
+
 def test_only_ascii_digits_make_a_date_prefix():
     from hspr.data.folds import dated
 

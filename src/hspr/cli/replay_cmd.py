@@ -613,7 +613,7 @@ def register(group: click.Group) -> None:
                 for b in banks:
                     m = load_bank(b, missing_as_zero)
                     jobs.append((b if m.missing is None else f"{b}/missing-kept", m, bank_folds(b), None))
-            tgt, protocol = None, None
+            tgt, protocol, tgt_form = None, None, None
             if bundled:
                 if matrix or any(job[0] != TARGET_SETS[targets].bank for job in jobs):
                     raise click.BadParameter(f"the bundled target set {targets!r} is scored against the "
@@ -634,7 +634,7 @@ def register(group: click.Group) -> None:
                 if why := label_problem(Path(targets).stem, reserved=False):  # it names the runs' label
                     raise click.BadParameter(f"{targets}: the runs are labelled by its file name "
                                              f"{Path(targets).stem!r}, which {why}: rename the file", param_hint="--targets")
-                tgt, protocol = load_matrix_and_form(targets, targets=True)[0], "targets"
+                (tgt, tgt_form), protocol = load_matrix_and_form(targets, targets=True), "targets"
                 if tgt.missing is not None and tgt.missing.any():  # a trial: they lowered the truth without a word
                     console.print(f"note: {targets}: {int(tgt.missing.sum())} cell(s) of its rows have no run; they "
                                   "count as unresolved in those agents' true scores and outcomes (the leaderboard "
@@ -708,6 +708,9 @@ def register(group: click.Group) -> None:
                         hint = ("" if len(jobs) == 1 else
                                 f" (with --bank {bank} the file is scored against {len(jobs)} banks; its tasks are "
                                 + (f"those of {', '.join(fits)}: give --bank {fits[0]})" if fits else "those of none of them)"))
+                        if tgt_form == "long_csv" and "absent" in str(exc):  # a scale trial: read as a missing column
+                            hint += ("; in a long CSV a task is absent when none of its lines names it: if the targets "
+                                     "ran it, add their lines (resolved 0 for a failure)")
                         raise DataError(f"{label}: {exc}{hint}") from None
                 if table is not None:  # a trial: a fold missing from the table ran a slow selection, unasked
                     check_table_covers(config_path, table, label, mat, job_folds, matrix, names, subset=ids is not None,
