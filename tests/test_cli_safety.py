@@ -1213,6 +1213,38 @@ _entry.run()
 """
 
 
+_LATE_SIGNAL_PROBE = """
+import atexit, os, signal, sys, time
+import hspr.cli
+from hspr import _entry
+
+def main(**kwargs):  # the command ends; a SIGTERM comes as the process shuts down (after loky's workers stop)
+    print("done")
+    atexit.register(lambda: (os.kill(os.getpid(), signal.SIGTERM), time.sleep(5)))
+    sys.exit(int(sys.argv[1]))
+
+hspr.cli.main = main
+code = sys.argv[1]
+sys.argv = ["hspr", code]
+_entry.run()
+"""
+
+
+@pytest.mark.parametrize("code", [0, 2])
+def test_a_signal_after_the_command_ended_is_said_and_keeps_a_failure_s_status(code):
+    """A re-trial: a `live withdraw` that had saved and printed its change died of a SIGTERM as it shut down (status
+    -15, no word). A finished command that succeeded now says so and exits 143; a failed one keeps its status."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _LATE_SIGNAL_PROBE, str(code)], capture_output=True, text=True, timeout=60)
+    assert out.stdout == "done\n", out
+    if code == 0:
+        assert out.returncode == 143 and out.stderr == "terminated (SIGTERM) as the command ended: its work is complete\n"
+    else:
+        assert out.returncode == 2 and out.stderr == ""
+
+
 def test_a_signal_python_swallows_is_sent_again_and_ends_the_command():
     """This file's SIGTERM test once failed on a loaded machine: its signal, 2 s in, arrived while Python was still
     importing, inside a callback of the import lock where an exception cannot be passed on, and the replay ran on
@@ -1426,7 +1458,7 @@ def test_ctrl_c_outside_the_commands_handler_exits_130(monkeypatch, capsys, defa
         run()
     assert done.value.code == 0 and [(s, getattr(h, "__name__", h)) for s, h in handlers] == [
         (signal.SIGTERM, "terminate"), (signal.SIGHUP, "terminate"), (signal.SIGINT, signal.SIG_IGN),
-        (signal.SIGTERM, signal.SIG_DFL), (signal.SIGHUP, signal.SIG_DFL)]
+        (signal.SIGTERM, "ended_late"), (signal.SIGHUP, "ended_late")]
     # started ignoring SIGHUP and SIGTERM (nohup): left ignored (a trial: a replay under nohup ended with its terminal)
     handlers.clear()
     monkeypatch.setattr(hspr._entry.signal, "getsignal", lambda sig: signal.SIG_IGN)

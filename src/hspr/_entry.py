@@ -233,13 +233,26 @@ def run() -> None:
         if ending_on_interrupt() and isinstance(done.code, int):
             ended_by.append(done.code)
 
+        status = done.code  # the except clause's name is gone once the clause ends, before a late signal
+
+        def ended_late(signum, frame) -> None:
+            # a kill as a finished command shuts down (loky's workers stopped): it ends the process at once, saying
+            # so when the command had succeeded (a re-trial: a `live withdraw` that had saved and printed its change
+            # died of the SIGTERM, status -15, without a word); a failed command's status and message stand
+            if status in (0, None):
+                with contextlib.suppress(Exception):
+                    sys.stderr.write(f"{interrupted_word(Terminated(signum))} as the command ended: its work is complete\n")
+                    sys.stderr.flush()
+                os._exit(128 + signum)
+            os._exit(status if isinstance(status, int) else 1)
+
         def settle() -> None:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: the status stands; shutting down is not interrupted
             for sig in (signal.SIGTERM, signal.SIGHUP):
                 if signal.getsignal(sig) is not signal.SIG_IGN:
-                    # ... but a kill still ends it: by the signal, or after an interrupt at once with the interrupt's
-                    # status (a trial: SIGHUP 0.1 s after SIGTERM, as loky's workers were stopped, made 143 into 129)
-                    signal.signal(sig, end_now if ended_by else signal.SIG_DFL)
+                    # ... but a kill still ends it: at once, with the interrupt's status after an interrupt (a trial:
+                    # SIGHUP 0.1 s after SIGTERM, as loky's workers were stopped, made 143 into 129)
+                    signal.signal(sig, end_now if ended_by else ended_late)
 
         try:
             settle()
