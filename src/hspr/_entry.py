@@ -47,6 +47,12 @@ def interrupted_word(exc: KeyboardInterrupt) -> str:
     return "interrupted" if signum is None else f"terminated ({signal.Signals(signum).name})"
 
 
+def ended_anyway(signum: int) -> str:
+    """What a command that ran to its end says of a SIGTERM / SIGHUP (``signum``) that came too late to stop it:
+    one Python swallowed, or one as the process shut down."""
+    return f"{interrupted_word(Terminated(signum))} as the command ended: its work is complete\n"
+
+
 class NullAtStart(io.TextIOWrapper):
     """A standard stream the process was started without (``>&-``), given the null device by
     :func:`open_closed_streams`: whatever is written to it is lost (:func:`started_closed`)."""
@@ -241,7 +247,7 @@ def run() -> None:
             # died of the SIGTERM, status -15, without a word); a failed command's status and message stand
             if status in (0, None):
                 with contextlib.suppress(Exception):
-                    sys.stderr.write(f"{interrupted_word(Terminated(signum))} as the command ended: its work is complete\n")
+                    sys.stderr.write(ended_anyway(signum))
                     sys.stderr.flush()
                 os._exit(128 + signum)
             os._exit(status if isinstance(status, int) else 1)
@@ -259,7 +265,6 @@ def run() -> None:
         except KeyboardInterrupt:  # one arriving here, as the command ended (a re-trial: a traceback): it ended
             settle()
         if received and done.code in (0, None):  # a signal Python swallowed: the command ran to its end
-            exc = Terminated(received[0])
-            sys.stderr.write(f"{interrupted_word(exc)} as the command ended: its work is complete\n")
-            sys.exit(exit_status(exc))
+            sys.stderr.write(ended_anyway(received[0]))
+            sys.exit(exit_status(Terminated(received[0])))
         raise

@@ -589,6 +589,20 @@ def csv_records(path, error: type[Exception] = HsprError) -> list[tuple[int, lis
     return [(n, r) for n, r in recs if "".join(r).strip()]
 
 
+def fill_header_tail(header: list[str], body: list[tuple[int, list[str]]]) -> tuple[list[tuple[int, list[str]]], int]:
+    """``body`` with the empty fields the header ends with added to each row that has at least the header's named
+    fields but not its empty tail (a spreadsheet's trailing separators on the header line alone, ``agent,t1,t2,`` over
+    ``a1,1,0``: a hostile trial saw it refused as ragged), and the number of named fields (up to the last name).
+    Other rows are left as they are, for the reader's width check to name (the wide and long CSV readers of
+    :mod:`hspr.data.io`, ``hspr live ingest``'s outcome CSV)."""
+    named = [j for j, h in enumerate(header) if h.strip()]
+    least = named[-1] + 1 if named else len(header)
+    if least == len(header):
+        return body, least
+    width = len(header)
+    return [(n, r + [""] * (width - len(r)) if least <= len(r) < width else r) for n, r in body], least
+
+
 def read_json_file(path, what: str = ""):
     """Parse a JSON settings or session file: :func:`read_json` with ``what`` (e.g. the option)
     named, and FileNotFoundError left to the caller to word."""

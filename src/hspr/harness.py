@@ -105,7 +105,7 @@ from types import MappingProxyType
 from .data import harbor
 from .data.matrix import DataError
 from .errors import shorten
-from .fileio import csv_records, find_below, json_kind, loads, read_json, read_text
+from .fileio import csv_records, fill_header_tail, find_below, json_kind, loads, read_json, read_text
 from .outcomes import SPELLINGS, graded_successes, is_missing, normalise, outcome, pass_rate, trial_successes, whole_count
 
 RESOLVED, UNRESOLVED, EMPTY_PATCH, ERROR, PARTIAL = "resolved", "unresolved", "empty_patch", "error", "partial"
@@ -651,7 +651,7 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
         raise HarnessFormatError(f"{path}: empty CSV; expected lines 'instance_id,resolved'")
     head = [x.strip().lower() for x in recs[0][1]]
     id_col = next((c for c in ("instance_id", "task_id") if c in head), None)
-    width = least = None  # with a header every line has its width (or its named fields' when its tail is empty)
+    width = named = None  # with a header every line has its width (its named fields' and the empty tail added)
     if id_col is not None:
         _check_header(path, head, recs[0][1])
     if id_col is not None:
@@ -667,11 +667,10 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
                 f"{path}: header {_line(recs[0][1])} has no 'resolved' column; expected '{id_col},resolved'{counts}"
             )
         ci, cr, width = head.index(id_col), head.index("resolved"), len(head)
+        ces = _error_columns(recs[0][1])
         # a re-trial: 'instance_id,resolved,' (a spreadsheet's trailing separator on the header alone) over 'id,1' was
         # refused as ragged; its empty tail may be left off a line
-        least = max(j for j, h in enumerate(head) if h) + 1
-        ces = _error_columns(recs[0][1])
-        recs = recs[1:]
+        recs, named = fill_header_tail(head, recs[1:])
         if not recs:
             raise HarnessFormatError(f"{path}: no outcome lines under the header; nothing to record")
         _check_one_agent(path, head, recs)
@@ -684,10 +683,10 @@ def read_outcome_csv(path: str | Path) -> HarnessRead:
                                  + (hint or _separator_hint(first)))
     seen: dict[str, HarnessOutcome] = {}
     for n, rec in recs:
-        if len(rec) <= max(ci, cr) or (width is not None and not least <= len(rec) <= width):
+        if len(rec) <= max(ci, cr) or (width is not None and len(rec) != width):
             raise HarnessFormatError(f"{path}: line {n} has {len(rec)} field(s); expected "
                                      f"{width or 2} as in {'the header' if width else 'instance_id,resolved'}"
-                                     + (f" ({least} named)" if width is not None and least < width else ""))
+                                     + (f" ({named} named)" if width is not None and named < width else ""))
         iid, cell = rec[ci].strip(), rec[cr]
         y = _parse_cell(cell)
         if not iid:

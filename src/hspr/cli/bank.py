@@ -410,15 +410,24 @@ def _keep_unrelated(out: Path, earlier: ResponseMatrix | None, m: ResponseMatrix
     return kept
 
 
-def _write_keeping(m: ResponseMatrix, out: Path, as_json: bool, kept: Path | None) -> None:
-    """:func:`_write`, and the copy :func:`_keep_unrelated` kept deleted when ``out`` was not replaced (a re-trial: a
-    read-only --out left a stray copy, unsaid)."""
+def _replace_out(m: ResponseMatrix, out: Path, earlier: ResponseMatrix | None, as_json: bool) -> tuple[str | None, Path | None]:
+    """Write ``m`` to ``out`` (:func:`_write`), which held ``earlier`` (:func:`_earlier_bank`), and say what it
+    replaced (:func:`_say_replaced`, or :func:`_say_kept` for a table kept beside it by :func:`_keep_unrelated`):
+    ``build`` and ``merge``. The copy is deleted when ``out`` was not replaced (a re-trial: a read-only --out left a
+    stray copy, unsaid). Returns (:func:`_replaced`'s digest, the kept copy or None)."""
+    kept = _keep_unrelated(out, earlier, m)
     try:
         _write(m, out, as_json)
     except BaseException:
         if kept is not None:
             kept.unlink(missing_ok=True)
         raise
+    replaced = _replaced(earlier, m)
+    if kept is None:
+        _say_replaced(out, replaced, as_json)
+    else:
+        _say_kept(out, kept, earlier, replaced, as_json)
+    return replaced, kept
 
 
 def _say_kept(out: Path, kept: Path, earlier: ResponseMatrix, digest: str | None, as_json: bool) -> None:
@@ -498,13 +507,7 @@ def build_cmd(path: Path, split: str | None, tasks: Path | None, out: Path, as_j
     if not bundled:
         _check_built(m, path, form, as_json, seen)
     _refuse_form_change(out, earlier_form, m)
-    kept_copy = _keep_unrelated(out, earlier, m)
-    _write_keeping(m, out, as_json, kept_copy)
-    replaced = _replaced(earlier, m)
-    if kept_copy is None:
-        _say_replaced(out, replaced, as_json)
-    else:
-        _say_kept(out, kept_copy, earlier, replaced, as_json)
+    replaced, kept_copy = _replace_out(m, out, earlier, as_json)
     _note_shadowing(out)
     # a leaderboard checkout: the split folder read (a trial: with several splits, which one was silent)
     src = m.source if not bundled and Path(m.source) != path and Path(m.source).is_relative_to(path) else str(path)
@@ -623,13 +626,7 @@ def merge_cmd(base: Path, new: Path, out: Path, prefer: str, as_json: bool) -> N
                                  "(0/1 outcomes) is written as a wide CSV, which would replace that form: give another "
                                  "file", param_hint="--out")
     _refuse_form_change(out, earlier_form, m)
-    kept_copy = _keep_unrelated(out, earlier, m)
-    _write_keeping(m, out, as_json, kept_copy)
-    replaced = _replaced(earlier, m)
-    if kept_copy is None:
-        _say_replaced(out, replaced, as_json)
-    else:
-        _say_kept(out, kept_copy, earlier, replaced, as_json)
+    replaced, kept_copy = _replace_out(m, out, earlier, as_json)
     _note_shadowing(out)
     added_a = len(set(m.agents) - set(a.agents))
     added_t = len(set(m.tasks) - set(a.tasks))

@@ -46,7 +46,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import InputWarning, brief, shorten
-from ..fileio import DuplicateKeyError, csv_error_message, csv_records, descriptor_of, json_kind, loads, read_json, read_text
+from ..fileio import (
+    DuplicateKeyError,
+    csv_error_message,
+    csv_records,
+    descriptor_of,
+    fill_header_tail,
+    json_kind,
+    loads,
+    read_json,
+    read_text,
+)
 from ..outcomes import (
     MISSING,
     NO_RUN,
@@ -275,19 +285,6 @@ def _check_widths(path: Path, recs: list[tuple[int, list[str]]], width: int, wha
         )
 
 
-def _fill_header_tail(header: list[str], body: list[tuple[int, list[str]]]) -> tuple[list[tuple[int, list[str]]], int]:
-    """``body`` with the empty fields the header ends with added to each row that has at least the header's named
-    fields but not its empty tail (a spreadsheet's trailing separators on the header line alone, ``agent,t1,t2,`` over
-    ``a1,1,0``: a hostile trial saw it refused as ragged), and the number of named fields (up to the last name).
-    Other rows are left as they are, for :func:`_check_widths` to name."""
-    named = [j for j, h in enumerate(header) if h.strip()]
-    least = named[-1] + 1 if named else len(header)
-    if least == len(header):
-        return body, least
-    width = len(header)
-    return [(n, r + [""] * (width - len(r)) if least <= len(r) < width else r) for n, r in body], least
-
-
 # ---------------------------------------------------------------------- wide CSV
 def _index_columns(header: Sequence[str], body: Sequence[tuple[int, list[str]]]) -> int | None:
     """The place (1 to 3) of the id column (named ``agent``, or the first after columns named as an index)
@@ -371,7 +368,7 @@ def read_wide_csv(path: str | Path) -> ResponseMatrix:
                         f"beside the id column; drop the column(s) before {name!r} (pandas: df.to_csv(path, "
                         f"index=False) when {name!r} is a column, df.set_index({name!r}).to_csv(path) to make it the "
                         "index; R: write.csv(df, path, row.names = FALSE))")
-    body, named = _fill_header_tail(header, body)  # its empty columns are left out below, with a warning
+    body, named = fill_header_tail(header, body)  # its empty columns are left out below, with a warning
     _check_widths(path, body, len(header), "the header", named)
     # no id (or pandas' name for none, 'Unnamed: 3': a re-trial converted an Excel file with the command hspr gives)
     blank = [j for j in range(1, len(header)) if (not header[j].strip() or re.fullmatch(r"Unnamed: \d+", header[j].strip()))
@@ -493,7 +490,7 @@ def _long_columns(path: Path, columns: Sequence[str | tuple[str, ...]]) -> tuple
                         "holds the data is not known: rename or drop the others")
     if not body:
         raise DataError(f"{path}: no data lines under the header; the matrix is empty")
-    body, named = _fill_header_tail(header, body)  # a re-trial: 'agent,instance_id,resolved,' over 'a1,t1,1' was refused
+    body, named = fill_header_tail(header, body)  # a re-trial: 'agent,instance_id,resolved,' over 'a1,t1,1' was refused
     _check_widths(path, body, len(header), "the header", named)
     # the named columns picked before the array is made (a scale trial: the whole rows' array and its indexed copy took
     # 3.9 s and twice 450 MB on 2.1 million lines, picked first 1.7 s)
