@@ -638,15 +638,18 @@ def test_robust_calibration_uses_forward_runs_when_ids_are_dated():
         leave_cluster_out(other, [FAST], ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048, forward_fraction=0.2))
 
 
-def test_calibration_is_the_same_on_any_number_of_workers():
+def test_calibration_is_the_same_on_any_number_of_workers(tmp_path, monkeypatch):
     """leave_cluster_out's held-out runs are joblib jobs (``parallel_config(n_jobs=...)``, `hspr live start -j`):
-    one worker and two give the same calibration, the 4PL blend, forward and strongest runs included."""
+    one worker and two give the same calibration, the 4PL blend, forward and strongest runs included (each in a
+    fit cache of its own, so the second computes its runs)."""
     from joblib import parallel_config
 
     m = dated(simulate_matrix(20, 40, seed=6)[0])
     settings = ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048, forward_fraction=0.2, strongest_fraction=0.2,
                              min_held_out=4)
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "one"))
     one = leave_cluster_out(m, [FAST, replace(FAST, rank=1)], settings)
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "two"))
     with parallel_config(n_jobs=2):
         two = leave_cluster_out(m, [FAST, replace(FAST, rank=1)], settings)
     assert len(one[0].held_out) == 9 and len(one[0].above_ratios) == 4  # 5 + round(0.2 * 20) forward; 4 strongest
@@ -683,7 +686,9 @@ def test_a_stopped_calibration_resumes_with_the_runs_it_finished(tmp_path, monke
                              min_held_out=4)
     cfgs = [FAST, replace(FAST, rank=1)]
     whole = leave_cluster_out(m, cfgs, settings)
-    assert cache_entries(tmp_path / "cache") == []  # an ended calibration deletes its checkpoint
+    kept = cache_entries(tmp_path / "cache")  # an ended calibration keeps its runs and deletes its checkpoint
+    assert len(kept) == 1 and not kept[0].name.endswith(".part.pkl")
+    kept[0].unlink()  # so that the next calibration runs
     real, ran = calibration._held_out_runs, []
 
     def stops_third(source, runs, *args):
@@ -714,7 +719,46 @@ def test_a_stopped_calibration_resumes_with_the_runs_it_finished(tmp_path, monke
     again = sorted(a for rows in ran for a in rows)
     assert len(again) == 3 + 4 + 4 and not set(first) & set(again[:3])  # 5 + 4 forward + 4 strongest, less 2 kept
     assert "resumed with the 2 of 13 held-out runs a stopped run finished" in caplog.text
-    assert cache_entries(tmp_path / "cache") == []
+    assert [p.name for p in cache_entries(tmp_path / "cache")] == [kept[0].name]  # its runs, no checkpoint
+
+
+def test_a_calibration_of_the_same_runs_is_read_from_the_fit_cache(tmp_path, monkeypatch, caplog):
+    """A replay and `hspr live start` on the same sources (a scale trial: 6.5 min each on 200 x 2,000) calibrate
+    once between them: the second calibration reads the held-out runs from the fit cache, computes none, gives the
+    same calibration and says so when they had taken PROGRESS_AFTER seconds or more; other runs (another seed)
+    are computed, and no cache folder at all costs only the time."""
+    import logging
+
+    from hspr.fitcache import cache_entries
+    from hspr.methods.hspr import calibration
+
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "cache"))
+    m = dated(simulate_matrix(20, 40, seed=6)[0])
+    settings = ShiftSettings(max_held_out=5, n_nodes=256, n_draws=2048, forward_fraction=0.2, min_held_out=4)
+    first = leave_cluster_out(m, [FAST], settings)
+    real, ran = calibration._held_out_runs, []
+
+    def counts(source, runs, *args):
+        ran.extend(a for a, _ in runs)
+        return real(source, runs, *args)
+
+    monkeypatch.setattr(calibration, "_held_out_runs", counts)
+    monkeypatch.setattr(calibration, "PROGRESS_AFTER", 0.0)
+    with caplog.at_level(logging.WARNING, "hspr.methods.hspr.calibration"):
+        again = leave_cluster_out(m, [FAST], settings)
+    assert ran == []
+    _same_calibrations(first, again)
+    said = [r.getMessage() for r in caplog.records if "fit cache" in r.getMessage()]
+    assert len(said) == 1 and f"digest {m.digest()[:12]}): its 12 held-out runs were read from the fit cache (they took" \
+        in said[0]
+    other = leave_cluster_out(m, [FAST], dataclasses.replace(settings, seed=1))
+    assert len(ran) == 12 and len(cache_entries(tmp_path / "cache")) == 2
+    assert not np.array_equal(other[0].hspr_errors, first[0].hspr_errors)
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "file"))
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.warns(UserWarning, match="compute it again"):
+        _same_calibrations(first, leave_cluster_out(m, [FAST], settings))
+    assert len(ran) == 24
 
 
 def test_checkpoint_writes_at_most_every_checkpoint_seconds_and_reads_back(tmp_path, monkeypatch):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -21,7 +22,7 @@ from ...data.matrix import DataError, ResponseMatrix
 from ...irt.fourpl import FourPLSettings, fit_4pl
 from ...parallel import single_thread_blas, streaming_parallel
 from ...params import MAX_RANDOM_STATE, check_count, check_flag, is_number
-from ...progress import log_progress, resumable
+from ...progress import duration, log_progress, resumable
 from ...session import NOMINAL_LEVEL, budget_from_fraction
 from ..atlas import AtlasSettings, FittedATLAS, pirt_point
 from .config import MAX_DRAWS, MAX_NODES, HSPRConfig, check_size
@@ -414,29 +415,51 @@ def _run_plan(source: ResponseMatrix, plan: Sequence[tuple[int, np.ndarray]], cf
     """Every held-out run of ``plan`` (``(row, rows of its source fit)``), as :func:`_held_out_runs` returns
     them, in plan order, from joblib jobs (:func:`_plan_chunks`).
 
-    The finished runs are kept in a :class:`~hspr.fitcache.Checkpoint` (a scale trial: a calibration on 295
-    agents x 3,000 tasks ran over 45 minutes, and a stop kept nothing), written every
-    :data:`~hspr.fitcache.CHECKPOINT_SECONDS` and when the calibration is stopped (a killed process loses
-    the runs since the last write): a calibration of the same runs (its key: the bank, the plan, the
-    configurations, the 4PL prior sds, the budget and the seed) resumes with them. They are deterministic,
-    so the result is the one an unstopped calibration gives, on any number of workers. The checkpoint is
-    deleted at the end (inside a cached fit, once the fit is stored: :meth:`~hspr.fitcache.Checkpoint.finished`).
-    A calibration that runs over :data:`PROGRESS_AFTER` seconds logs its progress
-    (:func:`hspr.progress.log_progress`)."""
-    from ...fitcache import Checkpoint
+    The runs are kept in the fit cache (:func:`hspr.fitcache.cached_result`; its key: the bank, the plan, the
+    configurations, the 4PL prior sds, the budget and the seed), so a replay and ``hspr live start`` on the
+    same sources calibrate once between them (a scale trial: 6.5 min twice on 200 agents x 2,000 tasks, once
+    for the replay and once for the live session; 45 s for all 114 Verified rows). They are deterministic, so
+    the cached runs are the ones a new calibration gives, on any number of workers. When they took
+    :data:`PROGRESS_AFTER` seconds or more, reading them is said (a warning, naming what they took).
+
+    The finished runs of a calibration that runs are kept in a :class:`~hspr.fitcache.Checkpoint` (a scale
+    trial: a calibration on 295 agents x 3,000 tasks ran over 45 minutes, and a stop kept nothing), written
+    every :data:`~hspr.fitcache.CHECKPOINT_SECONDS` and when the calibration is stopped (a killed process
+    loses the runs since the last write): a calibration of the same runs resumes with them, to the result an
+    unstopped one gives. The checkpoint is deleted once the runs are stored
+    (:meth:`~hspr.fitcache.Checkpoint.finished`). A calibration that runs over :data:`PROGRESS_AFTER`
+    seconds logs its progress (:func:`hspr.progress.log_progress`)."""
+    from ...fitcache import cached_result
 
     digest = source.digest()
     layout = hashlib.sha256()
     for a, keep in plan:
         layout.update(np.asarray([a, len(keep), *keep], dtype=np.int64).tobytes())
-    checkpoint = Checkpoint(digest, "hspr_robust calibration runs",
-                            {"configs": [c.to_dict() for c in cfgs], "log_a_sds": list(sds), "budget": budget,
-                             "seed": seed, "plan": layout.hexdigest()})
-    done = checkpoint.load()
-    todo = [i for i in range(len(plan)) if i not in done]
+    key = {"configs": [c.to_dict() for c in cfgs], "log_a_sds": list(sds), "budget": budget, "seed": seed,
+           "plan": layout.hexdigest()}
     # the digest tells a replay's folds apart (a hostile trial: their lines all named the same file)
     what = (f"hspr_robust calibration on {source.source} ({source.n_agents} agents x {source.n_tasks} tasks, digest "
             f"{digest[:12]})")
+
+    def build() -> tuple:
+        start = time.perf_counter()
+        return (*_plan_runs(source, plan, cfgs, sds, budget, seed, key, what), time.perf_counter() - start)
+
+    runs, cached = cached_result(digest, "hspr_robust calibration", key, tuple, build)
+    if cached and runs[-1] >= PROGRESS_AFTER:
+        log.warning("%s: its %d held-out runs were read from the fit cache (they took %s)", what, len(plan),
+                    duration(runs[-1]))
+    return runs[:-1]
+
+
+def _plan_runs(source: ResponseMatrix, plan: Sequence[tuple[int, np.ndarray]], cfgs: Sequence[HSPRConfig],
+               sds: Sequence[float], budget: int, seed: int, key: dict, what: str) -> tuple[np.ndarray, ...]:
+    """:func:`_run_plan`'s runs computed, with its checkpoint (``key``) and progress lines (``what``)."""
+    from ...fitcache import Checkpoint
+
+    checkpoint = Checkpoint(source.digest(), "hspr_robust calibration runs", key)
+    done = checkpoint.load()
+    todo = [i for i in range(len(plan)) if i not in done]
     progress = log_progress(log, what, ("remaining " if done else "") + "held-out runs", after=PROGRESS_AFTER)
     chunks = _plan_chunks([(*plan[i], i) for i in todo], effective_n_jobs(None),
                           LARGE_CHUNK if source.n_tasks >= LARGE_TASKS else None)
