@@ -1664,9 +1664,9 @@ def test_a_slow_folder_bank_says_to_build_a_bank_file(tmp_path, monkeypatch, slo
     assert res.exit_code == 0, res.output
     s = tmp_path / "s.hspr"
     csv = tmp_path / f"s.hspr.bank-{LiveSession.open(s).doc['bank']['digest'][:12]}.csv"
-    said = (f"every command of this session reads it again (to check the bank is unchanged); a bank file is read at "
-            f"once: `hspr bank build '{jobs}' --out {csv} && hspr live relink --matrix {csv} --session {s}` (the same "
-            "bank: the session keeps its outcomes)")
+    said = (f"every command of this session reads it again (to check the bank is unchanged), where a bank file is read "
+            f"once and then kept parsed in the fit cache: `hspr bank build '{jobs}' --out {csv} && hspr live relink "
+            f"--matrix {csv} --session {s}` (the same bank: the session keeps its outcomes)")
     assert (said in res.stderr) == slow, res.stderr
     if slow:  # the commands run as printed, and the session is then on the file
         cmd = said.split("`")[1]

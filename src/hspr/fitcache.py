@@ -373,6 +373,30 @@ def cached_result(bank_digest: str, what: str, settings: dict, kind: type, build
     return _cached(cache_key(bank_digest, what, settings), None, kind, build, "compute it again")
 
 
+def kept_result(bank_digest: str, what: str, settings: dict, kind: type):
+    """The result :func:`keep_result` (or :func:`cached_result`) kept for these, or None: no entry, no cache
+    folder, or a damaged entry (deleted, with a warning). For a caller that decides after computing whether a
+    result is worth keeping. Same parameters as :func:`cached_result`."""
+    key = cache_key(bank_digest, what, settings)
+    try:
+        path = _entry(key)
+    except CacheLocationError:
+        return None
+    return _load(path, key, None, kind)
+
+
+def keep_result(bank_digest: str, what: str, settings: dict, value, again: str) -> bool:
+    """Keep ``value`` where :func:`kept_result` reads it; a cache that cannot be written is skipped with a warning
+    ending in ``again``, what the next command then does. Returns whether it was written."""
+    key = cache_key(bank_digest, what, settings)
+    try:
+        path = _entry(key)
+    except CacheLocationError as exc:
+        warnings.warn(f"{exc}; until then each command will {again}", stacklevel=2)
+        return False
+    return _store(path, key, value, again=again)
+
+
 #: a :class:`Checkpoint` is written at a finished unit of work at least this many seconds after its previous write
 #: (or its start): a computation shorter than that writes nothing
 CHECKPOINT_SECONDS = 30.0

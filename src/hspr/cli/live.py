@@ -489,7 +489,7 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
             from ..live.setup import refuse_other_hspr_output
 
             refuse_other_hspr_output(config, f"--config {config_path}")
-        from ..data.io import detect_form, read_task_list
+        from ..data.io import read_task_list
         from ..live import load_session_bank
 
         tasks = None if tasks_path is None else read_task_list(tasks_path)
@@ -525,21 +525,19 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
                                             f" (the one it replaced is kept beside it as {Path(session_path).name}"
                                             ".replaced-<time>)" if replacing else "")))
         note_saved(f"the session {live_s.path} is created")
-        # a wide CSV is the fastest form to read, and a trials CSV is what `bank build` writes of a trials bank
-        slow = (None if matrix is None or took < SLOW_FOLDER_S else "the folder" if Path(matrix).is_dir()
-                else {"long_csv": "the long CSV", "jsonl": "the JSON Lines file"}.get(detect_form(matrix)))
-        if slow is not None:
+        if matrix is not None and took >= SLOW_FOLDER_S and Path(matrix).is_dir():
             # a hostile trial: every later command of a session on a folder walked it again (8.6 s each); said once the
-            # session exists (a re-trial: said before a refusal), with absolute paths (a folder named '-slow'); a scale
-            # trial: a long CSV of 2.1 million lines took 18 s (and 1.9 GB) each command, its wide CSV 1.5 s
-            # named by the bank's digest: a session started again with --force on another bank, its note followed, did
-            # not write over the file its kept copy reads (a re-trial), nor can the name be the input's own
+            # session exists (a re-trial: said before a refusal), with absolute paths (a folder named '-slow'); a bank
+            # file is kept parsed in the fit cache instead (live.setup.read_bank_file: a scale trial's long CSV of 2.1
+            # million lines took 18 s and 1.9 GB each command); the wide CSV is named by the bank's digest: a session
+            # started again with --force on another bank, its note followed, did not write over the file its kept copy
+            # reads (a re-trial), nor can the name be the input's own
             csv = shlex.quote(f"{live_s.path}.bank-{live_s.doc['bank']['digest'][:12]}.csv")
             source = shlex.quote(str(Path(matrix).resolve()))
-            click.echo(f"note: reading {slow} {matrix} took {took:.0f} s, and every command of this session reads "
-                       f"it again (to check the bank is unchanged); "
-                       + ("a bank file is read at once" if slow == "the folder" else "a wide CSV of the same bank reads faster")
-                       + f": `hspr bank build {source} --out {csv} && hspr live relink --matrix {csv} --session "
+            click.echo(f"note: reading the folder {matrix} took {took:.0f} s, and every command of this session reads "
+                       f"it again (to check the bank is unchanged), where a bank file is read once and then kept parsed in the fit "
+                       f"cache: `hspr bank build "
+                       f"{source} --out {csv} && hspr live relink --matrix {csv} --session "
                        f"{shlex.quote(str(live_s.path))}` (the same bank: the session keeps its outcomes)", err=True)
         if bank is None and matrix is None:  # a new-user trial: a Terminal-Bench user left the default unnoticed
             click.echo("note: no --bank given: the session is on the bundled bank verified (SWE-bench Verified); "

@@ -399,7 +399,8 @@ class LiveSession:
         matrix : str or Path, optional
             The path of the user's response matrix (any file or folder :func:`hspr.data.load_matrix`
             reads) instead. A path, not a ResponseMatrix: every :meth:`open` (each ``hspr live``
-            command) reads it again and refuses it once it changed; an open LiveSession keeps the
+            command) reads it again (a slow file is kept parsed in the fit cache per version of the file:
+            :func:`~hspr.live.setup.read_bank_file`) and refuses it once it changed; an open LiveSession keeps the
             bank it read (save one built in memory with :func:`hspr.data.build.write_wide_csv`).
         method : str
             A registered method name (default :data:`hspr.methods.LIVE_DEFAULT`, ``hspr_robust``).

@@ -5,7 +5,10 @@ to try the loop) and its method, built from the stored settings and fitted throu
 from __future__ import annotations
 
 import shlex
+import stat
+import time
 import unicodedata
+import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -14,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from ..data.banks import load_bank
-from ..data.io import load_matrix
+from ..data.io import load_matrix_and_form
 from ..data.matrix import ResponseMatrix
 from ..errors import HsprError, UnknownIdError, UnreadableFolderWarning, shorten
-from ..fitcache import cached_fit
+from ..fitcache import cached_fit, keep_result, kept_result
 from ..journal import LiveSessionError
 from ..methods import ENTRY_POINT_GROUP, method_class
 from ..session import FittedModel, Method, refuse_pass_rates
@@ -43,13 +46,82 @@ def load_session_bank(name: str | None, matrix: str | Path | None, missing_as_ze
         For an unknown bank name, an unreadable matrix, or ``tasks`` not in the bank.
     """
     if matrix is not None:
-        m = load_matrix(matrix)
+        m = read_bank_file(matrix)
         m = m if tasks is None else m.select_tasks(tasks)  # then the few-runs warning judges the subset (a trial)
         return m.fill_missing(0) if (m.missing is not None and missing_as_zero) else m
     if name is None:
         raise LiveSessionError("give a bundled bank name or a matrix path")
     m = load_bank(name, missing_as_zero)
     return m if tasks is None else m.select_tasks(tasks)
+
+
+#: a bank file whose reading took this many seconds or more is kept, parsed, in the fit cache (:func:`read_bank_file`)
+BANK_CACHE_SECONDS = 1.0
+#: the forms of a bank file whose reader reads that file alone (a header-less matrix.csv also reads the metadata.json
+#: beside it, and a folder many files: those are read every time)
+ONE_FILE_FORMS = frozenset({"wide_csv", "long_csv", "trials_csv", "jsonl"})
+
+
+def _file_state(path: str | Path) -> dict | None:
+    """What identifies a version of the regular file ``path``: its real path, size, modification and change
+    times (ns), inode and device; None for a folder, a missing file or one that cannot be examined."""
+    try:
+        real = Path(path).resolve()
+        st = real.stat()
+    except (OSError, RuntimeError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return {"path": str(real), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns,
+            "inode": st.st_ino, "device": st.st_dev}
+
+
+def read_bank_file(path: str | Path) -> ResponseMatrix:
+    """:func:`~hspr.data.io.load_matrix` of a live session's bank, kept parsed in the fit cache.
+
+    Every live command reads the session's bank again, to check it is unchanged (its digest). A scale trial:
+    a long CSV of 2.1 million lines took 17-20 s and 1.9 GB each command (`live start` read it twice), a
+    trials CSV of 200 x 2,000 x 5 about 3 s. A bank file of one of :data:`ONE_FILE_FORMS` whose reading took
+    :data:`BANK_CACHE_SECONDS` or more is therefore kept, as read, under its version (:func:`_file_state`:
+    any write to the file changes its size or its modification or change time, so a changed bank is read
+    again, and then refused by the session's digest check as before); the next read of that version is the
+    cached matrix, with the warnings its reading gave said again. A cache that cannot be written costs the
+    reading, with a warning.
+
+    Parameters
+    ----------
+    path : str or Path
+        The bank file (or folder, never cached).
+
+    Returns
+    -------
+    ResponseMatrix
+        As :func:`~hspr.data.io.load_matrix` returns it, ``source`` = ``str(path)``.
+
+    Raises
+    ------
+    DataError
+        As :func:`~hspr.data.io.load_matrix`.
+    """
+    state = _file_state(path)
+    if state is not None:
+        kept = kept_result("", "bank file", state, tuple)
+        if kept is not None:
+            m, said = kept
+            for category, text in said:
+                warnings.warn(text, category, stacklevel=2)
+            return m if m.source == str(path) else replace(m, source=str(path))
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m, form = load_matrix_and_form(path)
+    took = time.perf_counter() - start
+    said = [(w.category, str(w.message)) for w in caught]
+    for category, text in said:
+        warnings.warn(text, category, stacklevel=2)
+    if state is not None and form in ONE_FILE_FORMS and took >= BANK_CACHE_SECONDS and _file_state(path) == state:
+        keep_result("", "bank file", state, (m, said), f"read the bank file {path} again ({took:.0f} s)")
+    return m
 
 
 def _in_target_set(agent: str, mat: ResponseMatrix) -> str:
