@@ -629,9 +629,9 @@ def test_an_interrupted_replay_keeps_its_finished_runs(tmp_path, monkeypatch):
     res = CliRunner().invoke(main, ["replay", "--matrix", str(tmp_path / "m.csv"), "--methods", "uniform", "--seeds",
                                     "0", "--workers", "1", "-q", "--out", str(tmp_path / "none.json")])
     assert res.exit_code == 130 and not list(tmp_path.glob("none*.json"))
-    assert " ".join(res.output.split()).endswith("interrupted; no job had finished, so no run is kept (a job is one "
-                                                 "method and seed on one fold or target set, kept when it ends); "
-                                                 f"{tmp_path / 'none.json'} was not written")
+    assert " ".join(res.output.split()).endswith("interrupted; no job had finished, so no run is kept in a results "
+                                                 "file (a job is one method and seed on one fold or target set, kept "
+                                                 f"when it ends); {tmp_path / 'none.json'} was not written")
     monkeypatch.setattr(replay_module, "_run_job", cut_at_the_third)
     res = CliRunner().invoke(main, ["report", str(kept[0]), "--out-dir", str(tmp_path / "rep"), "--no-figures"])
     assert res.exit_code == 0, res.output  # and says the runs are partial (a re-trial: it called them every target's)
@@ -667,6 +667,73 @@ def test_an_interrupted_replay_keeps_its_finished_runs(tmp_path, monkeypatch):
                                                  f"replaced the earlier {tmp_path / 'r.json'} of 0 runs; the summary to "
                                                  f"{tmp_path / 's.csv'}")  # the CSV too (a second re-trial)
     assert len(list(tmp_path.glob("r.interrupted-*.json"))) == 1  # the first one's only
+
+
+def test_a_stopped_replay_resumes_from_the_target_runs_it_finished(tmp_path, monkeypatch, caplog):
+    """A scale trial: one job of `hspr` on 400 x 5,000 ran for 20 minutes, its progress counted jobs, and an interrupt
+    kept none of its targets. A job's target runs are kept in the fit cache (at a stop, every CHECKPOINT_SECONDS, and
+    at the end of a job that ran that long); the same replay run again reads them, runs only the others, gives the
+    runs an unstopped replay gives and leaves no entry; a long job logs its targets done; the command says what is
+    kept. A method of one's own keeps nothing."""
+    import logging
+
+    import hspr.replay as replay_module
+    from hspr.fitcache import cache_entries
+
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "cache"))
+    m, _ = simulate_matrix(16, 40, seed=3)
+    folds = make_folds(m.agents, 2)
+    methods = {"hspr": get_method("hspr", config=HSPRConfig(n_nodes=256, n_draws=2048))}
+    whole = replay("m", m, methods, seeds={"hspr": [0, 1]}, folds=folds)
+    assert cache_entries(tmp_path / "cache") == []
+    real, ran = replay_module.run_session, []
+
+    def stops_at(k):
+        def run(model, row, *args):
+            if len(ran) == k:
+                raise KeyboardInterrupt
+            ran.append((row.agent, args[1]))
+            return real(model, row, *args)
+        return run
+
+    # fold 0 seed 0 (8 targets) runs whole and is kept (it ran "long"); fold 0 seed 1 is stopped after 3 targets
+    monkeypatch.setattr(replay_module, "CHECKPOINT_SECONDS", 0.0)
+    monkeypatch.setattr(replay_module, "run_session", stops_at(11))
+    with caplog.at_level(logging.WARNING, "hspr.replay"), pytest.raises(KeyboardInterrupt) as exc:
+        replay("m", m, methods, seeds={"hspr": [0, 1]}, folds=folds)
+    assert exc.value.jobs == (1, 4) and exc.value.kept_targets == 3 and len(cache_entries(tmp_path / "cache")) == 2
+    assert "replay of hspr on m (folds, fold 0, seed 1): stopped; the 3 of 8 targets it finished are kept" in caplog.text
+    ran.clear()
+    caplog.clear()
+    monkeypatch.setattr(replay_module, "run_session", stops_at(10 ** 6))
+    monkeypatch.setattr(replay_module, "PROGRESS_AFTER", 0.0)
+    with caplog.at_level(logging.WARNING, "hspr.replay"):
+        again = replay("m", m, methods, seeds={"hspr": [0, 1]}, folds=folds)
+    assert again == whole and len(ran) == 32 - 8 - 3 and cache_entries(tmp_path / "cache") == []
+    assert "replay of m: resumed with the runs of 11 target(s) in 2 of its 4 job(s) that a stopped replay" in caplog.text
+    assert "replay of hspr on m (folds, fold 1, seed 1): 8 of 8 targets (100 %)" in caplog.text
+
+    class Own(type(methods["hspr"])):  # a method of one's own: its code is not in the cache key, so nothing is kept
+        pass
+
+    monkeypatch.setattr(Own, "__module__", "mine")
+    monkeypatch.setattr(replay_module, "run_session", stops_at(len(ran) + 3))
+    with pytest.raises(KeyboardInterrupt) as exc:
+        replay("m", m, {"own": Own(config=HSPRConfig(n_nodes=256, n_draws=2048))}, seeds={"own": [0]}, folds=folds)
+    assert exc.value.kept_targets == 0 and cache_entries(tmp_path / "cache") == []
+
+    write_wide_csv(m, tmp_path / "m.csv")  # the command says what is kept, and the same command resumes
+    monkeypatch.setattr(replay_module, "run_session", stops_at(len(ran) + 3))
+    args = ["replay", "--matrix", str(tmp_path / "m.csv"), "--methods", "hspr", "--seeds", "0", "--workers", "1", "-q",
+            "--out", str(tmp_path / "r.json")]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 130 and " ".join(res.output.split()).endswith(
+        f"was not written; the runs of 3 target(s) of unfinished jobs are kept in the fit cache, and the same command "
+        "resumes from them"), res.output
+    monkeypatch.setattr(replay_module, "run_session", stops_at(10 ** 6))
+    n = len(ran)
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0 and len(ran) == n + m.n_agents - 3, res.output
 
 
 def test_a_second_ctrl_c_during_the_keep_still_says_where_the_runs_are(tmp_path, monkeypatch, default_signals):

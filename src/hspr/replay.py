@@ -11,8 +11,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import math
 import numbers
+import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,8 +26,10 @@ from threadpoolctl import threadpool_limits
 from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
 from .errors import HsprError, InputWarning, UnknownIdError, brief
+from .fitcache import CHECKPOINT_SECONDS, Checkpoint
 from .parallel import WithWarnings, streaming_parallel, warned_again, workers
 from .params import is_number
+from .progress import log_progress, save_on_stop
 from .session import (
     NOMINAL_LEVEL,
     SEEDS_BY_KIND,
@@ -89,6 +93,32 @@ class ReplayJob:
     stop: StoppingRule | None = None
     settings: str = ""
     batch: int = 1
+    #: the digest of the sources the job's model was fitted on: its target runs are then kept in the fit cache
+    #: (:func:`_job_checkpoint`); "" keeps none
+    source_digest: str = ""
+    #: the target runs a stopped replay of the same job finished, by target id (read from its checkpoint)
+    kept: Mapping[str, list] = field(default_factory=dict, repr=False)
+
+
+log = logging.getLogger(__name__)
+#: a job running longer than this (seconds) logs its targets done, of how many, and the time left
+#: (:func:`hspr.progress.log_progress`)
+PROGRESS_AFTER = 60.0
+#: the backends whose workers share this machine's fit cache (a dask or ray cluster's need not)
+LOCAL_BACKENDS = (None, "loky", "threading", "multiprocessing", "sequential")
+
+
+def _job_checkpoint(job: ReplayJob) -> Checkpoint | None:
+    """The :class:`~hspr.fitcache.Checkpoint` of ``job``'s target runs (None when it keeps none), keyed by the
+    targets, the sources, every label and setting of the job and the code, so that the same replay run again
+    resumes from the runs a stopped one finished (a scale trial: one job of ``hspr`` on 400 x 5,000 ran for
+    20 minutes, and an interrupt kept none of its targets)."""
+    if not job.source_digest:
+        return None
+    return Checkpoint(job.targets.digest(), "replay target runs",
+                      {"sources": job.source_digest, "bank": job.bank, "protocol": job.protocol, "method": job.method,
+                       "settings": job.settings, "fold": job.fold, "seed": job.seed, "budgets": list(job.budgets),
+                       "fractions": list(job.fractions), "batch": job.batch})
 
 
 def _check_batch(batch) -> int:
@@ -252,20 +282,44 @@ def _run_job(job: ReplayJob, model: FittedModel) -> list[dict]:
 
 
 def _run_targets(job: ReplayJob, model: FittedModel) -> list[dict]:
+    """The runs of every target of ``job``, in target order. Those its checkpoint kept (``job.kept``) are taken as
+    they are; the others are run, and kept in the checkpoint as they finish (written every
+    :data:`~hspr.fitcache.CHECKPOINT_SECONDS`, when the job is stopped, and at its end if it ran that long; the
+    replay deletes them when it ends). A job running over :data:`PROGRESS_AFTER` seconds logs its progress."""
     runs = []
     frac = dict(zip(job.budgets, job.fractions))
-    for r in range(job.targets.n_agents):
-        row = HiddenRow(job.targets, r)
-        try:
-            recs = run_session(model, row, job.budgets, job.seed, job.stop, job.batch)
-        except HsprError as exc:  # an extension trial: 'SRange.estimate() gave 1.3' named no method, run or target
-            exc.args = (f"method {job.method!r} on {job.bank}, target {row.agent!r} (fold {job.fold}, seed {job.seed}): "
-                        f"{exc.args[0] if exc.args else exc}", *exc.args[1:])
-            raise
-        for rec in recs:
-            rec.update(bank=job.bank, protocol=job.protocol, method=job.method, fold=job.fold, target=row.agent,
-                       seed=job.seed, budget_fraction=frac[rec["budget"]], settings=job.settings)
-            runs.append(rec)
+    checkpoint = _job_checkpoint(job)
+    if checkpoint is not None:
+        checkpoint.done = dict(job.kept)
+    n = job.targets.n_agents
+    what = f"replay of {job.method} on {job.bank} ({job.protocol}, fold {job.fold}, seed {job.seed})"
+    progress = log_progress(log, what, "targets", after=PROGRESS_AFTER)
+    t0 = time.monotonic()
+    try:
+        for r in range(n):
+            row = HiddenRow(job.targets, r)
+            recs = job.kept.get(row.agent)
+            if recs is None:
+                try:
+                    recs = run_session(model, row, job.budgets, job.seed, job.stop, job.batch)
+                except HsprError as exc:  # an extension trial: 'SRange.estimate() gave 1.3' named no method, run or target
+                    exc.args = (f"method {job.method!r} on {job.bank}, target {row.agent!r} (fold {job.fold}, seed "
+                                f"{job.seed}): {exc.args[0] if exc.args else exc}", *exc.args[1:])
+                    raise
+                for rec in recs:
+                    rec.update(bank=job.bank, protocol=job.protocol, method=job.method, fold=job.fold, target=row.agent,
+                               seed=job.seed, budget_fraction=frac[rec["budget"]], settings=job.settings)
+                if checkpoint is not None:
+                    checkpoint.add(row.agent, recs)
+            runs.extend(dict(rec) for rec in recs)
+            if progress:
+                progress(r + 1, n)
+    except BaseException:  # Ctrl-C, a closed terminal, a failure: keep the targets finished since the last write
+        if checkpoint is not None:
+            save_on_stop(log, what, checkpoint, n, "targets")
+        raise
+    if checkpoint is not None and time.monotonic() - t0 >= CHECKPOINT_SECONDS:
+        checkpoint.save()  # a long job is kept until its replay ends: an interrupt after it loses none of it
     return runs
 
 
@@ -454,8 +508,13 @@ def replay(
     source_of = {k: src for k, src, _ in splits}
     target_of = {k: tgt for k, _, tgt in splits}
     digests = {name: settings_digest(m, stop, list(source_of.values()), n_batch) for name, m in methods.items()}
-    jobs = [ReplayJob(bank, protocol, name, k, int(s), budgets, tuple(fractions), target_of[k], stop, digests[name], n_batch)
+    # target runs kept in the fit cache for a re-run of a stopped replay: only for hspr's own methods (a method of
+    # one's own may change without the code digest seeing it), with settings it can list, on workers of this machine
+    kept_by = {k: src.digest() for k, src in source_of.items()} if backend in LOCAL_BACKENDS else {}
+    jobs = [ReplayJob(bank, protocol, name, k, int(s), budgets, tuple(fractions), target_of[k], stop, digests[name], n_batch,
+                      kept_by.get(k, "") if digests[name] and not defined_outside_hspr(methods[name]) else "")
             for k, name in fit_specs for s in seeds[name]]
+    jobs = _resumed(jobs)
     total = len(fit_specs) + len(jobs)
     done = 0
     with workers(backend, n_jobs):
@@ -483,8 +542,30 @@ def replay(
             # a hostile trial: an interrupted `hspr replay` lost every finished run without a word; the caller may keep them
             exc.runs = _finished(runs, methods, models, matrix)
             exc.jobs = (done - len(fit_specs), len(jobs))
+            ended = {(r["method"], r["fold"], r["seed"]) for r in runs}
+            exc.kept_targets = sum(len(cp.load()) for job in jobs if (job.method, job.fold, job.seed) not in ended
+                                   and (cp := _job_checkpoint(job)) is not None)
             raise
+    for job in jobs:  # the replay ended: a re-run computes its runs again
+        if (cp := _job_checkpoint(job)) is not None:
+            cp.clear()
     return _finished(runs, methods, models, matrix)
+
+
+def _resumed(jobs: list[ReplayJob]) -> list[ReplayJob]:
+    """``jobs`` with the target runs their checkpoints kept (a stopped replay of the same jobs), said in one line."""
+    out, n_jobs, n_targets = [], 0, 0
+    for job in jobs:
+        cp = _job_checkpoint(job)
+        kept = {} if cp is None else cp.load()
+        if kept:
+            n_jobs, n_targets = n_jobs + 1, n_targets + len(kept)
+            job = dataclasses.replace(job, kept=kept)
+        out.append(job)
+    if n_targets:
+        log.warning("replay of %s: resumed with the runs of %d target(s) in %d of its %d job(s) that a stopped replay "
+                    "of the same settings finished (kept in the fit cache)", jobs[0].bank, n_targets, n_jobs, len(jobs))
+    return out
 
 
 def _finished(runs: list[dict], methods: Mapping[str, Method], models: dict, matrix: ResponseMatrix) -> list[dict]:

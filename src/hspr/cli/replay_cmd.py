@@ -396,6 +396,7 @@ class InterruptKeeper:
         self.out, self.payload, self.t0 = out, payload, time.perf_counter()
         self.runs: list[dict] = []  # the runs of the replays finished whole
         self.cut: tuple[list[dict], tuple[int, int] | None, str] | None = None  # (runs, (jobs done, jobs), label)
+        self.kept_targets = 0  # target runs of the cut replay's unfinished jobs kept in the fit cache (hspr.replay)
         self.written: str | None = None  # what --out holds, once written
         self.existed = not is_descriptor_path(out) and Path(out).exists()
 
@@ -414,10 +415,13 @@ class InterruptKeeper:
         with signals_held():  # another Ctrl-C waits for the file: it is whole or not there (a re-trial lost it)
             runs, jobs, label = self.cut if self.cut is not None else ([], None, None)
             runs = self.runs + runs
+            # a scale trial: a job ran for 20 minutes and an interrupt kept none of its targets
+            resume = (f"; the runs of {self.kept_targets} target(s) of unfinished jobs are kept in the fit cache, and the "
+                      "same command resumes from them" if self.kept_targets else "")
             if not runs:  # a scale trial: 'interrupted' alone after 130 s of work, no file written
-                note_saved(f"no job had finished, so no run is kept (a job is one method and seed on one fold or target "
-                           f"set, kept when it ends); {self.out} was not {'changed' if self.existed else 'written'}",
-                           shown_by=None, kept=True)
+                note_saved(f"no job had finished, so no run is kept in a results file (a job is one method and seed on one "
+                           f"fold or target set, kept when it ends); {self.out} was not "
+                           f"{'changed' if self.existed else 'written'}{resume}", shown_by=None, kept=True)
                 return False
             doc = {**self.payload, "wall_seconds": time.perf_counter() - self.t0, "runs": runs,
                    "interrupted": {"label": label, "jobs_done": None if jobs is None else jobs[0],
@@ -442,7 +446,7 @@ class InterruptKeeper:
             # noted inside the held block: a signal held during the write is raised as it ends (a second re-trial: three
             # quick Ctrl-C kept the file and said only "interrupted")
             note_saved(f"the {len(runs)} runs finished before it ({part}) are in {where} (`hspr report` reads them); "
-                       f"{self.out} was not {'changed' if self.existed else 'written'}", shown_by=None, kept=True)
+                       f"{self.out} was not {'changed' if self.existed else 'written'}{resume}", shown_by=None, kept=True)
         return False
 
 
@@ -813,6 +817,7 @@ def register(group: click.Group) -> None:
                                           stop=None if stop_width is None else WidthBelow(stop_width, stop_min_tasks))
                     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: its finished runs kept by the keeper
                         keeper.cut = (getattr(exc, "runs", []), getattr(exc, "jobs", None), run_label)
+                        keeper.kept_targets = getattr(exc, "kept_targets", 0)
                         raise
                     except ValueError as exc:  # DataError, BudgetError, or e.g. too few source agents for a method
                         prog.remove_task(task)  # no half-drawn bar above the message
