@@ -728,7 +728,7 @@ def test_a_stopped_replay_resumes_from_the_target_runs_it_finished(tmp_path, mon
             "--out", str(tmp_path / "r.json")]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 130 and " ".join(res.output.split()).endswith(
-        f"was not written; the runs of 3 target(s) of unfinished jobs are kept in the fit cache, and the same command "
+        "was not written; the runs of 3 target(s) of unfinished jobs are kept in the fit cache, and the same command "
         "resumes from them"), res.output
     monkeypatch.setattr(replay_module, "run_session", stops_at(10 ** 6))
     n = len(ran)
