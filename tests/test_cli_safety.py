@@ -1186,9 +1186,9 @@ def test_sigterm_ends_a_command_as_ctrl_c_does_with_its_own_status(tmp_path, def
         out, err = proc.communicate(timeout=60)
         last = err.strip().splitlines()[-1]  # and, cut in its first job, that no run is kept
         assert proc.returncode == status and last.startswith(f"terminated ({sig.name})"), (proc.returncode, err)
-        assert last in (f"terminated ({sig.name})", f"terminated ({sig.name}); no job had finished, so no run is kept (a "
-                        f"job is one method and seed on one fold or target set, kept when it ends); {tmp_path / 'r.json'} "
-                        "was not written"), err
+        assert last in (f"terminated ({sig.name})", f"terminated ({sig.name}); no job had finished, so no run is kept in a "
+                        f"results file (a job is one method and seed on one fold or target set, kept when it ends); "
+                        f"{tmp_path / 'r.json'} was not written"), err
         assert "Traceback" not in err and not (tmp_path / "r.json").exists()
 
 
