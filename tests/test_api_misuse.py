@@ -1213,7 +1213,8 @@ def test_a_user_method_s_mistakes_are_named_not_tracebacks(sim):
         s.tell(s.ask(), 1)
         s.ask()
     folds = make_folds(sim.agents)
-    with pytest.raises(HsprError, match=r"methods\['m'\].seed_kind is 'random'; it must be one of 'sampling', "):
+    with pytest.raises(MethodError, match=r"methods\['m'\].seed_kind is 'random' \(class Mine\); it must be one of "
+                       r"'sampling', "):
         replay("x", sim, {"m": _user_method(seed_kind="random")}, folds=folds)
     half = lambda self: ScoreEstimate(point=0.5, lower=0.4, upper=0.6, n_queried=self.n_queried, budget=self.budget,  # noqa: E731
                                       level=0.5)

@@ -475,8 +475,11 @@ def replay(
                             "its default seeds)")
     for name, m in methods.items():
         if m.seed_kind not in SEEDS_BY_KIND:  # a method-writer's trial: a bare KeyError
-            raise HsprError(f"methods[{name!r}].seed_kind is {m.seed_kind!r}; it must be one of "
-                            f"{', '.join(map(repr, SEEDS_BY_KIND))} (the default seeds of replay: 10, 5 or 1 path)")
+            from .errors import MethodError  # a method writer's mistake, named by its class (docs/python-api.md)
+
+            raise MethodError(f"methods[{name!r}].seed_kind is {m.seed_kind!r} (class {type(m).__name__}); it must be "
+                              f"one of {', '.join(map(repr, SEEDS_BY_KIND))} (the default seeds of replay: 10, 5 or 1 "
+                              "path)")
         seeds.setdefault(name, SEEDS_BY_KIND[m.seed_kind])
 
     if targets is not None:
