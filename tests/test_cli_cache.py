@@ -243,5 +243,5 @@ def test_cache_info_counts_a_stopped_runs_checkpoint_and_purge_deletes_it(tmp_pa
     assert part.save() and len(list(tmp_path.glob("*.part.pkl"))) == 1
     info = json.loads(_cli("info", "--json").output)
     assert (info["entries"], info["stopped"]) == (3, 1)
-    assert "of them 1 the finished runs of a stopped calibration or selection" in _cli("info").output
+    assert "of them 1 the finished runs of a stopped calibration, selection or replay" in _cli("info").output
     assert json.loads(_cli("purge", "--json").output)["deleted"] == 3 and list(tmp_path.iterdir()) == []

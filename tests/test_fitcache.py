@@ -130,6 +130,33 @@ def test_cache_under_a_file_is_skipped(bank, tmp_path, monkeypatch):
     assert len(calls) == 2
 
 
+def test_a_cache_under_a_folder_that_cannot_be_entered_is_skipped(bank, tmp_path, monkeypatch):
+    """A hostile trial: with HSPR_CACHE_DIR under a folder the user cannot enter (or a name too long), the store's
+    own diagnosis (Path.exists of each parent) raised PermissionError, and a replay failed at its first checkpoint,
+    losing its finished runs. The store is skipped with a warning giving the error, as for any unwritable cache."""
+    import errno
+    from pathlib import Path
+
+    where = tmp_path / "locked" / "cache"
+    monkeypatch.setenv(fitcache.ENV_VAR, str(where))
+    real_exists = Path.exists
+
+    def denied(self, *args, **kwargs):
+        if str(self).startswith(str(tmp_path / "locked")):
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real_exists(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "exists", denied)
+    monkeypatch.setattr(Path, "mkdir", lambda self, *a, **k: denied(self))
+    calls = []
+    with pytest.warns(UserWarning, match=rf"cannot write the fit cache in {where} \(Permission denied\); the next "
+                                         "command will fit again"):
+        fitcache.cached_fit(bank.digest(), "hspr", {}, bank.tasks, fit_counter(bank, calls))
+    assert len(calls) == 1
+    with pytest.warns(UserWarning, match="cannot write the fit cache"):
+        assert fitcache.keep_result("", "x", {}, 1, "compute it again") is False
+
+
 def test_use_cache_false_always_fits(bank, cache):
     calls = []
     for _ in range(2):

@@ -3262,6 +3262,19 @@ def test_a_bank_file_is_read_once_and_kept_parsed(tmp_path, monkeypatch):
     with pytest.warns(InputWarning, match=re.escape(warned)):
         kept = setup.read_bank_file("long.csv")
     assert reads == ["long.csv"] and kept.source == "long.csv" and kept.digest() == LiveSession.open("s.hspr").doc["bank"]["digest"]
+    whole = str(tmp_path / "long.csv")  # its warnings name the file as this read names it (a hostile trial: as the first)
+    with pytest.warns(InputWarning) as said:
+        setup.read_bank_file(whole)
+    assert reads == ["long.csv"] and [str(w.message).split(": ")[0] for w in said] == [whole]
+    from hspr.fitcache import entry_path
+
+    entry = entry_path("", "bank file", setup._file_state("long.csv"))  # a damaged entry: deleted, the file read again
+    entry.write_bytes(entry.read_bytes()[:-1] + b"x")
+    with pytest.warns(UserWarning) as said:
+        setup.read_bank_file("long.csv")
+    assert any("was damaged" in str(w.message) and "it was deleted and the bank file is read again" in str(w.message)
+               for w in said)
+    assert reads == ["long.csv", "long.csv"]
     reads.clear()
     bumped = (tmp_path / "long.csv").read_text().replace(",0\n", ",1\n", 1)
     (tmp_path / "long.csv").write_text(bumped)

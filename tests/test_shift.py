@@ -849,6 +849,21 @@ def test_stop_and_resume_lines_say_what_was_kept_and_keep_quiet_under_q(tmp_path
         "x: stopped; the 1 of 5 runs it finished could not be kept (the fit cache cannot be written), so the same run "
         "starts over"]
     caplog.clear()
+    # a hostile trial: a full disk after an earlier write; that write's units are still kept, and the line said so
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "cache"))
+    full = Checkpoint("bank", "units", {})
+    full.add(0, 1.0)
+    assert full.save() and full.kept() == 1
+    full.add(1, 2.0)
+    full.add(2, 3.0)
+    monkeypatch.setattr(hspr.fitcache, "_store", lambda *a, **k: False)  # the disk is full now
+    with caplog.at_level(logging.WARNING, "hspr.test_progress"):
+        save_on_stop(logger, "x", full, 5, "runs")
+    assert [r.getMessage() for r in caplog.records] == [
+        "x: stopped; the 3 of 5 runs it finished could not all be kept (the fit cache cannot be written), so the same "
+        "run resumes from the 1 an earlier write kept"]
+    assert Checkpoint("bank", "units", {}).load() == {0: 1.0}
+    caplog.clear()
     monkeypatch.setenv(QUIET_ENV, "1")  # `hspr replay -q`
     with caplog.at_level(logging.WARNING, "hspr.test_progress"):
         save_on_stop(logger, "x", blocked, 5, "runs")

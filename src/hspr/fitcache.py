@@ -228,8 +228,11 @@ def _store(path: Path, key: str, model, again: str = "fit again", quiet: bool = 
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
         # a hostile trial: a cache folder that is a file (or lies under one) was told to free space
-        blocker = next((p for p in (path.parent, *path.parent.parents) if p.exists() and not p.is_dir()), None)
-        dangling = dangling_link(path.parent)
+        try:
+            blocker = next((p for p in (path.parent, *path.parent.parents) if p.exists() and not p.is_dir()), None)
+            dangling = dangling_link(path.parent)
+        except OSError:  # a hostile trial: a parent that cannot be entered (or a name too long) made exists() raise,
+            blocker = dangling = None  # and a replay failed at its first checkpoint, losing its finished runs
         if blocker is not None:
             skipped(f"{blocker} is a file, not a folder", "set HSPR_CACHE_DIR to a folder, or move that file")
         elif dangling is not None:  # a trial: told 'File exists' and to free space
@@ -373,16 +376,17 @@ def cached_result(bank_digest: str, what: str, settings: dict, kind: type, build
     return _cached(cache_key(bank_digest, what, settings), None, kind, build, "compute it again")
 
 
-def kept_result(bank_digest: str, what: str, settings: dict, kind: type):
+def kept_result(bank_digest: str, what: str, settings: dict, kind: type, redo: str | None = None):
     """The result :func:`keep_result` (or :func:`cached_result`) kept for these, or None: no entry, no cache
-    folder, or a damaged entry (deleted, with a warning). For a caller that decides after computing whether a
-    result is worth keeping. Same parameters as :func:`cached_result`."""
+    folder, or a damaged entry (deleted, with a warning ending in ``redo``, what is done instead; default "it is
+    computed again"). For a caller that decides after computing whether a result is worth keeping. Same
+    parameters as :func:`cached_result`."""
     key = cache_key(bank_digest, what, settings)
     try:
         path = _entry(key)
     except CacheLocationError:
         return None
-    return _load(path, key, None, kind)
+    return _load(path, key, None, kind, redo)
 
 
 def keep_result(bank_digest: str, what: str, settings: dict, value, again: str) -> bool:
@@ -458,6 +462,13 @@ class Checkpoint:
             self._unsaved = not _store(self._path, self._key, self.done, quiet=True)
             self._written = time.monotonic()
         return self._path is not None and bool(self.done) and not self._unsaved
+
+    def kept(self) -> int:
+        """How many finished units the cache holds for this computation now: those of its last write that
+        succeeded, or of a stopped run's (0 when none, or no cache folder)."""
+        if self._path is None:
+            return 0
+        return len(_load(self._path, self._key, None, dict, f"the {self.what} it kept are computed again") or {})
 
     def finished(self) -> None:
         """The computation ended: delete the entry. Inside :func:`cached_fit` or :func:`cached_result` the entry

@@ -89,6 +89,10 @@ def save_on_stop(logger: logging.Logger, what: str, checkpoint, total: int, unit
     if saved:
         logger.warning("%s: stopped; the %d of %d %s it finished are kept in the fit cache, and the same run resumes "
                        "from them", what, len(checkpoint.done), total, unit)
+    elif kept := checkpoint.kept():  # a hostile trial: an earlier write's units are still there (a full disk)
+        logger.warning("%s: stopped; the %d of %d %s it finished could not all be kept (the fit cache cannot be "
+                       "written), so the same run resumes from the %d an earlier write kept", what, len(checkpoint.done),
+                       total, unit, kept)
     else:
         logger.warning("%s: stopped; the %d of %d %s it finished could not be kept (the fit cache cannot be written), so "
                        "the same run starts over", what, len(checkpoint.done), total, unit)

@@ -1,9 +1,10 @@
 """``hspr cache``: where the fit cache is, what it holds, and emptying it (as ``pip cache``).
 
-The cache (:mod:`hspr.fitcache`) keeps source fits for ``hspr live`` and ``hspr_auto``'s
-source-only selections, and the finished runs of a stopped calibration or selection
-(:class:`~hspr.fitcache.Checkpoint`); nothing in it is a user's data, and a command whose entry is
-gone fits (or selects) again. A trial of the selection cache: a user who wanted a fresh selection, or its
+The cache (:mod:`hspr.fitcache`) keeps source fits for ``hspr live``, ``hspr_auto``'s source-only
+selections, ``hspr_robust``'s calibration runs, live sessions' bank files that were slow to read (parsed),
+and the finished units of a stopped calibration, selection or replay (:class:`~hspr.fitcache.Checkpoint`);
+nothing in it is a user's data, and a command whose entry is gone fits (selects, calibrates, reads, runs)
+again. A trial of the selection cache: a user who wanted a fresh selection, or its
 time, had to find the folder and delete files by hand.
 """
 
@@ -76,17 +77,19 @@ def register(group: click.Group) -> None:
     """Add ``cache`` (``dir``, ``info``, ``purge``: the fitted-model cache, :mod:`hspr.fitcache`) to the CLI ``group``."""
     @group.group("cache", cls=CacheGroup)
     def cache_group() -> None:
-        """The fit cache: source fits of `hspr live` and hspr_auto's selections, so a command does not
-        refit (or select) the same sources again, and the finished runs of a stopped calibration or
-        selection, which the same command resumes from.
+        """The fit cache: source fits of `hspr live`, hspr_auto's selections and hspr_robust's calibration
+        runs, so a command does not refit (select, calibrate) the same sources again; bank files of live
+        sessions that took a second or more to read, parsed; and the finished runs of a stopped
+        calibration, selection or replay, which the same command resumes from.
 
         \b
           hspr cache dir           # the folder ($HSPR_CACHE_DIR when set)
           hspr cache info --json   # entries, size, last use
           hspr cache purge         # delete every entry: the next commands fit again
 
-        Entries are keyed by the bank's digest, the method and its settings, the hspr code and the
-        numpy, scipy and scikit-learn versions, and checked by SHA-256 before use; those unused for
+        Entries are keyed by what they were computed from (the bank's digest, the method and its
+        settings; for a bank file, its path, size and times), the hspr code and the numpy, scipy and
+        scikit-learn versions, and checked by SHA-256 before use; those unused for
         30 days are deleted whenever a new one is stored. Only regular files named as hspr names its
         entries are listed or deleted.
         """
@@ -97,8 +100,8 @@ def register(group: click.Group) -> None:
         click.echo(str(fitcache.cache_dir()))
 
     @cache_group.command("info")
-    @_json_flag("ok, folder, entries, stopped (how many entries are a stopped calibration's or selection's finished "
-                "runs, which the same command resumes from), unfinished (temporary files: writes in progress or never "
+    @_json_flag("ok, folder, entries, stopped (how many entries are the finished runs of a stopped calibration, "
+                "selection or replay, which the same command resumes from), unfinished (temporary files: writes in progress or never "
                 "finished), bytes, "
                 "oldest_use and newest_use (seconds since the epoch, or null), max_age_days, warnings.")
     def info_cmd(as_json: bool) -> None:
@@ -115,8 +118,8 @@ def register(group: click.Group) -> None:
         unfinished = f" (and {info['unfinished']} unfinished write(s))" if info["unfinished"] else ""
         click.echo(f"entries: {info['entries']}{unfinished}, {_size(info['bytes'])}")
         if info["stopped"]:  # a hostile trial: a stopped calibration's runs looked like any fit
-            click.echo(f"of them {info['stopped']} the finished runs of a stopped calibration or selection, which the "
-                       "same command resumes from")
+            click.echo(f"of them {info['stopped']} the finished runs of a stopped calibration, selection or replay, "
+                       "which the same command resumes from")
         if info["entries"] or info["unfinished"]:
             click.echo(f"last used: newest {_ago(info['newest_use'])}, oldest {_ago(info['oldest_use'])}; entries "
                        f"unused for {info['max_age_days']} days are deleted when a new one is stored")

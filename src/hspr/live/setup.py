@@ -85,8 +85,8 @@ def read_bank_file(path: str | Path) -> ResponseMatrix:
     :data:`BANK_CACHE_SECONDS` or more is therefore kept, as read, under its version (:func:`_file_state`:
     any write to the file changes its size or its modification or change time, so a changed bank is read
     again, and then refused by the session's digest check as before); the next read of that version is the
-    cached matrix, with the warnings its reading gave said again. A cache that cannot be written costs the
-    reading, with a warning.
+    cached matrix, with the warnings its reading gave said again (naming the file as ``path`` names it). A cache
+    that cannot be written costs the reading, with a warning.
 
     Parameters
     ----------
@@ -105,10 +105,12 @@ def read_bank_file(path: str | Path) -> ResponseMatrix:
     """
     state = _file_state(path)
     if state is not None:
-        kept = kept_result("", "bank file", state, tuple)
+        kept = kept_result("", "bank file", state, tuple, redo="the bank file is read again")
         if kept is not None:
             m, said = kept
-            for category, text in said:
+            for category, text in said:  # they name the file as the first read was given it (a hostile trial)
+                if m.source != str(path) and text.startswith(f"{m.source}: "):
+                    text = f"{path}{text[len(m.source):]}"
                 warnings.warn(text, category, stacklevel=2)
             return m if m.source == str(path) else replace(m, source=str(path))
     start = time.perf_counter()
