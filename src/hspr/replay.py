@@ -25,7 +25,7 @@ from threadpoolctl import threadpool_limits
 
 from .data.folds import fold_indices
 from .data.matrix import DataError, ResponseMatrix
-from .errors import HsprError, InputWarning, UnknownIdError, brief
+from .errors import HsprError, InputWarning, MethodError, UnknownIdError, brief
 from .fitcache import CHECKPOINT_SECONDS, Checkpoint
 from .parallel import WithWarnings, streaming_parallel, warned_again, workers
 from .params import is_number
@@ -337,8 +337,6 @@ def _fit(method: Method, source: ResponseMatrix) -> FittedModel:
         try:
             pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
-            from .errors import MethodError
-
             raise MethodError(f"the fitted model of method {getattr(method, 'name', type(method).__name__)!r} "
                               f"({type(model).__qualname__}) cannot be pickled ({type(exc).__name__}: {exc}); with "
                               "--workers > 1 (n_jobs > 1) it goes back from a worker process by pickle: make it "
@@ -410,7 +408,9 @@ def replay(
     KeyboardInterrupt
         On Ctrl-C (or SIGTERM / SIGHUP under the ``hspr`` command) while the sessions run: the exception
         carries ``runs``, the records of the jobs that had finished (as returned, each job's runs whole),
-        and ``jobs``, (jobs finished, jobs in all), so that a caller can keep them.
+        and ``jobs``, (jobs finished, jobs in all), so that a caller can keep them, and ``kept_targets``, how
+        many target runs of unfinished jobs the fit cache holds (:func:`_run_targets`: the same replay run again
+        resumes from them).
     DataError
         For target task ids that differ from the bank's, targets of another trials form than the
         bank's, or a method that refuses missing source cells.
@@ -475,8 +475,7 @@ def replay(
                             "its default seeds)")
     for name, m in methods.items():
         if m.seed_kind not in SEEDS_BY_KIND:  # a method-writer's trial: a bare KeyError
-            from .errors import MethodError  # a method writer's mistake, named by its class (docs/python-api.md)
-
+            # a method writer's mistake, named by its class (docs/python-api.md)
             raise MethodError(f"methods[{name!r}].seed_kind is {m.seed_kind!r} (class {type(m).__name__}); it must be "
                               f"one of {', '.join(map(repr, SEEDS_BY_KIND))} (the default seeds of replay: 10, 5 or 1 "
                               "path)")

@@ -535,10 +535,10 @@ def _start(bank, matrix, budget, method, config_path, seed, stop_width, missing_
             csv = shlex.quote(f"{live_s.path}.bank-{live_s.doc['bank']['digest'][:12]}.csv")
             source = shlex.quote(str(Path(matrix).resolve()))
             click.echo(f"note: reading the folder {matrix} took {took:.0f} s, and every command of this session reads "
-                       f"it again (to check the bank is unchanged), where a bank file is read once and then kept parsed in the fit "
-                       f"cache: `hspr bank build "
-                       f"{source} --out {csv} && hspr live relink --matrix {csv} --session "
-                       f"{shlex.quote(str(live_s.path))}` (the same bank: the session keeps its outcomes)", err=True)
+                       "it again (to check the bank is unchanged), where a bank file is read once and then kept parsed "
+                       f"in the fit cache: `hspr bank build {source} --out {csv} && hspr live relink --matrix {csv} "
+                       f"--session {shlex.quote(str(live_s.path))}` (the same bank: the session keeps its outcomes)",
+                       err=True)
         if bank is None and matrix is None:  # a new-user trial: a Terminal-Bench user left the default unnoticed
             click.echo("note: no --bank given: the session is on the bundled bank verified (SWE-bench Verified); "
                        f"--bank names another ({', '.join(BANKS)}) and --matrix your own", err=True)
