@@ -43,6 +43,9 @@ BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
      "hspr_robust needs at least 4 source agents"),
     ("bench_selection.py", ["--shipped", "--json", "x.json"], "--json: timing options, not used with --shipped"),
     ("width_forecast.py", ["--out", "nd/x.json", "--config", "nofile.json"], "--config nofile.json: no such file"),
+    ("bench_bank_cache.py", ["--form", "folder"], "--form 'folder': give one of long, trials, wide"),
+    ("bench_bank_cache.py", ["--tasks", "10"], "--tasks 10: give a whole number >= 11"),
+    ("bench_bank_cache.py", ["--missing", "1"], "--missing 1.0: a share of the cells in [0, 1)"),
 ])
 def test_bad_options_are_refused_before_any_work(tmp_path, script, args, message):
     res = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, cwd=tmp_path,
