@@ -736,6 +736,38 @@ def test_a_stopped_replay_resumes_from_the_target_runs_it_finished(tmp_path, mon
     assert res.exit_code == 0 and len(ran) == n + m.n_agents - 3, res.output
 
 
+def test_replay_of_every_bank_resumes_the_banks_it_had_finished(tmp_path, monkeypatch):
+    """`hspr replay --bank all` keeps the checkpoints of the banks it finished until --out is written: the same command
+    run again after an interrupt in its second bank reads the first bank's long jobs and the second's finished targets,
+    runs the rest, and leaves no checkpoint once it ends."""
+    import hspr.replay as replay_module
+    from hspr.fitcache import cache_entries
+
+    monkeypatch.setenv("HSPR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(replay_module, "CHECKPOINT_SECONDS", 0.0)  # every job "ran long": kept at its end
+    real, ran = replay_module.run_session, []
+
+    def stops_at(k):
+        def run(model, row, *args):
+            if len(ran) == k:
+                raise KeyboardInterrupt
+            ran.append(row.agent)
+            return real(model, row, *args)
+        return run
+
+    args = ["replay", "--bank", "all", "--methods", "uniform", "--seeds", "0", "--workers", "1", "-q", "--out",
+            str(tmp_path / "r.json")]
+    monkeypatch.setattr(replay_module, "run_session", stops_at(84 + 5))  # lite's 84 targets, then 5 of verified's
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 130 and "the runs of 5 target(s) of unfinished jobs are kept" in res.output, res.output
+    ran.clear()
+    monkeypatch.setattr(replay_module, "run_session", stops_at(10 ** 6))
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0 and len(ran) == 84 + 114 + 22 + 14 - 84 - 5, res.output
+    assert len(json.loads((tmp_path / "r.json").read_text())["runs"]) == 234
+    assert cache_entries(tmp_path / "cache") == []
+
+
 def test_a_second_ctrl_c_during_the_keep_still_says_where_the_runs_are(tmp_path, monkeypatch, default_signals):
     """A second re-trial: three quick Ctrl-C kept the finished runs but said only "interrupted": the signal held while
     the kept file was written was raised as the hold ended, before the message was noted."""

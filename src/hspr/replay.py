@@ -358,6 +358,7 @@ def replay(
     protocol: str | None = None,
     stop: StoppingRule | None = None,
     batch: int = 1,
+    checkpoints: list | None = None,
 ) -> list[dict]:
     """Replay methods on one bank and return one record per (fold, target, method, seed, budget).
 
@@ -389,6 +390,11 @@ def replay(
     batch : int
         Tasks asked per round, chosen jointly before their outcomes are known (:func:`run_session`; ``hspr replay
         --batch``); 1, the default, asks one task at a time. Part of the runs' ``settings`` digest.
+    checkpoints : list, optional
+        The jobs' checkpoints of their target runs (:func:`_run_targets`) are deleted when the replay ends; when a
+        list is given, they are appended to it instead, for the caller to delete (``Checkpoint.clear()``) once its
+        own work is done: ``hspr replay --bank all`` deletes them once ``--out`` is written, so the same command run
+        again after an interrupt in a later bank resumes the long jobs of the banks it had finished.
     protocol : str, optional
         Label of the source -> target protocol written into each record: default ``"folds"``
         (4-fold replay) or ``"targets"`` (with ``targets``); e.g. ``"forward-20"`` or
@@ -548,9 +554,13 @@ def replay(
             exc.kept_targets = sum(len(cp.load()) for job in jobs if (job.method, job.fold, job.seed) not in ended
                                    and (cp := _job_checkpoint(job)) is not None)
             raise
-    for job in jobs:  # the replay ended: a re-run computes its runs again
-        if (cp := _job_checkpoint(job)) is not None:
+    for job in jobs:  # the replay ended: a re-run computes its runs again (once the caller's work is done)
+        if (cp := _job_checkpoint(job)) is None:
+            continue
+        if checkpoints is None:
             cp.clear()
+        else:
+            checkpoints.append(cp)
     return _finished(runs, methods, models, matrix)
 
 

@@ -778,6 +778,9 @@ def register(group: click.Group) -> None:
         keeper = InterruptKeeper(out, {"hspr_version": __import__("hspr").__version__, "environment": environment(names),
                                        "command": command_line()})
         all_runs = keeper.runs
+        # the checkpoints of the replays finished, deleted once --out is written: the same command run again after an
+        # interrupt in a later bank (or protocol) resumes their long jobs instead of running them again
+        finished_jobs: list = []
         with keeper:
             from ..parallel import quiet_methods
 
@@ -813,7 +816,7 @@ def register(group: click.Group) -> None:
                             runs = replay(run_label, mat, job_methods, fractions=fractions,
                                           seeds={n: v for n, v in seeds_map.items() if n in job_methods}, folds=folds,
                                           targets=job_targets, n_jobs=workers, backend=joblib_backend, progress=tick,
-                                          protocol=protocol, batch=batch,
+                                          protocol=protocol, batch=batch, checkpoints=finished_jobs,
                                           stop=None if stop_width is None else WidthBelow(stop_width, stop_min_tasks))
                     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: its finished runs kept by the keeper
                         keeper.cut = (getattr(exc, "runs", []), getattr(exc, "jobs", None), run_label)
@@ -859,6 +862,8 @@ def register(group: click.Group) -> None:
             with signals_held():  # --out written and the keeper told, or neither (a re-trial: an interrupt just after the
                 # write replaced an earlier results file, said only "interrupted")
                 save_results(payload, Path(out), summary.to_csv(index=False) if csv_path else None, csv_path)
+                for checkpoint in finished_jobs:
+                    checkpoint.clear()
                 keeper.written = (f"the {len(all_runs)} runs were written to {out}{link}{earlier}"  # and the CSV (its re-trial)
                                   + (f"; the summary to {csv_path}{' (it replaced the earlier one)' if csv_replaced else ''}"
                                      if csv_path else ""))
