@@ -702,7 +702,7 @@ def test_a_stopped_replay_resumes_from_the_target_runs_it_finished(tmp_path, mon
     with caplog.at_level(logging.WARNING, "hspr.replay"), pytest.raises(KeyboardInterrupt) as exc:
         replay("m", m, methods, seeds={"hspr": [0, 1]}, folds=folds)
     assert exc.value.jobs == (1, 4) and exc.value.kept_targets == 3 and len(cache_entries(tmp_path / "cache")) == 2
-    assert "replay of hspr on m (folds, fold 0, seed 1): stopped; the 3 of 8 targets it finished are kept" in caplog.text
+    assert "replay of hspr on m (fold 0, seed 1): stopped; the 3 of 8 targets it finished are kept" in caplog.text
     ran.clear()
     caplog.clear()
     monkeypatch.setattr(replay_module, "run_session", stops_at(10 ** 6))
@@ -711,7 +711,7 @@ def test_a_stopped_replay_resumes_from_the_target_runs_it_finished(tmp_path, mon
         again = replay("m", m, methods, seeds={"hspr": [0, 1]}, folds=folds)
     assert again == whole and len(ran) == 32 - 8 - 3 and cache_entries(tmp_path / "cache") == []
     assert "replay of m: resumed with the runs of 11 target(s) in 2 of its 4 job(s) that a stopped replay" in caplog.text
-    assert "replay of hspr on m (folds, fold 1, seed 1): 8 of 8 targets (100 %)" in caplog.text
+    assert "replay of hspr on m (fold 1, seed 1): 8 of 8 targets (100 %)" in caplog.text
 
     class Own(type(methods["hspr"])):  # a method of one's own: its code is not in the cache key, so nothing is kept
         pass

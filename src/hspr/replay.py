@@ -292,7 +292,8 @@ def _run_targets(job: ReplayJob, model: FittedModel) -> list[dict]:
     if checkpoint is not None:
         checkpoint.done = dict(job.kept)
     n = job.targets.n_agents
-    what = f"replay of {job.method} on {job.bank} ({job.protocol}, fold {job.fold}, seed {job.seed})"
+    # the bank label names a shift protocol already ('verified/bash-only'), whose one target set is no fold
+    what = f"replay of {job.method} on {job.bank} ({f'fold {job.fold}, ' if job.protocol == 'folds' else ''}seed {job.seed})"
     progress = log_progress(log, what, "targets", after=PROGRESS_AFTER)
     t0 = time.monotonic()
     try:
