@@ -523,7 +523,8 @@ def replay(
     jobs = [ReplayJob(bank, protocol, name, k, int(s), budgets, tuple(fractions), target_of[k], stop, digests[name], n_batch,
                       kept_by.get(k, "") if digests[name] and not defined_outside_hspr(methods[name]) else "")
             for k, name in fit_specs for s in seeds[name]]
-    jobs = _resumed(jobs)
+    kept = [_job_checkpoint(job) for job in jobs]  # None for a job that keeps none
+    jobs = _resumed(jobs, kept)
     total = len(fit_specs) + len(jobs)
     done = 0
     with workers(backend, n_jobs):
@@ -552,12 +553,10 @@ def replay(
             exc.runs = _finished(runs, methods, models, matrix)
             exc.jobs = (done - len(fit_specs), len(jobs))
             ended = {(r["method"], r["fold"], r["seed"]) for r in runs}
-            exc.kept_targets = sum(len(cp.load()) for job in jobs if (job.method, job.fold, job.seed) not in ended
-                                   and (cp := _job_checkpoint(job)) is not None)
+            exc.kept_targets = sum(len(cp.load()) for job, cp in zip(jobs, kept)
+                                   if cp is not None and (job.method, job.fold, job.seed) not in ended)
             raise
-    for job in jobs:  # the replay ended: a re-run computes its runs again (once the caller's work is done)
-        if (cp := _job_checkpoint(job)) is None:
-            continue
+    for cp in filter(None, kept):  # the replay ended: a re-run computes its runs again (once the caller's work is done)
         if checkpoints is None:
             cp.clear()
         else:
@@ -565,11 +564,11 @@ def replay(
     return _finished(runs, methods, models, matrix)
 
 
-def _resumed(jobs: list[ReplayJob]) -> list[ReplayJob]:
-    """``jobs`` with the target runs their checkpoints kept (a stopped replay of the same jobs), said in one line."""
+def _resumed(jobs: list[ReplayJob], checkpoints: list[Checkpoint | None]) -> list[ReplayJob]:
+    """``jobs`` with the target runs their ``checkpoints`` kept (a stopped replay of the same jobs), said in one
+    line."""
     out, n_jobs, n_targets = [], 0, 0
-    for job in jobs:
-        cp = _job_checkpoint(job)
+    for job, cp in zip(jobs, checkpoints, strict=True):
         kept = {} if cp is None else cp.load()
         if kept:
             n_jobs, n_targets = n_jobs + 1, n_targets + len(kept)
