@@ -332,10 +332,8 @@ def _cached(key: str, tasks: tuple[str, ...] | None, kind: type | None, build: C
             again: str) -> tuple[object, bool]:
     """The entry of ``key`` (checked as :func:`_load` checks it), else ``build()`` stored under it;
     with whether it came from the cache. ``again``: what the next command does if it cannot be stored."""
-    try:
-        path = _entry(key)
-    except CacheLocationError as exc:  # the cache is a saving, not a need: the command goes on
-        warnings.warn(f"{exc}; until then each command will {again}", stacklevel=3)
+    path = _entry_or_say(key, again, stacklevel=3)
+    if path is None:
         return build(), False
     result = _load(path, key, tasks, kind)
     if result is not None:
@@ -393,12 +391,19 @@ def keep_result(bank_digest: str, what: str, settings: dict, value, again: str) 
     """Keep ``value`` where :func:`kept_result` reads it; a cache that cannot be written is skipped with a warning
     ending in ``again``, what the next command then does. Returns whether it was written."""
     key = cache_key(bank_digest, what, settings)
+    path = _entry_or_say(key, again, stacklevel=2)
+    return False if path is None else _store(path, key, value, again=again)
+
+
+def _entry_or_say(key: str, again: str, stacklevel: int) -> Path | None:
+    """:func:`_entry` of ``key``, or None with a warning when no cache folder can be told (the cache is a saving, not
+    a need: the command goes on and will ``again``); ``stacklevel`` as its caller's own ``warnings.warn`` would
+    give it."""
     try:
-        path = _entry(key)
+        return _entry(key)
     except CacheLocationError as exc:
-        warnings.warn(f"{exc}; until then each command will {again}", stacklevel=2)
-        return False
-    return _store(path, key, value, again=again)
+        warnings.warn(f"{exc}; until then each command will {again}", stacklevel=stacklevel + 1)
+        return None
 
 
 #: a :class:`Checkpoint` is written at a finished unit of work at least this many seconds after its previous write
